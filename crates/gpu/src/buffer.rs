@@ -1,0 +1,72 @@
+//! Typed device buffers.
+
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+
+use crate::Gpu;
+use crate::error::{DriverContext, GpuError, Result};
+
+/// `len` elements of `T` in device memory (plain `cuMemAlloc`-style memory,
+/// never managed memory), freed when dropped.
+#[derive(Debug)]
+pub struct DeviceBuffer<T> {
+    pub(crate) slice: CudaSlice<T>,
+}
+
+impl<T> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.slice.len()
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.slice.len() == 0
+    }
+
+    /// The underlying cudarc slice, for code that needs cudarc directly.
+    pub fn as_cudarc(&self) -> &CudaSlice<T> {
+        &self.slice
+    }
+}
+
+impl Gpu {
+    /// A zero-filled buffer of `len` elements.
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        Ok(DeviceBuffer { slice: self.stream.alloc_zeros(len).during("allocating device memory")? })
+    }
+
+    /// A buffer holding a copy of `host`.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
+        Ok(DeviceBuffer { slice: self.stream.clone_htod(host).during("copying to the device")? })
+    }
+
+    /// Overwrites `buf` with `host`, which must have the same length.
+    pub fn copy_to_device<T: DeviceRepr>(&self, host: &[T], buf: &mut DeviceBuffer<T>) -> Result<()> {
+        if host.len() != buf.len() {
+            return Err(GpuError::InvalidArgument(format!(
+                "copy of {} elements into a device buffer of {}",
+                host.len(),
+                buf.len()
+            )));
+        }
+        self.stream.memcpy_htod(host, &mut buf.slice).during("copying to the device")
+    }
+
+    /// The contents of `buf`, after all work issued before this call.
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        self.stream.clone_dtoh(&buf.slice).during("copying from the device")
+    }
+
+    /// Fills `buf` with the byte `value` in every byte (0xff poisons a
+    /// buffer so unwritten elements stand out in tests).
+    pub fn memset_bytes<T: DeviceRepr>(&self, buf: &mut DeviceBuffer<T>, value: u8) -> Result<()> {
+        use cudarc::driver::DevicePtrMut;
+        let bytes = buf.slice.num_bytes();
+        let (ptr, _sync) = buf.slice.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` addresses `bytes` bytes of live device memory owned by
+        // `buf`, which is borrowed mutably for the call; the memset is issued
+        // on the buffer's stream.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, self.stream.cu_stream()) }
+            .during("cuMemsetD8Async")
+    }
+}

@@ -1,0 +1,56 @@
+//! Subcommands of `warpmc`.
+
+mod devices;
+mod rng;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+/// Monte Carlo on NVIDIA GPUs, with a CPU backend that gives the same answers.
+///
+/// warpmc runs on any machine: with a CUDA device (NVIDIA driver plus NVRTC
+/// from a CUDA 12 or 13 toolkit) kernels are compiled at run time for that
+/// device; without one everything runs on the CPU cores.
+#[derive(Debug, Parser)]
+#[command(name = "warpmc", version, about, long_about, propagate_version = true)]
+pub(crate) struct Cli {
+    /// CPU threads for CPU work (default: all cores, or RAYON_NUM_THREADS).
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List CUDA devices (or say why there are none) and the CPU threads in use.
+    Devices(devices::DevicesArgs),
+    /// Random-number streams: dump raw output for test batteries, regenerate
+    /// the MWC multiplier table.
+    Rng(rng::RngArgs),
+}
+
+pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Some(n) = cli.threads {
+        anyhow::ensure!(n >= 1, "--threads must be at least 1");
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .context("could not set up the CPU thread pool")?;
+    }
+    match cli.command {
+        Command::Devices(args) => devices::run(args),
+        Command::Rng(args) => rng::run(args),
+    }
+}
+
+/// Parses an unsigned integer in decimal or with a `0x` prefix in hex.
+pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
+    let t = s.replace('_', "");
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse::<u64>(),
+    };
+    r.map_err(|_| format!("'{s}' is not an unsigned 64-bit integer (decimal, or hex with 0x)"))
+}

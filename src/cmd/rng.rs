@@ -1,0 +1,228 @@
+//! `warpmc rng`: raw output for statistical test batteries, and the MWC
+//! multiplier table.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, bail, ensure};
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use warpmc_rng::multipliers::{self, SEARCH_START, TABLE_LEN};
+use warpmc_rng::stream::MAX_STREAM_INDEX;
+use warpmc_rng::{Domain, Mwc, PhiloxStream, RandomSource};
+
+use super::parse_u64;
+
+#[derive(Debug, Args)]
+pub(crate) struct RngArgs {
+    #[command(subcommand)]
+    command: RngCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum RngCommand {
+    /// Write raw 32-bit outputs (little-endian) to stdout, forever or
+    /// --count words.
+    ///
+    /// Made for statistical batteries that read raw binary input, e.g.
+    ///
+    ///   warpmc rng dump --generator philox --seed 1 | dieharder -a -g 200
+    ///
+    /// With --streams K the words are taken round-robin from K consecutive
+    /// streams (Philox) or work units (MWC), one word each in turn, which tests
+    /// the independence of neighbouring streams rather than one stream alone.
+    Dump(DumpArgs),
+    /// Search for good multiply-with-carry multipliers (a·2³²−1 and
+    /// a·2³¹−1 both prime) counting down, with deterministic Miller–Rabin.
+    ///
+    /// Without --out the multipliers are printed in decimal, one per line.
+    /// With --out FILE they are written as little-endian u32, the format of
+    /// crates/rng/data/mwc-multipliers.u32le; regenerate that table with
+    ///
+    ///   warpmc rng multipliers --out crates/rng/data/mwc-multipliers.u32le
+    Multipliers(MultipliersArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Generator {
+    /// Philox4x32-10, counter-based: stream ids name independent streams.
+    Philox,
+    /// Multiply-with-carry, one per work unit, multiplier from the table.
+    Mwc,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DumpFormat {
+    /// Little-endian 32-bit words (what `dieharder -g 200` reads).
+    Raw,
+    /// One 8-digit hex word per line, for reading by eye.
+    Hex,
+}
+
+#[derive(Debug, Args)]
+struct DumpArgs {
+    /// Which generator to dump.
+    #[arg(long, short, value_enum)]
+    generator: Generator,
+    /// Run seed (decimal or 0x-hex).
+    #[arg(long, default_value = "0", value_parser = parse_u64)]
+    seed: u64,
+    /// First stream id (Philox, in the user domain) or work unit (MWC).
+    #[arg(long, default_value = "0", value_parser = parse_u64)]
+    stream: u64,
+    /// Number of consecutive streams to interleave, one word each in turn.
+    #[arg(long, default_value_t = 1)]
+    streams: u32,
+    /// Stop after this many 32-bit words (default: run until the reader
+    /// closes the pipe).
+    #[arg(long, value_parser = parse_u64)]
+    count: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "raw")]
+    format: DumpFormat,
+}
+
+#[derive(Debug, Args)]
+struct MultipliersArgs {
+    /// How many multipliers to find.
+    #[arg(long, default_value_t = TABLE_LEN)]
+    count: usize,
+    /// Start the downward search here (inclusive; decimal or 0x-hex).
+    #[arg(long, default_value_t = u64::from(SEARCH_START), value_parser = parse_u64)]
+    start: u64,
+    /// Write the table here (little-endian u32), atomically.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Compare the result with the table built into warpmc and fail on any
+    /// difference.
+    #[arg(long)]
+    verify: bool,
+}
+
+pub(crate) fn run(args: RngArgs) -> anyhow::Result<()> {
+    match args.command {
+        RngCommand::Dump(a) => dump(a),
+        RngCommand::Multipliers(a) => multipliers_cmd(a),
+    }
+}
+
+fn dump(args: DumpArgs) -> anyhow::Result<()> {
+    ensure!(args.streams >= 1, "--streams must be at least 1");
+    let last = args.stream.checked_add(u64::from(args.streams) - 1);
+    match last {
+        Some(last) if last <= MAX_STREAM_INDEX => {}
+        _ => bail!("--stream + --streams - 1 must not exceed {MAX_STREAM_INDEX} (2^48 - 1)"),
+    }
+    let mut sources: Vec<Box<dyn RandomSource>> = (0..u64::from(args.streams))
+        .map(|i| -> Box<dyn RandomSource> {
+            let id = args.stream + i;
+            match args.generator {
+                Generator::Philox => Box::new(PhiloxStream::new(args.seed, Domain::User.stream(id))),
+                Generator::Mwc => Box::new(Mwc::for_unit(args.seed, id)),
+            }
+        })
+        .collect();
+
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut remaining = args.count.unwrap_or(u64::MAX);
+    let mut words = vec![0u32; 1 << 14];
+    let mut bytes = Vec::with_capacity(words.len() * 9);
+    let mut next_source = 0usize;
+    while remaining > 0 {
+        let n = words.len().min(usize::try_from(remaining).unwrap_or(usize::MAX));
+        if sources.len() == 1 {
+            words[..n].iter_mut().for_each(|w| *w = sources[0].next_u32());
+        } else {
+            for w in &mut words[..n] {
+                *w = sources[next_source].next_u32();
+                next_source = (next_source + 1) % sources.len();
+            }
+        }
+        bytes.clear();
+        match args.format {
+            DumpFormat::Raw => words[..n].iter().for_each(|w| bytes.extend_from_slice(&w.to_le_bytes())),
+            DumpFormat::Hex => {
+                for w in &words[..n] {
+                    writeln!(bytes, "{w:08x}").expect("writing to a Vec cannot fail");
+                }
+            }
+        }
+        if let Err(e) = out.write_all(&bytes) {
+            return quiet_on_broken_pipe(e);
+        }
+        remaining -= n as u64;
+    }
+    out.flush().or_else(quiet_on_broken_pipe)
+}
+
+/// A reader that stops early (dieharder, `head`) closes the pipe: that is the
+/// normal end of an unbounded dump, not an error.
+fn quiet_on_broken_pipe(e: io::Error) -> anyhow::Result<()> {
+    if e.kind() == io::ErrorKind::BrokenPipe { Ok(()) } else { Err(e).context("writing to stdout") }
+}
+
+fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
+    let start = u32::try_from(args.start).context("--start must be below 2^32")?;
+    ensure!(args.count >= 1, "--count must be at least 1");
+    let bar = ProgressBar::new(args.count as u64).with_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} multipliers, eta {eta}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    let found = multipliers::search(start, args.count, |n| bar.set_position(n as u64));
+    bar.finish_and_clear();
+    if found.len() < args.count {
+        eprintln!("note: only {} good multipliers exist at or below {start}", found.len());
+    }
+    eprintln!(
+        "found {} multipliers from {} down to {}",
+        found.len(),
+        found.first().copied().unwrap_or(0),
+        found.last().copied().unwrap_or(0)
+    );
+
+    if args.verify {
+        let table = multipliers::table();
+        let offset = table.iter().position(|&a| a <= start).unwrap_or(table.len());
+        let overlap = found.len().min(table.len() - offset);
+        if let Some(i) = (0..overlap).find(|&i| found[i] != table[offset + i]) {
+            bail!(
+                "mismatch with the built-in table at index {}: generated {}, table has {}",
+                offset + i,
+                found[i],
+                table[offset + i]
+            );
+        }
+        eprintln!("verified: {overlap} multipliers equal the built-in table from index {offset}");
+    }
+
+    match args.out {
+        Some(path) => write_atomically(&path, &multipliers::to_le_bytes(&found))
+            .with_context(|| format!("writing {}", path.display()))?,
+        None if !args.verify => {
+            let stdout = io::stdout();
+            let mut out = io::BufWriter::new(stdout.lock());
+            for a in &found {
+                if let Err(e) = writeln!(out, "{a}") {
+                    return quiet_on_broken_pipe(e);
+                }
+            }
+            out.flush().or_else(quiet_on_broken_pipe)?;
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// Writes through a temporary file in the same directory and renames it into
+/// place, so a crash never leaves a half-written table.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp-warpmc");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
