@@ -3,8 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary under test: Cargo's build of it, or `WARPMC_BIN` (used when
+/// the packed tests run on a GPU machine next to a packed binary).
+fn bin() -> PathBuf {
+    std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
+}
+
 fn warpmc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpmc")).args(args).output().expect("warpmc runs")
+    Command::new(bin()).args(args).output().expect("warpmc runs")
 }
 
 fn stderr(o: &Output) -> String {
@@ -40,7 +46,7 @@ fn dump_matches_the_library_for_both_generators_and_interleaving() {
 #[test]
 fn dump_stops_quietly_when_the_reader_goes_away() {
     use std::io::Read;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warpmc"))
+    let mut child = Command::new(bin())
         .args(["rng", "dump", "-g", "philox"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -156,7 +162,7 @@ fn fake_driver(old: bool) -> Option<PathBuf> {
 }
 
 fn devices_with(dir: &Path, mode: &str, json: bool) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_warpmc"));
+    let mut cmd = Command::new(bin());
     cmd.arg("devices").env("LD_LIBRARY_PATH", dir).env("FAKE_CUDA_MODE", mode).env("WARPMC_NVRTC", dir.join("absent"));
     if json {
         cmd.arg("--json");
@@ -208,7 +214,16 @@ fn devices_on_this_machine_never_fails() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("CPU backend:"), "{out}");
+    // The command reports what the library finds.
+    let usable = warpmc_gpu::probe().unusable_reason().is_none();
+    assert_eq!(out.contains("GPU 0: "), usable, "{out}");
+    assert_eq!(out.contains("no CUDA device ("), !usable, "{out}");
     let o = warpmc(&["devices", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["cpu_threads"].as_u64().unwrap() >= 1);
+    assert_eq!(v["cuda_usable"], usable);
+    if usable {
+        let d = &v["devices"][0];
+        assert!(d["sm_count"].as_u64().unwrap() >= 1 && d["total_memory"].as_u64().unwrap() > 0, "{d}");
+    }
 }
