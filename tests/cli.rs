@@ -89,6 +89,12 @@ fn multipliers_command_reproduces_the_table() {
     let o = warpmc(&["rng", "multipliers", "--count", "300", "--start", "4250000000", "--verify"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("verified: 300 multipliers"), "{}", stderr(&o));
+    // Starting above the table: the extra multipliers are not a mismatch.
+    let o = warpmc(&["rng", "multipliers", "--count", "300", "--start", "4278300000", "--verify"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A range the table does not cover is said so, not "verified".
+    let o = warpmc(&["rng", "multipliers", "--count", "5", "--start", "3000000000", "--verify"]);
+    assert!(!o.status.success() && stderr(&o).contains("does not overlap"), "{}", stderr(&o));
 }
 
 #[test]

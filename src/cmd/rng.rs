@@ -183,18 +183,7 @@ fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
     );
 
     if args.verify {
-        let table = multipliers::table();
-        let offset = table.iter().position(|&a| a <= start).unwrap_or(table.len());
-        let overlap = found.len().min(table.len() - offset);
-        if let Some(i) = (0..overlap).find(|&i| found[i] != table[offset + i]) {
-            bail!(
-                "mismatch with the built-in table at index {}: generated {}, table has {}",
-                offset + i,
-                found[i],
-                table[offset + i]
-            );
-        }
-        eprintln!("verified: {overlap} multipliers equal the built-in table from index {offset}");
+        verify_against_table(&found)?;
     }
 
     match args.out {
@@ -212,6 +201,40 @@ fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
         }
         None => {}
     }
+    Ok(())
+}
+
+/// Both lists are runs of consecutive good multipliers in decreasing order,
+/// so on the range of values they share they must be equal.
+fn verify_against_table(found: &[u32]) -> anyhow::Result<()> {
+    let table = multipliers::table();
+    let (Some(&t_hi), Some(&t_lo), Some(&f_hi), Some(&f_lo)) =
+        (table.first(), table.last(), found.first(), found.last())
+    else {
+        bail!("nothing to verify");
+    };
+    let (lo, hi) = (t_lo.max(f_lo), t_hi.min(f_hi));
+    if lo > hi {
+        bail!("the searched range {f_lo}..={f_hi} does not overlap the built-in table's {t_lo}..={t_hi}");
+    }
+    let ours: Vec<u32> = found.iter().copied().filter(|a| (lo..=hi).contains(a)).collect();
+    let theirs: Vec<u32> = table.iter().copied().filter(|a| (lo..=hi).contains(a)).collect();
+    if let Some(i) = (0..ours.len().min(theirs.len())).find(|&i| ours[i] != theirs[i]) {
+        bail!(
+            "the built-in table differs from the search near {}: generated {}, table has {}",
+            ours[i],
+            ours[i],
+            theirs[i]
+        );
+    }
+    if ours.len() != theirs.len() {
+        bail!(
+            "between {lo} and {hi} the search finds {} multipliers, the built-in table has {}",
+            ours.len(),
+            theirs.len()
+        );
+    }
+    eprintln!("verified: {} multipliers equal the built-in table between {lo} and {hi}", ours.len());
     Ok(())
 }
 
