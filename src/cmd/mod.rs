@@ -1,6 +1,7 @@
 //! Subcommands of `warpmc`.
 
 mod devices;
+mod potts;
 mod rng;
 
 use anyhow::Context;
@@ -29,6 +30,9 @@ enum Command {
     /// Random-number streams: dump raw output for test batteries, regenerate
     /// the MWC multiplier table.
     Rng(rng::RngArgs),
+    /// q-state Potts / Ising Monte Carlo: temperature sweeps with
+    /// measurements, checkpoints and snapshots; benchmarks.
+    Potts(potts::PottsArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -42,6 +46,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Devices(args) => devices::run(args),
         Command::Rng(args) => rng::run(args),
+        Command::Potts(args) => potts::run(args),
     }
 }
 

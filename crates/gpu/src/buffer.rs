@@ -69,4 +69,18 @@ impl Gpu {
         unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, self.stream.cu_stream()) }
             .during("cuMemsetD8Async")
     }
+
+    /// Copies `src` into `dst` on the device (both the same length): the
+    /// driver's device-to-device copy, the yardstick benchmarks compare
+    /// bandwidth against.
+    pub fn copy_device<T: DeviceRepr>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(GpuError::InvalidArgument(format!(
+                "device copy of {} elements into a buffer of {}",
+                src.len(),
+                dst.len()
+            )));
+        }
+        self.stream.memcpy_dtod(&src.slice, &mut dst.slice).during("cuMemcpyDtoDAsync")
+    }
 }

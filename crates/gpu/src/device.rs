@@ -181,6 +181,10 @@ fn device_info(ordinal: usize) -> Result<DeviceInfo> {
 /// An open CUDA device: context, stream, compiler target and module cache.
 ///
 /// All work goes to one stream, so operations are ordered as issued.
+/// Clones share the context, the stream and the module cache, so objects
+/// that each hold a `Gpu` (a simulation and its baseline) order their work
+/// on one stream.
+#[derive(Clone)]
 pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
@@ -188,8 +192,8 @@ pub struct Gpu {
     target: Target,
     nvrtc_version: (u32, u32),
     cache: KernelCache,
-    modules: Mutex<HashMap<u128, Arc<CudaModule>>>,
-    stats: Mutex<CacheStats>,
+    modules: Arc<Mutex<HashMap<u128, Arc<CudaModule>>>>,
+    stats: Arc<Mutex<CacheStats>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -229,8 +233,8 @@ impl Gpu {
             target,
             nvrtc_version: nvrtc.version,
             cache: KernelCache::from_env(),
-            modules: Mutex::new(HashMap::new()),
-            stats: Mutex::new(CacheStats::default()),
+            modules: Arc::new(Mutex::new(HashMap::new())),
+            stats: Arc::new(Mutex::new(CacheStats::default())),
         })
     }
 

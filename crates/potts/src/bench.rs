@@ -1,0 +1,119 @@
+//! Timing helpers behind `warpmc potts bench`: each row is a number of
+//! sweeps timed end to end (launches, synchronisation) after a warm-up,
+//! reported as nanoseconds per site update and updates per nanosecond.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use warpmc_gpu::Gpu;
+
+use crate::algorithm::AcceptanceTable;
+use crate::backend::Backend;
+use crate::baseline::BaselineGpu;
+use crate::error::Result;
+use crate::lattice::{InitialState, Lattice};
+use crate::model::PottsModel;
+
+/// One measured configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    /// "cpu", "cuda" or "cuda-baseline".
+    pub kernel: String,
+    /// q.
+    pub q: u32,
+    /// L (square lattice).
+    pub size: usize,
+    /// Sweeps timed.
+    pub sweeps: u64,
+    /// Seconds for them.
+    pub seconds: f64,
+    /// Nanoseconds per site update.
+    pub ns_per_flip: f64,
+    /// Site updates per nanosecond.
+    pub flips_per_ns: f64,
+}
+
+impl BenchRow {
+    fn new(kernel: &str, model: &PottsModel, sweeps: u64, seconds: f64) -> Self {
+        let updates = sweeps as f64 * model.sites() as f64;
+        BenchRow {
+            kernel: kernel.into(),
+            q: model.q(),
+            size: model.width(),
+            sweeps,
+            seconds,
+            ns_per_flip: seconds * 1e9 / updates,
+            flips_per_ns: updates / (seconds * 1e9),
+        }
+    }
+}
+
+/// The temperature benchmarks run at: the transition point 1/ln(1 + √q),
+/// where both accepted and rejected moves are common.
+pub fn bench_temperature(q: u32) -> f64 {
+    1.0 / (1.0 + (q as f64).sqrt()).ln()
+}
+
+/// Runs `f(count)` once to warm up and estimate, then enough times to last
+/// about `target_seconds`; returns (sweeps, seconds).
+fn timed(mut f: impl FnMut(u64) -> Result<()>, target_seconds: f64, max_sweeps: u64) -> Result<(u64, f64)> {
+    let t0 = Instant::now();
+    f(2)?;
+    let per_sweep = t0.elapsed().as_secs_f64() / 2.0;
+    let sweeps = ((target_seconds / per_sweep.max(1e-9)) as u64).clamp(2, max_sweeps);
+    let t1 = Instant::now();
+    f(sweeps)?;
+    Ok((sweeps, t1.elapsed().as_secs_f64()))
+}
+
+/// Times a backend on a random start at the transition temperature.
+pub fn time_backend(backend: &mut dyn Backend, model: &PottsModel, target_seconds: f64) -> Result<BenchRow> {
+    let t = bench_temperature(model.q());
+    backend.load(&Lattice::new(model, InitialState::Random, 1, 0))?;
+    backend.set_table(&AcceptanceTable::metropolis(model, t))?;
+    let mut next = 0u64;
+    let (sweeps, secs) = timed(
+        |count| {
+            backend.sweeps(1, 0, next, count)?;
+            next += count;
+            backend.synchronize()
+        },
+        target_seconds,
+        1 << 20,
+    )?;
+    Ok(BenchRow::new(backend.name(), model, sweeps, secs))
+}
+
+/// Times the document-style baseline kernel the same way.
+pub fn time_baseline(gpu: Gpu, model: &PottsModel, target_seconds: f64) -> Result<BenchRow> {
+    let lattice = Lattice::new(model, InitialState::Random, 1, 0);
+    let mut base = BaselineGpu::new(gpu, &lattice, 1)?;
+    base.set_temperature(bench_temperature(model.q()))?;
+    let (sweeps, secs) = timed(
+        |count| {
+            base.sweeps(count)?;
+            Ok(base.gpu().synchronize()?)
+        },
+        target_seconds,
+        1 << 20,
+    )?;
+    Ok(BenchRow::new("cuda-baseline", model, sweeps, secs))
+}
+
+/// Device-to-device copy bandwidth in GB/s (2 × bytes moved per copy /
+/// time) over a buffer of `bytes` bytes, best of several copies.
+pub fn copy_bandwidth(gpu: &Gpu, bytes: usize) -> Result<f64> {
+    let src = gpu.alloc_zeros::<u8>(bytes)?;
+    let mut dst = gpu.alloc_zeros::<u8>(bytes)?;
+    gpu.copy_device(&src, &mut dst)?;
+    gpu.synchronize()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let timer = gpu.start_timer()?;
+        for _ in 0..10 {
+            gpu.copy_device(&src, &mut dst)?;
+        }
+        best = best.min(timer.stop_ms()? / 10.0);
+    }
+    Ok(2.0 * bytes as f64 / (best * 1e-3) / 1e9)
+}

@@ -1,0 +1,160 @@
+//! Checkpoints: a run's complete state in one file, written atomically.
+//!
+//! Layout (all integers little-endian):
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 8 | magic `WMCPOTTS` |
+//! | 4 | format version (1) |
+//! | 8 | length J of the JSON header |
+//! | J | JSON: protocol, position, measurements so far, timing |
+//! | N each | lattices, row-major one byte per site: the current chain's (if under way), then each saved sample state |
+//! | 8 | FNV-1a 64 of everything before |
+//!
+//! Random numbers need no saved state: they are a function of (seed, chain,
+//! sweep, site), and the position says which sweep comes next. A resumed
+//! run therefore continues bit for bit.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{PottsError, Result};
+use crate::lattice::Lattice;
+use crate::observables::Measurement;
+use crate::protocol::{ProtocolConfig, RunState};
+
+const MAGIC: &[u8; 8] = b"WMCPOTTS";
+const VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    config: ProtocolConfig,
+    temp_index: usize,
+    sample: u32,
+    sweep: u64,
+    has_current: bool,
+    saved: Vec<bool>,
+    series: Vec<Vec<Vec<Measurement>>>,
+    timing: Vec<(f64, u64)>,
+    backends: Vec<String>,
+}
+
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Serialises a run state.
+pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
+    let header = Header {
+        config: cfg.clone(),
+        temp_index: state.temp_index,
+        sample: state.sample,
+        sweep: state.sweep,
+        has_current: state.current.is_some(),
+        saved: state.saved.iter().map(Option::is_some).collect(),
+        series: state.series.clone(),
+        timing: state.timing.clone(),
+        backends: state.backends.clone(),
+    };
+    let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
+    let mut out = Vec::with_capacity(json.len() + 64);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(&json);
+    for l in state.current.iter().chain(state.saved.iter().flatten()) {
+        out.extend_from_slice(l.spins());
+    }
+    let sum = fnv1a64(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// Writes a checkpoint atomically: to `<path>.tmp-warpmc`, flushed to disk,
+/// then renamed over `path`. A crash leaves either the old or the new file.
+pub fn write(path: &Path, cfg: &ProtocolConfig, state: &RunState) -> Result<()> {
+    let bytes = encode(cfg, state);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp-warpmc");
+    let tmp = std::path::PathBuf::from(tmp);
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        PottsError::io(path, e)
+    })
+}
+
+/// Reads and checks a checkpoint.
+pub fn read(path: &Path) -> Result<(ProtocolConfig, RunState)> {
+    let bytes = std::fs::read(path).map_err(|e| PottsError::io(path, e))?;
+    decode(&bytes).map_err(|message| PottsError::Checkpoint { path: path.to_path_buf(), message })
+}
+
+/// Parses checkpoint bytes; the error says what is wrong.
+pub fn decode(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), String> {
+    if bytes.len() < 28 || &bytes[..8] != MAGIC {
+        return Err("not a warpmc Potts checkpoint".into());
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if version != VERSION {
+        return Err(format!("format version {version}, this warpmc reads version {VERSION}"));
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 8);
+    if fnv1a64(body) != u64::from_le_bytes(sum.try_into().unwrap()) {
+        return Err("checksum mismatch: the file is damaged or truncated".into());
+    }
+    let json_len = u64::from_le_bytes(body[12..20].try_into().unwrap());
+    let json_end = 20usize.checked_add(json_len as usize).filter(|&e| e <= body.len()).ok_or("truncated header")?;
+    let header: Header = serde_json::from_slice(&body[20..json_end]).map_err(|e| format!("unreadable header: {e}"))?;
+    let cfg = header.config;
+    cfg.validate().map_err(|e| format!("invalid protocol: {e}"))?;
+    let n = cfg.size * cfg.height;
+    let lattices = header.has_current as usize + header.saved.iter().filter(|&&b| b).count();
+    if body.len() - json_end != lattices * n {
+        return Err(format!("expected {lattices} lattices of {n} bytes"));
+    }
+    let mut chunks = body[json_end..].chunks_exact(n.max(1));
+    let mut next = || -> std::result::Result<Lattice, String> {
+        let spins = chunks.next().ok_or("missing lattice")?.to_vec();
+        Lattice::from_spins(cfg.size, cfg.height, cfg.q, spins).ok_or_else(|| "a lattice holds spins ≥ q".into())
+    };
+    let current = if header.has_current { Some(next()?) } else { None };
+    let saved = header.saved.iter().map(|&p| if p { next().map(Some) } else { Ok(None) }).collect::<Result<_, _>>()?;
+    let temps = cfg.temperatures.len();
+    let consistent = header.temp_index <= temps
+        && header.sample <= cfg.samples
+        && header.sweep <= cfg.therm + cfg.sweeps
+        && (header.sweep == 0 || header.has_current)
+        && header.series.len() == header.timing.len()
+        && header.series.len() == header.backends.len()
+        && header.series.len() >= header.temp_index
+        && header.series.len() <= header.temp_index + 1
+        && header.series.iter().all(|s| s.len() == cfg.samples as usize);
+    if !consistent {
+        return Err("inconsistent run position".into());
+    }
+    let state = RunState {
+        temp_index: header.temp_index,
+        sample: header.sample,
+        sweep: header.sweep,
+        current,
+        saved,
+        series: header.series,
+        timing: header.timing,
+        backends: header.backends,
+    };
+    Ok((cfg, state))
+}

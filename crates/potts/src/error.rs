@@ -1,0 +1,62 @@
+//! The one error type of this crate.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in a Potts run, each variant reading as one
+/// clear line.
+#[derive(Debug, thiserror::Error)]
+pub enum PottsError {
+    /// A parameter out of range (q, sizes, temperatures, counts, …).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A configuration file that could not be understood.
+    #[error("{path}: {message}")]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A checkpoint that is damaged, truncated or from another version.
+    #[error("checkpoint {path}: {message}")]
+    Checkpoint {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The lattice does not fit in the GPU's free memory.
+    #[error("the lattice needs {needed} bytes of GPU memory but only {free} of {total} are free")]
+    OutOfDeviceMemory {
+        /// Bytes the run needs on the device.
+        needed: u64,
+        /// Bytes free on the device.
+        free: u64,
+        /// Bytes the device has.
+        total: u64,
+    },
+    /// The GPU layer failed (no device, compile error, driver error).
+    #[error(transparent)]
+    Gpu(#[from] warpmc_gpu::GpuError),
+    /// The run was interrupted (Ctrl-C); a checkpoint was written if asked.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl PottsError {
+    /// An [`PottsError::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        PottsError::Io { path: path.into(), source }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = PottsError> = std::result::Result<T, E>;

@@ -1,0 +1,140 @@
+//! Lattice states in the natural row-major layout, start states, and the
+//! census (equal-neighbour bonds and state counts) every observable is
+//! computed from.
+
+use rayon::prelude::*;
+use warpmc_rng::philox_block;
+
+use crate::model::PottsModel;
+
+/// A spin configuration, row-major: site (x, y) is `spins[y * width + x]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lattice {
+    width: usize,
+    height: usize,
+    q: u32,
+    spins: Vec<u8>,
+}
+
+/// How a run starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InitialState {
+    /// Every spin 0 (the ground state for J > 0, h ≥ 0).
+    Ordered,
+    /// Every spin uniform in {0, …, q−1} (infinite temperature).
+    Random,
+}
+
+impl std::str::FromStr for InitialState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ordered" => Ok(InitialState::Ordered),
+            "random" => Ok(InitialState::Random),
+            _ => Err(format!("unknown start state '{s}' (expected ordered or random)")),
+        }
+    }
+}
+
+/// Counter step reserved for drawing random start states; sweep steps are
+/// 2·sweep + colour < 2³² − 1.
+pub(crate) const INIT_STEP: u64 = u32::MAX as u64;
+
+impl Lattice {
+    /// A lattice for `model` in the given start state. A random start draws
+    /// site i's spin from word i mod 4 of Philox block
+    /// (seed, stream, INIT_STEP·2³² + ⌊i/4⌋), mapped to [0, q) by a
+    /// multiply-shift (bias below q/2³²).
+    pub fn new(model: &PottsModel, init: InitialState, seed: u64, stream: u64) -> Self {
+        let (width, height, q) = (model.width(), model.height(), model.q());
+        let mut spins = vec![0u8; width * height];
+        if init == InitialState::Random {
+            spins.par_chunks_mut(4096).enumerate().for_each(|(chunk, out)| {
+                let base = chunk * 4096;
+                for (k, s) in out.iter_mut().enumerate() {
+                    let i = base + k;
+                    let w = philox_block(seed, stream, (INIT_STEP << 32) | (i as u64 >> 2))[i & 3];
+                    *s = ((w as u64 * q as u64) >> 32) as u8;
+                }
+            });
+        }
+        Lattice { width, height, q, spins }
+    }
+
+    /// A lattice from raw spins (row-major). `None` if the length does not
+    /// match or a spin is ≥ q.
+    pub fn from_spins(width: usize, height: usize, q: u32, spins: Vec<u8>) -> Option<Self> {
+        (spins.len() == width * height && spins.iter().all(|&s| (s as u32) < q)).then_some(Lattice {
+            width,
+            height,
+            q,
+            spins,
+        })
+    }
+
+    /// Columns.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    /// Rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    /// Number of states.
+    pub fn q(&self) -> u32 {
+        self.q
+    }
+    /// The spins, row-major.
+    pub fn spins(&self) -> &[u8] {
+        &self.spins
+    }
+    /// Spin at column x, row y.
+    pub fn get(&self, x: usize, y: usize) -> u8 {
+        self.spins[y * self.width + x]
+    }
+
+    /// Counts equal-neighbour bonds and sites per state (CPU reference of the
+    /// device census).
+    pub fn census(&self) -> Census {
+        let (w, h, q) = (self.width, self.height, self.q as usize);
+        let rows: Vec<(u64, Vec<u64>)> = (0..h)
+            .into_par_iter()
+            .map(|y| {
+                let row = &self.spins[y * w..(y + 1) * w];
+                let below = &self.spins[((y + 1) % h) * w..((y + 1) % h + 1) * w];
+                let mut counts = vec![0u64; q];
+                let mut bonds = 0u64;
+                for x in 0..w {
+                    let s = row[x];
+                    counts[s as usize] += 1;
+                    bonds += (s == row[(x + 1) % w]) as u64 + (s == below[x]) as u64;
+                }
+                (bonds, counts)
+            })
+            .collect();
+        let mut census = Census { equal_bonds: 0, counts: vec![0; q] };
+        for (b, c) in rows {
+            census.equal_bonds += b;
+            census.counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+        }
+        census
+    }
+}
+
+/// What every observable is computed from: the number of bonds whose two
+/// spins are equal, and the number of sites in each state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Census {
+    /// Σ_⟨ij⟩ δ(sᵢ, sⱼ) over the 2N bonds.
+    pub equal_bonds: u64,
+    /// Sites in state 0, 1, …, q−1.
+    pub counts: Vec<u64>,
+}
+
+impl Census {
+    /// Sites in the most populated state.
+    pub fn max_count(&self) -> u64 {
+        self.counts.iter().copied().max().unwrap_or(0)
+    }
+}

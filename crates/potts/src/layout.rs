@@ -1,0 +1,49 @@
+//! The colour-split layout both backends compute on.
+//!
+//! Sites of colour c (x + y ≡ c mod 2) are stored in their own array of
+//! `height` rows × `width/2` columns: site (x, y) of colour c sits at row y,
+//! column ⌊x/2⌋. Updating one colour then writes one array and reads only
+//! the other, and the index in the array is the site's number j within its
+//! colour that its random numbers are addressed by.
+//!
+//! With o = (y + c) mod 2 (so x = 2⌊x/2⌋ + o), the four neighbours of
+//! column xh in row y of colour c live in the other colour's array at
+//! (row y, column xh + o − 1), (row y, column xh + o) — left and right,
+//! modulo width/2 — and (row y ± 1, column xh).
+
+use crate::lattice::Lattice;
+
+/// Splits a row-major lattice into its two colour arrays.
+pub fn split(lattice: &Lattice) -> [Vec<u8>; 2] {
+    let (w, h) = (lattice.width(), lattice.height());
+    let hw = w / 2;
+    let mut out = [vec![0u8; hw * h], vec![0u8; hw * h]];
+    for y in 0..h {
+        let row = &lattice.spins()[y * w..(y + 1) * w];
+        for (x, &s) in row.iter().enumerate() {
+            out[(x + y) & 1][y * hw + x / 2] = s;
+        }
+    }
+    out
+}
+
+/// Joins two colour arrays back into a row-major lattice.
+pub fn join(width: usize, height: usize, q: u32, colours: [&[u8]; 2]) -> Lattice {
+    let hw = width / 2;
+    let mut spins = vec![0u8; width * height];
+    for y in 0..height {
+        for x in 0..width {
+            spins[y * width + x] = colours[(x + y) & 1][y * hw + x / 2];
+        }
+    }
+    Lattice::from_spins(width, height, q, spins).expect("colour arrays hold spins below q")
+}
+
+/// Column of the left and right neighbours (in the other colour's array) of
+/// column `xh` of a row with offset `o`.
+#[inline(always)]
+pub fn side_columns(xh: usize, o: usize, hw: usize) -> (usize, usize) {
+    let left = if xh + o == 0 { hw - 1 } else { xh + o - 1 };
+    let right = if xh + o == hw { 0 } else { xh + o };
+    (left, right)
+}

@@ -1,0 +1,526 @@
+//! `warpmc potts`: run the Potts protocol, benchmark the backends.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use warpmc_potts::observables::CSV_COLUMNS;
+use warpmc_potts::{
+    Backend, BackendChoice, ConfigFile, Control, CpuBackend, CudaBackend, InitialState, Observer, PottsError,
+    PottsModel, ProtocolConfig, RunState, Runner, TemperatureResult, Temperatures, bench, checkpoint, snapshot,
+};
+
+/// The quick example, run when `warpmc potts run` gets no parameters.
+const QUICK_EXAMPLE: &str = include_str!("../../examples/potts-quick.toml");
+
+#[derive(Debug, Args)]
+pub(crate) struct PottsArgs {
+    #[command(subcommand)]
+    command: PottsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum PottsCommand {
+    /// Run a temperature sweep and print energy, order parameter, Binder
+    /// cumulant, specific heat and susceptibility with error bars.
+    ///
+    /// With no parameters it runs the quick example (examples/potts-quick.toml:
+    /// the Ising model on 64×64 across its transition, seconds on a CPU).
+    /// Parameters come from flags, from a TOML file (--config; flags win), or
+    /// from a checkpoint (--resume).
+    ///
+    /// Examples:
+    ///   warpmc potts run --q 9 --size 256 --temp 0.7 --therm 2000 --sweeps 5000
+    ///   warpmc potts run --q 2 --size 128 --temps 1.0:1.3:0.02 --json > ising.jsonl
+    ///   warpmc potts run --config examples/potts-seed-protocol.toml --out seed.csv --checkpoint seed.ckpt
+    ///   warpmc potts run --resume seed.ckpt --out seed.csv
+    #[command(verbatim_doc_comment)]
+    Run(Box<RunArgs>),
+    /// Time the CPU and CUDA backends and the document-style baseline kernel
+    /// (ns per spin flip, flips per ns) for L = 512 … 32768 and q = 2, 9.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Number of states q (2…255; 2 is the Ising model at T_Ising = 2T).
+    #[arg(long, value_name = "Q", help_heading = "Model")]
+    q: Option<u32>,
+    /// Lattice width L (even).
+    #[arg(long, value_name = "L", help_heading = "Model")]
+    size: Option<usize>,
+    /// Lattice height L' (even; default L).
+    #[arg(long, value_name = "L2", help_heading = "Model")]
+    height: Option<usize>,
+    /// Coupling J (default 1; J > 0 ferromagnetic).
+    #[arg(long, value_name = "J", allow_negative_numbers = true, help_heading = "Model")]
+    coupling: Option<f64>,
+    /// Field h favouring state 0 (default 0).
+    #[arg(long, value_name = "H", allow_negative_numbers = true, help_heading = "Model")]
+    field: Option<f64>,
+
+    /// A single temperature.
+    #[arg(long, value_name = "T", conflicts_with = "temps", allow_negative_numbers = true, help_heading = "Protocol")]
+    temp: Option<f64>,
+    /// Temperatures: T0:T1:DT (inclusive range) or a comma list T1,T2,….
+    #[arg(long, value_name = "T0:T1:DT", help_heading = "Protocol")]
+    temps: Option<String>,
+    /// Start state: ordered (all 0) or random (default ordered).
+    #[arg(long, value_name = "STATE", help_heading = "Protocol")]
+    init: Option<InitialState>,
+    /// Start each temperature from the previous one's final state (the
+    /// document's protocol) instead of from --init.
+    #[arg(long = "continue", help_heading = "Protocol")]
+    continue_from_previous: bool,
+    /// Thermalisation sweeps per temperature (default 1000).
+    #[arg(long, value_name = "N", help_heading = "Protocol")]
+    therm: Option<u64>,
+    /// Measurement sweeps per temperature (default 1000).
+    #[arg(long, value_name = "N", help_heading = "Protocol")]
+    sweeps: Option<u64>,
+    /// Sweeps between measurements (default 10).
+    #[arg(long, value_name = "N", help_heading = "Protocol")]
+    measure_every: Option<u64>,
+    /// Independent repetitions per temperature (default 1).
+    #[arg(long, value_name = "N", help_heading = "Protocol")]
+    samples: Option<u32>,
+    /// Seed of all random numbers (default 1); the same seed gives the same
+    /// lattices on every backend.
+    #[arg(long, value_name = "S", value_parser = super::parse_u64, help_heading = "Protocol")]
+    seed: Option<u64>,
+    /// Where to run: auto (CUDA if a device is usable), cpu or cuda.
+    #[arg(long, value_name = "B", help_heading = "Protocol")]
+    backend: Option<BackendChoice>,
+    /// Read parameters from a TOML file (keys as the flags, `temps` as a
+    /// range string or list, `continue = true`); flags override it.
+    #[arg(long, value_name = "FILE", help_heading = "Protocol")]
+    config: Option<PathBuf>,
+
+    /// Write results as CSV (rewritten after each temperature).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    out: Option<PathBuf>,
+    /// Print one JSON object per temperature on stdout instead of a table.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+    /// Save the final lattice as a picture (.png) or NumPy array (.npy).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    snapshot: Option<PathBuf>,
+
+    /// Save the run's state to FILE every --checkpoint-every seconds and on
+    /// Ctrl-C (written atomically).
+    #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
+    checkpoint: Option<PathBuf>,
+    /// Seconds between checkpoints.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0, help_heading = "Checkpoints")]
+    checkpoint_every: f64,
+    /// Continue a run from its checkpoint; results equal an uninterrupted
+    /// run's bit for bit. Keeps checkpointing to the same file unless
+    /// --checkpoint names another.
+    #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
+    resume: Option<PathBuf>,
+}
+
+impl RunArgs {
+    fn physics_given(&self) -> bool {
+        self.q.is_some()
+            || self.size.is_some()
+            || self.height.is_some()
+            || self.coupling.is_some()
+            || self.field.is_some()
+            || self.temp.is_some()
+            || self.temps.is_some()
+            || self.init.is_some()
+            || self.continue_from_previous
+            || self.therm.is_some()
+            || self.sweeps.is_some()
+            || self.measure_every.is_some()
+            || self.samples.is_some()
+            || self.seed.is_some()
+    }
+
+    fn as_config(&self) -> anyhow::Result<ConfigFile> {
+        let temps = match &self.temps {
+            None => None,
+            Some(s) if s.contains(':') => Some(Temperatures::Range(s.clone())),
+            Some(s) => Some(Temperatures::List(
+                s.split(',')
+                    .map(|t| t.trim().parse::<f64>().with_context(|| format!("--temps: '{t}' is not a number")))
+                    .collect::<anyhow::Result<_>>()?,
+            )),
+        };
+        Ok(ConfigFile {
+            q: self.q,
+            size: self.size,
+            height: self.height,
+            coupling: self.coupling,
+            field: self.field,
+            temp: self.temp,
+            temps,
+            init: self.init,
+            therm: self.therm,
+            sweeps: self.sweeps,
+            measure_every: self.measure_every,
+            samples: self.samples,
+            seed: self.seed,
+            continue_from_previous: self.continue_from_previous.then_some(true),
+            backend: self.backend,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Lattice sizes L (square), comma separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [512usize, 1024, 2048, 4096, 8192, 16384, 32768])]
+    sizes: Vec<usize>,
+    /// Values of q, comma separated.
+    #[arg(long = "q", value_delimiter = ',', default_values_t = [2u32, 9])]
+    qs: Vec<u32>,
+    /// Backends: all (CPU, and CUDA with its baseline when a device is
+    /// usable), cpu or cuda.
+    #[arg(long, default_value = "all")]
+    backend: String,
+    /// Largest L timed on the CPU.
+    #[arg(long, value_name = "L", default_value_t = 32768)]
+    cpu_max_size: usize,
+    /// Seconds of timing per row (after a warm-up).
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
+    /// Print one JSON object per row instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
+    match args.command {
+        PottsCommand::Run(a) => run_protocol(*a),
+        PottsCommand::Bench(a) => run_bench(a),
+    }
+}
+
+/// The backend a run asked for, with one line on stderr saying which.
+fn make_backend(choice: BackendChoice, model: &PottsModel) -> anyhow::Result<Box<dyn Backend>> {
+    let cuda = |gpu| -> anyhow::Result<Box<dyn Backend>> { Ok(Box::new(CudaBackend::new(gpu, model)?)) };
+    let backend: Box<dyn Backend> = match choice {
+        BackendChoice::Cpu => Box::new(CpuBackend::new(model)),
+        BackendChoice::Cuda => cuda(warpmc_gpu::Gpu::open_default()?)?,
+        BackendChoice::Auto => match warpmc_gpu::Gpu::open_default() {
+            Ok(gpu) => cuda(gpu)?,
+            Err(e) => {
+                eprintln!("note: {e}; running on the CPU");
+                Box::new(CpuBackend::new(model))
+            }
+        },
+    };
+    Ok(backend)
+}
+
+fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
+    if !args.checkpoint_every.is_finite() || args.checkpoint_every <= 0.0 {
+        bail!("--checkpoint-every must be a positive number of seconds");
+    }
+    let (cfg, mut state, checkpoint_path) = if let Some(path) = &args.resume {
+        if args.physics_given() || args.config.is_some() {
+            bail!("--resume takes the whole protocol from the checkpoint; drop the model and protocol flags");
+        }
+        let (mut cfg, state) = checkpoint::read(path)?;
+        if let Some(b) = args.backend {
+            cfg.backend = b;
+        }
+        (cfg, state, Some(args.checkpoint.clone().unwrap_or_else(|| path.clone())))
+    } else {
+        let file = match &args.config {
+            Some(path) => ConfigFile::read(path)?,
+            None if !args.physics_given() => {
+                eprintln!("note: no parameters given, running the quick example (examples/potts-quick.toml)");
+                ConfigFile::parse(QUICK_EXAMPLE, Path::new("examples/potts-quick.toml"))?
+            }
+            None => ConfigFile::default(),
+        };
+        let cfg = args.as_config()?.or(file).resolve()?;
+        let state = RunState::new(&cfg);
+        (cfg, state, args.checkpoint.clone())
+    };
+    if let Some(s) = &args.snapshot {
+        // Fail before the run, not after it.
+        let ext = s.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        if !matches!(ext.as_deref(), Some("png" | "npy")) {
+            bail!("snapshot file must end in .png or .npy: {}", s.display());
+        }
+    }
+    let model = cfg.model()?;
+    let mut backend = make_backend(cfg.backend, &model)?;
+    eprintln!(
+        "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each, on {}",
+        cfg.q,
+        cfg.size,
+        cfg.height,
+        cfg.temperatures.len(),
+        cfg.samples,
+        cfg.therm,
+        cfg.sweeps,
+        backend.description()
+    );
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    if checkpoint_path.is_some() {
+        let flag = interrupted.clone();
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
+    }
+    let mut out = Output::new(&args, &cfg, checkpoint_path, interrupted)?;
+    for r in state.results(&cfg)? {
+        out.emit(&r)?;
+    }
+    let result = Runner::new(cfg.clone(), backend.as_mut())?.run(&mut state, &mut out);
+    out.bar.finish_and_clear();
+    match result {
+        Ok(_) => {}
+        Err(PottsError::Interrupted) => {
+            let path = out.checkpoint_path.as_ref().expect("only a checkpointing run stops");
+            eprintln!(
+                "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
+                p = path.display()
+            );
+            std::process::exit(130);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    if let Some(path) = &args.snapshot {
+        snapshot::write_snapshot(&backend.lattice()?, path)?;
+        eprintln!("snapshot: {}", path.display());
+    }
+    if let Some(path) = &args.out {
+        eprintln!("results: {}", path.display());
+    }
+    Ok(())
+}
+
+/// Progress bar, result printing, CSV, checkpoints: the run's observer.
+struct Output {
+    json: bool,
+    csv: Option<PathBuf>,
+    bar: ProgressBar,
+    checkpoint_path: Option<PathBuf>,
+    every: Duration,
+    last_checkpoint: Instant,
+    interrupted: Arc<AtomicBool>,
+    printed_header: bool,
+}
+
+impl Output {
+    fn new(
+        args: &RunArgs,
+        cfg: &ProtocolConfig,
+        checkpoint_path: Option<PathBuf>,
+        interrupted: Arc<AtomicBool>,
+    ) -> anyhow::Result<Self> {
+        let bar = if std::io::stderr().is_terminal() {
+            let b = ProgressBar::new(cfg.total_sweeps());
+            b.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} sweeps  {per_sec}  eta {eta}")
+                    .expect("valid template"),
+            );
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Ok(Output {
+            json: args.json,
+            csv: args.out.clone(),
+            bar,
+            checkpoint_path,
+            every: Duration::from_secs_f64(args.checkpoint_every),
+            last_checkpoint: Instant::now(),
+            interrupted,
+            printed_header: false,
+        })
+    }
+
+    fn emit(&mut self, r: &TemperatureResult) -> anyhow::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        if self.json {
+            writeln!(stdout, "{}", serde_json::to_string(r)?)?;
+        } else {
+            if !self.printed_header {
+                self.bar.suspend(|| {
+                    writeln!(
+                        stdout,
+                        "{:>10} {:>22} {:>20} {:>17} {:>17} {:>17} {:>9}",
+                        "T", "energy", "order parameter", "binder", "specific heat", "susceptibility", "flips/ns"
+                    )
+                })?;
+                self.printed_header = true;
+            }
+            let pm = |v: f64, e: f64, w: usize| format!("{:>w$}", with_error(v, e));
+            self.bar.suspend(|| {
+                writeln!(
+                    stdout,
+                    "{:>10.6} {} {} {} {} {} {:>9.3}",
+                    r.temperature,
+                    pm(r.energy, r.energy_err, 22),
+                    pm(r.magnetization, r.magnetization_err, 20),
+                    pm(r.binder, r.binder_err, 17),
+                    pm(r.specific_heat, r.specific_heat_err, 17),
+                    pm(r.susceptibility, r.susceptibility_err, 17),
+                    r.flips_per_ns
+                )
+            })?;
+        }
+        stdout.flush()?;
+        Ok(())
+    }
+}
+
+/// A value with its error in the last two digits, as in -1.9288(32).
+fn with_error(v: f64, e: f64) -> String {
+    if !(e.is_finite() && e > 0.0) {
+        return format!("{v:.6}(?)");
+    }
+    let decimals = (1 - e.log10().floor() as i32).clamp(0, 12) as usize;
+    let digits = (e * 10f64.powi(decimals as i32)).round();
+    format!("{v:.decimals$}({digits})")
+}
+
+impl Observer for Output {
+    fn progress(&mut self, done: u64, _total: u64) {
+        self.bar.set_position(done);
+    }
+
+    fn temperature_done(&mut self, result: &TemperatureResult, all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
+        self.emit(result).map_err(|e| PottsError::InvalidInput(format!("writing results: {e:#}")))?;
+        if let Some(path) = &self.csv {
+            let mut text = CSV_COLUMNS.join(",") + "\n";
+            for r in all {
+                text += &r.csv_row();
+                text.push('\n');
+            }
+            write_atomic(path, text.as_bytes()).map_err(|e| PottsError::io(path, e))?;
+        }
+        Ok(())
+    }
+
+    fn control(&mut self) -> Control {
+        if self.checkpoint_path.is_none() {
+            return Control::Continue;
+        }
+        if self.interrupted.load(Ordering::SeqCst) {
+            Control::CheckpointAndStop
+        } else if self.last_checkpoint.elapsed() >= self.every {
+            Control::Checkpoint
+        } else {
+            Control::Continue
+        }
+    }
+
+    fn checkpoint(&mut self, cfg: &ProtocolConfig, state: &RunState) -> warpmc_potts::Result<()> {
+        if let Some(path) = &self.checkpoint_path {
+            checkpoint::write(path, cfg, state)?;
+            self.last_checkpoint = Instant::now();
+        }
+        Ok(())
+    }
+}
+
+/// Writes a whole file through a temporary and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp-warpmc");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
+    let (want_cpu, want_cuda) = match args.backend.as_str() {
+        "all" => (true, true),
+        "cpu" => (true, false),
+        "cuda" => (false, true),
+        other => bail!("unknown --backend '{other}' (expected all, cpu or cuda)"),
+    };
+    if !args.seconds.is_finite() || args.seconds <= 0.0 {
+        bail!("--seconds must be positive");
+    }
+    for &q in &args.qs {
+        PottsModel::new(q, 2, 2)?;
+    }
+    for &l in &args.sizes {
+        PottsModel::new(2, l, l)?;
+    }
+    let gpu = if want_cuda {
+        match warpmc_gpu::Gpu::open_default() {
+            Ok(g) => Some(g),
+            Err(e) if args.backend == "all" => {
+                eprintln!("note: {e}; timing the CPU only");
+                None
+            }
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        None
+    };
+    let mut stdout = std::io::stdout().lock();
+    let cpu_threads = rayon::current_num_threads();
+    let mut copy_gbs = None;
+    if let Some(g) = &gpu {
+        let i = g.info();
+        let bw = bench::copy_bandwidth(g, 1 << 30)?;
+        copy_gbs = Some(bw);
+        if !args.json {
+            writeln!(
+                stdout,
+                "# GPU: {} ({} SMs, {} MiB L2); device copy bandwidth {:.0} GB/s (cuMemcpyDtoD of 1 GiB, 2·bytes/time)",
+                i.name,
+                i.sm_count,
+                i.l2_cache >> 20,
+                bw
+            )?;
+        }
+    }
+    if !args.json {
+        writeln!(stdout, "# CPU: {cpu_threads} threads; temperature T_c(q) = 1/ln(1+√q), random start")?;
+        writeln!(
+            stdout,
+            "{:>3} {:>6} {:>14} {:>8} {:>10} {:>10} {:>12}",
+            "q", "L", "kernel", "sweeps", "ns/flip", "flips/ns", "vs baseline"
+        )?;
+    }
+    for &q in &args.qs {
+        for &l in &args.sizes {
+            let model = PottsModel::new(q, l, l)?;
+            let mut rows = Vec::new();
+            if let Some(g) = &gpu {
+                rows.push(bench::time_baseline(g.clone(), &model, args.seconds)?);
+                let mut b = CudaBackend::new(g.clone(), &model)?;
+                rows.push(bench::time_backend(&mut b, &model, args.seconds)?);
+            }
+            if want_cpu && l <= args.cpu_max_size {
+                let mut b = CpuBackend::new(&model);
+                rows.push(bench::time_backend(&mut b, &model, args.seconds)?);
+            }
+            let base = rows.iter().find(|r| r.kernel == "cuda-baseline").map(|r| r.flips_per_ns);
+            for r in &rows {
+                let ratio = base.map(|b| r.flips_per_ns / b);
+                if args.json {
+                    let mut v = serde_json::to_value(r)?;
+                    v["vs_baseline"] = serde_json::json!(ratio);
+                    v["copy_gbs"] = serde_json::json!(copy_gbs);
+                    v["cpu_threads"] = serde_json::json!(cpu_threads);
+                    writeln!(stdout, "{v}")?;
+                } else {
+                    let ratio = ratio.map_or("-".to_string(), |x| format!("{x:.2}x"));
+                    writeln!(
+                        stdout,
+                        "{:>3} {:>6} {:>14} {:>8} {:>10.4} {:>10.3} {:>12}",
+                        r.q, r.size, r.kernel, r.sweeps, r.ns_per_flip, r.flips_per_ns, ratio
+                    )?;
+                }
+                stdout.flush()?;
+            }
+        }
+    }
+    Ok(())
+}
