@@ -10,6 +10,9 @@ use crate::lattice::{Census, Lattice};
 use crate::layout::{join, side_columns, split};
 use crate::model::PottsModel;
 
+/// Colour arrays smaller than this are updated on the calling thread.
+const PARALLEL_MIN_SITES: usize = 1 << 14;
+
 /// A lattice on the host.
 #[derive(Debug)]
 pub struct CpuBackend {
@@ -38,7 +41,7 @@ impl CpuBackend {
         let table = &self.table;
         let [c0, c1] = &mut self.colours;
         let (mine, other): (&mut Vec<u8>, &Vec<u8>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
-        mine.par_chunks_mut(hw).with_min_len((4096 / hw).max(1)).enumerate().for_each(|(y, row)| {
+        let update_row = |(y, row): (usize, &mut [u8])| {
             let o = (y + colour) & 1;
             let same = &other[y * hw..(y + 1) * hw];
             let up = &other[((y + h - 1) % h) * hw..][..hw];
@@ -54,7 +57,13 @@ impl CpuBackend {
                 row[xh] =
                     metropolis_site(row[xh], [same[l], same[r], up[xh], down[xh]], (block[e], block[e + 1]), q, table);
             }
-        });
+        };
+        // Small lattices: the thread pool costs more than the work.
+        if mine.len() < PARALLEL_MIN_SITES {
+            mine.chunks_mut(hw).enumerate().for_each(update_row);
+        } else {
+            mine.par_chunks_mut(hw).with_min_len((4096 / hw).max(1)).enumerate().for_each(update_row);
+        }
     }
 }
 

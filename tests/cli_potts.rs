@@ -1,0 +1,238 @@
+//! `warpmc potts` as a user runs it: outputs, bad input, snapshots,
+//! checkpoints that survive Ctrl-C and kill -9.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
+}
+
+fn warpmc(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("run warpmc")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warpmc-cli-potts-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A user mistake: non-zero exit, one `error:` line naming the problem, no panic.
+fn assert_one_line_error(args: &[&str], needle: &str) {
+    let o = warpmc(args);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: {err}");
+    assert!(lines[0].contains(needle), "{args:?}: expected '{needle}' in: {err}");
+}
+
+const SMALL: &[&str] = &["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--height", "6"];
+
+fn small(extra: &[&str]) -> Vec<String> {
+    SMALL.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+fn run_small(extra: &[&str]) -> Output {
+    let args = small(extra);
+    warpmc(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+#[test]
+fn bad_input_is_one_clear_line() {
+    let base = ["potts", "run", "--backend", "cpu", "--temp", "1", "--therm", "1", "--sweeps", "10"];
+    let with = |extra: &[&'static str]| base.iter().copied().chain(extra.iter().copied()).collect::<Vec<&str>>();
+    assert_one_line_error(&with(&["--q", "1", "--size", "8"]), "q must be between 2 and 255");
+    assert_one_line_error(&with(&["--q", "256", "--size", "8"]), "q must be between 2 and 255");
+    assert_one_line_error(&with(&["--q", "3", "--size", "7"]), "even");
+    assert_one_line_error(&with(&["--q", "3", "--size", "0"]), "even");
+    assert_one_line_error(&with(&["--q", "3", "--size", "8", "--height", "5"]), "height must be even");
+    assert_one_line_error(&with(&["--q", "3", "--size", "8", "--snapshot", "x.jpg"]), ".png or .npy");
+    assert_one_line_error(&with(&["--q", "3"]), "missing --size");
+    let neg = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temp", "-1"];
+    assert_one_line_error(&neg, "positive");
+    let zero = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temps", "0:1:0.5"];
+    assert_one_line_error(&zero, "positive");
+    let cfg = tmp("unknown-key.toml");
+    std::fs::write(&cfg, "q = 3\nsize = 8\ntemp = 1.0\nsweps = 100\n").unwrap();
+    assert_one_line_error(&["potts", "run", "--config", cfg.to_str().unwrap()], "unknown field `sweps`");
+    let bad = tmp("corrupt.ckpt");
+    std::fs::write(&bad, b"WMCPOTTS\x01\x00\x00\x00 this is not a checkpoint at all").unwrap();
+    assert_one_line_error(&["potts", "run", "--resume", bad.to_str().unwrap()], "checksum");
+    assert_one_line_error(&["potts", "run", "--resume", "/nonexistent/x.ckpt"], "/nonexistent/x.ckpt");
+}
+
+#[test]
+fn json_lines_and_csv_carry_the_contract_fields() {
+    let csv = tmp("results.csv");
+    let o = run_small(&[
+        "--temps",
+        "0.8:1.0:0.1",
+        "--therm",
+        "50",
+        "--sweeps",
+        "100",
+        "--json",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(o.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    for key in [
+        "temperature",
+        "energy",
+        "energy_err",
+        "magnetization",
+        "magnetization_err",
+        "binder",
+        "specific_heat",
+        "susceptibility",
+        "sweeps",
+        "flips_per_ns",
+        "backend",
+        "tau_int_energy",
+    ] {
+        assert!(lines[0].get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(lines[2]["temperature"].as_f64().unwrap(), 1.0);
+    assert_eq!(lines[0]["backend"], "cpu");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    for key in ["temperature", "energy", "energy_err", "binder", "specific_heat", "susceptibility", "flips_per_ns"] {
+        assert!(header.contains(&key), "CSV lacks {key}");
+    }
+    assert_eq!(text.lines().count(), 4);
+}
+
+#[test]
+fn snapshots_are_png_and_npy() {
+    for ext in ["png", "npy"] {
+        let path = tmp(&format!("snap.{ext}"));
+        let o = run_small(&["--temp", "0.9", "--therm", "10", "--sweeps", "10", "--snapshot", path.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let bytes = std::fs::read(&path).unwrap();
+        if ext == "png" {
+            assert_eq!(&bytes[1..4], b"PNG");
+        } else {
+            let (w, h, spins) = warpmc_potts::snapshot::read_npy(&path).unwrap();
+            assert_eq!((w, h), (8, 6));
+            assert!(spins.iter().all(|&s| s < 3));
+        }
+    }
+}
+
+/// Strips the timing so runs can be compared.
+fn physics(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("flips_per_ns");
+            v
+        })
+        .collect()
+}
+
+/// Starts a checkpointing run, stops it with `signal` once a checkpoint
+/// exists, resumes it, and compares with an uninterrupted run.
+fn interrupted_run_resumes_exactly(signal: &str) {
+    let ckpt = tmp(&format!("run-{signal}.ckpt"));
+    let _ = std::fs::remove_file(&ckpt);
+    let protocol =
+        ["--q", "9", "--size", "128", "--temps", "0.6:0.9:0.1", "--continue", "--therm", "300", "--sweeps", "6000"];
+    let whole = run_small_with(&protocol, &["--json"]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+
+    let mut args: Vec<String> = ["potts", "run", "--backend", "cpu", "--json", "--checkpoint-every", "0.05"]
+        .iter()
+        .chain(protocol.iter())
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(["--checkpoint".into(), ckpt.to_str().unwrap().into()]);
+    let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while !ckpt.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let finished_early = child.try_wait().unwrap().is_some();
+    Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!finished_early, "the run finished before it could be interrupted; make it longer");
+    if signal == "-INT" {
+        assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+        assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
+    }
+    let resumed = warpmc(&["potts", "run", "--json", "--backend", "cpu", "--resume", ckpt.to_str().unwrap()]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(physics(&resumed.stdout), physics(&whole.stdout), "resumed after {signal}");
+}
+
+fn run_small_with(protocol: &[&str], extra: &[&str]) -> Output {
+    let mut args = vec!["potts", "run", "--backend", "cpu"];
+    args.extend(protocol);
+    args.extend(extra);
+    warpmc(&args)
+}
+
+#[test]
+fn ctrl_c_checkpoints_and_resume_finishes_bit_for_bit() {
+    interrupted_run_resumes_exactly("-INT");
+}
+
+#[test]
+fn kill_9_loses_nothing_saved_and_resume_finishes_bit_for_bit() {
+    interrupted_run_resumes_exactly("-KILL");
+}
+
+#[test]
+fn help_teaches_the_contract_flags() {
+    let o = warpmc(&["potts", "run", "--help"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for flag in [
+        "--q",
+        "--size",
+        "--height",
+        "--temp",
+        "--temps",
+        "--init",
+        "--therm",
+        "--sweeps",
+        "--measure-every",
+        "--samples",
+        "--seed",
+        "--backend",
+        "--out",
+        "--json",
+        "--snapshot",
+        "--checkpoint",
+        "--resume",
+        "--config",
+    ] {
+        assert!(text.contains(flag), "--help lacks {flag}");
+    }
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/potts-seed-protocol.toml").exists());
+}
+
+#[test]
+fn the_shipped_protocol_files_parse_with_the_documents_numbers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let seed = warpmc_potts::ConfigFile::read(&dir.join("potts-seed-protocol.toml")).unwrap().resolve().unwrap();
+    assert_eq!((seed.q, seed.size, seed.height), (9, 2048, 2048));
+    assert_eq!(seed.temperatures.len(), 15);
+    assert_eq!((seed.therm, seed.sweeps, seed.measure_every), (100_000, 10_000, 500));
+    assert!(seed.continue_from_previous);
+    assert_eq!(seed.total_sweeps(), 1_650_000);
+    assert_eq!(seed.temperatures.len() as u64 * seed.measurements_per_chain(), 300);
+    warpmc_potts::ConfigFile::read(&dir.join("potts-quick.toml")).unwrap().resolve().unwrap();
+}
