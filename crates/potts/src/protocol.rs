@@ -40,7 +40,8 @@ impl Temperatures {
     /// use warpmc_potts::Temperatures;
     /// let t = Temperatures::Range("0.7212:0.721347:0.00001".into()).expand().unwrap();
     /// assert_eq!(t.len(), 15);
-    /// assert!((t[14] - 0.72134).abs() < 1e-12);
+    /// assert_eq!(t[1], 0.72121);
+    /// assert_eq!(t[14], 0.72134);
     /// ```
     pub fn expand(&self) -> Result<Vec<f64>> {
         let temps = match self {
@@ -65,7 +66,21 @@ impl Temperatures {
                 if n >= MAX_CHAIN_INDEX as u64 {
                     return Err(PottsError::InvalidInput(format!("temperature range '{s}' has too many points")));
                 }
-                (0..n).map(|i| a + i as f64 * d).collect()
+                // T0 + i·dT rounded to the decimals the user wrote, so
+                // 0.7212:0.7213:0.00001 gives 0.72121, not 0.7212099999999999.
+                let decimals = parts
+                    .iter()
+                    .map(|p| p.trim())
+                    .map(|p| if p.contains(['e', 'E']) { None } else { Some(p.split('.').nth(1).map_or(0, str::len)) })
+                    .try_fold(0usize, |m, d| d.map(|d| m.max(d)));
+                let round = |t: f64| match decimals {
+                    Some(k) if k <= 15 => {
+                        let scale = 10f64.powi(k as i32);
+                        (t * scale).round() / scale
+                    }
+                    _ => t,
+                };
+                (0..n).map(|i| round(a + i as f64 * d)).collect()
             }
         };
         if temps.is_empty() {
