@@ -399,7 +399,7 @@ impl Observer for Output {
                 text += &r.csv_row();
                 text.push('\n');
             }
-            write_atomic(path, text.as_bytes()).map_err(|e| PottsError::io(path, e))?;
+            snapshot::write_atomic(path, |out| out.write_all(text.as_bytes()))?;
         }
         Ok(())
     }
@@ -424,14 +424,6 @@ impl Observer for Output {
         }
         Ok(())
     }
-}
-
-/// Writes a whole file through a temporary and a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp-warpmc");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }
 
 fn run_bench(args: BenchArgs) -> anyhow::Result<()> {

@@ -82,19 +82,7 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
 /// then renamed over `path`. A crash leaves either the old or the new file.
 pub fn write(path: &Path, cfg: &ProtocolConfig, state: &RunState) -> Result<()> {
     let bytes = encode(cfg, state);
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp-warpmc");
-    let tmp = std::path::PathBuf::from(tmp);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        PottsError::io(path, e)
-    })
+    crate::snapshot::write_atomic(path, |out| out.write_all(&bytes))
 }
 
 /// Reads and checks a checkpoint.

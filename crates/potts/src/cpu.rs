@@ -135,12 +135,7 @@ impl Backend for CpuBackend {
                 (bonds, counts)
             })
             .collect();
-        let mut census = Census { equal_bonds: 0, counts: vec![0; q] };
-        for (b, c) in rows {
-            census.equal_bonds += b;
-            census.counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
-        }
-        Ok(census)
+        Ok(Census::sum(q, rows))
     }
 
     fn synchronize(&mut self) -> Result<()> {

@@ -113,12 +113,7 @@ impl Lattice {
                 (bonds, counts)
             })
             .collect();
-        let mut census = Census { equal_bonds: 0, counts: vec![0; q] };
-        for (b, c) in rows {
-            census.equal_bonds += b;
-            census.counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
-        }
-        census
+        Census::sum(q, rows)
     }
 }
 
@@ -133,6 +128,17 @@ pub struct Census {
 }
 
 impl Census {
+    /// Adds up partial censuses (bonds, counts per state) of parts of a
+    /// lattice with `q` states.
+    pub fn sum(q: usize, parts: impl IntoIterator<Item = (u64, Vec<u64>)>) -> Census {
+        let mut census = Census { equal_bonds: 0, counts: vec![0; q] };
+        for (b, c) in parts {
+            census.equal_bonds += b;
+            census.counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+        }
+        census
+    }
+
     /// Sites in the most populated state.
     pub fn max_count(&self) -> u64 {
         self.counts.iter().copied().max().unwrap_or(0)

@@ -106,7 +106,7 @@ fn temporary_path(path: &Path) -> PathBuf {
 /// Writes a file atomically: `body` writes into a buffered temporary sibling
 /// of `path`, which is flushed, synced and renamed over `path`. On failure the
 /// temporary file is removed and `path` is untouched.
-fn write_atomic(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> Result<()> {
+pub fn write_atomic(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> Result<()> {
     let tmp = temporary_path(path);
     let attempt = || -> io::Result<()> {
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
