@@ -26,8 +26,9 @@ pub fn boltzmann(t: f64) -> [f32; 4] {
     std::array::from_fn(|i| (-((i + 1) as f32) / t as f32).exp())
 }
 
-/// The baseline's update rule for one site (shared by nothing on the GPU
-/// side; kept identical by the bit-for-bit test).
+/// The baseline's update rule for one site: the CPU twin of the body of
+/// `baseline_update` in kernels/baseline.cu, kept identical to it by the
+/// bit-for-bit test in tests/backends.rs.
 fn update(old: u8, nbrs: [u8; 4], q: u32, boltz: &[f32; 4], g: &mut Mwc) -> u8 {
     let before = -nbrs.iter().map(|&n| (n == old) as i32).sum::<i32>();
     let u = g.next_f32();

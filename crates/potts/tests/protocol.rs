@@ -4,8 +4,8 @@
 
 use warpmc_potts::checkpoint::{decode, encode};
 use warpmc_potts::{
-    Backend, ConfigFile, Control, CpuBackend, CudaBackend, InitialState, Observer, ProtocolConfig, Quiet, RunState,
-    Runner, TemperatureResult, Temperatures,
+    Backend, ConfigFile, Control, CpuBackend, CudaBackend, InitialState, Lattice, Observer, ProtocolConfig, Quiet,
+    RunState, Runner, TemperatureResult, Temperatures,
 };
 
 fn config(continue_from_previous: bool) -> ProtocolConfig {
@@ -56,8 +56,6 @@ fn run_whole(cfg: &ProtocolConfig, backend: &mut dyn Backend) -> (Vec<Temperatur
     let r = runner.run(&mut state, &mut Quiet).unwrap();
     (r, runner.lattice().unwrap())
 }
-
-use warpmc_potts::Lattice;
 
 #[test]
 fn resuming_from_any_checkpoint_equals_an_uninterrupted_run() {
