@@ -11,8 +11,9 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_potts::observables::CSV_COLUMNS;
 use warpmc_potts::{
-    Backend, BackendChoice, ConfigFile, Control, CpuBackend, CudaBackend, InitialState, Observer, PottsError,
-    PottsModel, ProtocolConfig, RunState, Runner, TemperatureResult, Temperatures, bench, checkpoint, snapshot,
+    Backend, BackendChoice, ConfigFile, Control, CpuBackend, CudaBackend, CudaKernel, InitialState, Observer,
+    PottsError, PottsModel, ProtocolConfig, RunState, Runner, TemperatureResult, Temperatures, bench, checkpoint,
+    snapshot,
 };
 
 /// The quick example, run when `warpmc potts run` gets no parameters.
@@ -476,8 +477,12 @@ fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         writeln!(stdout, "# CPU: {cpu_threads} threads; temperature T_c(q) = 1/ln(1+√q), random start")?;
         writeln!(
             stdout,
-            "{:>3} {:>6} {:>14} {:>8} {:>10} {:>10} {:>12}",
-            "q", "L", "kernel", "sweeps", "ns/flip", "flips/ns", "vs baseline"
+            "# GB/s: the least traffic of a sweep (3 lattice passes at the kernel's bytes per spin) per second"
+        )?;
+        writeln!(
+            stdout,
+            "{:>3} {:>6} {:>14} {:>8} {:>10} {:>10} {:>12} {:>8} {:>8} {:>12}",
+            "q", "L", "kernel", "sweeps", "ns/flip", "flips/ns", "vs baseline", "GB/s", "of copy", "ns/flip/core"
         )?;
     }
     for &q in &args.qs {
@@ -486,28 +491,42 @@ fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
             let mut rows = Vec::new();
             if let Some(g) = &gpu {
                 rows.push(bench::time_baseline(g.clone(), &model, args.seconds)?);
-                let mut b = CudaBackend::new(g.clone(), &model)?;
-                rows.push(bench::time_backend(&mut b, &model, args.seconds)?);
+                let mut kernels = vec![(CudaKernel::Generic, "cuda-generic", 1.0)];
+                if CudaKernel::packed4_fits(&model) {
+                    kernels.push((CudaKernel::Packed4, "cuda-packed4", 0.5));
+                    kernels.push((CudaKernel::Packed4Split, "cuda-packed4-split", 0.5));
+                }
+                for (kernel, label, bytes) in kernels {
+                    let mut b = CudaBackend::with_kernel(g.clone(), &model, kernel)?;
+                    rows.push(bench::time_backend(&mut b, label, bytes, &model, args.seconds)?);
+                }
             }
             if want_cpu && l <= args.cpu_max_size {
                 let mut b = CpuBackend::new(&model);
-                rows.push(bench::time_backend(&mut b, &model, args.seconds)?);
+                rows.push(bench::time_backend(&mut b, "cpu", 1.0, &model, args.seconds)?);
             }
             let base = rows.iter().find(|r| r.kernel == "cuda-baseline").map(|r| r.flips_per_ns);
             for r in &rows {
                 let ratio = base.map(|b| r.flips_per_ns / b);
+                let is_cpu = r.kernel == "cpu";
+                let of_copy = copy_gbs.filter(|_| !is_cpu).map(|c| r.gbs / c);
+                let per_core = is_cpu.then_some(r.ns_per_flip * cpu_threads as f64);
                 if args.json {
                     let mut v = serde_json::to_value(r)?;
                     v["vs_baseline"] = serde_json::json!(ratio);
                     v["copy_gbs"] = serde_json::json!(copy_gbs);
+                    v["of_copy"] = serde_json::json!(of_copy);
                     v["cpu_threads"] = serde_json::json!(cpu_threads);
+                    v["ns_per_flip_per_core"] = serde_json::json!(per_core);
                     writeln!(stdout, "{v}")?;
                 } else {
                     let ratio = ratio.map_or("-".to_string(), |x| format!("{x:.2}x"));
+                    let of_copy = of_copy.map_or("-".to_string(), |x| format!("{:.0}%", 100.0 * x));
+                    let per_core = per_core.map_or("-".to_string(), |x| format!("{x:.3}"));
                     writeln!(
                         stdout,
-                        "{:>3} {:>6} {:>14} {:>8} {:>10.4} {:>10.3} {:>12}",
-                        r.q, r.size, r.kernel, r.sweeps, r.ns_per_flip, r.flips_per_ns, ratio
+                        "{:>3} {:>6} {:>14} {:>8} {:>10.4} {:>10.3} {:>12} {:>8.0} {:>8} {:>12}",
+                        r.q, r.size, r.kernel, r.sweeps, r.ns_per_flip, r.flips_per_ns, ratio, r.gbs, of_copy, per_core
                     )?;
                 }
                 stdout.flush()?;

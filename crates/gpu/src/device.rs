@@ -224,7 +224,13 @@ impl Gpu {
             CudaContext::new(ordinal).map_err(|e| format!("could not create a context: {}", describe_driver_error(&e)))
         })
         .map_err(GpuError::NoDevice)?;
-        let stream = ctx.default_stream();
+        // SAFETY: every operation of this Gpu (and its clones) goes to the one
+        // stream created below, so cudarc's per-buffer events, which order
+        // uses across streams, have nothing to order; without them a launch
+        // is one driver call, and launches can be captured into graphs
+        // (which the legacy default stream does not allow).
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().during("cuStreamCreate")?;
         let target = Target::for_device(info.compute_capability, &nvrtc.archs)?;
         Ok(Gpu {
             ctx,

@@ -10,22 +10,42 @@
 //!
 //! # Random numbers
 //!
-//! Each site of colour c is numbered within its colour, row by row:
-//! j = y · (L/2) + ⌊x/2⌋. In sweep t, sites j = 2k and 2k+1 share Philox
-//! block (seed, stream, counter = (2t + c)·2³² + k): site 2k uses words 0
-//! (proposal) and 1 (acceptance), site 2k+1 words 2 and 3. A site's numbers
-//! are therefore a function of (seed, chain, sweep, colour, site) only.
+//! Each colour's array (`height` rows × `width/2` columns, see
+//! [`layout`](crate::layout)) is cut into *units* of [`UNIT_ROWS`] rows ×
+//! [`UNIT_COLS`] columns, numbered row-block by row-block:
+//! k = ⌊y/8⌋·⌈(width/2)/8⌉ + ⌊x_h/8⌋ (units at the right and bottom edges
+//! may be cut short). In sweep t, colour c, unit k draws one Philox block
+//! (seed, stream, counter = (2t + c)·2³² + k); its words (w₀, w₁) and
+//! (w₂, w₃) seed two multiply-with-carry generators with the fixed
+//! multiplier [`MWC_MULTIPLIER`]. Row i of the unit uses generator i mod 2,
+//! which gives one word to each site of the row, left to right. A site's
+//! number is therefore a function of (seed, chain, sweep, colour, site) only,
+//! whatever the thread layout, and every backend and kernel — byte per spin,
+//! 4 bits per spin, CPU or GPU — computes the same states.
+//!
+//! Why this generator: one Philox4x32-10 block per site costs ~20 integer
+//! instructions per word, more than the rest of an update; a multiply-with-
+//! carry step costs one 32×32→64 multiply-add. Seeding each unit afresh from
+//! Philox keeps the assignment counter-based (no generator state in memory,
+//! checkpoints need only the sweep number) and spends one Philox block per
+//! 64 sites. Units start at independent random points of one MWC cycle of
+//! length ≈ 2⁶³ and use 32 words of it each. The multiplier is the first of
+//! warpmc-rng's table, which passes dieharder (see crates/rng/README.md).
 //!
 //! # The update of one site
 //!
-//! With old spin s and proposal word w₀: s' = (s + 1 + ⌊w₀·(q−1)/2³²⌋) mod q,
-//! uniform among the q − 1 other states (multiply-shift, bias below
-//! q/2³²). With acceptance word w₁: accept iff w₁ < θ(ΔE), where the
-//! threshold θ = ⌊min(1, e^{−ΔE/T})·2³²⌋ is tabulated on the host once per
-//! temperature for the 27 possible (Δn, Δδ₀) — no floating point in the
-//! update itself, and an acceptance probability within 2⁻³² of Metropolis'.
+//! With old spin s and the site's word r, let r·(q − 1) = i·2³² + f
+//! (i < q − 1 the high half of the product, f the low half). The proposal
+//! s' = (s + 1 + i) mod q is uniform among the q − 1 other states (bias below
+//! q·2⁻³²), and the move is accepted iff f < θ(ΔE), where the threshold
+//! θ = min(⌊min(1, e^{−ΔE/T})·2³²⌋, 2³² − 1) is tabulated on the host once
+//! per temperature for the 27 possible (Δn, Δδ₀) — no floating point in the
+//! update itself. For a given i, f runs over an arithmetic progression of
+//! step q − 1 (step 1 for q = 2), so the acceptance probability is within
+//! q·2⁻³² of Metropolis': far below any statistical error a run can reach.
 
-use warpmc_rng::Domain;
+use warpmc_rng::mwc::seed_state;
+use warpmc_rng::{Domain, Mwc, philox_block};
 
 use crate::model::PottsModel;
 
@@ -33,22 +53,32 @@ use crate::model::PottsModel;
 /// Δδ₀ ∈ {−1, 0, 1}.
 pub const TABLE_LEN: usize = 27;
 
-/// `1 << 32`: the threshold meaning "always accept".
-pub const ALWAYS: u64 = 1 << 32;
+/// The threshold meaning "always accept" (every low half f of r·(q − 1) is
+/// below it except f = 2³² − 1, which only q = 2 can produce: a 2⁻³² bias).
+pub const ALWAYS: u32 = u32::MAX;
+
+/// Rows of a random-number unit.
+pub const UNIT_ROWS: usize = 8;
+/// Columns (of one colour's array) of a random-number unit.
+pub const UNIT_COLS: usize = 8;
+
+/// Multiplier of the per-unit multiply-with-carry generators: the first
+/// entry of `warpmc_rng::multipliers::table()`.
+pub const MWC_MULTIPLIER: u32 = 4_278_189_678;
 
 /// Metropolis acceptance thresholds for one model and temperature, indexed
 /// by (Δn + 4)·3 + (Δδ₀ + 1), where Δn is the change in the number of equal
 /// neighbours and Δδ₀ the change of δ(s, 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AcceptanceTable {
-    /// Accept iff the acceptance word (as u64) is below the entry.
-    pub thresholds: [u64; TABLE_LEN],
+    /// Accept iff the acceptance fraction f is below the entry.
+    pub thresholds: [u32; TABLE_LEN],
 }
 
 impl AcceptanceTable {
     /// The Metropolis table at temperature `t`.
     pub fn metropolis(model: &PottsModel, t: f64) -> Self {
-        let mut thresholds = [0u64; TABLE_LEN];
+        let mut thresholds = [0u32; TABLE_LEN];
         for dn in -4i32..=4 {
             for d0 in -1i32..=1 {
                 // ΔE = −J Δn − h Δδ₀
@@ -58,16 +88,22 @@ impl AcceptanceTable {
         }
         AcceptanceTable { thresholds }
     }
+
+    /// The nine entries with Δδ₀ = 0, indexed by Δn + 4: the whole table
+    /// when there is no field (what the packed kernels use).
+    pub fn without_field(&self) -> [u32; 9] {
+        std::array::from_fn(|i| self.thresholds[i * 3 + 1])
+    }
 }
 
-/// ⌊min(1, e^{−ΔE/T})·2³²⌋, with 2³² for "always".
-pub fn threshold(delta_e: f64, t: f64) -> u64 {
+/// min(⌊min(1, e^{−ΔE/T})·2³²⌋, 2³² − 1).
+pub fn threshold(delta_e: f64, t: f64) -> u32 {
     if delta_e <= 0.0 {
         return ALWAYS;
     }
     let p = (-delta_e / t).exp();
-    // p < 1 here, so p·2³² < 2³² and the cast cannot saturate.
-    (p * ALWAYS as f64).floor() as u64
+    // p < 1 here; the float-to-int cast saturates at u32::MAX = ALWAYS.
+    (p * 4_294_967_296.0).floor() as u32
 }
 
 /// Index into [`AcceptanceTable::thresholds`].
@@ -94,19 +130,41 @@ pub const MAX_CHAIN_INDEX: u32 = 1 << 24;
 /// step reserved for start states.
 pub const MAX_SWEEPS_PER_CHAIN: u64 = (1 << 31) - 1;
 
-/// Philox counter of the block that serves pair `k` of colour `colour` in
+/// Philox counter of the block that seeds unit `unit` of colour `colour` in
 /// sweep `sweep`.
 #[inline]
-pub fn block_counter(sweep: u64, colour: u32, pair: u64) -> u64 {
-    ((2 * sweep + colour as u64) << 32) | pair
+pub fn block_counter(sweep: u64, colour: u32, unit: u64) -> u64 {
+    ((2 * sweep + colour as u64) << 32) | unit
 }
 
-/// The Metropolis update of one site: returns the new spin. `words` are the
-/// site's (proposal, acceptance) words; `nbrs` its four neighbours.
+/// Units across one row-block of a colour array `half_width` columns wide.
+#[inline]
+pub fn units_per_row(half_width: usize) -> usize {
+    half_width.div_ceil(UNIT_COLS)
+}
+
+/// The two generators of unit `unit` (for even and odd rows of the unit).
+#[inline]
+pub fn unit_generators(seed: u64, stream: u64, sweep: u64, colour: u32, unit: u64) -> [Mwc; 2] {
+    let w = philox_block(seed, stream, block_counter(sweep, colour, unit));
+    let g = |x, c| Mwc::from_state(MWC_MULTIPLIER, seed_state(MWC_MULTIPLIER, x, c)).expect("seed_state is valid");
+    [g(w[0], w[1]), g(w[2], w[3])]
+}
+
+/// The proposal step and acceptance fraction of word `r`: r·(q − 1) split
+/// into its high half (0 ≤ i < q − 1) and low half f.
 #[inline(always)]
-pub fn metropolis_site(old: u8, nbrs: [u8; 4], words: (u32, u32), q: u32, table: &AcceptanceTable) -> u8 {
-    let step = 1 + ((words.0 as u64 * (q - 1) as u64) >> 32) as u32;
-    let mut new = old as u32 + step;
+pub fn split_word(r: u32, q: u32) -> (u32, u32) {
+    let p = r as u64 * (q - 1) as u64;
+    ((p >> 32) as u32, p as u32)
+}
+
+/// The Metropolis update of one site: returns the new spin. `r` is the
+/// site's random word, `nbrs` its four neighbours.
+#[inline(always)]
+pub fn metropolis_site(old: u8, nbrs: [u8; 4], r: u32, q: u32, table: &AcceptanceTable) -> u8 {
+    let (i, f) = split_word(r, q);
+    let mut new = old as u32 + 1 + i;
     if new >= q {
         new -= q;
     }
@@ -114,7 +172,7 @@ pub fn metropolis_site(old: u8, nbrs: [u8; 4], words: (u32, u32), q: u32, table:
     let n_old = nbrs.iter().map(|&n| (n == old) as i32).sum::<i32>();
     let n_new = nbrs.iter().map(|&n| (n == new) as i32).sum::<i32>();
     let d0 = (new == 0) as i32 - (old == 0) as i32;
-    if (words.1 as u64) < table.thresholds[table_index(n_new - n_old, d0)] { new } else { old }
+    if f < table.thresholds[table_index(n_new - n_old, d0)] { new } else { old }
 }
 
 #[cfg(test)]
@@ -130,8 +188,9 @@ mod tests {
         assert_eq!(table.thresholds[table_index(1, 0)], ALWAYS);
         // Losing two neighbours and leaving state 0: ΔE = 2 + 0.5.
         let p = (-2.5f64 / t).exp();
-        let th = table.thresholds[table_index(-2, -1)] as f64 / ALWAYS as f64;
+        let th = table.thresholds[table_index(-2, -1)] as f64 / 4_294_967_296.0;
         assert!((th - p).abs() < 1e-9, "{th} vs {p}");
+        assert_eq!(table.without_field()[2], table.thresholds[table_index(-2, 0)]);
     }
 
     #[test]
@@ -141,11 +200,47 @@ mod tests {
             let mut seen = vec![false; q as usize];
             for i in 0..20_000u64 {
                 let w0 = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
-                let new = metropolis_site(1, [0; 4], (w0, 0), q, &table);
+                let new = metropolis_site(1, [0; 4], w0, q, &table);
                 assert_ne!(new, 1);
                 seen[new as usize] = true;
             }
             assert_eq!(seen.iter().filter(|&&s| s).count(), q as usize - 1, "q = {q}");
         }
+    }
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn multiplier_is_the_first_of_the_table() {
+        assert_eq!(MWC_MULTIPLIER, warpmc_rng::multipliers::table()[0]);
+    }
+
+    #[test]
+    fn acceptance_fraction_is_uniform_given_the_proposal() {
+        // For each proposal step i, f = r·(q−1) mod 2³² must be spread over
+        // [0, 2³²): count f below 2³¹ over a dense sample of r.
+        for q in [3u32, 9, 16] {
+            let mut below = vec![0u64; q as usize - 1];
+            let mut all = vec![0u64; q as usize - 1];
+            for r in (0..u32::MAX).step_by(4099) {
+                let (i, f) = split_word(r, q);
+                all[i as usize] += 1;
+                below[i as usize] += (f < 1 << 31) as u64;
+            }
+            for i in 0..q as usize - 1 {
+                let frac = below[i] as f64 / all[i] as f64;
+                assert!((frac - 0.5).abs() < 0.01, "q={q} i={i}: {frac}");
+            }
+        }
+    }
+
+    #[test]
+    fn threshold_saturates_at_always() {
+        assert_eq!(threshold(1e-12, 1.0), ALWAYS);
+        assert_eq!(threshold(-1.0, 1.0), ALWAYS);
+        assert_eq!(threshold(1000.0, 0.01), 0);
     }
 }

@@ -31,10 +31,17 @@ pub struct BenchRow {
     pub ns_per_flip: f64,
     /// Site updates per nanosecond.
     pub flips_per_ns: f64,
+    /// Bytes one spin occupies in this kernel's storage.
+    pub bytes_per_spin: f64,
+    /// The least traffic a sweep needs (each colour: read and write itself,
+    /// read the other once: 3 lattice passes), per second, in GB/s.
+    pub gbs: f64,
 }
 
 impl BenchRow {
-    fn new(kernel: &str, model: &PottsModel, sweeps: u64, seconds: f64) -> Self {
+    /// A row for `sweeps` sweeps of `model` in `seconds` with a storage of
+    /// `bytes_per_spin`.
+    pub fn new(kernel: &str, model: &PottsModel, bytes_per_spin: f64, sweeps: u64, seconds: f64) -> Self {
         let updates = sweeps as f64 * model.sites() as f64;
         BenchRow {
             kernel: kernel.into(),
@@ -44,6 +51,8 @@ impl BenchRow {
             seconds,
             ns_per_flip: seconds * 1e9 / updates,
             flips_per_ns: updates / (seconds * 1e9),
+            bytes_per_spin,
+            gbs: 3.0 * bytes_per_spin * updates / seconds / 1e9,
         }
     }
 }
@@ -66,8 +75,15 @@ fn timed(mut f: impl FnMut(u64) -> Result<()>, target_seconds: f64, max_sweeps: 
     Ok((sweeps, t1.elapsed().as_secs_f64()))
 }
 
-/// Times a backend on a random start at the transition temperature.
-pub fn time_backend(backend: &mut dyn Backend, model: &PottsModel, target_seconds: f64) -> Result<BenchRow> {
+/// Times a backend on a random start at the transition temperature; the row
+/// is labelled `kernel`, storing `bytes_per_spin`.
+pub fn time_backend(
+    backend: &mut dyn Backend,
+    kernel: &str,
+    bytes_per_spin: f64,
+    model: &PottsModel,
+    target_seconds: f64,
+) -> Result<BenchRow> {
     let t = bench_temperature(model.q());
     backend.load(&Lattice::new(model, InitialState::Random, 1, 0))?;
     backend.set_table(&AcceptanceTable::metropolis(model, t))?;
@@ -81,7 +97,7 @@ pub fn time_backend(backend: &mut dyn Backend, model: &PottsModel, target_second
         target_seconds,
         1 << 20,
     )?;
-    Ok(BenchRow::new(backend.name(), model, sweeps, secs))
+    Ok(BenchRow::new(kernel, model, bytes_per_spin, sweeps, secs))
 }
 
 /// Times the document-style baseline kernel the same way.
@@ -97,7 +113,7 @@ pub fn time_baseline(gpu: Gpu, model: &PottsModel, target_seconds: f64) -> Resul
         target_seconds,
         1 << 20,
     )?;
-    Ok(BenchRow::new("cuda-baseline", model, sweeps, secs))
+    Ok(BenchRow::new("cuda-baseline", model, 1.0, sweeps, secs))
 }
 
 /// Device-to-device copy bandwidth in GB/s (2 × bytes moved per copy /

@@ -1,9 +1,11 @@
 //! The CPU backend: rows of one colour in parallel on rayon's pool.
 
 use rayon::prelude::*;
-use warpmc_rng::philox_block;
+use warpmc_rng::{Mwc, RandomSource};
 
-use crate::algorithm::{AcceptanceTable, TABLE_LEN, block_counter, metropolis_site};
+use crate::algorithm::{
+    AcceptanceTable, TABLE_LEN, UNIT_COLS, UNIT_ROWS, metropolis_site, unit_generators, units_per_row,
+};
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
@@ -41,28 +43,33 @@ impl CpuBackend {
         let table = &self.table;
         let [c0, c1] = &mut self.colours;
         let (mine, other): (&mut Vec<u8>, &Vec<u8>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
-        let update_row = |(y, row): (usize, &mut [u8])| {
-            let o = (y + colour) & 1;
-            let same = &other[y * hw..(y + 1) * hw];
-            let up = &other[((y + h - 1) % h) * hw..][..hw];
-            let down = &other[((y + 1) % h) * hw..][..hw];
-            let mut block = [0u32; 4];
-            for xh in 0..hw {
-                let j = (y * hw + xh) as u64;
-                if j & 1 == 0 || xh == 0 {
-                    block = philox_block(seed, stream, block_counter(sweep, colour as u32, j >> 1));
+        let units = units_per_row(hw);
+        // One row-block of UNIT_ROWS rows: its units' generators, then the
+        // rows in order, each site drawing from its unit's generator.
+        let update_block = |(b, block): (usize, &mut [u8])| {
+            let first_unit = (b * units) as u64;
+            let mut gens: Vec<[Mwc; 2]> = (0..units as u64)
+                .map(|u| unit_generators(seed, stream, sweep, colour as u32, first_unit + u))
+                .collect();
+            for (i, row) in block.chunks_mut(hw).enumerate() {
+                let y = b * UNIT_ROWS + i;
+                let o = (y + colour) & 1;
+                let same = &other[y * hw..(y + 1) * hw];
+                let up = &other[((y + h - 1) % h) * hw..][..hw];
+                let down = &other[((y + 1) % h) * hw..][..hw];
+                for xh in 0..hw {
+                    let r = gens[xh / UNIT_COLS][i & 1].next_u32();
+                    let (l, rt) = side_columns(xh, o, hw);
+                    row[xh] = metropolis_site(row[xh], [same[l], same[rt], up[xh], down[xh]], r, q, table);
                 }
-                let e = 2 * (j & 1) as usize;
-                let (l, r) = side_columns(xh, o, hw);
-                row[xh] =
-                    metropolis_site(row[xh], [same[l], same[r], up[xh], down[xh]], (block[e], block[e + 1]), q, table);
             }
         };
+        let block_len = UNIT_ROWS * hw;
         // Small lattices: the thread pool costs more than the work.
         if mine.len() < PARALLEL_MIN_SITES {
-            mine.chunks_mut(hw).enumerate().for_each(update_row);
+            mine.chunks_mut(block_len).enumerate().for_each(update_block);
         } else {
-            mine.par_chunks_mut(hw).with_min_len((4096 / hw).max(1)).enumerate().for_each(update_row);
+            mine.par_chunks_mut(block_len).enumerate().for_each(update_block);
         }
     }
 }

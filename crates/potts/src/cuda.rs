@@ -1,23 +1,26 @@
 //! The CUDA backend: the lattice lives on the device; only the q + 1 census
 //! integers come back per measurement.
 
-use warpmc_gpu::{DeviceBuffer, Gpu, Kernel, KernelSource, LaunchConfig};
+use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
 
-use crate::algorithm::{AcceptanceTable, TABLE_LEN};
+use crate::algorithm::{AcceptanceTable, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
-use crate::layout::{join, split};
+use crate::layout::{SITES_PER_WORD4, join, pack4, split, unpack4};
 use crate::model::PottsModel;
 
-/// The kernels of this crate, for NVRTC.
-pub fn kernel_source() -> KernelSource {
+/// The kernels of this crate, for NVRTC; the packed kernels are compiled for
+/// one q at a time.
+pub fn kernel_source(q: u32) -> KernelSource {
     KernelSource::new("potts.cu", include_str!("../kernels/potts.cu"))
         .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
+        .option(format!("-DPOTTS_Q={}", q.min(16)))
 }
 
 /// Bytes of device memory a lattice of `sites` sites needs (the two colour
-/// arrays, the table and the census counters).
+/// arrays at one byte per spin — the packed format needs less — the table
+/// and the census counters).
 pub fn device_bytes(sites: usize) -> u64 {
     sites as u64 + (TABLE_LEN as u64 + 257) * 8
 }
@@ -32,6 +35,39 @@ pub fn check_fits(gpu: &Gpu, bytes: u64) -> Result<()> {
     Ok(())
 }
 
+/// How the CUDA backend stores and updates spins. Both give the same states
+/// (see [`algorithm`](crate::algorithm)); the choice is only about speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CudaKernel {
+    /// [`CudaKernel::Packed4`] when the model allows it, else generic.
+    Auto,
+    /// One byte per spin: any q, any even lattice, a field.
+    Generic,
+    /// Four bits per spin: q ≤ 16, width a multiple of 16, height a multiple
+    /// of 8, no field; one thread per random-number unit.
+    Packed4,
+    /// As [`CudaKernel::Packed4`] with two threads per unit (one per
+    /// generator): twice the parallelism for lattices too small to fill the
+    /// GPU, at twice the Philox work.
+    Packed4Split,
+}
+
+impl CudaKernel {
+    /// Whether the 4-bit kernel can run `model`.
+    pub fn packed4_fits(model: &PottsModel) -> bool {
+        model.q() <= 16
+            && (model.width() / 2) % SITES_PER_WORD4 == 0
+            && model.height() % UNIT_ROWS == 0
+            && model.field() == 0.0
+    }
+}
+
+#[derive(Debug)]
+enum Storage {
+    Generic([DeviceBuffer<u8>; 2]),
+    Packed4 { colours: [DeviceBuffer<u32>; 2], split: bool },
+}
+
 /// A lattice on a CUDA device.
 #[derive(Debug)]
 pub struct CudaBackend {
@@ -39,36 +75,144 @@ pub struct CudaBackend {
     width: usize,
     height: usize,
     q: u32,
-    colours: [DeviceBuffer<u8>; 2],
-    table: DeviceBuffer<u64>,
+    storage: Storage,
+    table: DeviceBuffer<u32>,
+    /// 2⁶⁴ − threshold for Δn + 4 = 0…8 (the packed kernels' form).
+    neg_table: DeviceBuffer<u64>,
+    /// The packed kernels read their sweep number as this plus an offset.
+    sweep_base: DeviceBuffer<u64>,
+    advance: Kernel,
+    /// A recorded graph of GRAPH_SWEEPS sweeps, for the (seed, stream) key.
+    graph: Option<((u64, u64), Graph)>,
     counts: DeviceBuffer<u64>,
     update: Kernel,
     census: Kernel,
-    block: u32,
     max_blocks: u32,
 }
 
+/// Threads per block of the update kernels.
+const BLOCK: u32 = 128;
+
+/// Sweeps recorded in one CUDA graph: small lattices take a few µs per
+/// sweep, less than launching its two kernels one by one from the host.
+const GRAPH_SWEEPS: u64 = 64;
+
+/// The arguments of the packed update kernels that do not change between
+/// the sweeps of one call.
+struct PackedSweep<'a> {
+    gpu: &'a Gpu,
+    update: &'a Kernel,
+    neg_table: &'a DeviceBuffer<u64>,
+    sweep_base: &'a DeviceBuffer<u64>,
+    cfg: LaunchConfig,
+    wr: u32,
+    h: u32,
+    seed: u64,
+    stream: u64,
+    units: u64,
+}
+
+impl PackedSweep<'_> {
+    /// Queues both colours of sweep `*sweep_base + add`.
+    fn sweep(&self, bufs: &mut [DeviceBuffer<u32>; 2], add: u64) -> warpmc_gpu::Result<()> {
+        let one = 1u32;
+        for colour in 0u32..2 {
+            let (a, b) = bufs.split_at_mut(1);
+            let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
+            // SAFETY: potts_packed4_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
+            // u64 stream, const u64* sweep_base, u64 add, u32 colour, const u64* neg_table,
+            // u32 one, u64 units); both arrays hold wr·h words, h is a multiple of 8,
+            // units = wr·h/8 and threads past it return; neg_table holds 9 entries and
+            // sweep_base one.
+            unsafe {
+                self.gpu
+                    .launch(self.update)
+                    .buf_mut(mine)
+                    .buf(other)
+                    .arg(&self.wr)
+                    .arg(&self.h)
+                    .arg(&self.seed)
+                    .arg(&self.stream)
+                    .buf(self.sweep_base)
+                    .arg(&add)
+                    .arg(&colour)
+                    .buf(self.neg_table)
+                    .arg(&one)
+                    .arg(&self.units)
+                    .run(self.cfg)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl CudaBackend {
-    /// A backend for `model` on `gpu`, holding the ordered state.
+    /// A backend for `model` on `gpu`, holding the ordered state, with the
+    /// fastest kernel that can run it.
     pub fn new(gpu: Gpu, model: &PottsModel) -> Result<Self> {
+        Self::with_kernel(gpu, model, CudaKernel::Auto)
+    }
+
+    /// A backend using `kernel` (an error if the model does not fit it).
+    pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
-        let module = gpu.module(&kernel_source())?;
+        let info = gpu.info();
+        // One thread per unit unless that leaves the GPU less than one full
+        // wave of resident threads.
+        let small =
+            (model.sites() / 2 / (UNIT_ROWS * SITES_PER_WORD4)) < (info.sm_count * info.max_threads_per_sm) as usize;
+        let packed = match kernel {
+            CudaKernel::Auto => CudaKernel::packed4_fits(model).then_some(small),
+            CudaKernel::Generic => None,
+            CudaKernel::Packed4 | CudaKernel::Packed4Split if CudaKernel::packed4_fits(model) => {
+                Some(kernel == CudaKernel::Packed4Split)
+            }
+            CudaKernel::Packed4 | CudaKernel::Packed4Split => {
+                return Err(PottsError::InvalidInput(format!(
+                    "the 4-bit kernel needs q <= 16, width a multiple of 16, height a multiple of 8 and no field \
+                     (got q={} {}x{} h={})",
+                    model.q(),
+                    model.width(),
+                    model.height(),
+                    model.field()
+                )));
+            }
+        };
+        let module = gpu.module(&kernel_source(model.q()))?;
         let n = model.sites() / 2;
-        let colours = [gpu.alloc_zeros::<u8>(n)?, gpu.alloc_zeros::<u8>(n)?];
-        let table = gpu.alloc_zeros::<u64>(TABLE_LEN)?;
+        let (storage, update, census) = if let Some(split) = packed {
+            let words = n / SITES_PER_WORD4;
+            (
+                Storage::Packed4 { colours: [gpu.alloc_zeros::<u32>(words)?, gpu.alloc_zeros::<u32>(words)?], split },
+                module.kernel(if split { "potts_packed4_colour_split" } else { "potts_packed4_colour" })?,
+                module.kernel("potts_packed4_census")?,
+            )
+        } else {
+            (
+                Storage::Generic([gpu.alloc_zeros::<u8>(n)?, gpu.alloc_zeros::<u8>(n)?]),
+                module.kernel("potts_generic_colour")?,
+                module.kernel("potts_generic_census")?,
+            )
+        };
+        let table = gpu.alloc_zeros::<u32>(TABLE_LEN)?;
+        let neg_table = gpu.alloc_zeros::<u64>(9)?;
+        let sweep_base = gpu.alloc_zeros::<u64>(1)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
-        let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / 256).max(1) * 4;
+        let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / BLOCK).max(1) * 4;
         Ok(CudaBackend {
-            update: module.kernel("potts_metropolis_colour")?,
-            census: module.kernel("potts_census")?,
+            update,
+            census,
             gpu,
             width: model.width(),
             height: model.height(),
             q: model.q(),
-            colours,
+            storage,
             table,
+            neg_table,
+            sweep_base,
+            advance: module.kernel("potts_advance")?,
+            graph: None,
             counts,
-            block: 256,
             max_blocks,
         })
     }
@@ -78,9 +222,21 @@ impl CudaBackend {
         &self.gpu
     }
 
-    fn config(&self, work: u64) -> LaunchConfig {
-        let blocks = work.div_ceil(self.block as u64).clamp(1, self.max_blocks as u64) as u32;
-        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (self.block, 1, 1), shared_mem_bytes: 0 }
+    /// The kernel in use: "generic", "packed4" or "packed4-split".
+    pub fn kernel_name(&self) -> &'static str {
+        match self.storage {
+            Storage::Generic(_) => "generic",
+            Storage::Packed4 { split: false, .. } => "packed4",
+            Storage::Packed4 { split: true, .. } => "packed4-split",
+        }
+    }
+
+    fn config(&self, work: u64, cap: bool) -> LaunchConfig {
+        let mut blocks = work.div_ceil(BLOCK as u64).max(1);
+        if cap {
+            blocks = blocks.min(self.max_blocks as u64);
+        }
+        LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
     }
 }
 
@@ -91,7 +247,14 @@ impl Backend for CudaBackend {
 
     fn description(&self) -> String {
         let i = self.gpu.info();
-        format!("{} (device {}, sm_{}{})", i.name, i.ordinal, i.compute_capability.0, i.compute_capability.1)
+        format!(
+            "{} (device {}, sm_{}{}, {} kernel)",
+            i.name,
+            i.ordinal,
+            i.compute_capability.0,
+            i.compute_capability.1,
+            self.kernel_name()
+        )
     }
 
     fn load(&mut self, lattice: &Lattice) -> Result<()> {
@@ -99,50 +262,125 @@ impl Backend for CudaBackend {
             return Err(PottsError::InvalidInput("lattice does not match the backend's model".into()));
         }
         let [c0, c1] = split(lattice);
-        self.gpu.copy_to_device(&c0, &mut self.colours[0])?;
-        self.gpu.copy_to_device(&c1, &mut self.colours[1])?;
+        match &mut self.storage {
+            Storage::Generic(bufs) => {
+                self.gpu.copy_to_device(&c0, &mut bufs[0])?;
+                self.gpu.copy_to_device(&c1, &mut bufs[1])?;
+            }
+            Storage::Packed4 { colours: bufs, .. } => {
+                let hw = self.width / 2;
+                self.gpu.copy_to_device(&pack4(&c0, hw), &mut bufs[0])?;
+                self.gpu.copy_to_device(&pack4(&c1, hw), &mut bufs[1])?;
+            }
+        }
         Ok(())
     }
 
     fn lattice(&mut self) -> Result<Lattice> {
-        let c0 = self.gpu.download(&self.colours[0])?;
-        let c1 = self.gpu.download(&self.colours[1])?;
+        let (c0, c1) = match &self.storage {
+            Storage::Generic(bufs) => (self.gpu.download(&bufs[0])?, self.gpu.download(&bufs[1])?),
+            Storage::Packed4 { colours: bufs, .. } => {
+                (unpack4(&self.gpu.download(&bufs[0])?), unpack4(&self.gpu.download(&bufs[1])?))
+            }
+        };
         Ok(join(self.width, self.height, self.q, [&c0, &c1]))
     }
 
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
-        self.gpu.copy_to_device(&table.thresholds, &mut self.table)?;
+        match self.storage {
+            Storage::Generic(_) => self.gpu.copy_to_device(&table.thresholds, &mut self.table)?,
+            Storage::Packed4 { .. } => {
+                let neg = table.without_field().map(|t| u64::from(t).wrapping_neg());
+                self.gpu.copy_to_device(&neg, &mut self.neg_table)?
+            }
+        }
         Ok(())
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
         let hw = (self.width / 2) as u32;
         let h = self.height as u32;
-        let pairs = (self.width * self.height / 4) as u64;
-        let cfg = self.config(pairs);
-        for sweep in first..first + count {
-            for colour in 0u32..2 {
-                let (a, b) = self.colours.split_at_mut(1);
-                let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
-                // SAFETY: potts_metropolis_colour(u8*, const u8*, u32 hw, u32 h, u32 q, u64 seed,
-                // u64 stream, u64 sweep, u32 colour, const u64* table, u64 pairs); both colour
-                // arrays hold hw·h bytes and pairs = hw·h/2, so every index j = 2k + e < hw·h;
-                // the table holds TABLE_LEN entries.
-                unsafe {
-                    self.gpu
-                        .launch(&self.update)
-                        .buf_mut(mine)
-                        .buf(other)
-                        .arg(&hw)
-                        .arg(&h)
-                        .arg(&self.q)
-                        .arg(&seed)
-                        .arg(&stream)
-                        .arg(&sweep)
-                        .arg(&colour)
-                        .buf(&self.table)
-                        .arg(&pairs)
-                        .run(cfg)?;
+        match &mut self.storage {
+            Storage::Generic(bufs) => {
+                let per_row = units_per_row(hw as usize) as u32;
+                let units = per_row as u64 * (h as u64).div_ceil(UNIT_ROWS as u64);
+                let blocks = units.div_ceil(BLOCK as u64).clamp(1, self.max_blocks as u64) as u32;
+                let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+                for sweep in first..first + count {
+                    for colour in 0u32..2 {
+                        let (a, b) = bufs.split_at_mut(1);
+                        let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
+                        // SAFETY: potts_generic_colour(u8*, const u8*, u32 hw, u32 h, u32 q, u64 seed,
+                        // u64 stream, u64 sweep, u32 colour, const u32* table, u32 units_per_row,
+                        // u64 units); both arrays hold hw·h bytes, units cover them in 8×8 tiles
+                        // clipped to the array, and the table holds TABLE_LEN entries.
+                        unsafe {
+                            self.gpu
+                                .launch(&self.update)
+                                .buf_mut(mine)
+                                .buf(other)
+                                .arg(&hw)
+                                .arg(&h)
+                                .arg(&self.q)
+                                .arg(&seed)
+                                .arg(&stream)
+                                .arg(&sweep)
+                                .arg(&colour)
+                                .buf(&self.table)
+                                .arg(&per_row)
+                                .arg(&units)
+                                .run(cfg)?;
+                        }
+                    }
+                }
+            }
+            Storage::Packed4 { colours: bufs, split } => {
+                let wr = hw / SITES_PER_WORD4 as u32;
+                let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
+                // Split: threads 64m + 32p + l serve unit 32m + l, parity p.
+                let threads = if *split { 2 * units.div_ceil(32) * 32 } else { units };
+                let blocks = threads.div_ceil(BLOCK as u64) as u32;
+                let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+                self.gpu.copy_to_device(&[first], &mut self.sweep_base)?;
+                let job = PackedSweep {
+                    gpu: &self.gpu,
+                    update: &self.update,
+                    neg_table: &self.neg_table,
+                    sweep_base: &self.sweep_base,
+                    cfg,
+                    wr,
+                    h,
+                    seed,
+                    stream,
+                    units,
+                };
+                let mut done = 0;
+                if count >= GRAPH_SWEEPS {
+                    if self.graph.as_ref().is_none_or(|(key, _)| *key != (seed, stream)) {
+                        self.graph = None;
+                        let graph = self.gpu.capture(|| {
+                            for add in 0..GRAPH_SWEEPS {
+                                job.sweep(bufs, add)?;
+                            }
+                            // SAFETY: potts_advance(u64* base, u64 n) writes the one u64 of
+                            // sweep_base, which no other node of the graph writes.
+                            unsafe {
+                                self.gpu.launch(&self.advance).buf(&self.sweep_base).arg(&GRAPH_SWEEPS).run(
+                                    LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 },
+                                )
+                            }
+                        })?;
+                        self.graph = Some(((seed, stream), graph));
+                    }
+                    let (_, graph) = self.graph.as_ref().expect("recorded above");
+                    while count - done >= GRAPH_SWEEPS {
+                        graph.launch()?;
+                        done += GRAPH_SWEEPS;
+                    }
+                }
+                // The rest one launch at a time, after the graph's advances.
+                for add in 0..count - done {
+                    job.sweep(bufs, add)?;
                 }
             }
         }
@@ -153,19 +391,40 @@ impl Backend for CudaBackend {
         self.gpu.memset_bytes(&mut self.counts, 0)?;
         let hw = (self.width / 2) as u32;
         let h = self.height as u32;
-        let cfg = self.config((self.width * self.height / 2) as u64);
-        // SAFETY: potts_census(const u8*, const u8*, u32 hw, u32 h, u32 q, u64* out): both
-        // arrays hold hw·h bytes; out holds 1 + q counters and spins are < q.
-        unsafe {
-            self.gpu
-                .launch(&self.census)
-                .buf(&self.colours[0])
-                .buf(&self.colours[1])
-                .arg(&hw)
-                .arg(&h)
-                .arg(&self.q)
-                .buf_mut(&mut self.counts)
-                .run(cfg)?;
+        match &self.storage {
+            Storage::Generic(bufs) => {
+                let cfg = self.config(hw as u64 * h as u64, true);
+                // SAFETY: potts_generic_census(const u8*, const u8*, u32 hw, u32 h, u32 q, u64* out):
+                // both arrays hold hw·h bytes; out holds 1 + q counters and spins are < q.
+                unsafe {
+                    self.gpu
+                        .launch(&self.census)
+                        .buf(&bufs[0])
+                        .buf(&bufs[1])
+                        .arg(&hw)
+                        .arg(&h)
+                        .arg(&self.q)
+                        .buf_mut(&mut self.counts)
+                        .run(cfg)?;
+                }
+            }
+            Storage::Packed4 { colours: bufs, .. } => {
+                let wr = hw / SITES_PER_WORD4 as u32;
+                let cfg = self.config(wr as u64 * h as u64, true);
+                // SAFETY: potts_packed4_census(const u32*, const u32*, u32 wr, u32 h, u64* out):
+                // both arrays hold wr·h words; the module was compiled with POTTS_Q = q, so it
+                // writes out[0..=q], which holds 1 + q counters.
+                unsafe {
+                    self.gpu
+                        .launch(&self.census)
+                        .buf(&bufs[0])
+                        .buf(&bufs[1])
+                        .arg(&wr)
+                        .arg(&h)
+                        .buf_mut(&mut self.counts)
+                        .run(cfg)?;
+                }
+            }
         }
         let out = self.gpu.download(&self.counts)?;
         Ok(Census { equal_bonds: out[0], counts: out[1..].to_vec() })

@@ -47,3 +47,37 @@ pub fn side_columns(xh: usize, o: usize, hw: usize) -> (usize, usize) {
     let right = if xh + o == hw { 0 } else { xh + o };
     (left, right)
 }
+
+/// Sites per word in the 4-bit packed format.
+pub const SITES_PER_WORD4: usize = 8;
+
+/// Packs a colour array (rows of `half_width` spins, each below 16) four
+/// bits per spin: column x_h of a row goes to nibble x_h mod 8 of word
+/// ⌊x_h/8⌋ of that row. `half_width` must be a multiple of 8.
+pub fn pack4(colour: &[u8], half_width: usize) -> Vec<u32> {
+    debug_assert!(half_width % SITES_PER_WORD4 == 0);
+    colour
+        .chunks_exact(SITES_PER_WORD4)
+        .map(|c| c.iter().enumerate().fold(0u32, |w, (i, &s)| w | (u32::from(s) << (4 * i))))
+        .collect()
+}
+
+/// Inverse of [`pack4`].
+pub fn unpack4(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|&w| (0..SITES_PER_WORD4).map(move |i| ((w >> (4 * i)) & 15) as u8)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack4_round_trips_and_places_nibbles() {
+        let spins: Vec<u8> = (0..48).map(|i| (i * 7 % 16) as u8).collect();
+        let words = pack4(&spins, 16);
+        assert_eq!(words.len(), 6);
+        assert_eq!(words[0] & 15, u32::from(spins[0]));
+        assert_eq!(words[1] >> 28, u32::from(spins[15]));
+        assert_eq!(unpack4(&words), spins);
+    }
+}

@@ -50,7 +50,7 @@ pub mod stats;
 pub use algorithm::AcceptanceTable;
 pub use backend::{Backend, BackendChoice};
 pub use cpu::CpuBackend;
-pub use cuda::CudaBackend;
+pub use cuda::{CudaBackend, CudaKernel};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;

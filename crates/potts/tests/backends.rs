@@ -4,14 +4,17 @@
 //! bit on awkward lattice sizes.
 
 use proptest::prelude::*;
-use warpmc_potts::algorithm::{AcceptanceTable, block_counter, chain_stream, metropolis_site};
+use warpmc_potts::algorithm::{
+    AcceptanceTable, UNIT_COLS, UNIT_ROWS, chain_stream, metropolis_site, unit_generators, units_per_row,
+};
 use warpmc_potts::baseline::{BaselineCpu, BaselineGpu};
-use warpmc_potts::cuda::check_fits;
+use warpmc_potts::cuda::{CudaKernel, check_fits};
 use warpmc_potts::{Backend, CpuBackend, CudaBackend, InitialState, Lattice, PottsError, PottsModel};
-use warpmc_rng::philox_block;
+use warpmc_rng::RandomSource;
 
 /// Sweeps written the obvious way: row-major lattice, each site of the
-/// colour in turn, its random words found from its number in the colour.
+/// colour in turn. A site's word is found from its place in its unit by
+/// jumping the unit's generator ahead (no sequential stepping).
 fn naive_sweeps(l: &Lattice, model: &PottsModel, t: f64, seed: u64, stream: u64, first: u64, count: u64) -> Lattice {
     let (w, h, q) = (l.width(), l.height(), l.q());
     let table = AcceptanceTable::metropolis(model, t);
@@ -23,16 +26,20 @@ fn naive_sweeps(l: &Lattice, model: &PottsModel, t: f64, seed: u64, stream: u64,
                     if (x + y) % 2 != colour as usize {
                         continue;
                     }
-                    let j = (y * (w / 2) + x / 2) as u64;
-                    let b = philox_block(seed, stream, block_counter(sweep, colour, j / 2));
-                    let e = 2 * (j % 2) as usize;
+                    let (hw, xh) = (w / 2, x / 2);
+                    let unit = (y / UNIT_ROWS) * units_per_row(hw) + xh / UNIT_COLS;
+                    let cols = UNIT_COLS.min(hw - xh / UNIT_COLS * UNIT_COLS);
+                    let before = (y % UNIT_ROWS) / 2 * cols + xh % UNIT_COLS;
+                    let mut g = unit_generators(seed, stream, sweep, colour, unit as u64)[(y % UNIT_ROWS) % 2];
+                    g.jump(before as u64);
+                    let r = g.next_u32();
                     let nbrs = [
                         s[y * w + (x + w - 1) % w],
                         s[y * w + (x + 1) % w],
                         s[((y + h - 1) % h) * w + x],
                         s[((y + 1) % h) * w + x],
                     ];
-                    s[y * w + x] = metropolis_site(s[y * w + x], nbrs, (b[e], b[e + 1]), q, &table);
+                    s[y * w + x] = metropolis_site(s[y * w + x], nbrs, r, q, &table);
                 }
             }
         }
@@ -47,7 +54,9 @@ fn random_model(q: u32, w: usize, h: usize, field: f64) -> PottsModel {
 #[test]
 fn cpu_backend_matches_the_naive_reference() {
     // Odd and even half-widths, a lattice above the parallel threshold, a field.
-    for (q, w, h, field) in [(2, 2, 2, 0.0), (3, 6, 4, 0.0), (9, 34, 10, 0.3), (255, 14, 8, -0.2), (5, 260, 130, 0.0)] {
+    for (q, w, h, field) in
+        [(2, 2, 2, 0.0), (3, 6, 4, 0.0), (9, 34, 10, 0.3), (255, 14, 8, -0.2), (5, 260, 130, 0.0), (16, 48, 26, 0.0)]
+    {
         let model = random_model(q, w, h, field);
         let t = 0.9 / (1.0 + (q as f64).sqrt()).ln();
         let stream = chain_stream(1, 2);
@@ -59,7 +68,8 @@ fn cpu_backend_matches_the_naive_reference() {
         let expected = naive_sweeps(&start, &model, t, 77, stream, 3, 5);
         assert_eq!(cpu.lattice().unwrap(), expected, "q={q} {w}x{h}");
         assert_eq!(cpu.census().unwrap(), expected.census(), "census q={q} {w}x{h}");
-        assert_ne!(expected, start, "nothing moved: q={q} {w}x{h}");
+        // (A 2×2 lattice may well come back to its start after 5 sweeps.)
+        assert!(w * h < 16 || expected != start, "nothing moved: q={q} {w}x{h}");
     }
 }
 
@@ -87,6 +97,13 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
         (9, 1030, 258, 0.25),
         (2, 2, 1024, 0.0),
         (255, 98, 40, 0.0),
+        // The 4-bit kernel: every q it compiles for a different path.
+        (2, 48, 16, 0.0),
+        (3, 16, 8, 0.0),
+        (8, 176, 24, 0.0),
+        (9, 144, 40, 0.0),
+        (16, 1040, 264, 0.0),
+        (12, 16, 8, 0.0),
     ] {
         let model = random_model(q, w, h, field);
         for t_factor in [0.8, 1.0, 1.3] {
@@ -95,16 +112,33 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
             let start = Lattice::new(&model, InitialState::Random, 2026, stream);
             let table = AcceptanceTable::metropolis(&model, t);
             let mut cpu = CpuBackend::new(&model);
-            let mut cuda = CudaBackend::new(gpu.clone(), &model).unwrap();
-            for b in [&mut cpu as &mut dyn Backend, &mut cuda] {
+            let mut cudas = vec![CudaBackend::with_kernel(gpu.clone(), &model, CudaKernel::Generic).unwrap()];
+            if CudaKernel::packed4_fits(&model) {
+                for k in [CudaKernel::Packed4, CudaKernel::Packed4Split] {
+                    cudas.push(CudaBackend::with_kernel(gpu.clone(), &model, k).unwrap());
+                }
+            }
+            for b in
+                std::iter::once(&mut cpu as &mut dyn Backend).chain(cudas.iter_mut().map(|c| c as &mut dyn Backend))
+            {
                 b.load(&start).unwrap();
                 b.set_table(&table).unwrap();
                 b.sweeps(2026, stream, 0, 1).unwrap();
                 b.sweeps(2026, stream, 1, 10).unwrap();
+                // Long enough for the packed kernels' recorded graph (64
+                // sweeps) plus a remainder; then another chain's stream,
+                // which must not replay the first chain's graph.
+                b.sweeps(2026, stream, 11, 70).unwrap();
+                b.sweeps(2026, chain_stream(3, 2), 0, 64).unwrap();
             }
-            let (a, g) = (cpu.lattice().unwrap(), cuda.lattice().unwrap());
-            assert!(a == g, "q={q} {w}x{h} T={t}: lattices differ after 11 sweeps");
-            assert_eq!(cuda.census().unwrap(), a.census(), "census q={q} {w}x{h}");
+            let a = cpu.lattice().unwrap();
+            assert_ne!(a, start, "nothing moved: q={q} {w}x{h}");
+            for cuda in &mut cudas {
+                let kernel = cuda.kernel_name();
+                let g = cuda.lattice().unwrap();
+                assert!(a == g, "q={q} {w}x{h} T={t} {kernel}: lattices differ after 145 sweeps");
+                assert_eq!(cuda.census().unwrap(), a.census(), "census q={q} {w}x{h} {kernel}");
+            }
         }
     }
 }
