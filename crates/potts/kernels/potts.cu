@@ -158,9 +158,9 @@ __device__ __forceinline__ u32 propose4(u32 s, u32 ke, u32 ko) {
 // multiply-add by `one` (a kernel argument equal to 1) so that it runs on the
 // multiply pipe: the integer ALU pipe is what limits this kernel.
 __device__ __forceinline__ u32 accept_word(u32 f, u64 neg_th, u32 one) {
-    u64 v;
-    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(v) : "r"(f), "r"(one), "l"(neg_th));
-    return (u32)(v >> 32);
+    // (Inline PTX mad.wide.u32 here sent NVCC 13.0's front end into an
+    // endless loop; a multiply by the unknown `one` gives the same SASS.)
+    return (u32)(((u64)f * one + neg_th) >> 32);
 }
 
 // The rows of unit k that one thread updates: all 8 (PAR = 1, generators
