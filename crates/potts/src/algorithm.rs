@@ -164,15 +164,14 @@ pub fn split_word(r: u32, q: u32) -> (u32, u32) {
 #[inline(always)]
 pub fn metropolis_site(old: u8, nbrs: [u8; 4], r: u32, q: u32, table: &AcceptanceTable) -> u8 {
     let (i, f) = split_word(r, q);
-    let mut new = old as u32 + 1 + i;
-    if new >= q {
-        new -= q;
-    }
-    let new = new as u8;
+    // Branch-free: both comparisons are coin flips a predictor cannot learn.
+    let sum = old as u32 + 1 + i;
+    let new = (sum - q * (sum >= q) as u32) as u8;
     let n_old = nbrs.iter().map(|&n| (n == old) as i32).sum::<i32>();
     let n_new = nbrs.iter().map(|&n| (n == new) as i32).sum::<i32>();
     let d0 = (new == 0) as i32 - (old == 0) as i32;
-    if f < table.thresholds[table_index(n_new - n_old, d0)] { new } else { old }
+    let accept = f < table.thresholds[table_index(n_new - n_old, d0)];
+    old ^ ((old ^ new) & (accept as u8).wrapping_neg())
 }
 
 #[cfg(test)]

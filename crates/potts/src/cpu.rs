@@ -57,10 +57,15 @@ impl CpuBackend {
                 let same = &other[y * hw..(y + 1) * hw];
                 let up = &other[((y + h - 1) % h) * hw..][..hw];
                 let down = &other[((y + 1) % h) * hw..][..hw];
-                for xh in 0..hw {
-                    let r = gens[xh / UNIT_COLS][i & 1].next_u32();
-                    let (l, rt) = side_columns(xh, o, hw);
-                    row[xh] = metropolis_site(row[xh], [same[l], same[rt], up[xh], down[xh]], r, q, table);
+                // Each unit's generator in a local while its 8 sites are done.
+                for (u, (cells, pair)) in row.chunks_mut(UNIT_COLS).zip(gens.iter_mut()).enumerate() {
+                    let g = &mut pair[i & 1];
+                    let x0 = u * UNIT_COLS;
+                    for (c, cell) in cells.iter_mut().enumerate() {
+                        let xh = x0 + c;
+                        let (l, rt) = side_columns(xh, o, hw);
+                        *cell = metropolis_site(*cell, [same[l], same[rt], up[xh], down[xh]], g.next_u32(), q, table);
+                    }
                 }
             }
         };
