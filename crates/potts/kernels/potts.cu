@@ -37,7 +37,7 @@ __device__ __forceinline__ void unit_generators(u64 seed, u64 stream, u64 sweep,
 
 // ---- One byte per spin ------------------------------------------------------
 
-__device__ __forceinline__ u8 metropolis_site(u8 old, u8 a, u8 b, u8 c, u8 d, u32 r, u32 q, const u32* table) {
+__device__ __forceinline__ u8 metropolis_site(u8 old, u8 a, u8 b, u8 c, u8 d, u32 r, u32 q, const u64* table) {
     const u64 p = (u64)r * (u64)(q - 1u);
     u32 nw = (u32)old + 1u + (u32)(p >> 32);
     if (nw >= q) nw -= q;
@@ -45,14 +45,14 @@ __device__ __forceinline__ u8 metropolis_site(u8 old, u8 a, u8 b, u8 c, u8 d, u3
     const int n_old = (a == old) + (b == old) + (c == old) + (d == old);
     const int n_new = (a == s) + (b == s) + (c == s) + (d == s);
     const int d0 = (s == 0) - (old == 0);
-    return ((u32)p < table[(n_new - n_old + 4) * 3 + (d0 + 1)]) ? s : old;
+    return ((u64)(u32)p < table[(n_new - n_old + 4) * 3 + (d0 + 1)]) ? s : old;
 }
 
 // One colour of one sweep; thread k (grid-stride) serves unit k.
 extern "C" __global__ void potts_generic_colour(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw, u32 h,
                                                 u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
-                                                const u32* __restrict__ table_g, u32 units_per_row, u64 units) {
-    __shared__ u32 table[TABLE_LEN];
+                                                const u64* __restrict__ table_g, u32 units_per_row, u64 units) {
+    __shared__ u64 table[TABLE_LEN];
     if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = table_g[threadIdx.x];
     __syncthreads();
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < units; k += (u64)gridDim.x * blockDim.x) {

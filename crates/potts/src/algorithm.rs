@@ -38,8 +38,9 @@
 //! (i < q − 1 the high half of the product, f the low half). The proposal
 //! s' = (s + 1 + i) mod q is uniform among the q − 1 other states (bias below
 //! q·2⁻³²), and the move is accepted iff f < θ(ΔE), where the threshold
-//! θ = min(⌊min(1, e^{−ΔE/T})·2³²⌋, 2³² − 1) is tabulated on the host once
-//! per temperature for the 27 possible (Δn, Δδ₀) — no floating point in the
+//! θ = ⌊min(1, e^{−ΔE/T})·2³²⌋ (2³² for moves that never raise the energy,
+//! so those are always accepted) is tabulated on the host once per
+//! temperature for the 27 possible (Δn, Δδ₀) — no floating point in the
 //! update itself. For a given i, f runs over an arithmetic progression of
 //! step q − 1 (step 1 for q = 2), so the acceptance probability is within
 //! q·2⁻³² of Metropolis': far below any statistical error a run can reach.
@@ -53,9 +54,8 @@ use crate::model::PottsModel;
 /// Δδ₀ ∈ {−1, 0, 1}.
 pub const TABLE_LEN: usize = 27;
 
-/// The threshold meaning "always accept" (every low half f of r·(q − 1) is
-/// below it except f = 2³² − 1, which only q = 2 can produce: a 2⁻³² bias).
-pub const ALWAYS: u32 = u32::MAX;
+/// The threshold meaning "always accept": every f < 2³².
+pub const ALWAYS: u64 = 1 << 32;
 
 /// Rows of a random-number unit.
 pub const UNIT_ROWS: usize = 8;
@@ -72,13 +72,13 @@ pub const MWC_MULTIPLIER: u32 = 4_278_189_678;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AcceptanceTable {
     /// Accept iff the acceptance fraction f is below the entry.
-    pub thresholds: [u32; TABLE_LEN],
+    pub thresholds: [u64; TABLE_LEN],
 }
 
 impl AcceptanceTable {
     /// The Metropolis table at temperature `t`.
     pub fn metropolis(model: &PottsModel, t: f64) -> Self {
-        let mut thresholds = [0u32; TABLE_LEN];
+        let mut thresholds = [0u64; TABLE_LEN];
         for dn in -4i32..=4 {
             for d0 in -1i32..=1 {
                 // ΔE = −J Δn − h Δδ₀
@@ -91,19 +91,19 @@ impl AcceptanceTable {
 
     /// The nine entries with Δδ₀ = 0, indexed by Δn + 4: the whole table
     /// when there is no field (what the packed kernels use).
-    pub fn without_field(&self) -> [u32; 9] {
+    pub fn without_field(&self) -> [u64; 9] {
         std::array::from_fn(|i| self.thresholds[i * 3 + 1])
     }
 }
 
-/// min(⌊min(1, e^{−ΔE/T})·2³²⌋, 2³² − 1).
-pub fn threshold(delta_e: f64, t: f64) -> u32 {
+/// ⌊min(1, e^{−ΔE/T})·2³²⌋, with [`ALWAYS`] = 2³² for ΔE ≤ 0.
+pub fn threshold(delta_e: f64, t: f64) -> u64 {
     if delta_e <= 0.0 {
         return ALWAYS;
     }
     let p = (-delta_e / t).exp();
-    // p < 1 here; the float-to-int cast saturates at u32::MAX = ALWAYS.
-    (p * 4_294_967_296.0).floor() as u32
+    // p < 1 here, so p·2³² < 2³²: the cast cannot reach ALWAYS.
+    ((p * 4_294_967_296.0).floor() as u64).min(ALWAYS - 1)
 }
 
 /// Index into [`AcceptanceTable::thresholds`].
@@ -170,7 +170,7 @@ pub fn metropolis_site(old: u8, nbrs: [u8; 4], r: u32, q: u32, table: &Acceptanc
     let n_old = nbrs.iter().map(|&n| (n == old) as i32).sum::<i32>();
     let n_new = nbrs.iter().map(|&n| (n == new) as i32).sum::<i32>();
     let d0 = (new == 0) as i32 - (old == 0) as i32;
-    let accept = f < table.thresholds[table_index(n_new - n_old, d0)];
+    let accept = u64::from(f) < table.thresholds[table_index(n_new - n_old, d0)];
     old ^ ((old ^ new) & (accept as u8).wrapping_neg())
 }
 
@@ -238,7 +238,7 @@ mod unit_tests {
 
     #[test]
     fn threshold_saturates_at_always() {
-        assert_eq!(threshold(1e-12, 1.0), ALWAYS);
+        assert_eq!(threshold(1e-12, 1.0), ALWAYS - 1);
         assert_eq!(threshold(-1.0, 1.0), ALWAYS);
         assert_eq!(threshold(1000.0, 0.01), 0);
     }

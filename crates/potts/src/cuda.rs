@@ -76,7 +76,7 @@ pub struct CudaBackend {
     height: usize,
     q: u32,
     storage: Storage,
-    table: DeviceBuffer<u32>,
+    table: DeviceBuffer<u64>,
     /// 2⁶⁴ − threshold for Δn + 4 = 0…8 (the packed kernels' form).
     neg_table: DeviceBuffer<u64>,
     /// The packed kernels read their sweep number as this plus an offset.
@@ -194,7 +194,7 @@ impl CudaBackend {
                 module.kernel("potts_generic_census")?,
             )
         };
-        let table = gpu.alloc_zeros::<u32>(TABLE_LEN)?;
+        let table = gpu.alloc_zeros::<u64>(TABLE_LEN)?;
         let neg_table = gpu.alloc_zeros::<u64>(9)?;
         let sweep_base = gpu.alloc_zeros::<u64>(1)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
@@ -290,7 +290,7 @@ impl Backend for CudaBackend {
         match self.storage {
             Storage::Generic(_) => self.gpu.copy_to_device(&table.thresholds, &mut self.table)?,
             Storage::Packed4 { .. } => {
-                let neg = table.without_field().map(|t| u64::from(t).wrapping_neg());
+                let neg = table.without_field().map(u64::wrapping_neg);
                 self.gpu.copy_to_device(&neg, &mut self.neg_table)?
             }
         }
@@ -311,7 +311,7 @@ impl Backend for CudaBackend {
                         let (a, b) = bufs.split_at_mut(1);
                         let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
                         // SAFETY: potts_generic_colour(u8*, const u8*, u32 hw, u32 h, u32 q, u64 seed,
-                        // u64 stream, u64 sweep, u32 colour, const u32* table, u32 units_per_row,
+                        // u64 stream, u64 sweep, u32 colour, const u64* table, u32 units_per_row,
                         // u64 units); both arrays hold hw·h bytes, units cover them in 8×8 tiles
                         // clipped to the array, and the table holds TABLE_LEN entries.
                         unsafe {
