@@ -492,9 +492,15 @@ fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
             if let Some(g) = &gpu {
                 rows.push(bench::time_baseline(g.clone(), &model, args.seconds)?);
                 let mut kernels = vec![(CudaKernel::Generic, "cuda-generic", 1.0)];
-                if CudaKernel::packed4_fits(&model) {
-                    kernels.push((CudaKernel::Packed4, "cuda-packed4", 0.5));
-                    kernels.push((CudaKernel::Packed4Split, "cuda-packed4-split", 0.5));
+                for (k, label, bytes) in [
+                    (CudaKernel::Packed4, "cuda-packed4", 0.5),
+                    (CudaKernel::Packed4Split, "cuda-packed4-split", 0.5),
+                    (CudaKernel::Packed1, "cuda-packed1", 0.125),
+                    (CudaKernel::Packed1Split, "cuda-packed1-split", 0.125),
+                ] {
+                    if k.fits(&model) {
+                        kernels.push((k, label, bytes));
+                    }
                 }
                 for (kernel, label, bytes) in kernels {
                     let mut b = CudaBackend::with_kernel(g.clone(), &model, kernel)?;

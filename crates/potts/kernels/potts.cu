@@ -265,6 +265,137 @@ extern "C" __global__ void __launch_bounds__(128) potts_packed4_colour_split(
     packed4_unit<2>(mine, other, wr, h, seed, stream, sweep, colour, th, one, k, parity);
 }
 
+// ---- One bit per spin (q = 2, no field) ------------------------------------
+//
+// Bit j of word w of a row is column 32w + j, so a word spans four units.
+// With no field, the acceptance threshold depends only on u, the number of
+// unequal neighbours (delta_n + 4 = 2u), and at most two values of u can
+// have a threshold below 2^32 (u = 0, 1 for J > 0; 3, 4 for J < 0): the host
+// passes them as classes ca, cb with xa = 2^64 - threshold. Every other
+// class is accepted outright.
+
+// Mask of the sites whose bit-sliced count (c0, c1, c2) equals c.
+__device__ __forceinline__ u32 class_mask(u32 c0, u32 c1, u32 c2, u32 c) {
+    return (c0 ^ ((c & 1u) ? 0u : ~0u)) & (c1 ^ ((c & 2u) ? 0u : ~0u)) & (c2 ^ ((c & 4u) ? 0u : ~0u));
+}
+
+template <int PAR>
+__device__ __forceinline__ void packed1_word(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h,
+                                             u64 seed, u64 stream, u64 sweep, u32 colour, u32 ca, u32 cb, u64 xa,
+                                             u64 xb, u32 one, u32 ub, u32 wx, u32 parity) {
+    // Generators of the four units of this word: g[2u + row parity].
+    u64 g[8];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+        const u64 unit = (u64)ub * (4u * wr) + 4u * wx + u;
+        unit_generators(seed, stream, sweep, colour, unit, g[2 * u], g[2 * u + 1]);
+    }
+    if (PAR == 2 && parity) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) g[2 * u] = g[2 * u + 1];
+    }
+    const u32 wl = wx == 0 ? wr - 1 : wx - 1;
+    const u32 wrt = wx + 1 == wr ? 0 : wx + 1;
+    const u32 y0 = ub * UNIT_ROWS + (PAR == 2 ? parity : 0);
+    u32 up = other[(u64)(y0 == 0 ? h - 1 : y0 - 1) * wr + wx];
+    u32 cur = other[(u64)y0 * wr + wx];
+#pragma unroll
+    for (int i = 0; i < UNIT_ROWS / PAR; ++i) {
+        const u32 y = y0 + PAR * i;
+        const u64 row = (u64)y * wr;
+        const u32 down = other[(u64)(y + 1 == h ? 0 : y + 1) * wr + wx];
+        const u32 side = ((y + colour) & 1u) ? ((cur >> 1) | (other[row + wrt] << 31))
+                                             : ((cur << 1) | (other[row + wl] >> 31));
+        const u32 s = mine[row + wx];
+        // u = number of unequal neighbours, bit-sliced: c0 + 2 c1 + 4 c2.
+        const u32 a = s ^ up, b = s ^ down, c = s ^ cur, d = s ^ side;
+        const u32 x1 = a ^ b, x2 = c ^ d;
+        const u32 k1 = a & b, k2 = c & d, k3 = x1 & x2;
+        const u32 c0 = x1 ^ x2;
+        const u32 c1 = k1 ^ k2 ^ k3;
+        const u32 c2 = (k1 & k2) | (k3 & (k1 | k2));
+        u32 ka = 0, kb = 0;
+        const int par = (PAR == 1) ? (i & 1) : 0;
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+            u64& gen = g[2 * (j >> 3) + par];
+            const u32 r = mwc_step(gen);
+            // m = all ones iff r < threshold (see accept_word); adds bit j.
+            ka -= accept_word(r, xa, one) * (1u << j);
+            kb -= accept_word(r, xb, one) * (1u << j);
+        }
+        const u32 ma = class_mask(c0, c1, c2, ca), mb = class_mask(c0, c1, c2, cb);
+        const u32 flip = (~(ma | mb)) | (ma & ka) | (mb & kb);
+        mine[row + wx] = s ^ flip;
+        if (PAR == 1) {
+            up = cur;
+            cur = down;
+        } else if (i + 1 < UNIT_ROWS / PAR) {
+            up = down;
+            cur = other[(u64)(y + 2 == h ? 0 : y + 2) * wr + wx];
+        }
+    }
+}
+
+// One colour of one sweep; thread t serves word column t mod wr of row
+// block t / wr (PAR = 1). Arguments as potts_packed4_colour, plus the two
+// classes and their 2^64 - threshold.
+extern "C" __global__ void __launch_bounds__(128) potts_packed1_colour(
+    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
+    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, u32 ca, u32 cb, u64 xa, u64 xb, u32 one,
+    u64 words) {
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= words) return;
+    const u32 ub = (u32)(t / wr);
+    packed1_word<1>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, ca, cb, xa, xb, one, ub,
+                    (u32)(t - (u64)ub * wr), 0);
+}
+
+// Two threads per word column (one per row parity), for small lattices.
+extern "C" __global__ void __launch_bounds__(128) potts_packed1_colour_split(
+    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
+    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, u32 ca, u32 cb, u64 xa, u64 xb, u32 one,
+    u64 words) {
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 k = (t >> 6) * 32 + (t & 31);
+    const u32 parity = (u32)(t >> 5) & 1u;
+    if (k >= words) return;
+    const u32 ub = (u32)(k / wr);
+    packed1_word<2>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, ca, cb, xa, xb, one, ub,
+                    (u32)(k - (u64)ub * wr), parity);
+}
+
+// The census of a 1-bit lattice: out[0] bonds, out[1] state 0, out[2] state 1.
+extern "C" __global__ void potts_packed1_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr, u32 h,
+                                                unsigned long long* out) {
+    const u64 n = (u64)wr * h;
+    u32 unequal = 0, ones = 0, words = 0;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
+        const u32 y = (u32)(k / wr);
+        const u32 wx = (u32)(k - (u64)y * wr);
+        const u64 row = (u64)y * wr;
+        const u32 s = c0[k];
+        const u32 cur = c1[k];
+        const u32 up = c1[(u64)(y == 0 ? h - 1 : y - 1) * wr + wx];
+        const u32 down = c1[(u64)(y + 1 == h ? 0 : y + 1) * wr + wx];
+        const u32 side = (y & 1u) ? ((cur >> 1) | (c1[row + (wx + 1 == wr ? 0 : wx + 1)] << 31))
+                                  : ((cur << 1) | (c1[row + (wx == 0 ? wr - 1 : wx - 1)] >> 31));
+        unequal += __popc(s ^ up) + __popc(s ^ down) + __popc(s ^ cur) + __popc(s ^ side);
+        ones += __popc(s) + __popc(cur);
+        words += 1;
+    }
+    const u32 bonds = 128u * words - unequal;
+    const u32 zeros = 64u * words - ones;
+    const u32 rb = __reduce_add_sync(0xffffffffu, bonds);
+    const u32 r0 = __reduce_add_sync(0xffffffffu, zeros);
+    const u32 r1 = __reduce_add_sync(0xffffffffu, ones);
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&out[0], (unsigned long long)rb);
+        atomicAdd(&out[1], (unsigned long long)r0);
+        atomicAdd(&out[2], (unsigned long long)r1);
+    }
+}
+
 // Moves the sweep base of a recorded graph on by n.
 extern "C" __global__ void potts_advance(u64* base, u64 n) {
     if (threadIdx.x == 0 && blockIdx.x == 0) *base += n;

@@ -3,11 +3,11 @@
 
 use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
 
-use crate::algorithm::{AcceptanceTable, TABLE_LEN, UNIT_ROWS, units_per_row};
+use crate::algorithm::{ALWAYS, AcceptanceTable, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
-use crate::layout::{SITES_PER_WORD4, join, pack4, split, unpack4};
+use crate::layout::{SITES_PER_WORD1, SITES_PER_WORD4, join, pack1, pack4, split, unpack1, unpack4};
 use crate::model::PottsModel;
 
 /// The kernels of this crate, for NVRTC; the packed kernels are compiled for
@@ -50,9 +50,31 @@ pub enum CudaKernel {
     /// generator): twice the parallelism for lattices too small to fill the
     /// GPU, at twice the Philox work.
     Packed4Split,
+    /// One bit per spin (Ising): q = 2, width a multiple of 64, height a
+    /// multiple of 8, no field; one thread per 32-bit word × 8 rows.
+    Packed1,
+    /// As [`CudaKernel::Packed1`] with two threads per word column.
+    Packed1Split,
 }
 
 impl CudaKernel {
+    /// Whether the 1-bit kernel can run `model`.
+    pub fn packed1_fits(model: &PottsModel) -> bool {
+        model.q() == 2
+            && (model.width() / 2) % SITES_PER_WORD1 == 0
+            && model.height() % UNIT_ROWS == 0
+            && model.field() == 0.0
+    }
+
+    /// Whether `model` fits this kernel ([`CudaKernel::Auto`] always does).
+    pub fn fits(self, model: &PottsModel) -> bool {
+        match self {
+            CudaKernel::Auto | CudaKernel::Generic => true,
+            CudaKernel::Packed4 | CudaKernel::Packed4Split => Self::packed4_fits(model),
+            CudaKernel::Packed1 | CudaKernel::Packed1Split => Self::packed1_fits(model),
+        }
+    }
+
     /// Whether the 4-bit kernel can run `model`.
     pub fn packed4_fits(model: &PottsModel) -> bool {
         model.q() <= 16
@@ -65,7 +87,12 @@ impl CudaKernel {
 #[derive(Debug)]
 enum Storage {
     Generic([DeviceBuffer<u8>; 2]),
-    Packed4 { colours: [DeviceBuffer<u32>; 2], split: bool },
+    /// `bits` per spin: 4 or 1.
+    Packed {
+        colours: [DeviceBuffer<u32>; 2],
+        split: bool,
+        bits: u32,
+    },
 }
 
 /// A lattice on a CUDA device.
@@ -82,8 +109,13 @@ pub struct CudaBackend {
     /// The packed kernels read their sweep number as this plus an offset.
     sweep_base: DeviceBuffer<u64>,
     advance: Kernel,
-    /// A recorded graph of GRAPH_SWEEPS sweeps, for the (seed, stream) key.
-    graph: Option<((u64, u64), Graph)>,
+    /// A recorded graph of GRAPH_SWEEPS sweeps, for the (seed, stream,
+    /// table version) key.
+    graph: Option<((u64, u64, u64), Graph)>,
+    /// The 1-bit kernel's classes and 2⁶⁴ − thresholds (arguments, not memory).
+    ising: (u32, u32, u64, u64),
+    /// Counts set_table calls (the 1-bit kernel's graph captures the table).
+    table_version: u64,
     counts: DeviceBuffer<u64>,
     update: Kernel,
     census: Kernel,
@@ -110,6 +142,8 @@ struct PackedSweep<'a> {
     seed: u64,
     stream: u64,
     units: u64,
+    /// For the 1-bit kernel: its classes and 2⁶⁴ − thresholds.
+    ising: Option<(u32, u32, u64, u64)>,
 }
 
 impl PackedSweep<'_> {
@@ -119,27 +153,53 @@ impl PackedSweep<'_> {
         for colour in 0u32..2 {
             let (a, b) = bufs.split_at_mut(1);
             let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
-            // SAFETY: potts_packed4_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
-            // u64 stream, const u64* sweep_base, u64 add, u32 colour, const u64* neg_table,
-            // u32 one, u64 units); both arrays hold wr·h words, h is a multiple of 8,
-            // units = wr·h/8 and threads past it return; neg_table holds 9 entries and
-            // sweep_base one.
-            unsafe {
-                self.gpu
-                    .launch(self.update)
-                    .buf_mut(mine)
-                    .buf(other)
-                    .arg(&self.wr)
-                    .arg(&self.h)
-                    .arg(&self.seed)
-                    .arg(&self.stream)
-                    .buf(self.sweep_base)
-                    .arg(&add)
-                    .arg(&colour)
-                    .buf(self.neg_table)
-                    .arg(&one)
-                    .arg(&self.units)
-                    .run(self.cfg)?;
+            match self.ising {
+                // SAFETY: potts_packed4_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
+                // u64 stream, const u64* sweep_base, u64 add, u32 colour, const u64* neg_table,
+                // u32 one, u64 units); both arrays hold wr·h words, h is a multiple of 8,
+                // units = wr·h/8 and threads past it return; neg_table holds 9 entries and
+                // sweep_base one.
+                None => unsafe {
+                    self.gpu
+                        .launch(self.update)
+                        .buf_mut(mine)
+                        .buf(other)
+                        .arg(&self.wr)
+                        .arg(&self.h)
+                        .arg(&self.seed)
+                        .arg(&self.stream)
+                        .buf(self.sweep_base)
+                        .arg(&add)
+                        .arg(&colour)
+                        .buf(self.neg_table)
+                        .arg(&one)
+                        .arg(&self.units)
+                        .run(self.cfg)?;
+                },
+                // SAFETY: potts_packed1_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
+                // u64 stream, const u64* sweep_base, u64 add, u32 colour, u32 ca, u32 cb, u64 xa,
+                // u64 xb, u32 one, u64 words); both arrays hold wr·h words, h is a multiple of 8,
+                // words = wr·h/8 and threads past it return; sweep_base holds one entry.
+                Some((ca, cb, xa, xb)) => unsafe {
+                    self.gpu
+                        .launch(self.update)
+                        .buf_mut(mine)
+                        .buf(other)
+                        .arg(&self.wr)
+                        .arg(&self.h)
+                        .arg(&self.seed)
+                        .arg(&self.stream)
+                        .buf(self.sweep_base)
+                        .arg(&add)
+                        .arg(&colour)
+                        .arg(&ca)
+                        .arg(&cb)
+                        .arg(&xa)
+                        .arg(&xb)
+                        .arg(&one)
+                        .arg(&self.units)
+                        .run(self.cfg)?;
+                },
             }
         }
         Ok(())
@@ -157,20 +217,20 @@ impl CudaBackend {
     pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
         let info = gpu.info();
-        // One thread per unit unless that leaves the GPU less than one full
-        // wave of resident threads.
-        let small =
-            (model.sites() / 2 / (UNIT_ROWS * SITES_PER_WORD4)) < (info.sm_count * info.max_threads_per_sm) as usize;
-        let packed = match kernel {
-            CudaKernel::Auto => CudaKernel::packed4_fits(model).then_some(small),
-            CudaKernel::Generic => None,
-            CudaKernel::Packed4 | CudaKernel::Packed4Split if CudaKernel::packed4_fits(model) => {
-                Some(kernel == CudaKernel::Packed4Split)
-            }
-            CudaKernel::Packed4 | CudaKernel::Packed4Split => {
+        // One thread per unit (per word for 1 bit) unless that leaves the GPU
+        // less than one full wave of resident threads.
+        let wave = (info.sm_count * info.max_threads_per_sm) as usize;
+        let threads = |bits: usize| model.sites() / 2 / (UNIT_ROWS * 32 / bits);
+        let kernel = match kernel {
+            CudaKernel::Auto if CudaKernel::packed1_fits(model) && threads(1) >= wave => CudaKernel::Packed1,
+            CudaKernel::Auto if CudaKernel::packed4_fits(model) && threads(4) >= wave => CudaKernel::Packed4,
+            CudaKernel::Auto if CudaKernel::packed4_fits(model) => CudaKernel::Packed4Split,
+            CudaKernel::Auto => CudaKernel::Generic,
+            k if k.fits(model) => k,
+            _ => {
                 return Err(PottsError::InvalidInput(format!(
-                    "the 4-bit kernel needs q <= 16, width a multiple of 16, height a multiple of 8 and no field \
-                     (got q={} {}x{} h={})",
+                    "the {kernel:?} kernel cannot run q={} {}x{} h={}: 4 bits need q <= 16, width a multiple of \
+                     16, height a multiple of 8 and no field; 1 bit needs q = 2 and width a multiple of 64",
                     model.q(),
                     model.width(),
                     model.height(),
@@ -180,12 +240,27 @@ impl CudaBackend {
         };
         let module = gpu.module(&kernel_source(model.q()))?;
         let n = model.sites() / 2;
-        let (storage, update, census) = if let Some(split) = packed {
-            let words = n / SITES_PER_WORD4;
+        let packed = match kernel {
+            CudaKernel::Packed4 | CudaKernel::Packed4Split => Some((4, kernel == CudaKernel::Packed4Split)),
+            CudaKernel::Packed1 | CudaKernel::Packed1Split => Some((1, kernel == CudaKernel::Packed1Split)),
+            _ => None,
+        };
+        let (storage, update, census) = if let Some((bits, split)) = packed {
+            let words = n * bits / 32;
+            let name = match (bits, split) {
+                (4, false) => "potts_packed4_colour",
+                (4, true) => "potts_packed4_colour_split",
+                (_, false) => "potts_packed1_colour",
+                (_, true) => "potts_packed1_colour_split",
+            };
             (
-                Storage::Packed4 { colours: [gpu.alloc_zeros::<u32>(words)?, gpu.alloc_zeros::<u32>(words)?], split },
-                module.kernel(if split { "potts_packed4_colour_split" } else { "potts_packed4_colour" })?,
-                module.kernel("potts_packed4_census")?,
+                Storage::Packed {
+                    colours: [gpu.alloc_zeros::<u32>(words)?, gpu.alloc_zeros::<u32>(words)?],
+                    split,
+                    bits: bits as u32,
+                },
+                module.kernel(name)?,
+                module.kernel(if bits == 4 { "potts_packed4_census" } else { "potts_packed1_census" })?,
             )
         } else {
             (
@@ -212,6 +287,8 @@ impl CudaBackend {
             sweep_base,
             advance: module.kernel("potts_advance")?,
             graph: None,
+            ising: (0, 0, 0, 0),
+            table_version: 0,
             counts,
             max_blocks,
         })
@@ -222,12 +299,15 @@ impl CudaBackend {
         &self.gpu
     }
 
-    /// The kernel in use: "generic", "packed4" or "packed4-split".
+    /// The kernel in use: "generic", "packed4", "packed4-split", "packed1"
+    /// or "packed1-split".
     pub fn kernel_name(&self) -> &'static str {
         match self.storage {
             Storage::Generic(_) => "generic",
-            Storage::Packed4 { split: false, .. } => "packed4",
-            Storage::Packed4 { split: true, .. } => "packed4-split",
+            Storage::Packed { split: false, bits: 4, .. } => "packed4",
+            Storage::Packed { split: true, bits: 4, .. } => "packed4-split",
+            Storage::Packed { split: false, .. } => "packed1",
+            Storage::Packed { split: true, .. } => "packed1-split",
         }
     }
 
@@ -267,10 +347,11 @@ impl Backend for CudaBackend {
                 self.gpu.copy_to_device(&c0, &mut bufs[0])?;
                 self.gpu.copy_to_device(&c1, &mut bufs[1])?;
             }
-            Storage::Packed4 { colours: bufs, .. } => {
+            Storage::Packed { colours: bufs, bits, .. } => {
                 let hw = self.width / 2;
-                self.gpu.copy_to_device(&pack4(&c0, hw), &mut bufs[0])?;
-                self.gpu.copy_to_device(&pack4(&c1, hw), &mut bufs[1])?;
+                let pack = if *bits == 4 { pack4 } else { pack1 };
+                self.gpu.copy_to_device(&pack(&c0, hw), &mut bufs[0])?;
+                self.gpu.copy_to_device(&pack(&c1, hw), &mut bufs[1])?;
             }
         }
         Ok(())
@@ -279,8 +360,9 @@ impl Backend for CudaBackend {
     fn lattice(&mut self) -> Result<Lattice> {
         let (c0, c1) = match &self.storage {
             Storage::Generic(bufs) => (self.gpu.download(&bufs[0])?, self.gpu.download(&bufs[1])?),
-            Storage::Packed4 { colours: bufs, .. } => {
-                (unpack4(&self.gpu.download(&bufs[0])?), unpack4(&self.gpu.download(&bufs[1])?))
+            Storage::Packed { colours: bufs, bits, .. } => {
+                let unpack = if *bits == 4 { unpack4 } else { unpack1 };
+                (unpack(&self.gpu.download(&bufs[0])?), unpack(&self.gpu.download(&bufs[1])?))
             }
         };
         Ok(join(self.width, self.height, self.q, [&c0, &c1]))
@@ -289,11 +371,28 @@ impl Backend for CudaBackend {
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
         match self.storage {
             Storage::Generic(_) => self.gpu.copy_to_device(&table.thresholds, &mut self.table)?,
-            Storage::Packed4 { .. } => {
+            Storage::Packed { bits: 4, .. } => {
                 let neg = table.without_field().map(u64::wrapping_neg);
                 self.gpu.copy_to_device(&neg, &mut self.neg_table)?
             }
+            Storage::Packed { .. } => {
+                // q = 2, no field: Δn + 4 = 2u for u unequal neighbours. At
+                // most two u have a threshold below "always" (ΔE = −J(2u − 4)
+                // is positive for u < 2 or for u > 2, not both).
+                let th = table.without_field();
+                let uncertain: Vec<u32> = (0..5u32).filter(|&u| th[2 * u as usize] < ALWAYS).collect();
+                if uncertain.len() > 2 {
+                    return Err(PottsError::InvalidInput(
+                        "the 1-bit kernel needs at most two uncertain acceptance classes".into(),
+                    ));
+                }
+                let ca = uncertain.first().copied().unwrap_or(0);
+                let cb = uncertain.get(1).copied().unwrap_or(ca);
+                let x = |u: u32| th[2 * u as usize].wrapping_neg();
+                self.ising = (ca, cb, x(ca), x(cb));
+            }
         }
+        self.table_version += 1;
         Ok(())
     }
 
@@ -334,10 +433,11 @@ impl Backend for CudaBackend {
                     }
                 }
             }
-            Storage::Packed4 { colours: bufs, split } => {
-                let wr = hw / SITES_PER_WORD4 as u32;
+            Storage::Packed { colours: bufs, split, bits } => {
+                let wr = hw * *bits / 32;
+                // Work items: units (4 bits) or words spanning four units (1 bit).
                 let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
-                // Split: threads 64m + 32p + l serve unit 32m + l, parity p.
+                // Split: threads 64m + 32p + l serve item 32m + l, parity p.
                 let threads = if *split { 2 * units.div_ceil(32) * 32 } else { units };
                 let blocks = threads.div_ceil(BLOCK as u64) as u32;
                 let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
@@ -353,10 +453,12 @@ impl Backend for CudaBackend {
                     seed,
                     stream,
                     units,
+                    ising: (*bits == 1).then_some(self.ising),
                 };
                 let mut done = 0;
                 if count >= GRAPH_SWEEPS {
-                    if self.graph.as_ref().is_none_or(|(key, _)| *key != (seed, stream)) {
+                    let key = (seed, stream, self.table_version);
+                    if self.graph.as_ref().is_none_or(|(k, _)| *k != key) {
                         self.graph = None;
                         let graph = self.gpu.capture(|| {
                             for add in 0..GRAPH_SWEEPS {
@@ -370,7 +472,7 @@ impl Backend for CudaBackend {
                                 )
                             }
                         })?;
-                        self.graph = Some(((seed, stream), graph));
+                        self.graph = Some((key, graph));
                     }
                     let (_, graph) = self.graph.as_ref().expect("recorded above");
                     while count - done >= GRAPH_SWEEPS {
@@ -408,12 +510,13 @@ impl Backend for CudaBackend {
                         .run(cfg)?;
                 }
             }
-            Storage::Packed4 { colours: bufs, .. } => {
-                let wr = hw / SITES_PER_WORD4 as u32;
+            Storage::Packed { colours: bufs, bits, .. } => {
+                let wr = hw * *bits / 32;
                 let cfg = self.config(wr as u64 * h as u64, true);
-                // SAFETY: potts_packed4_census(const u32*, const u32*, u32 wr, u32 h, u64* out):
-                // both arrays hold wr·h words; the module was compiled with POTTS_Q = q, so it
-                // writes out[0..=q], which holds 1 + q counters.
+                // SAFETY: potts_packed{4,1}_census(const u32*, const u32*, u32 wr, u32 h, u64* out):
+                // both arrays hold wr·h words; the 4-bit module was compiled with POTTS_Q = q and
+                // the 1-bit kernel runs q = 2 only, so they write out[0..=q], which holds 1 + q
+                // counters.
                 unsafe {
                     self.gpu
                         .launch(&self.census)

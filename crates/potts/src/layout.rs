@@ -67,6 +67,25 @@ pub fn unpack4(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|&w| (0..SITES_PER_WORD4).map(move |i| ((w >> (4 * i)) & 15) as u8)).collect()
 }
 
+/// Sites per word in the 1-bit format (q = 2).
+pub const SITES_PER_WORD1: usize = 32;
+
+/// Packs a colour array of spins 0/1 one bit per spin: column x_h goes to
+/// bit x_h mod 32 of word ⌊x_h/32⌋ of its row. `half_width` must be a
+/// multiple of 32.
+pub fn pack1(colour: &[u8], half_width: usize) -> Vec<u32> {
+    debug_assert!(half_width % SITES_PER_WORD1 == 0);
+    colour
+        .chunks_exact(SITES_PER_WORD1)
+        .map(|c| c.iter().enumerate().fold(0u32, |w, (i, &s)| w | (u32::from(s & 1) << i)))
+        .collect()
+}
+
+/// Inverse of [`pack1`].
+pub fn unpack1(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|&w| (0..SITES_PER_WORD1).map(move |i| ((w >> i) & 1) as u8)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +98,15 @@ mod tests {
         assert_eq!(words[0] & 15, u32::from(spins[0]));
         assert_eq!(words[1] >> 28, u32::from(spins[15]));
         assert_eq!(unpack4(&words), spins);
+    }
+
+    #[test]
+    fn pack1_round_trips_and_places_bits() {
+        let spins: Vec<u8> = (0..96).map(|i| ((i * 5 + i / 7) % 2) as u8).collect();
+        let words = pack1(&spins, 32);
+        assert_eq!(words.len(), 3);
+        assert_eq!(words[1] & 1, u32::from(spins[32]));
+        assert_eq!(words[2] >> 31, u32::from(spins[95]));
+        assert_eq!(unpack1(&words), spins);
     }
 }

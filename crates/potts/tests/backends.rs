@@ -99,6 +99,10 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
         (255, 98, 40, 0.0),
         // The 4-bit kernel: every q it compiles for a different path.
         (2, 48, 16, 0.0),
+        // The 1-bit kernel: one, two and three words per row.
+        (2, 64, 8, 0.0),
+        (2, 128, 24, 0.0),
+        (2, 192, 40, 0.0),
         (3, 16, 8, 0.0),
         (8, 176, 24, 0.0),
         (9, 144, 40, 0.0),
@@ -113,8 +117,8 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
             let table = AcceptanceTable::metropolis(&model, t);
             let mut cpu = CpuBackend::new(&model);
             let mut cudas = vec![CudaBackend::with_kernel(gpu.clone(), &model, CudaKernel::Generic).unwrap()];
-            if CudaKernel::packed4_fits(&model) {
-                for k in [CudaKernel::Packed4, CudaKernel::Packed4Split] {
+            for k in [CudaKernel::Packed4, CudaKernel::Packed4Split, CudaKernel::Packed1, CudaKernel::Packed1Split] {
+                if k.fits(&model) {
                     cudas.push(CudaBackend::with_kernel(gpu.clone(), &model, k).unwrap());
                 }
             }
