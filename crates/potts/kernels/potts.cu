@@ -320,14 +320,10 @@ __device__ __forceinline__ void packed1_word(u32* __restrict__ mine, const u32* 
         for (int j = 0; j < 32; ++j) {
             u64& gen = g[2 * (j >> 3) + par];
             const u32 r = mwc_step(gen);
-            // All ones iff r < threshold (see accept_word): shift its top bit
-            // in at the bottom (one funnel shift); reversed after the row.
-            ka = __funnelshift_l(accept_word(r, xa, one), ka, 1);
-            kb = __funnelshift_l(accept_word(r, xb, one), kb, 1);
+            // m = all ones iff r < threshold (see accept_word); adds bit j.
+            ka -= accept_word(r, xa, one) * (1u << j);
+            kb -= accept_word(r, xb, one) * (1u << j);
         }
-        // Site j was shifted in j-th, so it sits at bit 31 - j.
-        ka = __brev(ka);
-        kb = __brev(kb);
         const u32 ma = class_mask(c0, c1, c2, ca), mb = class_mask(c0, c1, c2, cb);
         const u32 flip = (~(ma | mb)) | (ma & ka) | (mb & kb);
         mine[row + wx] = s ^ flip;
