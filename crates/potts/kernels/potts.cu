@@ -159,7 +159,10 @@ __device__ __forceinline__ u32 propose4(u32 s, u32 ke, u32 ko) {
 // multiply pipe: the integer ALU pipe is what limits this kernel.
 __device__ __forceinline__ u32 accept_word(u32 f, u64 neg_th, u32 one) {
     // (Inline PTX mad.wide.u32 here sent NVCC 13.0's front end into an
-    // endless loop; a multiply by the unknown `one` gives the same SASS.)
+    // endless loop; a multiply by the unknown `one` gives the same SASS.
+    // So did collecting the 1-bit kernel's accept bits with
+    // __funnelshift_l + __brev. NVRTC compiles this file at run time: after
+    // any change, check that `nvcc -ptx` of it finishes.)
     return (u32)(((u64)f * one + neg_th) >> 32);
 }
 

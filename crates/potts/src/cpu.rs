@@ -1,4 +1,10 @@
 //! The CPU backend: rows of one colour in parallel on rayon's pool.
+//!
+//! Two storages, as on the GPU: one byte per spin for any model, and 4 bits
+//! per spin (16 sites per u64, the same nibble order as the CUDA `packed4`
+//! kernel) for q ≤ 16 with no field and width/2 a multiple of 16, height a
+//! multiple of 8, where neighbour comparisons and proposals are done 16
+//! sites at a time (SIMD within a register). Both compute the same states.
 
 use rayon::prelude::*;
 use warpmc_rng::{Mwc, RandomSource};
@@ -21,8 +27,45 @@ pub struct CpuBackend {
     width: usize,
     height: usize,
     q: u32,
+    /// The byte-per-spin colour arrays (empty while `nibbles` holds the state).
     colours: [Vec<u8>; 2],
+    /// The 4-bit colour arrays, when the model allows them.
+    nibbles: Option<[Vec<u64>; 2]>,
     table: AcceptanceTable,
+}
+
+/// Sites per u64 word in the CPU's 4-bit storage.
+const NIBBLES: usize = 16;
+const N1: u64 = 0x1111_1111_1111_1111;
+const B1: u64 = 0x0101_0101_0101_0101;
+const LOW_NIBBLES: u64 = 0x0f0f_0f0f_0f0f_0f0f;
+
+/// Per nibble: 1 where a and b differ.
+#[inline(always)]
+fn ne16(a: u64, b: u64) -> u64 {
+    let x = a ^ b;
+    let t = (x & 0x7777_7777_7777_7777).wrapping_add(0x7777_7777_7777_7777);
+    ((t | x) >> 3) & N1
+}
+
+/// Per byte lane: (v + k + 1) mod q for lanes below q (k < q − 1).
+#[inline(always)]
+fn add_mod_q(v: u64, k: u64, q: u64) -> u64 {
+    let e = v + k + B1;
+    let ge = ((e + (0x80 - q) * B1) & 0x8080_8080_8080_8080) >> 7;
+    e - ge * q
+}
+
+/// Packs a colour array into u64 words of 16 nibbles.
+fn pack16(colour: &[u8]) -> Vec<u64> {
+    colour
+        .chunks_exact(NIBBLES)
+        .map(|c| c.iter().enumerate().fold(0u64, |w, (i, &s)| w | (u64::from(s) << (4 * i))))
+        .collect()
+}
+
+fn unpack16(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|&w| (0..NIBBLES).map(move |i| ((w >> (4 * i)) & 15) as u8)).collect()
 }
 
 impl CpuBackend {
@@ -34,7 +77,106 @@ impl CpuBackend {
             height: model.height(),
             q: model.q(),
             colours: [vec![0; n], vec![0; n]],
+            nibbles: None,
             table: AcceptanceTable { thresholds: [0; TABLE_LEN] },
+        }
+        .with_storage(model)
+    }
+
+    /// Moves to the 4-bit storage when `model` allows it.
+    fn with_storage(mut self, model: &PottsModel) -> Self {
+        if Self::nibbles_fit(model) {
+            self.nibbles = Some([pack16(&self.colours[0]), pack16(&self.colours[1])]);
+            self.colours = [Vec::new(), Vec::new()];
+        }
+        self
+    }
+
+    /// Whether the 4-bit storage can hold `model`.
+    pub fn nibbles_fit(model: &PottsModel) -> bool {
+        model.q() <= 16 && model.field() == 0.0 && (model.width() / 2) % NIBBLES == 0 && model.height() % UNIT_ROWS == 0
+    }
+
+    /// The storage in use: "bytes" or "nibbles".
+    pub fn storage_name(&self) -> &'static str {
+        if self.nibbles.is_some() { "nibbles" } else { "bytes" }
+    }
+
+    /// The colour arrays one byte per spin (a copy for the 4-bit storage).
+    fn byte_colours(&self) -> std::borrow::Cow<'_, [Vec<u8>; 2]> {
+        match &self.nibbles {
+            Some([a, b]) => std::borrow::Cow::Owned([unpack16(a), unpack16(b)]),
+            None => std::borrow::Cow::Borrowed(&self.colours),
+        }
+    }
+
+    /// One colour of one sweep on the 4-bit storage: the update of
+    /// `metropolis_site` for 16 sites at a time.
+    fn half_sweep_nibbles(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
+        let (hw, h, q) = (self.width / 2, self.height, u64::from(self.q));
+        let wr = hw / NIBBLES;
+        // Padded to 16 so that a nibble indexes it without a bounds check
+        // (Δn + 4 ≤ 8; the padding is never read).
+        let mut th = [0u64; 16];
+        th[..9].copy_from_slice(&self.table.without_field());
+        let Some([c0, c1]) = &mut self.nibbles else { return };
+        let (mine, other): (&mut Vec<u64>, &Vec<u64>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
+        let units = hw / UNIT_COLS;
+        let update_block = |(b, block): (usize, &mut [u64])| {
+            let first_unit = (b * units) as u64;
+            let mut gens: Vec<[Mwc; 2]> = (0..units as u64)
+                .map(|u| unit_generators(seed, stream, sweep, colour as u32, first_unit + u))
+                .collect();
+            for (i, row) in block.chunks_mut(wr).enumerate() {
+                let y = b * UNIT_ROWS + i;
+                let o = (y + colour) & 1;
+                let cur = &other[y * wr..][..wr];
+                let up = &other[((y + h - 1) % h) * wr..][..wr];
+                let down = &other[((y + 1) % h) * wr..][..wr];
+                for (wx, cell) in row.iter_mut().enumerate() {
+                    let s = *cell;
+                    let c = cur[wx];
+                    let side = if o == 0 {
+                        (c << 4) | (cur[if wx == 0 { wr - 1 } else { wx - 1 }] >> 60)
+                    } else {
+                        (c >> 4) | (cur[if wx + 1 == wr { 0 } else { wx + 1 }] << 60)
+                    };
+                    // The 16 sites' words: two units, 8 sites each.
+                    let mut f = [0u32; NIBBLES];
+                    let (mut ke, mut ko) = (0u64, 0u64);
+                    for half in 0..2 {
+                        let g = &mut gens[2 * wx + half][i & 1];
+                        for j in 0..8 {
+                            let site = 8 * half + j;
+                            let p = u64::from(g.next_u32()) * (q - 1);
+                            f[site] = p as u32;
+                            let step = p >> 32;
+                            if site & 1 == 0 {
+                                ke |= step << (4 * site);
+                            } else {
+                                ko |= step << (4 * (site - 1));
+                            }
+                        }
+                    }
+                    let p = add_mod_q(s & LOW_NIBBLES, ke, q) | (add_mod_q((s >> 4) & LOW_NIBBLES, ko, q) << 4);
+                    let (u, dn) = (up[wx], down[wx]);
+                    // Δn + 4 per nibble.
+                    let d = ne16(s, u) + ne16(s, dn) + ne16(s, c) + ne16(s, side) + 4 * N1
+                        - (ne16(p, u) + ne16(p, dn) + ne16(p, c) + ne16(p, side));
+                    let mut accept = 0u64;
+                    for (j, &fj) in f.iter().enumerate() {
+                        let t = th[((d >> (4 * j)) & 15) as usize];
+                        accept |= (u64::from(fj) < t) as u64 * (15 << (4 * j));
+                    }
+                    *cell = s ^ ((s ^ p) & accept);
+                }
+            }
+        };
+        let block_len = UNIT_ROWS * wr;
+        if mine.len() * NIBBLES < PARALLEL_MIN_SITES {
+            mine.chunks_mut(block_len).enumerate().for_each(update_block);
+        } else {
+            mine.par_chunks_mut(block_len).enumerate().for_each(update_block);
         }
     }
 
@@ -100,12 +242,17 @@ impl Backend for CpuBackend {
                 self.q
             )));
         }
-        self.colours = split(lattice);
+        let [a, b] = split(lattice);
+        match &mut self.nibbles {
+            Some(n) => *n = [pack16(&a), pack16(&b)],
+            None => self.colours = [a, b],
+        }
         Ok(())
     }
 
     fn lattice(&mut self) -> Result<Lattice> {
-        Ok(join(self.width, self.height, self.q, [&self.colours[0], &self.colours[1]]))
+        let c = self.byte_colours();
+        Ok(join(self.width, self.height, self.q, [&c[0], &c[1]]))
     }
 
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
@@ -115,8 +262,13 @@ impl Backend for CpuBackend {
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
         for sweep in first..first + count {
-            self.half_sweep(seed, stream, sweep, 0);
-            self.half_sweep(seed, stream, sweep, 1);
+            for colour in 0..2 {
+                if self.nibbles.is_some() {
+                    self.half_sweep_nibbles(seed, stream, sweep, colour);
+                } else {
+                    self.half_sweep(seed, stream, sweep, colour);
+                }
+            }
         }
         Ok(())
     }
@@ -125,7 +277,8 @@ impl Backend for CpuBackend {
         // Every bond joins a colour-0 site to a colour-1 site, so counting the
         // equal neighbours of colour-0 sites counts each bond once.
         let (hw, h, q) = (self.width / 2, self.height, self.q as usize);
-        let [c0, c1] = &self.colours;
+        let colours = self.byte_colours();
+        let [c0, c1] = &*colours;
         let rows: Vec<(u64, Vec<u64>)> = (0..h)
             .into_par_iter()
             .map(|y| {

@@ -54,14 +54,26 @@ fn random_model(q: u32, w: usize, h: usize, field: f64) -> PottsModel {
 #[test]
 fn cpu_backend_matches_the_naive_reference() {
     // Odd and even half-widths, a lattice above the parallel threshold, a field.
-    for (q, w, h, field) in
-        [(2, 2, 2, 0.0), (3, 6, 4, 0.0), (9, 34, 10, 0.3), (255, 14, 8, -0.2), (5, 260, 130, 0.0), (16, 48, 26, 0.0)]
-    {
+    for (q, w, h, field) in [
+        (2, 2, 2, 0.0),
+        (3, 6, 4, 0.0),
+        (9, 34, 10, 0.3),
+        (255, 14, 8, -0.2),
+        (5, 260, 130, 0.0),
+        (16, 48, 26, 0.0),
+        // The CPU's 4-bit storage (q ≤ 16, no field, width/2 % 16 = 0, height % 8 = 0).
+        (2, 32, 8, 0.0),
+        (3, 64, 16, 0.0),
+        (9, 96, 24, 0.0),
+        (16, 160, 136, 0.0),
+        (9, 256, 128, 0.0),
+    ] {
         let model = random_model(q, w, h, field);
         let t = 0.9 / (1.0 + (q as f64).sqrt()).ln();
         let stream = chain_stream(1, 2);
         let start = Lattice::new(&model, InitialState::Random, 77, stream);
         let mut cpu = CpuBackend::new(&model);
+        assert_eq!(cpu.storage_name() == "nibbles", CpuBackend::nibbles_fit(&model));
         cpu.load(&start).unwrap();
         cpu.set_table(&AcceptanceTable::metropolis(&model, t)).unwrap();
         cpu.sweeps(77, stream, 3, 5).unwrap();
