@@ -42,8 +42,15 @@ enum PottsCommand {
     ///   warpmc potts run --resume seed.ckpt --out seed.csv
     #[command(verbatim_doc_comment)]
     Run(Box<RunArgs>),
-    /// Time the CPU and CUDA backends and the document-style baseline kernel
-    /// (ns per spin flip, flips per ns) for L = 512 … 32768 and q = 2, 9.
+    /// Time the CPU and every CUDA kernel that fits (generic: a byte per spin;
+    /// packed4[-split]: 4 bits, q ≤ 16; packed1[-split]: 1 bit, q = 2) beside
+    /// the document-style baseline kernel and the device's copy bandwidth.
+    ///
+    /// Prints ns per flip, flips per ns, the ratio to the baseline, the least
+    /// traffic a sweep needs per second (3 lattice passes at the kernel's
+    /// bytes per spin) and its fraction of the copy bandwidth, and for the CPU
+    /// ns per flip per core. L = 512 … 32768 and q = 2, 9 by default.
+    #[command(verbatim_doc_comment)]
     Bench(BenchArgs),
 }
 
