@@ -56,6 +56,12 @@ fn add_mod_q(v: u64, k: u64, q: u64) -> u64 {
     e - ge * q
 }
 
+/// The generators of the `units` units of row-block `b`.
+fn row_block_generators(seed: u64, stream: u64, sweep: u64, colour: usize, b: usize, units: usize) -> Vec<[Mwc; 2]> {
+    let first = (b * units) as u64;
+    (first..first + units as u64).map(|u| unit_generators(seed, stream, sweep, colour as u32, u)).collect()
+}
+
 /// Packs a colour array into u64 words of 16 nibbles.
 fn pack16(colour: &[u8]) -> Vec<u64> {
     colour
@@ -123,10 +129,7 @@ impl CpuBackend {
         let (mine, other): (&mut Vec<u64>, &Vec<u64>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
         let units = hw / UNIT_COLS;
         let update_block = |(b, block): (usize, &mut [u64])| {
-            let first_unit = (b * units) as u64;
-            let mut gens: Vec<[Mwc; 2]> = (0..units as u64)
-                .map(|u| unit_generators(seed, stream, sweep, colour as u32, first_unit + u))
-                .collect();
+            let mut gens = row_block_generators(seed, stream, sweep, colour, b, units);
             for (i, row) in block.chunks_mut(wr).enumerate() {
                 let y = b * UNIT_ROWS + i;
                 let o = (y + colour) & 1;
@@ -189,10 +192,7 @@ impl CpuBackend {
         // One row-block of UNIT_ROWS rows: its units' generators, then the
         // rows in order, each site drawing from its unit's generator.
         let update_block = |(b, block): (usize, &mut [u8])| {
-            let first_unit = (b * units) as u64;
-            let mut gens: Vec<[Mwc; 2]> = (0..units as u64)
-                .map(|u| unit_generators(seed, stream, sweep, colour as u32, first_unit + u))
-                .collect();
+            let mut gens = row_block_generators(seed, stream, sweep, colour, b, units);
             for (i, row) in block.chunks_mut(hw).enumerate() {
                 let y = b * UNIT_ROWS + i;
                 let o = (y + colour) & 1;

@@ -153,52 +153,32 @@ impl PackedSweep<'_> {
         for colour in 0u32..2 {
             let (a, b) = bufs.split_at_mut(1);
             let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
-            match self.ising {
+            // The arguments both packed kernels start with.
+            let common = self
+                .gpu
+                .launch(self.update)
+                .buf_mut(mine)
+                .buf(other)
+                .arg(&self.wr)
+                .arg(&self.h)
+                .arg(&self.seed)
+                .arg(&self.stream)
+                .buf(self.sweep_base)
+                .arg(&add)
+                .arg(&colour);
+            match &self.ising {
                 // SAFETY: potts_packed4_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
                 // u64 stream, const u64* sweep_base, u64 add, u32 colour, const u64* neg_table,
                 // u32 one, u64 units); both arrays hold wr·h words, h is a multiple of 8,
                 // units = wr·h/8 and threads past it return; neg_table holds 9 entries and
                 // sweep_base one.
-                None => unsafe {
-                    self.gpu
-                        .launch(self.update)
-                        .buf_mut(mine)
-                        .buf(other)
-                        .arg(&self.wr)
-                        .arg(&self.h)
-                        .arg(&self.seed)
-                        .arg(&self.stream)
-                        .buf(self.sweep_base)
-                        .arg(&add)
-                        .arg(&colour)
-                        .buf(self.neg_table)
-                        .arg(&one)
-                        .arg(&self.units)
-                        .run(self.cfg)?;
-                },
+                None => unsafe { common.buf(self.neg_table).arg(&one).arg(&self.units).run(self.cfg)? },
                 // SAFETY: potts_packed1_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
                 // u64 stream, const u64* sweep_base, u64 add, u32 colour, u32 ca, u32 cb, u64 xa,
                 // u64 xb, u32 one, u64 words); both arrays hold wr·h words, h is a multiple of 8,
                 // words = wr·h/8 and threads past it return; sweep_base holds one entry.
                 Some((ca, cb, xa, xb)) => unsafe {
-                    self.gpu
-                        .launch(self.update)
-                        .buf_mut(mine)
-                        .buf(other)
-                        .arg(&self.wr)
-                        .arg(&self.h)
-                        .arg(&self.seed)
-                        .arg(&self.stream)
-                        .buf(self.sweep_base)
-                        .arg(&add)
-                        .arg(&colour)
-                        .arg(&ca)
-                        .arg(&cb)
-                        .arg(&xa)
-                        .arg(&xb)
-                        .arg(&one)
-                        .arg(&self.units)
-                        .run(self.cfg)?;
+                    common.arg(ca).arg(cb).arg(xa).arg(xb).arg(&one).arg(&self.units).run(self.cfg)?
                 },
             }
         }
