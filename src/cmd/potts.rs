@@ -516,12 +516,17 @@ fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
             }
             if want_cpu && l <= args.cpu_max_size {
                 let mut b = CpuBackend::new(&model);
-                rows.push(bench::time_backend(&mut b, "cpu", 1.0, &model, args.seconds)?);
+                let (label, bytes) = match b.storage_name() {
+                    "bytes" => ("cpu", 1.0),
+                    "nibbles" => ("cpu-nibbles", 0.5),
+                    _ => ("cpu-nibbles-avx2", 0.5),
+                };
+                rows.push(bench::time_backend(&mut b, label, bytes, &model, args.seconds)?);
             }
             let base = rows.iter().find(|r| r.kernel == "cuda-baseline").map(|r| r.flips_per_ns);
             for r in &rows {
                 let ratio = base.map(|b| r.flips_per_ns / b);
-                let is_cpu = r.kernel == "cpu";
+                let is_cpu = r.kernel.starts_with("cpu");
                 let of_copy = copy_gbs.filter(|_| !is_cpu).map(|c| r.gbs / c);
                 let per_core = is_cpu.then_some(r.ns_per_flip * cpu_threads as f64);
                 if args.json {

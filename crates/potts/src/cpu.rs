@@ -31,6 +31,8 @@ pub struct CpuBackend {
     colours: [Vec<u8>; 2],
     /// The 4-bit colour arrays, when the model allows them.
     nibbles: Option<[Vec<u64>; 2]>,
+    /// Whether rows of the 4-bit storage go through AVX2.
+    simd: bool,
     table: AcceptanceTable,
 }
 
@@ -54,6 +56,62 @@ fn add_mod_q(v: u64, k: u64, q: u64) -> u64 {
     let e = v + k + B1;
     let ge = ((e + (0x80 - q) * B1) & 0x8080_8080_8080_8080) >> 7;
     e - ge * q
+}
+
+/// Whether AVX2 rows can run here.
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::cpu_simd::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// One row-block of the 4-bit storage through AVX2 (only called when
+/// [`simd_available`] said yes).
+#[allow(clippy::too_many_arguments)]
+fn update_block_simd(
+    seed: u64,
+    stream: u64,
+    sweep: u64,
+    colour: usize,
+    b: usize,
+    block: &mut [u64],
+    other: &[u64],
+    (wr, h, q): (usize, usize, u64),
+    th: &[u64; 16],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::cpu_simd;
+        let table = cpu_simd::LaneTable::new(&th[..9].try_into().expect("nine entries"));
+        let units = 2 * wr;
+        // Per row parity, the units' MWC states, each group of eight stored
+        // as units 0, 2, 4, 6, 1, 3, 5, 7.
+        let mut states = [vec![0u64; units], vec![0u64; units]];
+        for (u, pair) in row_block_generators(seed, stream, sweep, colour, b, units).iter().enumerate() {
+            let within = u % 8;
+            let pos = u - within + if within % 2 == 0 { within / 2 } else { 4 + within / 2 };
+            states[0][pos] = pair[0].state();
+            states[1][pos] = pair[1].state();
+        }
+        for (i, row) in block.chunks_mut(wr).enumerate() {
+            let y = b * UNIT_ROWS + i;
+            let cur = &other[y * wr..][..wr];
+            let up = &other[((y + h - 1) % h) * wr..][..wr];
+            let down = &other[((y + 1) % h) * wr..][..wr];
+            // SAFETY: this path runs only when cpu_simd::available() found AVX2.
+            unsafe { cpu_simd::row(row, cur, up, down, (y + colour) & 1, &mut states[i & 1], q as u32, &table) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (seed, stream, sweep, colour, b, block, other, wr, h, q, th);
+        unreachable!("AVX2 rows exist only on x86-64");
+    }
 }
 
 /// The generators of the `units` units of row-block `b`.
@@ -84,6 +142,7 @@ impl CpuBackend {
             q: model.q(),
             colours: [vec![0; n], vec![0; n]],
             nibbles: None,
+            simd: simd_available(),
             table: AcceptanceTable { thresholds: [0; TABLE_LEN] },
         }
         .with_storage(model)
@@ -103,9 +162,24 @@ impl CpuBackend {
         model.q() <= 16 && model.field() == 0.0 && (model.width() / 2) % NIBBLES == 0 && model.height() % UNIT_ROWS == 0
     }
 
-    /// The storage in use: "bytes" or "nibbles".
+    /// The storage in use: "bytes", "nibbles" or "nibbles-avx2" (4-bit rows
+    /// of a multiple of 64 sites on a CPU with AVX2).
     pub fn storage_name(&self) -> &'static str {
-        if self.nibbles.is_some() { "nibbles" } else { "bytes" }
+        match &self.nibbles {
+            None => "bytes",
+            Some(_) if self.simd_rows() => "nibbles-avx2",
+            Some(_) => "nibbles",
+        }
+    }
+
+    /// The same backend without AVX2 (for comparisons; results are equal).
+    pub fn without_simd(mut self) -> Self {
+        self.simd = false;
+        self
+    }
+
+    fn simd_rows(&self) -> bool {
+        self.simd && (self.width / 2 / NIBBLES) % 4 == 0
     }
 
     /// The colour arrays one byte per spin (a copy for the 4-bit storage).
@@ -125,10 +199,15 @@ impl CpuBackend {
         // (Δn + 4 ≤ 8; the padding is never read).
         let mut th = [0u64; 16];
         th[..9].copy_from_slice(&self.table.without_field());
+        let simd = self.simd_rows();
         let Some([c0, c1]) = &mut self.nibbles else { return };
         let (mine, other): (&mut Vec<u64>, &Vec<u64>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
         let units = hw / UNIT_COLS;
         let update_block = |(b, block): (usize, &mut [u64])| {
+            if simd {
+                update_block_simd(seed, stream, sweep, colour, b, block, other, (wr, h, q), &th);
+                return;
+            }
             let mut gens = row_block_generators(seed, stream, sweep, colour, b, units);
             for (i, row) in block.chunks_mut(wr).enumerate() {
                 let y = b * UNIT_ROWS + i;
