@@ -41,6 +41,21 @@ fn dump_matches_the_library_for_both_generators_and_interleaving() {
     let mut s: Vec<PhiloxStream> = (7..10).map(|i| PhiloxStream::new(3, Domain::User.stream(i))).collect();
     let want: Vec<u32> = (0..10).map(|i| s[i % 3].next_u32()).collect();
     assert_eq!(got, want);
+
+    // The Potts words: unit 0's 64 (rows alternating generators), then unit 1's.
+    let o = warpmc(&["rng", "dump", "-g", "potts", "--seed", "9", "--stream", "2", "--count", "136"]);
+    let got: Vec<u32> = o.stdout.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let stream = warpmc_potts::algorithm::chain_stream(0, 2);
+    let mut want = Vec::new();
+    for unit in 0..3 {
+        let mut g = warpmc_potts::algorithm::unit_generators(9, stream, 0, 0, unit);
+        for row in 0..8 {
+            for _ in 0..8 {
+                want.push(g[row % 2].next_u32());
+            }
+        }
+    }
+    assert_eq!(got, want[..136]);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail, ensure};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use warpmc_potts::algorithm::{UNIT_COLS, UNIT_ROWS, unit_generators};
 use warpmc_rng::multipliers::{self, SEARCH_START, TABLE_LEN};
 use warpmc_rng::stream::MAX_STREAM_INDEX;
 use warpmc_rng::{Domain, Mwc, PhiloxStream, RandomSource};
@@ -49,6 +50,46 @@ enum Generator {
     Philox,
     /// Multiply-with-carry, one per work unit, multiplier from the table.
     Mwc,
+    /// The words of the Potts update (warpmc-potts): unit after unit of
+    /// sweep 0, colour 0 of chain stream --stream, each unit's 64 words in
+    /// the order its sites use them (8 rows, each from its parity's
+    /// Philox-seeded multiply-with-carry generator).
+    Potts,
+}
+
+/// The Potts update's words, unit by unit (see `Generator::Potts`).
+struct PottsUnits {
+    seed: u64,
+    stream: u64,
+    unit: u64,
+    gens: [Mwc; 2],
+    used: usize,
+}
+
+impl PottsUnits {
+    fn new(seed: u64, stream: u64) -> Self {
+        PottsUnits { seed, stream, unit: 0, gens: Self::generators(seed, stream, 0), used: 0 }
+    }
+
+    /// Units past 2³² − 1 continue in the next sweep (the block counter
+    /// holds the unit in its low 32 bits).
+    fn generators(seed: u64, stream: u64, unit: u64) -> [Mwc; 2] {
+        unit_generators(seed, stream, unit >> 32, 0, unit & 0xffff_ffff)
+    }
+}
+
+impl RandomSource for PottsUnits {
+    fn next_u32(&mut self) -> u32 {
+        let per_unit = UNIT_ROWS * UNIT_COLS;
+        if self.used == per_unit {
+            self.unit += 1;
+            self.gens = Self::generators(self.seed, self.stream, self.unit);
+            self.used = 0;
+        }
+        let row = self.used / UNIT_COLS;
+        self.used += 1;
+        self.gens[row & 1].next_u32()
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -67,7 +108,8 @@ struct DumpArgs {
     /// Run seed (decimal or 0x-hex).
     #[arg(long, default_value = "0", value_parser = parse_u64)]
     seed: u64,
-    /// First stream id (Philox, in the user domain) or work unit (MWC).
+    /// First stream id (Philox, in the user domain), work unit (MWC) or
+    /// chain stream index (Potts).
     #[arg(long, default_value = "0", value_parser = parse_u64)]
     stream: u64,
     /// Number of consecutive streams to interleave, one word each in turn.
@@ -119,6 +161,7 @@ fn dump(args: DumpArgs) -> anyhow::Result<()> {
             match args.generator {
                 Generator::Philox => Box::new(PhiloxStream::new(args.seed, Domain::User.stream(id))),
                 Generator::Mwc => Box::new(Mwc::for_unit(args.seed, id)),
+                Generator::Potts => Box::new(PottsUnits::new(args.seed, Domain::Potts.stream(id))),
             }
         })
         .collect();
