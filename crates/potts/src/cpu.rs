@@ -306,7 +306,12 @@ impl Backend for CpuBackend {
     }
 
     fn description(&self) -> String {
-        format!("CPU, {} threads", rayon::current_num_threads())
+        let storage = match self.storage_name() {
+            "bytes" => "a byte per spin",
+            "nibbles" => "4 bits per spin",
+            _ => "4 bits per spin, AVX2",
+        };
+        format!("CPU, {} threads, {storage}", rayon::current_num_threads())
     }
 
     fn load(&mut self, lattice: &Lattice) -> Result<()> {
