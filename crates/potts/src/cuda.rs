@@ -39,7 +39,9 @@ pub fn check_fits(gpu: &Gpu, bytes: u64) -> Result<()> {
 /// (see [`algorithm`](crate::algorithm)); the choice is only about speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CudaKernel {
-    /// [`CudaKernel::Packed4`] when the model allows it, else generic.
+    /// The fastest kernel the model allows: 1 bit for q = 2 on lattices that
+    /// fill the GPU with it, else 4 bits (split on small lattices), else
+    /// generic.
     Auto,
     /// One byte per spin: any q, any even lattice, a field.
     Generic,
@@ -124,6 +126,12 @@ pub struct CudaBackend {
 
 /// Threads per block of the update kernels.
 const BLOCK: u32 = 128;
+
+/// A grid-stride launch over `work` items with at most `max_blocks` blocks.
+fn grid_stride(work: u64, max_blocks: u32) -> LaunchConfig {
+    let blocks = work.div_ceil(BLOCK as u64).clamp(1, max_blocks as u64);
+    LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+}
 
 /// Sweeps recorded in one CUDA graph: small lattices take a few µs per
 /// sweep, less than launching its two kernels one by one from the host.
@@ -290,14 +298,6 @@ impl CudaBackend {
             Storage::Packed { split: true, .. } => "packed1-split",
         }
     }
-
-    fn config(&self, work: u64, cap: bool) -> LaunchConfig {
-        let mut blocks = work.div_ceil(BLOCK as u64).max(1);
-        if cap {
-            blocks = blocks.min(self.max_blocks as u64);
-        }
-        LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
-    }
 }
 
 impl Backend for CudaBackend {
@@ -383,8 +383,7 @@ impl Backend for CudaBackend {
             Storage::Generic(bufs) => {
                 let per_row = units_per_row(hw as usize) as u32;
                 let units = per_row as u64 * (h as u64).div_ceil(UNIT_ROWS as u64);
-                let blocks = units.div_ceil(BLOCK as u64).clamp(1, self.max_blocks as u64) as u32;
-                let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+                let cfg = grid_stride(units, self.max_blocks);
                 for sweep in first..first + count {
                     for colour in 0u32..2 {
                         let (a, b) = bufs.split_at_mut(1);
@@ -475,7 +474,7 @@ impl Backend for CudaBackend {
         let h = self.height as u32;
         match &self.storage {
             Storage::Generic(bufs) => {
-                let cfg = self.config(hw as u64 * h as u64, true);
+                let cfg = grid_stride(hw as u64 * h as u64, self.max_blocks);
                 // SAFETY: potts_generic_census(const u8*, const u8*, u32 hw, u32 h, u32 q, u64* out):
                 // both arrays hold hw·h bytes; out holds 1 + q counters and spins are < q.
                 unsafe {
@@ -492,7 +491,7 @@ impl Backend for CudaBackend {
             }
             Storage::Packed { colours: bufs, bits, .. } => {
                 let wr = hw * *bits / 32;
-                let cfg = self.config(wr as u64 * h as u64, true);
+                let cfg = grid_stride(wr as u64 * h as u64, self.max_blocks);
                 // SAFETY: potts_packed{4,1}_census(const u32*, const u32*, u32 wr, u32 h, u64* out):
                 // both arrays hold wr·h words; the 4-bit module was compiled with POTTS_Q = q and
                 // the 1-bit kernel runs q = 2 only, so they write out[0..=q], which holds 1 + q
