@@ -34,3 +34,25 @@ impl GpuTimer<'_> {
         Ok(f64::from(ms))
     }
 }
+
+impl crate::Gpu {
+    /// Device-to-device copy bandwidth in GB/s (2 × bytes per copy / time:
+    /// every byte is read once and written once) over a buffer of `bytes`
+    /// bytes, the best of five timings of ten driver copies each. Kernels
+    /// that stream memory report their speed as a fraction of this.
+    pub fn copy_bandwidth_gbs(&self, bytes: usize) -> Result<f64> {
+        let src = self.alloc_zeros::<u8>(bytes)?;
+        let mut dst = self.alloc_zeros::<u8>(bytes)?;
+        self.copy_device(&src, &mut dst)?;
+        self.synchronize()?;
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let timer = self.start_timer()?;
+            for _ in 0..10 {
+                self.copy_device(&src, &mut dst)?;
+            }
+            best = best.min(timer.stop_ms()? / 10.0);
+        }
+        Ok(2.0 * bytes as f64 / (best * 1e-3) / 1e9)
+    }
+}

@@ -119,17 +119,5 @@ pub fn time_baseline(gpu: Gpu, model: &PottsModel, target_seconds: f64) -> Resul
 /// Device-to-device copy bandwidth in GB/s (2 × bytes moved per copy /
 /// time) over a buffer of `bytes` bytes, best of several copies.
 pub fn copy_bandwidth(gpu: &Gpu, bytes: usize) -> Result<f64> {
-    let src = gpu.alloc_zeros::<u8>(bytes)?;
-    let mut dst = gpu.alloc_zeros::<u8>(bytes)?;
-    gpu.copy_device(&src, &mut dst)?;
-    gpu.synchronize()?;
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let timer = gpu.start_timer()?;
-        for _ in 0..10 {
-            gpu.copy_device(&src, &mut dst)?;
-        }
-        best = best.min(timer.stop_ms()? / 10.0);
-    }
-    Ok(2.0 * bytes as f64 / (best * 1e-3) / 1e9)
+    Ok(gpu.copy_bandwidth_gbs(bytes)?)
 }

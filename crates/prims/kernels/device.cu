@@ -1,0 +1,356 @@
+// Device-wide reduce, scan, segmented reduce and compaction for one element
+// type (set with -DWARPMC_T=float and so on; one module per type).
+//
+// Each kernel family is instantiated for the three operators as
+// `<family>_sum`, `<family>_min`, `<family>_max`.
+#include "warpmc/lookback.cuh"
+
+#ifndef WARPMC_T
+#error "compile with -DWARPMC_T=<element type> (not -DT: NVRTC's builtin headers use T as a template parameter)"
+#endif
+
+typedef WARPMC_T value_t;
+
+// ---- operators and their identities --------------------------------------
+
+__device__ __forceinline__ float min_of(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ double min_of(double a, double b) { return fmin(a, b); }
+__device__ __forceinline__ float max_of(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double max_of(double a, double b) { return fmax(a, b); }
+template <class V> __device__ __forceinline__ V min_of(V a, V b) { return b < a ? b : a; }
+template <class V> __device__ __forceinline__ V max_of(V a, V b) { return a < b ? b : a; }
+
+__device__ __forceinline__ float highest(float) { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ double highest(double) { return __longlong_as_double(0x7ff0000000000000ll); }
+__device__ __forceinline__ int highest(int) { return 0x7fffffff; }
+__device__ __forceinline__ unsigned highest(unsigned) { return 0xffffffffu; }
+__device__ __forceinline__ long long highest(long long) { return 0x7fffffffffffffffll; }
+__device__ __forceinline__ unsigned long long highest(unsigned long long) { return ~0ull; }
+__device__ __forceinline__ float lowest(float) { return __int_as_float((int)0xff800000u); }
+__device__ __forceinline__ double lowest(double) { return __longlong_as_double((long long)0xfff0000000000000ull); }
+__device__ __forceinline__ int lowest(int) { return (int)0x80000000u; }
+__device__ __forceinline__ unsigned lowest(unsigned) { return 0u; }
+__device__ __forceinline__ long long lowest(long long) { return (long long)0x8000000000000000ull; }
+__device__ __forceinline__ unsigned long long lowest(unsigned long long) { return 0ull; }
+
+struct OpSum {
+    template <class V> __device__ __forceinline__ V operator()(V a, V b) const { return a + b; }
+    template <class V> __device__ __forceinline__ static V identity() { return V(0); }
+};
+struct OpMin {
+    template <class V> __device__ __forceinline__ V operator()(V a, V b) const { return min_of(a, b); }
+    template <class V> __device__ __forceinline__ static V identity() { return highest(V()); }
+};
+struct OpMax {
+    template <class V> __device__ __forceinline__ V operator()(V a, V b) const { return max_of(a, b); }
+    template <class V> __device__ __forceinline__ static V identity() { return lowest(V()); }
+};
+
+// ---- shared tuning -----------------------------------------------------------
+
+constexpr int BLOCK = 256;
+constexpr int WARPS = BLOCK / 32;
+// 64 bytes per thread per tile: 16 floats or 8 doubles, enough independent
+// loads in flight to cover memory latency.
+constexpr int ITEMS = 64 / sizeof(value_t);
+constexpr int TILE = BLOCK * ITEMS;
+// Elements of one 16-byte load.
+constexpr int VEC = 16 / sizeof(value_t);
+struct alignas(16) Vec16 {
+    value_t v[VEC];
+};
+
+// A streaming 16-byte load (read once: no point keeping it in L1/L2).
+__device__ __forceinline__ Vec16 load16(const Vec16 *p) {
+    int4 raw = __ldcs(reinterpret_cast<const int4 *>(p));
+    Vec16 v;
+    memcpy(&v, &raw, 16);
+    return v;
+}
+
+// Staging buffer index with one word of padding per 32, so that thread l
+// reading its ITEMS consecutive elements (stride ITEMS across lanes) hits
+// distinct banks.
+__device__ __forceinline__ int padded(int k) { return k + k / 32; }
+constexpr int STAGE = TILE + TILE / 32;
+
+// ---- reduce ------------------------------------------------------------------
+
+template <class Op>
+__device__ __forceinline__ value_t block_reduce(value_t v, Op op) {
+    __shared__ value_t s_warp[WARPS];
+    v = warpmc::lookback::warp_reduce_to_lane0(v, op);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) s_warp[warp] = v;
+    __syncthreads();
+    v = threadIdx.x < WARPS ? s_warp[threadIdx.x] : Op::template identity<value_t>();
+    if (warp == 0) v = warpmc::lookback::warp_reduce_to_lane0(v, op);
+    return v;  // valid in thread 0
+}
+
+// Each block reduces a grid-strided share of x with 16-byte loads; partials[b]
+// gets block b's result.
+template <class Op>
+__device__ void reduce_partial(const value_t *__restrict__ x, unsigned long long n, value_t *__restrict__ partials) {
+    const Op op;
+    value_t acc[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) acc[j] = Op::template identity<value_t>();
+    const unsigned long long nvec = n / VEC;
+    const Vec16 *xv = reinterpret_cast<const Vec16 *>(x);
+    const unsigned long long stride = (unsigned long long)gridDim.x * BLOCK;
+    unsigned long long i = (unsigned long long)blockIdx.x * BLOCK + threadIdx.x;
+    // Four loads in flight per thread before any is used.
+    for (; i + 3 * stride < nvec; i += 4 * stride) {
+        Vec16 a = load16(&xv[i]), b = load16(&xv[i + stride]), c = load16(&xv[i + 2 * stride]),
+              d = load16(&xv[i + 3 * stride]);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) acc[j] = op(acc[j], op(op(a.v[j], b.v[j]), op(c.v[j], d.v[j])));
+    }
+    for (; i < nvec; i += stride) {
+        Vec16 a = load16(&xv[i]);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) acc[j] = op(acc[j], a.v[j]);
+    }
+    // The tail that does not fill a 16-byte load.
+    unsigned long long t = nvec * VEC + (unsigned long long)blockIdx.x * BLOCK + threadIdx.x;
+    if (t < n) acc[0] = op(acc[0], x[t]);
+    value_t v = acc[0];
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) v = op(v, acc[j]);
+    v = block_reduce(v, op);
+    if (threadIdx.x == 0) partials[blockIdx.x] = v;
+}
+
+// One block reduces the partials into out[0].
+template <class Op>
+__device__ void reduce_final(const value_t *__restrict__ partials, unsigned count, value_t *__restrict__ out) {
+    const Op op;
+    value_t v = Op::template identity<value_t>();
+    for (unsigned i = threadIdx.x; i < count; i += BLOCK) v = op(v, partials[i]);
+    v = block_reduce(v, op);
+    if (threadIdx.x == 0) out[0] = v;
+}
+
+// ---- scan ----------------------------------------------------------------------
+
+// Single pass: every element is read once and written once. The tile is
+// loaded warp-striped (coalesced), transposed through shared memory so that
+// each thread scans ITEMS consecutive elements, and transposed back for
+// coalesced stores.
+template <class Op>
+__device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, unsigned long long n, int inclusive,
+                     warpmc::lookback::State<value_t> st) {
+    const Op op;
+    const value_t id = Op::template identity<value_t>();
+    __shared__ value_t s_stage[STAGE];
+    __shared__ value_t s_warp[WARPS];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const unsigned tile = warpmc::lookback::take_ticket(st);
+    const unsigned long long base = (unsigned long long)tile * TILE + (unsigned long long)warp * 32 * ITEMS;
+    const int wbase = warp * 32 * ITEMS;
+
+    // Load, warp-striped.
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        unsigned long long g = base + i * 32 + lane;
+        s_stage[padded(wbase + i * 32 + lane)] = g < n ? __ldcs(&x[g]) : id;
+    }
+    __syncwarp();
+    value_t v[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) v[i] = s_stage[padded(wbase + lane * ITEMS + i)];
+
+    // Thread, then warp, then block.
+    value_t run = id;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) run = op(run, v[i]);
+    value_t incl = run;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        value_t o;
+        if constexpr (sizeof(value_t) == 4) {
+            unsigned u;
+            memcpy(&u, &incl, 4);
+            u = __shfl_up_sync(0xffffffffu, u, d);
+            memcpy(&o, &u, 4);
+        } else {
+            unsigned long long u;
+            memcpy(&u, &incl, 8);
+            unsigned lo = __shfl_up_sync(0xffffffffu, (unsigned)u, d);
+            unsigned hi = __shfl_up_sync(0xffffffffu, (unsigned)(u >> 32), d);
+            u = ((unsigned long long)hi << 32) | lo;
+            memcpy(&o, &u, 8);
+        }
+        if (lane >= d) incl = op(o, incl);
+    }
+    if (lane == 31) s_warp[warp] = incl;
+    __syncthreads();
+    value_t warp_prefix = id, block_total = id;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        if (w < warp) warp_prefix = op(warp_prefix, s_warp[w]);
+        block_total = op(block_total, s_warp[w]);
+    }
+    // This thread's items come after: earlier tiles, earlier warps, earlier
+    // lanes of the warp.
+    const value_t tile_prefix = warpmc::lookback::exclusive_prefix(st, tile, block_total, op, id);
+    value_t lane_excl;
+    {
+        // incl minus own run, without subtraction (min/max have no inverse):
+        // shift the inclusive values up by one lane.
+        value_t o;
+        if constexpr (sizeof(value_t) == 4) {
+            unsigned u;
+            memcpy(&u, &incl, 4);
+            u = __shfl_up_sync(0xffffffffu, u, 1);
+            memcpy(&o, &u, 4);
+        } else {
+            unsigned long long u;
+            memcpy(&u, &incl, 8);
+            unsigned lo = __shfl_up_sync(0xffffffffu, (unsigned)u, 1);
+            unsigned hi = __shfl_up_sync(0xffffffffu, (unsigned)(u >> 32), 1);
+            u = ((unsigned long long)hi << 32) | lo;
+            memcpy(&o, &u, 8);
+        }
+        lane_excl = lane == 0 ? id : o;
+    }
+    value_t acc = op(op(tile_prefix, warp_prefix), lane_excl);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        value_t next = op(acc, v[i]);
+        v[i] = inclusive ? next : acc;
+        acc = next;
+    }
+
+    // Store, transposed back to warp-striped.
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) s_stage[padded(wbase + lane * ITEMS + i)] = v[i];
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        unsigned long long g = base + i * 32 + lane;
+        if (g < n) __stcs(&y[g], s_stage[padded(wbase + i * 32 + lane)]);
+    }
+}
+
+// ---- segmented reduce -----------------------------------------------------------
+
+// One warp per segment, grid-strided over segments: coalesced loads inside a
+// segment, and no cross-warp cooperation for the many short segments that
+// are the common case.
+template <class Op>
+__device__ void segmented_reduce(const value_t *__restrict__ x, const unsigned *__restrict__ offsets, unsigned nseg,
+                                 value_t *__restrict__ out) {
+    const Op op;
+    const unsigned lane = threadIdx.x % 32;
+    const unsigned warps = gridDim.x * (BLOCK / 32);
+    for (unsigned s = blockIdx.x * (BLOCK / 32) + threadIdx.x / 32; s < nseg; s += warps) {
+        const unsigned begin = offsets[s], end = offsets[s + 1];
+        value_t v = Op::template identity<value_t>();
+        for (unsigned i = begin + lane; i < end; i += 32) v = op(v, x[i]);
+        v = warpmc::lookback::warp_reduce_to_lane0(v, op);
+        if (lane == 0) out[s] = v;
+    }
+}
+
+// ---- compaction -------------------------------------------------------------------
+
+__device__ __forceinline__ bool keeps(value_t v, unsigned kind, value_t threshold) {
+    switch (kind) {
+        case 0: return v != value_t(0);
+        case 1: return v > threshold;
+        default: return v < threshold;
+    }
+}
+
+// Single pass, stable: tile-local counts and offsets, the tile's output
+// offset by look-back over the counts, then the kept elements are packed in
+// shared memory and written contiguously. The tile numbered last writes the
+// total count.
+__device__ void select_if(const value_t *__restrict__ x, unsigned long long n, unsigned kind, value_t threshold,
+                          value_t *__restrict__ out, warpmc::lookback::State<unsigned> st,
+                          unsigned long long ntiles, unsigned *__restrict__ total) {
+    const OpSum sum;
+    __shared__ value_t s_stage[STAGE];
+    __shared__ unsigned s_warp[WARPS];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const unsigned tile = warpmc::lookback::take_ticket(st);
+    const unsigned long long tile_base = (unsigned long long)tile * TILE;
+    const unsigned long long base = tile_base + (unsigned long long)warp * 32 * ITEMS;
+    const int wbase = warp * 32 * ITEMS;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        unsigned long long g = base + i * 32 + lane;
+        s_stage[padded(wbase + i * 32 + lane)] = g < n ? __ldcs(&x[g]) : value_t(0);
+    }
+    __syncwarp();
+    value_t v[ITEMS];
+    unsigned mask = 0, count = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        v[i] = s_stage[padded(wbase + lane * ITEMS + i)];
+        unsigned long long g = base + lane * ITEMS + i;
+        bool k = g < n && keeps(v[i], kind, threshold);
+        mask |= (unsigned)k << i;
+        count += k;
+    }
+    unsigned incl = count;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        unsigned o = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += o;
+    }
+    if (lane == 31) s_warp[warp] = incl;
+    __syncthreads();
+    unsigned warp_prefix = 0, block_total = 0;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        if (w < warp) warp_prefix += s_warp[w];
+        block_total += s_warp[w];
+    }
+    const unsigned tile_prefix = warpmc::lookback::exclusive_prefix(st, tile, block_total, sum, 0u);
+    // Pack the tile's kept elements in order at the front of the stage.
+    __syncthreads();  // every warp has finished reading the stage
+    unsigned pos = warp_prefix + incl - count;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i)
+        if (mask >> i & 1) s_stage[padded(pos++)] = v[i];
+    __syncthreads();
+    for (unsigned k = threadIdx.x; k < block_total; k += BLOCK) out[tile_prefix + k] = s_stage[padded(k)];
+    if (tile == ntiles - 1 && threadIdx.x == 0) *total = tile_prefix + block_total;
+}
+
+// ---- entry points ---------------------------------------------------------------
+
+#define WARPMC_DEVICE_OPS(name, Op)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(BLOCK) reduce_partial_##name(                                      \
+        const value_t *x, unsigned long long n, value_t *partials) {                                                  \
+        reduce_partial<Op>(x, n, partials);                                                                           \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(BLOCK) reduce_final_##name(const value_t *partials, unsigned count,  \
+                                                                             value_t *out) {                          \
+        reduce_final<Op>(partials, count, out);                                                                       \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(BLOCK) scan_##name(                                                \
+        const value_t *x, value_t *y, unsigned long long n, int inclusive, unsigned *flags, value_t *aggregate,        \
+        value_t *inclusive_values, unsigned *ticket) {                                                                \
+        scan<Op>(x, y, n, inclusive, warpmc::lookback::State<value_t>{flags, aggregate, inclusive_values, ticket});   \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(BLOCK) segmented_reduce_##name(                                    \
+        const value_t *x, const unsigned *offsets, unsigned nseg, value_t *out) {                                     \
+        segmented_reduce<Op>(x, offsets, nseg, out);                                                                  \
+    }
+
+WARPMC_DEVICE_OPS(sum, OpSum)
+WARPMC_DEVICE_OPS(min, OpMin)
+WARPMC_DEVICE_OPS(max, OpMax)
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    select_if_kernel(const value_t *x, unsigned long long n, unsigned kind, value_t threshold, value_t *out,
+                     unsigned *flags, unsigned *aggregate, unsigned *inclusive_values, unsigned *ticket,
+                     unsigned long long ntiles, unsigned *total) {
+    select_if(x, n, kind, threshold, out, warpmc::lookback::State<unsigned>{flags, aggregate, inclusive_values, ticket},
+              ntiles, total);
+}

@@ -1,0 +1,105 @@
+//! Measurements behind `warpmc bench reduce|scan|sort`: device time of one
+//! call, and the bytes it must move, so that speed reads as a fraction of the
+//! device's copy bandwidth measured in the same run
+//! ([`warpmc_gpu::Gpu::copy_bandwidth_gbs`]).
+
+use serde::Serialize;
+use warpmc_gpu::{DeviceBuffer, Gpu};
+
+use crate::cuda::CudaPrims;
+use crate::element::{Element, Op, SortKey};
+use crate::error::Result;
+
+/// One timed operation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measured {
+    /// What was timed, e.g. `reduce sum f32`.
+    pub label: String,
+    /// Elements processed.
+    pub elements: usize,
+    /// Bytes the operation must move at the least: reduce reads its input
+    /// once; scan reads it and writes the result; sort reads and writes
+    /// the keys (and values) once — a lower bound no sort reaches, which
+    /// makes the fraction of copy bandwidth a conservative figure.
+    pub bytes: f64,
+    /// Median device time of one call in milliseconds.
+    pub ms: f64,
+}
+
+impl Measured {
+    /// Bytes that must move divided by time, in GB/s.
+    pub fn gbs(&self) -> f64 {
+        self.bytes / (self.ms * 1e-3) / 1e9
+    }
+
+    /// Elements per second, in units of 10^9.
+    pub fn giga_elements_per_s(&self) -> f64 {
+        self.elements as f64 / (self.ms * 1e-3) / 1e9
+    }
+}
+
+/// Median device time of `f` in ms over `runs` calls, after one untimed
+/// call (compilation, memory-pool growth).
+pub fn median_ms(gpu: &Gpu, runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    f()?;
+    gpu.synchronize()?;
+    let mut times = Vec::with_capacity(runs.max(1));
+    for _ in 0..runs.max(1) {
+        let timer = gpu.start_timer()?;
+        f()?;
+        times.push(timer.stop_ms()?);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Deterministic pseudo-random elements: small integers (so float sums
+/// stay exact) for reduce and scan; full-range bits for sort keys.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn small_values<T: Element>(n: usize) -> Vec<T> {
+    let mut s = 1;
+    (0..n).map(|_| T::from_f64((splitmix(&mut s) % 16) as f64)).collect()
+}
+
+/// Times a device reduction of `n` elements of `T`.
+pub fn reduce<T: Element>(p: &CudaPrims, n: usize, op: Op, runs: usize) -> Result<Measured> {
+    let x = p.gpu().upload(&small_values::<T>(n))?;
+    let mut out: DeviceBuffer<T> = p.gpu().alloc_zeros(1)?;
+    let ms = median_ms(p.gpu(), runs, || p.reduce_to(&x, op, &mut out))?;
+    Ok(Measured {
+        label: format!("reduce {} {}", op.name(), T::NAME),
+        elements: n,
+        bytes: (n * size_of::<T>()) as f64,
+        ms,
+    })
+}
+
+/// Times a single-pass device scan of `n` elements of `T`.
+pub fn scan<T: Element>(p: &CudaPrims, n: usize, op: Op, inclusive: bool, runs: usize) -> Result<Measured> {
+    let x = p.gpu().upload(&small_values::<T>(n))?;
+    // SAFETY: the scan writes every element before anything reads it.
+    let mut y: DeviceBuffer<T> = unsafe { p.gpu().alloc_uninit(n)? };
+    let ms = median_ms(p.gpu(), runs, || p.scan_into(&x, &mut y, op, inclusive))?;
+    let kind = if inclusive { "inclusive" } else { "exclusive" };
+    Ok(Measured {
+        label: format!("{kind} scan {} {}", op.name(), T::NAME),
+        elements: n,
+        bytes: (2 * n * size_of::<T>()) as f64,
+        ms,
+    })
+}
+
+/// Keys with uniformly random radix bits (for floats this includes NaNs
+/// and infinities, about 0.4 % of them, as a real sort must handle).
+pub fn random_keys<K: SortKey>(n: usize, seed: u64) -> Vec<K> {
+    let mut s = seed;
+    let mask = if K::BITS == 32 { 0xffff_ffff } else { u64::MAX };
+    (0..n).map(|_| K::from_radix_bits(splitmix(&mut s) & mask)).collect()
+}

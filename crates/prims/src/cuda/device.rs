@@ -1,0 +1,211 @@
+//! Reduce, scan, segmented reduce and compaction on the GPU
+//! (`kernels/device.cu`, one module per element type).
+
+use warpmc_gpu::{DeviceBuffer, KernelSource, LaunchConfig};
+
+use super::CudaPrims;
+use crate::element::{Element, Op, Predicate};
+use crate::error::{Result, ensure};
+use crate::kernels::LOOKBACK_CUH;
+
+/// Threads per block of every kernel in device.cu.
+const BLOCK: u32 = 256;
+/// Resident blocks per SM the reduction grid aims for (2048 threads).
+const REDUCE_BLOCKS_PER_SM: u32 = 8;
+
+/// Elements per tile of the scan and compaction kernels (64 bytes per
+/// thread), as device.cu computes it.
+fn tile_elems<T: Element>() -> usize {
+    BLOCK as usize * (64 / size_of::<T>())
+}
+
+/// The device.cu module source for `T`.
+pub(crate) fn source<T: Element>() -> KernelSource {
+    KernelSource::new("device.cu", include_str!("../../kernels/device.cu"))
+        .header("warpmc/lookback.cuh", LOOKBACK_CUH)
+        .option(format!("-DWARPMC_T={}", T::CUDA))
+}
+
+/// Every element type's device.cu source, for compile checks.
+pub(crate) fn sources() -> Vec<KernelSource> {
+    vec![source::<i32>(), source::<u32>(), source::<i64>(), source::<u64>(), source::<f32>(), source::<f64>()]
+}
+
+fn one_block_per(blocks: usize) -> LaunchConfig {
+    LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// Scratch for one single-pass (look-back) launch over `tiles` tiles of
+/// values `V`: flags and the ticket zeroed, values uninitialised.
+struct LookbackScratch<V> {
+    flags: DeviceBuffer<u32>,
+    aggregate: DeviceBuffer<V>,
+    inclusive: DeviceBuffer<V>,
+    ticket: DeviceBuffer<u32>,
+}
+
+impl CudaPrims {
+    fn device_module<T: Element>(&self) -> Result<warpmc_gpu::Module> {
+        self.module(source::<T>, &format!("device-{}", T::NAME))
+    }
+
+    fn lookback_scratch<V: Element>(&self, tiles: usize) -> Result<LookbackScratch<V>> {
+        // SAFETY: the kernels write a tile's aggregate and inclusive values
+        // before they raise its flag, and read them only after seeing the
+        // flag; flags and ticket are zeroed here.
+        let (aggregate, inclusive) = unsafe { (self.gpu.alloc_uninit(tiles)?, self.gpu.alloc_uninit(tiles)?) };
+        Ok(LookbackScratch {
+            flags: self.gpu.alloc_zeros(tiles)?,
+            aggregate,
+            inclusive,
+            ticket: self.gpu.alloc_zeros(1)?,
+        })
+    }
+
+    /// Reduces `x` with `op` into `out[0]` on the device, without waiting
+    /// (for benchmarks and pipelines; [`crate::Primitives::reduce`] returns
+    /// the value to the host).
+    pub fn reduce_to<T: Element>(&self, x: &DeviceBuffer<T>, op: Op, out: &mut DeviceBuffer<T>) -> Result<()> {
+        ensure(!out.is_empty(), || "reduce_to needs an output buffer of at least one element".into())?;
+        let m = self.device_module::<T>()?;
+        let n = x.len() as u64;
+        let vec = (16 / size_of::<T>()) as u64;
+        let wanted = (n / vec).div_ceil(u64::from(BLOCK)).max(1);
+        let blocks = wanted.min(u64::from(self.gpu.info().sm_count * REDUCE_BLOCKS_PER_SM)) as usize;
+        // SAFETY: reduce_partial writes partials[0..blocks) before
+        // reduce_final reads them, on the same stream.
+        let mut partials = unsafe { self.gpu.alloc_uninit::<T>(blocks)? };
+        let partial = m.kernel(&format!("reduce_partial_{}", op.name()))?;
+        let fin = m.kernel(&format!("reduce_final_{}", op.name()))?;
+        let count = blocks as u32;
+        // SAFETY: reduce_partial_<op>(const T* x, u64 n, T* partials): x has n
+        // elements (16-byte aligned: device allocations are 256-byte
+        // aligned), partials one per block of this grid.
+        unsafe { self.gpu.launch(&partial).buf(x).arg(&n).buf_mut(&mut partials).run(one_block_per(blocks))? };
+        // SAFETY: reduce_final_<op>(const T* partials, u32 count, T* out):
+        // `count` partials, one output element (out is not empty).
+        unsafe { self.gpu.launch(&fin).buf(&partials).arg(&count).buf_mut(out).run(one_block_per(1))? };
+        Ok(())
+    }
+
+    pub(crate) fn reduce_value<T: Element>(&self, x: &DeviceBuffer<T>, op: Op) -> Result<T> {
+        let mut out = self.gpu.alloc_zeros::<T>(1)?;
+        self.reduce_to(x, op, &mut out)?;
+        Ok(self.gpu.download(&out)?[0])
+    }
+
+    /// Inclusive (`inclusive = true`) or exclusive scan of `x` into `out`
+    /// (the same length), in one pass over the data.
+    pub fn scan_into<T: Element>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        op: Op,
+        inclusive: bool,
+    ) -> Result<()> {
+        ensure(x.len() == out.len(), || format!("scan of {} elements into a buffer of {}", x.len(), out.len()))?;
+        if x.is_empty() {
+            return Ok(());
+        }
+        let tiles = x.len().div_ceil(tile_elems::<T>());
+        ensure(tiles < u32::MAX as usize, || format!("scan of {} elements: too many tiles", x.len()))?;
+        let m = self.device_module::<T>()?;
+        let k = m.kernel(&format!("scan_{}", op.name()))?;
+        let mut s = self.lookback_scratch::<T>(tiles)?;
+        let n = x.len() as u64;
+        let inc = i32::from(inclusive);
+        // SAFETY: scan_<op>(const T* x, T* y, u64 n, int inclusive,
+        // unsigned* flags, T* aggregate, T* inclusive, unsigned* ticket):
+        // x and y have n elements, the three per-tile arrays have `tiles`
+        // entries (one block per tile), flags and ticket are zero.
+        unsafe {
+            self.gpu
+                .launch(&k)
+                .buf(x)
+                .buf_mut(out)
+                .arg(&n)
+                .arg(&inc)
+                .buf_mut(&mut s.flags)
+                .buf_mut(&mut s.aggregate)
+                .buf_mut(&mut s.inclusive)
+                .buf_mut(&mut s.ticket)
+                .run(one_block_per(tiles))?
+        };
+        Ok(())
+    }
+
+    pub(crate) fn segmented_reduce_impl<T: Element>(
+        &self,
+        x: &DeviceBuffer<T>,
+        offsets: &DeviceBuffer<u32>,
+        op: Op,
+    ) -> Result<DeviceBuffer<T>> {
+        // The offsets are checked on the host: a bad offset would make the
+        // kernel read outside x.
+        let host_offsets = self.gpu.download(offsets)?;
+        crate::cpu::check_offsets(&host_offsets, x.len())?;
+        let nseg = host_offsets.len() - 1;
+        let mut out = self.gpu.alloc_zeros::<T>(nseg)?;
+        if nseg == 0 {
+            return Ok(out);
+        }
+        let m = self.device_module::<T>()?;
+        let k = m.kernel(&format!("segmented_reduce_{}", op.name()))?;
+        let warps_per_block = (BLOCK / 32) as usize;
+        let blocks = nseg.div_ceil(warps_per_block).min((self.gpu.info().sm_count * 16) as usize);
+        let nseg32 = nseg as u32;
+        // SAFETY: segmented_reduce_<op>(const T* x, const unsigned* offsets,
+        // unsigned nseg, T* out): offsets has nseg + 1 non-decreasing entries
+        // ending within x (checked above), out has nseg elements.
+        unsafe { self.gpu.launch(&k).buf(x).buf(offsets).arg(&nseg32).buf_mut(&mut out).run(one_block_per(blocks))? };
+        Ok(out)
+    }
+
+    pub(crate) fn select_if_impl<T: Element>(
+        &self,
+        x: &DeviceBuffer<T>,
+        pred: Predicate<T>,
+    ) -> Result<DeviceBuffer<T>> {
+        if x.is_empty() {
+            return Ok(self.gpu.alloc_zeros::<T>(0)?);
+        }
+        let tiles = x.len().div_ceil(tile_elems::<T>());
+        ensure(x.len() < u32::MAX as usize, || format!("select_if of {} elements: at most 2^32 - 1", x.len()))?;
+        let m = self.device_module::<T>()?;
+        let k = m.kernel("select_if_kernel")?;
+        let mut s = self.lookback_scratch::<u32>(tiles)?;
+        let mut total = self.gpu.alloc_zeros::<u32>(1)?;
+        // SAFETY: the kernel writes out[0..total) only, which it then reads
+        // back below through the count.
+        let mut staged = unsafe { self.gpu.alloc_uninit::<T>(x.len())? };
+        let (kind, threshold) = pred.encode();
+        let n = x.len() as u64;
+        let ntiles = tiles as u64;
+        // SAFETY: select_if_kernel(const T* x, u64 n, unsigned kind, T
+        // threshold, T* out, unsigned* flags, unsigned* aggregate, unsigned*
+        // inclusive, unsigned* ticket, u64 ntiles, unsigned* total): x and out
+        // have n elements, per-tile arrays `tiles` entries, one block per
+        // tile, flags and ticket zero.
+        unsafe {
+            self.gpu
+                .launch(&k)
+                .buf(x)
+                .arg(&n)
+                .arg(&kind)
+                .arg(&threshold)
+                .buf_mut(&mut staged)
+                .buf_mut(&mut s.flags)
+                .buf_mut(&mut s.aggregate)
+                .buf_mut(&mut s.inclusive)
+                .buf_mut(&mut s.ticket)
+                .arg(&ntiles)
+                .buf_mut(&mut total)
+                .run(one_block_per(tiles))?
+        };
+        let count = self.gpu.download(&total)?[0] as usize;
+        ensure(count <= x.len(), || format!("select_if: the kernel reported {count} of {} elements", x.len()))?;
+        let mut out = self.gpu.alloc_zeros::<T>(count)?;
+        self.gpu.copy_device_range(&staged, 0, &mut out, 0, count)?;
+        Ok(out)
+    }
+}
