@@ -1,5 +1,7 @@
 //! Subcommands of `warpmc`.
 
+mod bench;
+mod bench_shuffle;
 mod devices;
 mod potts;
 mod rng;
@@ -30,6 +32,10 @@ enum Command {
     /// Random-number streams: dump raw output for test batteries, regenerate
     /// the MWC multiplier table.
     Rng(rng::RngArgs),
+    /// Benchmarks, each beside a yardstick measured in the same run: the
+    /// shuffle document's experiments, device reduce, scan and sort beside
+    /// the copy bandwidth, the Potts kernels beside the document's baseline.
+    Bench(bench::BenchArgs),
     /// q-state Potts / Ising Monte Carlo: temperature sweeps with
     /// measurements, checkpoints and snapshots; benchmarks.
     Potts(potts::PottsArgs),
@@ -47,6 +53,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Devices(args) => devices::run(args),
         Command::Rng(args) => rng::run(args),
         Command::Potts(args) => potts::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }
 

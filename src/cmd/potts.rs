@@ -182,7 +182,7 @@ impl RunArgs {
 }
 
 #[derive(Debug, Args)]
-struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Lattice sizes L (square), comma separated.
     #[arg(long, value_delimiter = ',', default_values_t = [512usize, 1024, 2048, 4096, 8192, 16384, 32768])]
     sizes: Vec<usize>,
@@ -434,7 +434,7 @@ impl Observer for Output {
     }
 }
 
-fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
+pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     let (want_cpu, want_cuda) = match args.backend.as_str() {
         "all" => (true, true),
         "cpu" => (true, false),

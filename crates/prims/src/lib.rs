@@ -45,7 +45,7 @@ pub mod shuffle_bench;
 pub mod warp;
 
 pub use cpu::CpuPrims;
-pub use cuda::CudaPrims;
+pub use cuda::{CudaPrims, SortScratch};
 pub use element::{Element, Op, Predicate, SortKey};
 pub use error::{PrimsError, Result};
 

@@ -3,6 +3,8 @@
 pub(crate) mod device;
 pub(crate) mod sort;
 
+pub use sort::SortScratch;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -22,12 +24,13 @@ use crate::error::Result;
 pub struct CudaPrims {
     gpu: Gpu,
     modules: Arc<Mutex<HashMap<String, Module>>>,
+    lookback: Arc<Mutex<Option<device::LookbackScratch>>>,
 }
 
 impl CudaPrims {
     /// Primitives on `gpu`.
     pub fn new(gpu: Gpu) -> Self {
-        CudaPrims { gpu, modules: Arc::new(Mutex::new(HashMap::new())) }
+        CudaPrims { gpu, modules: Arc::new(Mutex::new(HashMap::new())), lookback: Arc::new(Mutex::new(None)) }
     }
 
     /// The device.
