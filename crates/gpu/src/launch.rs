@@ -39,6 +39,13 @@ impl Kernel {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Allows launches with up to `bytes` of dynamic shared memory per
+    /// block; above 48 KB the driver requires this opt-in.
+    pub fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> Result<()> {
+        let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        self.func.set_attribute(attr, bytes as i32).during("cuFuncSetAttribute")
+    }
 }
 
 /// A one-dimensional launch: `n` threads in blocks of `block`, rounded up.

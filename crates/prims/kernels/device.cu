@@ -139,7 +139,11 @@ __device__ void reduce_final(const value_t *__restrict__ partials, unsigned coun
 #endif
 // Bytes of input per thread per scan tile, and the tile.
 constexpr int SCAN_ITEMS = SCAN_THREAD_BYTES / sizeof(value_t);
-constexpr int SCAN_TILE = BLOCK * SCAN_ITEMS;
+#ifndef SCAN_BLOCK
+#define SCAN_BLOCK 256
+#endif
+constexpr int SCAN_WARPS = SCAN_BLOCK / 32;
+constexpr int SCAN_TILE = SCAN_BLOCK * SCAN_ITEMS;
 constexpr int SCAN_TILE_BYTES = SCAN_TILE * sizeof(value_t);
 // The tile sits in shared memory with 16 bytes of padding after every 128:
 // 16-byte chunks stay aligned for the asynchronous copies, and threads that
@@ -185,29 +189,35 @@ __device__ __forceinline__ void copy_async_wait_all() {
 // consecutive elements per thread there, and writes the result back out in
 // coalesced 16-byte stores.
 //
-// Measured alternative (H200, 2^28 elements, an earlier version of this
-// kernel): persistent blocks that load their next tile while finishing the
-// current one (two 36 KB stages, 3 blocks per SM) reached 82 % of the copy
-// bandwidth for doubles but 37 % for floats.
+// Measured alternatives (H200, 2^28 elements):
+// - persistent blocks loading their next tile while finishing the current
+//   one (two 36 KB stages, 3 blocks per SM; an earlier version of this
+//   kernel): 82 % of the copy bandwidth for doubles, 37 % for floats;
+// - loading the tile numbered blockIdx.x while the ticket is on its way,
+//   reloading on a wrong guess: 80 % instead of 89 % (tickets do not follow
+//   block numbers closely enough);
+// - 512 threads per block (64 KB tiles): 87.5 % instead of 89 %.
 template <class Op>
 __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, unsigned long long n, int inclusive,
                      warpmc::lookback::State<value_t> st) {
     const Op op;
     const value_t id = Op::template identity<value_t>();
-    __shared__ __align__(16) unsigned char s_tile[SCAN_STAGE_BYTES];
-    __shared__ value_t s_warp[WARPS];
+    // SCAN_STAGE_BYTES of dynamic shared memory (more than the 48 KB a
+    // block may declare statically when SCAN_BLOCK is 512).
+    extern __shared__ __align__(16) unsigned char s_tile[];
+    __shared__ value_t s_warp[SCAN_WARPS];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    auto at = [&](int k) -> value_t * { return (value_t *)(s_tile + scan_pad(k * (int)sizeof(value_t))); };
     const unsigned tile = warpmc::lookback::take_ticket(st);
     const unsigned long long tile_base = (unsigned long long)tile * SCAN_TILE;
     const bool full = tile_base + SCAN_TILE <= n;
-    auto at = [&](int k) -> value_t * { return (value_t *)(s_tile + scan_pad(k * (int)sizeof(value_t))); };
-
     if (full) {
         const unsigned char *src = (const unsigned char *)(x + tile_base);
-        for (int c = threadIdx.x; c < SCAN_TILE_BYTES / 16; c += BLOCK) copy_async_16(s_tile + scan_pad(16 * c), src + 16 * c);
+        for (int c = threadIdx.x; c < SCAN_TILE_BYTES / 16; c += SCAN_BLOCK)
+            copy_async_16(s_tile + scan_pad(16 * c), src + 16 * c);
         copy_async_wait_all();
     } else {
-        for (int k = threadIdx.x; k < SCAN_TILE; k += BLOCK) *at(k) = tile_base + k < n ? x[tile_base + k] : id;
+        for (int k = threadIdx.x; k < SCAN_TILE; k += SCAN_BLOCK) *at(k) = tile_base + k < n ? x[tile_base + k] : id;
     }
     __syncthreads();
 
@@ -242,7 +252,7 @@ __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, uns
     __syncthreads();
     value_t warp_prefix = id, block_total = id;
 #pragma unroll
-    for (int w = 0; w < WARPS; ++w) {
+    for (int w = 0; w < SCAN_WARPS; ++w) {
         if (w < warp) warp_prefix = op(warp_prefix, s_warp[w]);
         block_total = op(block_total, s_warp[w]);
     }
@@ -268,12 +278,12 @@ __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, uns
 
     if (full) {
         unsigned char *dst = (unsigned char *)(y + tile_base);
-        for (int c = threadIdx.x; c < SCAN_TILE_BYTES / 16; c += BLOCK) {
+        for (int c = threadIdx.x; c < SCAN_TILE_BYTES / 16; c += SCAN_BLOCK) {
             int4 v = *(const int4 *)(s_tile + scan_pad(16 * c));
             __stcs((int4 *)(dst + 16 * c), v);
         }
     } else {
-        for (int k = threadIdx.x; k < SCAN_TILE; k += BLOCK)
+        for (int k = threadIdx.x; k < SCAN_TILE; k += SCAN_BLOCK)
             if (tile_base + k < n) y[tile_base + k] = *at(k);
     }
 }
@@ -367,12 +377,12 @@ __device__ void select_if(const value_t *__restrict__ x, unsigned long long n, u
 
 // ---- entry points ---------------------------------------------------------------
 
-// The look-back state in two buffers the host keeps between calls and
-// zeroes before each launch: `ticket` (one counter) and `status` (16 bytes
-// per tile, room for any element type's packed value and flag).
+// The look-back state: `ticket` (one counter) and `status` (16 bytes per
+// tile), kept by the host between launches (see lookback.cuh's State).
 template <class V>
-__device__ __forceinline__ warpmc::lookback::State<V> lookback_state(unsigned *ticket, void *status) {
-    return warpmc::lookback::State<V>{(unsigned long long *)status, ticket};
+__device__ __forceinline__ warpmc::lookback::State<V> lookback_state(unsigned *ticket, void *status,
+                                                                     unsigned ticket_base, unsigned epoch) {
+    return warpmc::lookback::State<V>{(unsigned long long *)status, ticket, ticket_base, epoch};
 }
 
 #define WARPMC_DEVICE_OPS(name, Op)                                                                                   \
@@ -384,10 +394,11 @@ __device__ __forceinline__ warpmc::lookback::State<V> lookback_state(unsigned *t
                                                                              value_t *out) {                          \
         reduce_final<Op>(partials, count, out);                                                                       \
     }                                                                                                                 \
-    extern "C" __global__ void __launch_bounds__(BLOCK, 6) scan_##name(const value_t *x, value_t *y,                   \
+    extern "C" __global__ void __launch_bounds__(SCAN_BLOCK, 1536 / SCAN_BLOCK) scan_##name(const value_t *x, value_t *y,                   \
                                                                      unsigned long long n, int inclusive,             \
-                                                                     unsigned *ticket, void *status) {                \
-        scan<Op>(x, y, n, inclusive, lookback_state<value_t>(ticket, status));                                        \
+                                                                     unsigned *ticket, void *status,                  \
+                                                                     unsigned ticket_base, unsigned epoch) {          \
+        scan<Op>(x, y, n, inclusive, lookback_state<value_t>(ticket, status, ticket_base, epoch));                    \
     }                                                                                                                 \
     extern "C" __global__ void __launch_bounds__(BLOCK) segmented_reduce_##name(                                    \
         const value_t *x, const unsigned *offsets, unsigned nseg, value_t *out) {                                     \
@@ -400,6 +411,8 @@ WARPMC_DEVICE_OPS(max, OpMax)
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
     select_if_kernel(const value_t *x, unsigned long long n, unsigned kind, value_t threshold, value_t *out,
-                     unsigned *ticket, void *status, unsigned long long ntiles, unsigned *total) {
-    select_if(x, n, kind, threshold, out, lookback_state<unsigned>(ticket, status), ntiles, total);
+                     unsigned *ticket, void *status, unsigned ticket_base, unsigned epoch,
+                     unsigned long long ntiles, unsigned *total) {
+    select_if(x, n, kind, threshold, out, lookback_state<unsigned>(ticket, status, ticket_base, epoch), ntiles,
+              total);
 }

@@ -27,10 +27,19 @@ enum : unsigned { EMPTY = 0, AGGREGATE = 1, INCLUSIVE = 2 };
 // INCLUSIVE: the reduction of every tile up to it) with the value, packed
 // in one 8-byte word (4-byte values) or two (8-byte values); zero-filled
 // before the launch.
+//
+// Nothing is zeroed between launches: the flag field (the low 32 bits of a
+// word) is epoch << 2 | state, and a word from an earlier launch (another
+// epoch) reads as not published yet. Tickets likewise keep counting across
+// launches; a launch's tiles are its tickets minus `ticket_base`. The host
+// zeroes both only when it allocates them or the counters would wrap. (Two
+// memsets per launch cost about 1.5 % of a 2^28-element scan.)
 template <class V>
 struct State {
     unsigned long long *packed;   // 8 or 16 bytes per tile
-    unsigned *ticket;             // next tile to hand out, zeroed
+    unsigned *ticket;             // tickets handed out so far, all launches
+    unsigned ticket_base;         // the ticket of this launch's tile 0
+    unsigned epoch;               // this launch's epoch, >= 1
 };
 
 // 32- or 64-bit values through 32-bit shuffles.
@@ -68,7 +77,7 @@ __device__ __forceinline__ V warp_reduce_to_lane0(V v, Op op) {
 template <class V>
 __device__ __forceinline__ unsigned take_ticket(State<V> st) {
     __shared__ unsigned s_ticket;
-    if (threadIdx.x == 0) s_ticket = atomicAdd(st.ticket, 1u);
+    if (threadIdx.x == 0) s_ticket = atomicAdd(st.ticket, 1u) - st.ticket_base;
     __syncthreads();
     unsigned t = s_ticket;
     __syncthreads();  // s_ticket may be reused by a later call
@@ -89,7 +98,8 @@ __device__ __forceinline__ unsigned take_ticket(State<V> st) {
 // 16-byte vector accesses (CUB's way) gave torn reads on an H200 — a flag
 // with a zero value — and wrong results.
 template <class V>
-__device__ __forceinline__ void publish(State<V> st, unsigned long long tile, unsigned flag, V v) {
+__device__ __forceinline__ void publish(State<V> st, unsigned long long tile, unsigned state, V v) {
+    const unsigned flag = st.epoch << 2 | state;
     if constexpr (sizeof(V) == 4) {
         unsigned bits;
         memcpy(&bits, &v, 4);
@@ -102,7 +112,8 @@ __device__ __forceinline__ void publish(State<V> st, unsigned long long tile, un
     }
 }
 
-// Waits until `tile` has published something; returns its flag and value.
+// Waits until `tile` has published something in this launch; returns its
+// state and value.
 template <class V>
 __device__ __forceinline__ unsigned wait_for(State<V> st, unsigned long long tile, V *v) {
     const volatile unsigned long long *p = st.packed;
@@ -110,19 +121,19 @@ __device__ __forceinline__ unsigned wait_for(State<V> st, unsigned long long til
         unsigned long long w;
         do {
             w = p[tile];
-        } while ((unsigned)w == EMPTY);
+        } while ((unsigned)w >> 2 != st.epoch);
         unsigned bits = (unsigned)(w >> 32);
         memcpy(v, &bits, 4);
-        return (unsigned)w;
+        return (unsigned)w & 3u;
     } else {
         unsigned long long lo, hi;
         do {
             lo = p[2 * tile];
             hi = p[2 * tile + 1];
-        } while ((unsigned)lo == EMPTY || (unsigned)lo != (unsigned)hi);
+        } while ((unsigned)lo >> 2 != st.epoch || (unsigned)lo != (unsigned)hi);
         unsigned long long bits = (hi & 0xffffffff00000000ull) | (lo >> 32);
         memcpy(v, &bits, 8);
-        return (unsigned)lo;
+        return (unsigned)lo & 3u;
     }
 }
 

@@ -114,6 +114,8 @@ fn check_segmented<T: Element>(p: &CudaPrims) {
 fn segmented_reduce_matches_the_cpu() {
     let Some(p) = gpu("segmented_reduce_matches_the_cpu") else { return };
     check_segmented::<i32>(&p);
+    check_segmented::<u32>(&p);
+    check_segmented::<i64>(&p);
     check_segmented::<u64>(&p);
     check_segmented::<f32>(&p);
     check_segmented::<f64>(&p);

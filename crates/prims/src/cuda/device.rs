@@ -26,9 +26,13 @@ fn tile_elems<T: Element>() -> usize {
 /// the copy bandwidth, 32 KB tiles 79 % and 88 %. 32 KB is the largest static shared memory allows.
 const SCAN_THREAD_BYTES: usize = 128;
 
+/// Threads per scan block (512 was measured slower: 87.5 % of the copy
+/// bandwidth instead of 89 %).
+const SCAN_BLOCK: u32 = 256;
+
 /// Elements per scan tile.
 fn scan_tile_elems<T: Element>() -> usize {
-    BLOCK as usize * (SCAN_THREAD_BYTES / size_of::<T>())
+    SCAN_BLOCK as usize * (SCAN_THREAD_BYTES / size_of::<T>())
 }
 
 /// The device.cu module source for `T`.
@@ -37,6 +41,7 @@ pub(crate) fn source<T: Element>() -> KernelSource {
         .header("warpmc/lookback.cuh", LOOKBACK_CUH)
         .option(format!("-DWARPMC_T={}", T::CUDA))
         .option(format!("-DSCAN_THREAD_BYTES={SCAN_THREAD_BYTES}"))
+        .option(format!("-DSCAN_BLOCK={SCAN_BLOCK}"))
 }
 
 /// Every element type's device.cu source, for compile checks.
@@ -49,12 +54,25 @@ fn one_block_per(blocks: usize) -> LaunchConfig {
 }
 
 /// Scratch of the single-pass (look-back) kernels, kept between calls so a
-/// scan costs no allocation, zeroed before every launch: the tile ticket,
-/// and 16 bytes of status per tile (a packed value and flag).
+/// launch needs neither an allocation nor a memset: the ticket counter and
+/// 16 bytes of status per tile, whose flags carry the launch's epoch (see
+/// kernels/lookback.cuh). Zeroed only when allocated or when a counter
+/// would wrap.
 #[derive(Debug)]
 pub(crate) struct LookbackScratch {
     ticket: DeviceBuffer<u32>,
     status: DeviceBuffer<u64>,
+    /// Tickets handed out by earlier launches.
+    tickets: u64,
+    /// The last launch's epoch (0: none since the zeroing).
+    epoch: u32,
+}
+
+/// What a look-back launch passes its kernel besides the buffers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LookbackLaunch {
+    ticket_base: u32,
+    epoch: u32,
 }
 
 impl CudaPrims {
@@ -62,23 +80,43 @@ impl CudaPrims {
         self.module(source::<T>, &format!("device-{}", T::NAME))
     }
 
-    /// Runs `launch` with look-back scratch for `tiles` tiles, zeroed.
+    /// Runs `launch` with look-back scratch for `tiles` tiles (one block,
+    /// so one ticket, per tile).
     fn with_lookback<R>(
         &self,
         tiles: usize,
-        launch: impl FnOnce(&mut DeviceBuffer<u32>, &mut DeviceBuffer<u64>) -> Result<R>,
+        launch: impl FnOnce(&mut DeviceBuffer<u32>, &mut DeviceBuffer<u64>, LookbackLaunch) -> Result<R>,
     ) -> Result<R> {
         let mut guard = self.lookback.lock().unwrap_or_else(|p| p.into_inner());
         if guard.as_ref().is_none_or(|s| s.status.len() < 2 * tiles) {
             // Grown to at least twice the last size, so a series of
             // growing calls allocates rarely.
             let cap = (2 * tiles).max(guard.as_ref().map_or(0, |s| 2 * s.status.len()));
-            *guard = Some(LookbackScratch { ticket: self.gpu.alloc_zeros(1)?, status: self.gpu.alloc_zeros(cap)? });
+            *guard = Some(LookbackScratch {
+                ticket: self.gpu.alloc_zeros(1)?,
+                status: self.gpu.alloc_zeros(cap)?,
+                tickets: 0,
+                epoch: 0,
+            });
         }
         let s = guard.as_mut().expect("allocated above");
-        self.gpu.memset_bytes(&mut s.ticket, 0)?;
-        self.gpu.memset_bytes(&mut s.status, 0)?;
-        launch(&mut s.ticket, &mut s.status)
+        // Epochs live in 30 bits of a flag, tickets in 32: start afresh
+        // before either wraps.
+        if s.epoch >= (1 << 30) - 1 || s.tickets + tiles as u64 >= 1 << 32 {
+            self.gpu.memset_bytes(&mut s.ticket, 0)?;
+            self.gpu.memset_bytes(&mut s.status, 0)?;
+            s.tickets = 0;
+            s.epoch = 0;
+        }
+        s.epoch += 1;
+        let at = LookbackLaunch { ticket_base: s.tickets as u32, epoch: s.epoch };
+        let result = launch(&mut s.ticket, &mut s.status, at);
+        // A launch the driver accepted takes exactly one ticket per tile; one
+        // it refused took none.
+        if result.is_ok() {
+            s.tickets += tiles as u64;
+        }
+        result
     }
 
     /// Reduces `x` with `op` into `out[0]` on the device, without waiting
@@ -130,14 +168,22 @@ impl CudaPrims {
         ensure(tiles < u32::MAX as usize, || format!("scan of {} elements: too many tiles", x.len()))?;
         let m = self.device_module::<T>()?;
         let k = m.kernel(&format!("scan_{}", op.name()))?;
+        // The tile with 16 bytes of padding per 128, in dynamic shared memory.
+        let stage = (SCAN_BLOCK as usize * SCAN_THREAD_BYTES * 9 / 8) as u32;
+        k.set_max_dynamic_shared_bytes(stage)?;
+        let config =
+            LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: stage };
 
         let n = x.len() as u64;
         let inc = i32::from(inclusive);
-        self.with_lookback(tiles, |ticket, status| {
+        self.with_lookback(tiles, |ticket, status, at| {
             // SAFETY: scan_<op>(const T* x, T* y, u64 n, int inclusive,
-            // unsigned* ticket, void* status): x and y have n elements; the
-            // ticket is zero; status has at least 16 zeroed bytes per tile;
-            // one block per tile.
+            // unsigned* ticket, void* status, unsigned ticket_base,
+            // unsigned epoch): x and y have n elements; status has at least
+            // 16 bytes per tile, none of them flagged with this epoch; the
+            // ticket counter stands at ticket_base; one block per tile; the
+            // dynamic shared memory is the stage the kernel expects (opted
+            // in above).
             unsafe {
                 self.gpu
                     .launch(&k)
@@ -147,7 +193,9 @@ impl CudaPrims {
                     .arg(&inc)
                     .buf_mut(ticket)
                     .buf_mut(status)
-                    .run(one_block_per(tiles))?
+                    .arg(&at.ticket_base)
+                    .arg(&at.epoch)
+                    .run(config)?
             };
             Ok(())
         })?;
@@ -200,12 +248,13 @@ impl CudaPrims {
         let (kind, threshold) = pred.encode();
         let n = x.len() as u64;
         let ntiles = tiles as u64;
-        self.with_lookback(tiles, |ticket, status| {
+        self.with_lookback(tiles, |ticket, status, at| {
             // SAFETY: select_if_kernel(const T* x, u64 n, unsigned kind, T
-            // threshold, T* out, unsigned* ticket, void* status, u64 ntiles,
-            // unsigned* total): x and out have n elements, the ticket is
-            // zero, status has at least 16 zeroed bytes per tile; one block
-            // per tile.
+            // threshold, T* out, unsigned* ticket, void* status, unsigned
+            // ticket_base, unsigned epoch, u64 ntiles, unsigned* total): x
+            // and out have n elements; status has at least 16 bytes per
+            // tile, none flagged with this epoch; the ticket counter stands
+            // at ticket_base; one block per tile.
             unsafe {
                 self.gpu
                     .launch(&k)
@@ -216,6 +265,8 @@ impl CudaPrims {
                     .buf_mut(&mut staged)
                     .buf_mut(ticket)
                     .buf_mut(status)
+                    .arg(&at.ticket_base)
+                    .arg(&at.epoch)
                     .arg(&ntiles)
                     .buf_mut(&mut total)
                     .run(one_block_per(tiles))?
