@@ -79,12 +79,12 @@ constexpr int STAGE = TILE + TILE / 32;
 template <class Op>
 __device__ __forceinline__ value_t block_reduce(value_t v, Op op) {
     __shared__ value_t s_warp[WARPS];
-    v = warpmc::lookback::warp_reduce_to_lane0(v, op);
+    v = warpmc::warp_reduce(v, op);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if (lane == 0) s_warp[warp] = v;
     __syncthreads();
     v = threadIdx.x < WARPS ? s_warp[threadIdx.x] : Op::template identity<value_t>();
-    if (warp == 0) v = warpmc::lookback::warp_reduce_to_lane0(v, op);
+    if (warp == 0) v = warpmc::warp_reduce(v, op);
     return v;  // valid in thread 0
 }
 
@@ -161,23 +161,6 @@ __device__ __forceinline__ void copy_async_16(void *smem, const void *gmem) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 
-template <class V>
-__device__ __forceinline__ V shfl_up_any(V v, int d) {
-    if constexpr (sizeof(V) == 4) {
-        unsigned u;
-        memcpy(&u, &v, 4);
-        u = __shfl_up_sync(0xffffffffu, u, d);
-        memcpy(&v, &u, 4);
-    } else {
-        unsigned long long u;
-        memcpy(&u, &v, 8);
-        unsigned lo = __shfl_up_sync(0xffffffffu, (unsigned)u, d);
-        unsigned hi = __shfl_up_sync(0xffffffffu, (unsigned)(u >> 32), d);
-        u = ((unsigned long long)hi << 32) | lo;
-        memcpy(&v, &u, 8);
-    }
-    return v;
-}
 
 __device__ __forceinline__ void copy_async_wait_all() {
     asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
@@ -242,12 +225,12 @@ __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, uns
     value_t incl = run;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
-        value_t o = shfl_up_any(incl, d);
+        value_t o = warpmc::shfl_up(incl, (unsigned)d);
         if (lane >= d) incl = op(o, incl);
     }
     if (lane == 31) s_warp[warp] = incl;
     // Every lane must take part in the shuffle (full mask), lane 0 too.
-    const value_t up = shfl_up_any(incl, 1);
+    const value_t up = warpmc::shfl_up(incl, 1u);
     const value_t lane_excl = lane == 0 ? id : up;
     __syncthreads();
     value_t warp_prefix = id, block_total = id;
@@ -303,7 +286,7 @@ __device__ void segmented_reduce(const value_t *__restrict__ x, const unsigned *
         const unsigned begin = offsets[s], end = offsets[s + 1];
         value_t v = Op::template identity<value_t>();
         for (unsigned i = begin + lane; i < end; i += 32) v = op(v, x[i]);
-        v = warpmc::lookback::warp_reduce_to_lane0(v, op);
+        v = warpmc::warp_reduce(v, op);
         if (lane == 0) out[s] = v;
     }
 }

@@ -16,6 +16,8 @@
 // sums, min and max are exact and repeatable.
 #pragma once
 
+#include "warpmc/warp.cuh"
+
 namespace warpmc {
 namespace lookback {
 
@@ -41,34 +43,6 @@ struct State {
     unsigned ticket_base;         // the ticket of this launch's tile 0
     unsigned epoch;               // this launch's epoch, >= 1
 };
-
-// 32- or 64-bit values through 32-bit shuffles.
-template <class V>
-__device__ __forceinline__ V shfl_down(V v, int delta) {
-    static_assert(sizeof(V) == 4 || sizeof(V) == 8, "4- or 8-byte values");
-    if constexpr (sizeof(V) == 4) {
-        unsigned u;
-        memcpy(&u, &v, 4);
-        u = __shfl_down_sync(0xffffffffu, u, delta);
-        memcpy(&v, &u, 4);
-    } else {
-        unsigned long long u;
-        memcpy(&u, &v, 8);
-        unsigned lo = __shfl_down_sync(0xffffffffu, (unsigned)u, delta);
-        unsigned hi = __shfl_down_sync(0xffffffffu, (unsigned)(u >> 32), delta);
-        u = ((unsigned long long)hi << 32) | lo;
-        memcpy(&v, &u, 8);
-    }
-    return v;
-}
-
-// Reduction over the warp; lane 0 holds the result.
-template <class V, class Op>
-__device__ __forceinline__ V warp_reduce_to_lane0(V v, Op op) {
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) v = op(v, shfl_down(v, d));
-    return v;
-}
 
 // The block's tile number. Called by every thread. (Using blockIdx.x
 // instead, as if blocks started in launch order, measured 1.5 % faster on
@@ -167,7 +141,7 @@ __device__ V exclusive_prefix(State<V> st, unsigned tile, V aggregate, Op op, V 
                 // Lanes beyond the nearest one that found an inclusive value
                 // hold tiles already counted in it.
                 int stop = done ? __ffs(done) - 1 : 31;
-                V part = warp_reduce_to_lane0(lane <= stop ? v : identity, op);
+                V part = warpmc::warp_reduce(lane <= stop ? v : identity, op);
                 prefix = op(part, prefix);
                 if (done) break;
                 window -= 32;

@@ -9,6 +9,7 @@ pub const WARP_CUH: &str = include_str!("../kernels/warp.cuh");
 
 /// Tile-level building blocks of the single-pass device kernels
 /// (`warpmc/lookback.cuh`): the decoupled look-back prefix between tiles.
+/// It includes `warpmc/warp.cuh`.
 pub const LOOKBACK_CUH: &str = include_str!("../kernels/lookback.cuh");
 
 /// `src` with `#include "warpmc/warp.cuh"` available.
