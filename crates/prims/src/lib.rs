@@ -53,7 +53,10 @@ pub use error::{PrimsError, Result};
 ///
 /// Every operation gives the same result on every backend, bit for bit,
 /// except floating-point sums, whose rounding depends on the order of the
-/// additions (each backend is deterministic run to run).
+/// additions: the CPU backend is deterministic whatever the thread count;
+/// on the GPU a reduction is repeatable too, but the grouping of a scan's
+/// partial sums can change from run to run (which tiles have published their prefixes when
+/// a tile looks back is a matter of timing), so the last bits may differ.
 pub trait Primitives {
     /// The backend's buffer of `T` (`Vec<T>` on the CPU, a device buffer on
     /// a GPU).
