@@ -158,7 +158,10 @@ __device__ __forceinline__ int scan_pad(int byte) { return byte + 16 * (byte / 1
 // the look-back's waits.
 __device__ __forceinline__ void copy_async_16(void *smem, const void *gmem) {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+    // The L2::128B hint has L2 fetch whole 128-byte lines from memory at
+    // once (measured: 90.6–90.9 % of the copy bandwidth against 89.9–90.2 %
+    // without it and 89.2–89.6 % with L2::256B, 2^28 elements, H200).
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 
 
@@ -262,8 +265,10 @@ __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, uns
     if (full) {
         unsigned char *dst = (unsigned char *)(y + tile_base);
         for (int c = threadIdx.x; c < SCAN_TILE_BYTES / 16; c += SCAN_BLOCK) {
-            int4 v = *(const int4 *)(s_tile + scan_pad(16 * c));
-            __stcs((int4 *)(dst + 16 * c), v);
+            // Plain stores: streaming ones (st.cs, evict-first) were
+            // measured 1 % slower (89.6 % against 90.4–91.1 % of the copy
+            // bandwidth for 2^28 elements on an H200).
+            *(int4 *)(dst + 16 * c) = *(const int4 *)(s_tile + scan_pad(16 * c));
         }
     } else {
         for (int k = threadIdx.x; k < SCAN_TILE; k += SCAN_BLOCK)
