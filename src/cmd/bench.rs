@@ -192,6 +192,9 @@ fn run_stream(args: StreamArgs, scan: bool) -> anyhow::Result<()> {
 }
 
 fn run_sort(args: SortArgs) -> anyhow::Result<()> {
+    if args.n == 0 {
+        bail!("--n must be at least 1");
+    }
     for k in &args.keys {
         if !["i32", "u32", "i64", "u64", "f32", "f64"].contains(&k.as_str()) {
             bail!("unknown key type '{k}' (u32, u64, f32, i32, i64 or f64)");

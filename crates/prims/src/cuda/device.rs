@@ -21,9 +21,11 @@ fn tile_elems<T: Element>() -> usize {
 
 /// Input bytes per thread of a scan tile (SCAN_THREAD_BYTES in device.cu):
 /// 32 KB tiles. Each tile pays fixed latencies (its ticket, its look-back),
-/// so fewer, larger tiles go faster: on an H200 (2^28 elements, element-wise
-/// shared-memory access) 16 KB tiles reached 72 % (f32) and 77 % (f64) of
-/// the copy bandwidth, 32 KB tiles 79 % and 88 %. 32 KB is the largest static shared memory allows.
+/// so fewer, larger tiles go faster: with an early version of the kernel on
+/// an H200 (2^28 elements), 16 KB tiles reached 45 % (f32) and 50 % (f64)
+/// of the copy bandwidth, 32 KB tiles 61 % and 70 % (BENCHMARKS.md has the
+/// steps since). Six 32 KB tiles and their padding fill an SM's shared
+/// memory.
 const SCAN_THREAD_BYTES: usize = 128;
 
 /// Threads per scan block (512 was measured slower: 87.5 % of the copy
