@@ -8,7 +8,7 @@ use warpmc_gpu::Gpu;
 use warpmc_prims::bench::{self, Measured};
 use warpmc_prims::{CudaPrims, Element, Op, SortKey};
 
-use super::bench_shuffle;
+use super::{bench_atomics, bench_shuffle, bench_transpose};
 
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
@@ -37,6 +37,9 @@ enum BenchCommand {
     ///
     /// Example: warpmc bench sort --keys u32,u64,f32 --values
     Sort(SortArgs),
+    // Help texts: the Args types' own doc comments.
+    Transpose(bench_transpose::TransposeArgs),
+    Atomics(bench_atomics::AtomicsArgs),
     /// The Potts benchmark (same as `warpmc potts bench`).
     Potts(super::potts::BenchArgs),
 }
@@ -89,6 +92,8 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Reduce(a) => run_stream(a, false),
         BenchCommand::Scan(a) => run_stream(a, true),
         BenchCommand::Sort(a) => run_sort(a),
+        BenchCommand::Transpose(a) => bench_transpose::run(a),
+        BenchCommand::Atomics(a) => bench_atomics::run(a),
         BenchCommand::Potts(a) => super::potts::run_bench(a),
     }
 }

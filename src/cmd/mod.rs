@@ -1,7 +1,9 @@
 //! Subcommands of `warpmc`.
 
 mod bench;
+mod bench_atomics;
 mod bench_shuffle;
+mod bench_transpose;
 mod devices;
 mod potts;
 mod rng;

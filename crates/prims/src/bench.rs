@@ -138,3 +138,25 @@ pub fn sort<K: SortKey>(p: &CudaPrims, n: usize, with_values: bool, runs: usize)
         ms: times[times.len() / 2],
     })
 }
+
+/// Times `kernel` on the `batch` matrices of `rows × cols` in `src` (into
+/// `dst`): the study's effective bandwidth counts every element read once
+/// and written once.
+pub fn transpose<T: crate::Transposable>(
+    p: &CudaPrims,
+    kernel: crate::TransposeKernel,
+    src: &DeviceBuffer<T>,
+    dst: &mut DeviceBuffer<T>,
+    shape: (usize, usize, usize),
+    runs: usize,
+) -> Result<Measured> {
+    let (batch, rows, cols) = shape;
+    let ms = median_ms(p.gpu(), runs, || p.transpose_with(kernel, src, dst, batch, rows, cols))?;
+    let n = batch * rows * cols;
+    Ok(Measured {
+        label: format!("{} {}", kernel.label(), T::NAME),
+        elements: n,
+        bytes: (2 * n * size_of::<T>()) as f64,
+        ms,
+    })
+}

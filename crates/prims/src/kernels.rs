@@ -37,5 +37,7 @@ pub fn all_sources() -> Vec<KernelSource> {
     v.extend(crate::cuda::sort::sources());
     v.extend(crate::warp::sources());
     v.extend(crate::shuffle_bench::sources());
+    v.extend(crate::transpose::cuda_sources());
+    v.extend(crate::atomics::sources());
     v
 }

@@ -15,6 +15,9 @@
 //!   exclusive scan, segmented reduce, radix sort (keys or key–value
 //!   pairs) and compaction, over buffers of the backend: [`CpuPrims`] on
 //!   `Vec`s (rayon), [`CudaPrims`] on device buffers.
+//! - **Matrix transpose** — [`transpose`]: the kernels of NVIDIA's
+//!   transpose study and a faster one, any shape, batched or in place,
+//!   with a CPU version ([`Transpose`]).
 //! - **Experiments** — [`shuffle_bench`], the shuffle document's timing
 //!   experiments, run by `warpmc bench shuffle`.
 //!
@@ -35,6 +38,7 @@
 
 #![deny(missing_docs)]
 
+pub mod atomics;
 pub mod bench;
 pub mod cpu;
 pub mod cuda;
@@ -42,12 +46,14 @@ pub mod element;
 pub mod error;
 pub mod kernels;
 pub mod shuffle_bench;
+pub mod transpose;
 pub mod warp;
 
 pub use cpu::CpuPrims;
 pub use cuda::{CudaPrims, SortScratch};
 pub use element::{Element, Op, Predicate, SortKey};
 pub use error::{PrimsError, Result};
+pub use transpose::{Bytes16, Transposable, Transpose, TransposeKernel};
 
 /// Device-level primitives over the buffers of one backend.
 ///

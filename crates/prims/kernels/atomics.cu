@@ -1,0 +1,175 @@
+// Reduce by key into dense bins, and histograms, with plain, warp-aggregated
+// and shared-memory-privatized atomics (device functions: atomics.cuh).
+//
+// Compiled once per value type:
+//   -DWARPMC_S=<float|double|unsigned|unsigned long long>  scalar type
+//   -DWARPMC_W=<1..8>                                      values per element
+// or, for histograms (u32 counts, no value array), with -DWARPMC_HIST=1.
+//
+// Kernels (every one in a hardware-atomic and a compare-and-swap flavour,
+// the latter with the suffix _cas):
+//   rbk_<strategy>(const unsigned *keys, const S *values, u64 n, S *bins, unsigned nbins)
+//   hist_<strategy>(const unsigned *keys, u64 n, unsigned *bins, unsigned nbins)
+// strategy: plain, ballot, match, runs (global bins), shared, shared_runs
+// (bins privatized per block in dynamic shared memory, nbins * W * sizeof(S)
+// bytes, then added to the global bins). Keys >= nbins are ignored. The
+// kernels add to `bins`, which the caller zeroes for a fresh result.
+//
+// Histogram module only: peer_masks(keys, n, nbins, method, out) writes each
+// element's peer mask as the chosen method computes it (for tests).
+//
+// Launch: 1-D blocks of a multiple of 32 threads (the host uses 256), any
+// grid; each warp takes 32 consecutive elements per step of a grid-stride
+// loop. Whole warps run the loop together (the bound is the warp's first
+// element), so the full-mask shuffles and votes always have every lane; the
+// lanes past n take part as invalid lanes.
+#include "warpmc/atomics.cuh"
+
+#ifndef WARPMC_HIST
+#define WARPMC_HIST 0
+#endif
+#if WARPMC_HIST
+#define WARPMC_S unsigned
+#define WARPMC_W 1
+#endif
+
+namespace {
+
+using namespace warpmc;
+
+typedef WARPMC_S S;
+constexpr int W = WARPMC_W;
+typedef Value<S, W> V;
+// The host's values are W packed scalars: no padding may creep in.
+static_assert(sizeof(V) == sizeof(S) * W, "Value<S, W> must be W packed scalars");
+typedef unsigned long long u64;
+
+// How the lanes sharing a key are found before the atomics.
+enum Peers { PEERS_NONE, PEERS_BALLOT, PEERS_MATCH, PEERS_RUNS };
+
+template <Peers P, bool Shared, bool Cas, bool Counts>
+__device__ __forceinline__ void by_key(const unsigned *__restrict__ keys, const S *__restrict__ values, u64 n,
+                                       S *__restrict__ bins, unsigned nbins) {
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    S *target = bins;
+    if constexpr (Shared) {
+        S *local = reinterpret_cast<S *>(shared_bytes);
+        const unsigned words = nbins * (unsigned)W;
+        for (unsigned j = threadIdx.x; j < words; j += blockDim.x) local[j] = S(0);
+        __syncthreads();
+        target = local;
+    }
+
+    const unsigned lane = lane_id();
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base = (u64)blockIdx.x * blockDim.x + (threadIdx.x - lane); base < n; base += stride) {
+        const u64 i = base + lane;
+        // Lanes past the end get key 0xffffffff, which is >= nbins (nbins
+        // is at most 2^32 - 1): invalid keys never equal valid ones.
+        const unsigned key = i < n ? keys[i] : 0xffffffffu;
+        const bool valid = key < nbins;
+        V v;
+        if constexpr (Counts) {
+            v.c[0] = S(1);
+        } else {
+            v = valid ? V::load(values, i) : V::zero();
+        }
+        // Only valid lanes touch their bin: the key is in range there.
+        S *bin = target + (u64)(valid ? key : 0u) * W;
+
+        if constexpr (P == PEERS_NONE) {
+            if (valid) atomic_add_value<Cas, !Shared>(bin, v);
+        } else if constexpr (P == PEERS_RUNS) {
+            bool head;
+            const unsigned end = run_end(key, valid, &head);
+            if constexpr (Counts) {
+                v.c[0] = end - lane;
+            } else {
+                v = reduce_runs(end, v);
+            }
+            if (head) atomic_add_value<Cas, !Shared>(bin, v);
+        } else {
+            const unsigned peers = P == PEERS_BALLOT ? peers_ballot(key, valid) : peers_match(key, valid);
+            const bool leader = valid && (peers & lanemask_lt()) == 0;
+            if constexpr (Counts) {
+                v.c[0] = __popc(peers);
+            } else {
+                v = reduce_peers(peers, v);
+            }
+            if (leader) atomic_add_value<Cas, !Shared>(bin, v);
+        }
+    }
+
+    if constexpr (Shared) {
+        __syncthreads();
+        const S *local = target;
+        const unsigned words = nbins * (unsigned)W;
+        for (unsigned j = threadIdx.x; j < words; j += blockDim.x) {
+            const S s = local[j];
+            // Bins this block never touched stay zero: no atomic for them.
+            if (s != S(0)) atomic_add<Cas>(bins + j, s);
+        }
+    }
+}
+
+}  // namespace
+
+#define WARPMC_RBK(name, P, SHARED, CAS)                                                                  \
+    extern "C" __global__ void rbk_##name(const unsigned *keys, const S *values, u64 n, S *bins,          \
+                                          unsigned nbins) {                                               \
+        by_key<P, SHARED, CAS, false>(keys, values, n, bins, nbins);                                      \
+    }
+#define WARPMC_HIST_KERNEL(name, P, SHARED, CAS)                                                          \
+    extern "C" __global__ void hist_##name(const unsigned *keys, u64 n, S *bins, unsigned nbins) {        \
+        by_key<P, SHARED, CAS, true>(keys, nullptr, n, bins, nbins);                                      \
+    }
+
+#if WARPMC_HIST
+#define WARPMC_KERNEL WARPMC_HIST_KERNEL
+#else
+#define WARPMC_KERNEL WARPMC_RBK
+#endif
+
+WARPMC_KERNEL(plain, PEERS_NONE, false, false)
+WARPMC_KERNEL(ballot, PEERS_BALLOT, false, false)
+WARPMC_KERNEL(match, PEERS_MATCH, false, false)
+WARPMC_KERNEL(runs, PEERS_RUNS, false, false)
+WARPMC_KERNEL(shared, PEERS_NONE, true, false)
+WARPMC_KERNEL(shared_runs, PEERS_RUNS, true, false)
+WARPMC_KERNEL(plain_cas, PEERS_NONE, false, true)
+WARPMC_KERNEL(ballot_cas, PEERS_BALLOT, false, true)
+WARPMC_KERNEL(match_cas, PEERS_MATCH, false, true)
+WARPMC_KERNEL(runs_cas, PEERS_RUNS, false, true)
+WARPMC_KERNEL(shared_cas, PEERS_NONE, true, true)
+WARPMC_KERNEL(shared_runs_cas, PEERS_RUNS, true, true)
+
+#if WARPMC_HIST
+// Each element's peer mask by `method` (0: ballot loop, 1: match_any, 2:
+// runs, as the mask of lanes [head, end)); 0 for invalid lanes. Warp w of
+// the launch covers elements 32w .. 32w + 31, as in the kernels above.
+extern "C" __global__ void peer_masks(const unsigned *keys, u64 n, unsigned nbins, unsigned method,
+                                      unsigned *out) {
+    const unsigned lane = lane_id();
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base = (u64)blockIdx.x * blockDim.x + (threadIdx.x - lane); base < n; base += stride) {
+        const u64 i = base + lane;
+        const unsigned key = i < n ? keys[i] : 0xffffffffu;
+        const bool valid = key < nbins;
+        unsigned mask;
+        if (method == 0) {
+            mask = peers_ballot(key, valid);
+        } else if (method == 1) {
+            mask = peers_match(key, valid);
+        } else {
+            bool head;
+            const unsigned end = run_end(key, valid, &head);
+            // The run's first lane: the highest head at or below this lane.
+            const unsigned heads = __ballot_sync(kFullMask, head);
+            const unsigned at_or_below = heads & (lanemask_lt() | (1u << lane));
+            const unsigned first = at_or_below != 0 ? 31u - __clz(at_or_below) : lane;
+            mask = valid ? lane_range(first, end) : 0u;
+        }
+        if (i < n) out[i] = mask;
+    }
+}
+#endif

@@ -1,0 +1,536 @@
+// Matrix transpose kernels: the five of NVIDIA's transpose study (copy,
+// shared-memory copy, naive, coalesced, conflict-free), generalised to any
+// rows x cols and to batches, plus the fast "best" kernels and an in-place
+// transpose of square matrices.
+//
+// Built once per element size: -DTR_ELEM_BYTES=1, 2, 4, 8 or 16. Elements
+// are moved as raw bits, so every type of that size shares the module.
+//
+// Layout: a batch of `batch` row-major matrices of rows x cols elements,
+// back to back (matrix b starts at element b * rows * cols). The transpose
+// of each is written, row-major cols x rows, at the same offset of `out`.
+//
+// Every kernel runs 32 x 8 threads per block, as in the study, and loops
+// over tiles in y and over matrices in z (grid-stride), so grids stay within
+// the 65535 limit of those dimensions whatever the shape.
+
+#ifndef TR_ELEM_BYTES
+#error "define TR_ELEM_BYTES (1, 2, 4, 8 or 16)"
+#endif
+
+#define TILE 32
+#define BLOCK_ROWS 8
+
+typedef unsigned long long u64;
+
+template <int Bytes> struct Raw;
+template <> struct Raw<1> { typedef unsigned char type; };
+template <> struct Raw<2> { typedef unsigned short type; };
+template <> struct Raw<4> { typedef unsigned type; };
+template <> struct Raw<8> { typedef u64 type; };
+template <> struct Raw<16> { typedef uint4 type; };
+
+typedef Raw<TR_ELEM_BYTES>::type elem_t;
+
+// ---------------------------------------------------------------------------
+// The study's kernels. Bounds checks make them correct for any shape; for
+// shapes that are multiples of 32 they do the same memory accesses as the
+// study's.
+
+extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+tr_copy(const elem_t* __restrict__ in, elem_t* __restrict__ out, unsigned rows, unsigned cols, unsigned batch) {
+    const unsigned tiles_y = (rows + TILE - 1) / TILE;
+    const u64 mat = (u64)rows * cols;
+    const unsigned x = blockIdx.x * TILE + threadIdx.x;
+    for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
+        const elem_t* src = in + b * mat;
+        elem_t* dst = out + b * mat;
+        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+            const unsigned y = t * TILE + threadIdx.y;
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS)
+                if (x < cols && y + j < rows) dst[(u64)(y + j) * cols + x] = src[(u64)(y + j) * cols + x];
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+tr_copy_shared(const elem_t* __restrict__ in, elem_t* __restrict__ out, unsigned rows, unsigned cols,
+               unsigned batch) {
+    __shared__ elem_t tile[TILE * TILE];
+    const unsigned tiles_y = (rows + TILE - 1) / TILE;
+    const u64 mat = (u64)rows * cols;
+    const unsigned x = blockIdx.x * TILE + threadIdx.x;
+    for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
+        const elem_t* src = in + b * mat;
+        elem_t* dst = out + b * mat;
+        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+            const unsigned y = t * TILE + threadIdx.y;
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS)
+                if (x < cols && y + j < rows)
+                    tile[(threadIdx.y + j) * TILE + threadIdx.x] = src[(u64)(y + j) * cols + x];
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS)
+                if (x < cols && y + j < rows)
+                    dst[(u64)(y + j) * cols + x] = tile[(threadIdx.y + j) * TILE + threadIdx.x];
+            // The next tile overwrites this one.
+            __syncthreads();
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+tr_naive(const elem_t* __restrict__ in, elem_t* __restrict__ out, unsigned rows, unsigned cols, unsigned batch) {
+    const unsigned tiles_y = (rows + TILE - 1) / TILE;
+    const u64 mat = (u64)rows * cols;
+    const unsigned x = blockIdx.x * TILE + threadIdx.x;
+    for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
+        const elem_t* src = in + b * mat;
+        elem_t* dst = out + b * mat;
+        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+            const unsigned y = t * TILE + threadIdx.y;
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS)
+                if (x < cols && y + j < rows) dst[(u64)x * rows + (y + j)] = src[(u64)(y + j) * cols + x];
+        }
+    }
+}
+
+// The coalesced transpose through a shared tile; PAD = 0 is the study's
+// "coalesced" kernel (32-way bank conflicts when a warp reads a tile
+// column), PAD = 1 its "conflict-free" one.
+template <int PAD>
+__device__ __forceinline__ void transpose_tiled(const elem_t* __restrict__ in, elem_t* __restrict__ out,
+                                                unsigned rows, unsigned cols, unsigned batch) {
+    __shared__ elem_t tile[TILE][TILE + PAD];
+    const unsigned tiles_y = (rows + TILE - 1) / TILE;
+    const u64 mat = (u64)rows * cols;
+    for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
+        const elem_t* src = in + b * mat;
+        elem_t* dst = out + b * mat;
+        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+            unsigned x = blockIdx.x * TILE + threadIdx.x;
+            unsigned y = t * TILE + threadIdx.y;
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS)
+                if (x < cols && y + j < rows) tile[threadIdx.y + j][threadIdx.x] = src[(u64)(y + j) * cols + x];
+            __syncthreads();
+            // Swap the block offsets: this block writes the tile at (column
+            // tile, row tile) of the output, with threadIdx.x again running
+            // along a row so that the writes coalesce.
+            x = t * TILE + threadIdx.x;
+            y = blockIdx.x * TILE + threadIdx.y;
+#pragma unroll
+            for (int j = 0; j < TILE; j += BLOCK_ROWS)
+                if (x < rows && y + j < cols) dst[(u64)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
+            __syncthreads();
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+tr_coalesced(const elem_t* __restrict__ in, elem_t* __restrict__ out, unsigned rows, unsigned cols, unsigned batch) {
+    transpose_tiled<0>(in, out, rows, cols, batch);
+}
+
+extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+tr_conflict_free(const elem_t* __restrict__ in, elem_t* __restrict__ out, unsigned rows, unsigned cols,
+                 unsigned batch) {
+    transpose_tiled<1>(in, out, rows, cols, batch);
+}
+
+// ---------------------------------------------------------------------------
+// In place, square matrices (n x n): block p of the grid swaps tile (i, j)
+// with tile (j, i) for the p-th pair i <= j of the upper triangle, both
+// through shared memory (diagonal tiles transpose onto themselves).
+
+extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+tr_in_place(elem_t* __restrict__ data, unsigned n, unsigned batch) {
+    __shared__ elem_t ta[TILE][TILE + 1];
+    __shared__ elem_t tb[TILE][TILE + 1];
+    const u64 nt = (n + TILE - 1) / TILE;
+    const u64 pairs = nt * (nt + 1) / 2;
+    const u64 mat = (u64)n * n;
+    for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
+        elem_t* m = data + b * mat;
+        for (u64 p = blockIdx.x; p < pairs; p += gridDim.x) {
+            // p = j (j + 1) / 2 + i with i <= j.
+            u64 j = (u64)((sqrt(8.0 * (double)p + 1.0) - 1.0) / 2.0);
+            while (j * (j + 1) / 2 > p) --j;
+            while ((j + 1) * (j + 2) / 2 <= p) ++j;
+            const u64 i = p - j * (j + 1) / 2;
+            const unsigned ri = (unsigned)i * TILE, cj = (unsigned)j * TILE;
+            // Tile A has rows ri.., columns cj..; tile B rows cj.., columns ri...
+#pragma unroll
+            for (int k = 0; k < TILE; k += BLOCK_ROWS) {
+                const unsigned r = threadIdx.y + k, c = threadIdx.x;
+                if (ri + r < n && cj + c < n) ta[r][c] = m[(u64)(ri + r) * n + cj + c];
+                if (i != j && cj + r < n && ri + c < n) tb[r][c] = m[(u64)(cj + r) * n + ri + c];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < TILE; k += BLOCK_ROWS) {
+                const unsigned r = threadIdx.y + k, c = threadIdx.x;
+                // Element (ri + c, cj + r) of A lands at (cj + r, ri + c).
+                if (cj + r < n && ri + c < n) m[(u64)(cj + r) * n + ri + c] = ta[c][r];
+                if (i != j && ri + r < n && cj + c < n) m[(u64)(ri + r) * n + cj + c] = tb[c][r];
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The best kernels.
+//
+// Each thread moves W-byte words (W = 4, 8 or 16), V = W / E elements per
+// word. A thread loads a V x V "unit" of elements as V words, one from each
+// of V consecutive rows, transposes the unit in registers (byte permutes for
+// 1- and 2-byte elements, register moves otherwise), and parks the V
+// resulting words in shared memory; after the barrier, lanes read words
+// along a tile column and store them along an output row. A tile is
+// 32 x 32 units (32V x 32V elements): a warp's load or store covers 32
+// consecutive words of one row, 128 to 512 bytes.
+//
+// Shared memory holds V planes of 32 x 33 words (plane k: word k of every
+// unit's transpose); the padding word makes both the column-wise writes
+// and the row-wise reads conflict-free for every W (8- and 16-byte words
+// are served 16 and 8 lanes at a time, and the padded strides of 66 and
+// 132 banks spread those lanes over distinct banks).
+//
+// E >= 4: the host chooses W > E only when rows and cols are multiples of
+// V, so every row of the input and of the output starts on a W-byte
+// boundary and a unit is either wholly inside the matrix or wholly out.
+// The loads are plain (predicated) and the compiler issues them together.
+//
+// E < 4 (W = 4): rows of any length start at any byte. Loads read the
+// aligned words covering a row segment and realign them with a funnel of
+// two neighbouring lanes' words (shuffle + byte permute); the loads of
+// several passes are issued before any is used, so that enough bytes are
+// in flight. Stores realign the other way, and the partial words at both
+// ends of a segment are written byte by byte, so that no byte outside the
+// segment is touched (the neighbouring tile writes the rest of that word).
+//
+// (A variant that aligned every tile's output segments to 32-byte sectors
+// in memory, with a halo of input rows, was measured and dropped: its
+// extra instructions cost more than the partial sectors it saved;
+// BENCHMARKS.md has the numbers.)
+
+template <int W> struct Word { unsigned r[W / 4]; };
+
+template <int W>
+__device__ __forceinline__ Word<W> zero_word() {
+    Word<W> w;
+#pragma unroll
+    for (int i = 0; i < W / 4; ++i) w.r[i] = 0;
+    return w;
+}
+
+template <int W>
+__device__ __forceinline__ Word<W> load_word(const unsigned char* p) {
+    Word<W> w;
+    if constexpr (W == 4) {
+        w.r[0] = *reinterpret_cast<const unsigned*>(p);
+    } else if constexpr (W == 8) {
+        const uint2 v = *reinterpret_cast<const uint2*>(p);
+        w.r[0] = v.x;
+        w.r[1] = v.y;
+    } else {
+        const uint4 v = *reinterpret_cast<const uint4*>(p);
+        w.r[0] = v.x;
+        w.r[1] = v.y;
+        w.r[2] = v.z;
+        w.r[3] = v.w;
+    }
+    return w;
+}
+
+template <int W>
+__device__ __forceinline__ void store_word(unsigned char* p, const Word<W>& w) {
+    if constexpr (W == 4) {
+        *reinterpret_cast<unsigned*>(p) = w.r[0];
+    } else if constexpr (W == 8) {
+        *reinterpret_cast<uint2*>(p) = make_uint2(w.r[0], w.r[1]);
+    } else {
+        *reinterpret_cast<uint4*>(p) = make_uint4(w.r[0], w.r[1], w.r[2], w.r[3]);
+    }
+}
+
+template <int W>
+__device__ __forceinline__ Word<W> shfl_down_word(const Word<W>& w) {
+    Word<W> out;
+#pragma unroll
+    for (int i = 0; i < W / 4; ++i) out.r[i] = __shfl_down_sync(0xffffffffu, w.r[i], 1);
+    return out;
+}
+
+// Bytes [m, m + W) of the 2W-byte string lo, hi (0 <= m < W).
+template <int W>
+__device__ __forceinline__ Word<W> funnel(const Word<W>& lo, const Word<W>& hi, unsigned m) {
+    constexpr int N = W / 4;
+    unsigned cat[2 * N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        cat[i] = lo.r[i];
+        cat[N + i] = hi.r[i];
+    }
+    // A register shift by m / 4 (selects, so that no register array is
+    // indexed at run time), then a byte shift by m % 4.
+    const unsigned s = m >> 2, sel = 0x3210 + 0x1111 * (m & 3);
+    Word<W> out;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        unsigned a = cat[i], b = cat[i + 1];
+#pragma unroll
+        for (int t = 1; t < N; ++t)
+            if (s == t) {
+                a = cat[i + t];
+                b = cat[i + t + 1];
+            }
+        out.r[i] = __byte_perm(a, b, sel);
+    }
+    return out;
+}
+
+// Transposes a V x V unit: x[k] holds row k (V elements), y[i] receives
+// column i (element k of it from row k).
+template <int E, int W>
+__device__ __forceinline__ void transpose_unit(const Word<W> (&x)[W / E], Word<W> (&y)[W / E]) {
+    constexpr int V = W / E;
+    if constexpr (E == 1) {
+        // 4 x 4 bytes in two rounds of byte permutes: interleave rows
+        // pairwise, then pairs of pairs.
+        static_assert(V == 4, "bytes move in 4-byte words");
+        const unsigned t0 = __byte_perm(x[0].r[0], x[1].r[0], 0x5140);
+        const unsigned t1 = __byte_perm(x[0].r[0], x[1].r[0], 0x7362);
+        const unsigned t2 = __byte_perm(x[2].r[0], x[3].r[0], 0x5140);
+        const unsigned t3 = __byte_perm(x[2].r[0], x[3].r[0], 0x7362);
+        y[0].r[0] = __byte_perm(t0, t2, 0x5410);
+        y[1].r[0] = __byte_perm(t0, t2, 0x7632);
+        y[2].r[0] = __byte_perm(t1, t3, 0x5410);
+        y[3].r[0] = __byte_perm(t1, t3, 0x7632);
+    } else if constexpr (E == 2) {
+        static_assert(V == 2, "halves move in 4-byte words");
+        y[0].r[0] = __byte_perm(x[0].r[0], x[1].r[0], 0x5410);
+        y[1].r[0] = __byte_perm(x[0].r[0], x[1].r[0], 0x7632);
+    } else {
+        constexpr int R = E / 4;  // registers per element
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+#pragma unroll
+                for (int q = 0; q < R; ++q) y[i].r[k * R + q] = x[k].r[i * R + q];
+    }
+}
+
+// The bytes of the W-byte word at `at` (a multiple of W) that lie before
+// `total`, the rest zero (for tiles near the end of the buffer).
+template <int W>
+__device__ __forceinline__ Word<W> load_word_tail(const unsigned char* bytes, u64 at, u64 total) {
+    if (at + W <= total) return load_word<W>(bytes + at);
+    Word<W> w = zero_word<W>();
+    for (int i = 0; i < W; ++i)
+        if (at + i < total) w.r[i / 4] |= (unsigned)bytes[at + i] << (8 * (i % 4));
+    return w;
+}
+
+// Writes the bytes of `w` (whose byte 0 belongs at `at`) that fall in
+// [lo, hi): the whole word when it fits, else 4-byte pieces, else bytes.
+template <int W>
+__device__ __forceinline__ void store_word_clipped(unsigned char* bytes, u64 at, const Word<W>& w, u64 lo, u64 hi) {
+    if (at >= lo && at + W <= hi) {
+        store_word<W>(bytes + at, w);
+        return;
+    }
+    for (int i = 0; i < W / 4; ++i) {
+        const u64 a = at + 4 * i;
+        if (a >= lo && a + 4 <= hi) {
+            *reinterpret_cast<unsigned*>(bytes + a) = w.r[i];
+        } else {
+            for (int j = 0; j < 4; ++j)
+                if (a + j >= lo && a + j < hi) bytes[a + j] = (unsigned char)(w.r[i] >> (8 * j));
+        }
+    }
+}
+
+// Loads the tile's input rows r0 .. r0 + 32 V - 1 (those inside the
+// matrix), transposes every unit, and parks the transposes in the planes.
+// A warp loads one unit row per pass, lane = unit column: V row segments of
+// 32 words, realigned from aligned loads. GUARDED: some word may straddle
+// the end of the buffer (bytes past `total` are never read).
+template <int W, bool GUARDED>
+__device__ __forceinline__ void load_tile(const unsigned char* __restrict__ in, u64 total, u64 base, unsigned rows,
+                                          unsigned cols, unsigned r0, unsigned c0, Word<W>* planes) {
+    constexpr int E = TR_ELEM_BYTES;
+    constexpr int V = W / E;
+    constexpr int UNITS = 32;
+    constexpr int LOAD_UNITS = UNITS;
+    constexpr int PITCH = UNITS + 1;
+    constexpr int PASSES = UNITS / BLOCK_ROWS;
+    // Passes whose loads are issued together, before any is used: 16 to
+    // 64 bytes in flight per thread within about 16 registers of words, so
+    // that three blocks fit on an SM.
+    constexpr int GROUP_REGS = 2 * V * (W / 4);
+    constexpr int GROUP = (16 / GROUP_REGS) < 1 ? 1 : ((16 / GROUP_REGS) > PASSES ? PASSES : 16 / GROUP_REGS);
+    const unsigned lane = threadIdx.x;
+#pragma unroll
+    for (int g = 0; g < PASSES; g += GROUP) {
+        Word<W> lo[GROUP][V], extra[GROUP][V];
+        // Issue every load of the group first.
+#pragma unroll
+        for (int p = 0; p < GROUP; ++p) {
+            const unsigned ur = threadIdx.y + (g + p) * BLOCK_ROWS;
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const unsigned r = r0 + ur * V + k;
+                // Warp-uniform: every lane has the same row.
+                const bool row_ok = g + p < PASSES && ur < LOAD_UNITS && r < rows;
+                const u64 seg = (base + (u64)r * cols + c0) * E;
+                const unsigned m = (unsigned)(seg % W);
+                const unsigned char* at = in + (seg - m) + lane * W;
+                lo[p][k] = zero_word<W>();
+                extra[p][k] = zero_word<W>();
+                if (GUARDED) {
+                    if (row_ok) {
+                        lo[p][k] = load_word_tail<W>(in, seg - m + lane * W, total);
+                        if (lane == 31 && m != 0) extra[p][k] = load_word_tail<W>(in, seg - m + UNITS * W, total);
+                    }
+                } else {
+                    if (row_ok) lo[p][k] = load_word<W>(at);
+                    if (row_ok && lane == 31 && m != 0) extra[p][k] = load_word<W>(at + W);
+                }
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < GROUP; ++p) {
+            const unsigned ur = threadIdx.y + (g + p) * BLOCK_ROWS;
+            Word<W> x[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const u64 seg = (base + (u64)(r0 + ur * V + k) * cols + c0) * E;
+                Word<W> hi = shfl_down_word<W>(lo[p][k]);
+                if (lane == 31) hi = extra[p][k];
+                x[k] = funnel<W>(lo[p][k], hi, (unsigned)(seg % W));
+            }
+            Word<W> y[V];
+            transpose_unit<E, W>(x, y);
+            if (g + p < PASSES && ur < LOAD_UNITS) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) planes[(k * UNITS + lane) * PITCH + ur] = y[k];
+            }
+        }
+    }
+}
+
+template <int W>
+__device__ __forceinline__ void transpose_best(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,
+                                               unsigned rows, unsigned cols, unsigned batch) {
+    constexpr int E = TR_ELEM_BYTES;
+    constexpr int V = W / E;
+    constexpr int UNITS = 32;  // units per tile side
+    constexpr int PITCH = UNITS + 1;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    Word<W>* planes = reinterpret_cast<Word<W>*>(smem_raw);  // [V][UNITS][PITCH]
+
+    const unsigned lane = threadIdx.x;
+    const unsigned tiles_y = (rows + UNITS * V - 1) / (UNITS * V);
+    const u64 mat = (u64)rows * cols;
+    const u64 total = mat * batch * E;
+    const unsigned c0 = blockIdx.x * UNITS * V;  // first input column of the tile
+
+    for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
+        const u64 base = b * mat;  // first element of this matrix
+        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+            const unsigned r0 = t * UNITS * V;  // first input row of the tile
+
+            if constexpr (E >= 4) {
+                // Load: warp-rows of units, lane = unit column.
+#pragma unroll
+                for (int j = 0; j < UNITS; j += BLOCK_ROWS) {
+                    const unsigned ur = threadIdx.y + j;
+                    Word<W> x[V];
+#pragma unroll
+                    for (int k = 0; k < V; ++k) {
+                        const unsigned r = r0 + ur * V + k;
+                        const unsigned c = c0 + lane * V;
+                        x[k] = zero_word<W>();
+                        if (r < rows && c < cols) x[k] = load_word<W>(in + (base + (u64)r * cols + c) * E);
+                    }
+                    Word<W> y[V];
+                    transpose_unit<E, W>(x, y);
+#pragma unroll
+                    for (int k = 0; k < V; ++k) planes[(k * UNITS + lane) * PITCH + ur] = y[k];
+                }
+            } else {
+                // Only a tile whose loads could reach the last word of the
+                // buffer needs the guarded path (byte loads for the word
+                // that straddles the end).
+                const unsigned last_row = min(rows, r0 + UNITS * V) - 1;
+                const u64 last_seg = (base + (u64)last_row * cols + c0) * E;
+                if (last_seg - last_seg % W + (UNITS + 1) * W > total)
+                    load_tile<W, true>(in, total, base, rows, cols, r0, c0, planes);
+                else
+                    load_tile<W, false>(in, total, base, rows, cols, r0, c0, planes);
+            }
+            __syncthreads();
+
+            // Store: warp-rows of the transposed tile, lane = unit row of
+            // the input (= unit column of the output).
+            const unsigned rows_here = min(rows - r0, (unsigned)(UNITS * V));
+#pragma unroll
+            for (int j = 0; j < UNITS; j += BLOCK_ROWS) {
+                const unsigned uc = threadIdx.y + j;
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    const unsigned o = c0 + uc * V + k;  // output row = input column
+                    const Word<W> w = planes[(k * UNITS + uc) * PITCH + lane];
+                    if constexpr (E >= 4) {
+                        const unsigned oc = r0 + lane * V;
+                        if (o < cols && oc < rows) store_word<W>(out + (base + (u64)o * rows + oc) * E, w);
+                    } else if (o < cols) {  // warp-uniform
+                        const u64 seg = (base + (u64)o * rows + r0) * E;
+                        const u64 end = seg + (u64)rows_here * E;
+                        const unsigned m = (unsigned)(seg & 3);
+                        if (m == 0) {
+                            store_word_clipped<4>(out, seg + 4 * lane, w, seg, end);
+                        } else {
+                            // Aligned word i of the segment takes its first m
+                            // bytes from lane i - 1's word, the rest from lane i's.
+                            Word<4> prev, last, zero = zero_word<4>();
+                            prev.r[0] = __shfl_up_sync(0xffffffffu, w.r[0], 1);
+                            const u64 aligned = seg - m;
+                            store_word_clipped<4>(out, aligned + 4 * lane, funnel<4>(prev, w, 4 - m), seg, end);
+                            if (lane == 31) {
+                                last = funnel<4>(w, zero, 4 - m);
+                                store_word_clipped<4>(out, aligned + 4 * 32, last, seg, end);
+                            }
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// The host gives the best kernel with W-byte words V planes of 32 x 33
+// words of dynamic shared memory.
+#define TR_BEST(W)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)                                \
+        tr_best_w##W(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,        \
+                     unsigned rows, unsigned cols, unsigned batch) {                               \
+        transpose_best<W>(in, out, rows, cols, batch);                                             \
+    }
+
+#if TR_ELEM_BYTES <= 4
+TR_BEST(4)
+#endif
+#if TR_ELEM_BYTES >= 4 && TR_ELEM_BYTES <= 8
+TR_BEST(8)
+#endif
+#if TR_ELEM_BYTES >= 4
+TR_BEST(16)
+#endif

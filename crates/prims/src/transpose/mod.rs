@@ -1,0 +1,231 @@
+//! Matrix transpose on the GPU and the CPU.
+//!
+//! A matrix is `rows × cols` elements stored row-major; its transpose is
+//! `cols × rows`, row-major. A batch is `batch` matrices of the same shape
+//! stored back to back; each is transposed in its own place in the output.
+//! Square matrices can also be transposed in place.
+//!
+//! Elements are moved as raw bits, so any [`Transposable`] type of 1, 2, 4,
+//! 8 or 16 bytes works (the kernels are built once per size).
+//!
+//! The GPU kernels ([`TransposeKernel`]) are those of NVIDIA's transpose
+//! study — copy, shared-memory copy, naive, coalesced, conflict-free — made
+//! correct for any shape and batch, plus [`TransposeKernel::Best`], the one
+//! [`Transpose::transpose`] uses: every thread moves 4-, 8- or 16-byte words
+//! and transposes a small block of elements in registers, so that warps
+//! read and write 128 to 512 contiguous bytes per instruction whatever the
+//! element size. `warpmc bench transpose` measures them all beside the copy
+//! kernel.
+//!
+//! ```
+//! use warpmc_prims::CpuPrims;
+//! use warpmc_prims::transpose::Transpose;
+//!
+//! let m = vec![1u16, 2, 3, 4, 5, 6]; // 2 x 3
+//! assert_eq!(CpuPrims.transpose(&m, 2, 3).unwrap(), vec![1, 4, 2, 5, 3, 6]);
+//! ```
+
+pub(crate) mod cpu;
+pub(crate) mod cuda;
+
+use std::fmt::Debug;
+
+use warpmc_gpu::{DeviceRepr, ValidAsZeroBits};
+
+pub use cuda::sources as cuda_sources;
+
+use crate::error::{PrimsError, Result, ensure};
+
+/// An element the transpose can move: plain bits of 1, 2, 4, 8 or 16 bytes
+/// (the size is checked when a transpose is called; other sizes are an
+/// error).
+///
+/// # Safety
+///
+/// The type must have no padding bytes and every bit pattern must be a
+/// valid value: the kernels move raw bits, and [`as_bytes`] views
+/// elements as bytes.
+pub unsafe trait Transposable:
+    Copy + Default + Debug + Send + Sync + DeviceRepr + ValidAsZeroBits + 'static
+{
+    /// Short name for tables (`u8`, `f32`, `b16`, …).
+    const NAME: &'static str;
+}
+
+macro_rules! transposable {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive numbers: no padding, every bit pattern valid.
+        unsafe impl Transposable for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+transposable!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
+
+/// A 16-byte element (four 32-bit words, 16-byte aligned): an RGBA pixel of
+/// f32, a complex f64, a small struct — anything of that size moves as one.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Bytes16(pub [u32; 4]);
+
+// SAFETY: plain old data of 16 bytes with the alignment CUDA's uint4 has;
+// every bit pattern (zero included) is a valid value.
+unsafe impl DeviceRepr for Bytes16 {}
+// SAFETY: as above, all zeros is a valid value.
+unsafe impl ValidAsZeroBits for Bytes16 {}
+
+// SAFETY: four u32 and no padding (16 bytes, aligned to 16).
+unsafe impl Transposable for Bytes16 {
+    const NAME: &'static str = "b16";
+}
+
+/// The bytes of `v` (for bitwise comparisons: NaNs compare equal to
+/// themselves here, and -0.0 differs from 0.0).
+pub fn as_bytes<T: Transposable>(v: &[T]) -> &[u8] {
+    // SAFETY: Transposable types have no padding bytes, so every byte of
+    // the slice is initialised; u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// `n` elements whose bits are a fixed pseudo-random function of `seed` and
+/// of their index (for tests and benchmarks: every element differs from its
+/// neighbours, so a misplaced one shows).
+pub fn pseudo_random<T: Transposable>(n: usize, seed: u64) -> Vec<T> {
+    use rayon::prelude::*;
+    let mut v = vec![T::default(); n];
+    let bytes = size_of::<T>();
+    // SAFETY: Transposable types accept every bit pattern and have no
+    // padding, so writing arbitrary bytes over them is sound.
+    let raw = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), n * bytes) };
+    raw.par_chunks_mut(8).enumerate().for_each(|(i, chunk)| {
+        let mut z = seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+    });
+    v
+}
+
+/// The GPU kernels. The first two copy instead of transposing: they are the
+/// study's yardsticks, the bandwidth a transpose should approach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TransposeKernel {
+    /// Element-wise copy through registers (not a transpose).
+    Copy,
+    /// Copy through a shared-memory tile (not a transpose).
+    CopyShared,
+    /// Reads along rows, writes with a stride of a whole row: uncoalesced.
+    Naive,
+    /// Through a 32×32 shared tile: coalesced both ways, but a warp reading
+    /// a tile column hits one shared-memory bank 32 times.
+    Coalesced,
+    /// As `Coalesced` with the tile padded to 33 columns: no bank conflicts.
+    ConflictFree,
+    /// Word-wide accesses with register transposes of small blocks. `None`
+    /// picks the word size (see [`best_word_bytes`]); `Some(w)` asks for
+    /// `w`-byte words (see [`word_fits`]).
+    Best(Option<u32>),
+}
+
+impl TransposeKernel {
+    /// The study's five kernels and the best one, in the study's order.
+    pub const ALL: [TransposeKernel; 6] = [
+        TransposeKernel::Copy,
+        TransposeKernel::CopyShared,
+        TransposeKernel::Naive,
+        TransposeKernel::Coalesced,
+        TransposeKernel::ConflictFree,
+        TransposeKernel::Best(None),
+    ];
+
+    /// Whether the kernel transposes (the two copies do not).
+    pub fn transposes(self) -> bool {
+        !matches!(self, TransposeKernel::Copy | TransposeKernel::CopyShared)
+    }
+
+    /// The row label of the study's table.
+    pub fn label(self) -> String {
+        match self {
+            TransposeKernel::Copy => "copy".into(),
+            TransposeKernel::CopyShared => "shared memory copy".into(),
+            TransposeKernel::Naive => "naive transpose".into(),
+            TransposeKernel::Coalesced => "coalesced transpose".into(),
+            TransposeKernel::ConflictFree => "conflict-free transpose".into(),
+            TransposeKernel::Best(None) => "best transpose".into(),
+            TransposeKernel::Best(Some(w)) => format!("best transpose ({w}-byte words)"),
+        }
+    }
+}
+
+/// The word size the best kernel uses by default for `rows × cols`
+/// matrices of `elem_bytes`-byte elements: 4 bytes for 1- and 2-byte
+/// elements (any shape: the kernel realigns rows that start inside a
+/// word); 8 bytes for 4-byte elements when both dimensions are even, else
+/// 4; the element itself for 8- and 16-byte elements. These were the
+/// fastest on an H200 at 16384² (BENCHMARKS.md).
+pub fn best_word_bytes(elem_bytes: usize, rows: usize, cols: usize) -> u32 {
+    match elem_bytes {
+        0..=2 => 4,
+        4 if word_fits(8, 4, rows, cols) => 8,
+        e => e as u32,
+    }
+}
+
+/// Whether the best kernel can move `rows × cols` matrices of
+/// `elem_bytes`-byte elements in `word`-byte words: 4-byte words for 1- and
+/// 2-byte elements, any shape; for larger elements words of 4, 8 or 16
+/// bytes, at least the element, and for a word wider than the element
+/// both dimensions multiples of the elements per word (so that every row
+/// starts on a word boundary).
+pub fn word_fits(word: u32, elem_bytes: usize, rows: usize, cols: usize) -> bool {
+    let w = word as usize;
+    if elem_bytes < 4 {
+        return w == 4;
+    }
+    if !matches!(w, 4 | 8 | 16) || w < elem_bytes {
+        return false;
+    }
+    let v = w / elem_bytes;
+    rows % v == 0 && cols % v == 0
+}
+
+/// Checks that `len` elements of `T` hold `batch` matrices of `rows × cols`
+/// that the kernels can index (dimensions below 2^32).
+pub(crate) fn check_shape<T: Transposable>(len: usize, batch: usize, rows: usize, cols: usize) -> Result<()> {
+    let bytes = size_of::<T>();
+    ensure(matches!(bytes, 1 | 2 | 4 | 8 | 16), || {
+        format!("transpose moves elements of 1, 2, 4, 8 or 16 bytes, not {bytes} ({})", T::NAME)
+    })?;
+    ensure(rows <= u32::MAX as usize && cols <= u32::MAX as usize && batch <= u32::MAX as usize, || {
+        format!("transpose of {batch} matrices of {rows} x {cols}: each of these must be below 2^32")
+    })?;
+    let want = batch.checked_mul(rows).and_then(|x| x.checked_mul(cols)).ok_or_else(|| {
+        PrimsError::InvalidArgument(format!("{batch} matrices of {rows} x {cols} elements overflow the address space"))
+    })?;
+    ensure(want == len, || format!("{batch} matrices of {rows} x {cols} need {want} elements, the buffer has {len}"))
+}
+
+/// Transposes on one backend's buffers.
+pub trait Transpose {
+    /// The backend's buffer (`Vec<T>` on the CPU, a device buffer on a GPU).
+    type Buf<T: Transposable>;
+
+    /// The transpose (`cols × rows`) of the `rows × cols` matrix `src`.
+    fn transpose<T: Transposable>(&self, src: &Self::Buf<T>, rows: usize, cols: usize) -> Result<Self::Buf<T>> {
+        self.transpose_batched(src, 1, rows, cols)
+    }
+
+    /// The transposes of the `batch` matrices of `rows × cols` stored back
+    /// to back in `src`, back to back in the same order.
+    fn transpose_batched<T: Transposable>(
+        &self,
+        src: &Self::Buf<T>,
+        batch: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self::Buf<T>>;
+
+    /// Transposes the `batch` square matrices of `n × n` in `data` in place.
+    fn transpose_in_place<T: Transposable>(&self, data: &mut Self::Buf<T>, batch: usize, n: usize) -> Result<()>;
+}
