@@ -438,38 +438,43 @@ pub struct AutoInputs {
 /// (block × bin) of the grid.
 pub const PRIVATIZE_MIN_ELEMENTS_PER_BIN: usize = 4;
 
-/// How [`AtomicStrategy::Auto`] resolves: a cheap host-side rule.
+/// How [`AtomicStrategy::Auto`] resolves: a cheap host-side rule, tuned on
+/// an H200 (`warpmc bench atomics`, BENCHMARKS.md).
 ///
-/// 1. **Bins in shared memory** when `nbins × value_bytes` fits in one
-///    block's shared memory and the grid's blocks get at least
-///    [`PRIVATIZE_MIN_ELEMENTS_PER_BIN`] elements per bin (otherwise
-///    zeroing and flushing the private copies costs more than it saves).
-///    Shared atomics are fast where global ones contend on few addresses.
-/// 2. Otherwise **global bins**.
-///
-/// Either way with run aggregation ([`AtomicStrategy::AggregatedRuns`],
-/// [`AtomicStrategy::SharedRuns`]) unless the hint says the keys are
-/// random. Run aggregation finds exact peer groups in sorted keys with one
-/// shuffle and one vote (the ballot loop needs a pass per distinct key,
-/// match_any is one slow instruction), and where neighbouring keys differ
-/// every run is one lane long: no reduction rounds, so its cost over plain
-/// atomics is that shuffle, that vote and a few bit operations per element
-/// — small next to an atomic. With the hint [`KeyOrder::Random`] even that
-/// is saved: plain atomics.
-///
-/// These are the defaults before measurements on Hopper; `warpmc bench
-/// atomics` prints the best strategy of each workload beside Auto's choice.
+/// 1. **Bins in shared memory** ([`AtomicStrategy::SharedPrivatized`])
+///    when `nbins × value_bytes` fits in one block's shared memory and the
+///    grid's blocks get at least [`PRIVATIZE_MIN_ELEMENTS_PER_BIN`]
+///    elements per bin (otherwise zeroing and flushing the private copies
+///    costs more than it saves). Shared atomics are so fast that
+///    pre-combining lanes does not pay there: 256 bins took 0.040 ms for
+///    2^24 random keys and 0.042 ms for sorted ones, against 0.047 and
+///    0.048 ms with run aggregation in front.
+/// 2. Otherwise **global bins**, by the hint:
+///    - [`KeyOrder::Random`]: plain atomics (no aggregation finds peers).
+///    - [`KeyOrder::PartiallySorted`]: `__match_any_sync`, that is
+///      [`AtomicStrategy::AggregatedMatch`]; equal keys are near but not
+///      adjacent, which run detection misses (+6 to +108 % against match).
+///    - [`KeyOrder::Sorted`] and [`KeyOrder::Unknown`]: run aggregation,
+///      [`AtomicStrategy::AggregatedRuns`]; one shuffle and one vote find
+///      sorted keys' exact groups, 15–26 % faster than match there, and
+///      where no neighbours agree it costs within 0.5 % of plain atomics.
+///      Without a hint on partially sorted keys it is 6–8 % behind match
+///      with hardware atomics (2× with the compare-and-swap add): pass the
+///      hint when the order is known.
 pub fn choose_strategy(i: &AutoInputs) -> AtomicStrategy {
-    let random = i.order == KeyOrder::Random;
     let bin_bytes = i.nbins.saturating_mul(i.value_bytes);
     if i.nbins > 0 && bin_bytes <= i.max_shared_bytes {
         let per_sm = shared_blocks_per_sm(bin_bytes, i.max_shared_bytes);
         let blocks = grid_blocks(i.n, i.sm_count, per_sm) as usize;
         if i.n >= PRIVATIZE_MIN_ELEMENTS_PER_BIN.saturating_mul(blocks).saturating_mul(i.nbins) {
-            return if random { AtomicStrategy::SharedPrivatized } else { AtomicStrategy::SharedRuns };
+            return AtomicStrategy::SharedPrivatized;
         }
     }
-    if random { AtomicStrategy::Plain } else { AtomicStrategy::AggregatedRuns }
+    match i.order {
+        KeyOrder::Random => AtomicStrategy::Plain,
+        KeyOrder::PartiallySorted => AtomicStrategy::AggregatedMatch,
+        KeyOrder::Sorted | KeyOrder::Unknown => AtomicStrategy::AggregatedRuns,
+    }
 }
 
 /// How [`CudaPrims::peer_masks`] finds a warp's peers.
@@ -727,7 +732,11 @@ mod tests {
     #[test]
     fn auto_privatizes_small_bins_only_with_enough_elements() {
         assert_eq!(choose_strategy(&inputs(1 << 24, 256, KeyOrder::Random)), AtomicStrategy::SharedPrivatized);
-        assert_eq!(choose_strategy(&inputs(1 << 24, 256, KeyOrder::Unknown)), AtomicStrategy::SharedRuns);
+        assert_eq!(choose_strategy(&inputs(1 << 24, 256, KeyOrder::Unknown)), AtomicStrategy::SharedPrivatized);
+        assert_eq!(
+            choose_strategy(&inputs(10_000_000, 1_000_000, KeyOrder::PartiallySorted)),
+            AtomicStrategy::AggregatedMatch
+        );
         assert_eq!(choose_strategy(&inputs(1000, 256, KeyOrder::Random)), AtomicStrategy::Plain);
         assert_eq!(choose_strategy(&inputs(10_000_000, 1_000_000, KeyOrder::Sorted)), AtomicStrategy::AggregatedRuns);
         assert_eq!(choose_strategy(&inputs(10_000_000, 1_000_000, KeyOrder::Random)), AtomicStrategy::Plain);
