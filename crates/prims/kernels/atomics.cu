@@ -10,7 +10,7 @@
 // the latter with the suffix _cas):
 //   rbk_<strategy>(const unsigned *keys, const S *values, u64 n, S *bins, unsigned nbins)
 //   hist_<strategy>(const unsigned *keys, u64 n, unsigned *bins, unsigned nbins)
-// strategy: plain, ballot, match, runs, adaptive (global bins), shared, shared_runs
+// strategy: plain, ballot, match, runs (global bins), shared, shared_runs
 // (bins privatized per block in dynamic shared memory, nbins * W * sizeof(S)
 // bytes, then added to the global bins). Keys >= nbins are ignored. The
 // kernels add to `bins`, which the caller zeroes for a fresh result.
@@ -45,17 +45,7 @@ static_assert(sizeof(V) == sizeof(S) * W, "Value<S, W> must be W packed scalars"
 typedef unsigned long long u64;
 
 // How the lanes sharing a key are found before the atomics.
-enum Peers { PEERS_NONE, PEERS_BALLOT, PEERS_MATCH, PEERS_RUNS, PEERS_ADAPTIVE };
-
-// Adaptive: a warp whose keys form more than kMatchMinRuns and fewer than
-// kMatchMaxRuns runs is taken to be shuffled locally (a key reappears after
-// others), and __match_any_sync finds its groups; other warps aggregate
-// their runs, which is exact for sorted keys and nearly free for keys that
-// are all distinct. From the bench's key sets: sorted cells give ~4 runs
-// per warp, slightly displaced particles ~19 runs in ~11 distinct keys,
-// random keys ~32.
-constexpr unsigned kMatchMinRuns = 8;
-constexpr unsigned kMatchMaxRuns = 28;
+enum Peers { PEERS_NONE, PEERS_BALLOT, PEERS_MATCH, PEERS_RUNS };
 
 template <Peers P, bool Shared, bool Cas, bool Counts>
 __device__ __forceinline__ void by_key(const unsigned *__restrict__ keys, const S *__restrict__ values, u64 n,
@@ -98,28 +88,6 @@ __device__ __forceinline__ void by_key(const unsigned *__restrict__ keys, const 
                 v = reduce_runs(end, v);
             }
             if (head) atomic_add_value<Cas, !Shared>(bin, v);
-        } else if constexpr (P == PEERS_ADAPTIVE) {
-            bool head;
-            const unsigned end = run_end(key, valid, &head);
-            const unsigned runs = __popc(__ballot_sync(kFullMask, head));
-            // Warp-uniform: every lane sees the same count.
-            if (runs > kMatchMinRuns && runs < kMatchMaxRuns) {
-                const unsigned peers = peers_match(key, valid);
-                const bool leader = valid && (peers & lanemask_lt()) == 0;
-                if constexpr (Counts) {
-                    v.c[0] = __popc(peers);
-                } else {
-                    v = reduce_peers(peers, v);
-                }
-                if (leader) atomic_add_value<Cas, !Shared>(bin, v);
-            } else {
-                if constexpr (Counts) {
-                    v.c[0] = end - lane;
-                } else {
-                    v = reduce_runs(end, v);
-                }
-                if (head) atomic_add_value<Cas, !Shared>(bin, v);
-            }
         } else {
             const unsigned peers = P == PEERS_BALLOT ? peers_ballot(key, valid) : peers_match(key, valid);
             const bool leader = valid && (peers & lanemask_lt()) == 0;
@@ -166,14 +134,12 @@ WARPMC_KERNEL(plain, PEERS_NONE, false, false)
 WARPMC_KERNEL(ballot, PEERS_BALLOT, false, false)
 WARPMC_KERNEL(match, PEERS_MATCH, false, false)
 WARPMC_KERNEL(runs, PEERS_RUNS, false, false)
-WARPMC_KERNEL(adaptive, PEERS_ADAPTIVE, false, false)
 WARPMC_KERNEL(shared, PEERS_NONE, true, false)
 WARPMC_KERNEL(shared_runs, PEERS_RUNS, true, false)
 WARPMC_KERNEL(plain_cas, PEERS_NONE, false, true)
 WARPMC_KERNEL(ballot_cas, PEERS_BALLOT, false, true)
 WARPMC_KERNEL(match_cas, PEERS_MATCH, false, true)
 WARPMC_KERNEL(runs_cas, PEERS_RUNS, false, true)
-WARPMC_KERNEL(adaptive_cas, PEERS_ADAPTIVE, false, true)
 WARPMC_KERNEL(shared_cas, PEERS_NONE, true, true)
 WARPMC_KERNEL(shared_runs_cas, PEERS_RUNS, true, true)
 

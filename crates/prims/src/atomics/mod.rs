@@ -262,11 +262,6 @@ pub enum AtomicStrategy {
     /// shuffle and one vote; exact peer groups for sorted keys, while a key
     /// that reappears after another one costs a second atomic (`runs`).
     AggregatedRuns,
-    /// Warp-aggregated, per warp: runs first; a warp with between 9 and 27
-    /// runs (keys shuffled locally) finds its groups with
-    /// `__match_any_sync` instead (`adaptive`). The choice for keys of
-    /// unknown order.
-    AggregatedAdaptive,
     /// Bins privatized per block in shared memory (when `nbins` values fit),
     /// plain shared atomics, then one global atomic per non-zero bin and
     /// block (`shared`).
@@ -281,17 +276,16 @@ pub enum AtomicStrategy {
 
 impl AtomicStrategy {
     /// Every strategy but [`AtomicStrategy::Auto`], plain first.
-    pub const CONCRETE: [AtomicStrategy; 7] = [
+    pub const CONCRETE: [AtomicStrategy; 6] = [
         AtomicStrategy::Plain,
         AtomicStrategy::AggregatedBallot,
         AtomicStrategy::AggregatedMatch,
         AtomicStrategy::AggregatedRuns,
-        AtomicStrategy::AggregatedAdaptive,
         AtomicStrategy::SharedPrivatized,
         AtomicStrategy::SharedRuns,
     ];
 
-    /// The command-line name: `plain`, `ballot`, `match`, `runs`, `adaptive`, `shared`,
+    /// The command-line name: `plain`, `ballot`, `match`, `runs`, `shared`,
     /// `shared-runs`, `auto`.
     pub fn name(self) -> &'static str {
         match self {
@@ -299,7 +293,6 @@ impl AtomicStrategy {
             AtomicStrategy::AggregatedBallot => "ballot",
             AtomicStrategy::AggregatedMatch => "match",
             AtomicStrategy::AggregatedRuns => "runs",
-            AtomicStrategy::AggregatedAdaptive => "adaptive",
             AtomicStrategy::SharedPrivatized => "shared",
             AtomicStrategy::SharedRuns => "shared-runs",
             AtomicStrategy::Auto => "auto",
@@ -461,16 +454,13 @@ pub const PRIVATIZE_MIN_ELEMENTS_PER_BIN: usize = 4;
 ///    - [`KeyOrder::PartiallySorted`]: `__match_any_sync`, that is
 ///      [`AtomicStrategy::AggregatedMatch`]; equal keys are near but not
 ///      adjacent, which run detection misses (+6 to +108 % against match).
-///    - [`KeyOrder::Sorted`]: run aggregation,
+///    - [`KeyOrder::Sorted`] and [`KeyOrder::Unknown`]: run aggregation,
 ///      [`AtomicStrategy::AggregatedRuns`]; one shuffle and one vote find
 ///      sorted keys' exact groups, 15–26 % faster than match there, and
 ///      where no neighbours agree it costs within 0.5 % of plain atomics.
-///    - For [`KeyOrder::Unknown`], [`AtomicStrategy::AggregatedAdaptive`],
-///      which decides per warp from its number of runs: few runs (sorted)
-///      or nearly all distinct (random) take the run path, a middling count
-///      (keys shuffled locally) takes `__match_any_sync`. Run aggregation
-///      alone was 6 % (f32) to 100 % (f64, compare-and-swap add) behind
-///      match on partially sorted keys.
+///      Without a hint on partially sorted keys it is 6–8 % behind match
+///      with hardware atomics (2× with the compare-and-swap add): pass the
+///      hint when the order is known.
 pub fn choose_strategy(i: &AutoInputs) -> AtomicStrategy {
     let bin_bytes = i.nbins.saturating_mul(i.value_bytes);
     if i.nbins > 0 && bin_bytes <= i.max_shared_bytes {
@@ -483,8 +473,7 @@ pub fn choose_strategy(i: &AutoInputs) -> AtomicStrategy {
     match i.order {
         KeyOrder::Random => AtomicStrategy::Plain,
         KeyOrder::PartiallySorted => AtomicStrategy::AggregatedMatch,
-        KeyOrder::Sorted => AtomicStrategy::AggregatedRuns,
-        KeyOrder::Unknown => AtomicStrategy::AggregatedAdaptive,
+        KeyOrder::Sorted | KeyOrder::Unknown => AtomicStrategy::AggregatedRuns,
     }
 }
 
@@ -751,7 +740,7 @@ mod tests {
         assert_eq!(choose_strategy(&inputs(1000, 256, KeyOrder::Random)), AtomicStrategy::Plain);
         assert_eq!(choose_strategy(&inputs(10_000_000, 1_000_000, KeyOrder::Sorted)), AtomicStrategy::AggregatedRuns);
         assert_eq!(choose_strategy(&inputs(10_000_000, 1_000_000, KeyOrder::Random)), AtomicStrategy::Plain);
-        assert_eq!(choose_strategy(&inputs(0, 0, KeyOrder::Unknown)), AtomicStrategy::AggregatedAdaptive);
+        assert_eq!(choose_strategy(&inputs(0, 0, KeyOrder::Unknown)), AtomicStrategy::AggregatedRuns);
     }
 
     #[test]
