@@ -5,6 +5,7 @@ mod bench_atomics;
 mod bench_shuffle;
 mod bench_transpose;
 mod devices;
+mod flame;
 mod potts;
 mod rng;
 
@@ -41,6 +42,9 @@ enum Command {
     /// q-state Potts / Ising Monte Carlo: temperature sweeps with
     /// measurements, checkpoints and snapshots; benchmarks.
     Potts(potts::PottsArgs),
+    /// Fractal flames from flam3 genomes: render, animate, describe, and
+    /// compare images.
+    Flame(flame::FlameArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -56,6 +60,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Rng(args) => rng::run(args),
         Command::Potts(args) => potts::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Flame(args) => flame::run(args),
     }
 }
 

@@ -1,0 +1,268 @@
+//! PNG output (8 or 16 bits per channel, RGB or RGBA, with flam3-style text
+//! chunks) and image comparison (PSNR) for fidelity checks.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::render::RenderedFrame;
+
+/// Bits per channel of an output PNG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Bits {
+    /// 8 bits (flam3's default).
+    #[default]
+    Eight,
+    /// 16 bits; values are 256× the 8-bit scale, as flam3 writes them.
+    Sixteen,
+}
+
+/// Why an image could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// File system error, with the path.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The file is not a PNG this module reads.
+    #[error("{path}: {msg}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        msg: String,
+    },
+    /// Two images cannot be compared.
+    #[error("{0}")]
+    Mismatch(String),
+}
+
+/// Quantises a rendered frame as flam3 does (truncation; 16-bit values are
+/// 256× the 8-bit scale). Returns interleaved samples, 3 channels, or 4
+/// when the frame is transparent.
+pub fn quantize(frame: &RenderedFrame, bits: Bits) -> (Vec<u16>, usize) {
+    let channels = if frame.transparent { 4 } else { 3 };
+    let mut out = Vec::with_capacity(frame.pixels.len() * channels);
+    for p in &frame.pixels {
+        for &v in &p[..3] {
+            let v = v.clamp(0.0, 255.0);
+            out.push(match bits {
+                Bits::Eight => v as u8 as u16,
+                Bits::Sixteen => (v * 256.0) as u16,
+            });
+        }
+        if channels == 4 {
+            let a = p[3].clamp(0.0, 1.0);
+            out.push(match bits {
+                Bits::Eight => (a * 255.0) as u16,
+                Bits::Sixteen => (a * 65535.0) as u16,
+            });
+        }
+    }
+    (out, channels)
+}
+
+/// Writes `frame` as a PNG at `path`, atomically (a temporary file renamed
+/// into place), with `text` as tEXt chunks (key, value).
+pub fn write_png(frame: &RenderedFrame, bits: Bits, path: &Path, text: &[(String, String)]) -> Result<(), ImageError> {
+    let (samples, channels) = quantize(frame, bits);
+    let io_err = |source: io::Error| ImageError::Io { path: path.to_path_buf(), source };
+    let png_err = |e: png::EncodingError| match e {
+        png::EncodingError::IoError(source) => io_err(source),
+        other => io_err(io::Error::other(other.to_string())),
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp-warpmc");
+    let tmp = PathBuf::from(tmp);
+    let result = (|| {
+        let file = File::create(&tmp).map_err(io_err)?;
+        let mut out = BufWriter::new(file);
+        let mut enc = png::Encoder::new(&mut out, frame.width, frame.height);
+        enc.set_color(if channels == 4 { png::ColorType::Rgba } else { png::ColorType::Rgb });
+        enc.set_depth(match bits {
+            Bits::Eight => png::BitDepth::Eight,
+            Bits::Sixteen => png::BitDepth::Sixteen,
+        });
+        for (k, v) in text {
+            enc.add_text_chunk(k.clone(), v.clone()).map_err(png_err)?;
+        }
+        let mut w = enc.write_header().map_err(png_err)?;
+        let bytes: Vec<u8> = match bits {
+            Bits::Eight => samples.iter().map(|&v| v as u8).collect(),
+            Bits::Sixteen => samples.iter().flat_map(|v| v.to_be_bytes()).collect(),
+        };
+        w.write_image_data(&bytes).map_err(png_err)?;
+        w.finish().map_err(png_err)?;
+        out.flush().map_err(io_err)?;
+        out.get_ref().sync_all().map_err(io_err)?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => std::fs::rename(&tmp, path).map_err(io_err),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A decoded image: RGB on the 8-bit scale (16-bit files divided by 256),
+/// alpha in [0, 1] (1 when the file has none), and the text chunks.
+#[derive(Clone, Debug)]
+pub struct LoadedImage {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Row-major `[r, g, b, alpha]`.
+    pub pixels: Vec<[f64; 4]>,
+    /// tEXt / zTXt / iTXt chunks, (key, value).
+    pub text: Vec<(String, String)>,
+}
+
+/// Reads a PNG (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bits).
+pub fn read_png(path: &Path) -> Result<LoadedImage, ImageError> {
+    let fmt = |msg: String| ImageError::Format { path: path.to_path_buf(), msg };
+    let file = File::open(path).map_err(|source| ImageError::Io { path: path.to_path_buf(), source })?;
+    let mut dec = png::Decoder::new(io::BufReader::new(file));
+    dec.set_transformations(png::Transformations::EXPAND);
+    let mut reader = dec.read_info().map_err(|e| fmt(format!("not a readable PNG ({e})")))?;
+    let size = reader.output_buffer_size().ok_or_else(|| fmt("image too large".into()))?;
+    let mut buf = vec![0u8; size];
+    let info = reader.next_frame(&mut buf).map_err(|e| fmt(format!("corrupt PNG data ({e})")))?;
+    let channels = info.color_type.samples();
+    let sixteen = info.bit_depth == png::BitDepth::Sixteen;
+    let (w, h) = (info.width as usize, info.height as usize);
+    let mut pixels = Vec::with_capacity(w * h);
+    for y in 0..h {
+        let line = &buf[y * info.line_size..];
+        for x in 0..w {
+            let sample = |c: usize| -> f64 {
+                let i = x * channels + c;
+                if sixteen {
+                    f64::from(u16::from_be_bytes([line[2 * i], line[2 * i + 1]])) / 256.0
+                } else {
+                    f64::from(line[i])
+                }
+            };
+            let alpha_max = 255.0;
+            let px = match channels {
+                1 => [sample(0), sample(0), sample(0), 1.0],
+                2 => [sample(0), sample(0), sample(0), sample(1) / alpha_max],
+                3 => [sample(0), sample(1), sample(2), 1.0],
+                _ => [sample(0), sample(1), sample(2), sample(3) / alpha_max],
+            };
+            pixels.push(px);
+        }
+    }
+    let text = reader.info().uncompressed_latin1_text.iter().map(|t| (t.keyword.clone(), t.text.clone())).collect();
+    Ok(LoadedImage { width: info.width, height: info.height, pixels, text })
+}
+
+/// Peak signal-to-noise ratio in dB between two images of equal size, over
+/// the RGB channels on the 8-bit scale (peak 255). Identical images give
+/// infinity.
+pub fn psnr(a: &LoadedImage, b: &LoadedImage) -> Result<f64, ImageError> {
+    if (a.width, a.height) != (b.width, b.height) {
+        return Err(ImageError::Mismatch(format!(
+            "images differ in size: {}x{} and {}x{}",
+            a.width, a.height, b.width, b.height
+        )));
+    }
+    Ok(psnr_pixels(&a.pixels, &b.pixels))
+}
+
+/// PSNR over the RGB channels of two equally long pixel lists.
+pub fn psnr_pixels(a: &[[f64; 4]], b: &[[f64; 4]]) -> f64 {
+    let mut se = 0.0;
+    for (p, q) in a.iter().zip(b) {
+        for k in 0..3 {
+            let d = p[k] - q[k];
+            se += d * d;
+        }
+    }
+    let mse = se / (3 * a.len().max(1)) as f64;
+    if mse == 0.0 { f64::INFINITY } else { 10.0 * (255.0 * 255.0 / mse).log10() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::RenderStats;
+
+    fn frame(transparent: bool) -> RenderedFrame {
+        RenderedFrame {
+            width: 3,
+            height: 2,
+            pixels: vec![
+                [0.0, 127.9, 255.0, 1.0],
+                [300.0, -2.0, 1.5, 0.5],
+                [10.0, 20.0, 30.0, 0.0],
+                [255.0, 255.0, 255.0, 1.0],
+                [64.0, 128.0, 192.0, 0.25],
+                [1.0, 2.0, 3.0, 1.0],
+            ],
+            transparent,
+            stats: RenderStats::default(),
+        }
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("warpmc-flame-image-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    #[test]
+    fn quantisation_truncates_like_flam3() {
+        let (q, c) = quantize(&frame(false), Bits::Eight);
+        assert_eq!(c, 3);
+        assert_eq!(&q[..6], &[0, 127, 255, 255, 0, 1]);
+        let (q, c) = quantize(&frame(true), Bits::Sixteen);
+        assert_eq!(c, 4);
+        assert_eq!(&q[..8], &[0, 32742, 65280, 65535, 65280, 0, 384, 32767]);
+    }
+
+    #[test]
+    fn png_round_trip_8_and_16_bits() {
+        for (bits, transparent) in [(Bits::Eight, false), (Bits::Sixteen, true)] {
+            let path = temp(&format!("rt-{bits:?}-{transparent}.png"));
+            let f = frame(transparent);
+            let text = vec![("flam3_samples".to_string(), "12345".to_string())];
+            write_png(&f, bits, &path, &text).unwrap();
+            let back = read_png(&path).unwrap();
+            assert_eq!((back.width, back.height), (3, 2));
+            assert_eq!(back.text, text);
+            let (q, c) = quantize(&f, bits);
+            for (i, p) in back.pixels.iter().enumerate() {
+                for k in 0..3 {
+                    let want = match bits {
+                        Bits::Eight => f64::from(q[i * c + k]),
+                        Bits::Sixteen => f64::from(q[i * c + k]) / 256.0,
+                    };
+                    assert_eq!(p[k], want);
+                }
+            }
+            // Identical images: infinite PSNR; one changed pixel: finite.
+            assert_eq!(psnr(&back, &back).unwrap(), f64::INFINITY);
+            let mut other = back.clone();
+            other.pixels[0][0] += 10.0;
+            let p = psnr(&back, &other).unwrap();
+            let want = 10.0 * (255.0f64 * 255.0 / (100.0 / 18.0)).log10();
+            assert!((p - want).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn unreadable_files_are_errors() {
+        let path = temp("not-a.png");
+        std::fs::write(&path, b"hello").unwrap();
+        let e = read_png(&path).unwrap_err().to_string();
+        assert!(e.contains("not-a.png"), "{e}");
+        assert!(read_png(&temp("missing.png")).is_err());
+    }
+}

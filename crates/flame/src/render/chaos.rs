@@ -1,0 +1,258 @@
+//! The chaos game: transforms compiled for fast application, xform choice
+//! by weight (and by the previous xform's chaos row), fuse, final xform.
+//!
+//! Semantics follow flam3 3.1.1's `flam3_iterate` and `apply_xform`: a
+//! 16384-entry lookup table per chaos row, 15 fuse iterations at the start
+//! of every sub-batch, up to four retries from a fresh random point when a
+//! transform produces NaN or |x| > 10¹⁰, the final xform applied with
+//! probability `opacity` and keeping the visibility of the xform before it.
+
+use warpmc_rng::RandomSource;
+
+use crate::genome::{Affine, Flame, XForm};
+use crate::variations::VariationSet;
+
+/// Entries in each xform-choice table (flam3's `CHOOSE_XFORM_GRAIN`).
+pub(crate) const CHOOSE_GRAIN: usize = 16384;
+/// Iterations discarded at the start of each sub-batch (flam3's fuse).
+pub(crate) const FUSE: usize = 15;
+
+/// One transform ready to apply.
+#[derive(Clone, Debug)]
+pub(crate) struct CompiledXForm {
+    coefs: Affine,
+    post: Option<Affine>,
+    color: f64,
+    color_speed: f64,
+    /// Visibility of points this xform produces (flam3's `vis_adjusted`).
+    visibility: f64,
+    /// Opacity as given (the final xform's application probability).
+    opacity: f64,
+    variations: VariationSet,
+}
+
+/// flam3's perceptual mapping of opacity to visibility.
+pub(crate) fn adjust_opacity(opacity: f64) -> f64 {
+    if opacity == 0.0 { 0.0 } else { 10f64.powf(-(1.0 / opacity).ln() / std::f64::consts::LN_2) }
+}
+
+impl CompiledXForm {
+    fn new(x: &XForm) -> Self {
+        CompiledXForm {
+            coefs: x.coefs,
+            post: (!x.post.is_identity()).then_some(x.post),
+            color: x.color,
+            color_speed: x.color_speed,
+            visibility: adjust_opacity(x.opacity),
+            opacity: x.opacity,
+            variations: VariationSet::new(&x.variations, &x.coefs),
+        }
+    }
+
+    /// Applies the transform to `p = (x, y, colour, visibility)`. Returns
+    /// `None` (after drawing a fresh random point into the result) when the
+    /// result is not usable, as flam3 does.
+    #[inline]
+    fn apply<R: RandomSource>(&self, p: &[f64; 4], rng: &mut R) -> ([f64; 4], bool) {
+        let c = self.color_speed * self.color + (1.0 - self.color_speed) * p[2];
+        let (tx, ty) = self.coefs.apply(p[0], p[1]);
+        let (vx, vy) = self.variations.apply(tx, ty, rng);
+        let (x, y) = match &self.post {
+            Some(post) => post.apply(vx, vy),
+            None => (vx, vy),
+        };
+        if bad(x) || bad(y) {
+            let x = 2.0 * rng.next_f64() - 1.0;
+            let y = 2.0 * rng.next_f64() - 1.0;
+            ([x, y, c, self.visibility], false)
+        } else {
+            ([x, y, c, self.visibility], true)
+        }
+    }
+}
+
+#[inline(always)]
+fn bad(v: f64) -> bool {
+    v.is_nan() || !(-1e10..=1e10).contains(&v)
+}
+
+/// A flame's transforms compiled for iteration.
+#[derive(Clone, Debug)]
+pub(crate) struct ChaosGame {
+    xforms: Vec<CompiledXForm>,
+    /// Original indices of the xforms kept (weight > 0 or referenced).
+    final_xform: Option<CompiledXForm>,
+    /// Row 0: choice by weight. With chaos, row `i + 1`: choice after xform
+    /// `i` was applied.
+    tables: Vec<u16>,
+    chaos: bool,
+}
+
+/// Why a flame cannot be iterated.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ChaosError {
+    /// A negative weight or chaos entry.
+    NegativeWeight(usize),
+    /// All weights (in some chaos row) are zero.
+    Empty(Option<usize>),
+    /// More xforms than the choice tables can index.
+    TooManyXForms(usize),
+}
+
+impl std::fmt::Display for ChaosError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChaosError::NegativeWeight(i) => {
+                write!(f, "xform {i}: weight (or a chaos entry) is negative")
+            }
+            ChaosError::Empty(None) => write!(f, "all xform weights are zero: nothing to iterate"),
+            ChaosError::Empty(Some(i)) => {
+                write!(f, "xform {i}: its chaos row gives every xform zero weight, so the chaos game stops there")
+            }
+            ChaosError::TooManyXForms(n) => write!(f, "{n} xforms is more than 65535"),
+        }
+    }
+}
+
+impl ChaosGame {
+    /// Compiles the xforms of `flame`.
+    pub(crate) fn new(flame: &Flame) -> Result<Self, ChaosError> {
+        let n = flame.xforms.len();
+        if n >= usize::from(u16::MAX) {
+            return Err(ChaosError::TooManyXForms(n));
+        }
+        let chaos = flame.xforms.iter().any(|x| (0..n).any(|j| (x.chaos_to(j) - 1.0).abs() > 1e-10));
+        let rows = if chaos { n + 1 } else { 1 };
+        let mut tables = vec![0u16; rows * CHOOSE_GRAIN];
+        build_table(flame, None, &mut tables[..CHOOSE_GRAIN])?;
+        if chaos {
+            for i in 0..n {
+                let row = &mut tables[(i + 1) * CHOOSE_GRAIN..(i + 2) * CHOOSE_GRAIN];
+                build_table(flame, Some(i), row)?;
+            }
+        }
+        Ok(ChaosGame {
+            xforms: flame.xforms.iter().map(CompiledXForm::new).collect(),
+            final_xform: flame.final_xform.as_ref().map(CompiledXForm::new),
+            tables,
+            chaos,
+        })
+    }
+
+    /// Runs `FUSE` discarded iterations from a random start, then calls
+    /// `emit` with each of the next `n` points `(x, y, colour, visibility)`.
+    /// Returns the number of bad values met (flam3's `badvals`).
+    pub(crate) fn run<R: RandomSource>(&self, n: usize, rng: &mut R, mut emit: impl FnMut(&[f64; 4])) -> u64 {
+        let mut p = [2.0 * rng.next_f64() - 1.0, 2.0 * rng.next_f64() - 1.0, rng.next_f64(), rng.next_f64()];
+        let mut consecutive_bad = 0;
+        let mut bad_count = 0u64;
+        let mut row = 0usize;
+        let total = FUSE + n;
+        let mut i = 0;
+        while i < total {
+            let r = (rng.next_u32() as usize) & (CHOOSE_GRAIN - 1);
+            let fi = usize::from(self.tables[row * CHOOSE_GRAIN + r]);
+            let (q, ok) = self.xforms[fi].apply(&p, rng);
+            p = q;
+            if !ok {
+                bad_count += 1;
+                consecutive_bad += 1;
+                if consecutive_bad < 5 {
+                    // Retry this iteration from the fresh random point.
+                    continue;
+                }
+                consecutive_bad = 0;
+            } else {
+                consecutive_bad = 0;
+            }
+            if self.chaos {
+                row = fi + 1;
+            }
+            let out = match &self.final_xform {
+                Some(fx) if fx.opacity == 1.0 || rng.next_f64() < fx.opacity => {
+                    let (mut q, _) = fx.apply(&p, rng);
+                    q[3] = p[3];
+                    q
+                }
+                _ => p,
+            };
+            if i >= FUSE {
+                emit(&out);
+            }
+            i += 1;
+        }
+        bad_count
+    }
+}
+
+/// Fills one choice table: entry `k` is the xform whose cumulative weight
+/// interval contains `k / CHOOSE_GRAIN` of the total (flam3's rule).
+fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<(), ChaosError> {
+    let weight = |j: usize| -> f64 {
+        let w = flame.xforms[j].weight;
+        match from {
+            Some(i) => w * flame.xforms[i].chaos_to(j),
+            None => w,
+        }
+    };
+    let n = flame.xforms.len();
+    let mut total = 0.0;
+    for j in 0..n {
+        let w = weight(j);
+        if w < 0.0 || w.is_nan() {
+            return Err(ChaosError::NegativeWeight(from.unwrap_or(j)));
+        }
+        total += w;
+    }
+    if n == 0 || total == 0.0 {
+        return Err(ChaosError::Empty(from));
+    }
+    let step = total / CHOOSE_GRAIN as f64;
+    let mut j = 0;
+    let mut t = weight(0);
+    let mut r = 0.0;
+    for entry in table.iter_mut() {
+        while r >= t && j + 1 < n {
+            j += 1;
+            t += weight(j);
+        }
+        *entry = j as u16;
+        r += step;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opacity_mapping_matches_flam3() {
+        assert_eq!(adjust_opacity(0.0), 0.0);
+        assert!((adjust_opacity(1.0) - 1.0).abs() < 1e-15);
+        // 0.5 → 10^(-1) = 0.1
+        assert!((adjust_opacity(0.5) - 0.1).abs() < 1e-15);
+    }
+
+    #[test]
+    fn choice_table_follows_weights() {
+        let mut f = Flame::default();
+        for (i, w) in [1.0, 0.0, 3.0].into_iter().enumerate() {
+            let mut x = XForm::flam3_default(i);
+            x.weight = w;
+            f.xforms.push(x);
+        }
+        let mut t = vec![0u16; CHOOSE_GRAIN];
+        build_table(&f, None, &mut t).unwrap();
+        let c0 = t.iter().filter(|&&v| v == 0).count();
+        let c1 = t.iter().filter(|&&v| v == 1).count();
+        let c2 = t.iter().filter(|&&v| v == 2).count();
+        assert_eq!(c0, CHOOSE_GRAIN / 4);
+        assert_eq!(c1, 0);
+        assert_eq!(c2, 3 * CHOOSE_GRAIN / 4);
+        f.xforms[0].chaos = vec![0.0, 1.0, 0.0];
+        assert_eq!(build_table(&f, Some(0), &mut t), Err(ChaosError::Empty(Some(0))));
+        f.xforms[2].weight = -1.0;
+        assert!(matches!(build_table(&f, None, &mut t), Err(ChaosError::NegativeWeight(2))));
+    }
+}

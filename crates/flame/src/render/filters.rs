@@ -1,0 +1,435 @@
+//! The three filters of flam3's pipeline: the spatial filter that turns
+//! supersampled cells into output pixels, the density-estimation kernels
+//! whose width shrinks as a cell's hit count grows, and the temporal filter
+//! that weights the time samples of a frame.
+//!
+//! Shapes, supports, kernel sizes and normalisations follow flam3 3.1.1 so
+//! that images match flam3-render's.
+
+use crate::genome::{FilterShape, TemporalFilter};
+
+/// Half-width of each shape's support, in flam3's units.
+pub(crate) fn support(shape: FilterShape) -> f64 {
+    match shape {
+        FilterShape::Gaussian => 1.5,
+        FilterShape::Hermite => 1.0,
+        FilterShape::Box => 0.5,
+        FilterShape::Triangle => 1.0,
+        FilterShape::Bell => 1.5,
+        FilterShape::BSpline => 2.0,
+        FilterShape::Mitchell => 2.0,
+        FilterShape::Blackman => 1.0,
+        FilterShape::Catrom => 2.0,
+        FilterShape::Hanning => 1.0,
+        FilterShape::Hamming => 1.0,
+        FilterShape::Lanczos3 => 3.0,
+        FilterShape::Lanczos2 => 2.0,
+        FilterShape::Quadratic => 1.5,
+    }
+}
+
+fn sinc(x: f64) -> f64 {
+    let x = x * std::f64::consts::PI;
+    if x != 0.0 { x.sin() / x } else { 1.0 }
+}
+
+fn gaussian(x: f64) -> f64 {
+    (-2.0 * x * x).exp() * (2.0 / std::f64::consts::PI).sqrt()
+}
+
+// Mitchell–Netravali with B = C = 1/3.
+const MITCHELL_B: f64 = 1.0 / 3.0;
+const MITCHELL_C: f64 = 1.0 / 3.0;
+
+/// The one-dimensional kernel of `shape` at `x`.
+pub(crate) fn shape_value(shape: FilterShape, x: f64) -> f64 {
+    use std::f64::consts::PI;
+    match shape {
+        FilterShape::Gaussian => gaussian(x),
+        FilterShape::Hermite => {
+            let t = x.abs();
+            if t < 1.0 { (2.0 * t - 3.0) * t * t + 1.0 } else { 0.0 }
+        }
+        FilterShape::Box => {
+            if x > -0.5 && x <= 0.5 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        FilterShape::Triangle => {
+            let t = x.abs();
+            if t < 1.0 { 1.0 - t } else { 0.0 }
+        }
+        FilterShape::Bell => {
+            let t = x.abs();
+            if t < 0.5 {
+                0.75 - t * t
+            } else if t < 1.5 {
+                let u = t - 1.5;
+                0.5 * u * u
+            } else {
+                0.0
+            }
+        }
+        FilterShape::BSpline => {
+            let t = x.abs();
+            if t < 1.0 {
+                let tt = t * t;
+                0.5 * tt * t - tt + 2.0 / 3.0
+            } else if t < 2.0 {
+                let u = 2.0 - t;
+                u * u * u / 6.0
+            } else {
+                0.0
+            }
+        }
+        FilterShape::Mitchell => {
+            // flam3 squares x before taking its absolute value; the same
+            // thing, since x² does not care.
+            let tt = x * x;
+            let t = x.abs();
+            let (b, c) = (MITCHELL_B, MITCHELL_C);
+            if t < 1.0 {
+                ((12.0 - 9.0 * b - 6.0 * c) * (t * tt) + (-18.0 + 12.0 * b + 6.0 * c) * tt + (6.0 - 2.0 * b)) / 6.0
+            } else if t < 2.0 {
+                ((-b - 6.0 * c) * (t * tt)
+                    + (6.0 * b + 30.0 * c) * tt
+                    + (-12.0 * b - 48.0 * c) * t
+                    + (8.0 * b + 24.0 * c))
+                    / 6.0
+            } else {
+                0.0
+            }
+        }
+        FilterShape::Blackman => sinc(x) * (0.42 + 0.5 * (PI * x).cos() + 0.08 * (2.0 * PI * x).cos()),
+        FilterShape::Catrom => {
+            if x < -2.0 {
+                0.0
+            } else if x < -1.0 {
+                0.5 * (4.0 + x * (8.0 + x * (5.0 + x)))
+            } else if x < 0.0 {
+                0.5 * (2.0 + x * x * (-5.0 - 3.0 * x))
+            } else if x < 1.0 {
+                0.5 * (2.0 + x * x * (-5.0 + 3.0 * x))
+            } else if x < 2.0 {
+                0.5 * (4.0 + x * (-8.0 + x * (5.0 - x)))
+            } else {
+                0.0
+            }
+        }
+        FilterShape::Hanning => sinc(x) * (0.5 + 0.5 * (PI * x).cos()),
+        FilterShape::Hamming => sinc(x) * (0.54 + 0.46 * (PI * x).cos()),
+        // flam3 multiplies its Lanczos windows by one more sinc of the same
+        // stretch; kept, since it shapes flam3's images.
+        FilterShape::Lanczos3 => {
+            let t = x.abs();
+            let l = if t < 3.0 { sinc(t) * sinc(t / 3.0) } else { 0.0 };
+            l * sinc(x / 3.0)
+        }
+        FilterShape::Lanczos2 => {
+            let t = x.abs();
+            let l = if t < 2.0 { sinc(t) * sinc(t / 2.0) } else { 0.0 };
+            l * sinc(x / 2.0)
+        }
+        FilterShape::Quadratic => {
+            if x < -1.5 {
+                0.0
+            } else if x < -0.5 {
+                0.5 * (x + 1.5) * (x + 1.5)
+            } else if x < 0.5 {
+                0.75 - x * x
+            } else if x < 1.5 {
+                0.5 * (x - 1.5) * (x - 1.5)
+            } else {
+                0.0
+            }
+        }
+    }
+}
+
+/// A square spatial filter kernel over histogram cells, normalised to sum 1.
+#[derive(Clone, Debug)]
+pub(crate) struct SpatialFilter {
+    /// Side length in cells; same parity as the supersampling factor so the
+    /// kernel centres on an output pixel.
+    pub(crate) width: usize,
+    /// `width × width` weights, row-major.
+    pub(crate) coefs: Vec<f64>,
+}
+
+impl SpatialFilter {
+    /// The kernel for a radius in output pixels at `supersample` cells per
+    /// pixel (square pixels, whole frames).
+    pub(crate) fn new(shape: FilterShape, radius: f64, supersample: u32) -> Option<Self> {
+        let supp = support(shape);
+        let fw = 2.0 * supp * f64::from(supersample) * radius;
+        let mut width = fw as usize + 1;
+        if (width ^ supersample as usize) & 1 == 1 {
+            width += 1;
+        }
+        let adjust = if fw > 0.0 { supp * width as f64 / fw } else { 1.0 };
+        let mut coefs = vec![0.0; width * width];
+        for j in 0..width {
+            for i in 0..width {
+                let ii = ((2.0 * i as f64 + 1.0) / width as f64 - 1.0) * adjust;
+                let jj = ((2.0 * j as f64 + 1.0) / width as f64 - 1.0) * adjust;
+                coefs[i + j * width] = shape_value(shape, ii) * shape_value(shape, jj);
+            }
+        }
+        let sum: f64 = coefs.iter().sum();
+        if sum == 0.0 || !sum.is_finite() {
+            return None;
+        }
+        coefs.iter_mut().for_each(|c| *c /= sum);
+        Some(SpatialFilter { width, coefs })
+    }
+}
+
+/// Cells with at most this many hits get a kernel each; above it kernels
+/// are shared by ranges of counts (flam3's `DE_THRESH`).
+pub(crate) const DE_THRESH: usize = 100;
+
+/// The bank of density-estimation kernels: kernel `k` is a Gaussian of
+/// radius `max·ss+1` shrunk by `(k+1)^curve`, down to `min·ss+1`. Only the
+/// octant `0 ≤ dx ≤ dy` of each kernel is stored.
+#[derive(Clone, Debug)]
+pub(crate) struct DensityFilters {
+    /// Entries per kernel (the octant).
+    pub(crate) kernel_size: usize,
+    /// Largest half-size of any kernel, in cells.
+    pub(crate) half_size: usize,
+    /// Kernel `k` occupies `coefs[k·kernel_size ..][..kernel_size]`.
+    pub(crate) coefs: Vec<f64>,
+    /// Radius of each kernel.
+    pub(crate) widths: Vec<f64>,
+    /// Index of the last (narrowest) kernel.
+    pub(crate) max_index: usize,
+    /// Counts above this use the last kernel.
+    pub(crate) max_filtered_counts: f64,
+    /// The estimator curve.
+    pub(crate) curve: f64,
+}
+
+impl DensityFilters {
+    /// The bank for `estimator_radius`, `estimator_minimum`,
+    /// `estimator_curve` at supersampling `ss`. `Err` names the problem.
+    pub(crate) fn new(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<Self, String> {
+        if curve <= 0.0 {
+            return Err(format!("estimator_curve must be > 0, not {curve}"));
+        }
+        if max_rad < min_rad {
+            return Err(format!("estimator_radius ({max_rad}) must not be below estimator_minimum ({min_rad})"));
+        }
+        let ss = f64::from(ss);
+        // The +1 is the distance to the nearest neighbouring cell.
+        let comp_max = max_rad * ss + 1.0;
+        let comp_min = min_rad * ss + 1.0;
+        let n_filters_f = (comp_max / comp_min).powf(1.0 / curve);
+        if n_filters_f > 1e7 {
+            return Err(format!("the estimator settings need too many density kernels ({n_filters_f:e})"));
+        }
+        let n_filters = n_filters_f.ceil() as usize;
+        const KEEP: usize = 100;
+        let (max_ind, max_filtered_counts) = if n_filters > KEEP {
+            let thresh = DE_THRESH as f64;
+            let max_ind = (thresh + (n_filters as f64 - thresh).powf(curve)).ceil() as usize + 1;
+            let mfc = ((max_ind as f64 - thresh).powf(1.0 / curve)) as usize as f64 + thresh;
+            (max_ind, mfc)
+        } else {
+            (n_filters, n_filters as f64)
+        };
+        let row_size = (2.0 * comp_max.ceil() - 1.0) as usize;
+        let half_size = (row_size - 1) / 2;
+        let kernel_size = (half_size + 1) * (2 + half_size) / 2;
+        let mut coefs = vec![0.0; max_ind * kernel_size];
+        let mut widths = vec![0.0; max_ind];
+        let g_supp = support(FilterShape::Gaussian);
+        let mut max_index = 0;
+        #[allow(clippy::needless_range_loop)]
+        for k in 0..max_ind {
+            let mut h = if k < KEEP {
+                comp_max / ((k + 1) as f64).powf(curve)
+            } else {
+                let adj = ((k - KEEP) as f64).powf(1.0 / curve) + KEEP as f64;
+                comp_max / (adj + 1.0).powf(curve)
+            };
+            if h <= comp_min {
+                h = comp_min;
+                max_index = k;
+            }
+            widths[k] = h;
+            let hs = half_size as i64;
+            let mut sum = 0.0;
+            for dj in -hs..=hs {
+                for dk in -hs..=hs {
+                    let d = ((dj * dj + dk * dk) as f64).sqrt() / h;
+                    if d <= 1.0 {
+                        sum += gaussian(g_supp * d);
+                    }
+                }
+            }
+            let base = k * kernel_size;
+            let mut idx = 0;
+            for dj in 0..=half_size {
+                for dk in 0..=dj {
+                    let d = ((dj * dj + dk * dk) as f64).sqrt() / h;
+                    coefs[base + idx] = if d > 1.0 { 0.0 } else { gaussian(g_supp * d) / sum };
+                    idx += 1;
+                }
+            }
+            if max_index > 0 {
+                break;
+            }
+        }
+        if max_index == 0 {
+            max_index = max_ind - 1;
+        }
+        Ok(DensityFilters { kernel_size, half_size, coefs, widths, max_index, max_filtered_counts, curve })
+    }
+
+    /// The kernel index for a (scaled) hit count in the neighbourhood.
+    #[inline]
+    pub(crate) fn select(&self, f: f64) -> usize {
+        let thresh = DE_THRESH as f64;
+        let k = if f > self.max_filtered_counts {
+            self.max_index as i64
+        } else if f <= thresh {
+            f.ceil() as i64 - 1
+        } else {
+            DE_THRESH as i64 + (f - thresh).powf(self.curve).floor() as i64
+        };
+        (k.max(0) as usize).min(self.max_index)
+    }
+}
+
+/// The time offsets and weights of the temporal samples of a frame.
+#[derive(Clone, Debug)]
+pub(crate) struct TemporalSamples {
+    /// Offset of each sample from the frame's time.
+    pub(crate) deltas: Vec<f64>,
+    /// Weight of each sample (the largest is 1).
+    pub(crate) weights: Vec<f64>,
+    /// Mean weight.
+    pub(crate) mean: f64,
+}
+
+impl TemporalSamples {
+    /// `n` samples spread over `width` with `filter` (exponent `exp` for the
+    /// exponential filter).
+    pub(crate) fn new(n: usize, filter: TemporalFilter, exp: f64, width: f64) -> Self {
+        if n <= 1 {
+            return TemporalSamples { deltas: vec![0.0], weights: vec![1.0], mean: 1.0 };
+        }
+        let deltas: Vec<f64> = (0..n).map(|i| (i as f64 / (n - 1) as f64 - 0.5) * width).collect();
+        let mut weights: Vec<f64> = match filter {
+            TemporalFilter::Box => vec![1.0; n],
+            TemporalFilter::Exp => (0..n)
+                .map(|i| {
+                    let x = if exp >= 0.0 { (i as f64 + 1.0) / n as f64 } else { (n - i) as f64 / n as f64 };
+                    x.powf(exp.abs())
+                })
+                .collect(),
+            TemporalFilter::Gaussian => {
+                let half = n as f64 / 2.0;
+                let s = support(FilterShape::Gaussian);
+                (0..n).map(|i| gaussian(s * (i as f64 - half).abs() / half)).collect()
+            }
+        };
+        let max = weights.iter().cloned().fold(0.0, f64::max);
+        if max > 0.0 {
+            weights.iter_mut().for_each(|w| *w /= max);
+        }
+        let mean = weights.iter().sum::<f64>() / n as f64;
+        TemporalSamples { deltas, weights, mean }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spatial_filters_are_normalised_and_centred() {
+        for shape in FilterShape::ALL {
+            for ss in 1..=4 {
+                for radius in [0.5, 1.0, 1.7] {
+                    let f = SpatialFilter::new(shape, radius, ss).unwrap();
+                    assert_eq!(f.width % 2, ss as usize % 2, "{shape:?} parity");
+                    let sum: f64 = f.coefs.iter().sum();
+                    assert!((sum - 1.0).abs() < 1e-12);
+                    // Symmetric under flips in both axes, except the box,
+                    // whose half-open support (−½, ½] is asymmetric at the
+                    // edge samples in flam3 too.
+                    if shape == FilterShape::Box {
+                        continue;
+                    }
+                    let w = f.width;
+                    for j in 0..w {
+                        for i in 0..w {
+                            let a = f.coefs[i + j * w];
+                            let b = f.coefs[(w - 1 - i) + j * w];
+                            let c = f.coefs[j + i * w];
+                            assert!((a - b).abs() < 1e-12 && (a - c).abs() < 1e-12);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gaussian_width_matches_flam3_rule() {
+        // radius 1, ss 1: fw = 2·1.5·1·1 = 3 → width 4 → parity fix → 5.
+        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 1.0, 1).unwrap().width, 5);
+        // radius 0.5, ss 4: fw = 6 → 7 → parity with 4 → 8.
+        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 0.5, 4).unwrap().width, 8);
+    }
+
+    #[test]
+    fn density_kernels_shrink_and_sum_to_one() {
+        let de = DensityFilters::new(11.0, 0.0, 0.6, 4).unwrap();
+        assert!(de.max_index > 0);
+        for k in 1..=de.max_index {
+            assert!(de.widths[k] <= de.widths[k - 1]);
+        }
+        // Expand a kernel's octant to the full square and check its sum.
+        for k in [0, de.max_index / 2, de.max_index] {
+            let base = k * de.kernel_size;
+            let mut sum = 0.0;
+            let mut idx = 0;
+            for dj in 0..=de.half_size {
+                for dk in 0..=dj {
+                    let c = de.coefs[base + idx];
+                    let mult = match (dj, dk) {
+                        (0, 0) => 1.0,
+                        (_, 0) => 4.0,
+                        (a, b) if a == b => 4.0,
+                        _ => 8.0,
+                    };
+                    sum += mult * c;
+                    idx += 1;
+                }
+            }
+            assert!((sum - 1.0).abs() < 1e-9, "kernel {k} sums to {sum}");
+        }
+        assert_eq!(de.select(0.5), 0);
+        assert_eq!(de.select(1.0), 0);
+        assert_eq!(de.select(2.0), 1);
+        assert_eq!(de.select(1e12), de.max_index);
+        assert!(DensityFilters::new(1.0, 2.0, 0.5, 1).is_err());
+        assert!(DensityFilters::new(1.0, 0.0, 0.0, 1).is_err());
+    }
+
+    #[test]
+    fn temporal_weights() {
+        let t = TemporalSamples::new(5, TemporalFilter::Box, 0.0, 1.0);
+        assert_eq!(t.deltas, vec![-0.5, -0.25, 0.0, 0.25, 0.5]);
+        assert_eq!(t.mean, 1.0);
+        let e = TemporalSamples::new(4, TemporalFilter::Exp, 1.0, 1.0);
+        assert_eq!(e.weights, vec![0.25, 0.5, 0.75, 1.0]);
+        assert!((e.mean - 0.625).abs() < 1e-15);
+        let g = TemporalSamples::new(7, TemporalFilter::Gaussian, 0.0, 2.0);
+        assert!((g.weights.iter().cloned().fold(0.0, f64::max) - 1.0).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,187 @@
+//! Histogram cells (RGBA + hit count) in f32 or f64, and the deterministic
+//! parallel accumulation of chaos-game samples into them.
+//!
+//! Determinism: every cell receives its additions in the same order on any
+//! number of threads — sub-batch by sub-batch, sample by sample — because
+//! samples are first sorted into row bands per sub-batch, and each band is
+//! then filled by one thread walking the sub-batches in order.
+
+use std::ops::{Add, AddAssign, Mul};
+
+/// A floating-point type histogram cells can be made of.
+pub trait Bucket: Copy + Default + Send + Sync + Add<Output = Self> + AddAssign + Mul<Output = Self> + 'static {
+    /// Conversion from f64 (rounding for f32).
+    fn from_f64(v: f64) -> Self;
+    /// Conversion to f64.
+    fn to_f64(self) -> f64;
+}
+
+impl Bucket for f32 {
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Bucket for f64 {
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// One chaos-game sample that landed inside the histogram.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sample {
+    /// Cell index, row-major.
+    pub(crate) cell: u32,
+    /// Palette coordinate.
+    pub(crate) color: f32,
+    /// Visibility (opacity after flam3's adjustment), 0 < v ≤ 1.
+    pub(crate) visibility: f32,
+}
+
+/// The samples of one sub-batch, grouped by row band.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BandedSamples {
+    pub(crate) samples: Vec<Sample>,
+    /// `samples[offsets[b]..offsets[b + 1]]` lie in band `b`.
+    pub(crate) offsets: Vec<u32>,
+}
+
+impl BandedSamples {
+    /// Sorts `raw` by band (stable, counting sort), `cells_per_band` cells
+    /// per band, `bands` bands.
+    pub(crate) fn from_raw(raw: &[Sample], cells_per_band: u32, bands: usize, out: &mut Self) {
+        out.offsets.clear();
+        out.offsets.resize(bands + 1, 0);
+        for s in raw {
+            out.offsets[(s.cell / cells_per_band) as usize + 1] += 1;
+        }
+        for b in 0..bands {
+            out.offsets[b + 1] += out.offsets[b];
+        }
+        out.samples.clear();
+        out.samples.resize(raw.len(), Sample::default());
+        let mut next: Vec<u32> = out.offsets[..bands].to_vec();
+        for s in raw {
+            let b = (s.cell / cells_per_band) as usize;
+            out.samples[next[b] as usize] = *s;
+            next[b] += 1;
+        }
+    }
+
+    pub(crate) fn band(&self, b: usize) -> &[Sample] {
+        &self.samples[self.offsets[b] as usize..self.offsets[b + 1] as usize]
+    }
+}
+
+/// The colour lookup: palette × 255 × temporal weight, with flam3's step
+/// or linear rule.
+#[derive(Clone, Debug)]
+pub(crate) struct ColorMap {
+    pub(crate) entries: Box<[[f64; 4]; 256]>,
+    pub(crate) linear: bool,
+}
+
+impl ColorMap {
+    #[inline(always)]
+    pub(crate) fn lookup(&self, c: f64) -> [f64; 4] {
+        let scaled = c * 256.0;
+        let idx = scaled as i64;
+        if self.linear {
+            let (i, frac) = if idx < 0 {
+                (0usize, 0.0)
+            } else if idx >= 255 {
+                (254usize, 1.0)
+            } else {
+                (idx as usize, scaled - idx as f64)
+            };
+            let a = &self.entries[i];
+            let b = &self.entries[i + 1];
+            [
+                a[0] * (1.0 - frac) + b[0] * frac,
+                a[1] * (1.0 - frac) + b[1] * frac,
+                a[2] * (1.0 - frac) + b[2] * frac,
+                a[3] * (1.0 - frac) + b[3] * frac,
+            ]
+        } else {
+            self.entries[idx.clamp(0, 255) as usize]
+        }
+    }
+}
+
+/// Adds the samples of one band, from sub-batches in order, into that
+/// band's cells (`cells` starts at cell `first_cell`).
+pub(crate) fn accumulate_band<T: Bucket>(
+    cells: &mut [[T; 5]],
+    first_cell: u32,
+    band: usize,
+    batches: &[BandedSamples],
+    cmap: &ColorMap,
+) {
+    for batch in batches {
+        for s in batch.band(band) {
+            let cell = &mut cells[(s.cell - first_cell) as usize];
+            let c = cmap.lookup(f64::from(s.color));
+            let v = f64::from(s.visibility);
+            if v == 1.0 {
+                cell[0] += T::from_f64(c[0]);
+                cell[1] += T::from_f64(c[1]);
+                cell[2] += T::from_f64(c[2]);
+                cell[3] += T::from_f64(c[3]);
+                cell[4] += T::from_f64(255.0);
+            } else {
+                cell[0] += T::from_f64(v * c[0]);
+                cell[1] += T::from_f64(v * c[1]);
+                cell[2] += T::from_f64(v * c[2]);
+                cell[3] += T::from_f64(v * c[3]);
+                cell[4] += T::from_f64(v * 255.0);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn banding_is_a_stable_partition() {
+        let raw: Vec<Sample> = [7u32, 0, 5, 3, 8, 1, 4]
+            .iter()
+            .enumerate()
+            .map(|(k, &cell)| Sample { cell, color: k as f32, visibility: 1.0 })
+            .collect();
+        let mut b = BandedSamples::default();
+        BandedSamples::from_raw(&raw, 3, 3, &mut b);
+        let cells = |band| b.band(band).iter().map(|s| s.cell).collect::<Vec<_>>();
+        assert_eq!(cells(0), vec![0, 1]);
+        assert_eq!(cells(1), vec![5, 3, 4]);
+        assert_eq!(cells(2), vec![7, 8]);
+    }
+
+    #[test]
+    fn colour_lookup_rules() {
+        let mut e = Box::new([[0.0; 4]; 256]);
+        for (i, v) in e.iter_mut().enumerate() {
+            *v = [i as f64, 0.0, 0.0, 1.0];
+        }
+        let step = ColorMap { entries: e.clone(), linear: false };
+        assert_eq!(step.lookup(0.5)[0], 128.0);
+        assert_eq!(step.lookup(-0.1)[0], 0.0);
+        assert_eq!(step.lookup(1.0)[0], 255.0);
+        let lin = ColorMap { entries: e, linear: true };
+        assert!((lin.lookup(0.5 + 0.25 / 256.0)[0] - 128.25).abs() < 1e-9);
+        assert_eq!(lin.lookup(1.0)[0], 255.0);
+        assert_eq!(lin.lookup(-1.0)[0], 0.0);
+    }
+}

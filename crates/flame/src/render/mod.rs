@@ -1,0 +1,477 @@
+//! The CPU renderer: flam3 3.1.1's pipeline on every core.
+//!
+//! For each pass (`passes`), for each temporal sample: interpolate the
+//! flame at that time, run the chaos game, and add each sample's palette
+//! colour into a histogram of RGBA + count cells (supersampled, with a
+//! gutter for the filters). After each pass the histogram is log-density
+//! scaled (with density estimation when `estimator_radius` > 0) into an
+//! accumulation buffer. Finally the spatial filter takes cells to pixels and
+//! the tone mapping (gamma, vibrancy, highlight power, background) gives
+//! display values.
+//!
+//! The result depends only on the genome, the settings and the seed: every
+//! sub-batch of iterations has its own random stream, keyed by its index,
+//! and all sums are taken in a fixed order whatever the thread count.
+
+mod chaos;
+mod density;
+mod filters;
+mod histogram;
+mod tonemap;
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use warpmc_rng::{Domain, Mwc, multipliers, mwc::seed_state, philox_block};
+
+pub use histogram::Bucket;
+
+use crate::genome::{Flame, PaletteMode};
+use crate::interpolate::interpolate;
+use chaos::ChaosGame;
+use filters::{DensityFilters, SpatialFilter, TemporalSamples};
+use histogram::{BandedSamples, ColorMap, Sample};
+use tonemap::ToneMap;
+
+/// Precision of the histogram and accumulation buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// 32-bit floats (half the memory; exact counts up to 2²⁴/255 hits).
+    #[default]
+    F32,
+    /// 64-bit floats.
+    F64,
+}
+
+/// What to render and how, beyond what the genome says.
+#[derive(Clone, Debug)]
+pub struct RenderSettings {
+    /// Multiplies the genome's quality (samples per pixel), like
+    /// flam3-render's `qs`.
+    pub quality_scale: f64,
+    /// Multiplies width, height and scale, like flam3-render's `ss`.
+    pub size_scale: f64,
+    /// Seed of all random streams.
+    pub seed: u64,
+    /// Histogram precision.
+    pub precision: Precision,
+    /// Transparent background (alpha from density) instead of the
+    /// genome's background colour.
+    pub transparent: bool,
+    /// Temporal samples per pass; `None` uses 1 as flam3-render does for
+    /// still images (flam3-animate uses the genome's value).
+    pub temporal_samples: Option<u32>,
+    /// Iterations per sub-batch: each starts from a fresh random point and
+    /// discards 15 fuse iterations. flam3's default is 10000.
+    pub sub_batch_size: usize,
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        RenderSettings {
+            quality_scale: 1.0,
+            size_scale: 1.0,
+            seed: 0,
+            precision: Precision::F32,
+            transparent: false,
+            temporal_samples: None,
+            sub_batch_size: 10_000,
+        }
+    }
+}
+
+/// Counts and timings of one render.
+#[derive(Clone, Debug, Default)]
+pub struct RenderStats {
+    /// Chaos-game iterations kept (fuse iterations not counted), as flam3
+    /// reports in `flam3_samples`.
+    pub iterations: u64,
+    /// Transforms that produced NaN or huge values and were restarted.
+    pub bad_values: u64,
+    /// Seconds spent in the chaos game and accumulation.
+    pub iterate_seconds: f64,
+    /// Seconds spent in density estimation, filtering and tone mapping.
+    pub filter_seconds: f64,
+}
+
+/// A rendered frame before quantisation: RGB in [0, 255], alpha in [0, 1].
+#[derive(Clone, Debug)]
+pub struct RenderedFrame {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Row-major pixels, `[r, g, b, alpha]`.
+    pub pixels: Vec<[f64; 4]>,
+    /// Whether alpha carries transparency (otherwise the background is
+    /// composited and alpha is only informative).
+    pub transparent: bool,
+    /// Counts and timings.
+    pub stats: RenderStats,
+}
+
+/// Why a frame could not be rendered.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A setting of the genome or of the render is out of range.
+    #[error("{0}")]
+    Invalid(String),
+    /// The buffers do not fit in memory.
+    #[error("the histogram needs {bytes} bytes ({cells} cells); reduce the size, the supersampling or the size scale")]
+    OutOfMemory {
+        /// Bytes requested.
+        bytes: u64,
+        /// Histogram cells.
+        cells: u64,
+    },
+}
+
+fn invalid(msg: impl Into<String>) -> RenderError {
+    RenderError::Invalid(msg.into())
+}
+
+/// Maps plane coordinates to histogram cells (flam3's camera).
+#[derive(Clone, Debug)]
+struct Camera {
+    rot: Option<[[f64; 2]; 2]>,
+    rot_center: [f64; 2],
+    bounds: [f64; 4],
+    ws0: f64,
+    wb0s0: f64,
+    hs1: f64,
+    hb1s1: f64,
+    width: usize,
+    height: usize,
+}
+
+impl Camera {
+    fn new(cp: &Flame, gutter: usize, supersample: usize, width: usize, height: usize) -> Self {
+        let zoom = 2f64.powf(cp.zoom);
+        let ppux = cp.scale * zoom;
+        let ppuy = ppux;
+        let t0 = gutter as f64 / (supersample as f64 * ppux);
+        let t1 = gutter as f64 / (supersample as f64 * ppuy);
+        let corner0 = cp.center[0] - f64::from(cp.width) / ppux / 2.0;
+        let corner1 = cp.center[1] - f64::from(cp.height) / ppuy / 2.0;
+        let bounds = [
+            corner0 - t0,
+            corner1 - t1,
+            corner0 + f64::from(cp.width) / ppux + t0,
+            corner1 + f64::from(cp.height) / ppuy + t1,
+        ];
+        let size0 = 1.0 / (bounds[2] - bounds[0]);
+        let size1 = 1.0 / (bounds[3] - bounds[1]);
+        let th = cp.rotate * 2.0 * std::f64::consts::PI / 360.0;
+        let rot = (cp.rotate != 0.0).then(|| [[th.cos(), -th.sin()], [th.sin(), th.cos()]]);
+        let ws0 = width as f64 * size0;
+        let hs1 = height as f64 * size1;
+        Camera {
+            rot,
+            rot_center: cp.center,
+            bounds,
+            ws0,
+            wb0s0: ws0 * bounds[0],
+            hs1,
+            hb1s1: hs1 * bounds[1],
+            width,
+            height,
+        }
+    }
+
+    #[inline(always)]
+    fn cell(&self, x: f64, y: f64) -> Option<u32> {
+        let (p0, p1) = match &self.rot {
+            Some(r) => {
+                let dx = x - self.rot_center[0];
+                let dy = y - self.rot_center[1];
+                (dx * r[0][0] + dy * r[0][1] + self.rot_center[0], dx * r[1][0] + dy * r[1][1] + self.rot_center[1])
+            }
+            None => (x, y),
+        };
+        if p0 >= self.bounds[0] && p1 >= self.bounds[1] && p0 <= self.bounds[2] && p1 <= self.bounds[3] {
+            // A point exactly on the far edge would index one past the end.
+            let ix = ((self.ws0 * p0 - self.wb0s0) as usize).min(self.width - 1);
+            let iy = ((self.hs1 * p1 - self.hb1s1) as usize).min(self.height - 1);
+            Some((ix + self.width * iy) as u32)
+        } else {
+            None
+        }
+    }
+}
+
+/// The generator of sub-batch `unit` of a render seeded with `seed`.
+fn sub_batch_rng(seed: u64, unit: u64) -> Mwc {
+    let table = multipliers::table();
+    let a = table[(unit % table.len() as u64) as usize];
+    let w = philox_block(seed, Domain::Flame.stream(unit & warpmc_rng::stream::MAX_STREAM_INDEX), 0);
+    Mwc::from_state(a, seed_state(a, w[0], w[1])).expect("seed_state gives valid states")
+}
+
+/// Applies the size and quality scales to a copy of the sequence.
+fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>, RenderError> {
+    if !(s.quality_scale > 0.0 && s.quality_scale.is_finite()) {
+        return Err(invalid(format!("quality scale must be positive, not {}", s.quality_scale)));
+    }
+    if !(s.size_scale > 0.0 && s.size_scale.is_finite()) {
+        return Err(invalid(format!("size scale must be positive, not {}", s.size_scale)));
+    }
+    flames
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.quality *= s.quality_scale;
+            f.width = (f64::from(f.width) * s.size_scale) as u32;
+            f.height = (f64::from(f.height) * s.size_scale) as u32;
+            f.scale *= s.size_scale;
+            if f.width == 0 || f.height == 0 {
+                return Err(invalid("the output image would have no pixels"));
+            }
+            Ok(f)
+        })
+        .collect()
+}
+
+/// Renders the frame at `time` of the sequence `flames` (one flame for a
+/// still image). `progress` receives the fraction done, from 0 to 1.
+pub fn render(
+    flames: &[Flame],
+    time: f64,
+    settings: &RenderSettings,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<RenderedFrame, RenderError> {
+    if flames.is_empty() {
+        return Err(invalid("no flame to render"));
+    }
+    let flames = scaled(flames, settings)?;
+    match settings.precision {
+        Precision::F32 => render_with::<f32>(&flames, time, settings, progress),
+        Precision::F64 => render_with::<f64>(&flames, time, settings, progress),
+    }
+}
+
+fn try_buffer<T: Clone>(n: usize, value: T, cells: u64) -> Result<Vec<T>, RenderError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| RenderError::OutOfMemory { bytes: (n * std::mem::size_of::<T>()) as u64, cells })?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+fn render_with<T: Bucket>(
+    flames: &[Flame],
+    time: f64,
+    settings: &RenderSettings,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<RenderedFrame, RenderError> {
+    let start = Instant::now();
+    let cp0 = interpolate(flames, time);
+    let first = &flames[0];
+    if first.supersample < 1 || first.supersample > 64 {
+        return Err(invalid(format!("supersample must be 1 to 64, not {}", first.supersample)));
+    }
+    let ss = first.supersample as usize;
+    let passes = cp0.passes.max(1) as usize;
+    if cp0.passes < 1 {
+        return Err(invalid("passes must be at least 1"));
+    }
+    let ntemporal = settings.temporal_samples.unwrap_or(1).max(1) as usize;
+    let (width, height) = (cp0.width as usize, cp0.height as usize);
+
+    let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample).ok_or_else(|| {
+        invalid(format!("spatial filter radius {} is too small to give a kernel", first.filter_radius))
+    })?;
+    let temporal = TemporalSamples::new(
+        passes * ntemporal,
+        cp0.temporal_filter,
+        cp0.temporal_filter_exp,
+        cp0.temporal_filter_width,
+    );
+
+    // Gutter: room for the spatial filter and the density kernels.
+    let mut gutter = ((filter.width as i64 - ss as i64) / 2).max(0) as usize;
+    let mut de_gutter = 0usize;
+    for f in flames {
+        if f.estimator_radius.is_nan() || f.estimator_radius < 0.0 {
+            return Err(invalid(format!("estimator_radius must be >= 0, not {}", f.estimator_radius)));
+        }
+        de_gutter = de_gutter.max(f.estimator_radius.ceil() as usize * ss);
+    }
+    if de_gutter > 0 {
+        de_gutter += ss - 1;
+    }
+    let de_offset = if de_gutter > gutter {
+        let off = de_gutter - gutter;
+        gutter = de_gutter;
+        off
+    } else {
+        0
+    };
+    let hw = ss * width + 2 * gutter;
+    let hh = ss * height + 2 * gutter;
+    let cells = hw as u64 * hh as u64;
+    if cells > u64::from(u32::MAX) {
+        return Err(RenderError::OutOfMemory { bytes: cells * 9 * std::mem::size_of::<T>() as u64, cells });
+    }
+    let mut hist: Vec<[T; 5]> = try_buffer(hw * hh, [T::default(); 5], cells)?;
+    let mut acc: Vec<[T; 4]> = try_buffer(hw * hh, [T::default(); 4], cells)?;
+
+    // Bands for deterministic parallel accumulation.
+    let threads = rayon::current_num_threads().max(1);
+    let band_rows = hh.div_ceil(threads * 4).max(1);
+    let bands = hh.div_ceil(band_rows);
+    let cells_per_band = (band_rows * hw) as u32;
+
+    let mut stats = RenderStats::default();
+    let mut vib_sum = 0.0;
+    let mut gamma_sum = 0.0;
+    let mut bg_sum = [0.0; 3];
+    let mut tone_n = 0.0;
+    let mut unit: u64 = 0;
+    let single = flames.len() == 1;
+    let mut last_cp = cp0.clone();
+
+    // Total work, for progress.
+    let per_pass_samples = |cp: &Flame| {
+        let zoom = 2f64.powf(cp.zoom);
+        cp.quality * zoom * zoom * f64::from(cp.width) * f64::from(cp.height)
+    };
+    let total_iters = per_pass_samples(&cp0).max(1.0);
+    let mut done_iters = 0.0;
+
+    for pass in 0..passes {
+        hist.par_iter_mut().for_each(|c| *c = [T::default(); 5]);
+        let de_cp = interpolate(flames, time + temporal.deltas[pass * ntemporal]);
+        if de_cp.estimator_minimum.is_nan() || de_cp.estimator_minimum < 0.0 {
+            return Err(invalid("estimator_minimum must be >= 0"));
+        }
+        let de = if de_cp.estimator_radius > 0.0 {
+            Some(
+                DensityFilters::new(
+                    de_cp.estimator_radius,
+                    de_cp.estimator_minimum,
+                    de_cp.estimator_curve,
+                    first.supersample,
+                )
+                .map_err(invalid)?,
+            )
+        } else {
+            None
+        };
+
+        // With one control point all temporal samples are the same flame:
+        // run them as one batch weighted by their mean.
+        let groups: Vec<(f64, f64, usize)> = if single {
+            let w = &temporal.weights[pass * ntemporal..(pass + 1) * ntemporal];
+            vec![(time, w.iter().sum::<f64>() / ntemporal as f64, ntemporal)]
+        } else {
+            (0..ntemporal)
+                .map(|t| {
+                    let k = pass * ntemporal + t;
+                    (time + temporal.deltas[k], temporal.weights[k], 1)
+                })
+                .collect()
+        };
+
+        let mut sample_density = 0.0;
+        let mut ppu = 0.0;
+        for (t, color_scalar, reps) in groups {
+            let cp = if single { cp0.clone() } else { interpolate(flames, t) };
+            if cp.quality.is_nan() || cp.quality <= 0.0 {
+                return Err(invalid(format!("quality must be greater than zero, not {}", cp.quality)));
+            }
+            let game = ChaosGame::new(&cp).map_err(|e| invalid(e.to_string()))?;
+            let mut entries = Box::new([[0.0; 4]; 256]);
+            for (e, p) in entries.iter_mut().zip(cp.palette.entries.iter()) {
+                for k in 0..4 {
+                    e[k] = p[k] * 255.0 * color_scalar;
+                }
+            }
+            let cmap = ColorMap { entries, linear: cp.palette_mode == PaletteMode::Linear };
+            let camera = Camera::new(&cp, gutter, ss, hw, hh);
+            let zoom = 2f64.powf(cp.zoom);
+            sample_density = cp.quality * zoom * zoom;
+            ppu = cp.scale * zoom;
+            let nsamples = sample_density * width as f64 * height as f64;
+            let n_iter = (nsamples / (passes * ntemporal) as f64 * reps as f64).round() as u64;
+            let sbs = settings.sub_batch_size.max(1) as u64;
+            let n_sub = n_iter.div_ceil(sbs);
+            let round = (threads * 4) as u64;
+            let mut s0 = 0;
+            while s0 < n_sub {
+                let s1 = (s0 + round).min(n_sub);
+                let results: Vec<(BandedSamples, u64)> = (s0..s1)
+                    .into_par_iter()
+                    .map(|s| {
+                        let n = sbs.min(n_iter - s * sbs) as usize;
+                        let mut rng = sub_batch_rng(settings.seed, unit + s);
+                        let mut raw = Vec::with_capacity(n);
+                        let bad = game.run(n, &mut rng, |p| {
+                            if p[3] == 0.0 {
+                                return;
+                            }
+                            if let Some(cell) = camera.cell(p[0], p[1]) {
+                                raw.push(Sample { cell, color: p[2] as f32, visibility: p[3] as f32 });
+                            }
+                        });
+                        let mut banded = BandedSamples::default();
+                        BandedSamples::from_raw(&raw, cells_per_band, bands, &mut banded);
+                        (banded, bad)
+                    })
+                    .collect();
+                let batches: Vec<BandedSamples> = results
+                    .into_iter()
+                    .map(|(b, bad)| {
+                        stats.bad_values += bad;
+                        b
+                    })
+                    .collect();
+                hist.par_chunks_mut(cells_per_band as usize).enumerate().for_each(|(b, chunk)| {
+                    histogram::accumulate_band(chunk, b as u32 * cells_per_band, b, &batches, &cmap);
+                });
+                let iters = ((s1 * sbs).min(n_iter) - s0 * sbs) as f64;
+                done_iters += iters;
+                progress((done_iters / total_iters).min(1.0) * 0.95);
+                s0 = s1;
+            }
+            unit += n_sub;
+            stats.iterations += n_iter;
+            vib_sum += cp.vibrancy * reps as f64;
+            gamma_sum += cp.gamma * reps as f64;
+            for (sum, bg) in bg_sum.iter_mut().zip(cp.background) {
+                *sum += bg * reps as f64;
+            }
+            tone_n += reps as f64;
+            last_cp = cp;
+        }
+
+        let cp = &last_cp;
+        let k1 = cp.contrast * cp.brightness * 255.0 * 268.0 / passes as f64 / 256.0;
+        let area = (width * height) as f64 / (ppu * ppu);
+        let k2 = (ss * ss * passes) as f64 / (cp.contrast * area * 255.0 * sample_density * temporal.mean);
+        let filter_start = Instant::now();
+        match &de {
+            Some(de) => {
+                density::density_estimate(&hist, &mut acc, hw, hh, ss, de, k1, k2);
+            }
+            None => density::log_scale(&hist, &mut acc, hw, k1, k2),
+        }
+        stats.filter_seconds += filter_start.elapsed().as_secs_f64();
+    }
+    drop(hist);
+
+    let filter_start = Instant::now();
+    let tone = ToneMap {
+        inv_gamma: 1.0 / (gamma_sum / tone_n),
+        vibrancy: vib_sum / tone_n,
+        gamma_threshold: last_cp.gamma_threshold,
+        highlight_power: cp0.highlight_power,
+        background: [bg_sum[0] / tone_n * 256.0, bg_sum[1] / tone_n * 256.0, bg_sum[2] / tone_n * 256.0],
+        transparent: settings.transparent,
+    };
+    let mut pixels = vec![[0.0; 4]; width * height];
+    tonemap::filter_and_map(&acc, hw, &filter, de_offset, ss, &tone, width, &mut pixels);
+    stats.filter_seconds += filter_start.elapsed().as_secs_f64();
+    stats.iterate_seconds = start.elapsed().as_secs_f64() - stats.filter_seconds;
+    progress(1.0);
+    Ok(RenderedFrame { width: width as u32, height: height as u32, pixels, transparent: settings.transparent, stats })
+}

@@ -1,0 +1,239 @@
+//! From the accumulation buffer to output pixels: the spatial filter, then
+//! gamma (with a linear segment below `gamma_threshold`), vibrancy,
+//! highlight power and the background, as flam3 does them (its default
+//! order: filter first, then tone mapping).
+
+use rayon::prelude::*;
+
+use super::filters::SpatialFilter;
+use super::histogram::Bucket;
+
+/// Tone-mapping constants of a frame (averaged over its temporal samples).
+#[derive(Clone, Debug)]
+pub(crate) struct ToneMap {
+    /// 1 / gamma.
+    pub(crate) inv_gamma: f64,
+    pub(crate) vibrancy: f64,
+    pub(crate) gamma_threshold: f64,
+    pub(crate) highlight_power: f64,
+    /// Background colour scaled to 0–256.
+    pub(crate) background: [f64; 3],
+    pub(crate) transparent: bool,
+}
+
+const PREFILTER_WHITE: f64 = 255.0;
+
+/// flam3's alpha for a density: a power law with a linear ramp near zero.
+pub(crate) fn calc_alpha(density: f64, gamma: f64, linrange: f64) -> f64 {
+    if density > 0.0 {
+        if density < linrange {
+            let frac = density / linrange;
+            (1.0 - frac) * density * (linrange.powf(gamma) / linrange) + frac * density.powf(gamma)
+        } else {
+            density.powf(gamma)
+        }
+    } else {
+        0.0
+    }
+}
+
+/// HSV with hue in [0, 6), as flam3's highlight code uses it.
+fn rgb_to_hsv(rgb: [f64; 3]) -> [f64; 3] {
+    let [r, g, b] = rgb;
+    let max = r.max(g).max(b);
+    let min = r.min(g).min(b);
+    let del = max - min;
+    let s = if max != 0.0 { del / max } else { 0.0 };
+    let mut h = 0.0;
+    if s != 0.0 {
+        let rc = (max - r) / del;
+        let gc = (max - g) / del;
+        let bc = (max - b) / del;
+        h = if r == max {
+            bc - gc
+        } else if g == max {
+            2.0 + rc - bc
+        } else {
+            4.0 + gc - rc
+        };
+        if h < 0.0 {
+            h += 6.0;
+        }
+    }
+    [h, s, max]
+}
+
+fn hsv_to_rgb(hsv: [f64; 3]) -> [f64; 3] {
+    let [mut h, s, v] = hsv;
+    h = h.rem_euclid(6.0);
+    let j = h.floor();
+    let f = h - j;
+    let p = v * (1.0 - s);
+    let q = v * (1.0 - s * f);
+    let t = v * (1.0 - s * (1.0 - f));
+    match j as i32 {
+        0 => [v, t, p],
+        1 => [q, v, p],
+        2 => [p, v, t],
+        3 => [p, q, v],
+        4 => [t, p, v],
+        _ => [v, p, q],
+    }
+}
+
+/// Scales the colour by `ls`; where that saturates a channel and
+/// `highlight_power` ≥ 0, desaturates towards white instead of shifting hue.
+pub(crate) fn calc_newrgb(c: &[f64; 4], ls: f64, highpow: f64) -> [f64; 3] {
+    if ls == 0.0 || (c[0] == 0.0 && c[1] == 0.0 && c[2] == 0.0) {
+        return [0.0; 3];
+    }
+    let mut maxa = -1.0;
+    let mut maxc = 0.0;
+    for &v in &c[..3] {
+        let a = ls * (v / PREFILTER_WHITE);
+        if a > maxa {
+            maxa = a;
+            maxc = v / PREFILTER_WHITE;
+        }
+    }
+    let newls = 255.0 / maxc;
+    if maxa > 255.0 && highpow >= 0.0 {
+        let lsratio = (newls / ls).powf(highpow);
+        let full = [
+            newls * (c[0] / PREFILTER_WHITE) / 255.0,
+            newls * (c[1] / PREFILTER_WHITE) / 255.0,
+            newls * (c[2] / PREFILTER_WHITE) / 255.0,
+        ];
+        let mut hsv = rgb_to_hsv(full);
+        hsv[1] *= lsratio;
+        let rgb = hsv_to_rgb(hsv);
+        [rgb[0] * 255.0, rgb[1] * 255.0, rgb[2] * 255.0]
+    } else {
+        let mut adj = (-highpow).min(1.0);
+        if maxa <= 255.0 {
+            adj = 1.0;
+        }
+        let s = (1.0 - adj) * newls + adj * ls;
+        [s * (c[0] / PREFILTER_WHITE), s * (c[1] / PREFILTER_WHITE), s * (c[2] / PREFILTER_WHITE)]
+    }
+}
+
+impl ToneMap {
+    /// One filtered accumulation value `t` (RGBA) to display values: RGB in
+    /// [0, 255] and alpha in [0, 1].
+    #[inline]
+    pub(crate) fn map(&self, t: &[f64; 4]) -> ([f64; 3], f64) {
+        let tmp = t[3] / PREFILTER_WHITE;
+        let (mut alpha, ls) = if t[3] <= 0.0 {
+            (0.0, 0.0)
+        } else {
+            let a = calc_alpha(tmp, self.inv_gamma, self.gamma_threshold);
+            (a, self.vibrancy * 256.0 * a / tmp)
+        };
+        alpha = alpha.clamp(0.0, 1.0);
+        let newrgb = calc_newrgb(t, ls, self.highlight_power);
+        let mut out = [0.0; 3];
+        for k in 0..3 {
+            let mut a = newrgb[k] + (1.0 - self.vibrancy) * 256.0 * (t[k] / PREFILTER_WHITE).powf(self.inv_gamma);
+            if !self.transparent {
+                a += (1.0 - alpha) * self.background[k];
+            } else if alpha > 0.0 {
+                a /= alpha;
+            } else {
+                a = 0.0;
+            }
+            // NaN (a negative lobe under a fractional power) ends up 0, as
+            // the C conversion does in practice.
+            out[k] = if a.is_nan() { 0.0 } else { a.clamp(0.0, 255.0) };
+        }
+        (out, alpha)
+    }
+}
+
+/// Filters and tone-maps the accumulation buffer (`acc_width` cells wide)
+/// into `out` (RGBA, row-major, `width × height`): pixel (i, j) reads the
+/// filter window whose corner is cell `(offset + i·ss, offset + j·ss)`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn filter_and_map<T: Bucket>(
+    acc: &[[T; 4]],
+    acc_width: usize,
+    filter: &SpatialFilter,
+    offset: usize,
+    supersample: usize,
+    tone: &ToneMap,
+    width: usize,
+    out: &mut [[f64; 4]],
+) {
+    let fw = filter.width;
+    out.par_chunks_mut(width).enumerate().for_each(|(j, row)| {
+        let y = offset + j * supersample;
+        for (i, px) in row.iter_mut().enumerate() {
+            let x = offset + i * supersample;
+            let mut t = [0.0f64; 4];
+            for jj in 0..fw {
+                let arow = &acc[(y + jj) * acc_width + x..][..fw];
+                let krow = &filter.coefs[jj * fw..][..fw];
+                for (k, a) in krow.iter().zip(arow) {
+                    t[0] += k * a[0].to_f64();
+                    t[1] += k * a[1].to_f64();
+                    t[2] += k * a[2].to_f64();
+                    t[3] += k * a[3].to_f64();
+                }
+            }
+            let (rgb, alpha) = tone.map(&t);
+            *px = [rgb[0], rgb[1], rgb[2], alpha];
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpha_is_continuous_at_the_threshold() {
+        let g = 1.0 / 4.0;
+        let lin = 0.01;
+        let below = calc_alpha(lin - 1e-12, g, lin);
+        let above = calc_alpha(lin + 1e-12, g, lin);
+        assert!((below - above).abs() < 1e-9);
+        assert_eq!(calc_alpha(0.0, g, lin), 0.0);
+        assert!((calc_alpha(16.0, 0.5, lin) - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hsv_round_trip() {
+        for rgb in [[0.2, 0.5, 0.9], [1.0, 0.0, 0.0], [0.3, 0.3, 0.3], [0.9, 0.8, 0.1]] {
+            let back = hsv_to_rgb(rgb_to_hsv(rgb));
+            for k in 0..3 {
+                assert!((back[k] - rgb[k]).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn highlight_power_keeps_channels_in_range_and_hue() {
+        // A saturated orange scaled far past white.
+        let c = [255.0 * 10.0, 255.0 * 5.0, 0.0, 255.0 * 10.0];
+        let plain = calc_newrgb(&c, 100.0, -1.0);
+        assert!(plain[0] > 255.0); // clipped later: hue shifts towards yellow
+        let hp = calc_newrgb(&c, 100.0, 1.0);
+        assert!(hp.iter().all(|&v| v <= 255.0 + 1e-9));
+        assert!(hp[2] > 0.0); // desaturated towards white
+    }
+
+    #[test]
+    fn background_shows_where_nothing_landed() {
+        let tone = ToneMap {
+            inv_gamma: 0.25,
+            vibrancy: 1.0,
+            gamma_threshold: 0.01,
+            highlight_power: -1.0,
+            background: [256.0, 128.0, 0.0],
+            transparent: false,
+        };
+        let (rgb, a) = tone.map(&[0.0; 4]);
+        assert_eq!(a, 0.0);
+        assert_eq!(rgb, [255.0, 128.0, 0.0]);
+    }
+}

@@ -1,0 +1,410 @@
+//! `warpmc flame`: render flam3 genomes, animate sequences, describe
+//! genomes, compare images.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
+use warpmc_flame::image::{Bits, psnr, read_png, write_png};
+use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render};
+use warpmc_flame::variations::VariationKind;
+
+#[derive(Debug, Args)]
+pub(crate) struct FlameArgs {
+    #[command(subcommand)]
+    command: FlameCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum FlameCommand {
+    /// Render the flames of a genome file to PNG, as flam3-render does.
+    ///
+    /// Size, quality, filters and colours come from the genome; the
+    /// options scale them. A file with several <flame> elements gives one
+    /// image per flame (NAME.00000.png, …) unless --flame or --name picks one.
+    ///
+    /// Example: warpmc flame render sheep.flam3 -o sheep.png --quality-scale 0.1
+    Render(RenderArgs),
+    /// Render the frames of an animation between the flames of a file, as
+    /// flam3-animate does: frame t is the flame interpolated at time t, with
+    /// the genome's temporal samples for motion blur.
+    Animate(AnimateArgs),
+    /// Summarise a genome file: flames, sizes, xforms, variations used and
+    /// whether warpmc supports them all.
+    Info(InfoArgs),
+    /// PSNR between two PNG images of the same size (RGB, 8-bit scale);
+    /// optionally a side-by-side picture.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum BackendArg {
+    /// CUDA when a device is present, else the CPU.
+    Auto,
+    /// All CPU cores.
+    Cpu,
+    /// The GPU (not built yet).
+    Cuda,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PrecisionArg {
+    F32,
+    F64,
+}
+
+#[derive(Debug, Args)]
+struct GenomeArgs {
+    /// A flam3 genome file (.flam3, .flame: XML with one or more <flame>).
+    genome: PathBuf,
+    /// flam3-palettes.xml, for genomes with numbered palettes (default:
+    /// $FLAM3_PALETTES, /usr/share/flam3/flam3-palettes.xml).
+    #[arg(long, value_name = "FILE")]
+    palettes: Option<PathBuf>,
+    /// Render anyway when a genome uses variations outside flam3's 99:
+    /// drop them with a warning.
+    #[arg(long)]
+    skip_unknown_variations: bool,
+}
+
+#[derive(Debug, Args)]
+struct RenderOpts {
+    /// Multiply the genome's quality (samples per pixel).
+    #[arg(long, short = 'q', default_value_t = 1.0, value_name = "QS")]
+    quality_scale: f64,
+    /// Multiply the image size (and the camera scale with it).
+    #[arg(long, short = 's', default_value_t = 1.0, value_name = "SS")]
+    size_scale: f64,
+    /// Seed of the random streams: the same seed gives the same image.
+    #[arg(long, default_value_t = 0, value_parser = super::parse_u64)]
+    seed: u64,
+    /// Bits per channel of the PNG.
+    #[arg(long, default_value_t = 8, value_parser = parse_bits)]
+    bits: u8,
+    /// Transparent background (RGBA PNG) instead of the genome's colour.
+    #[arg(long)]
+    transparent: bool,
+    /// Where to render.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Histogram precision.
+    #[arg(long, value_enum, default_value = "f32")]
+    precision: PrecisionArg,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
+struct RenderArgs {
+    #[command(flatten)]
+    genome: GenomeArgs,
+    /// Output PNG (default: the genome's file name with .png; with several
+    /// flames, NAME.00000.png, NAME.00001.png, …).
+    #[arg(long, short = 'o', value_name = "OUT.png")]
+    out: Option<PathBuf>,
+    /// Render only the flame with this index (0-based, file order).
+    #[arg(long, conflicts_with = "name")]
+    flame: Option<usize>,
+    /// Render only the flame with this name attribute.
+    #[arg(long)]
+    name: Option<String>,
+    #[command(flatten)]
+    opts: RenderOpts,
+}
+
+#[derive(Debug, Args)]
+struct AnimateArgs {
+    #[command(flatten)]
+    genome: GenomeArgs,
+    /// First frame time (default: the first flame's time).
+    #[arg(long)]
+    begin: Option<i64>,
+    /// Last frame time (default: the last flame's time).
+    #[arg(long)]
+    end: Option<i64>,
+    /// Time step between frames.
+    #[arg(long, default_value_t = 1)]
+    dtime: i64,
+    /// Output file prefix; frames are PREFIXNNNNN.png.
+    #[arg(long, short = 'o', default_value = "frame", value_name = "PREFIX")]
+    prefix: String,
+    /// Temporal samples per frame (default: the genome's temporal_samples).
+    #[arg(long)]
+    temporal_samples: Option<u32>,
+    #[command(flatten)]
+    opts: RenderOpts,
+}
+
+#[derive(Debug, Args)]
+struct InfoArgs {
+    #[command(flatten)]
+    genome: GenomeArgs,
+}
+
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// First image.
+    a: PathBuf,
+    /// Second image (needed unless --text).
+    #[arg(required_unless_present = "text")]
+    b: Option<PathBuf>,
+    /// Also write a PNG with the first image, the second, and their
+    /// difference ×4, side by side.
+    #[arg(long, value_name = "OUT.png")]
+    montage: Option<PathBuf>,
+    /// Print the PNG text chunk KEY of the first image (e.g. flam3_samples)
+    /// instead of comparing.
+    #[arg(long, value_name = "KEY")]
+    text: Option<String>,
+}
+
+fn parse_bits(s: &str) -> Result<u8, String> {
+    match s {
+        "8" => Ok(8),
+        "16" => Ok(16),
+        _ => Err(format!("bits must be 8 or 16, not '{s}'")),
+    }
+}
+
+pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
+    match args.command {
+        FlameCommand::Render(a) => run_render(a),
+        FlameCommand::Animate(a) => run_animate(a),
+        FlameCommand::Info(a) => run_info(a),
+        FlameCommand::Compare(a) => run_compare(a),
+    }
+}
+
+fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
+    let opts = ParseOptions { skip_unknown_variations: g.skip_unknown_variations, palette_file: g.palettes.clone() };
+    let parsed = parse_file(&g.genome, &opts)?;
+    for w in &parsed.warnings {
+        eprintln!("warning: {w}");
+    }
+    if parsed.flames.is_empty() {
+        bail!("{}: no <flame> elements", g.genome.display());
+    }
+    Ok(parsed)
+}
+
+fn settings(o: &RenderOpts, temporal_samples: Option<u32>) -> anyhow::Result<RenderSettings> {
+    match o.backend {
+        BackendArg::Cpu => {}
+        BackendArg::Auto => {}
+        BackendArg::Cuda => bail!("the CUDA flame backend is not built yet; use --backend cpu (or auto)"),
+    }
+    Ok(RenderSettings {
+        quality_scale: o.quality_scale,
+        size_scale: o.size_scale,
+        seed: o.seed,
+        precision: match o.precision {
+            PrecisionArg::F32 => Precision::F32,
+            PrecisionArg::F64 => Precision::F64,
+        },
+        transparent: o.transparent,
+        temporal_samples,
+        ..RenderSettings::default()
+    })
+}
+
+fn bar(quiet: bool, label: String) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(1000);
+    b.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {percent:>3}%  elapsed {elapsed}  eta {eta}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    b.set_message(label);
+    b
+}
+
+/// Renders one frame and writes it; returns the frame for the summary.
+fn render_to(
+    flames: &[Flame],
+    time: f64,
+    s: &RenderSettings,
+    o: &RenderOpts,
+    out: &Path,
+    label: String,
+) -> anyhow::Result<RenderedFrame> {
+    let b = bar(o.quiet, label);
+    let start = Instant::now();
+    let frame = render(flames, time, s, &|f| b.set_position((f * 1000.0) as u64))?;
+    b.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    let bits = if o.bits == 16 { Bits::Sixteen } else { Bits::Eight };
+    let text = vec![
+        ("warpmc_version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+        ("warpmc_seed".to_string(), s.seed.to_string()),
+        ("flam3_samples".to_string(), format!("{:e}", frame.stats.iterations as f64)),
+        (
+            "flam3_error_rate".to_string(),
+            format!("{}", frame.stats.bad_values as f64 / (frame.stats.iterations.max(1)) as f64),
+        ),
+        ("warpmc_seconds".to_string(), format!("{secs:.3}")),
+    ];
+    write_png(&frame, bits, out, &text)?;
+    let rate = frame.stats.iterations as f64 / frame.stats.iterate_seconds.max(1e-9);
+    eprintln!(
+        "{}: {}x{}, {:.3e} iterations in {:.2} s ({:.3e} it/s on {} threads; filtering {:.2} s)",
+        out.display(),
+        frame.width,
+        frame.height,
+        frame.stats.iterations as f64,
+        secs,
+        rate,
+        rayon::current_num_threads(),
+        frame.stats.filter_seconds
+    );
+    Ok(frame)
+}
+
+fn run_render(a: RenderArgs) -> anyhow::Result<()> {
+    let parsed = load(&a.genome)?;
+    let s = settings(&a.opts, None)?;
+    if matches!(a.opts.backend, BackendArg::Auto) && !a.opts.quiet {
+        eprintln!("backend: cpu ({} threads)", rayon::current_num_threads());
+    }
+    let n = parsed.flames.len();
+    let chosen: Vec<usize> = if let Some(i) = a.flame {
+        if i >= n {
+            bail!("{}: --flame {i}, but the file has {n} flame(s) (0 to {})", a.genome.genome.display(), n - 1);
+        }
+        vec![i]
+    } else if let Some(name) = &a.name {
+        let i = parsed
+            .flames
+            .iter()
+            .position(|f| f.name.as_deref() == Some(name.as_str()))
+            .with_context(|| format!("{}: no flame named '{name}'", a.genome.genome.display()))?;
+        vec![i]
+    } else {
+        (0..n).collect()
+    };
+    let stem = a.genome.genome.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "flame".into());
+    for &i in &chosen {
+        let out = match (&a.out, chosen.len()) {
+            (Some(o), 1) => o.clone(),
+            (Some(o), _) => numbered(o, i),
+            (None, 1) => PathBuf::from(format!("{stem}.png")),
+            (None, _) => PathBuf::from(format!("{stem}.{i:05}.png")),
+        };
+        let flame = &parsed.flames[i];
+        render_to(std::slice::from_ref(flame), flame.time, &s, &a.opts, &out, format!("flame {}", flame.label(i)))?;
+    }
+    Ok(())
+}
+
+/// `out.png` → `out.00003.png`.
+fn numbered(out: &Path, i: usize) -> PathBuf {
+    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = out.extension().map(|s| s.to_string_lossy().into_owned()).unwrap_or("png".into());
+    out.with_file_name(format!("{stem}.{i:05}.{ext}"))
+}
+
+fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
+    let parsed = load(&a.genome)?;
+    let mut flames = parsed.flames;
+    flames.sort_by(|x, y| x.time.total_cmp(&y.time));
+    let t_first = flames[0].time.round() as i64;
+    let t_last = flames[flames.len() - 1].time.round() as i64;
+    let begin = a.begin.unwrap_or(t_first);
+    let end = a.end.unwrap_or(t_last);
+    if a.dtime < 1 {
+        bail!("--dtime must be at least 1");
+    }
+    if end < begin {
+        bail!("--end ({end}) is before --begin ({begin})");
+    }
+    let ts = a.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
+    let s = settings(&a.opts, Some(ts))?;
+    let mut t = begin;
+    while t <= end {
+        let out = PathBuf::from(format!("{}{:05}.png", a.prefix, t));
+        render_to(&flames, t as f64, &s, &a.opts, &out, format!("frame {t}"))?;
+        t += a.dtime;
+    }
+    Ok(())
+}
+
+fn run_info(a: InfoArgs) -> anyhow::Result<()> {
+    // Read leniently so that unsupported variations are listed, not fatal.
+    let opts = ParseOptions { skip_unknown_variations: true, palette_file: a.genome.palettes.clone() };
+    let parsed = parse_file(&a.genome.genome, &opts)?;
+    println!("{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
+    for (i, f) in parsed.flames.iter().enumerate() {
+        let mut used: Vec<VariationKind> =
+            f.xforms.iter().chain(f.final_xform.iter()).flat_map(|x| x.variations.iter().map(|v| v.kind)).collect();
+        used.sort();
+        used.dedup();
+        println!(
+            "  [{i}] {}: {}x{}, supersample {}, quality {}, {} xform(s){}, time {}",
+            f.label(i),
+            f.width,
+            f.height,
+            f.supersample,
+            f.quality,
+            f.xforms.len(),
+            if f.final_xform.is_some() { " + final" } else { "" },
+            f.time
+        );
+        println!("      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
+    }
+    if parsed.warnings.is_empty() {
+        println!("supported: yes (every variation is one of flam3's 99)");
+    } else {
+        println!("supported: no");
+        for w in &parsed.warnings {
+            println!("  {w}");
+        }
+    }
+    Ok(())
+}
+
+fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
+    let x = read_png(&a.a)?;
+    if let Some(key) = &a.text {
+        let v = x
+            .text
+            .iter()
+            .find(|(k, _)| k == key)
+            .with_context(|| format!("{}: no text chunk '{key}'", a.a.display()))?;
+        println!("{}", v.1);
+        return Ok(());
+    }
+    let b = a.b.as_ref().context("a second image is needed")?;
+    let y = read_png(b)?;
+    let p = psnr(&x, &y)?;
+    println!("{p:.3}");
+    if let Some(out) = &a.montage {
+        let (w, h) = (x.width as usize, x.height as usize);
+        let mut pixels = vec![[0.0, 0.0, 0.0, 1.0]; 3 * w * h];
+        for j in 0..h {
+            for i in 0..w {
+                let (p, q) = (x.pixels[j * w + i], y.pixels[j * w + i]);
+                pixels[j * 3 * w + i] = p;
+                pixels[j * 3 * w + w + i] = q;
+                let d = &mut pixels[j * 3 * w + 2 * w + i];
+                for k in 0..3 {
+                    d[k] = ((p[k] - q[k]).abs() * 4.0).min(255.0);
+                }
+            }
+        }
+        let frame = RenderedFrame {
+            width: 3 * x.width,
+            height: x.height,
+            pixels,
+            transparent: false,
+            stats: Default::default(),
+        };
+        write_png(&frame, Bits::Eight, out, &[])?;
+    }
+    Ok(())
+}
