@@ -74,7 +74,8 @@ for dir in "$@"; do
                 echo "$name: uses non-flam3 variations but rendered without an error" >&2
                 fail=1
             elif grep -q 'unknown variation' <<<"$err"; then
-                echo "| $name | – | – | – | refused: $(head -c 140 <<<"$err" | tr '|' '/') | – | ok |" >>"$report"
+                why=$(grep -o "attribute '[^']*': unknown variation" <<<"$err" | head -1)
+                echo "| $name | – | – | – | refused: $why | – | ok |" >>"$report"
             else
                 echo "$name: unexpected error: $err" >&2
                 fail=1

@@ -270,7 +270,7 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     let parsed = load(&a.genome)?;
     let s = settings(&a.opts, None)?;
     if matches!(a.opts.backend, BackendArg::Auto) && !a.opts.quiet {
-        eprintln!("backend: cpu ({} threads)", rayon::current_num_threads());
+        eprintln!("backend: cpu, {} threads (the CUDA flame backend is not built yet)", rayon::current_num_threads());
     }
     let n = parsed.flames.len();
     let chosen: Vec<usize> = if let Some(i) = a.flame {

@@ -119,6 +119,18 @@ impl ColorMap {
     }
 }
 
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed, and this one is
+    // a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((p as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Adds the samples of one band, from sub-batches in order, into that
 /// band's cells (`cells` starts at cell `first_cell`).
 pub(crate) fn accumulate_band<T: Bucket>(
@@ -128,8 +140,15 @@ pub(crate) fn accumulate_band<T: Bucket>(
     batches: &[BandedSamples],
     cmap: &ColorMap,
 ) {
+    const AHEAD: usize = 16;
     for batch in batches {
-        for s in batch.band(band) {
+        let samples = batch.band(band);
+        for (k, s) in samples.iter().enumerate() {
+            // The cells are scattered over a histogram far larger than the
+            // caches: ask for the cell of a sample a little ahead.
+            if let Some(next) = samples.get(k + AHEAD) {
+                prefetch(&cells[(next.cell - first_cell) as usize]);
+            }
             let cell = &mut cells[(s.cell - first_cell) as usize];
             let c = cmap.lookup(f64::from(s.color));
             let v = f64::from(s.visibility);

@@ -1,0 +1,318 @@
+//! Palettes: 256 RGBA colours, from a genome's own colour elements or from
+//! flam3's numbered palette file (`flam3-palettes.xml`).
+//!
+//! The palette file is not embedded (it is part of flam3, under the GPL):
+//! it is looked up at run time, see [`PaletteLibrary`].
+//!
+//! Colour conversions follow flam3's `rgb2hsv`/`hsv2rgb` exactly (hue in
+//! sixths of a turn, 0 ≤ h < 6), so that palettes built from the library
+//! match flam3's bit for bit.
+
+use std::path::{Path, PathBuf};
+
+/// 256 RGBA entries, each channel in [0, 1].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Palette {
+    /// The entries, `[r, g, b, a]`.
+    pub entries: Box<[[f64; 4]; 256]>,
+}
+
+impl Palette {
+    /// All entries opaque black.
+    pub fn black() -> Self {
+        Palette { entries: Box::new([[0.0, 0.0, 0.0, 1.0]; 256]) }
+    }
+
+    /// The palette with every entry's hue turned by `rotation` turns, as
+    /// flam3 applies a flame's `hue` attribute to a numbered palette: each
+    /// entry goes through [`rgb_to_hsv`], gets `6·rotation` added to its hue
+    /// and comes back through [`hsv_to_rgb`]. Alpha is kept.
+    ///
+    /// flam3 does this round trip even for a rotation of 0, and the round
+    /// trip is not always the identity in the last bit; call this with 0 to
+    /// get flam3's numbered palettes exactly.
+    pub fn rotate_hue(&self, rotation: f64) -> Palette {
+        let mut out = self.clone();
+        for e in out.entries.iter_mut() {
+            let mut hsv = rgb_to_hsv([e[0], e[1], e[2]]);
+            hsv[0] += rotation * 6.0;
+            let rgb = hsv_to_rgb(hsv);
+            e[..3].copy_from_slice(&rgb);
+        }
+        out
+    }
+}
+
+/// flam3's `rgb2hsv`: RGB in [0, 1] to `[h, s, v]` with the hue `h` in
+/// [0, 6) (sixths of a turn; 0 for greys), saturation and value in [0, 1].
+pub fn rgb_to_hsv(rgb: [f64; 3]) -> [f64; 3] {
+    let [r, g, b] = rgb;
+    let max = if r >= g {
+        if r >= b { r } else { b }
+    } else if g >= b {
+        g
+    } else {
+        b
+    };
+    let min = if r <= g {
+        if r <= b { r } else { b }
+    } else if g <= b {
+        g
+    } else {
+        b
+    };
+    let del = max - min;
+    let s = if max != 0.0 { del / max } else { 0.0 };
+    let mut h = 0.0;
+    if s != 0.0 {
+        let rc = (max - r) / del;
+        let gc = (max - g) / del;
+        let bc = (max - b) / del;
+        if r == max {
+            h = bc - gc;
+        } else if g == max {
+            h = 2.0 + rc - bc;
+        } else if b == max {
+            h = 4.0 + gc - rc;
+        }
+        if h < 0.0 {
+            h += 6.0;
+        }
+    }
+    [h, s, max]
+}
+
+/// flam3's `hsv2rgb`: `[h, s, v]` (hue in sixths of a turn, brought into
+/// [0, 6) by whole turns first) to RGB.
+///
+/// An infinite hue (on which flam3 would loop for ever) is taken as 0.
+pub fn hsv_to_rgb(hsv: [f64; 3]) -> [f64; 3] {
+    let [mut h, s, v] = hsv;
+    if h.is_infinite() {
+        h = 0.0;
+    } else if h.abs() > 1e9 {
+        // flam3 subtracts whole turns one at a time; far away that is the
+        // same as the remainder, without the endless loop.
+        h = h.rem_euclid(6.0);
+    }
+    while h >= 6.0 {
+        h -= 6.0;
+    }
+    while h < 0.0 {
+        h += 6.0;
+    }
+    let j = h.floor();
+    let f = h - j;
+    let p = v * (1.0 - s);
+    let q = v * (1.0 - s * f);
+    let t = v * (1.0 - s * (1.0 - f));
+    // `as i32` maps NaN to 0, which takes the same branch as flam3's
+    // default case.
+    match j as i32 {
+        1 => [q, v, p],
+        2 => [p, v, t],
+        3 => [p, q, v],
+        4 => [t, p, v],
+        5 => [v, p, q],
+        _ => [v, t, p],
+    }
+}
+
+/// Why the palette file could not be found or read (one line).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PaletteError(pub String);
+
+/// The environment variable naming the palette file.
+pub const PALETTES_ENV: &str = "FLAM3_PALETTES";
+
+/// The environment variable flam3 itself reads (lower case), also honoured.
+pub const FLAM3_PALETTES_ENV: &str = "flam3_palettes";
+
+/// Where Debian's flam3 installs the palette file.
+pub const SYSTEM_PALETTES: &str = "/usr/share/flam3/flam3-palettes.xml";
+
+/// The palette file relative to the current directory, for checkouts next to
+/// a `shared/` directory.
+pub const RELATIVE_PALETTES: &str = "../shared/palettes/flam3-palettes.xml";
+
+/// One palette of the file.
+#[derive(Clone, Debug)]
+struct LibPalette {
+    number: i64,
+    name: String,
+    rgb: Box<[[u8; 3]; 256]>,
+}
+
+/// flam3's numbered palettes (`flam3-palettes.xml`): `<palette number
+/// name data>` elements, each with 256 colours as `00RRGGBB` hex groups.
+///
+/// As in flam3, a `<palette>` whose data cannot be read is left out, and when
+/// two palettes share a number the first one counts.
+#[derive(Clone, Debug)]
+pub struct PaletteLibrary {
+    path: PathBuf,
+    palettes: Vec<LibPalette>,
+}
+
+impl PaletteLibrary {
+    /// Reads the palette file at `path`.
+    pub fn load(path: &Path) -> Result<Self, PaletteError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| PaletteError(format!("{}: cannot read the palette file: {e}", path.display())))?;
+        let text = String::from_utf8_lossy(&bytes);
+        Self::from_xml(&text, path)
+    }
+
+    /// Reads palettes from XML text; `path` is recorded as where they came
+    /// from (see [`PaletteLibrary::path`]).
+    pub fn from_xml(xml: &str, path: &Path) -> Result<Self, PaletteError> {
+        let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+        let doc = roxmltree::Document::parse_with_options(xml.strip_prefix('\u{feff}').unwrap_or(xml), opts)
+            .map_err(|e| PaletteError(format!("{}: malformed XML: {e}", path.display())))?;
+        let mut palettes = Vec::new();
+        // flam3 looks at every <palette> element of the document (but not
+        // inside another <palette>).
+        let mut stack = vec![doc.root()];
+        while let Some(node) = stack.pop() {
+            if node.is_element() && node.tag_name().name() == "palette" {
+                if let Some(p) = read_lib_palette(node) {
+                    palettes.push(p);
+                }
+                continue;
+            }
+            let children: Vec<_> = node.children().collect();
+            stack.extend(children.into_iter().rev());
+        }
+        Ok(PaletteLibrary { path: path.to_path_buf(), palettes })
+    }
+
+    /// The places [`PaletteLibrary::locate`] looks, in order: `explicit`,
+    /// `$FLAM3_PALETTES`, `$flam3_palettes` (flam3's own variable),
+    /// [`SYSTEM_PALETTES`] and [`RELATIVE_PALETTES`] (relative to the
+    /// current directory). Unset or empty variables are left out.
+    pub fn search_path(explicit: Option<&Path>) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(p) = explicit {
+            out.push(p.to_path_buf());
+        }
+        for var in [PALETTES_ENV, FLAM3_PALETTES_ENV] {
+            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                out.push(PathBuf::from(v));
+            }
+        }
+        out.push(PathBuf::from(SYSTEM_PALETTES));
+        out.push(PathBuf::from(RELATIVE_PALETTES));
+        out
+    }
+
+    /// Finds and reads the palette file: the first existing file of
+    /// [`PaletteLibrary::search_path`]`(explicit)`. The error lists every
+    /// place looked at.
+    pub fn locate(explicit: Option<&Path>) -> Result<Self, PaletteError> {
+        Self::locate_among(&Self::search_path(explicit))
+    }
+
+    /// Reads the first of `candidates` that is an existing file (a file
+    /// that exists but cannot be read or parsed is an error, not skipped).
+    /// The error lists every candidate.
+    pub fn locate_among(candidates: &[PathBuf]) -> Result<Self, PaletteError> {
+        match candidates.iter().find(|p| p.is_file()) {
+            Some(p) => Self::load(p),
+            None => {
+                let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+                Err(PaletteError(format!(
+                    "flam3-palettes.xml not found (looked at {}; give it with --palettes or ${PALETTES_ENV}, \
+                     or install flam3, e.g. Debian's flam3-utils)",
+                    looked.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// The file the palettes were read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many palettes were read.
+    pub fn len(&self) -> usize {
+        self.palettes.len()
+    }
+
+    /// Whether no palette was read.
+    pub fn is_empty(&self) -> bool {
+        self.palettes.is_empty()
+    }
+
+    /// The palette numbers, in file order.
+    pub fn numbers(&self) -> impl Iterator<Item = i64> + '_ {
+        self.palettes.iter().map(|p| p.number)
+    }
+
+    /// The name of palette `number`, if there is such a palette.
+    pub fn name(&self, number: i64) -> Option<&str> {
+        self.find(number).map(|p| p.name.as_str())
+    }
+
+    /// Palette `number` as stored: each channel `byte / 255`, alpha 1, no
+    /// hue round trip. For the palette a flame with `palette="n" hue="h"`
+    /// gets, use `get(n)?.rotate_hue(h)` (flam3 applies the round trip even
+    /// for `h = 0`).
+    pub fn get(&self, number: i64) -> Option<Palette> {
+        let p = self.find(number)?;
+        let mut out = Palette::black();
+        for (e, c) in out.entries.iter_mut().zip(p.rgb.iter()) {
+            *e = [f64::from(c[0]) / 255.0, f64::from(c[1]) / 255.0, f64::from(c[2]) / 255.0, 1.0];
+        }
+        Some(out)
+    }
+
+    fn find(&self, number: i64) -> Option<&LibPalette> {
+        self.palettes.iter().find(|p| p.number == number)
+    }
+}
+
+/// One `<palette>` of the library, or `None` when its data is unreadable
+/// (flam3 skips such palettes).
+fn read_lib_palette(node: roxmltree::Node<'_, '_>) -> Option<LibPalette> {
+    // flam3 reads `number` with atoi and leaves it 0 when absent.
+    let number = node.attribute("number").map(atoi).unwrap_or(0);
+    let name = node.attribute("name").unwrap_or("").to_string();
+    let data = node.attribute("data")?;
+    let hex: Vec<u8> = data.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let mut rgb = Box::new([[0u8; 3]; 256]);
+    // 256 groups of 00RRGGBB; anything after them is ignored, as in flam3.
+    for (i, entry) in rgb.iter_mut().enumerate() {
+        let group = hex.get(8 * i..8 * i + 8)?;
+        if &group[..2] != b"00" {
+            return None;
+        }
+        for (k, c) in entry.iter_mut().enumerate() {
+            *c = hex_byte(group[2 + 2 * k], group[3 + 2 * k])?;
+        }
+    }
+    Some(LibPalette { number, name, rgb })
+}
+
+/// Two hex digits to a byte.
+pub(crate) fn hex_byte(hi: u8, lo: u8) -> Option<u8> {
+    let d = |c: u8| (c as char).to_digit(16);
+    Some((d(hi)? * 16 + d(lo)?) as u8)
+}
+
+/// C's `atoi`: optional whitespace and sign, then the leading digits; 0 when
+/// there are none (saturating instead of overflowing).
+fn atoi(s: &str) -> i64 {
+    let s = s.trim_start();
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut v: i64 = 0;
+    for c in digits.bytes().take_while(u8::is_ascii_digit) {
+        v = v.saturating_mul(10).saturating_add(i64::from(c - b'0'));
+    }
+    if neg { -v } else { v }
+}

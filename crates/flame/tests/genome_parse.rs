@@ -1,0 +1,1320 @@
+//! The genome reader and the palettes against flam3 3.1.1's reading rules.
+//!
+//! Tests that need flam3-palettes.xml find it with
+//! `PaletteLibrary::locate` (the repository's `shared/` copy or
+//! /usr/share/flam3) and print a SKIPPED line when it is not there.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use warpmc_flame::genome::{
+    AffineInterpolation, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, ParseOptions,
+    ParsedGenome, TemporalFilter, parse_file, parse_str,
+};
+use warpmc_flame::palette::{Palette, PaletteLibrary, hsv_to_rgb, rgb_to_hsv};
+use warpmc_flame::variations::VariationKind;
+
+/// The sample genomes shipped with the project (the same files as
+/// /work/shared/genomes).
+const GENOMES: &str = "../../examples/flames";
+
+/// The palette file next to the checkout, if any (CI has /usr/share/flam3).
+const SHARED_PALETTES: &str = "../../../shared/palettes/flam3-palettes.xml";
+
+fn library() -> Option<PaletteLibrary> {
+    match PaletteLibrary::locate(Some(Path::new(SHARED_PALETTES))) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            println!("SKIPPED (no flam3-palettes.xml): {e}");
+            None
+        }
+    }
+}
+
+fn genome(name: &str) -> PathBuf {
+    Path::new(GENOMES).join(name)
+}
+
+fn opts() -> ParseOptions {
+    ParseOptions::default()
+}
+
+fn skip_opts() -> ParseOptions {
+    ParseOptions { skip_unknown_variations: true, palette_file: None }
+}
+
+fn lib_opts(lib: &PaletteLibrary) -> ParseOptions {
+    ParseOptions { skip_unknown_variations: false, palette_file: Some(lib.path().to_path_buf()) }
+}
+
+/// Parses a string that must be accepted.
+fn ok(xml: &str) -> ParsedGenome {
+    parse_str(xml, "t.flam3", &opts()).unwrap_or_else(|e| panic!("should parse: {e}"))
+}
+
+/// The only flame of a string that must be accepted.
+fn one(xml: &str) -> Flame {
+    let p = ok(xml);
+    assert_eq!(p.flames.len(), 1);
+    p.flames.into_iter().next().unwrap()
+}
+
+/// The error message of a string that must be refused.
+fn err(xml: &str) -> String {
+    err_with(xml, &opts())
+}
+
+fn err_with(xml: &str, o: &ParseOptions) -> String {
+    match parse_str(xml, "t.flam3", o) {
+        Ok(_) => panic!("should be refused: {xml}"),
+        Err(e) => {
+            let m = e.to_string();
+            assert!(!m.contains('\n'), "one line: {m}");
+            assert!(m.starts_with("t.flam3: "), "names the source: {m}");
+            m
+        }
+    }
+}
+
+fn kind(name: &str) -> VariationKind {
+    VariationKind::from_name(name).unwrap_or_else(|| panic!("{name} is a flam3 variation"))
+}
+
+/// `(name, weight)` of an xform's variations.
+fn vars(x: &warpmc_flame::XForm) -> Vec<(&'static str, f64)> {
+    x.variations.iter().map(|v| (v.kind.name(), v.weight)).collect()
+}
+
+fn param(x: &warpmc_flame::XForm, var: &str, p: &str) -> f64 {
+    let v = x.variations.iter().find(|v| v.kind.name() == var).unwrap_or_else(|| panic!("{var} in xform"));
+    let i = v.kind.params().iter().position(|s| s.name == p).unwrap_or_else(|| panic!("{var} has {p}"));
+    v.params[i]
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12
+}
+
+fn close4(a: [f64; 4], b: [f64; 4]) -> bool {
+    a.iter().zip(&b).all(|(x, y)| close(*x, *y))
+}
+
+// ---------------------------------------------------------------- files
+
+#[test]
+fn electricsheep_00216() {
+    let p = parse_file(&genome("electricsheep.244.00216.flam3"), &opts()).unwrap();
+    assert!(p.warnings.is_empty(), "url/nick are flam3 ecosystem attributes: {:?}", p.warnings);
+    assert!(p.skipped.is_empty());
+    assert_eq!(p.flames.len(), 1);
+    let f = &p.flames[0];
+    assert_eq!(f.name.as_deref(), Some("electricsheep.244.00216"));
+    assert_eq!((f.width, f.height), (800, 592));
+    assert_eq!(f.center, [0.0751921, 0.0418514]);
+    assert_eq!(f.scale, 240.0);
+    assert_eq!(f.rotate, 42.46);
+    assert_eq!(f.supersample, 4);
+    assert_eq!(f.filter_radius, 1.0);
+    assert_eq!(f.filter_shape, FilterShape::Gaussian);
+    assert_eq!(f.temporal_filter, TemporalFilter::Box);
+    assert_eq!(f.quality, 2000.0);
+    assert_eq!(f.passes, 1);
+    assert_eq!(f.temporal_samples, 1000);
+    assert_eq!(f.brightness, 1.94783);
+    assert_eq!(f.gamma, 1.0);
+    assert_eq!(f.estimator_radius, 11.0);
+    assert_eq!(f.estimator_curve, 0.6);
+    assert_eq!(f.palette_mode, PaletteMode::Step);
+    assert_eq!(f.affine_interpolation, AffineInterpolation::Log);
+    assert_eq!(f.xforms.len(), 3);
+    assert!(f.final_xform.is_none());
+
+    let x0 = &f.xforms[0];
+    assert_eq!(x0.weight, 0.0575);
+    assert_eq!((x0.color, x0.color_speed, x0.animate), (0.0, 0.5, 1.0));
+    assert_eq!(vars(x0), vec![("swirl", 0.15), ("rings2", 0.03), ("gaussian_blur", 0.03)]);
+    assert_eq!(param(x0, "rings2", "rings2_val"), 0.100452);
+    assert_eq!(x0.coefs.c, [[-0.938163, -2.71923], [-0.087253, -0.260622], [0.375984, -1.51018]]);
+    assert!(x0.post.is_identity());
+
+    let x1 = &f.xforms[1];
+    // symmetry −0.87: colour speed (1 + 0.87)/2, still animated.
+    assert!(close(x1.color_speed, 0.935));
+    assert_eq!((x1.color, x1.animate), (0.818, 1.0));
+    assert_eq!(vars(x1), vec![("julia", 0.01), ("fisheye", 0.544)]);
+    assert_eq!(x1.post.c, [[1.0, -0.1], [0.0, 1.0], [0.0, 0.0]]);
+
+    let x2 = &f.xforms[2];
+    // symmetry 0.1 > 0: colour speed 0.45, not animated.
+    assert!(close(x2.color_speed, 0.45));
+    assert_eq!(x2.animate, 0.0);
+    assert_eq!(vars(x2), vec![("sinusoidal", 1.0)]);
+    for x in &f.xforms {
+        assert!(x.chaos.is_empty(), "no chaos attribute");
+        assert_eq!((x.chaos_to(0), x.chaos_to(2)), (1.0, 1.0));
+        assert_eq!(x.opacity, 1.0);
+    }
+
+    // <color index="0" rgb="39 87 123"/>, opaque.
+    assert_eq!(f.palette.entries[0], [39.0 / 255.0, 87.0 / 255.0, 123.0 / 255.0, 1.0]);
+    assert!(f.palette.entries.iter().all(|e| e[3] == 1.0));
+}
+
+#[test]
+fn electricsheep_others() {
+    let p = parse_file(&genome("electricsheep.244.80674.flam3"), &opts()).unwrap();
+    let f = &p.flames[0];
+    assert_eq!(f.xforms.len(), 5);
+    assert_eq!(f.palette_mode, PaletteMode::Linear);
+    assert_eq!(f.scale, 944.941);
+    assert_eq!(vars(&f.xforms[4]), vec![("linear", 1.0)]);
+    assert_eq!(f.xforms[4].weight, 1.5);
+    assert!(close(f.xforms[0].color_speed, (1.0 - 0.015) / 2.0));
+    assert_eq!(f.palette.entries[0], [214.0 / 255.0, 128.0 / 255.0, 6.0 / 255.0, 1.0]);
+
+    let p = parse_file(&genome("electricsheep.244.80692.flam3"), &opts()).unwrap();
+    let f = &p.flames[0];
+    assert_eq!(f.xforms.len(), 3);
+    assert_eq!(f.rotate, -169.0);
+    let fx = f.final_xform.as_ref().expect("finalxform");
+    assert_eq!(vars(fx), vec![("spherical", 1.0)]);
+    // symmetry="1" on the final xform: colour speed 0, not animated.
+    assert_eq!((fx.color_speed, fx.animate, fx.weight), (0.0, 0.0, 0.0));
+    assert!(fx.chaos.is_empty());
+    assert_eq!(vars(&f.xforms[1]), vec![("spherical", 0.25), ("julia", 1.0)]);
+    assert_eq!(f.xforms[1].color_speed, 1.0);
+
+    let p = parse_file(&genome("electricsheep.244.80725.flam3"), &opts()).unwrap();
+    let f = &p.flames[0];
+    assert_eq!(f.xforms.len(), 2);
+    assert_eq!(f.brightness, 25.0);
+    assert_eq!(vars(&f.xforms[0]), vec![("linear", 0.028), ("spherical", 1.0), ("eyefish", 0.02)]);
+    assert!(p.warnings.is_empty());
+}
+
+#[test]
+fn test_flam3_two_flames_numbered_palettes() {
+    let Some(lib) = library() else { return };
+    let p = parse_file(&genome("test.flam3"), &lib_opts(&lib)).unwrap();
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(p.flames.len(), 2, "flames inside <test>");
+    let (a, b) = (&p.flames[0], &p.flames[1]);
+    assert_eq!((a.time, b.time), (0.0, 100.0));
+    assert_eq!(a.name, None);
+    assert_eq!((a.width, a.height, a.supersample), (640, 480, 1), "oversample is supersample");
+    assert_eq!(a.quality, 10.0);
+    assert_eq!(a.hue_rotation, 0.22851);
+    assert_eq!(b.hue_rotation, 0.147038);
+    assert_eq!(a.xforms.len(), 4);
+    assert_eq!(a.xforms[1].color, 0.66);
+    assert_eq!(vars(&a.xforms[3]), vec![("spherical", 1.0)]);
+    assert_eq!(a.palette, lib.get(15).unwrap().rotate_hue(0.22851));
+    assert_eq!(b.palette, lib.get(29).unwrap().rotate_hue(0.147038));
+    // Against an independent hue rotation in degrees.
+    let raw = lib.get(15).unwrap();
+    for i in [0, 17, 128, 255] {
+        let want = reference_rotate(raw.entries[i], 0.22851);
+        assert!(close4(a.palette.entries[i], want), "entry {i}: {:?} vs {want:?}", a.palette.entries[i]);
+    }
+}
+
+#[test]
+fn fractorium_files_refused_then_read_with_skip() {
+    // (file, flames' xform count, final?, a dropped name)
+    let cases = [
+        ("fractorium-bench-golubaja_rippingfrominside_complexcode.flame", 3, true, "crackle"),
+        ("fractorium-bench-mfeemster_basicmemory.flame", 1, false, "var_color"),
+        ("fractorium-bench-tatasz_springcrown_manysimplexforms.flame", 52, false, "var_color"),
+        ("fractorium-bench-tyrantwave_flippeddisc_normal.flame", 4, false, "var_color"),
+        ("fractorium-bench-zy0rg_six_bigcomplexcode.flame", 45, true, "pre_crop"),
+    ];
+    for (file, n, fin, dropped) in cases {
+        let path = genome(file);
+        let e = parse_file(&path, &opts()).expect_err(file).to_string();
+        assert!(e.starts_with(&path.display().to_string()), "{e}");
+        assert!(e.contains("unknown variation"), "{e}");
+        assert!(e.contains(": xform 0: attribute '"), "{e}");
+        assert!(e.contains("--skip-unknown-variations"), "{e}");
+        assert!(!e.contains('\n'));
+
+        let p = parse_file(&path, &skip_opts()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(p.flames.len(), 1, "{file}");
+        let f = &p.flames[0];
+        assert_eq!(f.xforms.len(), n, "{file}");
+        assert_eq!(f.final_xform.is_some(), fin, "{file}");
+        assert!(p.skipped.iter().any(|s| s == dropped), "{file}: {:?}", p.skipped);
+        // One warning per dropped name, plus the flame attributes flam3
+        // does not read.
+        let per_name = p.warnings.iter().filter(|w| w.contains("dropped")).count();
+        assert_eq!(per_name, p.skipped.len(), "{file}: {:?}", p.warnings);
+        let flame_attrs = p.warnings.iter().find(|w| w.contains("flame attributes")).expect("listed");
+        assert!(flame_attrs.contains("sub_batch_size") && flame_attrs.contains("cam_zpos"), "{flame_attrs}");
+        assert!(!flame_attrs.contains("version"), "{flame_attrs}");
+    }
+
+    let p = parse_file(&genome(cases[0].0), &skip_opts()).unwrap();
+    let f = &p.flames[0];
+    assert_eq!(f.name.as_deref(), Some("golubaja_rippingfrominside_complexcode"));
+    assert_eq!(f.highlight_power, 1.0);
+    assert_eq!(f.interpolation, Interpolation::Linear);
+    // Xform 0 had only crackle and flatten: nothing is left.
+    assert!(f.xforms[0].variations.is_empty());
+    assert_eq!(vars(&f.xforms[1]), vec![("spherical", 1.0), ("eyefish", 0.5), ("elliptic", 0.1)]);
+    for w in ["crackle", "crackle_cellsize", "flatten", "var_color", "name"] {
+        assert!(p.skipped.iter().any(|s| s == w), "{w}: {:?}", p.skipped);
+    }
+    // Fractorium's hex palette.
+    let mfee = parse_file(&genome(cases[1].0), &skip_opts()).unwrap();
+    assert_eq!(mfee.flames[0].palette.entries[0], [241.0 / 255.0, 223.0 / 255.0, 221.0 / 255.0, 1.0]);
+    assert_eq!(mfee.flames[0].palette.entries[255], [5.0 / 255.0, 1.0 / 255.0, 0.0, 1.0]);
+    // Chaos rows as written.
+    let tat = parse_file(&genome(cases[2].0), &skip_opts()).unwrap();
+    let row = &tat.flames[0].xforms[0].chaos;
+    assert_eq!(row.len(), 52, "the last entry is 0");
+    assert_eq!(&row[18..22], &[1.0, 1.0, 0.0, 0.0]);
+    let zy = parse_file(&genome(cases[4].0), &skip_opts()).unwrap();
+    assert_eq!(zy.flames[0].xforms[0].chaos.len(), 45);
+    assert_eq!(&zy.flames[0].xforms[0].chaos[..4], &[1.0, 0.0, 1.0, 0.0]);
+    // interpolation="smooth" on a single flame becomes linear, silently.
+    assert_eq!(zy.flames[0].interpolation, Interpolation::Linear);
+    assert_eq!(zy.flames[0].xforms[0].opacity, 0.2);
+    assert!(zy.warnings.iter().all(|w| !w.contains("smooth")));
+}
+
+#[test]
+fn unknown_variation_message() {
+    let xml = r#"<flame name="electricsheep.244.00216"><xform weight="1" linear="1"/><xform weight="1" linear="1"/>
+        <xform weight="0.5" crackle="1" crackle_cellsize="0.4"/></flame>"#;
+    let e = parse_str(xml, "genome.flam3", &opts()).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "genome.flam3: flame 'electricsheep.244.00216': xform 2: attribute 'crackle': unknown variation (not one \
+         of flam3's 99 variations, their parameters or xform attributes; --skip-unknown-variations renders without \
+         it); also unknown in this element: 'crackle_cellsize'"
+    );
+    let p = parse_str(xml, "genome.flam3", &skip_opts()).unwrap();
+    assert_eq!(p.skipped, vec!["crackle", "crackle_cellsize"]);
+    assert!(p.flames[0].xforms[2].variations.is_empty());
+    assert_eq!(p.flames[0].xforms[2].weight, 0.5);
+    // Unnamed flames are named by index; the final xform by name.
+    let e = err(r#"<flames><flame/><flame time="1"><finalxform foo="1"/></flame></flames>"#);
+    assert!(e.starts_with("t.flam3: flame #0: the <flame> element has no attributes"), "{e}");
+    let e = err(r#"<flames><flame time="0"/><flame time="1"><finalxform foo="1"/></flame></flames>"#);
+    assert!(e.starts_with("t.flam3: flame #1: finalxform: attribute 'foo': unknown variation"), "{e}");
+}
+
+#[test]
+fn skipped_names_warned_once() {
+    let xml = r#"<flame time="0"><xform weight="1" crackle="1"/><xform weight="1" crackle="2" linear="1"/>
+        <finalxform crackle="1"/></flame>"#;
+    let p = parse_str(xml, "t", &skip_opts()).unwrap();
+    assert_eq!(p.skipped, vec!["crackle"]);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("flame #0: xform 0: attribute 'crackle'"), "{}", p.warnings[0]);
+    assert_eq!(vars(&p.flames[0].xforms[1]), vec![("linear", 1.0)]);
+}
+
+/// A palette index and the entry flam3 printed for it.
+type PrintedEntry = (usize, [f64; 4]);
+
+/// Palette entries (0–255 scale, premultiplied, as flam3 prints them) and
+/// xform values that flam3-genome 3.1.1 printed for
+/// tests/data/genomes/flam3-edge-cases.flam3 (`clone_all`, `%.6g`).
+#[test]
+fn flam3_printed_values() {
+    let path = Path::new("tests/data/genomes/flam3-edge-cases.flam3");
+    let lib = library();
+    let o = match &lib {
+        Some(l) => lib_opts(l),
+        None => opts(),
+    };
+    let text = std::fs::read_to_string(path).unwrap();
+    // Without the palette file, read only the flames with their own colours.
+    let p = match &lib {
+        Some(_) => parse_file(path, &o).unwrap(),
+        None => {
+            let e = parse_file(path, &o).unwrap_err().to_string();
+            assert!(e.contains("flame 'edge2': attribute 'palette'"), "{e}");
+            let kept: String = text.replace(r#"palette="12""#, "").replace(
+                r#"<palette index0="3" hue0="0.25" index1="9" hue1="0.1" blend="0.3"/>"#,
+                r#"<color index="0" rgb="1 1 1"/>"#,
+            );
+            parse_str(&kept, "edge", &o).unwrap()
+        }
+    };
+    let printed: &[(&str, &[PrintedEntry])] = &[
+        (
+            "edge1",
+            &[
+                (0, [242.034, 0.0, 127.0, 248.492]),
+                (3, [255.0, 0.0, 127.0, 255.0]),
+                (5, [196.714, 14.5714, 90.7143, 196.714]),
+                (10, [51.0, 51.0, 0.0, 51.0]),
+                (15, [25.5, 153.0, 127.5, 153.0]),
+                (20, [0.0, 255.0, 255.0, 255.0]),
+                (100, [0.0, 141.667, 198.111, 198.111]),
+                (200, [0.0, 0.0, 127.0, 127.0]),
+                (255, [237.712, 0.0, 127.0, 246.322]),
+            ],
+        ),
+        (
+            "edge2",
+            &[
+                (0, [3.0, 43.0, 88.0, 255.0]),
+                (5, [4.0, 13.8, 16.0, 255.0]),
+                (15, [0.0, 9.0, 4.4, 255.0]),
+                (255, [0.0, 11.2, 28.0, 255.0]),
+            ],
+        ),
+        (
+            "edge3",
+            &[
+                (0, [14.7549, 16.3, 9.58224, 255.0]),
+                (5, [42.7828, 103.2, 38.7374, 255.0]),
+                (100, [16.5, 88.0, 17.675, 255.0]),
+                (255, [101.594, 152.3, 97.8333, 255.0]),
+            ],
+        ),
+        (
+            "edge4",
+            &[
+                (0, [255.0, 0.0, 0.0, 128.0]),
+                (3, [255.0, 255.0, 255.0, 0.0]),
+                (5, [255.0, 252.984, 252.984, 1.01186]),
+                (200, [255.0, 56.4427, 56.4427, 99.668]),
+                (255, [255.0, 1.00791, 1.00791, 127.494]),
+            ],
+        ),
+        (
+            "edge5",
+            &[
+                (0, [255.0, 0.0, 0.0, 255.0]),
+                (3, [1.00394, 0.0, 253.996, 255.0]),
+                (100, [98.3858, 0.0, 156.614, 255.0]),
+                (255, [253.996, 0.0, 1.00394, 255.0]),
+            ],
+        ),
+    ];
+    for (name, entries) in printed {
+        let Some(f) = p.flames.iter().find(|f| f.name.as_deref() == Some(name)) else { panic!("{name}") };
+        if lib.is_none() && (*name == "edge2" || *name == "edge3") {
+            continue;
+        }
+        for (i, want) in entries.iter() {
+            let got = f.palette.entries[*i].map(|c| c * 255.0);
+            let ok = got.iter().zip(want).all(|(g, w)| (g - w).abs() <= 1e-5 * w.abs().max(1.0) + 1e-9);
+            assert!(ok, "{name} entry {i}: {got:?} vs flam3 {want:?}");
+        }
+    }
+    let find = |n: &str| p.flames.iter().find(|f| f.name.as_deref() == Some(n)).unwrap();
+    // edge1: soloxform 1, chaos from the final xform filed under xform 0,
+    // colours, the xform after the final one.
+    let e1 = find("edge1");
+    let op: Vec<f64> = e1.xforms.iter().map(|x| x.opacity).collect();
+    assert_eq!(op, [0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(e1.xforms[0].chaos, [0.5, 3.0]);
+    let colors: Vec<f64> = e1.xforms.iter().map(|x| x.color).collect();
+    assert_eq!(colors, [0.0, 0.3, 1.0, 0.0]);
+    assert_eq!(e1.final_xform.as_ref().unwrap().color, 1.0);
+    assert!(e1.xforms[3].variations.is_empty());
+    // edge2: rotate unwound to 190; the symmetry xforms and the chaos row
+    // of the xform after them.
+    let e2 = find("edge2");
+    assert_eq!(e2.rotate, 190.0);
+    let colors: Vec<f64> = e2.xforms.iter().map(|x| x.color).collect();
+    assert_eq!(colors, [1.0, 0.0, 1.0, 1.0]);
+    assert_eq!(e2.xforms[3].chaos, [0.0, 1.0, 0.0, 0.5]);
+    // edge5: kind 5 symmetry after an xform.
+    let e5 = find("edge5");
+    let c: Vec<[f64; 2]> = e5.xforms.iter().map(|x| x.coefs.c[0]).collect();
+    let r = |v: f64| (v * 1e6).round() / 1e6;
+    let c: Vec<[f64; 2]> = c.iter().map(|p| [r(p[0]), r(p[1])]).collect();
+    assert_eq!(
+        c,
+        [[1.0, 0.0], [-0.809017, 0.587785], [-0.809017, -0.587785], [0.309017, 0.951057], [0.309017, -0.951057]]
+    );
+    let colors: Vec<f64> = e5.xforms.iter().map(|x| x.color).collect();
+    assert_eq!(colors, [0.0, 1.0 / 3.0, 2.0 / 3.0, 0.0, 1.0]);
+}
+
+// ---------------------------------------------------------------- flame attributes
+
+#[test]
+fn flame_defaults_and_every_attribute() {
+    let f = one(r#"<flame time="0"/>"#.replace("/>", "><xform weight=\"1\" linear=\"1\"/></flame>").as_str());
+    let d = Flame::default();
+    assert_eq!(f.width, d.width);
+    assert_eq!(f.quality, 1.0);
+    assert_eq!(f.estimator_radius, 9.0);
+    assert_eq!(f.gamma_threshold, 0.01);
+    assert_eq!(f.palette_interpolation, PaletteInterpolation::HsvCircular);
+    assert_eq!(f.affine_interpolation, AffineInterpolation::Log);
+
+    let f = one(r#"<flame name="all" time="3.5" size="320 200" center="1 -2" scale="77" rotate="30" zoom="1.5"
+        supersample="3" filter="0.75" filter_shape="mitchell" quality="50" passes="2" temporal_samples="7"
+        temporal_filter_type="exp" temporal_filter_width="1.5" temporal_filter_exp="-0.5" background="0.1 0.2 0.3"
+        brightness="5" gamma="2.5" gamma_threshold="0.05" highlight_power="0.7" vibrancy="0.8" hue="1.25"
+        estimator_radius="5" estimator_minimum="1" estimator_curve="0.3" palette_mode="linear"
+        interpolation="smooth" interpolation_type="older" palette_interpolation="sweep" hsv_rgb_palette_blend="0.4">
+        <xform weight="1" linear="1"/></flame>"#);
+    assert_eq!(f.name.as_deref(), Some("all"));
+    assert_eq!(f.time, 3.5);
+    assert_eq!((f.width, f.height), (320, 200));
+    assert_eq!(f.center, [1.0, -2.0]);
+    assert_eq!((f.scale, f.rotate, f.zoom), (77.0, 30.0, 1.5));
+    assert_eq!(f.supersample, 3);
+    assert_eq!(f.filter_radius, 0.75);
+    assert_eq!(f.filter_shape, FilterShape::Mitchell);
+    assert_eq!((f.quality, f.passes, f.temporal_samples), (50.0, 2, 7));
+    assert_eq!(f.temporal_filter, TemporalFilter::Exp);
+    assert_eq!((f.temporal_filter_width, f.temporal_filter_exp), (1.5, -0.5));
+    assert_eq!(f.background, [0.1, 0.2, 0.3]);
+    assert_eq!((f.brightness, f.gamma, f.gamma_threshold), (5.0, 2.5, 0.05));
+    assert_eq!((f.highlight_power, f.vibrancy), (0.7, 0.8));
+    assert_eq!(f.hue_rotation, 0.25, "hue is taken modulo 1");
+    assert_eq!((f.estimator_radius, f.estimator_minimum, f.estimator_curve), (5.0, 1.0, 0.3));
+    assert_eq!(f.palette_mode, PaletteMode::Linear);
+    // smooth on the first (only) flame becomes linear, as in flam3.
+    assert_eq!(f.interpolation, Interpolation::Linear);
+    assert_eq!(f.affine_interpolation, AffineInterpolation::Older);
+    assert_eq!(f.palette_interpolation, PaletteInterpolation::Sweep);
+    assert_eq!(f.hsv_rgb_palette_blend, 0.4);
+
+    // Negative hue keeps its sign (C fmod); "old" is the compat type;
+    // interpolation_space is the older name.
+    let f = one(r#"<flame hue="-0.25" interpolation_space="old"><xform weight="1" linear="1"/></flame>"#);
+    assert_eq!(f.hue_rotation, -0.25);
+    assert_eq!(f.affine_interpolation, AffineInterpolation::Compat);
+
+    for shape in FilterShape::ALL {
+        let f = one(&format!(r#"<flame filter_shape="{}"><xform weight="1" linear="1"/></flame>"#, shape.name()));
+        assert_eq!(f.filter_shape, shape);
+    }
+    for (v, t) in [("box", TemporalFilter::Box), ("gaussian", TemporalFilter::Gaussian)] {
+        let f = one(&format!(r#"<flame temporal_filter_type="{v}"><xform weight="1" linear="1"/></flame>"#));
+        assert_eq!(f.temporal_filter, t);
+    }
+    for (v, t) in [("hsv", PaletteInterpolation::Hsv), ("rgb", PaletteInterpolation::Rgb)] {
+        let f = one(&format!(r#"<flame palette_interpolation="{v}"><xform weight="1" linear="1"/></flame>"#));
+        assert_eq!(f.palette_interpolation, t);
+    }
+    let f = one(r#"<flame interpolation_type="linear"><xform weight="1" linear="1"/></flame>"#);
+    assert_eq!(f.affine_interpolation, AffineInterpolation::Linear);
+}
+
+#[test]
+fn unknown_flame_attributes_warn_and_contrast_is_ignored() {
+    let p = ok(r#"<flame version="FLAM3-3.1.1" nick="me" url="x" id="3" gen="4" contrast="2" fuse="15"
+        cam_zpos="0" curves="0 0 1"><xform weight="1" linear="1"/><foo/><edit><flame time="9"/></edit></flame>"#);
+    let f = &p.flames[0];
+    assert_eq!(f.contrast, 1.0, "flam3 3.1.1 does not read contrast");
+    assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+    assert_eq!(
+        p.warnings[0],
+        "t.flam3: flame attributes flam3 does not read, ignored: contrast, fuse, cam_zpos, curves"
+    );
+    assert_eq!(p.warnings[1], "t.flam3: elements flam3 does not read, ignored: <foo>");
+    assert!(p.skipped.is_empty());
+}
+
+#[test]
+fn flames_anywhere_but_not_inside_a_flame() {
+    let p = ok(r#"<?xml version="1.0" encoding="ISO-8859-1"?>
+        <!DOCTYPE flames>
+        <!-- comment -->
+        <a><b><flame name="one"><xform weight="1" linear="1"/></flame></b>
+        <flames><flame name="two" time="1"><xform weight="1" linear="1"/></flame></flames>
+        <flame name="three" time="2"><xform weight="1" linear="1"/></flame></a>"#);
+    let names: Vec<_> = p.flames.iter().map(|f| f.name.clone().unwrap()).collect();
+    assert_eq!(names, ["one", "two", "three"]);
+    // No flame at all is not an error here (the caller decides).
+    assert!(ok("<nothing/>").flames.is_empty());
+}
+
+#[test]
+fn latin1_file_with_declaration() {
+    let dir = std::env::temp_dir().join(format!("warpmc-genome-parse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("latin1.flame");
+    let mut bytes = br#"<?xml version="1.0" encoding="ISO-8859-1"?><flame name="caf"#.to_vec();
+    bytes.push(0xe9);
+    bytes.extend_from_slice(br#""><xform weight="1" linear="1"/></flame>"#);
+    std::fs::write(&path, &bytes).unwrap();
+    let p = parse_file(&path, &opts()).unwrap();
+    assert_eq!(p.flames[0].name.as_deref(), Some("café"));
+    // Without the declaration the bytes are refused.
+    std::fs::write(&path, &bytes[44..]).unwrap();
+    let e = parse_file(&path, &opts()).unwrap_err().to_string();
+    assert!(e.contains("not UTF-8"), "{e}");
+    let e = parse_file(&dir.join("missing.flame"), &opts()).unwrap_err().to_string();
+    assert!(e.contains("missing.flame: cannot read"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sequence_fixups() {
+    let p = ok(r#"<s><flame time="0" rotate="170" interpolation="smooth"><xform weight="1" linear="1"/></flame>
+        <flame time="1" rotate="-170" interpolation="smooth"><xform weight="1" linear="1"/></flame>
+        <flame time="2" rotate="-100" interpolation="smooth"><xform weight="1" linear="1"/></flame>
+        <flame time="3" rotate="5000"><xform weight="1" linear="1"/></flame></s>"#);
+    let f = &p.flames;
+    assert_eq!(f[0].interpolation, Interpolation::Linear);
+    assert_eq!(f[1].interpolation, Interpolation::Smooth);
+    assert_eq!(f[2].interpolation, Interpolation::Linear, "second-to-last");
+    assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+    // Rotations unwound to within 180° of the previous flame's.
+    assert_eq!(f[1].rotate, 190.0);
+    assert_eq!(f[2].rotate, 260.0);
+    assert_eq!(f[3].rotate, 5000.0 - 13.0 * 360.0);
+    // Not after a compat-interpolated flame.
+    let p = ok(r#"<s><flame time="0" rotate="170" interpolation_type="old"><xform weight="1" linear="1"/></flame>
+        <flame time="1" rotate="-170"><xform weight="1" linear="1"/></flame></s>"#);
+    assert_eq!(p.flames[1].rotate, -170.0);
+}
+
+// ---------------------------------------------------------------- xforms
+
+#[test]
+fn xform_defaults_and_no_variation_rule() {
+    let f = one(r#"<flame time="0"><xform weight="1"/><xform weight="2" coefs="1 0 0 1 0 0"/>
+        <finalxform color="0.5"/><xform weight="3"/></flame>"#);
+    // No variation attribute: flam3's parser clears the default linear.
+    for x in &f.xforms {
+        assert!(x.variations.is_empty());
+        assert_eq!((x.color_speed, x.animate, x.opacity), (0.5, 1.0, 1.0));
+        assert!(x.coefs.is_identity() && x.post.is_identity());
+    }
+    // Default colour: parity of the position where flam3 created the xform;
+    // the one after the final xform was created one further on.
+    let colors: Vec<f64> = f.xforms.iter().map(|x| x.color).collect();
+    assert_eq!(colors, [0.0, 1.0, 1.0]);
+    assert_eq!(f.final_xform.as_ref().unwrap().color, 0.5);
+    let f = one(r#"<flame time="0"><xform weight="1"/><finalxform linear="1"/></flame>"#);
+    assert_eq!(f.final_xform.unwrap().color, 1.0, "final created at position 1");
+}
+
+#[test]
+fn symmetry_attribute_and_order() {
+    let x = &one(r#"<flame time="0"><xform weight="1" symmetry="0.5" linear="1"/></flame>"#).xforms[0];
+    assert_eq!((x.color_speed, x.animate), (0.25, 0.0));
+    let x = &one(r#"<flame time="0"><xform weight="1" symmetry="-1" linear="1"/></flame>"#).xforms[0];
+    assert_eq!((x.color_speed, x.animate), (1.0, 1.0));
+    let x = &one(r#"<flame time="0"><xform weight="1" symmetry="0" linear="1"/></flame>"#).xforms[0];
+    assert_eq!((x.color_speed, x.animate), (0.5, 1.0));
+    // Attributes apply in order: a later color_speed or animate wins.
+    let x =
+        &one(r#"<flame time="0"><xform weight="1" symmetry="0.5" color_speed="0.9" linear="1"/></flame>"#).xforms[0];
+    assert_eq!((x.color_speed, x.animate), (0.9, 0.0));
+    let x = &one(r#"<flame time="0"><xform weight="1" animate="1" symmetry="0.9" linear="1"/></flame>"#).xforms[0];
+    assert_eq!(x.animate, 0.0);
+    let x = &one(
+        r#"<flame time="0"><xform weight="1" color_speed="0.9" symmetry="0.5" animate="0.5" linear="1"/></flame>"#,
+    )
+    .xforms[0];
+    assert_eq!((x.color_speed, x.animate), (0.25, 0.5));
+}
+
+#[test]
+fn color_opacity_plotmode_post() {
+    let f = one(r#"<flame time="0">
+        <xform weight="1" color="0.25 0.75" linear="1"/>
+        <xform weight="1" color="0.5" plotmode="off" linear="1"/>
+        <xform weight="1" plotmode="on" opacity="0.3" linear="1"/>
+        <xform weight="1" opacity="0.3" plotmode="off" post="1 2 3 4 5 6" linear="1"/></flame>"#);
+    assert_eq!(f.xforms[0].color, 0.25, "second colour coordinate ignored");
+    assert_eq!(f.xforms[1].opacity, 0.0);
+    assert_eq!(f.xforms[2].opacity, 0.3);
+    assert_eq!(f.xforms[3].opacity, 0.0);
+    assert_eq!(f.xforms[3].post.c, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
+    assert_eq!(f.xforms[3].post.apply(1.0, 1.0), (9.0, 12.0));
+}
+
+#[test]
+fn chaos_rows() {
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/><xform weight="1" linear="1" chaos="0 2"/>
+        <xform weight="1" linear="1" chaos="1 1 0.5"/></flame>"#);
+    assert!(f.xforms[0].chaos.is_empty(), "no chaos attribute: all 1");
+    assert_eq!(f.xforms[1].chaos, [0.0, 2.0], "rows end at their last entry that is not 1");
+    assert_eq!(f.xforms[2].chaos, [1.0, 1.0, 0.5]);
+    assert_eq!((f.xforms[1].chaos_to(0), f.xforms[1].chaos_to(2)), (0.0, 1.0));
+    let f =
+        one(r#"<flame time="0"><xform weight="1" linear="1" chaos="0.5 1 1"/><xform weight="1" linear="1"/></flame>"#);
+    assert_eq!(f.xforms[0].chaos, [0.5]);
+    // Entries beyond the xforms are dropped with a warning.
+    let p = ok(r#"<flame time="0"><xform weight="1" linear="1" chaos="1 0 3"/></flame>"#);
+    assert!(p.flames[0].xforms[0].chaos.is_empty());
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    // flam3 files a final xform's chaos under the xform before it.
+    let p = ok(r#"<flame time="0"><xform weight="1" linear="1"/><xform weight="1" linear="1"/>
+        <finalxform linear="1" chaos="0.5"/></flame>"#);
+    assert_eq!(p.flames[0].xforms[1].chaos, [0.5]);
+    assert!(p.flames[0].final_xform.as_ref().unwrap().chaos.is_empty());
+    assert!(p.warnings[0].contains("finalxform: attribute 'chaos'"), "{:?}", p.warnings);
+    // Negative entries are refused.
+    let e = err(r#"<flame time="0"><xform weight="1" linear="1" chaos="1 -1"/></flame>"#);
+    assert!(e.contains("xform 0: attribute 'chaos': negative"), "{e}");
+}
+
+#[test]
+fn variation_forms_and_parameters() {
+    let f = one(r#"<flame time="0">
+        <xform weight="1" var1="2"/>
+        <xform weight="1" linear="0.5" var1="3"/>
+        <xform weight="1" var1="3" linear="0.5"/>
+        <xform weight="1" linear="0" julian="0.5" julian_power="3" julian_dist="-1" />
+        <xform weight="1" julian_power="3" spherical="1"/>
+        <xform weight="1" super_shape="1" super_shape_rnd="7" super_shape_m="4"/>
+        <xform weight="1" linear="-0.5" swirl="0.25"/></flame>"#);
+    assert_eq!(vars(&f.xforms[0]), vec![("spherical", 1.0)]);
+    assert_eq!(vars(&f.xforms[1]), vec![("swirl", 1.0)], "var1 clears what came before");
+    assert_eq!(vars(&f.xforms[2]), vec![("linear", 0.5), ("swirl", 1.0)]);
+    assert_eq!(vars(&f.xforms[3]), vec![("julian", 0.5)], "zero weights are left out");
+    assert_eq!(param(&f.xforms[3], "julian", "julian_power"), 3.0);
+    assert_eq!(param(&f.xforms[3], "julian", "julian_dist"), -1.0);
+    assert_eq!(vars(&f.xforms[4]), vec![("spherical", 1.0)], "parameter without its variation");
+    assert_eq!(param(&f.xforms[5], "super_shape", "super_shape_rnd"), 1.0, "clamped to [0, 1]");
+    assert_eq!(param(&f.xforms[5], "super_shape", "super_shape_m"), 4.0);
+    assert_eq!(vars(&f.xforms[6]), vec![("linear", -0.5), ("swirl", 0.25)], "negative variation weights are fine");
+    // Defaults are filled in for parameters not given.
+    let spec = &f.xforms[5].variations[0];
+    for (p, s) in spec.params.iter().zip(spec.kind.params()) {
+        if s.name != "super_shape_rnd" && s.name != "super_shape_m" {
+            assert_eq!(*p, s.default, "{}", s.name);
+        }
+    }
+
+    // var: all 99 weights.
+    let mut w = vec!["0"; 99];
+    w[1] = "0.5";
+    w[98] = "2";
+    let f = one(&format!(r#"<flame time="0"><xform weight="1" var="{}"/></flame>"#, w.join(" ")));
+    assert_eq!(vars(&f.xforms[0]), vec![("sinusoidal", 0.5), ("mobius", 2.0)]);
+    let e = err(r#"<flame time="0"><xform weight="1" var="1 0 0"/></flame>"#);
+    assert!(e.contains("attribute 'var': expected 99 numbers, found 3"), "{e}");
+    let e = err(r#"<flame time="0"><xform weight="1" var1="99"/></flame>"#);
+    assert!(e.contains("attribute 'var1': 99 is out of range"), "{e}");
+}
+
+#[test]
+fn parameter_aliases() {
+    let f = one(r#"<flame time="0"><xform weight="1" oscilloscope="1" oscilloscope_frequency="2"
+        oscope_damping="0.5" mobius="1" Re_A="0.25" mobius_im_b="0.75" Im_D="-1"/></flame>"#);
+    let x = &f.xforms[0];
+    let osc = x.variations.iter().find(|v| v.kind == kind("oscilloscope")).unwrap();
+    let names: Vec<&str> = osc.kind.params().iter().map(|p| p.name).collect();
+    let get = |v: &warpmc_flame::variations::VariationSpec, suffix: &str| {
+        let i = v.kind.params().iter().position(|p| p.name.ends_with(suffix)).unwrap();
+        v.params[i]
+    };
+    assert_eq!(get(osc, "frequency"), 2.0, "{names:?}");
+    assert_eq!(get(osc, "damping"), 0.5, "{names:?}");
+    let mob = x.variations.iter().find(|v| v.kind == kind("mobius")).unwrap();
+    assert_eq!(get(mob, "re_a"), 0.25);
+    assert_eq!(get(mob, "im_b"), 0.75);
+    assert_eq!(get(mob, "im_d"), -1.0);
+}
+
+#[test]
+fn symmetry_element() {
+    // kind 3: two rotations by ±120°, rounded to 6 digits.
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/><symmetry kind="3"/>
+        <xform weight="1" linear="1" chaos="0"/></flame>"#);
+    assert_eq!(f.xforms.len(), 4);
+    let (s1, s2) = (&f.xforms[1], &f.xforms[2]);
+    for s in [s1, s2] {
+        assert_eq!((s.weight, s.color_speed, s.animate), (1.0, 0.0, 0.0));
+        assert_eq!(vars(s), vec![("linear", 1.0)]);
+    }
+    // flam3's round6: 1e-6 times the rounded integer.
+    let r = 1e-6 * 866025.0;
+    assert_eq!(s1.coefs.c, [[-0.5, r], [-r, -0.5], [0.0, 0.0]]);
+    assert_eq!(s2.coefs.c, [[-0.5, -r], [r, -0.5], [0.0, 0.0]]);
+    assert_eq!((s1.color, s2.color), (0.0, 1.0));
+    // The chaos row of the xform after them is filed under its index.
+    assert_eq!(f.xforms[3].chaos, [0.0]);
+    // kind −2: the reflection (colour 1) and a half turn, sorted by
+    // determinant (the reflection's −1 first).
+    let f = one(r#"<flame time="0"><symmetry kind="-2"/></flame>"#);
+    assert_eq!(f.xforms.len(), 2);
+    assert_eq!(f.xforms[0].coefs.c, [[-1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]);
+    assert_eq!(f.xforms[0].color, 1.0);
+    assert_eq!(f.xforms[1].coefs.c[0], [-1.0, 0.0]);
+    assert_eq!(one(r#"<flame time="0"><symmetry kind="1"/></flame>"#).xforms.len(), 0);
+    let e = err(r#"<flame time="0"><symmetry kind="0"/></flame>"#);
+    assert!(e.contains("<symmetry>: attribute 'kind': 0 asks flam3 for a random symmetry"), "{e}");
+}
+
+#[test]
+fn soloxform() {
+    let f = one(r#"<flame time="0" soloxform="1"><xform weight="1" linear="1"/><xform weight="1" linear="1"/>
+        <xform weight="1" opacity="0.5" linear="1"/><finalxform linear="1"/></flame>"#);
+    let op: Vec<f64> = f.xforms.iter().map(|x| x.opacity).collect();
+    assert_eq!(op, [0.0, 1.0, 0.0]);
+    assert_eq!(f.final_xform.unwrap().opacity, 1.0);
+    let f = one(r#"<flame time="0" soloxform="-1"><xform weight="1" linear="1"/></flame>"#);
+    assert_eq!(f.xforms[0].opacity, 1.0);
+}
+
+#[test]
+fn motion_elements() {
+    let p = ok(r#"<flame time="0"><xform weight="1" linear="1">
+        <motion motion_frequency="2" motion_function="sin" weight="-0.5" julian_power="1"/></xform></flame>"#);
+    assert_eq!(vars(&p.flames[0].xforms[0]), vec![("linear", 1.0)]);
+    assert_eq!(p.warnings.len(), 1);
+    assert!(p.warnings[0].contains("<motion> elements ignored"), "{}", p.warnings[0]);
+    let e = err(r#"<flame time="0"><xform weight="1" motion_frequency="2" linear="1"/></flame>"#);
+    assert!(e.contains("xform 0: motion_frequency/motion_function belong in a <motion>"), "{e}");
+    let e = err(r#"<flame time="0"><xform weight="1" linear="1"><motion chaos="1"/></xform></flame>"#);
+    assert!(e.contains("xform 0: <motion> 0: attribute 'chaos': not allowed"), "{e}");
+    let e = err(r#"<flame time="0"><xform weight="1" linear="1"><motion motion_function="cos"/></xform></flame>"#);
+    assert!(e.contains("attribute 'motion_function': unknown value \"cos\""), "{e}");
+}
+
+// ---------------------------------------------------------------- palettes in genomes
+
+#[test]
+fn color_elements() {
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/>
+        <color index="0" rgb="255 0 127.5"/>
+        <color index="1" rgba="255 255 0 51"/>
+        <color rgba="255 255 0 51" index="2"/>
+        <color index="3" rgb="100 100 100" a="127.5"/>
+        <color index="255" rgb="0 0 255"/></flame>"#);
+    let e = &f.palette.entries;
+    assert_eq!(e[0], [1.0, 0.0, 0.5, 1.0]);
+    // Premultiplied by alpha 0.2.
+    assert!(close4(e[1], [0.2, 0.2, 0.0, 0.2]));
+    // flam3 resets alpha while reading each attribute: rgba before index
+    // loses its alpha.
+    assert_eq!(e[2], [1.0, 1.0, 0.0, 1.0]);
+    assert!(close4(e[3], [0.5 * 100.0 / 255.0, 0.5 * 100.0 / 255.0, 0.5 * 100.0 / 255.0, 0.5]));
+    assert_eq!(e[255], [0.0, 0.0, 1.0, 1.0]);
+    // Entries 4..=254 lie between entry 3 and entry 255.
+    let t = (128.0 - 3.0) / (255.0 - 3.0);
+    for k in 0..4 {
+        assert!(close(e[128][k], e[3][k] * (1.0 - t) + e[255][k] * t));
+    }
+}
+
+#[test]
+fn missing_entries_interpolated_cyclically() {
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/>
+        <color index="10" rgb="255 0 0"/><color index="20" rgb="0 0 255"/></flame>"#);
+    let e = &f.palette.entries;
+    assert_eq!(e[10], [1.0, 0.0, 0.0, 1.0]);
+    assert!(close4(e[15], [0.5, 0.0, 0.5, 1.0]));
+    // Entry 0: between entry 20 (at 20 − 256) and entry 10.
+    let t = (0.0 - (20.0 - 256.0)) / (10.0 - (20.0 - 256.0));
+    assert!(close4(e[0], [t, 0.0, 1.0 - t, 1.0]));
+    // Entry 255: between entry 20 and entry 10 (at 10 + 256).
+    let t = (255.0 - 20.0) / (266.0 - 20.0);
+    assert!(close4(e[255], [t, 0.0, 1.0 - t, 1.0]));
+    // A single colour fills the palette.
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/><color index="7" rgb="51 102 153"/></flame>"#);
+    for x in f.palette.entries.iter() {
+        assert!(close4(*x, [0.2, 0.4, 0.6, 1.0]));
+    }
+    // No colour at all: all zero, alpha included (flam3 draws nothing).
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/></flame>"#);
+    assert!(f.palette.entries.iter().all(|x| *x == [0.0; 4]));
+}
+
+#[test]
+fn hex_palettes() {
+    let rgb: String = (0..256).map(|i| format!("{:02X}{:02x}{:02X}", i, 255 - i, 7)).collect();
+    let lines: Vec<String> = rgb.as_bytes().chunks(48).map(|c| String::from_utf8(c.to_vec()).unwrap()).collect();
+    let f = one(&format!(
+        "<flame time=\"0\"><xform weight=\"1\" linear=\"1\"/><palette count=\"256\" format=\"RGB\">\n{}\n</palette></flame>",
+        lines.join("\n      ")
+    ));
+    for i in [0usize, 1, 100, 255] {
+        assert_eq!(f.palette.entries[i], [i as f64 / 255.0, (255 - i) as f64 / 255.0, 7.0 / 255.0, 1.0]);
+    }
+    // RGBA: not premultiplied.
+    let f = one(
+        r#"<flame time="0"><xform weight="1" linear="1"/><palette count="2" format="RGBA">FF000080 0000FFFF</palette></flame>"#,
+    );
+    assert_eq!(f.palette.entries[0], [1.0, 0.0, 0.0, 128.0 / 255.0]);
+    assert_eq!(f.palette.entries[1], [0.0, 0.0, 1.0, 1.0]);
+    // Entries past the count are interpolated (here back to entry 0).
+    assert!(close(f.palette.entries[2][2], 1.0 - 1.0 / 255.0));
+    // <colors count data>: 00RRGGBB.
+    let f =
+        one(r#"<flame time="0"><xform weight="1" linear="1"/><colors count="2" data="00ff8000 000080ff"/></flame>"#);
+    assert_eq!(f.palette.entries[0], [1.0, 128.0 / 255.0, 0.0, 1.0]);
+    assert_eq!(f.palette.entries[1], [0.0, 128.0 / 255.0, 1.0, 1.0]);
+
+    for (xml, want) in [
+        (r#"<palette count="2" format="RGB">FF0000</palette>"#, "expected 2 colours of 6 hex digits"),
+        (r#"<palette count="1" format="RGB">FF0000 00</palette>"#, "found 8 digits"),
+        (r#"<palette count="1" format="RGB">FF00GG</palette>"#, "colour 0: \"FF00GG\" is not 6 hex digits"),
+        (r#"<palette count="1" format="BGR">FF0000</palette>"#, "attribute 'format': unknown value \"BGR\""),
+        (r#"<palette count="1">FF0000</palette>"#, "attribute 'format': missing"),
+        (r#"<palette count="300" format="RGB">FF0000</palette>"#, "attribute 'count': 300 is out of range"),
+        (r#"<palette count="1" format="RGB" index0="3">FF0000</palette>"#, "mixes the count/format form"),
+        (r#"<palette count="1" format="RGB" foo="1">FF0000</palette>"#, "unknown <palette> attribute"),
+        (r#"<colors count="1" data="11ff8000"/>"#, "does not start with 00"),
+        (r#"<colors data="00ff8000"/>"#, "attribute 'count': missing"),
+        (r#"<color index="256" rgb="1 2 3"/>"#, "attribute 'index': 256 is out of range"),
+        (r#"<color rgb="1 2 3"/>"#, "attribute 'index': missing"),
+        (r#"<color index="1" rgb="1 2"/>"#, "attribute 'rgb': expected 3 numbers, found 2"),
+        (r#"<color index="1" hsv="1 2 3"/>"#, "unknown <color> attribute"),
+        (r#"<color/>"#, "<color>: no attributes"),
+    ] {
+        let e = err(&format!(r#"<flame name="p"><xform weight="1" linear="1"/>{xml}</flame>"#));
+        assert!(e.starts_with("t.flam3: flame 'p': <"), "{e}");
+        assert!(e.contains(want), "{xml}: {e}");
+    }
+}
+
+#[test]
+fn numbered_palette_and_blend_form() {
+    let Some(lib) = library() else { return };
+    let o = lib_opts(&lib);
+    let read = |xml: &str| parse_str(xml, "t.flam3", &o).unwrap().flames.remove(0);
+    // A numbered palette replaces colour elements, through the HSV round
+    // trip even for hue 0.
+    let f = read(r#"<flame palette="7"><xform weight="1" linear="1"/><color index="0" rgb="1 2 3"/></flame>"#);
+    assert_eq!(f.palette, lib.get(7).unwrap().rotate_hue(0.0));
+    for (a, b) in f.palette.entries.iter().zip(lib.get(7).unwrap().entries.iter()) {
+        assert!(close4(*a, *b));
+    }
+    // palette="-1" means none (flam3's "random" marker is only used when
+    // the attribute is absent).
+    let f = read(r#"<flame palette="-1"><xform weight="1" linear="1"/><color index="0" rgb="255 0 0"/></flame>"#);
+    assert_eq!(f.palette.entries[100], [1.0, 0.0, 0.0, 1.0]);
+
+    // Blend form: blend 0 is the first palette (hue-rotated), blend 1 the
+    // second, 0.5 in between in HSV.
+    let f = read(
+        r#"<flame time="0"><xform weight="1" linear="1"/>
+        <palette index0="3" hue0="0.25" index1="9" hue1="0" blend="0"/></flame>"#,
+    );
+    let p3 = lib.get(3).unwrap().rotate_hue(0.25);
+    for (a, b) in f.palette.entries.iter().zip(p3.entries.iter()) {
+        assert!(close4(*a, *b), "{a:?} {b:?}");
+    }
+    let f =
+        read(r#"<flame time="0"><xform weight="1" linear="1"/><palette index0="3" index1="9" blend="0.5"/></flame>"#);
+    let (p3, p9) = (lib.get(3).unwrap().rotate_hue(0.0), lib.get(9).unwrap().rotate_hue(0.0));
+    for i in [0, 100, 255] {
+        let (s, t) = (rgb_to_hsv(first3(p3.entries[i])), rgb_to_hsv(first3(p9.entries[i])));
+        let mut h0 = s[0];
+        if h0 - t[0] > 3.0 {
+            h0 -= 6.0;
+        }
+        if h0 - t[0] < -3.0 {
+            h0 += 6.0;
+        }
+        let want = hsv_to_rgb([(h0 + t[0]) / 2.0, (s[1] + t[1]) / 2.0, (s[2] + t[2]) / 2.0]);
+        assert!(close4(f.palette.entries[i], [want[0], want[1], want[2], 1.0]));
+    }
+
+    let e = parse_str(r#"<flame name="x" palette="100000"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("t.flam3: flame 'x': attribute 'palette': no palette 100000 in "), "{e}");
+    let e = parse_str(r#"<flame palette="1.5"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("attribute 'palette': \"1.5\" is not an integer"), "{e}");
+    let e = parse_str(r#"<flame time="0"><palette index0="3" blend="0.5"/></flame>"#, "t.flam3", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("<palette>: attribute 'index1': missing (flam3 would pick a random palette)"), "{e}");
+}
+
+#[test]
+fn palette_file_missing_or_broken() {
+    // A palette file that exists but is not XML is an error, not skipped.
+    let dir = std::env::temp_dir().join(format!("warpmc-palettes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.xml");
+    std::fs::write(&bad, "not xml <").unwrap();
+    let o = ParseOptions { skip_unknown_variations: false, palette_file: Some(bad.clone()) };
+    let e = parse_str(r#"<flame name="n" palette="3"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("t.flam3: flame 'n': attribute 'palette': a numbered palette needs the palette file: "),
+        "{e}"
+    );
+    assert!(e.contains("bad.xml: malformed XML"), "{e}");
+    // Not found anywhere: the error lists the places looked at.
+    let nowhere = [dir.join("a.xml"), dir.join("b.xml")];
+    let e = PaletteLibrary::locate_among(&nowhere).unwrap_err().to_string();
+    assert!(e.contains("flam3-palettes.xml not found"), "{e}");
+    assert!(e.contains("a.xml") && e.contains("b.xml"), "{e}");
+    // The search order.
+    let explicit = dir.join("explicit.xml");
+    let path = PaletteLibrary::search_path(Some(&explicit));
+    assert_eq!(path[0], explicit);
+    assert!(path.contains(&PathBuf::from("/usr/share/flam3/flam3-palettes.xml")));
+    assert_eq!(path.last().unwrap(), &PathBuf::from("../shared/palettes/flam3-palettes.xml"));
+    // Without any palette file the genome error names the missing file.
+    if PaletteLibrary::locate(Some(&explicit)).is_err() {
+        let o = ParseOptions { skip_unknown_variations: false, palette_file: Some(explicit.clone()) };
+        let e = parse_str(r#"<flame palette="3"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("flam3-palettes.xml not found"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+// ---------------------------------------------------------------- palette library
+
+#[test]
+fn library_contents() {
+    let Some(lib) = library() else { return };
+    // 701 palettes, numbered 0 to 700.
+    assert_eq!(lib.len(), 701);
+    assert_eq!(lib.numbers().min(), Some(0));
+    assert_eq!(lib.numbers().max(), Some(700));
+    assert_eq!(lib.name(0), Some("south-sea-bather"));
+    // Palette 0 starts 00b9eaeb.
+    let p = lib.get(0).unwrap();
+    assert_eq!(p.entries[0], [0xb9 as f64 / 255.0, 0xea as f64 / 255.0, 0xeb as f64 / 255.0, 1.0]);
+    assert!(lib.get(-5).is_none());
+    assert!(lib.numbers().all(|n| lib.get(n).is_some()));
+    // A small library from text, with an unreadable palette left out and
+    // the first of two equal numbers kept.
+    let data: String = (0..256).map(|i| format!("00{:02x}0000 ", i)).collect();
+    let xml = format!(
+        r#"<palettes><palette number="4" name="a" data="{data}"/><palette number="5" name="short" data="00ff0000"/>
+        <palette number="4" name="b" data="{data}"/></palettes>"#
+    );
+    let small = PaletteLibrary::from_xml(&xml, Path::new("mem")).unwrap();
+    assert_eq!(small.len(), 2);
+    assert_eq!(small.name(4), Some("a"));
+    assert!(small.get(5).is_none());
+    assert_eq!(small.get(4).unwrap().entries[255], [1.0, 0.0, 0.0, 1.0]);
+}
+
+#[test]
+fn hsv_conversions_hand_computed() {
+    // rgb2hsv: hue in sixths of a turn.
+    assert_eq!(rgb_to_hsv([1.0, 0.0, 0.0]), [0.0, 1.0, 1.0]);
+    assert_eq!(rgb_to_hsv([0.0, 1.0, 0.0]), [2.0, 1.0, 1.0]);
+    assert_eq!(rgb_to_hsv([0.0, 0.0, 1.0]), [4.0, 1.0, 1.0]);
+    assert_eq!(rgb_to_hsv([1.0, 0.0, 1.0]), [5.0, 1.0, 1.0]);
+    assert_eq!(rgb_to_hsv([0.5, 0.5, 0.5]), [0.0, 0.0, 0.5]);
+    assert_eq!(rgb_to_hsv([0.0, 0.0, 0.0]), [0.0, 0.0, 0.0]);
+    let hsv = rgb_to_hsv([0.2, 0.4, 0.8]);
+    assert!(close(hsv[0], 4.0 - 1.0 / 3.0) && close(hsv[1], 0.75) && hsv[2] == 0.8);
+    // hsv2rgb wraps the hue by whole turns.
+    assert_eq!(hsv_to_rgb([2.0, 1.0, 1.0]), [0.0, 1.0, 0.0]);
+    assert_eq!(hsv_to_rgb([8.0, 1.0, 1.0]), [0.0, 1.0, 0.0]);
+    assert_eq!(hsv_to_rgb([-4.0, 1.0, 1.0]), [0.0, 1.0, 0.0]);
+    assert_eq!(hsv_to_rgb([3.0, 0.0, 0.25]), [0.25, 0.25, 0.25]);
+    // No endless loop on an infinite hue.
+    let _ = hsv_to_rgb([f64::INFINITY, 1.0, 1.0]);
+    let _ = hsv_to_rgb([1e300, 1.0, 1.0]);
+}
+
+#[test]
+fn hue_rotation_hand_computed() {
+    let mut p = Palette::black();
+    p.entries[0] = [1.0, 0.5, 0.0, 1.0]; // 30°
+    p.entries[1] = [0.2, 0.4, 0.8, 0.5]; // 220°, alpha kept
+    p.entries[2] = [1.0, 0.0, 0.0, 1.0]; // 0°
+    p.entries[3] = [0.3, 0.3, 0.3, 1.0]; // grey: unchanged
+    let q = p.rotate_hue(0.1); // +36°
+    assert!(close4(q.entries[0], [0.9, 1.0, 0.0, 1.0]), "66°: {:?}", q.entries[0]);
+    assert!(close4(q.entries[3], [0.3, 0.3, 0.3, 1.0]));
+    let q = p.rotate_hue(0.5); // +180°
+    assert!(close4(q.entries[1], [0.8, 0.6, 0.2, 0.5]), "40°: {:?}", q.entries[1]);
+    assert!(close4(q.entries[2], [0.0, 1.0, 1.0, 1.0]));
+    let q = p.rotate_hue(-0.25); // −90°
+    assert!(close4(q.entries[2], [0.5, 0.0, 1.0, 1.0]), "270°: {:?}", q.entries[2]);
+    let q = p.rotate_hue(1.0 / 3.0);
+    assert!(close4(q.entries[2], [0.0, 1.0, 0.0, 1.0]));
+    // The independent reference agrees on arbitrary colours.
+    for (i, c) in [[0.9, 0.1, 0.35, 1.0], [0.05, 0.6, 0.58, 1.0], [0.7, 0.7, 0.1, 1.0]].iter().enumerate() {
+        p.entries[i] = *c;
+        for r in [0.0, 0.22851, -0.7, 0.999] {
+            let got = p.rotate_hue(r).entries[i];
+            assert!(close4(got, reference_rotate(*c, r)), "{c:?} by {r}: {got:?}");
+        }
+    }
+}
+
+fn first3(c: [f64; 4]) -> [f64; 3] {
+    [c[0], c[1], c[2]]
+}
+
+/// Hue rotation by `turns`, computed the textbook way in degrees.
+fn reference_rotate(c: [f64; 4], turns: f64) -> [f64; 4] {
+    let [r, g, b, a] = c;
+    let max = r.max(g).max(b);
+    let min = r.min(g).min(b);
+    let d = max - min;
+    if d == 0.0 {
+        return c;
+    }
+    let hue = if max == r {
+        60.0 * ((g - b) / d)
+    } else if max == g {
+        60.0 * ((b - r) / d + 2.0)
+    } else {
+        60.0 * ((r - g) / d + 4.0)
+    };
+    let h = (hue + 360.0 * turns).rem_euclid(360.0);
+    let (s, v) = (d / max, max);
+    let chroma = v * s;
+    let x = chroma * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+    let m = v - chroma;
+    let (r1, g1, b1) = match (h / 60.0).floor() as i32 {
+        0 => (chroma, x, 0.0),
+        1 => (x, chroma, 0.0),
+        2 => (0.0, chroma, x),
+        3 => (0.0, x, chroma),
+        4 => (x, 0.0, chroma),
+        _ => (chroma, 0.0, x),
+    };
+    [r1 + m, g1 + m, b1 + m, a]
+}
+
+// ---------------------------------------------------------------- errors
+
+#[test]
+fn error_classes() {
+    let x = r#"<xform weight="1" linear="1"/>"#;
+    let cases: Vec<(String, &str)> = vec![
+        ("<flame time=\"0\"><xform".into(), "t.flam3: malformed XML: "),
+        ("".into(), "t.flam3: malformed XML: "),
+        (format!(r#"<flame name="f" size="800">{x}</flame>"#), "flame 'f': attribute 'size': expected 2 integers"),
+        (format!(r#"<flame name="f" size="800 0">{x}</flame>"#), "attribute 'size': 0 is out of range"),
+        (format!(r#"<flame name="f" size="800.5 600">{x}</flame>"#), "attribute 'size': \"800.5\" is not an integer"),
+        (format!(r#"<flame name="f" scale="nan">{x}</flame>"#), "attribute 'scale': \"nan\" is not a finite number"),
+        (format!(r#"<flame name="f" gamma="inf">{x}</flame>"#), "attribute 'gamma': \"inf\" is not a finite number"),
+        (format!(r#"<flame name="f" brightness="1e400">{x}</flame>"#), "not a finite number"),
+        (format!(r#"<flame name="f" brightness="">{x}</flame>"#), "attribute 'brightness': empty value"),
+        (format!(r#"<flame name="f" quality="2x">{x}</flame>"#), "attribute 'quality': \"2x\" is not a number"),
+        (format!(r#"<flame name="f" center="1 2 3">{x}</flame>"#), "attribute 'center': expected 2 numbers, found 3"),
+        (format!(r#"<flame name="f" background="0 0">{x}</flame>"#), "attribute 'background': expected 3 numbers"),
+        (format!(r#"<flame name="f" supersample="0">{x}</flame>"#), "attribute 'supersample': 0 is out of range"),
+        (format!(r#"<flame name="f" passes="-1">{x}</flame>"#), "attribute 'passes': -1 is out of range"),
+        (
+            format!(r#"<flame name="f" filter_shape="sinc">{x}</flame>"#),
+            "attribute 'filter_shape': unknown filter shape \"sinc\"",
+        ),
+        (format!(r#"<flame name="f" filter_shape="Gaussian">{x}</flame>"#), "unknown filter shape \"Gaussian\""),
+        (
+            format!(r#"<flame name="f" palette_mode="cubic">{x}</flame>"#),
+            "attribute 'palette_mode': unknown value \"cubic\"",
+        ),
+        (format!(r#"<flame name="f" interpolation="cubic">{x}</flame>"#), "attribute 'interpolation': unknown value"),
+        (
+            format!(r#"<flame name="f" interpolation_type="compat">{x}</flame>"#),
+            "attribute 'interpolation_type': unknown value",
+        ),
+        (format!(r#"<flame name="f" temporal_filter_type="sinc">{x}</flame>"#), "unknown value \"sinc\""),
+        (format!(r#"<flame name="f" palette_interpolation="lab">{x}</flame>"#), "unknown value \"lab\""),
+        (
+            r#"<flame name="f"><xform weight="-1" linear="1"/></flame>"#.into(),
+            "flame 'f': xform 0: attribute 'weight': negative weight -1",
+        ),
+        (
+            r#"<flame name="f"><xform weight="1" coefs="1 0 0 1 0"/></flame>"#.into(),
+            "xform 0: attribute 'coefs': expected 6 numbers, found 5",
+        ),
+        (
+            r#"<flame name="f"><xform weight="1" post="1 0 0 1 0 0 0"/></flame>"#.into(),
+            "attribute 'post': expected 6 numbers, found 7",
+        ),
+        (
+            r#"<flame name="f"><xform weight="1" coefs="1 0 0 1 0 nan"/></flame>"#.into(),
+            "attribute 'coefs': \"nan\" is not a finite number",
+        ),
+        (
+            r#"<flame name="f"><xform weight="1" linear="abc"/></flame>"#.into(),
+            "xform 0: attribute 'linear': \"abc\" is not a number",
+        ),
+        (
+            r#"<flame name="f"><xform weight="1" julian="1" julian_power="x"/></flame>"#.into(),
+            "attribute 'julian_power': \"x\" is not a number",
+        ),
+        (
+            r#"<flame name="f"><xform weight="1" color="1 2 3"/></flame>"#.into(),
+            "attribute 'color': expected 1 or 2 numbers, found 3",
+        ),
+        (
+            r#"<flame name="f"><xform weight="1" color=""/></flame>"#.into(),
+            "attribute 'color': expected 1 or 2 numbers, found 0",
+        ),
+        (r#"<flame name="f"><xform/></flame>"#.into(), "flame 'f': xform 0: the element has no attributes"),
+        (
+            r#"<flame name="f"><xform weight="1" linear="1"/><xform weight="1" Linear="1"/></flame>"#.into(),
+            "xform 1: attribute 'Linear': unknown variation",
+        ),
+        (
+            r#"<flame name="f"><finalxform weight="1" linear="1"/></flame>"#.into(),
+            "finalxform: attribute 'weight': a final xform takes no weight",
+        ),
+        (
+            r#"<flame name="f"><finalxform linear="1"/><finalxform linear="1"/></flame>"#.into(),
+            "more than one <finalxform>",
+        ),
+        (
+            r#"<flame name="f"><finalxform linear="1"/><symmetry kind="2"/></flame>"#.into(),
+            "a <symmetry> after the <finalxform>",
+        ),
+        (r#"<flame name="f"><symmetry/></flame>"#.into(), "<symmetry>: no attributes"),
+        (format!(r#"<flame name="f">{}</flame>"#, r#"<symmetry kind="1000"/>"#.repeat(11)), "more than 10000 xforms"),
+    ];
+    for (xml, want) in &cases {
+        let e = err(xml);
+        assert!(e.contains(want), "{xml}\n  gave: {e}\n  want: {want}");
+    }
+}
+
+#[test]
+fn whitespace_around_numbers_is_accepted() {
+    let f = one(r#"<flame time=" 1 " size=" 10  20 " center="
+        1 2"><xform weight=" 0.5" coefs=" 1 0
+        0 1 0 0 " linear="1 "/></flame>"#);
+    assert_eq!((f.time, f.width, f.height), (1.0, 10, 20));
+    assert_eq!(f.center, [1.0, 2.0]);
+    assert_eq!(f.xforms[0].weight, 0.5);
+}
+
+// ---------------------------------------------------------------- no panics
+
+/// Snippets that tend to reach unusual paths when spliced into a genome.
+const SNIPPETS: &[&str] = &[
+    "<",
+    ">",
+    "\"",
+    "/>",
+    "</flame>",
+    "<flame>",
+    "<xform ",
+    "<finalxform ",
+    "<symmetry kind=\"-7\"/>",
+    "<symmetry kind=\"1000\"/>",
+    " chaos=\"0 0 -0 2\"",
+    " palette=\"3\"",
+    " hue=\"1e308\"",
+    " rotate=\"1e300\"",
+    " var1=\"98\"",
+    " weight=\"1e-320\"",
+    "nan",
+    "-1",
+    "1e999",
+    "&amp;",
+    "&#0;",
+    "<![CDATA[x]]>",
+    "<color index=\"255\" rgba=\"1 2 3 4\"/>",
+    "<colors count=\"256\" data=\"00\"/>",
+    "<palette index0=\"1\" index1=\"2\" blend=\"0.3\"/>",
+    "<palette count=\"1\" format=\"RGBA\">00</palette>",
+    " soloxform=\"1e300\"",
+    "<motion weight=\"1\"/>",
+    " super_shape_rnd=\"-3\"",
+    " Re_A=\"2\"",
+    " var=\"1\"",
+    "\u{feff}",
+    "é",
+    " size=\"4294967296 1\"",
+    "<edit/>",
+    "<flames>",
+    " crackle=\"1\"",
+];
+
+fn seed_texts() -> Vec<String> {
+    let mut v: Vec<String> =
+        ["test.flam3", "electricsheep.244.80692.flam3", "fractorium-bench-tyrantwave_flippeddisc_normal.flame"]
+            .iter()
+            .map(|n| std::fs::read_to_string(genome(n)).unwrap())
+            .collect();
+    v.push(
+        r#"<flames><flame name="s" palette="5" hue="0.3"><xform weight="1" linear="1" chaos="0 1"/>
+        <symmetry kind="-3"/><xform weight="2" julian="1" julian_power="3" color="0.2 0.4" symmetry="0.5"/>
+        <finalxform linear="1"/><color index="3" rgb="1 2 3"/></flame></flames>"#
+            .to_string(),
+    );
+    v
+}
+
+fn fuzz_opts() -> Vec<ParseOptions> {
+    // The palette file when there is one (loaded once, then cached), and a
+    // missing one otherwise.
+    let file = PaletteLibrary::locate(Some(Path::new(SHARED_PALETTES))).ok().map(|l| l.path().to_path_buf());
+    vec![
+        ParseOptions { skip_unknown_variations: false, palette_file: file.clone() },
+        ParseOptions { skip_unknown_variations: true, palette_file: file },
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Random text: an error or a result, never a panic.
+    #[test]
+    fn random_text_does_not_panic(s in "\\PC{0,300}") {
+        for o in fuzz_opts() {
+            let _ = parse_str(&s, "fuzz", &o);
+        }
+    }
+
+    /// Random markup-like text built from genome pieces.
+    #[test]
+    fn random_markup_does_not_panic(parts in proptest::collection::vec(0..SNIPPETS.len(), 0..40),
+                                    wrap in any::<bool>()) {
+        let body: String = parts.iter().map(|&i| SNIPPETS[i]).collect();
+        let xml = if wrap { format!("<flame name=\"z\">{body}</flame>") } else { body };
+        for o in fuzz_opts() {
+            let _ = parse_str(&xml, "fuzz", &o);
+        }
+    }
+
+    /// Real genomes with pieces cut out, replaced and inserted.
+    #[test]
+    fn mutated_genomes_do_not_panic(which in 0usize..4,
+                                    edits in proptest::collection::vec((any::<u32>(), 0usize..40, 0..SNIPPETS.len() + 1), 1..6)) {
+        let mut text = seed_texts()[which].clone();
+        for (at, cut, snip) in edits {
+            let mut i = at as usize % (text.len() + 1);
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            let mut j = (i + cut).min(text.len());
+            while !text.is_char_boundary(j) {
+                j += 1;
+            }
+            let ins = if snip < SNIPPETS.len() { SNIPPETS[snip] } else { "" };
+            text.replace_range(i..j, ins);
+        }
+        for o in fuzz_opts() {
+            let _ = parse_str(&text, "fuzz", &o);
+        }
+    }
+}
+
+#[test]
+fn attribute_values_swapped_do_not_panic() {
+    // Every attribute value of the seed genomes replaced in turn by awkward
+    // values.
+    let awkward = ["", "nan", "-inf", "1e400", "-1", "0", "300", "1 2 3 4 5 6 7", "x", "-0", "4294967296", "0.5 0.5"];
+    let o = fuzz_opts();
+    for text in seed_texts() {
+        let mut starts = Vec::new();
+        let b = text.as_bytes();
+        for i in 1..b.len() {
+            if b[i - 1] == b'=' && b[i] == b'"' {
+                starts.push(i + 1);
+            }
+        }
+        for &s in starts.iter().step_by(3) {
+            let Some(len) = text[s..].find('"') else { continue };
+            for v in awkward {
+                let mut t = text.clone();
+                t.replace_range(s..s + len, v);
+                for opt in &o {
+                    let _ = parse_str(&t, "fuzz", opt);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The CPU renderer end to end: determinism across thread counts, a known
+//! attractor, transparency, errors instead of panics.
+
+use warpmc_flame::genome::{Affine, Flame, XForm};
+use warpmc_flame::render::{Precision, RenderError, RenderSettings, render};
+use warpmc_flame::variations::{VariationKind, VariationSpec};
+
+/// The Sierpinski triangle: three linear maps halving towards the corners
+/// (0,0), (1,0), (0,1), each with its own palette colour.
+fn sierpinski(width: u32, height: u32) -> Flame {
+    let mut f = Flame {
+        width,
+        height,
+        center: [0.5, 0.5],
+        scale: f64::from(width.min(height)) * 0.9,
+        quality: 50.0,
+        estimator_radius: 3.0,
+        ..Flame::default()
+    };
+    for (i, e) in f.palette.entries.iter_mut().enumerate() {
+        let t = i as f64 / 255.0;
+        *e = [t, 1.0 - t, 0.5, 1.0];
+    }
+    let linear = VariationKind::from_name("linear").expect("linear exists");
+    for (i, (cx, cy)) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5)].into_iter().enumerate() {
+        let mut x = XForm::flam3_default(i);
+        x.weight = 1.0;
+        x.color = i as f64 / 2.0;
+        x.coefs = Affine::from_xml_order([0.5, 0.0, 0.0, 0.5, cx, cy]);
+        x.variations = vec![VariationSpec::new(linear, 1.0)];
+        f.xforms.push(x);
+    }
+    f
+}
+
+fn with_threads<T: Send>(n: usize, job: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(job)
+}
+
+#[test]
+fn same_seed_same_image_on_any_thread_count() {
+    let flame = sierpinski(67, 45); // awkward sizes
+    for precision in [Precision::F32, Precision::F64] {
+        let s = RenderSettings { seed: 42, precision, sub_batch_size: 1000, ..RenderSettings::default() };
+        let one = with_threads(1, || render(std::slice::from_ref(&flame), 0.0, &s, &|_| {}).unwrap());
+        for n in [2, 3, 5] {
+            let many = with_threads(n, || render(std::slice::from_ref(&flame), 0.0, &s, &|_| {}).unwrap());
+            assert_eq!(one.pixels, many.pixels, "{precision:?}, {n} threads");
+        }
+        let other =
+            render(std::slice::from_ref(&flame), 0.0, &RenderSettings { seed: 43, ..s.clone() }, &|_| {}).unwrap();
+        assert_ne!(one.pixels, other.pixels, "another seed, another sample");
+        assert_eq!(one.stats.iterations, (50.0f64 * 67.0 * 45.0).round() as u64);
+    }
+}
+
+#[test]
+fn sierpinski_triangle_is_where_it_should_be() {
+    let (w, h) = (120u32, 120u32);
+    let flame = sierpinski(w, h);
+    let frame = render(std::slice::from_ref(&flame), 0.0, &RenderSettings::default(), &|_| {}).unwrap();
+    // Plane point (x, y) → pixel: flam3's image rows grow with y.
+    let ppu = flame.scale;
+    let pixel = |x: f64, y: f64| {
+        let i = ((x - flame.center[0]) * ppu + f64::from(w) / 2.0) as usize;
+        let j = ((y - flame.center[1]) * ppu + f64::from(h) / 2.0) as usize;
+        frame.pixels[j * w as usize + i]
+    };
+    let lum = |p: [f64; 4]| p[0] + p[1] + p[2];
+    // The three corners are on the attractor, the middle hole (0.3, 0.3)
+    // and the far corner (0.9, 0.9) are not.
+    for (x, y) in [(0.02, 0.02), (0.95, 0.02), (0.02, 0.95), (0.5, 0.02)] {
+        assert!(lum(pixel(x, y)) > 30.0, "({x}, {y}) should be lit: {:?}", pixel(x, y));
+    }
+    for (x, y) in [(0.35, 0.35), (0.9, 0.9), (0.7, 0.7)] {
+        assert!(lum(pixel(x, y)) < 5.0, "({x}, {y}) should be dark: {:?}", pixel(x, y));
+    }
+    // Colours follow the xform that produced the point: the corner of
+    // xform 0 (colour 0) is greener than the corner of xform 1 (colour 0.5).
+    let g0 = pixel(0.02, 0.02);
+    let g1 = pixel(0.95, 0.02);
+    assert!(g0[1] / lum(g0) > g1[1] / lum(g1));
+}
+
+#[test]
+fn transparent_frames_carry_alpha() {
+    let flame = sierpinski(40, 40);
+    let s = RenderSettings { transparent: true, ..RenderSettings::default() };
+    let frame = render(std::slice::from_ref(&flame), 0.0, &s, &|_| {}).unwrap();
+    assert!(frame.transparent);
+    assert!(frame.pixels.iter().any(|p| p[3] == 0.0));
+    assert!(frame.pixels.iter().any(|p| p[3] > 0.5));
+    assert!(frame.pixels.iter().all(|p| (0.0..=1.0).contains(&p[3])));
+}
+
+#[test]
+fn bad_settings_are_errors_not_panics() {
+    let mut flame = sierpinski(10, 10);
+    let s = RenderSettings::default();
+    let err = |f: &Flame, s: &RenderSettings| match render(std::slice::from_ref(f), 0.0, s, &|_| {}) {
+        Err(e) => e,
+        Ok(_) => panic!("expected an error"),
+    };
+    // All weights zero.
+    for x in &mut flame.xforms {
+        x.weight = 0.0;
+    }
+    assert!(err(&flame, &s).to_string().contains("zero"));
+    let flame = sierpinski(10, 10);
+    // Zero quality.
+    let mut q = flame.clone();
+    q.quality = 0.0;
+    assert!(err(&q, &s).to_string().contains("quality"));
+    // A negative quality scale.
+    let bad = RenderSettings { quality_scale: -1.0, ..RenderSettings::default() };
+    assert!(err(&flame, &bad).to_string().contains("quality scale"));
+    // An image too large for memory: a clean error, no abort.
+    let mut huge = flame.clone();
+    huge.width = 4_000_000;
+    huge.height = 4_000_000;
+    assert!(matches!(err(&huge, &s), RenderError::OutOfMemory { .. }));
+    // Estimator minimum above its radius.
+    let mut de = flame.clone();
+    de.estimator_minimum = 5.0;
+    assert!(err(&de, &s).to_string().contains("estimator"));
+    assert!(render(&[], 0.0, &s, &|_| {}).is_err());
+}
