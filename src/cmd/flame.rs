@@ -357,13 +357,13 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
         );
         println!("      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
     }
-    if parsed.warnings.is_empty() {
+    if parsed.skipped.is_empty() {
         println!("supported: yes (every variation is one of flam3's 99)");
     } else {
-        println!("supported: no");
-        for w in &parsed.warnings {
-            println!("  {w}");
-        }
+        println!("supported: no (not flam3's: {})", parsed.skipped.join(", "));
+    }
+    for w in &parsed.warnings {
+        println!("  warning: {w}");
     }
     Ok(())
 }

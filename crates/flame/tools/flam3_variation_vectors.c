@@ -1,19 +1,53 @@
-/* Test vectors for warpmc-flame's variations, computed by flam3 3.1.1 itself.
+/*
+ * Reference vectors for warpmc-flame's variations, computed by flam3 3.1.1.
  *
- * Build against flam3's sources (not part of this repository; GPL), e.g.
+ * This program is build tooling only: it is compiled against flam3's own
+ * sources (GPL, not part of this repository) and writes
+ * crates/flame/tests/data/variations/flam3_vectors.txt, which
+ * crates/flame/tests/variations.rs compares the Rust code against.
  *
- *   git clone https://github.com/scottdraves/flam3 /tmp/flam3src
- *   gcc -O0 -I/tmp/flam3src -I/usr/include/libxml2 \
- *       crates/flame/tools/flam3_variation_vectors.c \
- *       /tmp/flam3src/variations.c /tmp/flam3src/interpolation.c -lm -o /tmp/vectors
- *   /tmp/vectors > crates/flame/tests/data/variations/flam3_vectors.txt
+ * Regenerate (needs gcc and libxml2's headers; flam3-3.1.1 unpacked in
+ * $FLAM3, e.g. from https://github.com/scottdraves/flam3/releases):
  *
- * flam3's random draws are replaced by a replayed list of uniforms (exact
- * multiples of 2^-53) and logged, so the Rust test can feed the same draws.
- * Output, one case per line:
- *   index weight nparams p1..pn a b c d e f x y ndraws (u|b value)... qx qy
- * (coefs a..f in XML order; q is apply_xform's output with an identity post).
+ *   FLAM3=/tmp/flam3src crates/flame/tools/flam3_variation_vectors.sh
+ *
+ * Everything about a case goes through flam3's public paths:
+ *  - the xform is written as XML and read by flam3_parse_xml2, so parameter
+ *    attributes are flam3's parser's names and unset ones take flam3's
+ *    defaults (initialize_xforms);
+ *  - which parameters a variation has, and their defaults, are learnt from
+ *    flam3_print_xform (flam3's genome writer), not from a list kept here;
+ *  - the point goes through prepare_precalc_flags, xform_precalc and
+ *    apply_xform, i.e. flam3's pre-affine map, pre_blur, the shared
+ *    precalculations, every variation in flam3's order, and its bad-value
+ *    test (the post map is the identity).
+ *
+ * flam3's three random functions are replaced here (flam3.c's own copies
+ * are renamed away when it is compiled): uniforms and bits are made from a
+ * stream of 32-bit words exactly as warpmc_rng's RandomSource makes
+ * next_f64 (two words, the first the low half, top 53 bits times 2^-53) and
+ * a bit (one word, its low bit). The words each case consumed are logged,
+ * so the Rust test can replay them and must consume exactly as many, in
+ * the same order. flam3_random_isaac_11 is only called by apply_xform's
+ * bad-value fallback; such a case is marked "bad" instead.
+ *
+ * Numbers given to flam3 are short decimal strings, parsed by strtod here
+ * and by Rust's f64::from_str in the test, so both get the same doubles.
+ * Results are printed with 17 significant digits.
+ *
+ * Output, whitespace separated, one record per line:
+ *   N <index> <name>                          flam3_variation_names
+ *   P <index> <n> (<attr> <default>)*         parameters as flam3_print_xform
+ *                                             writes them (%g precision)
+ *   V <nvar> (<index> <weight> <np> (<attr> <value>)*)*
+ *     <a b c d e f> <x> <y> <nwords> <word>* ok|bad <qx> <qy>
+ *                                             one call of apply_xform: the
+ *                                             xform's variations with their
+ *                                             parameters, its coefs in XML
+ *                                             order, the point, the words
+ *                                             drawn, and flam3's result
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,306 +55,300 @@
 #include "private.h"
 #include "variations.h"
 
-/* interpolation.c refers to these; the harness never calls them. */
-void flam3_copy_params(flam3_xform *d, flam3_xform *s, int n) { (void)d; (void)s; (void)n; abort(); }
-void flam3_copyx(flam3_genome *d, flam3_genome *s, int a, int b) { (void)d; (void)s; (void)a; (void)b; abort(); }
-int flam3_get_palette(int n, flam3_palette c, double h) { (void)n; (void)c; (void)h; abort(); }
-void rgb2hsv(double *a, double *b) { (void)a; (void)b; abort(); }
-void hsv2rgb(double *a, double *b) { (void)a; (void)b; abort(); }
+/* ---- the replacement random source ---------------------------------- */
 
-static double draws[64];
-static char kinds[64];
-static int ndraws;
-static unsigned long long lcg = 88172645463325252ULL;
+static unsigned long long word_state = 0x243F6A8885A308D3ULL;
+static unsigned int words[4096];
+static int nwords;
+static int fell_back;
 
-static unsigned long long next53(void) {
-    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-    return lcg >> 11;
+static unsigned long long splitmix(unsigned long long *s) {
+    unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static unsigned int next_word(void) {
+    unsigned int w = (unsigned int)(splitmix(&word_state) >> 32);
+    if (nwords < (int)(sizeof words / sizeof words[0]))
+        words[nwords] = w;
+    nwords++;
+    return w;
 }
 
 double flam3_random_isaac_01(randctx *ct) {
     (void)ct;
-    double u = (double)next53() * (1.0 / 9007199254740992.0);
-    draws[ndraws] = u;
-    kinds[ndraws] = 'u';
-    ndraws++;
-    return u;
-}
-
-double flam3_random_isaac_11(randctx *ct) {
-    return 2.0 * flam3_random_isaac_01(ct) - 1.0;
+    unsigned long long lo = next_word();
+    unsigned long long hi = next_word();
+    return (double)((lo | (hi << 32)) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 int flam3_random_isaac_bit(randctx *ct) {
     (void)ct;
-    int b = (int)(next53() & 1);
-    draws[ndraws] = b;
-    kinds[ndraws] = 'b';
-    ndraws++;
-    return b;
+    return (int)(next_word() & 1u);
 }
 
-/* The parameter attributes of each variation, in warpmc's order (the Rust
- * table); set through flam3's own field names. */
-static void set_param(flam3_xform *x, const char *name, double v);
+double flam3_random_isaac_11(randctx *ct) {
+    (void)ct;
+    fell_back = 1;
+    return 0.0;
+}
 
-struct param_list { const char *names[8]; int n; };
-extern const struct param_list PARAMS[];
+/* ---- the case generator (independent of the word stream) ------------ */
 
-int main(void) {
-    static const double points[][2] = {{0.3, -0.7}, {-1.3, 0.45}, {0.05, 0.11}, {2.2, 1.7}};
-    static const double coefs[][6] = {{1, 0, 0, 1, 0, 0}, {0.8, -0.3, 0.4, 0.9, 0.25, -0.15}};
-    for (int v = 0; v < flam3_nvariations; v++) {
-        for (int c = 0; c < 2; c++) {
-            for (int pi = 0; pi < 4; pi++) {
-                flam3_genome cp;
-                memset(&cp, 0, sizeof(cp));
-                cp.num_xforms = 1;
-                cp.final_xform_index = -1;
-                cp.xform = calloc(1, sizeof(flam3_xform));
-                initialize_xforms(&cp, 0);
-                flam3_xform *x = &cp.xform[0];
-                x->density = 1.0;
-                x->var[0] = 0.0;
-                double w = 0.75 + 0.1 * c;
-                x->var[v] = w;
-                /* Non-default parameters derived from the case number. */
-                double pv[8];
-                for (int k = 0; k < PARAMS[v].n; k++) {
-                    pv[k] = 0.35 + 0.6 * k + 0.45 * c + 0.2 * (pi & 1);
-                    set_param(x, PARAMS[v].names[k], pv[k]);
-                }
-                x->c[0][0] = coefs[c][0]; x->c[0][1] = coefs[c][1];
-                x->c[1][0] = coefs[c][2]; x->c[1][1] = coefs[c][3];
-                x->c[2][0] = coefs[c][4]; x->c[2][1] = coefs[c][5];
-                prepare_precalc_flags(&cp);
-                xform_precalc(&cp, 0);
-                double p[4] = {points[pi][0], points[pi][1], 0.5, 1.0}, q[4];
-                ndraws = 0;
-                int bad = apply_xform(&cp, 0, p, q, NULL);
-                if (bad) continue; /* flam3 replaced the point: not a test of the formula */
-                printf("%d %.17g %d", v, w, PARAMS[v].n);
-                for (int k = 0; k < PARAMS[v].n; k++) printf(" %.17g", pv[k]);
-                for (int k = 0; k < 6; k++) printf(" %.17g", coefs[c][k]);
-                printf(" %.17g %.17g %d", p[0], p[1], ndraws);
-                for (int k = 0; k < ndraws; k++) printf(" %c %.17g", kinds[k], draws[k]);
-                printf(" %.17g %.17g\n", q[0], q[1]);
-                free(cp.xform);
-            }
-        }
+static unsigned long long case_state = 0x13198A2E03707344ULL;
+
+static double uniform(double lo, double hi) {
+    return lo + (hi - lo) * (double)(splitmix(&case_state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int below(int n) { return (int)(splitmix(&case_state) % (unsigned long long)n); }
+
+/* A decimal string with `digits` decimals. */
+static void decimal(char *out, double v, int digits) {
+    sprintf(out, "%.*f", digits, v);
+    if (atof(out) == 0.0)
+        strcpy(out, "0");
+}
+
+/* ---- flam3's own view of the variations ----------------------------- */
+
+#define MAXP 16
+struct var_info {
+    int np;
+    char names[MAXP][64];
+    char defaults[MAXP][32];
+};
+static struct var_info info[flam3_nvariations];
+
+/* The genomes parsed here are small and few; they are not freed. */
+static const char *flame_open = "<flame size=\"10 10\" center=\"0 0\" scale=\"1\">";
+
+static flam3_genome *parse(const char *xml) {
+    int n = 0;
+    char *copy = strdup(xml);
+    flam3_genome *g = flam3_parse_xml2(copy, "vectors", flam3_defaults_on, &n);
+    free(copy);
+    if (g == NULL || n != 1 || g->num_xforms != 1) {
+        fprintf(stderr, "flam3 did not parse: %s\n", xml);
+        exit(1);
     }
+    return g;
+}
+
+static int is_variation_name(const char *s) {
+    for (int j = 0; j < flam3_nvariations; j++)
+        if (!strcmp(s, flam3_variation_names[j]))
+            return 1;
     return 0;
 }
-const struct param_list PARAMS[] = {
-    {{0}, 0}, /* linear */
-    {{0}, 0}, /* sinusoidal */
-    {{0}, 0}, /* spherical */
-    {{0}, 0}, /* swirl */
-    {{0}, 0}, /* horseshoe */
-    {{0}, 0}, /* polar */
-    {{0}, 0}, /* handkerchief */
-    {{0}, 0}, /* heart */
-    {{0}, 0}, /* disc */
-    {{0}, 0}, /* spiral */
-    {{0}, 0}, /* hyperbolic */
-    {{0}, 0}, /* diamond */
-    {{0}, 0}, /* ex */
-    {{0}, 0}, /* julia */
-    {{0}, 0}, /* bent */
-    {{0}, 0}, /* waves */
-    {{0}, 0}, /* fisheye */
-    {{0}, 0}, /* popcorn */
-    {{0}, 0}, /* exponential */
-    {{0}, 0}, /* power */
-    {{0}, 0}, /* cosine */
-    {{0}, 0}, /* rings */
-    {{0}, 0}, /* fan */
-    {{"blob_low", "blob_high", "blob_waves"}, 3}, /* blob */
-    {{"pdj_a", "pdj_b", "pdj_c", "pdj_d"}, 4}, /* pdj */
-    {{"fan2_x", "fan2_y"}, 2}, /* fan2 */
-    {{"rings2_val"}, 1}, /* rings2 */
-    {{0}, 0}, /* eyefish */
-    {{0}, 0}, /* bubble */
-    {{0}, 0}, /* cylinder */
-    {{"perspective_angle", "perspective_dist"}, 2}, /* perspective */
-    {{0}, 0}, /* noise */
-    {{"julian_power", "julian_dist"}, 2}, /* julian */
-    {{"juliascope_power", "juliascope_dist"}, 2}, /* juliascope */
-    {{0}, 0}, /* blur */
-    {{0}, 0}, /* gaussian_blur */
-    {{"radial_blur_angle"}, 1}, /* radial_blur */
-    {{"pie_slices", "pie_rotation", "pie_thickness"}, 3}, /* pie */
-    {{"ngon_sides", "ngon_power", "ngon_circle", "ngon_corners"}, 4}, /* ngon */
-    {{"curl_c1", "curl_c2"}, 2}, /* curl */
-    {{"rectangles_x", "rectangles_y"}, 2}, /* rectangles */
-    {{0}, 0}, /* arch */
-    {{0}, 0}, /* tangent */
-    {{0}, 0}, /* square */
-    {{0}, 0}, /* rays */
-    {{0}, 0}, /* blade */
-    {{0}, 0}, /* secant2 */
-    {{0}, 0}, /* twintrian */
-    {{0}, 0}, /* cross */
-    {{"disc2_rot", "disc2_twist"}, 2}, /* disc2 */
-    {{"super_shape_rnd", "super_shape_m", "super_shape_n1", "super_shape_n2", "super_shape_n3", "super_shape_holes"}, 6}, /* super_shape */
-    {{"flower_petals", "flower_holes"}, 2}, /* flower */
-    {{"conic_eccentricity", "conic_holes"}, 2}, /* conic */
-    {{"parabola_height", "parabola_width"}, 2}, /* parabola */
-    {{"bent2_x", "bent2_y"}, 2}, /* bent2 */
-    {{"bipolar_shift"}, 1}, /* bipolar */
-    {{0}, 0}, /* boarders */
-    {{0}, 0}, /* butterfly */
-    {{"cell_size"}, 1}, /* cell */
-    {{"cpow_r", "cpow_i", "cpow_power"}, 3}, /* cpow */
-    {{"curve_xamp", "curve_yamp", "curve_xlength", "curve_ylength"}, 4}, /* curve */
-    {{0}, 0}, /* edisc */
-    {{0}, 0}, /* elliptic */
-    {{"escher_beta"}, 1}, /* escher */
-    {{0}, 0}, /* foci */
-    {{"lazysusan_spin", "lazysusan_space", "lazysusan_twist", "lazysusan_x", "lazysusan_y"}, 5}, /* lazysusan */
-    {{0}, 0}, /* loonie */
-    {{0}, 0}, /* pre_blur */
-    {{"modulus_x", "modulus_y"}, 2}, /* modulus */
-    {{"oscope_separation", "oscope_frequency", "oscope_amplitude", "oscope_damping"}, 4}, /* oscilloscope */
-    {{0}, 0}, /* polar2 */
-    {{"popcorn2_x", "popcorn2_y", "popcorn2_c"}, 3}, /* popcorn2 */
-    {{0}, 0}, /* scry */
-    {{"separation_x", "separation_xinside", "separation_y", "separation_yinside"}, 4}, /* separation */
-    {{"split_xsize", "split_ysize"}, 2}, /* split */
-    {{"splits_x", "splits_y"}, 2}, /* splits */
-    {{"stripes_space", "stripes_warp"}, 2}, /* stripes */
-    {{"wedge_angle", "wedge_hole", "wedge_count", "wedge_swirl"}, 4}, /* wedge */
-    {{"wedge_julia_angle", "wedge_julia_count", "wedge_julia_power", "wedge_julia_dist"}, 4}, /* wedge_julia */
-    {{"wedge_sph_angle", "wedge_sph_count", "wedge_sph_hole", "wedge_sph_swirl"}, 4}, /* wedge_sph */
-    {{"whorl_inside", "whorl_outside"}, 2}, /* whorl */
-    {{"waves2_scalex", "waves2_scaley", "waves2_freqx", "waves2_freqy"}, 4}, /* waves2 */
-    {{0}, 0}, /* exp */
-    {{0}, 0}, /* log */
-    {{0}, 0}, /* sin */
-    {{0}, 0}, /* cos */
-    {{0}, 0}, /* tan */
-    {{0}, 0}, /* sec */
-    {{0}, 0}, /* csc */
-    {{0}, 0}, /* cot */
-    {{0}, 0}, /* sinh */
-    {{0}, 0}, /* cosh */
-    {{0}, 0}, /* tanh */
-    {{0}, 0}, /* sech */
-    {{0}, 0}, /* csch */
-    {{0}, 0}, /* coth */
-    {{"auger_freq", "auger_weight", "auger_sym", "auger_scale"}, 4}, /* auger */
-    {{"flux_spread"}, 1}, /* flux */
-    {{"mobius_re_a", "mobius_re_b", "mobius_re_c", "mobius_re_d", "mobius_im_a", "mobius_im_b", "mobius_im_c", "mobius_im_d"}, 8}, /* mobius */
+
+/* Runs flam3_print_xform on an xform with only variation v and collects
+ * the attributes it writes that are neither xform attributes nor
+ * variation weights: v's parameters, with flam3's defaults. */
+static void learn(int v) {
+    char xml[512];
+    snprintf(xml, sizeof xml, "%s<xform weight=\"1\" color=\"0\" %s=\"1\"/></flame>", flame_open,
+             flam3_variation_names[v]);
+    flam3_genome *g = parse(xml);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    double chaos_row[1] = {1.0};
+    flam3_print_xform(m, &g->xform[0], 0, 1, chaos_row, 0);
+    fclose(m);
+    static const char *xform_attrs[] = {"weight", "color", "color_speed", "symmetry", "animate",
+                                        "opacity", "coefs", "post", "chaos", "var_color", NULL};
+    info[v].np = 0;
+    char *p = buf;
+    for (;;) {
+        char *eq = strstr(p, "=\"");
+        if (eq == NULL)
+            break;
+        char *start = eq;
+        while (start > p && start[-1] != ' ' && start[-1] != '<')
+            start--;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - start), start);
+        char *vend = strchr(eq + 2, '"');
+        char value[32];
+        snprintf(value, sizeof value, "%.*s", (int)(vend - (eq + 2)), eq + 2);
+        p = vend + 1;
+        int skip = is_variation_name(name);
+        for (int k = 0; xform_attrs[k]; k++)
+            if (!strcmp(name, xform_attrs[k]))
+                skip = 1;
+        if (!skip) {
+            struct var_info *vi = &info[v];
+            strcpy(vi->names[vi->np], name);
+            strcpy(vi->defaults[vi->np], value);
+            vi->np++;
+        }
+    }
+    free(buf);
+}
+
+/* ---- one case ------------------------------------------------------- */
+
+struct var_case {
+    int index;
+    char weight[32];
+    int np;
+    int pidx[MAXP];
+    char values[MAXP][32];
 };
-static void set_param(flam3_xform *x, const char *name, double v) {
-    if (!strcmp(name, "blob_low")) { x->blob_low = v; return; }
-    if (!strcmp(name, "blob_high")) { x->blob_high = v; return; }
-    if (!strcmp(name, "blob_waves")) { x->blob_waves = v; return; }
-    if (!strcmp(name, "pdj_a")) { x->pdj_a = v; return; }
-    if (!strcmp(name, "pdj_b")) { x->pdj_b = v; return; }
-    if (!strcmp(name, "pdj_c")) { x->pdj_c = v; return; }
-    if (!strcmp(name, "pdj_d")) { x->pdj_d = v; return; }
-    if (!strcmp(name, "fan2_x")) { x->fan2_x = v; return; }
-    if (!strcmp(name, "fan2_y")) { x->fan2_y = v; return; }
-    if (!strcmp(name, "rings2_val")) { x->rings2_val = v; return; }
-    if (!strcmp(name, "perspective_angle")) { x->perspective_angle = v; return; }
-    if (!strcmp(name, "perspective_dist")) { x->perspective_dist = v; return; }
-    if (!strcmp(name, "julian_power")) { x->julian_power = v; return; }
-    if (!strcmp(name, "julian_dist")) { x->julian_dist = v; return; }
-    if (!strcmp(name, "juliascope_power")) { x->juliascope_power = v; return; }
-    if (!strcmp(name, "juliascope_dist")) { x->juliascope_dist = v; return; }
-    if (!strcmp(name, "radial_blur_angle")) { x->radial_blur_angle = v; return; }
-    if (!strcmp(name, "pie_slices")) { x->pie_slices = v; return; }
-    if (!strcmp(name, "pie_rotation")) { x->pie_rotation = v; return; }
-    if (!strcmp(name, "pie_thickness")) { x->pie_thickness = v; return; }
-    if (!strcmp(name, "ngon_sides")) { x->ngon_sides = v; return; }
-    if (!strcmp(name, "ngon_power")) { x->ngon_power = v; return; }
-    if (!strcmp(name, "ngon_circle")) { x->ngon_circle = v; return; }
-    if (!strcmp(name, "ngon_corners")) { x->ngon_corners = v; return; }
-    if (!strcmp(name, "curl_c1")) { x->curl_c1 = v; return; }
-    if (!strcmp(name, "curl_c2")) { x->curl_c2 = v; return; }
-    if (!strcmp(name, "rectangles_x")) { x->rectangles_x = v; return; }
-    if (!strcmp(name, "rectangles_y")) { x->rectangles_y = v; return; }
-    if (!strcmp(name, "disc2_rot")) { x->disc2_rot = v; return; }
-    if (!strcmp(name, "disc2_twist")) { x->disc2_twist = v; return; }
-    if (!strcmp(name, "super_shape_rnd")) { x->super_shape_rnd = v; return; }
-    if (!strcmp(name, "super_shape_m")) { x->super_shape_m = v; return; }
-    if (!strcmp(name, "super_shape_n1")) { x->super_shape_n1 = v; return; }
-    if (!strcmp(name, "super_shape_n2")) { x->super_shape_n2 = v; return; }
-    if (!strcmp(name, "super_shape_n3")) { x->super_shape_n3 = v; return; }
-    if (!strcmp(name, "super_shape_holes")) { x->super_shape_holes = v; return; }
-    if (!strcmp(name, "flower_petals")) { x->flower_petals = v; return; }
-    if (!strcmp(name, "flower_holes")) { x->flower_holes = v; return; }
-    if (!strcmp(name, "conic_eccentricity")) { x->conic_eccentricity = v; return; }
-    if (!strcmp(name, "conic_holes")) { x->conic_holes = v; return; }
-    if (!strcmp(name, "parabola_height")) { x->parabola_height = v; return; }
-    if (!strcmp(name, "parabola_width")) { x->parabola_width = v; return; }
-    if (!strcmp(name, "bent2_x")) { x->bent2_x = v; return; }
-    if (!strcmp(name, "bent2_y")) { x->bent2_y = v; return; }
-    if (!strcmp(name, "bipolar_shift")) { x->bipolar_shift = v; return; }
-    if (!strcmp(name, "cell_size")) { x->cell_size = v; return; }
-    if (!strcmp(name, "cpow_r")) { x->cpow_r = v; return; }
-    if (!strcmp(name, "cpow_i")) { x->cpow_i = v; return; }
-    if (!strcmp(name, "cpow_power")) { x->cpow_power = v; return; }
-    if (!strcmp(name, "curve_xamp")) { x->curve_xamp = v; return; }
-    if (!strcmp(name, "curve_yamp")) { x->curve_yamp = v; return; }
-    if (!strcmp(name, "curve_xlength")) { x->curve_xlength = v; return; }
-    if (!strcmp(name, "curve_ylength")) { x->curve_ylength = v; return; }
-    if (!strcmp(name, "escher_beta")) { x->escher_beta = v; return; }
-    if (!strcmp(name, "lazysusan_spin")) { x->lazysusan_spin = v; return; }
-    if (!strcmp(name, "lazysusan_space")) { x->lazysusan_space = v; return; }
-    if (!strcmp(name, "lazysusan_twist")) { x->lazysusan_twist = v; return; }
-    if (!strcmp(name, "lazysusan_x")) { x->lazysusan_x = v; return; }
-    if (!strcmp(name, "lazysusan_y")) { x->lazysusan_y = v; return; }
-    if (!strcmp(name, "modulus_x")) { x->modulus_x = v; return; }
-    if (!strcmp(name, "modulus_y")) { x->modulus_y = v; return; }
-    if (!strcmp(name, "oscope_separation")) { x->oscope_separation = v; return; }
-    if (!strcmp(name, "oscope_frequency")) { x->oscope_frequency = v; return; }
-    if (!strcmp(name, "oscope_amplitude")) { x->oscope_amplitude = v; return; }
-    if (!strcmp(name, "oscope_damping")) { x->oscope_damping = v; return; }
-    if (!strcmp(name, "popcorn2_x")) { x->popcorn2_x = v; return; }
-    if (!strcmp(name, "popcorn2_y")) { x->popcorn2_y = v; return; }
-    if (!strcmp(name, "popcorn2_c")) { x->popcorn2_c = v; return; }
-    if (!strcmp(name, "separation_x")) { x->separation_x = v; return; }
-    if (!strcmp(name, "separation_xinside")) { x->separation_xinside = v; return; }
-    if (!strcmp(name, "separation_y")) { x->separation_y = v; return; }
-    if (!strcmp(name, "separation_yinside")) { x->separation_yinside = v; return; }
-    if (!strcmp(name, "split_xsize")) { x->split_xsize = v; return; }
-    if (!strcmp(name, "split_ysize")) { x->split_ysize = v; return; }
-    if (!strcmp(name, "splits_x")) { x->splits_x = v; return; }
-    if (!strcmp(name, "splits_y")) { x->splits_y = v; return; }
-    if (!strcmp(name, "stripes_space")) { x->stripes_space = v; return; }
-    if (!strcmp(name, "stripes_warp")) { x->stripes_warp = v; return; }
-    if (!strcmp(name, "wedge_angle")) { x->wedge_angle = v; return; }
-    if (!strcmp(name, "wedge_hole")) { x->wedge_hole = v; return; }
-    if (!strcmp(name, "wedge_count")) { x->wedge_count = v; return; }
-    if (!strcmp(name, "wedge_swirl")) { x->wedge_swirl = v; return; }
-    if (!strcmp(name, "wedge_julia_angle")) { x->wedge_julia_angle = v; return; }
-    if (!strcmp(name, "wedge_julia_count")) { x->wedge_julia_count = v; return; }
-    if (!strcmp(name, "wedge_julia_power")) { x->wedge_julia_power = v; return; }
-    if (!strcmp(name, "wedge_julia_dist")) { x->wedge_julia_dist = v; return; }
-    if (!strcmp(name, "wedge_sph_angle")) { x->wedge_sph_angle = v; return; }
-    if (!strcmp(name, "wedge_sph_count")) { x->wedge_sph_count = v; return; }
-    if (!strcmp(name, "wedge_sph_hole")) { x->wedge_sph_hole = v; return; }
-    if (!strcmp(name, "wedge_sph_swirl")) { x->wedge_sph_swirl = v; return; }
-    if (!strcmp(name, "whorl_inside")) { x->whorl_inside = v; return; }
-    if (!strcmp(name, "whorl_outside")) { x->whorl_outside = v; return; }
-    if (!strcmp(name, "waves2_scalex")) { x->waves2_scalex = v; return; }
-    if (!strcmp(name, "waves2_scaley")) { x->waves2_scaley = v; return; }
-    if (!strcmp(name, "waves2_freqx")) { x->waves2_freqx = v; return; }
-    if (!strcmp(name, "waves2_freqy")) { x->waves2_freqy = v; return; }
-    if (!strcmp(name, "auger_freq")) { x->auger_freq = v; return; }
-    if (!strcmp(name, "auger_weight")) { x->auger_weight = v; return; }
-    if (!strcmp(name, "auger_sym")) { x->auger_sym = v; return; }
-    if (!strcmp(name, "auger_scale")) { x->auger_scale = v; return; }
-    if (!strcmp(name, "flux_spread")) { x->flux_spread = v; return; }
-    if (!strcmp(name, "mobius_re_a")) { x->mobius_re_a = v; return; }
-    if (!strcmp(name, "mobius_re_b")) { x->mobius_re_b = v; return; }
-    if (!strcmp(name, "mobius_re_c")) { x->mobius_re_c = v; return; }
-    if (!strcmp(name, "mobius_re_d")) { x->mobius_re_d = v; return; }
-    if (!strcmp(name, "mobius_im_a")) { x->mobius_im_a = v; return; }
-    if (!strcmp(name, "mobius_im_b")) { x->mobius_im_b = v; return; }
-    if (!strcmp(name, "mobius_im_c")) { x->mobius_im_c = v; return; }
-    if (!strcmp(name, "mobius_im_d")) { x->mobius_im_d = v; return; }
-    fprintf(stderr, "unknown parameter %s\n", name); exit(1);
+
+static void run_case(const struct var_case *vars, int nvar, char coefs[6][32], const char *x,
+                     const char *y) {
+    char xml[8192];
+    int at = snprintf(xml, sizeof xml, "%s<xform weight=\"1\" color=\"0\" coefs=\"%s %s %s %s %s %s\"",
+                      flame_open, coefs[0], coefs[1], coefs[2], coefs[3], coefs[4], coefs[5]);
+    for (int i = 0; i < nvar; i++) {
+        const struct var_case *c = &vars[i];
+        at += snprintf(xml + at, sizeof xml - at, " %s=\"%s\"", flam3_variation_names[c->index], c->weight);
+        for (int k = 0; k < c->np; k++)
+            at += snprintf(xml + at, sizeof xml - at, " %s=\"%s\"", info[c->index].names[c->pidx[k]],
+                           c->values[k]);
+    }
+    snprintf(xml + at, sizeof xml - at, "/></flame>");
+    flam3_genome *g = parse(xml);
+    if (prepare_precalc_flags(g)) {
+        fprintf(stderr, "prepare_precalc_flags failed: %s\n", xml);
+        exit(1);
+    }
+    xform_precalc(g, 0);
+    double p[4] = {atof(x), atof(y), 0.5, 1.0}, q[4];
+    nwords = 0;
+    fell_back = 0;
+    int bad = apply_xform(g, 0, p, q, NULL);
+    if (bad != fell_back || nwords > (int)(sizeof words / sizeof words[0])) {
+        fprintf(stderr, "unexpected draws in %s\n", xml);
+        exit(1);
+    }
+
+    printf("V %d", nvar);
+    for (int i = 0; i < nvar; i++) {
+        const struct var_case *c = &vars[i];
+        printf(" %d %s %d", c->index, c->weight, c->np);
+        for (int k = 0; k < c->np; k++)
+            printf(" %s %s", info[c->index].names[c->pidx[k]], c->values[k]);
+    }
+    for (int k = 0; k < 6; k++)
+        printf(" %s", coefs[k]);
+    printf(" %s %s %d", x, y, nwords);
+    for (int k = 0; k < nwords; k++)
+        printf(" %u", words[k]);
+    if (bad)
+        printf(" bad 0 0\n");
+    else
+        printf(" ok %.17g %.17g\n", q[0], q[1]);
+}
+
+/* Parameter values: style 0 keeps flam3's defaults (no attribute), 1 is
+ * uniform in [-1.5, 1.5], 2 uniform in [0.1, 3], 3 a nonzero integer in
+ * [-5, 5] (powers, counts, slices), 4 an integer in [2, 7]. flam3's parser
+ * clamps super_shape_rnd to [0, 1] (the genome reader's job, not the
+ * variation's), so it is drawn there. */
+static void make_params(struct var_case *c, int style) {
+    c->np = 0;
+    if (style == 0)
+        return;
+    for (int k = 0; k < info[c->index].np; k++) {
+        double v;
+        switch (style) {
+        case 1: v = uniform(-1.5, 1.5); break;
+        case 2: v = uniform(0.1, 3.0); break;
+        case 3: v = (below(2) ? 1 : -1) * (1 + below(5)); break;
+        default: v = 2 + below(6); break;
+        }
+        if (!strcmp(info[c->index].names[k], "super_shape_rnd"))
+            v = uniform(0.0, 1.0);
+        c->pidx[c->np] = k;
+        decimal(c->values[c->np], v, 3);
+        c->np++;
+    }
+}
+
+static void make_weight(struct var_case *c) {
+    double w = uniform(0.2, 1.6);
+    if (below(4) == 0)
+        w = -w;
+    decimal(c->weight, w, 3);
+}
+
+static void random_coefs(char coefs[6][32]) {
+    if (below(4) == 0) {
+        strcpy(coefs[0], "1"); strcpy(coefs[1], "0"); strcpy(coefs[2], "0");
+        strcpy(coefs[3], "1"); strcpy(coefs[4], "0"); strcpy(coefs[5], "0");
+        return;
+    }
+    for (int k = 0; k < 4; k++)
+        decimal(coefs[k], uniform(-1.2, 1.2), 4);
+    for (int k = 4; k < 6; k++)
+        decimal(coefs[k], uniform(-0.8, 0.8), 4);
+}
+
+int main(void) {
+    for (int v = 0; v < flam3_nvariations; v++)
+        printf("N %d %s\n", v, flam3_variation_names[v]);
+    for (int v = 0; v < flam3_nvariations; v++) {
+        learn(v);
+        printf("P %d %d", v, info[v].np);
+        for (int k = 0; k < info[v].np; k++)
+            printf(" %s %s", info[v].names[k], info[v].defaults[k]);
+        printf("\n");
+    }
+
+    /* Each variation alone: flam3's defaults and four styles of
+     * parameters, three random points each (random affine maps). */
+    for (int v = 0; v < flam3_nvariations; v++) {
+        int styles = info[v].np ? 5 : 1;
+        int points = info[v].np ? 3 : 8;
+        for (int s = 0; s < styles; s++) {
+            for (int pt = 0; pt < points; pt++) {
+                struct var_case c = {.index = v};
+                make_weight(&c);
+                make_params(&c, s);
+                char coefs[6][32], x[32], y[32];
+                random_coefs(coefs);
+                decimal(x, uniform(-1.6, 1.6), 4);
+                decimal(y, uniform(-1.6, 1.6), 4);
+                run_case(&c, 1, coefs, x, y);
+            }
+        }
+        /* The guards: the origin and the axes, identity map. */
+        static const char *edge[][2] = {{"0", "0"}, {"0", "0.7"}, {"-0.6", "0"}, {"1e-12", "-2e-12"}};
+        for (int e = 0; e < 4; e++) {
+            struct var_case c = {.index = v};
+            make_weight(&c);
+            make_params(&c, e == 3 ? 2 : 0);
+            char coefs[6][32] = {"1", "0", "0", "1", "0", "0"};
+            run_case(&c, 1, coefs, edge[e][0], edge[e][1]);
+        }
+    }
+
+    /* Several variations in one xform (flam3 sums them in index order,
+     * after pre_blur has moved the point), sometimes with pre_blur. */
+    for (int n = 0; n < 300; n++) {
+        struct var_case cs[6];
+        int nvar = 2 + below(4);
+        int used[flam3_nvariations] = {0};
+        for (int i = 0; i < nvar; i++) {
+            int v;
+            do
+                v = (i == 0 && below(3) == 0) ? VAR_PRE_BLUR : below(flam3_nvariations);
+            while (used[v]);
+            used[v] = 1;
+            cs[i] = (struct var_case){.index = v};
+            make_weight(&cs[i]);
+            make_params(&cs[i], below(3));
+        }
+        char coefs[6][32], x[32], y[32];
+        random_coefs(coefs);
+        decimal(x, uniform(-1.6, 1.6), 4);
+        decimal(y, uniform(-1.6, 1.6), 4);
+        run_case(cs, nvar, coefs, x, y);
+    }
+    return 0;
 }

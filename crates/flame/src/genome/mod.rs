@@ -219,9 +219,10 @@ pub struct XForm {
     /// `post`: the post-affine map. Default identity.
     pub post: Affine,
     /// The variations with non-zero weight, in flam3's variation order, each
-    /// with its parameters (defaults filled in). An xform with none is
-    /// `linear` with weight 1 in flam3 only when the file gave no variation
-    /// attribute at all; the parser reproduces that rule.
+    /// with its parameters (defaults filled in). flam3 3.1.1 drops its
+    /// default `linear` when it reads an xform, so an xform whose element
+    /// names no variation has none (and maps every point to the origin,
+    /// before its post map), as in flam3.
     pub variations: Vec<VariationSpec>,
     /// `chaos` (xaos): row of multipliers on the next xform's weight after
     /// this one was applied. Entries missing from the file are 1. Empty for
@@ -296,7 +297,8 @@ pub struct Flame {
     pub background: [f64; 3],
     /// `brightness`. Default 4.
     pub brightness: f64,
-    /// `contrast`. Default 1.
+    /// `contrast`. Default 1; flam3 3.1.1 does not read the attribute, so
+    /// genomes keep 1.
     pub contrast: f64,
     /// `gamma`. Default 4.
     pub gamma: f64,
@@ -306,7 +308,8 @@ pub struct Flame {
     pub highlight_power: f64,
     /// `vibrancy`. Default 1.
     pub vibrancy: f64,
-    /// `hue`: hue rotation applied to a numbered palette, in turns. Default 0.
+    /// `hue`: hue rotation applied to a numbered palette, in turns, stored
+    /// modulo 1. Default 0.
     pub hue_rotation: f64,
     /// `estimator_radius` (flam3's `estimator`): maximum density-estimation
     /// kernel radius. Default 9; 0 disables density estimation.
@@ -325,7 +328,8 @@ pub struct Flame {
     pub palette_interpolation: PaletteInterpolation,
     /// `hsv_rgb_palette_blend`. Default 0.
     pub hsv_rgb_palette_blend: f64,
-    /// The palette: 256 RGBA entries.
+    /// The palette: 256 RGBA entries (all zero, alpha included, when the
+    /// genome gives no colours, as in flam3).
     pub palette: Palette,
     /// The `<xform>` elements, in file order.
     pub xforms: Vec<XForm>,
