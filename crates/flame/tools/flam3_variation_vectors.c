@@ -16,7 +16,8 @@
  *    attributes are flam3's parser's names and unset ones take flam3's
  *    defaults (initialize_xforms);
  *  - which parameters a variation has, and their defaults, are learnt from
- *    flam3_print_xform (flam3's genome writer), not from a list kept here;
+ *    flam3_print_xform (flam3's genome writer), not from a list kept here
+ *    (except separation's, which that writer forgets: see learn());
  *  - the point goes through prepare_precalc_flags, xform_precalc and
  *    apply_xform, i.e. flam3's pre-affine map, pre_blur, the shared
  *    precalculations, every variation in flam3's order, and its bad-value
@@ -28,8 +29,10 @@
  * next_f64 (two words, the first the low half, top 53 bits times 2^-53) and
  * a bit (one word, its low bit). The words each case consumed are logged,
  * so the Rust test can replay them and must consume exactly as many, in
- * the same order. flam3_random_isaac_11 is only called by apply_xform's
- * bad-value fallback; such a case is marked "bad" instead.
+ * the same order. Some cases fix every uniform to a given value instead
+ * (0, 1/4, 1/2, 3/4, 1 - 2^-10: the ends and boarders' threshold).
+ * flam3_random_isaac_11 is only called by apply_xform's bad-value
+ * fallback; such a case is marked "bad" instead.
  *
  * Numbers given to flam3 are short decimal strings, parsed by strtod here
  * and by Rust's f64::from_str in the test, so both get the same doubles.
@@ -77,8 +80,18 @@ static unsigned int next_word(void) {
     return w;
 }
 
+/* When not negative, every uniform is this value (a multiple of 2^-53);
+ * the words logged are the ones that give it. */
+static double forced_u = -1.0;
+
 double flam3_random_isaac_01(randctx *ct) {
     (void)ct;
+    if (forced_u >= 0.0) {
+        unsigned long long x = (unsigned long long)(forced_u * 9007199254740992.0) << 11;
+        words[nwords++] = (unsigned int)x;
+        words[nwords++] = (unsigned int)(x >> 32);
+        return forced_u;
+    }
     unsigned long long lo = next_word();
     unsigned long long hi = next_word();
     return (double)((lo | (hi << 32)) >> 11) * (1.0 / 9007199254740992.0);
@@ -187,6 +200,30 @@ static void learn(int v) {
         }
     }
     free(buf);
+
+    /* flam3's writer never sets its flag for separation, so it drops that
+     * variation's parameters; they are listed here instead, and checked
+     * against the fields flam3's parser fills (defaults and a set value). */
+    if (v == VAR_SEPARATION && info[v].np == 0) {
+        static const char *names[] = {"separation_x", "separation_xinside", "separation_y",
+                                      "separation_yinside"};
+        flam3_xform *x = &g->xform[0];
+        double defaults[] = {x->separation_x, x->separation_xinside, x->separation_y,
+                             x->separation_yinside};
+        for (int k = 0; k < 4; k++) {
+            strcpy(info[v].names[k], names[k]);
+            snprintf(info[v].defaults[k], sizeof info[v].defaults[k], "%g", defaults[k]);
+            snprintf(xml, sizeof xml, "%s<xform weight=\"1\" color=\"0\" separation=\"1\" %s=\"0.625\"/></flame>",
+                     flame_open, names[k]);
+            flam3_xform *y = &parse(xml)->xform[0];
+            double set[] = {y->separation_x, y->separation_xinside, y->separation_y, y->separation_yinside};
+            if (set[k] != 0.625) {
+                fprintf(stderr, "flam3 does not read %s\n", names[k]);
+                exit(1);
+            }
+        }
+        info[v].np = 4;
+    }
 }
 
 /* ---- one case ------------------------------------------------------- */
@@ -199,8 +236,9 @@ struct var_case {
     char values[MAXP][32];
 };
 
-static void run_case(const struct var_case *vars, int nvar, char coefs[6][32], const char *x,
-                     const char *y) {
+/* Returns the number of words drawn. */
+static int run_case(const struct var_case *vars, int nvar, char coefs[6][32], const char *x,
+                    const char *y) {
     char xml[8192];
     int at = snprintf(xml, sizeof xml, "%s<xform weight=\"1\" color=\"0\" coefs=\"%s %s %s %s %s %s\"",
                       flame_open, coefs[0], coefs[1], coefs[2], coefs[3], coefs[4], coefs[5]);
@@ -243,11 +281,16 @@ static void run_case(const struct var_case *vars, int nvar, char coefs[6][32], c
         printf(" bad 0 0\n");
     else
         printf(" ok %.17g %.17g\n", q[0], q[1]);
+    return nwords;
 }
 
 /* Parameter values: style 0 keeps flam3's defaults (no attribute), 1 is
  * uniform in [-1.5, 1.5], 2 uniform in [0.1, 3], 3 a nonzero integer in
- * [-5, 5] (powers, counts, slices), 4 an integer in [2, 7]. flam3's parser
+ * [-5, 5] (powers, counts, slices), 4 an integer in [2, 7], 5 zero (the
+ * degenerate cases: empty rectangles, zero moduli ...), 6 and 7 uniform
+ * in [6.5, 10] and [-10, -6.5] (disc2's twist beyond +-2 pi, large
+ * counts), 8 the first half of the parameters in [0.5, 1.5] and the rest
+ * zero (curve's amplitudes with zero widths ...). flam3's parser
  * clamps super_shape_rnd to [0, 1] (the genome reader's job, not the
  * variation's), so it is drawn there. */
 static void make_params(struct var_case *c, int style) {
@@ -260,7 +303,11 @@ static void make_params(struct var_case *c, int style) {
         case 1: v = uniform(-1.5, 1.5); break;
         case 2: v = uniform(0.1, 3.0); break;
         case 3: v = (below(2) ? 1 : -1) * (1 + below(5)); break;
-        default: v = 2 + below(6); break;
+        case 4: v = 2 + below(6); break;
+        case 5: v = 0.0; break;
+        case 6: v = uniform(6.5, 10.0); break;
+        case 7: v = uniform(-10.0, -6.5); break;
+        default: v = 2 * k < info[c->index].np ? uniform(0.5, 1.5) : 0.0; break;
         }
         if (!strcmp(info[c->index].names[k], "super_shape_rnd"))
             v = uniform(0.0, 1.0);
@@ -300,11 +347,13 @@ int main(void) {
         printf("\n");
     }
 
-    /* Each variation alone: flam3's defaults and four styles of
-     * parameters, three random points each (random affine maps). */
+    /* Each variation alone: flam3's defaults and six styles of
+     * parameters, three random points each (random affine maps); eight
+     * points for those without parameters. */
     for (int v = 0; v < flam3_nvariations; v++) {
-        int styles = info[v].np ? 5 : 1;
-        int points = info[v].np ? 3 : 8;
+        int styles = info[v].np ? 9 : 1;
+        int draws = 0;
+        int points = info[v].np ? 3 : 6;
         for (int s = 0; s < styles; s++) {
             for (int pt = 0; pt < points; pt++) {
                 struct var_case c = {.index = v};
@@ -314,23 +363,55 @@ int main(void) {
                 random_coefs(coefs);
                 decimal(x, uniform(-1.6, 1.6), 4);
                 decimal(y, uniform(-1.6, 1.6), 4);
-                run_case(&c, 1, coefs, x, y);
+                draws += run_case(&c, 1, coefs, x, y);
             }
         }
-        /* The guards: the origin and the axes, identity map. */
-        static const char *edge[][2] = {{"0", "0"}, {"0", "0.7"}, {"-0.6", "0"}, {"1e-12", "-2e-12"}};
-        for (int e = 0; e < 4; e++) {
+        /* The guards and ties: the origin, the axes, tiny points (with
+         * given and with zero parameters), the diagonals; identity map. */
+        static const struct { const char *x, *y; int style; const char *weight; } edge[] = {
+            {"0", "0", 0, NULL},          {"0", "0.7", 0, NULL},         {"0", "0.7", 2, NULL},
+            {"-0.6", "0", 0, NULL},       {"-0.6", "0", 2, NULL},        {"1.3", "0", 2, NULL},
+            {"0", "-1.3", 2, NULL},       {"1e-12", "-2e-12", 2, NULL},  {"1e-12", "-2e-12", 8, NULL},
+            {"0.25", "0.25", 2, NULL},    {"-0.75", "0.75", 1, NULL},    {"0", "-2", 0, NULL},
+            /* |p| equal to the weight (loonie, whorl, lazysusan) */
+            {"0.75", "0", 0, "0.75"},     {"0.75", "0", 2, "0.75"}};
+        for (unsigned e = 0; e < sizeof edge / sizeof edge[0]; e++) {
             struct var_case c = {.index = v};
             make_weight(&c);
-            make_params(&c, e == 3 ? 2 : 0);
+            if (edge[e].weight)
+                strcpy(c.weight, edge[e].weight);
+            make_params(&c, edge[e].style);
             char coefs[6][32] = {"1", "0", "0", "1", "0", "0"};
-            run_case(&c, 1, coefs, edge[e][0], edge[e][1]);
+            run_case(&c, 1, coefs, edge[e].x, edge[e].y);
+        }
+        /* Random variations with given uniforms: the ends of [0, 1) and
+         * the thresholds (boarders' 0.75), also on the diagonals. */
+        if (draws > 0) {
+            static const struct { double u; const char *x, *y; } forced[] = {
+                {0.0, NULL, NULL}, {0.25, "0.25", "0.25"}, {0.5, "-0.75", "0.75"},
+                {0.75, NULL, NULL}, {0.75, "0.25", "-0.25"}, {0.9990234375, NULL, NULL}};
+            for (unsigned f = 0; f < sizeof forced / sizeof forced[0]; f++) {
+                struct var_case c = {.index = v};
+                make_weight(&c);
+                make_params(&c, 2);
+                char coefs[6][32] = {"1", "0", "0", "1", "0", "0"}, x[32], y[32];
+                if (forced[f].x) {
+                    strcpy(x, forced[f].x);
+                    strcpy(y, forced[f].y);
+                } else {
+                    decimal(x, uniform(-1.6, 1.6), 4);
+                    decimal(y, uniform(-1.6, 1.6), 4);
+                }
+                forced_u = forced[f].u;
+                run_case(&c, 1, coefs, x, y);
+                forced_u = -1.0;
+            }
         }
     }
 
     /* Several variations in one xform (flam3 sums them in index order,
      * after pre_blur has moved the point), sometimes with pre_blur. */
-    for (int n = 0; n < 300; n++) {
+    for (int n = 0; n < 250; n++) {
         struct var_case cs[6];
         int nvar = 2 + below(4);
         int used[flam3_nvariations] = {0};

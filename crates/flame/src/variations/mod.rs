@@ -26,10 +26,21 @@
 //! [`RandomSource::next_u32`] where it calls `flam3_random_isaac_bit`, in
 //! the order flam3 draws them.
 //!
-//! The formulas live in one file per family: [`classic`](self) (flam3's
-//! original set, linear … perspective), random ones (blurs, pie, arch …),
-//! the julia family (julian, juliascope, wedges, cpow, escher), the
-//! Apophysis plugin pack shapes, and the complex functions (exp … coth).
+//! The formulas live in one file per family: `classic.rs` (flam3's
+//! original set, linear … perspective), `random.rs` (the variations that
+//! draw random numbers: blurs, pie, arch, boarders …), `julia.rs` (julian,
+//! juliascope, cpow, escher, the wedges, whorl), `apo.rs` (the other
+//! Apophysis plugin-pack shapes) and `complex.rs` (exp … coth); `ops.rs`
+//! holds the prepared form (one enum variant per variation with its
+//! per-xform constants) and the dispatch, `table.rs` the names and
+//! parameters.
+//!
+//! Deliberate flam3 behaviours kept here: weight 0 drops a variation;
+//! several variations use the weight inside their formula rather than as a
+//! plain factor (arch, rays, blade, secant2, twintrian, loonie, scry,
+//! whorl, lazysusan, flux); radial_blur's weight scales only its blur, so
+//! alone it yields a displacement near the origin; pre_blur alone yields
+//! the origin; flam3's `(int)` conversions are reproduced (see `c_int`).
 
 use warpmc_rng::RandomSource;
 
@@ -104,9 +115,10 @@ impl VariationKind {
 /// long form) and `Re_A` … `Im_D` for `mobius_re_a` … `mobius_im_d`.
 pub fn param_owner(attribute: &str) -> Option<(VariationKind, usize)> {
     let find = |matches: &dyn Fn(&str) -> bool| {
-        TABLE.iter().enumerate().find_map(|(k, (_, ps))| {
-            ps.iter().position(|p| matches(p.name)).map(|i| (VariationKind(k as u8), i))
-        })
+        TABLE
+            .iter()
+            .enumerate()
+            .find_map(|(k, (_, ps))| ps.iter().position(|p| matches(p.name)).map(|i| (VariationKind(k as u8), i)))
     };
     if let Some(rest) = attribute.strip_prefix("oscilloscope_") {
         return find(&|n| n.strip_prefix("oscope_") == Some(rest));

@@ -101,8 +101,7 @@ impl Pie {
     #[inline(always)]
     pub(super) fn eval<R: RandomSource>(&self, w: f64, rng: &mut R) -> (f64, f64) {
         let slice = c_int(rng.next_f64() * self.slices + 0.5);
-        let a = self.rotation
-            + 2.0 * PI * (f64::from(slice) + rng.next_f64() * self.thickness) / self.slices;
+        let a = self.rotation + 2.0 * PI * (f64::from(slice) + rng.next_f64() * self.thickness) / self.slices;
         let r = w * rng.next_f64();
         let (s, c) = a.sin_cos();
         (r * c, r * s)
@@ -189,7 +188,8 @@ impl SuperShape {
         let (st, ct) = theta.sin_cos();
         let t1 = ct.abs().powf(self.n2);
         let t2 = st.abs().powf(self.n3);
-        let r = w * ((self.rnd * rng.next_f64() + self.one_minus_rnd * p.sqrt) - self.holes)
+        let r = w
+            * ((self.rnd * rng.next_f64() + self.one_minus_rnd * p.sqrt) - self.holes)
             * (t1 + t2).powf(self.neg_inv_n1)
             / p.sqrt;
         (r * p.x, r * p.y)
