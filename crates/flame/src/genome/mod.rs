@@ -133,9 +133,10 @@ pub enum AffineInterpolation {
     /// `log` (default): polar form, angles and log-magnitudes.
     #[default]
     Log,
-    /// `compat`: flam3 2.8's polar interpolation.
+    /// `compat`: in flam3 3.1.1, the six coefficients blended linearly,
+    /// without aligning the xform lists (kept for older genomes).
     Compat,
-    /// `older`: flam3 2.7's polar interpolation.
+    /// `older`: as `compat` in flam3 3.1.1.
     Older,
 }
 
