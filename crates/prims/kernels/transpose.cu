@@ -439,11 +439,25 @@ __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__
     const unsigned tiles_y = (rows + UNITS * V - 1) / (UNITS * V);
     const u64 mat = (u64)rows * cols;
     const u64 total = mat * batch * E;
-    const unsigned c0 = blockIdx.x * UNITS * V;  // first input column of the tile
+    // Diagonal block order for 8- and 16-byte elements (when the grid has
+    // one block per tile row): blocks launched together then read and write
+    // tiles spread over the matrix rather than one tile row of the output,
+    // whose addresses, a power-of-two row pitch apart, fall into the same
+    // memory partitions. Measured on the H200 at 16384²: f64 89 % → 93 % of
+    // the copy kernel; for f32 and u16 it cost 4 and 12 points, so they keep
+    // the row order.
+    unsigned tile_x = blockIdx.x;
+    unsigned tile_y0 = blockIdx.y;
+    if (E >= 8 && gridDim.y == tiles_y) {
+        const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
+        tile_y0 = bid % gridDim.y;
+        tile_x = (bid / gridDim.y + tile_y0) % gridDim.x;
+    }
+    const unsigned c0 = tile_x * UNITS * V;  // first input column of the tile
 
     for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
         const u64 base = b * mat;  // first element of this matrix
-        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+        for (unsigned t = tile_y0; t < tiles_y; t += gridDim.y) {
             const unsigned r0 = t * UNITS * V;  // first input row of the tile
 
             if constexpr (E >= 4) {
