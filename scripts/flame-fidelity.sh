@@ -52,6 +52,22 @@ fail=0
 
 now() { date +%s.%N; }
 
+# compare LABEL WARPMC_PNG FLAM3_A FLAM3_B MONTAGE: one report row; the bar
+# holds when warpmc's mean PSNR against the two flam3 images is within
+# MARGIN dB of the PSNR between them.
+compare() {
+    local label=$1 w=$2 a=$3 b=$4 montage=$5 floor wa wb verdict wmean gap ok
+    floor=$("$WARPMC" flame compare "$a" "$b")
+    wa=$("$WARPMC" flame compare "$w" "$a" --montage "$montage")
+    wb=$("$WARPMC" flame compare "$w" "$b")
+    verdict=$(awk -v f="$floor" -v x="$wa" -v y="$wb" -v m="$MARGIN" 'BEGIN {
+        w = (x + y) / 2; gap = f - w;
+        printf "%.2f %.2f %s", w, gap, (gap <= m ? "ok" : "MISSED") }')
+    read -r wmean gap ok <<<"$verdict"
+    echo "| $label | $floor | $wmean | $gap | $ok |" >>"$report"
+    [ "$ok" = ok ] || fail=1
+}
+
 {
     echo "# warpmc flame vs flam3-render"
     echo
@@ -98,17 +114,8 @@ for dir in "$@"; do
             a="$base.flam3a.$idx.png"
             b="$base.flam3b.$idx.png"
             if [ "$nflames" -eq 1 ]; then w="$base.warpmc.png"; else w="$base.warpmc.$idx.png"; fi
-            floor=$("$WARPMC" flame compare "$a" "$b")
-            wa=$("$WARPMC" flame compare "$w" "$a")
-            wb=$("$WARPMC" flame compare "$w" "$b")
-            "$WARPMC" flame compare "$w" "$a" --montage "$base.$idx.side-by-side.png" >/dev/null
-            verdict=$(awk -v f="$floor" -v x="$wa" -v y="$wb" -v m="$MARGIN" 'BEGIN {
-                w = (x + y) / 2; gap = f - w;
-                printf "%.2f %.2f %s", w, gap, (gap <= m ? "ok" : "MISSED") }')
-            read -r wmean gap ok <<<"$verdict"
             size=$(file "$a" | grep -o '[0-9]* x [0-9]*' | head -1 || true)
-            echo "| $name | $i | $size | $floor | $wmean | $gap | $ok |" >>"$report"
-            [ "$ok" = ok ] || fail=1
+            compare "$name | $i | $size" "$w" "$a" "$b" "$base.$idx.side-by-side.png"
         done
 
         # Sequences: the frame halfway between the first two flames, with
@@ -127,16 +134,7 @@ for dir in "$@"; do
             a="$base.anim-flam3a.$idx.png"
             b="$base.anim-flam3b.$idx.png"
             w="$base.anim-warpmc.$idx.png"
-            floor=$("$WARPMC" flame compare "$a" "$b")
-            wa=$("$WARPMC" flame compare "$w" "$a")
-            wb=$("$WARPMC" flame compare "$w" "$b")
-            "$WARPMC" flame compare "$w" "$a" --montage "$base.anim.side-by-side.png" >/dev/null
-            verdict=$(awk -v f="$floor" -v x="$wa" -v y="$wb" -v m="$MARGIN" 'BEGIN {
-                w = (x + y) / 2; gap = f - w;
-                printf "%.2f %.2f %s", w, gap, (gap <= m ? "ok" : "MISSED") }')
-            read -r wmean gap ok <<<"$verdict"
-            echo "| $name (animate, t=$mid) | – | – | $floor | $wmean | $gap | $ok |" >>"$report"
-            [ "$ok" = ok ] || fail=1
+            compare "$name (animate, t=$mid) | – | –" "$w" "$a" "$b" "$base.anim.side-by-side.png"
         fi
 
         if [ "$SPEED_QS" != 0 ]; then

@@ -930,31 +930,10 @@ impl Reader<'_> {
     }
 }
 
-/// The variation parameter an xform attribute sets, with the aliases flam3
-/// accepts (`oscope_*` and `oscilloscope_*`, mobius's `Re_A` … `Im_D`).
+/// The variation parameter an xform attribute sets; `param_owner` also
+/// knows flam3's aliases (`oscilloscope_*`, mobius's `Re_A` … `Im_D`).
 fn param_attribute(name: &str) -> Option<(VariationKind, usize)> {
-    if let Some(p) = param_owner(name) {
-        return Some(p);
-    }
-    let alias = if let Some(rest) = name.strip_prefix("oscope_") {
-        format!("oscilloscope_{rest}")
-    } else if let Some(rest) = name.strip_prefix("oscilloscope_") {
-        format!("oscope_{rest}")
-    } else {
-        let m = match name {
-            "Re_A" => "mobius_re_a",
-            "Re_B" => "mobius_re_b",
-            "Re_C" => "mobius_re_c",
-            "Re_D" => "mobius_re_d",
-            "Im_A" => "mobius_im_a",
-            "Im_B" => "mobius_im_b",
-            "Im_C" => "mobius_im_c",
-            "Im_D" => "mobius_im_d",
-            _ => return None,
-        };
-        m.to_string()
-    };
-    param_owner(&alias)
+    param_owner(name)
 }
 
 /// The error for an unknown xform attribute, naming the other unknown ones

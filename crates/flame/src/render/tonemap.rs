@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use super::filters::SpatialFilter;
 use super::histogram::Bucket;
+use crate::palette::{hsv_to_rgb, rgb_to_hsv};
 
 /// Tone-mapping constants of a frame (averaged over its temporal samples).
 #[derive(Clone, Debug)]
@@ -34,50 +35,6 @@ pub(crate) fn calc_alpha(density: f64, gamma: f64, linrange: f64) -> f64 {
         }
     } else {
         0.0
-    }
-}
-
-/// HSV with hue in [0, 6), as flam3's highlight code uses it.
-fn rgb_to_hsv(rgb: [f64; 3]) -> [f64; 3] {
-    let [r, g, b] = rgb;
-    let max = r.max(g).max(b);
-    let min = r.min(g).min(b);
-    let del = max - min;
-    let s = if max != 0.0 { del / max } else { 0.0 };
-    let mut h = 0.0;
-    if s != 0.0 {
-        let rc = (max - r) / del;
-        let gc = (max - g) / del;
-        let bc = (max - b) / del;
-        h = if r == max {
-            bc - gc
-        } else if g == max {
-            2.0 + rc - bc
-        } else {
-            4.0 + gc - rc
-        };
-        if h < 0.0 {
-            h += 6.0;
-        }
-    }
-    [h, s, max]
-}
-
-fn hsv_to_rgb(hsv: [f64; 3]) -> [f64; 3] {
-    let [mut h, s, v] = hsv;
-    h = h.rem_euclid(6.0);
-    let j = h.floor();
-    let f = h - j;
-    let p = v * (1.0 - s);
-    let q = v * (1.0 - s * f);
-    let t = v * (1.0 - s * (1.0 - f));
-    match j as i32 {
-        0 => [v, t, p],
-        1 => [q, v, p],
-        2 => [p, v, t],
-        3 => [p, q, v],
-        4 => [t, p, v],
-        _ => [v, p, q],
     }
 }
 
@@ -199,16 +156,6 @@ mod tests {
         assert!((below - above).abs() < 1e-9);
         assert_eq!(calc_alpha(0.0, g, lin), 0.0);
         assert!((calc_alpha(16.0, 0.5, lin) - 4.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn hsv_round_trip() {
-        for rgb in [[0.2, 0.5, 0.9], [1.0, 0.0, 0.0], [0.3, 0.3, 0.3], [0.9, 0.8, 0.1]] {
-            let back = hsv_to_rgb(rgb_to_hsv(rgb));
-            for k in 0..3 {
-                assert!((back[k] - rgb[k]).abs() < 1e-12);
-            }
-        }
     }
 
     #[test]
