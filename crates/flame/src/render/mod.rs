@@ -14,6 +14,7 @@
 //! and all sums are taken in a fixed order whatever the thread count.
 
 mod chaos;
+pub mod cuda;
 mod density;
 mod filters;
 mod histogram;
