@@ -102,7 +102,6 @@ fn bad_input_is_one_line_and_a_failure() {
         vec!["flame", "render", "/nonexistent/genome.flam3"],
         vec!["flame", "render", &example("test.flam3"), "--flame", "7"],
         vec!["flame", "render", &example("test.flam3"), "--bits", "12"],
-        vec!["flame", "render", &example("test.flam3"), "--backend", "cuda"],
         vec!["flame", "compare", "/nonexistent/a.png", "/nonexistent/b.png"],
     ] {
         let o = warpmc(&args);
@@ -110,5 +109,40 @@ fn bad_input_is_one_line_and_a_failure() {
         let e = stderr(&o);
         assert!(!e.contains("panicked"), "{args:?}: {e}");
         assert!(!e.trim().is_empty(), "{args:?}: no message");
+    }
+}
+
+/// `--backend cuda` renders where a GPU is, and says in one line why not
+/// where there is none.
+#[test]
+fn cuda_backend_renders_or_says_why() {
+    let dir = temp_dir();
+    let out = dir.join("cuda.png");
+    let o = warpmc(&[
+        "flame",
+        "render",
+        &example("test.flam3"),
+        "--backend",
+        "cuda",
+        "-q",
+        "0.05",
+        "-s",
+        "0.25",
+        "--quiet",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let e = stderr(&o);
+    assert!(!e.contains("panicked"), "{e}");
+    match warpmc_gpu::probe().unusable_reason() {
+        Some(why) => {
+            assert!(!o.status.success(), "no GPU ({why}) but the render succeeded");
+            assert!(e.contains("no CUDA device"), "{e}");
+            assert_eq!(e.trim().lines().count(), 1, "{e}");
+        }
+        None => {
+            assert!(o.status.success(), "{e}");
+            assert!(out.exists());
+        }
     }
 }

@@ -8,7 +8,7 @@ use warpmc_gpu::Gpu;
 use warpmc_prims::bench::{self, Measured};
 use warpmc_prims::{CudaPrims, Element, Op, SortKey};
 
-use super::{bench_atomics, bench_shuffle, bench_transpose};
+use super::{bench_atomics, bench_flame, bench_shuffle, bench_transpose};
 
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
@@ -42,6 +42,9 @@ enum BenchCommand {
     Atomics(bench_atomics::AtomicsArgs),
     /// The Potts benchmark (same as `warpmc potts bench`).
     Potts(super::potts::BenchArgs),
+    // Help texts: the Args types' own doc comments.
+    Flame(bench_flame::FlameBenchArgs),
+    ShuffleDiversity(bench_flame::DiversityArgs),
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +98,8 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Transpose(a) => bench_transpose::run(a),
         BenchCommand::Atomics(a) => bench_atomics::run(a),
         BenchCommand::Potts(a) => super::potts::run_bench(a),
+        BenchCommand::Flame(a) => bench_flame::run_flame(a),
+        BenchCommand::ShuffleDiversity(a) => bench_flame::run_diversity(a),
     }
 }
 

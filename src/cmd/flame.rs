@@ -9,7 +9,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
 use warpmc_flame::image::{Bits, psnr, read_png, write_png};
-use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render};
+use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
+use warpmc_flame::render::{Precision, RenderError, RenderSettings, RenderedFrame, render};
 use warpmc_flame::variations::VariationKind;
 
 #[derive(Debug, Args)]
@@ -46,8 +47,31 @@ enum BackendArg {
     Auto,
     /// All CPU cores.
     Cpu,
-    /// The GPU (not built yet).
+    /// The first CUDA device (an error when there is none).
     Cuda,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SelectionArg {
+    /// One xform per warp, no divergence (cuburn).
+    Warp,
+    /// One xform per thread, as the CPU.
+    Thread,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ShuffleArg {
+    None,
+    Simple,
+    Better,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum AccumulationArg {
+    /// One vector atomic per sample.
+    Plain,
+    /// Warp-aggregated atomics (match_any, one atomic per cell and warp).
+    Aggregated,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -93,6 +117,18 @@ struct RenderOpts {
     /// Histogram precision.
     #[arg(long, value_enum, default_value = "f32")]
     precision: PrecisionArg,
+    /// GPU: how xforms are chosen (per warp needs the point shuffle).
+    #[arg(long, value_enum, default_value = "warp", help_heading = "GPU tuning")]
+    selection: SelectionArg,
+    /// GPU: how points move between warps after each iteration.
+    #[arg(long, value_enum, default_value = "better", help_heading = "GPU tuning")]
+    shuffle: ShuffleArg,
+    /// GPU: how samples are added into the histogram.
+    #[arg(long, value_enum, default_value = "plain", help_heading = "GPU tuning")]
+    accumulation: AccumulationArg,
+    /// GPU: chaos-game arithmetic (f32 is the fast default).
+    #[arg(long, value_enum, default_value = "f32", help_heading = "GPU tuning")]
+    gpu_arithmetic: PrecisionArg,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -191,20 +227,93 @@ fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
     Ok(parsed)
 }
 
-fn settings(o: &RenderOpts, temporal_samples: Option<u32>) -> anyhow::Result<RenderSettings> {
-    match o.backend {
-        BackendArg::Cpu => {}
-        BackendArg::Auto => {}
-        BackendArg::Cuda => bail!("the CUDA flame backend is not built yet; use --backend cpu (or auto)"),
+fn precision(p: PrecisionArg) -> Precision {
+    match p {
+        PrecisionArg::F32 => Precision::F32,
+        PrecisionArg::F64 => Precision::F64,
     }
+}
+
+/// Where frames are rendered.
+enum Engine {
+    Cpu,
+    /// The GPU; `fallback`: render on the CPU what the GPU cannot (auto).
+    Cuda(Box<CudaRenderer>, bool),
+}
+
+impl Engine {
+    /// The backend `o` asks for; `auto` falls back to the CPU with the
+    /// reason printed.
+    fn open(o: &RenderOpts) -> anyhow::Result<Engine> {
+        let options = IterationOptions {
+            selection: match o.selection {
+                SelectionArg::Warp => Selection::WarpUniform,
+                SelectionArg::Thread => Selection::PerThread,
+            },
+            shuffle: match o.shuffle {
+                ShuffleArg::None => Shuffle::None,
+                ShuffleArg::Simple => Shuffle::Simple,
+                ShuffleArg::Better => Shuffle::Better,
+            },
+            accumulation: match o.accumulation {
+                AccumulationArg::Plain => Accumulation::Plain,
+                AccumulationArg::Aggregated => Accumulation::WarpAggregated,
+            },
+            real: precision(o.gpu_arithmetic),
+            ..IterationOptions::default()
+        };
+        let engine = match o.backend {
+            BackendArg::Cpu => Engine::Cpu,
+            BackendArg::Cuda => Engine::Cuda(Box::new(CudaRenderer::open(0)?.with_options(options)?), false),
+            BackendArg::Auto => match CudaRenderer::open(0) {
+                Ok(r) => Engine::Cuda(Box::new(r.with_options(options)?), true),
+                Err(e) => {
+                    if !o.quiet {
+                        eprintln!("backend: cpu, {} threads ({e})", rayon::current_num_threads());
+                    }
+                    Engine::Cpu
+                }
+            },
+        };
+        if let (Engine::Cuda(r, _), false) = (&engine, o.quiet) {
+            eprintln!("backend: cuda, {}", r.gpu().info().name);
+        }
+        Ok(engine)
+    }
+
+    fn render(
+        &self,
+        flames: &[Flame],
+        time: f64,
+        s: &RenderSettings,
+        progress: &(dyn Fn(f64) + Sync),
+    ) -> anyhow::Result<RenderedFrame> {
+        Ok(match self {
+            Engine::Cpu => render(flames, time, s, progress)?,
+            Engine::Cuda(r, fallback) => match r.render(flames, time, s, progress) {
+                Err(RenderError::Unsupported(why)) if *fallback => {
+                    eprintln!("note: rendering on the CPU: {why}");
+                    render(flames, time, s, progress)?
+                }
+                other => other?,
+            },
+        })
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Engine::Cpu => format!("{} threads", rayon::current_num_threads()),
+            Engine::Cuda(r, _) => r.gpu().info().name.clone(),
+        }
+    }
+}
+
+fn settings(o: &RenderOpts, temporal_samples: Option<u32>) -> anyhow::Result<RenderSettings> {
     Ok(RenderSettings {
         quality_scale: o.quality_scale,
         size_scale: o.size_scale,
         seed: o.seed,
-        precision: match o.precision {
-            PrecisionArg::F32 => Precision::F32,
-            PrecisionArg::F64 => Precision::F64,
-        },
+        precision: precision(o.precision),
         transparent: o.transparent,
         temporal_samples,
         ..RenderSettings::default()
@@ -226,7 +335,9 @@ fn bar(quiet: bool, label: String) -> ProgressBar {
 }
 
 /// Renders one frame and writes it; returns the frame for the summary.
+#[allow(clippy::too_many_arguments)]
 fn render_to(
+    engine: &Engine,
     flames: &[Flame],
     time: f64,
     s: &RenderSettings,
@@ -236,7 +347,7 @@ fn render_to(
 ) -> anyhow::Result<RenderedFrame> {
     let b = bar(o.quiet, label);
     let start = Instant::now();
-    let frame = render(flames, time, s, &|f| b.set_position((f * 1000.0) as u64))?;
+    let frame = engine.render(flames, time, s, &|f| b.set_position((f * 1000.0) as u64))?;
     b.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let bits = if o.bits == 16 { Bits::Sixteen } else { Bits::Eight };
@@ -253,14 +364,14 @@ fn render_to(
     write_png(&frame, bits, out, &text)?;
     let rate = frame.stats.iterations as f64 / frame.stats.iterate_seconds.max(1e-9);
     eprintln!(
-        "{}: {}x{}, {:.3e} iterations in {:.2} s ({:.3e} it/s on {} threads; filtering {:.2} s)",
+        "{}: {}x{}, {:.3e} iterations in {:.2} s ({:.3e} it/s on {}; filtering {:.2} s)",
         out.display(),
         frame.width,
         frame.height,
         frame.stats.iterations as f64,
         secs,
         rate,
-        rayon::current_num_threads(),
+        engine.describe(),
         frame.stats.filter_seconds
     );
     Ok(frame)
@@ -269,9 +380,7 @@ fn render_to(
 fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     let parsed = load(&a.genome)?;
     let s = settings(&a.opts, None)?;
-    if matches!(a.opts.backend, BackendArg::Auto) && !a.opts.quiet {
-        eprintln!("backend: cpu, {} threads (the CUDA flame backend is not built yet)", rayon::current_num_threads());
-    }
+    let engine = Engine::open(&a.opts)?;
     let n = parsed.flames.len();
     let chosen: Vec<usize> = if let Some(i) = a.flame {
         if i >= n {
@@ -297,7 +406,15 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
             (None, _) => PathBuf::from(format!("{stem}.{i:05}.png")),
         };
         let flame = &parsed.flames[i];
-        render_to(std::slice::from_ref(flame), flame.time, &s, &a.opts, &out, format!("flame {}", flame.label(i)))?;
+        render_to(
+            &engine,
+            std::slice::from_ref(flame),
+            flame.time,
+            &s,
+            &a.opts,
+            &out,
+            format!("flame {}", flame.label(i)),
+        )?;
     }
     Ok(())
 }
@@ -325,10 +442,11 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     let ts = a.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
     let s = settings(&a.opts, Some(ts))?;
+    let engine = Engine::open(&a.opts)?;
     let mut t = begin;
     while t <= end {
         let out = PathBuf::from(format!("{}{:05}.png", a.prefix, t));
-        render_to(&flames, t as f64, &s, &a.opts, &out, format!("frame {t}"))?;
+        render_to(&engine, &flames, t as f64, &s, &a.opts, &out, format!("frame {t}"))?;
         t += a.dtime;
     }
     Ok(())

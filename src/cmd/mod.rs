@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_atomics;
+mod bench_flame;
 mod bench_shuffle;
 mod bench_transpose;
 mod devices;

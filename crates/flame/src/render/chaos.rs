@@ -139,6 +139,12 @@ impl ChaosGame {
         })
     }
 
+    /// The choice tables: row 0 by weight, then (with chaos) one row per
+    /// previous xform, [`CHOOSE_GRAIN`] entries each.
+    pub(crate) fn tables(&self) -> &[u16] {
+        &self.tables
+    }
+
     /// Runs `FUSE` discarded iterations from a random start, then calls
     /// `emit` with each of the next `n` points `(x, y, colour, visibility)`.
     /// Returns the number of bad values met (flam3's `badvals`).

@@ -117,6 +117,12 @@ pub enum RenderError {
     /// A setting of the genome or of the render is out of range.
     #[error("{0}")]
     Invalid(String),
+    /// The backend cannot render this genome (a variation it lacks).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The GPU backend failed (no device, a driver or compiler error).
+    #[error("GPU: {0}")]
+    Gpu(String),
     /// The buffers do not fit in memory.
     #[error("the histogram needs {bytes} bytes ({cells} cells); reduce the size, the supersampling or the size scale")]
     OutOfMemory {
@@ -133,7 +139,7 @@ fn invalid(msg: impl Into<String>) -> RenderError {
 
 /// Maps plane coordinates to histogram cells (flam3's camera).
 #[derive(Clone, Debug)]
-struct Camera {
+pub(crate) struct Camera {
     rot: Option<[[f64; 2]; 2]>,
     rot_center: [f64; 2],
     bounds: [f64; 4],
@@ -258,35 +264,72 @@ fn try_buffer<T: Clone>(n: usize, value: T, cells: u64) -> Result<Vec<T>, Render
     Ok(v)
 }
 
-fn render_with<T: Bucket>(
-    flames: &[Flame],
-    time: f64,
-    settings: &RenderSettings,
-    progress: &(dyn Fn(f64) + Sync),
-) -> Result<RenderedFrame, RenderError> {
-    let start = Instant::now();
-    let cp0 = interpolate(flames, time);
+/// One chaos-game job: a flame (one temporal sample, or all of them at
+/// once for a still) to iterate `n_iter` times into the histogram.
+pub(crate) struct IterationJob<'a> {
+    pub(crate) cp: &'a Flame,
+    pub(crate) game: &'a ChaosGame,
+    pub(crate) cmap: &'a ColorMap,
+    pub(crate) camera: &'a Camera,
+    /// Iterations to keep (after fuse).
+    pub(crate) n_iter: u64,
+}
+
+/// Where the histogram lives and how it is filled and finished: the CPU
+/// (here) or the GPU (`cuda`). The frame logic (passes, temporal samples,
+/// constants) is shared in [`render_frame`].
+pub(crate) trait FrameBackend {
+    /// Clears the histogram for a new pass.
+    fn begin_pass(&mut self) -> Result<(), RenderError>;
+    /// Runs `job`; `progress` receives the iterations done so far in it.
+    /// Returns (iterations kept, bad values).
+    fn iterate(&mut self, job: &IterationJob<'_>, progress: &mut dyn FnMut(u64)) -> Result<(u64, u64), RenderError>;
+    /// Log-scales the pass's histogram (with density estimation when `de`
+    /// is given) into the accumulation buffer.
+    fn end_pass(&mut self, de: Option<&DensityFilters>, k1: f64, k2: f64) -> Result<(), RenderError>;
+    /// Filters and tone-maps the accumulation buffer into pixels.
+    fn finish(&mut self, geometry: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>, RenderError>;
+}
+
+/// Sizes of one frame's buffers, shared by the backends.
+#[derive(Clone, Debug)]
+pub(crate) struct FrameGeometry {
+    /// Supersampling factor.
+    pub(crate) ss: usize,
+    /// Output size in pixels.
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    /// Histogram size in cells (supersampled, with the gutter).
+    pub(crate) hw: usize,
+    pub(crate) hh: usize,
+    /// Gutter cells on each side.
+    pub(crate) gutter: usize,
+    /// Corner of the spatial filter window of pixel (0, 0).
+    pub(crate) de_offset: usize,
+    pub(crate) filter: SpatialFilter,
+}
+
+impl FrameGeometry {
+    /// Histogram cells.
+    pub(crate) fn cells(&self) -> u64 {
+        self.hw as u64 * self.hh as u64
+    }
+}
+
+/// Validates the frame's settings and works out its buffer sizes.
+pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeometry, RenderError> {
     let first = &flames[0];
     if first.supersample < 1 || first.supersample > 64 {
         return Err(invalid(format!("supersample must be 1 to 64, not {}", first.supersample)));
     }
     let ss = first.supersample as usize;
-    let passes = cp0.passes.max(1) as usize;
     if cp0.passes < 1 {
         return Err(invalid("passes must be at least 1"));
     }
-    let ntemporal = settings.temporal_samples.unwrap_or(1).max(1) as usize;
     let (width, height) = (cp0.width as usize, cp0.height as usize);
-
     let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample).ok_or_else(|| {
         invalid(format!("spatial filter radius {} is too small to give a kernel", first.filter_radius))
     })?;
-    let temporal = TemporalSamples::new(
-        passes * ntemporal,
-        cp0.temporal_filter,
-        cp0.temporal_filter_exp,
-        cp0.temporal_filter_width,
-    );
 
     // Gutter: room for the spatial filter and the density kernels.
     let mut gutter = ((filter.width as i64 - ss as i64) / 2).max(0) as usize;
@@ -309,25 +352,41 @@ fn render_with<T: Bucket>(
     };
     let hw = ss * width + 2 * gutter;
     let hh = ss * height + 2 * gutter;
-    let cells = hw as u64 * hh as u64;
-    if cells > u64::from(u32::MAX) {
-        return Err(RenderError::OutOfMemory { bytes: cells * 9 * std::mem::size_of::<T>() as u64, cells });
+    let g = FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter };
+    if g.cells() > u64::from(u32::MAX) {
+        return Err(RenderError::OutOfMemory { bytes: g.cells() * 36, cells: g.cells() });
     }
-    let mut hist: Vec<[T; 5]> = try_buffer(hw * hh, [T::default(); 5], cells)?;
-    let mut acc: Vec<[T; 4]> = try_buffer(hw * hh, [T::default(); 4], cells)?;
+    Ok(g)
+}
 
-    // Bands for deterministic parallel accumulation.
-    let threads = rayon::current_num_threads().max(1);
-    let band_rows = hh.div_ceil(threads * 4).max(1);
-    let bands = hh.div_ceil(band_rows);
-    let cells_per_band = (band_rows * hw) as u32;
+/// The frame at `time` through `backend`: flam3's passes and temporal
+/// samples, the brightness constants, the tone mapping.
+pub(crate) fn render_frame<B: FrameBackend>(
+    flames: &[Flame],
+    time: f64,
+    settings: &RenderSettings,
+    geometry: &FrameGeometry,
+    backend: &mut B,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<RenderedFrame, RenderError> {
+    let start = Instant::now();
+    let cp0 = interpolate(flames, time);
+    let first = &flames[0];
+    let passes = cp0.passes.max(1) as usize;
+    let ntemporal = settings.temporal_samples.unwrap_or(1).max(1) as usize;
+    let FrameGeometry { ss, width, height, gutter, hw, hh, .. } = *geometry;
+    let temporal = TemporalSamples::new(
+        passes * ntemporal,
+        cp0.temporal_filter,
+        cp0.temporal_filter_exp,
+        cp0.temporal_filter_width,
+    );
 
     let mut stats = RenderStats::default();
     let mut vib_sum = 0.0;
     let mut gamma_sum = 0.0;
     let mut bg_sum = [0.0; 3];
     let mut tone_n = 0.0;
-    let mut unit: u64 = 0;
     let single = flames.len() == 1;
     let mut last_cp = cp0.clone();
 
@@ -340,7 +399,7 @@ fn render_with<T: Bucket>(
     let mut done_iters = 0.0;
 
     for pass in 0..passes {
-        hist.par_iter_mut().for_each(|c| *c = [T::default(); 5]);
+        backend.begin_pass()?;
         let de_cp = interpolate(flames, time + temporal.deltas[pass * ntemporal]);
         if de_cp.estimator_minimum.is_nan() || de_cp.estimator_minimum < 0.0 {
             return Err(invalid("estimator_minimum must be >= 0"));
@@ -375,6 +434,10 @@ fn render_with<T: Bucket>(
 
         let mut sample_density = 0.0;
         let mut ppu = 0.0;
+        // Iterations asked for and done: a backend may do a few more than
+        // asked (the GPU finishes its last launch), which the brightness
+        // constant takes into account.
+        let (mut asked, mut done) = (0u64, 0u64);
         for (t, color_scalar, reps) in groups {
             let cp = if single { cp0.clone() } else { interpolate(flames, t) };
             if cp.quality.is_nan() || cp.quality <= 0.0 {
@@ -394,48 +457,16 @@ fn render_with<T: Bucket>(
             ppu = cp.scale * zoom;
             let nsamples = sample_density * width as f64 * height as f64;
             let n_iter = (nsamples / (passes * ntemporal) as f64 * reps as f64).round() as u64;
-            let sbs = settings.sub_batch_size.max(1) as u64;
-            let n_sub = n_iter.div_ceil(sbs);
-            let round = (threads * 4) as u64;
-            let mut s0 = 0;
-            while s0 < n_sub {
-                let s1 = (s0 + round).min(n_sub);
-                let results: Vec<(BandedSamples, u64)> = (s0..s1)
-                    .into_par_iter()
-                    .map(|s| {
-                        let n = sbs.min(n_iter - s * sbs) as usize;
-                        let mut rng = sub_batch_rng(settings.seed, unit + s);
-                        let mut raw = Vec::with_capacity(n);
-                        let bad = game.run(n, &mut rng, |p| {
-                            if p[3] == 0.0 {
-                                return;
-                            }
-                            if let Some(cell) = camera.cell(p[0], p[1]) {
-                                raw.push(Sample { cell, color: p[2] as f32, visibility: p[3] as f32 });
-                            }
-                        });
-                        let mut banded = BandedSamples::default();
-                        BandedSamples::from_raw(&raw, cells_per_band, bands, &mut banded);
-                        (banded, bad)
-                    })
-                    .collect();
-                let batches: Vec<BandedSamples> = results
-                    .into_iter()
-                    .map(|(b, bad)| {
-                        stats.bad_values += bad;
-                        b
-                    })
-                    .collect();
-                hist.par_chunks_mut(cells_per_band as usize).enumerate().for_each(|(b, chunk)| {
-                    histogram::accumulate_band(chunk, b as u32 * cells_per_band, b, &batches, &cmap);
-                });
-                let iters = ((s1 * sbs).min(n_iter) - s0 * sbs) as f64;
-                done_iters += iters;
-                progress((done_iters / total_iters).min(1.0) * 0.95);
-                s0 = s1;
-            }
-            unit += n_sub;
-            stats.iterations += n_iter;
+            let job = IterationJob { cp: &cp, game: &game, cmap: &cmap, camera: &camera, n_iter };
+            let before = done_iters;
+            let (kept, bad) = backend.iterate(&job, &mut |done| {
+                progress(((before + done as f64) / total_iters).min(1.0) * 0.95);
+            })?;
+            done_iters += kept as f64;
+            asked += n_iter;
+            done += kept;
+            stats.iterations += kept;
+            stats.bad_values += bad;
             vib_sum += cp.vibrancy * reps as f64;
             gamma_sum += cp.gamma * reps as f64;
             for (sum, bg) in bg_sum.iter_mut().zip(cp.background) {
@@ -448,17 +479,12 @@ fn render_with<T: Bucket>(
         let cp = &last_cp;
         let k1 = cp.contrast * cp.brightness * 255.0 * 268.0 / passes as f64 / 256.0;
         let area = (width * height) as f64 / (ppu * ppu);
-        let k2 = (ss * ss * passes) as f64 / (cp.contrast * area * 255.0 * sample_density * temporal.mean);
+        let done_ratio = if asked > 0 && done > 0 { done as f64 / asked as f64 } else { 1.0 };
+        let k2 = (ss * ss * passes) as f64 / (cp.contrast * area * 255.0 * sample_density * done_ratio * temporal.mean);
         let filter_start = Instant::now();
-        match &de {
-            Some(de) => {
-                density::density_estimate(&hist, &mut acc, hw, hh, ss, de, k1, k2);
-            }
-            None => density::log_scale(&hist, &mut acc, hw, k1, k2),
-        }
+        backend.end_pass(de.as_ref(), k1, k2)?;
         stats.filter_seconds += filter_start.elapsed().as_secs_f64();
     }
-    drop(hist);
 
     let filter_start = Instant::now();
     let tone = ToneMap {
@@ -469,10 +495,129 @@ fn render_with<T: Bucket>(
         background: [bg_sum[0] / tone_n * 256.0, bg_sum[1] / tone_n * 256.0, bg_sum[2] / tone_n * 256.0],
         transparent: settings.transparent,
     };
-    let mut pixels = vec![[0.0; 4]; width * height];
-    tonemap::filter_and_map(&acc, hw, &filter, de_offset, ss, &tone, width, &mut pixels);
+    let pixels = backend.finish(geometry, &tone)?;
     stats.filter_seconds += filter_start.elapsed().as_secs_f64();
     stats.iterate_seconds = start.elapsed().as_secs_f64() - stats.filter_seconds;
     progress(1.0);
     Ok(RenderedFrame { width: width as u32, height: height as u32, pixels, transparent: settings.transparent, stats })
+}
+
+/// The CPU backend: histogram and accumulation buffer in host memory,
+/// sub-batches on every core, deterministic sums.
+struct CpuBackend<T: Bucket> {
+    hist: Vec<[T; 5]>,
+    acc: Vec<[T; 4]>,
+    hw: usize,
+    hh: usize,
+    ss: usize,
+    seed: u64,
+    sub_batch_size: u64,
+    /// Next sub-batch index (its random stream).
+    unit: u64,
+    threads: usize,
+    bands: usize,
+    cells_per_band: u32,
+}
+
+impl<T: Bucket> CpuBackend<T> {
+    fn new(g: &FrameGeometry, settings: &RenderSettings) -> Result<Self, RenderError> {
+        let cells = g.cells();
+        let hist: Vec<[T; 5]> = try_buffer(g.hw * g.hh, [T::default(); 5], cells)?;
+        let acc: Vec<[T; 4]> = try_buffer(g.hw * g.hh, [T::default(); 4], cells)?;
+        // Bands for deterministic parallel accumulation.
+        let threads = rayon::current_num_threads().max(1);
+        let band_rows = g.hh.div_ceil(threads * 4).max(1);
+        Ok(CpuBackend {
+            hist,
+            acc,
+            hw: g.hw,
+            hh: g.hh,
+            ss: g.ss,
+            seed: settings.seed,
+            sub_batch_size: settings.sub_batch_size.max(1) as u64,
+            unit: 0,
+            threads,
+            bands: g.hh.div_ceil(band_rows),
+            cells_per_band: (band_rows * g.hw) as u32,
+        })
+    }
+}
+
+impl<T: Bucket> FrameBackend for CpuBackend<T> {
+    fn begin_pass(&mut self) -> Result<(), RenderError> {
+        self.hist.par_iter_mut().for_each(|c| *c = [T::default(); 5]);
+        Ok(())
+    }
+
+    fn iterate(&mut self, job: &IterationJob<'_>, progress: &mut dyn FnMut(u64)) -> Result<(u64, u64), RenderError> {
+        let (n_iter, sbs) = (job.n_iter, self.sub_batch_size);
+        let n_sub = n_iter.div_ceil(sbs);
+        let round = (self.threads * 4) as u64;
+        let (cells_per_band, bands, seed, unit) = (self.cells_per_band, self.bands, self.seed, self.unit);
+        let mut bad_total = 0;
+        let mut s0 = 0;
+        while s0 < n_sub {
+            let s1 = (s0 + round).min(n_sub);
+            let results: Vec<(BandedSamples, u64)> = (s0..s1)
+                .into_par_iter()
+                .map(|s| {
+                    let n = sbs.min(n_iter - s * sbs) as usize;
+                    let mut rng = sub_batch_rng(seed, unit + s);
+                    let mut raw = Vec::with_capacity(n);
+                    let bad = job.game.run(n, &mut rng, |p| {
+                        if p[3] == 0.0 {
+                            return;
+                        }
+                        if let Some(cell) = job.camera.cell(p[0], p[1]) {
+                            raw.push(Sample { cell, color: p[2] as f32, visibility: p[3] as f32 });
+                        }
+                    });
+                    let mut banded = BandedSamples::default();
+                    BandedSamples::from_raw(&raw, cells_per_band, bands, &mut banded);
+                    (banded, bad)
+                })
+                .collect();
+            let batches: Vec<BandedSamples> = results
+                .into_iter()
+                .map(|(b, bad)| {
+                    bad_total += bad;
+                    b
+                })
+                .collect();
+            self.hist.par_chunks_mut(cells_per_band as usize).enumerate().for_each(|(b, chunk)| {
+                histogram::accumulate_band(chunk, b as u32 * cells_per_band, b, &batches, job.cmap);
+            });
+            progress((s1 * sbs).min(n_iter));
+            s0 = s1;
+        }
+        self.unit += n_sub;
+        Ok((n_iter, bad_total))
+    }
+
+    fn end_pass(&mut self, de: Option<&DensityFilters>, k1: f64, k2: f64) -> Result<(), RenderError> {
+        match de {
+            Some(de) => density::density_estimate(&self.hist, &mut self.acc, self.hw, self.hh, self.ss, de, k1, k2),
+            None => density::log_scale(&self.hist, &mut self.acc, self.hw, k1, k2),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, g: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>, RenderError> {
+        self.hist = Vec::new();
+        let mut pixels = vec![[0.0; 4]; g.width * g.height];
+        tonemap::filter_and_map(&self.acc, self.hw, &g.filter, g.de_offset, g.ss, tone, g.width, &mut pixels);
+        Ok(pixels)
+    }
+}
+
+fn render_with<T: Bucket>(
+    flames: &[Flame],
+    time: f64,
+    settings: &RenderSettings,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<RenderedFrame, RenderError> {
+    let cp0 = interpolate(flames, time);
+    let geometry = frame_geometry(flames, &cp0)?;
+    let mut backend = CpuBackend::<T>::new(&geometry, settings)?;
+    render_frame(flames, time, settings, &geometry, &mut backend, progress)
 }

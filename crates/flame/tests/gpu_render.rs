@@ -1,0 +1,103 @@
+//! The CUDA backend against the CPU backend: on the sample genomes the GPU
+//! image must sit within the Monte Carlo noise of the CPU's (the PSNR
+//! between two CPU renders with different seeds), for every chaos-game
+//! variant. Skipped with a printed reason where there is no GPU.
+
+use std::path::Path;
+
+use warpmc_flame::genome::{Flame, ParseOptions, parse_file};
+use warpmc_flame::image::{Bits, psnr_pixels, quantize};
+use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
+use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render};
+
+fn genome(name: &str) -> Flame {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flames").join(name);
+    parse_file(&path, &ParseOptions::default()).unwrap().flames.remove(0)
+}
+
+fn pixels(f: &RenderedFrame) -> Vec<[f64; 4]> {
+    let (q, ch) = quantize(f, Bits::Eight);
+    q.chunks(ch).map(|c| [f64::from(c[0]), f64::from(c[1]), f64::from(c[2]), 0.0]).collect()
+}
+
+fn settings(seed: u64, size_scale: f64, quality_scale: f64) -> RenderSettings {
+    RenderSettings { seed, size_scale, quality_scale, ..RenderSettings::default() }
+}
+
+/// PSNR of the GPU render against CPU render A, and the noise floor (CPU A
+/// against CPU B).
+fn gap(r: &CudaRenderer, f: &Flame, s: f64, q: f64, precision: Precision) -> (f64, f64) {
+    let quiet = |_: f64| {};
+    let one = std::slice::from_ref(f);
+    let cpu_a = render(one, f.time, &RenderSettings { precision, ..settings(1, s, q) }, &quiet).unwrap();
+    let cpu_b = render(one, f.time, &RenderSettings { precision, ..settings(2, s, q) }, &quiet).unwrap();
+    let gpu = r.render(one, f.time, &RenderSettings { precision, ..settings(3, s, q) }, &quiet).unwrap();
+    let (a, b, g) = (pixels(&cpu_a), pixels(&cpu_b), pixels(&gpu));
+    let ratio = gpu.stats.iterations as f64 / cpu_a.stats.iterations as f64;
+    assert!((ratio - 1.0).abs() < 0.02, "GPU did {} iterations, CPU {}", gpu.stats.iterations, cpu_a.stats.iterations);
+    (psnr_pixels(&g, &a), psnr_pixels(&b, &a))
+}
+
+#[test]
+fn gpu_renders_within_the_cpu_noise_floor() {
+    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_renders_within_the_cpu_noise_floor") else { return };
+    let r = CudaRenderer::with_gpu(gpu);
+    for name in [
+        "test.flam3",
+        "electricsheep.244.00216.flam3",
+        "electricsheep.244.80674.flam3",
+        "electricsheep.244.80692.flam3",
+        "electricsheep.244.80725.flam3",
+    ] {
+        let f = genome(name);
+        let (p, floor) = gap(&r, &f, 0.25, 0.2, Precision::F32);
+        println!("{name}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+        assert!(p > floor - 0.5, "{name}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+    }
+}
+
+#[test]
+fn every_gpu_variant_renders_within_the_noise_floor() {
+    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("every_gpu_variant_renders_within_the_noise_floor") else {
+        return;
+    };
+    let f = genome("electricsheep.244.80692.flam3");
+    let d = IterationOptions::default();
+    let variants = [
+        IterationOptions { selection: Selection::PerThread, shuffle: Shuffle::None, ..d.clone() },
+        IterationOptions { shuffle: Shuffle::Simple, ..d.clone() },
+        IterationOptions { accumulation: Accumulation::WarpAggregated, ..d.clone() },
+        IterationOptions { real: Precision::F64, block: 512, ..d.clone() },
+        IterationOptions { block: 1024, iters_per_launch: 7, blocks_per_sm: 1, ..d.clone() },
+        // About four strips.
+        IterationOptions { max_buffer_bytes: Some(1_000_000), ..d.clone() },
+    ];
+    for o in variants {
+        let r = CudaRenderer::with_gpu(gpu.clone()).with_options(o.clone()).unwrap();
+        for precision in [Precision::F32, Precision::F64] {
+            let (p, floor) = gap(&r, &f, 0.25, 0.2, precision);
+            println!("{o:?} {precision:?}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+            assert!(p > floor - 0.5, "{o:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+        }
+    }
+    // Warp-uniform choice without any shuffle is the variant the shuffle
+    // exists for: it must still render, if noisier.
+    let r = CudaRenderer::with_gpu(gpu)
+        .with_options(IterationOptions { shuffle: Shuffle::None, ..IterationOptions::default() })
+        .unwrap();
+    let (p, floor) = gap(&r, &f, 0.25, 0.2, Precision::F32);
+    println!("warp choice, no shuffle: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+    assert!(p > floor - 6.0);
+}
+
+#[test]
+fn bad_options_are_errors() {
+    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("bad_options_are_errors") else { return };
+    for o in [
+        IterationOptions { block: 48, ..IterationOptions::default() },
+        IterationOptions { block: 2048, ..IterationOptions::default() },
+        IterationOptions { iters_per_launch: 0, ..IterationOptions::default() },
+    ] {
+        assert!(CudaRenderer::with_gpu(gpu.clone()).with_options(o).is_err());
+    }
+}
