@@ -122,6 +122,8 @@ fn cuda_backend_renders_or_says_why() {
         "flame",
         "render",
         &example("test.flam3"),
+        "--flame",
+        "0",
         "--backend",
         "cuda",
         "-q",

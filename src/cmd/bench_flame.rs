@@ -96,10 +96,10 @@ fn variants() -> Vec<(&'static str, IterationOptions)> {
     let d = IterationOptions::default();
     let mk = |selection, shuffle, accumulation| IterationOptions { selection, shuffle, accumulation, ..d.clone() };
     vec![
-        ("warp+better+plain (default)", d.clone()),
+        ("thread+plain (default)", d.clone()),
+        ("warp+better+plain", mk(Selection::WarpUniform, Shuffle::Better, Accumulation::Plain)),
         ("warp+simple+plain", mk(Selection::WarpUniform, Shuffle::Simple, Accumulation::Plain)),
         ("warp+none+plain", mk(Selection::WarpUniform, Shuffle::None, Accumulation::Plain)),
-        ("thread+none+plain", mk(Selection::PerThread, Shuffle::None, Accumulation::Plain)),
         ("warp+better+aggregated", mk(Selection::WarpUniform, Shuffle::Better, Accumulation::WarpAggregated)),
         ("thread+none+aggregated", mk(Selection::PerThread, Shuffle::None, Accumulation::WarpAggregated)),
     ]

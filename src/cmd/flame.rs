@@ -118,9 +118,10 @@ struct RenderOpts {
     #[arg(long, value_enum, default_value = "f32")]
     precision: PrecisionArg,
     /// GPU: how xforms are chosen (per warp needs the point shuffle).
-    #[arg(long, value_enum, default_value = "warp", help_heading = "GPU tuning")]
+    #[arg(long, value_enum, default_value = "thread", help_heading = "GPU tuning")]
     selection: SelectionArg,
-    /// GPU: how points move between warps after each iteration.
+    /// GPU: how points move between warps after each iteration (with
+    /// --selection warp).
     #[arg(long, value_enum, default_value = "better", help_heading = "GPU tuning")]
     shuffle: ShuffleArg,
     /// GPU: how samples are added into the histogram.

@@ -65,7 +65,8 @@ fn every_gpu_variant_renders_within_the_noise_floor() {
     let d = IterationOptions::default();
     let variants = [
         IterationOptions { selection: Selection::PerThread, shuffle: Shuffle::None, ..d.clone() },
-        IterationOptions { shuffle: Shuffle::Simple, ..d.clone() },
+        IterationOptions { selection: Selection::WarpUniform, shuffle: Shuffle::Simple, ..d.clone() },
+        IterationOptions { selection: Selection::WarpUniform, shuffle: Shuffle::Better, ..d.clone() },
         IterationOptions { accumulation: Accumulation::WarpAggregated, ..d.clone() },
         IterationOptions { real: Precision::F64, block: 512, ..d.clone() },
         IterationOptions { block: 1024, iters_per_launch: 7, blocks_per_sm: 1, ..d.clone() },
@@ -77,13 +78,20 @@ fn every_gpu_variant_renders_within_the_noise_floor() {
         for precision in [Precision::F32, Precision::F64] {
             let (p, floor) = gap(&r, &f, 0.25, 0.2, precision);
             println!("{o:?} {precision:?}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
-            assert!(p > floor - 0.5, "{o:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+            // Warp-uniform choice is measurably noisier at equal samples
+            // (BENCHMARKS.md); per-thread choice must sit on the floor.
+            let slack = if o.selection == Selection::WarpUniform { 1.5 } else { 0.5 };
+            assert!(p > floor - slack, "{o:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
         }
     }
     // Warp-uniform choice without any shuffle is the variant the shuffle
     // exists for: it must still render, if noisier.
     let r = CudaRenderer::with_gpu(gpu)
-        .with_options(IterationOptions { shuffle: Shuffle::None, ..IterationOptions::default() })
+        .with_options(IterationOptions {
+            selection: Selection::WarpUniform,
+            shuffle: Shuffle::None,
+            ..IterationOptions::default()
+        })
         .unwrap();
     let (p, floor) = gap(&r, &f, 0.25, 0.2, Precision::F32);
     println!("warp choice, no shuffle: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");

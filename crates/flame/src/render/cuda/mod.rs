@@ -40,10 +40,13 @@ pub(crate) const FLAME_COMMON_CUH: &str = include_str!("../../../kernels/flame_c
 pub enum Selection {
     /// One random number per warp: every lane applies the same xform, so
     /// the xform's code runs without divergence (cuburn). Flames with chaos
-    /// (xaos) rows fall back to [`Selection::PerThread`].
-    #[default]
+    /// (xaos) rows fall back to [`Selection::PerThread`]. Measured on an
+    /// H200 (BENCHMARKS.md): up to 23 % faster on some genomes, but noisier
+    /// at equal sample counts (1.5 dB on test.flam3) even with the shuffle.
     WarpUniform,
-    /// Every thread draws its own xform, as the CPU does.
+    /// Every thread draws its own xform, as the CPU does: the default, as
+    /// it matches the CPU within the noise floor on every sample genome.
+    #[default]
     PerThread,
 }
 
@@ -271,8 +274,17 @@ fn strip_plan(g: &FrameGeometry, max_rows: u64) -> Result<Vec<Strip>, RenderErro
     Ok(out)
 }
 
-/// Fuse iterations of a fresh point (the document's FUSE).
-const START_FUSE: i32 = 20;
+/// Iterations a fresh point runs before it is plotted. flam3 discards 15
+/// per 10000-iteration sub-batch; some genomes take far longer than 15
+/// iterations to reach their attractor from [-1, 1]² (renders with few
+/// iterations per thread came out fogged), so more here: 100 is still
+/// under 3 % of a thread's work (see MIN_ITERS_PER_THREAD).
+const START_FUSE: i32 = 100;
+
+/// Fewest iterations per thread a job is spread over: fewer threads for
+/// small jobs, so that every point runs long after its fuse, as flam3's
+/// 10000-iteration sub-batches do.
+const MIN_ITERS_PER_THREAD: u64 = 4096;
 
 /// Histogram, accumulation buffer and points of one frame in device memory.
 struct GpuBackend<'a, T: GpuBucket + PrecisionOf> {
@@ -432,7 +444,7 @@ impl<T: GpuBucket + PrecisionOf> FrameBackend for GpuBackend<'_, T> {
         // overshoot stay a small fraction of the work.
         let block = self.options.block as usize;
         let max_blocks = self.threads / block;
-        let blocks = (job.n_iter / (block as u64 * 64)).clamp(1, max_blocks as u64) as usize;
+        let blocks = (job.n_iter / (block as u64 * MIN_ITERS_PER_THREAD)).clamp(1, max_blocks as u64) as usize;
         let threads = (blocks * block) as u64;
         let per_launch = u64::from(self.options.iters_per_launch);
         let (width, height, row0) = (self.hw as u32, self.hh as u32, self.row0 as u32);
