@@ -46,6 +46,8 @@ fn renders_an_electric_sheep_genome_deterministically() {
             "0.25",
             "--seed",
             "9",
+            "--backend",
+            "cpu",
             "--quiet",
         ]);
         assert!(o.status.success(), "{}", stderr(&o));

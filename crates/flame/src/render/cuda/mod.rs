@@ -223,9 +223,9 @@ impl CudaRenderer {
             frame = Some(match frame {
                 None => part,
                 Some(mut f) => {
+                    // Every strip ran the frame's whole chaos game: the
+                    // frame's sample count is one strip's.
                     f.pixels.extend_from_slice(&part.pixels);
-                    f.stats.iterations += part.stats.iterations;
-                    f.stats.bad_values += part.stats.bad_values;
                     f.stats.iterate_seconds += part.stats.iterate_seconds;
                     f.stats.filter_seconds += part.stats.filter_seconds;
                     f
