@@ -6,3 +6,5 @@
 /// The flame kernels' shared header: `real`, `FlameRng`.
 #[allow(dead_code)] // used by the kernels being built
 pub(crate) const FLAME_COMMON_CUH: &str = include_str!("../../../kernels/flame_common.cuh");
+
+pub(crate) mod varcode;
