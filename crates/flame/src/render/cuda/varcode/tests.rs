@@ -376,59 +376,155 @@ fn dispatch_source(codes: &[VariationsCode], double: bool) -> KernelSource {
     precision_options(with_headers(KernelSource::new("varcode_dispatch.cu", src)), double)
 }
 
-/// Evaluates `per_case` random samples of every case on the GPU (double or
-/// float build) and on the CPU, and checks that they agree within `tol`
-/// (relative, on the result vector). A point where they do not is excused
-/// only where the CPU's own result moves by more than a tenth of the
-/// difference when the point moves by a relative `delta` (a branch cut, a
-/// truncation boundary, cancellation): at most `max_excused` such points a
-/// case. The MWC state after each sample must agree exactly (the same
-/// number of words drawn).
-fn check_against_cpu(gpu: &warpmc_gpu::Gpu, double: bool, per_case: usize, tol: f64, delta: f64, max_excused: usize) {
-    let float = !double;
-    let precision = if double { "double" } else { "float" };
-    let cases = cases();
-    let codes: Vec<VariationsCode> =
-        cases.iter().enumerate().map(|(i, k)| variations_code(&format!("case_{i}"), &unit_specs(k))).collect();
+/// Random samples of every case: the generated functions, the samples, the
+/// parameters of all samples (f64) and each sample's offset into them.
+struct Batch {
+    cases: Vec<Vec<VariationKind>>,
+    codes: Vec<VariationsCode>,
+    samples: Vec<Sample>,
+    params: Vec<f64>,
+    offsets: Vec<i32>,
+}
 
-    let mut r = TestRng(if double { 0xd0b1e } else { 0xf10a7 });
-    let mut samples = Vec::new();
-    let mut params = Vec::new();
-    let mut offsets = Vec::new();
-    for (case, kinds) in cases.iter().enumerate() {
-        for _ in 0..per_case {
-            let specs: Vec<VariationSpec> = kinds.iter().map(|&k| random_spec(k, &mut r, float)).collect();
-            let coefs = random_affine(&mut r, float);
-            offsets.push(i32::try_from(params.len()).unwrap());
-            let before = params.len();
-            variations_params(&specs, &coefs, &mut params);
-            assert_eq!(params.len() - before, codes[case].param_len);
-            let x = awkward(&mut r, float);
-            let y = awkward(&mut r, float);
-            let state = ((r.next() % u64::from(MWC_A)) << 32) | (r.next() & 0xffff_ffff) | 1;
-            samples.push(Sample { case, specs, coefs, x, y, state });
+impl Batch {
+    fn new(float: bool, per_case: usize, seed: u64) -> Batch {
+        let cases = cases();
+        let codes: Vec<VariationsCode> =
+            cases.iter().enumerate().map(|(i, k)| variations_code(&format!("case_{i}"), &unit_specs(k))).collect();
+        let mut r = TestRng(seed);
+        let mut samples = Vec::new();
+        let mut params = Vec::new();
+        let mut offsets = Vec::new();
+        for (case, kinds) in cases.iter().enumerate() {
+            for _ in 0..per_case {
+                let specs: Vec<VariationSpec> = kinds.iter().map(|&k| random_spec(k, &mut r, float)).collect();
+                let coefs = random_affine(&mut r, float);
+                offsets.push(i32::try_from(params.len()).unwrap());
+                let before = params.len();
+                variations_params(&specs, &coefs, &mut params);
+                assert_eq!(params.len() - before, codes[case].param_len);
+                let x = awkward(&mut r, float);
+                let y = awkward(&mut r, float);
+                let state = ((r.next() % u64::from(MWC_A)) << 32) | (r.next() & 0xffff_ffff) | 1;
+                samples.push(Sample { case, specs, coefs, x, y, state });
+            }
         }
+        Batch { cases, codes, samples, params, offsets }
     }
 
-    let module = gpu.module(&dispatch_source(&codes, double)).unwrap_or_else(|e| panic!("{precision} build: {e}"));
+    /// `case` as `linear+julian`.
+    fn name(&self, case: usize) -> String {
+        self.cases[case].iter().map(|k| k.name()).collect::<Vec<_>>().join("+")
+    }
+
+    /// Checks results `out` (x, y pairs) and MWC states after, computed by
+    /// `label` (GPU or host build), against the CPU: agreement within
+    /// `tol` (relative, on the result vector). A point where they do not
+    /// agree is excused only where the CPU's own result moves by more than
+    /// a tenth of the difference when the point moves by a relative `delta`
+    /// (a branch cut, a truncation boundary, cancellation): at most
+    /// `max_excused` such points a case. The MWC states must agree exactly
+    /// (the same number of words drawn).
+    #[allow(clippy::too_many_arguments)]
+    fn check(&self, label: &str, float: bool, out: &[f64], states_after: &[u64], tol: f64, delta: f64, max_excused: usize) {
+        let mut failures = Vec::new();
+        let mut excused = vec![Vec::new(); self.cases.len()];
+        let mut worst = vec![0.0f64; self.cases.len()];
+        for (i, s) in self.samples.iter().enumerate() {
+            let g = (out[2 * i], out[2 * i + 1]);
+            let (c, state) = s.cpu(s.x, s.y, float);
+            let name = self.name(s.case);
+            if state != states_after[i] {
+                failures.push(format!("{name}: random words drawn differ at ({:e}, {:e})", s.x, s.y));
+                continue;
+            }
+            let err = distance(g, c);
+            let scale = c.0.hypot(c.1);
+            // (Exact agreement includes NaN with NaN, where scale is NaN.)
+            if err == 0.0 || err <= tol * scale {
+                if scale > 0.0 {
+                    worst[s.case] = worst[s.case].max(err / scale);
+                }
+                continue;
+            }
+            let sens = sensitivity(s, float, delta);
+            let line = format!(
+                "{name}: at ({:e}, {:e}) got ({:e}, {:e}) cpu ({:e}, {:e}), error {err:e}, relative {:e}, cpu moves {sens:e} for a relative {delta:e} step; specs {:?} coefs {:?}",
+                s.x,
+                s.y,
+                g.0,
+                g.1,
+                c.0,
+                c.1,
+                err / scale,
+                s.specs,
+                s.coefs.c
+            );
+            if err <= 10.0 * sens {
+                excused[s.case].push(line);
+            } else {
+                failures.push(line);
+            }
+        }
+        use std::io::Write;
+        let mut log = std::io::stderr().lock();
+        for (case, lines) in excused.iter().enumerate() {
+            for l in lines {
+                let _ = writeln!(log, "{label} excused (ill-conditioned): {l}");
+            }
+            if lines.len() > max_excused {
+                failures.push(format!(
+                    "{label} {}: {} ill-conditioned disagreements, at most {max_excused} allowed",
+                    self.name(case),
+                    lines.len()
+                ));
+            }
+        }
+        let (wi, w) = worst.iter().copied().enumerate().fold((0, 0.0), |a, (i, v)| if v > a.1 { (i, v) } else { a });
+        let _ = writeln!(
+            log,
+            "{label}: {} samples in {} cases, {} excused, largest relative difference among agreeing points {w:e} ({})",
+            self.samples.len(),
+            self.cases.len(),
+            excused.iter().map(Vec::len).sum::<usize>(),
+            self.name(wi)
+        );
+        assert!(failures.is_empty(), "{label}: {} failures:\n{}", failures.len(), failures.join("\n"));
+    }
+}
+
+/// Evaluates random samples of every case on the GPU (double or float
+/// build) and checks them against the CPU ([`Batch::check`]).
+fn check_gpu_against_cpu(
+    gpu: &warpmc_gpu::Gpu,
+    double: bool,
+    per_case: usize,
+    tol: f64,
+    delta: f64,
+    max_excused: usize,
+) {
+    let float = !double;
+    let label = if double { "gpu double" } else { "gpu float" };
+    let batch = Batch::new(float, per_case, if double { 0xd0b1e } else { 0xf10a7 });
+    let module = gpu.module(&dispatch_source(&batch.codes, double)).unwrap_or_else(|e| panic!("{label} build: {e}"));
     let kernel = module.kernel("eval_cases").unwrap();
-    let n = samples.len();
-    let case_ids: Vec<i32> = samples.iter().map(|s| s.case as i32).collect();
-    let inputs: Vec<f64> = samples.iter().flat_map(|s| [s.x, s.y]).collect();
-    let states: Vec<u64> = samples.iter().map(|s| s.state).collect();
+    let n = batch.samples.len();
+    let case_ids: Vec<i32> = batch.samples.iter().map(|s| s.case as i32).collect();
+    let inputs: Vec<f64> = batch.samples.iter().flat_map(|s| [s.x, s.y]).collect();
+    let states: Vec<u64> = batch.samples.iter().map(|s| s.state).collect();
     let d_cases = gpu.upload(&case_ids).unwrap();
-    let d_offsets = gpu.upload(&offsets).unwrap();
+    let d_offsets = gpu.upload(&batch.offsets).unwrap();
     let d_in = gpu.upload(&inputs).unwrap();
     let mut d_states = gpu.upload(&states).unwrap();
     let mut d_out = gpu.alloc_zeros::<f64>(2 * n).unwrap();
     let n32 = i32::try_from(n).unwrap();
     let config = warpmc_gpu::grid_1d(n, 128);
     if double {
-        let d_params = gpu.upload(&params).unwrap();
+        let d_params = gpu.upload(&batch.params).unwrap();
         // SAFETY: eval_cases takes (int, const int*, const int*, const
         // double*, const double*, unsigned long long*, double*) in the double
         // build; every buffer holds what thread i < n reads or writes
-        // (offsets point at param_len values each, checked above).
+        // (offsets point at param_len values each, checked by Batch::new).
         unsafe {
             gpu.launch(&kernel)
                 .arg(&n32)
@@ -442,7 +538,7 @@ fn check_against_cpu(gpu: &warpmc_gpu::Gpu, double: bool, per_case: usize, tol: 
                 .unwrap()
         };
     } else {
-        let params32: Vec<f32> = params.iter().map(|&v| v as f32).collect();
+        let params32: Vec<f32> = batch.params.iter().map(|&v| v as f32).collect();
         let d_params = gpu.upload(&params32).unwrap();
         // SAFETY: as above, with const float* parameters in the float build.
         unsafe {
@@ -460,76 +556,118 @@ fn check_against_cpu(gpu: &warpmc_gpu::Gpu, double: bool, per_case: usize, tol: 
     }
     let out = gpu.download(&d_out).unwrap();
     let states_after = gpu.download(&d_states).unwrap();
-
-    let mut failures = Vec::new();
-    let mut excused = vec![Vec::new(); cases.len()];
-    let mut worst = vec![0.0f64; cases.len()];
-    for (i, s) in samples.iter().enumerate() {
-        let g = (out[2 * i], out[2 * i + 1]);
-        let (c, state) = s.cpu(s.x, s.y, float);
-        let name = cases[s.case].iter().map(|k| k.name()).collect::<Vec<_>>().join("+");
-        if state != states_after[i] {
-            failures.push(format!("{name}: random words drawn differ at ({:e}, {:e})", s.x, s.y));
-            continue;
-        }
-        let err = distance(g, c);
-        let scale = c.0.hypot(c.1);
-        if err <= tol * scale {
-            if scale > 0.0 {
-                worst[s.case] = worst[s.case].max(err / scale);
-            }
-            continue;
-        }
-        let sens = sensitivity(s, float, delta);
-        let line = format!(
-            "{name}: at ({:e}, {:e}) gpu ({:e}, {:e}) cpu ({:e}, {:e}), error {err:e}, relative {:e}, cpu moves {sens:e} for a relative {delta:e} step; specs {:?}",
-            s.x,
-            s.y,
-            g.0,
-            g.1,
-            c.0,
-            c.1,
-            err / scale,
-            s.specs
-        );
-        if err <= 10.0 * sens {
-            excused[s.case].push(line);
-        } else {
-            failures.push(line);
-        }
-    }
-    use std::io::Write;
-    let mut log = std::io::stderr().lock();
-    for (case, lines) in excused.iter().enumerate() {
-        for l in lines {
-            let _ = writeln!(log, "{precision} excused (ill-conditioned): {l}");
-        }
-        if lines.len() > max_excused {
-            failures.push(format!(
-                "{precision} case {case}: {} ill-conditioned disagreements, at most {max_excused} allowed",
-                lines.len()
-            ));
-        }
-    }
-    let (wi, w) = worst.iter().copied().enumerate().fold((0, 0.0), |a, (i, v)| if v > a.1 { (i, v) } else { a });
-    let _ = writeln!(
-        log,
-        "{precision}: {n} samples in {} cases, {} excused, largest relative difference among agreeing points {w:e} ({})",
-        cases.len(),
-        excused.iter().map(Vec::len).sum::<usize>(),
-        cases[wi].iter().map(|k| k.name()).collect::<Vec<_>>().join("+")
-    );
-    assert!(failures.is_empty(), "{precision}: {} failures:\n{}", failures.len(), failures.join("\n"));
+    batch.check(label, float, &out, &states_after, tol, delta, max_excused);
 }
 
 #[test]
 fn gpu_variations_match_cpu_double() {
     let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_variations_match_cpu_double") else { return };
-    check_against_cpu(&gpu, true, 256, 1e-9, 1e-14, 256 / 32);
+    check_gpu_against_cpu(&gpu, true, 256, 1e-9, 1e-14, 256 / 32);
 }
 
 #[test]
 fn gpu_variations_match_cpu_float() {
     let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_variations_match_cpu_float") else { return };
-    check_against_cpu(&gpu, false, 128, 2e-3, 1e-5, 128 / 16);
+    check_gpu_against_cpu(&gpu, false, 128, 2e-3, 1e-5, 128 / 16);
+}
+
+/// The device code built as host C++ (double, the host's libm, no FMA
+/// contraction) with the same dispatch: checks the transcription of every
+/// variation and the parameter layout wherever a C++ compiler is found
+/// (`CXX`, else `c++`), GPU or not. With the same libm as the CPU code
+/// the results are expected to be the same to the last bits.
+#[test]
+fn host_build_of_device_code_matches_cpu() {
+    const NAME: &str = "host_build_of_device_code_matches_cpu";
+    use std::fmt::Write;
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let batch = Batch::new(false, 64, 0x4057);
+
+    let mut src = String::from(
+        "#define __device__\n#define __forceinline__ inline\n#define FLAME_REAL double\n#define FLAME_REAL_IS_DOUBLE\n\
+         #include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n",
+    );
+    src.push_str(&FLAME_COMMON_CUH.replace("#pragma once", ""));
+    src.push_str(VARIATIONS_CUH);
+    for c in &batch.codes {
+        src.push_str(&c.source);
+    }
+    src.push_str(
+        r#"static void must(size_t got, size_t want) { if (got != want) { fprintf(stderr, "short read\n"); exit(2); } }
+int main(int argc, char **argv) {
+    if (argc != 3) return 2;
+    FILE *f = fopen(argv[1], "rb");
+    FILE *o = fopen(argv[2], "wb");
+    if (!f || !o) return 2;
+    unsigned long long n, np;
+    must(fread(&n, 8, 1, f), 1);
+    must(fread(&np, 8, 1, f), 1);
+    double *params = (double *)malloc(8 * np + 8);
+    must(fread(params, 8, np, f), np);
+    for (unsigned long long i = 0; i < n; i++) {
+        int c, off;
+        double x, y;
+        unsigned long long st;
+        must(fread(&c, 4, 1, f), 1);
+        must(fread(&off, 4, 1, f), 1);
+        must(fread(&x, 8, 1, f), 1);
+        must(fread(&y, 8, 1, f), 1);
+        must(fread(&st, 8, 1, f), 1);
+        FlameRng rng;
+        rng.state = st;
+"#,
+    );
+    let _ = writeln!(src, "        rng.a = {MWC_A}u;");
+    src.push_str("        real ox = 0, oy = 0;\n        const real *p = params + off;\n        switch (c) {\n");
+    for i in 0..batch.codes.len() {
+        let _ = writeln!(src, "        case {i}: case_{i}(x, y, ox, oy, rng, p); break;");
+    }
+    src.push_str(
+        "        default: return 3;\n        }\n        fwrite(&ox, 8, 1, o);\n        fwrite(&oy, 8, 1, o);\n        fwrite(&rng.state, 8, 1, o);\n    }\n    fclose(o);\n    return 0;\n}\n",
+    );
+
+    let dir = std::env::temp_dir().join(format!("warpmc-varcode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cpp, bin, input, output) =
+        (dir.join("variations.cpp"), dir.join("variations"), dir.join("in.bin"), dir.join("out.bin"));
+    std::fs::write(&cpp, &src).unwrap();
+    let built = std::process::Command::new(&cxx)
+        .args(["-O1", "-ffp-contract=off", "-fno-fast-math", "-w", "-o"])
+        .arg(&bin)
+        .arg(&cpp)
+        .arg("-lm")
+        .output();
+    match built {
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return skip(NAME, &format!("no C++ compiler ({cxx}: {e})"));
+        }
+        Ok(o) if !o.status.success() => {
+            panic!("{cxx} failed on the device code:\n{}", String::from_utf8_lossy(&o.stderr))
+        }
+        Ok(_) => {}
+    }
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(&(batch.samples.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&(batch.params.len() as u64).to_le_bytes());
+    for v in &batch.params {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    for (s, off) in batch.samples.iter().zip(&batch.offsets) {
+        bytes.extend_from_slice(&(s.case as i32).to_le_bytes());
+        bytes.extend_from_slice(&off.to_le_bytes());
+        bytes.extend_from_slice(&s.x.to_le_bytes());
+        bytes.extend_from_slice(&s.y.to_le_bytes());
+        bytes.extend_from_slice(&s.state.to_le_bytes());
+    }
+    std::fs::write(&input, bytes).unwrap();
+    let status = std::process::Command::new(&bin).arg(&input).arg(&output).status().unwrap();
+    assert!(status.success(), "host build of the device code: {status}");
+    let raw = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let words: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(words.len(), 3 * batch.samples.len());
+    let out: Vec<f64> = words.chunks_exact(3).flat_map(|w| [f64::from_bits(w[0]), f64::from_bits(w[1])]).collect();
+    let states: Vec<u64> = words.chunks_exact(3).map(|w| w[2]).collect();
+    batch.check("host c++", false, &out, &states, 1e-13, 1e-14, 0);
 }
