@@ -13,7 +13,11 @@
 //
 // The arithmetic follows the CPU code (src/variations/) operation by
 // operation, same association, so the double build agrees with it to a
-// few ulps of the libm differences. Random numbers are drawn in separate
+// few ulps of the libm differences. The exceptions multiply by a
+// reciprocal where the CPU divides, which moves the result by an ulp or
+// two and never across a branch: julian, juliascope and wedge_julia by
+// 1/power (a host constant), disc2 and polar2 by 1/π, elliptic by 2/π,
+// edisc by 1/11.57034632. Random numbers are drawn in separate
 // statements, in the CPU's order (C leaves the order of operands of one
 // expression unspecified).
 
@@ -349,21 +353,21 @@ FLAME_VAR(noise) {
     sy += p.y * r * s;
 }
 
-// 32: q = w, power, |power|, dist/power/2
+// 32: q = w, power, |power|, dist/power/2, 1/power
 FLAME_VAR(julian) {
     int branch = flame_c_int(q[2] * rng.uniform());
-    real a = (p.atanyx + FR(2) * FLAME_PI * (real)branch) / q[1];
+    real a = (p.atanyx + FR(2) * FLAME_PI * (real)branch) * q[4];
     real r = q[0] * pow(p.sumsq, q[3]), s, c;
     sincos(a, &s, &c);
     sx += r * c;
     sy += r * s;
 }
 
-// 33: q = w, power, |power|, dist/power/2
+// 33: q = w, power, |power|, dist/power/2, 1/power
 FLAME_VAR(juliascope) {
     int branch = flame_c_int(q[2] * rng.uniform());
     real turn = FR(2) * FLAME_PI * (real)branch;
-    real a = (branch & 1) == 0 ? (turn + p.atanyx) / q[1] : (turn - p.atanyx) / q[1];
+    real a = (branch & 1) == 0 ? (turn + p.atanyx) * q[4] : (turn - p.atanyx) * q[4];
     real s, c;
     sincos(a, &s, &c);
     real r = q[0] * pow(p.sumsq, q[3]);
@@ -523,7 +527,7 @@ FLAME_VAR(cross) {
 FLAME_VAR(disc2) {
     real t = q[1] * (p.x + p.y), s, c;
     sincos(t, &s, &c);
-    real r = q[0] * p.atan / FLAME_PI;
+    real r = q[0] * p.atan * FLAME_1_PI;
     sx += (s + q[3]) * r;
     sy += (c + q[2]) * r;
 }
@@ -678,7 +682,7 @@ FLAME_VAR(edisc) {
     real xmax = (r1 + r2) * FR(0.5);
     real a1 = log(xmax + sqrt(xmax - FR(1)));
     real a2 = -acos(p.x / xmax);
-    real w = q[0] / FR(11.57034632);
+    real w = q[0] * FR(1.0 / 11.57034632);
     real snv, csv;
     sincos(a1, &snv, &csv);
     real snhu = sinh(a2);
@@ -696,7 +700,7 @@ FLAME_VAR(elliptic) {
     real a = p.x / xmax;
     real b = FR(1) - a * a;
     real ssx = xmax - FR(1);
-    real w = q[0] / FLAME_PI_2;
+    real w = q[0] * FLAME_2_PI;
     b = b < FR(0) ? FR(0) : sqrt(b);
     ssx = ssx < FR(0) ? FR(0) : sqrt(ssx);
     real l = w * log(xmax + ssx);
@@ -781,7 +785,7 @@ FLAME_VAR(oscilloscope) {
 
 // 70
 FLAME_VAR(polar2) {
-    real p2v = q[0] / FLAME_PI;
+    real p2v = q[0] * FLAME_1_PI;
     sx += p2v * p.atan;
     sy += p2v / FR(2) * log(p.sumsq);
 }
@@ -854,11 +858,11 @@ FLAME_VAR(wedge) {
     sy += r * s;
 }
 
-// 78: q = w, angle, count, power, comp, |power|, dist/power/2
+// 78: q = w, angle, count, power, comp, |power|, dist/power/2, 1/power
 FLAME_VAR(wedge_julia) {
     real r = q[0] * pow(p.sumsq, q[6]);
     int branch = flame_c_int(q[5] * rng.uniform());
-    real a = (p.atanyx + FR(2) * FLAME_PI * (real)branch) / q[3];
+    real a = (p.atanyx + FR(2) * FLAME_PI * (real)branch) * q[7];
     real c = flame_sector(q[2], a);
     a = a * q[4] + c * q[1];
     real s, co;

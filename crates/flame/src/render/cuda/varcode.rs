@@ -65,7 +65,8 @@ fn arrange(specs: &[VariationSpec]) -> (Option<f64>, Vec<&VariationSpec>) {
 
 /// Appends the per-xform constants of `op`, in the order the device
 /// function of its variation reads them (`q[1..]`): the fields of the
-/// prepared struct in declaration order.
+/// prepared struct in declaration order, then any reciprocal the device
+/// code multiplies by where the CPU divides.
 fn push_constants(op: &Op, out: &mut Vec<f64>) {
     let v: &[f64] = match op {
         Op::Linear
@@ -132,8 +133,8 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Fan2(v) => &[v.dx, v.dy, v.half_dx],
         Op::Rings2(v) => &[v.dx, v.two_dx, v.minus_two_dx, v.one_minus_dx],
         Op::Perspective(v) => &[v.dist, v.vsin, v.vfcos],
-        Op::Julian(v) => &[v.power, v.roots, v.exponent],
-        Op::JuliaScope(v) => &[v.power, v.roots, v.exponent],
+        Op::Julian(v) => &[v.power, v.roots, v.exponent, 1.0 / v.power],
+        Op::JuliaScope(v) => &[v.power, v.roots, v.exponent, 1.0 / v.power],
         Op::RadialBlur(v) => &[v.spin, v.zoom],
         Op::Pie(v) => &[v.slices, v.rotation, v.thickness],
         Op::Ngon(v) => &[v.half_power, v.circle, v.corners, v.b, v.half_b],
@@ -159,7 +160,7 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Splits(v) => &[v.x, v.y],
         Op::Stripes(v) => &[v.one_minus_space, v.warp],
         Op::Wedge(v) => &[v.angle, v.hole, v.count, v.swirl, v.comp],
-        Op::WedgeJulia(v) => &[v.angle, v.count, v.power, v.comp, v.roots, v.exponent],
+        Op::WedgeJulia(v) => &[v.angle, v.count, v.power, v.comp, v.roots, v.exponent, 1.0 / v.power],
         Op::WedgeSph(v) => &[v.angle, v.count, v.hole, v.swirl, v.comp],
         Op::Whorl(v) => &[v.inside, v.outside],
         Op::Waves2(v) => &[v.scalex, v.scaley, v.freqx, v.freqy],
