@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
 use warpmc_flame::image::{Bits, psnr, read_png, write_png};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
-use warpmc_flame::render::{Precision, RenderError, RenderSettings, RenderedFrame, render};
+use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render};
 use warpmc_flame::variations::VariationKind;
 
 #[derive(Debug, Args)]
@@ -238,8 +238,8 @@ fn precision(p: PrecisionArg) -> Precision {
 /// Where frames are rendered.
 enum Engine {
     Cpu,
-    /// The GPU; `fallback`: render on the CPU what the GPU cannot (auto).
-    Cuda(Box<CudaRenderer>, bool),
+    /// The GPU.
+    Cuda(Box<CudaRenderer>),
 }
 
 impl Engine {
@@ -265,9 +265,9 @@ impl Engine {
         };
         let engine = match o.backend {
             BackendArg::Cpu => Engine::Cpu,
-            BackendArg::Cuda => Engine::Cuda(Box::new(CudaRenderer::open(0)?.with_options(options)?), false),
+            BackendArg::Cuda => Engine::Cuda(Box::new(CudaRenderer::open(0)?.with_options(options)?)),
             BackendArg::Auto => match CudaRenderer::open(0) {
-                Ok(r) => Engine::Cuda(Box::new(r.with_options(options)?), true),
+                Ok(r) => Engine::Cuda(Box::new(r.with_options(options)?)),
                 Err(e) => {
                     if !o.quiet {
                         eprintln!("backend: cpu, {} threads ({e})", rayon::current_num_threads());
@@ -276,7 +276,7 @@ impl Engine {
                 }
             },
         };
-        if let (Engine::Cuda(r, _), false) = (&engine, o.quiet) {
+        if let (Engine::Cuda(r), false) = (&engine, o.quiet) {
             eprintln!("backend: cuda, {}", r.gpu().info().name);
         }
         Ok(engine)
@@ -291,20 +291,14 @@ impl Engine {
     ) -> anyhow::Result<RenderedFrame> {
         Ok(match self {
             Engine::Cpu => render(flames, time, s, progress)?,
-            Engine::Cuda(r, fallback) => match r.render(flames, time, s, progress) {
-                Err(RenderError::Unsupported(why)) if *fallback => {
-                    eprintln!("note: rendering on the CPU: {why}");
-                    render(flames, time, s, progress)?
-                }
-                other => other?,
-            },
+            Engine::Cuda(r) => r.render(flames, time, s, progress)?,
         })
     }
 
     fn describe(&self) -> String {
         match self {
             Engine::Cpu => format!("{} threads", rayon::current_num_threads()),
-            Engine::Cuda(r, _) => r.gpu().info().name.clone(),
+            Engine::Cuda(r) => r.gpu().info().name.clone(),
         }
     }
 }

@@ -36,7 +36,7 @@ typedef FLAME_BUCKET bucket;
 // A point between launches. `state`: low 8 bits the iterations still to
 // discard (fuse), the rest the index of the xform that produced the point
 // (for chaos rows).
-struct FlamePoint {
+struct ChaosPoint {
     real x, y, c;
     int state;
 };
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
     const real *__restrict__ gparams,        // FLAME_PARAMS_TOTAL values
     const unsigned short *__restrict__ tables,  // choice tables, 16384 per row
     const float4 *__restrict__ gpalette,     // 256 entries
-    FlamePoint *__restrict__ points,         // one per thread
+    ChaosPoint *__restrict__ points,         // one per thread
     unsigned long long *__restrict__ rng_state,
     const unsigned *__restrict__ rng_a,
     bucket *__restrict__ hist,               // cells × 4 (r, g, b, a)
@@ -122,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
     FlameRng rng;
     rng.state = rng_state[gid];
     rng.a = rng_a[gid];
-    FlamePoint pt = points[gid];
+    ChaosPoint pt = points[gid];
     real x = pt.x, y = pt.y, c = pt.c;
     int fuse = pt.state & 0xff;
     int last = pt.state >> 8;

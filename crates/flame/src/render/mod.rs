@@ -117,9 +117,6 @@ pub enum RenderError {
     /// A setting of the genome or of the render is out of range.
     #[error("{0}")]
     Invalid(String),
-    /// The backend cannot render this genome (a variation it lacks).
-    #[error("{0}")]
-    Unsupported(String),
     /// The GPU backend failed (no device, a driver or compiler error).
     #[error("GPU: {0}")]
     Gpu(String),

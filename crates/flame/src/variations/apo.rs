@@ -11,13 +11,13 @@ use super::{EPS, Point, VariationSpec, c_int};
 /// 38: a regular polygon of `sides` sides, with `corners` pulling the
 /// corners out and `circle` keeping the disc.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Ngon {
-    half_power: f64,
-    circle: f64,
-    corners: f64,
+pub(crate) struct Ngon {
+    pub(crate) half_power: f64,
+    pub(crate) circle: f64,
+    pub(crate) corners: f64,
     /// The angle of one side, `2π / sides`, and half of it.
-    b: f64,
-    half_b: f64,
+    pub(crate) b: f64,
+    pub(crate) half_b: f64,
 }
 
 impl Ngon {
@@ -43,10 +43,10 @@ impl Ngon {
 
 /// 39: `z / (1 + c1 z + c2 z²)`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Curl {
-    c1: f64,
-    c2: f64,
-    two_c2: f64,
+pub(crate) struct Curl {
+    pub(crate) c1: f64,
+    pub(crate) c2: f64,
+    pub(crate) two_c2: f64,
 }
 
 impl Curl {
@@ -68,9 +68,9 @@ impl Curl {
 /// 40: each cell of an `x` by `y` grid mirrored about its centre; a zero
 /// size leaves that coordinate alone.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Rectangles {
-    x: f64,
-    y: f64,
+pub(crate) struct Rectangles {
+    pub(crate) x: f64,
+    pub(crate) y: f64,
 }
 
 impl Rectangles {
@@ -113,10 +113,10 @@ pub(super) fn cross(p: &Point, w: f64) -> (f64, f64) {
 /// 49: disc with a rotation `rot` and a twist (flam3's `disc2_timespi`,
 /// `disc2_sinadd`, `disc2_cosadd`, scaled up beyond ±2π as flam3 does).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Disc2 {
-    times_pi: f64,
-    sin_add: f64,
-    cos_add: f64,
+pub(crate) struct Disc2 {
+    pub(crate) times_pi: f64,
+    pub(crate) sin_add: f64,
+    pub(crate) cos_add: f64,
 }
 
 impl Disc2 {
@@ -148,9 +148,9 @@ impl Disc2 {
 
 /// 54: bent with its own factors for negative x and y.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Bent2 {
-    x: f64,
-    y: f64,
+pub(crate) struct Bent2 {
+    pub(crate) x: f64,
+    pub(crate) y: f64,
 }
 
 impl Bent2 {
@@ -169,11 +169,11 @@ impl Bent2 {
 /// 55: bipolar coordinates, the angle shifted by `−shift · π/2` and
 /// wrapped into `[−π/2, π/2]`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Bipolar {
-    shift: f64,
+pub(crate) struct Bipolar {
+    pub(crate) shift: f64,
     /// `w · ¼ · 2/π` and `w · 2/π`.
-    wx: f64,
-    wy: f64,
+    pub(crate) wx: f64,
+    pub(crate) wy: f64,
 }
 
 impl Bipolar {
@@ -209,9 +209,9 @@ pub(super) fn butterfly(p: &Point, w: f64) -> (f64, f64) {
 /// 58: a grid of cells of side `size`, shuffled so that the four
 /// quadrants interleave (x flipped in y).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Cell {
-    size: f64,
-    inv: f64,
+pub(crate) struct Cell {
+    pub(crate) size: f64,
+    pub(crate) inv: f64,
 }
 
 impl Cell {
@@ -238,11 +238,11 @@ impl Cell {
 /// 60: gaussian bumps of amplitude `xamp`, `yamp` and widths `xlength`,
 /// `ylength` (squared widths kept above 1e-20).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Curve {
-    xamp: f64,
-    yamp: f64,
-    xlen2: f64,
-    ylen2: f64,
+pub(crate) struct Curve {
+    pub(crate) xamp: f64,
+    pub(crate) yamp: f64,
+    pub(crate) xlen2: f64,
+    pub(crate) ylen2: f64,
 }
 
 impl Curve {
@@ -313,12 +313,12 @@ pub(super) fn foci(p: &Point, w: f64) -> (f64, f64) {
 /// point is spun (`spin`, plus `twist` towards the centre) and scaled by
 /// `w`; outside it is pushed out by `space`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct LazySusan {
-    spin: f64,
-    space: f64,
-    twist: f64,
-    x: f64,
-    y: f64,
+pub(crate) struct LazySusan {
+    pub(crate) spin: f64,
+    pub(crate) space: f64,
+    pub(crate) twist: f64,
+    pub(crate) x: f64,
+    pub(crate) y: f64,
 }
 
 impl LazySusan {
@@ -358,9 +358,9 @@ pub(super) fn loonie(p: &Point, w: f64) -> (f64, f64) {
 
 /// 68: coordinates wrapped into `[−x, x]` and `[−y, y]` (C's `fmod`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Modulus {
-    x: f64,
-    y: f64,
+pub(crate) struct Modulus {
+    pub(crate) x: f64,
+    pub(crate) y: f64,
 }
 
 impl Modulus {
@@ -385,12 +385,12 @@ impl Modulus {
 
 /// 69: y mirrored inside a (damped) cosine trace.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Oscilloscope {
-    separation: f64,
+pub(crate) struct Oscilloscope {
+    pub(crate) separation: f64,
     /// `2π · frequency`.
-    tpf: f64,
-    amplitude: f64,
-    damping: f64,
+    pub(crate) tpf: f64,
+    pub(crate) amplitude: f64,
+    pub(crate) damping: f64,
 }
 
 impl Oscilloscope {
@@ -418,10 +418,10 @@ pub(super) fn polar2(p: &Point, w: f64) -> (f64, f64) {
 
 /// 71: popcorn with its own amplitudes and frequency.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Popcorn2 {
-    x: f64,
-    y: f64,
-    c: f64,
+pub(crate) struct Popcorn2 {
+    pub(crate) x: f64,
+    pub(crate) y: f64,
+    pub(crate) c: f64,
 }
 
 impl Popcorn2 {
@@ -445,11 +445,11 @@ pub(super) fn scry(p: &Point, w: f64) -> (f64, f64) {
 /// 73: the halves pushed apart by `x`, `y` (hyperbolically), with
 /// `xinside`, `yinside` pulling back.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Separation {
-    x2: f64,
-    xinside: f64,
-    y2: f64,
-    yinside: f64,
+pub(crate) struct Separation {
+    pub(crate) x2: f64,
+    pub(crate) xinside: f64,
+    pub(crate) y2: f64,
+    pub(crate) yinside: f64,
 }
 
 impl Separation {
@@ -469,9 +469,9 @@ impl Separation {
 
 /// 74: y flipped where `cos(π x xsize) < 0`, x where `cos(π y ysize) < 0`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Split {
-    xsize: f64,
-    ysize: f64,
+pub(crate) struct Split {
+    pub(crate) xsize: f64,
+    pub(crate) ysize: f64,
 }
 
 impl Split {
@@ -489,9 +489,9 @@ impl Split {
 
 /// 75: the half-planes moved apart by `x` and `y`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Splits {
-    x: f64,
-    y: f64,
+pub(crate) struct Splits {
+    pub(crate) x: f64,
+    pub(crate) y: f64,
 }
 
 impl Splits {
@@ -510,9 +510,9 @@ impl Splits {
 /// 76: vertical stripes (centred on integers) narrowed by `space` and
 /// bent by `warp`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Stripes {
-    one_minus_space: f64,
-    warp: f64,
+pub(crate) struct Stripes {
+    pub(crate) one_minus_space: f64,
+    pub(crate) warp: f64,
 }
 
 impl Stripes {
@@ -530,11 +530,11 @@ impl Stripes {
 
 /// 81: waves with their own scales and frequencies.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Waves2 {
-    scalex: f64,
-    scaley: f64,
-    freqx: f64,
-    freqy: f64,
+pub(crate) struct Waves2 {
+    pub(crate) scalex: f64,
+    pub(crate) scaley: f64,
+    pub(crate) freqx: f64,
+    pub(crate) freqy: f64,
 }
 
 impl Waves2 {
@@ -550,11 +550,11 @@ impl Waves2 {
 
 /// 96: auger (Xyrus01).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Auger {
-    freq: f64,
-    weight: f64,
-    sym: f64,
-    scale: f64,
+pub(crate) struct Auger {
+    pub(crate) freq: f64,
+    pub(crate) weight: f64,
+    pub(crate) sym: f64,
+    pub(crate) scale: f64,
 }
 
 impl Auger {
@@ -574,9 +574,9 @@ impl Auger {
 
 /// 97: flux (meckie): the field lines between the poles `(±w, 0)`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Flux {
+pub(crate) struct Flux {
     /// `w · (2 + spread)`.
-    scale: f64,
+    pub(crate) scale: f64,
 }
 
 impl Flux {
@@ -597,15 +597,15 @@ impl Flux {
 
 /// 98: the Möbius map `(a z + b) / (c z + d)` with complex coefficients.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Mobius {
-    re_a: f64,
-    re_b: f64,
-    re_c: f64,
-    re_d: f64,
-    im_a: f64,
-    im_b: f64,
-    im_c: f64,
-    im_d: f64,
+pub(crate) struct Mobius {
+    pub(crate) re_a: f64,
+    pub(crate) re_b: f64,
+    pub(crate) re_c: f64,
+    pub(crate) re_d: f64,
+    pub(crate) im_a: f64,
+    pub(crate) im_b: f64,
+    pub(crate) im_c: f64,
+    pub(crate) im_d: f64,
 }
 
 impl Mobius {

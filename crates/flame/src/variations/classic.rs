@@ -134,12 +134,12 @@ pub(super) fn bent(p: &Point, w: f64) -> (f64, f64) {
 /// 15: sine waves whose amplitudes are the xform's `b`, `e` and whose
 /// frequencies are `1 / (c² + ε)`, `1 / (f² + ε)`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Waves {
-    b: f64,
-    e: f64,
+pub(crate) struct Waves {
+    pub(crate) b: f64,
+    pub(crate) e: f64,
     /// flam3's `waves_dx2`, `waves_dy2`.
-    fx: f64,
-    fy: f64,
+    pub(crate) fx: f64,
+    pub(crate) fy: f64,
 }
 
 impl Waves {
@@ -165,9 +165,9 @@ pub(super) fn fisheye(p: &Point, w: f64) -> (f64, f64) {
 
 /// 17: popcorn, with the xform's translation `(c, f)` as amplitudes.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Popcorn {
-    c: f64,
-    f: f64,
+pub(crate) struct Popcorn {
+    pub(crate) c: f64,
+    pub(crate) f: f64,
 }
 
 impl Popcorn {
@@ -211,10 +211,10 @@ pub(super) fn cosine(p: &Point, w: f64) -> (f64, f64) {
 
 /// 21: rings of width `c² + ε` (the xform's `c`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Rings {
-    dx: f64,
-    two_dx: f64,
-    one_minus_dx: f64,
+pub(crate) struct Rings {
+    pub(crate) dx: f64,
+    pub(crate) two_dx: f64,
+    pub(crate) one_minus_dx: f64,
 }
 
 impl Rings {
@@ -233,10 +233,10 @@ impl Rings {
 
 /// 22: fan blades of angle `π(c² + ε)` offset by `f` (the xform's `c`, `f`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Fan {
-    dx: f64,
-    dy: f64,
-    half_dx: f64,
+pub(crate) struct Fan {
+    pub(crate) dx: f64,
+    pub(crate) dy: f64,
+    pub(crate) half_dx: f64,
 }
 
 impl Fan {
@@ -257,10 +257,10 @@ impl Fan {
 
 /// 23: radius modulated between low and high by `sin(waves · θ)`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Blob {
-    low: f64,
-    diff: f64,
-    waves: f64,
+pub(crate) struct Blob {
+    pub(crate) low: f64,
+    pub(crate) diff: f64,
+    pub(crate) waves: f64,
 }
 
 impl Blob {
@@ -278,11 +278,11 @@ impl Blob {
 
 /// 24: Peter de Jong's map.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Pdj {
-    a: f64,
-    b: f64,
-    c: f64,
-    d: f64,
+pub(crate) struct Pdj {
+    pub(crate) a: f64,
+    pub(crate) b: f64,
+    pub(crate) c: f64,
+    pub(crate) d: f64,
 }
 
 impl Pdj {
@@ -302,10 +302,10 @@ impl Pdj {
 
 /// 25: fan with its own parameters; the sector is found by truncation.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Fan2 {
-    dx: f64,
-    dy: f64,
-    half_dx: f64,
+pub(crate) struct Fan2 {
+    pub(crate) dx: f64,
+    pub(crate) dy: f64,
+    pub(crate) half_dx: f64,
 }
 
 impl Fan2 {
@@ -332,11 +332,11 @@ impl Fan2 {
 
 /// 26: rings with their own width, by truncation.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Rings2 {
-    dx: f64,
-    two_dx: f64,
-    minus_two_dx: f64,
-    one_minus_dx: f64,
+pub(crate) struct Rings2 {
+    pub(crate) dx: f64,
+    pub(crate) two_dx: f64,
+    pub(crate) minus_two_dx: f64,
+    pub(crate) one_minus_dx: f64,
 }
 
 impl Rings2 {
@@ -377,11 +377,11 @@ pub(super) fn cylinder(p: &Point, w: f64) -> (f64, f64) {
 /// 30: the plane seen in perspective, tilted by `angle · π/2` at distance
 /// `dist`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Perspective {
-    dist: f64,
+pub(crate) struct Perspective {
+    pub(crate) dist: f64,
     /// flam3's `persp_vsin`, `persp_vfcos`.
-    vsin: f64,
-    vfcos: f64,
+    pub(crate) vsin: f64,
+    pub(crate) vfcos: f64,
 }
 
 impl Perspective {

@@ -12,10 +12,10 @@ use super::{EPS, Point, VariationSpec, c_int};
 /// radius raised to `dist / power` (flam3's `julian_rN`, `julian_cn`).
 /// The branch is `trunc(|power| · u)`; a negative power turns the result.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Julian {
-    power: f64,
-    roots: f64,
-    exponent: f64,
+pub(crate) struct Julian {
+    pub(crate) power: f64,
+    pub(crate) roots: f64,
+    pub(crate) exponent: f64,
 }
 
 impl Julian {
@@ -36,10 +36,10 @@ impl Julian {
 
 /// 33: julian with the angle mirrored on odd branches.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct JuliaScope {
-    power: f64,
-    roots: f64,
-    exponent: f64,
+pub(crate) struct JuliaScope {
+    pub(crate) power: f64,
+    pub(crate) roots: f64,
+    pub(crate) exponent: f64,
 }
 
 impl JuliaScope {
@@ -62,12 +62,12 @@ impl JuliaScope {
 /// 59: the complex power `z^((r + i·i) / power)` on a random one of
 /// `power` branches (`floor(power · u)`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Cpow {
-    power: f64,
+pub(crate) struct Cpow {
+    pub(crate) power: f64,
     /// `2π / power`, `r / power`, `i / power`.
-    va: f64,
-    vc: f64,
-    vd: f64,
+    pub(crate) va: f64,
+    pub(crate) vc: f64,
+    pub(crate) vd: f64,
 }
 
 impl Cpow {
@@ -89,9 +89,9 @@ impl Cpow {
 
 /// 63: Escher's droste-like map, `z^((1 + e^(iβ)) / 2)`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Escher {
-    vc: f64,
-    vd: f64,
+pub(crate) struct Escher {
+    pub(crate) vc: f64,
+    pub(crate) vd: f64,
 }
 
 impl Escher {
@@ -125,12 +125,12 @@ fn compression(angle: f64, count: f64) -> f64 {
 /// 77: the plane cut into `count` wedges, each turned by `angle`, with a
 /// hole and a swirl.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Wedge {
-    angle: f64,
-    hole: f64,
-    count: f64,
-    swirl: f64,
-    comp: f64,
+pub(crate) struct Wedge {
+    pub(crate) angle: f64,
+    pub(crate) hole: f64,
+    pub(crate) count: f64,
+    pub(crate) swirl: f64,
+    pub(crate) comp: f64,
 }
 
 impl Wedge {
@@ -154,13 +154,13 @@ impl Wedge {
 /// 78: julian's branches cut into wedges (flam3's `wedgeJulia_cf`, `_rN`,
 /// `_cn`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct WedgeJulia {
-    angle: f64,
-    count: f64,
-    power: f64,
-    comp: f64,
-    roots: f64,
-    exponent: f64,
+pub(crate) struct WedgeJulia {
+    pub(crate) angle: f64,
+    pub(crate) count: f64,
+    pub(crate) power: f64,
+    pub(crate) comp: f64,
+    pub(crate) roots: f64,
+    pub(crate) exponent: f64,
 }
 
 impl WedgeJulia {
@@ -190,12 +190,12 @@ impl WedgeJulia {
 
 /// 79: wedge applied to the inverted radius `1 / (r + ε)`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct WedgeSph {
-    angle: f64,
-    count: f64,
-    hole: f64,
-    swirl: f64,
-    comp: f64,
+pub(crate) struct WedgeSph {
+    pub(crate) angle: f64,
+    pub(crate) count: f64,
+    pub(crate) hole: f64,
+    pub(crate) swirl: f64,
+    pub(crate) comp: f64,
 }
 
 impl WedgeSph {
@@ -219,9 +219,9 @@ impl WedgeSph {
 /// 80: a twist that grows towards the circle of radius `w` (inside and
 /// outside strengths apart).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Whorl {
-    inside: f64,
-    outside: f64,
+pub(crate) struct Whorl {
+    pub(crate) inside: f64,
+    pub(crate) outside: f64,
 }
 
 impl Whorl {

@@ -50,7 +50,7 @@ mod apo;
 mod classic;
 mod complex;
 mod julia;
-mod ops;
+pub(crate) mod ops;
 mod random;
 mod table;
 

@@ -9,7 +9,7 @@ use super::{Point, VariationSpec, apo, classic, complex, julia, needs, random};
 /// A variation ready to apply (pre_blur excepted: [`super::VariationSet`]
 /// applies it before the others).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Op {
+pub(crate) enum Op {
     /// 0: linear.
     Linear,
     /// 1: sinusoidal.
@@ -211,7 +211,7 @@ pub(super) enum Op {
 impl Op {
     /// Prepares `s` (not pre_blur) for an xform with pre-affine
     /// coefficients `c`.
-    pub(super) fn new(s: &VariationSpec, c: &[[f64; 2]; 3]) -> Op {
+    pub(crate) fn new(s: &VariationSpec, c: &[[f64; 2]; 3]) -> Op {
         match s.kind.index() {
             0 => Op::Linear,
             1 => Op::Sinusoidal,
@@ -316,7 +316,7 @@ impl Op {
     }
 
     /// The shared per-point values this variation reads.
-    pub(super) fn needs(&self) -> u8 {
+    pub(crate) fn needs(&self) -> u8 {
         let mut n = 0;
         if matches!(
             self,

@@ -61,10 +61,10 @@ pub(super) fn gaussian_blur<R: RandomSource>(w: f64, rng: &mut R) -> (f64, f64) 
 /// point cancels (`r·cos θ − x`), so radial_blur adds a displacement and
 /// needs another variation (usually linear) to carry the point.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct RadialBlur {
+pub(crate) struct RadialBlur {
     /// flam3's `radialBlur_spinvar`, `radialBlur_zoomvar`.
-    spin: f64,
-    zoom: f64,
+    pub(crate) spin: f64,
+    pub(crate) zoom: f64,
 }
 
 impl RadialBlur {
@@ -87,10 +87,10 @@ impl RadialBlur {
 /// 37: a random point in one of `slices` pie slices (three uniforms:
 /// slice, angle within it, radius).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Pie {
-    slices: f64,
-    rotation: f64,
-    thickness: f64,
+pub(crate) struct Pie {
+    pub(crate) slices: f64,
+    pub(crate) rotation: f64,
+    pub(crate) thickness: f64,
 }
 
 impl Pie {
@@ -157,15 +157,15 @@ pub(super) fn twintrian<R: RandomSource>(p: &Point, w: f64, rng: &mut R) -> (f64
 
 /// 50: Gielis's superformula; one uniform is drawn even when `rnd` is 0.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct SuperShape {
-    rnd: f64,
-    one_minus_rnd: f64,
-    n2: f64,
-    n3: f64,
-    holes: f64,
+pub(crate) struct SuperShape {
+    pub(crate) rnd: f64,
+    pub(crate) one_minus_rnd: f64,
+    pub(crate) n2: f64,
+    pub(crate) n3: f64,
+    pub(crate) holes: f64,
     /// flam3's `super_shape_pm_4` (m/4) and `super_shape_pneg1_n1` (−1/n1).
-    m_4: f64,
-    neg_inv_n1: f64,
+    pub(crate) m_4: f64,
+    pub(crate) neg_inv_n1: f64,
 }
 
 impl SuperShape {
@@ -198,9 +198,9 @@ impl SuperShape {
 
 /// 51: a random point on a rose of `petals` petals.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Flower {
-    petals: f64,
-    holes: f64,
+pub(crate) struct Flower {
+    pub(crate) petals: f64,
+    pub(crate) holes: f64,
 }
 
 impl Flower {
@@ -217,9 +217,9 @@ impl Flower {
 
 /// 52: a random point inside a conic section of eccentricity `e`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Conic {
-    eccentricity: f64,
-    holes: f64,
+pub(crate) struct Conic {
+    pub(crate) eccentricity: f64,
+    pub(crate) holes: f64,
 }
 
 impl Conic {
@@ -238,10 +238,10 @@ impl Conic {
 
 /// 53: `(h sin² r · u₁, width cos r · u₂)` with two uniforms (x first).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Parabola {
+pub(crate) struct Parabola {
     /// `height · w` and `width · w`.
-    hw: f64,
-    ww: f64,
+    pub(crate) hw: f64,
+    pub(crate) ww: f64,
 }
 
 impl Parabola {

@@ -175,16 +175,6 @@ impl CudaRenderer {
         if flames.is_empty() {
             return Err(RenderError::Invalid("no flame to render".into()));
         }
-        for f in flames {
-            for x in f.xforms.iter().chain(f.final_xform.as_ref()) {
-                if let Some(v) = x.variations.iter().find(|v| v.weight != 0.0 && !varcode::gpu_supports(v.kind)) {
-                    return Err(RenderError::Unsupported(format!(
-                        "the CUDA backend has no form of variation '{}' yet (the CPU backend has all 99)",
-                        v.kind.name()
-                    )));
-                }
-            }
-        }
         let flames = scaled(flames, settings)?;
         let cp0 = interpolate(&flames, time);
         let geometry = frame_geometry(&flames, &cp0)?;
@@ -294,7 +284,7 @@ struct GpuBackend<'a, T: GpuBucket + PrecisionOf> {
     hist: DeviceBuffer<T>,
     count: Option<DeviceBuffer<T>>,
     acc: DeviceBuffer<T>,
-    /// One point per thread (`FlamePoint` in iterate.cuh), as bytes.
+    /// One point per thread (`ChaosPoint` in iterate.cuh), as bytes.
     points: DeviceBuffer<u8>,
     rng_state: DeviceBuffer<u64>,
     rng_a: DeviceBuffer<u32>,

@@ -1,137 +1,249 @@
-//! CUDA code for an xform's variations: a device function per xform that
-//! computes the shared per-point values it needs and sums its variations
-//! in flam3's index order, as [`crate::variations::VariationSet::apply`]
-//! does on the CPU. The source depends only on which variations are
-//! present (with nonzero weight); weights and parameters come from the
-//! parameter block ([`variations_params`]), so interpolated animation
-//! frames share one compiled kernel.
+//! Code generation for an xform's variations (cuburn's approach): the
+//! kernel source gets one device function per xform that calls only the
+//! variations the xform uses, so only those are compiled.
 //!
-//! Only part of flam3's 99 variations has a CUDA form so far (the ones in
-//! [`gpu_form`]); [`gpu_supports`] tells which, and the renderer refuses
-//! (with the name) a genome that uses another.
+//! The variations themselves are device functions in
+//! `kernels/variations.cuh` ([`VARIATIONS_CUH`]), one per flam3 variation,
+//! written with `real` so that one source compiles in float and in double.
+//! Each reads its weight and its per-xform constants from a parameter
+//! array: `q[0]` is the weight and `q[1..]` are the fields of the CPU's
+//! prepared form ([`Op`], flam3's `xform_precalc`), computed on the host in
+//! f64 by [`variations_params`] with [`Op::new`] itself, so the host and the
+//! GPU share one precalc. The generated function ([`variations_code`])
+//! depends only on which variations are present (never on values), so
+//! animation frames with interpolated parameters reuse one compiled kernel.
+//!
+//! Layout of the parameters of one xform: pre_blur's weight first when the
+//! xform has pre_blur (the sum of its pre_blur weights), then for each
+//! variation of nonzero weight, in flam3's index order (stable for
+//! repeats): its weight and its constants.
 
-use std::fmt::Write;
+// Used by the chaos-game kernel being built.
+#![cfg_attr(not(test), allow(dead_code))]
 
 use crate::genome::Affine;
-use crate::variations::{VariationKind, VariationSpec};
+use crate::variations::ops::Op;
+use crate::variations::{VariationKind, VariationSpec, needs};
 
-/// Device helpers shared by the variations (after flame_common.cuh).
-pub(crate) const VARIATIONS_CUH: &str = r#"#pragma once
-// x86's (int) conversion, which flam3's formulas rely on: truncation, and
-// INT_MIN for NaN and out-of-range values (CUDA's conversion saturates).
-__device__ __forceinline__ int c_int(real v) {
-    return (v > (real)-2147483649.0 && v < (real)2147483648.0) ? (int)v : (int)0x80000000;
-}
-#define FLAME_PI ((real)3.14159265358979323846)
-"#;
+/// Device functions of all 99 variations (and helpers such as a `c_int` that
+/// reproduces x86's `(int)` conversion: INT_MIN for NaN/out of range —
+/// CUDA's cvt saturates instead). Included once per kernel source, after
+/// flame_common.cuh.
+pub(crate) const VARIATIONS_CUH: &str = include_str!("../../../kernels/variations.cuh");
 
 /// CUDA source of one xform's variations, and the layout of its parameters.
 #[derive(Clone, Debug)]
 pub(crate) struct VariationsCode {
-    /// Defines `__device__ __forceinline__ void NAME(real tx, real ty, real
-    /// &ox, real &oy, FlameRng &rng, const real *__restrict__ p)`.
+    /// Defines `__device__ __forceinline__ void {fn_name}(real tx, real ty,
+    /// real &ox, real &oy, FlameRng &rng, const real *__restrict__ p)` doing
+    /// what `VariationSet::apply` does: pre_blur first when present, the
+    /// shared per-point values only when needed, then each variation's
+    /// weighted contribution summed in flam3 index order (weight-0
+    /// variations dropped). (ox, oy) = result before the post affine.
     pub(crate) source: String,
-    /// Reals read from `p[0..param_len]`.
+    /// How many `real`s the function reads from `p[0..param_len]`.
     pub(crate) param_len: usize,
 }
 
-/// Shared per-point values a variation reads.
-const SQRT: u8 = 1;
-const ATAN_XY: u8 = 2;
-const ANGLES: u8 = 4 | SQRT;
-
-/// The CUDA form of variation `index`: (needed shared values, parameter
-/// count, body). The body reads the weight as `w`, its parameters as
-/// `q[0..]`, the point as `tx, ty` and the shared values `sumsq`, `r`
-/// (√sumsq), `atan_xy`, `sina`, `cosa`, and adds to `ox, oy`.
-fn gpu_form(index: usize) -> Option<(u8, usize, &'static str)> {
-    Some(match index {
-        0 => (0, 0, "ox += w * tx; oy += w * ty;"),
-        1 => (0, 0, "ox += w * sin(tx); oy += w * sin(ty);"),
-        2 => (0, 0, "{ const real k = w / (sumsq + FLAME_EPS); ox += k * tx; oy += k * ty; }"),
-        3 => (0, 0, "{ real s, c; sincos(sumsq, &s, &c); ox += w * (s * tx - c * ty); oy += w * (c * tx + s * ty); }"),
-        4 => (
-            SQRT,
-            0,
-            "{ const real k = w / (r + FLAME_EPS); ox += (tx - ty) * (tx + ty) * k; oy += (real)2 * tx * ty * k; }",
-        ),
-        13 => (
-            SQRT | ATAN_XY,
-            0,
-            "{ real a = (real)0.5 * atan_xy; if (rng.bit()) a += FLAME_PI; const real rr = w * sqrt(r); real s, c; sincos(a, &s, &c); ox += rr * c; oy += rr * s; }",
-        ),
-        16 => (SQRT, 0, "{ const real k = (real)2 * w / (r + (real)1); ox += k * ty; oy += k * tx; }"),
-        // rings2: q = dx, 2dx, -2dx, 1 - dx (host precomputed).
-        26 => (
-            ANGLES,
-            4,
-            "{ real rr = r; rr += q[2] * (real)c_int((rr + q[0]) / q[1]) + rr * q[3]; ox += w * sina * rr; oy += w * cosa * rr; }",
-        ),
-        27 => (SQRT, 0, "{ const real k = (w * (real)2) / (r + (real)1); ox += k * tx; oy += k * ty; }"),
-        28 => (0, 0, "{ const real k = w / ((real)0.25 * sumsq + (real)1); ox += k * tx; oy += k * ty; }"),
-        29 => (0, 0, "ox += w * sin(tx); oy += w * ty;"),
-        35 => (
-            0,
-            0,
-            "{ const real a = rng.uniform() * (real)2 * FLAME_PI; real s, c; sincos(a, &s, &c); const real g = rng.uniform() + rng.uniform() + rng.uniform() + rng.uniform() - (real)2; const real rr = w * g; ox += rr * c; oy += rr * s; }",
-        ),
-        _ => return None,
-    })
-}
-
-/// Whether the GPU backend can run variation `kind`.
-pub(crate) fn gpu_supports(kind: VariationKind) -> bool {
-    gpu_form(kind.index()).is_some()
-}
-
-fn used(specs: &[VariationSpec]) -> Vec<&VariationSpec> {
-    let mut v: Vec<&VariationSpec> = specs.iter().filter(|s| s.weight != 0.0).collect();
-    v.sort_by_key(|s| s.kind);
-    v
-}
-
-/// The device function `fn_name` for `specs`.
-pub(crate) fn variations_code(fn_name: &str, specs: &[VariationSpec]) -> VariationsCode {
-    let items = used(specs);
-    let mut need = 0;
-    let mut body = String::new();
-    let mut at = 0;
-    for s in &items {
-        let (n, params, code) = gpu_form(s.kind.index()).expect("checked by gpu_supports before generating");
-        need |= n;
-        let _ = writeln!(
-            body,
-            "    {{ // {}\n        const real w = p[{at}];\n        const real *q = p + {};\n        (void)q;\n        {code}\n    }}",
-            s.kind.name(),
-            at + 1
-        );
-        at += 1 + params;
-    }
-    let mut src = format!(
-        "__device__ __forceinline__ void {fn_name}(real tx, real ty, real &ox, real &oy, FlameRng &rng, const real *__restrict__ p) {{\n    (void)rng; (void)p;\n    ox = 0; oy = 0;\n    const real sumsq = tx * tx + ty * ty; (void)sumsq;\n"
-    );
-    if need & SQRT != 0 {
-        src.push_str("    const real r = sqrt(sumsq);\n");
-    }
-    if need & ATAN_XY != 0 {
-        src.push_str("    const real atan_xy = atan2(tx, ty);\n");
-    }
-    if need & ANGLES & !SQRT != 0 {
-        src.push_str("    const real sina = tx / r, cosa = ty / r;\n");
-    }
-    src.push_str(&body);
-    src.push_str("}\n");
-    VariationsCode { source: src, param_len: at }
-}
-
-/// Appends the weights and parameters `variations_code(…, specs)` reads.
-pub(crate) fn variations_params(specs: &[VariationSpec], _coefs: &Affine, out: &mut Vec<f64>) {
-    for s in used(specs) {
-        out.push(s.weight);
-        if s.kind.index() == 26 {
-            let v = s.param(0);
-            let dx = v * v + crate::variations::EPS;
-            out.extend_from_slice(&[dx, 2.0 * dx, -2.0 * dx, 1.0 - dx]);
+/// The variations of `specs` as the CPU's `VariationSet::new` keeps them:
+/// weight 0 dropped, sorted by flam3 index (stably), pre_blur's weights
+/// summed apart.
+fn arrange(specs: &[VariationSpec]) -> (Option<f64>, Vec<&VariationSpec>) {
+    let mut sorted: Vec<&VariationSpec> = specs.iter().filter(|s| s.weight != 0.0).collect();
+    sorted.sort_by_key(|s| s.kind);
+    let mut pre_blur = None;
+    sorted.retain(|s| {
+        if s.kind == VariationKind::PRE_BLUR {
+            pre_blur = Some(pre_blur.unwrap_or(0.0) + s.weight);
+            false
+        } else {
+            true
         }
+    });
+    (pre_blur, sorted)
+}
+
+/// Appends the per-xform constants of `op`, in the order the device
+/// function of its variation reads them (`q[1..]`): the fields of the
+/// prepared struct in declaration order, then any reciprocal the device
+/// code multiplies by where the CPU divides.
+fn push_constants(op: &Op, out: &mut Vec<f64>) {
+    let v: &[f64] = match op {
+        Op::Linear
+        | Op::Sinusoidal
+        | Op::Spherical
+        | Op::Swirl
+        | Op::Horseshoe
+        | Op::Polar
+        | Op::Handkerchief
+        | Op::Heart
+        | Op::Disc
+        | Op::Spiral
+        | Op::Hyperbolic
+        | Op::Diamond
+        | Op::Ex
+        | Op::Julia
+        | Op::Bent
+        | Op::Fisheye
+        | Op::Exponential
+        | Op::Power
+        | Op::Cosine
+        | Op::Eyefish
+        | Op::Bubble
+        | Op::Cylinder
+        | Op::Noise
+        | Op::Blur
+        | Op::GaussianBlur
+        | Op::Arch
+        | Op::Tangent
+        | Op::Square
+        | Op::Rays
+        | Op::Blade
+        | Op::Secant2
+        | Op::Twintrian
+        | Op::Cross
+        | Op::Boarders
+        | Op::Butterfly
+        | Op::Edisc
+        | Op::Elliptic
+        | Op::Foci
+        | Op::Loonie
+        | Op::Polar2
+        | Op::Scry
+        | Op::Exp
+        | Op::Log
+        | Op::Sin
+        | Op::Cos
+        | Op::Tan
+        | Op::Sec
+        | Op::Csc
+        | Op::Cot
+        | Op::Sinh
+        | Op::Cosh
+        | Op::Tanh
+        | Op::Sech
+        | Op::Csch
+        | Op::Coth => &[],
+        Op::Waves(v) => &[v.b, v.e, v.fx, v.fy],
+        Op::Popcorn(v) => &[v.c, v.f],
+        Op::Rings(v) => &[v.dx, v.two_dx, v.one_minus_dx],
+        Op::Fan(v) => &[v.dx, v.dy, v.half_dx],
+        Op::Blob(v) => &[v.low, v.diff, v.waves],
+        Op::Pdj(v) => &[v.a, v.b, v.c, v.d],
+        Op::Fan2(v) => &[v.dx, v.dy, v.half_dx],
+        Op::Rings2(v) => &[v.dx, v.two_dx, v.minus_two_dx, v.one_minus_dx],
+        Op::Perspective(v) => &[v.dist, v.vsin, v.vfcos],
+        Op::Julian(v) => &[v.power, v.roots, v.exponent, 1.0 / v.power],
+        Op::JuliaScope(v) => &[v.power, v.roots, v.exponent, 1.0 / v.power],
+        Op::RadialBlur(v) => &[v.spin, v.zoom],
+        Op::Pie(v) => &[v.slices, v.rotation, v.thickness],
+        Op::Ngon(v) => &[v.half_power, v.circle, v.corners, v.b, v.half_b],
+        Op::Curl(v) => &[v.c1, v.c2, v.two_c2],
+        Op::Rectangles(v) => &[v.x, v.y],
+        Op::Disc2(v) => &[v.times_pi, v.sin_add, v.cos_add],
+        Op::SuperShape(v) => &[v.rnd, v.one_minus_rnd, v.n2, v.n3, v.holes, v.m_4, v.neg_inv_n1],
+        Op::Flower(v) => &[v.petals, v.holes],
+        Op::Conic(v) => &[v.eccentricity, v.holes],
+        Op::Parabola(v) => &[v.hw, v.ww],
+        Op::Bent2(v) => &[v.x, v.y],
+        Op::Bipolar(v) => &[v.shift, v.wx, v.wy],
+        Op::Cell(v) => &[v.size, v.inv],
+        Op::Cpow(v) => &[v.power, v.va, v.vc, v.vd],
+        Op::Curve(v) => &[v.xamp, v.yamp, v.xlen2, v.ylen2],
+        Op::Escher(v) => &[v.vc, v.vd],
+        Op::LazySusan(v) => &[v.spin, v.space, v.twist, v.x, v.y],
+        Op::Modulus(v) => &[v.x, v.y],
+        Op::Oscilloscope(v) => &[v.separation, v.tpf, v.amplitude, v.damping],
+        Op::Popcorn2(v) => &[v.x, v.y, v.c],
+        Op::Separation(v) => &[v.x2, v.xinside, v.y2, v.yinside],
+        Op::Split(v) => &[v.xsize, v.ysize],
+        Op::Splits(v) => &[v.x, v.y],
+        Op::Stripes(v) => &[v.one_minus_space, v.warp],
+        Op::Wedge(v) => &[v.angle, v.hole, v.count, v.swirl, v.comp],
+        Op::WedgeJulia(v) => &[v.angle, v.count, v.power, v.comp, v.roots, v.exponent, 1.0 / v.power],
+        Op::WedgeSph(v) => &[v.angle, v.count, v.hole, v.swirl, v.comp],
+        Op::Whorl(v) => &[v.inside, v.outside],
+        Op::Waves2(v) => &[v.scalex, v.scaley, v.freqx, v.freqy],
+        Op::Auger(v) => &[v.freq, v.weight, v.sym, v.scale],
+        Op::Flux(v) => &[v.scale],
+        Op::Mobius(v) => &[v.re_a, v.re_b, v.re_c, v.re_d, v.im_a, v.im_b, v.im_c, v.im_d],
+    };
+    out.extend_from_slice(v);
+}
+
+/// The source depends only on which variations are present with nonzero
+/// weight (never on values), so animation frames with interpolated
+/// parameters reuse the compiled kernel.
+pub(crate) fn variations_code(fn_name: &str, specs: &[VariationSpec]) -> VariationsCode {
+    use std::fmt::Write;
+
+    let (pre_blur, items) = arrange(specs);
+    // The layout and the shared values a variation needs do not depend on
+    // its values, so they are read off a prepared form with flam3's
+    // defaults and the identity affine.
+    let mut calls = String::new();
+    let mut need = 0u8;
+    let mut offset = usize::from(pre_blur.is_some());
+    let mut scratch = Vec::new();
+    for s in &items {
+        let op = Op::new(&VariationSpec::new(s.kind, 1.0), &Affine::IDENTITY.c);
+        need |= op.needs();
+        let _ = writeln!(calls, "    flame_var_{}(pt, p + {offset}, sx, sy, rng);", s.kind.name());
+        scratch.clear();
+        push_constants(&op, &mut scratch);
+        offset += 1 + scratch.len();
+    }
+
+    let mut src = String::new();
+    let _ = writeln!(src, "// variations: {}", describe(pre_blur.is_some(), &items));
+    let _ = writeln!(
+        src,
+        "__device__ __forceinline__ void {fn_name}(real tx, real ty, real &ox, real &oy, FlameRng &rng, const real *__restrict__ p) {{"
+    );
+    if pre_blur.is_some() {
+        src.push_str("    flame_pre_blur(tx, ty, p[0], rng);\n");
+    }
+    src.push_str("    FlamePoint pt;\n    pt.x = tx;\n    pt.y = ty;\n    pt.sumsq = tx * tx + ty * ty;\n");
+    if need & needs::SQRT != 0 {
+        src.push_str("    pt.sqrt = sqrt(pt.sumsq);\n");
+    }
+    if need & needs::ATAN_XY != 0 {
+        src.push_str("    pt.atan = atan2(tx, ty);\n");
+    }
+    if need & needs::ANGLES & !needs::SQRT != 0 {
+        src.push_str("    pt.sina = tx / pt.sqrt;\n    pt.cosa = ty / pt.sqrt;\n");
+    }
+    if need & needs::ATAN_YX != 0 {
+        src.push_str("    pt.atanyx = atan2(ty, tx);\n");
+    }
+    src.push_str("    real sx = (real)0, sy = (real)0;\n");
+    src.push_str(&calls);
+    src.push_str("    ox = sx;\n    oy = sy;\n}\n");
+    VariationsCode { source: src, param_len: offset }
+}
+
+/// `pre_blur linear julian` (for the comment above the generated function).
+fn describe(pre_blur: bool, items: &[&VariationSpec]) -> String {
+    let names: Vec<&str> =
+        pre_blur.then_some("pre_blur").into_iter().chain(items.iter().map(|s| s.kind.name())).collect();
+    if names.is_empty() { "(none)".to_string() } else { names.join(" ") }
+}
+
+/// Appends exactly `param_len` values for `specs` (same layout as
+/// `variations_code(…, specs)`): weights, parameters and the per-xform
+/// constants flam3's xform_precalc computes, computed on the host in f64
+/// (waves/popcorn/rings/fan read the pre-affine coefficients `coefs`). The
+/// caller converts to `real`.
+pub(crate) fn variations_params(specs: &[VariationSpec], coefs: &Affine, out: &mut Vec<f64>) {
+    let (pre_blur, items) = arrange(specs);
+    if let Some(w) = pre_blur {
+        out.push(w);
+    }
+    for s in items {
+        out.push(s.weight);
+        push_constants(&Op::new(s, &coefs.c), out);
     }
 }
+
+#[cfg(test)]
+mod tests;

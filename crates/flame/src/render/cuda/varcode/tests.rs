@@ -1,0 +1,866 @@
+//! Tests of the variations code generator: the parameter layout on the CPU,
+//! an NVRTC compile of all 99 variations in both precisions (wherever NVRTC
+//! loads), and on a GPU every variation against the CPU's
+//! `VariationSet::apply` with the same random words.
+
+use super::*;
+use crate::render::cuda::FLAME_COMMON_CUH;
+use crate::variations::VariationSet;
+use warpmc_gpu::{GpuError, KernelSource, Target, compile};
+use warpmc_rng::RandomSource;
+
+/// SplitMix64, for test data.
+struct TestRng(u64);
+
+impl TestRng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn sign(&mut self) -> f64 {
+        if self.next() & 1 == 0 { 1.0 } else { -1.0 }
+    }
+}
+
+/// A value for the parameter `name` in a range where the variation is
+/// meaningful (powers, counts and sizes away from zero).
+fn random_param(name: &str, r: &mut TestRng) -> f64 {
+    let int = |r: &mut TestRng, n: u64| (1 + r.below(n)) as f64;
+    if name == "ngon_power" {
+        r.range(0.5, 4.0)
+    } else if name.ends_with("_power") {
+        r.sign() * int(r, 6)
+    } else if ["_sides", "_slices", "_count", "_petals"].iter().any(|s| name.ends_with(s)) {
+        int(r, 8)
+    } else if name == "cell_size" || name == "super_shape_n1" {
+        r.sign() * r.range(0.3, 3.0)
+    } else if name == "conic_eccentricity" {
+        r.range(0.1, 2.0)
+    } else {
+        r.range(-2.0, 2.0)
+    }
+}
+
+/// `kind` with a random nonzero weight and random parameters; all values
+/// rounded to f32 when `float`.
+fn random_spec(kind: VariationKind, r: &mut TestRng, float: bool) -> VariationSpec {
+    let round = |v: f64| if float { f64::from(v as f32) } else { v };
+    VariationSpec {
+        kind,
+        weight: round(r.sign() * r.range(0.1, 2.0)),
+        params: kind.params().iter().map(|p| round(random_param(p.name, r))).collect(),
+    }
+}
+
+fn random_affine(r: &mut TestRng, float: bool) -> Affine {
+    let mut v = || {
+        let x = r.range(-1.5, 1.5);
+        if float { f64::from(x as f32) } else { x }
+    };
+    Affine { c: [[v(), v()], [v(), v()], [v(), v()]] }
+}
+
+/// A coordinate: sometimes 0, sometimes tiny or large, either sign. With
+/// `float`, moderate (0 or 0.05 … 5 in magnitude) and f32-exact: nearer 0
+/// several of flam3's formulas cancel catastrophically in float (foci,
+/// the complex cot/coth/csc/csch/sec/sech, rings, elliptic: `cosh − cos`,
+/// `xmax − 1` …), a float build's limitation, not a transcription error.
+fn awkward(r: &mut TestRng, float: bool) -> f64 {
+    let mag = |r: &mut TestRng, lo: f64, hi: f64| 10f64.powf(r.range(lo, hi));
+    if float {
+        let v = if r.below(20) == 0 { 0.0 } else { mag(r, -1.3, 0.7) };
+        return f64::from((r.sign() * v) as f32);
+    }
+    let v = match r.below(20) {
+        0 | 1 => 0.0,
+        2..=4 => mag(r, -12.0, -5.0),
+        5..=7 => mag(r, 1.0, 2.5),
+        _ => mag(r, -3.0, 1.0),
+    };
+    r.sign() * v
+}
+
+fn kinds(names: &[&str]) -> Vec<VariationKind> {
+    names.iter().map(|n| VariationKind::from_name(n).unwrap_or_else(|| panic!("no variation {n}"))).collect()
+}
+
+/// The sets the tests evaluate: each of the 99 alone, then mixed sets
+/// (unsorted, with pre_blur, repeats).
+fn cases() -> Vec<Vec<VariationKind>> {
+    let mut v: Vec<Vec<VariationKind>> = VariationKind::all().map(|k| vec![k]).collect();
+    let mixed: [&[&str]; 10] = [
+        &["linear", "pre_blur"],
+        &["pre_blur", "spherical", "julia", "blur"],
+        &["julian", "linear", "noise", "pre_blur"],
+        &["waves", "popcorn", "rings", "fan", "pre_blur", "linear"],
+        &["radial_blur", "linear"],
+        &["super_shape", "flower", "conic", "parabola", "pre_blur"],
+        &["cell", "cpow", "boarders", "pie", "twintrian", "pre_blur"],
+        &["spherical", "spherical", "linear"],
+        &["pre_blur", "pre_blur", "swirl", "polar", "power", "rings2", "wedge_sph", "log"],
+        &["mobius", "heart", "disc", "ex", "hyperbolic", "diamond", "blob", "fan2", "disc2", "polar2", "pre_blur"],
+    ];
+    v.extend(mixed.iter().map(|names| kinds(names)));
+    v
+}
+
+fn unit_specs(kinds: &[VariationKind]) -> Vec<VariationSpec> {
+    kinds.iter().map(|&k| VariationSpec::new(k, 1.0)).collect()
+}
+
+#[test]
+fn params_follow_the_layout_and_the_source_ignores_values() {
+    let mut r = TestRng(0x5eed);
+    for kinds in cases() {
+        let reference = variations_code("f", &unit_specs(&kinds));
+        for _ in 0..8 {
+            let specs: Vec<VariationSpec> = kinds.iter().map(|&k| random_spec(k, &mut r, false)).collect();
+            let code = variations_code("f", &specs);
+            assert_eq!(code.source, reference.source, "{kinds:?}: the source depends on values");
+            assert_eq!(code.param_len, reference.param_len);
+            let mut out = vec![f64::NAN];
+            variations_params(&specs, &random_affine(&mut r, false), &mut out);
+            assert_eq!(out.len() - 1, code.param_len, "{kinds:?}: params and layout disagree");
+            assert!(out[0].is_nan(), "variations_params must append");
+        }
+    }
+    // Alone, every variation but pre_blur reads its weight and constants;
+    // pre_blur alone reads its weight and yields the origin.
+    for kind in VariationKind::all() {
+        let code = variations_code("f", &unit_specs(&[kind]));
+        let call = format!("flame_var_{}(pt, p + 0,", kind.name());
+        if kind == VariationKind::PRE_BLUR {
+            assert_eq!(code.param_len, 1);
+            assert!(code.source.contains("flame_pre_blur(tx, ty, p[0], rng);"));
+            assert!(!code.source.contains("flame_var_"));
+        } else {
+            assert!(code.param_len >= 1);
+            assert!(code.source.contains(&call), "{}: {}", kind.name(), code.source);
+        }
+    }
+    // Weight 0 drops a variation (and its parameters).
+    let mut specs = unit_specs(&kinds(&["linear", "julian", "pre_blur"]));
+    let with = variations_code("f", &specs);
+    specs[1].weight = 0.0;
+    specs[2].weight = 0.0;
+    let without = variations_code("f", &specs);
+    assert_eq!(without.source, variations_code("f", &unit_specs(&kinds(&["linear"]))).source);
+    assert_eq!(without.param_len, 1);
+    assert_eq!(with.param_len, 1 + 1 + 5);
+    let mut out = Vec::new();
+    variations_params(&specs, &Affine::IDENTITY, &mut out);
+    assert_eq!(out, [1.0]);
+    // flam3's order whatever the order of the specs; pre_blur's weights summed.
+    let specs = vec![
+        VariationSpec::new(VariationKind::from_name("julian").unwrap(), 0.25),
+        VariationSpec::new(VariationKind::PRE_BLUR, 0.5),
+        VariationSpec::new(VariationKind::from_name("linear").unwrap(), 2.0),
+        VariationSpec::new(VariationKind::PRE_BLUR, 0.125),
+    ];
+    let code = variations_code("f", &specs);
+    let at = |s: &str| code.source.find(s).unwrap_or_else(|| panic!("{s} missing in {}", code.source));
+    assert!(at("flame_pre_blur") < at("flame_var_linear(pt, p + 1,"));
+    assert!(at("flame_var_linear(pt, p + 1,") < at("flame_var_julian(pt, p + 2,"));
+    let mut out = Vec::new();
+    variations_params(&specs, &Affine::IDENTITY, &mut out);
+    assert_eq!(out, [0.625, 2.0, 0.25, 1.0, 1.0, 0.5, 1.0]);
+    assert_eq!(code.param_len, out.len());
+    // No variation at all: the origin.
+    let code = variations_code("f", &[]);
+    assert_eq!(code.param_len, 0);
+    assert!(code.source.contains("ox = sx;"));
+}
+
+/// `-D` options of a precision.
+fn precision_options(src: KernelSource, double: bool) -> KernelSource {
+    if double { src.option("-DFLAME_REAL=double").option("-DFLAME_REAL_IS_DOUBLE") } else { src }
+}
+
+fn with_headers(src: KernelSource) -> KernelSource {
+    src.header("flame_common.cuh", FLAME_COMMON_CUH).header("flame_variations.cuh", VARIATIONS_CUH)
+}
+
+/// One kernel that applies all 99 variations (`real` in and out only, so
+/// that the float build's PTX can be checked for double arithmetic).
+fn all_variations_source(double: bool) -> KernelSource {
+    let specs: Vec<VariationSpec> = VariationKind::all().map(|k| VariationSpec::new(k, 0.5)).collect();
+    let code = variations_code("all_variations", &specs);
+    let src = format!(
+        r#"#include "flame_common.cuh"
+#include "flame_variations.cuh"
+{}
+extern "C" __global__ void apply_all(int n, const real *__restrict__ params, const real *__restrict__ in,
+                                     const unsigned long long *__restrict__ seeds, real *__restrict__ out) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    FlameRng rng;
+    rng.state = seeds[i];
+    rng.a = 4294967118u;
+    real ox, oy;
+    all_variations(in[2 * i], in[2 * i + 1], ox, oy, rng, params);
+    out[2 * i] = ox;
+    out[2 * i + 1] = oy;
+}}
+"#,
+        code.source
+    );
+    precision_options(with_headers(KernelSource::new("all_variations.cu", src)), double)
+}
+
+fn skip(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
+}
+
+#[test]
+fn all_variations_compile_with_nvrtc() {
+    const NAME: &str = "all_variations_compile_with_nvrtc";
+    // The dispatch kernel of the GPU tests too, so that they cannot fail
+    // to build on the GPU machine.
+    let codes = Batch::new(false, 1, 1).codes;
+    for double in [false, true] {
+        for src in [all_variations_source(double), dispatch_source(&codes, double)] {
+            match compile(&src, &Target::Cubin { arch: 90 }) {
+                Ok(image) => assert!(!image.is_empty()),
+                Err(GpuError::NoDevice(why)) => return skip(NAME, &why),
+                Err(e) => panic!("{} {} build: {e}", src.name(), if double { "double" } else { "float" }),
+            }
+        }
+    }
+    // The float build must not do double arithmetic (a bare literal or a
+    // double-only function would bring it in). The one exception is CUDA's
+    // own sinf/cosf: their slow path for huge arguments (Payne-Hanek) turns
+    // the 64-bit fixed-point reduced angle into a float through one double
+    // product by π/2·2⁻⁶⁴ (libdevice's __internal_trig_reduction_slowpath).
+    let libdevice_trig = |l: &str| {
+        let op = l.split_whitespace().next().unwrap_or("");
+        op == "cvt.rn.f64.s64"
+            || op == "cvt.rn.f32.f64"
+            || op == ".reg"
+            || (op == "mul.f64" && l.trim_end().ends_with("0d3BF921FB54442D19;"))
+    };
+    match compile(&all_variations_source(false), &Target::Ptx { arch: 90 }) {
+        Ok(ptx) => {
+            let ptx = String::from_utf8_lossy(&ptx);
+            let f64_lines: Vec<&str> = ptx.lines().filter(|l| l.contains(".f64") && !libdevice_trig(l)).collect();
+            assert!(f64_lines.is_empty(), "double arithmetic in the float build:\n{}", f64_lines.join("\n"));
+        }
+        Err(GpuError::NoDevice(why)) => skip(NAME, &why),
+        Err(e) => panic!("float PTX: {e}"),
+    }
+}
+
+/// The GPU's MWC (flame_common.cuh), replayed on the CPU and handed out the
+/// way the GPU consumes it: `next_f64` takes ONE word (as `uniform()`
+/// does: 32 bits in the double build, the top 24 in the float build),
+/// `next_u32` passes words through (`bit()` takes the low bit).
+struct Replay {
+    state: u64,
+    float: bool,
+}
+
+/// The MWC multiplier of the tests.
+const MWC_A: u32 = 4_294_967_118;
+
+impl RandomSource for Replay {
+    fn next_u32(&mut self) -> u32 {
+        self.state = (self.state & 0xffff_ffff) * u64::from(MWC_A) + (self.state >> 32);
+        self.state as u32
+    }
+
+    fn next_f64(&mut self) -> f64 {
+        let w = self.next_u32();
+        if self.float { f64::from(w >> 8) * (1.0 / 16_777_216.0) } else { f64::from(w) * (1.0 / 4_294_967_296.0) }
+    }
+}
+
+/// One evaluation: a set with its values, a point and an MWC state.
+struct Sample {
+    case: usize,
+    specs: Vec<VariationSpec>,
+    coefs: Affine,
+    x: f64,
+    y: f64,
+    state: u64,
+}
+
+impl Sample {
+    /// The CPU's result at `(x, y)` and the MWC state after it.
+    fn cpu(&self, x: f64, y: f64, float: bool) -> ((f64, f64), u64) {
+        let set = VariationSet::new(&self.specs, &self.coefs);
+        let mut rng = Replay { state: self.state, float };
+        let out = set.apply(x, y, &mut rng);
+        (out, rng.state)
+    }
+}
+
+/// Distance between two results, infinite when they differ in NaN-ness or
+/// in an infinity.
+fn distance(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let comp = |u: f64, v: f64| {
+        if u.is_finite() && v.is_finite() {
+            Some(u - v)
+        } else if (u.is_nan() && v.is_nan()) || u == v {
+            Some(0.0)
+        } else {
+            None
+        }
+    };
+    match (comp(a.0, b.0), comp(a.1, b.1)) {
+        (Some(dx), Some(dy)) => dx.hypot(dy),
+        _ => f64::INFINITY,
+    }
+}
+
+/// How far the CPU's result moves when the point moves by `delta` times
+/// its larger coordinate: the result's sensitivity to rounding here.
+fn sensitivity(s: &Sample, float: bool, delta: f64) -> f64 {
+    let (c, _) = s.cpu(s.x, s.y, float);
+    let dx = delta * s.x.abs().max(s.y.abs());
+    let dy = dx;
+    let mut worst = 0.0f64;
+    for (ex, ey) in
+        [(1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)]
+    {
+        let (p, _) = s.cpu(s.x + ex * dx, s.y + ey * dy, float);
+        worst = worst.max(distance(p, c));
+    }
+    worst
+}
+
+/// How noisy the CPU's result is at this point: the largest second
+/// difference `c(p + h) − 2c(p) + c(p − h)` over steps of relative sizes
+/// `deltas` (times the larger coordinate) along the axes and diagonals. A
+/// smooth result has second
+/// differences of order h²·c'' (negligible for small steps); where the
+/// formula cancels catastrophically (cosh y − cos x near 0 …) the rounding
+/// of the intermediate values shows up here, and that is the size of the
+/// disagreement another libm may have with this one.
+fn noise(s: &Sample, float: bool, deltas: &[f64]) -> f64 {
+    let (c, _) = s.cpu(s.x, s.y, float);
+    let mut worst = 0.0f64;
+    for &delta in deltas {
+        let dx = delta * s.x.abs().max(s.y.abs());
+        let dy = dx;
+        for (ex, ey) in [(1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (1.0, -1.0)] {
+            let (a, _) = s.cpu(s.x + ex * dx, s.y + ey * dy, float);
+            let (b, _) = s.cpu(s.x - ex * dx, s.y - ey * dy, float);
+            let d = if [a.0, a.1, b.0, b.1, c.0, c.1].iter().all(|v| v.is_finite()) {
+                (a.0 + b.0 - 2.0 * c.0).hypot(a.1 + b.1 - 2.0 * c.1) / 2.0
+            } else {
+                distance(a, c).max(distance(b, c))
+            };
+            worst = worst.max(d);
+        }
+    }
+    worst
+}
+
+/// The error another libm may add where a variation alone subtracts two
+/// nearly equal libm results (flam3's formulas, kept as they are): foci's
+/// denominator `eˣ/2 + e⁻ˣ/2 − cos y`, the `cosh − cos` denominators of
+/// csc, cot, csch and coth, secant2's `1/cos(wr) ∓ 1`, and flower's
+/// `cos(petals·θ)` near its zeros. A few ulps of the terms become `ε·κ` of
+/// the result, with `κ = (|a| + |b|) / |a − b|` the cancellation's
+/// condition number (`|t·tan t|` for `cos t`): unbounded near the origin
+/// (and near the poles) where those results are rounding noise in flam3
+/// too; where `8ε·κ ≥ 1` nothing of the result is left and any result
+/// (an infinity included) agrees. Zero for every other case.
+fn cancellation_allowance(s: &Sample, c: (f64, f64)) -> f64 {
+    let [spec] = s.specs.as_slice() else { return 0.0 };
+    let (x, y, w) = (s.x, s.y, spec.weight);
+    let noise = |kappa: f64| {
+        let r = 8.0 * f64::EPSILON * kappa;
+        if r >= 1.0 || r.is_nan() { f64::INFINITY } else { r * c.0.hypot(c.1) }
+    };
+    let cancel = |a: f64, b: f64| noise((a.abs() + b.abs()) / (a - b).abs());
+    match spec.kind.name() {
+        "foci" => cancel(x.exp() * 0.5 + 0.25 / (x.exp() * 0.5), y.cos()),
+        "csc" | "cot" => cancel((2.0 * y).cosh(), (2.0 * x).cos()),
+        "csch" | "coth" => cancel((2.0 * x).cosh(), (2.0 * y).cos()),
+        "secant2" => 8.0 * f64::EPSILON * w.abs() * (1.0 / (w * x.hypot(y)).cos().abs() + 1.0),
+        "flower" => {
+            let t = spec.param(0) * y.atan2(x);
+            noise(1.0 + (t * t.tan()).abs())
+        }
+        _ => 0.0,
+    }
+}
+
+/// The most excused points a case of `per_case` samples may have: 1/32 of
+/// them (1/16 in float).
+fn excuse_cap(per_case: usize, float: bool) -> usize {
+    if float { per_case / 16 } else { per_case / 32 }
+}
+
+/// Double build against the CPU with another libm: relative tolerance,
+/// jump step and noise steps of [`Batch::check`].
+const DOUBLE_TOL: f64 = 1e-9;
+const DOUBLE_DELTA: f64 = 1e-14;
+const DOUBLE_NOISE_STEPS: [f64; 3] = [1e-10, 1e-8, 1e-6];
+/// Float build against the (double) CPU on moderate inputs.
+const FLOAT_TOL: f64 = 2e-3;
+const FLOAT_DELTA: f64 = 1e-5;
+/// Samples a case: double, float.
+const DOUBLE_PER_CASE: usize = 256;
+const FLOAT_PER_CASE: usize = 128;
+
+/// The test kernel: every case's generated function behind a switch, one
+/// thread per sample.
+fn dispatch_source(codes: &[VariationsCode], double: bool) -> KernelSource {
+    use std::fmt::Write;
+    let mut src = String::from("#include \"flame_common.cuh\"\n#include \"flame_variations.cuh\"\n");
+    for c in codes {
+        src.push_str(&c.source);
+    }
+    src.push_str(
+        r#"extern "C" __global__ void eval_cases(int n, const int *__restrict__ cases, const int *__restrict__ offsets,
+                                      const real *__restrict__ params, const double *__restrict__ in,
+                                      unsigned long long *__restrict__ states, double *__restrict__ out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    FlameRng rng;
+    rng.state = states[i];
+"#,
+    );
+    let _ = writeln!(src, "    rng.a = {MWC_A}u;");
+    src.push_str(
+        r#"    real tx = (real)in[2 * i], ty = (real)in[2 * i + 1], ox = (real)0, oy = (real)0;
+    const real *p = params + offsets[i];
+    switch (cases[i]) {
+"#,
+    );
+    for i in 0..codes.len() {
+        let _ = writeln!(src, "    case {i}: case_{i}(tx, ty, ox, oy, rng, p); break;");
+    }
+    src.push_str(
+        "    }\n    out[2 * i] = (double)ox;\n    out[2 * i + 1] = (double)oy;\n    states[i] = rng.state;\n}\n",
+    );
+    precision_options(with_headers(KernelSource::new("varcode_dispatch.cu", src)), double)
+}
+
+/// Random samples of every case: the generated functions, the samples, the
+/// parameters of all samples (f64) and each sample's offset into them.
+struct Batch {
+    cases: Vec<Vec<VariationKind>>,
+    codes: Vec<VariationsCode>,
+    samples: Vec<Sample>,
+    params: Vec<f64>,
+    offsets: Vec<i32>,
+}
+
+impl Batch {
+    fn new(float: bool, per_case: usize, seed: u64) -> Batch {
+        let cases = cases();
+        let codes: Vec<VariationsCode> =
+            cases.iter().enumerate().map(|(i, k)| variations_code(&format!("case_{i}"), &unit_specs(k))).collect();
+        let mut r = TestRng(seed);
+        let mut samples = Vec::new();
+        let mut params = Vec::new();
+        let mut offsets = Vec::new();
+        for (case, kinds) in cases.iter().enumerate() {
+            for _ in 0..per_case {
+                let specs: Vec<VariationSpec> = kinds.iter().map(|&k| random_spec(k, &mut r, float)).collect();
+                let coefs = random_affine(&mut r, float);
+                offsets.push(i32::try_from(params.len()).unwrap());
+                let before = params.len();
+                variations_params(&specs, &coefs, &mut params);
+                assert_eq!(params.len() - before, codes[case].param_len);
+                let x = awkward(&mut r, float);
+                let y = awkward(&mut r, float);
+                let state = ((r.next() % u64::from(MWC_A)) << 32) | (r.next() & 0xffff_ffff) | 1;
+                samples.push(Sample { case, specs, coefs, x, y, state });
+            }
+        }
+        Batch { cases, codes, samples, params, offsets }
+    }
+
+    /// `case` as `linear+julian`.
+    fn name(&self, case: usize) -> String {
+        self.cases[case].iter().map(|k| k.name()).collect::<Vec<_>>().join("+")
+    }
+
+    /// Checks results `out` (x, y pairs) and MWC states after, computed by
+    /// `label` (GPU or host build), against the CPU: agreement within
+    /// `tol` (relative, on the result vector). A point where they do not
+    /// agree is excused only where the difference is within ten times what
+    /// the CPU's own result does near the point: its jump when the point
+    /// moves by a relative `delta` (a branch cut, a truncation boundary)
+    /// or its rounding noise measured with steps `noise_deltas` ([`noise`]:
+    /// catastrophic cancellation); at most `max_excused` such points a case.
+    /// In double, a difference within [`cancellation_allowance`] agrees too
+    /// (counted apart).
+    /// The MWC states must agree exactly (the same number of words drawn).
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &self,
+        label: &str,
+        float: bool,
+        out: &[f64],
+        states_after: &[u64],
+        tol: f64,
+        delta: f64,
+        noise_deltas: &[f64],
+        max_excused: usize,
+    ) {
+        let mut failures = Vec::new();
+        let mut excused = vec![Vec::new(); self.cases.len()];
+        let mut worst = vec![0.0f64; self.cases.len()];
+        let mut cancelled = 0usize;
+        for (i, s) in self.samples.iter().enumerate() {
+            let g = (out[2 * i], out[2 * i + 1]);
+            let (c, state) = s.cpu(s.x, s.y, float);
+            let name = self.name(s.case);
+            if state != states_after[i] {
+                failures.push(format!("{name}: random words drawn differ at ({:e}, {:e})", s.x, s.y));
+                continue;
+            }
+            let err = distance(g, c);
+            let scale = c.0.hypot(c.1);
+            // (Exact agreement includes NaN with NaN, where scale is NaN.)
+            if err == 0.0 || err <= tol * scale {
+                if scale > 0.0 {
+                    worst[s.case] = worst[s.case].max(err / scale);
+                }
+                continue;
+            }
+            if !float && err <= tol * scale + cancellation_allowance(s, c) {
+                cancelled += 1;
+                continue;
+            }
+            let sens = sensitivity(s, float, delta).max(noise(s, float, noise_deltas));
+            let line = format!(
+                "{name}: at ({:e}, {:e}) got ({:e}, {:e}) cpu ({:e}, {:e}), error {err:e}, relative {:e}, cpu moves {sens:e} for a relative {delta:e} step; specs {:?} coefs {:?}",
+                s.x,
+                s.y,
+                g.0,
+                g.1,
+                c.0,
+                c.1,
+                err / scale,
+                s.specs,
+                s.coefs.c
+            );
+            if err <= 10.0 * sens {
+                excused[s.case].push(line);
+            } else {
+                failures.push(line);
+            }
+        }
+        use std::io::Write;
+        let mut log = std::io::stderr().lock();
+        for (case, lines) in excused.iter().enumerate() {
+            for l in lines {
+                let _ = writeln!(log, "{label} excused (ill-conditioned): {l}");
+            }
+            if lines.len() > max_excused {
+                failures.push(format!(
+                    "{label} {}: {} ill-conditioned disagreements, at most {max_excused} allowed",
+                    self.name(case),
+                    lines.len()
+                ));
+            }
+        }
+        let (wi, w) = worst.iter().copied().enumerate().fold((0, 0.0), |a, (i, v)| if v > a.1 { (i, v) } else { a });
+        let _ = writeln!(
+            log,
+            "{label}: {} samples in {} cases, {cancelled} within the cancellation allowance, {} excused, largest relative difference among agreeing points {w:e} ({})",
+            self.samples.len(),
+            self.cases.len(),
+            excused.iter().map(Vec::len).sum::<usize>(),
+            self.name(wi)
+        );
+        assert!(failures.is_empty(), "{label}: {} failures:\n{}", failures.len(), failures.join("\n"));
+    }
+}
+
+/// Evaluates random samples of every case on the GPU (double or float
+/// build) and checks them against the CPU ([`Batch::check`]).
+fn check_gpu_against_cpu(gpu: &warpmc_gpu::Gpu, double: bool) {
+    let float = !double;
+    let per_case = if double { DOUBLE_PER_CASE } else { FLOAT_PER_CASE };
+    let label = if double { "gpu double" } else { "gpu float" };
+    let batch = Batch::new(float, per_case, if double { 0xd0b1e } else { 0xf10a7 });
+    let module = gpu.module(&dispatch_source(&batch.codes, double)).unwrap_or_else(|e| panic!("{label} build: {e}"));
+    let kernel = module.kernel("eval_cases").unwrap();
+    let n = batch.samples.len();
+    let case_ids: Vec<i32> = batch.samples.iter().map(|s| s.case as i32).collect();
+    let inputs: Vec<f64> = batch.samples.iter().flat_map(|s| [s.x, s.y]).collect();
+    let states: Vec<u64> = batch.samples.iter().map(|s| s.state).collect();
+    let d_cases = gpu.upload(&case_ids).unwrap();
+    let d_offsets = gpu.upload(&batch.offsets).unwrap();
+    let d_in = gpu.upload(&inputs).unwrap();
+    let mut d_states = gpu.upload(&states).unwrap();
+    let mut d_out = gpu.alloc_zeros::<f64>(2 * n).unwrap();
+    let n32 = i32::try_from(n).unwrap();
+    let config = warpmc_gpu::grid_1d(n, 128);
+    if double {
+        let d_params = gpu.upload(&batch.params).unwrap();
+        // SAFETY: eval_cases takes (int, const int*, const int*, const
+        // double*, const double*, unsigned long long*, double*) in the double
+        // build; every buffer holds what thread i < n reads or writes
+        // (offsets point at param_len values each, checked by Batch::new).
+        unsafe {
+            gpu.launch(&kernel)
+                .arg(&n32)
+                .buf(&d_cases)
+                .buf(&d_offsets)
+                .buf(&d_params)
+                .buf(&d_in)
+                .buf_mut(&mut d_states)
+                .buf_mut(&mut d_out)
+                .run(config)
+                .unwrap()
+        };
+    } else {
+        let params32: Vec<f32> = batch.params.iter().map(|&v| v as f32).collect();
+        let d_params = gpu.upload(&params32).unwrap();
+        // SAFETY: as above, with const float* parameters in the float build.
+        unsafe {
+            gpu.launch(&kernel)
+                .arg(&n32)
+                .buf(&d_cases)
+                .buf(&d_offsets)
+                .buf(&d_params)
+                .buf(&d_in)
+                .buf_mut(&mut d_states)
+                .buf_mut(&mut d_out)
+                .run(config)
+                .unwrap()
+        };
+    }
+    let out = gpu.download(&d_out).unwrap();
+    let states_after = gpu.download(&d_states).unwrap();
+    check_like_gpu(&batch, label, float, &out, &states_after, per_case);
+}
+
+/// [`Batch::check`] with the GPU tests' settings.
+fn check_like_gpu(batch: &Batch, label: &str, float: bool, out: &[f64], states: &[u64], per_case: usize) {
+    if float {
+        batch.check(label, true, out, states, FLOAT_TOL, FLOAT_DELTA, &[], excuse_cap(per_case, true));
+    } else {
+        let cap = excuse_cap(per_case, false);
+        batch.check(label, false, out, states, DOUBLE_TOL, DOUBLE_DELTA, &DOUBLE_NOISE_STEPS, cap);
+    }
+}
+
+#[test]
+fn gpu_variations_match_cpu_double() {
+    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_variations_match_cpu_double") else { return };
+    check_gpu_against_cpu(&gpu, true);
+}
+
+#[test]
+fn gpu_variations_match_cpu_float() {
+    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_variations_match_cpu_float") else { return };
+    check_gpu_against_cpu(&gpu, false);
+}
+
+/// The device code built as host C++ (double, the host's libm, no FMA
+/// contraction) with the same dispatch: checks the transcription of every
+/// variation and the parameter layout wherever a C++ compiler is found
+/// (`CXX`, else `c++`), GPU or not. With the same libm as the CPU code
+/// the results are the same to the last bits but for the few places where
+/// the device code multiplies by a reciprocal (variations.cuh's header):
+/// a few ulps.
+#[test]
+fn host_build_of_device_code_matches_cpu() {
+    host_check("host_build_of_device_code_matches_cpu", HostBuild::Exact);
+}
+
+/// The double build on the host with FMA contraction (as NVRTC contracts)
+/// and every libm result but sqrt moved by an ulp up or down on two thirds
+/// of the arguments (CUDA's libm is within 1–2 ulps of glibc's), checked
+/// with the settings of `gpu_variations_match_cpu_double`: shows that those
+/// settings absorb another libm honestly.
+#[test]
+fn host_build_with_another_libm_agrees_like_the_gpu() {
+    host_check("host_build_with_another_libm_agrees_like_the_gpu", HostBuild::Jittered);
+}
+
+/// The float build on the host (the host's float libm): a stand-in for
+/// the GPU's float build, with the same tolerances as
+/// `gpu_variations_match_cpu_float`.
+#[test]
+fn host_float_build_of_device_code_matches_cpu() {
+    host_check("host_float_build_of_device_code_matches_cpu", HostBuild::Float);
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum HostBuild {
+    /// double, the CPU's libm, no contraction.
+    Exact,
+    /// double, FMA contraction, libm results jittered by an ulp.
+    Jittered,
+    /// float.
+    Float,
+}
+
+/// libm wrappers that move results by an ulp, keyed on the argument's bits
+/// (exact results — zero arguments, infinities — left alone as CUDA does).
+const JITTER_PRELUDE: &str = r#"#include <string.h>
+static inline double flame_jitter(double r, double a) {
+    if (a == 0 || r == 0 || !isfinite(r)) return r;
+    unsigned long long b;
+    memcpy(&b, &a, 8);
+    b ^= b >> 31; b *= 0x9E3779B97F4A7C15ull; b ^= b >> 29;
+    switch (b % 3) { case 0: return r; case 1: return nextafter(r, INFINITY); default: return nextafter(r, -INFINITY); }
+}
+static inline double sin_j(double x) { return flame_jitter(sin(x), x); }
+static inline double cos_j(double x) { return flame_jitter(cos(x), x); }
+static inline double tan_j(double x) { return flame_jitter(tan(x), x); }
+static inline double exp_j(double x) { return flame_jitter(exp(x), x); }
+static inline double log_j(double x) { return x == 1 ? 0 : flame_jitter(log(x), x); }
+static inline double log10_j(double x) { return x == 1 ? 0 : flame_jitter(log10(x), x); }
+static inline double sinh_j(double x) { return flame_jitter(sinh(x), x); }
+static inline double cosh_j(double x) { return flame_jitter(cosh(x), x); }
+static inline double acos_j(double x) { return x == 1 ? 0 : flame_jitter(acos(x), x + 0.5); }
+static inline double atan2_j(double y, double x) { return y == 0 || x == 0 ? atan2(y, x) : flame_jitter(atan2(y, x), y + 3 * x); }
+static inline double pow_j(double x, double y) { return x == 1 || y == 0 ? pow(x, y) : flame_jitter(pow(x, y), x + 7 * y); }
+static inline void sincos_j(double x, double *s, double *c) { sincos(x, s, c); *s = flame_jitter(*s, x); *c = flame_jitter(*c, -x); }
+#define sin(x) sin_j(x)
+#define cos(x) cos_j(x)
+#define tan(x) tan_j(x)
+#define exp(x) exp_j(x)
+#define log(x) log_j(x)
+#define log10(x) log10_j(x)
+#define sinh(x) sinh_j(x)
+#define cosh(x) cosh_j(x)
+#define acos(x) acos_j(x)
+#define atan2(y, x) atan2_j(y, x)
+#define pow(x, y) pow_j(x, y)
+#define sincos(x, s, c) sincos_j(x, s, c)
+"#;
+
+fn host_check(name: &str, build: HostBuild) {
+    use std::fmt::Write;
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let double = build != HostBuild::Float;
+    let batch = match build {
+        HostBuild::Exact => Batch::new(false, 64, 0x4057),
+        HostBuild::Jittered => Batch::new(false, DOUBLE_PER_CASE, 0x1177e4),
+        HostBuild::Float => Batch::new(true, FLOAT_PER_CASE, 0xf4057),
+    };
+
+    let mut src = String::from("#define __device__\n#define __forceinline__ inline\n");
+    if double {
+        src.push_str("#define FLAME_REAL double\n#define FLAME_REAL_IS_DOUBLE\n");
+    }
+    src.push_str("#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n");
+    // CUDA's float overload of sincos.
+    src.push_str("static inline void sincos(float x, float *s, float *c) { sincosf(x, s, c); }\n");
+    if build == HostBuild::Jittered {
+        src.push_str(JITTER_PRELUDE);
+    }
+    src.push_str(&FLAME_COMMON_CUH.replace("#pragma once", ""));
+    src.push_str(VARIATIONS_CUH);
+    for c in &batch.codes {
+        src.push_str(&c.source);
+    }
+    src.push_str(
+        r#"static void must(size_t got, size_t want) { if (got != want) { fprintf(stderr, "short read\n"); exit(2); } }
+int main(int argc, char **argv) {
+    if (argc != 3) return 2;
+    FILE *f = fopen(argv[1], "rb");
+    FILE *o = fopen(argv[2], "wb");
+    if (!f || !o) return 2;
+    unsigned long long n, np;
+    must(fread(&n, 8, 1, f), 1);
+    must(fread(&np, 8, 1, f), 1);
+    double *params64 = (double *)malloc(8 * np + 8);
+    must(fread(params64, 8, np, f), np);
+    real *params = (real *)malloc(sizeof(real) * np + 8);
+    for (unsigned long long i = 0; i < np; i++) params[i] = (real)params64[i];
+    for (unsigned long long i = 0; i < n; i++) {
+        int c, off;
+        double x, y;
+        unsigned long long st;
+        must(fread(&c, 4, 1, f), 1);
+        must(fread(&off, 4, 1, f), 1);
+        must(fread(&x, 8, 1, f), 1);
+        must(fread(&y, 8, 1, f), 1);
+        must(fread(&st, 8, 1, f), 1);
+        FlameRng rng;
+        rng.state = st;
+"#,
+    );
+    let _ = writeln!(src, "        rng.a = {MWC_A}u;");
+    src.push_str("        real ox = 0, oy = 0;\n        const real *p = params + off;\n        switch (c) {\n");
+    for i in 0..batch.codes.len() {
+        let _ = writeln!(src, "        case {i}: case_{i}((real)x, (real)y, ox, oy, rng, p); break;");
+    }
+    src.push_str(
+        "        default: return 3;\n        }\n        double dx = ox, dy = oy;\n        fwrite(&dx, 8, 1, o);\n        fwrite(&dy, 8, 1, o);\n        fwrite(&rng.state, 8, 1, o);\n    }\n    fclose(o);\n    return 0;\n}\n",
+    );
+
+    let dir = std::env::temp_dir().join(format!("warpmc-varcode-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cpp, bin, input, output) =
+        (dir.join("variations.cpp"), dir.join("variations"), dir.join("in.bin"), dir.join("out.bin"));
+    std::fs::write(&cpp, &src).unwrap();
+    let built = std::process::Command::new(&cxx)
+        .args(["-O1", "-fno-fast-math", "-w"])
+        .args(if build == HostBuild::Jittered {
+            ["-mfma", "-ffp-contract=fast"]
+        } else {
+            ["-ffp-contract=off", "-mno-fma"]
+        })
+        .arg("-o")
+        .arg(&bin)
+        .arg(&cpp)
+        .arg("-lm")
+        .output();
+    match built {
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return skip(name, &format!("no C++ compiler ({cxx}: {e})"));
+        }
+        Ok(o) if !o.status.success() => {
+            panic!("{cxx} failed on the device code:\n{}", String::from_utf8_lossy(&o.stderr))
+        }
+        Ok(_) => {}
+    }
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(&(batch.samples.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&(batch.params.len() as u64).to_le_bytes());
+    for v in &batch.params {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    for (s, off) in batch.samples.iter().zip(&batch.offsets) {
+        bytes.extend_from_slice(&(s.case as i32).to_le_bytes());
+        bytes.extend_from_slice(&off.to_le_bytes());
+        bytes.extend_from_slice(&s.x.to_le_bytes());
+        bytes.extend_from_slice(&s.y.to_le_bytes());
+        bytes.extend_from_slice(&s.state.to_le_bytes());
+    }
+    std::fs::write(&input, bytes).unwrap();
+    let status = std::process::Command::new(&bin).arg(&input).arg(&output).status().unwrap();
+    assert!(status.success(), "host build of the device code: {status}");
+    let raw = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let words: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(words.len(), 3 * batch.samples.len());
+    let out: Vec<f64> = words.chunks_exact(3).flat_map(|w| [f64::from_bits(w[0]), f64::from_bits(w[1])]).collect();
+    let states: Vec<u64> = words.chunks_exact(3).map(|w| w[2]).collect();
+    match build {
+        HostBuild::Exact => batch.check("host c++ double", false, &out, &states, 1e-13, 1e-14, &[], 0),
+        HostBuild::Jittered => check_like_gpu(&batch, "host c++ jittered", false, &out, &states, DOUBLE_PER_CASE),
+        HostBuild::Float => check_like_gpu(&batch, "host c++ float", true, &out, &states, FLOAT_PER_CASE),
+    }
+}
