@@ -68,7 +68,7 @@ enum ShuffleArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum AccumulationArg {
-    /// One vector atomic per sample.
+    /// One vector atomic per run of samples a thread puts in one cell
     Plain,
     /// Warp-aggregated atomics (match_any, one atomic per cell and warp).
     Aggregated,

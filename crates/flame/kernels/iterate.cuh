@@ -34,11 +34,14 @@
 typedef FLAME_BUCKET bucket;
 
 // A point between launches. `state`: low 8 bits the iterations still to
-// discard (fuse), the rest the index of the xform that produced the point
-// (for chaos rows).
+// discard (fuse), the rest the chaos row of the next choice (1 + the index
+// of the xform that produced the point; 0 for a fresh point). `left`: the
+// plotted iterations left in the point's sub-batch: then it restarts from
+// a random point, as flam3's sub-batches do.
 struct ChaosPoint {
     real x, y, c;
     int state;
+    int left;
 };
 
 // Parameter block offsets of the camera (after the xforms' parameters).
@@ -65,6 +68,35 @@ struct ChaosPoint {
 __device__ __forceinline__ bool flame_bad(real v) {
     // NaN fails both comparisons.
     return !(v >= (real)-1e10 && v <= (real)1e10);
+}
+
+#define FLAME_NO_CELL 0xffffffffu
+
+// Samples of one cell summed in registers: r, g, b, alpha, hits.
+struct Run {
+    bucket c[5];
+};
+
+// Adds a run to its cell (nothing when there is none).
+__device__ __forceinline__ void flush_run(bucket *hist, bucket *count, unsigned cell, const Run &run) {
+    if (cell == FLAME_NO_CELL) return;
+#if __CUDA_ARCH__ >= 900
+    if (sizeof(bucket) == 4) {
+        atomicAdd(reinterpret_cast<float4 *>(hist) + cell, make_float4(run.c[0], run.c[1], run.c[2], run.c[3]));
+    } else
+#endif
+    {
+        bucket *h = hist + 4ull * cell;
+        atomicAdd(h + 0, run.c[0]);
+        atomicAdd(h + 1, run.c[1]);
+        atomicAdd(h + 2, run.c[2]);
+        atomicAdd(h + 3, run.c[3]);
+    }
+#if FLAME_COUNT
+    atomicAdd(count + cell, run.c[4]);
+#else
+    (void)count;
+#endif
 }
 
 // Palette colour (premultiplied by 255 and the temporal weight) at c.
@@ -104,6 +136,7 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
     unsigned width, unsigned height,         // histogram cells held
     unsigned row0,                           // first row held (strips)
     int iters,
+    int sub_batch,                           // plotted iterations per point
     unsigned long long *__restrict__ counters)  // [kept iterations, bad values]
 {
     __shared__ real P[FLAME_PARAMS_TOTAL];
@@ -111,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
 #if FLAME_SHUFFLE
     __shared__ real sx[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK], sy[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK],
         sc[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK];
-    __shared__ int ss[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK];
+    __shared__ int ss[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK], sl[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK];
 #endif
     const unsigned tid = threadIdx.x;
     for (unsigned i = tid; i < FLAME_PARAMS_TOTAL; i += FLAME_BLOCK) P[i] = gparams[i];
@@ -125,9 +158,14 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
     ChaosPoint pt = points[gid];
     real x = pt.x, y = pt.y, c = pt.c;
     int fuse = pt.state & 0xff;
-    int last = pt.state >> 8;
-    (void)last;
+    int chaos_row = pt.state >> 8;
+    (void)chaos_row;
+    int left = pt.left;
     unsigned long long kept = 0, bad = 0;
+#if FLAME_ACCUM != 1
+    unsigned run_cell = FLAME_NO_CELL;
+    Run run;
+#endif
 #if FLAME_SHUFFLE
     const unsigned lane = tid & 31u, warp = tid >> 5;
     const unsigned slot = (lane + (warp + lane) * 32u) % FLAME_BLOCK;
@@ -141,7 +179,7 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
 #else
         const unsigned r = draw;
 #if FLAME_CHAOS
-        const int row = last + 1;
+        const int row = chaos_row;
 #else
         const int row = 0;
 #endif
@@ -156,7 +194,7 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
             fuse = FLAME_REFUSE;
             ++bad;
         }
-        last = xi;
+        chaos_row = xi + 1;
 
         real fx = x, fy = y, fc = c;
 #if FLAME_HAS_FINAL
@@ -171,6 +209,16 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
             --fuse;
         } else {
             ++kept;
+            if (--left <= 0) {
+                // End of the point's sub-batch (this sample is still
+                // plotted, from fx, fy, fc): a fresh random point, fused.
+                x = (real)2 * rng.uniform() - (real)1;
+                y = (real)2 * rng.uniform() - (real)1;
+                c = rng.uniform();
+                fuse = FLAME_REFUSE;
+                chaos_row = 0;
+                left = sub_batch;
+            }
             const real px = P[CAM_R00] * (fx - P[CAM_CX]) + P[CAM_R01] * (fy - P[CAM_CY]) + P[CAM_CX];
             const real py = P[CAM_R10] * (fx - P[CAM_CX]) + P[CAM_R11] * (fy - P[CAM_CY]) + P[CAM_CY];
             if (vis > (real)0 && px >= P[CAM_B0] && py >= P[CAM_B1] && px <= P[CAM_B2] && py <= P[CAM_B3]) {
@@ -209,30 +257,38 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
             if (valid && (peers & warpmc::lanemask_lt()) == 0) {
                 warpmc::atomic_add_value<false, true>(hist + 4ull * cell, val);
             }
+#if FLAME_COUNT
+            if (valid) atomicAdd(count + cell, (bucket)(255.0f * (float)vis));
+#endif
         }
 #else
+        // Consecutive samples of this thread in one cell are summed in
+        // registers and added with one atomic when the cell changes: a
+        // point converging on a fixed point would otherwise hammer a
+        // single address from many threads at once (and, in f32 buckets,
+        // add units to a large sum one by one).
         if (valid) {
-#if __CUDA_ARCH__ >= 900
-            if (sizeof(bucket) == 4) {
-                atomicAdd(reinterpret_cast<float4 *>(hist) + cell, col);
-            } else
-#endif
-            {
-                bucket *h = hist + 4ull * cell;
-                atomicAdd(h + 0, (bucket)col.x);
-                atomicAdd(h + 1, (bucket)col.y);
-                atomicAdd(h + 2, (bucket)col.z);
-                atomicAdd(h + 3, (bucket)col.w);
+            if (cell != run_cell) {
+                flush_run(hist, count, run_cell, run);
+                run_cell = cell;
+                run.c[0] = (bucket)col.x;
+                run.c[1] = (bucket)col.y;
+                run.c[2] = (bucket)col.z;
+                run.c[3] = (bucket)col.w;
+                run.c[4] = (bucket)(255.0f * (float)vis);
+            } else {
+                run.c[0] += (bucket)col.x;
+                run.c[1] += (bucket)col.y;
+                run.c[2] += (bucket)col.z;
+                run.c[3] += (bucket)col.w;
+                run.c[4] += (bucket)(255.0f * (float)vis);
             }
         }
-#endif
-#if FLAME_COUNT
-        if (valid) atomicAdd(count + cell, (bucket)(255.0f * (float)vis));
 #endif
 
 #if FLAME_SHUFFLE
         {
-            int st = fuse | (last << 8);
+            int st = fuse | (chaos_row << 8);
 #if FLAME_SHUFFLE == 2
             // Rotate the warp's points by a random number of lanes first.
             const unsigned rot = __shfl_sync(FLAME_FULL_MASK, rng.next_u32(), 0) & 31u;
@@ -241,6 +297,7 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
             y = __shfl_sync(FLAME_FULL_MASK, y, src);
             c = __shfl_sync(FLAME_FULL_MASK, c, src);
             st = __shfl_sync(FLAME_FULL_MASK, st, src);
+            left = __shfl_sync(FLAME_FULL_MASK, left, src);
 #endif
             // Two buffers: the barrier of iteration it + 1 separates this
             // iteration's reads from the next writes into the same buffer.
@@ -255,21 +312,27 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
             sy[b][slot] = y;
             sc[b][slot] = c;
             ss[b][slot] = st;
+            sl[b][slot] = left;
             __syncthreads();
             x = sx[b][tid];
             y = sy[b][tid];
             c = sc[b][tid];
             st = ss[b][tid];
+            left = sl[b][tid];
             fuse = st & 0xff;
-            last = st >> 8;
+            chaos_row = st >> 8;
         }
 #endif
     }
 
+#if FLAME_ACCUM != 1
+    flush_run(hist, count, run_cell, run);
+#endif
     pt.x = x;
     pt.y = y;
     pt.c = c;
-    pt.state = fuse | (last << 8);
+    pt.state = fuse | (chaos_row << 8);
+    pt.left = left;
     points[gid] = pt;
     rng_state[gid] = rng.state;
     // One atomic per warp for the counters.

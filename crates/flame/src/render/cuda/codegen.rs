@@ -104,7 +104,7 @@ pub(crate) fn generate(cp: &Flame, opts: &IterationOptions, bucket: Precision, c
         // Double-buffered shuffle (one barrier per iteration) where two
         // buffers fit in 32 KiB of shared memory.
         ("FLAME_SHUFFLE_BUFFERS", {
-            let per_point = 3 * if real_double { 8 } else { 4 } + 4;
+            let per_point = 3 * if real_double { 8 } else { 4 } + 8;
             if opts.block as usize * per_point * 2 <= 32 * 1024 { "2" } else { "1" }.to_string()
         }),
     ];

@@ -29,6 +29,7 @@ use super::{
 };
 use crate::genome::Flame;
 use crate::interpolate::interpolate;
+use crate::render::chaos::FUSE;
 use codegen::{CameraParams, GeneratedKernel, generate, pack_params};
 pub(crate) use finish::{Finisher, GpuBucket};
 
@@ -67,7 +68,10 @@ pub enum Shuffle {
 /// How samples are added into the histogram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Accumulation {
-    /// One (vector) atomic per sample.
+    /// One (vector) atomic per run of samples: a thread sums consecutive
+    /// samples that land in one cell in registers, and adds the sum when
+    /// its point moves to another cell (points converging on a fixed
+    /// point would otherwise make every thread hit one address).
     #[default]
     Plain,
     /// Lanes of a warp that hit the same cell add their colours first
@@ -203,7 +207,7 @@ impl CudaRenderer {
             Some(b) => b,
             None => (self.gpu.memory_info().map_err(gpu_err)?.0 as f64 * 0.7) as u64,
         };
-        let strips = strip_plan(g, budget / row_bytes.max(1))?;
+        let strips = strip_plan(g, budget / row_bytes.max(1), row_bytes)?;
         let n = strips.len();
         let mut frame: Option<RenderedFrame> = None;
         for (k, strip) in strips.into_iter().enumerate() {
@@ -238,7 +242,7 @@ struct Strip {
 
 /// Splits the frame into strips whose histograms have at most `max_rows`
 /// rows (one strip when the whole histogram fits).
-fn strip_plan(g: &FrameGeometry, max_rows: u64) -> Result<Vec<Strip>, RenderError> {
+fn strip_plan(g: &FrameGeometry, max_rows: u64, row_bytes: u64) -> Result<Vec<Strip>, RenderError> {
     if g.hh as u64 <= max_rows {
         return Ok(vec![Strip { out_rows: 0..g.height, hist_rows: 0..g.hh }]);
     }
@@ -250,7 +254,9 @@ fn strip_plan(g: &FrameGeometry, max_rows: u64) -> Result<Vec<Strip>, RenderErro
     let fixed = g.de_offset + g.filter.width + 2 * margin;
     let per_strip = (max_rows as usize).saturating_sub(fixed) / g.ss;
     if per_strip == 0 {
-        return Err(RenderError::OutOfMemory { bytes: g.cells() * 8, cells: g.cells() });
+        // Not even one output row fits with its margins.
+        let rows = (fixed + g.ss).min(g.hh) as u64;
+        return Err(RenderError::OutOfMemory { bytes: rows * row_bytes, cells: rows * g.hw as u64 });
     }
     let mut out = Vec::new();
     let mut r0 = 0;
@@ -264,17 +270,11 @@ fn strip_plan(g: &FrameGeometry, max_rows: u64) -> Result<Vec<Strip>, RenderErro
     Ok(out)
 }
 
-/// Iterations a fresh point runs before it is plotted. flam3 discards 15
-/// per 10000-iteration sub-batch; some genomes take far longer than 15
-/// iterations to reach their attractor from [-1, 1]² (renders with few
-/// iterations per thread came out fogged), so more here: 100 is still
-/// under 3 % of a thread's work (see MIN_ITERS_PER_THREAD).
-const START_FUSE: i32 = 100;
-
-/// Fewest iterations per thread a job is spread over: fewer threads for
-/// small jobs, so that every point runs long after its fuse, as flam3's
-/// 10000-iteration sub-batches do.
-const MIN_ITERS_PER_THREAD: u64 = 4096;
+/// Bytes of one `ChaosPoint` (iterate.cuh): x, y, c in the chaos-game
+/// real type, then `state` and `left` (i32 each).
+fn point_bytes(real_bytes: usize) -> usize {
+    3 * real_bytes + 8
+}
 
 /// Histogram, accumulation buffer and points of one frame in device memory.
 struct GpuBackend<'a, T: GpuBucket + PrecisionOf> {
@@ -290,6 +290,9 @@ struct GpuBackend<'a, T: GpuBucket + PrecisionOf> {
     rng_a: DeviceBuffer<u32>,
     counters: DeviceBuffer<u64>,
     threads: usize,
+    /// Plotted iterations of a point before it restarts (flam3's
+    /// sub-batch).
+    sub_batch: i32,
     hw: usize,
     /// Rows of the histogram held (the strip's), and the first one's index
     /// in the whole histogram.
@@ -332,14 +335,17 @@ impl<'a, T: GpuBucket + PrecisionOf> GpuBackend<'a, T> {
 
         let threads = (gpu.info().sm_count.max(1) * o.blocks_per_sm * o.block) as usize;
         let real_bytes = if o.real == Precision::F64 { 8 } else { 4 };
-        let point_bytes = if real_bytes == 8 { 32 } else { 16 };
+        let point_bytes = point_bytes(real_bytes);
         let mut pts = vec![0u8; threads * point_bytes];
         let mut states = Vec::with_capacity(threads);
         let mut mults = Vec::with_capacity(threads);
+        let sub_batch = i32::try_from(settings.sub_batch_size.max(1)).unwrap_or(i32::MAX);
         for t in 0..threads {
             let mut rng = super::sub_batch_rng(settings.seed, t as u64);
-            // The point starts at random and is discarded for START_FUSE
-            // iterations.
+            // Every point starts as a sub-batch does on the CPU (flam3): at
+            // random in [-1, 1]² with a random colour, discarded for FUSE
+            // iterations, then plotted for sub_batch_size iterations before
+            // it restarts.
             let p = [2.0 * rng.next_f64() - 1.0, 2.0 * rng.next_f64() - 1.0, rng.next_f64()];
             let at = &mut pts[t * point_bytes..(t + 1) * point_bytes];
             for (k, v) in p.iter().enumerate() {
@@ -349,7 +355,9 @@ impl<'a, T: GpuBucket + PrecisionOf> GpuBackend<'a, T> {
                     at[k * 4..k * 4 + 4].copy_from_slice(&(*v as f32).to_le_bytes());
                 }
             }
-            at[3 * real_bytes..3 * real_bytes + 4].copy_from_slice(&START_FUSE.to_le_bytes());
+            // state: fuse, chaos row 0 (no previous xform).
+            at[3 * real_bytes..3 * real_bytes + 4].copy_from_slice(&(FUSE as i32).to_le_bytes());
+            at[3 * real_bytes + 4..3 * real_bytes + 8].copy_from_slice(&sub_batch.to_le_bytes());
             states.push(rng.state());
             mults.push(rng.multiplier());
         }
@@ -365,6 +373,7 @@ impl<'a, T: GpuBucket + PrecisionOf> GpuBackend<'a, T> {
             rng_a: gpu.upload(&mults).map_err(gpu_err)?,
             counters: gpu.alloc_zeros::<u64>(2).map_err(gpu_err)?,
             threads,
+            sub_batch,
             hw: g.hw,
             hh: rows,
             row0: strip.hist_rows.start,
@@ -430,11 +439,14 @@ impl<T: GpuBucket + PrecisionOf> FrameBackend for GpuBackend<'_, T> {
         let palette = self.gpu.upload(&palette).map_err(gpu_err)?;
         self.gpu.memset_bytes(&mut self.counters, 0).map_err(gpu_err)?;
 
-        // Few threads for small jobs, so that fuse and the last launch's
-        // overshoot stay a small fraction of the work.
+        // One thread per sub-batch of the job, up to the threads held: a
+        // small job runs on few threads, so its points plot whole
+        // sub-batches as flam3's do (and the last launch's overshoot stays
+        // small).
         let block = self.options.block as usize;
         let max_blocks = self.threads / block;
-        let blocks = (job.n_iter / (block as u64 * MIN_ITERS_PER_THREAD)).clamp(1, max_blocks as u64) as usize;
+        let per_block = block as u64 * self.sub_batch as u64;
+        let blocks = job.n_iter.div_ceil(per_block).clamp(1, max_blocks as u64) as usize;
         let threads = (blocks * block) as u64;
         let per_launch = u64::from(self.options.iters_per_launch);
         let (width, height, row0) = (self.hw as u32, self.hh as u32, self.row0 as u32);
@@ -473,6 +485,7 @@ impl<T: GpuBucket + PrecisionOf> FrameBackend for GpuBackend<'_, T> {
                     .arg(&height)
                     .arg(&row0)
                     .arg(&iters)
+                    .arg(&self.sub_batch)
                     .buf_mut(&mut self.counters)
                     .run(cfg)
                     .map_err(gpu_err)?;
@@ -503,30 +516,18 @@ impl<T: GpuBucket + PrecisionOf> FrameBackend for GpuBackend<'_, T> {
     }
 
     fn finish(&mut self, g: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>, RenderError> {
+        // The filter reads from row de_offset + r·ss of the whole
+        // accumulation buffer for output row r; a strip holds rows from
+        // row0 on and produces its out_rows.
         let rows = self.strip.out_rows.clone();
-        let px = if self.strip.hist_rows == (0..g.hh) {
-            self.finisher.filter_and_map(
+        let first_row = rows.start * g.ss - self.row0;
+        let px = self
+            .finisher
+            .filter_and_map(
                 self.gpu,
                 &self.acc,
                 self.hw,
-                &g.filter,
-                g.de_offset,
-                g.ss,
-                tone,
-                g.width,
-                g.height,
-            )
-        } else {
-            // The filter reads from row de_offset + r·ss: hand it the
-            // accumulation rows from r0·ss on.
-            let first = rows.start * g.ss - self.row0;
-            let n = (self.hh - first) * self.hw * 4;
-            let mut view = alloc::<T>(self.gpu, n)?;
-            self.gpu.copy_device_range(&self.acc, first * self.hw * 4, &mut view, 0, n).map_err(gpu_err)?;
-            self.finisher.filter_and_map(
-                self.gpu,
-                &view,
-                self.hw,
+                first_row,
                 &g.filter,
                 g.de_offset,
                 g.ss,
@@ -534,8 +535,7 @@ impl<T: GpuBucket + PrecisionOf> FrameBackend for GpuBackend<'_, T> {
                 g.width,
                 rows.len(),
             )
-        }
-        .map_err(gpu_err)?;
+            .map_err(gpu_err)?;
         Ok(px.into_iter().map(|p| p.map(f64::from)).collect())
     }
 }
@@ -611,9 +611,9 @@ mod tests {
         f.estimator_radius = 9.0;
         let flames = [f];
         let g = frame_geometry(&flames, &flames[0]).unwrap();
-        assert_eq!(strip_plan(&g, g.hh as u64).unwrap().len(), 1);
+        assert_eq!(strip_plan(&g, g.hh as u64, 32).unwrap().len(), 1);
         for max_rows in [150u64, 200, 333] {
-            let strips = strip_plan(&g, max_rows).unwrap();
+            let strips = strip_plan(&g, max_rows, 32).unwrap();
             assert!(strips.len() > 1);
             let mut next = 0;
             for s in &strips {
@@ -630,7 +630,7 @@ mod tests {
             }
             assert_eq!(next, g.height);
         }
-        assert!(strip_plan(&g, 10).is_err());
+        assert!(strip_plan(&g, 10, 32).is_err());
     }
 
     #[test]

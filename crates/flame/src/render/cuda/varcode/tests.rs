@@ -328,11 +328,20 @@ fn distance(a: (f64, f64), b: (f64, f64)) -> f64 {
     }
 }
 
+/// What the relative steps of [`sensitivity`] and [`noise`] are relative
+/// to: the larger coordinate, or 1 at the origin (where a relative step
+/// would not move, yet variations with `1/(r + ε)` and a swirl, such as
+/// wedge_sph, turn `1/ε = 10¹⁰` into an angle whose last bits are rounding).
+fn step_scale(s: &Sample) -> f64 {
+    let m = s.x.abs().max(s.y.abs());
+    if m == 0.0 { 1.0 } else { m }
+}
+
 /// How far the CPU's result moves when the point moves by `delta` times
-/// its larger coordinate: the result's sensitivity to rounding here.
+/// its larger coordinate (1 at the origin): the result's sensitivity to rounding here.
 fn sensitivity(s: &Sample, float: bool, delta: f64) -> f64 {
     let (c, _) = s.cpu(s.x, s.y, float);
-    let dx = delta * s.x.abs().max(s.y.abs());
+    let dx = delta * step_scale(s);
     let dy = dx;
     let mut worst = 0.0f64;
     for (ex, ey) in
@@ -356,7 +365,7 @@ fn noise(s: &Sample, float: bool, deltas: &[f64]) -> f64 {
     let (c, _) = s.cpu(s.x, s.y, float);
     let mut worst = 0.0f64;
     for &delta in deltas {
-        let dx = delta * s.x.abs().max(s.y.abs());
+        let dx = delta * step_scale(s);
         let dy = dx;
         for (ex, ey) in [(1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (1.0, -1.0)] {
             let (a, _) = s.cpu(s.x + ex * dx, s.y + ey * dy, float);
