@@ -72,6 +72,8 @@ enum AccumulationArg {
     Plain,
     /// Warp-aggregated atomics (match_any, one atomic per cell and warp).
     Aggregated,
+    /// Runs summed through a per-block cache of hot cells in shared memory
+    Shared,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -125,7 +127,7 @@ struct RenderOpts {
     #[arg(long, value_enum, default_value = "better", help_heading = "GPU tuning")]
     shuffle: ShuffleArg,
     /// GPU: how samples are added into the histogram.
-    #[arg(long, value_enum, default_value = "plain", help_heading = "GPU tuning")]
+    #[arg(long, value_enum, default_value = "shared", help_heading = "GPU tuning")]
     accumulation: AccumulationArg,
     /// GPU: chaos-game arithmetic (f32 is the fast default).
     #[arg(long, value_enum, default_value = "f32", help_heading = "GPU tuning")]
@@ -259,6 +261,7 @@ impl Engine {
             accumulation: match o.accumulation {
                 AccumulationArg::Plain => Accumulation::Plain,
                 AccumulationArg::Aggregated => Accumulation::WarpAggregated,
+                AccumulationArg::Shared => Accumulation::SharedCache,
             },
             real: precision(o.gpu_arithmetic),
             ..IterationOptions::default()

@@ -77,26 +77,61 @@ struct Run {
     bucket c[5];
 };
 
-// Adds a run to its cell (nothing when there is none).
-__device__ __forceinline__ void flush_run(bucket *hist, bucket *count, unsigned cell, const Run &run) {
-    if (cell == FLAME_NO_CELL) return;
+// Adds r, g, b, alpha (and hits) to a histogram cell.
+__device__ __forceinline__ void add_global(bucket *hist, bucket *count, unsigned cell, const bucket *v) {
 #if __CUDA_ARCH__ >= 900
     if (sizeof(bucket) == 4) {
-        atomicAdd(reinterpret_cast<float4 *>(hist) + cell, make_float4(run.c[0], run.c[1], run.c[2], run.c[3]));
+        atomicAdd(reinterpret_cast<float4 *>(hist) + cell, make_float4(v[0], v[1], v[2], v[3]));
     } else
 #endif
     {
         bucket *h = hist + 4ull * cell;
-        atomicAdd(h + 0, run.c[0]);
-        atomicAdd(h + 1, run.c[1]);
-        atomicAdd(h + 2, run.c[2]);
-        atomicAdd(h + 3, run.c[3]);
+        atomicAdd(h + 0, v[0]);
+        atomicAdd(h + 1, v[1]);
+        atomicAdd(h + 2, v[2]);
+        atomicAdd(h + 3, v[3]);
     }
 #if FLAME_COUNT
-    atomicAdd(count + cell, run.c[4]);
+    atomicAdd(count + cell, v[4]);
 #else
     (void)count;
 #endif
+}
+
+#if FLAME_ACCUM == 2 && FLAME_CACHE_BITS > 0
+#define FLAME_CACHE 1
+#define FLAME_CACHE_SLOTS (1u << FLAME_CACHE_BITS)
+// The block's cache of cells: a slot belongs to the first cell that hashes
+// to it in this launch (the tag), and sums that cell's samples.
+__shared__ unsigned cache_tag[FLAME_CACHE_SLOTS];
+__shared__ bucket cache_val[5][FLAME_CACHE_SLOTS];
+#else
+#define FLAME_CACHE 0
+#endif
+
+// Adds a run to its cell (nothing when there is none): into the block's
+// cache when the cell holds (or can claim) its slot, else to the histogram.
+__device__ __forceinline__ void flush_run(bucket *hist, bucket *count, unsigned cell, const Run &run) {
+    if (cell == FLAME_NO_CELL) return;
+#if FLAME_CACHE
+    const unsigned slot = (cell * 2654435761u) >> (32 - FLAME_CACHE_BITS);
+    unsigned tag = cache_tag[slot];
+    if (tag == FLAME_NO_CELL) {
+        const unsigned prev = atomicCAS(&cache_tag[slot], FLAME_NO_CELL, cell);
+        tag = prev == FLAME_NO_CELL ? cell : prev;
+    }
+    if (tag == cell) {
+        atomicAdd(&cache_val[0][slot], run.c[0]);
+        atomicAdd(&cache_val[1][slot], run.c[1]);
+        atomicAdd(&cache_val[2][slot], run.c[2]);
+        atomicAdd(&cache_val[3][slot], run.c[3]);
+#if FLAME_COUNT
+        atomicAdd(&cache_val[4][slot], run.c[4]);
+#endif
+        return;
+    }
+#endif
+    add_global(hist, count, cell, run.c);
 }
 
 // Palette colour (premultiplied by 255 and the temporal weight) at c.
@@ -149,6 +184,12 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
     const unsigned tid = threadIdx.x;
     for (unsigned i = tid; i < FLAME_PARAMS_TOTAL; i += FLAME_BLOCK) P[i] = gparams[i];
     for (unsigned i = tid; i < 256; i += FLAME_BLOCK) pal[i] = gpalette[i];
+#if FLAME_CACHE
+    for (unsigned i = tid; i < FLAME_CACHE_SLOTS; i += FLAME_BLOCK) {
+        cache_tag[i] = FLAME_NO_CELL;
+        for (int k = 0; k < 5; ++k) cache_val[k][i] = (bucket)0;
+    }
+#endif
     __syncthreads();
 
     const unsigned gid = blockIdx.x * FLAME_BLOCK + tid;
@@ -327,6 +368,18 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
 
 #if FLAME_ACCUM != 1
     flush_run(hist, count, run_cell, run);
+#endif
+#if FLAME_CACHE
+    // Every sample of the launch is in; the cache goes to the histogram.
+    __syncthreads();
+    for (unsigned i = tid; i < FLAME_CACHE_SLOTS; i += FLAME_BLOCK) {
+        const unsigned cell = cache_tag[i];
+        if (cell != FLAME_NO_CELL) {
+            bucket v[5];
+            for (int k = 0; k < 5; ++k) v[k] = cache_val[k][i];
+            add_global(hist, count, cell, v);
+        }
+    }
 #endif
     pt.x = x;
     pt.y = y;

@@ -68,6 +68,8 @@ fn every_gpu_variant_renders_within_the_noise_floor() {
         IterationOptions { selection: Selection::WarpUniform, shuffle: Shuffle::Simple, ..d.clone() },
         IterationOptions { selection: Selection::WarpUniform, shuffle: Shuffle::Better, ..d.clone() },
         IterationOptions { accumulation: Accumulation::WarpAggregated, ..d.clone() },
+        IterationOptions { accumulation: Accumulation::Plain, ..d.clone() },
+        IterationOptions { accumulation: Accumulation::SharedCache, real: Precision::F64, block: 1024, ..d.clone() },
         IterationOptions { real: Precision::F64, block: 512, ..d.clone() },
         IterationOptions { block: 1024, iters_per_launch: 7, blocks_per_sm: 1, ..d.clone() },
         // Strips: the histogram is about 890 × 690 cells here, so this is

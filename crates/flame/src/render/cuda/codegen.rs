@@ -80,8 +80,11 @@ pub(crate) fn generate(cp: &Flame, opts: &IterationOptions, bucket: Precision, c
         ("FLAME_SELECT_WARP", u8::from(select_warp).to_string()),
         ("FLAME_CHAOS", u8::from(chaos).to_string()),
         (
+            // The shuffle only matters where a warp shares its choice: with
+            // per-thread choice it would cost a barrier per iteration and
+            // break up the runs of samples a thread sums before an atomic.
             "FLAME_SHUFFLE",
-            match opts.shuffle {
+            match if select_warp { opts.shuffle } else { Shuffle::None } {
                 Shuffle::None => "0",
                 Shuffle::Simple => "1",
                 Shuffle::Better => "2",
@@ -93,6 +96,7 @@ pub(crate) fn generate(cp: &Flame, opts: &IterationOptions, bucket: Precision, c
             match opts.accumulation {
                 Accumulation::Plain => "0",
                 Accumulation::WarpAggregated => "1",
+                Accumulation::SharedCache => "2",
             }
             .to_string(),
         ),
@@ -101,12 +105,7 @@ pub(crate) fn generate(cp: &Flame, opts: &IterationOptions, bucket: Precision, c
         ("FLAME_LINEAR_PALETTE", u8::from(cp.palette_mode == PaletteMode::Linear).to_string()),
         ("FLAME_HAS_FINAL", u8::from(cp.final_xform.is_some()).to_string()),
         ("FLAME_REFUSE", FUSE.to_string()),
-        // Double-buffered shuffle (one barrier per iteration) where two
-        // buffers fit in 32 KiB of shared memory.
-        ("FLAME_SHUFFLE_BUFFERS", {
-            let per_point = 3 * if real_double { 8 } else { 4 } + 8;
-            if opts.block as usize * per_point * 2 <= 32 * 1024 { "2" } else { "1" }.to_string()
-        }),
+        ("FLAME_SHUFFLE_BUFFERS", shuffle_buffers(opts).to_string()),
     ];
     for (k, v) in defines {
         let _ = writeln!(code, "#define {k} {v}");
@@ -127,6 +126,7 @@ pub(crate) fn generate(cp: &Flame, opts: &IterationOptions, bucket: Precision, c
     }
     let camera = at;
     let _ = writeln!(code, "#define FLAME_CAMERA_OFFSET {camera}");
+    let _ = writeln!(code, "#define FLAME_CACHE_BITS {}", cache_bits(cp, opts, bucket, camera + 16));
     if let Some(&off) = offsets.get(cp.xforms.len()).filter(|_| cp.final_xform.is_some()) {
         let _ = writeln!(code, "#define FLAME_FINAL_OFFSET {off}");
     }
@@ -155,6 +155,36 @@ pub(crate) fn generate(cp: &Flame, opts: &IterationOptions, bucket: Precision, c
         source = warpmc_prims::atomics::with_atomics_header(source);
     }
     GeneratedKernel { code, source, layout: ParamLayout { offsets, camera } }
+}
+
+/// Static shared memory a kernel may use: under the 48 KiB limit, with
+/// room for the compiler's own.
+const SHARED_BUDGET: usize = 44 * 1024;
+
+/// log2 of the slots of the block's cell cache (`Accumulation::SharedCache`;
+/// 0: no cache): up to 1024 slots, as many as fit beside the parameters,
+/// the palette and the shuffle buffers.
+fn cache_bits(cp: &Flame, opts: &IterationOptions, bucket: Precision, params: usize) -> u32 {
+    if opts.accumulation != Accumulation::SharedCache {
+        return 0;
+    }
+    let real = if opts.real == Precision::F64 { 8 } else { 4 };
+    let shuffled = opts.selection == Selection::WarpUniform && !super::has_chaos(cp) && opts.shuffle != Shuffle::None;
+    let shuffle = if shuffled { shuffle_buffers(opts) * opts.block as usize * point_bytes(opts) } else { 0 };
+    let fixed = params * real + 256 * 16 + shuffle;
+    let slot = 4 + 5 * if bucket == Precision::F64 { 8 } else { 4 };
+    (4..=10).rev().find(|b| fixed + (1usize << b) * slot <= SHARED_BUDGET).unwrap_or(0)
+}
+
+/// Shared-memory bytes of one point in the shuffle: x, y, c, state, left.
+fn point_bytes(opts: &IterationOptions) -> usize {
+    3 * if opts.real == Precision::F64 { 8 } else { 4 } + 8
+}
+
+/// Double-buffered shuffle (one barrier per iteration) where two buffers
+/// fit in 32 KiB of shared memory, else one.
+fn shuffle_buffers(opts: &IterationOptions) -> usize {
+    if opts.block as usize * point_bytes(opts) * 2 <= 32 * 1024 { 2 } else { 1 }
 }
 
 fn push_affine(a: &Affine, out: &mut Vec<f64>) {
@@ -271,12 +301,21 @@ mod tests {
         let mut combos = Vec::new();
         for selection in [Selection::WarpUniform, Selection::PerThread] {
             for shuffle in [Shuffle::None, Shuffle::Simple, Shuffle::Better] {
-                for accumulation in [Accumulation::Plain, Accumulation::WarpAggregated] {
+                for accumulation in [Accumulation::Plain, Accumulation::WarpAggregated, Accumulation::SharedCache] {
                     combos.push(IterationOptions { selection, shuffle, accumulation, ..IterationOptions::default() });
                 }
             }
         }
         combos.push(IterationOptions { real: Precision::F64, block: 1024, ..IterationOptions::default() });
+        // The most shared memory: shuffle buffers of doubles and the cache.
+        combos.push(IterationOptions {
+            selection: Selection::WarpUniform,
+            shuffle: Shuffle::Better,
+            accumulation: Accumulation::SharedCache,
+            real: Precision::F64,
+            block: 1024,
+            ..IterationOptions::default()
+        });
         for (k, cp) in sample_flames().iter().enumerate() {
             for (j, o) in combos.iter().enumerate() {
                 // All combinations on the first genome, the default on the rest.

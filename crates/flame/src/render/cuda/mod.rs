@@ -1,7 +1,8 @@
-//! The CUDA backend of the renderer (cuburn's design): the chaos game with
-//! warp-uniform xform choice and a point shuffle between warps, histogram
-//! accumulation with atomics, and density estimation, filtering and tone
-//! mapping on the GPU.
+//! The CUDA backend of the renderer (cuburn's design, measured): the chaos
+//! game with per-thread xform choice (the default) or warp-uniform choice
+//! with a point shuffle between warps, histogram accumulation with atomics
+//! (through a per-block cache of hot cells in shared memory by default),
+//! and density estimation, filtering and tone mapping on the GPU.
 //!
 //! The frame logic (passes, temporal samples, brightness constants) is the
 //! CPU renderer's ([`super::render_frame`]); this module supplies a
@@ -10,9 +11,13 @@
 //! (`codegen.rs`), so only the variations a flame uses are compiled.
 //!
 //! Results agree with the CPU backend within the Monte Carlo noise, not bit
-//! for bit: the GPU iterates in f32 (f64 on request), its points persist
-//! across launches instead of restarting every 10000 iterations, and
-//! atomics add in an unpredictable order.
+//! for bit: the GPU iterates in f32 (f64 on request), draws its random
+//! numbers from one stream per thread rather than per sub-batch, and its
+//! atomics add in an unpredictable order. Its sampling is flam3's: every
+//! point plots one sub-batch (10000 iterations by default) after a
+//! 15-iteration fuse, then restarts from a random point; genomes whose
+//! points take long to reach the attractor show those transients in flam3
+//! and must show them here too.
 
 mod codegen;
 mod finish;
@@ -72,12 +77,21 @@ pub enum Accumulation {
     /// samples that land in one cell in registers, and adds the sum when
     /// its point moves to another cell (points converging on a fixed
     /// point would otherwise make every thread hit one address).
-    #[default]
     Plain,
     /// Lanes of a warp that hit the same cell add their colours first
     /// (match_any and a tree over the peers, from warpmc-prims), then one
     /// atomic per cell.
     WarpAggregated,
+    /// As `Plain`, through a cache of cells in shared memory: the first
+    /// cells a block's samples reach in a launch claim its slots, later
+    /// samples of those cells add into shared memory, and the block adds
+    /// the slots to the histogram when the launch ends. Hot cells (a point
+    /// converging on a fixed point) then cost shared-memory atomics
+    /// instead of global ones on one address from every block. The
+    /// default: the fastest on the sample genomes, and the only one at
+    /// ≥ 10¹⁰ iterations/s on all of them (BENCHMARKS.md).
+    #[default]
+    SharedCache,
 }
 
 /// Knobs of the GPU chaos game.
@@ -636,7 +650,7 @@ mod tests {
     #[test]
     fn no_sample_is_lost() {
         let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("no_sample_is_lost") else { return };
-        for a in [Accumulation::Plain, Accumulation::WarpAggregated] {
+        for a in [Accumulation::Plain, Accumulation::WarpAggregated, Accumulation::SharedCache] {
             every_sample_counted::<f32>(&gpu, a);
             every_sample_counted::<f64>(&gpu, a);
         }
