@@ -349,11 +349,7 @@ pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeome
     };
     let hw = ss * width + 2 * gutter;
     let hh = ss * height + 2 * gutter;
-    let g = FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter };
-    if g.cells() > u64::from(u32::MAX) {
-        return Err(RenderError::OutOfMemory { bytes: g.cells() * 36, cells: g.cells() });
-    }
-    Ok(g)
+    Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter })
 }
 
 /// The frame at `time` through `backend`: flam3's passes and temporal
@@ -615,6 +611,11 @@ fn render_with<T: Bucket>(
 ) -> Result<RenderedFrame, RenderError> {
     let cp0 = interpolate(flames, time);
     let geometry = frame_geometry(flames, &cp0)?;
+    // The CPU holds the whole histogram, indexed in 32 bits (the GPU
+    // renders larger frames in strips).
+    if geometry.cells() > u64::from(u32::MAX) {
+        return Err(RenderError::OutOfMemory { bytes: geometry.cells() * 36, cells: geometry.cells() });
+    }
     let mut backend = CpuBackend::<T>::new(&geometry, settings)?;
     render_frame(flames, time, settings, &geometry, &mut backend, progress)
 }

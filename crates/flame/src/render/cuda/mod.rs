@@ -221,7 +221,9 @@ impl CudaRenderer {
             Some(b) => b,
             None => (self.gpu.memory_info().map_err(gpu_err)?.0 as f64 * 0.7) as u64,
         };
-        let strips = strip_plan(g, budget / row_bytes.max(1), row_bytes)?;
+        // The kernels index a strip's cells in 32 bits.
+        let max_rows = (budget / row_bytes.max(1)).min(u64::from(u32::MAX) / g.hw.max(1) as u64);
+        let strips = strip_plan(g, max_rows, row_bytes)?;
         let n = strips.len();
         let mut frame: Option<RenderedFrame> = None;
         for (k, strip) in strips.into_iter().enumerate() {
