@@ -372,6 +372,12 @@ fn render_to(
         engine.describe(),
         frame.stats.filter_seconds
     );
+    if frame.stats.strips > 1 {
+        eprintln!(
+            "  (in {} strips: the histogram did not fit in GPU memory; each strip ran the whole chaos game)",
+            frame.stats.strips
+        );
+    }
     Ok(frame)
 }
 

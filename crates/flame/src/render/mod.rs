@@ -93,6 +93,10 @@ pub struct RenderStats {
     pub iterate_seconds: f64,
     /// Seconds spent in density estimation, filtering and tone mapping.
     pub filter_seconds: f64,
+    /// Horizontal strips the frame was rendered in, each running the whole
+    /// chaos game (1 unless the histogram did not fit in GPU memory; 0
+    /// from the CPU backend, which never splits).
+    pub strips: u32,
 }
 
 /// A rendered frame before quantisation: RGB in [0, 255], alpha in [0, 1].

@@ -244,6 +244,7 @@ impl CudaRenderer {
         }
         let mut frame = frame.expect("at least one strip");
         frame.height = g.height as u32;
+        frame.stats.strips = n as u32;
         Ok(frame)
     }
 }
