@@ -113,3 +113,27 @@ fn bad_options_are_errors() {
         assert!(CudaRenderer::with_gpu(gpu.clone()).with_options(o).is_err());
     }
 }
+
+/// xaos (each xform's choice weights depend on the previous xform) and a
+/// final xform, on Fractorium's sample genomes (their non-flam3 variations
+/// dropped: both backends render the same parsed flame).
+#[test]
+fn xaos_genomes_render_within_the_cpu_noise_floor() {
+    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("xaos_genomes_render_within_the_cpu_noise_floor") else {
+        return;
+    };
+    let r = CudaRenderer::with_gpu(gpu);
+    let opts = ParseOptions { skip_unknown_variations: true, ..ParseOptions::default() };
+    for name in [
+        "fractorium-bench-tatasz_springcrown_manysimplexforms.flame",
+        "fractorium-bench-zy0rg_six_bigcomplexcode.flame",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flames").join(name);
+        let f = parse_file(&path, &opts).unwrap().flames.remove(0);
+        let xaos = f.xforms.iter().any(|x| x.chaos.iter().any(|&c| c != 1.0));
+        assert!(xaos, "{name} was expected to use xaos");
+        let (p, floor) = gap(&r, &f, 0.25, 0.1, Precision::F32);
+        println!("{name}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB (final xform: {})", f.final_xform.is_some());
+        assert!(p > floor - 0.5, "{name}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+    }
+}
