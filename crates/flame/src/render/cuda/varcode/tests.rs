@@ -619,41 +619,30 @@ fn check_gpu_against_cpu(gpu: &warpmc_gpu::Gpu, double: bool) {
     let mut d_out = gpu.alloc_zeros::<f64>(2 * n).unwrap();
     let n32 = i32::try_from(n).unwrap();
     let config = warpmc_gpu::grid_1d(n, 128);
-    if double {
-        let d_params = gpu.upload(&batch.params).unwrap();
-        // SAFETY: eval_cases takes (int, const int*, const int*, const
-        // double*, const double*, unsigned long long*, double*) in the double
-        // build; every buffer holds what thread i < n reads or writes
-        // (offsets point at param_len values each, checked by Batch::new).
-        unsafe {
-            gpu.launch(&kernel)
-                .arg(&n32)
-                .buf(&d_cases)
-                .buf(&d_offsets)
-                .buf(&d_params)
-                .buf(&d_in)
-                .buf_mut(&mut d_states)
-                .buf_mut(&mut d_out)
-                .run(config)
-                .unwrap()
-        };
+    // The parameters as the build's real type (double or float), as bytes.
+    let params: Vec<u8> = if double {
+        batch.params.iter().flat_map(|v| v.to_le_bytes()).collect()
     } else {
-        let params32: Vec<f32> = batch.params.iter().map(|&v| v as f32).collect();
-        let d_params = gpu.upload(&params32).unwrap();
-        // SAFETY: as above, with const float* parameters in the float build.
-        unsafe {
-            gpu.launch(&kernel)
-                .arg(&n32)
-                .buf(&d_cases)
-                .buf(&d_offsets)
-                .buf(&d_params)
-                .buf(&d_in)
-                .buf_mut(&mut d_states)
-                .buf_mut(&mut d_out)
-                .run(config)
-                .unwrap()
-        };
-    }
+        batch.params.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect()
+    };
+    let d_params = gpu.upload(&params).unwrap();
+    // SAFETY: eval_cases takes (int, const int*, const int*, const real*,
+    // const double*, unsigned long long*, double*) with real the build's
+    // type, which the parameter bytes hold; every buffer holds what thread
+    // i < n reads or writes (offsets point at param_len values each,
+    // checked by Batch::new).
+    unsafe {
+        gpu.launch(&kernel)
+            .arg(&n32)
+            .buf(&d_cases)
+            .buf(&d_offsets)
+            .buf(&d_params)
+            .buf(&d_in)
+            .buf_mut(&mut d_states)
+            .buf_mut(&mut d_out)
+            .run(config)
+            .unwrap()
+    };
     let out = gpu.download(&d_out).unwrap();
     let states_after = gpu.download(&d_states).unwrap();
     check_like_gpu(&batch, label, float, &out, &states_after, per_case);
