@@ -42,9 +42,11 @@ enum PottsCommand {
     ///   warpmc potts run --resume seed.ckpt --out seed.csv
     #[command(verbatim_doc_comment)]
     Run(Box<RunArgs>),
-    /// Time the CPU and every CUDA kernel that fits (generic: a byte per spin;
-    /// packed4[-split]: 4 bits, q ≤ 16; packed1[-split]: 1 bit, q = 2) beside
-    /// the document-style baseline kernel and the device's copy bandwidth.
+    /// Time the CPU and every CUDA kernel that fits (generic: a byte per spin,
+    /// one random word per site; sliced[-split]: bit planes, 32 sites per
+    /// word, random bits only for undecided sites — q ≤ 16, no field, width a
+    /// multiple of 64) beside the document-style baseline kernel and the
+    /// device's copy bandwidth.
     ///
     /// Prints ns per flip, flips per ns, the ratio to the baseline, the least
     /// traffic a sweep needs per second (3 lattice passes at the kernel's
@@ -498,29 +500,23 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
             let mut rows = Vec::new();
             if let Some(g) = &gpu {
                 rows.push(bench::time_baseline(g.clone(), &model, args.seconds)?);
-                let mut kernels = vec![(CudaKernel::Generic, "cuda-generic", 1.0)];
-                for (k, label, bytes) in [
-                    (CudaKernel::Packed4, "cuda-packed4", 0.5),
-                    (CudaKernel::Packed4Split, "cuda-packed4-split", 0.5),
-                    (CudaKernel::Packed1, "cuda-packed1", 0.125),
-                    (CudaKernel::Packed1Split, "cuda-packed1-split", 0.125),
-                ] {
+                let mut kernels = vec![(CudaKernel::Generic, "cuda-generic")];
+                for (k, label) in [(CudaKernel::Sliced, "cuda-sliced"), (CudaKernel::SlicedSplit, "cuda-sliced-split")]
+                {
                     if k.fits(&model) {
-                        kernels.push((k, label, bytes));
+                        kernels.push((k, label));
                     }
                 }
-                for (kernel, label, bytes) in kernels {
+                for (kernel, label) in kernels {
                     let mut b = CudaBackend::with_kernel(g.clone(), &model, kernel)?;
+                    let bytes = b.bytes_per_spin();
                     rows.push(bench::time_backend(&mut b, label, bytes, &model, args.seconds)?);
                 }
             }
             if want_cpu && l <= args.cpu_max_size {
                 let mut b = CpuBackend::new(&model);
-                let (label, bytes) = match b.storage_name() {
-                    "bytes" => ("cpu", 1.0),
-                    "nibbles" => ("cpu-nibbles", 0.5),
-                    _ => ("cpu-nibbles-avx2", 0.5),
-                };
+                let (label, bytes) = (format!("cpu-{}", b.storage_name()), b.bytes_per_spin());
+                let label = label.as_str();
                 rows.push(bench::time_backend(&mut b, label, bytes, &model, args.seconds)?);
             }
             let base = rows.iter().find(|r| r.kernel == "cuda-baseline").map(|r| r.flips_per_ns);

@@ -23,7 +23,8 @@ typedef unsigned char u8;
 
 // One multiply-with-carry step (state c << 32 | x); returns the new x.
 __device__ __forceinline__ u32 mwc_step(u64& g) {
-    g = (g & 0xffffffffull) * (u64)MWC_A + (g >> 32);
+    // The carry as a u32 tells the compiler the addend's high word is zero.
+    g = (u64)(u32)g * (u64)MWC_A + (u64)(u32)(g >> 32);
     return (u32)g;
 }
 
@@ -115,303 +116,307 @@ extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const
         if (hist[i]) atomicAdd(&out[1 + i], (unsigned long long)hist[i]);
 }
 
-// ---- Four bits per spin -----------------------------------------------------
+// ---- Bit planes: the bit-sliced rule (crates/potts/src/sliced.rs) ----------
+//
+// Words of 32 sites (column x_h of a row is bit x_h mod 32 of word x_h / 32),
+// SL_P = ceil(log2 q) plane words per word; row y, plane p, word w at index
+// (y * wr + w) * SL_P + p. A unit is one word column of 8 rows; its Philox
+// block seeds the generators of its even and odd rows. Compiled per q
+// (-DPOTTS_Q=q) so that every loop over planes and bits unrolls and the
+// modular arithmetic folds into constants.
 
 #ifndef POTTS_Q
 #define POTTS_Q 16
 #endif
-#define NIB1 0x11111111u
 
-// Per nibble: 1 where a and b differ, else 0 (SWAR: a nonzero nibble of
-// a ^ b carries its low three bits into bit 3 when 7 is added).
-__device__ __forceinline__ u32 ne4(u32 a, u32 b) {
-    const u32 x = a ^ b;
-    const u32 t = (x & 0x77777777u) + 0x77777777u;
-    return ((t | x) >> 3) & NIB1;
+__host__ __device__ constexpr int bit_len(u32 v) { return v ? 1 + bit_len(v >> 1) : 0; }
+constexpr int SL_P = bit_len(POTTS_Q - 1);   // planes
+constexpr int SL_B = bit_len(POTTS_Q - 2);   // proposal bits per round
+constexpr u32 SL_M = POTTS_Q - 1;            // proposals per site
+constexpr bool SL_M_POW2 = (SL_M & (SL_M - 1)) == 0;
+
+// Per site: all ones where x (N bits, least significant first) >= c.
+template <int N>
+__device__ __forceinline__ u32 ge_const(const u32* x, u32 c) {
+    u32 gt = 0, eq = ~0u;
+#pragma unroll
+    for (int i = N - 1; i >= 0; --i) {
+        if ((c >> i) & 1u) {
+            eq &= x[i];
+        } else {
+            gt |= eq & x[i];
+            eq &= ~x[i];
+        }
+    }
+    return gt | eq;
 }
 
-// Per nibble: (s + 1 + k) mod q, where k's even nibbles come in the bytes of
-// ke and its odd nibbles in the bytes of ko (each k < q - 1).
-__device__ __forceinline__ u32 propose4(u32 s, u32 ke, u32 ko) {
+// x += c modulo 2^N on the sites in mask.
+template <int N>
+__device__ __forceinline__ void add_const_masked(u32* x, u32 c, u32 mask) {
+    u32 carry = 0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        const u32 a = ((c >> i) & 1u) ? mask : 0u;
+        const u32 s = x[i] ^ a ^ carry;
+        carry = (x[i] & a) | (carry & (x[i] ^ a));
+        x[i] = s;
+    }
+}
+
+// Per site: all ones where the spins a and b differ.
+__device__ __forceinline__ u32 differ(const u32* a, const u32* b) {
+    u32 x = a[0] ^ b[0];
+#pragma unroll
+    for (int p = 1; p < SL_P; ++p) x |= a[p] ^ b[p];
+    return x;
+}
+
+// Bit-sliced sum of four one-bit numbers.
+__device__ __forceinline__ void count4(u32 e0, u32 e1, u32 e2, u32 e3, u32* n) {
+    const u32 s1 = e0 ^ e1, k1 = e0 & e1, s2 = e2 ^ e3, k2 = e2 & e3, k3 = s1 & s2;
+    n[0] = s1 ^ s2;
+    n[1] = k1 ^ k2 ^ k3;
+    n[2] = k1 & k2;
+}
+
+// The update of one row's word (sliced.rs, update_word): s holds the SL_P
+// plane words of 32 sites and receives the new ones; nb[0..3] are the
+// neighbour words (up, down, same row, side); masks[b] holds, for |d| - 1 =
+// 0..3, all ones where bit b of that threshold is set.
+__device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& gen, int sigma,
+                                            const uint4* __restrict__ masks) {
+    u32 p[SL_P];
 #if POTTS_Q == 2
-    (void)ke;
-    (void)ko;
-    return s ^ NIB1;
-#elif POTTS_Q <= 8
-    // s + 1 + k <= 2q - 2 fits in a nibble: compare with q in place.
-    const u32 t = s + (ke | (ko << 4)) + NIB1;
-    const u32 ge = (t + (8u - POTTS_Q) * NIB1) & 0x88888888u;
-    return t - (ge >> 3) * POTTS_Q;
+    p[0] = ~s[0];
 #else
-    // Up to 30: work in bytes, even and odd nibbles apart.
-    u32 e = (s & 0x0f0f0f0fu) + ke + 0x01010101u;
-    u32 o = ((s >> 4) & 0x0f0f0f0fu) + ko + 0x01010101u;
-    e -= (((e + (0x80u - POTTS_Q) * 0x01010101u) & 0x80808080u) >> 7) * POTTS_Q;
-    o -= (((o + (0x80u - POTTS_Q) * 0x01010101u) & 0x80808080u) >> 7) * POTTS_Q;
-    return e | (o << 4);
+    {
+        u32 k[SL_B];
+#pragma unroll
+        for (int i = 0; i < SL_B; ++i) k[i] = mwc_step(gen);
+        if (!SL_M_POW2) {
+            u32 rej = ge_const<SL_B>(k, SL_M);
+            for (int round = 1; rej != 0 && round < 32; ++round) {
+#pragma unroll
+                for (int i = 0; i < SL_B; ++i) {
+                    const u32 w = mwc_step(gen);
+                    k[i] = (k[i] & ~rej) | (w & rej);
+                }
+                rej = ge_const<SL_B>(k, SL_M);
+            }
+            add_const_masked<SL_B>(k, (1u << SL_B) - SL_M, rej);
+        }
+        // t = s + 1 + k (at most 2q - 2), then t - q where t >= q.
+        u32 t[SL_P + 1];
+        u32 carry = ~0u;
+#pragma unroll
+        for (int i = 0; i <= SL_P; ++i) {
+            const u32 a = i < SL_P ? s[i] : 0u;
+            const u32 kk = i < SL_B ? k[i < SL_B ? i : 0] : 0u;
+            t[i] = a ^ kk ^ carry;
+            carry = (a & kk) | (carry & (a ^ kk));
+        }
+        const u32 ge = ge_const<SL_P + 1>(t, POTTS_Q);
+        add_const_masked<SL_P + 1>(t, (1u << (SL_P + 1)) - POTTS_Q, ge);
+#pragma unroll
+        for (int i = 0; i < SL_P; ++i) p[i] = t[i];
+    }
 #endif
+    u32 acc = ~0u;
+    if (sigma != 0) {
+        u32 uncertain, code0, code1;
+#if POTTS_Q == 2
+        // n_new = 4 - n_old: count the equal (sigma > 0) or unequal
+        // neighbours n; uncertain iff n >= 3, |d| - 1 = 1 or 3 (n = 4).
+        const u32 flip = sigma > 0 ? 0u : ~0u;
+        u32 n[3];
+        count4(~(s[0] ^ nb[0][0]) ^ flip, ~(s[0] ^ nb[1][0]) ^ flip, ~(s[0] ^ nb[2][0]) ^ flip,
+               ~(s[0] ^ nb[3][0]) ^ flip, n);
+        uncertain = n[2] | (n[1] & n[0]);
+        code0 = ~0u;
+        code1 = n[2];
+#else
+        u32 no[3], nn[3];
+        count4(~differ(s, nb[0]), ~differ(s, nb[1]), ~differ(s, nb[2]), ~differ(s, nb[3]), no);
+        count4(~differ(p, nb[0]), ~differ(p, nb[1]), ~differ(p, nb[2]), ~differ(p, nb[3]), nn);
+        if (sigma < 0) {
+#pragma unroll
+            for (int i = 0; i < 3; ++i) {
+                const u32 x = no[i];
+                no[i] = nn[i];
+                nn[i] = x;
+            }
+        }
+        // E = n_old + ~n_new in 4 bits = d - 1; uncertain (1 <= d <= 4) iff
+        // the carry out of bit 2 is set, and then bits 0, 1 are |d| - 1.
+        const u32 b0 = ~nn[0], b1 = ~nn[1], b2 = ~nn[2];
+        code0 = no[0] ^ b0;
+        const u32 c0 = no[0] & b0;
+        code1 = no[1] ^ b1 ^ c0;
+        const u32 c1 = (no[1] & b1) | (c0 & (no[1] ^ b1));
+        uncertain = (no[2] & b2) | (c1 & (no[2] ^ b2));
+#endif
+        u32 und = uncertain;
+        acc = ~uncertain;
+        // The generator as two words in the loop (fewer register moves).
+        u32 gx = (u32)gen, gc = (u32)(gen >> 32);
+        // U = 0.u1 u2 ... against the site's threshold, most significant bit
+        // first, one word per bit while any site is undecided.
+#pragma unroll 1
+        for (int bit = 31; bit >= 0 && und != 0; --bit) {
+            const u64 g = (u64)gx * MWC_A + gc;
+            gx = (u32)g;
+            gc = (u32)(g >> 32);
+            const u32 u = gx;
+            const uint4 a = masks[bit];
+#if POTTS_Q == 2
+            const u32 t = a.y ^ ((a.y ^ a.w) & code1);
+            (void)code0;
+#else
+            // Select by |d| - 1 = code1 code0 (xor form: one LOP3 each).
+            const u32 x0 = a.x ^ ((a.x ^ a.y) & code0);
+            const u32 x1 = a.z ^ ((a.z ^ a.w) & code0);
+            const u32 t = x0 ^ ((x0 ^ x1) & code1);
+#endif
+            acc |= und & t & ~u;
+            und &= ~(t ^ u);
+        }
+        gen = ((u64)gc << 32) | gx;
+    }
+#pragma unroll
+    for (int i = 0; i < SL_P; ++i) s[i] ^= (s[i] ^ p[i]) & acc;
 }
 
-// Accept mask of one site: all ones iff f < threshold, where neg_th holds
-// 2^64 - threshold. f + neg_th overflows 64 bits exactly when f >= threshold,
-// so its high word is 0xffffffff (accept) or 0 (reject). Written as a
-// multiply-add by `one` (a kernel argument equal to 1) so that it runs on the
-// multiply pipe: the integer ALU pipe is what limits this kernel.
-__device__ __forceinline__ u32 accept_word(u32 f, u64 neg_th, u32 one) {
-    // (Inline PTX mad.wide.u32 here sent NVCC 13.0's front end into an
-    // endless loop; a multiply by the unknown `one` gives the same SASS.
-    // So did collecting the 1-bit kernel's accept bits with
-    // __funnelshift_l + __brev. NVRTC compiles this file at run time: after
-    // any change, check that `nvcc -ptx` of it finishes.)
-    return (u32)(((u64)f * one + neg_th) >> 32);
+// Plane words of word w of row y: SL_P consecutive u32 at (y * wr + w) * SL_P
+// (one 16-byte load for four planes).
+__device__ __forceinline__ void load_planes(u32* dst, const u32* __restrict__ a, u32 y, u32 w, u32 wr) {
+    const u32* src = a + ((u64)y * wr + w) * SL_P;
+    if (SL_P == 4) {
+        const uint4 v = *(const uint4*)src;
+        dst[0] = v.x;
+        dst[1] = v.y;
+        dst[2 % SL_P] = v.z;
+        dst[3 % SL_P] = v.w;
+    } else if (SL_P == 2) {
+        const uint2 v = *(const uint2*)src;
+        dst[0] = v.x;
+        dst[1 % SL_P] = v.y;
+    } else {
+#pragma unroll
+        for (int p = 0; p < SL_P; ++p) dst[p] = src[p];
+    }
+}
+
+__device__ __forceinline__ void store_planes(u32* __restrict__ a, const u32* v, u32 y, u32 w, u32 wr) {
+    u32* dst = a + ((u64)y * wr + w) * SL_P;
+    if (SL_P == 4) {
+        *(uint4*)dst = make_uint4(v[0], v[1 % SL_P], v[2 % SL_P], v[3 % SL_P]);
+    } else if (SL_P == 2) {
+        *(uint2*)dst = make_uint2(v[0], v[1 % SL_P]);
+    } else {
+#pragma unroll
+        for (int p = 0; p < SL_P; ++p) dst[p] = v[p];
+    }
+}
+
+// The side neighbours of word w of row y (offset o), lined up with it.
+__device__ __forceinline__ void side_planes(u32* dst, const u32* cur, const u32* __restrict__ other, u32 y, u32 w,
+                                            u32 wr, u32 o) {
+    u32 nbw[SL_P];
+    if (o) {
+        load_planes(nbw, other, y, w + 1 == wr ? 0 : w + 1, wr);
+#pragma unroll
+        for (int p = 0; p < SL_P; ++p) dst[p] = (cur[p] >> 1) | (nbw[p] << 31);
+    } else {
+        load_planes(nbw, other, y, w == 0 ? wr - 1 : w - 1, wr);
+#pragma unroll
+        for (int p = 0; p < SL_P; ++p) dst[p] = (cur[p] << 1) | (nbw[p] >> 31);
+    }
 }
 
 // The rows of unit k that one thread updates: all 8 (PAR = 1, generators
-// alternating) or those of one parity (PAR = 2, one generator; two threads
-// per unit, for lattices too small to fill the GPU otherwise).
+// alternating) or those of one parity (PAR = 2, one generator).
 template <int PAR>
-__device__ __forceinline__ void packed4_unit(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h,
-                                             u64 seed, u64 stream, u64 sweep, u32 colour, const u64* th, u32 one,
-                                             u64 k, u32 parity) {
+__device__ __forceinline__ void sliced_unit(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h,
+                                            u64 seed, u64 stream, u64 sweep, u32 colour, int sigma,
+                                            const uint4* masks, u64 k, u32 parity) {
     u64 g[2];
     unit_generators(seed, stream, sweep, colour, k, g[0], g[1]);
     if (PAR == 2) g[0] = parity ? g[1] : g[0];
     const u32 ub = (u32)(k / wr);
     const u32 wx = (u32)(k - (u64)ub * wr);
-    const u32 wl = wx == 0 ? wr - 1 : wx - 1;
-    const u32 wrt = wx + 1 == wr ? 0 : wx + 1;
     const u32 y0 = ub * UNIT_ROWS + (PAR == 2 ? parity : 0);
-    u32 up = other[(u64)(y0 == 0 ? h - 1 : y0 - 1) * wr + wx];
-    u32 cur = other[(u64)y0 * wr + wx];
+    u32 nb[4][SL_P];  // up, down, same row, side
+    load_planes(nb[0], other, y0 == 0 ? h - 1 : y0 - 1, wx, wr);
+    load_planes(nb[2], other, y0, wx, wr);
 #pragma unroll
     for (int i = 0; i < UNIT_ROWS / PAR; ++i) {
         const u32 y = y0 + PAR * i;
-        const u64 row = (u64)y * wr;
-        const u32 down = other[(u64)(y + 1 == h ? 0 : y + 1) * wr + wx];
-        // Row offset o = (y + colour) mod 2.
-        const u32 side = ((y + colour) & 1u) ? ((cur >> 4) | (other[row + wrt] << 28))
-                                             : ((cur << 4) | (other[row + wl] >> 28));
-        const u32 s = mine[row + wx];
+        load_planes(nb[1], other, y + 1 == h ? 0 : y + 1, wx, wr);
+        side_planes(nb[3], nb[2], other, y, wx, wr, (y + colour) & 1u);
+        u32 s[SL_P];
+        load_planes(s, mine, y, wx, wr);
         u64& gen = (PAR == 1 && (i & 1)) ? g[1] : g[0];
-        u32 f[8];
-        u32 ke = 0, ko = 0;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const u32 r = mwc_step(gen);
-#if POTTS_Q == 2
-            f[j] = r;
-#else
-            const u64 p = (u64)r * (POTTS_Q - 1u);
-            f[j] = (u32)p;
-            // Fields do not overlap: add (multiply pipe) rather than or.
-            if (j & 1)
-                ko += (u32)(p >> 32) << (4 * (j - 1));
-            else
-                ke += (u32)(p >> 32) << (4 * j);
-#endif
-        }
-        const u32 p = propose4(s, ke, ko);
-        // delta_n + 4 per nibble: (differ before) + 4 - (differ after).
-        const u32 d = ne4(s, up) + ne4(s, down) + ne4(s, cur) + ne4(s, side) + 4u * NIB1 -
-                      (ne4(p, up) + ne4(p, down) + ne4(p, cur) + ne4(p, side));
-        u32 accept = 0;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            // Byte offset of entry (d >> 4j) & 15 in the 8-byte table.
-            const u32 off = j == 0 ? (d << 3) & 0x78u : (d >> (4 * j - 3)) & 0x78u;
-            const u32 m = accept_word(f[j], *(const u64*)((const char*)th + off), one);
-            accept -= m * (0xfu << (4 * j));  // m is 0 or -1: adds the nibble mask
-        }
-        mine[row + wx] = s ^ ((s ^ p) & accept);
+        sliced_word(s, nb, gen, sigma, masks);
+        store_planes(mine, s, y, wx, wr);
         if (PAR == 1) {
-            up = cur;
-            cur = down;
+#pragma unroll
+            for (int p = 0; p < SL_P; ++p) {
+                nb[0][p] = nb[2][p];
+                nb[2][p] = nb[1][p];
+            }
         } else if (i + 1 < UNIT_ROWS / PAR) {
-            up = down;
-            cur = other[(u64)(y + 2 == h ? 0 : y + 2) * wr + wx];
+#pragma unroll
+            for (int p = 0; p < SL_P; ++p) nb[0][p] = nb[1][p];
+            load_planes(nb[2], other, y + 2 == h ? 0 : y + 2, wx, wr);
         }
     }
 }
 
-// One colour of one sweep; thread k serves unit k (one word column x 8 rows).
-// The sweep number is *sweep_base + sweep_add, so that a recorded CUDA graph
-// of many sweeps can be replayed at any position. neg_th: 2^64 - threshold
-// for delta_n + 4 = 0..8 (no field); one = 1.
-extern "C" __global__ void __launch_bounds__(128) potts_packed4_colour(
-    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
-    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, const u64* __restrict__ neg_th, u32 one,
-    u64 units) {
-    __shared__ u64 th[16];
-    if (threadIdx.x < 9) th[threadIdx.x] = neg_th[threadIdx.x];
+// The per-block table of threshold bits: masks[b] = all ones where bit b of
+// the threshold for |d| = 1, 2, 3, 4 is set.
+__device__ __forceinline__ void fill_masks(uint4* masks, u32 th0, u32 th1, u32 th2, u32 th3) {
+    const u32 b = threadIdx.x;
+    if (b < 32)
+        masks[b] = make_uint4(0u - ((th0 >> b) & 1u), 0u - ((th1 >> b) & 1u), 0u - ((th2 >> b) & 1u),
+                              0u - ((th3 >> b) & 1u));
     __syncthreads();
+}
+
+// One colour of one sweep; thread k serves unit k. The sweep number is
+// *sweep_base + sweep_add, so that a recorded CUDA graph of many sweeps can
+// be replayed at any position. sigma, th0..th3: the rule (sliced.rs,
+// SlicedRule).
+extern "C" __global__ void __launch_bounds__(128) potts_sliced_colour(
+    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
+    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
+    u64 units) {
+    __shared__ uint4 masks[32];
+    fill_masks(masks, th0, th1, th2, th3);
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= units) return;
-    const u64 sweep = *sweep_base + sweep_add;
-    packed4_unit<1>(mine, other, wr, h, seed, stream, sweep, colour, th, one, k, 0);
+    sliced_unit<1>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, sigma, masks, k, 0);
 }
 
-// The same with two threads per unit (thread 2k + p: unit k, rows of parity p).
-extern "C" __global__ void __launch_bounds__(128) potts_packed4_colour_split(
+// The same with two threads per unit (thread 64m + 32p + l: unit 32m + l,
+// rows of parity p), for lattices too small to fill the GPU otherwise.
+extern "C" __global__ void __launch_bounds__(128) potts_sliced_colour_split(
     u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
-    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, const u64* __restrict__ neg_th, u32 one,
+    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
     u64 units) {
-    __shared__ u64 th[16];
-    if (threadIdx.x < 9) th[threadIdx.x] = neg_th[threadIdx.x];
-    __syncthreads();
-    const u64 sweep = *sweep_base + sweep_add;
+    __shared__ uint4 masks[32];
+    fill_masks(masks, th0, th1, th2, th3);
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    // Neighbouring lanes take neighbouring units of one parity (coalesced
-    // rows): lane bit 5 of the thread index picks the parity.
     const u64 k = (t >> 6) * 32 + (t & 31);
     const u32 parity = (u32)(t >> 5) & 1u;
     if (k >= units) return;
-    packed4_unit<2>(mine, other, wr, h, seed, stream, sweep, colour, th, one, k, parity);
+    sliced_unit<2>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, sigma, masks, k, parity);
 }
 
-// ---- One bit per spin (q = 2, no field) ------------------------------------
-//
-// Bit j of word w of a row is column 32w + j, so a word spans four units.
-// With no field, the acceptance threshold depends only on u, the number of
-// unequal neighbours (delta_n + 4 = 2u), and at most two values of u can
-// have a threshold below 2^32 (u = 0, 1 for J > 0; 3, 4 for J < 0): the host
-// passes them as classes ca, cb with xa = 2^64 - threshold. Every other
-// class is accepted outright.
-
-// Mask of the sites whose bit-sliced count (c0, c1, c2) equals c.
-__device__ __forceinline__ u32 class_mask(u32 c0, u32 c1, u32 c2, u32 c) {
-    return (c0 ^ ((c & 1u) ? 0u : ~0u)) & (c1 ^ ((c & 2u) ? 0u : ~0u)) & (c2 ^ ((c & 4u) ? 0u : ~0u));
-}
-
-template <int PAR>
-__device__ __forceinline__ void packed1_word(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h,
-                                             u64 seed, u64 stream, u64 sweep, u32 colour, u32 ca, u32 cb, u64 xa,
-                                             u64 xb, u32 one, u32 ub, u32 wx, u32 parity) {
-    // Generators of the four units of this word: g[2u + row parity].
-    u64 g[8];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-        const u64 unit = (u64)ub * (4u * wr) + 4u * wx + u;
-        unit_generators(seed, stream, sweep, colour, unit, g[2 * u], g[2 * u + 1]);
-    }
-    if (PAR == 2 && parity) {
-#pragma unroll
-        for (int u = 0; u < 4; ++u) g[2 * u] = g[2 * u + 1];
-    }
-    const u32 wl = wx == 0 ? wr - 1 : wx - 1;
-    const u32 wrt = wx + 1 == wr ? 0 : wx + 1;
-    const u32 y0 = ub * UNIT_ROWS + (PAR == 2 ? parity : 0);
-    u32 up = other[(u64)(y0 == 0 ? h - 1 : y0 - 1) * wr + wx];
-    u32 cur = other[(u64)y0 * wr + wx];
-#pragma unroll
-    for (int i = 0; i < UNIT_ROWS / PAR; ++i) {
-        const u32 y = y0 + PAR * i;
-        const u64 row = (u64)y * wr;
-        const u32 down = other[(u64)(y + 1 == h ? 0 : y + 1) * wr + wx];
-        const u32 side = ((y + colour) & 1u) ? ((cur >> 1) | (other[row + wrt] << 31))
-                                             : ((cur << 1) | (other[row + wl] >> 31));
-        const u32 s = mine[row + wx];
-        // u = number of unequal neighbours, bit-sliced: c0 + 2 c1 + 4 c2.
-        const u32 a = s ^ up, b = s ^ down, c = s ^ cur, d = s ^ side;
-        const u32 x1 = a ^ b, x2 = c ^ d;
-        const u32 k1 = a & b, k2 = c & d, k3 = x1 & x2;
-        const u32 c0 = x1 ^ x2;
-        const u32 c1 = k1 ^ k2 ^ k3;
-        const u32 c2 = (k1 & k2) | (k3 & (k1 | k2));
-        u32 ka = 0, kb = 0;
-        const int par = (PAR == 1) ? (i & 1) : 0;
-#pragma unroll
-        for (int j = 0; j < 32; ++j) {
-            u64& gen = g[2 * (j >> 3) + par];
-            const u32 r = mwc_step(gen);
-            // m = all ones iff r < threshold (see accept_word); adds bit j.
-            ka -= accept_word(r, xa, one) * (1u << j);
-            kb -= accept_word(r, xb, one) * (1u << j);
-        }
-        const u32 ma = class_mask(c0, c1, c2, ca), mb = class_mask(c0, c1, c2, cb);
-        const u32 flip = (~(ma | mb)) | (ma & ka) | (mb & kb);
-        mine[row + wx] = s ^ flip;
-        if (PAR == 1) {
-            up = cur;
-            cur = down;
-        } else if (i + 1 < UNIT_ROWS / PAR) {
-            up = down;
-            cur = other[(u64)(y + 2 == h ? 0 : y + 2) * wr + wx];
-        }
-    }
-}
-
-// One colour of one sweep; thread t serves word column t mod wr of row
-// block t / wr (PAR = 1). Arguments as potts_packed4_colour, plus the two
-// classes and their 2^64 - threshold.
-extern "C" __global__ void __launch_bounds__(128) potts_packed1_colour(
-    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
-    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, u32 ca, u32 cb, u64 xa, u64 xb, u32 one,
-    u64 words) {
-    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= words) return;
-    const u32 ub = (u32)(t / wr);
-    packed1_word<1>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, ca, cb, xa, xb, one, ub,
-                    (u32)(t - (u64)ub * wr), 0);
-}
-
-// Two threads per word column (one per row parity), for small lattices.
-extern "C" __global__ void __launch_bounds__(128) potts_packed1_colour_split(
-    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
-    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, u32 ca, u32 cb, u64 xa, u64 xb, u32 one,
-    u64 words) {
-    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 k = (t >> 6) * 32 + (t & 31);
-    const u32 parity = (u32)(t >> 5) & 1u;
-    if (k >= words) return;
-    const u32 ub = (u32)(k / wr);
-    packed1_word<2>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, ca, cb, xa, xb, one, ub,
-                    (u32)(k - (u64)ub * wr), parity);
-}
-
-// The census of a 1-bit lattice: out[0] bonds, out[1] state 0, out[2] state 1.
-extern "C" __global__ void potts_packed1_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr, u32 h,
-                                                unsigned long long* out) {
-    const u64 n = (u64)wr * h;
-    u32 unequal = 0, ones = 0, words = 0;
-    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
-        const u32 y = (u32)(k / wr);
-        const u32 wx = (u32)(k - (u64)y * wr);
-        const u64 row = (u64)y * wr;
-        const u32 s = c0[k];
-        const u32 cur = c1[k];
-        const u32 up = c1[(u64)(y == 0 ? h - 1 : y - 1) * wr + wx];
-        const u32 down = c1[(u64)(y + 1 == h ? 0 : y + 1) * wr + wx];
-        const u32 side = (y & 1u) ? ((cur >> 1) | (c1[row + (wx + 1 == wr ? 0 : wx + 1)] << 31))
-                                  : ((cur << 1) | (c1[row + (wx == 0 ? wr - 1 : wx - 1)] >> 31));
-        unequal += __popc(s ^ up) + __popc(s ^ down) + __popc(s ^ cur) + __popc(s ^ side);
-        ones += __popc(s) + __popc(cur);
-        words += 1;
-    }
-    const u32 bonds = 128u * words - unequal;
-    const u32 zeros = 64u * words - ones;
-    const u32 rb = __reduce_add_sync(0xffffffffu, bonds);
-    const u32 r0 = __reduce_add_sync(0xffffffffu, zeros);
-    const u32 r1 = __reduce_add_sync(0xffffffffu, ones);
-    if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&out[0], (unsigned long long)rb);
-        atomicAdd(&out[1], (unsigned long long)r0);
-        atomicAdd(&out[2], (unsigned long long)r1);
-    }
-}
-
-// Moves the sweep base of a recorded graph on by n.
-extern "C" __global__ void potts_advance(u64* base, u64 n) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) *base += n;
-}
-
-// Sum of the eight nibbles of x (each at most 15).
-__device__ __forceinline__ u32 nibble_sum(u32 x) {
-    return (((x & 0x0f0f0f0fu) + ((x >> 4) & 0x0f0f0f0fu)) * 0x01010101u) >> 24;
-}
-
-// The census of a packed lattice: as potts_generic_census, out zeroed.
-extern "C" __global__ void potts_packed4_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr, u32 h,
-                                                unsigned long long* out) {
+// The census of the planes storage: out[0] equal bonds, out[1 + v] sites in
+// state v; out must be zeroed before the launch.
+extern "C" __global__ void potts_sliced_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
+                                               u32 h, unsigned long long* out) {
     const u64 n = (u64)wr * h;
     u32 bonds = 0;
     u32 counts[POTTS_Q];
@@ -420,17 +425,24 @@ extern "C" __global__ void potts_packed4_census(const u32* __restrict__ c0, cons
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
         const u32 y = (u32)(k / wr);
         const u32 wx = (u32)(k - (u64)y * wr);
-        const u64 row = (u64)y * wr;
-        const u32 s = c0[k];
-        const u32 cur = c1[k];
-        const u32 up = c1[(u64)(y == 0 ? h - 1 : y - 1) * wr + wx];
-        const u32 down = c1[(u64)(y + 1 == h ? 0 : y + 1) * wr + wx];
-        const u32 side = (y & 1u) ? ((cur >> 4) | (c1[row + (wx + 1 == wr ? 0 : wx + 1)] << 28))
-                                  : ((cur << 4) | (c1[row + (wx == 0 ? wr - 1 : wx - 1)] >> 28));
-        bonds += 32u - nibble_sum(ne4(s, up) + ne4(s, down) + ne4(s, cur) + ne4(s, side));
+        u32 s[SL_P], nb[4][SL_P];
+        load_planes(s, c0, y, wx, wr);
+        load_planes(nb[0], c1, y == 0 ? h - 1 : y - 1, wx, wr);
+        load_planes(nb[1], c1, y + 1 == h ? 0 : y + 1, wx, wr);
+        load_planes(nb[2], c1, y, wx, wr);
+        side_planes(nb[3], nb[2], c1, y, wx, wr, y & 1u);
 #pragma unroll
-        for (int v = 0; v < POTTS_Q; ++v)
-            counts[v] += 16u - nibble_sum(ne4(s, v * NIB1)) - nibble_sum(ne4(cur, v * NIB1));
+        for (int i = 0; i < 4; ++i) bonds += __popc(~differ(s, nb[i]));
+#pragma unroll
+        for (int v = 0; v < POTTS_Q; ++v) {
+            u32 a = ~0u, b = ~0u;
+#pragma unroll
+            for (int p = 0; p < SL_P; ++p) {
+                a &= ((v >> p) & 1) ? s[p] : ~s[p];
+                b &= ((v >> p) & 1) ? nb[2][p] : ~nb[2][p];
+            }
+            counts[v] += __popc(a) + __popc(b);
+        }
     }
     // Per-thread sums are small (a grid-stride loop visits few words);
     // reduce over the warp, one global atomic per warp and value.
@@ -442,3 +454,9 @@ extern "C" __global__ void potts_packed4_census(const u32* __restrict__ c0, cons
         if ((threadIdx.x & 31) == 0 && c) atomicAdd(&out[1 + v], (unsigned long long)c);
     }
 }
+
+// Moves the sweep base of a recorded graph on by n.
+extern "C" __global__ void potts_advance(u64* base, u64 n) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) *base += n;
+}
+

@@ -1,6 +1,12 @@
 //! The update algorithm: checkerboard Metropolis with integer acceptance
 //! thresholds, and the assignment of random numbers to sites.
 //!
+//! Two rules assign random numbers ([`Scheme`]): the bit-sliced rule of
+//! [`sliced`](crate::sliced) for q ≤ 16 without a field on lattices whose
+//! width is a multiple of 64 and height a multiple of 8, and the
+//! one-word-per-site rule below for every other model. A model always gets
+//! the same rule, on every backend.
+//!
 //! # One sweep
 //!
 //! A sweep (one Monte Carlo step, one attempt per site) updates colour 0
@@ -49,6 +55,25 @@ use warpmc_rng::mwc::seed_state;
 use warpmc_rng::{Domain, Mwc, philox_block};
 
 use crate::model::PottsModel;
+
+/// Which rule assigns random numbers to sites (both are exact Metropolis
+/// with the same acceptance thresholds; they differ in which random bits a
+/// site uses, so the same seed gives different, equally valid chains).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// One 32-bit word per site (this module): any model.
+    SiteWords,
+    /// Bit-sliced words of 32 sites ([`sliced`](crate::sliced)): q ≤ 16, no
+    /// field, width % 64 = 0, height % 8 = 0.
+    Sliced,
+}
+
+impl Scheme {
+    /// The rule `model` runs under: [`Scheme::Sliced`] wherever it fits.
+    pub fn for_model(model: &PottsModel) -> Scheme {
+        if crate::sliced::fits(model) { Scheme::Sliced } else { Scheme::SiteWords }
+    }
+}
 
 /// Number of entries of an [`AcceptanceTable`]: Δn ∈ [−4, 4] times
 /// Δδ₀ ∈ {−1, 0, 1}.

@@ -5,8 +5,8 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (2; version 1 used the earlier Philox-per-site
-//! |   | random-number assignment, whose runs cannot be continued bit for bit) |
+//! | 4 | format version (3; versions 1 and 2 were written by earlier random-number
+//! |   | assignments, whose runs cannot be continued bit for bit) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
 //! | N each | lattices, row-major one byte per site: the current chain's (if under way), then each saved sample state |
@@ -27,7 +27,7 @@ use crate::observables::Measurement;
 use crate::protocol::{ProtocolConfig, RunState};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,10 +99,11 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), S
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
     if version != VERSION {
-        if version == 1 {
-            return Err("format version 1 was written by an older warpmc whose random-number assignment differs; \
-                        it cannot be continued bit for bit — start the run again"
-                .into());
+        if version < VERSION {
+            return Err(format!(
+                "format version {version} was written by an older warpmc whose random-number assignment differs; \
+                 it cannot be continued bit for bit — start the run again"
+            ));
         }
         return Err(format!("format version {version}, this warpmc reads version {VERSION}"));
     }

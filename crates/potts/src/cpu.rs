@@ -1,22 +1,22 @@
 //! The CPU backend: rows of one colour in parallel on rayon's pool.
 //!
-//! Two storages, as on the GPU: one byte per spin for any model, and 4 bits
-//! per spin (16 sites per u64, the same nibble order as the CUDA `packed4`
-//! kernel) for q ≤ 16 with no field and width/2 a multiple of 16, height a
-//! multiple of 8, where neighbour comparisons and proposals are done 16
-//! sites at a time (SIMD within a register). Both compute the same states.
+//! Two storages, as on the GPU, one for each random-number rule
+//! ([`Scheme`]): one byte per spin for the one-word-per-site rule, and bit
+//! planes for the bit-sliced rule ([`crate::sliced`]), 32 sites per word.
+//! The CPU computes the same states as every CUDA kernel of the same rule.
 
 use rayon::prelude::*;
-use warpmc_rng::{Mwc, RandomSource};
+use warpmc_rng::RandomSource;
 
 use crate::algorithm::{
-    AcceptanceTable, TABLE_LEN, UNIT_COLS, UNIT_ROWS, metropolis_site, unit_generators, units_per_row,
+    AcceptanceTable, Scheme, TABLE_LEN, UNIT_COLS, UNIT_ROWS, metropolis_site, unit_generators, units_per_row,
 };
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
-use crate::layout::{join, side_columns, split};
+use crate::layout::{join, pack_planes, plane_index, side_columns, split, unpack_planes};
 use crate::model::PottsModel;
+use crate::sliced::{SlicedRule, census_word, planes, update_word, words_per_row};
 
 /// Colour arrays smaller than this are updated on the calling thread.
 const PARALLEL_MIN_SITES: usize = 1 << 14;
@@ -27,251 +27,173 @@ pub struct CpuBackend {
     width: usize,
     height: usize,
     q: u32,
-    /// The byte-per-spin colour arrays (empty while `nibbles` holds the state).
-    colours: [Vec<u8>; 2],
-    /// The 4-bit colour arrays, when the model allows them.
-    nibbles: Option<[Vec<u64>; 2]>,
-    /// Whether rows of the 4-bit storage go through AVX2.
-    simd: bool,
+    storage: Storage,
     table: AcceptanceTable,
+    /// The bit-sliced rule of the current table (planes storage only).
+    rule: Option<SlicedRule>,
 }
 
-/// Sites per u64 word in the CPU's 4-bit storage.
-const NIBBLES: usize = 16;
-const N1: u64 = 0x1111_1111_1111_1111;
-const B1: u64 = 0x0101_0101_0101_0101;
-const LOW_NIBBLES: u64 = 0x0f0f_0f0f_0f0f_0f0f;
+#[derive(Debug)]
+enum Storage {
+    /// One byte per spin, the one-word-per-site rule.
+    Bytes([Vec<u8>; 2]),
+    /// Bit planes (see [`crate::sliced`]), the bit-sliced rule.
+    Planes { colours: [Vec<u32>; 2], planes: usize },
+}
 
-/// Per nibble: 1 where a and b differ.
+/// The plane words of word `w` of row `y`.
 #[inline(always)]
-fn ne16(a: u64, b: u64) -> u64 {
-    let x = a ^ b;
-    let t = (x & 0x7777_7777_7777_7777).wrapping_add(0x7777_7777_7777_7777);
-    ((t | x) >> 3) & N1
+fn load<const P: usize>(a: &[u32], y: usize, w: usize, wr: usize) -> [u32; P] {
+    std::array::from_fn(|p| a[plane_index(y, p, w, P, wr)])
 }
 
-/// Per byte lane: (v + k + 1) mod q for lanes below q (k < q − 1).
+/// The side neighbours of the sites of word `w` of row `y` (offset `o`),
+/// lined up with them: the same row of the other colour shifted by one site.
 #[inline(always)]
-fn add_mod_q(v: u64, k: u64, q: u64) -> u64 {
-    let e = v + k + B1;
-    let ge = ((e + (0x80 - q) * B1) & 0x8080_8080_8080_8080) >> 7;
-    e - ge * q
-}
-
-/// Whether AVX2 rows can run here.
-fn simd_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::cpu_simd::available()
+fn side_word<const P: usize>(other: &[u32], cur: &[u32; P], y: usize, w: usize, wr: usize, o: usize) -> [u32; P] {
+    if o == 0 {
+        let l = load::<P>(other, y, if w == 0 { wr - 1 } else { w - 1 }, wr);
+        std::array::from_fn(|p| (cur[p] << 1) | (l[p] >> 31))
+    } else {
+        let r = load::<P>(other, y, if w + 1 == wr { 0 } else { w + 1 }, wr);
+        std::array::from_fn(|p| (cur[p] >> 1) | (r[p] << 31))
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// One row-block of the 4-bit storage through AVX2 (only called when
-/// [`simd_available`] said yes).
-#[allow(clippy::too_many_arguments)]
-fn update_block_simd(
-    seed: u64,
-    stream: u64,
-    sweep: u64,
-    colour: usize,
-    b: usize,
-    block: &mut [u64],
-    other: &[u64],
-    (wr, h, q): (usize, usize, u64),
-    th: &[u64; 16],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::cpu_simd;
-        let table = cpu_simd::LaneTable::new(&th[..9].try_into().expect("nine entries"));
-        let units = 2 * wr;
-        // Per row parity, the units' MWC states, each group of eight stored
-        // as units 0, 2, 4, 6, 1, 3, 5, 7.
-        let mut states = [vec![0u64; units], vec![0u64; units]];
-        for (u, pair) in row_block_generators(seed, stream, sweep, colour, b, units).iter().enumerate() {
-            let within = u % 8;
-            let pos = u - within + if within % 2 == 0 { within / 2 } else { 4 + within / 2 };
-            states[0][pos] = pair[0].state();
-            states[1][pos] = pair[1].state();
-        }
-        for (i, row) in block.chunks_mut(wr).enumerate() {
-            let y = b * UNIT_ROWS + i;
-            let cur = &other[y * wr..][..wr];
-            let up = &other[((y + h - 1) % h) * wr..][..wr];
-            let down = &other[((y + 1) % h) * wr..][..wr];
-            // SAFETY: this path runs only when cpu_simd::available() found AVX2.
-            unsafe { cpu_simd::row(row, cur, up, down, (y + colour) & 1, &mut states[i & 1], q as u32, &table) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (seed, stream, sweep, colour, b, block, other, wr, h, q, th);
-        unreachable!("AVX2 rows exist only on x86-64");
-    }
-}
-
-/// The generators of the `units` units of row-block `b`.
-fn row_block_generators(seed: u64, stream: u64, sweep: u64, colour: usize, b: usize, units: usize) -> Vec<[Mwc; 2]> {
-    let first = (b * units) as u64;
-    (first..first + units as u64).map(|u| unit_generators(seed, stream, sweep, colour as u32, u)).collect()
-}
-
-/// Packs a colour array into u64 words of 16 nibbles.
-fn pack16(colour: &[u8]) -> Vec<u64> {
-    colour
-        .chunks_exact(NIBBLES)
-        .map(|c| c.iter().enumerate().fold(0u64, |w, (i, &s)| w | (u64::from(s) << (4 * i))))
-        .collect()
-}
-
-fn unpack16(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|&w| (0..NIBBLES).map(move |i| ((w >> (4 * i)) & 15) as u8)).collect()
 }
 
 impl CpuBackend {
-    /// A backend for `model`, holding the ordered state until [`Backend::load`].
+    /// A backend for `model` under its own rule ([`Scheme::for_model`]),
+    /// holding the ordered state until [`Backend::load`].
     pub fn new(model: &PottsModel) -> Self {
+        Self::with_scheme(model, Scheme::for_model(model)).expect("the model's own scheme fits it")
+    }
+
+    /// A backend for `model` under `scheme` (an error if the bit-sliced rule
+    /// does not fit the model).
+    pub fn with_scheme(model: &PottsModel, scheme: Scheme) -> Result<Self> {
         let n = model.sites() / 2;
-        CpuBackend {
+        let storage = match scheme {
+            Scheme::SiteWords => Storage::Bytes([vec![0; n], vec![0; n]]),
+            Scheme::Sliced if crate::sliced::fits(model) => {
+                let planes = planes(model.q());
+                let words = n / 32 * planes;
+                Storage::Planes { colours: [vec![0; words], vec![0; words]], planes }
+            }
+            Scheme::Sliced => {
+                return Err(PottsError::InvalidInput(format!(
+                    "the bit-sliced update needs q <= 16, no field, width a multiple of 64 and height a multiple \
+                     of 8; got q={} {}x{} h={}",
+                    model.q(),
+                    model.width(),
+                    model.height(),
+                    model.field()
+                )));
+            }
+        };
+        Ok(CpuBackend {
             width: model.width(),
             height: model.height(),
             q: model.q(),
-            colours: [vec![0; n], vec![0; n]],
-            nibbles: None,
-            simd: simd_available(),
+            storage,
             table: AcceptanceTable { thresholds: [0; TABLE_LEN] },
-        }
-        .with_storage(model)
+            rule: None,
+        })
     }
 
-    /// Moves to the 4-bit storage when `model` allows it.
-    fn with_storage(mut self, model: &PottsModel) -> Self {
-        if Self::nibbles_fit(model) {
-            self.nibbles = Some([pack16(&self.colours[0]), pack16(&self.colours[1])]);
-            self.colours = [Vec::new(), Vec::new()];
-        }
-        self
-    }
-
-    /// Whether the 4-bit storage can hold `model`.
-    pub fn nibbles_fit(model: &PottsModel) -> bool {
-        model.q() <= 16 && model.field() == 0.0 && (model.width() / 2) % NIBBLES == 0 && model.height() % UNIT_ROWS == 0
-    }
-
-    /// The storage in use: "bytes", "nibbles" or "nibbles-avx2" (4-bit rows
-    /// of a multiple of 64 sites on a CPU with AVX2).
+    /// The storage in use: "bytes" (one byte per spin) or "planes" (bit
+    /// planes, the bit-sliced rule).
     pub fn storage_name(&self) -> &'static str {
-        match &self.nibbles {
-            None => "bytes",
-            Some(_) if self.simd_rows() => "nibbles-avx2",
-            Some(_) => "nibbles",
+        match self.storage {
+            Storage::Bytes(_) => "bytes",
+            Storage::Planes { .. } => "planes",
         }
     }
 
-    /// The same backend without AVX2 (for comparisons; results are equal).
-    pub fn without_simd(mut self) -> Self {
-        self.simd = false;
-        self
+    /// Bytes one spin occupies in the storage in use.
+    pub fn bytes_per_spin(&self) -> f64 {
+        match self.storage {
+            Storage::Bytes(_) => 1.0,
+            Storage::Planes { planes, .. } => planes as f64 / 8.0,
+        }
     }
 
-    fn simd_rows(&self) -> bool {
-        self.simd && (self.width / 2 / NIBBLES) % 4 == 0
-    }
-
-    /// The colour arrays one byte per spin (a copy for the 4-bit storage).
+    /// The colour arrays one byte per spin (a copy for the planes storage).
     fn byte_colours(&self) -> std::borrow::Cow<'_, [Vec<u8>; 2]> {
-        match &self.nibbles {
-            Some([a, b]) => std::borrow::Cow::Owned([unpack16(a), unpack16(b)]),
-            None => std::borrow::Cow::Borrowed(&self.colours),
+        let hw = self.width / 2;
+        match &self.storage {
+            Storage::Planes { colours: [a, b], planes } => {
+                std::borrow::Cow::Owned([unpack_planes(a, hw, *planes), unpack_planes(b, hw, *planes)])
+            }
+            Storage::Bytes(c) => std::borrow::Cow::Borrowed(c),
         }
     }
 
-    /// One colour of one sweep on the 4-bit storage: the update of
-    /// `metropolis_site` for 16 sites at a time.
-    fn half_sweep_nibbles(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
-        let (hw, h, q) = (self.width / 2, self.height, u64::from(self.q));
-        let wr = hw / NIBBLES;
-        // Padded to 16 so that a nibble indexes it without a bounds check
-        // (Δn + 4 ≤ 8; the padding is never read).
-        let mut th = [0u64; 16];
-        th[..9].copy_from_slice(&self.table.without_field());
-        let simd = self.simd_rows();
-        let Some([c0, c1]) = &mut self.nibbles else { return };
-        let (mine, other): (&mut Vec<u64>, &Vec<u64>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
-        let units = hw / UNIT_COLS;
-        let update_block = |(b, block): (usize, &mut [u64])| {
-            if simd {
-                update_block_simd(seed, stream, sweep, colour, b, block, other, (wr, h, q), &th);
-                return;
-            }
-            let mut gens = row_block_generators(seed, stream, sweep, colour, b, units);
-            for (i, row) in block.chunks_mut(wr).enumerate() {
-                let y = b * UNIT_ROWS + i;
-                let o = (y + colour) & 1;
-                let cur = &other[y * wr..][..wr];
-                let up = &other[((y + h - 1) % h) * wr..][..wr];
-                let down = &other[((y + 1) % h) * wr..][..wr];
-                for (wx, cell) in row.iter_mut().enumerate() {
-                    let s = *cell;
-                    let c = cur[wx];
-                    let side = if o == 0 {
-                        (c << 4) | (cur[if wx == 0 { wr - 1 } else { wx - 1 }] >> 60)
-                    } else {
-                        (c >> 4) | (cur[if wx + 1 == wr { 0 } else { wx + 1 }] << 60)
-                    };
-                    // The 16 sites' words: two units, 8 sites each.
-                    let mut f = [0u32; NIBBLES];
-                    let (mut ke, mut ko) = (0u64, 0u64);
-                    for half in 0..2 {
-                        let g = &mut gens[2 * wx + half][i & 1];
-                        for j in 0..8 {
-                            let site = 8 * half + j;
-                            let p = u64::from(g.next_u32()) * (q - 1);
-                            f[site] = p as u32;
-                            let step = p >> 32;
-                            if site & 1 == 0 {
-                                ke |= step << (4 * site);
-                            } else {
-                                ko |= step << (4 * (site - 1));
-                            }
-                        }
+    /// One colour of one sweep on the planes storage: unit by unit (a word
+    /// column of 8 rows), rows of a unit in order, each row with the
+    /// generator of its parity.
+    fn half_sweep_planes<const P: usize>(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
+        let (h, wr) = (self.height, words_per_row(self.width));
+        let Some(rule) = self.rule else { return };
+        let Storage::Planes { colours: [c0, c1], .. } = &mut self.storage else { return };
+        let (mine, other): (&mut Vec<u32>, &Vec<u32>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
+        let update_block = |(b, block): (usize, &mut [u32])| {
+            for w in 0..wr {
+                let mut gens = unit_generators(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
+                for i in 0..UNIT_ROWS {
+                    let y = b * UNIT_ROWS + i;
+                    let cur = load::<P>(other, y, w, wr);
+                    let up = load::<P>(other, if y == 0 { h - 1 } else { y - 1 }, w, wr);
+                    let down = load::<P>(other, if y + 1 == h { 0 } else { y + 1 }, w, wr);
+                    let side = side_word::<P>(other, &cur, y, w, wr, (y + colour) & 1);
+                    let s = load::<P>(block, i, w, wr);
+                    let new = update_word(&s, &[up, down, cur, side], &rule, &mut gens[i & 1]);
+                    for (p, v) in new.into_iter().enumerate() {
+                        block[plane_index(i, p, w, P, wr)] = v;
                     }
-                    let p = add_mod_q(s & LOW_NIBBLES, ke, q) | (add_mod_q((s >> 4) & LOW_NIBBLES, ko, q) << 4);
-                    let (u, dn) = (up[wx], down[wx]);
-                    // Δn + 4 per nibble.
-                    let d = ne16(s, u) + ne16(s, dn) + ne16(s, c) + ne16(s, side) + 4 * N1
-                        - (ne16(p, u) + ne16(p, dn) + ne16(p, c) + ne16(p, side));
-                    let mut accept = 0u64;
-                    for (j, &fj) in f.iter().enumerate() {
-                        let t = th[((d >> (4 * j)) & 15) as usize];
-                        accept |= (u64::from(fj) < t) as u64 * (15 << (4 * j));
-                    }
-                    *cell = s ^ ((s ^ p) & accept);
                 }
             }
         };
-        let block_len = UNIT_ROWS * wr;
-        if mine.len() * NIBBLES < PARALLEL_MIN_SITES {
+        let block_len = UNIT_ROWS * P * wr;
+        if mine.len() * 32 / P < PARALLEL_MIN_SITES {
             mine.chunks_mut(block_len).enumerate().for_each(update_block);
         } else {
             mine.par_chunks_mut(block_len).enumerate().for_each(update_block);
         }
     }
 
+    /// Equal bonds and state counts of the planes storage.
+    fn census_planes<const P: usize>(&self) -> Census {
+        let (h, wr, q) = (self.height, words_per_row(self.width), self.q as usize);
+        let Storage::Planes { colours: [c0, c1], .. } = &self.storage else { unreachable!("planes storage") };
+        let rows: Vec<(u64, Vec<u64>)> = (0..h)
+            .into_par_iter()
+            .map(|y| {
+                let mut counts = vec![0u64; q];
+                let mut bonds = 0;
+                for w in 0..wr {
+                    let cur = load::<P>(c1, y, w, wr);
+                    let up = load::<P>(c1, if y == 0 { h - 1 } else { y - 1 }, w, wr);
+                    let down = load::<P>(c1, if y + 1 == h { 0 } else { y + 1 }, w, wr);
+                    let side = side_word::<P>(c1, &cur, y, w, wr, y & 1);
+                    bonds += census_word(&load::<P>(c0, y, w, wr), &[up, down, cur, side], &cur, &mut counts);
+                }
+                (bonds, counts)
+            })
+            .collect();
+        Census::sum(q, rows)
+    }
+
     fn half_sweep(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
         let (hw, h, q) = (self.width / 2, self.height, self.q);
         let table = &self.table;
-        let [c0, c1] = &mut self.colours;
+        let Storage::Bytes([c0, c1]) = &mut self.storage else { return };
         let (mine, other): (&mut Vec<u8>, &Vec<u8>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
         let units = units_per_row(hw);
         // One row-block of UNIT_ROWS rows: its units' generators, then the
         // rows in order, each site drawing from its unit's generator.
         let update_block = |(b, block): (usize, &mut [u8])| {
-            let mut gens = row_block_generators(seed, stream, sweep, colour, b, units);
+            let first = (b * units) as u64;
+            let mut gens: Vec<_> =
+                (first..first + units as u64).map(|u| unit_generators(seed, stream, sweep, colour as u32, u)).collect();
             for (i, row) in block.chunks_mut(hw).enumerate() {
                 let y = b * UNIT_ROWS + i;
                 let o = (y + colour) & 1;
@@ -306,10 +228,9 @@ impl Backend for CpuBackend {
     }
 
     fn description(&self) -> String {
-        let storage = match self.storage_name() {
-            "bytes" => "a byte per spin",
-            "nibbles" => "4 bits per spin",
-            _ => "4 bits per spin, AVX2",
+        let storage = match self.storage {
+            Storage::Bytes(_) => "a byte per spin".to_string(),
+            Storage::Planes { planes, .. } => format!("{planes} bit planes, bit-sliced"),
         };
         format!("CPU, {} threads, {storage}", rayon::current_num_threads())
     }
@@ -327,9 +248,12 @@ impl Backend for CpuBackend {
             )));
         }
         let [a, b] = split(lattice);
-        match &mut self.nibbles {
-            Some(n) => *n = [pack16(&a), pack16(&b)],
-            None => self.colours = [a, b],
+        let hw = self.width / 2;
+        match &mut self.storage {
+            Storage::Planes { colours, planes } => {
+                *colours = [pack_planes(&a, hw, *planes), pack_planes(&b, hw, *planes)]
+            }
+            Storage::Bytes(c) => *c = [a, b],
         }
         Ok(())
     }
@@ -340,17 +264,26 @@ impl Backend for CpuBackend {
     }
 
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
+        if let Storage::Planes { .. } = self.storage {
+            self.rule = Some(SlicedRule::new(self.q, table).map_err(PottsError::InvalidInput)?);
+        }
         self.table = *table;
         Ok(())
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
+        let planes = match self.storage {
+            Storage::Planes { planes, .. } => planes,
+            Storage::Bytes(_) => 0,
+        };
         for sweep in first..first + count {
             for colour in 0..2 {
-                if self.nibbles.is_some() {
-                    self.half_sweep_nibbles(seed, stream, sweep, colour);
-                } else {
-                    self.half_sweep(seed, stream, sweep, colour);
+                match planes {
+                    0 => self.half_sweep(seed, stream, sweep, colour),
+                    1 => self.half_sweep_planes::<1>(seed, stream, sweep, colour),
+                    2 => self.half_sweep_planes::<2>(seed, stream, sweep, colour),
+                    3 => self.half_sweep_planes::<3>(seed, stream, sweep, colour),
+                    _ => self.half_sweep_planes::<4>(seed, stream, sweep, colour),
                 }
             }
         }
@@ -358,6 +291,13 @@ impl Backend for CpuBackend {
     }
 
     fn census(&mut self) -> Result<Census> {
+        match self.storage {
+            Storage::Planes { planes: 1, .. } => return Ok(self.census_planes::<1>()),
+            Storage::Planes { planes: 2, .. } => return Ok(self.census_planes::<2>()),
+            Storage::Planes { planes: 3, .. } => return Ok(self.census_planes::<3>()),
+            Storage::Planes { .. } => return Ok(self.census_planes::<4>()),
+            Storage::Bytes(_) => {}
+        }
         // Every bond joins a colour-0 site to a colour-1 site, so counting the
         // equal neighbours of colour-0 sites counts each bond once.
         let (hw, h, q) = (self.width / 2, self.height, self.q as usize);

@@ -3,12 +3,13 @@
 
 use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
 
-use crate::algorithm::{ALWAYS, AcceptanceTable, TABLE_LEN, UNIT_ROWS, units_per_row};
+use crate::algorithm::{AcceptanceTable, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
-use crate::layout::{SITES_PER_WORD1, SITES_PER_WORD4, join, pack1, pack4, split, unpack1, unpack4};
+use crate::layout::{join, pack_planes, split, unpack_planes};
 use crate::model::PottsModel;
+use crate::sliced::{SlicedRule, planes, words_per_row};
 
 /// The kernels of this crate, for NVRTC; the packed kernels are compiled for
 /// one q at a time.
@@ -35,66 +36,42 @@ pub fn check_fits(gpu: &Gpu, bytes: u64) -> Result<()> {
     Ok(())
 }
 
-/// How the CUDA backend stores and updates spins. Both give the same states
-/// (see [`algorithm`](crate::algorithm)); the choice is only about speed.
+/// How the CUDA backend stores and updates spins. The random-number rule
+/// follows: [`CudaKernel::Generic`] runs the one-word-per-site rule, the
+/// sliced kernels the bit-sliced rule ([`crate::sliced`]); each gives the
+/// same states as the CPU backend under the same rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CudaKernel {
-    /// The fastest kernel the model allows: 1 bit for q = 2 on lattices that
-    /// fill the GPU with it, else 4 bits (split on small lattices), else
-    /// generic.
+    /// The model's own rule ([`Scheme::for_model`](crate::algorithm::Scheme::for_model))
+    /// with the fastest kernel for it: sliced (split on lattices too small
+    /// to fill the GPU) where the bit-sliced rule fits, else generic.
     Auto,
-    /// One byte per spin: any q, any even lattice, a field.
+    /// One byte per spin, one word per site: any q, any even lattice, a field.
     Generic,
-    /// Four bits per spin: q ≤ 16, width a multiple of 16, height a multiple
-    /// of 8, no field; one thread per random-number unit.
-    Packed4,
-    /// As [`CudaKernel::Packed4`] with two threads per unit (one per
-    /// generator): twice the parallelism for lattices too small to fill the
+    /// Bit planes, the bit-sliced rule: q ≤ 16, width a multiple of 64,
+    /// height a multiple of 8, no field; one thread per unit (a word column
+    /// of 8 rows).
+    Sliced,
+    /// As [`CudaKernel::Sliced`] with two threads per unit (one per row
+    /// parity): twice the parallelism for lattices too small to fill the
     /// GPU, at twice the Philox work.
-    Packed4Split,
-    /// One bit per spin (Ising): q = 2, width a multiple of 64, height a
-    /// multiple of 8, no field; one thread per 32-bit word × 8 rows.
-    Packed1,
-    /// As [`CudaKernel::Packed1`] with two threads per word column.
-    Packed1Split,
+    SlicedSplit,
 }
 
 impl CudaKernel {
-    /// Whether the 1-bit kernel can run `model`.
-    pub fn packed1_fits(model: &PottsModel) -> bool {
-        model.q() == 2
-            && (model.width() / 2) % SITES_PER_WORD1 == 0
-            && model.height() % UNIT_ROWS == 0
-            && model.field() == 0.0
-    }
-
     /// Whether `model` fits this kernel ([`CudaKernel::Auto`] always does).
     pub fn fits(self, model: &PottsModel) -> bool {
         match self {
             CudaKernel::Auto | CudaKernel::Generic => true,
-            CudaKernel::Packed4 | CudaKernel::Packed4Split => Self::packed4_fits(model),
-            CudaKernel::Packed1 | CudaKernel::Packed1Split => Self::packed1_fits(model),
+            CudaKernel::Sliced | CudaKernel::SlicedSplit => crate::sliced::fits(model),
         }
-    }
-
-    /// Whether the 4-bit kernel can run `model`.
-    pub fn packed4_fits(model: &PottsModel) -> bool {
-        model.q() <= 16
-            && (model.width() / 2) % SITES_PER_WORD4 == 0
-            && model.height() % UNIT_ROWS == 0
-            && model.field() == 0.0
     }
 }
 
 #[derive(Debug)]
 enum Storage {
     Generic([DeviceBuffer<u8>; 2]),
-    /// `bits` per spin: 4 or 1.
-    Packed {
-        colours: [DeviceBuffer<u32>; 2],
-        split: bool,
-        bits: u32,
-    },
+    Sliced { colours: [DeviceBuffer<u32>; 2], split: bool, planes: usize },
 }
 
 /// A lattice on a CUDA device.
@@ -106,17 +83,15 @@ pub struct CudaBackend {
     q: u32,
     storage: Storage,
     table: DeviceBuffer<u64>,
-    /// 2⁶⁴ − threshold for Δn + 4 = 0…8 (the packed kernels' form).
-    neg_table: DeviceBuffer<u64>,
-    /// The packed kernels read their sweep number as this plus an offset.
+    /// The sliced kernels' rule (arguments, not memory).
+    rule: SlicedRule,
+    /// The sliced kernels read their sweep number as this plus an offset.
     sweep_base: DeviceBuffer<u64>,
     advance: Kernel,
     /// A recorded graph of GRAPH_SWEEPS sweeps, for the (seed, stream,
     /// table version) key.
     graph: Option<((u64, u64, u64), Graph)>,
-    /// The 1-bit kernel's classes and 2⁶⁴ − thresholds (arguments, not memory).
-    ising: (u32, u32, u64, u64),
-    /// Counts set_table calls (the 1-bit kernel's graph captures the table).
+    /// Counts set_table calls (a recorded graph holds the rule's arguments).
     table_version: u64,
     counts: DeviceBuffer<u64>,
     update: Kernel,
@@ -137,12 +112,11 @@ fn grid_stride(work: u64, max_blocks: u32) -> LaunchConfig {
 /// sweep, less than launching its two kernels one by one from the host.
 const GRAPH_SWEEPS: u64 = 64;
 
-/// The arguments of the packed update kernels that do not change between
+/// The arguments of the sliced update kernels that do not change between
 /// the sweeps of one call.
-struct PackedSweep<'a> {
+struct SlicedSweep<'a> {
     gpu: &'a Gpu,
     update: &'a Kernel,
-    neg_table: &'a DeviceBuffer<u64>,
     sweep_base: &'a DeviceBuffer<u64>,
     cfg: LaunchConfig,
     wr: u32,
@@ -150,44 +124,40 @@ struct PackedSweep<'a> {
     seed: u64,
     stream: u64,
     units: u64,
-    /// For the 1-bit kernel: its classes and 2⁶⁴ − thresholds.
-    ising: Option<(u32, u32, u64, u64)>,
+    rule: SlicedRule,
 }
 
-impl PackedSweep<'_> {
+impl SlicedSweep<'_> {
     /// Queues both colours of sweep `*sweep_base + add`.
     fn sweep(&self, bufs: &mut [DeviceBuffer<u32>; 2], add: u64) -> warpmc_gpu::Result<()> {
-        let one = 1u32;
+        let [t0, t1, t2, t3] = self.rule.thresholds;
         for colour in 0u32..2 {
             let (a, b) = bufs.split_at_mut(1);
             let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
-            // The arguments both packed kernels start with.
-            let common = self
-                .gpu
-                .launch(self.update)
-                .buf_mut(mine)
-                .buf(other)
-                .arg(&self.wr)
-                .arg(&self.h)
-                .arg(&self.seed)
-                .arg(&self.stream)
-                .buf(self.sweep_base)
-                .arg(&add)
-                .arg(&colour);
-            match &self.ising {
-                // SAFETY: potts_packed4_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
-                // u64 stream, const u64* sweep_base, u64 add, u32 colour, const u64* neg_table,
-                // u32 one, u64 units); both arrays hold wr·h words, h is a multiple of 8,
-                // units = wr·h/8 and threads past it return; neg_table holds 9 entries and
-                // sweep_base one.
-                None => unsafe { common.buf(self.neg_table).arg(&one).arg(&self.units).run(self.cfg)? },
-                // SAFETY: potts_packed1_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
-                // u64 stream, const u64* sweep_base, u64 add, u32 colour, u32 ca, u32 cb, u64 xa,
-                // u64 xb, u32 one, u64 words); both arrays hold wr·h words, h is a multiple of 8,
-                // words = wr·h/8 and threads past it return; sweep_base holds one entry.
-                Some((ca, cb, xa, xb)) => unsafe {
-                    common.arg(ca).arg(cb).arg(xa).arg(xb).arg(&one).arg(&self.units).run(self.cfg)?
-                },
+            // SAFETY: potts_sliced_colour[_split](u32*, const u32*, u32 wr, u32 h, u64 seed,
+            // u64 stream, const u64* sweep_base, u64 add, u32 colour, int sigma, u32 th0..th3,
+            // u64 units); both arrays hold wr·h·P words for the P the module was compiled with,
+            // h is a multiple of 8, units = wr·h/8 and threads past it return; sweep_base holds
+            // one entry.
+            unsafe {
+                self.gpu
+                    .launch(self.update)
+                    .buf_mut(mine)
+                    .buf(other)
+                    .arg(&self.wr)
+                    .arg(&self.h)
+                    .arg(&self.seed)
+                    .arg(&self.stream)
+                    .buf(self.sweep_base)
+                    .arg(&add)
+                    .arg(&colour)
+                    .arg(&self.rule.sigma)
+                    .arg(&t0)
+                    .arg(&t1)
+                    .arg(&t2)
+                    .arg(&t3)
+                    .arg(&self.units)
+                    .run(self.cfg)?
             }
         }
         Ok(())
@@ -196,7 +166,7 @@ impl PackedSweep<'_> {
 
 impl CudaBackend {
     /// A backend for `model` on `gpu`, holding the ordered state, with the
-    /// fastest kernel that can run it.
+    /// fastest kernel for the model's own rule.
     pub fn new(gpu: Gpu, model: &PottsModel) -> Result<Self> {
         Self::with_kernel(gpu, model, CudaKernel::Auto)
     }
@@ -205,20 +175,19 @@ impl CudaBackend {
     pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
         let info = gpu.info();
-        // One thread per unit (per word for 1 bit) unless that leaves the GPU
-        // less than one full wave of resident threads.
+        // One thread per unit unless that leaves the GPU less than one full
+        // wave of resident threads.
         let wave = (info.sm_count * info.max_threads_per_sm) as usize;
-        let threads = |bits: usize| model.sites() / 2 / (UNIT_ROWS * 32 / bits);
+        let units = model.sites() / 2 / (UNIT_ROWS * 32);
         let kernel = match kernel {
-            CudaKernel::Auto if CudaKernel::packed1_fits(model) && threads(1) >= wave => CudaKernel::Packed1,
-            CudaKernel::Auto if CudaKernel::packed4_fits(model) && threads(4) >= wave => CudaKernel::Packed4,
-            CudaKernel::Auto if CudaKernel::packed4_fits(model) => CudaKernel::Packed4Split,
+            CudaKernel::Auto if crate::sliced::fits(model) && units >= wave => CudaKernel::Sliced,
+            CudaKernel::Auto if crate::sliced::fits(model) => CudaKernel::SlicedSplit,
             CudaKernel::Auto => CudaKernel::Generic,
             k if k.fits(model) => k,
             _ => {
                 return Err(PottsError::InvalidInput(format!(
-                    "the {kernel:?} kernel cannot run q={} {}x{} h={}: 4 bits need q <= 16, width a multiple of \
-                     16, height a multiple of 8 and no field; 1 bit needs q = 2 and width a multiple of 64",
+                    "the {kernel:?} kernel cannot run q={} {}x{} h={}: the bit-sliced kernels need q <= 16, \
+                     width a multiple of 64, height a multiple of 8 and no field",
                     model.q(),
                     model.width(),
                     model.height(),
@@ -228,37 +197,28 @@ impl CudaBackend {
         };
         let module = gpu.module(&kernel_source(model.q()))?;
         let n = model.sites() / 2;
-        let packed = match kernel {
-            CudaKernel::Packed4 | CudaKernel::Packed4Split => Some((4, kernel == CudaKernel::Packed4Split)),
-            CudaKernel::Packed1 | CudaKernel::Packed1Split => Some((1, kernel == CudaKernel::Packed1Split)),
-            _ => None,
-        };
-        let (storage, update, census) = if let Some((bits, split)) = packed {
-            let words = n * bits / 32;
-            let name = match (bits, split) {
-                (4, false) => "potts_packed4_colour",
-                (4, true) => "potts_packed4_colour_split",
-                (_, false) => "potts_packed1_colour",
-                (_, true) => "potts_packed1_colour_split",
-            };
-            (
-                Storage::Packed {
-                    colours: [gpu.alloc_zeros::<u32>(words)?, gpu.alloc_zeros::<u32>(words)?],
-                    split,
-                    bits: bits as u32,
-                },
-                module.kernel(name)?,
-                module.kernel(if bits == 4 { "potts_packed4_census" } else { "potts_packed1_census" })?,
-            )
-        } else {
-            (
+        let (storage, update, census) = match kernel {
+            CudaKernel::Sliced | CudaKernel::SlicedSplit => {
+                let planes = planes(model.q());
+                let words = n / 32 * planes;
+                let split = kernel == CudaKernel::SlicedSplit;
+                (
+                    Storage::Sliced {
+                        colours: [gpu.alloc_zeros::<u32>(words)?, gpu.alloc_zeros::<u32>(words)?],
+                        split,
+                        planes,
+                    },
+                    module.kernel(if split { "potts_sliced_colour_split" } else { "potts_sliced_colour" })?,
+                    module.kernel("potts_sliced_census")?,
+                )
+            }
+            _ => (
                 Storage::Generic([gpu.alloc_zeros::<u8>(n)?, gpu.alloc_zeros::<u8>(n)?]),
                 module.kernel("potts_generic_colour")?,
                 module.kernel("potts_generic_census")?,
-            )
+            ),
         };
         let table = gpu.alloc_zeros::<u64>(TABLE_LEN)?;
-        let neg_table = gpu.alloc_zeros::<u64>(9)?;
         let sweep_base = gpu.alloc_zeros::<u64>(1)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
         let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / BLOCK).max(1) * 4;
@@ -271,11 +231,10 @@ impl CudaBackend {
             q: model.q(),
             storage,
             table,
-            neg_table,
+            rule: SlicedRule { q: model.q(), sigma: 0, thresholds: [0; 4] },
             sweep_base,
             advance: module.kernel("potts_advance")?,
             graph: None,
-            ising: (0, 0, 0, 0),
             table_version: 0,
             counts,
             max_blocks,
@@ -287,15 +246,20 @@ impl CudaBackend {
         &self.gpu
     }
 
-    /// The kernel in use: "generic", "packed4", "packed4-split", "packed1"
-    /// or "packed1-split".
+    /// The kernel in use: "generic", "sliced" or "sliced-split".
     pub fn kernel_name(&self) -> &'static str {
         match self.storage {
             Storage::Generic(_) => "generic",
-            Storage::Packed { split: false, bits: 4, .. } => "packed4",
-            Storage::Packed { split: true, bits: 4, .. } => "packed4-split",
-            Storage::Packed { split: false, .. } => "packed1",
-            Storage::Packed { split: true, .. } => "packed1-split",
+            Storage::Sliced { split: false, .. } => "sliced",
+            Storage::Sliced { split: true, .. } => "sliced-split",
+        }
+    }
+
+    /// Bytes one spin occupies in the storage in use.
+    pub fn bytes_per_spin(&self) -> f64 {
+        match self.storage {
+            Storage::Generic(_) => 1.0,
+            Storage::Sliced { planes, .. } => planes as f64 / 8.0,
         }
     }
 }
@@ -327,11 +291,10 @@ impl Backend for CudaBackend {
                 self.gpu.copy_to_device(&c0, &mut bufs[0])?;
                 self.gpu.copy_to_device(&c1, &mut bufs[1])?;
             }
-            Storage::Packed { colours: bufs, bits, .. } => {
+            Storage::Sliced { colours: bufs, planes, .. } => {
                 let hw = self.width / 2;
-                let pack = if *bits == 4 { pack4 } else { pack1 };
-                self.gpu.copy_to_device(&pack(&c0, hw), &mut bufs[0])?;
-                self.gpu.copy_to_device(&pack(&c1, hw), &mut bufs[1])?;
+                self.gpu.copy_to_device(&pack_planes(&c0, hw, *planes), &mut bufs[0])?;
+                self.gpu.copy_to_device(&pack_planes(&c1, hw, *planes), &mut bufs[1])?;
             }
         }
         Ok(())
@@ -340,9 +303,12 @@ impl Backend for CudaBackend {
     fn lattice(&mut self) -> Result<Lattice> {
         let (c0, c1) = match &self.storage {
             Storage::Generic(bufs) => (self.gpu.download(&bufs[0])?, self.gpu.download(&bufs[1])?),
-            Storage::Packed { colours: bufs, bits, .. } => {
-                let unpack = if *bits == 4 { unpack4 } else { unpack1 };
-                (unpack(&self.gpu.download(&bufs[0])?), unpack(&self.gpu.download(&bufs[1])?))
+            Storage::Sliced { colours: bufs, planes, .. } => {
+                let hw = self.width / 2;
+                (
+                    unpack_planes(&self.gpu.download(&bufs[0])?, hw, *planes),
+                    unpack_planes(&self.gpu.download(&bufs[1])?, hw, *planes),
+                )
             }
         };
         Ok(join(self.width, self.height, self.q, [&c0, &c1]))
@@ -351,25 +317,8 @@ impl Backend for CudaBackend {
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
         match self.storage {
             Storage::Generic(_) => self.gpu.copy_to_device(&table.thresholds, &mut self.table)?,
-            Storage::Packed { bits: 4, .. } => {
-                let neg = table.without_field().map(u64::wrapping_neg);
-                self.gpu.copy_to_device(&neg, &mut self.neg_table)?
-            }
-            Storage::Packed { .. } => {
-                // q = 2, no field: Δn + 4 = 2u for u unequal neighbours. At
-                // most two u have a threshold below "always" (ΔE = −J(2u − 4)
-                // is positive for u < 2 or for u > 2, not both).
-                let th = table.without_field();
-                let uncertain: Vec<u32> = (0..5u32).filter(|&u| th[2 * u as usize] < ALWAYS).collect();
-                if uncertain.len() > 2 {
-                    return Err(PottsError::InvalidInput(
-                        "the 1-bit kernel needs at most two uncertain acceptance classes".into(),
-                    ));
-                }
-                let ca = uncertain.first().copied().unwrap_or(0);
-                let cb = uncertain.get(1).copied().unwrap_or(ca);
-                let x = |u: u32| th[2 * u as usize].wrapping_neg();
-                self.ising = (ca, cb, x(ca), x(cb));
+            Storage::Sliced { .. } => {
+                self.rule = SlicedRule::new(self.q, table).map_err(PottsError::InvalidInput)?;
             }
         }
         self.table_version += 1;
@@ -412,19 +361,17 @@ impl Backend for CudaBackend {
                     }
                 }
             }
-            Storage::Packed { colours: bufs, split, bits } => {
-                let wr = hw * *bits / 32;
-                // Work items: units (4 bits) or words spanning four units (1 bit).
+            Storage::Sliced { colours: bufs, split, .. } => {
+                let wr = words_per_row(self.width) as u32;
                 let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
-                // Split: threads 64m + 32p + l serve item 32m + l, parity p.
+                // Split: threads 64m + 32p + l serve unit 32m + l, parity p.
                 let threads = if *split { 2 * units.div_ceil(32) * 32 } else { units };
                 let blocks = threads.div_ceil(BLOCK as u64) as u32;
                 let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
                 self.gpu.copy_to_device(&[first], &mut self.sweep_base)?;
-                let job = PackedSweep {
+                let job = SlicedSweep {
                     gpu: &self.gpu,
                     update: &self.update,
-                    neg_table: &self.neg_table,
                     sweep_base: &self.sweep_base,
                     cfg,
                     wr,
@@ -432,7 +379,7 @@ impl Backend for CudaBackend {
                     seed,
                     stream,
                     units,
-                    ising: (*bits == 1).then_some(self.ising),
+                    rule: self.rule,
                 };
                 let mut done = 0;
                 if count >= GRAPH_SWEEPS {
@@ -489,13 +436,12 @@ impl Backend for CudaBackend {
                         .run(cfg)?;
                 }
             }
-            Storage::Packed { colours: bufs, bits, .. } => {
-                let wr = hw * *bits / 32;
+            Storage::Sliced { colours: bufs, .. } => {
+                let wr = words_per_row(self.width) as u32;
                 let cfg = grid_stride(wr as u64 * h as u64, self.max_blocks);
-                // SAFETY: potts_packed{4,1}_census(const u32*, const u32*, u32 wr, u32 h, u64* out):
-                // both arrays hold wr·h words; the 4-bit module was compiled with POTTS_Q = q and
-                // the 1-bit kernel runs q = 2 only, so they write out[0..=q], which holds 1 + q
-                // counters.
+                // SAFETY: potts_sliced_census(const u32*, const u32*, u32 wr, u32 h, u64* out):
+                // both arrays hold wr·h·P words; the module was compiled with POTTS_Q = q (≤ 16
+                // here), so it writes out[0..=q], which holds 1 + q counters.
                 unsafe {
                     self.gpu
                         .launch(&self.census)

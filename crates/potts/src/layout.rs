@@ -48,42 +48,47 @@ pub fn side_columns(xh: usize, o: usize, hw: usize) -> (usize, usize) {
     (left, right)
 }
 
-/// Sites per word in the 4-bit packed format.
-pub const SITES_PER_WORD4: usize = 8;
-
-/// Packs a colour array (rows of `half_width` spins, each below 16) four
-/// bits per spin: column x_h of a row goes to nibble x_h mod 8 of word
-/// ⌊x_h/8⌋ of that row. `half_width` must be a multiple of 8.
-pub fn pack4(colour: &[u8], half_width: usize) -> Vec<u32> {
-    debug_assert!(half_width % SITES_PER_WORD4 == 0);
-    colour
-        .chunks_exact(SITES_PER_WORD4)
-        .map(|c| c.iter().enumerate().fold(0u32, |w, (i, &s)| w | (u32::from(s) << (4 * i))))
-        .collect()
+/// Index of plane `p` of word `w` of row `y` in the bit-plane storage of
+/// [`sliced`](crate::sliced): `planes` plane words per word, side by side
+/// (one 16-byte load for four planes), `wr` words per row.
+#[inline(always)]
+pub fn plane_index(y: usize, p: usize, w: usize, planes: usize, wr: usize) -> usize {
+    (y * wr + w) * planes + p
 }
 
-/// Inverse of [`pack4`].
-pub fn unpack4(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|&w| (0..SITES_PER_WORD4).map(move |i| ((w >> (4 * i)) & 15) as u8)).collect()
+/// Packs a colour array (rows of `half_width` spins, `half_width` a multiple
+/// of 32) into `planes` bit planes: bit p of the spin in column x_h of row y
+/// goes to bit x_h mod 32 of word [`plane_index`]`(y, p, ⌊x_h/32⌋)`.
+pub fn pack_planes(colour: &[u8], half_width: usize, planes: usize) -> Vec<u32> {
+    debug_assert!(half_width % 32 == 0);
+    let wr = half_width / 32;
+    let rows = colour.len() / half_width.max(1);
+    let mut out = vec![0u32; rows * planes * wr];
+    for (y, row) in colour.chunks_exact(half_width).enumerate() {
+        for (x, &s) in row.iter().enumerate() {
+            for p in 0..planes {
+                out[plane_index(y, p, x / 32, planes, wr)] |= u32::from((s >> p) & 1) << (x % 32);
+            }
+        }
+    }
+    out
 }
 
-/// Sites per word in the 1-bit format (q = 2).
-pub const SITES_PER_WORD1: usize = 32;
-
-/// Packs a colour array of spins 0/1 one bit per spin: column x_h goes to
-/// bit x_h mod 32 of word ⌊x_h/32⌋ of its row. `half_width` must be a
-/// multiple of 32.
-pub fn pack1(colour: &[u8], half_width: usize) -> Vec<u32> {
-    debug_assert!(half_width % SITES_PER_WORD1 == 0);
-    colour
-        .chunks_exact(SITES_PER_WORD1)
-        .map(|c| c.iter().enumerate().fold(0u32, |w, (i, &s)| w | (u32::from(s & 1) << i)))
-        .collect()
-}
-
-/// Inverse of [`pack1`].
-pub fn unpack1(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|&w| (0..SITES_PER_WORD1).map(move |i| ((w >> i) & 1) as u8)).collect()
+/// Inverse of [`pack_planes`].
+pub fn unpack_planes(words: &[u32], half_width: usize, planes: usize) -> Vec<u8> {
+    let wr = half_width / 32;
+    let rows = words.len() / (planes * wr).max(1);
+    let mut out = vec![0u8; rows * half_width];
+    for y in 0..rows {
+        for x in 0..half_width {
+            let mut s = 0u8;
+            for p in 0..planes {
+                s |= (((words[plane_index(y, p, x / 32, planes, wr)] >> (x % 32)) & 1) as u8) << p;
+            }
+            out[y * half_width + x] = s;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -91,22 +96,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pack4_round_trips_and_places_nibbles() {
-        let spins: Vec<u8> = (0..48).map(|i| (i * 7 % 16) as u8).collect();
-        let words = pack4(&spins, 16);
-        assert_eq!(words.len(), 6);
-        assert_eq!(words[0] & 15, u32::from(spins[0]));
-        assert_eq!(words[1] >> 28, u32::from(spins[15]));
-        assert_eq!(unpack4(&words), spins);
-    }
-
-    #[test]
-    fn pack1_round_trips_and_places_bits() {
-        let spins: Vec<u8> = (0..96).map(|i| ((i * 5 + i / 7) % 2) as u8).collect();
-        let words = pack1(&spins, 32);
-        assert_eq!(words.len(), 3);
-        assert_eq!(words[1] & 1, u32::from(spins[32]));
-        assert_eq!(words[2] >> 31, u32::from(spins[95]));
-        assert_eq!(unpack1(&words), spins);
+    fn planes_round_trip_and_place_bits() {
+        let spins: Vec<u8> = (0..64 * 3).map(|i| ((i * 7 + i / 5) % 11) as u8).collect();
+        let words = pack_planes(&spins, 64, 4);
+        assert_eq!(words.len(), 3 * 4 * 2);
+        // Row 1, column 33: word 1 of each plane, bit 1; planes side by side.
+        let s = spins[64 + 33];
+        for p in 0..4 {
+            assert_eq!((words[(2 + 1) * 4 + p] >> 1) & 1, u32::from((s >> p) & 1));
+        }
+        assert_eq!(unpack_planes(&words, 64, 4), spins);
     }
 }

@@ -36,8 +36,6 @@ pub mod baseline;
 pub mod bench;
 pub mod checkpoint;
 pub mod cpu;
-#[cfg(target_arch = "x86_64")]
-mod cpu_simd;
 pub mod cuda;
 pub mod error;
 pub mod exact;
@@ -46,10 +44,11 @@ pub mod layout;
 pub mod model;
 pub mod observables;
 pub mod protocol;
+pub mod sliced;
 pub mod snapshot;
 pub mod stats;
 
-pub use algorithm::AcceptanceTable;
+pub use algorithm::{AcceptanceTable, Scheme};
 pub use backend::{Backend, BackendChoice};
 pub use cpu::CpuBackend;
 pub use cuda::{CudaBackend, CudaKernel};

@@ -5,12 +5,101 @@
 
 use proptest::prelude::*;
 use warpmc_potts::algorithm::{
-    AcceptanceTable, UNIT_COLS, UNIT_ROWS, chain_stream, metropolis_site, unit_generators, units_per_row,
+    ALWAYS, AcceptanceTable, Scheme, UNIT_COLS, UNIT_ROWS, chain_stream, metropolis_site, unit_generators,
+    units_per_row,
 };
 use warpmc_potts::baseline::{BaselineCpu, BaselineGpu};
 use warpmc_potts::cuda::{CudaKernel, check_fits};
+use warpmc_potts::sliced::{MAX_PROPOSAL_ROUNDS, proposal_bits};
 use warpmc_potts::{Backend, CpuBackend, CudaBackend, InitialState, Lattice, PottsError, PottsModel};
 use warpmc_rng::RandomSource;
+
+/// The bit-sliced rule (crates/potts/src/sliced.rs) written site by site on
+/// the row-major lattice, with no bit-sliced arithmetic: unit by unit, each
+/// row's 32 sites drawing their bits from the row's generator.
+fn naive_sliced_sweeps(
+    l: &Lattice,
+    model: &PottsModel,
+    t: f64,
+    seed: u64,
+    stream: u64,
+    first: u64,
+    count: u64,
+) -> Lattice {
+    let (w, h, q) = (l.width(), l.height(), l.q());
+    let th = AcceptanceTable::metropolis(model, t).without_field();
+    let (b, m) = (proposal_bits(q), q - 1);
+    let wr = w / 64;
+    let mut s = l.spins().to_vec();
+    for sweep in first..first + count {
+        for colour in 0..2usize {
+            for unit in 0..wr * h / 8 {
+                let mut gens = unit_generators(seed, stream, sweep, colour as u32, unit as u64);
+                for i in 0..8 {
+                    let y = unit / wr * 8 + i;
+                    let g = &mut gens[i % 2];
+                    // The row's sites: x = 2 x_h + o for x_h = 32 w … 32 w + 31.
+                    let xs: Vec<usize> = (0..32).map(|j| 2 * (32 * (unit % wr) + j) + ((y + colour) & 1)).collect();
+                    // Proposal steps: bit i of site j from bit j of word i.
+                    let mut k = [0u32; 32];
+                    let mut todo: Vec<usize> = (0..32).collect();
+                    for round in 0..MAX_PROPOSAL_ROUNDS {
+                        let words: Vec<u32> = (0..b).map(|_| g.next_u32()).collect();
+                        for &j in &todo {
+                            k[j] = (0..b).map(|i| ((words[i] >> j) & 1) << i).sum();
+                        }
+                        todo.retain(|&j| k[j] >= m);
+                        if todo.is_empty() || round + 1 == MAX_PROPOSAL_ROUNDS {
+                            break;
+                        }
+                    }
+                    for &j in &todo {
+                        k[j] -= m;
+                    }
+                    let nbrs = |x: usize, v: u8| {
+                        [
+                            s[y * w + (x + w - 1) % w],
+                            s[y * w + (x + 1) % w],
+                            s[((y + h - 1) % h) * w + x],
+                            s[((y + 1) % h) * w + x],
+                        ]
+                        .iter()
+                        .filter(|&&n| n == v)
+                        .count() as i32
+                    };
+                    let mut new = [0u8; 32];
+                    let mut theta = [ALWAYS; 32];
+                    for (j, &x) in xs.iter().enumerate() {
+                        let old = s[y * w + x];
+                        new[j] = ((old as u32 + 1 + k[j]) % q) as u8;
+                        let d = nbrs(x, old) - nbrs(x, new[j]);
+                        theta[j] = th[(4 - d) as usize];
+                    }
+                    // Acceptance: U = 0.u1 u2 … against θ/2³², MSB first.
+                    let mut accept: Vec<Option<bool>> = theta.iter().map(|&t| (t == ALWAYS).then_some(true)).collect();
+                    for pos in (0..32).rev() {
+                        if accept.iter().all(Option::is_some) {
+                            break;
+                        }
+                        let u = g.next_u32();
+                        for j in 0..32 {
+                            let (ub, tb) = (u64::from((u >> j) & 1), (theta[j] >> pos) & 1);
+                            if accept[j].is_none() && ub != tb {
+                                accept[j] = Some(ub == 0);
+                            }
+                        }
+                    }
+                    for (j, &x) in xs.iter().enumerate() {
+                        if accept[j] == Some(true) {
+                            s[y * w + x] = new[j];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Lattice::from_spins(w, h, q, s).unwrap()
+}
 
 /// Sweeps written the obvious way: row-major lattice, each site of the
 /// colour in turn. A site's word is found from its place in its unit by
@@ -53,45 +142,67 @@ fn random_model(q: u32, w: usize, h: usize, field: f64) -> PottsModel {
 
 #[test]
 fn cpu_backend_matches_the_naive_reference() {
-    // Odd and even half-widths, a lattice above the parallel threshold, a field.
-    for (q, w, h, field) in [
-        (2, 2, 2, 0.0),
-        (3, 6, 4, 0.0),
-        (9, 34, 10, 0.3),
-        (255, 14, 8, -0.2),
-        (5, 260, 130, 0.0),
-        (16, 48, 26, 0.0),
-        // The CPU's 4-bit storage (q ≤ 16, no field, width/2 % 16 = 0, height % 8 = 0).
-        (2, 32, 8, 0.0),
-        (3, 64, 16, 0.0),
-        (9, 96, 24, 0.0),
-        (16, 160, 136, 0.0),
-        // … and its AVX2 rows (width/2 a multiple of 64), where the CPU has AVX2.
-        (9, 256, 128, 0.0),
-        (2, 128, 16, 0.0),
-        (3, 384, 8, 0.0),
-        (16, 128, 24, 0.0),
+    // Odd and even half-widths, a lattice above the parallel threshold, a
+    // field, negative couplings; then the bit-sliced rule (q ≤ 16, no field,
+    // width % 64 = 0, height % 8 = 0) for every plane count, powers of two
+    // and not for q − 1, and low temperatures where thresholds reach 0.
+    for (q, w, h, j, field, t_factor) in [
+        (2, 2, 2, 1.0, 0.0, 0.9),
+        (3, 6, 4, 1.0, 0.0, 0.9),
+        (9, 34, 10, 1.0, 0.3, 0.9),
+        (255, 14, 8, 1.0, -0.2, 0.9),
+        (5, 260, 130, 1.0, 0.0, 0.9),
+        (16, 48, 26, 1.0, 0.0, 0.9),
+        (4, 62, 16, -1.0, 0.0, 0.9),
+        (2, 64, 8, 1.0, 0.0, 0.9),
+        (2, 128, 24, -0.7, 0.0, 1.1),
+        (3, 64, 16, 1.0, 0.0, 0.9),
+        (4, 192, 8, 1.0, 0.0, 1.2),
+        (5, 64, 40, 1.0, 0.0, 0.01),
+        (9, 256, 136, 1.0, 0.0, 0.9),
+        (9, 64, 8, -1.0, 0.0, 1.0),
+        (12, 128, 16, 1.0, 0.0, 1.3),
+        (16, 64, 24, 1.0, 0.0, 1.0),
+        (7, 64, 8, 0.0, 0.0, 1.0),
     ] {
-        let model = random_model(q, w, h, field);
-        let t = 0.9 / (1.0 + (q as f64).sqrt()).ln();
+        let model = random_model(q, w, h, field).with_coupling(j).unwrap();
+        let t = t_factor / (1.0 + (q as f64).sqrt()).ln();
         let stream = chain_stream(1, 2);
         let start = Lattice::new(&model, InitialState::Random, 77, stream);
         let mut cpu = CpuBackend::new(&model);
-        assert_eq!(cpu.storage_name().starts_with("nibbles"), CpuBackend::nibbles_fit(&model));
+        let sliced = Scheme::for_model(&model) == Scheme::Sliced;
+        assert_eq!(cpu.storage_name() == "planes", sliced);
         cpu.load(&start).unwrap();
         cpu.set_table(&AcceptanceTable::metropolis(&model, t)).unwrap();
         cpu.sweeps(77, stream, 3, 5).unwrap();
-        let expected = naive_sweeps(&start, &model, t, 77, stream, 3, 5);
-        assert_eq!(cpu.lattice().unwrap(), expected, "q={q} {w}x{h} {}", cpu.storage_name());
-        // The same without AVX2 (a no-op where the CPU lacks it).
-        let mut plain = CpuBackend::new(&model).without_simd();
-        plain.load(&start).unwrap();
-        plain.set_table(&AcceptanceTable::metropolis(&model, t)).unwrap();
-        plain.sweeps(77, stream, 3, 5).unwrap();
-        assert_eq!(plain.lattice().unwrap(), expected, "q={q} {w}x{h} {}", plain.storage_name());
+        let expected = if sliced {
+            naive_sliced_sweeps(&start, &model, t, 77, stream, 3, 5)
+        } else {
+            naive_sweeps(&start, &model, t, 77, stream, 3, 5)
+        };
+        assert_eq!(cpu.lattice().unwrap(), expected, "q={q} {w}x{h} J={j} {}", cpu.storage_name());
         assert_eq!(cpu.census().unwrap(), expected.census(), "census q={q} {w}x{h}");
         // (A 2×2 lattice may well come back to its start after 5 sweeps.)
         assert!(w * h < 16 || expected != start, "nothing moved: q={q} {w}x{h}");
+        // The one-word-per-site rule runs any model, also those the
+        // bit-sliced rule would take.
+        if sliced {
+            let mut bytes = CpuBackend::with_scheme(&model, Scheme::SiteWords).unwrap();
+            bytes.load(&start).unwrap();
+            bytes.set_table(&AcceptanceTable::metropolis(&model, t)).unwrap();
+            bytes.sweeps(77, stream, 3, 5).unwrap();
+            assert_eq!(bytes.lattice().unwrap(), naive_sweeps(&start, &model, t, 77, stream, 3, 5));
+        }
+    }
+}
+
+#[test]
+fn the_bit_sliced_rule_is_refused_where_it_does_not_fit() {
+    for (q, w, h, field) in [(17, 64, 8, 0.0), (9, 96, 8, 0.0), (9, 64, 12, 0.0), (9, 64, 8, 0.5)] {
+        let model = random_model(q, w, h, field);
+        let e = CpuBackend::with_scheme(&model, Scheme::Sliced).unwrap_err();
+        assert!(e.to_string().contains("bit-sliced"), "{e}");
+        assert_eq!(Scheme::for_model(&model), Scheme::SiteWords);
     }
 }
 
@@ -112,57 +223,65 @@ proptest! {
 #[test]
 fn cuda_backend_is_bit_identical_to_the_cpu() {
     let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("cuda_backend_is_bit_identical_to_the_cpu") else { return };
-    for (q, w, h, field) in [
-        (2, 6, 4, 0.0),
-        (3, 34, 10, 0.0),
-        (9, 130, 66, 0.0),
-        (9, 1030, 258, 0.25),
-        (2, 2, 1024, 0.0),
-        (255, 98, 40, 0.0),
-        // The 4-bit kernel: every q it compiles for a different path.
-        (2, 48, 16, 0.0),
-        // The 1-bit kernel: one, two and three words per row.
-        (2, 64, 8, 0.0),
-        (2, 128, 24, 0.0),
-        (2, 192, 40, 0.0),
-        (3, 16, 8, 0.0),
-        (8, 176, 24, 0.0),
-        (9, 144, 40, 0.0),
-        (16, 1040, 264, 0.0),
-        (12, 16, 8, 0.0),
+    for (q, w, h, j, field) in [
+        (2, 6, 4, 1.0, 0.0),
+        (3, 34, 10, 1.0, 0.0),
+        (9, 130, 66, 1.0, 0.0),
+        (9, 1030, 258, 1.0, 0.25),
+        (2, 2, 1024, 1.0, 0.0),
+        (255, 98, 40, 1.0, 0.0),
+        // The bit-sliced kernels: every plane count, q − 1 a power of two
+        // or not, one to five words per row, negative and zero coupling.
+        (2, 64, 8, 1.0, 0.0),
+        (2, 128, 24, -1.0, 0.0),
+        (3, 192, 40, 1.0, 0.0),
+        (4, 64, 16, 1.0, 0.0),
+        (5, 320, 8, 1.0, 0.0),
+        (8, 192, 24, 1.0, 0.0),
+        (9, 256, 40, 1.0, 0.0),
+        (9, 128, 16, -0.5, 0.0),
+        (12, 64, 8, 1.0, 0.0),
+        (16, 1024, 264, 1.0, 0.0),
+        (6, 64, 8, 0.0, 0.0),
     ] {
-        let model = random_model(q, w, h, field);
-        for t_factor in [0.8, 1.0, 1.3] {
+        let model = random_model(q, w, h, field).with_coupling(j).unwrap();
+        for t_factor in [0.05, 0.8, 1.0, 1.3] {
             let t = t_factor / (1.0 + (q as f64).sqrt()).ln();
             let stream = chain_stream(3, 1);
             let start = Lattice::new(&model, InitialState::Random, 2026, stream);
             let table = AcceptanceTable::metropolis(&model, t);
             let mut cpu = CpuBackend::new(&model);
-            let mut cudas = vec![CudaBackend::with_kernel(gpu.clone(), &model, CudaKernel::Generic).unwrap()];
-            for k in [CudaKernel::Packed4, CudaKernel::Packed4Split, CudaKernel::Packed1, CudaKernel::Packed1Split] {
+            let mut cpu_bytes = CpuBackend::with_scheme(&model, Scheme::SiteWords).unwrap();
+            // (backend, the CPU backend of its rule: 0 the model's own, 1 bytes)
+            let mut cudas = vec![(CudaBackend::with_kernel(gpu.clone(), &model, CudaKernel::Generic).unwrap(), 1)];
+            for k in [CudaKernel::Sliced, CudaKernel::SlicedSplit] {
                 if k.fits(&model) {
-                    cudas.push(CudaBackend::with_kernel(gpu.clone(), &model, k).unwrap());
+                    cudas.push((CudaBackend::with_kernel(gpu.clone(), &model, k).unwrap(), 0));
                 }
             }
-            for b in
-                std::iter::once(&mut cpu as &mut dyn Backend).chain(cudas.iter_mut().map(|c| c as &mut dyn Backend))
+            for b in [&mut cpu as &mut dyn Backend, &mut cpu_bytes]
+                .into_iter()
+                .chain(cudas.iter_mut().map(|(c, _)| c as &mut dyn Backend))
             {
                 b.load(&start).unwrap();
                 b.set_table(&table).unwrap();
                 b.sweeps(2026, stream, 0, 1).unwrap();
                 b.sweeps(2026, stream, 1, 10).unwrap();
-                // Long enough for the packed kernels' recorded graph (64
-                // sweeps) plus a remainder; then another chain's stream,
-                // which must not replay the first chain's graph.
+                // Long enough for the recorded graph (64 sweeps) plus a
+                // remainder; then another chain's stream, which must not
+                // replay the first chain's graph.
                 b.sweeps(2026, stream, 11, 70).unwrap();
                 b.sweeps(2026, chain_stream(3, 2), 0, 64).unwrap();
             }
-            let a = cpu.lattice().unwrap();
-            assert_ne!(a, start, "nothing moved: q={q} {w}x{h}");
-            for cuda in &mut cudas {
+            let refs = [cpu.lattice().unwrap(), cpu_bytes.lattice().unwrap()];
+            if t_factor > 0.5 || j == 0.0 {
+                assert_ne!(refs[0], start, "nothing moved: q={q} {w}x{h}");
+            }
+            for (cuda, r) in &mut cudas {
                 let kernel = cuda.kernel_name();
                 let g = cuda.lattice().unwrap();
-                assert!(a == g, "q={q} {w}x{h} T={t} {kernel}: lattices differ after 145 sweeps");
+                let a = &refs[*r];
+                assert!(*a == g, "q={q} {w}x{h} J={j} T={t} {kernel}: lattices differ after 145 sweeps");
                 assert_eq!(cuda.census().unwrap(), a.census(), "census q={q} {w}x{h} {kernel}");
             }
         }
