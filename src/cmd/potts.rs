@@ -43,7 +43,7 @@ enum PottsCommand {
     #[command(verbatim_doc_comment)]
     Run(Box<RunArgs>),
     /// Time the CPU and every CUDA kernel that fits (generic: a byte per spin,
-    /// one random word per site; sliced[-split]: bit planes, 32 sites per
+    /// one random word per site; sliced[-split|-split4]: bit planes, 32 sites per
     /// word, random bits only for undecided sites — q ≤ 16, no field, width a
     /// multiple of 64) beside the document-style baseline kernel and the
     /// device's copy bandwidth.
@@ -501,8 +501,12 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
             if let Some(g) = &gpu {
                 rows.push(bench::time_baseline(g.clone(), &model, args.seconds)?);
                 let mut kernels = vec![(CudaKernel::Generic, "cuda-generic")];
-                for (k, label) in [(CudaKernel::Sliced, "cuda-sliced"), (CudaKernel::SlicedSplit, "cuda-sliced-split")]
-                {
+                for (k, label) in [
+                    (CudaKernel::Sliced, "cuda-sliced"),
+                    (CudaKernel::SlicedSplit, "cuda-sliced-split"),
+                    (CudaKernel::SlicedSplit4, "cuda-sliced-split4"),
+                    (CudaKernel::SlicedResident, "cuda-sliced-resident"),
+                ] {
                     if k.fits(&model) {
                         kernels.push((k, label));
                     }

@@ -40,6 +40,12 @@ impl Kernel {
         &self.name
     }
 
+    /// How many blocks of `block` threads (no dynamic shared memory) can be
+    /// resident on one multiprocessor at once.
+    pub fn max_resident_blocks_per_sm(&self, block: u32) -> Result<u32> {
+        self.func.occupancy_max_active_blocks_per_multiprocessor(block, 0, None).during("cuOccupancyMaxActiveBlocks")
+    }
+
     /// Allows launches with up to `bytes` of dynamic shared memory per
     /// block; above 48 KB the driver requires this opt-in.
     pub fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> Result<()> {
@@ -121,5 +127,20 @@ impl<'a> Launch<'a> {
         }
         // SAFETY: forwarded to the caller (see # Safety).
         unsafe { self.args.launch(config) }.map(|_| ()).during("cuLaunchKernel")
+    }
+
+    /// Launches the kernel cooperatively: the driver starts every block at
+    /// once or refuses the launch, so blocks may wait for one another (grid
+    /// barriers) without deadlock.
+    ///
+    /// # Safety
+    ///
+    /// As [`Launch::run`].
+    pub unsafe fn run_cooperative(mut self, config: LaunchConfig) -> Result<()> {
+        if config.block_dim.0 * config.block_dim.1 * config.block_dim.2 == 0 {
+            return Err(GpuError::InvalidArgument(format!("kernel {}: empty block", self.kernel.name)));
+        }
+        // SAFETY: forwarded to the caller (see # Safety).
+        unsafe { self.args.launch_cooperative(config) }.map(|_| ()).during("cuLaunchCooperativeKernel")
     }
 }

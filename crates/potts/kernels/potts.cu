@@ -182,8 +182,8 @@ __device__ __forceinline__ void count4(u32 e0, u32 e1, u32 e2, u32 e3, u32* n) {
 
 // The update of one row's word (sliced.rs, update_word): s holds the SL_P
 // plane words of 32 sites and receives the new ones; nb[0..3] are the
-// neighbour words (up, down, same row, side); masks[b] holds, for |d| - 1 =
-// 0..3, all ones where bit b of that threshold is set.
+// neighbour words (up, down, same row, side); masks[b + 1] holds, for
+// |d| - 1 = 0..3, all ones where bit b of that threshold is set.
 __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& gen, int sigma,
                                             const uint4* __restrict__ masks) {
     u32 p[SL_P];
@@ -262,13 +262,17 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
         u32 gx = (u32)gen, gc = (u32)(gen >> 32);
         // U = 0.u1 u2 ... against the site's threshold, most significant bit
         // first, one word per bit while any site is undecided.
+        // The next bit's masks are loaded one step ahead (shared-memory
+        // latency off the loop's dependency chain); masks[b + 1] holds bit b
+        // and masks[0] is a never-used pad.
+        uint4 a = masks[32];
 #pragma unroll 1
         for (int bit = 31; bit >= 0 && und != 0; --bit) {
+            const uint4 next = masks[bit];
             const u64 g = (u64)gx * MWC_A + gc;
             gx = (u32)g;
             gc = (u32)(g >> 32);
             const u32 u = gx;
-            const uint4 a = masks[bit];
 #if POTTS_Q == 2
             const u32 t = a.y ^ ((a.y ^ a.w) & code1);
             (void)code0;
@@ -280,6 +284,7 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
 #endif
             acc |= und & t & ~u;
             und &= ~(t ^ u);
+            a = next;
         }
         gen = ((u64)gc << 32) | gx;
     }
@@ -288,22 +293,25 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
 }
 
 // Plane words of word w of row y: SL_P consecutive u32 at (y * wr + w) * SL_P
-// (one 16-byte load for four planes).
+// (one 16-byte load for four planes). CG: through L2 only (__ldcg), for the
+// resident kernel, whose blocks read what other blocks wrote in the same
+// launch (the L1 caches are not coherent).
+template <bool CG = false>
 __device__ __forceinline__ void load_planes(u32* dst, const u32* __restrict__ a, u32 y, u32 w, u32 wr) {
     const u32* src = a + ((u64)y * wr + w) * SL_P;
     if (SL_P == 4) {
-        const uint4 v = *(const uint4*)src;
+        const uint4 v = CG ? __ldcg((const uint4*)src) : *(const uint4*)src;
         dst[0] = v.x;
         dst[1] = v.y;
         dst[2 % SL_P] = v.z;
         dst[3 % SL_P] = v.w;
     } else if (SL_P == 2) {
-        const uint2 v = *(const uint2*)src;
+        const uint2 v = CG ? __ldcg((const uint2*)src) : *(const uint2*)src;
         dst[0] = v.x;
         dst[1 % SL_P] = v.y;
     } else {
 #pragma unroll
-        for (int p = 0; p < SL_P; ++p) dst[p] = src[p];
+        for (int p = 0; p < SL_P; ++p) dst[p] = CG ? __ldcg(src + p) : src[p];
     }
 }
 
@@ -319,98 +327,180 @@ __device__ __forceinline__ void store_planes(u32* __restrict__ a, const u32* v, 
     }
 }
 
+// The word beside word w of row y holding its side neighbours' edge bit
+// (right for offset o = 1, left for o = 0).
+__device__ __forceinline__ u32 side_word(u32 w, u32 wr, u32 o) {
+    return o ? (w + 1 == wr ? 0 : w + 1) : (w == 0 ? wr - 1 : w - 1);
+}
+
+// The side neighbours of word cur (offset o), lined up with it, from cur and
+// the word beside it.
+__device__ __forceinline__ void side_shift(u32* dst, const u32* cur, const u32* beside, u32 o) {
+#pragma unroll
+    for (int p = 0; p < SL_P; ++p) dst[p] = o ? (cur[p] >> 1) | (beside[p] << 31) : (cur[p] << 1) | (beside[p] >> 31);
+}
+
 // The side neighbours of word w of row y (offset o), lined up with it.
+template <bool CG = false>
 __device__ __forceinline__ void side_planes(u32* dst, const u32* cur, const u32* __restrict__ other, u32 y, u32 w,
                                             u32 wr, u32 o) {
     u32 nbw[SL_P];
-    if (o) {
-        load_planes(nbw, other, y, w + 1 == wr ? 0 : w + 1, wr);
-#pragma unroll
-        for (int p = 0; p < SL_P; ++p) dst[p] = (cur[p] >> 1) | (nbw[p] << 31);
-    } else {
-        load_planes(nbw, other, y, w == 0 ? wr - 1 : w - 1, wr);
-#pragma unroll
-        for (int p = 0; p < SL_P; ++p) dst[p] = (cur[p] << 1) | (nbw[p] >> 31);
-    }
+    load_planes<CG>(nbw, other, y, side_word(w, wr, o), wr);
+    side_shift(dst, cur, nbw, o);
 }
 
-// The rows of unit k that one thread updates: all 8 (PAR = 1, generators
-// alternating) or those of one parity (PAR = 2, one generator).
-template <int PAR>
+// The rows of unit k that one thread updates: 8 / PAR consecutive rows,
+// part `part` of the unit. Unit k's generators come from Philox blocks 2k
+// and 2k + 1 (two each); rows 2i and 2i + 1 draw from generator i.
+template <int PAR, bool CG = false>
 __device__ __forceinline__ void sliced_unit(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h,
                                             u64 seed, u64 stream, u64 sweep, u32 colour, int sigma,
-                                            const uint4* masks, u64 k, u32 parity) {
-    u64 g[2];
-    unit_generators(seed, stream, sweep, colour, k, g[0], g[1]);
-    if (PAR == 2) g[0] = parity ? g[1] : g[0];
+                                            const uint4* masks, u64 k, u32 part) {
+    constexpr int ROWS = UNIT_ROWS / PAR;
+    constexpr int GENS = (ROWS + 1) / 2;
     const u32 ub = (u32)(k / wr);
     const u32 wx = (u32)(k - (u64)ub * wr);
-    const u32 y0 = ub * UNIT_ROWS + (PAR == 2 ? parity : 0);
+    const u32 y0 = ub * UNIT_ROWS + part * ROWS;
     u32 nb[4][SL_P];  // up, down, same row, side
-    load_planes(nb[0], other, y0 == 0 ? h - 1 : y0 - 1, wx, wr);
-    load_planes(nb[2], other, y0, wx, wr);
+    load_planes<CG>(nb[0], other, y0 == 0 ? h - 1 : y0 - 1, wx, wr);
+    load_planes<CG>(nb[2], other, y0, wx, wr);
+    // Split kernels (2 or 4 rows per thread) load all their rows first: one
+    // memory latency per thread instead of one per row, which matters on
+    // the small lattices they run.
+    constexpr int PRE = PAR == 1 ? 1 : ROWS;
+    u32 pre_down[PRE][SL_P], pre_side[PRE][SL_P], pre_s[PRE][SL_P];
+    if (PAR > 1) {
 #pragma unroll
-    for (int i = 0; i < UNIT_ROWS / PAR; ++i) {
-        const u32 y = y0 + PAR * i;
-        load_planes(nb[1], other, y + 1 == h ? 0 : y + 1, wx, wr);
-        side_planes(nb[3], nb[2], other, y, wx, wr, (y + colour) & 1u);
+        for (int i = 0; i < ROWS; ++i) {
+            const u32 y = y0 + i;
+            load_planes<CG>(pre_down[i % PRE], other, y + 1 == h ? 0 : y + 1, wx, wr);
+            load_planes<CG>(pre_side[i % PRE], other, y, side_word(wx, wr, (y + colour) & 1u), wr);
+            load_planes<CG>(pre_s[i % PRE], mine, y, wx, wr);
+        }
+    }
+    u64 g[GENS];
+    if (PAR == 1) {
+        // Block 2k + 1 only when row 4 needs it (fewer live registers).
+        unit_generators(seed, stream, sweep, colour, 2 * k, g[0], g[1 % GENS]);
+    } else if (PAR == 2) {
+        unit_generators(seed, stream, sweep, colour, 2 * k + part, g[0], g[1 % GENS]);
+    } else {
+        u64 a, b;
+        unit_generators(seed, stream, sweep, colour, 2 * k + part / 2, a, b);
+        g[0] = (part & 1) ? b : a;
+    }
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const u32 y = y0 + i;
+        if (PAR == 1 && i == 4) unit_generators(seed, stream, sweep, colour, 2 * k + 1, g[2 % GENS], g[3 % GENS]);
         u32 s[SL_P];
-        load_planes(s, mine, y, wx, wr);
-        u64& gen = (PAR == 1 && (i & 1)) ? g[1] : g[0];
-        sliced_word(s, nb, gen, sigma, masks);
-        store_planes(mine, s, y, wx, wr);
-        if (PAR == 1) {
+        if (PAR > 1) {
 #pragma unroll
             for (int p = 0; p < SL_P; ++p) {
-                nb[0][p] = nb[2][p];
-                nb[2][p] = nb[1][p];
+                nb[1][p] = pre_down[i % PRE][p];
+                s[p] = pre_s[i % PRE][p];
             }
-        } else if (i + 1 < UNIT_ROWS / PAR) {
+        } else {
+            load_planes<CG>(nb[1], other, y + 1 == h ? 0 : y + 1, wx, wr);
+            load_planes<CG>(s, mine, y, wx, wr);
+        }
+        if (PAR > 1)
+            side_shift(nb[3], nb[2], pre_side[i % PRE], (y + colour) & 1u);
+        else
+            side_planes<CG>(nb[3], nb[2], other, y, wx, wr, (y + colour) & 1u);
+        sliced_word(s, nb, g[i / 2], sigma, masks);
+        store_planes(mine, s, y, wx, wr);
 #pragma unroll
-            for (int p = 0; p < SL_P; ++p) nb[0][p] = nb[1][p];
-            load_planes(nb[2], other, y + 2 == h ? 0 : y + 2, wx, wr);
+        for (int p = 0; p < SL_P; ++p) {
+            nb[0][p] = nb[2][p];
+            nb[2][p] = nb[1][p];
         }
     }
 }
 
-// The per-block table of threshold bits: masks[b] = all ones where bit b of
-// the threshold for |d| = 1, 2, 3, 4 is set.
+// The per-block table of threshold bits: masks[b + 1] = all ones where bit b
+// of the threshold for |d| = 1, 2, 3, 4 is set (masks[0]: a pad, zeros).
 __device__ __forceinline__ void fill_masks(uint4* masks, u32 th0, u32 th1, u32 th2, u32 th3) {
     const u32 b = threadIdx.x;
     if (b < 32)
-        masks[b] = make_uint4(0u - ((th0 >> b) & 1u), 0u - ((th1 >> b) & 1u), 0u - ((th2 >> b) & 1u),
-                              0u - ((th3 >> b) & 1u));
+        masks[b + 1] = make_uint4(0u - ((th0 >> b) & 1u), 0u - ((th1 >> b) & 1u), 0u - ((th2 >> b) & 1u),
+                                  0u - ((th3 >> b) & 1u));
+    if (b == 32) masks[0] = make_uint4(0, 0, 0, 0);
     __syncthreads();
 }
 
-// One colour of one sweep; thread k serves unit k. The sweep number is
-// *sweep_base + sweep_add, so that a recorded CUDA graph of many sweeps can
-// be replayed at any position. sigma, th0..th3: the rule (sliced.rs,
-// SlicedRule).
-extern "C" __global__ void __launch_bounds__(128) potts_sliced_colour(
-    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
-    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
-    u64 units) {
-    __shared__ uint4 masks[32];
-    fill_masks(masks, th0, th1, th2, th3);
-    const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= units) return;
-    sliced_unit<1>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, sigma, masks, k, 0);
-}
-
-// The same with two threads per unit (thread 64m + 32p + l: unit 32m + l,
-// rows of parity p), for lattices too small to fill the GPU otherwise.
-extern "C" __global__ void __launch_bounds__(128) potts_sliced_colour_split(
-    u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,
-    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
-    u64 units) {
-    __shared__ uint4 masks[32];
+// One colour of one sweep. Thread t serves part (t / 32) mod PAR of unit
+// (t / (32 PAR)) * 32 + t mod 32 (neighbouring lanes take neighbouring
+// units: coalesced rows). The sweep number is *sweep_base + sweep_add, so
+// that a recorded CUDA graph of many sweeps can be replayed at any position.
+// sigma, th0..th3: the rule (sliced.rs, SlicedRule).
+template <int PAR>
+__device__ __forceinline__ void sliced_colour(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h,
+                                              u64 seed, u64 stream, const u64* __restrict__ sweep_base,
+                                              u64 sweep_add, u32 colour, int sigma, u32 th0, u32 th1, u32 th2,
+                                              u32 th3, u64 units) {
+    __shared__ uint4 masks[33];
     fill_masks(masks, th0, th1, th2, th3);
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 k = (t >> 6) * 32 + (t & 31);
-    const u32 parity = (u32)(t >> 5) & 1u;
+    const u64 k = (t / (32 * PAR)) * 32 + (t & 31);
+    const u32 part = (u32)(t >> 5) % PAR;
     if (k >= units) return;
-    sliced_unit<2>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, sigma, masks, k, parity);
+    sliced_unit<PAR>(mine, other, wr, h, seed, stream, *sweep_base + sweep_add, colour, sigma, masks, k, part);
+}
+
+#define SLICED_KERNEL(NAME, PAR)                                                                               \
+    extern "C" __global__ void __launch_bounds__(128)                                                          \
+        NAME(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h, u64 seed, u64 stream,       \
+             const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, int sigma, u32 th0, u32 th1,       \
+             u32 th2, u32 th3, u64 units) {                                                                    \
+        sliced_colour<PAR>(mine, other, wr, h, seed, stream, sweep_base, sweep_add, colour, sigma, th0, th1, \
+                           th2, th3, units);                                                                   \
+    }
+// One thread per unit; two (four rows each) and four (two rows each) per
+// unit for lattices too small to fill the GPU otherwise.
+SLICED_KERNEL(potts_sliced_colour, 1)
+SLICED_KERNEL(potts_sliced_colour_split, 2)
+SLICED_KERNEL(potts_sliced_colour_split4, 4)
+
+// Waits until every block of the grid has arrived here `target / gridDim.x`
+// times (count: zeroed before the launch, then only incremented), and makes
+// their writes before it visible.
+__device__ __forceinline__ void grid_barrier(u32* count, u32 target) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(count, 1u);
+        while (*(volatile u32*)count < target) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// Many sweeps in one launch, for lattices whose threads all fit on the GPU
+// at once (launched cooperatively, so every block is resident): after each
+// colour the grid waits at a barrier instead of ending the kernel. Saves
+// the launch and start of two kernels per sweep, what limits small
+// lattices. Thread mapping as potts_sliced_colour_split4; the lattice is
+// read through L2 only (other blocks write it during the launch).
+extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
+    u32* __restrict__ c0, u32* __restrict__ c1, u32 wr, u32 h, u64 seed, u64 stream, u64 first_sweep, u32 sweeps,
+    int sigma, u32 th0, u32 th1, u32 th2, u32 th3, u64 units, u32* barrier) {
+    __shared__ uint4 masks[33];
+    fill_masks(masks, th0, th1, th2, th3);
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 k = (t / (32 * 4)) * 32 + (t & 31);
+    const u32 part = (u32)(t >> 5) % 4;
+    u32 arrivals = 0;
+    for (u32 s = 0; s < sweeps; ++s) {
+        for (u32 colour = 0; colour < 2; ++colour) {
+            if (k < units)
+                sliced_unit<4, true>(colour ? c1 : c0, colour ? c0 : c1, wr, h, seed, stream, first_sweep + s,
+                                     colour, sigma, masks, k, part);
+            arrivals += gridDim.x;
+            grid_barrier(barrier, arrivals);
+        }
+    }
 }
 
 // The census of the planes storage: out[0] equal bonds, out[1 + v] sites in

@@ -16,7 +16,7 @@ use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
 use crate::layout::{join, pack_planes, plane_index, side_columns, split, unpack_planes};
 use crate::model::PottsModel;
-use crate::sliced::{SlicedRule, census_word, planes, update_word, words_per_row};
+use crate::sliced::{self, SlicedRule, census_word, planes, update_word, words_per_row};
 
 /// Colour arrays smaller than this are updated on the calling thread.
 const PARALLEL_MIN_SITES: usize = 1 << 14;
@@ -128,16 +128,16 @@ impl CpuBackend {
     }
 
     /// One colour of one sweep on the planes storage: unit by unit (a word
-    /// column of 8 rows), rows of a unit in order, each row with the
-    /// generator of its parity.
-    fn half_sweep_planes<const P: usize>(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
+    /// column of 8 rows), rows of a unit in order, rows 2i and 2i + 1 with
+    /// generator i.
+    fn half_sweep_planes<const P: usize, const Q: u32>(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
         let (h, wr) = (self.height, words_per_row(self.width));
         let Some(rule) = self.rule else { return };
         let Storage::Planes { colours: [c0, c1], .. } = &mut self.storage else { return };
         let (mine, other): (&mut Vec<u32>, &Vec<u32>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
         let update_block = |(b, block): (usize, &mut [u32])| {
             for w in 0..wr {
-                let mut gens = unit_generators(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
+                let mut gens = sliced::unit_generators(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
                 for i in 0..UNIT_ROWS {
                     let y = b * UNIT_ROWS + i;
                     let cur = load::<P>(other, y, w, wr);
@@ -145,7 +145,7 @@ impl CpuBackend {
                     let down = load::<P>(other, if y + 1 == h { 0 } else { y + 1 }, w, wr);
                     let side = side_word::<P>(other, &cur, y, w, wr, (y + colour) & 1);
                     let s = load::<P>(block, i, w, wr);
-                    let new = update_word(&s, &[up, down, cur, side], &rule, &mut gens[i & 1]);
+                    let new = update_word::<P, Q>(&s, &[up, down, cur, side], &rule, &mut gens[i / 2]);
                     for (p, v) in new.into_iter().enumerate() {
                         block[plane_index(i, p, w, P, wr)] = v;
                     }
@@ -272,19 +272,23 @@ impl Backend for CpuBackend {
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
-        let planes = match self.storage {
-            Storage::Planes { planes, .. } => planes,
-            Storage::Bytes(_) => 0,
-        };
+        let planes = matches!(self.storage, Storage::Planes { .. });
         for sweep in first..first + count {
             for colour in 0..2 {
-                match planes {
-                    0 => self.half_sweep(seed, stream, sweep, colour),
-                    1 => self.half_sweep_planes::<1>(seed, stream, sweep, colour),
-                    2 => self.half_sweep_planes::<2>(seed, stream, sweep, colour),
-                    3 => self.half_sweep_planes::<3>(seed, stream, sweep, colour),
-                    _ => self.half_sweep_planes::<4>(seed, stream, sweep, colour),
+                if !planes {
+                    self.half_sweep(seed, stream, sweep, colour);
+                    continue;
                 }
+                // One instance per q, so that its arithmetic folds.
+                macro_rules! by_q {
+                    ($($q:literal)*) => {
+                        match self.q {
+                            $($q => self.half_sweep_planes::<{ crate::sliced::planes($q) }, $q>(seed, stream, sweep, colour),)*
+                            _ => unreachable!("the planes storage holds q <= 16"),
+                        }
+                    };
+                }
+                by_q!(2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
             }
         }
         Ok(())

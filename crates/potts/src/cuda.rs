@@ -52,10 +52,17 @@ pub enum CudaKernel {
     /// height a multiple of 8, no field; one thread per unit (a word column
     /// of 8 rows).
     Sliced,
-    /// As [`CudaKernel::Sliced`] with two threads per unit (one per row
-    /// parity): twice the parallelism for lattices too small to fill the
-    /// GPU, at twice the Philox work.
+    /// As [`CudaKernel::Sliced`] with two threads per unit (four rows and
+    /// one Philox block each): for lattices too small to fill the GPU.
     SlicedSplit,
+    /// As [`CudaKernel::Sliced`] with four threads per unit (two rows each,
+    /// one generator): for still smaller lattices.
+    SlicedSplit4,
+    /// The four-threads-per-unit update with all sweeps of a call in one
+    /// cooperative launch (grid barriers between colours): for lattices
+    /// whose threads all fit on the GPU at once, where two kernel launches
+    /// per sweep would cost more than the sweep.
+    SlicedResident,
 }
 
 impl CudaKernel {
@@ -63,7 +70,9 @@ impl CudaKernel {
     pub fn fits(self, model: &PottsModel) -> bool {
         match self {
             CudaKernel::Auto | CudaKernel::Generic => true,
-            CudaKernel::Sliced | CudaKernel::SlicedSplit => crate::sliced::fits(model),
+            CudaKernel::Sliced | CudaKernel::SlicedSplit | CudaKernel::SlicedSplit4 | CudaKernel::SlicedResident => {
+                crate::sliced::fits(model)
+            }
         }
     }
 }
@@ -71,7 +80,14 @@ impl CudaKernel {
 #[derive(Debug)]
 enum Storage {
     Generic([DeviceBuffer<u8>; 2]),
-    Sliced { colours: [DeviceBuffer<u32>; 2], split: bool, planes: usize },
+    /// `split`: threads per unit (1, 2 or 4); `resident`: one cooperative
+    /// launch per call (split 4).
+    Sliced {
+        colours: [DeviceBuffer<u32>; 2],
+        split: u32,
+        planes: usize,
+        resident: bool,
+    },
 }
 
 /// A lattice on a CUDA device.
@@ -94,6 +110,8 @@ pub struct CudaBackend {
     /// Counts set_table calls (a recorded graph holds the rule's arguments).
     table_version: u64,
     counts: DeviceBuffer<u64>,
+    /// The resident kernel's grid-barrier counter.
+    barrier: DeviceBuffer<u32>,
     update: Kernel,
     census: Kernel,
     max_blocks: u32,
@@ -175,14 +193,29 @@ impl CudaBackend {
     pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
         let info = gpu.info();
-        // One thread per unit unless that leaves the GPU less than one full
-        // wave of resident threads.
+        // One thread per unit, or as few more per unit (2 or 4) as give the
+        // GPU one full wave of resident threads.
         let wave = (info.sm_count * info.max_threads_per_sm) as usize;
         let units = model.sites() / 2 / (UNIT_ROWS * 32);
+        let module = gpu.module(&kernel_source(model.q()))?;
+        // The resident kernel runs when all its threads (four per unit) fit
+        // on the GPU at once.
+        let resident_fits = {
+            let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
+            (4 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
+        };
         let kernel = match kernel {
             CudaKernel::Auto if crate::sliced::fits(model) && units >= wave => CudaKernel::Sliced,
-            CudaKernel::Auto if crate::sliced::fits(model) => CudaKernel::SlicedSplit,
+            CudaKernel::Auto if crate::sliced::fits(model) && 2 * units >= wave => CudaKernel::SlicedSplit,
+            CudaKernel::Auto if crate::sliced::fits(model) && resident_fits => CudaKernel::SlicedResident,
+            CudaKernel::Auto if crate::sliced::fits(model) => CudaKernel::SlicedSplit4,
             CudaKernel::Auto => CudaKernel::Generic,
+            CudaKernel::SlicedResident if !resident_fits => {
+                return Err(PottsError::InvalidInput(format!(
+                    "the resident kernel needs all {} of its threads on the GPU at once; this GPU holds fewer",
+                    4 * units
+                )));
+            }
             k if k.fits(model) => k,
             _ => {
                 return Err(PottsError::InvalidInput(format!(
@@ -195,20 +228,26 @@ impl CudaBackend {
                 )));
             }
         };
-        let module = gpu.module(&kernel_source(model.q()))?;
         let n = model.sites() / 2;
         let (storage, update, census) = match kernel {
-            CudaKernel::Sliced | CudaKernel::SlicedSplit => {
+            CudaKernel::Sliced | CudaKernel::SlicedSplit | CudaKernel::SlicedSplit4 | CudaKernel::SlicedResident => {
                 let planes = planes(model.q());
                 let words = n / 32 * planes;
-                let split = kernel == CudaKernel::SlicedSplit;
+                let (split, name) = match kernel {
+                    CudaKernel::Sliced => (1, "potts_sliced_colour"),
+                    CudaKernel::SlicedSplit => (2, "potts_sliced_colour_split"),
+                    CudaKernel::SlicedSplit4 => (4, "potts_sliced_colour_split4"),
+                    _ => (4, "potts_sliced_resident"),
+                };
+                let resident = kernel == CudaKernel::SlicedResident;
                 (
                     Storage::Sliced {
                         colours: [gpu.alloc_zeros::<u32>(words)?, gpu.alloc_zeros::<u32>(words)?],
                         split,
                         planes,
+                        resident,
                     },
-                    module.kernel(if split { "potts_sliced_colour_split" } else { "potts_sliced_colour" })?,
+                    module.kernel(name)?,
                     module.kernel("potts_sliced_census")?,
                 )
             }
@@ -221,6 +260,7 @@ impl CudaBackend {
         let table = gpu.alloc_zeros::<u64>(TABLE_LEN)?;
         let sweep_base = gpu.alloc_zeros::<u64>(1)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
+        let barrier = gpu.alloc_zeros::<u32>(1)?;
         let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / BLOCK).max(1) * 4;
         Ok(CudaBackend {
             update,
@@ -231,12 +271,13 @@ impl CudaBackend {
             q: model.q(),
             storage,
             table,
-            rule: SlicedRule { q: model.q(), sigma: 0, thresholds: [0; 4] },
+            rule: SlicedRule::accept_all(model.q()),
             sweep_base,
             advance: module.kernel("potts_advance")?,
             graph: None,
             table_version: 0,
             counts,
+            barrier,
             max_blocks,
         })
     }
@@ -246,12 +287,15 @@ impl CudaBackend {
         &self.gpu
     }
 
-    /// The kernel in use: "generic", "sliced" or "sliced-split".
+    /// The kernel in use: "generic", "sliced", "sliced-split",
+    /// "sliced-split4" or "sliced-resident".
     pub fn kernel_name(&self) -> &'static str {
         match self.storage {
             Storage::Generic(_) => "generic",
-            Storage::Sliced { split: false, .. } => "sliced",
-            Storage::Sliced { split: true, .. } => "sliced-split",
+            Storage::Sliced { resident: true, .. } => "sliced-resident",
+            Storage::Sliced { split: 1, .. } => "sliced",
+            Storage::Sliced { split: 2, .. } => "sliced-split",
+            Storage::Sliced { .. } => "sliced-split4",
         }
     }
 
@@ -361,13 +405,53 @@ impl Backend for CudaBackend {
                     }
                 }
             }
-            Storage::Sliced { colours: bufs, split, .. } => {
+            Storage::Sliced { colours: bufs, split, resident, .. } => {
                 let wr = words_per_row(self.width) as u32;
                 let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
-                // Split: threads 64m + 32p + l serve unit 32m + l, parity p.
-                let threads = if *split { 2 * units.div_ceil(32) * 32 } else { units };
+                // Split s: thread 32sm + 32p + l serves part p of unit 32m + l.
+                let threads = if *split == 1 { units } else { *split as u64 * units.div_ceil(32) * 32 };
                 let blocks = threads.div_ceil(BLOCK as u64) as u32;
                 let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+                if *resident {
+                    let [t0, t1, t2, t3] = self.rule.thresholds;
+                    let mut done = 0;
+                    while done < count {
+                        // Bounded launches: the barrier counter (2 per sweep
+                        // and block) stays far below 2^32.
+                        let n = (count - done).min(1 << 16) as u32;
+                        let sweep = first + done;
+                        self.gpu.memset_bytes(&mut self.barrier, 0)?;
+                        let (a, b) = bufs.split_at_mut(1);
+                        // SAFETY: potts_sliced_resident(u32* c0, u32* c1, u32 wr, u32 h, u64 seed,
+                        // u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3, u64 units,
+                        // u32* barrier): both arrays hold wr·h·P words for the module's P, h is a
+                        // multiple of 8, threads past 4·units only meet at the barriers, the barrier
+                        // counter is zeroed just before, and the cooperative launch puts every block
+                        // on the GPU at once (checked when the backend was made: resident_fits).
+                        unsafe {
+                            self.gpu
+                                .launch(&self.update)
+                                .buf_mut(&mut a[0])
+                                .buf_mut(&mut b[0])
+                                .arg(&wr)
+                                .arg(&h)
+                                .arg(&seed)
+                                .arg(&stream)
+                                .arg(&sweep)
+                                .arg(&n)
+                                .arg(&self.rule.sigma)
+                                .arg(&t0)
+                                .arg(&t1)
+                                .arg(&t2)
+                                .arg(&t3)
+                                .arg(&units)
+                                .buf_mut(&mut self.barrier)
+                                .run_cooperative(cfg)?;
+                        }
+                        done += n as u64;
+                    }
+                    return Ok(());
+                }
                 self.gpu.copy_to_device(&[first], &mut self.sweep_base)?;
                 let job = SlicedSweep {
                     gpu: &self.gpu,

@@ -18,12 +18,13 @@
 //! # Random numbers
 //!
 //! A *unit* is one word column of 8 rows: unit k = ⌊y/8⌋·(width/64) + w. In
-//! sweep t, colour c, unit k draws the Philox block (seed, stream,
-//! (2t + c)·2³² + k) and seeds two multiply-with-carry generators from it
-//! exactly as [`unit_generators`](crate::algorithm::unit_generators) does;
-//! rows 0, 2, 4, 6 of the unit draw from the first in that order, rows 1,
-//! 3, 5, 7 from the second. Each drawn 32-bit word gives one bit to each of
-//! the row's 32 sites: bit j to the site in bit j of the row's word.
+//! sweep t, colour c, unit k draws the two Philox blocks (seed, stream,
+//! (2t + c)·2³² + 2k + j), j = 0, 1, and seeds four multiply-with-carry
+//! generators from them ([`unit_generators`]): rows 2i and 2i + 1 of the
+//! unit draw from generator i, row 2i first. Each drawn 32-bit word gives
+//! one bit to each of the row's 32 sites: bit j to the site in bit j of the
+//! row's word. (Four generators, not one, so that up to four threads can
+//! share a unit on lattices too small to fill a GPU otherwise.)
 //!
 //! # The update of one row
 //!
@@ -54,7 +55,7 @@
 
 use warpmc_rng::{Mwc, RandomSource};
 
-use crate::algorithm::{ALWAYS, AcceptanceTable};
+use crate::algorithm::{self, ALWAYS, AcceptanceTable};
 use crate::model::PottsModel;
 
 /// Sites per word.
@@ -72,18 +73,27 @@ const fn bit_len(v: u32) -> u32 {
 }
 
 /// Bit planes per spin: ⌈log₂ q⌉.
-pub fn planes(q: u32) -> usize {
+pub const fn planes(q: u32) -> usize {
     bit_len(q - 1) as usize
 }
 
 /// Words drawn per proposal round: ⌈log₂ (q − 1)⌉ (0 for Ising).
-pub fn proposal_bits(q: u32) -> usize {
+pub const fn proposal_bits(q: u32) -> usize {
     bit_len(q - 2) as usize
 }
 
 /// Whether the bit-sliced update runs `model`.
 pub fn fits(model: &PottsModel) -> bool {
     model.q() <= 16 && model.field() == 0.0 && model.width() % 64 == 0 && model.height() % UNIT_ROWS == 0
+}
+
+/// The four generators of unit `unit` in sweep `sweep`, colour `colour`:
+/// generator i serves rows 2i and 2i + 1 of the unit. Those of Philox block
+/// j are seeded exactly as [`algorithm::unit_generators`] seeds a unit's two.
+pub fn unit_generators(seed: u64, stream: u64, sweep: u64, colour: u32, unit: u64) -> [Mwc; 4] {
+    let [a, b] = algorithm::unit_generators(seed, stream, sweep, colour, 2 * unit);
+    let [c, d] = algorithm::unit_generators(seed, stream, sweep, colour, 2 * unit + 1);
+    [a, b, c, d]
 }
 
 /// Words per row of one colour's array.
@@ -102,6 +112,8 @@ pub struct SlicedRule {
     pub sigma: i32,
     /// θ for |d| = 1, 2, 3, 4 (each below 2³²; 0 where sigma is 0).
     pub thresholds: [u32; 4],
+    /// masks[b][i]: all ones where bit b of thresholds[i] is set.
+    masks: [[u32; 4]; 32],
 }
 
 impl SlicedRule {
@@ -123,8 +135,16 @@ impl SlicedRule {
                 ));
             }
         };
-        let thresholds = std::array::from_fn(|i| if sigma == 0 { 0 } else { theta(sigma * (i as i32 + 1)) as u32 });
-        Ok(SlicedRule { q, sigma, thresholds })
+        let thresholds: [u32; 4] =
+            std::array::from_fn(|i| if sigma == 0 { 0 } else { theta(sigma * (i as i32 + 1)) as u32 });
+        let masks = std::array::from_fn(|b| thresholds.map(|t| 0u32.wrapping_sub((t >> b) & 1)));
+        Ok(SlicedRule { q, sigma, thresholds, masks })
+    }
+
+    /// A rule that accepts every move (what a backend holds before its
+    /// first table).
+    pub fn accept_all(q: u32) -> Self {
+        SlicedRule { q, sigma: 0, thresholds: [0; 4], masks: [[0; 4]; 32] }
     }
 }
 
@@ -176,11 +196,11 @@ fn differ<const P: usize>(a: &[u32; P], b: &[u32; P]) -> u32 {
 
 /// Step 1: the proposals of one row (draws from `rng`).
 #[inline(always)]
-fn propose<const P: usize>(s: &[u32; P], q: u32, rng: &mut Mwc) -> [u32; P] {
-    if q == 2 {
+fn propose<const P: usize, const Q: u32>(s: &[u32; P], rng: &mut Mwc) -> [u32; P] {
+    if Q == 2 {
         return std::array::from_fn(|p| !s[p]);
     }
-    let (b, m) = (proposal_bits(q), q - 1);
+    let (b, m, q) = (proposal_bits(Q), Q - 1, Q);
     let mut k = [0u32; MAX_PLANES];
     for ki in k.iter_mut().take(b) {
         *ki = rng.next_u32();
@@ -241,16 +261,16 @@ fn accept_mask<const P: usize>(
     let code1 = a1 ^ b1 ^ c0;
     let c1 = maj(a1, b1, c0);
     let uncertain = maj(n_old[2], !n_new[2], c1);
-    let th = rule.thresholds;
     let (mut und, mut acc) = (uncertain, !uncertain);
     let mut bit = 32;
     while und != 0 && bit > 0 {
         bit -= 1;
         let u = rng.next_u32();
-        let a = |t: u32| 0u32.wrapping_sub((t >> bit) & 1);
-        let x0 = (code0 & a(th[1])) | (!code0 & a(th[0]));
-        let x1 = (code0 & a(th[3])) | (!code0 & a(th[2]));
-        let t = (code1 & x1) | (!code1 & x0);
+        let a = &rule.masks[bit];
+        // Select by |d| − 1 = (code1 code0), in xor form.
+        let x0 = a[0] ^ ((a[0] ^ a[1]) & code0);
+        let x1 = a[2] ^ ((a[2] ^ a[3]) & code0);
+        let t = x0 ^ ((x0 ^ x1) & code1);
         acc |= und & t & !u;
         und &= !(t ^ u);
     }
@@ -260,10 +280,18 @@ fn accept_mask<const P: usize>(
 /// The update of one row's word: `s` the P plane words of the 32 sites,
 /// `nb` those of their neighbours above, below, in the same row and at the
 /// side (the other colour's words lined up bit for bit with `s`), `rng` the
-/// row's generator. Returns the new plane words.
+/// row's generator. Returns the new plane words. `P` must be
+/// [`planes`]`(Q)` and `Q` the rule's q (constants, so that the bit-sliced
+/// arithmetic folds).
 #[inline(always)]
-pub fn update_word<const P: usize>(s: &[u32; P], nb: &[[u32; P]; 4], rule: &SlicedRule, rng: &mut Mwc) -> [u32; P] {
-    let p = propose(s, rule.q, rng);
+pub fn update_word<const P: usize, const Q: u32>(
+    s: &[u32; P],
+    nb: &[[u32; P]; 4],
+    rule: &SlicedRule,
+    rng: &mut Mwc,
+) -> [u32; P] {
+    debug_assert!(P == planes(Q) && rule.q == Q);
+    let p = propose::<P, Q>(s, rng);
     let acc = accept_mask(s, &p, nb, rule, rng);
     std::array::from_fn(|i| s[i] ^ ((s[i] ^ p[i]) & acc))
 }
