@@ -262,13 +262,13 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
         u32 gx = (u32)gen, gc = (u32)(gen >> 32);
         // U = 0.u1 u2 ... against the site's threshold, most significant bit
         // first, one word per bit while any site is undecided.
-        // The next bit's masks are loaded one step ahead (shared-memory
-        // latency off the loop's dependency chain); masks[b + 1] holds bit b
-        // and masks[0] is a never-used pad.
-        uint4 a = masks[32];
-#pragma unroll 1
-        for (int bit = 31; bit >= 0 && und != 0; --bit) {
-            const uint4 next = masks[bit];
+        // masks[b + 1] holds bit b (masks[0] is a pad).
+        // Unrolled by four: straight-line steps keep the generator in place
+        // (a rolled loop spends register moves on it).
+#pragma unroll 4
+        for (int bit = 31; bit >= 0; --bit) {
+            if (und == 0) break;
+            const uint4 a = masks[bit + 1];
             const u64 g = (u64)gx * MWC_A + gc;
             gx = (u32)g;
             gc = (u32)(g >> 32);
@@ -282,9 +282,12 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
             const u32 x1 = a.z ^ ((a.z ^ a.w) & code0);
             const u32 t = x0 ^ ((x0 ^ x1) & code1);
 #endif
-            acc |= und & t & ~u;
-            und &= ~(t ^ u);
-            a = next;
+            // Decided now: undecided sites whose bit differs from the
+            // threshold's; accepted among them: those where the threshold's
+            // bit is 1 (so theirs is 0).
+            const u32 dec = und & (t ^ u);
+            acc |= dec & t;
+            und ^= dec;
         }
         gen = ((u64)gc << 32) | gx;
     }
@@ -349,17 +352,41 @@ __device__ __forceinline__ void side_planes(u32* dst, const u32* cur, const u32*
     side_shift(dst, cur, nbw, o);
 }
 
+// The generators of rows first ... first + N - 1 of unit k (N = 1 or 2;
+// first + N - 1 within the pair first / 2): row r's generator is pair
+// r mod 2 of the Philox block 4k + r / 2, seeded as unit_generators seeds
+// a pair (sliced.rs, unit_generators).
+template <int N>
+__device__ __forceinline__ void row_generators(u64 seed, u64 stream, u64 sweep, u32 colour, u64 k, u32 first,
+                                               u64* g) {
+    u64 a, b;
+    unit_generators(seed, stream, sweep, colour, 4 * k + first / 2, a, b);
+    if (N == 2) {
+        g[0] = a;
+        g[1 % N] = b;
+    } else {
+        g[0] = (first & 1) ? b : a;
+    }
+}
+
+// Row r's generator alone.
+__device__ __forceinline__ u64 row_generator(u64 seed, u64 stream, u64 sweep, u32 colour, u64 k, u32 r) {
+    u64 g;
+    row_generators<1>(seed, stream, sweep, colour, k, r, &g);
+    return g;
+}
+
 // The rows of unit k that one thread updates: 8 / PAR consecutive rows,
-// part `part` of the unit. Unit k's generators come from Philox blocks 2k
-// and 2k + 1 (two each); rows 2i and 2i + 1 draw from generator i.
-template <int PAR, bool CG = false>
+// part `part` of the unit, each with its own generator. GIVEN: the caller
+// computed the generator (PAR = 8 only) and passes it in g8.
+template <int PAR, bool CG = false, bool GIVEN = false>
 __device__ __forceinline__ void sliced_unit(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u32 h,
                                             u64 seed, u64 stream, u64 sweep, u32 colour, int sigma,
-                                            const uint4* masks, u64 k, u32 part) {
+                                            const uint4* masks, u64 k, u32 part, u64 g8 = 0) {
     constexpr int ROWS = UNIT_ROWS / PAR;
-    constexpr int GENS = (ROWS + 1) / 2;
-    const u32 ub = (u32)(k / wr);
-    const u32 wx = (u32)(k - (u64)ub * wr);
+    // Units number below 2^32 (at most 2^25): 32-bit division.
+    const u32 ub = (u32)k / wr;
+    const u32 wx = (u32)k - ub * wr;
     const u32 y0 = ub * UNIT_ROWS + part * ROWS;
     u32 nb[4][SL_P];  // up, down, same row, side
     load_planes<CG>(nb[0], other, y0 == 0 ? h - 1 : y0 - 1, wx, wr);
@@ -378,21 +405,15 @@ __device__ __forceinline__ void sliced_unit(u32* __restrict__ mine, const u32* _
             load_planes<CG>(pre_s[i % PRE], mine, y, wx, wr);
         }
     }
-    u64 g[GENS];
-    if (PAR == 1) {
-        // Block 2k + 1 only when row 4 needs it (fewer live registers).
-        unit_generators(seed, stream, sweep, colour, 2 * k, g[0], g[1 % GENS]);
-    } else if (PAR == 2) {
-        unit_generators(seed, stream, sweep, colour, 2 * k + part, g[0], g[1 % GENS]);
-    } else {
-        u64 a, b;
-        unit_generators(seed, stream, sweep, colour, 2 * k + part / 2, a, b);
-        g[0] = (part & 1) ? b : a;
-    }
+    // One Philox block per pair of rows, drawn when the pair begins (fewer
+    // live registers); the resident kernel passes its one generator in.
+    u64 g[ROWS];
+    if (PAR == 8 && GIVEN) g[0] = g8;
 #pragma unroll
     for (int i = 0; i < ROWS; ++i) {
         const u32 y = y0 + i;
-        if (PAR == 1 && i == 4) unit_generators(seed, stream, sweep, colour, 2 * k + 1, g[2 % GENS], g[3 % GENS]);
+        if (PAR == 8 && !GIVEN) row_generators<1>(seed, stream, sweep, colour, k, part, g);
+        if (PAR < 8 && i % 2 == 0) row_generators<2>(seed, stream, sweep, colour, k, part * ROWS + i, g + i);
         u32 s[SL_P];
         if (PAR > 1) {
 #pragma unroll
@@ -408,7 +429,7 @@ __device__ __forceinline__ void sliced_unit(u32* __restrict__ mine, const u32* _
             side_shift(nb[3], nb[2], pre_side[i % PRE], (y + colour) & 1u);
         else
             side_planes<CG>(nb[3], nb[2], other, y, wx, wr, (y + colour) & 1u);
-        sliced_word(s, nb, g[i / 2], sigma, masks);
+        sliced_word(s, nb, g[i], sigma, masks);
         store_planes(mine, s, y, wx, wr);
 #pragma unroll
         for (int p = 0; p < SL_P; ++p) {
@@ -456,49 +477,74 @@ __device__ __forceinline__ void sliced_colour(u32* __restrict__ mine, const u32*
         sliced_colour<PAR>(mine, other, wr, h, seed, stream, sweep_base, sweep_add, colour, sigma, th0, th1, \
                            th2, th3, units);                                                                   \
     }
-// One thread per unit; two (four rows each) and four (two rows each) per
-// unit for lattices too small to fill the GPU otherwise.
+// One thread per unit; two, four and eight (four, two rows, one row each)
+// per unit for lattices too small to fill the GPU otherwise.
 SLICED_KERNEL(potts_sliced_colour, 1)
 SLICED_KERNEL(potts_sliced_colour_split, 2)
 SLICED_KERNEL(potts_sliced_colour_split4, 4)
-
-// Waits until every block of the grid has arrived here `target / gridDim.x`
-// times (count: zeroed before the launch, then only incremented), and makes
-// their writes before it visible.
-__device__ __forceinline__ void grid_barrier(u32* count, u32 target) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(count, 1u);
-        while (*(volatile u32*)count < target) {
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
+SLICED_KERNEL(potts_sliced_colour_split8, 8)
 
 // Many sweeps in one launch, for lattices whose threads all fit on the GPU
-// at once (launched cooperatively, so every block is resident): after each
-// colour the grid waits at a barrier instead of ending the kernel. Saves
-// the launch and start of two kernels per sweep, what limits small
-// lattices. Thread mapping as potts_sliced_colour_split4; the lattice is
-// read through L2 only (other blocks write it during the launch).
+// at once (launched cooperatively, so every block is resident). Thread
+// mapping as potts_sliced_colour_split8: blocks 2m and 2m + 1 serve units
+// 32m ... 32m + 31, i.e. row-blocks rb_lo ... rb_hi. Before a colour, a block waits only
+// for the blocks serving the row-blocks next to its own (whose rows its
+// updates read, and which read the rows it is about to write) to have
+// finished the previous colour: flags[b] counts the colours block b has
+// finished (zeroed before the launch). Saves two kernel launches and starts
+// per sweep, and no block waits for the whole grid. Its next generator is
+// computed before it waits; the lattice is read through L2 only (other
+// blocks write it during the launch).
 extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
     u32* __restrict__ c0, u32* __restrict__ c1, u32 wr, u32 h, u64 seed, u64 stream, u64 first_sweep, u32 sweeps,
-    int sigma, u32 th0, u32 th1, u32 th2, u32 th3, u64 units, u32* barrier) {
+    int sigma, u32 th0, u32 th1, u32 th2, u32 th3, u64 units, u32* flags) {
     __shared__ uint4 masks[33];
     fill_masks(masks, th0, th1, th2, th3);
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 k = (t / (32 * 4)) * 32 + (t & 31);
-    const u32 part = (u32)(t >> 5) % 4;
-    u32 arrivals = 0;
+    const u64 k = (t / (32 * 8)) * 32 + (t & 31);
+    const u32 part = (u32)(t >> 5) % 8;
+    const bool active = k < units;
+    // The blocks to wait for: those serving row-blocks rb_lo - 1 ... rb_hi + 1
+    // (cyclically); thread j watches the j-th, j + 128-th, ...
+    const u32 rbs = h / UNIT_ROWS;
+    // Blocks 2m and 2m + 1 serve units 32m ... 32m + 31 (rows 0-3 and 4-7).
+    const u64 first_unit = (u64)(blockIdx.x / 2) * 32;
+    const u64 last_unit = min(first_unit + 31, units - 1);
+    const u32 rb_lo = (u32)(first_unit / wr), rb_hi = (u32)(last_unit / wr);
+    // Row-blocks rb_lo - 1 ... rb_hi + 1, as blocks: a contiguous cyclic range.
+    const u32 lo_rb = rb_lo == 0 ? rbs - 1 : rb_lo - 1;
+    const u32 hi_rb = rb_hi + 1 == rbs ? 0 : rb_hi + 1;
+    const u32 blocks = gridDim.x;
+    const u32 lo_block = 2 * (u32)(((u64)lo_rb * wr) / 32);
+    const u32 hi_block = 2 * (u32)(((u64)hi_rb * wr + wr - 1) / 32) + 1;
+    // Cyclic distance lo_block -> hi_block, capped at the grid.
+    const u32 span = min(blocks, (hi_block + blocks - lo_block) % blocks + 1);
+    u64 g = active ? row_generator(seed, stream, first_sweep, 0, k, part) : 0;
+    u32 done = 0;  // colours finished
     for (u32 s = 0; s < sweeps; ++s) {
         for (u32 colour = 0; colour < 2; ++colour) {
-            if (k < units)
-                sliced_unit<4, true>(colour ? c1 : c0, colour ? c0 : c1, wr, h, seed, stream, first_sweep + s,
-                                     colour, sigma, masks, k, part);
-            arrivals += gridDim.x;
-            grid_barrier(barrier, arrivals);
+            if (done > 0) {
+                // Wait for the neighbouring blocks to finish colour done - 1.
+                for (u32 j = threadIdx.x; j < span; j += blockDim.x) {
+                    const u32 b = (lo_block + j) % blocks;
+                    while (*(volatile u32*)&flags[b] < done) {
+                    }
+                }
+                __syncthreads();
+                __threadfence();
+            }
+            if (active)
+                sliced_unit<8, true, true>(colour ? c1 : c0, colour ? c0 : c1, wr, h, seed, stream, first_sweep + s,
+                                           colour, sigma, masks, k, part, g);
+            // The next colour's generator before the next wait.
+            const u64 ns = first_sweep + s + colour;
+            if (active) g = row_generator(seed, stream, ns, colour ^ 1u, k, part);
+            __syncthreads();
+            ++done;
+            if (threadIdx.x == 0) {
+                __threadfence();
+                atomicExch(&flags[blockIdx.x], done);
+            }
         }
     }
 }

@@ -128,8 +128,7 @@ impl CpuBackend {
     }
 
     /// One colour of one sweep on the planes storage: unit by unit (a word
-    /// column of 8 rows), rows of a unit in order, rows 2i and 2i + 1 with
-    /// generator i.
+    /// column of 8 rows), each row with its own generator.
     fn half_sweep_planes<const P: usize, const Q: u32>(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
         let (h, wr) = (self.height, words_per_row(self.width));
         let Some(rule) = self.rule else { return };
@@ -145,7 +144,7 @@ impl CpuBackend {
                     let down = load::<P>(other, if y + 1 == h { 0 } else { y + 1 }, w, wr);
                     let side = side_word::<P>(other, &cur, y, w, wr, (y + colour) & 1);
                     let s = load::<P>(block, i, w, wr);
-                    let new = update_word::<P, Q>(&s, &[up, down, cur, side], &rule, &mut gens[i / 2]);
+                    let new = update_word::<P, Q>(&s, &[up, down, cur, side], &rule, &mut gens[i]);
                     for (p, v) in new.into_iter().enumerate() {
                         block[plane_index(i, p, w, P, wr)] = v;
                     }

@@ -55,13 +55,16 @@ pub enum CudaKernel {
     /// As [`CudaKernel::Sliced`] with two threads per unit (four rows and
     /// one Philox block each): for lattices too small to fill the GPU.
     SlicedSplit,
-    /// As [`CudaKernel::Sliced`] with four threads per unit (two rows each,
-    /// one generator): for still smaller lattices.
+    /// As [`CudaKernel::Sliced`] with four threads per unit (two rows each):
+    /// for still smaller lattices.
     SlicedSplit4,
-    /// The four-threads-per-unit update with all sweeps of a call in one
-    /// cooperative launch (grid barriers between colours): for lattices
-    /// whose threads all fit on the GPU at once, where two kernel launches
-    /// per sweep would cost more than the sweep.
+    /// As [`CudaKernel::Sliced`] with eight threads per unit (one row each).
+    SlicedSplit8,
+    /// The eight-threads-per-unit update with all sweeps of a call in one
+    /// cooperative launch, each block waiting only for the blocks next to
+    /// it between colours: for lattices whose threads all fit on the GPU at
+    /// once, where two kernel launches per sweep would cost more than the
+    /// sweep.
     SlicedResident,
 }
 
@@ -70,9 +73,11 @@ impl CudaKernel {
     pub fn fits(self, model: &PottsModel) -> bool {
         match self {
             CudaKernel::Auto | CudaKernel::Generic => true,
-            CudaKernel::Sliced | CudaKernel::SlicedSplit | CudaKernel::SlicedSplit4 | CudaKernel::SlicedResident => {
-                crate::sliced::fits(model)
-            }
+            CudaKernel::Sliced
+            | CudaKernel::SlicedSplit
+            | CudaKernel::SlicedSplit4
+            | CudaKernel::SlicedSplit8
+            | CudaKernel::SlicedResident => crate::sliced::fits(model),
         }
     }
 }
@@ -80,8 +85,8 @@ impl CudaKernel {
 #[derive(Debug)]
 enum Storage {
     Generic([DeviceBuffer<u8>; 2]),
-    /// `split`: threads per unit (1, 2 or 4); `resident`: one cooperative
-    /// launch per call (split 4).
+    /// `split`: threads per unit (1, 2, 4 or 8); `resident`: one
+    /// cooperative launch per call (split 8).
     Sliced {
         colours: [DeviceBuffer<u32>; 2],
         split: u32,
@@ -110,8 +115,8 @@ pub struct CudaBackend {
     /// Counts set_table calls (a recorded graph holds the rule's arguments).
     table_version: u64,
     counts: DeviceBuffer<u64>,
-    /// The resident kernel's grid-barrier counter.
-    barrier: DeviceBuffer<u32>,
+    /// The resident kernel's per-block progress flags.
+    flags: DeviceBuffer<u32>,
     update: Kernel,
     census: Kernel,
     max_blocks: u32,
@@ -198,22 +203,23 @@ impl CudaBackend {
         let wave = (info.sm_count * info.max_threads_per_sm) as usize;
         let units = model.sites() / 2 / (UNIT_ROWS * 32);
         let module = gpu.module(&kernel_source(model.q()))?;
-        // The resident kernel runs when all its threads (four per unit) fit
+        // The resident kernel runs when all its threads (eight per unit) fit
         // on the GPU at once.
         let resident_fits = {
             let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
-            (4 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
+            (8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
         };
         let kernel = match kernel {
             CudaKernel::Auto if crate::sliced::fits(model) && units >= wave => CudaKernel::Sliced,
             CudaKernel::Auto if crate::sliced::fits(model) && 2 * units >= wave => CudaKernel::SlicedSplit,
+            CudaKernel::Auto if crate::sliced::fits(model) && 4 * units >= wave => CudaKernel::SlicedSplit4,
             CudaKernel::Auto if crate::sliced::fits(model) && resident_fits => CudaKernel::SlicedResident,
-            CudaKernel::Auto if crate::sliced::fits(model) => CudaKernel::SlicedSplit4,
+            CudaKernel::Auto if crate::sliced::fits(model) => CudaKernel::SlicedSplit8,
             CudaKernel::Auto => CudaKernel::Generic,
             CudaKernel::SlicedResident if !resident_fits => {
                 return Err(PottsError::InvalidInput(format!(
                     "the resident kernel needs all {} of its threads on the GPU at once; this GPU holds fewer",
-                    4 * units
+                    8 * units
                 )));
             }
             k if k.fits(model) => k,
@@ -230,14 +236,19 @@ impl CudaBackend {
         };
         let n = model.sites() / 2;
         let (storage, update, census) = match kernel {
-            CudaKernel::Sliced | CudaKernel::SlicedSplit | CudaKernel::SlicedSplit4 | CudaKernel::SlicedResident => {
+            CudaKernel::Sliced
+            | CudaKernel::SlicedSplit
+            | CudaKernel::SlicedSplit4
+            | CudaKernel::SlicedSplit8
+            | CudaKernel::SlicedResident => {
                 let planes = planes(model.q());
                 let words = n / 32 * planes;
                 let (split, name) = match kernel {
                     CudaKernel::Sliced => (1, "potts_sliced_colour"),
                     CudaKernel::SlicedSplit => (2, "potts_sliced_colour_split"),
                     CudaKernel::SlicedSplit4 => (4, "potts_sliced_colour_split4"),
-                    _ => (4, "potts_sliced_resident"),
+                    CudaKernel::SlicedSplit8 => (8, "potts_sliced_colour_split8"),
+                    _ => (8, "potts_sliced_resident"),
                 };
                 let resident = kernel == CudaKernel::SlicedResident;
                 (
@@ -260,7 +271,8 @@ impl CudaBackend {
         let table = gpu.alloc_zeros::<u64>(TABLE_LEN)?;
         let sweep_base = gpu.alloc_zeros::<u64>(1)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
-        let barrier = gpu.alloc_zeros::<u32>(1)?;
+        let flags =
+            gpu.alloc_zeros::<u32>(if kernel == CudaKernel::SlicedResident { 2 * units.div_ceil(32) } else { 1 })?;
         let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / BLOCK).max(1) * 4;
         Ok(CudaBackend {
             update,
@@ -277,7 +289,7 @@ impl CudaBackend {
             graph: None,
             table_version: 0,
             counts,
-            barrier,
+            flags,
             max_blocks,
         })
     }
@@ -288,14 +300,15 @@ impl CudaBackend {
     }
 
     /// The kernel in use: "generic", "sliced", "sliced-split",
-    /// "sliced-split4" or "sliced-resident".
+    /// "sliced-split4", "sliced-split8" or "sliced-resident".
     pub fn kernel_name(&self) -> &'static str {
         match self.storage {
             Storage::Generic(_) => "generic",
             Storage::Sliced { resident: true, .. } => "sliced-resident",
             Storage::Sliced { split: 1, .. } => "sliced",
             Storage::Sliced { split: 2, .. } => "sliced-split",
-            Storage::Sliced { .. } => "sliced-split4",
+            Storage::Sliced { split: 4, .. } => "sliced-split4",
+            Storage::Sliced { .. } => "sliced-split8",
         }
     }
 
@@ -416,18 +429,19 @@ impl Backend for CudaBackend {
                     let [t0, t1, t2, t3] = self.rule.thresholds;
                     let mut done = 0;
                     while done < count {
-                        // Bounded launches: the barrier counter (2 per sweep
-                        // and block) stays far below 2^32.
-                        let n = (count - done).min(1 << 16) as u32;
+                        // Bounded launches: the flags (2 per sweep) stay far
+                        // below 2^32.
+                        let n = (count - done).min(1 << 24) as u32;
                         let sweep = first + done;
-                        self.gpu.memset_bytes(&mut self.barrier, 0)?;
+                        self.gpu.memset_bytes(&mut self.flags, 0)?;
                         let (a, b) = bufs.split_at_mut(1);
                         // SAFETY: potts_sliced_resident(u32* c0, u32* c1, u32 wr, u32 h, u64 seed,
                         // u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3, u64 units,
-                        // u32* barrier): both arrays hold wr·h·P words for the module's P, h is a
-                        // multiple of 8, threads past 4·units only meet at the barriers, the barrier
-                        // counter is zeroed just before, and the cooperative launch puts every block
-                        // on the GPU at once (checked when the backend was made: resident_fits).
+                        // u32* flags): both arrays hold wr·h·P words for the module's P, h is a
+                        // multiple of 8, threads past 4·units only wait and signal, flags holds one
+                        // zeroed entry per block (2·⌈units / 32⌉ blocks of 128 threads), and the
+                        // cooperative launch puts every block on the GPU at once (checked when the
+                        // backend was made: resident_fits), so the waits between blocks end.
                         unsafe {
                             self.gpu
                                 .launch(&self.update)
@@ -445,7 +459,7 @@ impl Backend for CudaBackend {
                                 .arg(&t2)
                                 .arg(&t3)
                                 .arg(&units)
-                                .buf_mut(&mut self.barrier)
+                                .buf_mut(&mut self.flags)
                                 .run_cooperative(cfg)?;
                         }
                         done += n as u64;

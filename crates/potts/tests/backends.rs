@@ -34,13 +34,11 @@ fn naive_sliced_sweeps(
     for sweep in first..first + count {
         for colour in 0..2usize {
             for unit in 0..wr * h / 8 {
-                // Generator i = block 2·unit + i/2, pair i mod 2; rows 2i, 2i + 1.
-                let pair = |j: u64| unit_generators(seed, stream, sweep, colour as u32, 2 * unit as u64 + j);
-                let ([g0, g1], [g2, g3]) = (pair(0), pair(1));
-                let mut gens = [g0, g1, g2, g3];
                 for i in 0..8 {
                     let y = unit / wr * 8 + i;
-                    let g = &mut gens[i / 2];
+                    // Row i: the pair (i mod 2) of Philox block 4·unit + i/2.
+                    let g =
+                        &mut unit_generators(seed, stream, sweep, colour as u32, 4 * unit as u64 + i as u64 / 2)[i % 2];
                     // The row's sites: x = 2 x_h + o for x_h = 32 w … 32 w + 31.
                     let xs: Vec<usize> = (0..32).map(|j| 2 * (32 * (unit % wr) + j) + ((y + colour) & 1)).collect();
                     // Proposal steps: bit i of site j from bit j of word i.
@@ -246,6 +244,12 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
         (12, 64, 8, 1.0, 0.0),
         (16, 1024, 264, 1.0, 0.0),
         (6, 64, 8, 0.0, 0.0),
+        // The resident kernel's neighbour waits: a row-block per block of
+        // threads, and a row-block over two blocks.
+        (9, 2048, 128, 1.0, 0.0),
+        (2, 4096, 64, 1.0, 0.0),
+        // … and more blocks to watch than a block has threads.
+        (3, 64 * 2100, 8, 1.0, 0.0),
     ] {
         let model = random_model(q, w, h, field).with_coupling(j).unwrap();
         for t_factor in [0.05, 0.8, 1.0, 1.3] {
@@ -257,8 +261,13 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
             let mut cpu_bytes = CpuBackend::with_scheme(&model, Scheme::SiteWords).unwrap();
             // (backend, the CPU backend of its rule: 0 the model's own, 1 bytes)
             let mut cudas = vec![(CudaBackend::with_kernel(gpu.clone(), &model, CudaKernel::Generic).unwrap(), 1)];
-            for k in [CudaKernel::Sliced, CudaKernel::SlicedSplit, CudaKernel::SlicedSplit4, CudaKernel::SlicedResident]
-            {
+            for k in [
+                CudaKernel::Sliced,
+                CudaKernel::SlicedSplit,
+                CudaKernel::SlicedSplit4,
+                CudaKernel::SlicedSplit8,
+                CudaKernel::SlicedResident,
+            ] {
                 if k.fits(&model) {
                     cudas.push((CudaBackend::with_kernel(gpu.clone(), &model, k).unwrap(), 0));
                 }
