@@ -184,8 +184,18 @@ __device__ __forceinline__ void count4(u32 e0, u32 e1, u32 e2, u32 e3, u32* n) {
 // plane words of 32 sites and receives the new ones; nb[0..3] are the
 // neighbour words (up, down, same row, side); masks[b + 1] holds, for
 // |d| - 1 = 0..3, all ones where bit b of that threshold is set.
+// EARLY: load the masks of the first four bits before the row's other work
+// (shorter latency, four more registers: for the kernels of small lattices).
+template <bool EARLY>
 __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& gen, int sigma,
                                             const uint4* __restrict__ masks) {
+    // The masks of the threshold's top four bits, loaded first (they are
+    // needed at the end of a long dependency chain).
+    uint4 m_first[4];
+    if (EARLY) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) m_first[j] = masks[32 - j];
+    }
     u32 p[SL_P];
 #if POTTS_Q == 2
     p[0] = ~s[0];
@@ -263,19 +273,15 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
         // U = 0.u1 u2 ... against the site's threshold, most significant bit
         // first, one word per bit while any site is undecided.
         // masks[b + 1] holds bit b (masks[0] is a pad).
-        // Unrolled by four: straight-line steps keep the generator in place
-        // (a rolled loop spends register moves on it).
-#pragma unroll 4
-        for (int bit = 31; bit >= 0; --bit) {
-            if (und == 0) break;
-            const uint4 a = masks[bit + 1];
+        // One step: draw a word and decide the sites whose bit differs from
+        // their threshold's bit (a = that bit's masks).
+        auto step = [&](const uint4 a) {
             const u64 g = (u64)gx * MWC_A + gc;
             gx = (u32)g;
             gc = (u32)(g >> 32);
             const u32 u = gx;
 #if POTTS_Q == 2
             const u32 t = a.y ^ ((a.y ^ a.w) & code1);
-            (void)code0;
 #else
             // Select by |d| - 1 = code1 code0 (xor form: one LOP3 each).
             const u32 x0 = a.x ^ ((a.x ^ a.y) & code0);
@@ -288,6 +294,20 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
             const u32 dec = und & (t ^ u);
             acc |= dec & t;
             und ^= dec;
+        };
+        (void)code0;
+        // The first four bits (most rows need them all) from masks loaded
+        // before the row's other work, off the critical path; then the rest
+        // unrolled by four (straight-line steps keep the generator in place).
+        if (EARLY) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (und != 0) step(m_first[j]);
+        }
+#pragma unroll 4
+        for (int bit = EARLY ? 27 : 31; bit >= 0; --bit) {
+            if (und == 0) break;
+            step(masks[bit + 1]);
         }
         gen = ((u64)gc << 32) | gx;
     }
@@ -429,7 +449,7 @@ __device__ __forceinline__ void sliced_unit(u32* __restrict__ mine, const u32* _
             side_shift(nb[3], nb[2], pre_side[i % PRE], (y + colour) & 1u);
         else
             side_planes<CG>(nb[3], nb[2], other, y, wx, wr, (y + colour) & 1u);
-        sliced_word(s, nb, g[i], sigma, masks);
+        sliced_word<(PAR >= 4)>(s, nb, g[i], sigma, masks);
         store_planes(mine, s, y, wx, wr);
 #pragma unroll
         for (int p = 0; p < SL_P; ++p) {
@@ -524,27 +544,30 @@ extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
     for (u32 s = 0; s < sweeps; ++s) {
         for (u32 colour = 0; colour < 2; ++colour) {
             if (done > 0) {
-                // Wait for the neighbouring blocks to finish colour done - 1.
+                // Wait for the neighbouring blocks to finish colour done - 1:
+                // an acquire load of each flag, then the block barrier,
+                // which carries the ordering to the block's other threads.
                 for (u32 j = threadIdx.x; j < span; j += blockDim.x) {
-                    const u32 b = (lo_block + j) % blocks;
-                    while (*(volatile u32*)&flags[b] < done) {
-                    }
+                    const u32* f = flags + (lo_block + j) % blocks;
+                    u32 v;
+                    do {
+                        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+                    } while (v < done);
                 }
                 __syncthreads();
-                __threadfence();
             }
             if (active)
                 sliced_unit<8, true, true>(colour ? c1 : c0, colour ? c0 : c1, wr, h, seed, stream, first_sweep + s,
                                            colour, sigma, masks, k, part, g);
-            // The next colour's generator before the next wait.
-            const u64 ns = first_sweep + s + colour;
-            if (active) g = row_generator(seed, stream, ns, colour ^ 1u, k, part);
+            // Signal as soon as the block's rows are written (the barrier
+            // makes thread 0's release cover every thread's stores) ...
             __syncthreads();
             ++done;
-            if (threadIdx.x == 0) {
-                __threadfence();
-                atomicExch(&flags[blockIdx.x], done);
-            }
+            if (threadIdx.x == 0)
+                asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + blockIdx.x), "r"(done) : "memory");
+            // ... and draw the next colour's generator while others catch up.
+            const u64 ns = first_sweep + s + colour;
+            if (active) g = row_generator(seed, stream, ns, colour ^ 1u, k, part);
         }
     }
 }

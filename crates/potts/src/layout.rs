@@ -11,19 +11,28 @@
 //! (row y, column xh + o − 1), (row y, column xh + o) — left and right,
 //! modulo width/2 — and (row y ± 1, column xh).
 
+use rayon::prelude::*;
+
 use crate::lattice::Lattice;
 
-/// Splits a row-major lattice into its two colour arrays.
+/// Splits a row-major lattice into its two colour arrays (rows in parallel:
+/// runs that continue from one temperature to the next move the lattice
+/// through the host).
 pub fn split(lattice: &Lattice) -> [Vec<u8>; 2] {
     let (w, h) = (lattice.width(), lattice.height());
     let hw = w / 2;
     let mut out = [vec![0u8; hw * h], vec![0u8; hw * h]];
-    for y in 0..h {
-        let row = &lattice.spins()[y * w..(y + 1) * w];
-        for (x, &s) in row.iter().enumerate() {
-            out[(x + y) & 1][y * hw + x / 2] = s;
-        }
-    }
+    let [c0, c1] = &mut out;
+    c0.par_chunks_mut(hw).zip(c1.par_chunks_mut(hw)).zip(lattice.spins().par_chunks(w)).enumerate().for_each(
+        |(y, ((r0, r1), row))| {
+            // Colour (x + y) mod 2: even columns go to colour y mod 2.
+            let (even, odd) = if y % 2 == 0 { (r0, r1) } else { (r1, r0) };
+            for (xh, pair) in row.chunks_exact(2).enumerate() {
+                even[xh] = pair[0];
+                odd[xh] = pair[1];
+            }
+        },
+    );
     out
 }
 
@@ -31,11 +40,13 @@ pub fn split(lattice: &Lattice) -> [Vec<u8>; 2] {
 pub fn join(width: usize, height: usize, q: u32, colours: [&[u8]; 2]) -> Lattice {
     let hw = width / 2;
     let mut spins = vec![0u8; width * height];
-    for y in 0..height {
-        for x in 0..width {
-            spins[y * width + x] = colours[(x + y) & 1][y * hw + x / 2];
+    spins.par_chunks_mut(width.max(1)).enumerate().for_each(|(y, row)| {
+        let (even, odd) = (colours[y % 2], colours[1 - y % 2]);
+        for (xh, pair) in row.chunks_exact_mut(2).enumerate() {
+            pair[0] = even[y * hw + xh];
+            pair[1] = odd[y * hw + xh];
         }
-    }
+    });
     Lattice::from_spins(width, height, q, spins).expect("colour arrays hold spins below q")
 }
 
@@ -64,13 +75,15 @@ pub fn pack_planes(colour: &[u8], half_width: usize, planes: usize) -> Vec<u32> 
     let wr = half_width / 32;
     let rows = colour.len() / half_width.max(1);
     let mut out = vec![0u32; rows * planes * wr];
-    for (y, row) in colour.chunks_exact(half_width).enumerate() {
-        for (x, &s) in row.iter().enumerate() {
-            for p in 0..planes {
-                out[plane_index(y, p, x / 32, planes, wr)] |= u32::from((s >> p) & 1) << (x % 32);
+    out.par_chunks_mut((planes * wr).max(1)).zip(colour.par_chunks(half_width.max(1))).for_each(|(words, row)| {
+        for (w, sites) in row.chunks_exact(32).enumerate() {
+            for (j, &s) in sites.iter().enumerate() {
+                for p in 0..planes {
+                    words[w * planes + p] |= u32::from((s >> p) & 1) << j;
+                }
             }
         }
-    }
+    });
     out
 }
 
@@ -79,15 +92,13 @@ pub fn unpack_planes(words: &[u32], half_width: usize, planes: usize) -> Vec<u8>
     let wr = half_width / 32;
     let rows = words.len() / (planes * wr).max(1);
     let mut out = vec![0u8; rows * half_width];
-    for y in 0..rows {
-        for x in 0..half_width {
-            let mut s = 0u8;
-            for p in 0..planes {
-                s |= (((words[plane_index(y, p, x / 32, planes, wr)] >> (x % 32)) & 1) as u8) << p;
+    out.par_chunks_mut(half_width.max(1)).zip(words.par_chunks((planes * wr).max(1))).for_each(|(row, words)| {
+        for (w, sites) in row.chunks_exact_mut(32).enumerate() {
+            for (j, s) in sites.iter_mut().enumerate() {
+                *s = (0..planes).fold(0u8, |v, p| v | ((((words[w * planes + p] >> j) & 1) as u8) << p));
             }
-            out[y * half_width + x] = s;
         }
-    }
+    });
     out
 }
 
