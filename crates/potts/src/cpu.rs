@@ -135,8 +135,41 @@ impl CpuBackend {
         let Storage::Planes { colours: [c0, c1], .. } = &mut self.storage else { return };
         let (mine, other): (&mut Vec<u32>, &Vec<u32>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
         let update_block = |(b, block): (usize, &mut [u32])| {
-            for w in 0..wr {
-                let mut gens = sliced::unit_generators(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
+            let gens = |w: usize| sliced::unit_generators(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
+            let mut w = 0;
+            // Two word columns at a time in u64 words (each half with its
+            // own unit's generators, so the result is the 32-bit one), and
+            // a last odd column alone.
+            while w + 1 < wr {
+                let (mut ga, mut gb) = (gens(w), gens(w + 1));
+                let pair = |a: &[u32], y: usize| -> [u64; P] {
+                    let (lo, hi) = (load::<P>(a, y, w, wr), load::<P>(a, y, w + 1, wr));
+                    std::array::from_fn(|p| u64::from(lo[p]) | (u64::from(hi[p]) << 32))
+                };
+                for i in 0..UNIT_ROWS {
+                    let y = b * UNIT_ROWS + i;
+                    let cur = pair(other, y);
+                    let up = pair(other, if y == 0 { h - 1 } else { y - 1 });
+                    let down = pair(other, if y + 1 == h { 0 } else { y + 1 });
+                    let side: [u64; P] = if (y + colour) & 1 == 0 {
+                        let l = load::<P>(other, y, if w == 0 { wr - 1 } else { w - 1 }, wr);
+                        std::array::from_fn(|p| (cur[p] << 1) | u64::from(l[p] >> 31))
+                    } else {
+                        let r = load::<P>(other, y, (w + 2) % wr, wr);
+                        std::array::from_fn(|p| (cur[p] >> 1) | (u64::from(r[p]) << 63))
+                    };
+                    let s = pair(block, i);
+                    let mut rng = sliced::Pair(&mut ga[i], &mut gb[i]);
+                    let new = update_word::<u64, P, Q>(&s, &[up, down, cur, side], &rule, &mut rng);
+                    for (p, v) in new.into_iter().enumerate() {
+                        block[plane_index(i, p, w, P, wr)] = v as u32;
+                        block[plane_index(i, p, w + 1, P, wr)] = (v >> 32) as u32;
+                    }
+                }
+                w += 2;
+            }
+            if w < wr {
+                let mut gens = gens(w);
                 for i in 0..UNIT_ROWS {
                     let y = b * UNIT_ROWS + i;
                     let cur = load::<P>(other, y, w, wr);
@@ -144,7 +177,7 @@ impl CpuBackend {
                     let down = load::<P>(other, if y + 1 == h { 0 } else { y + 1 }, w, wr);
                     let side = side_word::<P>(other, &cur, y, w, wr, (y + colour) & 1);
                     let s = load::<P>(block, i, w, wr);
-                    let new = update_word::<P, Q>(&s, &[up, down, cur, side], &rule, &mut gens[i]);
+                    let new = update_word::<u32, P, Q>(&s, &[up, down, cur, side], &rule, &mut gens[i]);
                     for (p, v) in new.into_iter().enumerate() {
                         block[plane_index(i, p, w, P, wr)] = v;
                     }

@@ -153,9 +153,78 @@ impl SlicedRule {
     }
 }
 
+/// A word of sites: 32 (one row's word, as on the GPU) or 64 (two words
+/// side by side, which the CPU updates at once; each half keeps its own
+/// generator, so the result is the same).
+pub trait Word:
+    Copy
+    + Eq
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitOr<Output = Self>
+    + std::ops::BitXor<Output = Self>
+    + std::ops::Not<Output = Self>
+    + std::ops::BitAndAssign
+    + std::ops::BitOrAssign
+    + std::ops::BitXorAssign
+{
+    /// No site.
+    const ZERO: Self;
+    /// Every site.
+    const ONES: Self;
+    /// A 32-bit mask that is 0 or all ones, widened.
+    fn splat(m: u32) -> Self;
+}
+
+impl Word for u32 {
+    const ZERO: Self = 0;
+    const ONES: Self = !0;
+    #[inline(always)]
+    fn splat(m: u32) -> Self {
+        m
+    }
+}
+
+impl Word for u64 {
+    const ZERO: Self = 0;
+    const ONES: Self = !0;
+    #[inline(always)]
+    fn splat(m: u32) -> Self {
+        u64::from(m) | (u64::from(m) << 32)
+    }
+}
+
+/// Where a word's random words come from: `draw(live)` gives each 32-bit
+/// half its generator's next word if the half has a site in `live`, and
+/// draws nothing for the other halves.
+pub trait Draw<W> {
+    /// The next word (see the trait).
+    fn draw(&mut self, live: W) -> W;
+}
+
+impl Draw<u32> for Mwc {
+    #[inline(always)]
+    fn draw(&mut self, _live: u32) -> u32 {
+        // The update only draws for a live row.
+        self.next_u32()
+    }
+}
+
+/// The generators of two neighbouring words (low and high half).
+#[derive(Debug)]
+pub struct Pair<'a>(pub &'a mut Mwc, pub &'a mut Mwc);
+
+impl Draw<u64> for Pair<'_> {
+    #[inline(always)]
+    fn draw(&mut self, live: u64) -> u64 {
+        let lo = if live as u32 != 0 { self.0.next_u32() } else { 0 };
+        let hi = if (live >> 32) != 0 { self.1.next_u32() } else { 0 };
+        (u64::from(hi) << 32) | u64::from(lo)
+    }
+}
+
 /// Bit-sliced sum of four one-bit numbers: (bit 0, bit 1, bit 2).
 #[inline(always)]
-fn count4(e: [u32; 4]) -> [u32; 3] {
+fn count4<W: Word>(e: [W; 4]) -> [W; 3] {
     let (s1, k1) = (e[0] ^ e[1], e[0] & e[1]);
     let (s2, k2) = (e[2] ^ e[3], e[2] & e[3]);
     let k3 = s1 & s2;
@@ -164,8 +233,8 @@ fn count4(e: [u32; 4]) -> [u32; 3] {
 
 /// Per site: all ones where x (bits LSB first) ≥ the constant c.
 #[inline(always)]
-fn ge_const(x: &[u32], c: u32) -> u32 {
-    let (mut gt, mut eq) = (0u32, !0u32);
+fn ge_const<W: Word>(x: &[W], c: u32) -> W {
+    let (mut gt, mut eq) = (W::ZERO, W::ONES);
     for i in (0..x.len()).rev() {
         if (c >> i) & 1 == 1 {
             eq &= x[i];
@@ -179,10 +248,10 @@ fn ge_const(x: &[u32], c: u32) -> u32 {
 
 /// x += c modulo 2^len(x), on the sites in `mask` only.
 #[inline(always)]
-fn add_const_masked(x: &mut [u32], c: u32, mask: u32) {
-    let mut carry = 0u32;
+fn add_const_masked<W: Word>(x: &mut [W], c: u32, mask: W) {
+    let mut carry = W::ZERO;
     for (i, xi) in x.iter_mut().enumerate() {
-        let a = if (c >> i) & 1 == 1 { mask } else { 0 };
+        let a = if (c >> i) & 1 == 1 { mask } else { W::ZERO };
         let s = *xi ^ a ^ carry;
         carry = (*xi & a) | (carry & (*xi ^ a));
         *xi = s;
@@ -191,8 +260,8 @@ fn add_const_masked(x: &mut [u32], c: u32, mask: u32) {
 
 /// Per site: all ones where the P-plane spins a and b differ.
 #[inline(always)]
-fn differ<const P: usize>(a: &[u32; P], b: &[u32; P]) -> u32 {
-    let mut x = 0;
+fn differ<W: Word, const P: usize>(a: &[W; P], b: &[W; P]) -> W {
+    let mut x = W::ZERO;
     for p in 0..P {
         x |= a[p] ^ b[p];
     }
@@ -201,21 +270,21 @@ fn differ<const P: usize>(a: &[u32; P], b: &[u32; P]) -> u32 {
 
 /// Step 1: the proposals of one row (draws from `rng`).
 #[inline(always)]
-fn propose<const P: usize, const Q: u32>(s: &[u32; P], rng: &mut Mwc) -> [u32; P] {
+fn propose<W: Word, const P: usize, const Q: u32>(s: &[W; P], rng: &mut impl Draw<W>) -> [W; P] {
     if Q == 2 {
         return std::array::from_fn(|p| !s[p]);
     }
     let (b, m, q) = (proposal_bits(Q), Q - 1, Q);
-    let mut k = [0u32; MAX_PLANES];
+    let mut k = [W::ZERO; MAX_PLANES];
     for ki in k.iter_mut().take(b) {
-        *ki = rng.next_u32();
+        *ki = rng.draw(W::ONES);
     }
     if !m.is_power_of_two() {
         let mut rej = ge_const(&k[..b], m);
         let mut round = 1;
-        while rej != 0 && round < MAX_PROPOSAL_ROUNDS {
+        while rej != W::ZERO && round < MAX_PROPOSAL_ROUNDS {
             for ki in k.iter_mut().take(b) {
-                let w = rng.next_u32();
+                let w = rng.draw(rej);
                 *ki = (*ki & !rej) | (w & rej);
             }
             rej = ge_const(&k[..b], m);
@@ -224,11 +293,11 @@ fn propose<const P: usize, const Q: u32>(s: &[u32; P], rng: &mut Mwc) -> [u32; P
         add_const_masked(&mut k[..b], (1 << b) - m, rej);
     }
     // t = s + 1 + k in P + 1 bits (at most 2q − 2), then t − q where t ≥ q.
-    let mut t = [0u32; MAX_PLANES + 1];
-    let mut carry = !0u32;
+    let mut t = [W::ZERO; MAX_PLANES + 1];
+    let mut carry = W::ONES;
     for (i, ti) in t.iter_mut().enumerate().take(P + 1) {
-        let a = if i < P { s[i] } else { 0 };
-        let kk = k.get(i).copied().unwrap_or(0);
+        let a = if i < P { s[i] } else { W::ZERO };
+        let kk = k.get(i).copied().unwrap_or(W::ZERO);
         *ti = a ^ kk ^ carry;
         carry = (a & kk) | (carry & (a ^ kk));
     }
@@ -240,15 +309,15 @@ fn propose<const P: usize, const Q: u32>(s: &[u32; P], rng: &mut Mwc) -> [u32; P
 /// Steps 2 and 3 for one row: the accept mask, given the old spins, the
 /// proposals and the four neighbour words (up, down, same row, side).
 #[inline(always)]
-fn accept_mask<const P: usize>(
-    s: &[u32; P],
-    p: &[u32; P],
-    nb: &[[u32; P]; 4],
+fn accept_mask<W: Word, const P: usize>(
+    s: &[W; P],
+    p: &[W; P],
+    nb: &[[W; P]; 4],
     rule: &SlicedRule,
-    rng: &mut Mwc,
-) -> u32 {
+    rng: &mut impl Draw<W>,
+) -> W {
     if rule.sigma == 0 {
-        return !0;
+        return W::ONES;
     }
     let e = std::array::from_fn(|i| !differ(s, &nb[i]));
     let f = std::array::from_fn(|i| !differ(p, &nb[i]));
@@ -258,7 +327,7 @@ fn accept_mask<const P: usize>(
     }
     // E = n_old + ¬n_new in 4 bits = d − 1: uncertain (1 ≤ d ≤ 4) iff the
     // carry out of bit 2 is set; then bits 0 and 1 are |d| − 1.
-    let maj = |a: u32, b: u32, c: u32| (a & b) | (c & (a ^ b));
+    let maj = |a: W, b: W, c: W| (a & b) | (c & (a ^ b));
     let (a0, b0) = (n_old[0], !n_new[0]);
     let code0 = a0 ^ b0;
     let c0 = a0 & b0;
@@ -268,35 +337,38 @@ fn accept_mask<const P: usize>(
     let uncertain = maj(n_old[2], !n_new[2], c1);
     let (mut und, mut acc) = (uncertain, !uncertain);
     let mut bit = 32;
-    while und != 0 && bit > 0 {
+    while und != W::ZERO && bit > 0 {
         bit -= 1;
-        let u = rng.next_u32();
-        let a = &rule.masks[bit];
+        let u = rng.draw(und);
+        let a = rule.masks[bit].map(W::splat);
         // Select by |d| − 1 = (code1 code0), in xor form.
         let x0 = a[0] ^ ((a[0] ^ a[1]) & code0);
         let x1 = a[2] ^ ((a[2] ^ a[3]) & code0);
         let t = x0 ^ ((x0 ^ x1) & code1);
-        acc |= und & t & !u;
-        und &= !(t ^ u);
+        // Decided now: undecided sites whose bit differs from the
+        // threshold's; accepted: those where the threshold's bit is 1.
+        let dec = und & (t ^ u);
+        acc |= dec & t;
+        und ^= dec;
     }
     acc
 }
 
-/// The update of one row's word: `s` the P plane words of the 32 sites,
-/// `nb` those of their neighbours above, below, in the same row and at the
-/// side (the other colour's words lined up bit for bit with `s`), `rng` the
-/// row's generator. Returns the new plane words. `P` must be
-/// [`planes`]`(Q)` and `Q` the rule's q (constants, so that the bit-sliced
-/// arithmetic folds).
+/// The update of one row's word: `s` the P plane words of the 32 (or, for
+/// u64, two words' 64) sites, `nb` those of their neighbours above, below,
+/// in the same row and at the side (the other colour's words lined up bit
+/// for bit with `s`), `rng` the row's generator (a [`Pair`] for u64).
+/// Returns the new plane words. `P` must be [`planes`]`(Q)` and `Q` the
+/// rule's q (constants, so that the bit-sliced arithmetic folds).
 #[inline(always)]
-pub fn update_word<const P: usize, const Q: u32>(
-    s: &[u32; P],
-    nb: &[[u32; P]; 4],
+pub fn update_word<W: Word, const P: usize, const Q: u32>(
+    s: &[W; P],
+    nb: &[[W; P]; 4],
     rule: &SlicedRule,
-    rng: &mut Mwc,
-) -> [u32; P] {
+    rng: &mut impl Draw<W>,
+) -> [W; P] {
     debug_assert!(P == planes(Q) && rule.q == Q);
-    let p = propose::<P, Q>(s, rng);
+    let p = propose::<W, P, Q>(s, rng);
     let acc = accept_mask(s, &p, nb, rule, rng);
     std::array::from_fn(|i| s[i] ^ ((s[i] ^ p[i]) & acc))
 }
