@@ -50,11 +50,55 @@ enum Generator {
     Philox,
     /// Multiply-with-carry, one per work unit, multiplier from the table.
     Mwc,
-    /// The words of the Potts update (warpmc-potts): unit after unit of
-    /// sweep 0, colour 0 of chain stream --stream, each unit's 64 words in
-    /// the order its sites use them (8 rows, each from its parity's
-    /// Philox-seeded multiply-with-carry generator).
+    /// The words of the Potts update (warpmc-potts) under the
+    /// one-word-per-site rule: unit after unit of sweep 0, colour 0 of chain
+    /// stream --stream, each unit's 64 words in the order its sites use them
+    /// (8 rows, each from its parity's Philox-seeded multiply-with-carry
+    /// generator).
     Potts,
+    /// The words of the bit-sliced Potts update: unit after unit of sweep
+    /// 0, colour 0 of chain stream --stream, the first 16 words of each of
+    /// the unit's 8 row generators in turn (a row uses about 10: the
+    /// proposal's and the acceptance's).
+    PottsSliced,
+}
+
+/// The bit-sliced update's row words, unit by unit (see
+/// `Generator::PottsSliced`).
+struct PottsSlicedUnits {
+    seed: u64,
+    stream: u64,
+    unit: u64,
+    gens: [Mwc; 8],
+    used: usize,
+}
+
+impl PottsSlicedUnits {
+    /// Words taken from each row generator.
+    const PER_ROW: usize = 16;
+
+    fn new(seed: u64, stream: u64) -> Self {
+        PottsSlicedUnits { seed, stream, unit: 0, gens: Self::generators(seed, stream, 0), used: 0 }
+    }
+
+    /// Units past 2³⁰ − 1 continue in the next sweep (the block counter
+    /// holds 4·unit + r/2 in its low 32 bits).
+    fn generators(seed: u64, stream: u64, unit: u64) -> [Mwc; 8] {
+        warpmc_potts::sliced::unit_generators(seed, stream, unit >> 30, 0, unit & 0x3fff_ffff)
+    }
+}
+
+impl RandomSource for PottsSlicedUnits {
+    fn next_u32(&mut self) -> u32 {
+        if self.used == 8 * Self::PER_ROW {
+            self.unit += 1;
+            self.gens = Self::generators(self.seed, self.stream, self.unit);
+            self.used = 0;
+        }
+        let row = self.used / Self::PER_ROW;
+        self.used += 1;
+        self.gens[row].next_u32()
+    }
 }
 
 /// The Potts update's words, unit by unit (see `Generator::Potts`).
@@ -162,6 +206,7 @@ fn dump(args: DumpArgs) -> anyhow::Result<()> {
                 Generator::Philox => Box::new(PhiloxStream::new(args.seed, Domain::User.stream(id))),
                 Generator::Mwc => Box::new(Mwc::for_unit(args.seed, id)),
                 Generator::Potts => Box::new(PottsUnits::new(args.seed, Domain::Potts.stream(id))),
+                Generator::PottsSliced => Box::new(PottsSlicedUnits::new(args.seed, Domain::Potts.stream(id))),
             }
         })
         .collect();
