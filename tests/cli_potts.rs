@@ -64,8 +64,11 @@ fn bad_input_is_one_clear_line() {
     std::fs::write(&cfg, "q = 3\nsize = 8\ntemp = 1.0\nsweps = 100\n").unwrap();
     assert_one_line_error(&["potts", "run", "--config", cfg.to_str().unwrap()], "unknown field `sweps`");
     let bad = tmp("corrupt.ckpt");
-    std::fs::write(&bad, b"WMCPOTTS\x02\x00\x00\x00 this is not a checkpoint at all").unwrap();
+    std::fs::write(&bad, b"WMCPOTTS\x03\x00\x00\x00 this is not a checkpoint at all").unwrap();
     assert_one_line_error(&["potts", "run", "--resume", bad.to_str().unwrap()], "checksum");
+    // A checkpoint of an earlier random-number assignment is refused by name.
+    std::fs::write(&bad, b"WMCPOTTS\x02\x00\x00\x00 this is not a checkpoint at all").unwrap();
+    assert_one_line_error(&["potts", "run", "--resume", bad.to_str().unwrap()], "older warpmc");
     // Version 1 used another random-number assignment: refused by name.
     std::fs::write(&bad, b"WMCPOTTS\x01\x00\x00\x00 an old checkpoint, whatever follows").unwrap();
     assert_one_line_error(&["potts", "run", "--resume", bad.to_str().unwrap()], "older warpmc");

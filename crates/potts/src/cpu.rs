@@ -31,6 +31,20 @@ pub struct CpuBackend {
     table: AcceptanceTable,
     /// The bit-sliced rule of the current table (planes storage only).
     rule: Option<SlicedRule>,
+    /// Whether groups of eight word columns go through AVX2.
+    simd: bool,
+}
+
+/// Whether AVX2 groups can run here.
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::cpu_simd::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 #[derive(Debug)]
@@ -96,14 +110,23 @@ impl CpuBackend {
             storage,
             table: AcceptanceTable { thresholds: [0; TABLE_LEN] },
             rule: None,
+            simd: simd_available(),
         })
     }
 
-    /// The storage in use: "bytes" (one byte per spin) or "planes" (bit
-    /// planes, the bit-sliced rule).
+    /// The same backend without AVX2 (for comparisons; results are equal).
+    pub fn without_simd(mut self) -> Self {
+        self.simd = false;
+        self
+    }
+
+    /// The storage in use: "bytes" (one byte per spin), "planes" (bit
+    /// planes, the bit-sliced rule) or "planes-avx2" (the same, rows of at
+    /// least eight words through AVX2).
     pub fn storage_name(&self) -> &'static str {
         match self.storage {
             Storage::Bytes(_) => "bytes",
+            Storage::Planes { .. } if self.simd && words_per_row(self.width) >= 8 => "planes-avx2",
             Storage::Planes { .. } => "planes",
         }
     }
@@ -132,11 +155,23 @@ impl CpuBackend {
     fn half_sweep_planes<const P: usize, const Q: u32>(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
         let (h, wr) = (self.height, words_per_row(self.width));
         let Some(rule) = self.rule else { return };
+        let simd = self.simd;
         let Storage::Planes { colours: [c0, c1], .. } = &mut self.storage else { return };
         let (mine, other): (&mut Vec<u32>, &Vec<u32>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
         let update_block = |(b, block): (usize, &mut [u32])| {
             let gens = |w: usize| sliced::unit_generators(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
             let mut w = 0;
+            // Eight word columns at a time through AVX2, where available.
+            #[cfg(target_arch = "x86_64")]
+            while simd && w + 8 <= wr {
+                // SAFETY: `simd` is set only where cpu_simd::available() found AVX2.
+                unsafe {
+                    crate::cpu_simd::group::<P, Q>(block, other, (b, w, wr, h), colour, &rule, (seed, stream, sweep))
+                };
+                w += 8;
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = simd;
             // Two word columns at a time in u64 words (each half with its
             // own unit's generators, so the result is the 32-bit one), and
             // a last odd column alone.
@@ -262,6 +297,9 @@ impl Backend for CpuBackend {
     fn description(&self) -> String {
         let storage = match self.storage {
             Storage::Bytes(_) => "a byte per spin".to_string(),
+            Storage::Planes { planes, .. } if self.storage_name() == "planes-avx2" => {
+                format!("{planes} bit planes, bit-sliced, AVX2")
+            }
             Storage::Planes { planes, .. } => format!("{planes} bit planes, bit-sliced"),
         };
         format!("CPU, {} threads, {storage}", rayon::current_num_threads())

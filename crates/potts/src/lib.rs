@@ -36,6 +36,8 @@ pub mod baseline;
 pub mod bench;
 pub mod checkpoint;
 pub mod cpu;
+#[cfg(target_arch = "x86_64")]
+mod cpu_simd;
 pub mod cuda;
 pub mod error;
 pub mod exact;

@@ -1,0 +1,156 @@
+//! The CPU's bit-sliced update with AVX2: eight word columns (eight units,
+//! 256 sites) of a row per 256-bit register, through the same generic code
+//! as the 32- and 64-bit words ([`crate::sliced::update_word`]), compiled
+//! for AVX2. Each 32-bit
+//! lane is one word of the GPU's update and draws from its own unit's row
+//! generator (eight multiply-with-carry generators in the eight lanes, each
+//! stepped only while its lane needs words), so the result is the same.
+
+use warpmc_rng::Mwc;
+
+use crate::algorithm::MWC_MULTIPLIER;
+use crate::layout::plane_index;
+use crate::sliced::{self, Draw, SlicedRule, Word, update_word};
+
+/// Whether this CPU can run [`group`].
+pub(crate) fn available() -> bool {
+    is_x86_feature_detected!("avx2")
+}
+
+/// Eight 32-bit words of sites, one per lane. Plain Rust arithmetic: inside
+/// [`group`], compiled for AVX2, LLVM turns each operation into one 256-bit
+/// instruction (intrinsics would not inline through the generic code).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct V([u32; 8]);
+
+macro_rules! bit_op {
+    ($trait:ident, $f:ident, $assign:ident, $fa:ident, $op:tt) => {
+        impl std::ops::$trait for V {
+            type Output = V;
+            #[inline(always)]
+            fn $f(self, o: V) -> V {
+                V(std::array::from_fn(|l| self.0[l] $op o.0[l]))
+            }
+        }
+        impl std::ops::$assign for V {
+            #[inline(always)]
+            fn $fa(&mut self, o: V) {
+                *self = std::ops::$trait::$f(*self, o);
+            }
+        }
+    };
+}
+bit_op!(BitAnd, bitand, BitAndAssign, bitand_assign, &);
+bit_op!(BitOr, bitor, BitOrAssign, bitor_assign, |);
+bit_op!(BitXor, bitxor, BitXorAssign, bitxor_assign, ^);
+
+impl std::ops::Not for V {
+    type Output = V;
+    #[inline(always)]
+    fn not(self) -> V {
+        V(self.0.map(|x| !x))
+    }
+}
+
+impl Word for V {
+    const ZERO: V = V([0; 8]);
+    const ONES: V = V([!0; 8]);
+    #[inline(always)]
+    fn splat(m: u32) -> V {
+        V([m; 8])
+    }
+}
+
+/// The eight lanes' generators (x and carry words).
+struct Oct {
+    x: [u32; 8],
+    c: [u32; 8],
+}
+
+impl Draw<V> for Oct {
+    #[inline(always)]
+    fn draw(&mut self, live: V) -> V {
+        let mut out = [0u32; 8];
+        for (l, o) in out.iter_mut().enumerate() {
+            let t = u64::from(self.x[l]) * u64::from(MWC_MULTIPLIER) + u64::from(self.c[l]);
+            *o = t as u32;
+            // Only the lanes with a live site step their generator.
+            let keep = 0u32.wrapping_sub((live.0[l] == 0) as u32);
+            self.x[l] = (self.x[l] & keep) | (t as u32 & !keep);
+            self.c[l] = (self.c[l] & keep) | ((t >> 32) as u32 & !keep);
+        }
+        V(out)
+    }
+}
+
+/// Row `y`'s words w … w + 7 (w + 7 < wr) of each plane of `a`, as lanes:
+/// 8·P consecutive u32 (planes side by side), one bounds check.
+#[inline(always)]
+fn lanes<const P: usize>(a: &[u32], y: usize, w: usize, wr: usize) -> [V; P] {
+    let base = plane_index(y, 0, w, P, wr);
+    let words = &a[base..base + 8 * P];
+    std::array::from_fn(|p| V(std::array::from_fn(|l| words[l * P + p])))
+}
+
+/// The plane words of word `w` of row `y`.
+#[inline(always)]
+fn word<const P: usize>(a: &[u32], y: usize, w: usize, wr: usize) -> [u32; P] {
+    let base = plane_index(y, 0, w, P, wr);
+    std::array::from_fn(|p| a[base + p])
+}
+
+/// Updates rows 0 … 7 of row-block `b` in word columns w … w + 7 (all
+/// below `wr`): `block` is the row-block of the colour being updated,
+/// `other` the other colour's whole array.
+///
+/// # Safety
+///
+/// The CPU must have AVX2 ([`available`]).
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn group<const P: usize, const Q: u32>(
+    block: &mut [u32],
+    other: &[u32],
+    (b, w, wr, h): (usize, usize, usize, usize),
+    colour: usize,
+    rule: &SlicedRule,
+    (seed, stream, sweep): (u64, u64, u64),
+) {
+    let gens: [[Mwc; 8]; 8] =
+        std::array::from_fn(|i| sliced::unit_generators(seed, stream, sweep, colour as u32, (b * wr + w + i) as u64));
+    for i in 0..8 {
+        let y = b * 8 + i;
+        let h_prev = if y == 0 { h - 1 } else { y - 1 };
+        let h_next = if y + 1 == h { 0 } else { y + 1 };
+        let (cur, up, down) =
+            (lanes::<P>(other, y, w, wr), lanes::<P>(other, h_prev, w, wr), lanes::<P>(other, h_next, w, wr));
+        // The side neighbours: this row shifted by one site, the edge bit
+        // from the word before (offset 0) or after (offset 1): lane k's is
+        // lane k ∓ 1's, the group's first (last) lane takes the word beside
+        // the group.
+        let side: [V; P] = if (y + colour) & 1 == 0 {
+            let before = word::<P>(other, y, if w == 0 { wr - 1 } else { w - 1 }, wr);
+            std::array::from_fn(|p| {
+                let c = cur[p].0;
+                V(std::array::from_fn(|k| (c[k] << 1) | (if k == 0 { before[p] } else { c[k - 1] } >> 31)))
+            })
+        } else {
+            let after = word::<P>(other, y, if w + 8 == wr { 0 } else { w + 8 }, wr);
+            std::array::from_fn(|p| {
+                let c = cur[p].0;
+                V(std::array::from_fn(|k| (c[k] >> 1) | (if k == 7 { after[p] } else { c[k + 1] } << 31)))
+            })
+        };
+        let s = lanes::<P>(block, i, w, wr);
+        let mut oct = Oct {
+            x: std::array::from_fn(|l| gens[l][i].state() as u32),
+            c: std::array::from_fn(|l| (gens[l][i].state() >> 32) as u32),
+        };
+        let new = update_word::<V, P, Q>(&s, &[up, down, cur, side], rule, &mut oct);
+        for (p, v) in new.iter().enumerate() {
+            for (l, &word) in v.0.iter().enumerate() {
+                block[plane_index(i, p, w + l, P, wr)] = word;
+            }
+        }
+    }
+}
