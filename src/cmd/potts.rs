@@ -42,11 +42,15 @@ enum PottsCommand {
     ///   warpmc potts run --resume seed.ckpt --out seed.csv
     #[command(verbatim_doc_comment)]
     Run(Box<RunArgs>),
-    /// Time the CPU and every CUDA kernel that fits (generic: a byte per spin,
-    /// one random word per site; sliced[-split|-split4|-split8|-resident]: bit planes, 32 sites per
-    /// word, random bits only for undecided sites — q ≤ 16, no field, width a
-    /// multiple of 64) beside the document-style baseline kernel and the
-    /// device's copy bandwidth.
+    /// Time the CPU and every CUDA kernel that fits beside the document-style
+    /// baseline kernel and the device's copy bandwidth.
+    ///
+    /// Kernels: generic (a byte per spin, one random word per site: any
+    /// model); sliced (bit planes, 32 sites per word, random bits only for
+    /// sites still undecided: q ≤ 16, no field, width a multiple of 64),
+    /// with -split, -split4, -split8 (2, 4, 8 threads per unit, for small
+    /// lattices) and -resident (all sweeps in one launch, for lattices that
+    /// fit on the GPU at once). Kernels of one rule give the same lattice.
     ///
     /// Prints ns per flip, flips per ns, the ratio to the baseline, the least
     /// traffic a sweep needs per second (3 lattice passes at the kernel's

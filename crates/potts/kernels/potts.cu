@@ -1,14 +1,13 @@
 // Checkerboard Metropolis for the q-state Potts model, colour-split layout.
-// Bit-identical with crates/potts/src/cpu.rs: algorithm.rs states the rule
-// and the assignment of random numbers (units of 8 rows x 8 columns, one
-// Philox block seeding two multiply-with-carry generators), layout.rs the
-// indexing. Two storage formats:
+// Bit-identical with crates/potts/src/cpu.rs under each of the two rules
+// that assign random numbers (algorithm.rs, Scheme), layout.rs the indexing:
 //
-//   potts_generic_colour  one byte per spin: any q, any even lattice, a field;
-//   potts_packed4_colour  4 bits per spin (8 sites per 32-bit word, site x_h
-//                         in nibble x_h mod 8): q <= 16, width/2 and height
-//                         multiples of 8, no field. Compiled per q
-//                         (-DPOTTS_Q=q) so the modular arithmetic folds.
+//   potts_generic_*   one byte per spin, the one-word-per-site rule
+//                     (algorithm.rs): any q, any even lattice, a field;
+//   potts_sliced_*    bit planes, 32 sites per word, the bit-sliced rule
+//                     (sliced.rs): q <= 16, width % 64 = 0, height % 8 = 0,
+//                     no field. Compiled per q (-DPOTTS_Q=q) so that the
+//                     bit-sliced arithmetic folds.
 #include "warpmc_rng.cuh"
 
 using warpmc::rng::u32;

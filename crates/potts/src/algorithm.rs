@@ -115,7 +115,7 @@ impl AcceptanceTable {
     }
 
     /// The nine entries with Δδ₀ = 0, indexed by Δn + 4: the whole table
-    /// when there is no field (what the packed kernels use).
+    /// when there is no field (what the bit-sliced rule uses).
     pub fn without_field(&self) -> [u64; 9] {
         std::array::from_fn(|i| self.thresholds[i * 3 + 1])
     }

@@ -11,7 +11,7 @@ use crate::layout::{join, pack_planes, split, unpack_planes};
 use crate::model::PottsModel;
 use crate::sliced::{SlicedRule, planes, words_per_row};
 
-/// The kernels of this crate, for NVRTC; the packed kernels are compiled for
+/// The kernels of this crate, for NVRTC; the sliced kernels are compiled for
 /// one q at a time.
 pub fn kernel_source(q: u32) -> KernelSource {
     KernelSource::new("potts.cu", include_str!("../kernels/potts.cu"))
@@ -20,7 +20,7 @@ pub fn kernel_source(q: u32) -> KernelSource {
 }
 
 /// Bytes of device memory a lattice of `sites` sites needs (the two colour
-/// arrays at one byte per spin — the packed format needs less — the table
+/// arrays at one byte per spin — the bit planes need less — the table
 /// and the census counters).
 pub fn device_bytes(sites: usize) -> u64 {
     sites as u64 + (TABLE_LEN as u64 + 257) * 8
