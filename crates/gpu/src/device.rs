@@ -37,6 +37,9 @@ pub struct DeviceInfo {
     pub memory_bus_bits: Option<u32>,
     /// PCI bus id.
     pub pci_bus: Option<u32>,
+    /// Whether the device takes cooperative launches (every block resident
+    /// at once).
+    pub cooperative_launch: bool,
 }
 
 impl DeviceInfo {
@@ -175,6 +178,7 @@ fn device_info(ordinal: usize) -> Result<DeviceInfo> {
         sm_clock_khz: opt(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
         memory_bus_bits: opt(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
         pci_bus: opt(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+        cooperative_launch: opt(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH).is_some(),
     })
 }
 

@@ -119,8 +119,8 @@ extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const
 //
 // Words of 32 sites (column x_h of a row is bit x_h mod 32 of word x_h / 32),
 // SL_P = ceil(log2 q) plane words per word; row y, plane p, word w at index
-// (y * wr + w) * SL_P + p. A unit is one word column of 8 rows; its Philox
-// block seeds the generators of its even and odd rows. Compiled per q
+// (y * wr + w) * SL_P + p. A unit is one word column of 8 rows; each row
+// has its own generator (row_generators). Compiled per q
 // (-DPOTTS_Q=q) so that every loop over planes and bits unrolls and the
 // modular arithmetic folds into constants.
 

@@ -205,7 +205,7 @@ impl CudaBackend {
         let module = gpu.module(&kernel_source(model.q()))?;
         // The resident kernel runs when all its threads (eight per unit) fit
         // on the GPU at once.
-        let resident_fits = {
+        let resident_fits = info.cooperative_launch && {
             let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
             (8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
         };
@@ -218,7 +218,8 @@ impl CudaBackend {
             CudaKernel::Auto => CudaKernel::Generic,
             CudaKernel::SlicedResident if !resident_fits => {
                 return Err(PottsError::InvalidInput(format!(
-                    "the resident kernel needs all {} of its threads on the GPU at once; this GPU holds fewer",
+                    "the resident kernel needs cooperative launches and all {} of its threads on the GPU at once; \
+                     this GPU gives neither or holds fewer",
                     8 * units
                 )));
             }
