@@ -297,10 +297,11 @@ impl Backend for CpuBackend {
     fn description(&self) -> String {
         let storage = match self.storage {
             Storage::Bytes(_) => "a byte per spin".to_string(),
-            Storage::Planes { planes, .. } if self.storage_name() == "planes-avx2" => {
-                format!("{planes} bit planes, bit-sliced, AVX2")
+            Storage::Planes { planes, .. } => {
+                let s = if planes == 1 { "" } else { "s" };
+                let avx2 = if self.storage_name() == "planes-avx2" { ", AVX2" } else { "" };
+                format!("{planes} bit plane{s}, bit-sliced{avx2}")
             }
-            Storage::Planes { planes, .. } => format!("{planes} bit planes, bit-sliced"),
         };
         format!("CPU, {} threads, {storage}", rayon::current_num_threads())
     }
