@@ -6,11 +6,9 @@
 //! generator (eight multiply-with-carry generators in the eight lanes, each
 //! stepped only while its lane needs words), so the result is the same.
 
-use warpmc_rng::Mwc;
-
 use crate::algorithm::MWC_MULTIPLIER;
 use crate::layout::plane_index;
-use crate::sliced::{self, Draw, SlicedRule, Word, update_word};
+use crate::sliced::{Draw, SlicedRule, Word, update_word};
 
 /// Whether this CPU can run [`group`].
 pub(crate) fn available() -> bool {
@@ -99,6 +97,62 @@ fn word<const P: usize>(a: &[u32], y: usize, w: usize, wr: usize) -> [u32; P] {
     std::array::from_fn(|p| a[base + p])
 }
 
+/// Philox4x32-10 for eight counters at once (lane l: `ctr[·][l]`), one key;
+/// plain lane arithmetic that the AVX2 build vectorises. Returns word i of
+/// lane l's block in `[i][l]`.
+#[inline(always)]
+fn philox8(mut ctr: [[u32; 8]; 4], key: [u32; 2]) -> [[u32; 8]; 4] {
+    use warpmc_rng::philox::{PHILOX_M0, PHILOX_M1, PHILOX_ROUNDS, PHILOX_W0, PHILOX_W1};
+    let mut k = key;
+    for r in 0..PHILOX_ROUNDS {
+        if r > 0 {
+            k[0] = k[0].wrapping_add(PHILOX_W0);
+            k[1] = k[1].wrapping_add(PHILOX_W1);
+        }
+        let mut next = [[0u32; 8]; 4];
+        for l in 0..8 {
+            let p0 = u64::from(PHILOX_M0) * u64::from(ctr[0][l]);
+            let p1 = u64::from(PHILOX_M1) * u64::from(ctr[2][l]);
+            next[0][l] = (p1 >> 32) as u32 ^ ctr[1][l] ^ k[0];
+            next[1][l] = p1 as u32;
+            next[2][l] = (p0 >> 32) as u32 ^ ctr[3][l] ^ k[1];
+            next[3][l] = p0 as u32;
+        }
+        ctr = next;
+    }
+    ctr
+}
+
+/// The start states (x, carry) of the eight row generators of units
+/// `first` … `first + 7` ([`sliced::unit_generators`], computed eight
+/// units at a time): `[row][lane]`.
+#[inline(always)]
+fn row_states(seed: u64, stream: u64, sweep: u64, colour: u32, first: u64) -> ([[u32; 8]; 8], [[u32; 8]; 8]) {
+    use warpmc_rng::stream::{block_counter, seed_key};
+    let (mut x, mut c) = ([[0u32; 8]; 8], [[0u32; 8]; 8]);
+    for j in 0..4u64 {
+        let mut ctr = [[0u32; 8]; 4];
+        for l in 0..8u64 {
+            let n = crate::algorithm::block_counter(sweep, colour, 4 * (first + l) + j);
+            let w = block_counter(stream, n);
+            for i in 0..4 {
+                ctr[i][l as usize] = w[i];
+            }
+        }
+        let w = philox8(ctr, seed_key(seed));
+        // Rows 2j (words 0, 1) and 2j + 1 (words 2, 3), seeded as
+        // warpmc_rng::mwc::seed_state does.
+        for (row, (wx, wc)) in [(2 * j as usize, (0, 1)), (2 * j as usize + 1, (2, 3))] {
+            for l in 0..8 {
+                let state = warpmc_rng::mwc::seed_state(MWC_MULTIPLIER, w[wx][l], w[wc][l]);
+                x[row][l] = state as u32;
+                c[row][l] = (state >> 32) as u32;
+            }
+        }
+    }
+    (x, c)
+}
+
 /// Updates rows 0 … 7 of row-block `b` in word columns w … w + 7 (all
 /// below `wr`): `block` is the row-block of the colour being updated,
 /// `other` the other colour's whole array.
@@ -116,8 +170,7 @@ pub(crate) unsafe fn group<const P: usize, const Q: u32>(
     rule: &SlicedRule,
     (seed, stream, sweep): (u64, u64, u64),
 ) {
-    let gens: [[Mwc; 8]; 8] =
-        std::array::from_fn(|i| sliced::unit_generators(seed, stream, sweep, colour as u32, (b * wr + w + i) as u64));
+    let (xs, cs) = row_states(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
     for i in 0..8 {
         let y = b * 8 + i;
         let h_prev = if y == 0 { h - 1 } else { y - 1 };
@@ -142,14 +195,28 @@ pub(crate) unsafe fn group<const P: usize, const Q: u32>(
             })
         };
         let s = lanes::<P>(block, i, w, wr);
-        let mut oct = Oct {
-            x: std::array::from_fn(|l| gens[l][i].state() as u32),
-            c: std::array::from_fn(|l| (gens[l][i].state() >> 32) as u32),
-        };
+        let mut oct = Oct { x: xs[i], c: cs[i] };
         let new = update_word::<V, P, Q>(&s, &[up, down, cur, side], rule, &mut oct);
         for (p, v) in new.iter().enumerate() {
             for (l, &word) in v.0.iter().enumerate() {
                 block[plane_index(i, p, w + l, P, wr)] = word;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_lane_seeding_matches_unit_generators() {
+        let (x, c) = row_states(7, 0x1234_5678_9abc, 41, 1, 1000);
+        for l in 0..8u64 {
+            let gens = crate::sliced::unit_generators(7, 0x1234_5678_9abc, 41, 1, 1000 + l);
+            for (row, g) in gens.iter().enumerate() {
+                let state = (u64::from(c[row][l as usize]) << 32) | u64::from(x[row][l as usize]);
+                assert_eq!(state, g.state(), "unit {l} row {row}");
             }
         }
     }
