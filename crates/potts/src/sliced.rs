@@ -38,9 +38,12 @@
 //!    b words are drawn; word i gives bit i of each site's step k. When m is
 //!    not a power of two, the sites with k ≥ m draw again: b more words are
 //!    drawn and only those sites take their bits, until none is left (at
-//!    most [`MAX_PROPOSAL_ROUNDS`] rounds; a site still at k ≥ m after that,
-//!    which has probability below 2⁻⁶⁰, takes k − m). The proposal is
-//!    s' = (s + 1 + k) mod q, uniform over the q − 1 other states exactly.
+//!    most [`MAX_PROPOSAL_ROUNDS`] rounds; a site still at k ≥ m after that
+//!    takes k − m, still another state). The proposal is
+//!    s' = (s + 1 + k) mod q, uniform over the q − 1 other states but for
+//!    that cut-off, whose probability per site update is (1 − m/2ᵇ)³²: at
+//!    most 2⁻³⁸ (q = 10), below 2⁻⁴⁵ for every other q, 0 when m is a power
+//!    of two (q = 2, 3, 5, 9).
 //! 2. **Energy change.** n = equal neighbours before, n' after, d = n − n',
 //!    ΔE = J·d. The threshold θ_d of the [`AcceptanceTable`] (entry Δn + 4
 //!    = 4 − d) is 2³² ("always") when ΔE ≤ 0: those sites are accepted
