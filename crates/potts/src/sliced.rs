@@ -5,7 +5,7 @@
 //!
 //! For q ≤ 16, no field, width a multiple of 64 and height a multiple of 8
 //! ([`fits`]); every backend then uses it (see [`Scheme`](crate::algorithm::Scheme)).
-//! Other models use the one-word-per-site rule of [`algorithm`](crate::algorithm).
+//! Other models use the one-word-per-site rule of [`algorithm`].
 //!
 //! # Storage
 //!
