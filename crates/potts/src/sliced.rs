@@ -64,13 +64,11 @@
 
 use warpmc_rng::{Mwc, RandomSource};
 
-use crate::algorithm::{self, ALWAYS, AcceptanceTable};
+use crate::algorithm::{self, ALWAYS, AcceptanceTable, UNIT_ROWS};
 use crate::model::PottsModel;
 
 /// Sites per word.
 pub const WORD_SITES: usize = 32;
-/// Rows of a random-number unit.
-pub const UNIT_ROWS: usize = 8;
 /// Most bit planes (q ≤ 16).
 pub const MAX_PLANES: usize = 4;
 /// Most proposal rounds of one row (first draw included).
