@@ -4,12 +4,16 @@
 use anyhow::{Context, bail};
 use clap::Args;
 use warpmc_gpu::{DeviceBuffer, Gpu};
-use warpmc_prims::transpose::{Transposable, as_bytes, best_word_bytes, pseudo_random, word_fits};
+use warpmc_prims::transpose::{
+    Transposable, as_bytes, best_uses_sector, best_word_bytes, pseudo_random, sector_params, word_fits,
+};
 use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, TransposeKernel, bench};
 
 /// Matrix transpose: the kernels of NVIDIA's transpose study (copy,
-/// shared-memory copy, naive, coalesced, conflict-free) and warpmc's best,
-/// for each element type, printed as the study's table: effective bandwidth
+/// shared-memory copy, naive, coalesced, conflict-free) and warpmc's best
+/// (word-wide, for rows aligned to 32 bytes) and sector-aligned (for rows
+/// that are not: its stores cover whole 32-byte sectors), for each element
+/// type, printed as the study's table: effective bandwidth
 /// = 2 × matrix bytes / time (each element read once and written once).
 ///
 /// The copy kernel is the yardstick a transpose should reach; the
@@ -33,10 +37,12 @@ pub(crate) struct TransposeArgs {
     #[arg(long, value_delimiter = ',', default_values_t = ["u8".to_string(), "u16".to_string(), "f32".to_string(), "f64".to_string(), "b16".to_string()])]
     types: Vec<String>,
     /// Kernels, comma separated: copy, copy-shared, naive, coalesced,
-    /// conflict-free, best (default word size), best-w4, best-w8, best-w16
-    /// (a given word size; skipped where it does not apply), in-place
-    /// (square shapes only).
-    #[arg(long, value_delimiter = ',', default_values_t = ["copy", "copy-shared", "naive", "coalesced", "conflict-free", "best", "in-place"].map(String::from))]
+    /// conflict-free, best (what the library runs: the word kernel with its
+    /// default word size, or the sector kernel where rows are not 32-byte
+    /// aligned), best-w4, best-w8, best-w16 (the word kernel with a given
+    /// word size; skipped where it does not apply), sector (the
+    /// sector-aligned kernel, any shape), in-place (square shapes only).
+    #[arg(long, value_delimiter = ',', default_values_t = ["copy", "copy-shared", "naive", "coalesced", "conflict-free", "best", "sector", "in-place"].map(String::from))]
     kernels: Vec<String>,
     /// Timed calls per row (the median is printed).
     #[arg(long, default_value_t = 20)]
@@ -64,9 +70,11 @@ fn parse_kernel(s: &str) -> anyhow::Result<Routine> {
         "best-w4" => Routine::Kernel(TransposeKernel::Best(Some(4))),
         "best-w8" => Routine::Kernel(TransposeKernel::Best(Some(8))),
         "best-w16" => Routine::Kernel(TransposeKernel::Best(Some(16))),
+        "sector" => Routine::Kernel(TransposeKernel::Sector),
         "in-place" => Routine::InPlace,
         _ => bail!(
-            "unknown kernel '{s}' (copy, copy-shared, naive, coalesced, conflict-free, best, best-w4, best-w8, best-w16, in-place)"
+            "unknown kernel '{s}' (copy, copy-shared, naive, coalesced, conflict-free, best, best-w4, best-w8, best-w16, \
+             sector, in-place)"
         ),
     })
 }
@@ -149,7 +157,7 @@ fn one<T: Transposable>(
             if batch > 1 { format!(", {batch} matrices") } else { String::new() }
         );
         println!(
-            "{:>34} {:>16} {:>9} {:>10} {:>9}  check",
+            "{:>38} {:>16} {:>9} {:>10} {:>9}  check",
             "Routine", "Bandwidth (GB/s)", "of copy", "of memcpy", "ms"
         );
     }
@@ -168,9 +176,13 @@ fn one<T: Transposable>(
                 let got = p.gpu().download(&dst)?;
                 let expect = if k.transposes() { &want } else { &host };
                 let label = match k {
+                    TransposeKernel::Best(None) if best_uses_sector(e, rows, cols) => {
+                        format!("best transpose (sector, {}-byte words)", sector_params(e).0)
+                    }
                     TransposeKernel::Best(None) => {
                         format!("best transpose ({}-byte words)", best_word_bytes(e, rows, cols))
                     }
+                    TransposeKernel::Sector => format!("sector-aligned ({}-byte words)", sector_params(e).0),
                     _ => k.label(),
                 };
                 (label, m, as_bytes(&got) == as_bytes(expect))
@@ -211,7 +223,7 @@ fn one<T: Transposable>(
             println!("{v}");
         } else {
             println!(
-                "{label:>34} {:>16.1} {:>9} {:>9.1}% {:>9.3}  {}",
+                "{label:>38} {:>16.1} {:>9} {:>9.1}% {:>9.3}  {}",
                 m.gbs(),
                 of_copy.map_or("-".to_string(), |f| format!("{:.1}%", 100.0 * f)),
                 100.0 * m.gbs() / memcpy_gbs,

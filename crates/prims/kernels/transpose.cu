@@ -1,6 +1,7 @@
 // Matrix transpose kernels: the five of NVIDIA's transpose study (copy,
 // shared-memory copy, naive, coalesced, conflict-free), generalised to any
-// rows x cols and to batches, plus the fast "best" kernels and an in-place
+// rows x cols and to batches, plus the fast "best" kernels, the "sector"
+// kernels for shapes whose rows are not 32-byte aligned, and an in-place
 // transpose of square matrices.
 //
 // Built once per element size: -DTR_ELEM_BYTES=1, 2, 4, 8 or 16. Elements
@@ -213,10 +214,9 @@ tr_in_place(elem_t* __restrict__ data, unsigned n, unsigned batch) {
 // ends of a segment are written byte by byte, so that no byte outside the
 // segment is touched (the neighbouring tile writes the rest of that word).
 //
-// (A variant that aligned every tile's output segments to 32-byte sectors
-// in memory, with a halo of input rows, was measured and dropped: its
-// extra instructions cost more than the partial sectors it saved;
-// BENCHMARKS.md has the numbers.)
+// These kernels write partial sectors where a segment starts or ends
+// inside one; for shapes whose rows are not all 32-byte aligned the host
+// runs the sector kernels below instead.
 
 template <int W> struct Word { unsigned r[W / 4]; };
 
@@ -376,7 +376,10 @@ __device__ __forceinline__ void load_tile(const unsigned char* __restrict__ in, 
     constexpr int GROUP_REGS = 2 * V * (W / 4);
     constexpr int GROUP = (16 / GROUP_REGS) < 1 ? 1 : ((16 / GROUP_REGS) > PASSES ? PASSES : 16 / GROUP_REGS);
     const unsigned lane = threadIdx.x;
-#pragma unroll
+    // Groups one after the other, not unrolled: unrolled, the compiler
+    // hoisted later groups' loads and the u8 kernel ran at 2440 GB/s
+    // instead of 2840-2930 (H200, 16384^2).
+#pragma unroll 1
     for (int g = 0; g < PASSES; g += GROUP) {
         Word<W> lo[GROUP][V], extra[GROUP][V];
         // Issue every load of the group first.
@@ -529,6 +532,247 @@ __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The best kernels for shapes whose rows are not all 32-byte aligned.
+//
+// Measured on the H200 (scripts/transpose-alignment-exp.py): a warp store
+// that covers a 32-byte sector only in part costs a quarter of the copy
+// bandwidth, even when a neighbouring warp writes the rest of the sector at
+// once, and more when the rest comes later; loads that straddle sectors
+// cost far less. So these kernels choose each output row's segments to
+// start on a sector: tile t writes output elements [t TR - d, (t+1) TR - d)
+// of output row o, where d < SECT (the elements per sector) is o's own
+// misalignment. A tile therefore loads `halo` = SECT input rows before its
+// first (0 when every output row is aligned) and keeps, per input column,
+// the TR + halo rows in shared memory; each output row reads its segment
+// out at its own offset.
+//
+// Loads are the best kernel's: aligned W-byte words realigned with a
+// neighbouring lane's (any shape), V x V units transposed in registers, so
+// that a word in shared memory is V consecutive rows of one input column.
+// Shared memory is column-major in words, P (odd) words per column; the
+// word index is XOR-swizzled with the column's lane group so that the
+// column-wise stores of a wavefront hit distinct banks. Stores read two
+// neighbouring words and funnel them to the segment's element offset, then
+// write W-byte words that are aligned in memory (clipped only at the two
+// ends of an output row).
+
+// Element e of a word, written to p.
+template <int W>
+__device__ __forceinline__ void store_elem(unsigned char* p, const Word<W>& w, int e) {
+    constexpr int E = TR_ELEM_BYTES;
+    if constexpr (E == 1) {
+        *p = (unsigned char)(w.r[e / 4] >> (8 * (e % 4)));
+    } else if constexpr (E == 2) {
+        *reinterpret_cast<unsigned short*>(p) = (unsigned short)(w.r[e / 2] >> (16 * (e % 2)));
+    } else {
+#pragma unroll
+        for (int i = 0; i < E / 4; ++i) reinterpret_cast<unsigned*>(p)[i] = w.r[e * (E / 4) + i];
+    }
+}
+
+// Words of shared memory per column: the tile's unit rows rounded up to a
+// whole swizzle group, then to an odd count.
+template <int W, int K>
+struct SectorTile {
+    static constexpr int E = TR_ELEM_BYTES;
+    static constexpr int V = W / E;            // elements per word
+    static constexpr int SECT = 32 / E;        // elements per 32-byte sector
+    static constexpr int H = SECT;             // halo rows (a multiple of V)
+    static constexpr int TR = 32 * K * V;      // input rows per tile (output segment length)
+    static constexpr int TC = 32 * V;          // input columns per tile
+    static constexpr int UR = (TR + H) / V;    // unit rows loaded per tile
+    static constexpr int UR_ROUND = (UR + V - 1) / V * V;
+    static constexpr int P = UR_ROUND % 2 ? UR_ROUND : UR_ROUND + 1;
+    static constexpr int NB = 128 / W;         // lanes per shared-memory wavefront
+};
+
+template <int W, int K>
+__device__ __forceinline__ unsigned sector_swizzle(unsigned column) {
+    typedef SectorTile<W, K> T;
+    return (column / T::NB) & (T::V - 1);
+}
+
+// The guarded form of sector_load, for the tiles whose word loads could
+// reach past the end of the buffer (the last few of the buffer): element by
+// element, each straight to its place in shared memory (only those inside
+// the matrix; slow, and small in registers).
+template <int W, int K>
+__device__ void sector_load_guarded(const unsigned char* __restrict__ in, u64 base, unsigned rows, unsigned cols,
+                                    long long rb, unsigned c0, int units, Word<W>* s) {
+    typedef SectorTile<W, K> T;
+    constexpr int E = T::E, V = T::V, P = T::P;
+    unsigned char* sb = reinterpret_cast<unsigned char*>(s);
+    const unsigned tid = threadIdx.y * TILE + threadIdx.x;
+    for (unsigned idx = tid; idx < (unsigned)(units * V * T::TC); idx += TILE * BLOCK_ROWS) {
+        const unsigned rr = idx / T::TC, col = idx % T::TC;
+        const long long r = rb + rr;
+        const unsigned c = c0 + col;
+        if (r < 0 || r >= (long long)rows || c >= cols) continue;
+        const unsigned ur = rr / V;
+        const unsigned char* src = in + (base + (u64)r * cols + c) * E;
+        unsigned char* dst = sb + (u64)(col * P + (ur ^ sector_swizzle<W, K>(col))) * W + (rr % V) * E;
+        for (int i = 0; i < E; ++i) dst[i] = src[i];
+    }
+}
+
+// Loads the tile's UR unit rows (input rows rb, rb + 1, ...; those inside
+// the matrix), transposes every unit, and parks the words column-major in
+// shared memory. Reads whole aligned words around each row segment: the
+// caller checks that these stay inside the buffer.
+template <int W, int K, int UNROLL, int BUDGET>
+__device__ __forceinline__ void sector_load(const unsigned char* __restrict__ in, u64 base, unsigned rows,
+                                            unsigned cols, long long rb, unsigned c0, int units, Word<W>* s) {
+    typedef SectorTile<W, K> T;
+    constexpr int E = T::E, V = T::V, UR = T::UR, P = T::P;
+    constexpr int PASSES = (UR + BLOCK_ROWS - 1) / BLOCK_ROWS;
+    constexpr int GROUP_REGS = 2 * V * (W / 4);
+    // Passes whose loads are in flight together: as many as fit in the
+    // register budget, balanced so that the last group is not a lone pass
+    // (each group is one memory round trip).
+    constexpr int GMAX = (BUDGET / GROUP_REGS) < 1 ? 1 : ((BUDGET / GROUP_REGS) > PASSES ? PASSES : BUDGET / GROUP_REGS);
+    constexpr int NGROUPS = (PASSES + GMAX - 1) / GMAX;
+    constexpr int GROUP = (PASSES + NGROUPS - 1) / NGROUPS;
+    const unsigned lane = threadIdx.x;
+#pragma unroll UNROLL
+    for (int g = 0; g < PASSES; g += GROUP) {
+        Word<W> lo[GROUP][V], extra[GROUP][V];
+#pragma unroll
+        for (int p = 0; p < GROUP; ++p) {
+            const int ur = threadIdx.y + (g + p) * BLOCK_ROWS;
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const long long r = rb + (long long)ur * V + k;
+                const bool row_ok = g + p < PASSES && ur < units && r >= 0 && r < (long long)rows;
+                const u64 seg = (base + (u64)r * cols + c0) * E;
+                const unsigned m = (unsigned)(seg % W);
+                lo[p][k] = zero_word<W>();
+                extra[p][k] = zero_word<W>();
+                if (row_ok) {
+                    lo[p][k] = load_word<W>(in + (seg - m) + lane * W);
+                    if (lane == 31 && m != 0) extra[p][k] = load_word<W>(in + (seg - m) + 32 * W);
+                }
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < GROUP; ++p) {
+            const int ur = threadIdx.y + (g + p) * BLOCK_ROWS;
+            Word<W> x[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const long long r = rb + (long long)ur * V + k;
+                const u64 seg = (base + (u64)r * cols + c0) * E;
+                Word<W> hi = shfl_down_word<W>(lo[p][k]);
+                if (lane == 31) hi = extra[p][k];
+                x[k] = funnel<W>(lo[p][k], hi, (unsigned)(seg % W));
+            }
+            Word<W> y[V];
+            transpose_unit<E, W>(x, y);
+            if (g + p < PASSES && ur < units) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    const unsigned col = lane * V + k;
+                    s[col * P + (ur ^ sector_swizzle<W, K>(col))] = y[k];
+                }
+            }
+        }
+    }
+}
+
+template <int W, int K, int UNROLL, int BUDGET>
+__device__ __forceinline__ void transpose_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,
+                                                 unsigned rows, unsigned cols, unsigned batch, unsigned halo) {
+    typedef SectorTile<W, K> T;
+    constexpr int E = T::E, V = T::V, TR = T::TR, P = T::P;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    Word<W>* s = reinterpret_cast<Word<W>*>(smem_raw);  // [T::TC][P]
+
+    const unsigned lane = threadIdx.x;
+    const unsigned span = halo ? T::SECT - 1 : 0;  // largest shift d
+    const int units = (TR + (int)halo) / V;         // unit rows to load (at most UR)
+    const unsigned tiles_y = (rows + span + TR - 1) / TR;
+    const u64 mat = (u64)rows * cols;
+    const u64 total = mat * batch * E;
+    const unsigned c0 = blockIdx.x * T::TC;
+
+    for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
+        const u64 base = b * mat;
+        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+            const long long r0 = (long long)t * TR;
+            const long long rb = r0 - (long long)halo;  // input row of unit row 0
+            // Whether some load of this tile could reach past the buffer.
+            const long long last_row = min((long long)rows, rb + (long long)units * V) - 1;
+            const u64 last_seg = (base + (u64)last_row * cols + c0) * E;
+            const bool guarded = last_seg - last_seg % W + (u64)33 * W > total;
+
+            if (guarded)
+                sector_load_guarded<W, K>(in, base, rows, cols, rb, c0, units, s);
+            else
+                sector_load<W, K, UNROLL, BUDGET>(in, base, rows, cols, rb, c0, units, s);
+            __syncthreads();
+
+            // Store: warp-rows = output rows (input columns), lane = word
+            // of the output segment. (Stores do not wait, so the loop is
+            // not unrolled: that keeps registers for the loads.)
+#pragma unroll 1
+            for (int j = 0; j < T::TC; j += BLOCK_ROWS) {
+                const unsigned oc = threadIdx.y + j;
+                const unsigned o = c0 + oc;
+                if (o < cols) {  // warp-uniform
+                    const u64 f = base + (u64)o * rows;  // element index of output row o
+                    const unsigned d = halo ? (unsigned)((f + (u64)r0) & (T::SECT - 1)) : 0;
+                    const unsigned x0 = halo - d;  // segment start within the column
+                    const unsigned sw = sector_swizzle<W, K>(oc);
+                    const unsigned shift = (x0 % V) * E;
+                    const Word<W>* colw = s + oc * P;
+#pragma unroll
+                    for (int k = 0; k < K; ++k) {
+                        const unsigned q = lane + 32 * k;
+                        const unsigned wi = x0 / V + q;
+                        Word<W> w = colw[wi ^ sw];
+                        if (shift != 0) w = funnel<W>(w, colw[(wi + 1) ^ sw], shift);
+                        const long long j0 = r0 - (long long)d + (long long)q * V;  // output column of the word
+                        if (j0 >= 0 && j0 + V <= (long long)rows) {
+                            store_word<W>(out + (f + j0) * E, w);
+                        } else {
+                            // A word across an end of the output row: its
+                            // elements inside the row, one by one.
+#pragma unroll
+                            for (int e = 0; e < V; ++e)
+                                if (j0 + e >= 0 && j0 + e < (long long)rows)
+                                    store_elem<W>(out + (f + j0 + e) * E, w, e);
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// One sector kernel per element size, `tr_sector`, with the word size W,
+// the words per lane and output row K, and the load grouping (passes
+// unrolled, register budget of a group) that measured fastest on the H200
+// at 16383^2 (scripts/transpose-alignment-exp.py, BENCHMARKS.md). The host
+// mirrors W and K (transpose/mod.rs, sector_params) to size the grid and
+// the shared memory (T::TC columns of P words).
+#define TR_SECTOR(W, K, UNROLL, BUDGET)                                                              \
+    extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS, 4)                             \
+        tr_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,           \
+                  unsigned rows, unsigned cols, unsigned batch, unsigned halo) {                   \
+        transpose_sector<W, K, UNROLL, BUDGET>(in, out, rows, cols, batch, halo);                  \
+    }
+
+#if TR_ELEM_BYTES == 1
+TR_SECTOR(4, 2, 1, 32)
+#elif TR_ELEM_BYTES == 2
+TR_SECTOR(4, 4, 1, 16)
+#elif TR_ELEM_BYTES == 4
+TR_SECTOR(8, 2, 8, 32)
+#else
+TR_SECTOR(16, 1, 1, 16)
+#endif
 
 // The host gives the best kernel with W-byte words V planes of 32 x 33
 // words of dynamic shared memory.

@@ -2,7 +2,9 @@
 
 use warpmc_gpu::{DeviceBuffer, KernelSource, LaunchConfig};
 
-use super::{Transposable, Transpose, TransposeKernel, best_word_bytes, check_shape, word_fits};
+use super::{
+    Transposable, Transpose, TransposeKernel, best_uses_sector, best_word_bytes, check_shape, sector_params, word_fits,
+};
 use crate::cuda::CudaPrims;
 use crate::error::{Result, ensure};
 
@@ -27,12 +29,41 @@ pub fn sources() -> Vec<KernelSource> {
     ELEM_SIZES.iter().map(|&e| source(e)).collect()
 }
 
-/// Elements per side of the tile a kernel launch covers per block.
+/// Elements per side of the tile a kernel launch covers per block (not the
+/// sector kernel: see [`sector_launch`]).
 fn tile_side(kernel: TransposeKernel, elem_bytes: usize, word: u32) -> usize {
     match kernel {
         TransposeKernel::Best(_) => 32 * (word as usize / elem_bytes).max(1),
         _ => 32,
     }
+}
+
+/// The sector kernel's launch for `batch` matrices of `rows × cols`
+/// `elem_bytes`-byte elements, and its last argument, the halo: the input
+/// rows a tile loads before its first, one sector's worth of elements when
+/// the output rows do not all start on a sector, else none. Mirrors the
+/// tile geometry of transpose.cu's SectorTile.
+fn sector_launch(elem_bytes: usize, batch: usize, rows: usize, cols: usize) -> (LaunchConfig, u32) {
+    let (w, k) = sector_params(elem_bytes);
+    let v = w / elem_bytes;
+    let sect = 32 / elem_bytes;
+    let halo = if (rows * elem_bytes) % 32 != 0 { sect } else { 0 };
+    let tile_rows = 32 * k * v;
+    let tile_cols = 32 * v;
+    let units = (tile_rows + sect) / v;
+    let units_rounded = units.div_ceil(v) * v;
+    let pitch = if units_rounded % 2 == 1 { units_rounded } else { units_rounded + 1 };
+    let span = if halo > 0 { sect - 1 } else { 0 };
+    let config = LaunchConfig {
+        grid_dim: (
+            cols.div_ceil(tile_cols) as u32,
+            (rows + span).div_ceil(tile_rows).min(MAX_GRID_YZ) as u32,
+            batch.min(MAX_GRID_YZ) as u32,
+        ),
+        block_dim: BLOCK,
+        shared_mem_bytes: (tile_cols * pitch * w) as u32,
+    };
+    (config, halo as u32)
 }
 
 /// Shared memory of the best kernel with `word`-byte words: one plane of
@@ -82,6 +113,22 @@ impl CudaPrims {
             return Ok(());
         }
         let m = self.transpose_module(e)?;
+        if kernel == TransposeKernel::Sector
+            || (kernel == TransposeKernel::Best(None) && best_uses_sector(e, rows, cols))
+        {
+            let k = m.kernel("tr_sector")?;
+            let (config, halo) = sector_launch(e, batch, rows, cols);
+            k.set_max_dynamic_shared_bytes(config.shared_mem_bytes)?;
+            let (r, c, b) = (rows as u32, cols as u32, batch as u32);
+            // SAFETY: tr_sector(const elem* in, elem* out, unsigned rows,
+            // unsigned cols, unsigned batch, unsigned halo) touches only the
+            // batch * rows * cols elements of each buffer (both hold exactly
+            // that many, checked above; its word loads stay inside the
+            // buffer, checked per tile by the kernel), with the dynamic
+            // shared memory of sector_launch (opted in above).
+            unsafe { self.gpu().launch(&k).buf(src).buf_mut(dst).arg(&r).arg(&c).arg(&b).arg(&halo).run(config)? };
+            return Ok(());
+        }
         let (name, shared) = match kernel {
             TransposeKernel::Copy => ("tr_copy".to_string(), 0),
             TransposeKernel::CopyShared => ("tr_copy_shared".to_string(), 0),
@@ -89,6 +136,7 @@ impl CudaPrims {
             TransposeKernel::Coalesced => ("tr_coalesced".to_string(), 0),
             TransposeKernel::ConflictFree => ("tr_conflict_free".to_string(), 0),
             TransposeKernel::Best(_) => (format!("tr_best_w{word}"), best_shared_bytes(e, word)),
+            TransposeKernel::Sector => unreachable!("launched above"),
         };
         let k = m.kernel(&name)?;
         if shared > 0 {

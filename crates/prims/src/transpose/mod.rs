@@ -123,20 +123,29 @@ pub enum TransposeKernel {
     /// As `Coalesced` with the tile padded to 33 columns: no bank conflicts.
     ConflictFree,
     /// Word-wide accesses with register transposes of small blocks. `None`
-    /// picks the word size (see [`best_word_bytes`]); `Some(w)` asks for
-    /// `w`-byte words (see [`word_fits`]).
+    /// picks the kernel: [`TransposeKernel::Sector`] where
+    /// [`best_uses_sector`] says so, else this one with the word size of
+    /// [`best_word_bytes`]; `Some(w)` asks for this one with `w`-byte words
+    /// (see [`word_fits`]).
     Best(Option<u32>),
+    /// For rows that do not start on 32-byte sectors: every warp store
+    /// covers whole sectors of the output (each output row's segments are
+    /// shifted to start on one, and tiles load a halo of input rows for
+    /// it), loads are realigned words. Any shape; the word size is fixed
+    /// per element size (see [`sector_params`]).
+    Sector,
 }
 
 impl TransposeKernel {
-    /// The study's five kernels and the best one, in the study's order.
-    pub const ALL: [TransposeKernel; 6] = [
+    /// The study's five kernels and ours, in the study's order.
+    pub const ALL: [TransposeKernel; 7] = [
         TransposeKernel::Copy,
         TransposeKernel::CopyShared,
         TransposeKernel::Naive,
         TransposeKernel::Coalesced,
         TransposeKernel::ConflictFree,
         TransposeKernel::Best(None),
+        TransposeKernel::Sector,
     ];
 
     /// Whether the kernel transposes (the two copies do not).
@@ -154,7 +163,32 @@ impl TransposeKernel {
             TransposeKernel::ConflictFree => "conflict-free transpose".into(),
             TransposeKernel::Best(None) => "best transpose".into(),
             TransposeKernel::Best(Some(w)) => format!("best transpose ({w}-byte words)"),
+            TransposeKernel::Sector => "sector-aligned transpose".into(),
         }
+    }
+}
+
+/// Whether [`TransposeKernel::Best`]`(None)` runs the sector kernel for
+/// `rows × cols` matrices of `elem_bytes`-byte elements: when the output
+/// rows (`rows` elements long) do not all start on a 32-byte sector, where
+/// the word kernel writes sectors in parts, from two blocks, which costs a
+/// quarter of the bandwidth or more; and, except for bytes, when the input
+/// rows do not. Measured on an H200 (BENCHMARKS.md): at 16384 × 16383 the
+/// sector kernel is faster for u16 and f32 (2904 and 3704 GB/s against
+/// 2758 and 3418), the word kernel for u8 (2938 against 2720).
+pub fn best_uses_sector(elem_bytes: usize, rows: usize, cols: usize) -> bool {
+    (rows * elem_bytes) % 32 != 0 || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0)
+}
+
+/// The sector kernel's word size W and words per lane and output row K for
+/// `elem_bytes`-byte elements (fixed in `transpose.cu`, where the choice is
+/// explained): a tile covers 32·W/E input columns and 32·K·W/E input rows.
+pub fn sector_params(elem_bytes: usize) -> (usize, usize) {
+    match elem_bytes {
+        1 => (4, 2),
+        2 => (4, 4),
+        4 => (8, 2),
+        _ => (16, 1),
     }
 }
 

@@ -1,0 +1,108 @@
+"""transpose.cu's best and sector kernels through CuPy: a correctness sweep
+over awkward shapes and batches, then speed at large shapes beside the
+study's copy kernel (see transpose-alignment-exp.py)."""
+import os
+import sys
+
+import cupy as cp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = open(os.path.join(HERE, "..", "crates", "prims", "kernels", "transpose.cu")).read()
+SIZES = [int(x) for x in os.environ.get("SIZES", "16384,16383").split(",")]
+# Compile-option sets (name=opt opt ...; ";"-separated), each timed.
+CONFIGS = [c.split("=", 1) for c in os.environ.get("CONFIGS", "default=").split(";")]
+ELEMS = [int(x) for x in os.environ.get("ELEMS", "1,2,4,8,16").split(",")]
+SMALL = [(1, 1), (1, 37), (37, 1), (33, 31), (4097, 3), (3, 4097), (100, 7), (257, 129), (130, 66), (64, 64), (1000, 999)]
+
+
+def words(e):
+    return [w for w in (4, 8, 16) if w >= e and not (e < 4 and w > 4)]
+
+
+# The sector kernel's word size and words per lane for each element size
+# (transpose.cu's TR_SECTOR instantiations; transpose/mod.rs sector_params).
+SECTOR_PARAMS = {1: (4, 2), 2: (4, 4), 4: (8, 2), 8: (16, 1), 16: (16, 1)}
+
+
+def sector_cands(e, rows, cols):
+    sect = 32 // e
+    halo = 0 if (rows * e) % 32 == 0 else sect
+    span = sect - 1 if halo else 0
+    w, k = SECTOR_PARAMS[e]
+    v = w // e
+    tr, tc = 32 * k * v, 32 * v
+    ur = (tr + sect) // v
+    urr = -(-ur // v) * v
+    p = urr if urr % 2 else urr + 1
+    smem = tc * p * w
+    grid = (-(-cols // tc), min(-(-(rows + span) // tr), 65535), 1)
+    out = [(f"sector w{w} k{k}", "tr_sector", grid, smem, halo)]
+    if halo == 0 and os.environ.get("FORCE_HALO"):
+        grid = (-(-cols // tc), min(-(-(rows + sect - 1) // tr), 65535), 1)
+        out.append((f"sector w{w} k{k} +halo", "tr_sector", grid, smem, sect))
+    return out
+
+
+def best_cands(e, rows, cols):
+    out = []
+    for w in words(e):
+        v = w // e
+        if e >= 4 and w > e and (rows % v or cols % v):
+            continue
+        side = 32 * v
+        out.append((f"best w{w}", f"tr_best_w{w}", (-(-cols // side), min(-(-rows // side), 65535), 1), v * 32 * 33 * w, None))
+    return out
+
+
+def launch(m, fn, grid, smem, halo, a, out, rows, cols, batch):
+    k = m.get_function(fn)
+    if smem > 48 * 1024:
+        k.max_dynamic_shared_size_bytes = smem
+    g = (grid[0], grid[1], min(batch, 65535))
+    args = [a, out, cp.uint32(rows), cp.uint32(cols), cp.uint32(batch)]
+    if halo is not None:
+        args.append(cp.uint32(halo))
+    return lambda: k(g, (32, 8, 1), tuple(args), shared_mem=smem)
+
+
+def run(timeit):
+    bad = 0
+    for e in ELEMS:
+        mods = [
+            (cname, cp.RawModule(code=SRC, options=("-arch=sm_90", f"-DTR_ELEM_BYTES={e}", "-std=c++17") + tuple(opts.split())))
+            for cname, opts in CONFIGS
+        ]
+        m = mods[0][1]
+        for rows, cols in SMALL:
+            for batch in (1, 3):
+                a = cp.random.randint(0, 256, size=batch * rows * cols * e, dtype=cp.uint8)
+                want = cp.ascontiguousarray(a.reshape(batch, rows, cols, e).transpose(0, 2, 1, 3)).reshape(-1)
+                for name, fn, grid, smem, halo in sector_cands(e, rows, cols) + best_cands(e, rows, cols):
+                    out = cp.zeros_like(a)
+                    launch(m, fn, grid, smem, halo, a, out, rows, cols, batch)()
+                    if not bool(cp.array_equal(out, want)):
+                        bad += 1
+                        print(f"WRONG E={e} {batch}x{rows}x{cols} {name}")
+        print(f"E={e}: small shapes checked")
+        sys.stdout.flush()
+        for n in SIZES:
+            rows = cols = n
+            a = cp.random.randint(0, 256, size=rows * cols * e, dtype=cp.uint8)
+            want = cp.ascontiguousarray(a.reshape(rows, cols, e).transpose(1, 0, 2)).reshape(-1)
+            out = cp.zeros_like(a)
+            gb = 2 * rows * cols * e / 1e9
+            cands = [(m, "copy", "tr_copy", (-(-cols // 32), min(-(-rows // 32), 65535), 1), 0, None)]
+            for cname, cm in mods:
+                cands += [(cm, c[0] + " " + cname) + c[1:] for c in best_cands(e, rows, cols) + sector_cands(e, rows, cols)]
+            for m_, name, fn, grid, smem, halo in cands:
+                f = launch(m_, fn, grid, smem, halo, a, out, rows, cols, 1)
+                out.fill(0)
+                f()
+                ok = bool(cp.array_equal(out, a if fn == "tr_copy" else want))
+                bad += not ok
+                t = timeit(f)
+                print(f"E={e:2d} {n}^2 {name:26s} {gb / t:8.1f} GB/s {'ok' if ok else 'WRONG'}")
+                sys.stdout.flush()
+            del a, out, want
+            cp.get_default_memory_pool().free_all_blocks()
+    print("ALL OK" if bad == 0 else f"{bad} WRONG")
