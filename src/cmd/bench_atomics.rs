@@ -41,6 +41,7 @@ use warpmc_prims::atomics::{AtomicStrategy, KeyOrder};
 ///   ballot       aggregated; peers from the document's ballot loop
 ///   match        aggregated; peers from __match_any_sync
 ///   runs         aggregated over runs of equal neighbouring keys
+///   adaptive     runs or match per warp, from the runs in its keys
 ///   shared       bins privatized per block in shared memory (small only)
 ///   shared-runs  privatized bins, run-aggregated shared atomics
 ///   auto         what Auto picks (shown as "auto>runs"); with no hint
@@ -72,9 +73,9 @@ pub(crate) struct AtomicsArgs {
     /// random (default: all).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_order)]
     orders: Vec<KeyOrder>,
-    /// Strategies, comma separated, from: plain, ballot, match, runs, shared,
-    /// shared-runs, auto (default: all). Shared ones run only where the bins
-    /// fit in shared memory.
+    /// Strategies, comma separated, from: plain, ballot, match, runs,
+    /// adaptive, shared, shared-runs, auto (default: all). Shared ones run
+    /// only where the bins fit in shared memory.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_strategy)]
     strategies: Vec<AtomicStrategy>,
     /// Cells along each edge of the box (the document: 100).
@@ -137,8 +138,9 @@ fn parse_order(s: &str) -> Result<KeyOrder, String> {
 }
 
 fn parse_strategy(s: &str) -> Result<AtomicStrategy, String> {
-    AtomicStrategy::from_name(s)
-        .ok_or_else(|| format!("unknown strategy '{s}' (plain, ballot, match, runs, shared, shared-runs or auto)"))
+    AtomicStrategy::from_name(s).ok_or_else(|| {
+        format!("unknown strategy '{s}' (plain, ballot, match, runs, adaptive, shared, shared-runs or auto)")
+    })
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {

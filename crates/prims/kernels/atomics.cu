@@ -10,9 +10,9 @@
 // the latter with the suffix _cas):
 //   rbk_<strategy>(const unsigned *keys, const S *values, u64 n, S *bins, unsigned nbins)
 //   hist_<strategy>(const unsigned *keys, u64 n, unsigned *bins, unsigned nbins)
-// strategy: plain, ballot, match, runs (global bins), shared, shared_runs
-// (bins privatized per block in dynamic shared memory, nbins * W * sizeof(S)
-// bytes, then added to the global bins). Keys >= nbins are ignored. The
+// strategy: plain, ballot, match, runs, adaptive (global bins), shared,
+// shared_runs (bins privatized per block in dynamic shared memory, nbins * W *
+// sizeof(S) bytes, then added to the global bins). Keys >= nbins are ignored. The
 // kernels add to `bins`, which the caller zeroes for a fresh result.
 //
 // Histogram module only: peer_masks(keys, n, nbins, method, out) writes each
@@ -44,25 +44,59 @@ typedef Value<S, W> V;
 static_assert(sizeof(V) == sizeof(S) * W, "Value<S, W> must be W packed scalars");
 typedef unsigned long long u64;
 
-// How the lanes sharing a key are found before the atomics.
-enum Peers { PEERS_NONE, PEERS_BALLOT, PEERS_MATCH, PEERS_RUNS };
+// How the lanes sharing a key are found before the atomics. PEERS_ADAPTIVE:
+// runs or match_any, chosen from the keys (see by_key_adaptive).
+enum Peers { PEERS_NONE, PEERS_BALLOT, PEERS_MATCH, PEERS_RUNS, PEERS_ADAPTIVE };
 
-template <Peers P, bool Shared, bool Cas, bool Counts>
-__device__ __forceinline__ void by_key(const unsigned *__restrict__ keys, const S *__restrict__ values, u64 n,
-                                       S *__restrict__ bins, unsigned nbins) {
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    S *target = bins;
-    if constexpr (Shared) {
-        S *local = reinterpret_cast<S *>(shared_bytes);
-        const unsigned words = nbins * (unsigned)W;
-        for (unsigned j = threadIdx.x; j < words; j += blockDim.x) local[j] = S(0);
-        __syncthreads();
-        target = local;
+// Whether a warp's 32 keys, forming `runs` runs of equal neighbouring keys,
+// look locally shuffled: keys that come back after others (a key in two
+// runs costs run aggregation a second atomic, and with the compare-and-swap
+// add a retry while the first one is in flight), so that __match_any_sync
+// pays for itself. Sorted keys with a few elements per key make few runs
+// (the bench's cells: 4 per warp); keys that are nearly all distinct make
+// 28 to 32, where there is nothing to combine and match_any only costs time
+// (the bench's random cells: 32; its flame image: 26 to 32). Particles
+// displaced a little after a sort make ~19 (99.6 % of the bench's warps
+// have 9 to 27).
+__device__ __forceinline__ bool looks_shuffled(unsigned runs) { return runs >= 9u && runs <= 27u; }
+
+// The first element of the calling warp (its lane 0's) in the grid-stride loop.
+__device__ __forceinline__ u64 warp_start(unsigned lane) {
+    return (u64)blockIdx.x * blockDim.x + (threadIdx.x - lane);
+}
+
+// Adds each run's sum (or count) to its bin with one atomic, by the run's
+// first lane (`end`, `head`: from run_end).
+template <bool Shared, bool Cas, bool Counts>
+__device__ __forceinline__ void add_runs(unsigned end, bool head, V v, S *bin) {
+    if constexpr (Counts) {
+        v.c[0] = end - lane_id();
+    } else {
+        v = reduce_runs(end, v);
     }
+    if (head) atomic_add_value<Cas, !Shared>(bin, v);
+}
 
+// Adds each peer group's sum (or count) to its bin with one atomic, by the
+// group's lowest lane.
+template <bool Shared, bool Cas, bool Counts>
+__device__ __forceinline__ void add_peers(unsigned peers, bool valid, V v, S *bin) {
+    const bool leader = valid && (peers & lanemask_lt()) == 0;
+    if constexpr (Counts) {
+        v.c[0] = __popc(peers);
+    } else {
+        v = reduce_peers(peers, v);
+    }
+    if (leader) atomic_add_value<Cas, !Shared>(bin, v);
+}
+
+// The grid-stride loop (see Launch above).
+template <Peers P, bool Shared, bool Cas, bool Counts>
+__device__ __forceinline__ void by_key_loop(const unsigned *__restrict__ keys, const S *__restrict__ values, u64 n,
+                                            S *target, unsigned nbins) {
     const unsigned lane = lane_id();
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 base = (u64)blockIdx.x * blockDim.x + (threadIdx.x - lane); base < n; base += stride) {
+    for (u64 base = warp_start(lane); base < n; base += stride) {
         const u64 i = base + lane;
         // Lanes past the end get key 0xffffffff, which is >= nbins (nbins
         // is at most 2^32 - 1): invalid keys never equal valid ones.
@@ -82,22 +116,82 @@ __device__ __forceinline__ void by_key(const unsigned *__restrict__ keys, const 
         } else if constexpr (P == PEERS_RUNS) {
             bool head;
             const unsigned end = run_end(key, valid, &head);
-            if constexpr (Counts) {
-                v.c[0] = end - lane;
+            add_runs<Shared, Cas, Counts>(end, head, v, bin);
+        } else if constexpr (P == PEERS_ADAPTIVE) {
+            // Decided at every step (the compare-and-swap flavour).
+            bool head;
+            const unsigned end = run_end(key, valid, &head);
+            if (looks_shuffled(__popc(__ballot_sync(kFullMask, head)))) {
+                add_peers<Shared, Cas, Counts>(peers_match(key, valid), valid, v, bin);
             } else {
-                v = reduce_runs(end, v);
+                add_runs<Shared, Cas, Counts>(end, head, v, bin);
             }
-            if (head) atomic_add_value<Cas, !Shared>(bin, v);
         } else {
             const unsigned peers = P == PEERS_BALLOT ? peers_ballot(key, valid) : peers_match(key, valid);
-            const bool leader = valid && (peers & lanemask_lt()) == 0;
-            if constexpr (Counts) {
-                v.c[0] = __popc(peers);
-            } else {
-                v = reduce_peers(peers, v);
-            }
-            if (leader) atomic_add_value<Cas, !Shared>(bin, v);
+            add_peers<Shared, Cas, Counts>(peers, valid, v, bin);
         }
+    }
+}
+
+// Runs or match_any, whichever the keys call for, without a hint (measured
+// on an H200 with `warpmc bench atomics`: within 2 % of the faster of the
+// two on sorted, partially sorted and random cells and the flame image).
+//
+// Hardware atomics: each warp counts the runs of its first 32 keys once and
+// then loops with run aggregation or with match_any for all its steps (a
+// warp's steps are spread over the whole input, one grid stride apart).
+// Each loop is the plain runs or match loop. A decision at every step
+// instead costs the issue slots of both shuffle-and-vote paths: +12 % on
+// partially sorted f32 against match. The 0.4 % of partially sorted warps
+// whose first step has few runs, and so run aggregation, cost little here.
+//
+// Compare-and-swap atomics: a decision at every step. Each warp's time is
+// a chain of round trips to memory (load, swap, retry), and a warp that
+// aggregates runs of shuffled keys retries its swaps where a key comes
+// back: a straggler that alone holds up the launch. Deciding once per warp
+// cost +15 to +29 % against match on partially sorted keys, even with
+// only a few warps in 10^4 misjudged. The per-step decision's few
+// instructions hide behind the round trips.
+template <bool Cas, bool Counts>
+__device__ __forceinline__ void by_key_adaptive(const unsigned *__restrict__ keys, const S *__restrict__ values,
+                                                u64 n, S *__restrict__ bins, unsigned nbins) {
+    if constexpr (Cas) {
+        by_key_loop<PEERS_ADAPTIVE, false, Cas, Counts>(keys, values, n, bins, nbins);
+    } else {
+        const unsigned lane = lane_id();
+        const u64 start = warp_start(lane);
+        if (start >= n) return;
+        // The first step's keys, read again by the loop (from L1).
+        const u64 i = start + lane;
+        const unsigned key = i < n ? keys[i] : 0xffffffffu;
+        bool head;
+        run_end(key, key < nbins, &head);
+        if (looks_shuffled(__popc(__ballot_sync(kFullMask, head)))) {
+            by_key_loop<PEERS_MATCH, false, Cas, Counts>(keys, values, n, bins, nbins);
+        } else {
+            by_key_loop<PEERS_RUNS, false, Cas, Counts>(keys, values, n, bins, nbins);
+        }
+    }
+}
+
+template <Peers P, bool Shared, bool Cas, bool Counts>
+__device__ __forceinline__ void by_key(const unsigned *__restrict__ keys, const S *__restrict__ values, u64 n,
+                                       S *__restrict__ bins, unsigned nbins) {
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    S *target = bins;
+    if constexpr (Shared) {
+        S *local = reinterpret_cast<S *>(shared_bytes);
+        const unsigned words = nbins * (unsigned)W;
+        for (unsigned j = threadIdx.x; j < words; j += blockDim.x) local[j] = S(0);
+        __syncthreads();
+        target = local;
+    }
+
+    if constexpr (P == PEERS_ADAPTIVE) {
+        static_assert(!Shared, "adaptive aggregation is for global bins");
+        by_key_adaptive<Cas, Counts>(keys, values, n, target, nbins);
+    } else {
+        by_key_loop<P, Shared, Cas, Counts>(keys, values, n, target, nbins);
     }
 
     if constexpr (Shared) {
@@ -134,12 +228,14 @@ WARPMC_KERNEL(plain, PEERS_NONE, false, false)
 WARPMC_KERNEL(ballot, PEERS_BALLOT, false, false)
 WARPMC_KERNEL(match, PEERS_MATCH, false, false)
 WARPMC_KERNEL(runs, PEERS_RUNS, false, false)
+WARPMC_KERNEL(adaptive, PEERS_ADAPTIVE, false, false)
 WARPMC_KERNEL(shared, PEERS_NONE, true, false)
 WARPMC_KERNEL(shared_runs, PEERS_RUNS, true, false)
 WARPMC_KERNEL(plain_cas, PEERS_NONE, false, true)
 WARPMC_KERNEL(ballot_cas, PEERS_BALLOT, false, true)
 WARPMC_KERNEL(match_cas, PEERS_MATCH, false, true)
 WARPMC_KERNEL(runs_cas, PEERS_RUNS, false, true)
+WARPMC_KERNEL(adaptive_cas, PEERS_ADAPTIVE, false, true)
 WARPMC_KERNEL(shared_cas, PEERS_NONE, true, true)
 WARPMC_KERNEL(shared_runs_cas, PEERS_RUNS, true, true)
 

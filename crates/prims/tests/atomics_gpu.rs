@@ -41,9 +41,15 @@ enum Pattern {
     /// (peers far apart: the ballot loop and match_any pair them, runs do
     /// not).
     Bookends,
+    /// Each 32 keys (a warp's step) of one of three kinds, at random:
+    /// locally shuffled (4 keys in random order: 9 to 27 runs, where the
+    /// adaptive strategy uses match_any), sorted runs, or distinct keys
+    /// (both: runs); one key in 16 out of range. The adaptive kernels'
+    /// warps meet every kind, whatever they chose from their first step.
+    MixedOrder,
 }
 
-const PATTERNS: [Pattern; 8] = [
+const PATTERNS: [Pattern; 9] = [
     Pattern::AllEqual,
     Pattern::AllDistinct,
     Pattern::Alternating,
@@ -52,6 +58,7 @@ const PATTERNS: [Pattern; 8] = [
     Pattern::SortedRuns,
     Pattern::WithOutOfRange,
     Pattern::Bookends,
+    Pattern::MixedOrder,
 ];
 
 fn keys(pattern: Pattern, n: usize, seed: u64) -> (Vec<u32>, usize) {
@@ -85,7 +92,62 @@ fn keys(pattern: Pattern, n: usize, seed: u64) -> (Vec<u32>, usize) {
             let k = (0..n).map(|i| if i % 32 == 0 || i % 32 == 31 { (i / 32) as u32 * 40 } else { i as u32 }).collect();
             (k, 2 * n + 40)
         }
+        Pattern::MixedOrder => {
+            let mut k = Vec::with_capacity(n);
+            let mut next = 0u32;
+            while k.len() < n {
+                let m = (n - k.len()).min(32);
+                match splitmix(&mut s) % 3 {
+                    0 => {
+                        k.extend((0..m).map(|_| next + (splitmix(&mut s) % 4) as u32));
+                        next += 4;
+                    }
+                    1 => {
+                        let mut left = 0;
+                        for _ in 0..m {
+                            if left == 0 {
+                                left = 1 + splitmix(&mut s) % 12;
+                                next += 1;
+                            }
+                            k.push(next);
+                            left -= 1;
+                        }
+                        next += 1;
+                    }
+                    _ => {
+                        k.extend(next..next + m as u32);
+                        next += m as u32;
+                    }
+                }
+            }
+            let nbins = next as usize;
+            for x in k.iter_mut() {
+                if splitmix(&mut s) % 16 == 0 {
+                    *x = u32::MAX;
+                }
+            }
+            (k, nbins.max(1))
+        }
     }
+}
+
+/// Runs of equal neighbouring in-range keys in each 32 keys (as the
+/// adaptive kernels count them).
+fn runs_per_warp(keys: &[u32], nbins: usize) -> Vec<usize> {
+    keys.chunks(32)
+        .map(|w| (0..w.len()).filter(|&l| (w[l] as usize) < nbins && (l == 0 || w[l - 1] != w[l])).count())
+        .collect()
+}
+
+/// The adaptive strategy's two paths both run on MixedOrder keys (and on
+/// no other pattern would the match path).
+#[test]
+fn mixed_order_keys_take_both_adaptive_paths() {
+    let (k, nbins) = keys(Pattern::MixedOrder, 100_003, 1);
+    let runs = runs_per_warp(&k, nbins);
+    let shuffled = runs.iter().filter(|&&r| (9..=27).contains(&r)).count();
+    assert!(shuffled > runs.len() / 5 && shuffled < runs.len() * 3 / 5, "{shuffled} of {} warps", runs.len());
+    assert!(k.iter().any(|&x| x as usize >= nbins));
 }
 
 /// Values with a random sign and magnitude (floats: not integers, so sums

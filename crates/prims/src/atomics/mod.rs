@@ -19,8 +19,9 @@
 //!   [`Vector`] of 2 to 8 of them per element (`Vector<f32, 4>`: RGB and a
 //!   hit count; `Vector<f32, 5>`: RGBA and a count). Integer sums wrap.
 //! - Strategies ([`AtomicStrategy`]): plain atomics; warp-aggregated with
-//!   the document's ballot loop, with `__match_any_sync`, or over runs of
-//!   equal neighbouring keys; bins privatized per block in shared memory
+//!   the document's ballot loop, with `__match_any_sync`, over runs of
+//!   equal neighbouring keys, or with runs or `__match_any_sync` as the
+//!   keys call for (adaptive); bins privatized per block in shared memory
 //!   (when they fit), with plain or run-aggregated shared atomics; and
 //!   [`AtomicStrategy::Auto`], which [`choose_strategy`] resolves.
 //! - [`AtomicAdd`]: hardware atomics, or the compare-and-swap loop the
@@ -262,6 +263,18 @@ pub enum AtomicStrategy {
     /// shuffle and one vote; exact peer groups for sorted keys, while a key
     /// that reappears after another one costs a second atomic (`runs`).
     AggregatedRuns,
+    /// Warp-aggregated with runs or `__match_any_sync`, as the keys call
+    /// for (`adaptive`): a warp whose 32 keys form 9 to 27 runs looks
+    /// locally shuffled (keys come back after others) and uses match,
+    /// others (sorted keys: few runs; nearly distinct keys: 28 to 32) use
+    /// runs. With hardware atomics each warp decides once, from its first
+    /// 32 keys, and keeps that choice for all its steps of the grid-stride
+    /// loop (steps spread over the whole input); with
+    /// [`AtomicAdd::CasLoop`] it decides at every step, since there a warp
+    /// left on runs over shuffled keys retries its swaps and holds up the
+    /// whole launch. What [`AtomicStrategy::Auto`] runs for global bins
+    /// when the key order is unknown.
+    AggregatedAdaptive,
     /// Bins privatized per block in shared memory (when `nbins` values fit),
     /// plain shared atomics, then one global atomic per non-zero bin and
     /// block (`shared`).
@@ -276,23 +289,25 @@ pub enum AtomicStrategy {
 
 impl AtomicStrategy {
     /// Every strategy but [`AtomicStrategy::Auto`], plain first.
-    pub const CONCRETE: [AtomicStrategy; 6] = [
+    pub const CONCRETE: [AtomicStrategy; 7] = [
         AtomicStrategy::Plain,
         AtomicStrategy::AggregatedBallot,
         AtomicStrategy::AggregatedMatch,
         AtomicStrategy::AggregatedRuns,
+        AtomicStrategy::AggregatedAdaptive,
         AtomicStrategy::SharedPrivatized,
         AtomicStrategy::SharedRuns,
     ];
 
-    /// The command-line name: `plain`, `ballot`, `match`, `runs`, `shared`,
-    /// `shared-runs`, `auto`.
+    /// The command-line name: `plain`, `ballot`, `match`, `runs`,
+    /// `adaptive`, `shared`, `shared-runs`, `auto`.
     pub fn name(self) -> &'static str {
         match self {
             AtomicStrategy::Plain => "plain",
             AtomicStrategy::AggregatedBallot => "ballot",
             AtomicStrategy::AggregatedMatch => "match",
             AtomicStrategy::AggregatedRuns => "runs",
+            AtomicStrategy::AggregatedAdaptive => "adaptive",
             AtomicStrategy::SharedPrivatized => "shared",
             AtomicStrategy::SharedRuns => "shared-runs",
             AtomicStrategy::Auto => "auto",
@@ -454,13 +469,19 @@ pub const PRIVATIZE_MIN_ELEMENTS_PER_BIN: usize = 4;
 ///    - [`KeyOrder::PartiallySorted`]: `__match_any_sync`, that is
 ///      [`AtomicStrategy::AggregatedMatch`]; equal keys are near but not
 ///      adjacent, which run detection misses (+6 to +108 % against match).
-///    - [`KeyOrder::Sorted`] and [`KeyOrder::Unknown`]: run aggregation,
+///    - [`KeyOrder::Sorted`]: run aggregation,
 ///      [`AtomicStrategy::AggregatedRuns`]; one shuffle and one vote find
-///      sorted keys' exact groups, 15–26 % faster than match there, and
-///      where no neighbours agree it costs within 0.5 % of plain atomics.
-///      Without a hint on partially sorted keys it is 6–8 % behind match
-///      with hardware atomics (2× with the compare-and-swap add): pass the
-///      hint when the order is known.
+///      sorted keys' exact groups, 15–26 % faster than match there.
+///    - [`KeyOrder::Unknown`] (no hint): adaptive aggregation,
+///      [`AtomicStrategy::AggregatedAdaptive`], which tells these orders
+///      apart on the device, in every call, by counting the runs in a
+///      warp's 32 keys: runs for few (sorted) or nearly 32 (random: within
+///      1 % of plain atomics), match for 9 to 27 (partially sorted). On
+///      every workload of `warpmc bench atomics` it is within 2 % of the
+///      fastest strategy (H200); runs alone, Auto's choice
+///      without a hint before, was 4–7 % behind match on partially sorted
+///      keys and 2.0× with the compare-and-swap add. A hint saves the
+///      adaptive kernel's 1.5–2 % on sorted keys.
 pub fn choose_strategy(i: &AutoInputs) -> AtomicStrategy {
     let bin_bytes = i.nbins.saturating_mul(i.value_bytes);
     if i.nbins > 0 && bin_bytes <= i.max_shared_bytes {
@@ -473,7 +494,8 @@ pub fn choose_strategy(i: &AutoInputs) -> AtomicStrategy {
     match i.order {
         KeyOrder::Random => AtomicStrategy::Plain,
         KeyOrder::PartiallySorted => AtomicStrategy::AggregatedMatch,
-        KeyOrder::Sorted | KeyOrder::Unknown => AtomicStrategy::AggregatedRuns,
+        KeyOrder::Sorted => AtomicStrategy::AggregatedRuns,
+        KeyOrder::Unknown => AtomicStrategy::AggregatedAdaptive,
     }
 }
 
@@ -740,7 +762,16 @@ mod tests {
         assert_eq!(choose_strategy(&inputs(1000, 256, KeyOrder::Random)), AtomicStrategy::Plain);
         assert_eq!(choose_strategy(&inputs(10_000_000, 1_000_000, KeyOrder::Sorted)), AtomicStrategy::AggregatedRuns);
         assert_eq!(choose_strategy(&inputs(10_000_000, 1_000_000, KeyOrder::Random)), AtomicStrategy::Plain);
-        assert_eq!(choose_strategy(&inputs(0, 0, KeyOrder::Unknown)), AtomicStrategy::AggregatedRuns);
+    }
+
+    #[test]
+    fn auto_without_a_hint_lets_the_device_tell_the_order() {
+        for (n, nbins) in [(10_000_000, 1_000_000), (1000, 256), (0, 0), (1 << 24, 1920 * 1080)] {
+            assert_eq!(choose_strategy(&inputs(n, nbins, KeyOrder::Unknown)), AtomicStrategy::AggregatedAdaptive);
+        }
+        // Bins that fit in shared memory still go there: the order does not
+        // matter to privatized bins.
+        assert_eq!(choose_strategy(&inputs(1 << 24, 256, KeyOrder::Unknown)), AtomicStrategy::SharedPrivatized);
     }
 
     #[test]
