@@ -8,11 +8,12 @@ import cupy as cp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = open(os.path.join(HERE, "..", "crates", "prims", "kernels", "transpose.cu")).read()
-SIZES = [int(x) for x in os.environ.get("SIZES", "16384,16383").split(",")]
+SIZES = [int(x) for x in os.environ.get("SIZES", "16384,16383").split(",") if x]
 # Compile-option sets (name=opt opt ...; ";"-separated), each timed.
 CONFIGS = [c.split("=", 1) for c in os.environ.get("CONFIGS", "default=").split(";")]
 ELEMS = [int(x) for x in os.environ.get("ELEMS", "1,2,4,8,16").split(",")]
-SMALL = [(1, 1), (1, 37), (37, 1), (33, 31), (4097, 3), (3, 4097), (100, 7), (257, 129), (130, 66), (64, 64), (1000, 999)]
+SMALL = [(1, 1), (1, 37), (37, 1), (33, 31), (4097, 3), (3, 4097), (100, 7), (257, 129), (130, 66), (64, 64), (1000, 999),
+         (2049, 1031), (1200, 700), (1536, 512), (577, 2500)]
 
 
 def words(e):
@@ -24,16 +25,24 @@ def words(e):
 SECTOR_PARAMS = {1: (4, 2), 2: (4, 4), 4: (8, 2), 8: (16, 1), 16: (16, 1)}
 
 
-def sector_cands(e, rows, cols):
+def sector_params(e, opts):
+    """W and K of the sector kernel built with these compile options."""
+    d = dict(o[2:].split("=", 1) for o in opts.split() if o.startswith("-D") and "=" in o)
+    if "TR_SECTOR_W" in d:
+        return int(d["TR_SECTOR_W"]), int(d["TR_SECTOR_K"])
+    return SECTOR_PARAMS[e]
+
+
+def sector_cands(e, rows, cols, opts=""):
     sect = 32 // e
     halo = 0 if (rows * e) % 32 == 0 else sect
     span = sect - 1 if halo else 0
-    w, k = SECTOR_PARAMS[e]
+    w, k = sector_params(e, opts)
     v = w // e
     tr, tc = 32 * k * v, 32 * v
     ur = (tr + sect) // v
     urr = -(-ur // v) * v
-    p = urr if urr % 2 else urr + 1
+    p = (urr + v) | 1
     smem = tc * p * w
     grid = (-(-cols // tc), min(-(-(rows + span) // tr), 65535), 1)
     out = [(f"sector w{w} k{k}", "tr_sector", grid, smem, halo)]
@@ -73,16 +82,19 @@ def run(timeit):
             for cname, opts in CONFIGS
         ]
         m = mods[0][1]
+        opts_of = dict(CONFIGS)
         for rows, cols in SMALL:
             for batch in (1, 3):
                 a = cp.random.randint(0, 256, size=batch * rows * cols * e, dtype=cp.uint8)
                 want = cp.ascontiguousarray(a.reshape(batch, rows, cols, e).transpose(0, 2, 1, 3)).reshape(-1)
-                for name, fn, grid, smem, halo in sector_cands(e, rows, cols) + best_cands(e, rows, cols):
+                cands = [(m, c) for c in best_cands(e, rows, cols)]
+                cands += [(cm, c) for cname, cm in mods for c in sector_cands(e, rows, cols, opts_of[cname])]
+                for m_, (name, fn, grid, smem, halo) in cands:
                     out = cp.zeros_like(a)
-                    launch(m, fn, grid, smem, halo, a, out, rows, cols, batch)()
+                    launch(m_, fn, grid, smem, halo, a, out, rows, cols, batch)()
                     if not bool(cp.array_equal(out, want)):
                         bad += 1
-                        print(f"WRONG E={e} {batch}x{rows}x{cols} {name}")
+                        print(f"WRONG E={e} {batch}x{rows}x{cols} {name} {[k for k, v in mods if v is m_]}")
         print(f"E={e}: small shapes checked")
         sys.stdout.flush()
         for n in SIZES:
@@ -93,7 +105,8 @@ def run(timeit):
             gb = 2 * rows * cols * e / 1e9
             cands = [(m, "copy", "tr_copy", (-(-cols // 32), min(-(-rows // 32), 65535), 1), 0, None)]
             for cname, cm in mods:
-                cands += [(cm, c[0] + " " + cname) + c[1:] for c in best_cands(e, rows, cols) + sector_cands(e, rows, cols)]
+                word = best_cands(e, rows, cols) if cm is m else []
+                cands += [(cm, c[0] + " " + cname) + c[1:] for c in word + sector_cands(e, rows, cols, opts_of[cname])]
             for m_, name, fn, grid, smem, halo in cands:
                 f = launch(m_, fn, grid, smem, halo, a, out, rows, cols, 1)
                 out.fill(0)

@@ -573,7 +573,8 @@ __device__ __forceinline__ void store_elem(unsigned char* p, const Word<W>& w, i
 }
 
 // Words of shared memory per column: the tile's unit rows rounded up to a
-// whole swizzle group, then to an odd count.
+// whole swizzle group, plus the words the stores may touch past them, then
+// to an odd count.
 template <int W, int K>
 struct SectorTile {
     static constexpr int E = TR_ELEM_BYTES;
@@ -584,7 +585,10 @@ struct SectorTile {
     static constexpr int TC = 32 * V;          // input columns per tile
     static constexpr int UR = (TR + H) / V;    // unit rows loaded per tile
     static constexpr int UR_ROUND = (UR + V - 1) / V * V;
-    static constexpr int P = UR_ROUND % 2 ? UR_ROUND : UR_ROUND + 1;
+    // Stores read word (UR_ROUND - 1 + 1) ^ swizzle = UR_ROUND + V - 1 at
+    // most (the funnel's second word, unused when the shift is 0).
+    static constexpr int PMIN = UR_ROUND + V;
+    static constexpr int P = PMIN % 2 ? PMIN : PMIN + 1;
     static constexpr int NB = 128 / W;         // lanes per shared-memory wavefront
 };
 
@@ -593,6 +597,18 @@ __device__ __forceinline__ unsigned sector_swizzle(unsigned column) {
     typedef SectorTile<W, K> T;
     return (column / T::NB) & (T::V - 1);
 }
+
+// The grouping of PASSES load passes: passes whose loads are in flight
+// together, as many as fit in the register budget (a pass holds
+// GROUP_REGS registers of words), balanced so that the last group is not a
+// lone pass (each group is one memory round trip).
+template <int PASSES, int GROUP_REGS, int BUDGET>
+struct LoadGroups {
+    static constexpr int GMAX =
+        (BUDGET / GROUP_REGS) < 1 ? 1 : ((BUDGET / GROUP_REGS) > PASSES ? PASSES : BUDGET / GROUP_REGS);
+    static constexpr int NGROUPS = (PASSES + GMAX - 1) / GMAX;
+    static constexpr int GROUP = (PASSES + NGROUPS - 1) / NGROUPS;
+};
 
 // The guarded form of sector_load, for the tiles whose word loads could
 // reach past the end of the buffer (the last few of the buffer): element by
@@ -625,15 +641,9 @@ template <int W, int K, int UNROLL, int BUDGET>
 __device__ __forceinline__ void sector_load(const unsigned char* __restrict__ in, u64 base, unsigned rows,
                                             unsigned cols, long long rb, unsigned c0, int units, Word<W>* s) {
     typedef SectorTile<W, K> T;
-    constexpr int E = T::E, V = T::V, UR = T::UR, P = T::P;
-    constexpr int PASSES = (UR + BLOCK_ROWS - 1) / BLOCK_ROWS;
-    constexpr int GROUP_REGS = 2 * V * (W / 4);
-    // Passes whose loads are in flight together: as many as fit in the
-    // register budget, balanced so that the last group is not a lone pass
-    // (each group is one memory round trip).
-    constexpr int GMAX = (BUDGET / GROUP_REGS) < 1 ? 1 : ((BUDGET / GROUP_REGS) > PASSES ? PASSES : BUDGET / GROUP_REGS);
-    constexpr int NGROUPS = (PASSES + GMAX - 1) / GMAX;
-    constexpr int GROUP = (PASSES + NGROUPS - 1) / NGROUPS;
+    constexpr int E = T::E, V = T::V, P = T::P;
+    constexpr int PASSES = (T::UR + BLOCK_ROWS - 1) / BLOCK_ROWS;
+    constexpr int GROUP = LoadGroups<PASSES, 2 * V * (W / 4), BUDGET>::GROUP;
     const unsigned lane = threadIdx.x;
 #pragma unroll UNROLL
     for (int g = 0; g < PASSES; g += GROUP) {
@@ -680,6 +690,108 @@ __device__ __forceinline__ void sector_load(const unsigned char* __restrict__ in
     }
 }
 
+// sector_load for an interior tile: every loaded row inside the matrix and
+// every word load inside the buffer. `tile` is the byte offset from `in` of
+// the tile's element (r0, c0), `halo` the rows loaded above it.
+//
+// Row offsets within the tile are 32-bit (the caller checks they fit). A
+// warp's rows in successive passes are 8 V rows apart, a multiple of W
+// bytes further, so each of a thread's V rows of a unit keeps its
+// misalignment m (and its funnel selector) over all passes: per row a
+// multiply-add gives the word's offset, where the general path spends
+// about 20 instructions of 64-bit arithmetic and bounds tests. The TR rows
+// below r0 take exactly 4 K passes; the halo rows (at most 8 unit rows)
+// take one more pass of the first warps.
+template <int W, int K, int UNROLL, int BUDGET>
+__device__ __forceinline__ void sector_load_interior(const unsigned char* __restrict__ in, u64 tile, unsigned row_bytes,
+                                                     unsigned halo, Word<W>* s) {
+    typedef SectorTile<W, K> T;
+    constexpr int E = T::E, V = T::V, P = T::P;
+    constexpr int PASSES = T::TR / V / BLOCK_ROWS;  // 4 K
+    constexpr int GROUP = LoadGroups<PASSES, 2 * V * (W / 4), BUDGET>::GROUP;
+    static_assert(T::NB % V == 0, "a unit's columns must share a swizzle");
+    const unsigned lane = threadIdx.x, ty = threadIdx.y;
+    const bool last = lane == 31;
+    // The unit's columns lane V .. lane V + V - 1 share one swizzle (the
+    // lanes of a wavefront group are a multiple of V columns wide), and
+    // (u + 8 p) ^ swz = (u ^ swz) + 8 p as swz < V <= 8.
+    const unsigned swz = sector_swizzle<W, K>(lane * V);
+    const unsigned hu = halo / V;  // unit rows of halo, stored first
+    Word<W>* sw0 = s + (lane * V) * P + ((hu + ty) ^ swz);
+
+    // Offsets from the aligned word at or before the tile's first byte.
+    const unsigned m0 = (unsigned)(tile & (W - 1));
+    const unsigned char* a0 = in + (tile - m0);
+    const unsigned step = BLOCK_ROWS * V * row_bytes;  // a warp's rows, pass to pass
+    unsigned cb[V], sel[V];
+    bool more[V];  // lane 31 loads the word after the segment: it holds the row's last bytes
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const unsigned off = m0 + (ty * V + k) * row_bytes;
+        sel[k] = off & (W - 1);
+        cb[k] = off - sel[k] + lane * W;
+#ifdef TR_EXTRA_ALWAYS
+        more[k] = last;
+#else
+        more[k] = last && sel[k] != 0;
+#endif
+    }
+    const unsigned nsteps = PASSES;
+#pragma unroll UNROLL
+    for (unsigned g = 0; g < nsteps; g += GROUP) {
+        Word<W> lo[GROUP][V], extra[GROUP][V];
+#pragma unroll
+        for (int p = 0; p < GROUP; ++p) {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const unsigned char* at = a0 + (cb[k] + (g + p) * step);
+                if (PASSES % GROUP == 0 || g + p < PASSES) {
+                    lo[p][k] = load_word<W>(at);
+                    if (more[k]) extra[p][k] = load_word<W>(at + W);
+                } else {
+                    lo[p][k] = zero_word<W>();
+                }
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < GROUP; ++p) {
+            Word<W> x[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                Word<W> hi = shfl_down_word<W>(lo[p][k]);
+                if (more[k]) hi = extra[p][k];
+                x[k] = funnel<W>(lo[p][k], hi, sel[k]);
+            }
+            Word<W> y[V];
+            transpose_unit<E, W>(x, y);
+            if (PASSES % GROUP == 0 || g + p < PASSES) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) sw0[k * P + (g + p) * BLOCK_ROWS] = y[k];
+            }
+        }
+    }
+    // The halo: rows r0 - halo .. r0 - 1, unit rows 0 .. hu - 1 (hu <= 8).
+    if (ty < hu) {
+        Word<W> x[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            // Row -halo + ty V + k of the tile: offset m0 - (halo - ty V - k) row_bytes.
+            const long long off = (long long)m0 - (long long)(halo - ty * V - k) * row_bytes;
+            const unsigned m = (unsigned)off & (W - 1);
+            const unsigned char* at = a0 + (off - (long long)m) + lane * W;
+            const Word<W> lo = load_word<W>(at);
+            Word<W> hi = shfl_down_word<W>(lo);
+            if (last && m != 0) hi = load_word<W>(at + W);
+            x[k] = funnel<W>(lo, hi, m);
+        }
+        Word<W> y[V];
+        transpose_unit<E, W>(x, y);
+        Word<W>* h = s + (lane * V) * P + (ty ^ swz);
+#pragma unroll
+        for (int k = 0; k < V; ++k) h[k * P] = y[k];
+    }
+}
+
 template <int W, int K, int UNROLL, int BUDGET>
 __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,
                                                  unsigned rows, unsigned cols, unsigned batch, unsigned halo) {
@@ -695,6 +807,9 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
     const u64 mat = (u64)rows * cols;
     const u64 total = mat * batch * E;
     const unsigned c0 = blockIdx.x * T::TC;
+    // Interior tiles address their rows with 32-bit offsets from the tile.
+    const unsigned row_bytes = cols * E;
+    const bool offsets_fit = (u64)cols * E * (TR + 1) + 64 * W < 0xffffffffull;
 
     for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
         const u64 base = b * mat;
@@ -705,8 +820,19 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
             const long long last_row = min((long long)rows, rb + (long long)units * V) - 1;
             const u64 last_seg = (base + (u64)last_row * cols + c0) * E;
             const bool guarded = last_seg - last_seg % W + (u64)33 * W > total;
+            // Interior: every loaded row inside the matrix, so every output
+            // word inside its row as well (block-uniform). Columns past the
+            // last (right-hand tiles) load bytes of the next rows, inside
+            // the buffer as guarded says, and store nothing.
+#ifdef TR_SECTOR_NO_INTERIOR
+            const bool interior = false;
+#else
+            const bool interior = offsets_fit && !guarded && rb >= 0 && r0 + TR <= (long long)rows;
+#endif
 
-            if (guarded)
+            if (interior)
+                sector_load_interior<W, K, UNROLL, BUDGET>(in, (base + (u64)r0 * cols + c0) * E, row_bytes, halo, s);
+            else if (guarded)
                 sector_load_guarded<W, K>(in, base, rows, cols, rb, c0, units, s);
             else
                 sector_load<W, K, UNROLL, BUDGET>(in, base, rows, cols, rb, c0, units, s);
@@ -715,33 +841,60 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
             // Store: warp-rows = output rows (input columns), lane = word
             // of the output segment. (Stores do not wait, so the loop is
             // not unrolled: that keeps registers for the loads.)
+            if (interior) {
+                // No output word crosses an end of its row. Word q of the
+                // segment is column word x0 / V + q, and (a + 32 k) ^ sw =
+                // (a ^ sw) + 32 k as sw < 32, so a lane's K words are
+                // constant offsets from two shared-memory addresses. The
+                // funnel runs even when the shift is 0 (it is then the
+                // identity), which saves a branch per row.
+                u64 f = base + (u64)(c0 + threadIdx.y) * rows + (u64)r0;  // element (o, r0) of the output
+                const u64 f_step = (u64)BLOCK_ROWS * rows;
 #pragma unroll 1
-            for (int j = 0; j < T::TC; j += BLOCK_ROWS) {
-                const unsigned oc = threadIdx.y + j;
-                const unsigned o = c0 + oc;
-                if (o < cols) {  // warp-uniform
-                    const u64 f = base + (u64)o * rows;  // element index of output row o
-                    const unsigned d = halo ? (unsigned)((f + (u64)r0) & (T::SECT - 1)) : 0;
-                    const unsigned x0 = halo - d;  // segment start within the column
+                for (int j = 0; j < T::TC; j += BLOCK_ROWS, f += f_step) {
+                    const unsigned oc = threadIdx.y + j;
+                    if (c0 + oc >= cols) break;  // warp-uniform, and so are the later rows
+                    // d = 0 whenever halo = 0: the output rows are then aligned.
+                    const unsigned d = (unsigned)f & (T::SECT - 1);
+                    const unsigned x0 = halo - d;
                     const unsigned sw = sector_swizzle<W, K>(oc);
                     const unsigned shift = (x0 % V) * E;
                     const Word<W>* colw = s + oc * P;
+                    const Word<W>* w0 = colw + ((x0 / V + lane) ^ sw);
+                    const Word<W>* w1 = colw + ((x0 / V + lane + 1) ^ sw);
+                    unsigned char* dst = out + (f - d) * E + lane * W;
 #pragma unroll
-                    for (int k = 0; k < K; ++k) {
-                        const unsigned q = lane + 32 * k;
-                        const unsigned wi = x0 / V + q;
-                        Word<W> w = colw[wi ^ sw];
-                        if (shift != 0) w = funnel<W>(w, colw[(wi + 1) ^ sw], shift);
-                        const long long j0 = r0 - (long long)d + (long long)q * V;  // output column of the word
-                        if (j0 >= 0 && j0 + V <= (long long)rows) {
-                            store_word<W>(out + (f + j0) * E, w);
-                        } else {
-                            // A word across an end of the output row: its
-                            // elements inside the row, one by one.
+                    for (int k = 0; k < K; ++k) store_word<W>(dst + 32 * k * W, funnel<W>(w0[32 * k], w1[32 * k], shift));
+                }
+            } else {
+#pragma unroll 1
+                for (int j = 0; j < T::TC; j += BLOCK_ROWS) {
+                    const unsigned oc = threadIdx.y + j;
+                    const unsigned o = c0 + oc;
+                    if (o < cols) {  // warp-uniform
+                        const u64 f = base + (u64)o * rows;  // element index of output row o
+                        const unsigned d = halo ? (unsigned)((f + (u64)r0) & (T::SECT - 1)) : 0;
+                        const unsigned x0 = halo - d;  // segment start within the column
+                        const unsigned sw = sector_swizzle<W, K>(oc);
+                        const unsigned shift = (x0 % V) * E;
+                        const Word<W>* colw = s + oc * P;
 #pragma unroll
-                            for (int e = 0; e < V; ++e)
-                                if (j0 + e >= 0 && j0 + e < (long long)rows)
-                                    store_elem<W>(out + (f + j0 + e) * E, w, e);
+                        for (int k = 0; k < K; ++k) {
+                            const unsigned q = lane + 32 * k;
+                            const unsigned wi = x0 / V + q;
+                            Word<W> w = colw[wi ^ sw];
+                            if (shift != 0) w = funnel<W>(w, colw[(wi + 1) ^ sw], shift);
+                            const long long j0 = r0 - (long long)d + (long long)q * V;  // output column of the word
+                            if (j0 >= 0 && j0 + V <= (long long)rows) {
+                                store_word<W>(out + (f + j0) * E, w);
+                            } else {
+                                // A word across an end of the output row: its
+                                // elements inside the row, one by one.
+#pragma unroll
+                                for (int e = 0; e < V; ++e)
+                                    if (j0 + e >= 0 && j0 + e < (long long)rows)
+                                        store_elem<W>(out + (f + j0 + e) * E, w, e);
+                            }
                         }
                     }
                 }
@@ -757,17 +910,25 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 // at 16383^2 (scripts/transpose-alignment-exp.py, BENCHMARKS.md). The host
 // mirrors W and K (transpose/mod.rs, sector_params) to size the grid and
 // the shared memory (T::TC columns of P words).
+#ifndef TR_SECTOR_MINB
+#define TR_SECTOR_MINB 4
+#endif
 #define TR_SECTOR(W, K, UNROLL, BUDGET)                                                              \
-    extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS, 4)                             \
+    extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS, TR_SECTOR_MINB)                \
         tr_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,           \
                   unsigned rows, unsigned cols, unsigned batch, unsigned halo) {                   \
         transpose_sector<W, K, UNROLL, BUDGET>(in, out, rows, cols, batch, halo);                  \
     }
 
-#if TR_ELEM_BYTES == 1
-TR_SECTOR(4, 2, 1, 32)
+#if defined(TR_SECTOR_W)
+// Experiments (scripts/transpose_proto.py): -DTR_SECTOR_W=.. -DTR_SECTOR_K=..
+// -DTR_SECTOR_UNROLL=.. -DTR_SECTOR_BUDGET=.. (the host's sector_params
+// must then match).
+TR_SECTOR(TR_SECTOR_W, TR_SECTOR_K, TR_SECTOR_UNROLL, TR_SECTOR_BUDGET)
+#elif TR_ELEM_BYTES == 1
+TR_SECTOR(4, 2, 1, 24)
 #elif TR_ELEM_BYTES == 2
-TR_SECTOR(4, 4, 1, 16)
+TR_SECTOR(4, 4, 1, 24)
 #elif TR_ELEM_BYTES == 4
 TR_SECTOR(8, 2, 8, 32)
 #else

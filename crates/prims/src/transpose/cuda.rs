@@ -52,7 +52,7 @@ fn sector_launch(elem_bytes: usize, batch: usize, rows: usize, cols: usize) -> (
     let tile_cols = 32 * v;
     let units = (tile_rows + sect) / v;
     let units_rounded = units.div_ceil(v) * v;
-    let pitch = if units_rounded % 2 == 1 { units_rounded } else { units_rounded + 1 };
+    let pitch = (units_rounded + v) | 1;
     let span = if halo > 0 { sect - 1 } else { 0 };
     let config = LaunchConfig {
         grid_dim: (
