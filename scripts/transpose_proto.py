@@ -28,9 +28,10 @@ SECTOR_PARAMS = {1: (4, 2), 2: (4, 4), 4: (8, 2), 8: (16, 1), 16: (16, 1)}
 def sector_params(e, opts):
     """W and K of the sector kernel built with these compile options."""
     d = dict(o[2:].split("=", 1) for o in opts.split() if o.startswith("-D") and "=" in o)
+    w, k = SECTOR_PARAMS[e]
     if "TR_SECTOR_W" in d:
-        return int(d["TR_SECTOR_W"]), int(d["TR_SECTOR_K"])
-    return SECTOR_PARAMS[e]
+        w, k = int(d["TR_SECTOR_W"]), int(d["TR_SECTOR_K"])
+    return w, k
 
 
 def sector_cands(e, rows, cols, opts=""):
@@ -97,8 +98,9 @@ def run(timeit):
                         print(f"WRONG E={e} {batch}x{rows}x{cols} {name} {[k for k, v in mods if v is m_]}")
         print(f"E={e}: small shapes checked")
         sys.stdout.flush()
-        for n in SIZES:
-            rows = cols = n
+        shapes = [(n, n) for n in SIZES] + [tuple(int(v) for v in x.split("x")) for x in os.environ.get("SHAPES", "").split(",") if x]
+        for rows, cols in shapes:
+            n = f"{rows}x{cols}"
             a = cp.random.randint(0, 256, size=rows * cols * e, dtype=cp.uint8)
             want = cp.ascontiguousarray(a.reshape(rows, cols, e).transpose(1, 0, 2)).reshape(-1)
             out = cp.zeros_like(a)
@@ -114,7 +116,7 @@ def run(timeit):
                 ok = bool(cp.array_equal(out, a if fn == "tr_copy" else want))
                 bad += not ok
                 t = timeit(f)
-                print(f"E={e:2d} {n}^2 {name:26s} {gb / t:8.1f} GB/s {'ok' if ok else 'WRONG'}")
+                print(f"E={e:2d} {n} {name:26s} {gb / t:8.1f} GB/s {'ok' if ok else 'WRONG'}")
                 sys.stdout.flush()
             del a, out, want
             cp.get_default_memory_pool().free_all_blocks()

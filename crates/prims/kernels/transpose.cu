@@ -22,6 +22,15 @@
 #define TILE 32
 #define BLOCK_ROWS 8
 
+// Whether the sector kernel's interior tiles load by cp.async (element by
+// element, straight into shared memory) rather than through registers:
+// for 8-byte elements only, where it measured 15 % faster on the H200 at
+// 16383^2; 4-byte copies (f32) and 16-byte ones (b16) were slower.
+#ifndef TR_SECTOR_ASYNC
+#define TR_SECTOR_ASYNC (TR_ELEM_BYTES == 8)
+#endif
+
+
 typedef unsigned long long u64;
 
 template <int Bytes> struct Raw;
@@ -289,7 +298,11 @@ __device__ __forceinline__ Word<W> funnel(const Word<W>& lo, const Word<W>& hi, 
                 a = cat[i + t];
                 b = cat[i + t + 1];
             }
-        out.r[i] = __byte_perm(a, b, sel);
+        // Elements of 4 bytes or more start on a register: m % 4 = 0.
+        if constexpr (TR_ELEM_BYTES >= 4)
+            out.r[i] = a;
+        else
+            out.r[i] = __byte_perm(a, b, sel);
     }
     return out;
 }
@@ -557,6 +570,14 @@ __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__
 // neighbouring words and funnel them to the segment's element offset, then
 // write W-byte words that are aligned in memory (clipped only at the two
 // ends of an output row).
+//
+// Tiles whose rows (halo included) all lie inside the matrix, all but the
+// first and last tile row, take a leaner path (sector_load_interior, or
+// sector_load_async for 8-byte elements, and an unclipped store loop):
+// 32-bit row offsets and funnel selectors fixed per thread instead of
+// 64-bit arithmetic and bounds tests per row, which took the 1-byte kernel
+// from 2258 to 2834 GB/s at 16383^2 on the H200. The other tiles take the
+// general path.
 
 // Element e of a word, written to p.
 template <int W>
@@ -730,11 +751,7 @@ __device__ __forceinline__ void sector_load_interior(const unsigned char* __rest
         const unsigned off = m0 + (ty * V + k) * row_bytes;
         sel[k] = off & (W - 1);
         cb[k] = off - sel[k] + lane * W;
-#ifdef TR_EXTRA_ALWAYS
-        more[k] = last;
-#else
         more[k] = last && sel[k] != 0;
-#endif
     }
     const unsigned nsteps = PASSES;
 #pragma unroll UNROLL
@@ -792,6 +809,44 @@ __device__ __forceinline__ void sector_load_interior(const unsigned char* __rest
     }
 }
 
+// sector_load for an interior tile of 4-, 8- or 16-byte elements: every
+// element copied on its own, global to shared memory, by cp.async (the
+// element sizes it moves), straight to its place in the column-major words.
+// No register holds a load in flight, so the whole tile (halo included) is
+// requested at once; rows need no realignment, as every element is
+// aligned. `tile` is the byte offset from `in` of element (r0 - halo, c0).
+template <int W, int K>
+__device__ __forceinline__ void sector_load_async(const unsigned char* __restrict__ in, u64 tile, unsigned row_bytes,
+                                                  unsigned halo, Word<W>* s) {
+    typedef SectorTile<W, K> T;
+    constexpr int E = T::E, V = T::V, P = T::P;
+    static_assert(E >= 4, "cp.async moves 4, 8 or 16 bytes");
+    const unsigned lane = threadIdx.x, ty = threadIdx.y;
+    const unsigned rows_here = T::TR + halo;
+    const unsigned char* src0 = in + tile + lane * E;
+    // A warp copies one row, lane = column (lane + 32 i for i < V).
+    const unsigned sbase = (unsigned)__cvta_generic_to_shared(s);
+    unsigned dst_col[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) dst_col[i] = sbase + (lane + 32 * i) * P * W;
+#pragma unroll 4
+    for (unsigned x = ty; x < rows_here; x += BLOCK_ROWS) {
+        const unsigned char* src = src0 + x * row_bytes;
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const unsigned c = lane + 32 * i;
+            const unsigned dst = dst_col[i] + ((x / V) ^ sector_swizzle<W, K>(c)) * W + (x % V) * E;
+            if constexpr (E == 4)
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src + 32 * i * E));
+            else if constexpr (E == 8)
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src + 32 * i * E));
+            else
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src + 32 * i * E));
+        }
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
 template <int W, int K, int UNROLL, int BUDGET>
 __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,
                                                  unsigned rows, unsigned cols, unsigned batch, unsigned halo) {
@@ -806,7 +861,6 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
     const unsigned tiles_y = (rows + span + TR - 1) / TR;
     const u64 mat = (u64)rows * cols;
     const u64 total = mat * batch * E;
-    const unsigned c0 = blockIdx.x * T::TC;
     // Interior tiles address their rows with 32-bit offsets from the tile.
     const unsigned row_bytes = cols * E;
     const bool offsets_fit = (u64)cols * E * (TR + 1) + 64 * W < 0xffffffffull;
@@ -814,6 +868,7 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
     for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
         const u64 base = b * mat;
         for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
+            const unsigned c0 = blockIdx.x * T::TC;
             const long long r0 = (long long)t * TR;
             const long long rb = r0 - (long long)halo;  // input row of unit row 0
             // Whether some load of this tile could reach past the buffer.
@@ -830,12 +885,16 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
             const bool interior = offsets_fit && !guarded && rb >= 0 && r0 + TR <= (long long)rows;
 #endif
 
-            if (interior)
-                sector_load_interior<W, K, UNROLL, BUDGET>(in, (base + (u64)r0 * cols + c0) * E, row_bytes, halo, s);
-            else if (guarded)
+            if (interior) {
+                if constexpr (TR_SECTOR_ASYNC)
+                    sector_load_async<W, K>(in, (base + (u64)rb * cols + c0) * E, row_bytes, halo, s);
+                else
+                    sector_load_interior<W, K, UNROLL, BUDGET>(in, (base + (u64)r0 * cols + c0) * E, row_bytes, halo, s);
+            } else if (guarded) {
                 sector_load_guarded<W, K>(in, base, rows, cols, rb, c0, units, s);
-            else
+            } else {
                 sector_load<W, K, UNROLL, BUDGET>(in, base, rows, cols, rb, c0, units, s);
+            }
             __syncthreads();
 
             // Store: warp-rows = output rows (input columns), lane = word
@@ -845,9 +904,11 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
                 // No output word crosses an end of its row. Word q of the
                 // segment is column word x0 / V + q, and (a + 32 k) ^ sw =
                 // (a ^ sw) + 32 k as sw < 32, so a lane's K words are
-                // constant offsets from two shared-memory addresses. The
-                // funnel runs even when the shift is 0 (it is then the
-                // identity), which saves a branch per row.
+                // constant offsets from two shared-memory addresses. For 1-
+                // and 2-byte elements the funnel (byte permutes) runs even
+                // when the shift is 0, where it is the identity: that saves
+                // a branch per row. For wider elements it is a register
+                // select, and rows with shift 0 skip it and its second load.
                 u64 f = base + (u64)(c0 + threadIdx.y) * rows + (u64)r0;  // element (o, r0) of the output
                 const u64 f_step = (u64)BLOCK_ROWS * rows;
 #pragma unroll 1
@@ -863,8 +924,14 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
                     const Word<W>* w0 = colw + ((x0 / V + lane) ^ sw);
                     const Word<W>* w1 = colw + ((x0 / V + lane + 1) ^ sw);
                     unsigned char* dst = out + (f - d) * E + lane * W;
+                    if (E < 4 || shift != 0) {
 #pragma unroll
-                    for (int k = 0; k < K; ++k) store_word<W>(dst + 32 * k * W, funnel<W>(w0[32 * k], w1[32 * k], shift));
+                        for (int k = 0; k < K; ++k)
+                            store_word<W>(dst + 32 * k * W, funnel<W>(w0[32 * k], w1[32 * k], shift));
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < K; ++k) store_word<W>(dst + 32 * k * W, w0[32 * k]);
+                    }
                 }
             } else {
 #pragma unroll 1
@@ -907,9 +974,11 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 // One sector kernel per element size, `tr_sector`, with the word size W,
 // the words per lane and output row K, and the load grouping (passes
 // unrolled, register budget of a group) that measured fastest on the H200
-// at 16383^2 (scripts/transpose-alignment-exp.py, BENCHMARKS.md). The host
-// mirrors W and K (transpose/mod.rs, sector_params) to size the grid and
-// the shared memory (T::TC columns of P words).
+// at 16383^2 (scripts/transpose-alignment-exp.py, BENCHMARKS.md; larger
+// groups spill once the group loop is not unrolled, and 3, 5 or 6 blocks
+// per SM measured no better than 4). The host mirrors W and K
+// (transpose/mod.rs, sector_params) to size the grid and the shared memory
+// (T::TC columns of P words).
 #ifndef TR_SECTOR_MINB
 #define TR_SECTOR_MINB 4
 #endif
@@ -922,15 +991,15 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 
 #if defined(TR_SECTOR_W)
 // Experiments (scripts/transpose_proto.py): -DTR_SECTOR_W=.. -DTR_SECTOR_K=..
-// -DTR_SECTOR_UNROLL=.. -DTR_SECTOR_BUDGET=.. (the host's sector_params
-// must then match).
+// -DTR_SECTOR_UNROLL=.. -DTR_SECTOR_BUDGET=.., -DTR_SECTOR_MINB=..,
+// -DTR_SECTOR_ASYNC=0/1 (the host's sector_params must then match).
 TR_SECTOR(TR_SECTOR_W, TR_SECTOR_K, TR_SECTOR_UNROLL, TR_SECTOR_BUDGET)
 #elif TR_ELEM_BYTES == 1
 TR_SECTOR(4, 2, 1, 24)
 #elif TR_ELEM_BYTES == 2
 TR_SECTOR(4, 4, 1, 24)
 #elif TR_ELEM_BYTES == 4
-TR_SECTOR(8, 2, 8, 32)
+TR_SECTOR(8, 2, 1, 32)
 #else
 TR_SECTOR(16, 1, 1, 16)
 #endif

@@ -43,9 +43,13 @@ fn check_type<T: Transposable>(p: &CudaPrims) {
     // Shapes around the tiles of the wider words (64, 128 elements) and
     // whose rows shift by every offset within a 32-byte sector; then rows
     // that fill whole sectors with columns that do not (the sector kernel
-    // without a halo), and tiles of the sector kernels (256 rows for bytes).
+    // without a halo), and tiles of the sector kernels (256 rows for bytes);
+    // then matrices tall enough for the sector kernels' interior tiles (a
+    // tile with its halo inside the matrix), in batches, one narrower than
+    // a column tile.
     shapes.extend([(1, 64, 128), (1, 132, 36), (2, 8, 260), (1, 4100, 4), (1, 200, 257), (3, 129, 67)]);
     shapes.extend([(1, 64, 97), (2, 96, 45), (1, 257, 130), (2, 300, 131)]);
+    shapes.extend([(2, 600, 333), (1, 1100, 70), (3, 530, 129), (1, 1024, 520)]);
     for (s, &(batch, rows, cols)) in shapes.iter().enumerate() {
         let host: Vec<T> = pseudo_random(batch * rows * cols, 100 + s as u64);
         let want = CpuPrims.transpose_batched(&host, batch, rows, cols).unwrap();

@@ -173,11 +173,15 @@ impl TransposeKernel {
 /// rows (`rows` elements long) do not all start on a 32-byte sector, where
 /// the word kernel writes sectors in parts, from two blocks, which costs a
 /// quarter of the bandwidth or more; and, except for bytes, when the input
-/// rows do not. Measured on an H200 (BENCHMARKS.md): at 16384 × 16383 the
-/// sector kernel is faster for u16 and f32 (2904 and 3704 GB/s against
-/// 2758 and 3418), the word kernel for u8 (2938 against 2720).
+/// rows do not; and for 2-byte elements always. Measured on an H200
+/// (BENCHMARKS.md): at 16384 × 16383 the sector kernel is faster for u16
+/// and f32 (2904 and 3704 GB/s against 2758 and 3418), the word kernel for
+/// u8 (2938 against 2720; even after the sector kernel's interior path,
+/// 2895 against 2914); at 16384² the sector kernel is faster for u16 (3263
+/// to 3387 GB/s against 2747 to 2792 in five runs), slower for f32 (3880
+/// against 3967) and level for u8.
 pub fn best_uses_sector(elem_bytes: usize, rows: usize, cols: usize) -> bool {
-    (rows * elem_bytes) % 32 != 0 || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0)
+    elem_bytes == 2 || (rows * elem_bytes) % 32 != 0 || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0)
 }
 
 /// The sector kernel's word size W and words per lane and output row K for
