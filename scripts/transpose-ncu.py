@@ -23,5 +23,5 @@ for e in tp.ELEMS:
             for name, fn, grid, smem, halo in tp.best_cands(e, n, n) + tp.sector_cands(e, n, n, opts_of[cname]):
                 if any(name.startswith(w) for w in WANT):
                     print(f"E={e} {n}^2 {name} {cname}", flush=True)
-                    tp.launch(m, fn, grid, smem, halo, a, out, n, n, 1)()
+                    tp.launch(m, fn, grid, smem, halo, a, out, n, n, 1, e)()
                     cp.cuda.runtime.deviceSynchronize()

@@ -64,14 +64,23 @@ def best_cands(e, rows, cols):
     return out
 
 
-def launch(m, fn, grid, smem, halo, a, out, rows, cols, batch):
+def sector_order(e, rows, cols):
+    """The sector kernel's block order (transpose/mod.rs, sector_block_order);
+    SECTOR_ORDER=0/1/2 overrides it."""
+    if "SECTOR_ORDER" in os.environ:
+        return int(os.environ["SECTOR_ORDER"])
+    out_mis, in_al = (rows * e) % 32 != 0, (cols * e) % 32 == 0
+    return 2 if e >= 4 and not (out_mis and in_al) else 1
+
+
+def launch(m, fn, grid, smem, halo, a, out, rows, cols, batch, e):
     k = m.get_function(fn)
     if smem > 48 * 1024:
         k.max_dynamic_shared_size_bytes = smem
     g = (grid[0], grid[1], min(batch, 65535))
     args = [a, out, cp.uint32(rows), cp.uint32(cols), cp.uint32(batch)]
     if halo is not None:
-        args.append(cp.uint32(halo))
+        args += [cp.uint32(halo), cp.uint32(sector_order(e, rows, cols))]
     return lambda: k(g, (32, 8, 1), tuple(args), shared_mem=smem)
 
 
@@ -92,7 +101,7 @@ def run(timeit):
                 cands += [(cm, c) for cname, cm in mods for c in sector_cands(e, rows, cols, opts_of[cname])]
                 for m_, (name, fn, grid, smem, halo) in cands:
                     out = cp.zeros_like(a)
-                    launch(m_, fn, grid, smem, halo, a, out, rows, cols, batch)()
+                    launch(m_, fn, grid, smem, halo, a, out, rows, cols, batch, e)()
                     if not bool(cp.array_equal(out, want)):
                         bad += 1
                         print(f"WRONG E={e} {batch}x{rows}x{cols} {name} {[k for k, v in mods if v is m_]}")
@@ -107,10 +116,10 @@ def run(timeit):
             gb = 2 * rows * cols * e / 1e9
             cands = [(m, "copy", "tr_copy", (-(-cols // 32), min(-(-rows // 32), 65535), 1), 0, None)]
             for cname, cm in mods:
-                word = best_cands(e, rows, cols) if cm is m else []
+                word = best_cands(e, rows, cols) if (cm is m or os.environ.get("WORD_ALL")) else []
                 cands += [(cm, c[0] + " " + cname) + c[1:] for c in word + sector_cands(e, rows, cols, opts_of[cname])]
             for m_, name, fn, grid, smem, halo in cands:
-                f = launch(m_, fn, grid, smem, halo, a, out, rows, cols, 1)
+                f = launch(m_, fn, grid, smem, halo, a, out, rows, cols, 1, e)
                 out.fill(0)
                 f()
                 ok = bool(cp.array_equal(out, a if fn == "tr_copy" else want))

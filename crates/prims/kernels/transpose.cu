@@ -26,6 +26,18 @@
 // element, straight into shared memory) rather than through registers:
 // for 8-byte elements only, where it measured 15 % faster on the H200 at
 // 16383^2; 4-byte copies (f32) and 16-byte ones (b16) were slower.
+// The order in which the blocks of the best kernel take their tiles (when
+// the grid has one block per tile): 0 row-major (blockIdx.x along a tile
+// row), 1 diagonal, 2 column-major (the blocks running together take a
+// column strip of tiles from top to bottom, so they write whole rows of the
+// output, one after the other). Measured on the H200 (BENCHMARKS.md):
+// column-major is the fastest for 4- to 16-byte elements (f32 16384^2
+// 3948 -> 4074 GB/s); for 1- and 2-byte elements the row order (column-
+// major cost 5 to 11 %). The sector kernel takes the order as an argument
+// (transpose/mod.rs, sector_block_order).
+#ifndef TR_BEST_ORDER
+#define TR_BEST_ORDER (TR_ELEM_BYTES >= 4 ? 2 : 0)
+#endif
 #ifndef TR_SECTOR_ASYNC
 #define TR_SECTOR_ASYNC (TR_ELEM_BYTES == 8)
 #endif
@@ -455,19 +467,16 @@ __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__
     const unsigned tiles_y = (rows + UNITS * V - 1) / (UNITS * V);
     const u64 mat = (u64)rows * cols;
     const u64 total = mat * batch * E;
-    // Diagonal block order for 8- and 16-byte elements (when the grid has
-    // one block per tile row): blocks launched together then read and write
-    // tiles spread over the matrix rather than one tile row of the output,
-    // whose addresses, a power-of-two row pitch apart, fall into the same
-    // memory partitions. Measured on the H200 at 16384²: f64 89 % → 93 % of
-    // the copy kernel; for f32 and u16 it cost 4 and 12 points, so they keep
-    // the row order.
+    // Block order (TR_BEST_ORDER): column-major for elements of 4 bytes or
+    // more, so that the blocks running together write whole output rows
+    // (f64 at 16384²: row order 89 % of the copy kernel, diagonal 93 %,
+    // column-major 95 %); row order for 1 and 2 bytes.
     unsigned tile_x = blockIdx.x;
     unsigned tile_y0 = blockIdx.y;
-    if (E >= 8 && gridDim.y == tiles_y) {
+    if (TR_BEST_ORDER != 0 && gridDim.y == tiles_y) {
         const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
         tile_y0 = bid % gridDim.y;
-        tile_x = (bid / gridDim.y + tile_y0) % gridDim.x;
+        tile_x = TR_BEST_ORDER == 1 ? (bid / gridDim.y + tile_y0) % gridDim.x : bid / gridDim.y;
     }
     const unsigned c0 = tile_x * UNITS * V;  // first input column of the tile
 
@@ -849,7 +858,8 @@ __device__ __forceinline__ void sector_load_async(const unsigned char* __restric
 
 template <int W, int K, int UNROLL, int BUDGET>
 __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,
-                                                 unsigned rows, unsigned cols, unsigned batch, unsigned halo) {
+                                                 unsigned rows, unsigned cols, unsigned batch, unsigned halo,
+                                                 unsigned order) {
     typedef SectorTile<W, K> T;
     constexpr int E = T::E, V = T::V, TR = T::TR, P = T::P;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -867,8 +877,17 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 
     for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
         const u64 base = b * mat;
-        for (unsigned t = blockIdx.y; t < tiles_y; t += gridDim.y) {
-            const unsigned c0 = blockIdx.x * T::TC;
+        // Block order (`order`, chosen by the host per shape), when the
+        // grid has one block per tile: 0 row-major, 1 diagonal, 2
+        // column-major (see TR_BEST_ORDER).
+        unsigned tx = blockIdx.x, ty0 = blockIdx.y;
+        if (order != 0 && gridDim.y == tiles_y) {
+            const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
+            ty0 = bid % gridDim.y;
+            tx = order == 1 ? (bid / gridDim.y + ty0) % gridDim.x : bid / gridDim.y;
+        }
+        for (unsigned t = ty0; t < tiles_y; t += gridDim.y) {
+            const unsigned c0 = tx * T::TC;
             const long long r0 = (long long)t * TR;
             const long long rb = r0 - (long long)halo;  // input row of unit row 0
             // Whether some load of this tile could reach past the buffer.
@@ -985,8 +1004,8 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 #define TR_SECTOR(W, K, UNROLL, BUDGET)                                                              \
     extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS, TR_SECTOR_MINB)                \
         tr_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,           \
-                  unsigned rows, unsigned cols, unsigned batch, unsigned halo) {                   \
-        transpose_sector<W, K, UNROLL, BUDGET>(in, out, rows, cols, batch, halo);                  \
+                  unsigned rows, unsigned cols, unsigned batch, unsigned halo, unsigned order) {   \
+        transpose_sector<W, K, UNROLL, BUDGET>(in, out, rows, cols, batch, halo, order);           \
     }
 
 #if defined(TR_SECTOR_W)

@@ -3,7 +3,8 @@
 use warpmc_gpu::{DeviceBuffer, KernelSource, LaunchConfig};
 
 use super::{
-    Transposable, Transpose, TransposeKernel, best_uses_sector, best_word_bytes, check_shape, sector_params, word_fits,
+    Transposable, Transpose, TransposeKernel, best_uses_sector, best_word_bytes, check_shape, sector_block_order,
+    sector_params, word_fits,
 };
 use crate::cuda::CudaPrims;
 use crate::error::{Result, ensure};
@@ -118,15 +119,29 @@ impl CudaPrims {
         {
             let k = m.kernel("tr_sector")?;
             let (config, halo) = sector_launch(e, batch, rows, cols);
+            let order = sector_block_order(e, rows, cols);
             k.set_max_dynamic_shared_bytes(config.shared_mem_bytes)?;
             let (r, c, b) = (rows as u32, cols as u32, batch as u32);
             // SAFETY: tr_sector(const elem* in, elem* out, unsigned rows,
-            // unsigned cols, unsigned batch, unsigned halo) touches only the
+            // unsigned cols, unsigned batch, unsigned halo, unsigned order)
+            // (the block order changes only which block takes which tile)
+            // touches only the
             // batch * rows * cols elements of each buffer (both hold exactly
             // that many, checked above; its word loads stay inside the
             // buffer, checked per tile by the kernel), with the dynamic
             // shared memory of sector_launch (opted in above).
-            unsafe { self.gpu().launch(&k).buf(src).buf_mut(dst).arg(&r).arg(&c).arg(&b).arg(&halo).run(config)? };
+            unsafe {
+                self.gpu()
+                    .launch(&k)
+                    .buf(src)
+                    .buf_mut(dst)
+                    .arg(&r)
+                    .arg(&c)
+                    .arg(&b)
+                    .arg(&halo)
+                    .arg(&order)
+                    .run(config)?
+            };
             return Ok(());
         }
         let (name, shared) = match kernel {

@@ -173,15 +173,36 @@ impl TransposeKernel {
 /// rows (`rows` elements long) do not all start on a 32-byte sector, where
 /// the word kernel writes sectors in parts, from two blocks, which costs a
 /// quarter of the bandwidth or more; and, except for bytes, when the input
-/// rows do not; and for 2-byte elements always. Measured on an H200
-/// (BENCHMARKS.md): at 16384 × 16383 the sector kernel is faster for u16
-/// and f32 (2904 and 3704 GB/s against 2758 and 3418), the word kernel for
-/// u8 (2938 against 2720; even after the sector kernel's interior path,
-/// 2895 against 2914); at 16384² the sector kernel is faster for u16 (3263
-/// to 3387 GB/s against 2747 to 2792 in five runs), slower for f32 (3880
-/// against 3967) and level for u8.
+/// rows do not; and for 1- and 2-byte elements in matrices of 2^27
+/// elements or more. Measured on an H200 (BENCHMARKS.md): at 16384 × 16383
+/// the sector kernel is faster for u16 and f32 (3370 and 3798 GB/s against
+/// 2743 and 3413 for the word kernel); at 16352² for u8 and u16 (3131 and
+/// 3389 against 2942 and 2790), at 16384² likewise (3131 and 3559 against
+/// about 2920 and 2760); at 8192² the word kernel is slightly faster (u8
+/// 2592 against 2531, u16 2666 against 2646) and at 4096² far faster (u16
+/// 2044 against 1335: the sector kernel's tiles are 4 times larger, too few
+/// to fill the GPU).
 pub fn best_uses_sector(elem_bytes: usize, rows: usize, cols: usize) -> bool {
-    elem_bytes == 2 || (rows * elem_bytes) % 32 != 0 || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0)
+    (elem_bytes <= 2 && rows * cols >= 1 << 27)
+        || (rows * elem_bytes) % 32 != 0
+        || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0)
+}
+
+/// The order in which the sector kernel's blocks take their tiles for
+/// `rows × cols` matrices of `elem_bytes`-byte elements (the kernel's last
+/// argument): 1 diagonal, 2 column-major, in which the blocks running
+/// together take a column strip of tiles top to bottom and so write whole
+/// output rows one after the other. Column-major for elements of 4 bytes or
+/// more, except where only the output rows are misaligned; diagonal
+/// otherwise. Measured on an H200 (sector kernel, GB/s, row-major /
+/// diagonal / column-major): f32 16383² 3237 / 3416 / 3716, 16384 × 16383
+/// 3730 / 3578 / 3766, 16383 × 16384 3569 / 3643 / 3549, 8191 × 8192 3268 /
+/// 3453 / 3212; u16 16383² 2953 / 3214 / 3206; u8 16383 × 16384 2818 /
+/// 3079 / 2981.
+pub fn sector_block_order(elem_bytes: usize, rows: usize, cols: usize) -> u32 {
+    let output_misaligned = (rows * elem_bytes) % 32 != 0;
+    let input_aligned = (cols * elem_bytes) % 32 == 0;
+    if elem_bytes >= 4 && !(output_misaligned && input_aligned) { 2 } else { 1 }
 }
 
 /// The sector kernel's word size W and words per lane and output row K for
@@ -266,4 +287,36 @@ pub trait Transpose {
 
     /// Transposes the `batch` square matrices of `n × n` in `data` in place.
     fn transpose_in_place<T: Transposable>(&self, data: &mut Self::Buf<T>, batch: usize, n: usize) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_takes_the_sector_kernel_where_it_measured_faster() {
+        // Misaligned output rows: always.
+        for e in [1, 2, 4, 8, 16] {
+            assert!(best_uses_sector(e, 16383, 16383), "{e}");
+            assert!(best_uses_sector(e, 33, 64), "{e}");
+        }
+        // Aligned: for 1- and 2-byte elements only in large matrices.
+        assert!(!best_uses_sector(4, 16384, 16384));
+        assert!(!best_uses_sector(2, 4096, 4096));
+        assert!(best_uses_sector(2, 16384, 16384));
+        assert!(best_uses_sector(1, 16352, 16352));
+        // Misaligned input rows alone: the word kernel realigns bytes itself.
+        assert!(!best_uses_sector(1, 64, 4097));
+        assert!(best_uses_sector(4, 64, 4097));
+    }
+
+    #[test]
+    fn sector_block_order_follows_the_measurements() {
+        assert_eq!(sector_block_order(4, 16383, 16383), 2);
+        assert_eq!(sector_block_order(4, 16384, 16383), 2);
+        assert_eq!(sector_block_order(4, 16383, 16384), 1);
+        assert_eq!(sector_block_order(8, 8191, 8192), 1);
+        assert_eq!(sector_block_order(2, 16383, 16383), 1);
+        assert_eq!(sector_block_order(1, 16384, 16384), 1);
+    }
 }
