@@ -12,9 +12,13 @@ best and sector kernels (transpose_proto.py): every output checked against
 CuPy's own transpose on awkward shapes, speed at 16384^2 and 16383^2
 (SIZES=... and ELEMS=... to choose).
 """
+import os
 import sys
+
 import cupy as cp
-import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transpose_proto import timeit  # noqa: E402
 
 FLAT = r"""
 extern "C" __global__ void copy32(const float* in, float* out, long long n, int roff, int woff) {
@@ -43,20 +47,6 @@ extern "C" __global__ void copy32_far(const float* in, float* out, long long nse
     }
 }
 """
-
-
-def timeit(fn, runs=10):
-    fn()
-    cp.cuda.runtime.deviceSynchronize()
-    ts = []
-    for _ in range(runs):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(a, b) * 1e-3)
-    return float(np.median(ts))
 
 
 def flat():
@@ -88,9 +78,8 @@ def main():
         flat()
     import transpose_proto
 
-    transpose_proto.run(timeit)
+    transpose_proto.run()
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, __file__.rsplit("/", 1)[0])
     main()

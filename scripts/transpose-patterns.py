@@ -8,8 +8,13 @@ elements. CuPy, on the GPU machine:
 
     python3 scripts/transpose-patterns.py
 """
+import os
+import sys
+
 import cupy as cp
-import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transpose_proto import timeit  # noqa: E402
 
 SRC = r"""
 typedef unsigned long long u64;
@@ -60,20 +65,6 @@ extern "C" __global__ void load_pattern(const float* in, float* sink, unsigned n
 """
 
 
-def timeit(fn, runs=10):
-    fn()
-    cp.cuda.runtime.deviceSynchronize()
-    ts = []
-    for _ in range(runs):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(a, b) * 1e-3)
-    return float(np.median(ts))
-
-
 def main():
     print(cp.cuda.runtime.getDeviceProperties(0)["name"].decode())
     m = cp.RawModule(code=SRC, options=("-arch=sm_90",))
@@ -81,7 +72,6 @@ def main():
     n = 16384
     buf = cp.zeros(n * n + 64, dtype=cp.float32)
     sink = cp.zeros(1024, dtype=cp.float32)
-    import os
     for rowlen in [int(x) for x in os.environ.get("ROWLENS", "16384,16383").split(",")]:
         gb = rowlen * rowlen * 4 / 1e9
         tiles = (rowlen + 7 + 127) // 128

@@ -169,23 +169,27 @@ impl TransposeKernel {
 }
 
 /// Whether [`TransposeKernel::Best`]`(None)` runs the sector kernel for
-/// `rows × cols` matrices of `elem_bytes`-byte elements: when the output
-/// rows (`rows` elements long) do not all start on a 32-byte sector, where
-/// the word kernel writes sectors in parts, from two blocks, which costs a
-/// quarter of the bandwidth or more; and, except for bytes, when the input
-/// rows do not; and for 1- and 2-byte elements in matrices of 2^27
-/// elements or more. Measured on an H200 (BENCHMARKS.md): at 16384 × 16383
-/// the sector kernel is faster for u16 and f32 (3370 and 3798 GB/s against
-/// 2743 and 3413 for the word kernel); at 16352² for u8 and u16 (3131 and
-/// 3389 against 2942 and 2790), at 16384² likewise (3131 and 3559 against
-/// about 2920 and 2760); at 8192² the word kernel is slightly faster (u8
-/// 2592 against 2531, u16 2666 against 2646) and at 4096² far faster (u16
-/// 2044 against 1335: the sector kernel's tiles are 4 times larger, too few
-/// to fill the GPU).
+/// `rows × cols` matrices of `elem_bytes`-byte elements. In matrices of
+/// 2^24 elements or more: when the output rows (`rows` elements long) do
+/// not all start on a 32-byte sector, where the word kernel writes sectors
+/// in parts, from two blocks, which costs a quarter of the bandwidth or
+/// more; and, except for bytes, when the input rows do not. For 1- and
+/// 2-byte elements also in aligned matrices of 2^27 elements or more.
+/// Smaller matrices keep the word kernel: the sector kernel's tiles (4 to
+/// 8 times larger) are then too few to fill the GPU.
+///
+/// Measured on an H200 (BENCHMARKS.md), word kernel / sector kernel, GB/s:
+/// misaligned 1000 × 999: u16 435 / 194, f32 1067 / 639, b16 3018 / 2791;
+/// 2047²: u8 527 / 441, f32 2381 / 1585, b16 3102 / 3167; 4095² (just below
+/// the threshold): u8 1043 / 1424, u16 1437 / 1308, f32 2836 / 2305, f64
+/// 3213 / 3342; 8191²: the sector kernel faster for every type (u8 1379 /
+/// 2258, f32 2797 / 3343, b16 3525 / 3857). Aligned u16: 16384² 2760 /
+/// 3557, 16352² 2766 / 3385, 8192² level (2615 / 2692, 2666 / 2646), 4096²
+/// 2044 / 1335.
 pub fn best_uses_sector(elem_bytes: usize, rows: usize, cols: usize) -> bool {
-    (elem_bytes <= 2 && rows * cols >= 1 << 27)
-        || (rows * elem_bytes) % 32 != 0
-        || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0)
+    let elems = rows * cols;
+    let misaligned = (rows * elem_bytes) % 32 != 0 || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0);
+    (elems >= 1 << 24 && misaligned) || (elem_bytes <= 2 && elems >= 1 << 27)
 }
 
 /// The order in which the sector kernel's blocks take their tiles for
@@ -295,10 +299,12 @@ mod tests {
 
     #[test]
     fn best_takes_the_sector_kernel_where_it_measured_faster() {
-        // Misaligned output rows: always.
+        // Misaligned output rows: in matrices of 2^24 elements or more.
         for e in [1, 2, 4, 8, 16] {
             assert!(best_uses_sector(e, 16383, 16383), "{e}");
-            assert!(best_uses_sector(e, 33, 64), "{e}");
+            assert!(best_uses_sector(e, 4097, 4097), "{e}");
+            assert!(!best_uses_sector(e, 4095, 4095), "{e}");
+            assert!(!best_uses_sector(e, 33, 64), "{e}");
         }
         // Aligned: for 1- and 2-byte elements only in large matrices.
         assert!(!best_uses_sector(4, 16384, 16384));
@@ -306,8 +312,8 @@ mod tests {
         assert!(best_uses_sector(2, 16384, 16384));
         assert!(best_uses_sector(1, 16352, 16352));
         // Misaligned input rows alone: the word kernel realigns bytes itself.
-        assert!(!best_uses_sector(1, 64, 4097));
-        assert!(best_uses_sector(4, 64, 4097));
+        assert!(!best_uses_sector(1, 4096, 4097));
+        assert!(best_uses_sector(4, 4096, 4097));
     }
 
     #[test]
