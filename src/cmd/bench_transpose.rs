@@ -10,9 +10,12 @@ use warpmc_prims::transpose::{
 use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, TransposeKernel, bench};
 
 /// Matrix transpose: the kernels of NVIDIA's transpose study (copy,
-/// shared-memory copy, naive, coalesced, conflict-free) and warpmc's best
-/// (word-wide, for rows aligned to 32 bytes) and sector-aligned (for rows
-/// that are not: its stores cover whole 32-byte sectors), for each element
+/// shared-memory copy, naive, coalesced, conflict-free) and warpmc's two:
+/// the word kernel (word-wide accesses, register transposes) and the
+/// sector-aligned kernel (its stores cover whole 32-byte sectors where rows
+/// are not aligned to them); "best" runs whichever measured faster for the
+/// shape (the sector kernel for large misaligned matrices and large u8/u16
+/// ones, the row says which), for each element
 /// type, printed as the study's table: effective bandwidth
 /// = 2 × matrix bytes / time (each element read once and written once).
 ///
@@ -38,8 +41,9 @@ pub(crate) struct TransposeArgs {
     types: Vec<String>,
     /// Kernels, comma separated: copy, copy-shared, naive, coalesced,
     /// conflict-free, best (what the library runs: the word kernel with its
-    /// default word size, or the sector kernel where rows are not 32-byte
-    /// aligned), best-w4, best-w8, best-w16 (the word kernel with a given
+    /// default word size, or the sector kernel for matrices of 2^24
+    /// elements or more whose rows are not 32-byte aligned, and for u8/u16
+    /// ones of 2^27 or more), best-w4, best-w8, best-w16 (the word kernel with a given
     /// word size; skipped where it does not apply), sector (the
     /// sector-aligned kernel, any shape), in-place (square shapes only).
     #[arg(long, value_delimiter = ',', default_values_t = ["copy", "copy-shared", "naive", "coalesced", "conflict-free", "best", "sector", "in-place"].map(String::from))]
