@@ -871,9 +871,11 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
     const unsigned tiles_y = (rows + span + TR - 1) / TR;
     const u64 mat = (u64)rows * cols;
     const u64 total = mat * batch * E;
-    // Interior tiles address their rows with 32-bit offsets from the tile.
+    // Interior tiles address their rows with 32-bit offsets from the tile
+    // (from its first row below the halo, for cp.async): up to TR + SECT
+    // rows, plus a row's words.
     const unsigned row_bytes = cols * E;
-    const bool offsets_fit = (u64)cols * E * (TR + 1) + 64 * W < 0xffffffffull;
+    const bool offsets_fit = (u64)cols * E * (TR + T::SECT + 1) + 64 * W < 0xffffffffull;
 
     for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
         const u64 base = b * mat;
