@@ -26,6 +26,10 @@
 // element, straight into shared memory) rather than through registers:
 // for 8-byte elements only, where it measured 15 % faster on the H200 at
 // 16383^2; 4-byte copies (f32) and 16-byte ones (b16) were slower.
+#ifndef TR_SECTOR_ASYNC
+#define TR_SECTOR_ASYNC (TR_ELEM_BYTES == 8)
+#endif
+
 // The order in which the blocks of the best kernel take their tiles (when
 // the grid has one block per tile): 0 row-major (blockIdx.x along a tile
 // row), 1 diagonal, 2 column-major (the blocks running together take a
@@ -38,10 +42,6 @@
 #ifndef TR_BEST_ORDER
 #define TR_BEST_ORDER (TR_ELEM_BYTES >= 4 ? 2 : 0)
 #endif
-#ifndef TR_SECTOR_ASYNC
-#define TR_SECTOR_ASYNC (TR_ELEM_BYTES == 8)
-#endif
-
 
 typedef unsigned long long u64;
 
@@ -762,9 +762,8 @@ __device__ __forceinline__ void sector_load_interior(const unsigned char* __rest
         cb[k] = off - sel[k] + lane * W;
         more[k] = last && sel[k] != 0;
     }
-    const unsigned nsteps = PASSES;
 #pragma unroll UNROLL
-    for (unsigned g = 0; g < nsteps; g += GROUP) {
+    for (unsigned g = 0; g < PASSES; g += GROUP) {
         Word<W> lo[GROUP][V], extra[GROUP][V];
 #pragma unroll
         for (int p = 0; p < GROUP; ++p) {
@@ -1013,7 +1012,8 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 #if defined(TR_SECTOR_W)
 // Experiments (scripts/transpose_proto.py): -DTR_SECTOR_W=.. -DTR_SECTOR_K=..
 // -DTR_SECTOR_UNROLL=.. -DTR_SECTOR_BUDGET=.., -DTR_SECTOR_MINB=..,
-// -DTR_SECTOR_ASYNC=0/1 (the host's sector_params must then match).
+// -DTR_SECTOR_ASYNC=0/1, -DTR_SECTOR_NO_INTERIOR (every tile on the general
+// path), -DTR_BEST_ORDER=0/1/2 (the host's sector_params must match W, K).
 TR_SECTOR(TR_SECTOR_W, TR_SECTOR_K, TR_SECTOR_UNROLL, TR_SECTOR_BUDGET)
 #elif TR_ELEM_BYTES == 1
 TR_SECTOR(4, 2, 1, 24)

@@ -124,12 +124,11 @@ impl CudaPrims {
             let (r, c, b) = (rows as u32, cols as u32, batch as u32);
             // SAFETY: tr_sector(const elem* in, elem* out, unsigned rows,
             // unsigned cols, unsigned batch, unsigned halo, unsigned order)
-            // (the block order changes only which block takes which tile)
-            // touches only the
-            // batch * rows * cols elements of each buffer (both hold exactly
-            // that many, checked above; its word loads stay inside the
-            // buffer, checked per tile by the kernel), with the dynamic
-            // shared memory of sector_launch (opted in above).
+            // touches only the batch * rows * cols elements of each buffer
+            // (the order changes only which block takes which tile; both
+            // buffers hold exactly that many, checked above; its word loads
+            // stay inside the buffer, checked per tile by the kernel), with
+            // the dynamic shared memory of sector_launch (opted in above).
             unsafe {
                 self.gpu()
                     .launch(&k)
