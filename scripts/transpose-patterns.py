@@ -7,6 +7,11 @@ by a shuffle funnel), for rows of 16384 (aligned) and 16383 (misaligned)
 elements. CuPy, on the GPU machine:
 
     python3 scripts/transpose-patterns.py
+
+ROWLENS= (row lengths), ALIGNS= (elements the store segments align to:
+8 = a sector, 32 = a 128-byte line, 64 = 256 bytes) and COLMAJOR=0,1 (the
+blocks' tile order: row-major, or column-major as the sector kernel runs
+f32) choose the cases.
 """
 import os
 import sys
@@ -21,12 +26,20 @@ typedef unsigned long long u64;
 // Stores of the sector kernel: block (bx, by) writes output rows
 // o = 64 bx .. 64 bx + 63, elements [by * 128 - d, by * 128 - d + 128) of each
 // (d = the row's misalignment in elements, 0 when aligned), clipped to the row.
-extern "C" __global__ void store_pattern(float* out, unsigned nrows, unsigned rowlen, int shift) {
+// With colmajor, consecutive blocks take the tiles of one strip of output
+// rows (the sector kernel's column-major order).
+extern "C" __global__ void store_pattern(float* out, unsigned nrows, unsigned rowlen, int shift, int colmajor) {
     const unsigned lane = threadIdx.x;
     const unsigned tiles = (rowlen + (shift ? shift - 1 : 0) + 127) / 128;
-    for (unsigned t = blockIdx.y; t < tiles; t += gridDim.y)
+    unsigned bx = blockIdx.x, by = blockIdx.y;
+    if (colmajor) {
+        const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
+        by = bid % gridDim.y;
+        bx = bid / gridDim.y;
+    }
+    for (unsigned t = by; t < tiles; t += gridDim.y)
     for (unsigned j = threadIdx.y; j < 64; j += 8) {
-        const unsigned o = blockIdx.x * 64 + j;
+        const unsigned o = bx * 64 + j;
         if (o >= nrows) break;
         const u64 f = (u64)o * rowlen + (u64)t * 128;
         const unsigned d = shift ? (unsigned)(f & (shift - 1)) : 0;  // shift: elements of alignment
@@ -77,8 +90,10 @@ def main():
         tiles = (rowlen + 7 + 127) // 128
         for shift in [int(x) for x in os.environ.get("ALIGNS", "8").split(",")]:
             tiles = (rowlen + max(shift - 1, 0) + 127) // 128
-            t = timeit(lambda: st(((rowlen + 63) // 64, tiles), (32, 8), (buf, cp.uint32(rowlen), cp.uint32(rowlen), cp.int32(shift))))
-            print(f"store pattern, rows of {rowlen}, segments on {4 * shift or 4}-byte boundaries: {gb / t:8.1f} GB/s of writes")
+            for cm in [int(x) for x in os.environ.get("COLMAJOR", "0").split(",")]:
+                t = timeit(lambda: st(((rowlen + 63) // 64, tiles), (32, 8), (buf, cp.uint32(rowlen), cp.uint32(rowlen), cp.int32(shift), cp.int32(cm))))
+                order = "column-major" if cm else "row-major"
+                print(f"store pattern, rows of {rowlen}, segments on {4 * shift or 4}-byte boundaries, {order}: {gb / t:8.1f} GB/s of writes")
         for halo in (0, 8):
             t = timeit(lambda: ld(((rowlen + 63) // 64, (rowlen + 127) // 128), (32, 8), (buf, sink, cp.uint32(rowlen), cp.uint32(rowlen), cp.uint32(halo))))
             print(f"load pattern, rows of {rowlen}, halo {halo}: {gb / t:8.1f} GB/s of reads")

@@ -84,8 +84,7 @@ def sector_order(e, rows, cols):
     SECTOR_ORDER=0/1/2 overrides it."""
     if "SECTOR_ORDER" in os.environ:
         return int(os.environ["SECTOR_ORDER"])
-    only_out = (rows * e) % 32 != 0 and (cols * e) % 32 == 0
-    return 2 if e >= 4 and not (e == 4 and only_out) else 1
+    return 2 if e >= 4 else 1
 
 
 def launch(m, fn, grid, smem, halo, a, out, rows, cols, batch, e):

@@ -119,7 +119,7 @@ impl CudaPrims {
         {
             let k = m.kernel("tr_sector")?;
             let (config, halo) = sector_launch(e, batch, rows, cols);
-            let order = sector_block_order(e, rows, cols);
+            let order = sector_block_order(e);
             k.set_max_dynamic_shared_bytes(config.shared_mem_bytes)?;
             let (r, c, b) = (rows as u32, cols as u32, batch as u32);
             // SAFETY: tr_sector(const elem* in, elem* out, unsigned rows,
