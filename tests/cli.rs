@@ -82,6 +82,10 @@ fn user_mistakes_get_one_line_and_a_nonzero_exit() {
         &["rng", "dump", "-g", "philox", "--streams", "0"][..],
         &["rng", "multipliers", "--start", "0x100000000", "--count", "1"][..],
         &["--threads", "0", "devices"][..],
+        // Checked before a GPU is looked for.
+        &["bench", "transpose", "--min-time=-1"][..],
+        &["bench", "transpose", "--min-time", "nan"][..],
+        &["bench", "transpose", "--runs", "0"][..],
     ] {
         let o = warpmc(args);
         assert!(!o.status.success(), "{args:?} succeeded");

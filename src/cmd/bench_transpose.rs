@@ -48,9 +48,17 @@ pub(crate) struct TransposeArgs {
     /// sector-aligned kernel, any shape), in-place (square shapes only).
     #[arg(long, value_delimiter = ',', default_values_t = ["copy", "copy-shared", "naive", "coalesced", "conflict-free", "best", "sector", "in-place"].map(String::from))]
     kernels: Vec<String>,
-    /// Timed calls per row (the median is printed).
+    /// Timed batches per row, at the least: each batch is calls back to
+    /// back for 4 ms or more, and the median batch gives the time per call
     #[arg(long, default_value_t = 20)]
     runs: usize,
+    /// Seconds of device time each row is timed over, at the least (more
+    /// batches than --runs where needed). Under full memory traffic the GPU
+    /// reaches its power cap and its clocks dip in cycles of about a
+    /// second; a short timing lands in one phase or the other, a longer one
+    /// gives the common phase. 0 times just --runs batches
+    #[arg(long, default_value_t = 1.0)]
+    min_time: f64,
     /// Print one JSON object per row instead of a table.
     #[arg(long)]
     json: bool,
@@ -105,12 +113,19 @@ pub(crate) fn run(args: TransposeArgs) -> anyhow::Result<()> {
     if args.batch == 0 || args.runs == 0 {
         bail!("--batch and --runs must be at least 1");
     }
+    if !(args.min_time.is_finite() && (0.0..=3600.0).contains(&args.min_time)) {
+        bail!("--min-time must be between 0 and 3600 seconds");
+    }
     let gpu = Gpu::open_default().context("bench transpose needs a CUDA device")?;
     let p = CudaPrims::new(gpu);
     if !args.json {
         let i = p.gpu().info();
         println!("device: {} ({} SMs, {}), {} MiB L2", i.name, i.sm_count, i.arch(), i.l2_cache >> 20);
-        println!("block: 32 x 8 threads; effective bandwidth = 2 x bytes / time; median of {} timed calls", args.runs);
+        println!(
+            "block: 32 x 8 threads; effective bandwidth = 2 x bytes / time; time per call: the median of {}+ \
+             batches of back-to-back calls over {} s or more",
+            args.runs, args.min_time
+        );
     }
     let mut failures = 0;
     for &(rows, cols) in &shapes {
@@ -176,7 +191,7 @@ fn one<T: Transposable>(
                     }
                 }
                 p.gpu().memset_bytes(&mut dst, 0)?;
-                let m = bench::transpose(p, k, &src, &mut dst, (batch, rows, cols), args.runs)?;
+                let m = bench::transpose(p, k, &src, &mut dst, (batch, rows, cols), args.runs, 1e3 * args.min_time)?;
                 let got = p.gpu().download(&dst)?;
                 let expect = if k.transposes() { &want } else { &host };
                 let label = match k {
@@ -196,12 +211,13 @@ fn one<T: Transposable>(
                     continue;
                 }
                 let mut data = p.gpu().upload(&host)?;
-                let ms =
-                    bench::median_ms(p.gpu(), args.runs, || p.transpose_in_place_on_device(&mut data, batch, rows))?;
+                let (ms, calls) = bench::sustained_ms(p.gpu(), args.runs, 1e3 * args.min_time, || {
+                    p.transpose_in_place_on_device(&mut data, batch, rows)
+                })?;
                 let got = p.gpu().download(&data)?;
-                // median_ms calls once more than `runs`: an odd number of
-                // transposes leaves the transpose, an even one the input.
-                let expect = if (args.runs + 1) % 2 == 1 { &want } else { &host };
+                // An odd number of transposes leaves the transpose, an even
+                // one the input.
+                let expect = if calls % 2 == 1 { &want } else { &host };
                 let m = bench::Measured {
                     label: format!("in-place transpose {}", T::NAME),
                     elements: n,

@@ -38,6 +38,49 @@ impl Measured {
     }
 }
 
+/// Calls of at least this many milliseconds in all make one timed batch
+/// of [`sustained_ms`].
+const BATCH_MS: f64 = 4.0;
+
+/// Median device time per call of `f` in ms under sustained load, and the
+/// number of calls made (some operations, such as an in-place transpose,
+/// leave a result that depends on it).
+///
+/// After one untimed call (compilation, memory-pool growth) and one that
+/// sizes the batches, calls run back to back in batches of at least
+/// `BATCH_MS` (4 ms), each batch timed by events around it, until there
+/// are at least `batches` batches and `min_ms` of device time in all; the
+/// result is the median batch divided by its calls. Why: under full
+/// memory traffic an H200 reaches its 700 W power cap and its power
+/// management lowers the SM clocks in cycles (measured with a transpose:
+/// dips of about 200 ms, 10 % slower, about once a second). Twenty calls
+/// of half a millisecond each fall wholly into one phase or the other, so
+/// the same kernel measured 3350 or 3720 GB/s depending on when it ran; a
+/// median over a whole second of batches lands in the common phase.
+pub fn sustained_ms(gpu: &Gpu, batches: usize, min_ms: f64, mut f: impl FnMut() -> Result<()>) -> Result<(f64, usize)> {
+    f()?;
+    gpu.synchronize()?;
+    let timer = gpu.start_timer()?;
+    f()?;
+    let one = timer.stop_ms()?;
+    let per_batch = (BATCH_MS / one.max(1e-4)).ceil().clamp(1.0, 100_000.0) as usize;
+    let mut calls = 2;
+    let mut times = Vec::new();
+    let mut total = 0.0;
+    while times.len() < batches.max(1) || total < min_ms {
+        let timer = gpu.start_timer()?;
+        for _ in 0..per_batch {
+            f()?;
+        }
+        let ms = timer.stop_ms()?;
+        calls += per_batch;
+        total += ms;
+        times.push(ms / per_batch as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], calls))
+}
+
 /// Median device time of `f` in ms over `runs` calls, after one untimed
 /// call (compilation, memory-pool growth).
 pub fn median_ms(gpu: &Gpu, runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
@@ -140,18 +183,20 @@ pub fn sort<K: SortKey>(p: &CudaPrims, n: usize, with_values: bool, runs: usize)
 }
 
 /// Times `kernel` on the `batch` matrices of `rows × cols` in `src` (into
-/// `dst`): the study's effective bandwidth counts every element read once
-/// and written once.
+/// `dst`) under sustained load ([`sustained_ms`]: at least `batches`
+/// batches and `min_ms` of device time): the study's effective bandwidth
+/// counts every element read once and written once.
 pub fn transpose<T: crate::Transposable>(
     p: &CudaPrims,
     kernel: crate::TransposeKernel,
     src: &DeviceBuffer<T>,
     dst: &mut DeviceBuffer<T>,
     shape: (usize, usize, usize),
-    runs: usize,
+    batches: usize,
+    min_ms: f64,
 ) -> Result<Measured> {
     let (batch, rows, cols) = shape;
-    let ms = median_ms(p.gpu(), runs, || p.transpose_with(kernel, src, dst, batch, rows, cols))?;
+    let (ms, _) = sustained_ms(p.gpu(), batches, min_ms, || p.transpose_with(kernel, src, dst, batch, rows, cols))?;
     let n = batch * rows * cols;
     Ok(Measured {
         label: format!("{} {}", kernel.label(), T::NAME),
