@@ -24,7 +24,11 @@ use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, TransposeKernel, bench};
 /// printed too. Every output is downloaded and compared bit for bit with
 /// the CPU transpose, as the study's postprocess does. The default shapes
 /// are far beyond the L2 cache (16384² f32 is 1 GiB), one that is not a
-/// multiple of 32, and the study's 1024².
+/// multiple of 32, and the study's 1024². Each row is timed over a second
+/// or more of back-to-back calls (--min-time) and the median batch kept:
+/// once the board reaches its power cap the GPU lowers its clocks in short
+/// cycles, and a shorter timing would land in one phase or the other. A
+/// run takes a few minutes.
 ///
 /// Example: warpmc bench transpose --shapes 16384x16384 --types f32,u8 --kernels conflict-free,best
 #[derive(Debug, Args)]
