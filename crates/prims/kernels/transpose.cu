@@ -1060,8 +1060,9 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 #if defined(TR_SECTOR_W)
 // Experiments (scripts/transpose_proto.py): -DTR_SECTOR_W=.. -DTR_SECTOR_K=..
 // -DTR_SECTOR_UNROLL=.. -DTR_SECTOR_BUDGET=.., -DTR_SECTOR_MINB=..,
-// -DTR_SECTOR_ASYNC=0/1, -DTR_SECTOR_NO_INTERIOR (every tile on the general
-// path), -DTR_BEST_ORDER=0/1/2 (the host's sector_params must match W, K).
+// -DTR_SECTOR_ASYNC=0/1, -DTR_SECTOR_HALO_STAGE=0/1, -DTR_SECTOR_NO_INTERIOR
+// (every tile on the general path), -DTR_BEST_ORDER=0/1/2 (the host's
+// sector_params must match W, K).
 TR_SECTOR(TR_SECTOR_W, TR_SECTOR_K, TR_SECTOR_UNROLL, TR_SECTOR_BUDGET)
 #elif TR_ELEM_BYTES == 1
 TR_SECTOR(4, 2, 1, 24)
