@@ -5,6 +5,12 @@ with the input and output placed after spacer allocations of several sizes,
 within one run. A scratch experiment for issue 6, on the GPU machine:
 
     ELEMS=1,4 SHAPE=16383x16383 python3 scripts/transpose-placement.py
+
+SPACERS= (MiB allocated before each pair of buffers), DISTS= (the output
+that many MiB after the input, in one allocation), SLEEP= (seconds idle
+before each timing) and SUSTAIN= (seconds of back-to-back launches, GB/s
+per 100 ms) choose the cases. Its answer (BENCHMARKS.md, transpose part 3):
+placement did not matter; the GPU's power cap did.
 """
 import os
 import sys

@@ -1,4 +1,4 @@
-//! Measurements behind `warpmc bench reduce|scan|sort`: device time of one
+//! Measurements behind `warpmc bench reduce|scan|sort|transpose`: device time of one
 //! call, and the bytes it must move, so that speed reads as a fraction of the
 //! device's copy bandwidth measured in the same run
 //! ([`warpmc_gpu::Gpu::copy_bandwidth_gbs`]).
