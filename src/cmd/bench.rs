@@ -4,8 +4,8 @@
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use warpmc_bench::prims::{self as bench, Measured};
 use warpmc_gpu::Gpu;
-use warpmc_prims::bench::{self, Measured};
 use warpmc_prims::{CudaPrims, Element, Op, SortKey};
 
 use super::{bench_atomics, bench_flame, bench_shuffle, bench_transpose};

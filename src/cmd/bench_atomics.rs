@@ -8,11 +8,9 @@ use std::io::Write;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use warpmc_bench::atomics::{AtomicsBenchConfig, CellBox, CellValue, Flame, Timing, WorkloadResult, run_atomics_bench};
 use warpmc_gpu::Gpu;
 use warpmc_prims::CudaPrims;
-use warpmc_prims::atomics::bench::{
-    AtomicsBenchConfig, CellBox, CellValue, Flame, Timing, WorkloadResult, run_atomics_bench,
-};
 use warpmc_prims::atomics::{AtomicStrategy, KeyOrder};
 
 /// Reduce by key and histograms with warp-aggregated atomics: the document's experiment, timed and verified.

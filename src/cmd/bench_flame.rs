@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use warpmc_bench::point_shuffle::{StudyShuffle, diversity};
 use warpmc_flame::genome::{Flame, ParseOptions, parse_file};
 use warpmc_flame::image::{Bits, psnr_pixels, quantize, write_png};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{RenderSettings, RenderedFrame, render};
-use warpmc_flame::shuffle_study::{StudyShuffle, diversity};
 
 /// Default genomes: the flam3-only ones shipped in examples/flames.
 fn default_genomes() -> Vec<PathBuf> {

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use anyhow::{anyhow, bail};
-use warpmc_prims::shuffle_bench::{ElemType, Experiment, ShuffleBenchConfig, ShuffleRow, Variant, run_shuffle_bench};
+use warpmc_bench::shuffle::{ElemType, Experiment, ShuffleBenchConfig, ShuffleRow, Variant, run_shuffle_bench};
 
 /// The shuffle document's experiments: shared memory versus shuffles, timed and verified.
 ///

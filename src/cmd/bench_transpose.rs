@@ -3,11 +3,12 @@
 
 use anyhow::{Context, bail};
 use clap::Args;
+use warpmc_bench::prims as bench;
 use warpmc_gpu::{DeviceBuffer, Gpu};
 use warpmc_prims::transpose::{
     Transposable, as_bytes, best_uses_sector, best_word_bytes, pseudo_random, sector_params, word_fits,
 };
-use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, TransposeKernel, bench};
+use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, TransposeKernel};
 
 /// Matrix transpose: the kernels of NVIDIA's transpose study (copy,
 /// shared-memory copy, naive, coalesced, conflict-free) and warpmc's two:
@@ -216,7 +217,7 @@ fn one<T: Transposable>(
                 }
                 let mut data = p.gpu().upload(&host)?;
                 let (ms, calls) = bench::sustained_ms(p.gpu(), args.runs, 1e3 * args.min_time, || {
-                    p.transpose_in_place_on_device(&mut data, batch, rows)
+                    Ok(p.transpose_in_place_on_device(&mut data, batch, rows)?)
                 })?;
                 let got = p.gpu().download(&data)?;
                 // An odd number of transposes leaves the transpose, an even

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use warpmc_bench::potts as bench;
 use warpmc_potts::observables::CSV_COLUMNS;
 use warpmc_potts::{
     Backend, BackendChoice, ConfigFile, Control, CpuBackend, CudaBackend, CudaKernel, InitialState, Observer,
-    PottsError, PottsModel, ProtocolConfig, RunState, Runner, TemperatureResult, Temperatures, bench, checkpoint,
-    snapshot,
+    PottsError, PottsModel, ProtocolConfig, RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
 };
 
 /// The quick example, run when `warpmc potts run` gets no parameters.

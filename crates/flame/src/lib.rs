@@ -15,7 +15,6 @@ pub mod image;
 pub mod interpolate;
 pub mod palette;
 pub mod render;
-pub mod shuffle_study;
 pub mod variations;
 
 pub use genome::{Flame, XForm};

@@ -40,7 +40,7 @@ fn gap(r: &CudaRenderer, f: &Flame, s: f64, q: f64, precision: Precision) -> (f6
 
 #[test]
 fn gpu_renders_within_the_cpu_noise_floor() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_renders_within_the_cpu_noise_floor") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_renders_within_the_cpu_noise_floor") else { return };
     let r = CudaRenderer::with_gpu(gpu);
     for name in [
         "test.flam3",
@@ -58,7 +58,7 @@ fn gpu_renders_within_the_cpu_noise_floor() {
 
 #[test]
 fn every_gpu_variant_renders_within_the_noise_floor() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("every_gpu_variant_renders_within_the_noise_floor") else {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("every_gpu_variant_renders_within_the_noise_floor") else {
         return;
     };
     let f = genome("electricsheep.244.80692.flam3");
@@ -104,7 +104,7 @@ fn every_gpu_variant_renders_within_the_noise_floor() {
 
 #[test]
 fn bad_options_are_errors() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("bad_options_are_errors") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("bad_options_are_errors") else { return };
     for o in [
         IterationOptions { block: 48, ..IterationOptions::default() },
         IterationOptions { block: 2048, ..IterationOptions::default() },
@@ -119,7 +119,7 @@ fn bad_options_are_errors() {
 /// dropped: both backends render the same parsed flame).
 #[test]
 fn xaos_genomes_render_within_the_cpu_noise_floor() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("xaos_genomes_render_within_the_cpu_noise_floor") else {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("xaos_genomes_render_within_the_cpu_noise_floor") else {
         return;
     };
     let r = CudaRenderer::with_gpu(gpu);

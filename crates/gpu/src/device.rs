@@ -248,16 +248,10 @@ impl Gpu {
         })
     }
 
-    /// Opens the device named by `WARPMC_DEVICE` (an ordinal), or device 0.
+    /// Opens the device named by `WARPMC_DEVICE` (an ordinal), or device 0
+    /// (see [`crate::select`], which also handles `auto` and `cpu`).
     pub fn open_default() -> Result<Self> {
-        let ordinal = match std::env::var("WARPMC_DEVICE") {
-            Ok(s) => s
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| GpuError::InvalidArgument(format!("WARPMC_DEVICE={s} is not a device ordinal")))?,
-            Err(_) => 0,
-        };
-        Self::open(ordinal)
+        Self::open(crate::device_ordinal()?)
     }
 
     /// Uses `cache` for compiled kernels instead of the default location.

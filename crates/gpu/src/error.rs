@@ -1,5 +1,6 @@
 //! The one error type of warpmc-gpu.
 
+#[cfg(feature = "cuda")]
 use cudarc::driver::DriverError;
 
 /// Everything that can go wrong between warpmc and a GPU.
@@ -10,6 +11,7 @@ pub enum GpuError {
     #[error("no CUDA device ({0})")]
     NoDevice(String),
     /// A CUDA driver call failed.
+    #[cfg(feature = "cuda")]
     #[error("CUDA error in {op}: {}", describe_driver_error(.source))]
     Driver {
         /// What was being done.
@@ -51,6 +53,7 @@ pub enum GpuError {
 }
 
 /// `CUDA_ERROR_X (description)` for a driver error code.
+#[cfg(feature = "cuda")]
 pub fn describe_driver_error(e: &DriverError) -> String {
     let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
     match e.error_string() {
@@ -60,10 +63,12 @@ pub fn describe_driver_error(e: &DriverError) -> String {
 }
 
 /// Attaches what was being done to a driver error.
+#[cfg(feature = "cuda")]
 pub(crate) trait DriverContext<T> {
     fn during(self, op: &'static str) -> Result<T, GpuError>;
 }
 
+#[cfg(feature = "cuda")]
 impl<T> DriverContext<T> for Result<T, DriverError> {
     fn during(self, op: &'static str) -> Result<T, GpuError> {
         self.map_err(|source| GpuError::Driver { op, source })

@@ -10,33 +10,62 @@
 //! - [`DeviceBuffer`], [`Gpu::launch`], [`Gpu::start_timer`]: typed buffers,
 //!   launches and event timing, every CUDA call checked, one error type
 //!   ([`GpuError`]).
+//! - [`select`]: the one place where a [`BackendChoice`] (`auto`, `cpu`,
+//!   `cuda`) and `WARPMC_DEVICE` become a [`Device`].
+//!
+//! Everything but backend selection needs the `cuda` feature (on by
+//! default). Without it the crate has no cudarc in its dependency tree and
+//! [`select`] always answers "CPU".
 //!
 //! # Examples
 //!
 //! ```
+//! # #[cfg(feature = "cuda")] {
 //! match warpmc_gpu::Gpu::open_default() {
 //!     Ok(gpu) => println!("{} ({} SMs)", gpu.info().name, gpu.info().sm_count),
 //!     Err(e) => println!("running on the CPU: {e}"),
 //! }
+//! # }
 //! ```
 
 #![deny(missing_docs)]
 
+mod backend;
+#[cfg(feature = "cuda")]
 mod buffer;
+#[cfg(feature = "cuda")]
 mod compile;
+#[cfg(feature = "cuda")]
 mod device;
 mod error;
+#[cfg(feature = "cuda")]
 mod graph;
+#[cfg(feature = "cuda")]
 mod launch;
+#[cfg(feature = "cuda")]
 mod loader;
-pub mod testing;
+#[cfg(feature = "cuda")]
 mod timing;
 
+pub use backend::{BackendChoice, Device, device_ordinal, select};
+#[cfg(feature = "cuda")]
 pub use buffer::DeviceBuffer;
+#[cfg(feature = "cuda")]
 pub use compile::{CacheStats, KernelCache, KernelSource, Target, compile};
+#[cfg(feature = "cuda")]
 pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+#[cfg(feature = "cuda")]
 pub use device::{DeviceInfo, DriverInfo, Gpu, NvrtcInfo, Probe, probe};
-pub use error::{GpuError, Result, describe_driver_error};
+#[cfg(feature = "cuda")]
+pub use error::describe_driver_error;
+pub use error::{GpuError, Result};
+#[cfg(feature = "cuda")]
 pub use graph::Graph;
+#[cfg(feature = "cuda")]
 pub use launch::{Kernel, Launch, LaunchConfig, Module, grid_1d};
+#[cfg(feature = "cuda")]
 pub use timing::GpuTimer;
+
+/// The reason given for "no CUDA device" by a build without the `cuda`
+/// feature.
+pub const NO_CUDA_BUILD: &str = "this warpmc was built without CUDA support (the `cuda` feature)";

@@ -48,7 +48,7 @@ fn squares_source(offset: u32) -> KernelSource {
 
 #[test]
 fn kernels_compile_launch_and_match_the_cpu() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("kernels_compile_launch_and_match_the_cpu") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("kernels_compile_launch_and_match_the_cpu") else { return };
     let gpu = gpu.with_kernel_cache(KernelCache::MemoryOnly);
     let kernel = gpu.module(&squares_source(7)).unwrap().kernel("squares").unwrap();
     for n in [1usize, 31, 33, 1023, (1 << 20) + 7] {
@@ -74,7 +74,7 @@ fn kernels_compile_launch_and_match_the_cpu() {
 
 #[test]
 fn compiled_kernels_are_reused_from_the_disk_cache() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("compiled_kernels_are_reused_from_the_disk_cache") else {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("compiled_kernels_are_reused_from_the_disk_cache") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("warpmc-disk-cache-{}", std::process::id()));
@@ -107,7 +107,7 @@ fn compiled_kernels_are_reused_from_the_disk_cache() {
 
 #[test]
 fn compile_errors_show_the_nvrtc_log_with_file_names() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("compile_errors_show_the_nvrtc_log_with_file_names") else {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("compile_errors_show_the_nvrtc_log_with_file_names") else {
         return;
     };
     let gpu = gpu.with_kernel_cache(KernelCache::MemoryOnly);
@@ -130,7 +130,7 @@ fn compile_errors_show_the_nvrtc_log_with_file_names() {
 
 #[test]
 fn a_missing_kernel_name_is_reported() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("a_missing_kernel_name_is_reported") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("a_missing_kernel_name_is_reported") else { return };
     let module = gpu.module(&squares_source(0)).unwrap();
     match module.kernel("cubes") {
         Err(GpuError::MissingKernel { kernel, module }) => {
@@ -142,7 +142,7 @@ fn a_missing_kernel_name_is_reported() {
 
 #[test]
 fn event_timer_measures_device_time() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("event_timer_measures_device_time") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("event_timer_measures_device_time") else { return };
     let spin = KernelSource::new(
         "spin.cu",
         "extern \"C\" __global__ void spin(long long cycles, unsigned* out) {
@@ -169,7 +169,7 @@ fn event_timer_measures_device_time() {
 
 #[test]
 fn memory_info_is_consistent() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("memory_info_is_consistent") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("memory_info_is_consistent") else { return };
     let (free, total) = gpu.memory_info().unwrap();
     assert!(free <= total && total as u64 == gpu.info().total_memory, "{free} {total} {}", gpu.info().total_memory);
     let mut buf = gpu.alloc_zeros::<u8>(0).unwrap();

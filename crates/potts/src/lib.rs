@@ -32,8 +32,6 @@
 
 pub mod algorithm;
 pub mod backend;
-pub mod baseline;
-pub mod bench;
 pub mod checkpoint;
 pub mod cpu;
 #[cfg(target_arch = "x86_64")]

@@ -8,7 +8,6 @@ use warpmc_potts::algorithm::{
     ALWAYS, AcceptanceTable, Scheme, UNIT_COLS, UNIT_ROWS, chain_stream, metropolis_site, unit_generators,
     units_per_row,
 };
-use warpmc_potts::baseline::{BaselineCpu, BaselineGpu};
 use warpmc_potts::cuda::{CudaKernel, check_fits};
 use warpmc_potts::sliced::{MAX_PROPOSAL_ROUNDS, proposal_bits};
 use warpmc_potts::{Backend, CpuBackend, CudaBackend, InitialState, Lattice, PottsError, PottsModel};
@@ -235,7 +234,7 @@ proptest! {
 
 #[test]
 fn cuda_backend_is_bit_identical_to_the_cpu() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("cuda_backend_is_bit_identical_to_the_cpu") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("cuda_backend_is_bit_identical_to_the_cpu") else { return };
     for (q, w, h, j, field) in [
         (2, 6, 4, 1.0, 0.0),
         (3, 34, 10, 1.0, 0.0),
@@ -314,27 +313,8 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
 }
 
 #[test]
-fn baseline_kernel_matches_its_cpu_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("baseline_kernel_matches_its_cpu_reference") else { return };
-    for (q, w, h) in [(9u32, 518usize, 6usize), (2, 1024, 520), (3, 6, 4)] {
-        let model = PottsModel::new(q, w, h).unwrap();
-        let t = 1.0 / (1.0 + (q as f64).sqrt()).ln();
-        let start = Lattice::new(&model, InitialState::Random, 5, 0);
-        let mut cpu = BaselineCpu::new(&start, 5);
-        let mut dev = BaselineGpu::new(gpu.clone(), &start, 5).unwrap();
-        dev.set_temperature(t).unwrap();
-        for _ in 0..3 {
-            cpu.sweep(t);
-        }
-        dev.sweeps(3).unwrap();
-        assert!(cpu.lattice() == dev.lattice().unwrap(), "baseline q={q} {w}x{h} differs");
-        assert_ne!(cpu.lattice(), start);
-    }
-}
-
-#[test]
 fn a_lattice_too_large_for_the_device_says_how_much_memory() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("a_lattice_too_large_for_the_device_says_how_much_memory") else {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("a_lattice_too_large_for_the_device_says_how_much_memory") else {
         return;
     };
     let total = gpu.info().total_memory;

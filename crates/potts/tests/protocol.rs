@@ -104,7 +104,7 @@ fn damaged_checkpoints_are_refused_with_a_reason() {
 
 #[test]
 fn cuda_runs_give_the_cpu_results() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("cuda_runs_give_the_cpu_results") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("cuda_runs_give_the_cpu_results") else { return };
     for cont in [false, true] {
         let cfg = config(cont);
         let model = cfg.model().unwrap();

@@ -20,7 +20,7 @@ use warpmc_potts::{
 /// The backends to validate: the CPU, and CUDA when a device is usable.
 fn backends(test: &str, model: &PottsModel) -> Vec<Box<dyn Backend>> {
     let mut v: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(model))];
-    if let Some(gpu) = warpmc_gpu::testing::gpu_or_skip(&format!("{test} (CUDA part)")) {
+    if let Some(gpu) = warpmc_testkit::gpu_or_skip(&format!("{test} (CUDA part)")) {
         v.push(Box::new(CudaBackend::new(gpu, model).expect("CUDA backend")));
     }
     v

@@ -18,8 +18,6 @@
 //! - **Matrix transpose** — [`transpose`]: the kernels of NVIDIA's
 //!   transpose study and a faster one, any shape, batched or in place,
 //!   with a CPU version ([`Transpose`]).
-//! - **Experiments** — [`shuffle_bench`], the shuffle document's timing
-//!   experiments, run by `warpmc bench shuffle`.
 //!
 //! # Examples
 //!
@@ -39,15 +37,12 @@
 #![deny(missing_docs)]
 
 pub mod atomics;
-pub mod bench;
 pub mod cpu;
 pub mod cuda;
 pub mod element;
 pub mod error;
 pub mod kernels;
-pub mod shuffle_bench;
 pub mod transpose;
-pub mod warp;
 
 pub use cpu::CpuPrims;
 pub use cuda::{CudaPrims, SortScratch};

@@ -4,8 +4,8 @@
 //! Skipped (with a printed reason) where no GPU is usable.
 
 use warpmc_prims::atomics::{
-    AtomicAdd, AtomicStrategy, AtomicValue, AtomicsConfig, KeyOrder, PeerMethod, Reference, Vector, bench,
-    histogram_cpu, peer_masks_cpu,
+    AtomicAdd, AtomicStrategy, AtomicValue, AtomicsConfig, KeyOrder, PeerMethod, Reference, Vector, histogram_cpu,
+    peer_masks_cpu,
 };
 use warpmc_prims::{CudaPrims, Element, PrimsError};
 
@@ -173,7 +173,7 @@ fn values<V: AtomicValue>(n: usize, seed: u64) -> Vec<V> {
 }
 
 fn gpu(test: &str) -> Option<CudaPrims> {
-    warpmc_gpu::testing::gpu_or_skip(test).map(CudaPrims::new)
+    warpmc_testkit::gpu_or_skip(test).map(CudaPrims::new)
 }
 
 fn configs() -> Vec<AtomicsConfig> {
@@ -290,37 +290,6 @@ fn peer_masks_match_the_cpu() {
                     panic!("{pattern:?} n={n} {method:?}: element {i}: {:#010x} instead of {:#010x}", got[i], want[i]);
                 }
             }
-        }
-    }
-}
-
-/// More elements than the grid has threads (the grid-stride loop), on the
-/// bench's own generators: the particle box in every order.
-#[test]
-fn large_cell_boxes_match_the_cpu() {
-    let Some(p) = gpu("large_cell_boxes_match_the_cpu") else { return };
-    let cells = bench::CellBox { edge: 64, per_cell: 10, displacement: 0.25 };
-    for order in [KeyOrder::Sorted, KeyOrder::PartiallySorted, KeyOrder::Random] {
-        let k = cells.keys(order, 5).unwrap();
-        let x = bench::particle_values::<f64>(cells.n(), 6);
-        let reference = Reference::new(&k, &x, cells.nbins()).unwrap();
-        let dk = p.gpu().upload(&k).unwrap();
-        let dx = p.gpu().upload(&x).unwrap();
-        for config in configs().into_iter().filter(|c| !c.strategy.is_shared()) {
-            let got = p.gpu().download(&p.reduce_by_key_dense(&dk, &dx, cells.nbins(), config).unwrap()).unwrap();
-            if let Err(m) = reference.check(&got) {
-                panic!("cells {order:?} {config:?}: {m}");
-            }
-        }
-    }
-    let flame = bench::Flame { width: 320, height: 180, points: 1 << 20 };
-    let (k, x) = flame.generate(2).unwrap();
-    let reference = Reference::new(&k, &x, flame.nbins()).unwrap();
-    let (dk, dx) = (p.gpu().upload(&k).unwrap(), p.gpu().upload(&x).unwrap());
-    for strategy in [AtomicStrategy::Plain, AtomicStrategy::AggregatedMatch, AtomicStrategy::Auto] {
-        let got = p.gpu().download(&p.reduce_by_key_dense(&dk, &dx, flame.nbins(), strategy).unwrap()).unwrap();
-        if let Err(m) = reference.check(&got) {
-            panic!("flame {strategy:?}: {m}");
         }
     }
 }

@@ -35,7 +35,7 @@ fn random<T: Element>(n: usize, seed: u64) -> Vec<T> {
 }
 
 fn gpu(test: &str) -> Option<CudaPrims> {
-    warpmc_gpu::testing::gpu_or_skip(test).map(CudaPrims::new)
+    warpmc_testkit::gpu_or_skip(test).map(CudaPrims::new)
 }
 
 fn check_reduce_and_scans<T: Element>(p: &CudaPrims) {

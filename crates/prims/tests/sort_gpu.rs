@@ -56,7 +56,7 @@ fn bits<T: Raw>(xs: &[T]) -> Vec<u64> {
 }
 
 fn prims(test: &str) -> Option<CudaPrims> {
-    warpmc_gpu::testing::gpu_or_skip(test).map(CudaPrims::new)
+    warpmc_testkit::gpu_or_skip(test).map(CudaPrims::new)
 }
 
 /// Sorts `keys` alone on the GPU and on the CPU; the results must be equal

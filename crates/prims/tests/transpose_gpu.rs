@@ -28,7 +28,7 @@ const SHAPES: [(usize, usize, usize); 16] = [
 ];
 
 fn gpu(test: &str) -> Option<CudaPrims> {
-    warpmc_gpu::testing::gpu_or_skip(test).map(CudaPrims::new)
+    warpmc_testkit::gpu_or_skip(test).map(CudaPrims::new)
 }
 
 fn kernels() -> Vec<TransposeKernel> {

@@ -4,8 +4,8 @@
 //! on a model of 32 lanes (CPU tests, run everywhere).
 
 use proptest::prelude::*;
-use warpmc_prims::warp::{Appended, Compacted, ExclusiveScan, WARP, WarpHarness, reference as r};
 use warpmc_prims::{Element, Op, Result, SortKey};
+use warpmc_testkit::warp::{Appended, Compacted, ExclusiveScan, WARP, WarpHarness, reference as r};
 
 const WARP_COUNTS: [usize; 3] = [1, 3, 1000];
 
@@ -364,7 +364,7 @@ fn check_shuffles<T: TestElem>(h: &impl Warps) {
 
 #[test]
 fn shuffles_match_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("shuffles_match_reference") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("shuffles_match_reference") else { return };
     let h = WarpHarness::new(gpu);
     for_each_type!(check_shuffles(&h));
 }
@@ -394,7 +394,7 @@ fn check_broadcasts<T: TestElem>(h: &impl Warps) {
 
 #[test]
 fn broadcasts_match_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("broadcasts_match_reference") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("broadcasts_match_reference") else { return };
     let h = WarpHarness::new(gpu);
     for_each_type!(check_broadcasts(&h));
 }
@@ -449,7 +449,7 @@ fn check_reduce_and_scans<T: TestElem>(h: &impl Warps) {
 
 #[test]
 fn reduce_and_scans_match_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("reduce_and_scans_match_reference") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("reduce_and_scans_match_reference") else { return };
     let h = WarpHarness::new(gpu);
     for_each_type!(check_reduce_and_scans(&h));
 }
@@ -488,7 +488,7 @@ fn check_bitonic_sort<T: TestElem>(h: &impl Warps) {
 
 #[test]
 fn bitonic_sort_matches_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("bitonic_sort_matches_reference") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("bitonic_sort_matches_reference") else { return };
     let h = WarpHarness::new(gpu);
     for_each_type!(check_bitonic_sort(&h));
 }
@@ -530,7 +530,7 @@ fn check_pairs<K: TestElem>(h: &impl Warps) {
 
 #[test]
 fn bitonic_sort_pairs_matches_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("bitonic_sort_pairs_matches_reference") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("bitonic_sort_pairs_matches_reference") else { return };
     let h = WarpHarness::new(gpu);
     for_each_type!(check_pairs(&h));
 }
@@ -555,7 +555,7 @@ fn check_structs<T: TestElem>(h: &impl Warps) {
 
 #[test]
 fn struct_exchange_matches_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("struct_exchange_matches_reference") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("struct_exchange_matches_reference") else { return };
     let h = WarpHarness::new(gpu);
     for_each_type!(check_structs(&h));
 }
@@ -601,14 +601,14 @@ fn check_compaction<T: TestElem>(h: &impl Warps) {
 
 #[test]
 fn compaction_matches_reference() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("compaction_matches_reference") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("compaction_matches_reference") else { return };
     let h = WarpHarness::new(gpu);
     for_each_type!(check_compaction(&h));
 }
 
 #[test]
 fn harness_rejects_partial_warps() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("harness_rejects_partial_warps") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("harness_rejects_partial_warps") else { return };
     let h = WarpHarness::new(gpu);
     assert!(h.reduce(&[1u32; 33], Op::Sum).is_err());
     assert!(h.load_structs(3, &[1u32; 32 * 2]).is_err());

@@ -23,7 +23,7 @@ fn first_mismatch<T: PartialEq + std::fmt::Debug>(what: &str, gpu: &[T], cpu: &[
 
 #[test]
 fn philox_streams_match_cpu() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("philox_streams_match_cpu") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("philox_streams_match_cpu") else { return };
     let kernel = gpu.module(&source()).unwrap().kernel("philox_streams").unwrap();
     // Two runs: from word 0, and from an odd offset in a high domain with a
     // seed using both key words.
@@ -56,7 +56,7 @@ fn philox_streams_match_cpu() {
 
 #[test]
 fn philox_random_access_matches_cpu() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("philox_random_access_matches_cpu") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("philox_random_access_matches_cpu") else { return };
     let kernel = gpu.module(&source()).unwrap().kernel("philox_blocks").unwrap();
     let n = 100_003usize;
     let mut x = 0x853c_49e6_748f_ea9bu64;
@@ -91,7 +91,7 @@ fn philox_random_access_matches_cpu() {
 
 #[test]
 fn mwc_units_match_cpu() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("mwc_units_match_cpu") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("mwc_units_match_cpu") else { return };
     let kernel = gpu.module(&source()).unwrap().kernel("mwc_units").unwrap();
     let table = multipliers::table();
     let dtable = gpu.upload(table).unwrap();
@@ -223,7 +223,7 @@ const RANGES: [u32; 9] = [1, 2, 3, 6, 9, 255, 1_000_003, 0x8000_0001, 0];
 
 #[test]
 fn philox_conversions_match_cpu() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("philox_conversions_match_cpu") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("philox_conversions_match_cpu") else { return };
     let (seed, first, n, rounds) = (42u64, Domain::Test.stream(7), 1031u32, 67u32);
     let got = run_conversions(&gpu, "philox_conversions", seed, first, n, rounds, &RANGES);
     let mut sources: Vec<Box<dyn RandomSource>> =
@@ -233,7 +233,7 @@ fn philox_conversions_match_cpu() {
 
 #[test]
 fn mwc_conversions_match_cpu() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("mwc_conversions_match_cpu") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("mwc_conversions_match_cpu") else { return };
     let (seed, first, n, rounds) = (7u64, 5u64, 1031u32, 67u32);
     let got = run_conversions(&gpu, "mwc_conversions", seed, first, n, rounds, &RANGES);
     let mut sources: Vec<Box<dyn RandomSource>> =

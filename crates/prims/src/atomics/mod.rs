@@ -61,7 +61,6 @@
 //! # Ok(()) }
 //! ```
 
-pub mod bench;
 mod cuda;
 
 use std::fmt::{self, Debug};

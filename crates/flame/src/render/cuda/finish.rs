@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn gpu_finishing_matches_cpu() {
-        let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_finishing_matches_cpu") else { return };
+        let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_finishing_matches_cpu") else { return };
         for de in [false, true] {
             for separate_count in [false, true] {
                 finish_both::<f64>(&gpu, Precision::F64, de, separate_count, 1e-9);

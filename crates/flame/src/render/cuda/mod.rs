@@ -652,7 +652,7 @@ mod tests {
 
     #[test]
     fn no_sample_is_lost() {
-        let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("no_sample_is_lost") else { return };
+        let Some(gpu) = warpmc_testkit::gpu_or_skip("no_sample_is_lost") else { return };
         for a in [Accumulation::Plain, Accumulation::WarpAggregated, Accumulation::SharedCache] {
             every_sample_counted::<f32>(&gpu, a);
             every_sample_counted::<f64>(&gpu, a);

@@ -660,13 +660,13 @@ fn check_like_gpu(batch: &Batch, label: &str, float: bool, out: &[f64], states: 
 
 #[test]
 fn gpu_variations_match_cpu_double() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_variations_match_cpu_double") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_variations_match_cpu_double") else { return };
     check_gpu_against_cpu(&gpu, true);
 }
 
 #[test]
 fn gpu_variations_match_cpu_float() {
-    let Some(gpu) = warpmc_gpu::testing::gpu_or_skip("gpu_variations_match_cpu_float") else { return };
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_variations_match_cpu_float") else { return };
     check_gpu_against_cpu(&gpu, false);
 }
 

@@ -45,7 +45,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use warpmc_gpu::{DeviceBuffer, Gpu, KernelSource, LaunchConfig};
 
-use crate::element::Element;
+use warpmc_prims::Element;
+
 use crate::error::{Result, ensure};
 
 /// Lanes in a warp.

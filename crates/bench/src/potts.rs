@@ -7,12 +7,10 @@ use std::time::Instant;
 use serde::Serialize;
 use warpmc_gpu::Gpu;
 
-use crate::algorithm::AcceptanceTable;
-use crate::backend::Backend;
-use crate::baseline::BaselineGpu;
+use warpmc_potts::{AcceptanceTable, Backend, InitialState, Lattice, PottsModel};
+
 use crate::error::Result;
-use crate::lattice::{InitialState, Lattice};
-use crate::model::PottsModel;
+use crate::potts_baseline::BaselineGpu;
 
 /// One measured configuration.
 #[derive(Clone, Debug, Serialize)]
@@ -92,7 +90,7 @@ pub fn time_backend(
         |count| {
             backend.sweeps(1, 0, next, count)?;
             next += count;
-            backend.synchronize()
+            Ok(backend.synchronize()?)
         },
         target_seconds,
         1 << 20,

@@ -20,10 +20,12 @@ use rayon::prelude::*;
 use serde::Serialize;
 use warpmc_gpu::DeviceBuffer;
 
-use super::{AtomicAdd, AtomicStrategy, AtomicValue, AtomicsConfig, KeyOrder, Reference, Vector, histogram_cpu};
-use crate::CudaPrims;
-use crate::element::Element;
-use crate::error::{PrimsError, Result, ensure};
+use warpmc_prims::atomics::{
+    AtomicAdd, AtomicScalar, AtomicStrategy, AtomicValue, AtomicsConfig, KeyOrder, Reference, Vector, histogram_cpu,
+};
+use warpmc_prims::{CudaPrims, Element};
+
+use crate::error::{BenchError, Result, ensure};
 
 /// A small, fast, seedable generator (SplitMix64) for the inputs.
 #[derive(Clone, Debug)]
@@ -341,7 +343,7 @@ pub fn time_reduce_by_key<V: AtomicValue>(
         add,
         runs,
         &mut bins,
-        |bins, config| p.reduce_by_key_dense_into(keys, values, bins, config),
+        |bins, config| Ok(p.reduce_by_key_dense_into(keys, values, bins, config)?),
         |got| reference.check(got).err().map(|m| m.to_string()),
     )
 }
@@ -367,7 +369,7 @@ pub fn time_histogram(
         add,
         runs,
         &mut bins,
-        |bins, config| p.histogram_into(keys, bins, config),
+        |bins, config| Ok(p.histogram_into(keys, bins, config)?),
         |got| {
             let bad = got.iter().zip(reference).filter(|(g, w)| g != w).count();
             got.iter()
@@ -494,7 +496,7 @@ impl Default for AtomicsBenchConfig {
 
 /// Runs every workload of `cfg`, handing each result to `report` as soon as
 /// it is measured (the first error, of the bench or of `report`, stops it).
-pub fn run_atomics_bench<E: From<PrimsError>>(
+pub fn run_atomics_bench<E: From<BenchError>>(
     p: &CudaPrims,
     cfg: &AtomicsBenchConfig,
     mut report: impl FnMut(&WorkloadResult) -> std::result::Result<(), E>,
@@ -502,7 +504,7 @@ pub fn run_atomics_bench<E: From<PrimsError>>(
     if let Some(cells) = &cfg.cells {
         for &order in &cfg.orders {
             let keys_host = cells.keys(order, cfg.seed)?;
-            let keys = p.gpu().upload(&keys_host).map_err(PrimsError::from)?;
+            let keys = p.gpu().upload(&keys_host).map_err(BenchError::from)?;
             for &kind in &cfg.cell_values {
                 report(&measure_cells(p, cfg, cells, order, kind, &keys, &keys_host)?)?;
             }
@@ -603,7 +605,7 @@ fn measure_small(
     })
 }
 
-fn cells_f<S: super::AtomicScalar + AtomicValue>(
+fn cells_f<S: AtomicScalar + AtomicValue>(
     p: &CudaPrims,
     cfg: &AtomicsBenchConfig,
     cells: &CellBox,

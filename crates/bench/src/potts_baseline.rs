@@ -10,9 +10,10 @@
 use warpmc_gpu::{DeviceBuffer, Gpu, Kernel, KernelSource, LaunchConfig};
 use warpmc_rng::{Mwc, RandomSource};
 
-use crate::error::{PottsError, Result};
-use crate::lattice::Lattice;
-use crate::layout::{join, side_columns, split};
+use warpmc_potts::Lattice;
+use warpmc_potts::layout::{join, side_columns, split};
+
+use crate::error::{BenchError, Result};
 
 /// Rows of a frame: thread rows.
 pub const FRAME_ROWS: usize = 512;
@@ -111,8 +112,8 @@ pub struct BaselineGpu {
 impl BaselineGpu {
     /// Uploads `lattice` and seeds the generators on the device.
     pub fn new(gpu: Gpu, lattice: &Lattice, seed: u64) -> Result<Self> {
-        crate::cuda::check_fits(&gpu, lattice.spins().len() as u64 + THREADS as u64 * 12)?;
-        let src = KernelSource::new("potts_baseline.cu", include_str!("../kernels/baseline.cu"))
+        warpmc_potts::cuda::check_fits(&gpu, lattice.spins().len() as u64 + THREADS as u64 * 12)?;
+        let src = KernelSource::new("potts_baseline.cu", include_str!("../kernels/potts_baseline.cu"))
             .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER);
         let module = gpu.module(&src)?;
         let seed_kernel = module.kernel("baseline_seed")?;
@@ -154,7 +155,7 @@ impl BaselineGpu {
     /// `count` sweeps.
     pub fn sweeps(&mut self, count: u64) -> Result<()> {
         if self.width / 2 > u32::MAX as usize || self.height > u32::MAX as usize {
-            return Err(PottsError::InvalidInput("lattice too large for the baseline kernel".into()));
+            return Err(BenchError::Invalid("lattice too large for the baseline kernel".into()));
         }
         let hw = (self.width / 2) as u32;
         let h = self.height as u32;

@@ -14,7 +14,7 @@
 //!
 //! ```no_run
 //! # fn main() -> warpmc_prims::Result<()> {
-//! use warpmc_prims::warp::{WarpHarness, reference};
+//! use warpmc_testkit::warp::{WarpHarness, reference};
 //! use warpmc_prims::Op;
 //! let h = WarpHarness::new(warpmc_gpu::Gpu::open_default()?);
 //! let x: Vec<u32> = (0..64).collect();
@@ -24,9 +24,12 @@
 
 use warpmc_gpu::{Gpu, Kernel, KernelSource, LaunchConfig, grid_1d};
 
-use crate::element::{Element, Op, SortKey};
-use crate::error::{PrimsError, Result, ensure};
-use crate::{CudaPrims, kernels};
+use warpmc_prims::{CudaPrims, Element, Op, PrimsError, Result, SortKey, kernels};
+
+/// An [`PrimsError::InvalidArgument`] unless `ok`.
+fn ensure(ok: bool, message: impl FnOnce() -> String) -> Result<()> {
+    if ok { Ok(()) } else { Err(PrimsError::InvalidArgument(message())) }
+}
 
 /// Lanes per warp.
 pub const WARP: usize = 32;
@@ -438,7 +441,7 @@ fn flags(pred: &[bool]) -> Vec<u32> {
 /// warps, giving what every lane ends with.
 pub mod reference {
     use super::WARP;
-    use crate::element::{Element, Op, SortKey};
+    use warpmc_prims::{Element, Op, SortKey};
 
     fn warps_of<T>(x: &[T]) -> std::slice::Chunks<'_, T> {
         assert!(x.len() % WARP == 0, "{} lanes is not a whole number of warps", x.len());
@@ -746,7 +749,7 @@ pub mod reference {
 #[cfg(test)]
 mod tests {
     use super::reference as r;
-    use crate::Op;
+    use warpmc_prims::Op;
 
     fn iota(n: u32) -> Vec<u32> {
         (0..n).collect()

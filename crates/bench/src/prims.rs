@@ -6,8 +6,8 @@
 use serde::Serialize;
 use warpmc_gpu::{DeviceBuffer, Gpu};
 
-use crate::cuda::CudaPrims;
-use crate::element::{Element, Op, SortKey};
+use warpmc_prims::{CudaPrims, Element, Op, SortKey, Transposable, TransposeKernel};
+
 use crate::error::Result;
 
 /// One timed operation.
@@ -115,7 +115,7 @@ fn small_values<T: Element>(n: usize) -> Vec<T> {
 pub fn reduce<T: Element>(p: &CudaPrims, n: usize, op: Op, runs: usize) -> Result<Measured> {
     let x = p.gpu().upload(&small_values::<T>(n))?;
     let mut out: DeviceBuffer<T> = p.gpu().alloc_zeros(1)?;
-    let ms = median_ms(p.gpu(), runs, || p.reduce_to(&x, op, &mut out))?;
+    let ms = median_ms(p.gpu(), runs, || Ok(p.reduce_to(&x, op, &mut out)?))?;
     Ok(Measured {
         label: format!("reduce {} {}", op.name(), T::NAME),
         elements: n,
@@ -129,7 +129,7 @@ pub fn scan<T: Element>(p: &CudaPrims, n: usize, op: Op, inclusive: bool, runs: 
     let x = p.gpu().upload(&small_values::<T>(n))?;
     // SAFETY: the scan writes every element before anything reads it.
     let mut y: DeviceBuffer<T> = unsafe { p.gpu().alloc_uninit(n)? };
-    let ms = median_ms(p.gpu(), runs, || p.scan_into(&x, &mut y, op, inclusive))?;
+    let ms = median_ms(p.gpu(), runs, || Ok(p.scan_into(&x, &mut y, op, inclusive)?))?;
     let kind = if inclusive { "inclusive" } else { "exclusive" };
     Ok(Measured {
         label: format!("{kind} scan {} {}", op.name(), T::NAME),
@@ -186,9 +186,9 @@ pub fn sort<K: SortKey>(p: &CudaPrims, n: usize, with_values: bool, runs: usize)
 /// `dst`) under sustained load ([`sustained_ms`]: at least `batches`
 /// batches and `min_ms` of device time): the study's effective bandwidth
 /// counts every element read once and written once.
-pub fn transpose<T: crate::Transposable>(
+pub fn transpose<T: Transposable>(
     p: &CudaPrims,
-    kernel: crate::TransposeKernel,
+    kernel: TransposeKernel,
     src: &DeviceBuffer<T>,
     dst: &mut DeviceBuffer<T>,
     shape: (usize, usize, usize),
@@ -196,7 +196,8 @@ pub fn transpose<T: crate::Transposable>(
     min_ms: f64,
 ) -> Result<Measured> {
     let (batch, rows, cols) = shape;
-    let (ms, _) = sustained_ms(p.gpu(), batches, min_ms, || p.transpose_with(kernel, src, dst, batch, rows, cols))?;
+    let (ms, _) =
+        sustained_ms(p.gpu(), batches, min_ms, || Ok(p.transpose_with(kernel, src, dst, batch, rows, cols)?))?;
     let n = batch * rows * cols;
     Ok(Measured {
         label: format!("{} {}", kernel.label(), T::NAME),

@@ -1,0 +1,34 @@
+//! The workloads behind `warpmc bench …` and `warpmc potts bench`, kept out
+//! of the library crates: each function sets up its inputs, times the
+//! library (or a baseline kernel written as the paper or article that
+//! introduced the method wrote it), checks the result where a check is
+//! cheap, and returns typed rows. The binary parses flags and prints the
+//! rows; nothing here prints.
+//!
+//! Every speed is reported beside a yardstick measured in the same run:
+//! the device's copy bandwidth, a baseline kernel, or a peer.
+//!
+//! - [`potts`]: Potts backends and kernels beside [`potts_baseline`], the
+//!   `updateCUDA` kernel of Ferrero, De Francesco, Wolovick and Cannas
+//!   (2012) as Wolovick's course notes give it;
+//! - [`prims`]: device reduce, scan, sort and transpose beside the copy
+//!   bandwidth;
+//! - [`shuffle`]: the shared-memory-versus-shuffle experiments of Demouth,
+//!   "Shuffle: Tips and Tricks" (GTC 2013);
+//! - [`atomics`]: reduce-by-key and histogram workloads for every
+//!   aggregation strategy (Westphal, "Voting and Shuffling to Optimize
+//!   Atomic Operations", 2015);
+//! - [`point_shuffle`]: the point-shuffle diversity experiment of Steven
+//!   Robertson's cuburn.
+
+#![deny(missing_docs)]
+
+pub mod atomics;
+mod error;
+pub mod point_shuffle;
+pub mod potts;
+pub mod potts_baseline;
+pub mod prims;
+pub mod shuffle;
+
+pub use error::{BenchError, Result};
