@@ -15,17 +15,20 @@ using warpmc::rng::u64;
 using warpmc::rng::Words4;
 typedef unsigned char u8;
 
-#define TABLE_LEN 27
-#define UNIT_ROWS 8
-#define UNIT_COLS 8
-#define MWC_A 4278189678u
+// The constants this file shares with the Rust side come from it as -D
+// options (cuda.rs, kernel_source), never as copies.
+#if !defined(POTTS_Q) || !defined(POTTS_TABLE_LEN) || !defined(POTTS_UNIT_ROWS) || !defined(POTTS_UNIT_COLS) || \
+    !defined(POTTS_MWC_A)
+#error "potts.cu is compiled through warpmc_potts::cuda::kernel_source, which defines POTTS_*"
+#endif
+#define TABLE_LEN POTTS_TABLE_LEN
+#define UNIT_ROWS POTTS_UNIT_ROWS
+#define UNIT_COLS POTTS_UNIT_COLS
+#define MWC_A POTTS_MWC_A
 
-// One multiply-with-carry step (state c << 32 | x); returns the new x.
-__device__ __forceinline__ u32 mwc_step(u64& g) {
-    // The carry as a u32 tells the compiler the addend's high word is zero.
-    g = (u64)(u32)g * (u64)MWC_A + (u64)(u32)(g >> 32);
-    return (u32)g;
-}
+// One step of a unit's multiply-with-carry generator (the multiplier is
+// fixed, see algorithm.rs); returns the new x.
+__device__ __forceinline__ u32 mwc_step(u64& g) { return warpmc::rng::mwc_step(g, MWC_A); }
 
 // The two generators of a unit (even rows, odd rows).
 __device__ __forceinline__ void unit_generators(u64 seed, u64 stream, u64 sweep, u32 colour, u64 unit, u64& g0,
@@ -124,9 +127,6 @@ extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const
 // (-DPOTTS_Q=q) so that every loop over planes and bits unrolls and the
 // modular arithmetic folds into constants.
 
-#ifndef POTTS_Q
-#define POTTS_Q 16
-#endif
 
 __host__ __device__ constexpr int bit_len(u32 v) { return v ? 1 + bit_len(v >> 1) : 0; }
 constexpr int SL_P = bit_len(POTTS_Q - 1);   // planes
@@ -275,10 +275,7 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
         // One step: draw a word and decide the sites whose bit differs from
         // their threshold's bit (a = that bit's masks).
         auto step = [&](const uint4 a) {
-            const u64 g = (u64)gx * MWC_A + gc;
-            gx = (u32)g;
-            gc = (u32)(g >> 32);
-            const u32 u = gx;
+            const u32 u = warpmc::rng::mwc_step(gx, gc, MWC_A);
 #if POTTS_Q == 2
             const u32 t = a.y ^ ((a.y ^ a.w) & code1);
 #else

@@ -3,7 +3,7 @@
 
 use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
 
-use crate::algorithm::{AcceptanceTable, TABLE_LEN, UNIT_ROWS, units_per_row};
+use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
@@ -12,11 +12,16 @@ use crate::model::PottsModel;
 use crate::sliced::{SlicedRule, planes, words_per_row};
 
 /// The kernels of this crate, for NVRTC; the sliced kernels are compiled for
-/// one q at a time.
+/// one q at a time. Every constant the kernels share with this crate is
+/// passed here, so the two cannot drift apart.
 pub fn kernel_source(q: u32) -> KernelSource {
     KernelSource::new("potts.cu", include_str!("../kernels/potts.cu"))
         .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
-        .option(format!("-DPOTTS_Q={}", q.min(16)))
+        .option(format!("-DPOTTS_Q={}", q.min(crate::sliced::MAX_Q)))
+        .option(format!("-DPOTTS_TABLE_LEN={TABLE_LEN}"))
+        .option(format!("-DPOTTS_UNIT_ROWS={UNIT_ROWS}"))
+        .option(format!("-DPOTTS_UNIT_COLS={}", crate::algorithm::UNIT_COLS))
+        .option(format!("-DPOTTS_MWC_A={MWC_MULTIPLIER}u"))
 }
 
 /// Bytes of device memory a lattice of `sites` sites needs (the two colour

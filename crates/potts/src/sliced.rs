@@ -69,7 +69,9 @@ use crate::model::PottsModel;
 
 /// Sites per word.
 pub const WORD_SITES: usize = 32;
-/// Most bit planes (q ≤ 16).
+/// Largest q the bit-sliced rule runs.
+pub const MAX_Q: u32 = 16;
+/// Most bit planes (q ≤ [`MAX_Q`]).
 pub const MAX_PLANES: usize = 4;
 /// Most proposal rounds of one row (first draw included).
 pub const MAX_PROPOSAL_ROUNDS: u32 = 32;
@@ -91,7 +93,7 @@ pub const fn proposal_bits(q: u32) -> usize {
 
 /// Whether the bit-sliced update runs `model`.
 pub fn fits(model: &PottsModel) -> bool {
-    model.q() <= 16 && model.field() == 0.0 && model.width() % 64 == 0 && model.height() % UNIT_ROWS == 0
+    model.q() <= MAX_Q && model.field() == 0.0 && model.width() % 64 == 0 && model.height() % UNIT_ROWS == 0
 }
 
 /// The eight row generators of unit `unit` in sweep `sweep`, colour

@@ -167,16 +167,32 @@ struct PhiloxStream {
 
 // ---- Multiply-with-carry (mwc.rs) ------------------------------------------
 
-// State c << 32 | x and multiplier a; one step: t = a*x + c, x = t mod 2^32,
-// c = t / 2^32. Output: the new x.
+// One step of the generator with state c << 32 | x and multiplier a:
+// t = a*x + c; the new state is t (x = t mod 2^32, c = t / 2^32), and the
+// output is the new x. This is the only device implementation of the step;
+// potts.cu and the flame kernels call it.
+WARPMC_HD u32 mwc_step(u64& state, u32 a) {
+    // Both factors and the addend as u32: the compiler then knows the
+    // product-plus-carry needs one 32x32->64 multiply-add.
+    state = (u64)(u32)state * (u64)a + (u64)(u32)(state >> 32);
+    return (u32)state;
+}
+
+// The same step on a state held as two words, x and c (the form a
+// register-tight loop keeps, with fewer moves).
+WARPMC_HD u32 mwc_step(u32& x, u32& c, u32 a) {
+    const u64 t = (u64)x * (u64)a + (u64)c;
+    x = (u32)t;
+    c = (u32)(t >> 32);
+    return x;
+}
+
+// A generator: state c << 32 | x and its multiplier a.
 struct Mwc {
     u64 state;
     u32 a;
 
-    WARPMC_HD u32 next_u32() {
-        state = (state & 0xffffffffull) * (u64)a + (state >> 32);
-        return (u32)state;
-    }
+    WARPMC_HD u32 next_u32() { return mwc_step(state, a); }
 };
 
 // Start state from two seed words, off the fixed points 0 and a*2^32-1.

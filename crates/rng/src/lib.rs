@@ -45,7 +45,11 @@ pub use stream::{Domain, PhiloxStream, philox_block};
 
 /// File name under which [`CUDA_HEADER`] is given to NVRTC, so kernels write
 /// `#include "warpmc_rng.cuh"`.
+#[cfg(feature = "cuda")]
 pub const CUDA_HEADER_NAME: &str = "warpmc_rng.cuh";
 
-/// The CUDA C++ version of this crate's generators and conversions.
+/// The CUDA C++ version of this crate's generators and conversions: the
+/// only device implementation of Philox and of the multiply-with-carry step
+/// in warpmc.
+#[cfg(feature = "cuda")]
 pub const CUDA_HEADER: &str = include_str!("../kernels/warpmc_rng.cuh");
