@@ -1,7 +1,7 @@
 // shuffle_bench.cu: the timing experiments of "Shuffle: Tips and Tricks"
 // (Julien Demouth, NVIDIA, GTC 2013), slides 7-21, as literal kernels.
 //
-// Self-contained on purpose (no warpmc/warp.cuh): these are the document's
+// Self-contained on purpose (no warp.cuh): these are the document's
 // experiments, written the way the document writes them, so that their
 // timings mean what the document's charts mean.
 //

@@ -25,7 +25,7 @@
 
 #include "flame_common.cuh"
 #if FLAME_ACCUM == 1
-#include "warpmc/atomics.cuh"
+#include "atomics.cuh"
 #endif
 
 #define FLAME_CHOOSE_MASK 16383u

@@ -23,7 +23,7 @@
 // loop. Whole warps run the loop together (the bound is the warp's first
 // element), so the full-mask shuffles and votes always have every lane; the
 // lanes past n take part as invalid lanes.
-#include "warpmc/atomics.cuh"
+#include "atomics.cuh"
 
 #ifndef WARPMC_HIST
 #define WARPMC_HIST 0

@@ -1,4 +1,4 @@
-// warpmc/atomics.cuh: warp-aggregated atomic reduction by key.
+// atomics.cuh: warp-aggregated atomic reduction by key.
 //
 // Adding values into bins chosen by a key ("reduce by key" into a dense
 // array, a histogram) with one atomic per element is slow where the lanes of
@@ -26,7 +26,7 @@
 //   Value<S, W>       W values of one element (W = 1..8), loaded as vectors
 #pragma once
 
-#include "warpmc/warp.cuh"
+#include "warp.cuh"
 
 namespace warpmc {
 

@@ -3,7 +3,7 @@
 //
 // Each kernel family is instantiated for the three operators as
 // `<family>_sum`, `<family>_min`, `<family>_max`.
-#include "warpmc/lookback.cuh"
+#include "lookback.cuh"
 
 #ifndef WARPMC_T
 #error "compile with -DWARPMC_T=<element type> (not -DT: NVRTC's builtin headers use T as a template parameter)"

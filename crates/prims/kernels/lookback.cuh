@@ -1,4 +1,4 @@
-// warpmc/lookback.cuh: the cross-tile prefix of single-pass scans
+// lookback.cuh: the cross-tile prefix of single-pass scans
 // (decoupled look-back, Merrill & Garland 2016).
 //
 // A single-pass scan reads and writes every element once. Each block takes
@@ -16,7 +16,7 @@
 // sums, min and max are exact and repeatable.
 #pragma once
 
-#include "warpmc/warp.cuh"
+#include "warp.cuh"
 
 namespace warpmc {
 namespace lookback {

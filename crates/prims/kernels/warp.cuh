@@ -1,4 +1,4 @@
-// warpmc/warp.cuh: warp-level primitives built on shuffles and votes.
+// warp.cuh: warp-level primitives built on shuffles and votes.
 //
 // Everything here is a __device__ __forceinline__ function with full-warp
 // semantics: all 32 lanes of the warp must call it together, with the same

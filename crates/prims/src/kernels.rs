@@ -3,22 +3,22 @@
 
 use warpmc_gpu::KernelSource;
 
-/// Warp-level device functions (`warpmc/warp.cuh`): broadcast, reduce,
+/// Warp-level device functions (`warp.cuh`): broadcast, reduce,
 /// scans, bitonic sorts, register transposes, ballot compaction.
 pub const WARP_CUH: &str = include_str!("../kernels/warp.cuh");
 
 /// Tile-level building blocks of the single-pass device kernels
-/// (`warpmc/lookback.cuh`): the decoupled look-back prefix between tiles.
-/// It includes `warpmc/warp.cuh`.
+/// (`lookback.cuh`): the decoupled look-back prefix between tiles.
+/// It includes `warp.cuh`.
 pub const LOOKBACK_CUH: &str = include_str!("../kernels/lookback.cuh");
 
-/// `src` with `#include "warpmc/warp.cuh"` available.
+/// `src` with `#include "warp.cuh"` available.
 ///
 /// ```
 /// use warpmc_gpu::KernelSource;
 /// let src = warpmc_prims::kernels::with_warp_header(KernelSource::new(
 ///     "mine.cu",
-///     "#include \"warpmc/warp.cuh\"\n\
+///     "#include \"warp.cuh\"\n\
 ///      extern \"C\" __global__ void total(const float *x, float *out) {\n\
 ///          float s = warpmc::warp_reduce(x[threadIdx.x], warpmc::Sum());\n\
 ///          if (threadIdx.x == 0) *out = s;\n\
@@ -27,7 +27,7 @@ pub const LOOKBACK_CUH: &str = include_str!("../kernels/lookback.cuh");
 /// assert_eq!(src.name(), "mine.cu");
 /// ```
 pub fn with_warp_header(src: KernelSource) -> KernelSource {
-    src.header("warpmc/warp.cuh", WARP_CUH)
+    src.header("warp.cuh", WARP_CUH)
 }
 
 /// Every kernel source of the crate, as the backends build them (one per

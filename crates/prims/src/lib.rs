@@ -4,7 +4,7 @@
 //! Three layers:
 //!
 //! - **Warp level** — CUDA device functions in [`kernels::WARP_CUH`]
-//!   (`#include "warpmc/warp.cuh"` in a kernel built with [`kernels::with_warp_header`]):
+//!   (`#include "warp.cuh"` in a kernel built with [`kernels::with_warp_header`]):
 //!   broadcast (also from the last lane whose predicate holds), reduce,
 //!   inclusive and exclusive scans (intrinsic and predicate-based), bitonic
 //!   sort of 32 keys or key–value pairs, register transposes between arrays

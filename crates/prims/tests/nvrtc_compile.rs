@@ -10,7 +10,7 @@ fn every_kernel_compiles_for_sm_90() {
     let target = Target::Cubin { arch: 90 };
     let mut sources = vec![warpmc_prims::kernels::with_warp_header(warpmc_gpu::KernelSource::new(
         "empty.cu",
-        "#include \"warpmc/warp.cuh\"\nextern \"C\" __global__ void empty() {}",
+        "#include \"warp.cuh\"\nextern \"C\" __global__ void empty() {}",
     ))];
     sources.extend(warpmc_prims::kernels::all_sources());
     for src in sources {

@@ -1,4 +1,4 @@
-// Test kernels for warpmc/warp.cuh, one module per element type:
+// Test kernels for warp.cuh, one module per element type:
 // WARPMC_TEST_T is defined on the command line (-DWARPMC_TEST_T=float).
 // The macro has a long name because warp.cuh's templates call their
 // parameter T, which a macro named T would rewrite.
@@ -6,7 +6,7 @@
 // Every kernel works on `nwarps` whole warps (32 * nwarps lanes); lane g of
 // the launch handles element g. Whole warps past the end return together,
 // so every warp that calls a warp function is complete.
-#include "warpmc/warp.cuh"
+#include "warp.cuh"
 
 typedef WARPMC_TEST_T Elem;
 

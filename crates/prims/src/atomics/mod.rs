@@ -9,7 +9,7 @@
 //! ("peers"), sum their values with shuffles and let one lane per key do the
 //! atomic ("Voting and Shuffling to Optimize Atomic Operations", Elmar
 //! Westphal, NVIDIA, 2015). The device functions are in [`ATOMICS_CUH`]
-//! (`#include "warpmc/atomics.cuh"`, see [`with_atomics_header`]).
+//! (`#include "atomics.cuh"`, see [`with_atomics_header`]).
 //!
 //! - Keys are `u32`, bins `0..nbins`. **Keys `>= nbins` are ignored** on
 //!   every backend (like points outside a histogram's range): no memory
@@ -74,19 +74,19 @@ use crate::CudaPrims;
 use crate::element::{Element, Op};
 use crate::error::{Result, ensure};
 
-/// Device functions for aggregated atomics (`warpmc/atomics.cuh`): peer
+/// Device functions for aggregated atomics (`atomics.cuh`): peer
 /// masks (ballot loop, `__match_any_sync`, runs), the tree reductions over
 /// peer groups, hardware and compare-and-swap atomic adds. It includes
-/// `warpmc/warp.cuh`.
+/// `warp.cuh`.
 pub const ATOMICS_CUH: &str = include_str!("../../kernels/atomics.cuh");
 
 /// The kernels of this module, embedded.
 const ATOMICS_CU: &str = include_str!("../../kernels/atomics.cu");
 
-/// `src` with `#include "warpmc/atomics.cuh"` (and `warpmc/warp.cuh`)
+/// `src` with `#include "atomics.cuh"` (and `warp.cuh`)
 /// available.
 pub fn with_atomics_header(src: KernelSource) -> KernelSource {
-    crate::kernels::with_warp_header(src).header("warpmc/atomics.cuh", ATOMICS_CUH)
+    crate::kernels::with_warp_header(src).header("atomics.cuh", ATOMICS_CUH)
 }
 
 /// The atomics.cu module for scalar `cuda` (a CUDA type name) and `width`

@@ -40,7 +40,7 @@ fn scan_tile_elems<T: Element>() -> usize {
 /// The device.cu module source for `T`.
 pub(crate) fn source<T: Element>() -> KernelSource {
     crate::kernels::with_warp_header(KernelSource::new("device.cu", include_str!("../../kernels/device.cu")))
-        .header("warpmc/lookback.cuh", LOOKBACK_CUH)
+        .header("lookback.cuh", LOOKBACK_CUH)
         .option(format!("-DWARPMC_T={}", T::CUDA))
         .option(format!("-DSCAN_THREAD_BYTES={SCAN_THREAD_BYTES}"))
         .option(format!("-DSCAN_BLOCK={SCAN_BLOCK}"))
