@@ -231,14 +231,16 @@ fn help_teaches_the_contract_flags() {
 }
 
 #[test]
-fn the_shipped_protocol_files_parse_with_the_documents_numbers() {
+fn the_shipped_protocol_files_parse_with_the_published_protocol() {
+    // Ferrero et al. 2012's q = 9 sweep: 15 temperatures of 2048² with
+    // 10⁵ thermalisation and 10⁴ measurement sweeps, measured every 500.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let seed = warpmc_potts::ConfigFile::read(&dir.join("potts-seed-protocol.toml")).unwrap().resolve().unwrap();
-    assert_eq!((seed.q, seed.size, seed.height), (9, 2048, 2048));
-    assert_eq!(seed.temperatures.len(), 15);
-    assert_eq!((seed.therm, seed.sweeps, seed.measure_every), (100_000, 10_000, 500));
-    assert!(seed.continue_from_previous);
+    assert_eq!((seed.q(), seed.size(), seed.height()), (9, 2048, 2048));
+    assert_eq!(seed.temperatures().len(), 15);
+    assert_eq!((seed.therm(), seed.sweeps(), seed.measure_every()), (100_000, 10_000, 500));
+    assert!(seed.continue_from_previous());
     assert_eq!(seed.total_sweeps(), 1_650_000);
-    assert_eq!(seed.temperatures.len() as u64 * seed.measurements_per_chain(), 300);
+    assert_eq!(seed.temperatures().len() as u64 * seed.measurements_per_chain(), 300);
     warpmc_potts::ConfigFile::read(&dir.join("potts-quick.toml")).unwrap().resolve().unwrap();
 }

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use warpmc_bench::potts as bench;
+use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_potts::observables::CSV_COLUMNS;
 use warpmc_potts::{
-    Backend, BackendChoice, ConfigFile, Control, CpuBackend, CudaBackend, CudaKernel, InitialState, Observer,
-    PottsError, PottsModel, ProtocolConfig, RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
+    BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig, RunState,
+    Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
 };
 
 /// The quick example, run when `warpmc potts run` gets no parameters.
@@ -42,8 +42,8 @@ enum PottsCommand {
     ///   warpmc potts run --resume seed.ckpt --out seed.csv
     #[command(verbatim_doc_comment)]
     Run(Box<RunArgs>),
-    /// Time the CPU and every CUDA kernel that fits beside the document-style
-    /// baseline kernel and the device's copy bandwidth.
+    /// Time the CPU and every CUDA kernel that fits beside the baseline
+    /// kernel (Ferrero et al. 2012) and the device's copy bandwidth.
     ///
     /// Kernels: generic (a byte per spin, one random word per site: any
     /// model); sliced (bit planes, 32 sites per word, random bits only for
@@ -87,8 +87,8 @@ struct RunArgs {
     /// Start state: ordered (all 0) or random (default ordered).
     #[arg(long, value_name = "STATE", help_heading = "Protocol")]
     init: Option<InitialState>,
-    /// Start each temperature from the previous one's final state (the
-    /// document's protocol) instead of from --init.
+    /// Start each temperature from the previous one's final state (as in
+    /// Ferrero et al. 2012) instead of from --init.
     #[arg(long = "continue", help_heading = "Protocol")]
     continue_from_previous: bool,
     /// Thermalisation sweeps per temperature (default 1000).
@@ -217,21 +217,25 @@ pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
     }
 }
 
-/// The backend a run asked for, with one line on stderr saying which.
-fn make_backend(choice: BackendChoice, model: &PottsModel) -> anyhow::Result<Box<dyn Backend>> {
-    let cuda = |gpu| -> anyhow::Result<Box<dyn Backend>> { Ok(Box::new(CudaBackend::new(gpu, model)?)) };
-    let backend: Box<dyn Backend> = match choice {
-        BackendChoice::Cpu => Box::new(CpuBackend::new(model)),
-        BackendChoice::Cuda => cuda(warpmc_gpu::Gpu::open_default()?)?,
-        BackendChoice::Auto => match warpmc_gpu::Gpu::open_default() {
-            Ok(gpu) => cuda(gpu)?,
-            Err(e) => {
-                eprintln!("note: {e}; running on the CPU");
-                Box::new(CpuBackend::new(model))
-            }
-        },
-    };
-    Ok(backend)
+/// The device a command asked for, with one line on stderr when `auto`
+/// falls back to the CPU.
+pub(crate) fn select_device(choice: BackendChoice) -> anyhow::Result<warpmc_gpu::Device> {
+    let device = warpmc_gpu::select(choice)?;
+    if let Some(why) = device.fallback() {
+        eprintln!("note: {why}; running on the CPU");
+    }
+    Ok(device)
+}
+
+/// A library error in the words of this command's flags.
+fn as_flags(e: PottsError) -> anyhow::Error {
+    match e {
+        PottsError::Missing(key) => {
+            let flag = if key == "temp" { "--temp or --temps".to_string() } else { format!("--{key}") };
+            anyhow::anyhow!("missing {flag} (give it as a flag or in --config)")
+        }
+        other => other.into(),
+    }
 }
 
 fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
@@ -244,7 +248,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         }
         let (mut cfg, state) = checkpoint::read(path)?;
         if let Some(b) = args.backend {
-            cfg.backend = b;
+            cfg = cfg.with_backend(b);
         }
         (cfg, state, Some(args.checkpoint.clone().unwrap_or_else(|| path.clone())))
     } else {
@@ -256,7 +260,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
             }
             None => ConfigFile::default(),
         };
-        let cfg = args.as_config()?.or(file).resolve()?;
+        let cfg = args.as_config()?.or(file).resolve().map_err(as_flags)?;
         let state = RunState::new(&cfg);
         (cfg, state, args.checkpoint.clone())
     };
@@ -267,18 +271,18 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
             bail!("snapshot file must end in .png or .npy: {}", s.display());
         }
     }
-    let model = cfg.model()?;
-    let mut backend = make_backend(cfg.backend, &model)?;
+    let device = select_device(cfg.backend())?;
+    let mut runner = Runner::on(cfg.clone(), &device)?;
     eprintln!(
         "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each, on {}",
-        cfg.q,
-        cfg.size,
-        cfg.height,
-        cfg.temperatures.len(),
-        cfg.samples,
-        cfg.therm,
-        cfg.sweeps,
-        backend.description()
+        cfg.q(),
+        cfg.size(),
+        cfg.height(),
+        cfg.temperatures().len(),
+        cfg.samples(),
+        cfg.therm(),
+        cfg.sweeps(),
+        runner.simulation().backend_description()
     );
 
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -290,7 +294,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     for r in state.results(&cfg)? {
         out.emit(&r)?;
     }
-    let result = Runner::new(cfg.clone(), backend.as_mut())?.run(&mut state, &mut out);
+    let result = runner.run(&mut state, &mut out);
     out.bar.finish_and_clear();
     match result {
         Ok(_) => {}
@@ -305,7 +309,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     }
     if let Some(path) = &args.snapshot {
-        snapshot::write_snapshot(&backend.lattice()?, path)?;
+        snapshot::write_snapshot(&runner.lattice()?, path)?;
         eprintln!("snapshot: {}", path.display());
     }
     if let Some(path) = &args.out {
@@ -457,13 +461,13 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         PottsModel::new(2, l, l)?;
     }
     let gpu = if want_cuda {
-        match warpmc_gpu::Gpu::open_default() {
-            Ok(g) => Some(g),
-            Err(e) if args.backend == "all" => {
-                eprintln!("note: {e}; timing the CPU only");
+        let choice = if args.backend == "all" { BackendChoice::Auto } else { BackendChoice::Cuda };
+        match warpmc_gpu::select(choice)? {
+            warpmc_gpu::Device::Cuda(g) => Some(g),
+            cpu => {
+                eprintln!("note: {}; timing the CPU only", cpu.fallback().unwrap_or("no GPU"));
                 None
             }
-            Err(e) => return Err(e.into()),
         }
     } else {
         None
@@ -473,7 +477,7 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut copy_gbs = None;
     if let Some(g) = &gpu {
         let i = g.info();
-        let bw = bench::copy_bandwidth(g, 1 << 30)?;
+        let bw = g.copy_bandwidth_gbs(1 << 30)?;
         copy_gbs = Some(bw);
         if !args.json {
             writeln!(
@@ -498,68 +502,41 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
             "q", "L", "kernel", "sweeps", "ns/flip", "flips/ns", "vs baseline", "GB/s", "of copy", "ns/flip/core"
         )?;
     }
-    for &q in &args.qs {
-        for &l in &args.sizes {
-            let model = PottsModel::new(q, l, l)?;
-            let mut rows = Vec::new();
-            if let Some(g) = &gpu {
-                rows.push(bench::time_baseline(g.clone(), &model, args.seconds)?);
-                let mut kernels = vec![(CudaKernel::Generic, "cuda-generic")];
-                for (k, label) in [
-                    (CudaKernel::Sliced, "cuda-sliced"),
-                    (CudaKernel::SlicedSplit, "cuda-sliced-split"),
-                    (CudaKernel::SlicedSplit4, "cuda-sliced-split4"),
-                    (CudaKernel::SlicedSplit8, "cuda-sliced-split8"),
-                    (CudaKernel::SlicedResident, "cuda-sliced-resident"),
-                ] {
-                    if k.fits(&model) {
-                        kernels.push((k, label));
-                    }
-                }
-                for (kernel, label) in kernels {
-                    let mut b = match CudaBackend::with_kernel(g.clone(), &model, kernel) {
-                        Ok(b) => b,
-                        // Too large to be resident on this GPU: not a row.
-                        Err(_) if kernel == CudaKernel::SlicedResident => continue,
-                        Err(e) => return Err(e.into()),
-                    };
-                    let bytes = b.bytes_per_spin();
-                    rows.push(bench::time_backend(&mut b, label, bytes, &model, args.seconds)?);
-                }
+    let cfg = PottsBenchConfig {
+        qs: args.qs.clone(),
+        sizes: args.sizes.clone(),
+        cpu: want_cpu,
+        cpu_max_size: args.cpu_max_size,
+        gpu,
+        seconds: args.seconds,
+    };
+    run_potts_bench(&cfg, |rows: &[BenchRow]| -> anyhow::Result<()> {
+        let base = rows.iter().find(|r| r.kernel == "cuda-baseline").map(|r| r.flips_per_ns);
+        for r in rows {
+            let ratio = base.map(|b| r.flips_per_ns / b);
+            let is_cpu = r.kernel.starts_with("cpu");
+            let of_copy = copy_gbs.filter(|_| !is_cpu).map(|c| r.gbs / c);
+            let per_core = is_cpu.then_some(r.ns_per_flip * cpu_threads as f64);
+            if args.json {
+                let mut v = serde_json::to_value(r)?;
+                v["vs_baseline"] = serde_json::json!(ratio);
+                v["copy_gbs"] = serde_json::json!(copy_gbs);
+                v["of_copy"] = serde_json::json!(of_copy);
+                v["cpu_threads"] = serde_json::json!(cpu_threads);
+                v["ns_per_flip_per_core"] = serde_json::json!(per_core);
+                writeln!(stdout, "{v}")?;
+            } else {
+                let ratio = ratio.map_or("-".to_string(), |x| format!("{x:.2}x"));
+                let of_copy = of_copy.map_or("-".to_string(), |x| format!("{:.0}%", 100.0 * x));
+                let per_core = per_core.map_or("-".to_string(), |x| format!("{x:.3}"));
+                writeln!(
+                    stdout,
+                    "{:>3} {:>6} {:>14} {:>8} {:>10.4} {:>10.3} {:>12} {:>8.0} {:>8} {:>12}",
+                    r.q, r.size, r.kernel, r.sweeps, r.ns_per_flip, r.flips_per_ns, ratio, r.gbs, of_copy, per_core
+                )?;
             }
-            if want_cpu && l <= args.cpu_max_size {
-                let mut b = CpuBackend::new(&model);
-                let (label, bytes) = (format!("cpu-{}", b.storage_name()), b.bytes_per_spin());
-                let label = label.as_str();
-                rows.push(bench::time_backend(&mut b, label, bytes, &model, args.seconds)?);
-            }
-            let base = rows.iter().find(|r| r.kernel == "cuda-baseline").map(|r| r.flips_per_ns);
-            for r in &rows {
-                let ratio = base.map(|b| r.flips_per_ns / b);
-                let is_cpu = r.kernel.starts_with("cpu");
-                let of_copy = copy_gbs.filter(|_| !is_cpu).map(|c| r.gbs / c);
-                let per_core = is_cpu.then_some(r.ns_per_flip * cpu_threads as f64);
-                if args.json {
-                    let mut v = serde_json::to_value(r)?;
-                    v["vs_baseline"] = serde_json::json!(ratio);
-                    v["copy_gbs"] = serde_json::json!(copy_gbs);
-                    v["of_copy"] = serde_json::json!(of_copy);
-                    v["cpu_threads"] = serde_json::json!(cpu_threads);
-                    v["ns_per_flip_per_core"] = serde_json::json!(per_core);
-                    writeln!(stdout, "{v}")?;
-                } else {
-                    let ratio = ratio.map_or("-".to_string(), |x| format!("{x:.2}x"));
-                    let of_copy = of_copy.map_or("-".to_string(), |x| format!("{:.0}%", 100.0 * x));
-                    let per_core = per_core.map_or("-".to_string(), |x| format!("{x:.3}"));
-                    writeln!(
-                        stdout,
-                        "{:>3} {:>6} {:>14} {:>8} {:>10.4} {:>10.3} {:>12} {:>8.0} {:>8} {:>12}",
-                        r.q, r.size, r.kernel, r.sweeps, r.ns_per_flip, r.flips_per_ns, ratio, r.gbs, of_copy, per_core
-                    )?;
-                }
-                stdout.flush()?;
-            }
+            stdout.flush()?;
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }

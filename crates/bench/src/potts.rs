@@ -1,16 +1,91 @@
-//! Timing helpers behind `warpmc potts bench`: each row is a number of
-//! sweeps timed end to end (launches, synchronisation) after a warm-up,
-//! reported as nanoseconds per site update and updates per nanosecond.
+//! `warpmc potts bench`: every Potts kernel that fits a model, the CPU
+//! backend and the baseline kernel of Ferrero et al. (2012), each timed
+//! end to end (launches, synchronisation) after a warm-up, at the
+//! transition temperature from a random start. Rows report nanoseconds per
+//! site update, updates per nanosecond, and the least memory traffic a
+//! sweep needs per second, for comparison with the device's copy bandwidth
+//! measured in the same run.
 
 use std::time::Instant;
 
 use serde::Serialize;
 use warpmc_gpu::Gpu;
 
-use warpmc_potts::{AcceptanceTable, Backend, InitialState, Lattice, PottsModel};
+use warpmc_potts::{AcceptanceTable, Backend, CpuBackend, CudaBackend, CudaKernel, InitialState, Lattice, PottsModel};
 
 use crate::error::Result;
 use crate::potts_baseline::BaselineGpu;
+
+/// What to time.
+#[derive(Clone, Debug)]
+pub struct PottsBenchConfig {
+    /// Values of q.
+    pub qs: Vec<u32>,
+    /// Square lattice sizes L.
+    pub sizes: Vec<usize>,
+    /// Time the CPU backend (up to `cpu_max_size`).
+    pub cpu: bool,
+    /// Largest L timed on the CPU.
+    pub cpu_max_size: usize,
+    /// The GPU for the CUDA kernels and the baseline (none: CPU only).
+    pub gpu: Option<Gpu>,
+    /// Seconds of timing per row, after a warm-up.
+    pub seconds: f64,
+}
+
+/// The CUDA kernels a bench times, with their row labels.
+const CUDA_KERNELS: [(CudaKernel, &str); 6] = [
+    (CudaKernel::Generic, "cuda-generic"),
+    (CudaKernel::Sliced, "cuda-sliced"),
+    (CudaKernel::SlicedSplit, "cuda-sliced-split"),
+    (CudaKernel::SlicedSplit4, "cuda-sliced-split4"),
+    (CudaKernel::SlicedSplit8, "cuda-sliced-split8"),
+    (CudaKernel::SlicedResident, "cuda-sliced-resident"),
+];
+
+/// Times every (q, L) of `cfg`: the baseline, each CUDA kernel that fits
+/// the model (the resident kernel only where the GPU holds all its
+/// threads), then the CPU. Each (q, L) group is handed to `report` as soon
+/// as it is measured.
+pub fn run_potts_bench<E: From<crate::BenchError>>(
+    cfg: &PottsBenchConfig,
+    mut report: impl FnMut(&[BenchRow]) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    for &q in &cfg.qs {
+        for &l in &cfg.sizes {
+            let model = PottsModel::new(q, l, l).map_err(crate::BenchError::from)?;
+            let rows = time_model(cfg, &model)?;
+            report(&rows)?;
+        }
+    }
+    Ok(())
+}
+
+fn time_model(cfg: &PottsBenchConfig, model: &PottsModel) -> Result<Vec<BenchRow>> {
+    let mut rows = Vec::new();
+    if let Some(g) = &cfg.gpu {
+        rows.push(time_baseline(g.clone(), model, cfg.seconds)?);
+        for (kernel, label) in CUDA_KERNELS {
+            if !kernel.fits(model) {
+                continue;
+            }
+            let mut b = match CudaBackend::with_kernel(g.clone(), model, kernel) {
+                Ok(b) => b,
+                // Too large to be resident on this GPU: not a row.
+                Err(_) if kernel == CudaKernel::SlicedResident => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let bytes = b.bytes_per_spin();
+            rows.push(time_backend(&mut b, label, bytes, model, cfg.seconds)?);
+        }
+    }
+    if cfg.cpu && model.width() <= cfg.cpu_max_size {
+        let mut b = CpuBackend::new(model);
+        let (label, bytes) = (format!("cpu-{}", b.storage_name()), b.bytes_per_spin());
+        rows.push(time_backend(&mut b, &label, bytes, model, cfg.seconds)?);
+    }
+    Ok(rows)
+}
 
 /// One measured configuration.
 #[derive(Clone, Debug, Serialize)]
@@ -98,7 +173,7 @@ pub fn time_backend(
     Ok(BenchRow::new(kernel, model, bytes_per_spin, sweeps, secs))
 }
 
-/// Times the document-style baseline kernel the same way.
+/// Times the baseline kernel ([`crate::potts_baseline`]) the same way.
 pub fn time_baseline(gpu: Gpu, model: &PottsModel, target_seconds: f64) -> Result<BenchRow> {
     let lattice = Lattice::new(model, InitialState::Random, 1, 0);
     let mut base = BaselineGpu::new(gpu, &lattice, 1)?;
@@ -112,10 +187,4 @@ pub fn time_baseline(gpu: Gpu, model: &PottsModel, target_seconds: f64) -> Resul
         1 << 20,
     )?;
     Ok(BenchRow::new("cuda-baseline", model, 1.0, sweeps, secs))
-}
-
-/// Device-to-device copy bandwidth in GB/s (2 × bytes moved per copy /
-/// time) over a buffer of `bytes` bytes, best of several copies.
-pub fn copy_bandwidth(gpu: &Gpu, bytes: usize) -> Result<f64> {
-    Ok(gpu.copy_bandwidth_gbs(bytes)?)
 }

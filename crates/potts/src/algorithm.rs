@@ -96,8 +96,7 @@ pub const MWC_MULTIPLIER: u32 = 4_278_189_678;
 /// neighbours and Δδ₀ the change of δ(s, 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AcceptanceTable {
-    /// Accept iff the acceptance fraction f is below the entry.
-    pub thresholds: [u64; TABLE_LEN],
+    thresholds: [u64; TABLE_LEN],
 }
 
 impl AcceptanceTable {
@@ -112,6 +111,29 @@ impl AcceptanceTable {
             }
         }
         AcceptanceTable { thresholds }
+    }
+
+    /// A table that rejects every move (what a backend holds before its
+    /// first table).
+    pub fn reject_all() -> Self {
+        AcceptanceTable { thresholds: [0; TABLE_LEN] }
+    }
+
+    /// The entries, indexed by [`table_index`]: a move is accepted iff its
+    /// acceptance fraction f is below the entry.
+    pub fn thresholds(&self) -> &[u64; TABLE_LEN] {
+        &self.thresholds
+    }
+
+    /// The entry for (Δn, Δδ₀).
+    pub fn get(&self, dn: i32, d0: i32) -> u64 {
+        self.thresholds[table_index(dn, d0)]
+    }
+
+    /// Replaces one entry (for tests of rules that must refuse odd tables).
+    #[cfg(test)]
+    pub(crate) fn set(&mut self, dn: i32, d0: i32, threshold: u64) {
+        self.thresholds[table_index(dn, d0)] = threshold;
     }
 
     /// The nine entries with Δδ₀ = 0, indexed by Δn + 4: the whole table

@@ -3,35 +3,34 @@
 //! colour (see [`layout`](crate::layout)) and give bit-identical states for
 //! the same seed, chain and sweep numbers.
 
+use warpmc_gpu::Device;
+
 use crate::algorithm::AcceptanceTable;
-use crate::error::Result;
+use crate::cpu::CpuBackend;
+use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
+use crate::model::PottsModel;
 
-/// Which backend to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendChoice {
-    /// CUDA when a usable device exists, else the CPU.
-    Auto,
-    /// The host's cores (rayon).
-    Cpu,
-    /// A CUDA device; an error if there is none.
-    Cuda,
-}
-
-impl std::str::FromStr for BackendChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(BackendChoice::Auto),
-            "cpu" => Ok(BackendChoice::Cpu),
-            "cuda" | "gpu" => Ok(BackendChoice::Cuda),
-            _ => Err(format!("unknown backend '{s}' (expected auto, cpu or cuda)")),
-        }
+/// The backend for `model` on `device` (see [`crate::select`]): the CPU
+/// backend, or the CUDA backend with the fastest kernel for the model.
+pub fn open_backend(device: &Device, model: &PottsModel) -> Result<Box<dyn Backend>> {
+    match device {
+        Device::Cpu { .. } => Ok(Box::new(CpuBackend::new(model))),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(gpu) => Ok(Box::new(crate::cuda::CudaBackend::new(gpu.clone(), model)?)),
+        // A GPU from a warpmc-gpu built with CUDA for another crate, while
+        // this one was built without its `cuda` feature.
+        #[allow(unreachable_patterns)]
+        _ => Err(PottsError::Gpu(warpmc_gpu::GpuError::NoDevice(
+            "warpmc-potts was built without its cuda feature".into(),
+        ))),
     }
 }
 
 /// A lattice held by a backend, and the operations a protocol needs.
+///
+/// Most code reaches a backend through [`Simulation`](crate::Simulation);
+/// the trait is public for code that picks a backend or kernel itself.
 pub trait Backend {
     /// "cpu" or "cuda".
     fn name(&self) -> &'static str;

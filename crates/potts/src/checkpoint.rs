@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
 use crate::observables::Measurement;
-use crate::protocol::{ProtocolConfig, RunState};
+use crate::protocol::{ProtocolConfig, RunState, Timing};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
 const VERSION: u32 = 3;
@@ -39,7 +39,7 @@ struct Header {
     has_current: bool,
     saved: Vec<bool>,
     series: Vec<Vec<Vec<Measurement>>>,
-    timing: Vec<(f64, u64)>,
+    timing: Vec<Timing>,
     backends: Vec<String>,
 }
 
@@ -89,11 +89,19 @@ pub fn write(path: &Path, cfg: &ProtocolConfig, state: &RunState) -> Result<()> 
 /// Reads and checks a checkpoint.
 pub fn read(path: &Path) -> Result<(ProtocolConfig, RunState)> {
     let bytes = std::fs::read(path).map_err(|e| PottsError::io(path, e))?;
-    decode(&bytes).map_err(|message| PottsError::Checkpoint { path: path.to_path_buf(), message })
+    decode(&bytes).map_err(|e| match e {
+        PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.to_path_buf(), message },
+        other => other,
+    })
 }
 
-/// Parses checkpoint bytes; the error says what is wrong.
-pub fn decode(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), String> {
+/// Parses checkpoint bytes; a [`PottsError::BadCheckpoint`] says what is
+/// wrong.
+pub fn decode(bytes: &[u8]) -> Result<(ProtocolConfig, RunState)> {
+    decode_parts(bytes).map_err(PottsError::BadCheckpoint)
+}
+
+fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), String> {
     if bytes.len() < 28 || &bytes[..8] != MAGIC {
         return Err("not a warpmc Potts checkpoint".into());
     }
@@ -116,7 +124,7 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), S
     let header: Header = serde_json::from_slice(&body[20..json_end]).map_err(|e| format!("unreadable header: {e}"))?;
     let cfg = header.config;
     cfg.validate().map_err(|e| format!("invalid protocol: {e}"))?;
-    let n = cfg.size * cfg.height;
+    let n = cfg.size() * cfg.height();
     let lattices = header.has_current as usize + header.saved.iter().filter(|&&b| b).count();
     if body.len() - json_end != lattices * n {
         return Err(format!("expected {lattices} lattices of {n} bytes"));
@@ -124,20 +132,20 @@ pub fn decode(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), S
     let mut chunks = body[json_end..].chunks_exact(n.max(1));
     let mut next = || -> std::result::Result<Lattice, String> {
         let spins = chunks.next().ok_or("missing lattice")?.to_vec();
-        Lattice::from_spins(cfg.size, cfg.height, cfg.q, spins).ok_or_else(|| "a lattice holds spins ≥ q".into())
+        Lattice::from_spins(cfg.size(), cfg.height(), cfg.q(), spins).ok_or_else(|| "a lattice holds spins ≥ q".into())
     };
     let current = if header.has_current { Some(next()?) } else { None };
     let saved = header.saved.iter().map(|&p| if p { next().map(Some) } else { Ok(None) }).collect::<Result<_, _>>()?;
-    let temps = cfg.temperatures.len();
+    let temps = cfg.temperatures().len();
     let consistent = header.temp_index <= temps
-        && header.sample <= cfg.samples
-        && header.sweep <= cfg.therm + cfg.sweeps
+        && header.sample <= cfg.samples()
+        && header.sweep <= cfg.sweeps_per_chain()
         && (header.sweep == 0 || header.has_current)
         && header.series.len() == header.timing.len()
         && header.series.len() == header.backends.len()
         && header.series.len() >= header.temp_index
         && header.series.len() <= header.temp_index + 1
-        && header.series.iter().all(|s| s.len() == cfg.samples as usize);
+        && header.series.iter().all(|s| s.len() == cfg.samples() as usize);
     if !consistent {
         return Err("inconsistent run position".into());
     }

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use warpmc_rng::RandomSource;
 
 use crate::algorithm::{
-    AcceptanceTable, Scheme, TABLE_LEN, UNIT_COLS, UNIT_ROWS, metropolis_site, unit_generators, units_per_row,
+    AcceptanceTable, Scheme, UNIT_COLS, UNIT_ROWS, metropolis_site, unit_generators, units_per_row,
 };
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
@@ -108,7 +108,7 @@ impl CpuBackend {
             height: model.height(),
             q: model.q(),
             storage,
-            table: AcceptanceTable { thresholds: [0; TABLE_LEN] },
+            table: AcceptanceTable::reject_all(),
             rule: None,
             simd: simd_available(),
         })
@@ -231,7 +231,7 @@ impl CpuBackend {
     fn census_planes<const P: usize>(&self) -> Census {
         let (h, wr, q) = (self.height, words_per_row(self.width), self.q as usize);
         let Storage::Planes { colours: [c0, c1], .. } = &self.storage else { unreachable!("planes storage") };
-        let rows: Vec<(u64, Vec<u64>)> = (0..h)
+        let rows: Vec<Census> = (0..h)
             .into_par_iter()
             .map(|y| {
                 let mut counts = vec![0u64; q];
@@ -243,7 +243,7 @@ impl CpuBackend {
                     let side = side_word::<P>(c1, &cur, y, w, wr, y & 1);
                     bonds += census_word(&load::<P>(c0, y, w, wr), &[up, down, cur, side], &cur, &mut counts);
                 }
-                (bonds, counts)
+                Census::new(bonds, counts)
             })
             .collect();
         Census::sum(q, rows)
@@ -336,7 +336,7 @@ impl Backend for CpuBackend {
 
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
         if let Storage::Planes { .. } = self.storage {
-            self.rule = Some(SlicedRule::new(self.q, table).map_err(PottsError::InvalidInput)?);
+            self.rule = Some(SlicedRule::new(self.q, table)?);
         }
         self.table = *table;
         Ok(())
@@ -378,7 +378,7 @@ impl Backend for CpuBackend {
         let (hw, h, q) = (self.width / 2, self.height, self.q as usize);
         let colours = self.byte_colours();
         let [c0, c1] = &*colours;
-        let rows: Vec<(u64, Vec<u64>)> = (0..h)
+        let rows: Vec<Census> = (0..h)
             .into_par_iter()
             .map(|y| {
                 let o = y & 1;
@@ -396,7 +396,7 @@ impl Backend for CpuBackend {
                     counts[s as usize] += 1;
                     counts[same[xh] as usize] += 1;
                 }
-                (bonds, counts)
+                Census::new(bonds, counts)
             })
             .collect();
         Ok(Census::sum(q, rows))

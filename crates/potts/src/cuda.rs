@@ -158,7 +158,7 @@ struct SlicedSweep<'a> {
 impl SlicedSweep<'_> {
     /// Queues both colours of sweep `*sweep_base + add`.
     fn sweep(&self, bufs: &mut [DeviceBuffer<u32>; 2], add: u64) -> warpmc_gpu::Result<()> {
-        let [t0, t1, t2, t3] = self.rule.thresholds;
+        let [t0, t1, t2, t3] = self.rule.thresholds();
         for colour in 0u32..2 {
             let (a, b) = bufs.split_at_mut(1);
             let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
@@ -179,7 +179,7 @@ impl SlicedSweep<'_> {
                     .buf(self.sweep_base)
                     .arg(&add)
                     .arg(&colour)
-                    .arg(&self.rule.sigma)
+                    .arg(&self.rule.sigma())
                     .arg(&t0)
                     .arg(&t1)
                     .arg(&t2)
@@ -379,9 +379,9 @@ impl Backend for CudaBackend {
 
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
         match self.storage {
-            Storage::Generic(_) => self.gpu.copy_to_device(&table.thresholds, &mut self.table)?,
+            Storage::Generic(_) => self.gpu.copy_to_device(table.thresholds(), &mut self.table)?,
             Storage::Sliced { .. } => {
-                self.rule = SlicedRule::new(self.q, table).map_err(PottsError::InvalidInput)?;
+                self.rule = SlicedRule::new(self.q, table)?;
             }
         }
         self.table_version += 1;
@@ -432,7 +432,7 @@ impl Backend for CudaBackend {
                 let blocks = threads.div_ceil(BLOCK as u64) as u32;
                 let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
                 if *resident {
-                    let [t0, t1, t2, t3] = self.rule.thresholds;
+                    let [t0, t1, t2, t3] = self.rule.thresholds();
                     let mut done = 0;
                     while done < count {
                         // Bounded launches: the flags (2 per sweep) stay far
@@ -459,7 +459,7 @@ impl Backend for CudaBackend {
                                 .arg(&stream)
                                 .arg(&sweep)
                                 .arg(&n)
-                                .arg(&self.rule.sigma)
+                                .arg(&self.rule.sigma())
                                 .arg(&t0)
                                 .arg(&t1)
                                 .arg(&t2)
@@ -559,7 +559,7 @@ impl Backend for CudaBackend {
             }
         }
         let out = self.gpu.download(&self.counts)?;
-        Ok(Census { equal_bonds: out[0], counts: out[1..].to_vec() })
+        Ok(Census::new(out[0], out[1..].to_vec()))
     }
 
     fn synchronize(&mut self) -> Result<()> {

@@ -9,6 +9,10 @@ pub enum PottsError {
     /// A parameter out of range (q, sizes, temperatures, counts, …).
     #[error("{0}")]
     InvalidInput(String),
+    /// A required parameter was not given: its configuration key (`q`,
+    /// `size`, `temp`).
+    #[error("missing {0}")]
+    Missing(&'static str),
     /// A configuration file that could not be understood.
     #[error("{path}: {message}")]
     Config {
@@ -17,7 +21,11 @@ pub enum PottsError {
         /// What is wrong with it.
         message: String,
     },
-    /// A checkpoint that is damaged, truncated or from another version.
+    /// Checkpoint bytes that cannot be continued: damaged, truncated, from
+    /// another version, or inconsistent.
+    #[error("not a usable checkpoint: {0}")]
+    BadCheckpoint(String),
+    /// A checkpoint file that is damaged, truncated or from another version.
     #[error("checkpoint {path}: {message}")]
     Checkpoint {
         /// The file.
@@ -25,13 +33,14 @@ pub enum PottsError {
         /// What is wrong with it.
         message: String,
     },
-    /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    /// Reading or writing a file failed. The message names the file and
+    /// the cause; the cause is not repeated as an error source.
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The lattice does not fit in the GPU's free memory.
     #[error("the lattice needs {needed} bytes of GPU memory but only {free} of {total} are free")]
@@ -53,8 +62,8 @@ pub enum PottsError {
 
 impl PottsError {
     /// An [`PottsError::Io`] for `path`.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        PottsError::Io { path: path.into(), source }
+    pub fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
+        PottsError::Io { path: path.into(), cause }
     }
 }
 

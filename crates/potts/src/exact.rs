@@ -305,11 +305,11 @@ pub fn potts_critical_temperature(q: u32) -> f64 {
 /// site); e_o = e_mid − L/2, e_d = e_mid + L/2. For q = 10: L ≈ 0.6961.
 ///
 /// ```
-/// let (eo, ed) = warpmc_potts::exact::potts_transition_energies(9).unwrap();
-/// assert!((eo + 1.633167).abs() < 1e-6 && (ed + 1.033499).abs() < 1e-6);
+/// let e = warpmc_potts::exact::potts_transition_energies(9).unwrap();
+/// assert!((e.ordered + 1.633167).abs() < 1e-6 && (e.disordered + 1.033499).abs() < 1e-6);
 /// assert!(warpmc_potts::exact::potts_transition_energies(4).is_none());
 /// ```
-pub fn potts_transition_energies(q: u32) -> Option<(f64, f64)> {
+pub fn potts_transition_energies(q: u32) -> Option<TransitionEnergies> {
     if q < 5 {
         return None;
     }
@@ -325,7 +325,17 @@ pub fn potts_transition_energies(q: u32) -> Option<(f64, f64)> {
     }
     let e_mid = -(1.0 + 1.0 / sq);
     let latent = 2.0 * (1.0 + 1.0 / sq) * (theta / 2.0).tanh() * product;
-    Some((e_mid - latent / 2.0, e_mid + latent / 2.0))
+    Some(TransitionEnergies { ordered: e_mid - latent / 2.0, disordered: e_mid + latent / 2.0 })
+}
+
+/// The energies per site of the two phases that coexist at a first-order
+/// transition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransitionEnergies {
+    /// e_o, of the ordered phase.
+    pub ordered: f64,
+    /// e_d, of the disordered phase.
+    pub disordered: f64,
 }
 
 #[cfg(test)]
@@ -492,11 +502,11 @@ mod tests {
 
     #[test]
     fn baxter_transition() {
-        let (eo, ed) = potts_transition_energies(9).unwrap();
+        let TransitionEnergies { ordered: eo, disordered: ed } = potts_transition_energies(9).unwrap();
         assert!((eo + 1.633167).abs() < 1e-6, "{eo}");
         assert!((ed + 1.033499).abs() < 1e-6, "{ed}");
         assert!((ed - eo - 0.599668).abs() < 1e-6);
-        let (eo, ed) = potts_transition_energies(10).unwrap();
+        let TransitionEnergies { ordered: eo, disordered: ed } = potts_transition_energies(10).unwrap();
         // Literature: L ≈ 0.696 for q = 10 (e.g. Baxter 1973; Janke & Kappler's simulations).
         assert!((ed - eo - 0.696049).abs() < 1e-6, "{}", ed - eo);
         assert!((eo + 1.664252).abs() < 1e-6 && (ed + 0.968203).abs() < 1e-6, "{eo} {ed}");
@@ -504,7 +514,7 @@ mod tests {
             assert!(potts_transition_energies(q).is_none());
         }
         // The latent heat grows with q and vanishes as q → 4⁺.
-        let l = |q| potts_transition_energies(q).map(|(a, b)| b - a).unwrap();
+        let l = |q| potts_transition_energies(q).map(|e| e.disordered - e.ordered).unwrap();
         assert!(l(5) > 0.0 && l(5) < 0.06 && l(6) > l(5) && l(100) > l(20));
         assert!((potts_critical_temperature(10) - 0.701_231).abs() < 1e-6);
     }

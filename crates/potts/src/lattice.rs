@@ -98,7 +98,7 @@ impl Lattice {
     /// device census).
     pub fn census(&self) -> Census {
         let (w, h, q) = (self.width, self.height, self.q as usize);
-        let rows: Vec<(u64, Vec<u64>)> = (0..h)
+        let rows: Vec<Census> = (0..h)
             .into_par_iter()
             .map(|y| {
                 let row = &self.spins[y * w..(y + 1) * w];
@@ -110,7 +110,7 @@ impl Lattice {
                     counts[s as usize] += 1;
                     bonds += (s == row[(x + 1) % w]) as u64 + (s == below[x]) as u64;
                 }
-                (bonds, counts)
+                Census::new(bonds, counts)
             })
             .collect();
         Census::sum(q, rows)
@@ -121,22 +121,35 @@ impl Lattice {
 /// spins are equal, and the number of sites in each state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Census {
-    /// Σ_⟨ij⟩ δ(sᵢ, sⱼ) over the 2N bonds.
-    pub equal_bonds: u64,
-    /// Sites in state 0, 1, …, q−1.
-    pub counts: Vec<u64>,
+    equal_bonds: u64,
+    counts: Vec<u64>,
 }
 
 impl Census {
-    /// Adds up partial censuses (bonds, counts per state) of parts of a
-    /// lattice with `q` states.
-    pub fn sum(q: usize, parts: impl IntoIterator<Item = (u64, Vec<u64>)>) -> Census {
+    /// A census of `equal_bonds` equal-neighbour bonds and `counts[s]`
+    /// sites in state s (one entry per state).
+    pub fn new(equal_bonds: u64, counts: Vec<u64>) -> Self {
+        Census { equal_bonds, counts }
+    }
+
+    /// Adds up the censuses of the parts of a lattice with `q` states.
+    pub fn sum(q: usize, parts: impl IntoIterator<Item = Census>) -> Census {
         let mut census = Census { equal_bonds: 0, counts: vec![0; q] };
-        for (b, c) in parts {
-            census.equal_bonds += b;
-            census.counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+        for part in parts {
+            census.equal_bonds += part.equal_bonds;
+            census.counts.iter_mut().zip(part.counts).for_each(|(a, b)| *a += b);
         }
         census
+    }
+
+    /// Σ_⟨ij⟩ δ(sᵢ, sⱼ) over the 2N bonds.
+    pub fn equal_bonds(&self) -> u64 {
+        self.equal_bonds
+    }
+
+    /// Sites in state 0, 1, …, q−1.
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
     }
 
     /// Sites in the most populated state.

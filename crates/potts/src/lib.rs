@@ -6,27 +6,36 @@
 //! - the **model** ([`PottsModel`]): q, J, h and the lattice size;
 //! - the **algorithm** ([`algorithm`]): checkerboard Metropolis with integer
 //!   acceptance thresholds and the assignment of random numbers to sites;
-//! - the **backends** ([`CpuBackend`], [`CudaBackend`]) that run it.
+//! - the **backends** ([`CpuBackend`], `CudaBackend`) that run it, chosen
+//!   at run time ([`select`], [`open_backend`]).
 //!
-//! On top of them: [`observables`] and [`stats`] (moments, Binder cumulant,
-//! specific heat, susceptibility, jackknife errors, autocorrelation times),
-//! the document's [`protocol`] (temperature sweeps, thermalisation,
-//! measurements, samples), [`checkpoint`]s, [`snapshot`]s and [`exact`]
-//! results used for validation.
+//! On top of them: [`Simulation`] (one chain on one backend), [`observables`]
+//! and [`stats`] (moments, Binder cumulant, specific heat, susceptibility,
+//! jackknife errors, autocorrelation times), the temperature-sweep
+//! [`protocol`] of Ferrero, De Francesco, Wolovick and Cannas (2012)
+//! (thermalisation, measurements, samples), [`checkpoint`]s, [`snapshot`]s
+//! and [`exact`] results used for validation.
 //!
 //! # Examples
 //!
-//! ```
-//! use warpmc_potts::{Backend, CpuBackend, ConfigFile, Quiet, RunState, Runner};
+//! One chain, from a model to numbers:
 //!
-//! let cfg = ConfigFile { q: Some(2), size: Some(16), temp: Some(1.0), therm: Some(100),
-//!                        sweeps: Some(200), ..Default::default() }.resolve().unwrap();
-//! let mut cpu = CpuBackend::new(&cfg.model().unwrap());
-//! let mut state = RunState::new(&cfg);
-//! let results = Runner::new(cfg.clone(), &mut cpu).unwrap().run(&mut state, &mut Quiet).unwrap();
-//! // Well below T_c = 1/ln(1+√2) ≈ 1.13: nearly ordered.
-//! assert!(results[0].magnetization > 0.9);
 //! ```
+//! use warpmc_potts::{PottsModel, Simulation};
+//!
+//! let m = Simulation::on_cpu(PottsModel::new(2, 16, 16)?, 0.8)?.sweeps(200)?.measure()?;
+//! // Well below T_c = 1/ln(1+√2) ≈ 1.13: nearly ordered.
+//! assert!(m.magnetization > 0.9);
+//! # Ok::<(), warpmc_potts::PottsError>(())
+//! ```
+//!
+//! A temperature sweep with error bars: [`protocol`].
+//!
+//! # Features
+//!
+//! `cuda` (on by default) adds [`CudaBackend`] and the GPU side of
+//! [`select`]; without it the crate has no CUDA library in its dependency
+//! tree and runs on the CPU.
 
 #![deny(missing_docs)]
 
@@ -36,6 +45,7 @@ pub mod checkpoint;
 pub mod cpu;
 #[cfg(target_arch = "x86_64")]
 mod cpu_simd;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod error;
 pub mod exact;
@@ -44,16 +54,20 @@ pub mod layout;
 pub mod model;
 pub mod observables;
 pub mod protocol;
+pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
 pub mod stats;
 
 pub use algorithm::{AcceptanceTable, Scheme};
-pub use backend::{Backend, BackendChoice};
+pub use backend::{Backend, open_backend};
 pub use cpu::CpuBackend;
+#[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, CudaKernel};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;
 pub use observables::{Measurement, TemperatureResult};
-pub use protocol::{ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures};
+pub use protocol::{ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing};
+pub use simulation::{Chain, Simulation};
+pub use warpmc_gpu::{BackendChoice, Device, select};

@@ -33,7 +33,7 @@ impl Measurement {
         let n = model.sites() as f64;
         let q = model.q() as f64;
         Measurement {
-            energy: model.energy(census.equal_bonds, census.counts[0]) / n,
+            energy: model.energy(census.equal_bonds(), census.counts()[0]) / n,
             magnetization: (q * census.max_count() as f64 / n - 1.0) / (q - 1.0),
         }
     }
@@ -154,16 +154,26 @@ pub struct Analysis {
     pub blocks: usize,
 }
 
+/// What a result row records besides the statistics: how the temperature
+/// was run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunFacts<'a> {
+    /// T.
+    pub temperature: f64,
+    /// Sweeps per sample (thermalisation and measurement).
+    pub sweeps: u64,
+    /// Samples.
+    pub samples: u32,
+    /// Site updates per nanosecond.
+    pub flips_per_ns: f64,
+    /// "cpu" or "cuda".
+    pub backend: &'a str,
+}
+
 impl Analysis {
     /// The full result row.
-    pub fn into_result(
-        self,
-        temperature: f64,
-        sweeps: u64,
-        samples: u32,
-        flips_per_ns: f64,
-        backend: &str,
-    ) -> TemperatureResult {
+    pub fn into_result(self, facts: &RunFacts<'_>) -> TemperatureResult {
+        let RunFacts { temperature, sweeps, samples, flips_per_ns, backend } = *facts;
         TemperatureResult {
             temperature,
             energy: self.energy[0].value,

@@ -1,25 +1,48 @@
-//! The simulation protocol of the Potts document as a first-class run: a
-//! list of temperatures; at each, `samples` independent chains, each
-//! thermalised for `therm` sweeps and then measured every `measure_every`
-//! sweeps for `sweeps` sweeps; chains start ordered or random, or continue
-//! from the state they reached at the previous temperature.
+//! A temperature sweep as a first-class run, the protocol of Ferrero, De
+//! Francesco, Wolovick and Cannas (2012): a list of temperatures; at each,
+//! `samples` independent chains, each thermalised for `therm` sweeps and
+//! then measured every `measure_every` sweeps for `sweeps` sweeps; chains
+//! start ordered or random, or continue from the state they reached at the
+//! previous temperature.
 //!
 //! [`ProtocolConfig`] is the validated description; [`ConfigFile`] is its
 //! TOML form (every key optional so the command line can fill in or
-//! override); [`Runner`] executes it on a [`Backend`], reporting to a
+//! override); [`Runner`] executes it on a [`Simulation`], reporting to an
 //! [`Observer`] and stopping cleanly at any sweep for a checkpoint.
+//!
+//! ```
+//! use warpmc_potts::{ConfigFile, Runner, Temperatures};
+//!
+//! let cfg = ConfigFile {
+//!     q: Some(2),
+//!     size: Some(16),
+//!     temps: Some(Temperatures::List(vec![0.8, 3.0])),
+//!     therm: Some(200),
+//!     sweeps: Some(400),
+//!     backend: Some(warpmc_potts::BackendChoice::Cpu),
+//!     ..Default::default()
+//! }
+//! .resolve()?;
+//! let results = Runner::new(cfg)?.run_all()?;
+//! assert!(results[0].magnetization > 0.9); // ordered below T_c ≈ 1.13
+//! assert!(results[1].magnetization < 0.5); // disordered above
+//! # Ok::<(), warpmc_potts::PottsError>(())
+//! ```
 
 use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::algorithm::{AcceptanceTable, MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN, chain_stream};
-use crate::backend::{Backend, BackendChoice};
+use warpmc_gpu::BackendChoice;
+
+use crate::algorithm::{MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
+use crate::backend::{Backend, open_backend};
 use crate::error::{PottsError, Result};
 use crate::lattice::{InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
-use crate::observables::{Measurement, TemperatureResult, analyze};
+use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze};
+use crate::simulation::{Chain, Simulation};
 
 /// Temperatures of a run: a single value, an inclusive range with a step,
 /// or an explicit list.
@@ -96,38 +119,24 @@ impl Temperatures {
     }
 }
 
-/// A complete, validated run description.
+/// A complete, validated run description. Made by [`ConfigFile::resolve`]
+/// (or read back from a checkpoint), so every value in it has been checked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProtocolConfig {
-    /// Number of states.
-    pub q: u32,
-    /// Columns L.
-    pub size: usize,
-    /// Rows L' (= L when not given).
-    pub height: usize,
-    /// J.
-    pub coupling: f64,
-    /// h (favours state 0).
-    pub field: f64,
-    /// Temperatures in run order.
-    pub temperatures: Vec<f64>,
-    /// Start state.
-    pub init: InitialState,
-    /// Thermalisation sweeps per temperature.
-    pub therm: u64,
-    /// Measurement sweeps per temperature.
-    pub sweeps: u64,
-    /// Sweeps between measurements.
-    pub measure_every: u64,
-    /// Independent chains per temperature.
-    pub samples: u32,
-    /// Seed of every random number of the run.
-    pub seed: u64,
-    /// Start each temperature from the state the same sample reached at the
-    /// previous temperature (the document's protocol) instead of afresh.
-    pub continue_from_previous: bool,
-    /// Where to run.
-    pub backend: BackendChoice,
+    q: u32,
+    size: usize,
+    height: usize,
+    coupling: f64,
+    field: f64,
+    temperatures: Vec<f64>,
+    init: InitialState,
+    therm: u64,
+    sweeps: u64,
+    measure_every: u64,
+    samples: u32,
+    seed: u64,
+    continue_from_previous: bool,
+    backend: BackendChoice,
 }
 
 impl ProtocolConfig {
@@ -137,7 +146,7 @@ impl ProtocolConfig {
     }
 
     /// Checks every field; the first problem is returned as one line.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         self.model()?;
         if self.temperatures.is_empty() {
             return Err(PottsError::InvalidInput("no temperatures given".into()));
@@ -146,22 +155,23 @@ impl ProtocolConfig {
             check_temperature(t)?;
         }
         if self.measure_every == 0 {
-            return Err(PottsError::InvalidInput("--measure-every must be at least 1".into()));
+            return Err(PottsError::InvalidInput("the sweeps between measurements must be at least 1".into()));
         }
         if self.sweeps < self.measure_every {
             return Err(PottsError::InvalidInput(format!(
-                "--sweeps ({}) must be at least --measure-every ({}) to take any measurement",
+                "the measurement sweeps ({}) must be at least the sweeps between measurements ({}) to take any \
+                 measurement",
                 self.sweeps, self.measure_every
             )));
         }
         if self.therm.saturating_add(self.sweeps) > MAX_SWEEPS_PER_CHAIN {
             return Err(PottsError::InvalidInput(format!(
-                "therm + sweeps must be at most {MAX_SWEEPS_PER_CHAIN} per temperature"
+                "thermalisation plus measurement sweeps must be at most {MAX_SWEEPS_PER_CHAIN} per temperature"
             )));
         }
         if self.samples == 0 || self.samples >= MAX_CHAIN_INDEX {
             return Err(PottsError::InvalidInput(format!(
-                "--samples must be between 1 and {}, got {}",
+                "the samples per temperature must be between 1 and {}, got {}",
                 MAX_CHAIN_INDEX - 1,
                 self.samples
             )));
@@ -169,14 +179,102 @@ impl ProtocolConfig {
         Ok(())
     }
 
+    /// Number of states q.
+    pub fn q(&self) -> u32 {
+        self.q
+    }
+    /// Columns L.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+    /// Rows L'.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    /// J.
+    pub fn coupling(&self) -> f64 {
+        self.coupling
+    }
+    /// h (favours state 0).
+    pub fn field(&self) -> f64 {
+        self.field
+    }
+    /// Temperatures in run order.
+    pub fn temperatures(&self) -> &[f64] {
+        &self.temperatures
+    }
+    /// Start state.
+    pub fn init(&self) -> InitialState {
+        self.init
+    }
+    /// Thermalisation sweeps per temperature.
+    pub fn therm(&self) -> u64 {
+        self.therm
+    }
+    /// Measurement sweeps per temperature.
+    pub fn sweeps(&self) -> u64 {
+        self.sweeps
+    }
+    /// Sweeps between measurements.
+    pub fn measure_every(&self) -> u64 {
+        self.measure_every
+    }
+    /// Independent chains per temperature.
+    pub fn samples(&self) -> u32 {
+        self.samples
+    }
+    /// Seed of every random number of the run.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// Whether each temperature starts from the state the same sample
+    /// reached at the previous temperature instead of afresh.
+    pub fn continue_from_previous(&self) -> bool {
+        self.continue_from_previous
+    }
+    /// Where to run.
+    pub fn backend(&self) -> BackendChoice {
+        self.backend
+    }
+
+    /// The same protocol on another backend (a resumed run may move between
+    /// CPU and GPU: both give the same numbers).
+    pub fn with_backend(mut self, backend: BackendChoice) -> Self {
+        self.backend = backend;
+        self
+    }
+
     /// Sweeps of the whole run, all samples and temperatures.
     pub fn total_sweeps(&self) -> u64 {
-        self.temperatures.len() as u64 * self.samples as u64 * (self.therm + self.sweeps)
+        self.temperatures.len() as u64 * self.samples as u64 * self.sweeps_per_chain()
+    }
+
+    /// Sweeps of one chain at one temperature: thermalisation and
+    /// measurement.
+    pub fn sweeps_per_chain(&self) -> u64 {
+        self.therm + self.sweeps
     }
 
     /// Measurements per sample and temperature.
     pub fn measurements_per_chain(&self) -> u64 {
         self.sweeps / self.measure_every
+    }
+
+    /// Whether the chain stands at a measurement after `sweep` sweeps.
+    fn measures_after(&self, sweep: u64) -> bool {
+        sweep > self.therm && (sweep - self.therm) % self.measure_every == 0
+    }
+
+    /// The next sweep count after `sweep` at which the chain must stop: the
+    /// end of thermalisation, a measurement, or the end of the chain.
+    fn next_stop(&self, sweep: u64) -> u64 {
+        let stop = if sweep < self.therm {
+            self.therm
+        } else {
+            let k = (sweep - self.therm) / self.measure_every + 1;
+            self.therm + k * self.measure_every
+        };
+        stop.min(self.sweeps_per_chain())
     }
 }
 
@@ -274,23 +372,23 @@ impl ConfigFile {
         }
     }
 
-    /// The validated protocol. `q`, `size` and a temperature are required;
-    /// the rest defaults to: J = 1, h = 0, ordered start, therm = 1000,
-    /// sweeps = 1000, measure_every = 10, samples = 1, seed = 1, no
-    /// continuation, backend auto.
+    /// The validated protocol. `q`, `size` and a temperature are required
+    /// ([`PottsError::Missing`] names the key otherwise); the rest defaults
+    /// to: J = 1, h = 0, ordered start, therm = 1000, sweeps = 1000,
+    /// measure_every = 10, samples = 1, seed = 1, no continuation, backend
+    /// auto.
     pub fn resolve(&self) -> Result<ProtocolConfig> {
-        let need = |what: &str| PottsError::InvalidInput(format!("missing {what} (give it as a flag or in --config)"));
-        let size = self.size.ok_or_else(|| need("--size"))?;
+        let size = self.size.ok_or(PottsError::Missing("size"))?;
         let temperatures = match (&self.temp, &self.temps) {
             (Some(_), Some(_)) => {
-                return Err(PottsError::InvalidInput("give either --temp or --temps, not both".into()));
+                return Err(PottsError::InvalidInput("give either temp or temps, not both".into()));
             }
             (Some(t), None) => vec![check_temperature(*t)?],
             (None, Some(ts)) => ts.expand()?,
-            (None, None) => return Err(need("--temp or --temps")),
+            (None, None) => return Err(PottsError::Missing("temp")),
         };
         let cfg = ProtocolConfig {
-            q: self.q.ok_or_else(|| need("--q"))?,
+            q: self.q.ok_or(PottsError::Missing("q"))?,
             size,
             height: self.height.unwrap_or(size),
             coupling: self.coupling.unwrap_or(1.0),
@@ -310,26 +408,57 @@ impl ConfigFile {
     }
 }
 
+/// Time spent and site updates done at one temperature (for the
+/// `flips_per_ns` column; the only part of a run that differs between
+/// identical runs). Stored in checkpoints as a pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "(f64, u64)", into = "(f64, u64)")]
+pub struct Timing {
+    /// Seconds spent sweeping and measuring.
+    pub seconds: f64,
+    /// Site updates done.
+    pub updates: u64,
+}
+
+impl From<(f64, u64)> for Timing {
+    fn from((seconds, updates): (f64, u64)) -> Self {
+        Timing { seconds, updates }
+    }
+}
+
+impl From<Timing> for (f64, u64) {
+    fn from(t: Timing) -> Self {
+        (t.seconds, t.updates)
+    }
+}
+
+impl Timing {
+    /// Site updates per nanosecond (0 before any time was spent).
+    pub fn flips_per_ns(&self) -> f64 {
+        if self.seconds > 0.0 { self.updates as f64 / (self.seconds * 1e9) } else { 0.0 }
+    }
+}
+
 /// Where a run stands: everything needed to continue it bit for bit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunState {
     /// Temperature being run.
-    pub temp_index: usize,
+    pub(crate) temp_index: usize,
     /// Sample being run at that temperature.
-    pub sample: u32,
+    pub(crate) sample: u32,
     /// Sweeps the current chain has done at this temperature (0: not started).
-    pub sweep: u64,
+    pub(crate) sweep: u64,
     /// The current chain's lattice when `sweep > 0` (filled in for checkpoints).
-    pub current: Option<Lattice>,
+    pub(crate) current: Option<Lattice>,
     /// With continuation: each sample's state at the end of its last
     /// finished temperature.
-    pub saved: Vec<Option<Lattice>>,
+    pub(crate) saved: Vec<Option<Lattice>>,
     /// Measurements: per temperature begun, per sample.
-    pub series: Vec<Vec<Vec<Measurement>>>,
-    /// Per temperature begun: seconds spent and site updates done.
-    pub timing: Vec<(f64, u64)>,
+    pub(crate) series: Vec<Vec<Vec<Measurement>>>,
+    /// Per temperature begun.
+    pub(crate) timing: Vec<Timing>,
     /// Backend name used per temperature begun.
-    pub backends: Vec<String>,
+    pub(crate) backends: Vec<String>,
 }
 
 impl RunState {
@@ -352,6 +481,11 @@ impl RunState {
         self.temp_index >= cfg.temperatures.len()
     }
 
+    /// Sweeps done so far, all samples and temperatures.
+    pub fn sweeps_done(&self, cfg: &ProtocolConfig) -> u64 {
+        (self.temp_index as u64 * cfg.samples as u64 + self.sample as u64) * cfg.sweeps_per_chain() + self.sweep
+    }
+
     /// Results of the temperatures finished so far.
     pub fn results(&self, cfg: &ProtocolConfig) -> Result<Vec<TemperatureResult>> {
         let model = cfg.model()?;
@@ -359,16 +493,23 @@ impl RunState {
     }
 
     fn result(&self, cfg: &ProtocolConfig, model: &PottsModel, t: usize) -> TemperatureResult {
-        let temp = cfg.temperatures[t];
-        let (secs, updates) = self.timing[t];
-        let rate = if secs > 0.0 { updates as f64 / (secs * 1e9) } else { 0.0 };
-        analyze(model, temp, &self.series[t], cfg.measure_every).into_result(
-            temp,
-            cfg.therm + cfg.sweeps,
-            cfg.samples,
-            rate,
-            &self.backends[t],
-        )
+        let temperature = cfg.temperatures[t];
+        analyze(model, temperature, &self.series[t], cfg.measure_every).into_result(&RunFacts {
+            temperature,
+            sweeps: cfg.sweeps_per_chain(),
+            samples: cfg.samples,
+            flips_per_ns: self.timing[t].flips_per_ns(),
+            backend: &self.backends[t],
+        })
+    }
+
+    /// Opens the books of temperature `t` (on first reaching it).
+    fn begin_temperature(&mut self, cfg: &ProtocolConfig, backend: &str) {
+        if self.series.len() <= self.temp_index {
+            self.series.push(vec![Vec::new(); cfg.samples as usize]);
+            self.timing.push(Timing::default());
+            self.backends.push(backend.to_string());
+        }
     }
 }
 
@@ -409,100 +550,70 @@ impl Observer for Quiet {}
 /// Longest stretch of sweeps between two looks at the observer, in seconds.
 const CHUNK_SECONDS: f64 = 0.25;
 
-/// Runs a protocol on a backend.
-pub struct Runner<'a> {
+/// Runs a protocol on a [`Simulation`].
+#[derive(Debug)]
+pub struct Runner {
     cfg: ProtocolConfig,
-    model: PottsModel,
-    backend: &'a mut dyn Backend,
+    sim: Simulation,
+    /// Sweeps per stretch between looks at the observer, adapted to last
+    /// about [`CHUNK_SECONDS`].
+    chunk: u64,
 }
 
-impl std::fmt::Debug for Runner<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runner").field("cfg", &self.cfg).field("backend", &self.backend.name()).finish()
+impl Runner {
+    /// A runner for `cfg` on the backend its `backend` choice selects (see
+    /// [`crate::select`]).
+    pub fn new(cfg: ProtocolConfig) -> Result<Self> {
+        let device = warpmc_gpu::select(cfg.backend)?;
+        Self::on(cfg, &device)
     }
-}
 
-impl<'a> Runner<'a> {
-    /// A runner for `cfg` (validated here) on `backend`.
-    pub fn new(cfg: ProtocolConfig, backend: &'a mut dyn Backend) -> Result<Self> {
+    /// A runner for `cfg` on `device`.
+    pub fn on(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
+        let backend = open_backend(device, &cfg.model()?)?;
+        Self::with_backend(cfg, backend)
+    }
+
+    /// A runner for `cfg` on a backend made by the caller for `cfg`'s model.
+    pub fn with_backend(cfg: ProtocolConfig, backend: Box<dyn Backend>) -> Result<Self> {
         cfg.validate()?;
-        let model = cfg.model()?;
-        Ok(Runner { cfg, model, backend })
+        let sim = Simulation::with_backend(cfg.model()?, cfg.temperatures[0], backend)?;
+        Ok(Runner { cfg, sim, chunk: 1 })
+    }
+
+    /// The protocol.
+    pub fn config(&self) -> &ProtocolConfig {
+        &self.cfg
+    }
+
+    /// The simulation the chains run on (its lattice is the last chain's).
+    pub fn simulation(&mut self) -> &mut Simulation {
+        &mut self.sim
+    }
+
+    /// The backend's current lattice (e.g. for a snapshot after the run).
+    pub fn lattice(&mut self) -> Result<Lattice> {
+        self.sim.lattice()
+    }
+
+    /// The whole run from the start, with no observer.
+    pub fn run_all(&mut self) -> Result<Vec<TemperatureResult>> {
+        let mut state = RunState::new(&self.cfg);
+        self.run(&mut state, &mut Quiet)
     }
 
     /// Runs from `state` to the end, returning every temperature's result.
     pub fn run(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<Vec<TemperatureResult>> {
-        let cfg = self.cfg.clone();
-        let n = self.model.sites() as u64;
-        let per_chain = cfg.therm + cfg.sweeps;
-        let total = cfg.total_sweeps();
-        let mut sweeps_per_chunk = 1u64;
-        let mut results = state.results(&cfg)?;
-        while !state.finished(&cfg) {
-            let t = state.temp_index;
-            let temp = cfg.temperatures[t];
-            if state.series.len() <= t {
-                state.series.push(vec![Vec::new(); cfg.samples as usize]);
-                state.timing.push((0.0, 0));
-                state.backends.push(self.backend.name().to_string());
-            }
-            self.backend.set_table(&AcceptanceTable::metropolis(&self.model, temp))?;
-            while state.sample < cfg.samples {
-                let s = state.sample;
-                let stream = chain_stream(s, t as u32);
-                if state.sweep == 0 {
-                    let start = match state.saved.get(s as usize).and_then(|l| l.as_ref()) {
-                        Some(l) => l.clone(),
-                        None => Lattice::new(&self.model, cfg.init, cfg.seed, stream),
-                    };
-                    self.backend.load(&start)?;
-                } else {
-                    let current = state.current.take().ok_or_else(|| PottsError::Checkpoint {
-                        path: "".into(),
-                        message: "a chain is under way but its lattice is missing".into(),
-                    })?;
-                    self.backend.load(&current)?;
-                }
-                while state.sweep < per_chain {
-                    // Next stop: a measurement, the end of thermalisation, or a chunk limit.
-                    let next_stop = if state.sweep < cfg.therm {
-                        cfg.therm
-                    } else {
-                        let k = (state.sweep - cfg.therm) / cfg.measure_every + 1;
-                        cfg.therm + k * cfg.measure_every
-                    }
-                    .min(per_chain);
-                    let count = (next_stop - state.sweep).min(sweeps_per_chunk);
-                    let started = Instant::now();
-                    self.backend.sweeps(cfg.seed, stream, state.sweep, count)?;
-                    state.sweep += count;
-                    if state.sweep > cfg.therm && (state.sweep - cfg.therm) % cfg.measure_every == 0 {
-                        let census = self.backend.census()?;
-                        state.series[t][s as usize].push(Measurement::from_census(&self.model, &census));
-                    }
-                    self.backend.synchronize()?;
-                    let secs = started.elapsed().as_secs_f64();
-                    state.timing[t].0 += secs;
-                    state.timing[t].1 += count * n;
-                    // Aim for chunks of about CHUNK_SECONDS.
-                    let per_sweep = secs / count as f64;
-                    sweeps_per_chunk = ((CHUNK_SECONDS / per_sweep.max(1e-9)) as u64).clamp(1, 1 << 20);
-                    let done = (t as u64 * cfg.samples as u64 + s as u64) * per_chain + state.sweep;
-                    observer.progress(done, total);
-                    let control = observer.control();
-                    if control != Control::Continue {
-                        state.current = Some(self.backend.lattice()?);
-                        observer.checkpoint(&cfg, state)?;
-                        state.current = None;
-                        if control == Control::CheckpointAndStop {
-                            return Err(PottsError::Interrupted);
-                        }
-                    }
-                }
+        let mut results = state.results(&self.cfg)?;
+        while !state.finished(&self.cfg) {
+            state.begin_temperature(&self.cfg, self.sim.backend_name());
+            self.sim.set_temperature(self.cfg.temperatures[state.temp_index])?;
+            while state.sample < self.cfg.samples {
+                self.start_chain(state)?;
+                self.run_chain(state, observer)?;
                 self.finish_chain(state)?;
             }
-            // Every sample of temperature t is done.
-            let result = state.result(&cfg, &self.model, t);
+            let result = state.result(&self.cfg, self.sim.model(), state.temp_index);
             results.push(result.clone());
             state.temp_index += 1;
             state.sample = 0;
@@ -511,19 +622,68 @@ impl<'a> Runner<'a> {
         Ok(results)
     }
 
+    /// Loads the lattice the current chain starts from, or continues from
+    /// (after a checkpoint), and positions its random numbers.
+    fn start_chain(&mut self, state: &mut RunState) -> Result<()> {
+        let chain = Chain::new(self.cfg.seed, state.sample, state.temp_index as u32);
+        let lattice = if state.sweep == 0 {
+            match state.saved.get(state.sample as usize).and_then(Option::as_ref) {
+                Some(l) => l.clone(),
+                None => Lattice::new(self.sim.model(), self.cfg.init, chain.seed, chain.stream),
+            }
+        } else {
+            state
+                .current
+                .take()
+                .ok_or_else(|| PottsError::BadCheckpoint("a chain is under way but its lattice is missing".into()))?
+        };
+        self.sim.set_lattice(&lattice)?;
+        self.sim.set_chain(chain, state.sweep);
+        Ok(())
+    }
+
+    /// Runs the current chain to its last sweep in stretches that end at
+    /// each measurement and at least every [`CHUNK_SECONDS`], looking at
+    /// the observer between them.
+    fn run_chain(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<()> {
+        let (t, s) = (state.temp_index, state.sample as usize);
+        let sites = self.sim.model().sites() as u64;
+        while state.sweep < self.cfg.sweeps_per_chain() {
+            let count = (self.cfg.next_stop(state.sweep) - state.sweep).min(self.chunk);
+            let started = Instant::now();
+            self.sim.sweeps(count)?;
+            state.sweep += count;
+            if self.cfg.measures_after(state.sweep) {
+                let m = self.sim.measure()?;
+                state.series[t][s].push(m);
+            }
+            self.sim.synchronize()?;
+            let secs = started.elapsed().as_secs_f64();
+            state.timing[t].seconds += secs;
+            state.timing[t].updates += count * sites;
+            self.chunk = ((CHUNK_SECONDS / (secs / count as f64).max(1e-9)) as u64).clamp(1, 1 << 20);
+            observer.progress(state.sweeps_done(&self.cfg), self.cfg.total_sweeps());
+            let control = observer.control();
+            if control != Control::Continue {
+                state.current = Some(self.sim.lattice()?);
+                observer.checkpoint(&self.cfg, state)?;
+                state.current = None;
+                if control == Control::CheckpointAndStop {
+                    return Err(PottsError::Interrupted);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The current chain reached its last sweep: keep its state if the next
     /// temperature continues from it, and move to the next sample.
     fn finish_chain(&mut self, state: &mut RunState) -> Result<()> {
         if self.cfg.continue_from_previous && state.temp_index + 1 < self.cfg.temperatures.len() {
-            state.saved[state.sample as usize] = Some(self.backend.lattice()?);
+            state.saved[state.sample as usize] = Some(self.sim.lattice()?);
         }
         state.sample += 1;
         state.sweep = 0;
         Ok(())
-    }
-
-    /// The backend's current lattice (e.g. for a snapshot after the run).
-    pub fn lattice(&mut self) -> Result<Lattice> {
-        self.backend.lattice()
     }
 }

@@ -65,6 +65,7 @@
 use warpmc_rng::{Mwc, RandomSource};
 
 use crate::algorithm::{self, ALWAYS, AcceptanceTable, UNIT_ROWS};
+use crate::error::PottsError;
 use crate::model::PottsModel;
 
 /// Sites per word.
@@ -113,13 +114,9 @@ pub fn words_per_row(width: usize) -> usize {
 /// move uncertain, and the thresholds for |d| = 1 … 4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlicedRule {
-    /// q.
-    pub q: u32,
-    /// +1 when moves with d = 1 … 4 are uncertain (J > 0), −1 when those
-    /// with d = −1 … −4 are (J < 0), 0 when every move is accepted.
-    pub sigma: i32,
-    /// θ for |d| = 1, 2, 3, 4 (each below 2³²; 0 where sigma is 0).
-    pub thresholds: [u32; 4],
+    q: u32,
+    sigma: i32,
+    thresholds: [u32; 4],
     /// masks[b][i]: all ones where bit b of thresholds[i] is set.
     masks: [[u32; 4]; 32],
 }
@@ -128,7 +125,7 @@ impl SlicedRule {
     /// The rule for `q` states and `table` (with no field). Fails when the
     /// table is not one a model without field produces: uncertain
     /// thresholds (below 2³²) must be those of d = 1 … 4 or of d = −4 … −1.
-    pub fn new(q: u32, table: &AcceptanceTable) -> Result<Self, String> {
+    pub fn new(q: u32, table: &AcceptanceTable) -> Result<Self, PottsError> {
         let th = table.without_field();
         let theta = |d: i32| th[(4 - d) as usize];
         let uncertain: Vec<i32> = (-4..=4).filter(|&d| theta(d) < ALWAYS).collect();
@@ -137,10 +134,10 @@ impl SlicedRule {
             [1, 2, 3, 4] => 1,
             [-4, -3, -2, -1] => -1,
             other => {
-                return Err(format!(
+                return Err(PottsError::InvalidInput(format!(
                     "the bit-sliced update needs the moves that can be rejected to be those with d = 1..4 or \
                      d = -4..-1 equal neighbours lost; this table has them at d = {other:?}"
-                ));
+                )));
             }
         };
         let thresholds: [u32; 4] =
@@ -153,6 +150,22 @@ impl SlicedRule {
     /// first table).
     pub fn accept_all(q: u32) -> Self {
         SlicedRule { q, sigma: 0, thresholds: [0; 4], masks: [[0; 4]; 32] }
+    }
+
+    /// q.
+    pub fn q(&self) -> u32 {
+        self.q
+    }
+
+    /// +1 when moves with d = 1 … 4 are uncertain (J > 0), −1 when those
+    /// with d = −1 … −4 are (J < 0), 0 when every move is accepted.
+    pub fn sigma(&self) -> i32 {
+        self.sigma
+    }
+
+    /// θ for |d| = 1, 2, 3, 4 (each below 2³²; 0 where sigma is 0).
+    pub fn thresholds(&self) -> [u32; 4] {
+        self.thresholds
     }
 }
 
@@ -444,7 +457,7 @@ mod tests {
         let free = ferro.clone().with_coupling(0.0).unwrap();
         assert_eq!(SlicedRule::new(9, &AcceptanceTable::metropolis(&free, t)).unwrap().sigma, 0);
         let mut odd = AcceptanceTable::metropolis(&ferro, t);
-        odd.thresholds[crate::algorithm::table_index(-2, 0)] = ALWAYS;
+        odd.set(-2, 0, ALWAYS);
         assert!(SlicedRule::new(9, &odd).is_err());
     }
 }

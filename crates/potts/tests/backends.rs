@@ -8,9 +8,12 @@ use warpmc_potts::algorithm::{
     ALWAYS, AcceptanceTable, Scheme, UNIT_COLS, UNIT_ROWS, chain_stream, metropolis_site, unit_generators,
     units_per_row,
 };
+#[cfg(feature = "cuda")]
 use warpmc_potts::cuda::{CudaKernel, check_fits};
 use warpmc_potts::sliced::{MAX_PROPOSAL_ROUNDS, proposal_bits};
-use warpmc_potts::{Backend, CpuBackend, CudaBackend, InitialState, Lattice, PottsError, PottsModel};
+#[cfg(feature = "cuda")]
+use warpmc_potts::{CudaBackend, PottsError};
+use warpmc_potts::{Backend, CpuBackend, InitialState, Lattice, PottsModel};
 use warpmc_rng::RandomSource;
 
 /// The bit-sliced rule (crates/potts/src/sliced.rs) written site by site on
@@ -232,6 +235,7 @@ proptest! {
     }
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn cuda_backend_is_bit_identical_to_the_cpu() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("cuda_backend_is_bit_identical_to_the_cpu") else { return };
@@ -312,6 +316,7 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
     }
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn a_lattice_too_large_for_the_device_says_how_much_memory() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("a_lattice_too_large_for_the_device_says_how_much_memory") else {

@@ -12,23 +12,11 @@ use warpmc_potts::exact::{
     density_of_states, ising_energy_per_site, ising_magnetization, potts_critical_temperature,
     potts_transition_energies,
 };
-use warpmc_potts::{
-    Backend, ConfigFile, CpuBackend, CudaBackend, InitialState, PottsModel, ProtocolConfig, Quiet, RunState, Runner,
-    TemperatureResult,
-};
+use warpmc_potts::{ConfigFile, Device, InitialState, ProtocolConfig, Runner, TemperatureResult};
+use warpmc_testkit::test_device;
 
-/// The backends to validate: the CPU, and CUDA when a device is usable.
-fn backends(test: &str, model: &PottsModel) -> Vec<Box<dyn Backend>> {
-    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(model))];
-    if let Some(gpu) = warpmc_testkit::gpu_or_skip(&format!("{test} (CUDA part)")) {
-        v.push(Box::new(CudaBackend::new(gpu, model).expect("CUDA backend")));
-    }
-    v
-}
-
-fn run(cfg: &ProtocolConfig, backend: &mut dyn Backend) -> Vec<TemperatureResult> {
-    let mut state = RunState::new(cfg);
-    Runner::new(cfg.clone(), backend).unwrap().run(&mut state, &mut Quiet).unwrap()
+fn run(cfg: &ProtocolConfig, device: &Device) -> Vec<TemperatureResult> {
+    Runner::on(cfg.clone(), device).unwrap().run_all().unwrap()
 }
 
 fn z(value: f64, err: f64, exact: f64) -> f64 {
@@ -39,8 +27,7 @@ fn z(value: f64, err: f64, exact: f64) -> f64 {
 /// ⟨e⟩ and ⟨e²⟩ on a 4×4 lattice equal the exact enumeration (transfer
 /// matrix over all qᴺ states) within 4 error bars, for q = 2 and 3 at
 /// temperatures below, near and above the transition.
-#[test]
-fn four_by_four_matches_exact_enumeration() {
+fn four_by_four_matches_exact_enumeration(device: &Device) {
     for (q, temps) in [(2u32, vec![0.8, 1.2, 2.0]), (3, vec![0.7, 1.0, 1.5])] {
         let dos = density_of_states(q, 4, 4);
         let cfg = ConfigFile {
@@ -56,22 +43,20 @@ fn four_by_four_matches_exact_enumeration() {
         }
         .resolve()
         .unwrap();
-        for mut b in backends("four_by_four_matches_exact_enumeration", &cfg.model().unwrap()) {
-            for r in run(&cfg, b.as_mut()) {
-                let exact = dos.moments(r.temperature, 1.0);
-                let z1 = z(r.energy_moments[0], r.energy_moments_err[0], exact.energy);
-                let z2 = z(r.energy_moments[1], r.energy_moments_err[1], exact.energy_sq);
-                eprintln!(
-                    "{} q={q} T={}: <e> {:.5}±{:.5} exact {:.5} (z {z1:.2}); <e²> z {z2:.2}; tau {:.1}",
-                    b.name(),
-                    r.temperature,
-                    r.energy,
-                    r.energy_err,
-                    exact.energy,
-                    r.tau_int_energy
-                );
-                assert!(z1.abs() < 4.0 && z2.abs() < 4.0, "{} q={q} T={}: z = {z1}, {z2}", b.name(), r.temperature);
-            }
+        for r in run(&cfg, device) {
+            let exact = dos.moments(r.temperature, 1.0);
+            let z1 = z(r.energy_moments[0], r.energy_moments_err[0], exact.energy);
+            let z2 = z(r.energy_moments[1], r.energy_moments_err[1], exact.energy_sq);
+            eprintln!(
+                "{} q={q} T={}: <e> {:.5}±{:.5} exact {:.5} (z {z1:.2}); <e²> z {z2:.2}; tau {:.1}",
+                device.name(),
+                r.temperature,
+                r.energy,
+                r.energy_err,
+                exact.energy,
+                r.tau_int_energy
+            );
+            assert!(z1.abs() < 4.0 && z2.abs() < 4.0, "{} q={q} T={}: z = {z1}, {z2}", device.name(), r.temperature);
         }
     }
 }
@@ -79,8 +64,7 @@ fn four_by_four_matches_exact_enumeration() {
 /// q = 2 is the Ising model at T_Ising = 2T. At T = 0.75 (T_Ising = 1.5)
 /// Onsager's energy and Yang's magnetization hold on a 128² lattice within
 /// 4 error bars (finite-size corrections there are far below the errors).
-#[test]
-fn ising_matches_onsager_and_yang() {
+fn ising_matches_onsager_and_yang(device: &Device) {
     let (e_exact, m_exact) = (ising_energy_per_site(0.75), ising_magnetization(0.75));
     assert!((e_exact + 1.975558).abs() < 1e-6 && (m_exact - 0.98650).abs() < 1e-5);
     let cfg = ConfigFile {
@@ -97,20 +81,18 @@ fn ising_matches_onsager_and_yang() {
     }
     .resolve()
     .unwrap();
-    for mut b in backends("ising_matches_onsager_and_yang", &cfg.model().unwrap()) {
-        let r = &run(&cfg, b.as_mut())[0];
-        let ze = z(r.energy, r.energy_err, e_exact);
-        let zm = z(r.magnetization, r.magnetization_err, m_exact);
-        eprintln!(
-            "{}: e {:.6}±{:.6} (z {ze:.2}), m {:.6}±{:.6} (z {zm:.2})",
-            b.name(),
-            r.energy,
-            r.energy_err,
-            r.magnetization,
-            r.magnetization_err
-        );
-        assert!(ze.abs() < 4.0 && zm.abs() < 4.0, "{}: z = {ze}, {zm}", b.name());
-    }
+    let r = &run(&cfg, device)[0];
+    let ze = z(r.energy, r.energy_err, e_exact);
+    let zm = z(r.magnetization, r.magnetization_err, m_exact);
+    eprintln!(
+        "{}: e {:.6}±{:.6} (z {ze:.2}), m {:.6}±{:.6} (z {zm:.2})",
+        device.name(),
+        r.energy,
+        r.energy_err,
+        r.magnetization,
+        r.magnetization_err
+    );
+    assert!(ze.abs() < 4.0 && zm.abs() < 4.0, "{}: z = {ze}, {zm}", device.name());
 }
 
 /// q = 9 at T_c = 1/ln(1 + √9) has a first-order transition: both phases
@@ -134,9 +116,9 @@ fn ising_matches_onsager_and_yang() {
 /// the margins are several times the spread of 1000-sweep means between
 /// seeds (about 0.01). Nucleation of one phase in the other takes far longer
 /// than 2500 sweeps on a 256² lattice at T_c.
-#[test]
-fn q9_phase_coexistence_at_tc() {
-    let (e_o, e_d) = potts_transition_energies(9).unwrap();
+fn q9_phase_coexistence_at_tc(device: &Device) {
+    let energies = potts_transition_energies(9).unwrap();
+    let (e_o, e_d) = (energies.ordered, energies.disordered);
     assert!((e_o + 1.633167).abs() < 1e-6 && (e_d + 1.033499).abs() < 1e-6);
     let tc = potts_critical_temperature(9);
     let cfg = |init, size| {
@@ -154,16 +136,21 @@ fn q9_phase_coexistence_at_tc() {
         .resolve()
         .unwrap()
     };
-    let model = cfg(InitialState::Ordered, 256).model().unwrap();
-    for mut b in backends("q9_phase_coexistence_at_tc", &model) {
-        let ordered = run(&cfg(InitialState::Ordered, 256), b.as_mut())[0].energy;
-        let random = run(&cfg(InitialState::Random, 256), b.as_mut())[0].energy;
-        eprintln!(
-            "{}: ordered start e = {ordered:.5} (e_o {e_o:.5}), random start e = {random:.5} (e_d {e_d:.5})",
-            b.name()
-        );
-        assert!((ordered - e_o).abs() < 0.04, "{}: ordered start drifted to {ordered}", b.name());
-        assert!((random - e_d).abs() < 0.04, "{}: random start at {random}", b.name());
-        assert!(random - ordered > 0.5);
-    }
+    let ordered = run(&cfg(InitialState::Ordered, 256), device)[0].energy;
+    let random = run(&cfg(InitialState::Random, 256), device)[0].energy;
+    eprintln!(
+        "{}: ordered start e = {ordered:.5} (e_o {e_o:.5}), random start e = {random:.5} (e_d {e_d:.5})",
+        device.name()
+    );
+    assert!((ordered - e_o).abs() < 0.04, "{}: ordered start drifted to {ordered}", device.name());
+    assert!((random - e_d).abs() < 0.04, "{}: random start at {random}", device.name());
+    assert!(random - ordered > 0.5);
 }
+
+test_device!(
+    four_by_four_matches_exact_enumeration,
+    four_by_four_matches_exact_enumeration_cpu,
+    four_by_four_matches_exact_enumeration_cuda
+);
+test_device!(ising_matches_onsager_and_yang, ising_matches_onsager_and_yang_cpu, ising_matches_onsager_and_yang_cuda);
+test_device!(q9_phase_coexistence_at_tc, q9_phase_coexistence_at_tc_cpu, q9_phase_coexistence_at_tc_cuda);
