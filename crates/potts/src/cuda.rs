@@ -114,9 +114,8 @@ pub struct CudaBackend {
     /// The sliced kernels read their sweep number as this plus an offset.
     sweep_base: DeviceBuffer<u64>,
     advance: Kernel,
-    /// A recorded graph of GRAPH_SWEEPS sweeps, for the (seed, stream,
-    /// table version) key.
-    graph: Option<((u64, u64, u64), Graph)>,
+    /// A recorded graph of [`GRAPH_SWEEPS`] sweeps, and what it captured.
+    graph: Option<(GraphKey, Graph)>,
     /// Counts set_table calls (a recorded graph holds the rule's arguments).
     table_version: u64,
     counts: DeviceBuffer<u64>,
@@ -327,6 +326,186 @@ impl CudaBackend {
     }
 }
 
+/// Which sweeps of which chain a call runs.
+#[derive(Clone, Copy, Debug)]
+struct SweepRange {
+    seed: u64,
+    stream: u64,
+    /// The first sweep's number.
+    first: u64,
+    count: u64,
+}
+
+/// What a recorded graph of sweeps depends on besides the buffers: the
+/// chain, and the acceptance table it captured as kernel arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GraphKey {
+    seed: u64,
+    stream: u64,
+    table_version: u64,
+}
+
+impl CudaBackend {
+    /// The byte-per-spin kernel: two launches per sweep.
+    fn sweeps_generic(&mut self, run: &SweepRange) -> Result<()> {
+        let Storage::Generic(bufs) = &mut self.storage else { return Err(wrong_storage("generic")) };
+        let hw = (self.width / 2) as u32;
+        let h = self.height as u32;
+        let per_row = units_per_row(hw as usize) as u32;
+        let units = per_row as u64 * (h as u64).div_ceil(UNIT_ROWS as u64);
+        let cfg = grid_stride(units, self.max_blocks);
+        for sweep in run.first..run.first + run.count {
+            for colour in 0u32..2 {
+                let (a, b) = bufs.split_at_mut(1);
+                let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
+                // SAFETY: potts_generic_colour(u8*, const u8*, u32 hw, u32 h, u32 q, u64 seed,
+                // u64 stream, u64 sweep, u32 colour, const u64* table, u32 units_per_row,
+                // u64 units); both arrays hold hw·h bytes, units cover them in 8×8 tiles
+                // clipped to the array, and the table holds TABLE_LEN entries.
+                unsafe {
+                    self.gpu
+                        .launch(&self.update)
+                        .buf_mut(mine)
+                        .buf(other)
+                        .arg(&hw)
+                        .arg(&h)
+                        .arg(&self.q)
+                        .arg(&run.seed)
+                        .arg(&run.stream)
+                        .arg(&sweep)
+                        .arg(&colour)
+                        .buf(&self.table)
+                        .arg(&per_row)
+                        .arg(&units)
+                        .run(cfg)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The resident bit-sliced kernel: every sweep of the call in one
+    /// cooperative launch (in pieces of at most 2²⁴ sweeps, so the
+    /// progress flags stay far below 2³²).
+    fn sweeps_resident(&mut self, run: &SweepRange) -> Result<()> {
+        let Storage::Sliced { colours: bufs, .. } = &mut self.storage else { return Err(wrong_storage("sliced")) };
+        let (wr, h, units, cfg) = sliced_launch(self.width, self.height, 8);
+        let [t0, t1, t2, t3] = self.rule.thresholds();
+        let mut done = 0;
+        while done < run.count {
+            let n = (run.count - done).min(1 << 24) as u32;
+            let sweep = run.first + done;
+            self.gpu.memset_bytes(&mut self.flags, 0)?;
+            let (a, b) = bufs.split_at_mut(1);
+            // SAFETY: potts_sliced_resident(u32* c0, u32* c1, u32 wr, u32 h, u64 seed,
+            // u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3, u64 units,
+            // u32* flags): both arrays hold wr·h·P words for the module's P, h is a
+            // multiple of 8, threads past 4·units only wait and signal, flags holds one
+            // zeroed entry per block (2·⌈units / 32⌉ blocks of 128 threads), and the
+            // cooperative launch puts every block on the GPU at once (checked when the
+            // backend was made: resident_fits), so the waits between blocks end.
+            unsafe {
+                self.gpu
+                    .launch(&self.update)
+                    .buf_mut(&mut a[0])
+                    .buf_mut(&mut b[0])
+                    .arg(&wr)
+                    .arg(&h)
+                    .arg(&run.seed)
+                    .arg(&run.stream)
+                    .arg(&sweep)
+                    .arg(&n)
+                    .arg(&self.rule.sigma())
+                    .arg(&t0)
+                    .arg(&t1)
+                    .arg(&t2)
+                    .arg(&t3)
+                    .arg(&units)
+                    .buf_mut(&mut self.flags)
+                    .run_cooperative(cfg)?;
+            }
+            done += n as u64;
+        }
+        Ok(())
+    }
+
+    /// The bit-sliced kernels with 1, 2, 4 or 8 threads per unit: two
+    /// launches per sweep, replayed from a recorded graph of
+    /// [`GRAPH_SWEEPS`] sweeps where the call is long enough (the kernels
+    /// read their sweep number from device memory, which the graph's last
+    /// node advances).
+    fn sweeps_sliced(&mut self, run: &SweepRange) -> Result<()> {
+        let Storage::Sliced { colours: bufs, split, .. } = &mut self.storage else {
+            return Err(wrong_storage("sliced"));
+        };
+        let (wr, h, units, cfg) = sliced_launch(self.width, self.height, *split);
+        self.gpu.copy_to_device(&[run.first], &mut self.sweep_base)?;
+        let job = SlicedSweep {
+            gpu: &self.gpu,
+            update: &self.update,
+            sweep_base: &self.sweep_base,
+            cfg,
+            wr,
+            h,
+            seed: run.seed,
+            stream: run.stream,
+            units,
+            rule: self.rule,
+        };
+        let mut done = 0;
+        if run.count >= GRAPH_SWEEPS {
+            let key = GraphKey { seed: run.seed, stream: run.stream, table_version: self.table_version };
+            if self.graph.as_ref().is_none_or(|(k, _)| *k != key) {
+                self.graph = None;
+                let graph = self.gpu.capture(|| {
+                    for add in 0..GRAPH_SWEEPS {
+                        job.sweep(bufs, add)?;
+                    }
+                    // SAFETY: potts_advance(u64* base, u64 n) writes the one u64 of
+                    // sweep_base, which no other node of the graph writes.
+                    unsafe {
+                        self.gpu.launch(&self.advance).buf(&self.sweep_base).arg(&GRAPH_SWEEPS).run(LaunchConfig {
+                            grid_dim: (1, 1, 1),
+                            block_dim: (32, 1, 1),
+                            shared_mem_bytes: 0,
+                        })
+                    }
+                })?;
+                self.graph = Some((key, graph));
+            }
+            if let Some((_, graph)) = &self.graph {
+                while run.count - done >= GRAPH_SWEEPS {
+                    graph.launch()?;
+                    done += GRAPH_SWEEPS;
+                }
+            }
+        }
+        // The rest one launch at a time, after the graph's advances.
+        for add in 0..run.count - done {
+            job.sweep(bufs, add)?;
+        }
+        Ok(())
+    }
+}
+
+/// The words per row, rows, units and launch shape of a bit-sliced kernel
+/// with `split` threads per unit (thread 32sm + 32p + l serves part p of
+/// unit 32m + l when split > 1).
+fn sliced_launch(width: usize, height: usize, split: u32) -> (u32, u32, u64, LaunchConfig) {
+    let wr = words_per_row(width) as u32;
+    let h = height as u32;
+    let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
+    let threads = if split == 1 { units } else { split as u64 * units.div_ceil(32) * 32 };
+    let blocks = threads.div_ceil(BLOCK as u64) as u32;
+    (wr, h, units, LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 })
+}
+
+/// The error for a launch strategy called on the other storage (a bug in
+/// this file, reported rather than panicked on).
+fn wrong_storage(want: &str) -> PottsError {
+    PottsError::InvalidInput(format!("internal error: a {want} launch on a backend with other storage"))
+}
+
 impl Backend for CudaBackend {
     fn name(&self) -> &'static str {
         "cuda"
@@ -389,134 +568,12 @@ impl Backend for CudaBackend {
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
-        let hw = (self.width / 2) as u32;
-        let h = self.height as u32;
-        match &mut self.storage {
-            Storage::Generic(bufs) => {
-                let per_row = units_per_row(hw as usize) as u32;
-                let units = per_row as u64 * (h as u64).div_ceil(UNIT_ROWS as u64);
-                let cfg = grid_stride(units, self.max_blocks);
-                for sweep in first..first + count {
-                    for colour in 0u32..2 {
-                        let (a, b) = bufs.split_at_mut(1);
-                        let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
-                        // SAFETY: potts_generic_colour(u8*, const u8*, u32 hw, u32 h, u32 q, u64 seed,
-                        // u64 stream, u64 sweep, u32 colour, const u64* table, u32 units_per_row,
-                        // u64 units); both arrays hold hw·h bytes, units cover them in 8×8 tiles
-                        // clipped to the array, and the table holds TABLE_LEN entries.
-                        unsafe {
-                            self.gpu
-                                .launch(&self.update)
-                                .buf_mut(mine)
-                                .buf(other)
-                                .arg(&hw)
-                                .arg(&h)
-                                .arg(&self.q)
-                                .arg(&seed)
-                                .arg(&stream)
-                                .arg(&sweep)
-                                .arg(&colour)
-                                .buf(&self.table)
-                                .arg(&per_row)
-                                .arg(&units)
-                                .run(cfg)?;
-                        }
-                    }
-                }
-            }
-            Storage::Sliced { colours: bufs, split, resident, .. } => {
-                let wr = words_per_row(self.width) as u32;
-                let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
-                // Split s: thread 32sm + 32p + l serves part p of unit 32m + l.
-                let threads = if *split == 1 { units } else { *split as u64 * units.div_ceil(32) * 32 };
-                let blocks = threads.div_ceil(BLOCK as u64) as u32;
-                let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-                if *resident {
-                    let [t0, t1, t2, t3] = self.rule.thresholds();
-                    let mut done = 0;
-                    while done < count {
-                        // Bounded launches: the flags (2 per sweep) stay far
-                        // below 2^32.
-                        let n = (count - done).min(1 << 24) as u32;
-                        let sweep = first + done;
-                        self.gpu.memset_bytes(&mut self.flags, 0)?;
-                        let (a, b) = bufs.split_at_mut(1);
-                        // SAFETY: potts_sliced_resident(u32* c0, u32* c1, u32 wr, u32 h, u64 seed,
-                        // u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3, u64 units,
-                        // u32* flags): both arrays hold wr·h·P words for the module's P, h is a
-                        // multiple of 8, threads past 4·units only wait and signal, flags holds one
-                        // zeroed entry per block (2·⌈units / 32⌉ blocks of 128 threads), and the
-                        // cooperative launch puts every block on the GPU at once (checked when the
-                        // backend was made: resident_fits), so the waits between blocks end.
-                        unsafe {
-                            self.gpu
-                                .launch(&self.update)
-                                .buf_mut(&mut a[0])
-                                .buf_mut(&mut b[0])
-                                .arg(&wr)
-                                .arg(&h)
-                                .arg(&seed)
-                                .arg(&stream)
-                                .arg(&sweep)
-                                .arg(&n)
-                                .arg(&self.rule.sigma())
-                                .arg(&t0)
-                                .arg(&t1)
-                                .arg(&t2)
-                                .arg(&t3)
-                                .arg(&units)
-                                .buf_mut(&mut self.flags)
-                                .run_cooperative(cfg)?;
-                        }
-                        done += n as u64;
-                    }
-                    return Ok(());
-                }
-                self.gpu.copy_to_device(&[first], &mut self.sweep_base)?;
-                let job = SlicedSweep {
-                    gpu: &self.gpu,
-                    update: &self.update,
-                    sweep_base: &self.sweep_base,
-                    cfg,
-                    wr,
-                    h,
-                    seed,
-                    stream,
-                    units,
-                    rule: self.rule,
-                };
-                let mut done = 0;
-                if count >= GRAPH_SWEEPS {
-                    let key = (seed, stream, self.table_version);
-                    if self.graph.as_ref().is_none_or(|(k, _)| *k != key) {
-                        self.graph = None;
-                        let graph = self.gpu.capture(|| {
-                            for add in 0..GRAPH_SWEEPS {
-                                job.sweep(bufs, add)?;
-                            }
-                            // SAFETY: potts_advance(u64* base, u64 n) writes the one u64 of
-                            // sweep_base, which no other node of the graph writes.
-                            unsafe {
-                                self.gpu.launch(&self.advance).buf(&self.sweep_base).arg(&GRAPH_SWEEPS).run(
-                                    LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 },
-                                )
-                            }
-                        })?;
-                        self.graph = Some((key, graph));
-                    }
-                    let (_, graph) = self.graph.as_ref().expect("recorded above");
-                    while count - done >= GRAPH_SWEEPS {
-                        graph.launch()?;
-                        done += GRAPH_SWEEPS;
-                    }
-                }
-                // The rest one launch at a time, after the graph's advances.
-                for add in 0..count - done {
-                    job.sweep(bufs, add)?;
-                }
-            }
+        let run = SweepRange { seed, stream, first, count };
+        match &self.storage {
+            Storage::Generic(_) => self.sweeps_generic(&run),
+            Storage::Sliced { resident: true, .. } => self.sweeps_resident(&run),
+            Storage::Sliced { .. } => self.sweeps_sliced(&run),
         }
-        Ok(())
     }
 
     fn census(&mut self) -> Result<Census> {

@@ -11,9 +11,9 @@ use warpmc_potts::algorithm::{
 #[cfg(feature = "cuda")]
 use warpmc_potts::cuda::{CudaKernel, check_fits};
 use warpmc_potts::sliced::{MAX_PROPOSAL_ROUNDS, proposal_bits};
+use warpmc_potts::{Backend, CpuBackend, InitialState, Lattice, PottsModel};
 #[cfg(feature = "cuda")]
 use warpmc_potts::{CudaBackend, PottsError};
-use warpmc_potts::{Backend, CpuBackend, InitialState, Lattice, PottsModel};
 use warpmc_rng::RandomSource;
 
 /// The bit-sliced rule (crates/potts/src/sliced.rs) written site by site on
