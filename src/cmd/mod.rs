@@ -37,8 +37,9 @@ enum Command {
     /// the MWC multiplier table.
     Rng(rng::RngArgs),
     /// Benchmarks, each beside a yardstick measured in the same run: the
-    /// shuffle document's experiments, device reduce, scan and sort beside
-    /// the copy bandwidth, the Potts kernels beside the document's baseline.
+    /// shuffle experiments of Demouth (GTC 2013), device reduce, scan and
+    /// sort beside the copy bandwidth, the Potts kernels beside the baseline
+    /// kernel of Ferrero et al. (2012).
     Bench(bench::BenchArgs),
     /// q-state Potts / Ising Monte Carlo: temperature sweeps with
     /// measurements, checkpoints and snapshots; benchmarks.

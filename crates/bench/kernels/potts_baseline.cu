@@ -1,10 +1,11 @@
-// The Potts document's updateCUDA, as a benchmark baseline: one byte per
+// The updateCUDA kernel of Ferrero et al. (2012), as Wolovick's course notes
+// give it, as a benchmark baseline: one byte per
 // spin in colour-compacted arrays, a fixed set of 512 x 256 threads each
 // owning one multiply-with-carry generator held in registers and updating
 // one site per 512 x 512 frame, two random floats per update (proposal and
 // acceptance) compared against e^{-dE/T}. The exponential is tabulated on the
-// host (the document notes this changes nothing on the GPU) so the CPU
-// reference in baseline.rs reproduces it exactly; float operations are
+// host (the notes observe this changes nothing on the GPU) so the CPU
+// reference in potts_baseline.rs reproduces it exactly; float operations are
 // written with explicit rounding so NVRTC cannot contract them.
 #include "warpmc_rng.cuh"
 
@@ -12,8 +13,12 @@ using warpmc::rng::u32;
 using warpmc::rng::u64;
 typedef unsigned char u8;
 
-#define FRAME_ROWS 512
-#define FRAME_COLS 256
+// The frame shape comes from potts_baseline.rs (FRAME_ROWS, FRAME_COLS).
+#if !defined(BENCH_FRAME_ROWS) || !defined(BENCH_FRAME_COLS)
+#error "potts_baseline.cu is compiled by warpmc_bench::potts_baseline, which defines BENCH_FRAME_*"
+#endif
+#define FRAME_ROWS BENCH_FRAME_ROWS
+#define FRAME_COLS BENCH_FRAME_COLS
 
 extern "C" __global__ void baseline_seed(u64* state, u32* mult, const u32* table, u32 table_len, u64 seed) {
     u32 tid = blockIdx.x * blockDim.x + threadIdx.x;

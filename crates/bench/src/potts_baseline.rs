@@ -1,4 +1,6 @@
-//! The Potts document's `updateCUDA` as a benchmark baseline (J = 1, h = 0):
+//! The `updateCUDA` kernel of Ferrero, De Francesco, Wolovick and Cannas
+//! (2012), as Wolovick's course notes (2012) give it, as a benchmark
+//! baseline (J = 1, h = 0):
 //! one byte per spin, 512 × 256 threads with one multiply-with-carry
 //! generator each, two random floats per update and an exponential compared
 //! in floating point. Every speed-up of the real kernels is reported as a
@@ -19,7 +21,7 @@ use crate::error::{BenchError, Result};
 pub const FRAME_ROWS: usize = 512;
 /// Colour columns of a frame: threads per row.
 pub const FRAME_COLS: usize = 256;
-/// Generators (threads): 131072, as in the document.
+/// Generators (threads): 131072, as in the original.
 pub const THREADS: usize = FRAME_ROWS * FRAME_COLS;
 
 /// e^{−ΔE/T} for ΔE = 1 … 4, in f32 as the kernel compares it.
@@ -114,7 +116,9 @@ impl BaselineGpu {
     pub fn new(gpu: Gpu, lattice: &Lattice, seed: u64) -> Result<Self> {
         warpmc_potts::cuda::check_fits(&gpu, lattice.spins().len() as u64 + THREADS as u64 * 12)?;
         let src = KernelSource::new("potts_baseline.cu", include_str!("../kernels/potts_baseline.cu"))
-            .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER);
+            .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
+            .option(format!("-DBENCH_FRAME_ROWS={FRAME_ROWS}"))
+            .option(format!("-DBENCH_FRAME_COLS={FRAME_COLS}"));
         let module = gpu.module(&src)?;
         let seed_kernel = module.kernel("baseline_seed")?;
         let [c0, c1] = split(lattice);

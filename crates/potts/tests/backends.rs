@@ -1,6 +1,6 @@
 //! The backends against independent references: the CPU backend against a
 //! naive site-by-site implementation in the natural layout, and the CUDA
-//! backend (and the document-style baseline kernel) against the CPU bit for
+//! backend against the CPU bit for
 //! bit on awkward lattice sizes.
 
 use proptest::prelude::*;

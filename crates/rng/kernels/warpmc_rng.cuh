@@ -1,7 +1,7 @@
 // warpmc_rng.cuh: the CUDA twin of the warpmc-rng crate.
 //
 // Philox4x32-10 with warpmc's stream naming, the multiply-with-carry
-// generator of the Potts document and the shared conversions. Every function
+// generator of Ferrero et al. (2012) and the shared conversions. Every function
 // here computes exactly what the Rust function of the same name computes;
 // crates/rng/tests/gpu_bit_identity.rs checks that on a GPU, bit for bit.
 // Keep the two in step: change one, change the other, run that test.

@@ -6,7 +6,7 @@
 //!   generator. Streams are named by (seed, stream id, counter) — see
 //!   [`stream`] — so any lattice site or work unit computes its numbers with
 //!   no sequential state.
-//! - [`mwc`]: the multiply-with-carry generator of the Potts document, one
+//! - [`mwc`]: the multiply-with-carry generator of Ferrero et al. (2012), one
 //!   per work unit, each with its own "good" multiplier from the table in
 //!   [`multipliers`], seeded from the same naming scheme.
 //! - [`convert`]: raw words to floats with documented exact ranges and to

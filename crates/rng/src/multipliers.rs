@@ -7,8 +7,8 @@
 //! b = 2³² = (2¹⁶)² is a quadratic residue mod the prime m, its order is the
 //! prime (m − 1)/2: the period of every non-degenerate start state is
 //! a·2³¹ − 1 ≈ 2⁶³. Distinct good multipliers give distinct generators, which
-//! is how the Potts document gives each of its 131 072 threads an independent
-//! stream.
+//! is how Ferrero et al. (2012) give each of their 131 072 GPU threads an
+//! independent stream.
 //!
 //! The table shipped in `data/mwc-multipliers.u32le` holds the first
 //! [`TABLE_LEN`] good multipliers counting down from [`SEARCH_START`]
@@ -27,7 +27,8 @@
 //! figure of merit S₃ ≈ 0.005–0.03, see `tools/mwc_spectral.py`), but for
 //! small d it collapses (S₃ ≈ 0.002 at d ≈ 2¹², 0.0001 at d = 178). Starting at 2³² − 2²⁴ keeps every
 //! shipped multiplier on the plateau. Philox has no such structure and is
-//! the generator to prefer; MWC is here for the Potts document's method. `warpmc rng multipliers` regenerates it with
+//! the generator to prefer; MWC is here for the method of Ferrero et al.
+//! (2012). `warpmc rng multipliers` regenerates the table with
 //! [`search`]; the tests check it against the search and check primality of a
 //! sample with an independent implementation.
 

@@ -1,4 +1,5 @@
-//! Multiply-with-carry generators as in the Potts document.
+//! Multiply-with-carry generators, as Ferrero, De Francesco, Wolovick and
+//! Cannas (2012) give one to each GPU thread.
 //!
 //! State: a 32-bit value x and a carry c, kept in one u64 as `c << 32 | x`.
 //! One step, with a fixed multiplier a:
