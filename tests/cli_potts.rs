@@ -129,7 +129,8 @@ fn snapshots_are_png_and_npy() {
         if ext == "png" {
             assert_eq!(&bytes[1..4], b"PNG");
         } else {
-            let (w, h, spins) = warpmc_potts::snapshot::read_npy(&path).unwrap();
+            let warpmc_potts::snapshot::SpinArray { width: w, height: h, spins } =
+                warpmc_potts::snapshot::read_npy(&path).unwrap();
             assert_eq!((w, h), (8, 6));
             assert!(spins.iter().all(|&s| s < 3));
         }

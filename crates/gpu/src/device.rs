@@ -49,6 +49,15 @@ impl DeviceInfo {
     }
 }
 
+/// Device memory, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MemoryInfo {
+    /// Free now.
+    pub free: u64,
+    /// On the device.
+    pub total: u64,
+}
+
 /// The CUDA driver as found on this machine.
 #[derive(Clone, Debug, Serialize)]
 pub struct DriverInfo {
@@ -314,8 +323,9 @@ impl Gpu {
         self.stream.synchronize().during("cuStreamSynchronize")
     }
 
-    /// Free and total device memory in bytes.
-    pub fn memory_info(&self) -> Result<(usize, usize)> {
-        self.ctx.mem_get_info().during("cuMemGetInfo")
+    /// Free and total device memory.
+    pub fn memory_info(&self) -> Result<MemoryInfo> {
+        let (free, total) = self.ctx.mem_get_info().during("cuMemGetInfo")?;
+        Ok(MemoryInfo { free: free as u64, total: total as u64 })
     }
 }

@@ -55,7 +55,7 @@ pub use compile::{CacheStats, KernelCache, KernelSource, Target, compile};
 #[cfg(feature = "cuda")]
 pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 #[cfg(feature = "cuda")]
-pub use device::{DeviceInfo, DriverInfo, Gpu, NvrtcInfo, Probe, probe};
+pub use device::{DeviceInfo, DriverInfo, Gpu, MemoryInfo, NvrtcInfo, Probe, probe};
 #[cfg(feature = "cuda")]
 pub use error::describe_driver_error;
 pub use error::{GpuError, Result};

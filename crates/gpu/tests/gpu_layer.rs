@@ -170,8 +170,8 @@ fn event_timer_measures_device_time() {
 #[test]
 fn memory_info_is_consistent() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("memory_info_is_consistent") else { return };
-    let (free, total) = gpu.memory_info().unwrap();
-    assert!(free <= total && total as u64 == gpu.info().total_memory, "{free} {total} {}", gpu.info().total_memory);
+    let warpmc_gpu::MemoryInfo { free, total } = gpu.memory_info().unwrap();
+    assert!(free <= total && total == gpu.info().total_memory, "{free} {total} {}", gpu.info().total_memory);
     let mut buf = gpu.alloc_zeros::<u8>(0).unwrap();
     assert!(buf.is_empty());
     assert!(matches!(gpu.copy_to_device(&[1u8], &mut buf), Err(GpuError::InvalidArgument(_))));

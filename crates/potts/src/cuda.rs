@@ -34,9 +34,9 @@ pub fn device_bytes(sites: usize) -> u64 {
 /// Fails with [`PottsError::OutOfDeviceMemory`] unless `bytes` fit in the
 /// device's free memory.
 pub fn check_fits(gpu: &Gpu, bytes: u64) -> Result<()> {
-    let (free, total) = gpu.memory_info()?;
-    if bytes > free as u64 {
-        return Err(PottsError::OutOfDeviceMemory { needed: bytes, free: free as u64, total: total as u64 });
+    let memory = gpu.memory_info()?;
+    if bytes > memory.free {
+        return Err(PottsError::OutOfDeviceMemory { needed: bytes, free: memory.free, total: memory.total });
     }
     Ok(())
 }

@@ -333,9 +333,23 @@ impl DictParser<'_> {
 ///
 /// [`PottsError::Io`] if the file cannot be read or is not such an array
 /// (bad magic, other dtype, Fortran order, not 2-D, wrong data length).
-pub fn read_npy(path: &Path) -> Result<(usize, usize, Vec<u8>)> {
+pub fn read_npy(path: &Path) -> Result<SpinArray> {
     let bytes = std::fs::read(path).map_err(|e| PottsError::io(path, e))?;
-    parse_npy(bytes).map_err(|msg| PottsError::io(path, io::Error::new(io::ErrorKind::InvalidData, msg)))
+    let (width, height, spins) =
+        parse_npy(bytes).map_err(|msg| PottsError::io(path, io::Error::new(io::ErrorKind::InvalidData, msg)))?;
+    Ok(SpinArray { width, height, spins })
+}
+
+/// A 2-D array of spins read from a `.npy` file (q is not stored there:
+/// see [`Lattice::from_spins`](crate::Lattice::from_spins)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpinArray {
+    /// Columns.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Row-major spins.
+    pub spins: Vec<u8>,
 }
 
 /// The body of [`read_npy`], errors as messages.
@@ -446,14 +460,14 @@ mod tests {
         assert_eq!(text.trim_end(), "{'descr': '|u1', 'fortran_order': False, 'shape': (4, 6), }");
         assert_eq!(&bytes[10 + header_len..], lattice.spins());
 
-        let (w, h, spins) = read_npy(&path).unwrap();
+        let SpinArray { width: w, height: h, spins } = read_npy(&path).unwrap();
         assert_eq!((w, h), (6, 4));
         assert_eq!(Lattice::from_spins(w, h, 5, spins).unwrap(), lattice);
 
         // Overwriting an existing snapshot works.
         let other = Lattice::from_spins(2, 2, 2, vec![1, 0, 0, 1]).unwrap();
         write_npy(&other, &path).unwrap();
-        assert_eq!(read_npy(&path).unwrap(), (2, 2, vec![1, 0, 0, 1]));
+        assert_eq!(read_npy(&path).unwrap(), SpinArray { width: 2, height: 2, spins: vec![1, 0, 0, 1] });
         std::fs::remove_file(&path).unwrap();
     }
 
@@ -561,7 +575,7 @@ mod tests {
         let lattice = awkward();
         let npy = temp_file("upper.NPY");
         write_snapshot(&lattice, &npy).unwrap();
-        assert_eq!(read_npy(&npy).unwrap().2, lattice.spins());
+        assert_eq!(read_npy(&npy).unwrap().spins, lattice.spins());
         std::fs::remove_file(&npy).unwrap();
 
         for name in ["picture.jpg", "no_extension", "archive.npz"] {

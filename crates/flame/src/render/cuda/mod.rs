@@ -219,7 +219,7 @@ impl CudaRenderer {
         let row_bytes = (g.hw * (8 + usize::from(needs_count)) * std::mem::size_of::<T>()) as u64;
         let budget = match self.options.max_buffer_bytes {
             Some(b) => b,
-            None => (self.gpu.memory_info().map_err(gpu_err)?.0 as f64 * 0.7) as u64,
+            None => (self.gpu.memory_info().map_err(gpu_err)?.free as f64 * 0.7) as u64,
         };
         // The kernels index a strip's cells in 32 bits.
         let max_rows = (budget / row_bytes.max(1)).min(u64::from(u32::MAX) / g.hw.max(1) as u64);
