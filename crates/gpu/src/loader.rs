@@ -203,25 +203,34 @@ fn nvrtc_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// `site-packages` and `dist-packages` of the Pythons a user may have put
+/// NVIDIA's NVRTC wheel into: the system's, an active virtual or conda
+/// environment, `pip install --user`, pyenv, and virtual environments
+/// under /opt (such as /opt/torch/.venv).
 fn python_site_packages() -> Vec<PathBuf> {
-    let mut roots = Vec::new();
-    for base in ["/usr/local/lib", "/usr/lib", "/opt"] {
-        let Ok(entries) = std::fs::read_dir(base) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with("python3") {
-                roots.push(p.join("site-packages"));
-                roots.push(p.join("dist-packages"));
-            }
+    let mut lib_dirs: Vec<PathBuf> = ["/usr/local/lib", "/usr/lib", "/opt"].iter().map(PathBuf::from).collect();
+    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            lib_dirs.push(Path::new(&v).join("lib"));
         }
     }
-    // Virtual environments such as /opt/torch/.venv.
+    if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        let home = PathBuf::from(home);
+        lib_dirs.push(home.join(".local/lib"));
+        if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
+            lib_dirs.extend(versions.flatten().map(|v| v.path().join("lib")));
+        }
+    }
     if let Ok(entries) = std::fs::read_dir("/opt") {
+        lib_dirs.extend(entries.flatten().map(|e| e.path().join(".venv/lib")));
+    }
+    let mut roots = Vec::new();
+    for base in lib_dirs {
+        let Ok(entries) = std::fs::read_dir(&base) else { continue };
         for e in entries.flatten() {
-            let lib = e.path().join(".venv/lib");
-            if let Ok(pys) = std::fs::read_dir(&lib) {
-                roots.extend(pys.flatten().map(|p| p.path().join("site-packages")));
+            if e.file_name().to_string_lossy().starts_with("python3") {
+                roots.push(e.path().join("site-packages"));
+                roots.push(e.path().join("dist-packages"));
             }
         }
     }
