@@ -1,7 +1,7 @@
 //! The CUDA backend: the lattice lives on the device; only the q + 1 census
 //! integers come back per measurement.
 
-use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
+use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig, Module};
 
 use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::backend::Backend;
@@ -201,44 +201,9 @@ impl CudaBackend {
     /// A backend using `kernel` (an error if the model does not fit it).
     pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
-        let info = gpu.info();
-        // One thread per unit, or as few more per unit (2 or 4) as give the
-        // GPU one full wave of resident threads.
-        let wave = (info.sm_count * info.max_threads_per_sm) as usize;
-        let units = model.sites() / 2 / (UNIT_ROWS * 32);
         let module = gpu.module(&kernel_source(model.q()))?;
-        // The resident kernel runs when all its threads (eight per unit) fit
-        // on the GPU at once.
-        let resident_fits = info.cooperative_launch && {
-            let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
-            (8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
-        };
-        let kernel = match kernel {
-            CudaKernel::Auto if crate::sliced::fits(model) && units >= wave => CudaKernel::Sliced,
-            CudaKernel::Auto if crate::sliced::fits(model) && 2 * units >= wave => CudaKernel::SlicedSplit,
-            CudaKernel::Auto if crate::sliced::fits(model) && 4 * units >= wave => CudaKernel::SlicedSplit4,
-            CudaKernel::Auto if crate::sliced::fits(model) && resident_fits => CudaKernel::SlicedResident,
-            CudaKernel::Auto if crate::sliced::fits(model) => CudaKernel::SlicedSplit8,
-            CudaKernel::Auto => CudaKernel::Generic,
-            CudaKernel::SlicedResident if !resident_fits => {
-                return Err(PottsError::InvalidInput(format!(
-                    "the resident kernel needs cooperative launches and all {} of its threads on the GPU at once; \
-                     this GPU gives neither or holds fewer",
-                    8 * units
-                )));
-            }
-            k if k.fits(model) => k,
-            _ => {
-                return Err(PottsError::InvalidInput(format!(
-                    "the {kernel:?} kernel cannot run q={} {}x{} h={}: the bit-sliced kernels need q <= 16, \
-                     width a multiple of 64, height a multiple of 8 and no field",
-                    model.q(),
-                    model.width(),
-                    model.height(),
-                    model.field()
-                )));
-            }
-        };
+        let kernel = choose_kernel(&gpu, &module, model, kernel)?;
+        let units = model.sites() / 2 / (UNIT_ROWS * 32);
         let n = model.sites() / 2;
         let (storage, update, census) = match kernel {
             CudaKernel::Sliced
@@ -324,6 +289,50 @@ impl CudaBackend {
             Storage::Sliced { planes, .. } => planes as f64 / 8.0,
         }
     }
+}
+
+/// The kernel a backend for `model` runs when `requested` is asked for:
+/// for [`CudaKernel::Auto`] one thread per unit, or as few more per unit
+/// (2 or 4) as give the GPU one full wave of resident threads, then the
+/// resident kernel when all its threads (eight per unit) fit on the GPU at
+/// once, else eight threads per unit; the generic kernel where the
+/// bit-sliced rule does not fit. An explicit kernel is checked against the
+/// model and the GPU.
+fn choose_kernel(gpu: &Gpu, module: &Module, model: &PottsModel, requested: CudaKernel) -> Result<CudaKernel> {
+    let info = gpu.info();
+    let wave = (info.sm_count * info.max_threads_per_sm) as usize;
+    let units = model.sites() / 2 / (UNIT_ROWS * 32);
+    let resident_fits = info.cooperative_launch && {
+        let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
+        (8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
+    };
+    let sliced = crate::sliced::fits(model);
+    Ok(match requested {
+        CudaKernel::Auto if sliced && units >= wave => CudaKernel::Sliced,
+        CudaKernel::Auto if sliced && 2 * units >= wave => CudaKernel::SlicedSplit,
+        CudaKernel::Auto if sliced && 4 * units >= wave => CudaKernel::SlicedSplit4,
+        CudaKernel::Auto if sliced && resident_fits => CudaKernel::SlicedResident,
+        CudaKernel::Auto if sliced => CudaKernel::SlicedSplit8,
+        CudaKernel::Auto => CudaKernel::Generic,
+        CudaKernel::SlicedResident if !resident_fits => {
+            return Err(PottsError::InvalidInput(format!(
+                "the resident kernel needs cooperative launches and all {} of its threads on the GPU at once; \
+                 this GPU gives neither or holds fewer",
+                8 * units
+            )));
+        }
+        k if k.fits(model) => k,
+        k => {
+            return Err(PottsError::InvalidInput(format!(
+                "the {k:?} kernel cannot run q={} {}x{} h={}: the bit-sliced kernels need q <= 16, \
+                 width a multiple of 64, height a multiple of 8 and no field",
+                model.q(),
+                model.width(),
+                model.height(),
+                model.field()
+            )));
+        }
+    })
 }
 
 /// Which sweeps of which chain a call runs.
