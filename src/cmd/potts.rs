@@ -246,7 +246,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         if args.physics_given() || args.config.is_some() {
             bail!("--resume takes the whole protocol from the checkpoint; drop the model and protocol flags");
         }
-        let (mut cfg, state) = checkpoint::read(path)?;
+        let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::read(path)?;
         if let Some(b) = args.backend {
             cfg = cfg.with_backend(b);
         }

@@ -86,8 +86,17 @@ pub fn write(path: &Path, cfg: &ProtocolConfig, state: &RunState) -> Result<()> 
     crate::snapshot::write_atomic(path, |out| out.write_all(&bytes))
 }
 
+/// A run read back from a checkpoint: its protocol and where it stands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// The protocol.
+    pub config: ProtocolConfig,
+    /// Where the run stands.
+    pub state: RunState,
+}
+
 /// Reads and checks a checkpoint.
-pub fn read(path: &Path) -> Result<(ProtocolConfig, RunState)> {
+pub fn read(path: &Path) -> Result<Checkpoint> {
     let bytes = std::fs::read(path).map_err(|e| PottsError::io(path, e))?;
     decode(&bytes).map_err(|e| match e {
         PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.to_path_buf(), message },
@@ -97,8 +106,8 @@ pub fn read(path: &Path) -> Result<(ProtocolConfig, RunState)> {
 
 /// Parses checkpoint bytes; a [`PottsError::BadCheckpoint`] says what is
 /// wrong.
-pub fn decode(bytes: &[u8]) -> Result<(ProtocolConfig, RunState)> {
-    decode_parts(bytes).map_err(PottsError::BadCheckpoint)
+pub fn decode(bytes: &[u8]) -> Result<Checkpoint> {
+    decode_parts(bytes).map(|(config, state)| Checkpoint { config, state }).map_err(PottsError::BadCheckpoint)
 }
 
 fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), String> {

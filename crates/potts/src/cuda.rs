@@ -398,7 +398,7 @@ impl CudaBackend {
     /// progress flags stay far below 2³²).
     fn sweeps_resident(&mut self, run: &SweepRange) -> Result<()> {
         let Storage::Sliced { colours: bufs, .. } = &mut self.storage else { return Err(wrong_storage("sliced")) };
-        let (wr, h, units, cfg) = sliced_launch(self.width, self.height, 8);
+        let SlicedLaunch { wr, h, units, cfg } = sliced_launch(self.width, self.height, 8);
         let [t0, t1, t2, t3] = self.rule.thresholds();
         let mut done = 0;
         while done < run.count {
@@ -447,7 +447,7 @@ impl CudaBackend {
         let Storage::Sliced { colours: bufs, split, .. } = &mut self.storage else {
             return Err(wrong_storage("sliced"));
         };
-        let (wr, h, units, cfg) = sliced_launch(self.width, self.height, *split);
+        let SlicedLaunch { wr, h, units, cfg } = sliced_launch(self.width, self.height, *split);
         self.gpu.copy_to_device(&[run.first], &mut self.sweep_base)?;
         let job = SlicedSweep {
             gpu: &self.gpu,
@@ -497,16 +497,27 @@ impl CudaBackend {
     }
 }
 
-/// The words per row, rows, units and launch shape of a bit-sliced kernel
-/// with `split` threads per unit (thread 32sm + 32p + l serves part p of
-/// unit 32m + l when split > 1).
-fn sliced_launch(width: usize, height: usize, split: u32) -> (u32, u32, u64, LaunchConfig) {
+/// The shape of a bit-sliced launch.
+struct SlicedLaunch {
+    /// Words per row.
+    wr: u32,
+    /// Rows.
+    h: u32,
+    /// Units (word columns of 8 rows).
+    units: u64,
+    cfg: LaunchConfig,
+}
+
+/// The launch of a bit-sliced kernel with `split` threads per unit (thread
+/// 32sm + 32p + l serves part p of unit 32m + l when split > 1).
+fn sliced_launch(width: usize, height: usize, split: u32) -> SlicedLaunch {
     let wr = words_per_row(width) as u32;
     let h = height as u32;
     let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
     let threads = if split == 1 { units } else { split as u64 * units.div_ceil(32) * 32 };
     let blocks = threads.div_ceil(BLOCK as u64) as u32;
-    (wr, h, units, LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 })
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+    SlicedLaunch { wr, h, units, cfg }
 }
 
 /// The error for a launch strategy called on the other storage (a bug in

@@ -2,7 +2,7 @@
 //! of an uninterrupted run bit for bit; CPU and CUDA runs agree; damaged
 //! checkpoints are refused.
 
-use warpmc_potts::checkpoint::{decode, encode};
+use warpmc_potts::checkpoint::{Checkpoint, decode, encode};
 use warpmc_potts::{
     ConfigFile, Control, Device, InitialState, Lattice, Observer, ProtocolConfig, Quiet, RunState, Runner,
     TemperatureResult, Temperatures,
@@ -71,7 +71,8 @@ fn resuming_from_any_checkpoint_equals_an_uninterrupted_run() {
             if err.is_ok() {
                 continue; // the run ended before that many looks
             }
-            let (cfg2, mut state2) = decode(&stop.saved.expect("checkpoint written")).unwrap();
+            let Checkpoint { config: cfg2, state: mut state2 } =
+                decode(&stop.saved.expect("checkpoint written")).unwrap();
             assert_eq!(cfg2, cfg);
             let mut runner = Runner::on(cfg2, &Device::CPU).unwrap();
             let resumed = runner.run(&mut state2, &mut Quiet).unwrap();
