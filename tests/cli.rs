@@ -127,6 +127,17 @@ fn multipliers_out_writes_the_table_format() {
 }
 
 #[test]
+fn multipliers_out_to_a_missing_directory_fails_before_the_search() {
+    // The whole table's search takes minutes; the bad path must not wait
+    // for it.
+    let started = std::time::Instant::now();
+    let o = warpmc(&["rng", "multipliers", "--out", "/nonexistent/dir/table.u32le"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("/nonexistent/dir"), "{}", stderr(&o));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "found only after the search");
+}
+
+#[test]
 fn help_teaches() {
     let o = warpmc(&["rng", "dump", "--help"]);
     let h = String::from_utf8(o.stdout).unwrap();

@@ -245,3 +245,117 @@ fn the_shipped_protocol_files_parse_with_the_published_protocol() {
     assert_eq!(seed.temperatures().len() as u64 * seed.measurements_per_chain(), 300);
     warpmc_potts::ConfigFile::read(&dir.join("potts-quick.toml")).unwrap().resolve().unwrap();
 }
+
+// ---- Regression tests: outputs that lost data, runs that crashed ----------
+
+#[test]
+fn a_new_run_refuses_another_runs_checkpoint() {
+    // Another run's checkpoint, as its first save would leave it.
+    let ckpt = tmp("other-run.ckpt");
+    let p = ckpt.to_str().unwrap();
+    let other = warpmc_potts::ConfigFile { q: Some(3), size: Some(8), temp: Some(1.5), ..Default::default() }
+        .resolve()
+        .unwrap();
+    std::fs::write(&ckpt, warpmc_potts::checkpoint::encode(&other, &warpmc_potts::RunState::new(&other))).unwrap();
+    let before = std::fs::read(&ckpt).unwrap();
+    let args = small(&["--temp", "2", "--therm", "5", "--sweeps", "20", "--checkpoint", p]);
+    let o = warpmc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains(&format!("--resume {p}")) && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&ckpt).unwrap(), before, "the other run's state was touched");
+    // With --force the new run takes the file.
+    let mut forced = args.clone();
+    forced.push("--force".into());
+    let o = warpmc(&forced.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A file that is not a checkpoint is not overwritten either.
+    let notes = tmp("notes.txt");
+    std::fs::write(&notes, b"my notes").unwrap();
+    assert_one_line_error(
+        &small(&["--temp", "1", "--checkpoint", notes.to_str().unwrap()])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        "not a warpmc checkpoint",
+    );
+    assert_eq!(std::fs::read(&notes).unwrap(), b"my notes");
+}
+
+#[test]
+fn bad_output_paths_are_found_before_any_work() {
+    // A long run that would take minutes: each bad path must stop it at
+    // once, before the first temperature.
+    let long = ["--temps", "1,2", "--therm", "100000000", "--sweeps", "100"];
+    for flag in ["--checkpoint", "--out", "--snapshot"] {
+        let path = if flag == "--snapshot" { "/nonexistent/dir/x.png" } else { "/nonexistent/dir/x.out" };
+        let mut args = small(&long);
+        args.extend([flag.to_string(), path.to_string()]);
+        let started = Instant::now();
+        assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "/nonexistent/dir");
+        assert!(started.elapsed() < Duration::from_secs(20), "{flag}: the error came after the work");
+    }
+}
+
+#[test]
+fn checkpoint_every_1e300_does_not_panic() {
+    let ckpt = tmp("every-1e300.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let extra = ["--temp", "1", "--therm", "5", "--sweeps", "20", "--checkpoint", ckpt.to_str().unwrap()];
+    let mut args = small(&extra);
+    args.extend(["--checkpoint-every".into(), "1e300".into()]);
+    let o = warpmc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success() && !stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+#[test]
+fn json_into_head_ends_quietly() {
+    let mut child = Command::new(bin())
+        .args(small(&["--temps", "1:3:0.01", "--therm", "10", "--sweeps", "100", "--json"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+        reader.read_line(&mut first).unwrap();
+    } // the reader goes away, as `head -1` does
+    let o = child.wait_with_output().unwrap();
+    assert!(first.starts_with('{'), "{first}");
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));
+    assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
+}
+
+#[test]
+fn couplings_and_fields_that_overflow_are_refused() {
+    for (flag, value) in
+        [("--coupling", "1e308"), ("--coupling", "-1e308"), ("--field", "1e308"), ("--field", "-1e100")]
+    {
+        let args = small(&["--temp", "1", "--therm", "1", "--sweeps", "10", flag, value]);
+        assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "2|J| + |h| must be at most");
+    }
+}
+
+#[test]
+fn lattices_beyond_host_memory_are_one_line_not_an_abort() {
+    // 2^34 sites: allowed by the model, far beyond this machine's memory.
+    let args = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "131072", "--temp", "1", "--sweeps", "10"];
+    if std::path::Path::new("/proc/meminfo").exists() {
+        assert_one_line_error(&args, "of host memory but only");
+    }
+}
+
+#[test]
+fn a_crafted_checkpoint_declaring_a_huge_lattice_is_refused() {
+    use warpmc_potts::checkpoint::encode;
+    use warpmc_potts::{ConfigFile, RunState};
+    let cfg = ConfigFile { q: Some(2), size: Some(131072), temp: Some(1.0), ..Default::default() }.resolve().unwrap();
+    let bytes = encode(&cfg, &RunState::new(&cfg));
+    let path = tmp("huge.ckpt");
+    std::fs::write(&path, bytes).unwrap();
+    if std::path::Path::new("/proc/meminfo").exists() {
+        assert_one_line_error(&["potts", "run", "--resume", path.to_str().unwrap(), "--backend", "cpu"], "host memory");
+    }
+}

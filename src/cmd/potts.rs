@@ -1,6 +1,6 @@
 //! `warpmc potts`: run the Potts protocol, benchmark the backends.
 
-use std::io::{IsTerminal, Write};
+use std::io::{ErrorKind, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,9 +126,13 @@ struct RunArgs {
     snapshot: Option<PathBuf>,
 
     /// Save the run's state to FILE every --checkpoint-every seconds and on
-    /// Ctrl-C (written atomically).
+    /// Ctrl-C (written atomically). A FILE that already holds something (the
+    /// checkpoint of another run) is refused unless --force is given.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     checkpoint: Option<PathBuf>,
+    /// Let a new run's --checkpoint replace an existing file.
+    #[arg(long, help_heading = "Checkpoints")]
+    force: bool,
     /// Seconds between checkpoints.
     #[arg(long, value_name = "SECS", default_value_t = 300.0, help_heading = "Checkpoints")]
     checkpoint_every: f64,
@@ -238,11 +242,18 @@ fn as_flags(e: PottsError) -> anyhow::Error {
     }
 }
 
-fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
-    if !args.checkpoint_every.is_finite() || args.checkpoint_every <= 0.0 {
-        bail!("--checkpoint-every must be a positive number of seconds");
-    }
-    let (cfg, mut state, checkpoint_path) = if let Some(path) = &args.resume {
+/// Where a run starts: its protocol, its state (fresh or from a
+/// checkpoint) and where it keeps checkpointing.
+struct Start {
+    cfg: ProtocolConfig,
+    state: RunState,
+    checkpoint: Option<PathBuf>,
+}
+
+/// The protocol from --resume, or from flags over --config over the quick
+/// example.
+fn starting_point(args: &RunArgs) -> anyhow::Result<Start> {
+    if let Some(path) = &args.resume {
         if args.physics_given() || args.config.is_some() {
             bail!("--resume takes the whole protocol from the checkpoint; drop the model and protocol flags");
         }
@@ -250,31 +261,80 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         if let Some(b) = args.backend {
             cfg = cfg.with_backend(b);
         }
-        (cfg, state, Some(args.checkpoint.clone().unwrap_or_else(|| path.clone())))
-    } else {
-        let file = match &args.config {
-            Some(path) => ConfigFile::read(path)?,
-            None if !args.physics_given() => {
-                eprintln!("note: no parameters given, running the quick example (examples/potts-quick.toml)");
-                ConfigFile::parse(QUICK_EXAMPLE, Path::new("examples/potts-quick.toml"))?
-            }
-            None => ConfigFile::default(),
-        };
-        let cfg = args.as_config()?.or(file).resolve().map_err(as_flags)?;
-        let state = RunState::new(&cfg);
-        (cfg, state, args.checkpoint.clone())
+        let keep_writing = args.checkpoint.clone().unwrap_or_else(|| path.clone());
+        return Ok(Start { cfg, state, checkpoint: Some(keep_writing) });
+    }
+    let file = match &args.config {
+        Some(path) => ConfigFile::read(path)?,
+        None if !args.physics_given() => {
+            eprintln!("note: no parameters given, running the quick example (examples/potts-quick.toml)");
+            ConfigFile::parse(QUICK_EXAMPLE, Path::new("examples/potts-quick.toml"))?
+        }
+        None => ConfigFile::default(),
     };
+    let cfg = args.as_config()?.or(file).resolve().map_err(as_flags)?;
+    let state = RunState::new(&cfg);
+    Ok(Start { cfg, state, checkpoint: args.checkpoint.clone() })
+}
+
+/// Every output path checked before any work starts: a snapshot's format,
+/// that each file can be written, and that a new run's checkpoint file does
+/// not hold another run's state.
+fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()> {
     if let Some(s) = &args.snapshot {
-        // Fail before the run, not after it.
         let ext = s.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
         if !matches!(ext.as_deref(), Some("png" | "npy")) {
             bail!("snapshot file must end in .png or .npy: {}", s.display());
         }
     }
+    if let Some(path) = checkpoint {
+        let resuming_here = args.resume.as_deref().is_some_and(|r| same_file(r, path));
+        if !resuming_here && !args.force {
+            match checkpoint::probe(path)? {
+                checkpoint::FileContents::Nothing => {}
+                checkpoint::FileContents::Checkpoint => bail!(
+                    "{p} holds the checkpoint of another run; continue that run with --resume {p}, or pass --force \
+                     to start a new run over it",
+                    p = path.display()
+                ),
+                checkpoint::FileContents::Other => bail!(
+                    "{p} exists and is not a warpmc checkpoint; choose another --checkpoint file, or pass --force \
+                     to overwrite it",
+                    p = path.display()
+                ),
+            }
+        }
+    }
+    for path in [args.out.as_deref(), args.snapshot.as_deref(), checkpoint].into_iter().flatten() {
+        warpmc_host::output::check_writable(path)?;
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same file (after symlinks), or are equal.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// A count in scientific notation with three digits: 1.65e+12.
+fn sci(x: f64) -> String {
+    format!("{x:.2e}").replace('e', "e+").replace("e+-", "e-")
+}
+
+fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
+    if !args.checkpoint_every.is_finite() || args.checkpoint_every <= 0.0 {
+        bail!("--checkpoint-every must be a positive number of seconds");
+    }
+    let Start { cfg, mut state, checkpoint: checkpoint_path } = starting_point(&args)?;
+    check_outputs(&args, checkpoint_path.as_deref())?;
     let device = select_device(cfg.backend())?;
     let mut runner = Runner::on(cfg.clone(), &device)?;
+    let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
     eprintln!(
-        "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each, on {}",
+        "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
         cfg.q(),
         cfg.size(),
         cfg.height(),
@@ -282,6 +342,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         cfg.samples(),
         cfg.therm(),
         cfg.sweeps(),
+        sci(updates),
         runner.simulation().backend_description()
     );
 
@@ -298,6 +359,9 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     out.bar.finish_and_clear();
     match result {
         Ok(_) => {}
+        // Whoever read the results (`| head`) has gone: stop as quietly as
+        // they did.
+        Err(PottsError::Interrupted) if out.stdout_closed => return Ok(()),
         Err(PottsError::Interrupted) => {
             let path = out.checkpoint_path.as_ref().expect("only a checkpointing run stops");
             eprintln!(
@@ -328,6 +392,8 @@ struct Output {
     last_checkpoint: Instant,
     interrupted: Arc<AtomicBool>,
     printed_header: bool,
+    /// Set when writing to stdout found the reader gone.
+    stdout_closed: bool,
 }
 
 impl Output {
@@ -352,10 +418,12 @@ impl Output {
             csv: args.out.clone(),
             bar,
             checkpoint_path,
-            every: Duration::from_secs_f64(args.checkpoint_every),
+            // Beyond Duration's range means "never on a timer".
+            every: Duration::try_from_secs_f64(args.checkpoint_every).unwrap_or(Duration::MAX),
             last_checkpoint: Instant::now(),
             interrupted,
             printed_header: false,
+            stdout_closed: false,
         })
     }
 
@@ -410,16 +478,24 @@ impl Observer for Output {
     }
 
     fn temperature_done(&mut self, result: &TemperatureResult, all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
-        self.emit(result).map_err(|e| PottsError::InvalidInput(format!("writing results: {e:#}")))?;
+        // The file first: it must hold every finished temperature even when
+        // stdout has gone.
         if let Some(path) = &self.csv {
             let mut text = CSV_COLUMNS.join(",") + "\n";
             for r in all {
                 text += &r.csv_row();
                 text.push('\n');
             }
-            snapshot::write_atomic(path, |out| out.write_all(text.as_bytes()))?;
+            warpmc_host::output::write_bytes(path, text.as_bytes())?;
         }
-        Ok(())
+        match self.emit(result) {
+            Ok(()) => Ok(()),
+            Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) => {
+                self.stdout_closed = true;
+                Err(PottsError::Interrupted)
+            }
+            Err(e) => Err(PottsError::InvalidInput(format!("writing results: {e:#}"))),
+        }
     }
 
     fn control(&mut self) -> Control {

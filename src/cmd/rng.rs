@@ -253,6 +253,10 @@ fn quiet_on_broken_pipe(e: io::Error) -> anyhow::Result<()> {
 fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
     let start = u32::try_from(args.start).context("--start must be below 2^32")?;
     ensure!(args.count >= 1, "--count must be at least 1");
+    if let Some(path) = &args.out {
+        // Found before the search, not after it.
+        warpmc_host::output::check_writable(path)?;
+    }
     let bar = ProgressBar::new(args.count as u64).with_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} multipliers, eta {eta}")
             .expect("static template")
@@ -275,8 +279,7 @@ fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
     }
 
     match args.out {
-        Some(path) => write_atomically(&path, &multipliers::to_le_bytes(&found))
-            .with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => warpmc_host::output::write_bytes(&path, &multipliers::to_le_bytes(&found))?,
         None if !args.verify => {
             let stdout = io::stdout();
             let mut out = io::BufWriter::new(stdout.lock());
@@ -324,16 +327,4 @@ fn verify_against_table(found: &[u32]) -> anyhow::Result<()> {
     }
     eprintln!("verified: {} multipliers equal the built-in table between {lo} and {hi}", ours.len());
     Ok(())
-}
-
-/// Writes through a temporary file in the same directory and renames it into
-/// place, so a crash never leaves a half-written table.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("tmp-warpmc");
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
 }

@@ -14,6 +14,7 @@ use crate::model::PottsModel;
 /// The backend for `model` on `device` (see [`crate::select`]): the CPU
 /// backend, or the CUDA backend with the fastest kernel for the model.
 pub fn open_backend(device: &Device, model: &PottsModel) -> Result<Box<dyn Backend>> {
+    model.check_host_memory(0)?;
     match device {
         Device::Cpu { .. } => Ok(Box::new(CpuBackend::new(model))),
         #[cfg(feature = "cuda")]

@@ -16,7 +16,6 @@
 //! sweep, site), and the position says which sweep comes next. A resumed
 //! run therefore continues bit for bit.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -79,11 +78,11 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
     out
 }
 
-/// Writes a checkpoint atomically: to `<path>.tmp-warpmc`, flushed to disk,
-/// then renamed over `path`. A crash leaves either the old or the new file.
+/// Writes a checkpoint atomically (see [`warpmc_host::output::write`]): a
+/// crash leaves either the old or the new file, never half of one; a
+/// symlink is written through, keeping the link.
 pub fn write(path: &Path, cfg: &ProtocolConfig, state: &RunState) -> Result<()> {
-    let bytes = encode(cfg, state);
-    crate::snapshot::write_atomic(path, |out| out.write_all(&bytes))
+    Ok(warpmc_host::output::write_bytes(path, &encode(cfg, state))?)
 }
 
 /// A run read back from a checkpoint: its protocol and where it stands.
@@ -93,6 +92,35 @@ pub struct Checkpoint {
     pub config: ProtocolConfig,
     /// Where the run stands.
     pub state: RunState,
+}
+
+/// What is at a path a run would write its checkpoints to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileContents {
+    /// Nothing, or an empty file: free to use.
+    Nothing,
+    /// A warpmc Potts checkpoint (of some run; it may be damaged).
+    Checkpoint,
+    /// Something else.
+    Other,
+}
+
+/// Looks at what `path` holds without changing it (a device such as
+/// `/dev/null` counts as holding nothing).
+pub fn probe(path: &Path) -> Result<FileContents> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileContents::Nothing),
+        Err(e) => return Err(PottsError::io(path, e)),
+        Ok(m) => m,
+    };
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(FileContents::Nothing);
+    }
+    let mut head = Vec::with_capacity(MAGIC.len());
+    let file = std::fs::File::open(path).map_err(|e| PottsError::io(path, e))?;
+    file.take(MAGIC.len() as u64).read_to_end(&mut head).map_err(|e| PottsError::io(path, e))?;
+    Ok(if head == MAGIC { FileContents::Checkpoint } else { FileContents::Other })
 }
 
 /// Reads and checks a checkpoint.

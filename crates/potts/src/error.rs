@@ -42,6 +42,13 @@ pub enum PottsError {
         /// The cause.
         cause: std::io::Error,
     },
+    /// An output file could not be written.
+    #[error(transparent)]
+    Output(#[from] warpmc_host::OutputError),
+    /// The run does not fit in the memory the process may still allocate
+    /// (the system's available memory, a cgroup's or `ulimit -v`'s limit).
+    #[error("{0}")]
+    OutOfHostMemory(String),
     /// The lattice does not fit in the GPU's free memory.
     #[error("the lattice needs {needed} bytes of GPU memory but only {free} of {total} are free")]
     OutOfDeviceMemory {

@@ -15,6 +15,11 @@ pub const MAX_Q: u32 = 255;
 /// 32-bit pair index within its colour, so N/4 must fit in 32 bits.
 pub const MAX_SITES: u64 = 1 << 34;
 
+/// Largest energy scale 2|J| + |h| (the largest |energy per site|): the
+/// fourth moment of the energy, summed over up to 2⁴⁰ measurements, must
+/// stay finite in f64.
+pub const MAX_ENERGY_SCALE: f64 = 1e70;
+
 /// A Potts model on a periodic `width` × `height` lattice (both even, so the
 /// checkerboard colouring is consistent across the periodic boundaries).
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +66,7 @@ impl PottsModel {
             return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {j}")));
         }
         self.coupling = j;
+        self.check_energy_scale()?;
         Ok(self)
     }
 
@@ -70,7 +76,22 @@ impl PottsModel {
             return Err(PottsError::InvalidInput(format!("the field h must be finite, got {h}")));
         }
         self.field = h;
+        self.check_energy_scale()?;
         Ok(self)
+    }
+
+    /// Refuses couplings and fields whose energies would overflow the
+    /// statistics ([`MAX_ENERGY_SCALE`]).
+    fn check_energy_scale(&self) -> Result<()> {
+        let scale = 2.0 * self.coupling.abs() + self.field.abs();
+        if scale > MAX_ENERGY_SCALE {
+            return Err(PottsError::InvalidInput(format!(
+                "J = {} and h = {} give energies up to {scale:e} per site; 2|J| + |h| must be at most \
+                 {MAX_ENERGY_SCALE:e}, beyond which the energy moments overflow",
+                self.coupling, self.field
+            )));
+        }
+        Ok(())
     }
 
     /// Number of states q.
@@ -96,6 +117,24 @@ impl PottsModel {
     /// N = L · L'.
     pub fn sites(&self) -> usize {
         self.width * self.height
+    }
+
+    /// Host memory a run of this model may hold at once, in bytes: the
+    /// lattice, its colour-split copy, the backend's storage and one more
+    /// copy for a snapshot or checkpoint (one byte per site each, an upper
+    /// bound for the bit-plane storage), plus `saved` lattices kept for
+    /// continuation.
+    pub fn host_bytes(&self, saved: u64) -> u64 {
+        self.sites() as u64 * (4 + saved)
+    }
+
+    /// Fails with [`PottsError::OutOfHostMemory`] unless [`host_bytes`]
+    /// fit in what the process may still allocate.
+    ///
+    /// [`host_bytes`]: PottsModel::host_bytes
+    pub fn check_host_memory(&self, saved: u64) -> Result<()> {
+        let what = format!("a {} × {} lattice", self.width, self.height);
+        warpmc_host::check_allocation(&what, self.host_bytes(saved)).map_err(PottsError::OutOfHostMemory)
     }
 
     /// Energy change of one site going from `old` to `new` when `n_old` and

@@ -570,6 +570,8 @@ impl Runner {
 
     /// A runner for `cfg` on `device`.
     pub fn on(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
+        let saved = if cfg.continue_from_previous { cfg.samples as u64 } else { 0 };
+        cfg.model()?.check_host_memory(saved)?;
         let backend = open_backend(device, &cfg.model()?)?;
         Self::with_backend(cfg, backend)
     }

@@ -6,17 +6,16 @@
 //! (`numpy.load(path)` gives a `uint8` array of shape (height, width)).
 //! [`write_snapshot`] picks the format from the file name.
 //!
-//! Every file is written to a temporary sibling (`<path>.tmp-warpmc`) and
-//! renamed over `path` only once complete and synced, so a crash or a full
-//! disk never leaves a truncated snapshot under the requested name.
+//! Files are written through [`warpmc_host::output`]: a regular file is
+//! replaced only once the new one is complete and synced (a crash or a full
+//! disk never leaves a truncated snapshot under the requested name), a
+//! symlink is written through, and a device or FIFO is written in place.
 //! Both writers stream: the PNG is encoded one image row at a time (memory
 //! O(width), whatever the lattice size) and the `.npy` body is the spin
 //! buffer itself.
 
-use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::Path;
 
 use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
@@ -96,32 +95,6 @@ fn hsl_to_rgb(hue: f64, saturation: f64, lightness: f64) -> [u8; 3] {
     [to_byte(r), to_byte(g), to_byte(b)]
 }
 
-/// `path` with `.tmp-warpmc` appended to its file name.
-fn temporary_path(path: &Path) -> PathBuf {
-    let mut name: OsString = path.as_os_str().to_owned();
-    name.push(".tmp-warpmc");
-    PathBuf::from(name)
-}
-
-/// Writes a file atomically: `body` writes into a buffered temporary sibling
-/// of `path`, which is flushed, synced and renamed over `path`. On failure the
-/// temporary file is removed and `path` is untouched.
-pub fn write_atomic(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> Result<()> {
-    let tmp = temporary_path(path);
-    let attempt = || -> io::Result<()> {
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        body(&mut out)?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)
-    };
-    attempt().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        PottsError::io(path, e)
-    })
-}
-
 /// An encoder error as an I/O error, keeping the underlying I/O error if any.
 fn png_error(err: png::EncodingError) -> io::Error {
     match err {
@@ -136,7 +109,7 @@ fn png_error(err: png::EncodingError) -> io::Error {
 /// Rows are streamed through the encoder one at a time, so memory stays
 /// O(width) for any lattice; compression is png's fast (fdeflate) mode,
 /// which is quick on gigapixel lattices and compresses domain pictures well.
-/// Atomic: written to `<path>.tmp-warpmc`, then renamed.
+/// Written through [`warpmc_host::output::write`].
 ///
 /// # Errors
 ///
@@ -151,7 +124,7 @@ pub fn write_png(lattice: &Lattice, path: &Path) -> Result<()> {
         )));
     };
     let colours = palette(lattice.q());
-    write_atomic(path, |out| {
+    warpmc_host::output::write(path, |out| {
         let mut encoder = png::Encoder::new(out, pw, ph);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
@@ -167,7 +140,8 @@ pub fn write_png(lattice: &Lattice, path: &Path) -> Result<()> {
         }
         stream.finish().map_err(png_error)?;
         writer.finish().map_err(png_error)
-    })
+    })?;
+    Ok(())
 }
 
 /// The magic string that opens every `.npy` file.
@@ -195,18 +169,17 @@ fn npy_header(width: usize, height: usize) -> Vec<u8> {
 /// Writes the spins as a NumPy `.npy` file (format version 1.0): dtype
 /// `|u1`, C order, shape (height, width), so `numpy.load(path)[y, x]` is the
 /// spin at column x, row y. The header is padded so that the data starts at
-/// a multiple of 64 bytes. Atomic: written to `<path>.tmp-warpmc`, then
-/// renamed.
+/// a multiple of 64 bytes. Written through [`warpmc_host::output::write`].
 ///
 /// # Errors
 ///
 /// [`PottsError::Io`] if the file cannot be written.
 pub fn write_npy(lattice: &Lattice, path: &Path) -> Result<()> {
     let header = npy_header(lattice.width(), lattice.height());
-    write_atomic(path, |out| {
+    Ok(warpmc_host::output::write(path, |out| {
         out.write_all(&header)?;
         out.write_all(lattice.spins())
-    })
+    })?)
 }
 
 /// The fields of an `.npy` header dict this module understands.
@@ -404,13 +377,25 @@ pub fn write_snapshot(lattice: &Lattice, path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
+    use std::path::PathBuf;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// A fresh path in the system temporary directory.
+    /// Files in `path`'s directory other than `path` whose names start with
+    /// the temporary prefix: what a failed or finished write left behind.
+    fn leftovers(path: &Path) -> usize {
+        let dir = path.parent().unwrap();
+        std::fs::read_dir(dir)
+            .map_or(0, |d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(".warpmc-")).count())
+    }
+
+    /// A fresh path `name` in a directory of its own.
     fn temp_file(name: &str) -> PathBuf {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        std::env::temp_dir().join(format!("warpmc-snapshot-{}-{n}-{name}", std::process::id()))
+        let dir = std::env::temp_dir().join(format!("warpmc-snapshot-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
     }
 
     /// A 6 × 4 lattice whose spins differ along both axes.
@@ -449,7 +434,7 @@ mod tests {
         let lattice = awkward();
         let path = temp_file("round.npy");
         write_npy(&lattice, &path).unwrap();
-        assert!(!temporary_path(&path).exists());
+        assert_eq!(leftovers(&path), 0);
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
         let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
@@ -534,7 +519,7 @@ mod tests {
         let lattice = awkward();
         let path = temp_file("picture.png");
         write_png(&lattice, &path).unwrap();
-        assert!(!temporary_path(&path).exists());
+        assert_eq!(leftovers(&path), 0);
         let decoder = png::Decoder::new(io::BufReader::new(File::open(&path).unwrap()));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0u8; reader.output_buffer_size().unwrap()];
@@ -593,8 +578,8 @@ mod tests {
         let dir = temp_file("missing-dir");
         let path = dir.join("x.npy");
         let err = write_npy(&awkward(), &path).unwrap_err();
-        assert!(matches!(err, PottsError::Io { .. }));
-        assert!(!temporary_path(&path).exists());
+        assert!(matches!(err, PottsError::Output(_)), "{err:?}");
+        assert!(!dir.exists());
         let empty = Lattice::from_spins(0, 3, 2, vec![]).unwrap();
         assert!(matches!(write_png(&empty, &temp_file("empty.png")), Err(PottsError::InvalidInput(_))));
     }

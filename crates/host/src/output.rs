@@ -1,0 +1,216 @@
+//! Output files that never destroy what is at their path.
+//!
+//! [`write`] resolves the path first:
+//!
+//! - a symlink is followed (to its final target, also when that target does
+//!   not exist yet), so the file it points to is replaced and the link
+//!   stays a link;
+//! - a regular file, or a path where nothing is yet, is written to a
+//!   temporary file with a unique name in the target's directory, flushed
+//!   to disk and renamed over the target: a reader or a crash sees the old
+//!   file or the new one, never half of one, and two runs writing the same
+//!   path never write into each other's temporary file. An existing file
+//!   keeps its permissions; a new one gets the usual 0666 less the umask;
+//! - anything else (a character or block device such as `/dev/null` or
+//!   `/dev/full`, a FIFO) is opened and written directly: renaming over it
+//!   would replace the device with a regular file;
+//! - a directory is an error.
+//!
+//! Every error, a full disk included, is returned with the path.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// An output that could not be written: the path and the cause, as one
+/// line.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {cause}")]
+pub struct OutputError {
+    /// The path as given.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub cause: io::Error,
+}
+
+impl OutputError {
+    fn new(path: &Path, cause: io::Error) -> Self {
+        OutputError { path: path.to_path_buf(), cause }
+    }
+}
+
+/// How many symlinks are followed before a loop is assumed (as Linux's
+/// MAXSYMLINKS).
+const MAX_LINKS: usize = 40;
+
+/// Where a write to `path` goes.
+#[derive(Debug, PartialEq, Eq)]
+enum Target {
+    /// A regular file, existing or not: replaced atomically.
+    File { path: PathBuf, exists: bool },
+    /// A device, FIFO or socket: written in place.
+    Special(PathBuf),
+}
+
+/// Follows symlinks from `path` and says what is at the end.
+fn resolve(path: &Path) -> io::Result<Target> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&current) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Target::File { path: current, exists: false });
+            }
+            Err(e) => return Err(e),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            Ok(meta) if meta.is_dir() => {
+                return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory, not a file"));
+            }
+            Ok(meta) if meta.is_file() => return Ok(Target::File { path: current, exists: true }),
+            Ok(_) => return Ok(Target::Special(current)),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// The directory a new file at `path` goes into.
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes the output at `path` with `body`, as the module describes.
+///
+/// `body` writes into a buffered writer; its error, or any error of
+/// flushing, syncing or renaming, leaves what was at `path` untouched
+/// (for regular files) and is returned.
+pub fn write(path: &Path, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), OutputError> {
+    let err = |e| OutputError::new(path, e);
+    match resolve(path).map_err(err)? {
+        Target::Special(target) => {
+            let file = OpenOptions::new().write(true).open(&target).map_err(err)?;
+            let mut out = BufWriter::new(file);
+            body(&mut out).map_err(err)?;
+            out.flush().map_err(err)?;
+            Ok(())
+        }
+        Target::File { path: target, exists } => replace(&target, exists, body).map_err(err),
+    }
+}
+
+/// Writes `bytes` as the output at `path` (see [`write`]).
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    write(path, |out| out.write_all(bytes))
+}
+
+/// The atomic replacement of a regular file (or creation of a new one).
+fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let dir = directory_of(target);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".warpmc-").suffix(".tmp");
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        // An existing file's mode is set exactly below; a new file is
+        // created 0666 less the umask, as File::create would.
+        let mode = if exists { fs::metadata(target)?.permissions().mode() & 0o7777 } else { 0o666 };
+        builder.permissions(fs::Permissions::from_mode(mode));
+        mode
+    };
+    let tmp = builder.tempfile_in(dir)?;
+    #[cfg(unix)]
+    if exists {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
+    }
+    let mut out = BufWriter::new(tmp);
+    body(&mut out)?;
+    let tmp = out.into_inner().map_err(|e| e.into_error())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    // The rename itself reaches the disk with the directory.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Checks, before any work starts, that an output at `path` can be
+/// written: the directory exists and takes new files, an existing file can
+/// be written, and the path is not a directory. Nothing at `path` changes.
+pub fn check_writable(path: &Path) -> Result<(), OutputError> {
+    let err = |e| OutputError::new(path, e);
+    match resolve(path).map_err(err)? {
+        // Opening a FIFO for writing would wait for a reader; a device
+        // that refuses writes reports it at the write.
+        Target::Special(_) => Ok(()),
+        Target::File { path: target, exists } => {
+            let dir = directory_of(&target);
+            if !dir.is_dir() {
+                return Err(err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("the directory {} does not exist", dir.display()),
+                )));
+            }
+            if exists {
+                // Appending nothing changes nothing but needs write access.
+                OpenOptions::new().append(true).open(&target).map_err(err)?;
+            }
+            tempfile::Builder::new().prefix(".warpmc-").suffix(".tmp").tempfile_in(dir).map(drop).map_err(err)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_new_files_and_replaces_old_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        write_bytes(&p, b"one").unwrap();
+        write_bytes(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        // No temporary file is left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_failing_body_leaves_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("keep.txt");
+        write_bytes(&p, b"precious").unwrap();
+        let e = write(&p, |out| {
+            out.write_all(b"half")?;
+            Err(io::Error::other("the renderer failed"))
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("the renderer failed"), "{e}");
+        assert_eq!(fs::read(&p).unwrap(), b"precious");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn directories_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(write_bytes(dir.path(), b"x").is_err());
+        assert!(check_writable(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_missing_directory_is_found_before_work_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = check_writable(&dir.path().join("no/such/dir/out.csv")).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(check_writable(&dir.path().join("fine.csv")).is_ok());
+        assert!(!dir.path().join("fine.csv").exists());
+    }
+}
