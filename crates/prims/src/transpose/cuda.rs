@@ -197,8 +197,8 @@ impl CudaPrims {
                 };
                 Ok(())
             }
-            study => {
-                let name = match study {
+            harris => {
+                let name = match harris {
                     TransposeKernel::Copy => "tr_copy",
                     TransposeKernel::CopyShared => "tr_copy_shared",
                     TransposeKernel::Naive => "tr_naive",
