@@ -57,6 +57,8 @@ fn unknown_names_are_refused_by_the_parser() {
         (&["bench", "atomics", "--orders", "unknown"][..], "unknown key order 'unknown'"),
         (&["bench", "atomics", "--types", "f16"][..], "unknown value type 'f16'"),
         (&["bench", "atomics", "--flame-size", "0x5"][..], "has no pixels"),
+        (&["bench", "shuffle", "--experiments", "gather"][..], "unknown experiment 'gather'"),
+        (&["bench", "shuffle", "--types", "fp16"][..], "unknown element type 'fp16'"),
     ] {
         let o = warpmc(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");

@@ -8,7 +8,9 @@ use std::io::Write;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use warpmc_bench::atomics::{AtomicsBenchConfig, CellBox, CellValue, Flame, Timing, WorkloadResult, run_atomics_bench};
+use warpmc_bench::atomics::{
+    AtomicsBenchConfig, CellBox, CellValue, Flame, SmallHistogram, Timing, WorkloadResult, run_atomics_bench,
+};
 use warpmc_prims::CudaPrims;
 use warpmc_prims::atomics::{AtomicStrategy, KeyOrder};
 
@@ -165,7 +167,7 @@ fn config(args: &AtomicsArgs) -> anyhow::Result<AtomicsBenchConfig> {
         orders: if args.orders.is_empty() { d.orders } else { args.orders.clone() },
         cell_values: if args.types.is_empty() { d.cell_values } else { args.types.clone() },
         flame: on("flame").then_some(Flame { width: w, height: h, points: args.flame_points }),
-        small: on("small").then_some((args.small_n, args.small_bins)),
+        small: on("small").then_some(SmallHistogram { n: args.small_n, nbins: args.small_bins }),
         small_orders: d.small_orders,
         strategies: if args.strategies.is_empty() { d.strategies } else { args.strategies.clone() },
         hint: args.hint,
@@ -252,16 +254,17 @@ fn print_table(out: &mut impl Write, w: &WorkloadResult) -> std::io::Result<()> 
             speedup
         )?;
     }
-    for (s, why) in &w.skipped {
+    for skipped in &w.skipped {
         writeln!(
             out,
-            "{:<6} {:<8} {:<8} {:>9} {:>8} {:<18} skipped: {why}",
+            "{:<6} {:<8} {:<8} {:>9} {:>8} {:<18} skipped: {}",
             w.workload,
             w.order.name(),
             w.value,
             w.n,
             w.nbins,
-            s.name()
+            skipped.strategy.name(),
+            skipped.why
         )?;
     }
     out.flush()

@@ -55,11 +55,11 @@ pub(crate) struct ShuffleArgs {
     blocks_per_sm: Option<u32>,
     /// Experiments, comma separated, from: neighbour, broadcast, reduce,
     /// scan, sort, transpose (default: all, in the slides' order).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_experiment)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
     experiments: Vec<Experiment>,
     /// Element types, comma separated, from: fp32, fp64, int32 (default:
     /// all). The transpose moves 7 words of the type per lane.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_type)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
     types: Vec<ElemType>,
     /// Seed of the inputs (small integers, the same for every type, chosen
     /// so that no value ever rounds or overflows).
@@ -69,15 +69,6 @@ pub(crate) struct ShuffleArgs {
     /// instead of the table.
     #[arg(long)]
     json: bool,
-}
-
-fn parse_experiment(s: &str) -> Result<Experiment, String> {
-    Experiment::from_name(s)
-        .ok_or_else(|| format!("unknown experiment '{s}' (neighbour, broadcast, reduce, scan, sort or transpose)"))
-}
-
-fn parse_type(s: &str) -> Result<ElemType, String> {
-    ElemType::from_name(s).ok_or_else(|| format!("unknown element type '{s}' (fp32, fp64 or int32)"))
 }
 
 pub(crate) fn run(args: ShuffleArgs) -> anyhow::Result<()> {
@@ -294,9 +285,9 @@ mod tests {
 
     #[test]
     fn names_parse() {
-        assert_eq!(parse_experiment("transpose"), Ok(Experiment::Transpose));
-        assert!(parse_experiment("gather").is_err());
-        assert_eq!(parse_type("int32"), Ok(ElemType::I32));
-        assert!(parse_type("fp16").is_err());
+        assert_eq!("transpose".parse::<Experiment>().unwrap(), Experiment::Transpose);
+        assert!("gather".parse::<Experiment>().unwrap_err().to_string().contains("unknown experiment 'gather'"));
+        assert_eq!("int32".parse::<ElemType>().unwrap(), ElemType::I32);
+        assert!("fp16".parse::<ElemType>().is_err());
     }
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use warpmc_bench::transpose::{
     MatrixCase, Routine, TransposeBenchConfig, TransposeReport, TransposeRow, TransposeType, run_transpose_bench,
 };
-use warpmc_prims::CudaPrims;
+use warpmc_prims::{CudaPrims, MatrixShape};
 
 /// Matrix transpose: the kernels of Harris, "An Efficient Matrix Transpose
 /// in CUDA C/C++" (NVIDIA, 2013) (copy, shared-memory copy, naive,
@@ -69,19 +69,23 @@ pub(crate) struct TransposeArgs {
     json: bool,
 }
 
-fn parse_shape(s: &str) -> anyhow::Result<(usize, usize)> {
+/// One `ROWSxCOLS` matrix.
+fn parse_shape(s: &str) -> anyhow::Result<MatrixShape> {
     let parse = || -> Option<(usize, usize)> {
         let (r, c) = s.split_once('x')?;
         Some((r.trim().parse().ok()?, c.trim().parse().ok()?))
     };
     match parse() {
-        Some((r, c)) if r >= 1 && c >= 1 && r <= u32::MAX as usize && c <= u32::MAX as usize => Ok((r, c)),
+        Some((r, c)) if r >= 1 && c >= 1 && r <= u32::MAX as usize && c <= u32::MAX as usize => {
+            Ok(MatrixShape::new(r, c))
+        }
         _ => bail!("bad shape '{s}': expected ROWSxCOLS with both between 1 and 2^32 - 1, e.g. 16384x16384"),
     }
 }
 
 fn config(args: &TransposeArgs) -> anyhow::Result<TransposeBenchConfig> {
-    let shapes = args.shapes.iter().map(|s| parse_shape(s)).collect::<anyhow::Result<Vec<_>>>()?;
+    let shapes =
+        args.shapes.iter().map(|s| Ok(parse_shape(s)?.batched(args.batch))).collect::<anyhow::Result<Vec<_>>>()?;
     let routines = args.kernels.iter().map(|s| s.parse::<Routine>()).collect::<Result<Vec<_>, _>>()?;
     if args.batch == 0 || args.runs == 0 {
         bail!("--batch and --runs must be at least 1");
@@ -91,7 +95,6 @@ fn config(args: &TransposeArgs) -> anyhow::Result<TransposeBenchConfig> {
     }
     Ok(TransposeBenchConfig {
         shapes,
-        batch: args.batch,
         types: args.types.clone(),
         routines,
         runs: args.runs,

@@ -282,8 +282,17 @@ pub struct Timing {
     pub mismatch: Option<String>,
 }
 
-/// Strategies left out of a workload, and why.
-pub type Skipped = Vec<(AtomicStrategy, String)>;
+/// A strategy left out of a workload, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SkippedStrategy {
+    /// The strategy.
+    pub strategy: AtomicStrategy,
+    /// Why it did not run.
+    pub why: String,
+}
+
+/// Strategies left out of a workload.
+pub type Skipped = Vec<SkippedStrategy>;
 
 /// One workload's timings.
 #[derive(Clone, Debug, Serialize)]
@@ -396,7 +405,8 @@ fn time_strategies<V: AtomicValue>(
     let mut skipped = Vec::new();
     for &strategy in how.strategies {
         if strategy.is_shared() && bin_bytes > limit {
-            skipped.push((strategy, format!("the bins take {bin_bytes} bytes, shared memory {limit}")));
+            let why = format!("the bins take {bin_bytes} bytes, shared memory {limit}");
+            skipped.push(SkippedStrategy { strategy, why });
             continue;
         }
         let config = AtomicsConfig { strategy, order: how.order, add: how.add };
@@ -453,6 +463,16 @@ impl std::str::FromStr for CellValue {
     }
 }
 
+/// The small-bins workload: a histogram of `n` keys into `nbins` bins (few
+/// enough to fit in shared memory), keys from [`small_keys`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SmallHistogram {
+    /// Keys.
+    pub n: usize,
+    /// Bins.
+    pub nbins: u32,
+}
+
 /// What `warpmc bench atomics` runs.
 #[derive(Clone, Debug)]
 pub struct AtomicsBenchConfig {
@@ -464,8 +484,8 @@ pub struct AtomicsBenchConfig {
     pub cell_values: Vec<CellValue>,
     /// The flame image (`None`: skip).
     pub flame: Option<Flame>,
-    /// The small-bins histogram: elements and bins (`None`: skip).
-    pub small: Option<(usize, u32)>,
+    /// The small-bins histogram (`None`: skip).
+    pub small: Option<SmallHistogram>,
     /// Key orders of the small-bins histogram.
     pub small_orders: Vec<KeyOrder>,
     /// Strategies to time (plain first, so speed-ups can refer to it).
@@ -485,7 +505,7 @@ impl Default for AtomicsBenchConfig {
             orders: vec![KeyOrder::Sorted, KeyOrder::PartiallySorted, KeyOrder::Random],
             cell_values: vec![CellValue::F32, CellValue::F64, CellValue::F64Cas],
             flame: Some(Flame::default()),
-            small: Some((1 << 24, 256)),
+            small: Some(SmallHistogram { n: 1 << 24, nbins: 256 }),
             small_orders: vec![KeyOrder::Random, KeyOrder::Sorted],
             strategies: AtomicStrategy::CONCRETE.into_iter().chain([AtomicStrategy::Auto]).collect(),
             hint: false,
@@ -514,9 +534,9 @@ pub fn run_atomics_bench<E: From<BenchError>>(
     if let Some(flame) = &cfg.flame {
         report(&measure_flame(p, cfg, flame)?)?;
     }
-    if let Some((n, nbins)) = cfg.small {
+    if let Some(small) = cfg.small {
         for &order in &cfg.small_orders {
-            report(&measure_small(p, cfg, n, nbins, order)?)?;
+            report(&measure_small(p, cfg, small, order)?)?;
         }
     }
     Ok(())
@@ -589,10 +609,10 @@ fn measure_flame(p: &CudaPrims, cfg: &AtomicsBenchConfig, flame: &Flame) -> Resu
 fn measure_small(
     p: &CudaPrims,
     cfg: &AtomicsBenchConfig,
-    n: usize,
-    nbins: u32,
+    small: SmallHistogram,
     order: KeyOrder,
 ) -> Result<WorkloadResult> {
+    let SmallHistogram { n, nbins } = small;
     let keys_host = small_keys(n, nbins, order, cfg.seed);
     let reference = CpuPrims.histogram(&keys_host, nbins as usize, AtomicsConfig::default())?;
     let keys = p.upload(&keys_host)?;

@@ -47,7 +47,7 @@ use warpmc_gpu::{DeviceBuffer, Gpu, KernelSource, LaunchConfig};
 
 use warpmc_prims::Element;
 
-use crate::error::{Result, ensure};
+use crate::error::{BenchError, Result, ensure};
 
 /// Lanes in a warp.
 pub const WARP: usize = 32;
@@ -138,6 +138,19 @@ impl Experiment {
             v.push(Variant::ShflPredicate);
         }
         v
+    }
+}
+
+impl std::str::FromStr for Experiment {
+    type Err = BenchError;
+
+    /// See [`Experiment::from_name`].
+    fn from_str(s: &str) -> Result<Self> {
+        Experiment::from_name(s).ok_or_else(|| {
+            BenchError::Invalid(format!(
+                "unknown experiment '{s}' (neighbour, broadcast, reduce, scan, sort or transpose)"
+            ))
+        })
     }
 }
 
@@ -247,6 +260,16 @@ impl ElemType {
             ElemType::F64 => 8,
             _ => 4,
         }
+    }
+}
+
+impl std::str::FromStr for ElemType {
+    type Err = BenchError;
+
+    /// See [`ElemType::from_name`].
+    fn from_str(s: &str) -> Result<Self> {
+        ElemType::from_name(s)
+            .ok_or_else(|| BenchError::Invalid(format!("unknown element type '{s}' (fp32, fp64 or int32)")))
     }
 }
 

@@ -142,11 +142,9 @@ pub fn kernel_label(kernel: TransposeKernel, elem_bytes: usize, shape: MatrixSha
 /// What one table covers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransposeBenchConfig {
-    /// Matrix shapes (rows × cols, each from 1 to 2^32 − 1), each with
-    /// [`TransposeBenchConfig::batch`] matrices.
-    pub shapes: Vec<(usize, usize)>,
-    /// Matrices per call (a batch, transposed by one launch).
-    pub batch: usize,
+    /// The matrices of each table, transposed by one launch per call (rows
+    /// and columns from 1 to 2^32 − 1, at least one matrix).
+    pub shapes: Vec<MatrixShape>,
     /// Element types.
     pub types: Vec<TransposeType>,
     /// Rows of each table, in order; a `Best(Some(w))` the shape does not
@@ -161,13 +159,14 @@ pub struct TransposeBenchConfig {
 
 impl TransposeBenchConfig {
     fn validate(&self) -> Result<()> {
-        ensure(self.batch >= 1 && self.runs >= 1, || "the batch and the timed batches must be at least 1".into())?;
+        ensure(self.runs >= 1, || "the timed batches per row must be at least 1".into())?;
         ensure(self.min_seconds.is_finite() && (0.0..=3600.0).contains(&self.min_seconds), || {
             format!("the minimum time per row must be between 0 and 3600 seconds, not {}", self.min_seconds)
         })?;
-        for &(rows, cols) in &self.shapes {
-            ensure((1..=u32::MAX as usize).contains(&rows) && (1..=u32::MAX as usize).contains(&cols), || {
-                format!("a {rows} x {cols} matrix: both dimensions must be between 1 and 2^32 - 1")
+        for &MatrixShape { batch, rows, cols } in &self.shapes {
+            let dim = 1..=u32::MAX as usize;
+            ensure(dim.contains(&rows) && dim.contains(&cols) && dim.contains(&batch), || {
+                format!("{batch} matrices of {rows} x {cols}: each must be between 1 and 2^32 - 1")
             })?;
         }
         Ok(())
@@ -235,8 +234,7 @@ pub fn run_transpose_bench<E: From<BenchError>>(
 ) -> std::result::Result<usize, E> {
     cfg.validate()?;
     let mut failures = 0;
-    for &(rows, cols) in &cfg.shapes {
-        let shape = MatrixShape::new(rows, cols).batched(cfg.batch);
+    for &shape in &cfg.shapes {
         for &ty in &cfg.types {
             failures += match ty {
                 TransposeType::U8 => table::<u8, E>(p, cfg, ty, shape, &mut report)?,
@@ -400,8 +398,7 @@ mod tests {
     #[test]
     fn bad_configurations_are_refused_in_plain_words() {
         let ok = TransposeBenchConfig {
-            shapes: vec![(3, 4)],
-            batch: 1,
+            shapes: vec![MatrixShape::new(3, 4)],
             types: vec![TransposeType::U8],
             routines: vec![Routine::InPlace],
             runs: 1,
@@ -409,9 +406,10 @@ mod tests {
         };
         assert!(ok.validate().is_ok());
         for bad in [
-            TransposeBenchConfig { batch: 0, ..ok.clone() },
+            TransposeBenchConfig { shapes: vec![MatrixShape::new(3, 4).batched(0)], ..ok.clone() },
             TransposeBenchConfig { min_seconds: f64::NAN, ..ok.clone() },
-            TransposeBenchConfig { shapes: vec![(0, 4)], ..ok.clone() },
+            TransposeBenchConfig { shapes: vec![MatrixShape::new(0, 4)], ..ok.clone() },
+            TransposeBenchConfig { runs: 0, ..ok.clone() },
         ] {
             let e = bad.validate().unwrap_err().to_string();
             assert!(!e.contains("--"), "{e}");
