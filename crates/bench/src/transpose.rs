@@ -284,10 +284,9 @@ fn table<T: Pod, E: From<BenchError>>(
 ) -> std::result::Result<usize, E> {
     let n = shape.len().ok_or_else(|| BenchError::Invalid(format!("{shape} matrices are too many elements")))?;
     let bytes = n * size_of::<T>();
-    let inputs = inputs::<T>(p, shape, n).map_err(E::from)?;
+    let mut inputs = inputs::<T>(p, shape, n).map_err(E::from)?;
     let memcpy_gbs = p.gpu().copy_bandwidth_gbs(bytes.max(1 << 20)).map_err(BenchError::from)?;
     report(TransposeReport::Case(&MatrixCase { ty, shape, bytes, memcpy_gbs }))?;
-    let mut inputs = inputs;
     let mut copy_gbs = None;
     let mut failures = 0;
     for &routine in &cfg.routines {
