@@ -1,12 +1,13 @@
 //! `warpmc bench`: the benchmarks, each printed beside a yardstick measured
-//! in the same run (the device's copy bandwidth, the seed document's
-//! baseline, or a peer library).
+//! in the same run (the device's copy bandwidth, a baseline kernel, or a
+//! peer library). The workloads are in warpmc-bench; this parses, runs them
+//! and prints.
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use warpmc_bench::prims::{self as bench, Measured};
-use warpmc_gpu::Gpu;
-use warpmc_prims::{CudaPrims, Element, Op, SortKey};
+use warpmc_bench::prims::{self as bench, NumberType, ScanKind, StreamRow};
+use warpmc_gpu::{BackendChoice, Device, Gpu};
+use warpmc_prims::{CudaPrims, Op};
 
 use super::{bench_atomics, bench_flame, bench_shuffle, bench_transpose};
 
@@ -54,11 +55,11 @@ struct StreamArgs {
     #[arg(long, default_value_t = 1 << 28)]
     n: usize,
     /// Element types, comma separated: i32, u32, i64, u64, f32, f64.
-    #[arg(long, value_delimiter = ',', default_values_t = ["f32".to_string(), "f64".to_string(), "u32".to_string()])]
-    types: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_values_t = [NumberType::F32, NumberType::F64, NumberType::U32])]
+    types: Vec<NumberType>,
     /// Operators, comma separated: sum, min, max.
-    #[arg(long, value_delimiter = ',', default_values_t = ["sum".to_string()])]
-    ops: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_values_t = [Op::Sum])]
+    ops: Vec<Op>,
     /// Exclusive instead of inclusive scans (scan only).
     #[arg(long)]
     exclusive: bool,
@@ -72,12 +73,12 @@ struct StreamArgs {
 
 #[derive(Debug, Args)]
 struct SortArgs {
-    /// Keys per sort (default 2^28, the benchmark size).
+    /// Keys per sort (default 2^28, 1 GiB of u32 keys).
     #[arg(long, default_value_t = 1 << 28)]
     n: usize,
     /// Key types, comma separated: u32, u64, f32, i32, i64, f64.
-    #[arg(long, value_delimiter = ',', default_values_t = ["u32".to_string()])]
-    keys: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_values_t = [NumberType::U32])]
+    keys: Vec<NumberType>,
     /// Sort key–value pairs (u32 values) as well as keys alone.
     #[arg(long)]
     values: bool,
@@ -103,50 +104,31 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
 }
 
-fn open_gpu(what: &str) -> anyhow::Result<CudaPrims> {
-    let gpu = Gpu::open_default().with_context(|| format!("bench {what} needs a CUDA device"))?;
-    Ok(CudaPrims::new(gpu))
-}
-
-fn parse_op(s: &str) -> anyhow::Result<Op> {
-    Op::ALL.into_iter().find(|o| o.name() == s).with_context(|| format!("unknown operator '{s}' (sum, min or max)"))
-}
-
-/// One printed row: the measurement and the copy bandwidth over the same
-/// number of input bytes.
-struct Row {
-    m: Measured,
-    copy_gbs: f64,
-}
-
-impl Row {
-    fn new(p: &CudaPrims, m: Measured, input_bytes: usize) -> anyhow::Result<Self> {
-        let copy_gbs = p.gpu().copy_bandwidth_gbs(input_bytes.max(1 << 20))?;
-        Ok(Row { m, copy_gbs })
+/// The CUDA device `WARPMC_DEVICE` names (see `warpmc_gpu::select`), or one
+/// line saying that `bench <what>` needs one.
+pub(super) fn cuda_device(what: &str) -> anyhow::Result<Gpu> {
+    match warpmc_gpu::select(BackendChoice::Cuda).with_context(|| format!("bench {what} needs a CUDA device"))? {
+        Device::Cuda(gpu) => Ok(gpu),
+        Device::Cpu { .. } => bail!("bench {what} needs a CUDA device"),
     }
+}
 
-    fn print(&self, json: bool) {
-        let m = &self.m;
-        if json {
-            let v = serde_json::json!({
-                "label": m.label, "elements": m.elements, "ms": m.ms, "gbs": m.gbs(),
-                "giga_elements_per_s": m.giga_elements_per_s(), "copy_gbs": self.copy_gbs,
-                "of_copy": m.gbs() / self.copy_gbs,
-            });
-            println!("{v}");
-        } else {
-            println!(
-                "{:<34} {:>11} {:>9.3} {:>9.1} {:>9.1} {:>7.1}% {:>9.2}",
-                m.label,
-                m.elements,
-                m.ms,
-                m.gbs(),
-                self.copy_gbs,
-                100.0 * m.gbs() / self.copy_gbs,
-                m.giga_elements_per_s()
-            );
-        }
+fn print_row(row: &StreamRow, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_value(row)?);
+    } else {
+        println!(
+            "{:<34} {:>11} {:>9.3} {:>9.1} {:>9.1} {:>7.1}% {:>9.2}",
+            row.label,
+            row.elements,
+            row.ms,
+            row.gbs,
+            row.copy_gbs,
+            100.0 * row.of_copy,
+            row.giga_elements_per_s
+        );
     }
+    Ok(())
 }
 
 fn header(p: &CudaPrims, json: bool) {
@@ -169,33 +151,17 @@ fn run_stream(args: StreamArgs, scan: bool) -> anyhow::Result<()> {
     if args.exclusive && !scan {
         bail!("--exclusive applies to `bench scan` only");
     }
-    let ops = args.ops.iter().map(|s| parse_op(s)).collect::<anyhow::Result<Vec<_>>>()?;
-    for t in &args.types {
-        if !["i32", "u32", "i64", "u64", "f32", "f64"].contains(&t.as_str()) {
-            bail!("unknown element type '{t}' (i32, u32, i64, u64, f32 or f64)");
-        }
-    }
-    let p = open_gpu(what)?;
+    let p = CudaPrims::new(cuda_device(what)?);
     header(&p, args.json);
-    fn one<T: Element>(p: &CudaPrims, a: &StreamArgs, scan: bool, op: Op) -> anyhow::Result<()> {
-        let m = if scan {
-            bench::scan::<T>(p, a.n, op, !a.exclusive, a.runs)?
-        } else {
-            bench::reduce::<T>(p, a.n, op, a.runs)?
-        };
-        Row::new(p, m, a.n * size_of::<T>())?.print(a.json);
-        Ok(())
-    }
-    for t in &args.types {
-        for &op in &ops {
-            match t.as_str() {
-                "i32" => one::<i32>(&p, &args, scan, op)?,
-                "u32" => one::<u32>(&p, &args, scan, op)?,
-                "i64" => one::<i64>(&p, &args, scan, op)?,
-                "u64" => one::<u64>(&p, &args, scan, op)?,
-                "f32" => one::<f32>(&p, &args, scan, op)?,
-                _ => one::<f64>(&p, &args, scan, op)?,
-            }
+    let kind = if args.exclusive { ScanKind::Exclusive } else { ScanKind::Inclusive };
+    for &ty in &args.types {
+        for &op in &args.ops {
+            let row = if scan {
+                bench::scan(&p, ty, args.n, op, kind, args.runs)?
+            } else {
+                bench::reduce(&p, ty, args.n, op, args.runs)?
+            };
+            print_row(&row, args.json)?;
         }
     }
     Ok(())
@@ -205,28 +171,11 @@ fn run_sort(args: SortArgs) -> anyhow::Result<()> {
     if args.n == 0 {
         bail!("--n must be at least 1");
     }
-    for k in &args.keys {
-        if !["i32", "u32", "i64", "u64", "f32", "f64"].contains(&k.as_str()) {
-            bail!("unknown key type '{k}' (u32, u64, f32, i32, i64 or f64)");
-        }
-    }
-    let p = open_gpu("sort")?;
+    let p = CudaPrims::new(cuda_device("sort")?);
     header(&p, args.json);
-    fn one<K: SortKey>(p: &CudaPrims, a: &SortArgs) -> anyhow::Result<()> {
-        for with_values in if a.values { vec![false, true] } else { vec![false] } {
-            let m = bench::sort::<K>(p, a.n, with_values, a.runs)?;
-            Row::new(p, m, a.n * size_of::<K>())?.print(a.json);
-        }
-        Ok(())
-    }
-    for k in &args.keys {
-        match k.as_str() {
-            "i32" => one::<i32>(&p, &args)?,
-            "u32" => one::<u32>(&p, &args)?,
-            "i64" => one::<i64>(&p, &args)?,
-            "u64" => one::<u64>(&p, &args)?,
-            "f32" => one::<f32>(&p, &args)?,
-            _ => one::<f64>(&p, &args)?,
+    for &ty in &args.keys {
+        for with_values in if args.values { vec![false, true] } else { vec![false] } {
+            print_row(&bench::sort(&p, ty, args.n, with_values, args.runs)?, args.json)?;
         }
     }
     Ok(())

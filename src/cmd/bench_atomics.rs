@@ -8,24 +8,25 @@ use std::io::Write;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use warpmc_bench::atomics::{AtomicsBenchConfig, CellBox, CellValue, Flame, Timing, WorkloadResult, run_atomics_bench};
-use warpmc_gpu::Gpu;
+use warpmc_bench::atomics::{
+    AtomicsBenchConfig, CellBox, CellValue, Flame, SmallHistogram, Timing, WorkloadResult, run_atomics_bench,
+};
 use warpmc_prims::CudaPrims;
 use warpmc_prims::atomics::{AtomicStrategy, KeyOrder};
 
-/// Reduce by key and histograms with warp-aggregated atomics: the document's experiment, timed and verified.
+/// Reduce by key and histograms with warp-aggregated atomics: Westphal's experiment, timed and verified.
 ///
 /// "Voting and Shuffling to Optimize Atomic Operations" (Westphal, NVIDIA,
 /// 2015): adding values into bins by key, where the lanes of a warp often
 /// share a key, goes faster when each warp first sums its lanes with equal
 /// keys and does one atomic per key. Workloads:
 ///
-///   cells   the document's experiment: a box of 100x100x100 cells with 10
+///   cells   Westphal's experiment: a box of 100x100x100 cells with 10
 ///           particles per cell (10^7 elements, 10^6 bins), the cell index
 ///           as key, a value per particle; keys sorted, partially sorted
 ///           (particles displaced a little after the sort, order kept) or
 ///           random; f32 and f64 with hardware atomics, and f64 with the
-///           compare-and-swap loop the document measured (f64-cas)
+///           compare-and-swap loop Westphal measured (f64-cas)
 ///   flame   a fractal-flame-like image: 1920x1080 bins, 2^24 points of a
 ///           chaotic map (Sierpinski-like, 16384 chains side by side), RGB
 ///           plus a hit count per point (4 x f32); points off the screen
@@ -36,7 +37,7 @@ use warpmc_prims::atomics::{AtomicStrategy, KeyOrder};
 /// Strategies (kernel names in crates/prims/kernels/atomics.cu):
 ///
 ///   plain        one atomic per element
-///   ballot       aggregated; peers from the document's ballot loop
+///   ballot       aggregated; peers from Westphal's ballot loop
 ///   match        aggregated; peers from __match_any_sync
 ///   runs         aggregated over runs of equal neighbouring keys
 ///   adaptive     runs or match per warp, from the runs in its keys
@@ -61,11 +62,11 @@ use warpmc_prims::atomics::{AtomicStrategy, KeyOrder};
 #[command(verbatim_doc_comment)]
 pub(crate) struct AtomicsArgs {
     /// Workloads, comma separated, from: cells, flame, small (default: all).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_workload)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(WORKLOADS))]
     workloads: Vec<String>,
     /// Value types of the cell box, comma separated, from: f32, f64, f64-cas
     /// (default: all).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_type)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
     types: Vec<CellValue>,
     /// Key orders of the cell box, comma separated, from: sorted, partial,
     /// random (default: all).
@@ -74,12 +75,12 @@ pub(crate) struct AtomicsArgs {
     /// Strategies, comma separated, from: plain, ballot, match, runs,
     /// adaptive, shared, shared-runs, auto (default: all). Shared ones run
     /// only where the bins fit in shared memory.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_strategy)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
     strategies: Vec<AtomicStrategy>,
-    /// Cells along each edge of the box (the document: 100).
+    /// Cells along each edge of the box (Westphal: 100).
     #[arg(long, value_name = "N", default_value_t = 100)]
     edge: u32,
-    /// Particles per cell (the document: 10).
+    /// Particles per cell (Westphal: 10).
     #[arg(long, value_name = "N", default_value_t = 10)]
     per_cell: u32,
     /// Partially sorted keys: how far each particle moves from its sorted
@@ -116,37 +117,20 @@ pub(crate) struct AtomicsArgs {
 
 const WORKLOADS: [&str; 3] = ["cells", "flame", "small"];
 
-fn parse_workload(s: &str) -> Result<String, String> {
-    if WORKLOADS.contains(&s) {
-        Ok(s.to_string())
-    } else {
-        Err(format!("unknown workload '{s}' (cells, flame or small)"))
+/// A key order of the cell box: any but `unknown` (which is no order).
+fn parse_order(s: &str) -> anyhow::Result<KeyOrder> {
+    match s.parse::<KeyOrder>() {
+        Ok(o) if o != KeyOrder::Unknown => Ok(o),
+        _ => bail!("unknown key order '{s}' (sorted, partial or random)"),
     }
 }
 
-fn parse_type(s: &str) -> Result<CellValue, String> {
-    CellValue::from_name(s).ok_or_else(|| format!("unknown value type '{s}' (f32, f64 or f64-cas)"))
-}
-
-fn parse_order(s: &str) -> Result<KeyOrder, String> {
-    match KeyOrder::from_name(s) {
-        Some(o) if o != KeyOrder::Unknown => Ok(o),
-        _ => Err(format!("unknown key order '{s}' (sorted, partial or random)")),
-    }
-}
-
-fn parse_strategy(s: &str) -> Result<AtomicStrategy, String> {
-    AtomicStrategy::from_name(s).ok_or_else(|| {
-        format!("unknown strategy '{s}' (plain, ballot, match, runs, adaptive, shared, shared-runs or auto)")
-    })
-}
-
-fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("'{s}' is not a size like 1920x1080");
+fn parse_size(s: &str) -> anyhow::Result<(u32, u32)> {
+    let bad = || anyhow::anyhow!("'{s}' is not a size like 1920x1080");
     let (w, h) = s.split_once('x').ok_or_else(bad)?;
     let (w, h) = (w.parse::<u32>().map_err(|_| bad())?, h.parse::<u32>().map_err(|_| bad())?);
     if w == 0 || h == 0 {
-        return Err(format!("the flame image {s} has no pixels"));
+        bail!("the flame image {s} has no pixels");
     }
     Ok((w, h))
 }
@@ -183,7 +167,7 @@ fn config(args: &AtomicsArgs) -> anyhow::Result<AtomicsBenchConfig> {
         orders: if args.orders.is_empty() { d.orders } else { args.orders.clone() },
         cell_values: if args.types.is_empty() { d.cell_values } else { args.types.clone() },
         flame: on("flame").then_some(Flame { width: w, height: h, points: args.flame_points }),
-        small: on("small").then_some((args.small_n, args.small_bins)),
+        small: on("small").then_some(SmallHistogram { n: args.small_n, nbins: args.small_bins }),
         small_orders: d.small_orders,
         strategies: if args.strategies.is_empty() { d.strategies } else { args.strategies.clone() },
         hint: args.hint,
@@ -194,8 +178,7 @@ fn config(args: &AtomicsArgs) -> anyhow::Result<AtomicsBenchConfig> {
 
 pub(crate) fn run(args: AtomicsArgs) -> anyhow::Result<()> {
     let cfg = config(&args)?;
-    let gpu = Gpu::open_default().context("bench atomics needs a CUDA device")?;
-    let p = CudaPrims::new(gpu);
+    let p = CudaPrims::new(super::bench::cuda_device("atomics")?);
     let info = p.gpu().info().clone();
     let mut out = std::io::stdout().lock();
     if !args.json {
@@ -271,16 +254,17 @@ fn print_table(out: &mut impl Write, w: &WorkloadResult) -> std::io::Result<()> 
             speedup
         )?;
     }
-    for (s, why) in &w.skipped {
+    for skipped in &w.skipped {
         writeln!(
             out,
-            "{:<6} {:<8} {:<8} {:>9} {:>8} {:<18} skipped: {why}",
+            "{:<6} {:<8} {:<8} {:>9} {:>8} {:<18} skipped: {}",
             w.workload,
             w.order.name(),
             w.value,
             w.n,
             w.nbins,
-            s.name()
+            skipped.strategy.name(),
+            skipped.why
         )?;
     }
     out.flush()

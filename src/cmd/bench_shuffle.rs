@@ -4,17 +4,17 @@
 
 use std::io::Write;
 
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use warpmc_bench::shuffle::{ElemType, Experiment, ShuffleBenchConfig, ShuffleRow, Variant, run_shuffle_bench};
 
-/// The shuffle document's experiments: shared memory versus shuffles, timed and verified.
+/// Demouth's shuffle experiments: shared memory versus shuffles, timed and verified.
 ///
 /// "Shuffle: Tips and Tricks" (Julien Demouth, GTC 2013), slides 7–21: each
 /// experiment is a warp operation run --reps times in a loop inside one
 /// kernel (input read once, result written once), in four ways:
 ///
 ///   SMEM                 through shared memory with __syncthreads()
-///   SMEM (unsafe)        volatile shared memory, no barrier: the document's
+///   SMEM (unsafe)        volatile shared memory, no barrier: the slides'
 ///                        warp-synchronous trick, a data race since Volta
 ///   SMEM + __syncwarp()  the correct modern form of that trick
 ///   SHFL                 the *_sync shuffle intrinsics, no shared memory
@@ -38,7 +38,7 @@ use warpmc_bench::shuffle::{ElemType, Experiment, ShuffleBenchConfig, ShuffleRow
 #[derive(Debug, clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct ShuffleArgs {
-    /// Repetitions of the warp operation inside each kernel: the document's
+    /// Repetitions of the warp operation inside each kernel: the slides'
     /// `for (i = 0; i < 4096; ++i) x = op(x);`. More repetitions make the
     /// launch overhead smaller next to the work; the CPU check emulates the
     /// scan's repetitions one by one, so very large values check slowly.
@@ -50,16 +50,16 @@ pub(crate) struct ShuffleArgs {
     runs: u32,
     /// Blocks per SM. Default: as many as fill an SM: 2 blocks of 1024
     /// threads, and 8 of 256 for the transpose, on SMs of 2048 threads. On
-    /// the 13 SMs of the document's K20 that is its 26 and 104 blocks.
+    /// the 13 SMs of the slides' K20 that is their 26 and 104 blocks.
     #[arg(long, value_name = "N")]
     blocks_per_sm: Option<u32>,
     /// Experiments, comma separated, from: neighbour, broadcast, reduce,
-    /// scan, sort, transpose (default: all, in the document's order).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_experiment)]
+    /// scan, sort, transpose (default: all, in the slides' order).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
     experiments: Vec<Experiment>,
     /// Element types, comma separated, from: fp32, fp64, int32 (default:
     /// all). The transpose moves 7 words of the type per lane.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_type)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
     types: Vec<ElemType>,
     /// Seed of the inputs (small integers, the same for every type, chosen
     /// so that no value ever rounds or overflows).
@@ -69,15 +69,6 @@ pub(crate) struct ShuffleArgs {
     /// instead of the table.
     #[arg(long)]
     json: bool,
-}
-
-fn parse_experiment(s: &str) -> Result<Experiment, String> {
-    Experiment::from_name(s)
-        .ok_or_else(|| format!("unknown experiment '{s}' (neighbour, broadcast, reduce, scan, sort or transpose)"))
-}
-
-fn parse_type(s: &str) -> Result<ElemType, String> {
-    ElemType::from_name(s).ok_or_else(|| format!("unknown element type '{s}' (fp32, fp64 or int32)"))
 }
 
 pub(crate) fn run(args: ShuffleArgs) -> anyhow::Result<()> {
@@ -90,7 +81,7 @@ pub(crate) fn run(args: ShuffleArgs) -> anyhow::Result<()> {
     if args.blocks_per_sm == Some(0) {
         bail!("--blocks-per-sm must be at least 1");
     }
-    let gpu = warpmc_gpu::Gpu::open_default().map_err(|e| anyhow!("bench shuffle needs a CUDA device: {e}"))?;
+    let gpu = super::bench::cuda_device("shuffle")?;
     let defaults = ShuffleBenchConfig::default();
     let cfg = ShuffleBenchConfig {
         reps: args.reps,
@@ -113,7 +104,7 @@ pub(crate) fn run(args: ShuffleArgs) -> anyhow::Result<()> {
         )?;
         writeln!(
             stdout,
-            "# grid: {} blocks x {} threads ({} per SM); transpose: {} x {} ({} per SM). The document: 26 x 1024 \
+            "# grid: {} blocks x {} threads ({} per SM); transpose: {} x {} ({} per SM). Demouth: 26 x 1024 \
              and 104 x 256 on a K20 (13 SMs)",
             one_word.blocks,
             one_word.threads_per_block,
@@ -294,9 +285,9 @@ mod tests {
 
     #[test]
     fn names_parse() {
-        assert_eq!(parse_experiment("transpose"), Ok(Experiment::Transpose));
-        assert!(parse_experiment("gather").is_err());
-        assert_eq!(parse_type("int32"), Ok(ElemType::I32));
-        assert!(parse_type("fp16").is_err());
+        assert_eq!("transpose".parse::<Experiment>().unwrap(), Experiment::Transpose);
+        assert!("gather".parse::<Experiment>().unwrap_err().to_string().contains("unknown experiment 'gather'"));
+        assert_eq!("int32".parse::<ElemType>().unwrap(), ElemType::I32);
+        assert!("fp16".parse::<ElemType>().is_err());
     }
 }

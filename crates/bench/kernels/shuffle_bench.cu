@@ -1,19 +1,23 @@
 // shuffle_bench.cu: the timing experiments of "Shuffle: Tips and Tricks"
 // (Julien Demouth, NVIDIA, GTC 2013), slides 7-21, as literal kernels.
 //
-// Self-contained on purpose (no warp.cuh): these are the document's
-// experiments, written the way the document writes them, so that their
-// timings mean what the document's charts mean.
+// Self-contained on purpose (no warp.cuh): these are Demouth's
+// experiments, written the way the slides write them, so that their
+// timings mean what the slides' charts mean.
 //
-// Compiled once per element type with
-//   -DSHFL_T=float|double|int        the element type
-//   -DSHFL_BLOCK=1024 -DSHFL_MINB=2  threads per block and resident blocks
-//                                    per SM of the one-word experiments
-//   -DSHFL_TBLOCK=256 -DSHFL_TMINB=8 the same for the 7-word transpose
-//   -DSHFL_NO_PRED                   for double: no predicate scan (its PTX
-//                                    moves one 32-bit register)
-// (the host passes the values it launches with; the defaults below are the
-// document's: 2 x 1024 and 8 x 256 threads fill an SM of 2048 threads).
+// Compiled once per element type; the host (crates/bench/src/shuffle.rs)
+// passes the values it launches with:
+//   BENCH_SHUFFLE_ELEM                    float, double or int
+//   BENCH_SHUFFLE_BLOCK,                  threads per block and resident
+//   BENCH_SHUFFLE_MIN_BLOCKS              blocks per SM of the one-word
+//                                         experiments (1024 and 2)
+//   BENCH_SHUFFLE_TRANSPOSE_BLOCK,        the same for the transpose (256
+//   BENCH_SHUFFLE_TRANSPOSE_MIN_BLOCKS    and 8): as in the slides, enough
+//                                         threads to fill an SM of 2048
+//   BENCH_SHUFFLE_TRANSPOSE_WORDS         words per lane of the transpose (7)
+//   BENCH_SHUFFLE_PREDICATE_SCAN          1: the predicate scan exists (0
+//                                         for double: its PTX moves one
+//                                         32-bit register)
 //
 // Protocol (slide 8): every thread reads its input once, applies the
 // experiment's warp operation `reps` times in a loop whose every iteration
@@ -50,11 +54,11 @@
 //
 // Variants, each exchange of one value between lanes written as
 //   SMEM                 slot[lane] = x; __syncthreads(); y = slot[src]; __syncthreads();
-//   SMEM (unsafe)        volatile slots, no barrier at all: the document's
+//   SMEM (unsafe)        volatile slots, no barrier at all: the slides'
 //                        "warp-synchronous" trick. Since Volta (independent
 //                        thread scheduling) the lanes of a warp are not
 //                        guaranteed to run in lockstep, and this is a data
-//                        race; it is kept because the document times it.
+//                        race; it is kept because the slides time it.
 //   SMEM + __syncwarp()  __syncwarp() in place of both barriers: the correct
 //                        modern form of the warp-synchronous version.
 //   SHFL                 __shfl_sync / __shfl_xor_sync / __shfl_up_sync.
@@ -75,27 +79,23 @@
 // exactly blocks x threads, a multiple of 32, and sizes the buffers to it),
 // as the full-mask shuffles and the barriers require.
 
-#ifndef SHFL_T
-#error "compile with -DSHFL_T=float, double or int"
-#endif
-#ifndef SHFL_BLOCK
-#define SHFL_BLOCK 1024
-#endif
-#ifndef SHFL_MINB
-#define SHFL_MINB 2
-#endif
-#ifndef SHFL_TBLOCK
-#define SHFL_TBLOCK 256
-#endif
-#ifndef SHFL_TMINB
-#define SHFL_TMINB 8
+#if !defined(BENCH_SHUFFLE_ELEM) || !defined(BENCH_SHUFFLE_BLOCK) || !defined(BENCH_SHUFFLE_MIN_BLOCKS) ||         \
+    !defined(BENCH_SHUFFLE_TRANSPOSE_BLOCK) || !defined(BENCH_SHUFFLE_TRANSPOSE_MIN_BLOCKS) ||                  \
+    !defined(BENCH_SHUFFLE_TRANSPOSE_WORDS) || !defined(BENCH_SHUFFLE_PREDICATE_SCAN)
+#error "shuffle_bench.cu takes its element type, launch shapes and variants from the host (BENCH_SHUFFLE_*)"
 #endif
 
-typedef SHFL_T elem;
+#define SHFL_BLOCK BENCH_SHUFFLE_BLOCK
+#define SHFL_MINB BENCH_SHUFFLE_MIN_BLOCKS
+#define SHFL_TBLOCK BENCH_SHUFFLE_TRANSPOSE_BLOCK
+#define SHFL_TMINB BENCH_SHUFFLE_TRANSPOSE_MIN_BLOCKS
+
+typedef BENCH_SHUFFLE_ELEM elem;
 
 #define FULL_MASK 0xffffffffu
 // Words per lane of the transpose experiment ("7*int32", slide 21).
-#define WORDS 7
+#define WORDS BENCH_SHUFFLE_TRANSPOSE_WORDS
+static_assert(WORDS == 7, "the shuffle transpose's rotations are written for 7 words per lane");
 
 enum Exp { NEIGHBOUR, BROADCAST, REDUCE, SCAN, SORT };
 // How the shared-memory exchanges synchronise.
@@ -146,7 +146,7 @@ struct Smem {
 // ---------------------------------------------------------------------------
 // The operations.
 
-// bfe(i, k): bit k of i, with the PTX instruction the document names
+// bfe(i, k): bit k of i, with the PTX instruction the slides name
 // ("bfe dst, src, start, len").
 __device__ __forceinline__ unsigned bfe(unsigned i, unsigned k) {
     unsigned r;
@@ -284,7 +284,7 @@ EXPERIMENT(sort, SORT)
 
 // Slide 16's "with predicate" scan (the PTX above exists for 32-bit types:
 // fp32 and int32).
-#if !defined(SHFL_NO_PRED)
+#if BENCH_SHUFFLE_PREDICATE_SCAN
 extern "C" __global__ void __launch_bounds__(SHFL_BLOCK, SHFL_MINB) scan_shfl_pred(SHFL_ARGS) {
     const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
     elem x = in[tid];

@@ -1,6 +1,7 @@
 //! The workloads of `warpmc bench atomics`, and their timing.
 //!
-//! - [`CellBox`]: the document's experiment. A box of `edge³` cells with
+//! - [`CellBox`]: the experiment of Westphal, "Voting and Shuffling to
+//!   Optimize Atomic Operations" (NVIDIA, 2015). A box of `edge³` cells with
 //!   `per_cell` particles each; the key of a particle is its cell's index
 //!   `x + edge·(y + edge·z)`, its value a particle quantity. Three key
 //!   orders: sorted by cell; partially sorted (the sorted particles
@@ -14,18 +15,19 @@
 //!   bins fit in shared memory.
 //!
 //! [`run_atomics_bench`] runs them all, every strategy, each result checked
-//! against the CPU reference.
+//! against the CPU's sums ([`Reference`]).
+
+use std::fmt;
 
 use rayon::prelude::*;
 use serde::Serialize;
 use warpmc_gpu::DeviceBuffer;
 
-use warpmc_prims::atomics::{
-    AtomicAdd, AtomicScalar, AtomicStrategy, AtomicValue, AtomicsConfig, KeyOrder, Reference, Vector, histogram_cpu,
-};
-use warpmc_prims::{CudaPrims, Element};
+use warpmc_prims::atomics::{AtomicAdd, AtomicScalar, AtomicStrategy, AtomicValue, KeyOrder, Vector};
+use warpmc_prims::{AtomicsConfig, CpuPrims, CudaPrims, Element, Primitives};
 
 use crate::error::{BenchError, Result, ensure};
+use crate::timing::median;
 
 /// A small, fast, seedable generator (SplitMix64) for the inputs.
 #[derive(Clone, Debug)]
@@ -65,12 +67,12 @@ fn shuffle<T>(xs: &mut [T], rng: &mut Rng) {
     }
 }
 
-/// The document's particle box.
+/// Westphal's particle box.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct CellBox {
-    /// Cells along each edge (the document: 100).
+    /// Cells along each edge (Westphal: 100).
     pub edge: u32,
-    /// Particles per cell (the document: 10).
+    /// Particles per cell (Westphal: 10).
     pub per_cell: u32,
     /// For [`KeyOrder::PartiallySorted`]: the largest displacement of a
     /// particle along each axis, in cell widths (uniform in ±this).
@@ -280,8 +282,17 @@ pub struct Timing {
     pub mismatch: Option<String>,
 }
 
-/// Strategies left out of a workload, and why.
-pub type Skipped = Vec<(AtomicStrategy, String)>;
+/// A strategy left out of a workload, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SkippedStrategy {
+    /// The strategy.
+    pub strategy: AtomicStrategy,
+    /// Why it did not run.
+    pub why: String,
+}
+
+/// Strategies left out of a workload.
+pub type Skipped = Vec<SkippedStrategy>;
 
 /// One workload's timings.
 #[derive(Clone, Debug, Serialize)]
@@ -316,32 +327,36 @@ impl WorkloadResult {
     }
 }
 
-/// Times `strategies` on one input: per strategy one checked call into
-/// zeroed bins, then `runs` timed samples of [`CALLS_PER_SAMPLE`] calls
-/// each (back to back, so launch latency hides behind the previous call);
-/// the median sample's time per call. `order` is the hint given to `Auto` ([`KeyOrder::Unknown`]
-/// for none); strategies whose bins do not fit in shared memory are
-/// skipped.
-#[allow(clippy::too_many_arguments)]
+/// Which strategies to time on one input, and how.
+#[derive(Clone, Copy, Debug)]
+pub struct StrategyRuns<'a> {
+    /// The strategies, in order.
+    pub strategies: &'a [AtomicStrategy],
+    /// The hint given to `Auto` ([`KeyOrder::Unknown`] for none).
+    pub order: KeyOrder,
+    /// Hardware atomics or the compare-and-swap loop.
+    pub add: AtomicAdd,
+    /// Timed samples of [`CALLS_PER_SAMPLE`] calls per strategy.
+    pub runs: usize,
+}
+
+/// Times the strategies of `how` on one input: per strategy one checked
+/// call into zeroed bins, then `runs` timed samples of [`CALLS_PER_SAMPLE`]
+/// calls each (back to back, so launch latency hides behind the previous
+/// call); the median sample's time per call. Strategies whose bins do not
+/// fit in shared memory are skipped.
 pub fn time_reduce_by_key<V: AtomicValue>(
     p: &CudaPrims,
     keys: &DeviceBuffer<u32>,
     values: &DeviceBuffer<V>,
     reference: &Reference<V>,
-    strategies: &[AtomicStrategy],
-    order: KeyOrder,
-    add: AtomicAdd,
-    runs: usize,
+    how: StrategyRuns<'_>,
 ) -> Result<(Vec<Timing>, Skipped)> {
     let nbins = reference.sums().len();
     let mut bins = p.gpu().alloc_zeros::<V>(nbins)?;
     time_strategies(
         p,
-        strategies,
-        size_of_val(reference.sums()),
-        order,
-        add,
-        runs,
+        how,
         &mut bins,
         |bins, config| Ok(p.reduce_by_key_dense_into(keys, values, bins, config)?),
         |got| reference.check(got).err().map(|m| m.to_string()),
@@ -354,20 +369,13 @@ pub fn time_histogram(
     p: &CudaPrims,
     keys: &DeviceBuffer<u32>,
     reference: &[u32],
-    strategies: &[AtomicStrategy],
-    order: KeyOrder,
-    add: AtomicAdd,
-    runs: usize,
+    how: StrategyRuns<'_>,
 ) -> Result<(Vec<Timing>, Skipped)> {
     let nbins = reference.len();
     let mut bins = p.gpu().alloc_zeros::<u32>(nbins)?;
     time_strategies(
         p,
-        strategies,
-        nbins * 4,
-        order,
-        add,
-        runs,
+        how,
         &mut bins,
         |bins, config| Ok(p.histogram_into(keys, bins, config)?),
         |got| {
@@ -383,44 +391,40 @@ pub fn time_histogram(
 /// Calls per timed sample.
 pub const CALLS_PER_SAMPLE: usize = 10;
 
-#[allow(clippy::too_many_arguments)]
 fn time_strategies<V: AtomicValue>(
     p: &CudaPrims,
-    strategies: &[AtomicStrategy],
-    bin_bytes: usize,
-    order: KeyOrder,
-    add: AtomicAdd,
-    runs: usize,
+    how: StrategyRuns<'_>,
     bins: &mut DeviceBuffer<V>,
     mut call: impl FnMut(&mut DeviceBuffer<V>, AtomicsConfig) -> Result<AtomicStrategy>,
     check: impl Fn(&[V]) -> Option<String>,
 ) -> Result<(Vec<Timing>, Skipped)> {
     let gpu = p.gpu();
     let limit = gpu.info().max_shared_per_block_optin as usize;
+    let bin_bytes = bins.len() * size_of::<V>();
     let mut timings = Vec::new();
     let mut skipped = Vec::new();
-    for &strategy in strategies {
+    for &strategy in how.strategies {
         if strategy.is_shared() && bin_bytes > limit {
-            skipped.push((strategy, format!("the bins take {bin_bytes} bytes, shared memory {limit}")));
+            let why = format!("the bins take {bin_bytes} bytes, shared memory {limit}");
+            skipped.push(SkippedStrategy { strategy, why });
             continue;
         }
-        let config = AtomicsConfig { strategy, order, add };
+        let config = AtomicsConfig { strategy, order: how.order, add: how.add };
         // The checked call also compiles the module and warms the caches.
         gpu.memset_bytes(bins, 0)?;
         let ran = call(bins, config)?;
         let mismatch = check(&gpu.download(bins)?);
         // Calls back to back, so that the host's launch latency overlaps the
         // previous kernel; the bins keep accumulating, which costs the same.
-        let mut times = Vec::with_capacity(runs.max(1));
-        for _ in 0..runs.max(1) {
+        let mut times = Vec::with_capacity(how.runs.max(1));
+        for _ in 0..how.runs.max(1) {
             let timer = gpu.start_timer()?;
             for _ in 0..CALLS_PER_SAMPLE {
                 call(bins, config)?;
             }
             times.push(timer.stop_ms()? / CALLS_PER_SAMPLE as f64);
         }
-        times.sort_by(f64::total_cmp);
-        timings.push(Timing { strategy, ran, ms: times[times.len() / 2], mismatch });
+        timings.push(Timing { strategy, ran, ms: median(&mut times), mismatch });
     }
     Ok((timings, skipped))
 }
@@ -432,7 +436,7 @@ pub enum CellValue {
     F32,
     /// `f64`, hardware atomics.
     F64,
-    /// `f64`, compare-and-swap loop (the document's double add).
+    /// `f64`, compare-and-swap loop (the double add Westphal measured).
     F64Cas,
 }
 
@@ -445,11 +449,28 @@ impl CellValue {
             CellValue::F64Cas => "f64-cas",
         }
     }
+}
 
-    /// The value type called `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [CellValue::F32, CellValue::F64, CellValue::F64Cas].into_iter().find(|v| v.name() == name)
+impl std::str::FromStr for CellValue {
+    type Err = BenchError;
+
+    /// The value type called `s` (see [`CellValue::name`]).
+    fn from_str(s: &str) -> Result<Self> {
+        [CellValue::F32, CellValue::F64, CellValue::F64Cas]
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| BenchError::Invalid(format!("unknown value type '{s}' (f32, f64 or f64-cas)")))
     }
+}
+
+/// The small-bins workload: a histogram of `n` keys into `nbins` bins (few
+/// enough to fit in shared memory), keys from [`small_keys`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SmallHistogram {
+    /// Keys.
+    pub n: usize,
+    /// Bins.
+    pub nbins: u32,
 }
 
 /// What `warpmc bench atomics` runs.
@@ -463,8 +484,8 @@ pub struct AtomicsBenchConfig {
     pub cell_values: Vec<CellValue>,
     /// The flame image (`None`: skip).
     pub flame: Option<Flame>,
-    /// The small-bins histogram: elements and bins (`None`: skip).
-    pub small: Option<(usize, u32)>,
+    /// The small-bins histogram (`None`: skip).
+    pub small: Option<SmallHistogram>,
     /// Key orders of the small-bins histogram.
     pub small_orders: Vec<KeyOrder>,
     /// Strategies to time (plain first, so speed-ups can refer to it).
@@ -484,7 +505,7 @@ impl Default for AtomicsBenchConfig {
             orders: vec![KeyOrder::Sorted, KeyOrder::PartiallySorted, KeyOrder::Random],
             cell_values: vec![CellValue::F32, CellValue::F64, CellValue::F64Cas],
             flame: Some(Flame::default()),
-            small: Some((1 << 24, 256)),
+            small: Some(SmallHistogram { n: 1 << 24, nbins: 256 }),
             small_orders: vec![KeyOrder::Random, KeyOrder::Sorted],
             strategies: AtomicStrategy::CONCRETE.into_iter().chain([AtomicStrategy::Auto]).collect(),
             hint: false,
@@ -504,7 +525,7 @@ pub fn run_atomics_bench<E: From<BenchError>>(
     if let Some(cells) = &cfg.cells {
         for &order in &cfg.orders {
             let keys_host = cells.keys(order, cfg.seed)?;
-            let keys = p.gpu().upload(&keys_host).map_err(BenchError::from)?;
+            let keys = p.upload(&keys_host).map_err(BenchError::from)?;
             for &kind in &cfg.cell_values {
                 report(&measure_cells(p, cfg, cells, order, kind, &keys, &keys_host)?)?;
             }
@@ -513,9 +534,9 @@ pub fn run_atomics_bench<E: From<BenchError>>(
     if let Some(flame) = &cfg.flame {
         report(&measure_flame(p, cfg, flame)?)?;
     }
-    if let Some((n, nbins)) = cfg.small {
+    if let Some(small) = cfg.small {
         for &order in &cfg.small_orders {
-            report(&measure_small(p, cfg, n, nbins, order)?)?;
+            report(&measure_small(p, cfg, small, order)?)?;
         }
     }
     Ok(())
@@ -564,11 +585,15 @@ fn measure_cells(
 fn measure_flame(p: &CudaPrims, cfg: &AtomicsBenchConfig, flame: &Flame) -> Result<WorkloadResult> {
     let (keys_host, values_host) = flame.generate(cfg.seed)?;
     let reference = Reference::new(&keys_host, &values_host, flame.nbins())?;
-    let keys = p.gpu().upload(&keys_host)?;
-    let values = p.gpu().upload(&values_host)?;
-    let order = hint(cfg, KeyOrder::Random);
-    let (timings, skipped) =
-        time_reduce_by_key(p, &keys, &values, &reference, &cfg.strategies, order, AtomicAdd::Hardware, cfg.runs)?;
+    let keys = p.upload(&keys_host)?;
+    let values = p.upload(&values_host)?;
+    let how = StrategyRuns {
+        strategies: &cfg.strategies,
+        order: hint(cfg, KeyOrder::Random),
+        add: AtomicAdd::Hardware,
+        runs: cfg.runs,
+    };
+    let (timings, skipped) = time_reduce_by_key(p, &keys, &values, &reference, how)?;
     Ok(WorkloadResult {
         workload: "flame".into(),
         order: KeyOrder::Random,
@@ -584,15 +609,16 @@ fn measure_flame(p: &CudaPrims, cfg: &AtomicsBenchConfig, flame: &Flame) -> Resu
 fn measure_small(
     p: &CudaPrims,
     cfg: &AtomicsBenchConfig,
-    n: usize,
-    nbins: u32,
+    small: SmallHistogram,
     order: KeyOrder,
 ) -> Result<WorkloadResult> {
+    let SmallHistogram { n, nbins } = small;
     let keys_host = small_keys(n, nbins, order, cfg.seed);
-    let reference = histogram_cpu(&keys_host, nbins as usize)?;
-    let keys = p.gpu().upload(&keys_host)?;
-    let (timings, skipped) =
-        time_histogram(p, &keys, &reference, &cfg.strategies, hint(cfg, order), AtomicAdd::Hardware, cfg.runs)?;
+    let reference = CpuPrims.histogram(&keys_host, nbins as usize, AtomicsConfig::default())?;
+    let keys = p.upload(&keys_host)?;
+    let how =
+        StrategyRuns { strategies: &cfg.strategies, order: hint(cfg, order), add: AtomicAdd::Hardware, runs: cfg.runs };
+    let (timings, skipped) = time_histogram(p, &keys, &reference, how)?;
     Ok(WorkloadResult {
         workload: "small".into(),
         order,
@@ -616,8 +642,147 @@ fn cells_f<S: AtomicScalar + AtomicValue>(
 ) -> Result<(Vec<Timing>, Skipped)> {
     let values_host = particle_values::<S>(cells.n(), cfg.seed);
     let reference = Reference::new(keys_host, &values_host, cells.nbins())?;
-    let values = p.gpu().upload(&values_host)?;
-    time_reduce_by_key(p, keys, &values, &reference, &cfg.strategies, order, add, cfg.runs)
+    let values = p.upload(&values_host)?;
+    let how = StrategyRuns { strategies: &cfg.strategies, order, add, runs: cfg.runs };
+    time_reduce_by_key(p, keys, &values, &reference, how)
+}
+
+/// A bin of a result that differs from the [`Reference`] by more than the
+/// tolerance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// The bin.
+    pub bin: usize,
+    /// The component of the bin's value.
+    pub component: usize,
+    /// What the checked result holds.
+    pub got: f64,
+    /// The reference sum.
+    pub want: f64,
+    /// The largest difference allowed (0 for integers).
+    pub tolerance: f64,
+    /// Elements in the bin.
+    pub count: u64,
+    /// Bins that differ, this one included.
+    pub bad_bins: usize,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bin {} component {}: {} instead of {} (tolerance {:e}, {} elements; {} bins differ)",
+            self.bin, self.component, self.got, self.want, self.tolerance, self.count, self.bad_bins
+        )
+    }
+}
+
+/// The CPU backend's sums of a reduction by key, with what a correct result
+/// in any order of additions may differ by.
+///
+/// Integers must match exactly. For floats, a sum of `m` terms computed in
+/// any order is within `(m − 1)·u·Σ|x|` of the exact sum (u = ε/2, the unit
+/// roundoff), so two such sums are within `(m − 1)·ε·Σ|x|` of each other;
+/// the check allows `m·ε·Σ|x|` per bin and component (for ~10 values of one
+/// sign, about 10 ε relative), plus `m` times the smallest normal number
+/// because the GPU's `f32` atomics flush subnormals to zero.
+#[derive(Clone, Debug)]
+pub struct Reference<V> {
+    sums: Vec<V>,
+    counts: Vec<u64>,
+    tolerance: Vec<f64>,
+}
+
+impl<V: AtomicValue> Reference<V> {
+    /// The reference for `keys`, `values` into `nbins` bins (keys `>=
+    /// nbins` ignored).
+    pub fn new(keys: &[u32], values: &[V], nbins: usize) -> Result<Self> {
+        let sums = CpuPrims.reduce_by_key_dense(&keys.to_vec(), &values.to_vec(), nbins, AtomicsConfig::default())?;
+        let mut counts = vec![0u64; nbins];
+        let float = <V::Scalar as Element>::FLOAT;
+        let mut magnitude = vec![0.0f64; if float { nbins * V::WIDTH } else { 0 }];
+        for (&k, v) in keys.iter().zip(values) {
+            let k = k as usize;
+            if k < nbins {
+                counts[k] += 1;
+                if float {
+                    for c in 0..V::WIDTH {
+                        magnitude[k * V::WIDTH + c] += v.component(c).to_f64().abs();
+                    }
+                }
+            }
+        }
+        let (eps, tiny) = (V::Scalar::EPSILON, V::Scalar::MIN_NORMAL);
+        let tolerance = magnitude
+            .iter()
+            .enumerate()
+            .map(|(j, &m)| {
+                let count = counts[j / V::WIDTH] as f64;
+                count * (eps * m + tiny)
+            })
+            .collect();
+        Ok(Reference { sums, counts, tolerance })
+    }
+
+    /// The reference sums.
+    pub fn sums(&self) -> &[V] {
+        &self.sums
+    }
+
+    /// Elements per bin.
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// Whether `got` agrees with the reference (see [`Reference`]); the
+    /// first differing bin otherwise.
+    pub fn check(&self, got: &[V]) -> std::result::Result<(), Mismatch> {
+        if got.len() != self.sums.len() {
+            return Err(Mismatch {
+                bin: got.len().min(self.sums.len()),
+                component: 0,
+                got: got.len() as f64,
+                want: self.sums.len() as f64,
+                tolerance: 0.0,
+                count: 0,
+                bad_bins: got.len().abs_diff(self.sums.len()),
+            });
+        }
+        let float = <V::Scalar as Element>::FLOAT;
+        let mut first: Option<Mismatch> = None;
+        let mut bad_bins = 0;
+        for (bin, (g, w)) in got.iter().zip(&self.sums).enumerate() {
+            for c in 0..V::WIDTH {
+                let (gc, wc) = (g.component(c), w.component(c));
+                let tolerance = if float { self.tolerance[bin * V::WIDTH + c] } else { 0.0 };
+                let ok = if float {
+                    let (x, y) = (gc.to_f64(), wc.to_f64());
+                    x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tolerance
+                } else {
+                    gc == wc
+                };
+                if !ok {
+                    bad_bins += 1;
+                    if first.is_none() {
+                        first = Some(Mismatch {
+                            bin,
+                            component: c,
+                            got: gc.to_f64(),
+                            want: wc.to_f64(),
+                            tolerance,
+                            count: self.counts[bin],
+                            bad_bins: 0,
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(m) => Err(Mismatch { bad_bins, ..m }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -629,7 +794,7 @@ mod tests {
         let b = CellBox { edge: 5, per_cell: 3, displacement: 0.25 };
         for order in [KeyOrder::Sorted, KeyOrder::Random] {
             let k = b.keys(order, 9).unwrap();
-            assert_eq!(histogram_cpu(&k, b.nbins()).unwrap(), vec![3; 125]);
+            assert_eq!(CpuPrims.histogram(&k, b.nbins(), AtomicsConfig::default()).unwrap(), vec![3; 125]);
         }
         let sorted = b.keys(KeyOrder::Sorted, 9).unwrap();
         assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
@@ -657,7 +822,7 @@ mod tests {
         assert_eq!((k.len(), v.len()), (100_000, 100_000));
         let off = k.iter().filter(|&&x| x == u32::MAX).count();
         assert!(off > 0 && off < 10_000, "{off} points off screen");
-        let counts = histogram_cpu(&k, f.nbins()).unwrap();
+        let counts = CpuPrims.histogram(&k, f.nbins(), AtomicsConfig::default()).unwrap();
         let lit = counts.iter().filter(|&&c| c > 0).count();
         assert!(lit > f.nbins() / 10, "{lit} pixels lit");
         assert!(v.iter().all(|x| x.0[3] == 1.0 && (0.0..=1.0).contains(&x.0[0])));
@@ -669,5 +834,36 @@ mod tests {
         assert!(k.windows(2).all(|w| w[0] <= w[1]) && k.iter().all(|&x| x < 256));
         let r = small_keys(1000, 256, KeyOrder::PartiallySorted, 1);
         assert!(r.iter().all(|&x| x < 256));
+    }
+
+    /// A float sum in another order passes the check; a sum missing one
+    /// element (of magnitude at least 1) does not; integers are exact.
+    #[test]
+    fn the_reference_allows_rounding_but_not_lost_elements() {
+        let mut rng = Rng::new(5, 0);
+        for round in 0..50 {
+            let nbins = 1 + rng.below(80) as usize;
+            let n = rng.below(300) as usize;
+            let keys: Vec<u32> = (0..n).map(|_| rng.below(nbins as u64 + 3) as u32).collect();
+            let values: Vec<f32> =
+                (0..n).map(|_| (1.0 + 99.0 * rng.unit() as f32) * if rng.below(2) == 0 { -1.0 } else { 1.0 }).collect();
+            let reference = Reference::new(&keys, &values, nbins).unwrap();
+            let rev_keys: Vec<u32> = keys.iter().rev().copied().collect();
+            let rev_values: Vec<f32> = values.iter().rev().copied().collect();
+            let reversed =
+                CpuPrims.reduce_by_key_dense(&rev_keys, &rev_values, nbins, AtomicsConfig::default()).unwrap();
+            assert!(reference.check(&reversed).is_ok(), "round {round}: {:?}", reference.check(&reversed));
+            if let Some(i) = (0..n).find(|&i| (keys[i] as usize) < nbins) {
+                let mut missing = reference.sums().to_vec();
+                missing[keys[i] as usize] -= values[i];
+                assert_eq!(reference.check(&missing).unwrap_err().bin, keys[i] as usize, "round {round}");
+            }
+        }
+        let r = Reference::new(&[0u32, 1, 1], &[5u32, u32::MAX, 2], 2).unwrap();
+        assert_eq!((r.sums(), r.counts()), (&[5, 1][..], &[1, 2][..]));
+        assert!(r.check(&[5, 1]).is_ok());
+        let m = r.check(&[5, 2]).unwrap_err();
+        assert_eq!((m.bin, m.tolerance, m.bad_bins), (1, 0.0, 1));
+        assert!(r.check(&[5]).is_err());
     }
 }

@@ -11,8 +11,10 @@
 //! - [`potts`]: Potts backends and kernels beside [`potts_baseline`], the
 //!   `updateCUDA` kernel of Ferrero, De Francesco, Wolovick and Cannas
 //!   (2012) as Wolovick's course notes give it;
-//! - [`prims`]: device reduce, scan, sort and transpose beside the copy
-//!   bandwidth;
+//! - [`prims`]: device reduce, scan and sort beside the copy bandwidth;
+//! - [`transpose`]: the transpose table of Harris, "An Efficient Matrix
+//!   Transpose in CUDA C/C++" (NVIDIA, 2013), every kernel and element type;
+//! - [`timing`]: the device timing these share;
 //! - [`shuffle`]: the shared-memory-versus-shuffle experiments of Demouth,
 //!   "Shuffle: Tips and Tricks" (GTC 2013);
 //! - [`atomics`]: reduce-by-key and histogram workloads for every
@@ -30,5 +32,7 @@ pub mod potts;
 pub mod potts_baseline;
 pub mod prims;
 pub mod shuffle;
+pub mod timing;
+pub mod transpose;
 
 pub use error::{BenchError, Result};

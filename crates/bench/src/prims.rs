@@ -1,99 +1,131 @@
-//! Measurements behind `warpmc bench reduce|scan|sort|transpose`: device time of one
-//! call, and the bytes it must move, so that speed reads as a fraction of the
-//! device's copy bandwidth measured in the same run
-//! ([`warpmc_gpu::Gpu::copy_bandwidth_gbs`]).
+//! The workloads behind `warpmc bench reduce|scan|sort`: device time of one
+//! call, and the bytes it must move, beside the device's copy bandwidth
+//! measured in the same run ([`warpmc_gpu::Gpu::copy_bandwidth_gbs`]) over
+//! as many bytes as the input.
+
+use std::fmt;
+use std::str::FromStr;
 
 use serde::Serialize;
-use warpmc_gpu::{DeviceBuffer, Gpu};
+use warpmc_gpu::DeviceBuffer;
+use warpmc_prims::{CudaPrims, Element, Op, Primitives, SortKey};
 
-use warpmc_prims::{CudaPrims, Element, Op, SortKey, Transposable, TransposeKernel};
+use crate::error::{BenchError, Result, ensure};
+use crate::timing::{median, median_ms};
 
-use crate::error::Result;
-
-/// One timed operation.
-#[derive(Clone, Debug, Serialize)]
-pub struct Measured {
+/// One printed row: an operation's speed beside the copy bandwidth.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StreamRow {
     /// What was timed, e.g. `reduce sum f32`.
     pub label: String,
     /// Elements processed.
     pub elements: usize,
-    /// Bytes the operation must move at the least: reduce reads its input
-    /// once; scan reads it and writes the result; sort reads and writes
-    /// the keys (and values) once — a lower bound no sort reaches, which
-    /// makes the fraction of copy bandwidth a conservative figure.
-    pub bytes: f64,
     /// Median device time of one call in milliseconds.
     pub ms: f64,
-}
-
-impl Measured {
-    /// Bytes that must move divided by time, in GB/s.
-    pub fn gbs(&self) -> f64 {
-        self.bytes / (self.ms * 1e-3) / 1e9
-    }
-
+    /// Bytes the operation must move at the least, over the time, in GB/s:
+    /// reduce reads its input once; scan reads it and writes the result;
+    /// sort reads and writes the keys (and values) once — a lower bound no
+    /// sort reaches, which makes the fraction of the copy bandwidth a
+    /// conservative figure.
+    pub gbs: f64,
     /// Elements per second, in units of 10^9.
-    pub fn giga_elements_per_s(&self) -> f64 {
-        self.elements as f64 / (self.ms * 1e-3) / 1e9
+    pub giga_elements_per_s: f64,
+    /// The device's copy bandwidth over the input's bytes (at least 1 MiB),
+    /// measured right after the operation.
+    pub copy_gbs: f64,
+    /// `gbs / copy_gbs`.
+    pub of_copy: f64,
+}
+
+impl StreamRow {
+    /// The row for `label`, timed at `ms` per call over `elements` that
+    /// must move `bytes`, beside the copy bandwidth over `input_bytes`.
+    fn measured(
+        p: &CudaPrims,
+        label: String,
+        elements: usize,
+        bytes: f64,
+        ms: f64,
+        input_bytes: usize,
+    ) -> Result<Self> {
+        let gbs = bytes / (ms * 1e-3) / 1e9;
+        let copy_gbs = p.gpu().copy_bandwidth_gbs(input_bytes.max(1 << 20))?;
+        Ok(StreamRow {
+            label,
+            elements,
+            ms,
+            gbs,
+            giga_elements_per_s: elements as f64 / (ms * 1e-3) / 1e9,
+            copy_gbs,
+            of_copy: gbs / copy_gbs,
+        })
     }
 }
 
-/// Calls of at least this many milliseconds in all make one timed batch
-/// of [`sustained_ms`].
-const BATCH_MS: f64 = 4.0;
+/// The element and key types of the benchmarks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum NumberType {
+    /// `i32`.
+    I32,
+    /// `u32`.
+    U32,
+    /// `i64`.
+    I64,
+    /// `u64`.
+    U64,
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+}
 
-/// Median device time per call of `f` in ms under sustained load, and the
-/// number of calls made (some operations, such as an in-place transpose,
-/// leave a result that depends on it).
-///
-/// After one untimed call (compilation, memory-pool growth) and one that
-/// sizes the batches, calls run back to back in batches of at least
-/// `BATCH_MS` (4 ms), each batch timed by events around it, until there
-/// are at least `batches` batches and `min_ms` of device time in all; the
-/// result is the median batch divided by its calls. Why: under full
-/// memory traffic an H200 reaches its 700 W power cap and its power
-/// management lowers the SM clocks in cycles (measured with a transpose:
-/// dips of about 200 ms, 10 % slower, about once a second). Twenty calls
-/// of half a millisecond each fall wholly into one phase or the other, so
-/// the same kernel measured 3350 or 3720 GB/s depending on when it ran; a
-/// median over a whole second of batches lands in the common phase.
-pub fn sustained_ms(gpu: &Gpu, batches: usize, min_ms: f64, mut f: impl FnMut() -> Result<()>) -> Result<(f64, usize)> {
-    f()?;
-    gpu.synchronize()?;
-    let timer = gpu.start_timer()?;
-    f()?;
-    let one = timer.stop_ms()?;
-    let per_batch = (BATCH_MS / one.max(1e-4)).ceil().clamp(1.0, 100_000.0) as usize;
-    let mut calls = 2;
-    let mut times = Vec::new();
-    let mut total = 0.0;
-    while times.len() < batches.max(1) || total < min_ms {
-        let timer = gpu.start_timer()?;
-        for _ in 0..per_batch {
-            f()?;
+impl NumberType {
+    /// Every type.
+    pub const ALL: [NumberType; 6] =
+        [NumberType::I32, NumberType::U32, NumberType::I64, NumberType::U64, NumberType::F32, NumberType::F64];
+
+    /// `i32`, `u32`, ….
+    pub fn name(self) -> &'static str {
+        match self {
+            NumberType::I32 => "i32",
+            NumberType::U32 => "u32",
+            NumberType::I64 => "i64",
+            NumberType::U64 => "u64",
+            NumberType::F32 => "f32",
+            NumberType::F64 => "f64",
         }
-        let ms = timer.stop_ms()?;
-        calls += per_batch;
-        total += ms;
-        times.push(ms / per_batch as f64);
     }
-    times.sort_by(f64::total_cmp);
-    Ok((times[times.len() / 2], calls))
 }
 
-/// Median device time of `f` in ms over `runs` calls, after one untimed
-/// call (compilation, memory-pool growth).
-pub fn median_ms(gpu: &Gpu, runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-    f()?;
-    gpu.synchronize()?;
-    let mut times = Vec::with_capacity(runs.max(1));
-    for _ in 0..runs.max(1) {
-        let timer = gpu.start_timer()?;
-        f()?;
-        times.push(timer.stop_ms()?);
+impl fmt::Display for NumberType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+}
+
+impl FromStr for NumberType {
+    type Err = BenchError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        NumberType::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| BenchError::Invalid(format!("unknown element type '{s}' (i32, u32, i64, u64, f32 or f64)")))
+    }
+}
+
+/// Calls `$f::<T>($args)` with `T` the Rust type of `$ty`.
+macro_rules! by_type {
+    ($ty:expr, $f:ident($($args:expr),*)) => {
+        match $ty {
+            NumberType::I32 => $f::<i32>($($args),*),
+            NumberType::U32 => $f::<u32>($($args),*),
+            NumberType::I64 => $f::<i64>($($args),*),
+            NumberType::U64 => $f::<u64>($($args),*),
+            NumberType::F32 => $f::<f32>($($args),*),
+            NumberType::F64 => $f::<f64>($($args),*),
+        }
+    };
 }
 
 /// Deterministic pseudo-random elements: small integers (so float sums
@@ -111,32 +143,52 @@ fn small_values<T: Element>(n: usize) -> Vec<T> {
     (0..n).map(|_| T::from_f64((splitmix(&mut s) % 16) as f64)).collect()
 }
 
-/// Times a device reduction of `n` elements of `T`.
-pub fn reduce<T: Element>(p: &CudaPrims, n: usize, op: Op, runs: usize) -> Result<Measured> {
-    let x = p.gpu().upload(&small_values::<T>(n))?;
-    let mut out: DeviceBuffer<T> = p.gpu().alloc_zeros(1)?;
-    let ms = median_ms(p.gpu(), runs, || Ok(p.reduce_to(&x, op, &mut out)?))?;
-    Ok(Measured {
-        label: format!("reduce {} {}", op.name(), T::NAME),
-        elements: n,
-        bytes: (n * size_of::<T>()) as f64,
-        ms,
-    })
+/// Times a device reduction of `n` elements of type `ty` (the median of
+/// `runs` calls).
+pub fn reduce(p: &CudaPrims, ty: NumberType, n: usize, op: Op, runs: usize) -> Result<StreamRow> {
+    ensure(n >= 1, || "a reduction benchmark needs at least one element".into())?;
+    by_type!(ty, reduce_of(p, n, op, runs))
 }
 
-/// Times a single-pass device scan of `n` elements of `T`.
-pub fn scan<T: Element>(p: &CudaPrims, n: usize, op: Op, inclusive: bool, runs: usize) -> Result<Measured> {
-    let x = p.gpu().upload(&small_values::<T>(n))?;
+fn reduce_of<T: Element>(p: &CudaPrims, n: usize, op: Op, runs: usize) -> Result<StreamRow> {
+    let x = p.upload(&small_values::<T>(n))?;
+    let mut out: DeviceBuffer<T> = p.gpu().alloc_zeros(1)?;
+    let ms = median_ms(p.gpu(), runs, || Ok(p.reduce_into(&x, &mut out, op)?))?;
+    let bytes = n * size_of::<T>();
+    StreamRow::measured(p, format!("reduce {} {}", op.name(), T::NAME), n, bytes as f64, ms, bytes)
+}
+
+/// Which scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum ScanKind {
+    /// `out[i]` includes `x[i]`.
+    Inclusive,
+    /// `out[i]` stops before `x[i]`.
+    Exclusive,
+}
+
+/// Times a single-pass device scan of `n` elements of type `ty` (the median
+/// of `runs` calls).
+pub fn scan(p: &CudaPrims, ty: NumberType, n: usize, op: Op, kind: ScanKind, runs: usize) -> Result<StreamRow> {
+    ensure(n >= 1, || "a scan benchmark needs at least one element".into())?;
+    by_type!(ty, scan_of(p, n, op, kind, runs))
+}
+
+fn scan_of<T: Element>(p: &CudaPrims, n: usize, op: Op, kind: ScanKind, runs: usize) -> Result<StreamRow> {
+    let x = p.upload(&small_values::<T>(n))?;
     // SAFETY: the scan writes every element before anything reads it.
     let mut y: DeviceBuffer<T> = unsafe { p.gpu().alloc_uninit(n)? };
-    let ms = median_ms(p.gpu(), runs, || Ok(p.scan_into(&x, &mut y, op, inclusive)?))?;
-    let kind = if inclusive { "inclusive" } else { "exclusive" };
-    Ok(Measured {
-        label: format!("{kind} scan {} {}", op.name(), T::NAME),
-        elements: n,
-        bytes: (2 * n * size_of::<T>()) as f64,
-        ms,
-    })
+    let ms = median_ms(p.gpu(), runs, || {
+        match kind {
+            ScanKind::Inclusive => p.inclusive_scan_into(&x, &mut y, op)?,
+            ScanKind::Exclusive => p.exclusive_scan_into(&x, &mut y, op)?,
+        }
+        Ok(())
+    })?;
+    let name = if kind == ScanKind::Inclusive { "inclusive" } else { "exclusive" };
+    let label = format!("{name} scan {} {}", op.name(), T::NAME);
+    let bytes = n * size_of::<T>();
+    StreamRow::measured(p, label, n, (2 * bytes) as f64, ms, bytes)
 }
 
 /// Keys with uniformly random radix bits (for floats this includes NaNs
@@ -147,16 +199,23 @@ pub fn random_keys<K: SortKey>(n: usize, seed: u64) -> Vec<K> {
     (0..n).map(|_| K::from_radix_bits(splitmix(&mut s) & mask)).collect()
 }
 
-/// Times sorting `n` random keys of `K` (keys only, or with `u32` values),
-/// with the sort's scratch allocated outside the timing.
-pub fn sort<K: SortKey>(p: &CudaPrims, n: usize, with_values: bool, runs: usize) -> Result<Measured> {
+/// Times sorting `n` random keys of type `ty` (keys only, or with `u32`
+/// values), with the sort's scratch allocated outside the timing: the
+/// median of `runs` sorts, each of a fresh copy of the keys.
+pub fn sort(p: &CudaPrims, ty: NumberType, n: usize, with_values: bool, runs: usize) -> Result<StreamRow> {
+    ensure(n >= 1, || "a sort benchmark needs at least one key".into())?;
+    by_type!(ty, sort_of(p, n, with_values, runs))
+}
+
+fn sort_of<K: SortKey>(p: &CudaPrims, n: usize, with_values: bool, runs: usize) -> Result<StreamRow> {
     let host = random_keys::<K>(n, 7);
-    let original = p.gpu().upload(&host)?;
-    let mut keys = p.gpu().upload(&host)?;
-    let mut values = p.gpu().upload(&(0..n as u32).collect::<Vec<u32>>())?;
-    let mut scratch = p.sort_scratch::<K, u32>(n, with_values)?;
+    let original = p.upload(&host)?;
+    let mut keys = p.upload(&host)?;
+    let mut values = p.upload(&(0..n as u32).collect::<Vec<u32>>())?;
+    let mut scratch = if with_values { p.sort_pairs_scratch::<K, u32>(n)? } else { p.sort_keys_scratch::<K>(n)? };
     // Each timed call sorts fresh random keys: restoring them is a device
-    // copy outside the timed region.
+    // copy outside the timed region. The first sort (compilation) is not
+    // counted.
     let gpu = p.gpu();
     let mut times = Vec::new();
     for run in 0..=runs.max(1) {
@@ -172,37 +231,29 @@ pub fn sort<K: SortKey>(p: &CudaPrims, n: usize, with_values: bool, runs: usize)
             times.push(ms);
         }
     }
-    times.sort_by(f64::total_cmp);
     let per = size_of::<K>() + if with_values { 4 } else { 0 };
-    Ok(Measured {
-        label: format!("sort {}{}", K::NAME, if with_values { " + u32 values" } else { "" }),
-        elements: n,
-        bytes: (2 * n * per) as f64,
-        ms: times[times.len() / 2],
-    })
+    let label = format!("sort {}{}", K::NAME, if with_values { " + u32 values" } else { "" });
+    StreamRow::measured(p, label, n, (2 * n * per) as f64, median(&mut times), n * size_of::<K>())
 }
 
-/// Times `kernel` on the `batch` matrices of `rows × cols` in `src` (into
-/// `dst`) under sustained load ([`sustained_ms`]: at least `batches`
-/// batches and `min_ms` of device time): the study's effective bandwidth
-/// counts every element read once and written once.
-pub fn transpose<T: Transposable>(
-    p: &CudaPrims,
-    kernel: TransposeKernel,
-    src: &DeviceBuffer<T>,
-    dst: &mut DeviceBuffer<T>,
-    shape: (usize, usize, usize),
-    batches: usize,
-    min_ms: f64,
-) -> Result<Measured> {
-    let (batch, rows, cols) = shape;
-    let (ms, _) =
-        sustained_ms(p.gpu(), batches, min_ms, || Ok(p.transpose_with(kernel, src, dst, batch, rows, cols)?))?;
-    let n = batch * rows * cols;
-    Ok(Measured {
-        label: format!("{} {}", kernel.label(), T::NAME),
-        elements: n,
-        bytes: (2 * n * size_of::<T>()) as f64,
-        ms,
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_parse_by_name_with_a_plain_error() {
+        for t in NumberType::ALL {
+            assert_eq!(t.name().parse::<NumberType>().unwrap(), t);
+        }
+        let e = "f16".parse::<NumberType>().unwrap_err().to_string();
+        assert!(e.contains("unknown element type 'f16'") && !e.contains("--"), "{e}");
+    }
+
+    #[test]
+    fn random_keys_cover_the_radix_range() {
+        let k = random_keys::<u32>(10_000, 7);
+        assert!(k.iter().any(|&x| x > u32::MAX / 2) && k.iter().any(|&x| x < u32::MAX / 2));
+        let f = random_keys::<f32>(10_000, 7);
+        assert!(f.iter().any(|x| x.is_sign_negative()) && f.iter().any(|x| x.is_sign_positive()));
+    }
 }

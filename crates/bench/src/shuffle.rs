@@ -3,10 +3,10 @@
 //! checked against a CPU emulation.
 //!
 //! Six experiments, each a warp operation applied `reps` times (4096 in the
-//! document) in a loop inside one kernel, input read once and result written
+//! slides) in a loop inside one kernel, input read once and result written
 //! once:
 //!
-//! | experiment | one iteration | document |
+//! | experiment | one iteration | slides |
 //! | --- | --- | --- |
 //! | `neighbour` | `x` = `x` of lane (lane + 1) % 32 | slides 7–12 |
 //! | `broadcast` | `x = x + (c − 2·(x of lane 0))` | slide 13 |
@@ -25,13 +25,13 @@
 //! per iteration, the same in every variant.
 //!
 //! Variants ([`Variant`]): shared memory with `__syncthreads()` (SMEM),
-//! volatile shared memory with no barrier (the document's warp-synchronous
+//! volatile shared memory with no barrier (the slides' warp-synchronous
 //! "unsafe" version, a data race since Volta), shared memory with
 //! `__syncwarp()` (its correct modern form), the `*_sync` shuffle
 //! intrinsics (SHFL), and for the fp32 and int32 scan slide 16's inline-PTX
 //! shuffle with predicate.
 //!
-//! Grid: as the document's 26 blocks of 1024 threads and 104 blocks of 256
+//! Grid: as Demouth's 26 blocks of 1024 threads and 104 blocks of 256
 //! (transpose) on the 13 SMs of a K20 — blocks enough to fill every SM
 //! ([`ShuffleBenchConfig::grid_for`]).
 //!
@@ -47,13 +47,13 @@ use warpmc_gpu::{DeviceBuffer, Gpu, KernelSource, LaunchConfig};
 
 use warpmc_prims::Element;
 
-use crate::error::{Result, ensure};
+use crate::error::{BenchError, Result, ensure};
 
 /// Lanes in a warp.
 pub const WARP: usize = 32;
-/// Threads per block of the one-word experiments (the document's 1024).
+/// Threads per block of the one-word experiments (Demouth's 1024).
 pub const THREADS: u32 = 1024;
-/// Threads per block of the transpose (the document's 256).
+/// Threads per block of the transpose (Demouth's 256).
 pub const TRANSPOSE_THREADS: u32 = 256;
 /// Words per lane of the transpose ("7*int32", slide 21).
 pub const TRANSPOSE_WORDS: usize = 7;
@@ -62,7 +62,7 @@ pub const TRANSPOSE_WORDS: usize = 7;
 /// on every GPU since Kepler's K20 except a few consumer parts.
 pub const RESIDENT_THREADS_PER_SM: u32 = 2048;
 
-/// One of the document's experiments.
+/// One of Demouth's experiments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Experiment {
@@ -82,7 +82,7 @@ pub enum Experiment {
 }
 
 impl Experiment {
-    /// Every experiment, in the document's order.
+    /// Every experiment, in the slides' order.
     pub const ALL: [Experiment; 6] = [
         Experiment::Neighbour,
         Experiment::Broadcast,
@@ -131,13 +131,26 @@ impl Experiment {
     }
 
     /// The experiment's variants for element type `ty`, in the order of the
-    /// document's charts (the predicate scan only for fp32 and int32).
+    /// slides' charts (the predicate scan only for fp32 and int32).
     pub fn variants(self, ty: ElemType) -> Vec<Variant> {
         let mut v = vec![Variant::Smem, Variant::SmemUnsafe, Variant::SmemSyncwarp, Variant::Shfl];
         if self == Experiment::Scan && ty.has_predicate_scan() {
             v.push(Variant::ShflPredicate);
         }
         v
+    }
+}
+
+impl std::str::FromStr for Experiment {
+    type Err = BenchError;
+
+    /// See [`Experiment::from_name`].
+    fn from_str(s: &str) -> Result<Self> {
+        Experiment::from_name(s).ok_or_else(|| {
+            BenchError::Invalid(format!(
+                "unknown experiment '{s}' (neighbour, broadcast, reduce, scan, sort or transpose)"
+            ))
+        })
     }
 }
 
@@ -148,7 +161,7 @@ pub enum Variant {
     /// (the second barrier keeps the next iteration's stores from
     /// overwriting slots a slower warp has not read yet).
     Smem,
-    /// Volatile shared memory and no barrier: the document's warp-synchronous
+    /// Volatile shared memory and no barrier: the slides' warp-synchronous
     /// version. A data race on Volta and newer GPUs, whose lanes are not
     /// guaranteed to run in lockstep (independent thread scheduling).
     SmemUnsafe,
@@ -168,7 +181,7 @@ impl Variant {
     pub const ALL: [Variant; 5] =
         [Variant::Smem, Variant::SmemUnsafe, Variant::SmemSyncwarp, Variant::Shfl, Variant::ShflPredicate];
 
-    /// The name in the document's charts (plus the two additions).
+    /// The name in the slides' charts (plus the two additions).
     pub fn name(self) -> &'static str {
         match self {
             Variant::Smem => "SMEM",
@@ -214,10 +227,10 @@ pub enum ElemType {
 }
 
 impl ElemType {
-    /// Every type, in the document's order.
+    /// Every type, in the slides' order.
     pub const ALL: [ElemType; 3] = [ElemType::F32, ElemType::F64, ElemType::I32];
 
-    /// "fp32", "fp64" or "int32", as the document's charts say.
+    /// "fp32", "fp64" or "int32", as the slides' charts say.
     pub fn name(self) -> &'static str {
         match self {
             ElemType::F32 => "fp32",
@@ -247,6 +260,16 @@ impl ElemType {
             ElemType::F64 => 8,
             _ => 4,
         }
+    }
+}
+
+impl std::str::FromStr for ElemType {
+    type Err = BenchError;
+
+    /// See [`ElemType::from_name`].
+    fn from_str(s: &str) -> Result<Self> {
+        ElemType::from_name(s)
+            .ok_or_else(|| BenchError::Invalid(format!("unknown element type '{s}' (fp32, fp64 or int32)")))
     }
 }
 
@@ -338,14 +361,14 @@ impl ShuffleElement for i32 {
 
 /// The kernel source for element type `T` (one module per type).
 pub fn source<T: ShuffleElement>() -> KernelSource {
-    let src =
-        KernelSource::new(format!("shuffle_bench_{}.cu", T::TYPE.name()), include_str!("../kernels/shuffle_bench.cu"))
-            .option(format!("-DSHFL_T={}", T::CUDA))
-            .option(format!("-DSHFL_BLOCK={THREADS}"))
-            .option(format!("-DSHFL_MINB={}", RESIDENT_THREADS_PER_SM / THREADS))
-            .option(format!("-DSHFL_TBLOCK={TRANSPOSE_THREADS}"))
-            .option(format!("-DSHFL_TMINB={}", RESIDENT_THREADS_PER_SM / TRANSPOSE_THREADS));
-    if T::TYPE.has_predicate_scan() { src } else { src.option("-DSHFL_NO_PRED") }
+    KernelSource::new("shuffle_bench.cu", include_str!("../kernels/shuffle_bench.cu"))
+        .option(format!("-DBENCH_SHUFFLE_ELEM={}", T::CUDA))
+        .option(format!("-DBENCH_SHUFFLE_BLOCK={THREADS}"))
+        .option(format!("-DBENCH_SHUFFLE_MIN_BLOCKS={}", RESIDENT_THREADS_PER_SM / THREADS))
+        .option(format!("-DBENCH_SHUFFLE_TRANSPOSE_BLOCK={TRANSPOSE_THREADS}"))
+        .option(format!("-DBENCH_SHUFFLE_TRANSPOSE_MIN_BLOCKS={}", RESIDENT_THREADS_PER_SM / TRANSPOSE_THREADS))
+        .option(format!("-DBENCH_SHUFFLE_TRANSPOSE_WORDS={TRANSPOSE_WORDS}"))
+        .option(format!("-DBENCH_SHUFFLE_PREDICATE_SCAN={}", u8::from(T::TYPE.has_predicate_scan())))
 }
 
 /// The experiment kernel sources (one per element type), for compile checks.
@@ -356,7 +379,7 @@ pub fn sources() -> Vec<KernelSource> {
 /// What to run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShuffleBenchConfig {
-    /// Iterations of the warp operation inside each kernel (the document's
+    /// Iterations of the warp operation inside each kernel (Demouth's
     /// 4096). The CPU check emulates the scan's iterations one by one (the
     /// other experiments repeat with a short period), so very large values
     /// make the check slow.
@@ -415,7 +438,7 @@ impl ShuffleBenchConfig {
     /// The grid of `experiment` on a device with `sm_count` SMs of
     /// `max_threads_per_sm` threads: [`Self::blocks_per_sm`] (default: as
     /// many as fit, at least 1) times the SMs. On a K20 (13 SMs of 2048
-    /// threads) this is the document's 26 × 1024 and, for the transpose,
+    /// threads) this is Demouth's 26 × 1024 and, for the transpose,
     /// 104 × 256.
     pub fn grid_for(&self, sm_count: u32, max_threads_per_sm: u32, experiment: Experiment) -> Grid {
         let threads_per_block = experiment.threads_per_block();
@@ -443,7 +466,7 @@ impl ShuffleBenchConfig {
     }
 }
 
-/// One kernel's measurement: a bar of the document's charts.
+/// One kernel's measurement: a bar of the slides' charts.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ShuffleRow {
     /// The experiment ([`Experiment::name`]).
@@ -455,7 +478,7 @@ pub struct ShuffleRow {
     /// The kernel's name in the module.
     pub kernel: String,
     /// Whether the variant is a data race (SMEM (unsafe)): its timing is the
-    /// document's, its results are not guaranteed.
+    /// slides', its results are not guaranteed.
     pub racy: bool,
     /// Median device time of the timed launches, in milliseconds (CUDA
     /// events around each launch).
@@ -948,7 +971,7 @@ mod tests {
     }
 
     #[test]
-    fn grid_is_the_documents_on_a_k20() {
+    fn grid_is_demouths_on_a_k20() {
         let cfg = ShuffleBenchConfig::default();
         assert_eq!(cfg.grid_for(13, 2048, Experiment::Scan), Grid { blocks: 26, threads_per_block: 1024 });
         assert_eq!(cfg.grid_for(13, 2048, Experiment::Transpose), Grid { blocks: 104, threads_per_block: 256 });
@@ -976,8 +999,7 @@ mod tests {
     fn sources_are_one_per_type_with_the_launch_constants() {
         let s = sources();
         assert_eq!(s.len(), 3);
-        let names: Vec<_> = s.iter().map(|s| s.name().to_string()).collect();
-        assert_eq!(names, ["shuffle_bench_fp32.cu", "shuffle_bench_fp64.cu", "shuffle_bench_int32.cu"]);
+        assert!(s.iter().all(|s| s.name() == "shuffle_bench.cu"));
         let code = include_str!("../kernels/shuffle_bench.cu");
         for e in Experiment::ALL {
             for v in Variant::ALL {

@@ -2,9 +2,9 @@
 //! for every strategy (more elements than the grid has threads, so the
 //! grid-stride loops run).
 
-use warpmc_bench::atomics as bench;
-use warpmc_prims::CudaPrims;
-use warpmc_prims::atomics::{AtomicAdd, AtomicStrategy, AtomicsConfig, KeyOrder, Reference};
+use warpmc_bench::atomics::{self as bench, Reference};
+use warpmc_prims::atomics::{AtomicAdd, AtomicStrategy, KeyOrder};
+use warpmc_prims::{AtomicsConfig, CudaPrims, Primitives};
 
 fn gpu(test: &str) -> Option<CudaPrims> {
     warpmc_testkit::gpu_or_skip(test).map(CudaPrims::new)
@@ -35,10 +35,10 @@ fn large_cell_boxes_match_the_cpu() {
         let k = cells.keys(order, 5).unwrap();
         let x = bench::particle_values::<f64>(cells.n(), 6);
         let reference = Reference::new(&k, &x, cells.nbins()).unwrap();
-        let dk = p.gpu().upload(&k).unwrap();
-        let dx = p.gpu().upload(&x).unwrap();
+        let dk = p.upload(&k).unwrap();
+        let dx = p.upload(&x).unwrap();
         for config in configs().into_iter().filter(|c| !c.strategy.is_shared()) {
-            let got = p.gpu().download(&p.reduce_by_key_dense(&dk, &dx, cells.nbins(), config).unwrap()).unwrap();
+            let got = p.download(&p.reduce_by_key_dense(&dk, &dx, cells.nbins(), config).unwrap()).unwrap();
             if let Err(m) = reference.check(&got) {
                 panic!("cells {order:?} {config:?}: {m}");
             }
@@ -47,9 +47,9 @@ fn large_cell_boxes_match_the_cpu() {
     let flame = bench::Flame { width: 320, height: 180, points: 1 << 20 };
     let (k, x) = flame.generate(2).unwrap();
     let reference = Reference::new(&k, &x, flame.nbins()).unwrap();
-    let (dk, dx) = (p.gpu().upload(&k).unwrap(), p.gpu().upload(&x).unwrap());
+    let (dk, dx) = (p.upload(&k).unwrap(), p.upload(&x).unwrap());
     for strategy in [AtomicStrategy::Plain, AtomicStrategy::AggregatedMatch, AtomicStrategy::Auto] {
-        let got = p.gpu().download(&p.reduce_by_key_dense(&dk, &dx, flame.nbins(), strategy).unwrap()).unwrap();
+        let got = p.download(&p.reduce_by_key_dense(&dk, &dx, flame.nbins(), strategy).unwrap()).unwrap();
         if let Err(m) = reference.check(&got) {
             panic!("flame {strategy:?}: {m}");
         }

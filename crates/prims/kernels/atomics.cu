@@ -1,10 +1,13 @@
 // Reduce by key into dense bins, and histograms, with plain, warp-aggregated
 // and shared-memory-privatized atomics (device functions: atomics.cuh).
 //
-// Compiled once per value type:
-//   -DWARPMC_S=<float|double|unsigned|unsigned long long>  scalar type
-//   -DWARPMC_W=<1..8>                                      values per element
-// or, for histograms (u32 counts, no value array), with -DWARPMC_HIST=1.
+// Compiled once per value type, and once for histograms. The host
+// (crates/prims/src/atomics) passes:
+//   PRIMS_ATOMICS_HISTOGRAM   1 for the histogram module (u32 counts, no
+//                             value array, and the peer_masks kernel), else 0
+//   PRIMS_ATOMICS_SCALAR      float, double, unsigned or unsigned long long
+//   PRIMS_ATOMICS_WIDTH       1..8: values per element (value modules only)
+//   PRIMS_ATOMICS_PEERS_BALLOT, _MATCH, _RUNS: peer_masks' method numbers
 //
 // Kernels (every one in a hardware-atomic and a compare-and-swap flavour,
 // the latter with the suffix _cas):
@@ -25,20 +28,23 @@
 // lanes past n take part as invalid lanes.
 #include "atomics.cuh"
 
-#ifndef WARPMC_HIST
-#define WARPMC_HIST 0
+#if !defined(PRIMS_ATOMICS_HISTOGRAM) || !defined(PRIMS_ATOMICS_PEERS_BALLOT) || \
+    !defined(PRIMS_ATOMICS_PEERS_MATCH) || !defined(PRIMS_ATOMICS_PEERS_RUNS)
+#error "atomics.cu takes the module kind and the peer methods from the host (PRIMS_ATOMICS_*)"
 #endif
-#if WARPMC_HIST
-#define WARPMC_S unsigned
-#define WARPMC_W 1
+#if PRIMS_ATOMICS_HISTOGRAM
+#define PRIMS_ATOMICS_SCALAR unsigned
+#define PRIMS_ATOMICS_WIDTH 1
+#elif !defined(PRIMS_ATOMICS_SCALAR) || !defined(PRIMS_ATOMICS_WIDTH)
+#error "a value module of atomics.cu needs PRIMS_ATOMICS_SCALAR and PRIMS_ATOMICS_WIDTH"
 #endif
 
 namespace {
 
 using namespace warpmc;
 
-typedef WARPMC_S S;
-constexpr int W = WARPMC_W;
+typedef PRIMS_ATOMICS_SCALAR S;
+constexpr int W = PRIMS_ATOMICS_WIDTH;
 typedef Value<S, W> V;
 // The host's values are W packed scalars: no padding may creep in.
 static_assert(sizeof(V) == sizeof(S) * W, "Value<S, W> must be W packed scalars");
@@ -53,11 +59,11 @@ enum Peers { PEERS_NONE, PEERS_BALLOT, PEERS_MATCH, PEERS_RUNS, PEERS_ADAPTIVE }
 // runs costs run aggregation a second atomic, and with the compare-and-swap
 // add a retry while the first one is in flight), so that __match_any_sync
 // pays for itself. Sorted keys with a few elements per key make few runs
-// (the bench's cells: 4 per warp); keys that are nearly all distinct make
-// 28 to 32, where there is nothing to combine and match_any only costs time
-// (the bench's random cells: 32; its flame image: 26 to 32). Particles
-// displaced a little after a sort make ~19 (99.6 % of the bench's warps
-// have 9 to 27).
+// (`warpmc bench atomics`' cells: 4 per warp); keys that are nearly all
+// distinct make 28 to 32, where there is nothing to combine and match_any
+// only costs time (its random cells: 32; its flame image: 26 to 32).
+// Particles displaced a little after a sort make about 19 (nearly all of
+// its partially sorted warps have 9 to 27).
 __device__ __forceinline__ bool looks_shuffled(unsigned runs) { return runs >= 9u && runs <= 27u; }
 
 // The first element of the calling warp (its lane 0's) in the grid-stride loop.
@@ -133,25 +139,24 @@ __device__ __forceinline__ void by_key_loop(const unsigned *__restrict__ keys, c
     }
 }
 
-// Runs or match_any, whichever the keys call for, without a hint (measured
-// on an H200 with `warpmc bench atomics`: within 2 % of the faster of the
-// two on sorted, partially sorted and random cells and the flame image).
+// Runs or match_any, whichever the keys call for, without a hint: close to
+// the faster of the two on sorted, partially sorted and random keys
+// (`warpmc bench atomics`; docs/benchmarks/atomics.md has the numbers).
 //
 // Hardware atomics: each warp counts the runs of its first 32 keys once and
 // then loops with run aggregation or with match_any for all its steps (a
 // warp's steps are spread over the whole input, one grid stride apart).
 // Each loop is the plain runs or match loop. A decision at every step
-// instead costs the issue slots of both shuffle-and-vote paths: +12 % on
-// partially sorted f32 against match. The 0.4 % of partially sorted warps
-// whose first step has few runs, and so run aggregation, cost little here.
+// instead costs the issue slots of both shuffle-and-vote paths, which
+// measured slower; the few partially sorted warps whose first step has few
+// runs, and so run aggregation, cost little here.
 //
 // Compare-and-swap atomics: a decision at every step. Each warp's time is
 // a chain of round trips to memory (load, swap, retry), and a warp that
 // aggregates runs of shuffled keys retries its swaps where a key comes
-// back: a straggler that alone holds up the launch. Deciding once per warp
-// cost +15 to +29 % against match on partially sorted keys, even with
-// only a few warps in 10^4 misjudged. The per-step decision's few
-// instructions hide behind the round trips.
+// back: a straggler that alone holds up the launch, so deciding once per
+// warp was much slower even with only a few warps in 10^4 misjudged. The
+// per-step decision's few instructions hide behind the round trips.
 template <bool Cas, bool Counts>
 __device__ __forceinline__ void by_key_adaptive(const unsigned *__restrict__ keys, const S *__restrict__ values,
                                                 u64 n, S *__restrict__ bins, unsigned nbins) {
@@ -208,40 +213,41 @@ __device__ __forceinline__ void by_key(const unsigned *__restrict__ keys, const 
 
 }  // namespace
 
-#define WARPMC_RBK(name, P, SHARED, CAS)                                                                  \
+#define RBK_KERNEL(name, P, SHARED, CAS)                                                                  \
     extern "C" __global__ void rbk_##name(const unsigned *keys, const S *values, u64 n, S *bins,          \
                                           unsigned nbins) {                                               \
         by_key<P, SHARED, CAS, false>(keys, values, n, bins, nbins);                                      \
     }
-#define WARPMC_HIST_KERNEL(name, P, SHARED, CAS)                                                          \
+#define HIST_KERNEL(name, P, SHARED, CAS)                                                          \
     extern "C" __global__ void hist_##name(const unsigned *keys, u64 n, S *bins, unsigned nbins) {        \
         by_key<P, SHARED, CAS, true>(keys, nullptr, n, bins, nbins);                                      \
     }
 
-#if WARPMC_HIST
-#define WARPMC_KERNEL WARPMC_HIST_KERNEL
+#if PRIMS_ATOMICS_HISTOGRAM
+#define ATOMICS_KERNEL HIST_KERNEL
 #else
-#define WARPMC_KERNEL WARPMC_RBK
+#define ATOMICS_KERNEL RBK_KERNEL
 #endif
 
-WARPMC_KERNEL(plain, PEERS_NONE, false, false)
-WARPMC_KERNEL(ballot, PEERS_BALLOT, false, false)
-WARPMC_KERNEL(match, PEERS_MATCH, false, false)
-WARPMC_KERNEL(runs, PEERS_RUNS, false, false)
-WARPMC_KERNEL(adaptive, PEERS_ADAPTIVE, false, false)
-WARPMC_KERNEL(shared, PEERS_NONE, true, false)
-WARPMC_KERNEL(shared_runs, PEERS_RUNS, true, false)
-WARPMC_KERNEL(plain_cas, PEERS_NONE, false, true)
-WARPMC_KERNEL(ballot_cas, PEERS_BALLOT, false, true)
-WARPMC_KERNEL(match_cas, PEERS_MATCH, false, true)
-WARPMC_KERNEL(runs_cas, PEERS_RUNS, false, true)
-WARPMC_KERNEL(adaptive_cas, PEERS_ADAPTIVE, false, true)
-WARPMC_KERNEL(shared_cas, PEERS_NONE, true, true)
-WARPMC_KERNEL(shared_runs_cas, PEERS_RUNS, true, true)
+ATOMICS_KERNEL(plain, PEERS_NONE, false, false)
+ATOMICS_KERNEL(ballot, PEERS_BALLOT, false, false)
+ATOMICS_KERNEL(match, PEERS_MATCH, false, false)
+ATOMICS_KERNEL(runs, PEERS_RUNS, false, false)
+ATOMICS_KERNEL(adaptive, PEERS_ADAPTIVE, false, false)
+ATOMICS_KERNEL(shared, PEERS_NONE, true, false)
+ATOMICS_KERNEL(shared_runs, PEERS_RUNS, true, false)
+ATOMICS_KERNEL(plain_cas, PEERS_NONE, false, true)
+ATOMICS_KERNEL(ballot_cas, PEERS_BALLOT, false, true)
+ATOMICS_KERNEL(match_cas, PEERS_MATCH, false, true)
+ATOMICS_KERNEL(runs_cas, PEERS_RUNS, false, true)
+ATOMICS_KERNEL(adaptive_cas, PEERS_ADAPTIVE, false, true)
+ATOMICS_KERNEL(shared_cas, PEERS_NONE, true, true)
+ATOMICS_KERNEL(shared_runs_cas, PEERS_RUNS, true, true)
 
-#if WARPMC_HIST
-// Each element's peer mask by `method` (0: ballot loop, 1: match_any, 2:
-// runs, as the mask of lanes [head, end)); 0 for invalid lanes. Warp w of
+#if PRIMS_ATOMICS_HISTOGRAM
+// Each element's peer mask by `method` (PRIMS_ATOMICS_PEERS_BALLOT: the
+// ballot loop, _MATCH: match_any, _RUNS: runs, as the mask of lanes
+// [head, end)); 0 for invalid lanes. Warp w of
 // the launch covers elements 32w .. 32w + 31, as in the kernels above.
 extern "C" __global__ void peer_masks(const unsigned *keys, u64 n, unsigned nbins, unsigned method,
                                       unsigned *out) {
@@ -252,9 +258,9 @@ extern "C" __global__ void peer_masks(const unsigned *keys, u64 n, unsigned nbin
         const unsigned key = i < n ? keys[i] : 0xffffffffu;
         const bool valid = key < nbins;
         unsigned mask;
-        if (method == 0) {
+        if (method == PRIMS_ATOMICS_PEERS_BALLOT) {
             mask = peers_ballot(key, valid);
-        } else if (method == 1) {
+        } else if (method == PRIMS_ATOMICS_PEERS_MATCH) {
             mask = peers_match(key, valid);
         } else {
             bool head;

@@ -15,10 +15,10 @@
 // is ever read from them.
 //
 // Contents:
-//   peers_ballot      the document's loop: broadcast one unclaimed key, vote
+//   peers_ballot      Westphal's loop: broadcast one unclaimed key, vote
 //   peers_match       __match_any_sync (sm_70+; the ballot loop elsewhere)
 //   run_end           contiguous runs of equal keys only: one shuffle, one vote
-//   reduce_peers      the document's tree over interleaved peer groups
+//   reduce_peers      Westphal's tree over interleaved peer groups
 //   reduce_runs       segmented shift-down tree over contiguous runs
 //   atomic_add_hw     atomicAdd (float, double, unsigned, unsigned long long)
 //   atomic_add_cas    the compare-and-swap loop of the CUDA programming guide
@@ -40,12 +40,12 @@ __device__ __forceinline__ unsigned lanemask_gt() {
 // mask of the valid lanes whose key equals its own (its own bit included);
 // in an invalid lane, 0. The lowest lane of a mask is the group's leader.
 
-// The document's loop. The lowest lane not yet claimed broadcasts its key;
+// Westphal's loop. The lowest lane not yet claimed broadcasts its key;
 // the lanes that hold it vote, take the vote as their peer mask and leave
 // the pool. One pass per distinct key in the warp: cheap for sorted keys,
 // 32 passes for 32 distinct ones. `unclaimed` is the same in every lane, so
 // the loop runs the same number of times in all of them and the warp stays
-// converged for the full-mask shuffle and vote (the document lets each lane
+// converged for the full-mask shuffle and vote (Westphal lets each lane
 // leave once it has its answer, which with *_sync intrinsics would need the
 // mask of the lanes still looping).
 template <class K>
@@ -156,7 +156,7 @@ __device__ __forceinline__ Value<S, W> shfl_down_value(const Value<S, W> &v, uns
 // ---------------------------------------------------------------------------
 // Sums within groups.
 
-// The document's tree reduction, over all peer groups at once. A lane's rank
+// Westphal's tree reduction, over all peer groups at once. A lane's rank
 // is its position in its group counted from the leader. In round r every
 // lane adds the partial sum of the next lane of its group above it that is
 // still live; that lane has rank + 2^r, because all ranks in between were
@@ -204,7 +204,7 @@ __device__ __forceinline__ void atomic_add_hw(unsigned *p, unsigned v) { atomicA
 __device__ __forceinline__ void atomic_add_hw(unsigned long long *p, unsigned long long v) { atomicAdd(p, v); }
 
 // The compare-and-swap loop, the only double atomicAdd before sm_60 and the
-// one the document measured: read the word, compute the sum, swap it in if
+// one Westphal measured: read the word, compute the sum, swap it in if
 // the word is unchanged, else retry with the word the swap returned. Lanes
 // that hit the same address succeed one per round, so a warp whose lanes
 // share a key loops once per sharing lane.

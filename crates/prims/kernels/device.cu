@@ -1,15 +1,30 @@
 // Device-wide reduce, scan, segmented reduce and compaction for one element
-// type (set with -DWARPMC_T=float and so on; one module per type).
+// type (one module per type).
+//
+// The host (crates/prims/src/cuda/device.rs) passes, from its own
+// constants:
+//   PRIMS_DEVICE_ELEM                 the element type (float, unsigned int, ...)
+//   PRIMS_DEVICE_BLOCK                threads per block of reduce, segmented
+//                                     reduce and compaction
+//   PRIMS_DEVICE_THREAD_BYTES         input bytes per thread of a compaction tile
+//   PRIMS_SCAN_BLOCK                  threads per scan block
+//   PRIMS_SCAN_THREAD_BYTES           input bytes per thread of a scan tile
+//   PRIMS_SCAN_STAGE_BYTES            the scan's dynamic shared memory
+//   PRIMS_SELECT_NON_ZERO,            the predicate kinds of select_if_kernel
+//   PRIMS_SELECT_GREATER_THAN,
+//   PRIMS_SELECT_LESS_THAN
 //
 // Each kernel family is instantiated for the three operators as
 // `<family>_sum`, `<family>_min`, `<family>_max`.
 #include "lookback.cuh"
 
-#ifndef WARPMC_T
-#error "compile with -DWARPMC_T=<element type> (not -DT: NVRTC's builtin headers use T as a template parameter)"
+#if !defined(PRIMS_DEVICE_ELEM) || !defined(PRIMS_DEVICE_BLOCK) || !defined(PRIMS_DEVICE_THREAD_BYTES) || \
+    !defined(PRIMS_SCAN_BLOCK) || !defined(PRIMS_SCAN_THREAD_BYTES) || !defined(PRIMS_SCAN_STAGE_BYTES) ||  \
+    !defined(PRIMS_SELECT_NON_ZERO) || !defined(PRIMS_SELECT_GREATER_THAN) || !defined(PRIMS_SELECT_LESS_THAN)
+#error "device.cu takes its element type, block sizes and predicate kinds from the host (PRIMS_DEVICE_*, PRIMS_SCAN_*, PRIMS_SELECT_*)"
 #endif
 
-typedef WARPMC_T value_t;
+typedef PRIMS_DEVICE_ELEM value_t;
 
 // ---- operators and their identities --------------------------------------
 
@@ -48,11 +63,11 @@ struct OpMax {
 
 // ---- shared tuning -----------------------------------------------------------
 
-constexpr int BLOCK = 256;
+constexpr int BLOCK = PRIMS_DEVICE_BLOCK;
 constexpr int WARPS = BLOCK / 32;
-// 64 bytes per thread per tile: 16 floats or 8 doubles, enough independent
-// loads in flight to cover memory latency.
-constexpr int ITEMS = 64 / sizeof(value_t);
+// Input bytes per thread per tile (16 floats or 8 doubles for 64 bytes):
+// enough independent loads in flight to cover memory latency.
+constexpr int ITEMS = PRIMS_DEVICE_THREAD_BYTES / sizeof(value_t);
 constexpr int TILE = BLOCK * ITEMS;
 // Elements of one 16-byte load.
 constexpr int VEC = 16 / sizeof(value_t);
@@ -134,14 +149,10 @@ __device__ void reduce_final(const value_t *__restrict__ partials, unsigned coun
 
 // ---- scan ----------------------------------------------------------------------
 
-#ifndef SCAN_THREAD_BYTES
-#define SCAN_THREAD_BYTES 128
-#endif
 // Bytes of input per thread per scan tile, and the tile.
+#define SCAN_THREAD_BYTES PRIMS_SCAN_THREAD_BYTES
+#define SCAN_BLOCK PRIMS_SCAN_BLOCK
 constexpr int SCAN_ITEMS = SCAN_THREAD_BYTES / sizeof(value_t);
-#ifndef SCAN_BLOCK
-#define SCAN_BLOCK 256
-#endif
 constexpr int SCAN_WARPS = SCAN_BLOCK / 32;
 constexpr int SCAN_TILE = SCAN_BLOCK * SCAN_ITEMS;
 constexpr int SCAN_TILE_BYTES = SCAN_TILE * sizeof(value_t);
@@ -150,6 +161,7 @@ constexpr int SCAN_TILE_BYTES = SCAN_TILE * sizeof(value_t);
 // each read their SCAN_ITEMS consecutive elements meet at most 2-way bank
 // conflicts instead of 16-way ones.
 constexpr int SCAN_STAGE_BYTES = SCAN_TILE_BYTES + SCAN_TILE_BYTES / 8;
+static_assert(SCAN_STAGE_BYTES == PRIMS_SCAN_STAGE_BYTES, "the host's scan stage differs from the kernel's");
 __device__ __forceinline__ int scan_pad(int byte) { return byte + 16 * (byte / 128); }
 
 // Global → shared copies that need no registers while in flight (cp.async,
@@ -159,8 +171,7 @@ __device__ __forceinline__ int scan_pad(int byte) { return byte + 16 * (byte / 1
 __device__ __forceinline__ void copy_async_16(void *smem, const void *gmem) {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     // The L2::128B hint has L2 fetch whole 128-byte lines from memory at
-    // once (measured: 90.6–90.9 % of the copy bandwidth against 89.9–90.2 %
-    // without it and 89.2–89.6 % with L2::256B, 2^28 elements, H200).
+    // once: faster than no hint and than L2::256B (docs/benchmarks/prims.md).
     asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 
@@ -173,16 +184,10 @@ __device__ __forceinline__ void copy_async_wait_all() {
 // tile by ticket, copies it into shared memory (16-byte asynchronous copies,
 // coalesced, no registers held while in flight), scans SCAN_ITEMS
 // consecutive elements per thread there, and writes the result back out in
-// coalesced 16-byte stores.
-//
-// Measured alternatives (H200, 2^28 elements):
-// - persistent blocks loading their next tile while finishing the current
-//   one (two 36 KB stages, 3 blocks per SM; an earlier version of this
-//   kernel): 82 % of the copy bandwidth for doubles, 37 % for floats;
-// - loading the tile numbered blockIdx.x while the ticket is on its way,
-//   reloading on a wrong guess: 80 % instead of 89 % (tickets do not follow
-//   block numbers closely enough);
-// - 512 threads per block (64 KB tiles): 87.5 % instead of 89 %.
+// coalesced 16-byte stores. (Persistent blocks that load their next tile
+// while finishing the current one, guessing the tile from blockIdx.x while
+// the ticket is on its way, and 512-thread blocks were all slower:
+// docs/benchmarks/prims.md.)
 template <class Op>
 __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, unsigned long long n, int inclusive,
                      warpmc::lookback::State<value_t> st) {
@@ -210,11 +215,10 @@ __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, uns
     // Thread, then warp, then block. Each thread's SCAN_THREAD_BYTES are
     // one padded row of the stage, read and written in 16-byte accesses:
     // with the padding, every quarter-warp's accesses fall in distinct
-    // banks. (Element-wise accesses met 4-way conflicts, and shared memory
-    // then limited a scan of floats to 79 % of the copy bandwidth.)
-    // The row is read twice, 16 bytes at a time, rather than held in
-    // registers: a row in registers needed 54 registers, 4 blocks per SM
-    // instead of 6, and reached 86 % instead of 87–88 %.
+    // banks (element-wise accesses met 4-way conflicts, and shared memory
+    // then limited the scan). The row is read twice, 16 bytes at a time,
+    // rather than held in registers, which would take so many registers
+    // that fewer blocks fit on an SM.
     unsigned char *row = s_tile + scan_pad(threadIdx.x * SCAN_THREAD_BYTES);
     value_t run = id;
 #pragma unroll
@@ -266,8 +270,7 @@ __device__ void scan(const value_t *__restrict__ x, value_t *__restrict__ y, uns
         unsigned char *dst = (unsigned char *)(y + tile_base);
         for (int c = threadIdx.x; c < SCAN_TILE_BYTES / 16; c += SCAN_BLOCK) {
             // Plain stores: streaming ones (st.cs, evict-first) were
-            // measured 1 % slower (89.6 % against 90.4–91.1 % of the copy
-            // bandwidth for 2^28 elements on an H200).
+            // slower.
             *(int4 *)(dst + 16 * c) = *(const int4 *)(s_tile + scan_pad(16 * c));
         }
     } else {
@@ -300,9 +303,9 @@ __device__ void segmented_reduce(const value_t *__restrict__ x, const unsigned *
 
 __device__ __forceinline__ bool keeps(value_t v, unsigned kind, value_t threshold) {
     switch (kind) {
-        case 0: return v != value_t(0);
-        case 1: return v > threshold;
-        default: return v < threshold;
+        case PRIMS_SELECT_NON_ZERO: return v != value_t(0);
+        case PRIMS_SELECT_GREATER_THAN: return v > threshold;
+        default: return v < threshold;  // PRIMS_SELECT_LESS_THAN
     }
 }
 
@@ -373,7 +376,7 @@ __device__ __forceinline__ warpmc::lookback::State<V> lookback_state(unsigned *t
     return warpmc::lookback::State<V>{(unsigned long long *)status, ticket, ticket_base, epoch};
 }
 
-#define WARPMC_DEVICE_OPS(name, Op)                                                                                   \
+#define DEVICE_OPS(name, Op)                                                                                   \
     extern "C" __global__ void __launch_bounds__(BLOCK) reduce_partial_##name(                                      \
         const value_t *x, unsigned long long n, value_t *partials) {                                                  \
         reduce_partial<Op>(x, n, partials);                                                                           \
@@ -393,9 +396,9 @@ __device__ __forceinline__ warpmc::lookback::State<V> lookback_state(unsigned *t
         segmented_reduce<Op>(x, offsets, nseg, out);                                                                  \
     }
 
-WARPMC_DEVICE_OPS(sum, OpSum)
-WARPMC_DEVICE_OPS(min, OpMin)
-WARPMC_DEVICE_OPS(max, OpMax)
+DEVICE_OPS(sum, OpSum)
+DEVICE_OPS(min, OpMin)
+DEVICE_OPS(max, OpMax)
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
     select_if_kernel(const value_t *x, unsigned long long n, unsigned kind, value_t threshold, value_t *out,

@@ -34,8 +34,9 @@ enum : unsigned { EMPTY = 0, AGGREGATE = 1, INCLUSIVE = 2 };
 // word) is epoch << 2 | state, and a word from an earlier launch (another
 // epoch) reads as not published yet. Tickets likewise keep counting across
 // launches; a launch's tiles are its tickets minus `ticket_base`. The host
-// zeroes both only when it allocates them or the counters would wrap. (Two
-// memsets per launch cost about 1.5 % of a 2^28-element scan.)
+// zeroes both only when it allocates them or the counters would wrap (two
+// memsets per launch cost a large scan measurable time:
+// docs/benchmarks/prims.md).
 template <class V>
 struct State {
     unsigned long long *packed;   // 8 or 16 bytes per tile
@@ -46,9 +47,9 @@ struct State {
 
 // The block's tile number. Called by every thread, once per block (a second
 // call would race with the first's readers of s_ticket). (Using blockIdx.x
-// instead, as if blocks started in launch order, measured 1.5 % faster on
-// an H200 for 2^28 floats; nothing guarantees that order, and a block
-// waiting on one that cannot start would hang the GPU.)
+// instead, as if blocks started in launch order, is a little faster, but
+// nothing guarantees that order, and a block waiting on one that cannot
+// start would hang the GPU.)
 template <class V>
 __device__ __forceinline__ unsigned take_ticket(State<V> st) {
     __shared__ unsigned s_ticket;
@@ -66,10 +67,10 @@ __device__ __forceinline__ unsigned take_ticket(State<V> st) {
 // two, each half with its own copy of the flag; the reader accepts them once
 // both carry the same non-empty flag (each flag is published once per tile,
 // so equal flags mean the same publication). Two tried alternatives: a
-// separate flag with a fence between value and flag cost a 2^28-element
-// scan of doubles 30 % of its speed; one 16-byte word written and read with
-// 16-byte vector accesses (CUB's way) gave torn reads on an H200 — a flag
-// with a zero value — and wrong results.
+// separate flag with a fence between value and flag was much slower; one
+// 16-byte word written and read with 16-byte vector accesses (CUB's way)
+// gave torn reads on an H200 — a flag with a zero value — and wrong results
+// (docs/benchmarks/prims.md, "the scan").
 template <class V>
 __device__ __forceinline__ void publish(State<V> st, unsigned long long tile, unsigned state, V v) {
     const unsigned flag = st.epoch << 2 | state;
@@ -128,8 +129,8 @@ __device__ V exclusive_prefix(State<V> st, unsigned tile, V aggregate, Op op, V 
             if (lane == 0) publish(st, tile, AGGREGATE, aggregate);
             // Lane j inspects tile window - j: 32 predecessors per round,
             // from the nearest, until one knows its inclusive prefix.
-            // (Windows of 4 tiles per lane were measured slower: each lane's
-            // loads then form a dependent chain.)
+            // (Windows of 4 tiles per lane are slower: each lane's loads
+            // then form a dependent chain.)
             V prefix = identity;
             long long window = (long long)tile - 1;
             for (;;) {

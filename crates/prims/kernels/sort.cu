@@ -1,12 +1,20 @@
 // LSD radix sort, Onesweep style (Adinets & Merrill, "Onesweep: a faster
 // least significant digit radix sort for GPUs", 2022), 8-bit digits.
 //
-// One module per (key width, key transform, value width), chosen with -D:
-//   KEY_BITS      32 or 64
-//   KEY_TRANSFORM 0 = unsigned as is, 1 = flip the sign bit (signed ints),
-//                 2 = IEEE total order (floats: negative -> flip every bit,
-//                     positive -> set the sign bit)
-//   VAL_BYTES     0 (keys only), 4 or 8 (values are moved as raw bits)
+// One module per (key width, key transform, value width). The host
+// (crates/prims/src/cuda/sort.rs) passes, from its own constants:
+//   PRIMS_SORT_KEY_BITS       32 or 64
+//   PRIMS_SORT_KEY_TRANSFORM  0 = unsigned as is, 1 = flip the sign bit
+//                             (signed ints), 2 = IEEE total order (floats:
+//                             negative -> flip every bit, positive -> set
+//                             the sign bit)
+//   PRIMS_SORT_VALUE_BYTES    0 (keys only), 4 or 8 (values are moved as
+//                             raw bits)
+//   PRIMS_SORT_BLOCK          threads per block, one per digit (256)
+//   PRIMS_SORT_ITEMS          keys per thread of a tile (16)
+//   PRIMS_SORT_RADIX_BITS     bits per digit (8)
+//   PRIMS_SORT_MAX_PASSES     passes of the widest key (8): the layout of
+//                             `hist`
 //
 // A sort is: one histogram kernel reading every key once and counting the
 // digits of every pass, then one `sort_onesweep` launch per pass (4 for
@@ -28,15 +36,15 @@
 // and a reader can never see a flag without its value. Prefixes fit in 31
 // bits because the host refuses more than 2^31 - 1 keys.
 
-#ifndef KEY_BITS
-#define KEY_BITS 32
+#if !defined(PRIMS_SORT_KEY_BITS) || !defined(PRIMS_SORT_KEY_TRANSFORM) || !defined(PRIMS_SORT_VALUE_BYTES) || \
+    !defined(PRIMS_SORT_BLOCK) || !defined(PRIMS_SORT_ITEMS) || !defined(PRIMS_SORT_RADIX_BITS) ||               \
+    !defined(PRIMS_SORT_MAX_PASSES)
+#error "sort.cu takes its key and value widths, key transform and tile geometry from the host (PRIMS_SORT_*)"
 #endif
-#ifndef KEY_TRANSFORM
-#define KEY_TRANSFORM 0
-#endif
-#ifndef VAL_BYTES
-#define VAL_BYTES 0
-#endif
+
+#define KEY_BITS PRIMS_SORT_KEY_BITS
+#define KEY_TRANSFORM PRIMS_SORT_KEY_TRANSFORM
+#define VAL_BYTES PRIMS_SORT_VALUE_BYTES
 
 #if KEY_BITS == 32
 typedef unsigned int sort_key_t;
@@ -53,14 +61,15 @@ typedef unsigned long long sort_val_t;
 typedef unsigned int sort_val_t;
 #endif
 
-#define RADIX_BITS 8
-#define RADIX 256
-#define MAX_PASSES 8
+#define RADIX_BITS PRIMS_SORT_RADIX_BITS
+#define RADIX (1 << RADIX_BITS)
+#define MAX_PASSES PRIMS_SORT_MAX_PASSES
 #define PASSES (KEY_BITS / RADIX_BITS)
 // One thread per digit in the per-digit phases: BLOCK must equal RADIX.
-#define BLOCK 256
+#define BLOCK PRIMS_SORT_BLOCK
+static_assert(BLOCK == RADIX, "sort.cu runs one thread per digit");
 #define WARPS (BLOCK / 32)
-#define ITEMS 16
+#define ITEMS PRIMS_SORT_ITEMS
 #define TILE (BLOCK * ITEMS)
 #define WARP_TILE (32 * ITEMS)
 
@@ -76,13 +85,11 @@ typedef unsigned int sort_val_t;
 // Blocks per SM the register allocation must allow. ptxas (CUDA 13.0,
 // sm_90) fits 32-bit keys alone in 80 registers without spilling (3 blocks,
 // 24 warps per SM; at 64 registers, 4 blocks, it spills), and every other
-// combination in at most 128 (2 blocks). -DMIN_BLOCKS overrides, for tuning.
-#ifndef MIN_BLOCKS
+// combination in at most 128 (2 blocks).
 #if KEY_BITS == 32 && VAL_BYTES == 0
 #define MIN_BLOCKS 3
 #else
 #define MIN_BLOCKS 2
-#endif
 #endif
 
 // The key's radix bits: an unsigned integer ordered as the keys are.
@@ -230,8 +237,8 @@ struct PassShared {
 // The lanes of the warp whose digit equals this lane's: one ballot per digit
 // bit (BITS of them; 9 where a partial tile marks missing keys with digit
 // 256). CUB ranks the same way. __match_any_sync does this in one
-// instruction but a slow one: with it, 2^28 u32 keys took 10.3 ms on an
-// H200, with the ballots 8.2 ms.
+// instruction but a slow one: the sort took a quarter longer with it
+// (docs/benchmarks/prims.md).
 template <int BITS>
 __device__ __forceinline__ unsigned same_digit_lanes(unsigned d) {
     unsigned peers = 0xffffffffu;

@@ -1,57 +1,111 @@
-// Matrix transpose kernels: the five of NVIDIA's transpose study (copy,
-// shared-memory copy, naive, coalesced, conflict-free), generalised to any
-// rows x cols and to batches, plus the fast "best" kernels, the "sector"
-// kernels for shapes whose rows are not 32-byte aligned, and an in-place
-// transpose of square matrices.
+// Matrix transpose kernels: the five of Harris, "An Efficient Matrix
+// Transpose in CUDA C/C++" (NVIDIA, 2013) (copy, shared-memory copy,
+// naive, coalesced, conflict-free), generalised to any rows x cols and to
+// batches, plus the fast "best" kernels, the "sector" kernels for shapes
+// whose rows are not 32-byte aligned, and an in-place transpose of square
+// matrices.
 //
-// Built once per element size: -DTR_ELEM_BYTES=1, 2, 4, 8 or 16. Elements
-// are moved as raw bits, so every type of that size shares the module.
+// Built once per element size; the host (crates/prims/src/transpose/cuda.rs)
+// passes, from its own constants:
+//   PRIMS_TRANSPOSE_ELEM_BYTES           1, 2, 4, 8 or 16 (elements move as
+//                                        raw bits: every type of a size
+//                                        shares the module)
+//   PRIMS_TRANSPOSE_TILE                 32: elements per side of a tile of
+//                                        the article's kernels
+//   PRIMS_TRANSPOSE_BLOCK_ROWS           8: a block is TILE x BLOCK_ROWS
+//                                        threads
+//   PRIMS_TRANSPOSE_SECTOR_WORD          the sector kernel's word size W and
+//   PRIMS_TRANSPOSE_SECTOR_WORDS         words per lane and output row K
+//   PRIMS_TRANSPOSE_SECTOR_PITCH         its shared-memory words per column
+//                                        (checked against SectorTile)
+//   PRIMS_TRANSPOSE_ORDER_DIAGONAL,      the values of the sector kernel's
+//   PRIMS_TRANSPOSE_ORDER_COLUMN_MAJOR   `order` argument
 //
 // Layout: a batch of `batch` row-major matrices of rows x cols elements,
 // back to back (matrix b starts at element b * rows * cols). The transpose
 // of each is written, row-major cols x rows, at the same offset of `out`.
 //
-// Every kernel runs 32 x 8 threads per block, as in the study, and loops
+// Every kernel runs 32 x 8 threads per block, as in the article, and loops
 // over tiles in y and over matrices in z (grid-stride), so grids stay within
 // the 65535 limit of those dimensions whatever the shape.
 
-#ifndef TR_ELEM_BYTES
-#error "define TR_ELEM_BYTES (1, 2, 4, 8 or 16)"
+#if !defined(PRIMS_TRANSPOSE_ELEM_BYTES) || !defined(PRIMS_TRANSPOSE_TILE) || !defined(PRIMS_TRANSPOSE_BLOCK_ROWS) || \
+    !defined(PRIMS_TRANSPOSE_SECTOR_WORD) || !defined(PRIMS_TRANSPOSE_SECTOR_WORDS) ||                             \
+    !defined(PRIMS_TRANSPOSE_SECTOR_PITCH) || !defined(PRIMS_TRANSPOSE_ORDER_DIAGONAL) ||                          \
+    !defined(PRIMS_TRANSPOSE_ORDER_COLUMN_MAJOR)
+#error "transpose.cu takes its element size, tile and sector geometry and block orders from the host (PRIMS_TRANSPOSE_*)"
 #endif
 
-#define TILE 32
-#define BLOCK_ROWS 8
+#define TILE PRIMS_TRANSPOSE_TILE
+#define BLOCK_ROWS PRIMS_TRANSPOSE_BLOCK_ROWS
 
-// Whether the sector kernel's interior tiles load by cp.async (element by
-// element, straight into shared memory) rather than through registers:
-// for 8-byte elements only, where it measured 15 % faster on the H200 at
-// 16383^2; 4-byte copies (f32) and 16-byte ones (b16) were slower.
-#ifndef TR_SECTOR_ASYNC
-#define TR_SECTOR_ASYNC (TR_ELEM_BYTES == 8)
-#endif
+constexpr int ELEM_BYTES = PRIMS_TRANSPOSE_ELEM_BYTES;
 
-// Whether the register path for interior tiles (sector_load_interior)
-// stages the halo rows by cp.async at its start rather than loading them in
-// a pass of their own at its end: for 2- and 4-byte elements, where it
-// measured 1.7 % (f32) and 0.4-1.3 % (u16) faster on the H200 at 16383^2.
-// For 1-byte elements it was 7 % slower (the larger shared-memory
-// footprint), for 16-byte ones level.
-#ifndef TR_SECTOR_HALO_STAGE
-#define TR_SECTOR_HALO_STAGE (TR_ELEM_BYTES == 2 || TR_ELEM_BYTES == 4)
-#endif
+// Tile orders: which tile a block takes (when the grid has one block per
+// tile). Row-major: blockIdx.x along a tile row. Diagonal: the blocks
+// running together spread over tile rows and columns. Column-major: the
+// blocks running together take a column strip of tiles from top to bottom,
+// so they write whole rows of the output, one after the other.
+constexpr unsigned ORDER_ROW_MAJOR = 0;
+constexpr unsigned ORDER_DIAGONAL = PRIMS_TRANSPOSE_ORDER_DIAGONAL;
+constexpr unsigned ORDER_COLUMN_MAJOR = PRIMS_TRANSPOSE_ORDER_COLUMN_MAJOR;
 
-// The order in which the blocks of the best kernel take their tiles (when
-// the grid has one block per tile): 0 row-major (blockIdx.x along a tile
-// row), 1 diagonal, 2 column-major (the blocks running together take a
-// column strip of tiles from top to bottom, so they write whole rows of the
-// output, one after the other). Measured on the H200 (BENCHMARKS.md):
-// column-major is the fastest for 4- to 16-byte elements (f32 16384^2
-// 3948 -> 4074 GB/s); for 1- and 2-byte elements the row order (column-
-// major cost 5 to 11 %). The sector kernel takes the order as an argument
-// (transpose/mod.rs, sector_block_order).
-#ifndef TR_BEST_ORDER
-#define TR_BEST_ORDER (TR_ELEM_BYTES >= 4 ? 2 : 0)
-#endif
+// How each element size runs, fixed at the configuration that measured
+// fastest on an H200 (docs/benchmarks/transpose.md has the comparisons):
+//
+// BEST_ORDER          the best kernel's tile order: column-major for
+//                     elements of 4 bytes or more, row-major below (there
+//                     column-major cost more than it gained).
+// SECTOR_UNROLL,      the sector kernel's load grouping: load passes whose
+// SECTOR_BUDGET       loads are in flight together hold at most BUDGET
+//                     registers of words, and the group loop is unrolled
+//                     UNROLL times (larger groups spill once the loop is not
+//                     unrolled).
+// SECTOR_ASYNC        interior tiles load element by element by cp.async
+//                     instead of through registers: for 8-byte elements
+//                     only (4- and 16-byte copies were slower).
+// SECTOR_HALO_STAGE   the register path for interior tiles stages the halo
+//                     rows by cp.async at its start instead of loading them
+//                     in a pass of their own at its end: for 2- and 4-byte
+//                     elements (for 1-byte ones the larger shared-memory
+//                     footprint made it slower, for 16-byte ones level).
+template <int E>
+struct SizePolicy;
+template <>
+struct SizePolicy<1> {
+    static constexpr unsigned BEST_ORDER = ORDER_ROW_MAJOR;
+    static constexpr int SECTOR_UNROLL = 1, SECTOR_BUDGET = 24;
+    static constexpr bool SECTOR_ASYNC = false, SECTOR_HALO_STAGE = false;
+};
+template <>
+struct SizePolicy<2> {
+    static constexpr unsigned BEST_ORDER = ORDER_ROW_MAJOR;
+    static constexpr int SECTOR_UNROLL = 1, SECTOR_BUDGET = 24;
+    static constexpr bool SECTOR_ASYNC = false, SECTOR_HALO_STAGE = true;
+};
+template <>
+struct SizePolicy<4> {
+    static constexpr unsigned BEST_ORDER = ORDER_COLUMN_MAJOR;
+    static constexpr int SECTOR_UNROLL = 1, SECTOR_BUDGET = 32;
+    static constexpr bool SECTOR_ASYNC = false, SECTOR_HALO_STAGE = true;
+};
+template <>
+struct SizePolicy<8> {
+    static constexpr unsigned BEST_ORDER = ORDER_COLUMN_MAJOR;
+    static constexpr int SECTOR_UNROLL = 1, SECTOR_BUDGET = 16;
+    static constexpr bool SECTOR_ASYNC = true, SECTOR_HALO_STAGE = false;
+};
+template <>
+struct SizePolicy<16> {
+    static constexpr unsigned BEST_ORDER = ORDER_COLUMN_MAJOR;
+    static constexpr int SECTOR_UNROLL = 1, SECTOR_BUDGET = 16;
+    static constexpr bool SECTOR_ASYNC = false, SECTOR_HALO_STAGE = false;
+};
+typedef SizePolicy<ELEM_BYTES> Policy;
+
+// Resident blocks per SM the sector kernel is built for (3, 5 or 6 were no
+// faster than 4).
+constexpr int SECTOR_MIN_BLOCKS = 4;
 
 typedef unsigned long long u64;
 
@@ -62,12 +116,12 @@ template <> struct Raw<4> { typedef unsigned type; };
 template <> struct Raw<8> { typedef u64 type; };
 template <> struct Raw<16> { typedef uint4 type; };
 
-typedef Raw<TR_ELEM_BYTES>::type elem_t;
+typedef Raw<ELEM_BYTES>::type elem_t;
 
 // ---------------------------------------------------------------------------
-// The study's kernels. Bounds checks make them correct for any shape; for
+// The article's kernels. Bounds checks make them correct for any shape; for
 // shapes that are multiples of 32 they do the same memory accesses as the
-// study's.
+// article's.
 
 extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)
 tr_copy(const elem_t* __restrict__ in, elem_t* __restrict__ out, unsigned rows, unsigned cols, unsigned batch) {
@@ -130,7 +184,7 @@ tr_naive(const elem_t* __restrict__ in, elem_t* __restrict__ out, unsigned rows,
     }
 }
 
-// The coalesced transpose through a shared tile; PAD = 0 is the study's
+// The coalesced transpose through a shared tile; PAD = 0 is the article's
 // "coalesced" kernel (32-way bank conflicts when a warp reads a tile
 // column), PAD = 1 its "conflict-free" one.
 template <int PAD>
@@ -335,7 +389,7 @@ __device__ __forceinline__ Word<W> funnel(const Word<W>& lo, const Word<W>& hi, 
                 b = cat[i + t + 1];
             }
         // Elements of 4 bytes or more start on a register: m % 4 = 0.
-        if constexpr (TR_ELEM_BYTES >= 4)
+        if constexpr (ELEM_BYTES >= 4)
             out.r[i] = a;
         else
             out.r[i] = __byte_perm(a, b, sel);
@@ -413,7 +467,7 @@ __device__ __forceinline__ void store_word_clipped(unsigned char* bytes, u64 at,
 template <int W, bool GUARDED>
 __device__ __forceinline__ void load_tile(const unsigned char* __restrict__ in, u64 total, u64 base, unsigned rows,
                                           unsigned cols, unsigned r0, unsigned c0, Word<W>* planes) {
-    constexpr int E = TR_ELEM_BYTES;
+    constexpr int E = ELEM_BYTES;
     constexpr int V = W / E;
     constexpr int UNITS = 32;
     constexpr int LOAD_UNITS = UNITS;
@@ -426,8 +480,8 @@ __device__ __forceinline__ void load_tile(const unsigned char* __restrict__ in, 
     constexpr int GROUP = (16 / GROUP_REGS) < 1 ? 1 : ((16 / GROUP_REGS) > PASSES ? PASSES : 16 / GROUP_REGS);
     const unsigned lane = threadIdx.x;
     // Groups one after the other, not unrolled: unrolled, the compiler
-    // hoisted later groups' loads and the u8 kernel ran at 2440 GB/s
-    // instead of 2840-2930 (H200, 16384^2).
+    // hoisted later groups' loads, which made the u8 kernel much slower
+    // (docs/benchmarks/transpose.md).
 #pragma unroll 1
     for (int g = 0; g < PASSES; g += GROUP) {
         Word<W> lo[GROUP][V], extra[GROUP][V];
@@ -480,7 +534,7 @@ __device__ __forceinline__ void load_tile(const unsigned char* __restrict__ in, 
 template <int W>
 __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,
                                                unsigned rows, unsigned cols, unsigned batch) {
-    constexpr int E = TR_ELEM_BYTES;
+    constexpr int E = ELEM_BYTES;
     constexpr int V = W / E;
     constexpr int UNITS = 32;  // units per tile side
     constexpr int PITCH = UNITS + 1;
@@ -491,16 +545,15 @@ __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__
     const unsigned tiles_y = (rows + UNITS * V - 1) / (UNITS * V);
     const u64 mat = (u64)rows * cols;
     const u64 total = mat * batch * E;
-    // Block order (TR_BEST_ORDER): column-major for elements of 4 bytes or
-    // more, so that the blocks running together write whole output rows
-    // (f64 at 16384²: row order 89 % of the copy kernel, diagonal 93 %,
-    // column-major 95 %); row order for 1 and 2 bytes.
+    // Block order (Policy::BEST_ORDER): column-major for elements of 4
+    // bytes or more, so that the blocks running together write whole output
+    // rows; row order for 1 and 2 bytes.
     unsigned tile_x = blockIdx.x;
     unsigned tile_y0 = blockIdx.y;
-    if (TR_BEST_ORDER != 0 && gridDim.y == tiles_y) {
+    if (Policy::BEST_ORDER != ORDER_ROW_MAJOR && gridDim.y == tiles_y) {
         const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
         tile_y0 = bid % gridDim.y;
-        tile_x = TR_BEST_ORDER == 1 ? (bid / gridDim.y + tile_y0) % gridDim.x : bid / gridDim.y;
+        tile_x = Policy::BEST_ORDER == ORDER_DIAGONAL ? (bid / gridDim.y + tile_y0) % gridDim.x : bid / gridDim.y;
     }
     const unsigned c0 = tile_x * UNITS * V;  // first input column of the tile
 
@@ -582,11 +635,10 @@ __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__
 // ---------------------------------------------------------------------------
 // The best kernels for shapes whose rows are not all 32-byte aligned.
 //
-// Measured on the H200 (scripts/transpose-alignment-exp.py): a warp store
-// that covers a 32-byte sector only in part costs a quarter of the copy
-// bandwidth, even when a neighbouring warp writes the rest of the sector at
-// once, and more when the rest comes later; loads that straddle sectors
-// cost far less. So these kernels choose each output row's segments to
+// A warp store that covers a 32-byte sector only in part costs a quarter
+// of the copy bandwidth or more, even when a neighbouring warp writes the
+// rest of the sector at once; loads that straddle sectors cost far less
+// (docs/benchmarks/transpose.md, "misaligned rows"). So these kernels choose each output row's segments to
 // start on a sector: tile t writes output elements [t TR - d, (t+1) TR - d)
 // of output row o, where d < SECT (the elements per sector) is o's own
 // misalignment. A tile therefore loads `halo` = SECT input rows before its
@@ -608,14 +660,13 @@ __device__ __forceinline__ void transpose_best(const unsigned char* __restrict__
 // first and last tile row, take a leaner path (sector_load_interior, or
 // sector_load_async for 8-byte elements, and an unclipped store loop):
 // 32-bit row offsets and funnel selectors fixed per thread instead of
-// 64-bit arithmetic and bounds tests per row, which took the 1-byte kernel
-// from 2258 to 2834 GB/s at 16383^2 on the H200. The other tiles take the
-// general path.
+// 64-bit arithmetic and bounds tests per row (a quarter faster for 1-byte
+// elements). The other tiles take the general path.
 
 // Element e of a word, written to p.
 template <int W>
 __device__ __forceinline__ void store_elem(unsigned char* p, const Word<W>& w, int e) {
-    constexpr int E = TR_ELEM_BYTES;
+    constexpr int E = ELEM_BYTES;
     if constexpr (E == 1) {
         *p = (unsigned char)(w.r[e / 4] >> (8 * (e % 4)));
     } else if constexpr (E == 2) {
@@ -631,7 +682,7 @@ __device__ __forceinline__ void store_elem(unsigned char* p, const Word<W>& w, i
 // to an odd count.
 template <int W, int K>
 struct SectorTile {
-    static constexpr int E = TR_ELEM_BYTES;
+    static constexpr int E = ELEM_BYTES;
     static constexpr int V = W / E;            // elements per word
     static constexpr int SECT = 32 / E;        // elements per 32-byte sector
     static constexpr int H = SECT;             // halo rows (a multiple of V)
@@ -756,8 +807,8 @@ __device__ __forceinline__ void sector_load(const unsigned char* __restrict__ in
 // about 20 instructions of 64-bit arithmetic and bounds tests. The TR rows
 // below r0 take exactly 4 K passes; the halo rows (at most 8 unit rows)
 // are realigned and transposed by the first warps at the end, loaded
-// either then (one more round trip) or, with TR_SECTOR_HALO_STAGE, staged
-// in shared memory by cp.async before the first pass.
+// either then (one more round trip) or, with Policy::SECTOR_HALO_STAGE,
+// staged in shared memory by cp.async before the first pass.
 template <int W, int K, int UNROLL, int BUDGET>
 __device__ __forceinline__ void sector_load_interior(const unsigned char* __restrict__ in, u64 tile, unsigned row_bytes,
                                                      unsigned halo, Word<W>* s) {
@@ -782,8 +833,8 @@ __device__ __forceinline__ void sector_load_interior(const unsigned char* __rest
     // The staged halo rows: warp ty's unit row, per row its 32 aligned
     // words and the one after them (which lane 31 needs when the row is
     // misaligned), as the halo pass below would load them.
-    __shared__ Word<W> stage[TR_SECTOR_HALO_STAGE ? T::SECT / V : 1][V][33];
-    if constexpr (TR_SECTOR_HALO_STAGE) {
+    __shared__ Word<W> stage[Policy::SECTOR_HALO_STAGE ? T::SECT / V : 1][V][33];
+    if constexpr (Policy::SECTOR_HALO_STAGE) {
         if (ty < hu) {
             const unsigned dst = (unsigned)__cvta_generic_to_shared(&stage[ty][0][lane]);
 #pragma unroll
@@ -841,7 +892,7 @@ __device__ __forceinline__ void sector_load_interior(const unsigned char* __rest
     }
     // The halo: rows r0 - halo .. r0 - 1, unit rows 0 .. hu - 1 (hu <= 8).
     if (ty < hu) {
-        if constexpr (TR_SECTOR_HALO_STAGE) {
+        if constexpr (Policy::SECTOR_HALO_STAGE) {
             cp_async_wait_all();
             __syncwarp();
         }
@@ -851,7 +902,7 @@ __device__ __forceinline__ void sector_load_interior(const unsigned char* __rest
             // Row -halo + ty V + k of the tile: offset m0 - (halo - ty V - k) row_bytes.
             const long long off = (long long)m0 - (long long)(halo - ty * V - k) * row_bytes;
             const unsigned m = (unsigned)off & (W - 1);
-            if constexpr (TR_SECTOR_HALO_STAGE) {
+            if constexpr (Policy::SECTOR_HALO_STAGE) {
                 // Word 32 is stale when m = 0, and then the funnel ignores it.
                 x[k] = funnel<W>(stage[ty][k][lane], stage[ty][k][lane + 1], m);
             } else {
@@ -926,14 +977,14 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
 
     for (unsigned b = blockIdx.z; b < batch; b += gridDim.z) {
         const u64 base = b * mat;
-        // Block order (`order`, chosen by the host per shape), when the
-        // grid has one block per tile: 0 row-major, 1 diagonal, 2
-        // column-major (see TR_BEST_ORDER).
+        // Tile order (`order`, chosen by the host per element size), when
+        // the grid has one block per tile: ORDER_DIAGONAL or
+        // ORDER_COLUMN_MAJOR (see the orders at the top).
         unsigned tx = blockIdx.x, ty0 = blockIdx.y;
-        if (order != 0 && gridDim.y == tiles_y) {
+        if (order != ORDER_ROW_MAJOR && gridDim.y == tiles_y) {
             const unsigned bid = blockIdx.x + gridDim.x * blockIdx.y;
             ty0 = bid % gridDim.y;
-            tx = order == 1 ? (bid / gridDim.y + ty0) % gridDim.x : bid / gridDim.y;
+            tx = order == ORDER_DIAGONAL ? (bid / gridDim.y + ty0) % gridDim.x : bid / gridDim.y;
         }
         for (unsigned t = ty0; t < tiles_y; t += gridDim.y) {
             const unsigned c0 = tx * T::TC;
@@ -947,14 +998,10 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
             // word inside its row as well (block-uniform). Columns past the
             // last (right-hand tiles) load bytes of the next rows, inside
             // the buffer as guarded says, and store nothing.
-#ifdef TR_SECTOR_NO_INTERIOR
-            const bool interior = false;
-#else
             const bool interior = offsets_fit && !guarded && rb >= 0 && r0 + TR <= (long long)rows;
-#endif
 
             if (interior) {
-                if constexpr (TR_SECTOR_ASYNC)
+                if constexpr (Policy::SECTOR_ASYNC)
                     sector_load_async<W, K>(in, (base + (u64)rb * cols + c0) * E, row_bytes, halo, s);
                 else
                     sector_load_interior<W, K, UNROLL, BUDGET>(in, (base + (u64)r0 * cols + c0) * E, row_bytes, halo, s);
@@ -1039,56 +1086,35 @@ __device__ __forceinline__ void transpose_sector(const unsigned char* __restrict
     }
 }
 
-// One sector kernel per element size, `tr_sector`, with the word size W,
-// the words per lane and output row K, and the load grouping (passes
-// unrolled, register budget of a group) that measured fastest on the H200
-// at 16383^2 (scripts/transpose-alignment-exp.py, BENCHMARKS.md; larger
-// groups spill once the group loop is not unrolled, and 3, 5 or 6 blocks
-// per SM measured no better than 4). The host mirrors W and K
-// (transpose/mod.rs, sector_params) to size the grid and the shared memory
-// (T::TC columns of P words).
-#ifndef TR_SECTOR_MINB
-#define TR_SECTOR_MINB 4
-#endif
-#define TR_SECTOR(W, K, UNROLL, BUDGET)                                                              \
-    extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS, TR_SECTOR_MINB)                \
-        tr_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,           \
-                  unsigned rows, unsigned cols, unsigned batch, unsigned halo, unsigned order) {   \
-        transpose_sector<W, K, UNROLL, BUDGET>(in, out, rows, cols, batch, halo, order);           \
-    }
+// The sector kernel, `tr_sector`, with the host's word size W and words per
+// lane and output row K for this element size, and the load grouping of
+// Policy. The host sizes the grid and the shared memory (T::TC columns of P
+// words) from the same W and K.
+typedef SectorTile<PRIMS_TRANSPOSE_SECTOR_WORD, PRIMS_TRANSPOSE_SECTOR_WORDS> SectorGeometry;
+static_assert(SectorGeometry::P == PRIMS_TRANSPOSE_SECTOR_PITCH, "the host's sector tile pitch differs from SectorTile's");
 
-#if defined(TR_SECTOR_W)
-// Experiments (scripts/transpose_proto.py): -DTR_SECTOR_W=.. -DTR_SECTOR_K=..
-// -DTR_SECTOR_UNROLL=.. -DTR_SECTOR_BUDGET=.., -DTR_SECTOR_MINB=..,
-// -DTR_SECTOR_ASYNC=0/1, -DTR_SECTOR_HALO_STAGE=0/1, -DTR_SECTOR_NO_INTERIOR
-// (every tile on the general path), -DTR_BEST_ORDER=0/1/2 (the host's
-// sector_params must match W, K).
-TR_SECTOR(TR_SECTOR_W, TR_SECTOR_K, TR_SECTOR_UNROLL, TR_SECTOR_BUDGET)
-#elif TR_ELEM_BYTES == 1
-TR_SECTOR(4, 2, 1, 24)
-#elif TR_ELEM_BYTES == 2
-TR_SECTOR(4, 4, 1, 24)
-#elif TR_ELEM_BYTES == 4
-TR_SECTOR(8, 2, 1, 32)
-#else
-TR_SECTOR(16, 1, 1, 16)
-#endif
+extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS, SECTOR_MIN_BLOCKS)
+    tr_sector(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, unsigned rows, unsigned cols,
+              unsigned batch, unsigned halo, unsigned order) {
+    transpose_sector<PRIMS_TRANSPOSE_SECTOR_WORD, PRIMS_TRANSPOSE_SECTOR_WORDS, Policy::SECTOR_UNROLL,
+                     Policy::SECTOR_BUDGET>(in, out, rows, cols, batch, halo, order);
+}
 
 // The host gives the best kernel with W-byte words V planes of 32 x 33
 // words of dynamic shared memory.
-#define TR_BEST(W)                                                                                   \
+#define BEST_KERNEL(W)                                                                                   \
     extern "C" __global__ void __launch_bounds__(TILE * BLOCK_ROWS)                                \
         tr_best_w##W(const unsigned char* __restrict__ in, unsigned char* __restrict__ out,        \
                      unsigned rows, unsigned cols, unsigned batch) {                               \
         transpose_best<W>(in, out, rows, cols, batch);                                             \
     }
 
-#if TR_ELEM_BYTES <= 4
-TR_BEST(4)
+#if PRIMS_TRANSPOSE_ELEM_BYTES <= 4
+BEST_KERNEL(4)
 #endif
-#if TR_ELEM_BYTES >= 4 && TR_ELEM_BYTES <= 8
-TR_BEST(8)
+#if PRIMS_TRANSPOSE_ELEM_BYTES >= 4 && PRIMS_TRANSPOSE_ELEM_BYTES <= 8
+BEST_KERNEL(8)
 #endif
-#if TR_ELEM_BYTES >= 4
-TR_BEST(16)
+#if PRIMS_TRANSPOSE_ELEM_BYTES >= 4
+BEST_KERNEL(16)
 #endif

@@ -498,7 +498,7 @@ struct SortOrder<double> {
 };
 
 // Whether this lane keeps the larger key of the pair (lane, lane ^ stride)
-// in the merge of blocks of `size` lanes. The document's
+// in the merge of blocks of `size` lanes. The slides'
 // bfe(lane, log2 size) ^ bfe(lane, log2 stride), written as mask tests
 // because sm_70+ has no BFE instruction (ptxas expands bfe to shifts).
 // Blocks with the size bit set are sorted descending, which makes each

@@ -3,15 +3,19 @@
 
 use rayon::prelude::*;
 
-use crate::Primitives;
-use crate::element::{Element, Op, Predicate, SortKey};
+use crate::atomics::{AtomicValue, AtomicsConfig};
+use crate::element::{Element, Op, Pod, Predicate, SortKey};
 use crate::error::{Result, ensure};
+use crate::transpose::MatrixShape;
+use crate::{Primitives, atomics, transpose};
 
 /// Primitives on the CPU over `Vec`s.
 ///
 /// Floating-point reductions add fixed chunks of [`CpuPrims::CHUNK`]
 /// elements in order and then the chunk results in order, so the result does
-/// not depend on the number of threads.
+/// not depend on the number of threads. Reductions by key add in input
+/// order, whatever strategy the configuration names. The transpose is
+/// cache-blocked and parallel.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuPrims;
 
@@ -33,13 +37,13 @@ pub(crate) fn check_offsets(offsets: &[u32], n: usize) -> Result<()> {
 }
 
 impl Primitives for CpuPrims {
-    type Buffer<T: Element> = Vec<T>;
+    type Buffer<T: Pod> = Vec<T>;
 
-    fn upload<T: Element>(&self, host: &[T]) -> Result<Vec<T>> {
+    fn upload<T: Pod>(&self, host: &[T]) -> Result<Vec<T>> {
         Ok(host.to_vec())
     }
 
-    fn download<T: Element>(&self, buf: &Vec<T>) -> Result<Vec<T>> {
+    fn download<T: Pod>(&self, buf: &Vec<T>) -> Result<Vec<T>> {
         Ok(buf.clone())
     }
 
@@ -93,5 +97,29 @@ impl Primitives for CpuPrims {
 
     fn select_if<T: Element>(&self, x: &Vec<T>, pred: Predicate<T>) -> Result<Vec<T>> {
         Ok(x.iter().copied().filter(|&v| pred.keeps(v)).collect())
+    }
+
+    fn transpose<T: Pod>(&self, src: &Vec<T>, shape: MatrixShape) -> Result<Vec<T>> {
+        let mut dst = vec![T::default(); src.len()];
+        transpose::cpu::transpose_into(src, &mut dst, shape)?;
+        Ok(dst)
+    }
+
+    fn transpose_in_place<T: Pod>(&self, data: &mut Vec<T>, shape: MatrixShape) -> Result<()> {
+        transpose::cpu::transpose_in_place(data, shape)
+    }
+
+    fn reduce_by_key_dense<V: AtomicValue>(
+        &self,
+        keys: &Vec<u32>,
+        values: &Vec<V>,
+        nbins: usize,
+        _config: impl Into<AtomicsConfig>,
+    ) -> Result<Vec<V>> {
+        atomics::cpu::reduce_by_key_dense(keys, values, nbins)
+    }
+
+    fn histogram(&self, keys: &Vec<u32>, nbins: usize, _config: impl Into<AtomicsConfig>) -> Result<Vec<u32>> {
+        atomics::cpu::histogram(keys, nbins)
     }
 }

@@ -3,7 +3,55 @@
 
 use std::fmt::Debug;
 
-use warpmc_gpu::{DeviceRepr, ValidAsZeroBits};
+/// What a buffer element needs from the CUDA layer: cudarc's `DeviceRepr`
+/// and `ValidAsZeroBits` (re-exported by warpmc-gpu) with the `cuda`
+/// feature, nothing without it. Implemented for every type that has them;
+/// a type of your own gets it by implementing those two (with the feature).
+#[cfg(feature = "cuda")]
+pub trait DeviceCopy: warpmc_gpu::DeviceRepr + warpmc_gpu::ValidAsZeroBits {}
+#[cfg(feature = "cuda")]
+impl<T: warpmc_gpu::DeviceRepr + warpmc_gpu::ValidAsZeroBits> DeviceCopy for T {}
+
+/// What a buffer element needs from the CUDA layer: nothing, in a build
+/// without the `cuda` feature.
+#[cfg(not(feature = "cuda"))]
+pub trait DeviceCopy {}
+#[cfg(not(feature = "cuda"))]
+impl<T> DeviceCopy for T {}
+
+/// Plain bits that can live in a buffer of either backend: every buffer of
+/// [`crate::Primitives`] holds `Pod` elements. The primitive numbers,
+/// [`crate::Bytes16`] and [`crate::atomics::Vector`] are `Pod`.
+///
+/// # Safety
+///
+/// The type must have no padding bytes and every bit pattern (all zeros
+/// included) must be a valid value: kernels move and fill raw bits, and
+/// [`as_bytes`] views elements as bytes.
+pub unsafe trait Pod: Copy + Default + Debug + Send + Sync + DeviceCopy + 'static {}
+
+macro_rules! pod {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive numbers: no padding, every bit pattern valid.
+        unsafe impl Pod for $t {}
+    )*};
+}
+pod!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// The bytes of `v`, for bitwise comparisons (NaNs equal to themselves,
+/// -0.0 different from 0.0) and for writing elements out.
+pub fn as_bytes<T: Pod>(v: &[T]) -> &[u8] {
+    // SAFETY: Pod types have no padding bytes, so every byte of the slice is
+    // initialised; u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// The bytes of `v`, writable: any bytes written leave valid elements.
+pub fn as_bytes_mut<T: Pod>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as in as_bytes; and Pod types accept every bit pattern, so
+    // whatever is written through the bytes is a valid value.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
 
 /// An associative operator for reductions and scans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -14,6 +62,24 @@ pub enum Op {
     Min,
     /// Maximum (for floats, IEEE maxNum).
     Max,
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Op {
+    type Err = crate::PrimsError;
+
+    /// `sum`, `min` or `max`.
+    fn from_str(s: &str) -> crate::Result<Self> {
+        Op::ALL
+            .into_iter()
+            .find(|o| o.name() == s)
+            .ok_or_else(|| crate::PrimsError::InvalidArgument(format!("unknown operator '{s}' (sum, min or max)")))
+    }
 }
 
 impl Op {
@@ -30,11 +96,9 @@ impl Op {
     }
 }
 
-/// A plain element type that both backends handle: `i32`, `u32`, `i64`,
-/// `u64`, `f32`, `f64`.
-pub trait Element:
-    Copy + Default + PartialEq + PartialOrd + Debug + Send + Sync + DeviceRepr + ValidAsZeroBits + 'static
-{
+/// A number type the reductions, scans, sorts and compaction handle: `i32`,
+/// `u32`, `i64`, `u64`, `f32`, `f64`.
+pub trait Element: Pod + PartialEq + PartialOrd {
     /// The CUDA C++ spelling of the type.
     const CUDA: &'static str;
     /// The Rust spelling, used in kernel names (`reduce_sum` in the module
@@ -130,8 +194,9 @@ float_element!(f64, "double");
 pub trait SortKey: Element {
     /// 32 or 64.
     const BITS: u32;
-    /// How the kernels turn a key into its radix bits: 0 = as is (unsigned),
-    /// 1 = flip the sign bit (signed integers), 2 = IEEE total order (floats).
+    /// How the kernels turn a key into its radix bits (sort.cu's
+    /// `PRIMS_SORT_KEY_TRANSFORM`): 0 = as is (unsigned), 1 = flip the sign
+    /// bit (signed integers), 2 = IEEE total order (floats).
     const TRANSFORM: u32;
     /// The key's radix bits, zero-extended to 64.
     fn radix_bits(self) -> u64;
@@ -227,16 +292,32 @@ impl<T: Element> Predicate<T> {
         }
     }
 
-    /// (kind, threshold) as the kernels take them: 0 = non-zero, 1 = greater,
-    /// 2 = less.
-    pub fn encode(self) -> (u32, T) {
+    /// (kind, threshold) as the compaction kernel takes them (the kinds
+    /// are passed to device.cu as defines, see [`PREDICATE_KINDS`]).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn encode(self) -> (u32, T) {
         match self {
-            Predicate::NonZero => (0, T::default()),
-            Predicate::GreaterThan(t) => (1, t),
-            Predicate::LessThan(t) => (2, t),
+            Predicate::NonZero => (PREDICATE_NON_ZERO, T::default()),
+            Predicate::GreaterThan(t) => (PREDICATE_GREATER_THAN, t),
+            Predicate::LessThan(t) => (PREDICATE_LESS_THAN, t),
         }
     }
 }
+
+#[cfg(feature = "cuda")]
+const PREDICATE_NON_ZERO: u32 = 0;
+#[cfg(feature = "cuda")]
+const PREDICATE_GREATER_THAN: u32 = 1;
+#[cfg(feature = "cuda")]
+const PREDICATE_LESS_THAN: u32 = 2;
+
+/// The predicate kinds of [`Predicate::encode`] as device.cu's defines.
+#[cfg(feature = "cuda")]
+pub(crate) const PREDICATE_KINDS: [(&str, u32); 3] = [
+    ("PRIMS_SELECT_NON_ZERO", PREDICATE_NON_ZERO),
+    ("PRIMS_SELECT_GREATER_THAN", PREDICATE_GREATER_THAN),
+    ("PRIMS_SELECT_LESS_THAN", PREDICATE_LESS_THAN),
+];
 
 #[cfg(test)]
 mod tests {

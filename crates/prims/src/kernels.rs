@@ -35,7 +35,7 @@ pub fn with_warp_header(src: KernelSource) -> KernelSource {
 pub fn all_sources() -> Vec<KernelSource> {
     let mut v = crate::cuda::device::sources();
     v.extend(crate::cuda::sort::sources());
-    v.extend(crate::transpose::cuda_sources());
+    v.extend(crate::transpose::cuda::sources());
     v.extend(crate::atomics::sources());
     v
 }

@@ -3,11 +3,15 @@
 //! patterns and awkward sizes; the kernels' peer masks against the CPU's.
 //! Skipped (with a printed reason) where no GPU is usable.
 
-use warpmc_prims::atomics::{
-    AtomicAdd, AtomicStrategy, AtomicValue, AtomicsConfig, KeyOrder, PeerMethod, Reference, Vector, histogram_cpu,
-    peer_masks_cpu,
-};
-use warpmc_prims::{CudaPrims, Element, PrimsError};
+mod common;
+
+use common::{Reference, peer_masks};
+use warpmc_prims::atomics::{AtomicAdd, AtomicStrategy, AtomicValue, KeyOrder, PeerMethod, Vector};
+use warpmc_prims::{AtomicsConfig, CpuPrims, CudaPrims, Element, Primitives, PrimsError};
+
+fn histogram_cpu(keys: &[u32], nbins: usize) -> Vec<u32> {
+    CpuPrims.histogram(&keys.to_vec(), nbins, AtomicStrategy::Auto).unwrap()
+}
 
 /// Around the warp size, and one beyond a block of 256.
 const SIZES: [usize; 7] = [0, 1, 31, 33, 257, 1000, 100_003];
@@ -199,9 +203,9 @@ fn check_type<V: AtomicValue>(p: &CudaPrims) {
             let seed = (pi * 100 + si) as u64;
             let (k, nbins) = keys(pattern, n, seed);
             let x = values::<V>(n, seed + 7);
-            let reference = Reference::new(&k, &x, nbins).unwrap();
-            let dk = p.gpu().upload(&k).unwrap();
-            let dx = p.gpu().upload(&x).unwrap();
+            let reference = Reference::new(&k, &x, nbins);
+            let dk = p.upload(&k).unwrap();
+            let dx = p.upload(&x).unwrap();
             for config in configs() {
                 let what = format!("{} {pattern:?} n={n} nbins={nbins} {config:?}", V::type_name());
                 let result = p.reduce_by_key_dense(&dk, &dx, nbins, config);
@@ -209,7 +213,7 @@ fn check_type<V: AtomicValue>(p: &CudaPrims) {
                     assert!(matches!(result, Err(PrimsError::InvalidArgument(_))), "{what}: bins too large for shared");
                     continue;
                 }
-                let got = p.gpu().download(&result.unwrap()).unwrap();
+                let got = p.download(&result.unwrap()).unwrap();
                 if let Err(m) = reference.check(&got) {
                     panic!("{what}: {m}");
                 }
@@ -258,8 +262,8 @@ fn histograms_match_the_cpu_exactly() {
     for (pi, &pattern) in PATTERNS.iter().enumerate() {
         for (si, &n) in SIZES.iter().enumerate() {
             let (k, nbins) = keys(pattern, n, (pi * 100 + si) as u64);
-            let want = histogram_cpu(&k, nbins).unwrap();
-            let dk = p.gpu().upload(&k).unwrap();
+            let want = histogram_cpu(&k, nbins);
+            let dk = p.upload(&k).unwrap();
             for config in configs() {
                 let what = format!("{pattern:?} n={n} nbins={nbins} {config:?}");
                 let result = p.histogram(&dk, nbins, config);
@@ -267,7 +271,7 @@ fn histograms_match_the_cpu_exactly() {
                     assert!(result.is_err(), "{what}");
                     continue;
                 }
-                let got = p.gpu().download(&result.unwrap()).unwrap();
+                let got = p.download(&result.unwrap()).unwrap();
                 if let Some(i) = (0..nbins).find(|&i| got[i] != want[i]) {
                     panic!("{what}: bin {i}: {} instead of {}", got[i], want[i]);
                 }
@@ -282,10 +286,10 @@ fn peer_masks_match_the_cpu() {
     for (pi, &pattern) in PATTERNS.iter().enumerate() {
         for (si, &n) in SIZES.iter().enumerate() {
             let (k, nbins) = keys(pattern, n, (pi * 100 + si) as u64);
-            let dk = p.gpu().upload(&k).unwrap();
+            let dk = p.upload(&k).unwrap();
             for method in [PeerMethod::Ballot, PeerMethod::Match, PeerMethod::Runs] {
-                let got = p.gpu().download(&p.peer_masks(&dk, nbins, method).unwrap()).unwrap();
-                let want = peer_masks_cpu(&k, nbins, method);
+                let got = p.download(&p.peer_masks(&dk, nbins, method).unwrap()).unwrap();
+                let want = peer_masks(&k, nbins, method);
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                     panic!("{pattern:?} n={n} {method:?}: element {i}: {:#010x} instead of {:#010x}", got[i], want[i]);
                 }
@@ -298,30 +302,30 @@ fn peer_masks_match_the_cpu() {
 fn into_accumulates_and_reports_the_strategy() {
     let Some(p) = gpu("into_accumulates_and_reports_the_strategy") else { return };
     let k: Vec<u32> = (0..10_000).map(|i| i / 7).collect();
-    let dk = p.gpu().upload(&k).unwrap();
-    let dx = p.gpu().upload(&vec![1u64; k.len()]).unwrap();
+    let dk = p.upload(&k).unwrap();
+    let dx = p.upload(&vec![1u64; k.len()]).unwrap();
     let mut bins = p.gpu().alloc_zeros::<u64>(1429).unwrap();
     let config = AtomicsConfig { order: KeyOrder::Sorted, ..Default::default() };
     let ran = p.reduce_by_key_dense_into(&dk, &dx, &mut bins, config).unwrap();
     assert_ne!(ran, AtomicStrategy::Auto);
     assert_eq!(ran, p.atomics_strategy(k.len(), 1429, 8, config));
     p.reduce_by_key_dense_into(&dk, &dx, &mut bins, AtomicStrategy::Plain).unwrap();
-    let got = p.gpu().download(&bins).unwrap();
+    let got = p.download(&bins).unwrap();
     let want: Vec<u64> = (0..1429).map(|b| if b < 1428 { 14 } else { 2 * (10_000 - 1428 * 7) }).collect();
     assert_eq!(got, want);
     let mut counts = p.gpu().alloc_zeros::<u32>(1429).unwrap();
     p.histogram_into(&dk, &mut counts, AtomicStrategy::AggregatedRuns).unwrap();
     p.histogram_into(&dk, &mut counts, AtomicStrategy::SharedRuns).unwrap();
-    assert_eq!(p.gpu().download(&counts).unwrap(), want.iter().map(|&c| c as u32).collect::<Vec<_>>());
+    assert_eq!(p.download(&counts).unwrap(), want.iter().map(|&c| c as u32).collect::<Vec<_>>());
 }
 
 #[test]
 fn bad_arguments_are_errors() {
     let Some(p) = gpu("bad_arguments_are_errors") else { return };
-    let dk = p.gpu().upload(&[1u32, 2, 3]).unwrap();
-    let dx = p.gpu().upload(&[1.0f32, 2.0]).unwrap();
+    let dk = p.upload(&[1u32, 2, 3]).unwrap();
+    let dx = p.upload(&[1.0f32, 2.0]).unwrap();
     assert!(matches!(p.reduce_by_key_dense(&dk, &dx, 4, AtomicStrategy::Plain), Err(PrimsError::InvalidArgument(_))));
-    let dx = p.gpu().upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let dx = p.upload(&[1.0f32, 2.0, 3.0]).unwrap();
     let too_many = u32::MAX as usize + 1;
     assert!(matches!(
         p.reduce_by_key_dense(&dk, &dx, too_many, AtomicStrategy::Auto),
@@ -334,5 +338,5 @@ fn bad_arguments_are_errors() {
         Err(PrimsError::InvalidArgument(_))
     ));
     // nbins = 0: every key is out of range; an empty result.
-    assert!(p.gpu().download(&p.histogram(&dk, 0, AtomicStrategy::Auto).unwrap()).unwrap().is_empty());
+    assert!(p.download(&p.histogram(&dk, 0, AtomicStrategy::Auto).unwrap()).unwrap().is_empty());
 }

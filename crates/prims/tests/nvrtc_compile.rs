@@ -1,7 +1,8 @@
-//! Every kernel source of the crate compiles with NVRTC for sm_90 — checked
-//! wherever NVRTC loads, GPU or not (`WARPMC_NVRTC=/path/libnvrtc.so.13`),
-//! so a kernel typo shows up before a GPU run. Skipped with a printed reason
-//! where NVRTC is missing.
+//! Every kernel source of the crate, and the warp test kernels of
+//! warpmc-testkit that exercise its header, compiles with NVRTC for sm_90 —
+//! checked wherever NVRTC loads, GPU or not
+//! (`WARPMC_NVRTC=/path/libnvrtc.so.13`), so a kernel typo shows up before a
+//! GPU run. Skipped with a printed reason where NVRTC is missing.
 
 use warpmc_gpu::{Target, compile};
 
@@ -13,6 +14,7 @@ fn every_kernel_compiles_for_sm_90() {
         "#include \"warp.cuh\"\nextern \"C\" __global__ void empty() {}",
     ))];
     sources.extend(warpmc_prims::kernels::all_sources());
+    sources.extend(warpmc_testkit::warp::sources());
     for src in sources {
         match compile(&src, &target) {
             Ok(image) => assert!(!image.is_empty(), "{}: empty image", src.name()),

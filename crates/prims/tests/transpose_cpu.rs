@@ -2,11 +2,13 @@
 //! twice is the identity, in place equals out of place, a batch is its
 //! matrices one by one).
 
-use proptest::prelude::*;
-use warpmc_prims::transpose::{Transposable, as_bytes, pseudo_random};
-use warpmc_prims::{Bytes16, CpuPrims, Transpose};
+mod common;
 
-fn by_definition<T: Transposable>(src: &[T], rows: usize, cols: usize) -> Vec<T> {
+use common::pseudo_random;
+use proptest::prelude::*;
+use warpmc_prims::{Bytes16, CpuPrims, MatrixShape, Pod, Primitives, as_bytes};
+
+fn by_definition<T: Pod>(src: &[T], rows: usize, cols: usize) -> Vec<T> {
     let mut out = vec![T::default(); src.len()];
     for r in 0..rows {
         for c in 0..cols {
@@ -16,19 +18,21 @@ fn by_definition<T: Transposable>(src: &[T], rows: usize, cols: usize) -> Vec<T>
     out
 }
 
-fn check<T: Transposable>(batch: usize, rows: usize, cols: usize, seed: u64) {
+fn check<T: Pod>(batch: usize, rows: usize, cols: usize, seed: u64) {
+    let shape = MatrixShape::new(rows, cols).batched(batch);
     let x: Vec<T> = pseudo_random(batch * rows * cols, seed);
-    let t = CpuPrims.transpose_batched(&x, batch, rows, cols).unwrap();
+    let t = CpuPrims.transpose(&x, shape).unwrap();
     let mat = rows * cols;
     for b in 0..batch {
         let want = by_definition(&x[b * mat..(b + 1) * mat], rows, cols);
-        assert!(as_bytes(&t[b * mat..(b + 1) * mat]) == as_bytes(&want), "{} {rows} x {cols}", T::NAME);
+        let name = std::any::type_name::<T>();
+        assert!(as_bytes(&t[b * mat..(b + 1) * mat]) == as_bytes(&want), "{name} {rows} x {cols}");
     }
-    let back = CpuPrims.transpose_batched(&t, batch, cols, rows).unwrap();
+    let back = CpuPrims.transpose(&t, shape.transposed()).unwrap();
     assert!(as_bytes(&back) == as_bytes(&x));
     if rows == cols {
         let mut y = x.clone();
-        CpuPrims.transpose_in_place(&mut y, batch, rows).unwrap();
+        CpuPrims.transpose_in_place(&mut y, shape).unwrap();
         assert!(as_bytes(&y) == as_bytes(&t));
     }
 }
@@ -62,21 +66,24 @@ fn large_and_awkward_shapes() {
 #[repr(C)]
 struct Rgb([u8; 3]);
 // SAFETY: three bytes, no padding, every bit pattern valid.
+#[cfg(feature = "cuda")]
 unsafe impl warpmc_gpu::DeviceRepr for Rgb {}
 // SAFETY: as above.
+#[cfg(feature = "cuda")]
 unsafe impl warpmc_gpu::ValidAsZeroBits for Rgb {}
 // SAFETY: as above.
-unsafe impl Transposable for Rgb {
-    const NAME: &'static str = "rgb";
-}
+unsafe impl Pod for Rgb {}
 
 #[test]
 fn bad_arguments_are_errors_not_panics() {
-    assert!(CpuPrims.transpose(&vec![0u8; 10], 3, 3).is_err());
-    assert!(CpuPrims.transpose(&vec![0u8; 10], usize::MAX, 2).is_err());
-    assert!(CpuPrims.transpose_in_place(&mut vec![0u8; 6], 1, 2).is_err());
-    let e = CpuPrims.transpose(&vec![Rgb::default(); 4], 2, 2).unwrap_err();
+    let m = |rows, cols| MatrixShape::new(rows, cols);
+    assert!(CpuPrims.transpose(&vec![0u8; 10], m(3, 3)).is_err());
+    assert!(CpuPrims.transpose(&vec![0u8; 10], m(usize::MAX, 2)).is_err());
+    assert!(CpuPrims.transpose(&vec![0u8; 12], m(3, 2).batched(2)).is_ok());
+    assert!(CpuPrims.transpose_in_place(&mut vec![0u8; 6], m(1, 2)).is_err());
+    assert!(CpuPrims.transpose_in_place(&mut vec![0u8; 6], m(2, 3)).is_err());
+    let e = CpuPrims.transpose(&vec![Rgb::default(); 4], m(2, 2)).unwrap_err();
     assert!(e.to_string().contains("1, 2, 4, 8 or 16 bytes"), "{e}");
-    assert!(CpuPrims.transpose::<u32>(&vec![], 0, 9).unwrap().is_empty());
-    assert!(CpuPrims.transpose::<u32>(&vec![], 9, 0).unwrap().is_empty());
+    assert!(CpuPrims.transpose::<u32>(&vec![], m(0, 9)).unwrap().is_empty());
+    assert!(CpuPrims.transpose::<u32>(&vec![], m(9, 0)).unwrap().is_empty());
 }

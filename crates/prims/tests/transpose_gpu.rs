@@ -2,8 +2,10 @@
 //! size, on awkward shapes, batches, and in place. Skipped (with a printed
 //! reason) where no GPU is usable.
 
-use warpmc_prims::transpose::{Transposable, as_bytes, pseudo_random, word_fits};
-use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, Transpose, TransposeKernel};
+mod common;
+
+use common::pseudo_random;
+use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, MatrixShape, Pod, Primitives, TransposeKernel, as_bytes};
 
 /// (batch, rows, cols): degenerate, skinny, around the 32-element tile and
 /// the 128-element tile of the 1-byte best kernel, rows that start inside
@@ -37,8 +39,9 @@ fn kernels() -> Vec<TransposeKernel> {
     k
 }
 
-fn check_type<T: Transposable>(p: &CudaPrims) {
+fn check_type<T: Pod>(p: &CudaPrims) {
     let e = size_of::<T>();
+    let name = std::any::type_name::<T>();
     let mut shapes = SHAPES.to_vec();
     // Shapes around the tiles of the wider words (64, 128 elements) and
     // whose rows shift by every offset within a 32-byte sector; then rows
@@ -51,32 +54,27 @@ fn check_type<T: Transposable>(p: &CudaPrims) {
     shapes.extend([(1, 64, 97), (2, 96, 45), (1, 257, 130), (2, 300, 131)]);
     shapes.extend([(2, 600, 333), (1, 1100, 70), (3, 530, 129), (1, 1024, 520)]);
     for (s, &(batch, rows, cols)) in shapes.iter().enumerate() {
+        let shape = MatrixShape::new(rows, cols).batched(batch);
         let host: Vec<T> = pseudo_random(batch * rows * cols, 100 + s as u64);
-        let want = CpuPrims.transpose_batched(&host, batch, rows, cols).unwrap();
-        let src = p.gpu().upload(&host).unwrap();
+        let want = CpuPrims.transpose(&host, shape).unwrap();
+        let src = p.upload(&host).unwrap();
         for k in kernels() {
-            if let TransposeKernel::Best(Some(w)) = k {
-                if !word_fits(w, e, rows, cols) {
-                    // The kernel must refuse, not run.
-                    let mut dst = p.gpu().alloc_zeros::<T>(host.len()).unwrap();
-                    assert!(p.transpose_with(k, &src, &mut dst, batch, rows, cols).is_err());
-                    continue;
-                }
+            if !k.supports(e, shape) {
+                // The kernel must refuse, not run.
+                let mut dst = p.gpu().alloc_zeros::<T>(host.len()).unwrap();
+                assert!(p.transpose_into(&src, &mut dst, shape, k).is_err());
+                continue;
             }
             // A sentinel fill, so that an element the kernel skips shows.
-            let mut dst = p.gpu().upload(&pseudo_random::<T>(host.len(), 999)).unwrap();
-            p.transpose_with(k, &src, &mut dst, batch, rows, cols).unwrap();
-            let got = p.gpu().download(&dst).unwrap();
+            let mut dst = p.upload(&pseudo_random::<T>(host.len(), 999)).unwrap();
+            p.transpose_into(&src, &mut dst, shape, k).unwrap();
+            let got = p.download(&dst).unwrap();
             let expect = if k.transposes() { &want } else { &host };
-            assert!(
-                as_bytes(&got) == as_bytes(expect),
-                "{k:?} {} batch {batch} of {rows} x {cols}: differs from the CPU",
-                T::NAME
-            );
+            assert!(as_bytes(&got) == as_bytes(expect), "{k:?} {name} {shape}: differs from the CPU");
         }
         // The trait's form.
-        let got = p.gpu().download(&p.transpose_batched(&src, batch, rows, cols).unwrap()).unwrap();
-        assert!(as_bytes(&got) == as_bytes(&want), "transpose_batched {} {batch} x {rows} x {cols}", T::NAME);
+        let got = p.download(&p.transpose(&src, shape).unwrap()).unwrap();
+        assert!(as_bytes(&got) == as_bytes(&want), "transpose {name} {shape}");
     }
 }
 
@@ -91,16 +89,17 @@ fn every_kernel_matches_the_cpu_for_every_size() {
     check_type::<i8>(&p);
 }
 
-fn check_in_place<T: Transposable>(p: &CudaPrims) {
+fn check_in_place<T: Pod>(p: &CudaPrims) {
     for (s, &(batch, n)) in
         [(1, 1), (1, 2), (1, 31), (1, 32), (1, 33), (1, 100), (1, 257), (3, 65), (4, 1)].iter().enumerate()
     {
+        let shape = MatrixShape::square(n).batched(batch);
         let host: Vec<T> = pseudo_random(batch * n * n, 300 + s as u64);
-        let want = CpuPrims.transpose_batched(&host, batch, n, n).unwrap();
-        let mut data = p.gpu().upload(&host).unwrap();
-        p.transpose_in_place(&mut data, batch, n).unwrap();
-        let got = p.gpu().download(&data).unwrap();
-        assert!(as_bytes(&got) == as_bytes(&want), "in place {} batch {batch} of {n} x {n}", T::NAME);
+        let want = CpuPrims.transpose(&host, shape).unwrap();
+        let mut data = p.upload(&host).unwrap();
+        p.transpose_in_place(&mut data, shape).unwrap();
+        let got = p.download(&data).unwrap();
+        assert!(as_bytes(&got) == as_bytes(&want), "in place {} {shape}", std::any::type_name::<T>());
     }
 }
 
@@ -120,25 +119,27 @@ fn large_matrices_match_the_cpu() {
     // Beyond one grid row of tiles in every direction, with the default
     // (fastest) kernel, at sizes the benchmark uses and one off them.
     for (rows, cols) in [(4096, 4096), (4095, 4097), (3000, 5001)] {
+        let shape = MatrixShape::new(rows, cols);
         let host: Vec<u8> = pseudo_random(rows * cols, 7);
-        let want = CpuPrims.transpose(&host, rows, cols).unwrap();
-        let got = p.gpu().download(&p.transpose(&p.gpu().upload(&host).unwrap(), rows, cols).unwrap()).unwrap();
-        assert!(got == want, "u8 {rows} x {cols}");
+        let want = CpuPrims.transpose(&host, shape).unwrap();
+        let got = p.download(&p.transpose(&p.upload(&host).unwrap(), shape).unwrap()).unwrap();
+        assert!(got == want, "u8 {shape}");
         let host: Vec<f32> = pseudo_random(rows * cols, 8);
-        let want = CpuPrims.transpose(&host, rows, cols).unwrap();
-        let got = p.gpu().download(&p.transpose(&p.gpu().upload(&host).unwrap(), rows, cols).unwrap()).unwrap();
-        assert!(as_bytes(&got) == as_bytes(&want), "f32 {rows} x {cols}");
+        let want = CpuPrims.transpose(&host, shape).unwrap();
+        let got = p.download(&p.transpose(&p.upload(&host).unwrap(), shape).unwrap()).unwrap();
+        assert!(as_bytes(&got) == as_bytes(&want), "f32 {shape}");
     }
 }
 
 #[test]
 fn bad_shapes_are_errors() {
     let Some(p) = gpu("bad_shapes_are_errors") else { return };
-    let src = p.gpu().upload(&[0u32; 12]).unwrap();
-    assert!(p.transpose(&src, 5, 3).is_err());
-    assert!(p.transpose_batched(&src, 2, 3, 3).is_err());
-    let mut data = p.gpu().upload(&[0u32; 12]).unwrap();
-    assert!(p.transpose_in_place(&mut data, 1, 3).is_err());
-    let empty = p.gpu().upload::<u32>(&[]).unwrap();
-    assert_eq!(p.transpose(&empty, 0, 7).unwrap().len(), 0);
+    let src = p.upload(&[0u32; 12]).unwrap();
+    assert!(p.transpose(&src, MatrixShape::new(5, 3)).is_err());
+    assert!(p.transpose(&src, MatrixShape::square(3).batched(2)).is_err());
+    let mut data = p.upload(&[0u32; 12]).unwrap();
+    assert!(p.transpose_in_place(&mut data, MatrixShape::square(3)).is_err());
+    assert!(p.transpose_in_place(&mut data, MatrixShape::new(3, 4)).is_err());
+    let empty = p.upload::<u32>(&[]).unwrap();
+    assert_eq!(p.transpose(&empty, MatrixShape::new(0, 7)).unwrap().len(), 0);
 }

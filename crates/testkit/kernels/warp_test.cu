@@ -1,14 +1,21 @@
-// Test kernels for warp.cuh, one module per element type:
-// WARPMC_TEST_T is defined on the command line (-DWARPMC_TEST_T=float).
-// The macro has a long name because warp.cuh's templates call their
-// parameter T, which a macro named T would rewrite.
+// Test kernels for warp.cuh, one module per element type. The host
+// (crates/testkit/src/warp.rs) passes:
+//   TESTKIT_WARP_ELEM              the element type (float, unsigned int, ...;
+//                                  not a macro named T: warp.cuh's templates
+//                                  call their parameter T)
+//   TESTKIT_WARP_MAX_STRUCT_WORDS  the largest structure the structure
+//                                  exchanges are instantiated for
 //
 // Every kernel works on `nwarps` whole warps (32 * nwarps lanes); lane g of
 // the launch handles element g. Whole warps past the end return together,
 // so every warp that calls a warp function is complete.
 #include "warp.cuh"
 
-typedef WARPMC_TEST_T Elem;
+#if !defined(TESTKIT_WARP_ELEM) || !defined(TESTKIT_WARP_MAX_STRUCT_WORDS)
+#error "warp_test.cu takes its element type and largest structure from the host (TESTKIT_WARP_*)"
+#endif
+
+typedef TESTKIT_WARP_ELEM Elem;
 
 // The global lane index, or false for a warp past the end (warp-uniform,
 // since blocks are multiples of 32 threads).
@@ -68,7 +75,7 @@ extern "C" __global__ void broadcast_last(const Elem *x, const unsigned *pred, E
 
 // ---- reductions and scans (every lane writes its own result) ---------------
 
-#define WARPMC_OP_KERNELS(name, Op)                                                                  \
+#define OP_KERNELS(name, Op)                                                                  \
     extern "C" __global__ void reduce_##name(const Elem *x, Elem *out, unsigned nwarps) {            \
         unsigned g;                                                                                  \
         if (!lane_of(nwarps, &g)) return;                                                            \
@@ -91,9 +98,9 @@ extern "C" __global__ void broadcast_last(const Elem *x, const unsigned *pred, E
         totals[g] = total;                                                                           \
     }
 
-WARPMC_OP_KERNELS(sum, warpmc::Sum)
-WARPMC_OP_KERNELS(min, warpmc::Min)
-WARPMC_OP_KERNELS(max, warpmc::Max)
+OP_KERNELS(sum, warpmc::Sum)
+OP_KERNELS(min, warpmc::Min)
+OP_KERNELS(max, warpmc::Max)
 
 extern "C" __global__ void scan_pred(const Elem *x, Elem *out, unsigned nwarps) {
     unsigned g;
@@ -122,18 +129,18 @@ __device__ __forceinline__ void sort_pairs(const Elem *keys, const V *values, El
 }
 
 // bitonic_sort_pairs_<value type>, value types named as in Rust.
-#define WARPMC_PAIRS_KERNEL(vname, V)                                                                    \
+#define PAIRS_KERNEL(vname, V)                                                                    \
     extern "C" __global__ void bitonic_sort_pairs_##vname(const Elem *keys, const V *values, Elem *keys_out, \
                                                           V *values_out, unsigned nwarps) {              \
         sort_pairs<V>(keys, values, keys_out, values_out, nwarps);                                       \
     }
 
-WARPMC_PAIRS_KERNEL(i32, int)
-WARPMC_PAIRS_KERNEL(u32, unsigned)
-WARPMC_PAIRS_KERNEL(i64, long long)
-WARPMC_PAIRS_KERNEL(u64, unsigned long long)
-WARPMC_PAIRS_KERNEL(f32, float)
-WARPMC_PAIRS_KERNEL(f64, double)
+PAIRS_KERNEL(i32, int)
+PAIRS_KERNEL(u32, unsigned)
+PAIRS_KERNEL(i64, long long)
+PAIRS_KERNEL(u64, unsigned long long)
+PAIRS_KERNEL(f32, float)
+PAIRS_KERNEL(f64, double)
 
 // ---- structure exchange -----------------------------------------------------
 //
@@ -178,7 +185,7 @@ __device__ __forceinline__ void roundtrip_structs(const Elem *aos, Elem *out, un
     warpmc::warp_store_structs<M>(out + off, r);
 }
 
-#define WARPMC_STRUCT_KERNELS(M)                                                                          \
+#define STRUCT_KERNELS(M)                                                                          \
     extern "C" __global__ void load_structs_m##M(const Elem *aos, Elem *soa, unsigned nwarps) {           \
         load_structs<M>(aos, soa, nwarps);                                                                \
     }                                                                                                     \
@@ -189,14 +196,15 @@ __device__ __forceinline__ void roundtrip_structs(const Elem *aos, Elem *out, un
         roundtrip_structs<M>(aos, out, nwarps);                                                           \
     }
 
-WARPMC_STRUCT_KERNELS(1)
-WARPMC_STRUCT_KERNELS(2)
-WARPMC_STRUCT_KERNELS(3)
-WARPMC_STRUCT_KERNELS(4)
-WARPMC_STRUCT_KERNELS(5)
-WARPMC_STRUCT_KERNELS(6)
-WARPMC_STRUCT_KERNELS(7)
-WARPMC_STRUCT_KERNELS(8)
+STRUCT_KERNELS(1)
+STRUCT_KERNELS(2)
+STRUCT_KERNELS(3)
+STRUCT_KERNELS(4)
+STRUCT_KERNELS(5)
+STRUCT_KERNELS(6)
+STRUCT_KERNELS(7)
+STRUCT_KERNELS(8)
+static_assert(TESTKIT_WARP_MAX_STRUCT_WORDS == 8, "the structure kernels are instantiated for 1 to 8 words");
 
 // ---- compaction ---------------------------------------------------------------
 

@@ -10,7 +10,7 @@
 //! so it differs from the GPU by rounding at most.
 //!
 //! The test kernels live in `kernels/warp_test.cu`, compiled once per
-//! element type with `-DWARPMC_TEST_T=<CUDA type>`.
+//! element type (`TESTKIT_WARP_ELEM`).
 //!
 //! ```no_run
 //! # fn main() -> warpmc_prims::Result<()> {
@@ -44,8 +44,9 @@ pub const MAX_STRUCT_WORDS: usize = 8;
 /// The test-kernel source for element type `T`.
 pub fn source<T: Element>() -> KernelSource {
     kernels::with_warp_header(
-        KernelSource::new(format!("warp_test_{}.cu", T::NAME), include_str!("../kernels/warp_test.cu"))
-            .option(format!("-DWARPMC_TEST_T={}", T::CUDA)),
+        KernelSource::new("warp_test.cu", include_str!("../kernels/warp_test.cu"))
+            .option(format!("-DTESTKIT_WARP_ELEM={}", T::CUDA))
+            .option(format!("-DTESTKIT_WARP_MAX_STRUCT_WORDS={MAX_STRUCT_WORDS}")),
     )
 }
 

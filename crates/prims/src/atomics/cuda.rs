@@ -1,6 +1,7 @@
 //! The GPU side: [`CudaPrims`] methods over device buffers
 //! (`kernels/atomics.cu`, one module per value type plus one for
-//! histograms).
+//! histograms). [`crate::Primitives::reduce_by_key_dense`] and
+//! [`crate::Primitives::histogram`] call the `_into` forms on zeroed bins.
 
 use warpmc_gpu::{DeviceBuffer, Kernel, LaunchConfig};
 
@@ -44,33 +45,19 @@ impl CudaPrims {
         }
     }
 
-    /// `bins[k] = Σ values[i]` over the elements with `keys[i] == k`, for `k`
-    /// in `0..nbins`, in fresh (zeroed) bins. Keys `>= nbins` are ignored.
+    /// Adds `values[i]` to `bins[keys[i]]` for every `i` with `keys[i] <
+    /// bins.len()`, without zeroing `bins` first (accumulate over several
+    /// calls; zero with `Gpu::memset_bytes`). Nothing waits for the kernel.
+    /// Returns the strategy that ran (what `Auto` resolved to).
     ///
     /// `config`: an [`AtomicStrategy`] or an [`AtomicsConfig`] (strategy,
     /// key-order hint, hardware or compare-and-swap atomics). Float sums are
     /// added in an order that depends on the strategy and on timing, so they
     /// vary in the last bits; integer sums are exact (wrapping).
     ///
-    /// Errors: `keys` and `values` of different lengths, `nbins > 2^32 − 1`,
-    /// a shared-memory strategy whose bins do not fit in shared memory.
-    pub fn reduce_by_key_dense<V: AtomicValue>(
-        &self,
-        keys: &DeviceBuffer<u32>,
-        values: &DeviceBuffer<V>,
-        nbins: usize,
-        config: impl Into<AtomicsConfig>,
-    ) -> Result<DeviceBuffer<V>> {
-        check_nbins(nbins)?;
-        let mut bins = self.gpu().alloc_zeros::<V>(nbins)?;
-        self.reduce_by_key_dense_into(keys, values, &mut bins, config)?;
-        Ok(bins)
-    }
-
-    /// Adds `values[i]` to `bins[keys[i]]` for every `i` with `keys[i] <
-    /// bins.len()`, without zeroing `bins` first (accumulate over several
-    /// calls; zero with `Gpu::memset_bytes`). Nothing waits for the kernel.
-    /// Returns the strategy that ran (what `Auto` resolved to).
+    /// Errors: `keys` and `values` of different lengths, more than 2^32 − 1
+    /// bins, a shared-memory strategy whose bins do not fit in shared
+    /// memory.
     pub fn reduce_by_key_dense_into<V: AtomicValue>(
         &self,
         keys: &DeviceBuffer<u32>,
@@ -106,22 +93,6 @@ impl CudaPrims {
         Ok(strategy)
     }
 
-    /// How many keys equal each of `0..nbins` (u32 counts, wrapping at
-    /// 2^32), in fresh bins. Keys `>= nbins` are ignored. The aggregated
-    /// strategies count a group of peers with one population count, no
-    /// shuffles.
-    pub fn histogram(
-        &self,
-        keys: &DeviceBuffer<u32>,
-        nbins: usize,
-        config: impl Into<AtomicsConfig>,
-    ) -> Result<DeviceBuffer<u32>> {
-        check_nbins(nbins)?;
-        let mut bins = self.gpu().alloc_zeros::<u32>(nbins)?;
-        self.histogram_into(keys, &mut bins, config)?;
-        Ok(bins)
-    }
-
     /// Adds the histogram of `keys` into `bins` (`bins.len()` bins), without
     /// zeroing them first; returns the strategy that ran.
     pub fn histogram_into(
@@ -155,8 +126,8 @@ impl CudaPrims {
     /// Every element's peer mask as the kernels find it with `method`: the
     /// lanes of its warp (elements `32w .. 32w + 31`) holding its key, for
     /// [`PeerMethod::Runs`] only those of its run of equal neighbouring keys;
-    /// 0 for keys `>= nbins`. The same as [`super::peer_masks_cpu`]; for
-    /// tests and for looking at a key stream.
+    /// 0 for keys `>= nbins`. For tests of the kernels and for looking at a
+    /// key stream.
     pub fn peer_masks(&self, keys: &DeviceBuffer<u32>, nbins: usize, method: PeerMethod) -> Result<DeviceBuffer<u32>> {
         check_nbins(nbins)?;
         let n = keys.len();
@@ -169,11 +140,7 @@ impl CudaPrims {
         let blocks = grid_blocks(n, self.gpu().info().sm_count, MAX_BLOCKS_PER_SM);
         let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let (n64, nbins32) = (n as u64, nbins as u32);
-        let m: u32 = match method {
-            PeerMethod::Ballot => 0,
-            PeerMethod::Match => 1,
-            PeerMethod::Runs => 2,
-        };
+        let m = method.code();
         // SAFETY: peer_masks(const unsigned *keys, u64 n, unsigned nbins,
         // unsigned method, unsigned *out): keys and out hold n elements; 1-D
         // blocks of 256 threads.
@@ -235,7 +202,7 @@ mod tests {
             for add in [AtomicAdd::Hardware, AtomicAdd::CasLoop] {
                 let name = kernel_name("rbk", s, add);
                 let part = name.trim_start_matches("rbk_");
-                assert!(cu.contains(&format!("WARPMC_KERNEL({part},")), "{name} is not in atomics.cu");
+                assert!(cu.contains(&format!("ATOMICS_KERNEL({part},")), "{name} is not in atomics.cu");
             }
         }
     }

@@ -1,5 +1,6 @@
 //! Reduce by key into dense bins, and histograms, with warp-aggregated
-//! atomics.
+//! atomics: [`crate::Primitives::reduce_by_key_dense`] and
+//! [`crate::Primitives::histogram`].
 //!
 //! `bins[k] += v` for every element `(k, v)`: the core of particle-in-cell
 //! codes (cell sums of particle quantities), histograms and fractal-flame
@@ -7,114 +8,135 @@
 //! the lanes of a warp share keys those atomics serialise on one address.
 //! The aggregated strategies first find each warp's lanes with equal keys
 //! ("peers"), sum their values with shuffles and let one lane per key do the
-//! atomic ("Voting and Shuffling to Optimize Atomic Operations", Elmar
-//! Westphal, NVIDIA, 2015). The device functions are in [`ATOMICS_CUH`]
-//! (`#include "atomics.cuh"`, see [`with_atomics_header`]).
+//! atomic (Westphal, "Voting and Shuffling to Optimize Atomic Operations",
+//! NVIDIA, 2015; after Adinetz's warp-aggregated atomics, 2014). The device
+//! functions are in [`ATOMICS_CUH`] (`#include "atomics.cuh"`, see
+//! [`with_atomics_header`]).
 //!
 //! - Keys are `u32`, bins `0..nbins`. **Keys `>= nbins` are ignored** on
 //!   every backend (like points outside a histogram's range): no memory
 //!   outside the bins is touched. To treat them as an error instead, check
-//!   the largest key first (`Primitives::reduce` with [`crate::Op::Max`]).
+//!   the largest key first ([`crate::Primitives::reduce`] with
+//!   [`crate::Op::Max`]).
 //! - Values ([`AtomicValue`]): `f32`, `f64`, `u32`, `u64`, or a
 //!   [`Vector`] of 2 to 8 of them per element (`Vector<f32, 4>`: RGB and a
 //!   hit count; `Vector<f32, 5>`: RGBA and a count). Integer sums wrap.
 //! - Strategies ([`AtomicStrategy`]): plain atomics; warp-aggregated with
-//!   the document's ballot loop, with `__match_any_sync`, over runs of
-//!   equal neighbouring keys, or with runs or `__match_any_sync` as the
-//!   keys call for (adaptive); bins privatized per block in shared memory
-//!   (when they fit), with plain or run-aggregated shared atomics; and
+//!   Westphal's ballot loop, with `__match_any_sync`, over runs of equal
+//!   neighbouring keys, or with runs or `__match_any_sync` as the keys call
+//!   for (adaptive); bins privatized per block in shared memory (when they
+//!   fit), with plain or run-aggregated shared atomics; and
 //!   [`AtomicStrategy::Auto`], which [`choose_strategy`] resolves.
-//! - [`AtomicAdd`]: hardware atomics, or the compare-and-swap loop the
-//!   document measured for doubles. On sm_90 and newer, `f32` vectors of
-//!   even width reach global bins through vector atomics (`atomicAdd` on
-//!   `float4` / `float2`: one atomic per four or two components).
-//! - CPU reference: [`reduce_by_key_dense_cpu`], [`histogram_cpu`] (also as
-//!   methods of [`CpuPrims`]), and [`Reference`], which checks a GPU result
-//!   (exactly for integers, within the rounding bound for floats: the
-//!   aggregated strategies add in a different order).
+//! - [`AtomicAdd`]: hardware atomics, or the compare-and-swap loop Westphal
+//!   measured for doubles. On sm_90 and newer, `f32` vectors of even width
+//!   reach global bins through vector atomics (`atomicAdd` on `float4` /
+//!   `float2`: one atomic per four or two components).
+//! - The CPU ([`crate::CpuPrims`]) adds sequentially in input order
+//!   (deterministic); the GPU's float sums are added in an order that
+//!   depends on the strategy and on timing, so they differ from the CPU's
+//!   in the last bits. Integer sums are exact on both.
 //!
 //! ```
-//! use warpmc_prims::CpuPrims;
 //! use warpmc_prims::atomics::Vector;
-//! let keys = [2u32, 0, 2, 7];
-//! let sums = CpuPrims.reduce_by_key_dense(&keys, &[1.0f32, 2.0, 3.0, 4.0], 3).unwrap();
+//! use warpmc_prims::{AtomicsConfig, CpuPrims, Primitives};
+//! let keys = vec![2u32, 0, 2, 7];
+//! let sums = CpuPrims.reduce_by_key_dense(&keys, &vec![1.0f32, 2.0, 3.0, 4.0], 3, AtomicsConfig::default()).unwrap();
 //! assert_eq!(sums, vec![2.0, 0.0, 4.0]); // key 7 is out of range: ignored
-//! let rgba = [Vector([1.0f32, 0.0, 0.0, 1.0]); 4];
-//! let image = CpuPrims.reduce_by_key_dense(&keys, &rgba, 3).unwrap();
+//! let rgba = vec![Vector([1.0f32, 0.0, 0.0, 1.0]); 4];
+//! let image = CpuPrims.reduce_by_key_dense(&keys, &rgba, 3, AtomicsConfig::default()).unwrap();
 //! assert_eq!(image[2], Vector([2.0, 0.0, 0.0, 2.0]));
-//! assert_eq!(CpuPrims.histogram(&keys, 3).unwrap(), vec![1, 0, 2]);
+//! assert_eq!(CpuPrims.histogram(&keys, 3, AtomicsConfig::default()).unwrap(), vec![1, 0, 2]);
 //! ```
 //!
-//! On the GPU ([`CudaPrims`]):
+//! On the GPU ([`crate::CudaPrims`], with the `cuda` feature):
 //!
 //! ```no_run
+//! # #[cfg(feature = "cuda")]
 //! # fn main() -> warpmc_prims::Result<()> {
-//! use warpmc_prims::CudaPrims;
-//! use warpmc_prims::atomics::{AtomicStrategy, AtomicsConfig, KeyOrder};
+//! use warpmc_prims::atomics::{AtomicStrategy, KeyOrder};
+//! use warpmc_prims::{AtomicsConfig, CudaPrims, Primitives};
 //! let p = CudaPrims::new(warpmc_gpu::Gpu::open_default()?);
-//! let keys = p.gpu().upload(&[0u32, 0, 1, 1, 1, 5])?;
-//! let values = p.gpu().upload(&[1.0f64; 6])?;
+//! let keys = p.upload(&[0u32, 0, 1, 1, 1, 5])?;
+//! let values = p.upload(&[1.0f64; 6])?;
 //! let sums = p.reduce_by_key_dense(&keys, &values, 2, AtomicStrategy::Auto)?;
-//! assert_eq!(p.gpu().download(&sums)?, vec![2.0, 3.0]);
+//! assert_eq!(p.download(&sums)?, vec![2.0, 3.0]);
 //! let counts = p.histogram(&keys, 2, AtomicsConfig { order: KeyOrder::Sorted, ..Default::default() })?;
-//! assert_eq!(p.gpu().download(&counts)?, vec![2, 3]);
+//! assert_eq!(p.download(&counts)?, vec![2, 3]);
 //! # Ok(()) }
+//! # #[cfg(not(feature = "cuda"))]
+//! # fn main() {}
 //! ```
 
+pub(crate) mod cpu;
+#[cfg(feature = "cuda")]
 mod cuda;
 
 use std::fmt::{self, Debug};
+use std::str::FromStr;
 
 use serde::Serialize;
-use warpmc_gpu::{DeviceRepr, KernelSource, ValidAsZeroBits};
+#[cfg(feature = "cuda")]
+use warpmc_gpu::KernelSource;
 
-use crate::CpuPrims;
-#[cfg(doc)]
-use crate::CudaPrims;
-use crate::element::{Element, Op};
-use crate::error::{Result, ensure};
+use crate::element::{Element, Op, Pod};
+use crate::error::{PrimsError, Result, ensure};
 
 /// Device functions for aggregated atomics (`atomics.cuh`): peer
 /// masks (ballot loop, `__match_any_sync`, runs), the tree reductions over
 /// peer groups, hardware and compare-and-swap atomic adds. It includes
 /// `warp.cuh`.
+#[cfg(feature = "cuda")]
 pub const ATOMICS_CUH: &str = include_str!("../../kernels/atomics.cuh");
 
 /// The kernels of this module, embedded.
+#[cfg(feature = "cuda")]
 const ATOMICS_CU: &str = include_str!("../../kernels/atomics.cu");
 
 /// `src` with `#include "atomics.cuh"` (and `warp.cuh`)
 /// available.
+#[cfg(feature = "cuda")]
 pub fn with_atomics_header(src: KernelSource) -> KernelSource {
     crate::kernels::with_warp_header(src).header("atomics.cuh", ATOMICS_CUH)
 }
 
-/// The atomics.cu module for scalar `cuda` (a CUDA type name) and `width`
-/// values per element.
-fn source_for(name: &str, cuda: &str, width: usize) -> KernelSource {
-    with_atomics_header(KernelSource::new(format!("atomics_{name}.cu"), ATOMICS_CU))
-        .option(format!("-DWARPMC_S={cuda}"))
-        .option(format!("-DWARPMC_W={width}"))
+/// The atomics.cu module: for values of `width` scalars `scalar` (a CUDA
+/// type name), or for histograms (`None`: u32 counts, and the peer-mask
+/// kernel).
+#[cfg(feature = "cuda")]
+fn source(values: Option<(&str, usize)>) -> KernelSource {
+    let src = with_atomics_header(KernelSource::new("atomics.cu", ATOMICS_CU))
+        .option(format!("-DPRIMS_ATOMICS_PEERS_BALLOT={}", PeerMethod::Ballot.code()))
+        .option(format!("-DPRIMS_ATOMICS_PEERS_MATCH={}", PeerMethod::Match.code()))
+        .option(format!("-DPRIMS_ATOMICS_PEERS_RUNS={}", PeerMethod::Runs.code()));
+    match values {
+        Some((scalar, width)) => src
+            .option("-DPRIMS_ATOMICS_HISTOGRAM=0")
+            .option(format!("-DPRIMS_ATOMICS_SCALAR={scalar}"))
+            .option(format!("-DPRIMS_ATOMICS_WIDTH={width}")),
+        None => src.option("-DPRIMS_ATOMICS_HISTOGRAM=1"),
+    }
 }
 
 /// The module for values of type `V`.
+#[cfg(feature = "cuda")]
 pub(crate) fn value_source<V: AtomicValue>() -> KernelSource {
-    source_for(&V::type_name(), <V::Scalar as Element>::CUDA, V::WIDTH)
+    source(Some((<V::Scalar as Element>::CUDA, V::WIDTH)))
 }
 
-/// The histogram module (u32 counts; also the peer-mask test kernel).
+/// The histogram module (u32 counts; also the peer-mask kernel).
+#[cfg(feature = "cuda")]
 pub(crate) fn histogram_source() -> KernelSource {
-    with_atomics_header(KernelSource::new("atomics_hist.cu", ATOMICS_CU)).option("-DWARPMC_HIST=1")
+    source(None)
 }
 
 /// Every atomics kernel source (each value type the API accepts, and the
 /// histogram module), for compile checks.
+#[cfg(feature = "cuda")]
 pub(crate) fn sources() -> Vec<KernelSource> {
     let mut v = Vec::new();
-    for (name, cuda) in [("f32", f32::CUDA), ("f64", f64::CUDA), ("u32", u32::CUDA), ("u64", u64::CUDA)] {
+    for cuda in [f32::CUDA, f64::CUDA, u32::CUDA, u64::CUDA] {
         for width in 1..=MAX_WIDTH {
-            let full = if width == 1 { name.to_string() } else { format!("{name}x{width}") };
-            v.push(source_for(&full, cuda, width));
+            v.push(source(Some((cuda, width))));
         }
     }
     v.push(histogram_source());
@@ -155,9 +177,7 @@ atomic_scalar!(u64, 0.0, 0.0);
 
 /// The value of one element: [`AtomicValue::WIDTH`] scalars, added
 /// component by component.
-pub trait AtomicValue:
-    Copy + Default + PartialEq + Debug + Send + Sync + DeviceRepr + ValidAsZeroBits + 'static + sealed::Sealed
-{
+pub trait AtomicValue: Pod + PartialEq + sealed::Sealed {
     /// The component type.
     type Scalar: AtomicScalar;
     /// Components per value (1 to [`MAX_WIDTH`]).
@@ -218,9 +238,14 @@ impl<S, const N: usize> From<[S; N]> for Vector<S, N> {
 
 // SAFETY: Vector is repr(transparent) over [S; N], an array of a device
 // type: the same bytes as the `S c[N]` of the kernels' Value<S, N>.
-unsafe impl<S: DeviceRepr, const N: usize> DeviceRepr for Vector<S, N> {}
+#[cfg(feature = "cuda")]
+unsafe impl<S: warpmc_gpu::DeviceRepr, const N: usize> warpmc_gpu::DeviceRepr for Vector<S, N> {}
 // SAFETY: an array of types valid as all-zero bits is valid as zero bits.
-unsafe impl<S: ValidAsZeroBits, const N: usize> ValidAsZeroBits for Vector<S, N> {}
+#[cfg(feature = "cuda")]
+unsafe impl<S: warpmc_gpu::ValidAsZeroBits, const N: usize> warpmc_gpu::ValidAsZeroBits for Vector<S, N> {}
+// SAFETY: an array of Pod scalars has no padding and accepts every bit
+// pattern; repr(transparent) keeps the array's layout.
+unsafe impl<S: Pod, const N: usize> Pod for Vector<S, N> {}
 
 macro_rules! vector_value {
     ($n:expr) => {
@@ -251,9 +276,9 @@ vector_value!(8);
 pub enum AtomicStrategy {
     /// One atomic add per element (`plain`).
     Plain,
-    /// Warp-aggregated, peers found with the document's loop: broadcast the
-    /// key of the lowest unclaimed lane, vote, repeat; one pass per
-    /// distinct key in the warp (`ballot`).
+    /// Warp-aggregated, peers found with Westphal's loop: broadcast the key
+    /// of the lowest unclaimed lane, vote, repeat; one pass per distinct
+    /// key in the warp (`ballot`).
     AggregatedBallot,
     /// Warp-aggregated, peers found with `__match_any_sync`: one
     /// instruction whatever the keys (`match`).
@@ -313,17 +338,13 @@ impl AtomicStrategy {
         }
     }
 
-    /// The strategy called `name` (see [`AtomicStrategy::name`]).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::CONCRETE.into_iter().chain([AtomicStrategy::Auto]).find(|s| s.name() == name)
-    }
-
     /// Whether the strategy keeps the bins in shared memory.
     pub fn is_shared(self) -> bool {
         matches!(self, AtomicStrategy::SharedPrivatized | AtomicStrategy::SharedRuns)
     }
 
     /// The kernel name's strategy part.
+    #[cfg(feature = "cuda")]
     fn kernel_part(self) -> &'static str {
         match self {
             AtomicStrategy::SharedRuns => "shared_runs",
@@ -335,6 +356,19 @@ impl AtomicStrategy {
 impl fmt::Display for AtomicStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl FromStr for AtomicStrategy {
+    type Err = PrimsError;
+
+    /// The strategy called `s` (see [`AtomicStrategy::name`]).
+    fn from_str(s: &str) -> Result<Self> {
+        Self::CONCRETE.into_iter().chain([AtomicStrategy::Auto]).find(|x| x.name() == s).ok_or_else(|| {
+            PrimsError::InvalidArgument(format!(
+                "unknown strategy '{s}' (plain, ballot, match, runs, adaptive, shared, shared-runs or auto)"
+            ))
+        })
     }
 }
 
@@ -365,11 +399,18 @@ impl KeyOrder {
         }
     }
 
-    /// The order called `name` (see [`KeyOrder::name`]).
-    pub fn from_name(name: &str) -> Option<Self> {
-        [KeyOrder::Unknown, KeyOrder::Sorted, KeyOrder::PartiallySorted, KeyOrder::Random]
-            .into_iter()
-            .find(|o| o.name() == name)
+    /// Every order, [`KeyOrder::Unknown`] first.
+    pub const ALL: [KeyOrder; 4] = [KeyOrder::Unknown, KeyOrder::Sorted, KeyOrder::PartiallySorted, KeyOrder::Random];
+}
+
+impl FromStr for KeyOrder {
+    type Err = PrimsError;
+
+    /// The order called `s` (see [`KeyOrder::name`]).
+    fn from_str(s: &str) -> Result<Self> {
+        KeyOrder::ALL.into_iter().find(|o| o.name() == s).ok_or_else(|| {
+            PrimsError::InvalidArgument(format!("unknown key order '{s}' (unknown, sorted, partial or random)"))
+        })
     }
 }
 
@@ -382,8 +423,8 @@ pub enum AtomicAdd {
     #[default]
     Hardware,
     /// A compare-and-swap loop (`atomicCAS` on the value's bits), the
-    /// double-precision add the document measured (before sm_60 the only
-    /// one). Lanes hitting one address succeed one per round.
+    /// double-precision add Westphal measured (before sm_60 the only one).
+    /// Lanes hitting one address succeed one per round.
     CasLoop,
 }
 
@@ -452,35 +493,31 @@ pub struct AutoInputs {
 /// (block × bin) of the grid.
 pub const PRIVATIZE_MIN_ELEMENTS_PER_BIN: usize = 4;
 
-/// How [`AtomicStrategy::Auto`] resolves: a cheap host-side rule, tuned on
-/// an H200 (`warpmc bench atomics`, BENCHMARKS.md).
+/// How [`AtomicStrategy::Auto`] resolves: a cheap host-side rule, tuned
+/// with `warpmc bench atomics` on an H200 (the measurements are in
+/// docs/benchmarks/atomics.md).
 ///
 /// 1. **Bins in shared memory** ([`AtomicStrategy::SharedPrivatized`])
 ///    when `nbins × value_bytes` fits in one block's shared memory and the
 ///    grid's blocks get at least [`PRIVATIZE_MIN_ELEMENTS_PER_BIN`]
 ///    elements per bin (otherwise zeroing and flushing the private copies
 ///    costs more than it saves). Shared atomics are so fast that
-///    pre-combining lanes does not pay there: 256 bins took 0.040 ms for
-///    2^24 random keys and 0.042 ms for sorted ones, against 0.047 and
-///    0.048 ms with run aggregation in front.
+///    pre-combining lanes in front of them does not pay.
 /// 2. Otherwise **global bins**, by the hint:
 ///    - [`KeyOrder::Random`]: plain atomics (no aggregation finds peers).
 ///    - [`KeyOrder::PartiallySorted`]: `__match_any_sync`, that is
 ///      [`AtomicStrategy::AggregatedMatch`]; equal keys are near but not
-///      adjacent, which run detection misses (+6 to +108 % against match).
+///      adjacent, which run detection misses.
 ///    - [`KeyOrder::Sorted`]: run aggregation,
 ///      [`AtomicStrategy::AggregatedRuns`]; one shuffle and one vote find
-///      sorted keys' exact groups, 15–26 % faster than match there.
+///      sorted keys' exact groups, faster than match there.
 ///    - [`KeyOrder::Unknown`] (no hint): adaptive aggregation,
 ///      [`AtomicStrategy::AggregatedAdaptive`], which tells these orders
 ///      apart on the device, in every call, by counting the runs in a
-///      warp's 32 keys: runs for few (sorted) or nearly 32 (random: within
-///      1 % of plain atomics), match for 9 to 27 (partially sorted). On
-///      every workload of `warpmc bench atomics` it is within 2 % of the
-///      fastest strategy (H200); runs alone, Auto's choice
-///      without a hint before, was 4–7 % behind match on partially sorted
-///      keys and 2.0× with the compare-and-swap add. A hint saves the
-///      adaptive kernel's 1.5–2 % on sorted keys.
+///      warp's 32 keys: runs for few (sorted) or nearly 32 (random), match
+///      for 9 to 27 (partially sorted). It comes within a few per cent of
+///      the fastest strategy on every workload of `warpmc bench atomics`; a
+///      hint saves its small overhead on sorted keys.
 pub fn choose_strategy(i: &AutoInputs) -> AtomicStrategy {
     let bin_bytes = i.nbins.saturating_mul(i.value_bytes);
     if i.nbins > 0 && bin_bytes <= i.max_shared_bytes {
@@ -498,15 +535,28 @@ pub fn choose_strategy(i: &AutoInputs) -> AtomicStrategy {
     }
 }
 
-/// How [`CudaPrims::peer_masks`] finds a warp's peers.
+/// How the kernels find a warp's peers (see
+/// [`crate::CudaPrims::peer_masks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PeerMethod {
-    /// The document's ballot loop.
+    /// Westphal's ballot loop.
     Ballot,
     /// `__match_any_sync`.
     Match,
     /// Runs of equal neighbouring keys.
     Runs,
+}
+
+impl PeerMethod {
+    /// The method's number in atomics.cu (`PRIMS_ATOMICS_PEERS_*`).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            PeerMethod::Ballot => 0,
+            PeerMethod::Match => 1,
+            PeerMethod::Runs => 2,
+        }
+    }
 }
 
 /// The largest `nbins` (keys are `u32`; the kernels take `nbins` as a
@@ -515,231 +565,6 @@ pub const MAX_BINS: usize = u32::MAX as usize;
 
 pub(crate) fn check_nbins(nbins: usize) -> Result<()> {
     ensure(nbins <= MAX_BINS, || format!("{nbins} bins: at most 2^32 - 1 (keys are u32)"))
-}
-
-/// `bins[k] = Σ values[i]` over the elements with `keys[i] == k`, for `k` in
-/// `0..nbins`; keys `>= nbins` are ignored. Sequential sums in input order
-/// (deterministic).
-pub fn reduce_by_key_dense_cpu<V: AtomicValue>(keys: &[u32], values: &[V], nbins: usize) -> Result<Vec<V>> {
-    ensure(keys.len() == values.len(), || {
-        format!("reduce_by_key_dense: {} keys but {} values", keys.len(), values.len())
-    })?;
-    check_nbins(nbins)?;
-    let mut bins = vec![V::default(); nbins];
-    for (&k, &v) in keys.iter().zip(values) {
-        if let Some(b) = bins.get_mut(k as usize) {
-            *b = b.add(v);
-        }
-    }
-    Ok(bins)
-}
-
-/// `counts[k]` = number of keys equal to `k`, for `k` in `0..nbins`; keys
-/// `>= nbins` are ignored. Counts wrap at 2^32.
-pub fn histogram_cpu(keys: &[u32], nbins: usize) -> Result<Vec<u32>> {
-    check_nbins(nbins)?;
-    let mut counts = vec![0u32; nbins];
-    for &k in keys {
-        if let Some(c) = counts.get_mut(k as usize) {
-            *c = c.wrapping_add(1);
-        }
-    }
-    Ok(counts)
-}
-
-/// The peer mask of every element as the kernels compute it: elements
-/// `32w .. 32w + 31` form warp `w`; an element with a key `< nbins` gets
-/// the mask of the lanes of its warp that hold its key (for
-/// [`PeerMethod::Runs`], only the lanes of its run of equal neighbouring
-/// keys); an element with an out-of-range key gets 0.
-pub fn peer_masks_cpu(keys: &[u32], nbins: usize, method: PeerMethod) -> Vec<u32> {
-    let mut out = vec![0u32; keys.len()];
-    for (w, warp) in keys.chunks(32).enumerate() {
-        let valid = |l: usize| (warp[l] as usize) < nbins;
-        for l in 0..warp.len() {
-            if !valid(l) {
-                continue;
-            }
-            let mut mask = 0u32;
-            match method {
-                PeerMethod::Ballot | PeerMethod::Match => {
-                    for m in 0..warp.len() {
-                        if warp[m] == warp[l] {
-                            mask |= 1 << m;
-                        }
-                    }
-                }
-                PeerMethod::Runs => {
-                    let mut lo = l;
-                    while lo > 0 && warp[lo - 1] == warp[l] {
-                        lo -= 1;
-                    }
-                    let mut hi = l + 1;
-                    while hi < warp.len() && warp[hi] == warp[l] {
-                        hi += 1;
-                    }
-                    for m in lo..hi {
-                        mask |= 1 << m;
-                    }
-                }
-            }
-            out[32 * w + l] = mask;
-        }
-    }
-    out
-}
-
-impl CpuPrims {
-    /// [`reduce_by_key_dense_cpu`]: `bins[k] = Σ values[i]` over `keys[i] ==
-    /// k`; keys `>= nbins` are ignored.
-    pub fn reduce_by_key_dense<V: AtomicValue>(&self, keys: &[u32], values: &[V], nbins: usize) -> Result<Vec<V>> {
-        reduce_by_key_dense_cpu(keys, values, nbins)
-    }
-
-    /// [`histogram_cpu`]: how many keys equal each of `0..nbins`; keys
-    /// `>= nbins` are ignored.
-    pub fn histogram(&self, keys: &[u32], nbins: usize) -> Result<Vec<u32>> {
-        histogram_cpu(keys, nbins)
-    }
-}
-
-/// A bin that differs from the reference by more than the tolerance.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Mismatch {
-    /// The bin.
-    pub bin: usize,
-    /// The component of the bin's value.
-    pub component: usize,
-    /// What the checked result holds.
-    pub got: f64,
-    /// The reference sum.
-    pub want: f64,
-    /// The largest difference allowed (0 for integers).
-    pub tolerance: f64,
-    /// Elements in the bin.
-    pub count: u64,
-    /// Bins that differ, this one included.
-    pub bad_bins: usize,
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "bin {} component {}: {} instead of {} (tolerance {:e}, {} elements; {} bins differ)",
-            self.bin, self.component, self.got, self.want, self.tolerance, self.count, self.bad_bins
-        )
-    }
-}
-
-impl std::error::Error for Mismatch {}
-
-/// The CPU's sums of a reduction by key, with what a correct result in any
-/// order of additions may differ by.
-///
-/// Integers must match exactly. For floats, a sum of `m` terms computed in
-/// any order is within `(m − 1)·u·Σ|x|` of the exact sum (u = ε/2, the unit
-/// roundoff), so two such sums are within `(m − 1)·ε·Σ|x|` of each other;
-/// the check allows `m·ε·Σ|x|` per bin and component (for ~10 values of one
-/// sign, about 10 ε relative), plus `m` times the smallest normal number
-/// because the GPU's `f32` atomics flush subnormals to zero.
-#[derive(Clone, Debug)]
-pub struct Reference<V> {
-    sums: Vec<V>,
-    counts: Vec<u64>,
-    tolerance: Vec<f64>,
-}
-
-impl<V: AtomicValue> Reference<V> {
-    /// The reference for `keys`, `values` into `nbins` bins (keys `>=
-    /// nbins` ignored).
-    pub fn new(keys: &[u32], values: &[V], nbins: usize) -> Result<Self> {
-        let sums = reduce_by_key_dense_cpu(keys, values, nbins)?;
-        let mut counts = vec![0u64; nbins];
-        let float = <V::Scalar as Element>::FLOAT;
-        let mut magnitude = vec![0.0f64; if float { nbins * V::WIDTH } else { 0 }];
-        for (&k, v) in keys.iter().zip(values) {
-            let k = k as usize;
-            if k < nbins {
-                counts[k] += 1;
-                if float {
-                    for c in 0..V::WIDTH {
-                        magnitude[k * V::WIDTH + c] += v.component(c).to_f64().abs();
-                    }
-                }
-            }
-        }
-        let (eps, tiny) = (V::Scalar::EPSILON, V::Scalar::MIN_NORMAL);
-        let tolerance = magnitude
-            .iter()
-            .enumerate()
-            .map(|(j, &m)| {
-                let count = counts[j / V::WIDTH] as f64;
-                count * (eps * m + tiny)
-            })
-            .collect();
-        Ok(Reference { sums, counts, tolerance })
-    }
-
-    /// The reference sums.
-    pub fn sums(&self) -> &[V] {
-        &self.sums
-    }
-
-    /// Elements per bin.
-    pub fn counts(&self) -> &[u64] {
-        &self.counts
-    }
-
-    /// Whether `got` agrees with the reference (see [`Reference`]); the
-    /// first differing bin otherwise.
-    pub fn check(&self, got: &[V]) -> std::result::Result<(), Mismatch> {
-        if got.len() != self.sums.len() {
-            return Err(Mismatch {
-                bin: got.len().min(self.sums.len()),
-                component: 0,
-                got: got.len() as f64,
-                want: self.sums.len() as f64,
-                tolerance: 0.0,
-                count: 0,
-                bad_bins: got.len().abs_diff(self.sums.len()),
-            });
-        }
-        let float = <V::Scalar as Element>::FLOAT;
-        let mut first: Option<Mismatch> = None;
-        let mut bad_bins = 0;
-        for (bin, (g, w)) in got.iter().zip(&self.sums).enumerate() {
-            for c in 0..V::WIDTH {
-                let (gc, wc) = (g.component(c), w.component(c));
-                let tolerance = if float { self.tolerance[bin * V::WIDTH + c] } else { 0.0 };
-                let ok = if float {
-                    let (x, y) = (gc.to_f64(), wc.to_f64());
-                    x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tolerance
-                } else {
-                    gc == wc
-                };
-                if !ok {
-                    bad_bins += 1;
-                    if first.is_none() {
-                        first = Some(Mismatch {
-                            bin,
-                            component: c,
-                            got: gc.to_f64(),
-                            want: wc.to_f64(),
-                            tolerance,
-                            count: self.counts[bin],
-                            bad_bins: 0,
-                        });
-                    }
-                    break;
-                }
-            }
-        }
-        match first {
-            None => Ok(()),
-            Some(m) => Err(Mismatch { bad_bins, ..m }),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -785,11 +610,14 @@ mod tests {
     #[test]
     fn names_round_trip() {
         for s in AtomicStrategy::CONCRETE.into_iter().chain([AtomicStrategy::Auto]) {
-            assert_eq!(AtomicStrategy::from_name(s.name()), Some(s));
+            assert_eq!(s.name().parse::<AtomicStrategy>().unwrap(), s);
         }
-        for o in [KeyOrder::Unknown, KeyOrder::Sorted, KeyOrder::PartiallySorted, KeyOrder::Random] {
-            assert_eq!(KeyOrder::from_name(o.name()), Some(o));
+        for o in KeyOrder::ALL {
+            assert_eq!(o.name().parse::<KeyOrder>().unwrap(), o);
         }
+        let e = "fast".parse::<AtomicStrategy>().unwrap_err().to_string();
+        assert!(e.contains("unknown strategy 'fast'") && !e.contains("--"), "{e}");
+        assert!("sideways".parse::<KeyOrder>().is_err());
         assert_eq!(<Vector<f64, 3>>::type_name(), "f64x3");
         assert_eq!(u64::type_name(), "u64");
     }

@@ -4,32 +4,31 @@
 use warpmc_gpu::{DeviceBuffer, KernelSource, LaunchConfig};
 
 use super::CudaPrims;
-use crate::element::{Element, Op, Predicate};
+use crate::element::{Element, Op, PREDICATE_KINDS, Predicate};
 use crate::error::{Result, ensure};
 use crate::kernels::LOOKBACK_CUH;
 
-/// Threads per block of every kernel in device.cu.
+/// Threads per block of device.cu's reduce, segmented-reduce and compaction
+/// kernels.
 const BLOCK: u32 = 256;
+/// Input bytes per thread of a compaction tile: enough independent loads in
+/// flight to cover memory latency.
+const THREAD_BYTES: usize = 64;
 /// Resident blocks per SM the reduction grid aims for (2048 threads).
 const REDUCE_BLOCKS_PER_SM: u32 = 8;
 
-/// Elements per tile of the compaction kernel (64 bytes per thread), as
-/// device.cu computes it.
+/// Elements per tile of the compaction kernel.
 fn tile_elems<T: Element>() -> usize {
-    BLOCK as usize * (64 / size_of::<T>())
+    BLOCK as usize * (THREAD_BYTES / size_of::<T>())
 }
 
-/// Input bytes per thread of a scan tile (SCAN_THREAD_BYTES in device.cu):
-/// 32 KB tiles. Each tile pays fixed latencies (its ticket, its look-back),
-/// so fewer, larger tiles go faster: with an early version of the kernel on
-/// an H200 (2^28 elements), 16 KB tiles reached 45 % (f32) and 50 % (f64)
-/// of the copy bandwidth, 32 KB tiles 61 % and 70 % (BENCHMARKS.md has the
-/// steps since). Six 32 KB tiles and their padding fill an SM's shared
-/// memory.
+/// Input bytes per thread of a scan tile: 32 KB tiles. Each tile pays fixed
+/// latencies (its ticket, its look-back), so fewer, larger tiles go faster
+/// (docs/benchmarks/prims.md, "the scan"); six 32 KB tiles and their
+/// padding fill an SM's shared memory.
 const SCAN_THREAD_BYTES: usize = 128;
 
-/// Threads per scan block (512 was measured slower: 87.5 % of the copy
-/// bandwidth instead of 89 %).
+/// Threads per scan block (512 measured slower).
 const SCAN_BLOCK: u32 = 256;
 
 /// Elements per scan tile.
@@ -37,13 +36,25 @@ fn scan_tile_elems<T: Element>() -> usize {
     SCAN_BLOCK as usize * (SCAN_THREAD_BYTES / size_of::<T>())
 }
 
+/// Dynamic shared memory of a scan block: the tile with 16 bytes of padding
+/// per 128 (device.cu checks it against its own).
+const SCAN_STAGE_BYTES: usize = SCAN_BLOCK as usize * SCAN_THREAD_BYTES * 9 / 8;
+
 /// The device.cu module source for `T`.
 pub(crate) fn source<T: Element>() -> KernelSource {
-    crate::kernels::with_warp_header(KernelSource::new("device.cu", include_str!("../../kernels/device.cu")))
-        .header("lookback.cuh", LOOKBACK_CUH)
-        .option(format!("-DWARPMC_T={}", T::CUDA))
-        .option(format!("-DSCAN_THREAD_BYTES={SCAN_THREAD_BYTES}"))
-        .option(format!("-DSCAN_BLOCK={SCAN_BLOCK}"))
+    let mut src =
+        crate::kernels::with_warp_header(KernelSource::new("device.cu", include_str!("../../kernels/device.cu")))
+            .header("lookback.cuh", LOOKBACK_CUH)
+            .option(format!("-DPRIMS_DEVICE_ELEM={}", T::CUDA))
+            .option(format!("-DPRIMS_DEVICE_BLOCK={BLOCK}"))
+            .option(format!("-DPRIMS_DEVICE_THREAD_BYTES={THREAD_BYTES}"))
+            .option(format!("-DPRIMS_SCAN_THREAD_BYTES={SCAN_THREAD_BYTES}"))
+            .option(format!("-DPRIMS_SCAN_BLOCK={SCAN_BLOCK}"))
+            .option(format!("-DPRIMS_SCAN_STAGE_BYTES={SCAN_STAGE_BYTES}"));
+    for (name, value) in PREDICATE_KINDS {
+        src = src.option(format!("-D{name}={value}"));
+    }
+    src
 }
 
 /// Every element type's device.cu source, for compile checks.
@@ -122,10 +133,9 @@ impl CudaPrims {
     }
 
     /// Reduces `x` with `op` into `out[0]` on the device, without waiting
-    /// (for benchmarks and pipelines; [`crate::Primitives::reduce`] returns
-    /// the value to the host).
-    pub fn reduce_to<T: Element>(&self, x: &DeviceBuffer<T>, op: Op, out: &mut DeviceBuffer<T>) -> Result<()> {
-        ensure(!out.is_empty(), || "reduce_to needs an output buffer of at least one element".into())?;
+    /// ([`crate::Primitives::reduce`] returns the value to the host).
+    pub fn reduce_into<T: Element>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>, op: Op) -> Result<()> {
+        ensure(!out.is_empty(), || "a reduction needs an output buffer of at least one element".into())?;
         let m = self.device_module::<T>()?;
         let n = x.len() as u64;
         let vec = (16 / size_of::<T>()) as u64;
@@ -147,15 +157,29 @@ impl CudaPrims {
         Ok(())
     }
 
-    pub(crate) fn reduce_value<T: Element>(&self, x: &DeviceBuffer<T>, op: Op) -> Result<T> {
-        let mut out = self.gpu.alloc_zeros::<T>(1)?;
-        self.reduce_to(x, op, &mut out)?;
-        Ok(self.gpu.download(&out)?[0])
+    /// The inclusive scan of `x` into `out` (the same length), in one pass
+    /// over the data, without waiting.
+    pub fn inclusive_scan_into<T: Element>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        op: Op,
+    ) -> Result<()> {
+        self.scan_into(x, out, op, true)
     }
 
-    /// Inclusive (`inclusive = true`) or exclusive scan of `x` into `out`
-    /// (the same length), in one pass over the data.
-    pub fn scan_into<T: Element>(
+    /// The exclusive scan of `x` into `out` (the same length), in one pass
+    /// over the data, without waiting.
+    pub fn exclusive_scan_into<T: Element>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        op: Op,
+    ) -> Result<()> {
+        self.scan_into(x, out, op, false)
+    }
+
+    fn scan_into<T: Element>(
         &self,
         x: &DeviceBuffer<T>,
         out: &mut DeviceBuffer<T>,
@@ -170,8 +194,7 @@ impl CudaPrims {
         ensure(tiles < u32::MAX as usize, || format!("scan of {} elements: too many tiles", x.len()))?;
         let m = self.device_module::<T>()?;
         let k = m.kernel(&format!("scan_{}", op.name()))?;
-        // The tile with 16 bytes of padding per 128, in dynamic shared memory.
-        let stage = (SCAN_BLOCK as usize * SCAN_THREAD_BYTES * 9 / 8) as u32;
+        let stage = SCAN_STAGE_BYTES as u32;
         k.set_max_dynamic_shared_bytes(stage)?;
         let config =
             LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: stage };
@@ -204,7 +227,7 @@ impl CudaPrims {
         Ok(())
     }
 
-    pub(crate) fn segmented_reduce_impl<T: Element>(
+    pub(crate) fn segmented_reduce_new<T: Element>(
         &self,
         x: &DeviceBuffer<T>,
         offsets: &DeviceBuffer<u32>,
@@ -231,11 +254,7 @@ impl CudaPrims {
         Ok(out)
     }
 
-    pub(crate) fn select_if_impl<T: Element>(
-        &self,
-        x: &DeviceBuffer<T>,
-        pred: Predicate<T>,
-    ) -> Result<DeviceBuffer<T>> {
+    pub(crate) fn select_if_new<T: Element>(&self, x: &DeviceBuffer<T>, pred: Predicate<T>) -> Result<DeviceBuffer<T>> {
         if x.is_empty() {
             return Ok(self.gpu.alloc_zeros::<T>(0)?);
         }

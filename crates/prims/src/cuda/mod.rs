@@ -1,4 +1,23 @@
-//! The CUDA backend of the device-level primitives.
+//! The CUDA backend: [`CudaPrims`], [`crate::Primitives`] over device
+//! buffers, and what only a GPU needs.
+//!
+//! Besides the trait, [`CudaPrims`] has variants for pipelines and
+//! benchmarks, named alike:
+//!
+//! - `…_into` writes into a buffer the caller owns instead of allocating,
+//!   and does not wait for the device:
+//!   [`CudaPrims::reduce_into`], [`CudaPrims::inclusive_scan_into`],
+//!   [`CudaPrims::exclusive_scan_into`], [`CudaPrims::transpose_into`]
+//!   (which also takes the [`crate::TransposeKernel`] to run),
+//!   [`CudaPrims::reduce_by_key_dense_into`] and
+//!   [`CudaPrims::histogram_into`] (which add into the bins and return the
+//!   strategy that ran);
+//! - `…_with` sorts with scratch made once by
+//!   [`CudaPrims::sort_keys_scratch`] or [`CudaPrims::sort_pairs_scratch`]:
+//!   [`CudaPrims::sort_keys_with`], [`CudaPrims::sort_pairs_with`];
+//! - [`CudaPrims::atomics_strategy`] says what [`crate::atomics::AtomicStrategy::Auto`]
+//!   resolves to, [`CudaPrims::peer_masks`] shows how the kernels group a
+//!   warp's keys.
 
 pub(crate) mod device;
 pub(crate) mod sort;
@@ -11,12 +30,14 @@ use std::sync::{Arc, Mutex};
 use warpmc_gpu::{DeviceBuffer, Gpu, KernelSource, Module};
 
 use crate::Primitives;
-use crate::element::{Element, Op, Predicate, SortKey};
+use crate::atomics::{AtomicValue, AtomicsConfig};
+use crate::element::{Element, Op, Pod, Predicate, SortKey};
 use crate::error::Result;
+use crate::transpose::MatrixShape;
 
 /// Primitives on a CUDA device, over [`DeviceBuffer`]s. Work is issued on
 /// the device's one stream; results that come back to the host (a
-/// reduction's value) synchronise.
+/// reduction's value, a compaction's count) synchronise.
 ///
 /// Modules are compiled on first use, one per kernel family and element
 /// type, and cached (in memory here, on disk by warpmc-gpu).
@@ -51,29 +72,31 @@ impl CudaPrims {
 }
 
 impl Primitives for CudaPrims {
-    type Buffer<T: Element> = DeviceBuffer<T>;
+    type Buffer<T: Pod> = DeviceBuffer<T>;
 
-    fn upload<T: Element>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
+    fn upload<T: Pod>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
         Ok(self.gpu.upload(host)?)
     }
 
-    fn download<T: Element>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
+    fn download<T: Pod>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
         Ok(self.gpu.download(buf)?)
     }
 
     fn reduce<T: Element>(&self, x: &DeviceBuffer<T>, op: Op) -> Result<T> {
-        self.reduce_value(x, op)
+        let mut out = self.gpu.alloc_zeros::<T>(1)?;
+        self.reduce_into(x, &mut out, op)?;
+        Ok(self.gpu.download(&out)?[0])
     }
 
     fn inclusive_scan<T: Element>(&self, x: &DeviceBuffer<T>, op: Op) -> Result<DeviceBuffer<T>> {
         let mut out = self.gpu.alloc_zeros::<T>(x.len())?;
-        self.scan_into(x, &mut out, op, true)?;
+        self.inclusive_scan_into(x, &mut out, op)?;
         Ok(out)
     }
 
     fn exclusive_scan<T: Element>(&self, x: &DeviceBuffer<T>, op: Op) -> Result<DeviceBuffer<T>> {
         let mut out = self.gpu.alloc_zeros::<T>(x.len())?;
-        self.scan_into(x, &mut out, op, false)?;
+        self.exclusive_scan_into(x, &mut out, op)?;
         Ok(out)
     }
 
@@ -83,11 +106,11 @@ impl Primitives for CudaPrims {
         offsets: &DeviceBuffer<u32>,
         op: Op,
     ) -> Result<DeviceBuffer<T>> {
-        self.segmented_reduce_impl(x, offsets, op)
+        self.segmented_reduce_new(x, offsets, op)
     }
 
     fn sort_keys<K: SortKey>(&self, keys: &mut DeviceBuffer<K>) -> Result<()> {
-        self.sort_impl::<K, u32>(keys, None)
+        self.sort_allocating::<K, u32>(keys, None)
     }
 
     fn sort_pairs<K: SortKey, V: Element>(
@@ -95,10 +118,43 @@ impl Primitives for CudaPrims {
         keys: &mut DeviceBuffer<K>,
         values: &mut DeviceBuffer<V>,
     ) -> Result<()> {
-        self.sort_impl(keys, Some(values))
+        self.sort_allocating(keys, Some(values))
     }
 
     fn select_if<T: Element>(&self, x: &DeviceBuffer<T>, pred: Predicate<T>) -> Result<DeviceBuffer<T>> {
-        self.select_if_impl(x, pred)
+        self.select_if_new(x, pred)
+    }
+
+    fn transpose<T: Pod>(&self, src: &DeviceBuffer<T>, shape: MatrixShape) -> Result<DeviceBuffer<T>> {
+        self.transpose_new(src, shape)
+    }
+
+    fn transpose_in_place<T: Pod>(&self, data: &mut DeviceBuffer<T>, shape: MatrixShape) -> Result<()> {
+        self.transpose_square_in_place(data, shape)
+    }
+
+    fn reduce_by_key_dense<V: AtomicValue>(
+        &self,
+        keys: &DeviceBuffer<u32>,
+        values: &DeviceBuffer<V>,
+        nbins: usize,
+        config: impl Into<AtomicsConfig>,
+    ) -> Result<DeviceBuffer<V>> {
+        crate::atomics::check_nbins(nbins)?;
+        let mut bins = self.gpu.alloc_zeros::<V>(nbins)?;
+        self.reduce_by_key_dense_into(keys, values, &mut bins, config)?;
+        Ok(bins)
+    }
+
+    fn histogram(
+        &self,
+        keys: &DeviceBuffer<u32>,
+        nbins: usize,
+        config: impl Into<AtomicsConfig>,
+    ) -> Result<DeviceBuffer<u32>> {
+        crate::atomics::check_nbins(nbins)?;
+        let mut bins = self.gpu.alloc_zeros::<u32>(nbins)?;
+        self.histogram_into(keys, &mut bins, config)?;
+        Ok(bins)
     }
 }

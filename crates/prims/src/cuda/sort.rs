@@ -31,8 +31,10 @@ const SORT_CU: &str = include_str!("../../kernels/sort.cu");
 
 /// Threads per block (= digits per pass, one thread per digit).
 const BLOCK: u32 = 256;
+/// Keys per thread of a tile.
+const ITEMS: usize = 16;
 /// Keys per tile: 256 threads × 16 keys.
-const TILE: usize = 4096;
+const TILE: usize = BLOCK as usize * ITEMS;
 /// Bits per digit.
 const RADIX_BITS: usize = 8;
 /// Digits per pass.
@@ -51,9 +53,13 @@ const MAX_SORT_LEN: usize = i32::MAX as usize;
 /// transform and value width (0 = keys only).
 fn source(key_bits: u32, transform: u32, value_bytes: usize) -> KernelSource {
     KernelSource::new("sort.cu", SORT_CU)
-        .option(format!("-DKEY_BITS={key_bits}"))
-        .option(format!("-DKEY_TRANSFORM={transform}"))
-        .option(format!("-DVAL_BYTES={value_bytes}"))
+        .option(format!("-DPRIMS_SORT_KEY_BITS={key_bits}"))
+        .option(format!("-DPRIMS_SORT_KEY_TRANSFORM={transform}"))
+        .option(format!("-DPRIMS_SORT_VALUE_BYTES={value_bytes}"))
+        .option(format!("-DPRIMS_SORT_BLOCK={BLOCK}"))
+        .option(format!("-DPRIMS_SORT_ITEMS={ITEMS}"))
+        .option(format!("-DPRIMS_SORT_RADIX_BITS={RADIX_BITS}"))
+        .option(format!("-DPRIMS_SORT_MAX_PASSES={MAX_PASSES}"))
 }
 
 /// The sort kernel sources, one per module the sort can build, for compile
@@ -116,7 +122,8 @@ fn blocks(n: u32) -> LaunchConfig {
 /// benchmark's timing leaves out allocation (and a loop of sorts allocates
 /// nothing).
 ///
-/// Made by [`CudaPrims::sort_scratch`] for at most `capacity` keys of one
+/// Made by [`CudaPrims::sort_keys_scratch`] or
+/// [`CudaPrims::sort_pairs_scratch`] for at most `capacity` keys of one
 /// width (and values of one width); used by [`CudaPrims::sort_keys_with`]
 /// and [`CudaPrims::sort_pairs_with`] for any sort that fits. It holds a
 /// second buffer for the keys (and one for the values) that the passes
@@ -179,23 +186,33 @@ impl CudaPrims {
     /// integers and the look-back status words hold 31-bit counts.
     pub const MAX_SORT_LEN: usize = MAX_SORT_LEN;
 
-    /// Scratch for sorting up to `n` keys of type `K` (with values of type
-    /// `V` when `with_values`; `V` is ignored otherwise), for
-    /// [`CudaPrims::sort_keys_with`] and [`CudaPrims::sort_pairs_with`].
-    /// Scratch for 64-bit keys also sorts 32-bit keys, and scratch for
-    /// 64-bit values also moves 32-bit values.
+    /// Scratch for sorting up to `n` keys of type `K` alone, for
+    /// [`CudaPrims::sort_keys_with`]. Scratch for 64-bit keys also sorts
+    /// 32-bit keys.
     ///
     /// ```no_run
     /// # fn main() -> warpmc_prims::Result<()> {
     /// use warpmc_prims::{CudaPrims, Primitives};
     /// let prims = CudaPrims::new(warpmc_gpu::Gpu::open_default()?);
     /// let mut keys = prims.upload(&[3u32, 1, 2])?;
-    /// let mut scratch = prims.sort_scratch::<u32, u32>(keys.len(), false)?;
+    /// let mut scratch = prims.sort_keys_scratch::<u32>(keys.len())?;
     /// prims.sort_keys_with(&mut keys, &mut scratch)?;
     /// assert_eq!(prims.download(&keys)?, vec![1, 2, 3]);
     /// # Ok(()) }
     /// ```
-    pub fn sort_scratch<K: SortKey, V: Element>(&self, n: usize, with_values: bool) -> Result<SortScratch> {
+    pub fn sort_keys_scratch<K: SortKey>(&self, n: usize) -> Result<SortScratch> {
+        self.new_sort_scratch::<K, u32>(n, false)
+    }
+
+    /// Scratch for sorting up to `n` keys of type `K` with values of type
+    /// `V`, for [`CudaPrims::sort_pairs_with`] (and
+    /// [`CudaPrims::sort_keys_with`]). Scratch for 64-bit keys also sorts
+    /// 32-bit keys, and scratch for 64-bit values also moves 32-bit values.
+    pub fn sort_pairs_scratch<K: SortKey, V: Element>(&self, n: usize) -> Result<SortScratch> {
+        self.new_sort_scratch::<K, V>(n, true)
+    }
+
+    fn new_sort_scratch<K: SortKey, V: Element>(&self, n: usize, with_values: bool) -> Result<SortScratch> {
         plan(n, K::BITS, 1)?;
         let key_bytes = size_of::<K>();
         let value_bytes = if with_values { size_of::<V>() } else { 0 };
@@ -224,7 +241,8 @@ impl CudaPrims {
     }
 
     /// Sorts `keys` in place as [`crate::Primitives::sort_keys`] does, with
-    /// `scratch` (from [`CudaPrims::sort_scratch`]) instead of allocating:
+    /// `scratch` (from [`CudaPrims::sort_keys_scratch`] or
+    /// [`CudaPrims::sort_pairs_scratch`]) instead of allocating:
     /// only kernel launches and one small memset are issued, so device
     /// timing of the call is the sort alone.
     pub fn sort_keys_with<K: SortKey>(&self, keys: &mut DeviceBuffer<K>, scratch: &mut SortScratch) -> Result<()> {
@@ -233,7 +251,7 @@ impl CudaPrims {
 
     /// Sorts `keys` in place and applies the same permutation to `values`,
     /// stably, as [`crate::Primitives::sort_pairs`] does, with `scratch`
-    /// (made with values) instead of allocating.
+    /// (from [`CudaPrims::sort_pairs_scratch`]) instead of allocating.
     pub fn sort_pairs_with<K: SortKey, V: Element>(
         &self,
         keys: &mut DeviceBuffer<K>,
@@ -243,7 +261,9 @@ impl CudaPrims {
         self.sort_run(keys, Some(values), scratch)
     }
 
-    pub(crate) fn sort_impl<K: SortKey, V: Element>(
+    /// A sort with scratch of its own: what [`crate::Primitives::sort_keys`]
+    /// and [`crate::Primitives::sort_pairs`] run.
+    pub(crate) fn sort_allocating<K: SortKey, V: Element>(
         &self,
         keys: &mut DeviceBuffer<K>,
         values: Option<&mut DeviceBuffer<V>>,
@@ -253,7 +273,7 @@ impl CudaPrims {
         if keys.len() <= 1 {
             return Ok(());
         }
-        let mut scratch = self.sort_scratch::<K, V>(keys.len(), values.is_some())?;
+        let mut scratch = self.new_sort_scratch::<K, V>(keys.len(), values.is_some())?;
         self.sort_run(keys, values, &mut scratch)
     }
 
@@ -367,7 +387,6 @@ mod tests {
     use super::*;
     use crate::{CpuPrims, Primitives};
 
-    const ITEMS: usize = 16;
     const WARP_TILE: usize = 32 * ITEMS;
     const ST_PREFIX: u32 = 0x8000_0000;
 

@@ -3,8 +3,8 @@
 
 use rayon::prelude::*;
 
-use super::{Transposable, Transpose, check_shape};
-use crate::cpu::CpuPrims;
+use super::{MatrixShape, check_shape, check_square};
+use crate::element::Pod;
 use crate::error::Result;
 
 /// Side of the square blocks the CPU transposes at a time: about 16 KB of
@@ -15,7 +15,7 @@ fn block_side(elem_bytes: usize) -> usize {
 }
 
 /// Transposes one `rows × cols` matrix `src` into `dst` (`cols × rows`).
-fn transpose_one<T: Transposable>(src: &[T], dst: &mut [T], rows: usize, cols: usize) {
+fn transpose_one<T: Pod>(src: &[T], dst: &mut [T], rows: usize, cols: usize) {
     if rows == 0 || cols == 0 {
         return;
     }
@@ -49,7 +49,7 @@ unsafe impl<T: Send> Sync for SharedMut<T> {}
 /// Transposes the `n × n` matrix `m` in place, in blocks: task `i` swaps
 /// block `(i, j)` with block `(j, i)` for every `j ≥ i`, so every pair of
 /// mirrored elements belongs to exactly one task.
-fn transpose_square_in_place<T: Transposable>(m: &mut [T], n: usize) {
+fn transpose_square_in_place<T: Pod>(m: &mut [T], n: usize) {
     assert_eq!(m.len(), n * n, "checked by the caller");
     let b = block_side(size_of::<T>());
     let blocks = n.div_ceil(b);
@@ -71,55 +71,27 @@ fn transpose_square_in_place<T: Transposable>(m: &mut [T], n: usize) {
     });
 }
 
-impl CpuPrims {
-    /// Transposes the `batch` matrices of `rows × cols` in `src` into `dst`
-    /// (slices of the same length).
-    pub fn transpose_slices<T: Transposable>(
-        &self,
-        src: &[T],
-        dst: &mut [T],
-        batch: usize,
-        rows: usize,
-        cols: usize,
-    ) -> Result<()> {
-        check_shape::<T>(src.len(), batch, rows, cols)?;
-        check_shape::<T>(dst.len(), batch, rows, cols)?;
-        let mat = rows * cols;
-        if mat == 0 {
-            return Ok(());
-        }
-        dst.par_chunks_mut(mat).zip(src.par_chunks(mat)).for_each(|(d, s)| transpose_one(s, d, rows, cols));
-        Ok(())
+/// Transposes the matrices of `shape` in `src` into `dst` (slices of the
+/// same length).
+pub(crate) fn transpose_into<T: Pod>(src: &[T], dst: &mut [T], shape: MatrixShape) -> Result<()> {
+    check_shape::<T>(src.len(), shape)?;
+    check_shape::<T>(dst.len(), shape)?;
+    let MatrixShape { rows, cols, .. } = shape;
+    let mat = rows * cols;
+    if mat == 0 {
+        return Ok(());
     }
-
-    /// Transposes the `batch` square matrices of `n × n` in `data` in place.
-    pub fn transpose_slice_in_place<T: Transposable>(&self, data: &mut [T], batch: usize, n: usize) -> Result<()> {
-        check_shape::<T>(data.len(), batch, n, n)?;
-        if n == 0 {
-            return Ok(());
-        }
-        data.par_chunks_mut(n * n).for_each(|m| transpose_square_in_place(m, n));
-        Ok(())
-    }
+    dst.par_chunks_mut(mat).zip(src.par_chunks(mat)).for_each(|(d, s)| transpose_one(s, d, rows, cols));
+    Ok(())
 }
 
-impl Transpose for CpuPrims {
-    type Buf<T: Transposable> = Vec<T>;
-
-    fn transpose_batched<T: Transposable>(
-        &self,
-        src: &Vec<T>,
-        batch: usize,
-        rows: usize,
-        cols: usize,
-    ) -> Result<Vec<T>> {
-        check_shape::<T>(src.len(), batch, rows, cols)?;
-        let mut dst = vec![T::default(); src.len()];
-        self.transpose_slices(src, &mut dst, batch, rows, cols)?;
-        Ok(dst)
+/// Transposes the square matrices of `shape` in `data` in place.
+pub(crate) fn transpose_in_place<T: Pod>(data: &mut [T], shape: MatrixShape) -> Result<()> {
+    check_square::<T>(data.len(), shape)?;
+    let n = shape.rows;
+    if n == 0 {
+        return Ok(());
     }
-
-    fn transpose_in_place<T: Transposable>(&self, data: &mut Vec<T>, batch: usize, n: usize) -> Result<()> {
-        self.transpose_slice_in_place(data, batch, n)
-    }
+    data.par_chunks_mut(n * n).for_each(|m| transpose_square_in_place(m, n));
+    Ok(())
 }

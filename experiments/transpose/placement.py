@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Does the sector kernel's speed depend on where its buffers lie? The same
-transpose (transpose.cu through CuPy, as transpose_proto.py builds it) timed
+transpose (transpose.cu through CuPy, as proto.py builds it) timed
 with the input and output placed after spacer allocations of several sizes,
-within one run. A scratch experiment for issue 6, on the GPU machine:
+within one run. On a GPU machine with CuPy:
 
-    ELEMS=1,4 SHAPE=16383x16383 python3 scripts/transpose-placement.py
+    ELEMS=1,4 SHAPE=16383x16383 python3 experiments/transpose/placement.py
 
 SPACERS= (MiB allocated before each pair of buffers), DISTS= (the output
 that many MiB after the input, in one allocation), SLEEP= (seconds idle
 before each timing) and SUSTAIN= (seconds of back-to-back launches, GB/s
-per 100 ms) choose the cases. Its answer (BENCHMARKS.md, transpose part 3):
+per 100 ms) choose the cases. Its answer (docs/benchmarks/transpose.md, part 3):
 placement did not matter; the GPU's power cap did.
 """
 import os
@@ -19,7 +19,7 @@ import time
 import cupy as cp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import transpose_proto as tp  # noqa: E402
+import proto as tp  # noqa: E402
 
 
 def main():
@@ -27,7 +27,7 @@ def main():
     rows, cols = (int(v) for v in os.environ.get("SHAPE", "16383x16383").split("x"))
     cp.cuda.set_allocator(None)  # plain cudaMalloc per array: placement follows the spacers
     for e in [int(x) for x in os.environ.get("ELEMS", "1,4").split(",")]:
-        m = cp.RawModule(code=tp.SRC, options=("-arch=sm_90", f"-DTR_ELEM_BYTES={e}", "-std=c++17"))
+        m = cp.RawModule(code=tp.SRC, options=tp.options(e))
         (name, fn, grid, smem, halo), = tp.sector_cands(e, rows, cols)
         gb = 2 * rows * cols * e / 1e9
         for spacer_mib in [int(x) for x in os.environ.get("SPACERS", "0,2,6,64,200,1000,1002").split(",")]:

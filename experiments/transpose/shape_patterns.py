@@ -3,10 +3,10 @@
 the transpose: TR input rows x TC input columns per tile, 128 x 64 (the
 kernel's: 256-byte row loads, 512-byte output segments) against 64 x 128
 (512-byte row loads, 256-byte output segments). Blocks in column-major
-tile order, output segments on sector boundaries, a halo of 8 rows. A
-scratch experiment for issue 6, run with CuPy on the GPU machine:
+tile order, output segments on sector boundaries, a halo of 8 rows. Run
+with CuPy on a GPU machine:
 
-    python3 scripts/transpose-shape-patterns.py
+    python3 experiments/transpose/shape_patterns.py
 """
 import os
 import sys
@@ -14,7 +14,7 @@ import sys
 import cupy as cp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transpose_proto import timeit  # noqa: E402
+from proto import timeit  # noqa: E402
 
 SRC = r"""
 typedef unsigned long long u64;

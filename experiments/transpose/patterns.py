@@ -6,7 +6,7 @@ alone (each block reads 136 rows of 64 elements, 8-byte words realigned
 by a shuffle funnel), for rows of 16384 (aligned) and 16383 (misaligned)
 elements. CuPy, on the GPU machine:
 
-    python3 scripts/transpose-patterns.py
+    python3 experiments/transpose/patterns.py
 
 ROWLENS= (row lengths), ALIGNS= (elements the store segments align to:
 8 = a sector, 32 = a 128-byte line, 64 = 256 bytes) and COLMAJOR=0,1 (the
@@ -19,7 +19,7 @@ import sys
 import cupy as cp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transpose_proto import timeit  # noqa: E402
+from proto import timeit  # noqa: E402
 
 SRC = r"""
 typedef unsigned long long u64;

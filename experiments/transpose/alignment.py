@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
-"""What misaligned rows cost on this GPU, and prototypes of a transpose for
-shapes that are not multiples of 32 (issue 6). A scratch experiment, run
-with CuPy on the GPU machine:
+"""What misaligned rows cost on this GPU, then transpose.cu's kernels on
+shapes that are not multiples of 32. Run with CuPy on a GPU machine:
 
-    python3 scripts/transpose-alignment-exp.py
+    python3 experiments/transpose/alignment.py
 
 Flat copies of 1 GiB: aligned, reads shifted by one element, writes shifted
 by one element, and writes shifted with the two halves of each shared
 sector written far apart in time (skip with --no-flat). Then transpose.cu's
-best and sector kernels (transpose_proto.py): every output checked against
+best and sector kernels (proto.py): every output checked against
 CuPy's own transpose on awkward shapes, speed at 16384^2 and 16383^2
 (SIZES=... and ELEMS=... to choose).
 """
@@ -18,7 +17,7 @@ import sys
 import cupy as cp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transpose_proto import timeit  # noqa: E402
+from proto import timeit  # noqa: E402
 
 FLAT = r"""
 extern "C" __global__ void copy32(const float* in, float* out, long long n, int roff, int woff) {
@@ -76,9 +75,9 @@ def main():
     print(cp.cuda.runtime.getDeviceProperties(0)["name"].decode())
     if "--no-flat" not in sys.argv:
         flat()
-    import transpose_proto
+    import proto
 
-    transpose_proto.run()
+    proto.run()
 
 
 if __name__ == "__main__":
