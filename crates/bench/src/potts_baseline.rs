@@ -97,6 +97,14 @@ impl BaselineCpu {
     }
 }
 
+/// The baseline kernels (`baseline_seed`, `baseline_update`) for NVRTC.
+pub fn source() -> KernelSource {
+    KernelSource::new("potts_baseline.cu", include_str!("../kernels/potts_baseline.cu"))
+        .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
+        .option(format!("-DBENCH_FRAME_ROWS={FRAME_ROWS}"))
+        .option(format!("-DBENCH_FRAME_COLS={FRAME_COLS}"))
+}
+
 /// The baseline kernel on a GPU.
 #[derive(Debug)]
 pub struct BaselineGpu {
@@ -115,11 +123,7 @@ impl BaselineGpu {
     /// Uploads `lattice` and seeds the generators on the device.
     pub fn new(gpu: Gpu, lattice: &Lattice, seed: u64) -> Result<Self> {
         warpmc_potts::cuda::check_fits(&gpu, lattice.spins().len() as u64 + THREADS as u64 * 12)?;
-        let src = KernelSource::new("potts_baseline.cu", include_str!("../kernels/potts_baseline.cu"))
-            .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
-            .option(format!("-DBENCH_FRAME_ROWS={FRAME_ROWS}"))
-            .option(format!("-DBENCH_FRAME_COLS={FRAME_COLS}"));
-        let module = gpu.module(&src)?;
+        let module = gpu.module(&source())?;
         let seed_kernel = module.kernel("baseline_seed")?;
         let [c0, c1] = split(lattice);
         let colours = [gpu.upload(&c0)?, gpu.upload(&c1)?];

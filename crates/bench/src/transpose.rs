@@ -13,9 +13,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 use warpmc_gpu::DeviceBuffer;
-use warpmc_prims::{
-    Bytes16, CpuPrims, CudaPrims, MatrixShape, Pod, Primitives, TransposeKernel, as_bytes, as_bytes_mut,
-};
+use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, MatrixShape, Pod, Primitives, TransposeKernel, as_bytes};
 
 use crate::error::{BenchError, Result, ensure};
 use crate::timing::sustained_ms;
@@ -248,22 +246,6 @@ pub fn run_transpose_bench<E: From<BenchError>>(
     Ok(failures)
 }
 
-/// `n` elements whose bits are a fixed pseudo-random function of `seed` and
-/// of their index (splitmix64 per 8 bytes): every element differs from its
-/// neighbours, so a misplaced one shows.
-pub fn pseudo_random<T: Pod>(n: usize, seed: u64) -> Vec<T> {
-    use rayon::prelude::*;
-    let mut v = vec![T::default(); n];
-    as_bytes_mut(&mut v).par_chunks_mut(8).enumerate().for_each(|(i, chunk)| {
-        let mut z = seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
-    });
-    v
-}
-
 /// The inputs of one table: the matrices on both sides and the CPU's
 /// transposes.
 struct Inputs<T: Pod> {
@@ -317,7 +299,7 @@ fn table<T: Pod, E: From<BenchError>>(
 }
 
 fn inputs<T: Pod>(p: &CudaPrims, shape: MatrixShape, n: usize) -> Result<Inputs<T>> {
-    let host: Vec<T> = pseudo_random(n, 0x7a5e + shape.rows as u64 * 31 + shape.cols as u64);
+    let host: Vec<T> = warpmc_testkit::pseudo_random(n, 0x7a5e + shape.rows as u64 * 31 + shape.cols as u64);
     let want = CpuPrims.transpose(&host, shape)?;
     let src = p.upload(&host)?;
     let dst = p.gpu().alloc_zeros(n)?;
@@ -413,12 +395,5 @@ mod tests {
             let e = bad.validate().unwrap_err().to_string();
             assert!(!e.contains("--"), "{e}");
         }
-    }
-
-    #[test]
-    fn pseudo_random_bits_differ_between_neighbours() {
-        let v: Vec<u16> = pseudo_random(1000, 3);
-        assert!(v.windows(2).filter(|w| w[0] == w[1]).count() < 5);
-        assert_eq!(v, pseudo_random::<u16>(1000, 3));
     }
 }

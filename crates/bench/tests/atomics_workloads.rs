@@ -2,9 +2,10 @@
 //! for every strategy (more elements than the grid has threads, so the
 //! grid-stride loops run).
 
-use warpmc_bench::atomics::{self as bench, Reference};
+use warpmc_bench::atomics as bench;
 use warpmc_prims::atomics::{AtomicAdd, AtomicStrategy, KeyOrder};
 use warpmc_prims::{AtomicsConfig, CudaPrims, Primitives};
+use warpmc_testkit::atomics::Reference;
 
 fn gpu(test: &str) -> Option<CudaPrims> {
     warpmc_testkit::gpu_or_skip(test).map(CudaPrims::new)

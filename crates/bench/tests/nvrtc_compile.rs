@@ -1,5 +1,5 @@
-//! The shuffle experiments' kernel sources (kernels/shuffle_bench.cu, one
-//! per element type) compile with NVRTC for sm_90 —
+//! The benchmark kernels (kernels/shuffle_bench.cu, one per element type,
+//! and kernels/potts_baseline.cu) compile with NVRTC for sm_90 —
 //! checked wherever NVRTC loads, GPU or not
 //! (`WARPMC_NVRTC=/path/libnvrtc.so.13`), so a kernel typo shows up before a
 //! GPU run. Skipped with a printed reason where NVRTC is missing.
@@ -7,14 +7,16 @@
 use warpmc_gpu::{Target, compile};
 
 #[test]
-fn shuffle_kernels_compile_for_sm_90() {
+fn bench_kernels_compile_for_sm_90() {
     let target = Target::Cubin { arch: 90 };
-    for src in warpmc_bench::shuffle::sources() {
+    let mut sources = warpmc_bench::shuffle::sources();
+    sources.push(warpmc_bench::potts_baseline::source());
+    for src in sources {
         match compile(&src, &target) {
             Ok(image) => assert!(!image.is_empty(), "{}: empty image", src.name()),
             Err(warpmc_gpu::GpuError::NoDevice(why)) => {
                 use std::io::Write;
-                let _ = writeln!(std::io::stderr().lock(), "SKIPPED shuffle_kernels_compile_for_sm_90: {why}");
+                let _ = writeln!(std::io::stderr().lock(), "SKIPPED bench_kernels_compile_for_sm_90: {why}");
                 return;
             }
             Err(e) => panic!("{e}"),

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{Reference, peer_masks};
+use common::peer_masks;
+use warpmc_testkit::atomics::Reference;
 use proptest::prelude::*;
 use warpmc_prims::atomics::{AtomicStrategy, AtomicValue, AutoInputs, KeyOrder, PeerMethod, Vector, choose_strategy};
 use warpmc_prims::{AtomicsConfig, CpuPrims, Primitives, PrimsError, Result};
@@ -71,7 +72,7 @@ proptest! {
             let u = (s >> 40) as f32 / (1u64 << 24) as f32;
             (1.0 + 99.0 * u) * if s >> 63 == 1 { -1.0 } else { 1.0 }
         }).collect();
-        let reference = Reference::new(&keys, &values, nbins);
+        let reference = Reference::new(&keys, &values, nbins).unwrap();
         let rev_keys: Vec<u32> = keys.iter().rev().copied().collect();
         let rev_values: Vec<f32> = values.iter().rev().copied().collect();
         let reversed = reduce_by_key(&rev_keys, &rev_values, nbins).unwrap();
@@ -150,7 +151,7 @@ fn mismatched_lengths_and_too_many_bins_are_errors() {
 #[test]
 fn integer_checks_are_exact_and_names_are_stable() {
     let keys = [0u32, 1, 1];
-    let r = Reference::new(&keys, &[5u32, u32::MAX, 2], 2);
+    let r = Reference::new(&keys, &[5u32, u32::MAX, 2], 2).unwrap();
     assert_eq!(r.sums(), &[5, 1]);
     assert!(r.check(&[5, 1]).is_ok());
     let m = r.check(&[5, 2]).unwrap_err();

@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::{Reference, peer_masks};
+use common::peer_masks;
+use warpmc_testkit::atomics::Reference;
 use warpmc_prims::atomics::{AtomicAdd, AtomicStrategy, AtomicValue, KeyOrder, PeerMethod, Vector};
 use warpmc_prims::{AtomicsConfig, CpuPrims, CudaPrims, Element, Primitives, PrimsError};
 
@@ -203,7 +204,7 @@ fn check_type<V: AtomicValue>(p: &CudaPrims) {
             let seed = (pi * 100 + si) as u64;
             let (k, nbins) = keys(pattern, n, seed);
             let x = values::<V>(n, seed + 7);
-            let reference = Reference::new(&k, &x, nbins);
+            let reference = Reference::new(&k, &x, nbins).unwrap();
             let dk = p.upload(&k).unwrap();
             let dx = p.upload(&x).unwrap();
             for config in configs() {

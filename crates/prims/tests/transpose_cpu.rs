@@ -2,9 +2,8 @@
 //! twice is the identity, in place equals out of place, a batch is its
 //! matrices one by one).
 
-mod common;
 
-use common::pseudo_random;
+use warpmc_testkit::pseudo_random;
 use proptest::prelude::*;
 use warpmc_prims::{Bytes16, CpuPrims, MatrixShape, Pod, Primitives, as_bytes};
 

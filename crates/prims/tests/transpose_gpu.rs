@@ -2,9 +2,8 @@
 //! size, on awkward shapes, batches, and in place. Skipped (with a printed
 //! reason) where no GPU is usable.
 
-mod common;
 
-use common::pseudo_random;
+use warpmc_testkit::pseudo_random;
 use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, MatrixShape, Pod, Primitives, TransposeKernel, as_bytes};
 
 /// (batch, rows, cols): degenerate, skinny, around the 32-element tile and

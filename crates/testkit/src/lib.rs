@@ -4,20 +4,25 @@
 //! - [`gpu_or_skip`]: the GPU for a test, or a printed `SKIPPED` line
 //!   (`WARPMC_REQUIRE_GPU=1` turns the skip into a failure);
 //! - [`test_device!`]: one test body run on the CPU and on the GPU;
-//! - [`SplitMix64`], [`AWKWARD_SIZES`], [`SPECIAL_F32`], [`SPECIAL_F64`]:
-//!   deterministic inputs that do not depend on the crate under test, of
-//!   sizes around warp and tile boundaries, degenerate values included;
+//! - [`SplitMix64`], [`pseudo_random`], [`AWKWARD_SIZES`], [`SPECIAL_F32`],
+//!   [`SPECIAL_F64`]: deterministic inputs that do not depend on the crate
+//!   under test, of sizes around warp and tile boundaries, degenerate
+//!   values included;
+//! - [`atomics::Reference`]: the check a GPU's sums by key are held to;
 //! - [`warp`]: runs the warp-level functions of `warp.cuh` one launch per
 //!   call, and their CPU references.
 
 #![deny(missing_docs)]
 
+pub mod atomics;
 pub mod warp;
 
 use std::io::Write;
 
+use rayon::prelude::*;
 pub use warpmc_gpu::Device;
 use warpmc_gpu::Gpu;
+use warpmc_prims::{Pod, as_bytes_mut};
 
 /// Input lengths around warp (32) and tile (1024, 4096) boundaries, and one
 /// of many tiles: 0, 1, 31, 33, 1023, 4097, 2²⁰ + 7.
@@ -55,6 +60,21 @@ pub const SPECIAL_F64: [f64; 12] = [
     1.0,
     -2.5,
 ];
+
+/// `n` elements whose bits are a fixed pseudo-random function of `seed` and
+/// of their index (splitmix64 per 8 bytes): every element differs from its
+/// neighbours, so a misplaced one shows.
+pub fn pseudo_random<T: Pod>(n: usize, seed: u64) -> Vec<T> {
+    let mut v = vec![T::default(); n];
+    as_bytes_mut(&mut v).par_chunks_mut(8).enumerate().for_each(|(i, chunk)| {
+        let mut z = seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+    });
+    v
+}
 
 /// The GPU for a test, or `None` after printing why the test is skipped.
 ///
@@ -151,6 +171,13 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pseudo_random_bits_differ_between_neighbours() {
+        let v: Vec<u16> = pseudo_random(1000, 3);
+        assert!(v.windows(2).filter(|w| w[0] == w[1]).count() < 5);
+        assert_eq!(v, pseudo_random::<u16>(1000, 3));
+    }
 
     #[test]
     fn splitmix_matches_the_published_sequence() {
