@@ -98,6 +98,8 @@ struct Walker {
 // choice tables (FLAME_CHOOSE_GRAIN entries per row; row 0 by weight, row
 // i + 1 after xform i with chaos).
 
+static_assert((FLAME_CHOOSE_GRAIN & (FLAME_CHOOSE_GRAIN - 1)) == 0, "a draw picks a table entry by masking");
+
 __device__ __forceinline__ int table_entry(const unsigned short *tables, int row, unsigned r) {
     return tables[row * FLAME_CHOOSE_GRAIN + (r & (FLAME_CHOOSE_GRAIN - 1u))];
 }
@@ -499,7 +501,9 @@ struct ChaosGame {
                 if (vis > (real)0 && px >= P[Genome::CAM_B0] && py >= P[Genome::CAM_B1] && px <= P[Genome::CAM_B2] &&
                     py <= P[Genome::CAM_B3]) {
                     // A strip holds rows row0 .. row0 + height of the
-                    // whole histogram.
+                    // whole histogram. (These tests stay in the loop: as
+                    // a helper returning `valid` they compile to branches
+                    // instead of a select.)
                     unsigned ix, iy;
                     Camera<Genome>::cell(P, px, py, ix, iy);
                     if (iy >= row0 && iy - row0 < height) {

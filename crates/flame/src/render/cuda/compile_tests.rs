@@ -5,11 +5,11 @@
 //! combination of selection, shuffle and accumulation, and the finishing
 //! kernels.
 //!
-//! Every distinct generated source goes through NVRTC's front end (PTX);
-//! the default options and the variant with the most shared memory (the
-//! "better" shuffle and the block cache, in doubles, 1024 threads) go on
-//! to machine code for sm_90, which also checks that the shared memory
-//! fits.
+//! Every distinct generated source goes through NVRTC's front end (PTX),
+//! with the histogram in the chaos game's precision; the default options
+//! and the variant with the most shared memory (the "better" shuffle and
+//! the block cache, 1024 threads), with either histogram, go on to machine
+//! code for sm_90, which also checks that the shared memory fits.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -114,20 +114,20 @@ fn every_kernel_compiles_with_nvrtc() {
     for (name, cp) in genomes() {
         let count = super::backend::needs_count(std::slice::from_ref(&cp));
         for real in [Precision::F32, Precision::F64] {
-            let full_compile = [IterationOptions { real, ..IterationOptions::default() }, largest(real)];
-            for o in all_options(real).into_iter().chain(full_compile.iter().cloned()) {
-                // The histogram in the precision of the chaos game.
-                let g = generate(&cp, &o, real, count);
-                let target = if full_compile.contains(&o) { cubin } else { ptx };
+            // Every variant with the histogram in the chaos game's
+            // precision, to PTX.
+            let variants = all_options(real).into_iter().map(|o| (o, real, ptx));
+            // The default and the largest with either histogram, to
+            // machine code.
+            let full = [IterationOptions { real, ..IterationOptions::default() }, largest(real)];
+            let full = full.into_iter().flat_map(|o| [Precision::F32, Precision::F64].map(|b| (o.clone(), b, cubin)));
+            for (o, bucket, target) in variants.chain(full) {
+                let g = generate(&cp, &o, bucket, count);
                 if !seen.insert((g.code.clone(), o.real, o.block, target.name())) {
                     continue;
                 }
-                jobs.push(Job {
-                    what: format!("{name}, {o:?}, {}", target.name()),
-                    source: g.source,
-                    code: g.code,
-                    target,
-                });
+                let what = format!("{name}, {o:?}, {bucket:?} histogram, {}", target.name());
+                jobs.push(Job { what, source: g.source, code: g.code, target });
             }
         }
     }
