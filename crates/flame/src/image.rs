@@ -287,7 +287,29 @@ mod tests {
         let path = temp("not-a.png");
         std::fs::write(&path, b"hello").unwrap();
         let e = read_png(&path).unwrap_err().to_string();
-        assert!(e.contains("not-a.png"), "{e}");
-        assert!(read_png(&temp("missing.png")).is_err());
+        assert!(e.contains("not-a.png") && e.contains("not a readable PNG"), "{e}");
+        // The I/O error's text is in the message, once, and not again as
+        // the source (a chain printer would show it twice).
+        let e = read_png(&temp("missing.png")).unwrap_err();
+        assert!(matches!(e, FlameError::Io { action: "read", .. }), "{e}");
+        assert!(std::error::Error::source(&e).is_none());
+        assert_eq!(e.to_string().matches("missing.png").count(), 1, "{e}");
+        let e = write_png(&frame(false), Bits::Eight, &temp("no-such-dir").join("x.png"), &[]).unwrap_err();
+        assert!(e.to_string().contains("cannot create"), "{e}");
+        // Images of different sizes cannot be compared.
+        let a = decode_png(&encode_png(&frame(false), Bits::Eight, &[]).unwrap()).unwrap();
+        let mut b = a.clone();
+        b.width = 2;
+        assert_eq!(psnr(&a, &b).unwrap_err().to_string(), "images differ in size: 3x2 and 2x2");
+    }
+
+    #[test]
+    fn the_file_holds_the_encoded_bytes() {
+        let f = frame(true);
+        let text = vec![("warpmc_seed".to_string(), "7".to_string())];
+        let path = temp("same.png");
+        write_png(&f, Bits::Sixteen, &path, &text).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), encode_png(&f, Bits::Sixteen, &text).unwrap());
+        assert!(!temp("same.png.tmp-warpmc").exists());
     }
 }
