@@ -9,7 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_flame::FlameError;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
-use warpmc_flame::image::{Bits, psnr, read_png, write_png};
+use warpmc_flame::image::{Bits, LoadedImage, psnr, read_png, write_png};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render_with_progress};
 use warpmc_flame::variations::VariationKind;
@@ -503,27 +503,25 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
     let p = psnr(&x, &y)?;
     println!("{p:.3}");
     if let Some(out) = &a.montage {
-        let (w, h) = (x.width as usize, x.height as usize);
-        let mut pixels = vec![[0.0, 0.0, 0.0, 1.0]; 3 * w * h];
-        for j in 0..h {
-            for i in 0..w {
-                let (p, q) = (x.pixels[j * w + i], y.pixels[j * w + i]);
-                pixels[j * 3 * w + i] = p;
-                pixels[j * 3 * w + w + i] = q;
-                let d = &mut pixels[j * 3 * w + 2 * w + i];
-                for k in 0..3 {
-                    d[k] = ((p[k] - q[k]).abs() * 4.0).min(255.0);
-                }
-            }
-        }
-        let frame = RenderedFrame {
-            width: 3 * x.width,
-            height: x.height,
-            pixels,
-            transparent: false,
-            stats: Default::default(),
-        };
-        write_png(&frame, Bits::Eight, out, &[])?;
+        write_png(&montage(&x, &y), Bits::Eight, out, &[])?;
     }
     Ok(())
+}
+
+/// Two images of the same size and their difference ×4, side by side.
+fn montage(x: &LoadedImage, y: &LoadedImage) -> RenderedFrame {
+    let (w, h) = (x.width as usize, x.height as usize);
+    let mut pixels = vec![[0.0, 0.0, 0.0, 1.0]; 3 * w * h];
+    for j in 0..h {
+        for i in 0..w {
+            let (p, q) = (x.pixels[j * w + i], y.pixels[j * w + i]);
+            pixels[j * 3 * w + i] = p;
+            pixels[j * 3 * w + w + i] = q;
+            let d = &mut pixels[j * 3 * w + 2 * w + i];
+            for k in 0..3 {
+                d[k] = ((p[k] - q[k]).abs() * 4.0).min(255.0);
+            }
+        }
+    }
+    RenderedFrame { width: 3 * x.width, height: x.height, pixels, transparent: false, stats: Default::default() }
 }
