@@ -92,6 +92,46 @@ fn unknown_variations_are_one_clear_error() {
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(e.contains("unknown variation"), "{e}");
     assert!(e.contains("fractorium-bench-zy0rg_six_bigcomplexcode.flame"), "{e}");
+    // The command line names its own way out.
+    assert!(e.contains("--skip-unknown-variations"), "{e}");
+}
+
+/// A missing file is named once, with the system's reason once.
+#[test]
+fn a_missing_genome_is_one_message_said_once() {
+    let o = warpmc(&["flame", "render", "/nonexistent/genome.flam3", "--backend", "cpu"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert_eq!(e.matches("/nonexistent/genome.flam3").count(), 1, "{e}");
+    assert_eq!(e.matches("(os error").count(), 1, "{e}");
+}
+
+/// The backend is resolved as every command resolves it: WARPMC_DEVICE
+/// names the GPU for auto and cuda (a value that is not an ordinal is an
+/// error, not a silent fallback), and does not matter for cpu.
+#[test]
+fn backend_selection_honours_warpmc_device() {
+    let dir = temp_dir();
+    let out = dir.join("device.png");
+    let genome = example("electricsheep.244.80692.flam3");
+    let render = |backend: &str| {
+        Command::new(bin())
+            .args(["flame", "render", &genome, "--backend", backend, "-q", "0.01", "-s", "0.1", "--quiet", "-o"])
+            .arg(&out)
+            .env("WARPMC_DEVICE", "first")
+            .output()
+            .expect("warpmc runs")
+    };
+    for backend in ["auto", "cuda"] {
+        let o = render(backend);
+        assert!(!o.status.success(), "{backend}");
+        let e = stderr(&o);
+        assert!(e.contains("WARPMC_DEVICE=first"), "{backend}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+    }
+    let o = render("cpu");
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

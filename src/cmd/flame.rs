@@ -4,14 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use warpmc_flame::FlameError;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
-use warpmc_flame::image::{Bits, psnr, read_png, write_png};
+use warpmc_flame::image::{Bits, LoadedImage, psnr, read_png, write_png};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
-use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render};
+use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render_with_progress};
 use warpmc_flame::variations::VariationKind;
+use warpmc_gpu::{BackendChoice, Device, select};
 
 #[derive(Debug, Args)]
 pub(crate) struct FlameArgs {
@@ -39,16 +41,6 @@ enum FlameCommand {
     /// PSNR between two PNG images of the same size (RGB, 8-bit scale);
     /// optionally a side-by-side picture.
     Compare(CompareArgs),
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum BackendArg {
-    /// CUDA when a device is present, else the CPU.
-    Auto,
-    /// All CPU cores.
-    Cpu,
-    /// The first CUDA device (an error when there is none).
-    Cuda,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -113,9 +105,11 @@ struct RenderOpts {
     /// Transparent background (RGBA PNG) instead of the genome's colour.
     #[arg(long)]
     transparent: bool,
-    /// Where to render.
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendArg,
+    /// Where to render: auto (CUDA when a device is usable, else all CPU
+    /// cores), cpu, or cuda (an error when there is no device). The GPU is
+    /// the one WARPMC_DEVICE names (0 by default).
+    #[arg(long, default_value = "auto", value_name = "B")]
+    backend: BackendChoice,
     /// Histogram precision.
     #[arg(long, value_enum, default_value = "f32")]
     precision: PrecisionArg,
@@ -220,7 +214,10 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
 
 fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
     let opts = ParseOptions { skip_unknown_variations: g.skip_unknown_variations, palette_file: g.palettes.clone() };
-    let parsed = parse_file(&g.genome, &opts)?;
+    let parsed = parse_file(&g.genome, &opts).map_err(|e| match e {
+        FlameError::UnknownVariation(_) => anyhow!("{e} (--skip-unknown-variations renders without them)"),
+        e => e.into(),
+    })?;
     for w in &parsed.warnings {
         eprintln!("warning: {w}");
     }
@@ -245,39 +242,17 @@ enum Engine {
 }
 
 impl Engine {
-    /// The backend `o` asks for; `auto` falls back to the CPU with the
-    /// reason printed.
+    /// The backend `o` asks for (resolved by warpmc_gpu::select); `auto`
+    /// falls back to the CPU with the reason printed.
     fn open(o: &RenderOpts) -> anyhow::Result<Engine> {
-        let options = IterationOptions {
-            selection: match o.selection {
-                SelectionArg::Warp => Selection::WarpUniform,
-                SelectionArg::Thread => Selection::PerThread,
-            },
-            shuffle: match o.shuffle {
-                ShuffleArg::None => Shuffle::None,
-                ShuffleArg::Simple => Shuffle::Simple,
-                ShuffleArg::Better => Shuffle::Better,
-            },
-            accumulation: match o.accumulation {
-                AccumulationArg::Plain => Accumulation::Plain,
-                AccumulationArg::Aggregated => Accumulation::WarpAggregated,
-                AccumulationArg::Shared => Accumulation::SharedCache,
-            },
-            real: precision(o.gpu_arithmetic),
-            ..IterationOptions::default()
-        };
-        let engine = match o.backend {
-            BackendArg::Cpu => Engine::Cpu,
-            BackendArg::Cuda => Engine::Cuda(Box::new(CudaRenderer::open(0)?.with_options(options)?)),
-            BackendArg::Auto => match CudaRenderer::open(0) {
-                Ok(r) => Engine::Cuda(Box::new(r.with_options(options)?)),
-                Err(e) => {
-                    if !o.quiet {
-                        eprintln!("backend: cpu, {} threads ({e})", rayon::current_num_threads());
-                    }
-                    Engine::Cpu
+        let engine = match select(o.backend)? {
+            Device::Cuda(gpu) => Engine::Cuda(Box::new(CudaRenderer::new(gpu).with_options(iteration_options(o))?)),
+            Device::Cpu { fallback } => {
+                if let (Some(why), false) = (fallback, o.quiet) {
+                    eprintln!("backend: cpu, {} threads ({why})", rayon::current_num_threads());
                 }
-            },
+                Engine::Cpu
+            }
         };
         if let (Engine::Cuda(r), false) = (&engine, o.quiet) {
             eprintln!("backend: cuda, {}", r.gpu().info().name);
@@ -293,8 +268,8 @@ impl Engine {
         progress: &(dyn Fn(f64) + Sync),
     ) -> anyhow::Result<RenderedFrame> {
         Ok(match self {
-            Engine::Cpu => render(flames, time, s, progress)?,
-            Engine::Cuda(r) => r.render(flames, time, s, progress)?,
+            Engine::Cpu => render_with_progress(flames, time, s, progress)?,
+            Engine::Cuda(r) => r.render_with_progress(flames, time, s, progress)?,
         })
     }
 
@@ -303,6 +278,28 @@ impl Engine {
             Engine::Cpu => format!("{} threads", rayon::current_num_threads()),
             Engine::Cuda(r) => r.gpu().info().name.clone(),
         }
+    }
+}
+
+/// The GPU chaos-game options the flags ask for.
+fn iteration_options(o: &RenderOpts) -> IterationOptions {
+    IterationOptions {
+        selection: match o.selection {
+            SelectionArg::Warp => Selection::WarpUniform,
+            SelectionArg::Thread => Selection::PerThread,
+        },
+        shuffle: match o.shuffle {
+            ShuffleArg::None => Shuffle::None,
+            ShuffleArg::Simple => Shuffle::Simple,
+            ShuffleArg::Better => Shuffle::Better,
+        },
+        accumulation: match o.accumulation {
+            AccumulationArg::Plain => Accumulation::Plain,
+            AccumulationArg::Aggregated => Accumulation::WarpAggregated,
+            AccumulationArg::Shared => Accumulation::SharedCache,
+        },
+        real: precision(o.gpu_arithmetic),
+        ..IterationOptions::default()
     }
 }
 
@@ -506,27 +503,25 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
     let p = psnr(&x, &y)?;
     println!("{p:.3}");
     if let Some(out) = &a.montage {
-        let (w, h) = (x.width as usize, x.height as usize);
-        let mut pixels = vec![[0.0, 0.0, 0.0, 1.0]; 3 * w * h];
-        for j in 0..h {
-            for i in 0..w {
-                let (p, q) = (x.pixels[j * w + i], y.pixels[j * w + i]);
-                pixels[j * 3 * w + i] = p;
-                pixels[j * 3 * w + w + i] = q;
-                let d = &mut pixels[j * 3 * w + 2 * w + i];
-                for k in 0..3 {
-                    d[k] = ((p[k] - q[k]).abs() * 4.0).min(255.0);
-                }
-            }
-        }
-        let frame = RenderedFrame {
-            width: 3 * x.width,
-            height: x.height,
-            pixels,
-            transparent: false,
-            stats: Default::default(),
-        };
-        write_png(&frame, Bits::Eight, out, &[])?;
+        write_png(&montage(&x, &y), Bits::Eight, out, &[])?;
     }
     Ok(())
+}
+
+/// Two images of the same size and their difference ×4, side by side.
+fn montage(x: &LoadedImage, y: &LoadedImage) -> RenderedFrame {
+    let (w, h) = (x.width as usize, x.height as usize);
+    let mut pixels = vec![[0.0, 0.0, 0.0, 1.0]; 3 * w * h];
+    for j in 0..h {
+        for i in 0..w {
+            let (p, q) = (x.pixels[j * w + i], y.pixels[j * w + i]);
+            pixels[j * 3 * w + i] = p;
+            pixels[j * 3 * w + w + i] = q;
+            let d = &mut pixels[j * 3 * w + 2 * w + i];
+            for k in 0..3 {
+                d[k] = ((p[k] - q[k]).abs() * 4.0).min(255.0);
+            }
+        }
+    }
+    RenderedFrame { width: 3 * x.width, height: x.height, pixels, transparent: false, stats: Default::default() }
 }

@@ -14,7 +14,7 @@ pub enum BenchError {
     Potts(#[from] warpmc_potts::PottsError),
     /// The flame renderer failed.
     #[error(transparent)]
-    Flame(#[from] warpmc_flame::render::RenderError),
+    Flame(#[from] warpmc_flame::FlameError),
     /// A benchmark parameter out of range, or a result that failed its
     /// check against the CPU.
     #[error("{0}")]

@@ -21,12 +21,15 @@
 //!   aggregation strategy (Westphal, "Voting and Shuffling to Optimize
 //!   Atomic Operations", 2015);
 //! - [`point_shuffle`]: the point-shuffle diversity experiment of Steven
-//!   Robertson's cuburn.
+//!   Robertson's cuburn;
+//! - [`flame`]: the GPU flame renderer beside the CPU backend, and the
+//!   image noise of each chaos-game variant.
 
 #![deny(missing_docs)]
 
 pub mod atomics;
 mod error;
+pub mod flame;
 pub mod point_shuffle;
 pub mod potts;
 pub mod potts_baseline;

@@ -1,317 +1,383 @@
-// iterate.cuh: the chaos game on the GPU, cuburn's design.
+// iterate.cuh: the chaos game on the GPU, after Steven Robertson's cuburn.
 //
 // Each thread owns one point (x, y, colour) that persists across launches
 // and carries out `iters` iterations per launch: choose an xform, apply it,
 // apply the final xform to a copy, and add the palette colour of the copy
 // into the histogram cell it lands in. Threads draw from their own MWC
-// stream.
+// stream (FlameRng).
 //
-// Xform choice. FLAME_SELECT_WARP: lane 0's draw picks the xform for the
-// whole warp, so the xform's code runs without divergence. Points that
-// undergo the same transforms converge, so after every iteration the points
-// are exchanged between the warps of the block through shared memory
-// (FLAME_SHUFFLE 1, cuburn's "simple" shuffle: lane l of warp n writes to
-// slot (l + (n + l)·32) mod block, every thread reads back its own slot,
-// so no two points of a warp stay together and both accesses are free of
-// bank conflicts; 2, the "better" shuffle: first rotate the warp's lanes by
-// a random amount, then the same exchange). Otherwise each thread draws its
-// own xform (chaos rows need that: the choice depends on each point's
-// previous xform).
+// The variants of the algorithm are policy types, which the generated
+// source of a genome (render/cuda/codegen.rs) names when it instantiates
+// `flame::ChaosGame`:
 //
-// This file is the fixed part of the kernel. The generated part before it
-// defines the FLAME_* macros and `apply_xform` / `apply_final` (see
-// render/cuda/codegen.rs).
+// - Genome: the genome's xforms (`apply_xform`, `apply_final`) and the
+//   offsets of the camera in the parameter block (generated);
+// - Choice: how an iteration's xform is chosen: per thread by weight,
+//   per thread in the chaos (xaos) row of the previous xform, or per warp;
+// - Shuffle: how points move between the warps of a block after each
+//   iteration (none, cuburn's simple exchange, or the "better" one);
+// - Accumulator: how samples reach the histogram (runs of samples summed
+//   in registers, optionally through a block cache of cells, or
+//   warp-aggregated atomics, in warp_aggregated.cuh);
+// - Palette: flam3's step or linear palette lookup;
+// - Histogram: the bucket type and whether hit counts are kept apart.
+//
+// Shared with the Rust code, as -D options: FLAME_BLOCK (threads per
+// block), FLAME_CHOOSE_GRAIN (entries of a choice table), FLAME_PALETTE_SIZE,
+// FLAME_FUSE (iterations discarded after a restart), FLAME_STATE_FUSE_BITS
+// (the layout of ChaosPoint::state) and FLAME_POINT_BYTES (the size of a
+// ChaosPoint as the host writes it).
 #pragma once
 
 #include "flame_common.cuh"
-#if FLAME_ACCUM == 1
-#include "atomics.cuh"
+
+#if !defined(FLAME_BLOCK) || !defined(FLAME_CHOOSE_GRAIN) || !defined(FLAME_PALETTE_SIZE) || !defined(FLAME_FUSE) || \
+    !defined(FLAME_STATE_FUSE_BITS) || !defined(FLAME_POINT_BYTES)
+#error "FLAME_BLOCK, FLAME_CHOOSE_GRAIN, FLAME_PALETTE_SIZE, FLAME_FUSE, FLAME_STATE_FUSE_BITS and FLAME_POINT_BYTES come from the Rust code that builds the source"
 #endif
 
-#define FLAME_CHOOSE_MASK 16383u
-#define FLAME_FULL_MASK 0xffffffffu
+namespace flame {
 
-typedef FLAME_BUCKET bucket;
+enum : unsigned {
+    // All lanes of a warp.
+    FULL_MASK = 0xffffffffu,
+    // A cell index no sample has: "no cell".
+    NO_CELL = 0xffffffffu,
+};
 
-// A point between launches. `state`: low 8 bits the iterations still to
-// discard (fuse), the rest the chaos row of the next choice (1 + the index
-// of the xform that produced the point; 0 for a fresh point). `left`: the
-// plotted iterations left in the point's sub-batch: then it restarts from
-// a random point, as flam3's sub-batches do.
+// A point between launches. `state`: the low FLAME_STATE_FUSE_BITS bits the
+// iterations still to discard (fuse), the rest the chaos row of the next
+// choice (1 + the index of the xform that produced the point; 0 for a
+// fresh point). `left`: the plotted iterations left in the point's
+// sub-batch: then it restarts from a random point, as flam3's sub-batches
+// do.
 struct ChaosPoint {
     real x, y, c;
     int state;
     int left;
 };
+static_assert(sizeof(ChaosPoint) == FLAME_POINT_BYTES, "ChaosPoint differs from the host's layout");
 
-// Parameter block offsets of the camera (after the xforms' parameters).
-// rot (4), rot_center (2), bounds (4), ws0, wb0s0, hs1, hb1s1, and the
-// whole histogram's width and height.
-#define CAM_R00 (FLAME_CAMERA_OFFSET + 0)
-#define CAM_R01 (FLAME_CAMERA_OFFSET + 1)
-#define CAM_R10 (FLAME_CAMERA_OFFSET + 2)
-#define CAM_R11 (FLAME_CAMERA_OFFSET + 3)
-#define CAM_CX (FLAME_CAMERA_OFFSET + 4)
-#define CAM_CY (FLAME_CAMERA_OFFSET + 5)
-#define CAM_B0 (FLAME_CAMERA_OFFSET + 6)
-#define CAM_B1 (FLAME_CAMERA_OFFSET + 7)
-#define CAM_B2 (FLAME_CAMERA_OFFSET + 8)
-#define CAM_B3 (FLAME_CAMERA_OFFSET + 9)
-#define CAM_WS0 (FLAME_CAMERA_OFFSET + 10)
-#define CAM_WB0S0 (FLAME_CAMERA_OFFSET + 11)
-#define CAM_HS1 (FLAME_CAMERA_OFFSET + 12)
-#define CAM_HB1S1 (FLAME_CAMERA_OFFSET + 13)
-#define CAM_FULL_W (FLAME_CAMERA_OFFSET + 14)
-#define CAM_FULL_H (FLAME_CAMERA_OFFSET + 15)
-#define FLAME_PARAMS_TOTAL (FLAME_CAMERA_OFFSET + 16)
+// A point while a thread iterates it: ChaosPoint with its state unpacked.
+struct Walker {
+    real x, y, c;
+    int fuse;
+    int chaos_row;
+    int left;
 
-__device__ __forceinline__ bool flame_bad(real v) {
-    // NaN fails both comparisons.
-    return !(v >= (real)-1e10 && v <= (real)1e10);
-}
+    __device__ __forceinline__ static int pack(int fuse, int chaos_row) {
+        return fuse | (chaos_row << FLAME_STATE_FUSE_BITS);
+    }
+    __device__ __forceinline__ void unpack(int state) {
+        fuse = state & ((1 << FLAME_STATE_FUSE_BITS) - 1);
+        chaos_row = state >> FLAME_STATE_FUSE_BITS;
+    }
+    __device__ __forceinline__ int state() const { return pack(fuse, chaos_row); }
 
-#define FLAME_NO_CELL 0xffffffffu
-
-// Samples of one cell summed in registers: r, g, b, alpha, hits.
-struct Run {
-    bucket c[5];
+    // After a bad value: a random point, fused again (flam3 keeps the
+    // colour).
+    __device__ __forceinline__ void restart(FlameRng &rng) {
+        x = (real)2 * rng.uniform() - (real)1;
+        y = (real)2 * rng.uniform() - (real)1;
+        fuse = FLAME_FUSE;
+    }
+    // The end of a sub-batch: a fresh random point and colour, fused, with
+    // no previous xform.
+    __device__ __forceinline__ void new_sub_batch(FlameRng &rng, int sub_batch) {
+        x = (real)2 * rng.uniform() - (real)1;
+        y = (real)2 * rng.uniform() - (real)1;
+        c = rng.uniform();
+        fuse = FLAME_FUSE;
+        chaos_row = 0;
+        left = sub_batch;
+    }
 };
 
-// Adds r, g, b, alpha (and hits) to a histogram cell.
-__device__ __forceinline__ void add_global(bucket *hist, bucket *count, unsigned cell, const bucket *v) {
-#if __CUDA_ARCH__ >= 900
-    if (sizeof(bucket) == 4) {
-        atomicAdd(reinterpret_cast<float4 *>(hist) + cell, make_float4(v[0], v[1], v[2], v[3]));
-    } else
-#endif
-    {
-        bucket *h = hist + 4ull * cell;
-        atomicAdd(h + 0, v[0]);
-        atomicAdd(h + 1, v[1]);
-        atomicAdd(h + 2, v[2]);
-        atomicAdd(h + 3, v[3]);
-    }
-#if FLAME_COUNT
-    atomicAdd(count + cell, v[4]);
-#else
-    (void)count;
-#endif
+// ---- Xform choice ------------------------------------------------------
+// `choose` turns the iteration's draw into an xform index through the
+// choice tables (FLAME_CHOOSE_GRAIN entries per row; row 0 by weight, row
+// i + 1 after xform i with chaos).
+
+static_assert((FLAME_CHOOSE_GRAIN & (FLAME_CHOOSE_GRAIN - 1)) == 0, "a draw picks a table entry by masking");
+
+__device__ __forceinline__ int table_entry(const unsigned short *tables, int row, unsigned r) {
+    return tables[row * FLAME_CHOOSE_GRAIN + (r & (FLAME_CHOOSE_GRAIN - 1u))];
 }
 
-#if FLAME_ACCUM == 2 && FLAME_CACHE_BITS > 0
-#define FLAME_CACHE 1
-#define FLAME_CACHE_SLOTS (1u << FLAME_CACHE_BITS)
-// The block's cache of cells: a slot belongs to the first cell that hashes
-// to it in this launch (the tag), and sums that cell's samples.
-__shared__ unsigned cache_tag[FLAME_CACHE_SLOTS];
-__shared__ bucket cache_val[5][FLAME_CACHE_SLOTS];
-#else
-#define FLAME_CACHE 0
-#endif
-
-// Adds a run to its cell (nothing when there is none): into the block's
-// cache when the cell holds (or can claim) its slot, else to the histogram.
-__device__ __forceinline__ void flush_run(bucket *hist, bucket *count, unsigned cell, const Run &run) {
-    if (cell == FLAME_NO_CELL) return;
-#if FLAME_CACHE
-    const unsigned slot = (cell * 2654435761u) >> (32 - FLAME_CACHE_BITS);
-    unsigned tag = cache_tag[slot];
-    if (tag == FLAME_NO_CELL) {
-        const unsigned prev = atomicCAS(&cache_tag[slot], FLAME_NO_CELL, cell);
-        tag = prev == FLAME_NO_CELL ? cell : prev;
+// Every thread draws its own xform by weight, as the CPU does.
+struct PerThreadChoice {
+    __device__ static __forceinline__ int choose(const unsigned short *tables, unsigned draw, int) {
+        return table_entry(tables, 0, draw);
     }
-    if (tag == cell) {
-        atomicAdd(&cache_val[0][slot], run.c[0]);
-        atomicAdd(&cache_val[1][slot], run.c[1]);
-        atomicAdd(&cache_val[2][slot], run.c[2]);
-        atomicAdd(&cache_val[3][slot], run.c[3]);
-#if FLAME_COUNT
-        atomicAdd(&cache_val[4][slot], run.c[4]);
-#endif
-        return;
+};
+
+// Every thread draws its own xform in the chaos row of the xform that
+// produced its point (flames with xaos need that).
+struct ChaosRowChoice {
+    __device__ static __forceinline__ int choose(const unsigned short *tables, unsigned draw, int chaos_row) {
+        return table_entry(tables, chaos_row, draw);
     }
-#endif
-    add_global(hist, count, cell, run.c);
-}
+};
 
-// Palette colour (premultiplied by 255 and the temporal weight) at c.
-__device__ __forceinline__ float4 palette_lookup(const float4 *pal, real c) {
-    const float scaled = (float)c * 256.0f;
-    int idx = (int)scaled;  // truncation, as the CPU's `as i64`
-#if FLAME_LINEAR_PALETTE
-    float frac;
-    if (!(scaled >= 0.0f)) {  // negative or NaN
-        idx = 0;
-        frac = 0.0f;
-    } else if (idx >= 255) {
-        idx = 254;
-        frac = 1.0f;
-    } else {
-        frac = scaled - (float)idx;
+// Lane 0's draw picks the xform for the whole warp (cuburn), so the
+// xform's code runs without divergence. Every lane still draws, so the
+// streams advance as with per-thread choice.
+struct WarpUniformChoice {
+    __device__ static __forceinline__ int choose(const unsigned short *tables, unsigned draw, int) {
+        return table_entry(tables, 0, __shfl_sync(FULL_MASK, draw, 0));
     }
-    const float4 a = pal[idx], b = pal[idx + 1];
-    const float g = 1.0f - frac;
-    return make_float4(a.x * g + b.x * frac, a.y * g + b.y * frac, a.z * g + b.z * frac, a.w * g + b.w * frac);
-#else
-    if (!(scaled >= 0.0f)) idx = 0;
-    if (idx > 255) idx = 255;
-    return pal[idx];
-#endif
-}
+};
 
-extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
-    const real *__restrict__ gparams,        // FLAME_PARAMS_TOTAL values
-    const unsigned short *__restrict__ tables,  // choice tables, 16384 per row
-    const float4 *__restrict__ gpalette,     // 256 entries
-    ChaosPoint *__restrict__ points,         // one per thread
-    unsigned long long *__restrict__ rng_state,
-    const unsigned *__restrict__ rng_a,
-    bucket *__restrict__ hist,               // cells × 4 (r, g, b, a)
-    bucket *__restrict__ count,              // cells (FLAME_COUNT only)
-    unsigned width, unsigned height,         // histogram cells held
-    unsigned row0,                           // first row held (strips)
-    int iters,
-    int sub_batch,                           // plotted iterations per point
-    unsigned long long *__restrict__ counters)  // [kept iterations, bad values]
-{
-    __shared__ real P[FLAME_PARAMS_TOTAL];
-    __shared__ float4 pal[256];
-#if FLAME_SHUFFLE
-    __shared__ real sx[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK], sy[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK],
-        sc[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK];
-    __shared__ int ss[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK], sl[FLAME_SHUFFLE_BUFFERS][FLAME_BLOCK];
-#endif
-    const unsigned tid = threadIdx.x;
-    for (unsigned i = tid; i < FLAME_PARAMS_TOTAL; i += FLAME_BLOCK) P[i] = gparams[i];
-    for (unsigned i = tid; i < 256; i += FLAME_BLOCK) pal[i] = gpalette[i];
-#if FLAME_CACHE
-    for (unsigned i = tid; i < FLAME_CACHE_SLOTS; i += FLAME_BLOCK) {
-        cache_tag[i] = FLAME_NO_CELL;
-        for (int k = 0; k < 5; ++k) cache_val[k][i] = (bucket)0;
-    }
-#endif
-    __syncthreads();
+// ---- Point shuffle ---------------------------------------------------------
+// With warp-uniform choice, points that undergo the same transforms
+// converge; after every iteration `exchange` moves them between the warps
+// of the block.
 
-    const unsigned gid = blockIdx.x * FLAME_BLOCK + tid;
-    FlameRng rng;
-    rng.state = rng_state[gid];
-    rng.a = rng_a[gid];
-    ChaosPoint pt = points[gid];
-    real x = pt.x, y = pt.y, c = pt.c;
-    int fuse = pt.state & 0xff;
-    int chaos_row = pt.state >> 8;
-    (void)chaos_row;
-    int left = pt.left;
-    unsigned long long kept = 0, bad = 0;
-#if FLAME_ACCUM != 1
-    unsigned run_cell = FLAME_NO_CELL;
-    Run run;
-#endif
-#if FLAME_SHUFFLE
-    const unsigned lane = tid & 31u, warp = tid >> 5;
-    const unsigned slot = (lane + (warp + lane) * 32u) % FLAME_BLOCK;
-#endif
+// Points stay in their thread.
+struct NoShuffle {
+    __device__ __forceinline__ explicit NoShuffle(unsigned) {}
+    __device__ __forceinline__ void exchange(int, Walker &, FlameRng &) {}
+};
 
-    for (int it = 0; it < iters; ++it) {
-        const unsigned draw = rng.next_u32();
-#if FLAME_SELECT_WARP
-        const unsigned r = __shfl_sync(FLAME_FULL_MASK, draw, 0);
-        const int row = 0;
-#else
-        const unsigned r = draw;
-#if FLAME_CHAOS
-        const int row = chaos_row;
-#else
-        const int row = 0;
-#endif
-#endif
-        const int xi = tables[row * 16384 + (r & FLAME_CHOOSE_MASK)];
-        real vis;
-        apply_xform(xi, x, y, c, vis, rng, P);
-        if (flame_bad(x) || flame_bad(y)) {
-            // Restart from a random point and discard a few iterations.
-            x = (real)2 * rng.uniform() - (real)1;
-            y = (real)2 * rng.uniform() - (real)1;
-            fuse = FLAME_REFUSE;
-            ++bad;
-        }
-        chaos_row = xi + 1;
+// cuburn's simple shuffle through shared memory: lane l of warp n writes
+// to slot (l + (n + l)·32) mod block, every thread reads back its own slot,
+// so no two points of a warp stay together and both accesses are free of
+// bank conflicts. BUFFERS = 2: the barrier of iteration it + 1 separates
+// this iteration's reads from the next writes into the same buffer; with
+// one buffer (large blocks of doubles) a second barrier does.
+template <int BUFFERS>
+struct SimpleShuffle {
+    unsigned tid, slot;
 
-        real fx = x, fy = y, fc = c;
-#if FLAME_HAS_FINAL
-        {
-            const real op = P[FLAME_FINAL_OFFSET + 15];
-            if (op == (real)1 || rng.uniform() < op) apply_final(fx, fy, fc, rng, P);
-        }
-#endif
-        bool valid = false;
-        unsigned cell = 0xffffffffu;
-        if (fuse > 0) {
-            --fuse;
+    __device__ __forceinline__ explicit SimpleShuffle(unsigned tid_)
+        : tid(tid_), slot(((tid_ & 31u) + ((tid_ >> 5) + (tid_ & 31u)) * 32u) % FLAME_BLOCK) {}
+
+    __device__ __forceinline__ void exchange(int it, Walker &p, FlameRng &) { through_shared(it, p, p.state()); }
+
+    // Writes the point (its state packed in `st`) to this thread's slot and
+    // reads back the one another thread wrote to this thread's index.
+    __device__ __forceinline__ void through_shared(int it, Walker &p, int st) {
+        __shared__ real sx[BUFFERS][FLAME_BLOCK], sy[BUFFERS][FLAME_BLOCK], sc[BUFFERS][FLAME_BLOCK];
+        __shared__ int ss[BUFFERS][FLAME_BLOCK], sl[BUFFERS][FLAME_BLOCK];
+        int b = 0;
+        if (BUFFERS == 2) {
+            b = it & 1;
         } else {
-            ++kept;
-            if (--left <= 0) {
-                // End of the point's sub-batch (this sample is still
-                // plotted, from fx, fy, fc): a fresh random point, fused.
-                x = (real)2 * rng.uniform() - (real)1;
-                y = (real)2 * rng.uniform() - (real)1;
-                c = rng.uniform();
-                fuse = FLAME_REFUSE;
-                chaos_row = 0;
-                left = sub_batch;
-            }
-            const real px = P[CAM_R00] * (fx - P[CAM_CX]) + P[CAM_R01] * (fy - P[CAM_CY]) + P[CAM_CX];
-            const real py = P[CAM_R10] * (fx - P[CAM_CX]) + P[CAM_R11] * (fy - P[CAM_CY]) + P[CAM_CY];
-            if (vis > (real)0 && px >= P[CAM_B0] && py >= P[CAM_B1] && px <= P[CAM_B2] && py <= P[CAM_B3]) {
-                // The camera's bounds say where the whole histogram is; a
-                // strip holds rows row0 .. row0 + height of it.
-                unsigned ix = (unsigned)(P[CAM_WS0] * px - P[CAM_WB0S0]);
-                unsigned iy = (unsigned)(P[CAM_HS1] * py - P[CAM_HB1S1]);
-                ix = min(ix, (unsigned)P[CAM_FULL_W] - 1u);
-                iy = min(iy, (unsigned)P[CAM_FULL_H] - 1u);
-                if (iy >= row0 && iy - row0 < height) {
-                    cell = ix + width * (iy - row0);
-                    valid = true;
-                }
-            }
+            __syncthreads();
         }
-        float4 col = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (valid) {
-            col = palette_lookup(pal, fc);
-            const float v = (float)vis;
-            if (v != 1.0f) {
-                col.x *= v;
-                col.y *= v;
-                col.z *= v;
-                col.w *= v;
-            }
+        sx[b][slot] = p.x;
+        sy[b][slot] = p.y;
+        sc[b][slot] = p.c;
+        ss[b][slot] = st;
+        sl[b][slot] = p.left;
+        __syncthreads();
+        p.x = sx[b][tid];
+        p.y = sy[b][tid];
+        p.c = sc[b][tid];
+        st = ss[b][tid];
+        p.left = sl[b][tid];
+        p.unpack(st);
+    }
+};
+
+// cuburn's "better" shuffle: first rotate the warp's points by a random
+// number of lanes (lane 0's draw; every lane draws), then the simple
+// exchange.
+template <int BUFFERS>
+struct BetterShuffle : SimpleShuffle<BUFFERS> {
+    __device__ __forceinline__ explicit BetterShuffle(unsigned tid_) : SimpleShuffle<BUFFERS>(tid_) {}
+
+    __device__ __forceinline__ void exchange(int it, Walker &p, FlameRng &rng) {
+        int st = p.state();
+        const unsigned rot = __shfl_sync(FULL_MASK, rng.next_u32(), 0) & 31u;
+        const unsigned src = ((this->tid & 31u) + rot) & 31u;
+        p.x = __shfl_sync(FULL_MASK, p.x, src);
+        p.y = __shfl_sync(FULL_MASK, p.y, src);
+        p.c = __shfl_sync(FULL_MASK, p.c, src);
+        st = __shfl_sync(FULL_MASK, st, src);
+        p.left = __shfl_sync(FULL_MASK, p.left, src);
+        this->through_shared(it, p, st);
+    }
+};
+
+// ---- Palette ------------------------------------------------------------
+// The palette colour (premultiplied by 255 and the temporal weight) at
+// colour coordinate c, as the CPU's ColorMap::lookup finds it.
+
+// flam3's step mode: the entry c falls in.
+struct StepPalette {
+    __device__ static __forceinline__ float4 lookup(const float4 *pal, real c) {
+        const float scaled = (float)c * (float)FLAME_PALETTE_SIZE;
+        int idx = (int)scaled;  // truncation, as the CPU's `as i64`
+        if (!(scaled >= 0.0f)) idx = 0;  // negative or NaN
+        if (idx > FLAME_PALETTE_SIZE - 1) idx = FLAME_PALETTE_SIZE - 1;
+        return pal[idx];
+    }
+};
+
+// flam3's linear mode: between the two entries around c.
+struct LinearPalette {
+    __device__ static __forceinline__ float4 lookup(const float4 *pal, real c) {
+        const float scaled = (float)c * (float)FLAME_PALETTE_SIZE;
+        int idx = (int)scaled;  // truncation, as the CPU's `as i64`
+        float frac;
+        if (!(scaled >= 0.0f)) {  // negative or NaN
+            idx = 0;
+            frac = 0.0f;
+        } else if (idx >= FLAME_PALETTE_SIZE - 1) {
+            idx = FLAME_PALETTE_SIZE - 2;
+            frac = 1.0f;
+        } else {
+            frac = scaled - (float)idx;
         }
-#if FLAME_ACCUM == 1
-        {
-            warpmc::Value<bucket, 4> val;
-            val.c[0] = (bucket)col.x;
-            val.c[1] = (bucket)col.y;
-            val.c[2] = (bucket)col.z;
-            val.c[3] = (bucket)col.w;
-            const unsigned peers = warpmc::peers_match(cell, valid);
-            val = warpmc::reduce_peers(peers, val);
-            if (valid && (peers & warpmc::lanemask_lt()) == 0) {
-                warpmc::atomic_add_value<false, true>(hist + 4ull * cell, val);
-            }
-#if FLAME_COUNT
-            if (valid) atomicAdd(count + cell, (bucket)(255.0f * (float)vis));
+        const float4 a = pal[idx], b = pal[idx + 1];
+        const float g = 1.0f - frac;
+        return make_float4(a.x * g + b.x * frac, a.y * g + b.y * frac, a.z * g + b.z * frac, a.w * g + b.w * frac);
+    }
+};
+
+// ---- Histogram and accumulation ------------------------------------------
+
+// The histogram: r, g, b, alpha per cell in `values` (4 buckets a cell),
+// and with COUNT the hit counts apart in `count` (flam3 keeps them apart;
+// they differ from alpha only where the palette has transparent entries).
+template <class Bucket, bool COUNT>
+struct Histogram {
+    typedef Bucket bucket;
+    enum { HAS_COUNT = COUNT };
+
+    bucket *values;
+    bucket *count;
+
+    // Adds r, g, b, alpha (and hits) to a cell.
+    __device__ __forceinline__ void add(unsigned cell, const bucket *v) const {
+#if __CUDA_ARCH__ >= 900
+        if (sizeof(bucket) == 4) {
+            atomicAdd(reinterpret_cast<float4 *>(values) + cell, make_float4(v[0], v[1], v[2], v[3]));
+        } else
 #endif
+        {
+            bucket *h = values + 4ull * cell;
+            atomicAdd(h + 0, v[0]);
+            atomicAdd(h + 1, v[1]);
+            atomicAdd(h + 2, v[2]);
+            atomicAdd(h + 3, v[3]);
         }
-#else
-        // Consecutive samples of this thread in one cell are summed in
-        // registers and added with one atomic when the cell changes: a
-        // point converging on a fixed point would otherwise hammer a
-        // single address from many threads at once (and, in f32 buckets,
-        // add units to a large sum one by one).
-        if (valid) {
-            if (cell != run_cell) {
-                flush_run(hist, count, run_cell, run);
-                run_cell = cell;
+        if (COUNT) atomicAdd(count + cell, v[4]);
+    }
+};
+
+// Samples of one cell summed in registers: r, g, b, alpha, hits.
+template <class Bucket>
+struct Run {
+    Bucket c[5];
+};
+
+// Where a run of samples goes: straight to the histogram.
+struct GlobalFlush {
+    template <class H>
+    __device__ static __forceinline__ void init_shared(unsigned) {}
+    // Whether the run was taken (never: it goes to the histogram).
+    template <class H>
+    __device__ static __forceinline__ bool add(unsigned, const Run<typename H::bucket> &) {
+        return false;
+    }
+    template <class H>
+    __device__ static __forceinline__ void drain(const H &, unsigned) {}
+};
+
+// Where a run of samples goes: into the block's cache of cells in shared
+// memory (2^BITS slots) when its cell holds, or can claim, its slot. A slot
+// belongs to the first cell that hashes to it in the launch (the tag) and
+// sums that cell's samples; the block adds the slots to the histogram when
+// the launch ends. Hot cells (a point converging on a fixed point) then
+// cost shared-memory atomics instead of global ones on one address from
+// every block.
+template <int BITS>
+struct BlockCache {
+    enum : unsigned { SLOTS = 1u << BITS };
+
+    // The slots' tags and sums (r, g, b, alpha, hits).
+    __device__ static __forceinline__ unsigned *tags() {
+        __shared__ unsigned cache_tag[SLOTS];
+        return cache_tag;
+    }
+    template <class Bucket>
+    __device__ static __forceinline__ Bucket (*sums())[SLOTS] {
+        __shared__ Bucket cache_val[5][SLOTS];
+        return cache_val;
+    }
+
+    template <class H>
+    __device__ static __forceinline__ void init_shared(unsigned tid) {
+        unsigned *tag = tags();
+        typename H::bucket(*val)[SLOTS] = sums<typename H::bucket>();
+        for (unsigned i = tid; i < SLOTS; i += FLAME_BLOCK) {
+            tag[i] = NO_CELL;
+            for (int k = 0; k < 5; ++k) val[k][i] = (typename H::bucket)0;
+        }
+    }
+
+    template <class H>
+    __device__ static __forceinline__ bool add(unsigned cell, const Run<typename H::bucket> &run) {
+        unsigned *tags_ = tags();
+        typename H::bucket(*val)[SLOTS] = sums<typename H::bucket>();
+        const unsigned slot = (cell * 2654435761u) >> (32 - BITS);
+        unsigned tag = tags_[slot];
+        if (tag == NO_CELL) {
+            const unsigned prev = atomicCAS(&tags_[slot], NO_CELL, cell);
+            tag = prev == NO_CELL ? cell : prev;
+        }
+        if (tag != cell) return false;
+        atomicAdd(&val[0][slot], run.c[0]);
+        atomicAdd(&val[1][slot], run.c[1]);
+        atomicAdd(&val[2][slot], run.c[2]);
+        atomicAdd(&val[3][slot], run.c[3]);
+        if (H::HAS_COUNT) atomicAdd(&val[4][slot], run.c[4]);
+        return true;
+    }
+
+    // Every sample of the launch is in: the slots go to the histogram.
+    template <class H>
+    __device__ static __forceinline__ void drain(const H &h, unsigned tid) {
+        const unsigned *tag = tags();
+        typename H::bucket(*val)[SLOTS] = sums<typename H::bucket>();
+        __syncthreads();
+        for (unsigned i = tid; i < SLOTS; i += FLAME_BLOCK) {
+            const unsigned cell = tag[i];
+            if (cell != NO_CELL) {
+                typename H::bucket v[5];
+                for (int k = 0; k < 5; ++k) v[k] = val[k][i];
+                h.add(cell, v);
+            }
+        }
+    }
+};
+
+// Consecutive samples of a thread in one cell are summed in registers and
+// added (through `Flush`) when the cell changes: a point converging on a
+// fixed point would otherwise hammer a single address from many threads at
+// once (and, in f32 buckets, add units to a large sum one by one).
+template <class Flush>
+struct Runs {
+    template <class H>
+    __device__ static __forceinline__ void init_shared(unsigned tid) {
+        Flush::template init_shared<H>(tid);
+    }
+
+    template <class H>
+    struct State {
+        unsigned cell;
+        Run<typename H::bucket> run;
+
+        __device__ __forceinline__ State() : cell(NO_CELL) {}
+
+        __device__ __forceinline__ void add(const H &h, bool valid, unsigned cell_, float4 col, real vis) {
+            typedef typename H::bucket bucket;
+            if (!valid) return;
+            if (cell_ != cell) {
+                flush(h);
+                cell = cell_;
                 run.c[0] = (bucket)col.x;
                 run.c[1] = (bucket)col.y;
                 run.c[2] = (bucket)col.z;
@@ -325,77 +391,166 @@ extern "C" __global__ void __launch_bounds__(FLAME_BLOCK) flame_iterate(
                 run.c[4] += (bucket)(255.0f * (float)vis);
             }
         }
-#endif
 
-#if FLAME_SHUFFLE
-        {
-            int st = fuse | (chaos_row << 8);
-#if FLAME_SHUFFLE == 2
-            // Rotate the warp's points by a random number of lanes first.
-            const unsigned rot = __shfl_sync(FLAME_FULL_MASK, rng.next_u32(), 0) & 31u;
-            const unsigned src = (lane + rot) & 31u;
-            x = __shfl_sync(FLAME_FULL_MASK, x, src);
-            y = __shfl_sync(FLAME_FULL_MASK, y, src);
-            c = __shfl_sync(FLAME_FULL_MASK, c, src);
-            st = __shfl_sync(FLAME_FULL_MASK, st, src);
-            left = __shfl_sync(FLAME_FULL_MASK, left, src);
-#endif
-            // Two buffers: the barrier of iteration it + 1 separates this
-            // iteration's reads from the next writes into the same buffer.
-            // One buffer (large blocks of doubles): a second barrier.
-#if FLAME_SHUFFLE_BUFFERS == 2
-            const int b = it & 1;
-#else
-            const int b = 0;
-            __syncthreads();
-#endif
-            sx[b][slot] = x;
-            sy[b][slot] = y;
-            sc[b][slot] = c;
-            ss[b][slot] = st;
-            sl[b][slot] = left;
-            __syncthreads();
-            x = sx[b][tid];
-            y = sy[b][tid];
-            c = sc[b][tid];
-            st = ss[b][tid];
-            left = sl[b][tid];
-            fuse = st & 0xff;
-            chaos_row = st >> 8;
+        // Adds the run to its cell (nothing when there is none).
+        __device__ __forceinline__ void flush(const H &h) {
+            if (cell == NO_CELL) return;
+            if (Flush::template add<H>(cell, run)) return;
+            h.add(cell, run.c);
         }
-#endif
+
+        __device__ __forceinline__ void finish(const H &h, unsigned tid) {
+            flush(h);
+            Flush::drain(h, tid);
+        }
+    };
+};
+
+// ---- The chaos game ----------------------------------------------------
+
+// The camera: the plane point (fx, fy) rotated about the camera's centre,
+// and the cell column and row of a rotated point within the camera's
+// bounds (CAM_B0..CAM_B3, those of the whole histogram).
+template <class Genome>
+struct Camera {
+    __device__ static __forceinline__ void rotate(const real *P, real fx, real fy, real &px, real &py) {
+        px = P[Genome::CAM_R00] * (fx - P[Genome::CAM_CX]) + P[Genome::CAM_R01] * (fy - P[Genome::CAM_CY]) +
+             P[Genome::CAM_CX];
+        py = P[Genome::CAM_R10] * (fx - P[Genome::CAM_CX]) + P[Genome::CAM_R11] * (fy - P[Genome::CAM_CY]) +
+             P[Genome::CAM_CY];
+    }
+    __device__ static __forceinline__ void cell(const real *P, real px, real py, unsigned &ix, unsigned &iy) {
+        ix = (unsigned)(P[Genome::CAM_WS0] * px - P[Genome::CAM_WB0S0]);
+        iy = (unsigned)(P[Genome::CAM_HS1] * py - P[Genome::CAM_HB1S1]);
+        ix = min(ix, (unsigned)P[Genome::CAM_FULL_W] - 1u);
+        iy = min(iy, (unsigned)P[Genome::CAM_FULL_H] - 1u);
+    }
+};
+
+template <class Genome, class Choice, class Shuffle, class Accumulator, class Palette, class H>
+struct ChaosGame {
+    typedef typename H::bucket bucket;
+
+    // One launch: `iters` iterations of every thread's point.
+    __device__ static __forceinline__ void run(
+        const real *__restrict__ gparams,           // Genome::PARAMS values
+        const unsigned short *__restrict__ tables,  // choice tables, FLAME_CHOOSE_GRAIN per row
+        const float4 *__restrict__ gpalette,        // FLAME_PALETTE_SIZE entries
+        ChaosPoint *__restrict__ points,            // one per thread
+        unsigned long long *__restrict__ rng_state,
+        const unsigned *__restrict__ rng_a,
+        bucket *__restrict__ hist,                  // cells × 4 (r, g, b, a)
+        bucket *__restrict__ count,                 // cells (H::HAS_COUNT only)
+        unsigned width, unsigned height,            // histogram cells held
+        unsigned row0,                              // first row held (strips)
+        int iters,
+        int sub_batch,                              // plotted iterations per point
+        unsigned long long *__restrict__ counters)  // [kept iterations, bad values]
+    {
+        __shared__ real P[Genome::PARAMS];
+        __shared__ float4 pal[FLAME_PALETTE_SIZE];
+        const unsigned tid = threadIdx.x;
+        for (unsigned i = tid; i < Genome::PARAMS; i += FLAME_BLOCK) P[i] = gparams[i];
+        for (unsigned i = tid; i < FLAME_PALETTE_SIZE; i += FLAME_BLOCK) pal[i] = gpalette[i];
+        Accumulator::template init_shared<H>(tid);
+        __syncthreads();
+
+        const unsigned gid = blockIdx.x * FLAME_BLOCK + tid;
+        FlameRng rng;
+        rng.state = rng_state[gid];
+        rng.a = rng_a[gid];
+        ChaosPoint pt = points[gid];
+        Walker p;
+        p.x = pt.x;
+        p.y = pt.y;
+        p.c = pt.c;
+        p.unpack(pt.state);
+        p.left = pt.left;
+        unsigned long long kept = 0, bad = 0;
+        H h;
+        h.values = hist;
+        h.count = count;
+        typename Accumulator::template State<H> acc;
+        Shuffle shuffle(tid);
+
+        for (int it = 0; it < iters; ++it) {
+            const int xi = Choice::choose(tables, rng.next_u32(), p.chaos_row);
+            real vis;
+            Genome::apply_xform(xi, p.x, p.y, p.c, vis, rng, P);
+            if (flame_bad_value(p.x) || flame_bad_value(p.y)) {
+                p.restart(rng);
+                ++bad;
+            }
+            p.chaos_row = xi + 1;
+
+            real fx = p.x, fy = p.y, fc = p.c;
+            Genome::apply_final(fx, fy, fc, rng, P);
+            bool valid = false;
+            unsigned cell = NO_CELL;
+            if (p.fuse > 0) {
+                --p.fuse;
+            } else {
+                ++kept;
+                if (--p.left <= 0) {
+                    // End of the point's sub-batch (this sample is still
+                    // plotted, from fx, fy, fc).
+                    p.new_sub_batch(rng, sub_batch);
+                }
+                real px, py;
+                Camera<Genome>::rotate(P, fx, fy, px, py);
+                if (vis > (real)0 && px >= P[Genome::CAM_B0] && py >= P[Genome::CAM_B1] && px <= P[Genome::CAM_B2] &&
+                    py <= P[Genome::CAM_B3]) {
+                    // A strip holds rows row0 .. row0 + height of the
+                    // whole histogram. (These tests stay in the loop: as
+                    // a helper returning `valid` they compile to branches
+                    // instead of a select.)
+                    unsigned ix, iy;
+                    Camera<Genome>::cell(P, px, py, ix, iy);
+                    if (iy >= row0 && iy - row0 < height) {
+                        cell = ix + width * (iy - row0);
+                        valid = true;
+                    }
+                }
+            }
+            float4 col = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (valid) {
+                col = Palette::lookup(pal, fc);
+                const float v = (float)vis;
+                if (v != 1.0f) {
+                    col.x *= v;
+                    col.y *= v;
+                    col.z *= v;
+                    col.w *= v;
+                }
+            }
+            acc.add(h, valid, cell, col, vis);
+            shuffle.exchange(it, p, rng);
+        }
+
+        acc.finish(h, tid);
+        pt.x = p.x;
+        pt.y = p.y;
+        pt.c = p.c;
+        pt.state = p.state();
+        pt.left = p.left;
+        points[gid] = pt;
+        rng_state[gid] = rng.state;
+        add_counters(counters, kept, bad, tid);
     }
 
-#if FLAME_ACCUM != 1
-    flush_run(hist, count, run_cell, run);
-#endif
-#if FLAME_CACHE
-    // Every sample of the launch is in; the cache goes to the histogram.
-    __syncthreads();
-    for (unsigned i = tid; i < FLAME_CACHE_SLOTS; i += FLAME_BLOCK) {
-        const unsigned cell = cache_tag[i];
-        if (cell != FLAME_NO_CELL) {
-            bucket v[5];
-            for (int k = 0; k < 5; ++k) v[k] = cache_val[k][i];
-            add_global(hist, count, cell, v);
-        }
-    }
-#endif
-    pt.x = x;
-    pt.y = y;
-    pt.c = c;
-    pt.state = fuse | (chaos_row << 8);
-    pt.left = left;
-    points[gid] = pt;
-    rng_state[gid] = rng.state;
     // One atomic per warp for the counters.
+    __device__ static __forceinline__ void add_counters(unsigned long long *counters, unsigned long long kept,
+                                                        unsigned long long bad, unsigned tid) {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        kept += __shfl_down_sync(FLAME_FULL_MASK, kept, o);
-        bad += __shfl_down_sync(FLAME_FULL_MASK, bad, o);
+        for (int o = 16; o > 0; o >>= 1) {
+            kept += __shfl_down_sync(FULL_MASK, kept, o);
+            bad += __shfl_down_sync(FULL_MASK, bad, o);
+        }
+        if ((tid & 31u) == 0) {
+            atomicAdd(counters + 0, kept);
+            atomicAdd(counters + 1, bad);
+        }
     }
-    if ((tid & 31u) == 0) {
-        atomicAdd(counters + 0, kept);
-        atomicAdd(counters + 1, bad);
-    }
-}
+};
+
+}  // namespace flame

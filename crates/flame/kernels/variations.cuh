@@ -1,6 +1,6 @@
 // variations.cuh: flam3 3.1.1's variations as device functions.
 //
-// Pasted (or #included) once per kernel source, after flame_common.cuh.
+// Included once per kernel source, after flame_common.cuh.
 // The code generator (src/render/cuda/varcode.rs) emits, per xform, one
 // function that computes the shared per-point values its variations need
 // and calls the functions below in flam3's index order.
@@ -45,11 +45,6 @@ struct FlamePoint {
 // out of range (CUDA's cvt saturates instead).
 __device__ __forceinline__ int flame_c_int(real v) {
     return (v > FR(-2147483649.0) && v < FR(2147483648.0)) ? (int)v : (int)0x80000000;
-}
-
-// flam3's badvalue: NaN or beyond ±1e10.
-__device__ __forceinline__ bool flame_bad_value(real v) {
-    return !(v >= FR(-1e10) && v <= FR(1e10));
 }
 
 // flam3's pseudo-gaussian: four uniforms summed left to right, centred.

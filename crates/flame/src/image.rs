@@ -1,10 +1,31 @@
 //! PNG output (8 or 16 bits per channel, RGB or RGBA, with flam3-style text
-//! chunks) and image comparison (PSNR) for fidelity checks.
+//! chunks), PNG input, and image comparison (PSNR) for fidelity checks.
+//!
+//! ```
+//! use warpmc_flame::image::{Bits, decode_png, encode_png, psnr};
+//! use warpmc_flame::render::{RenderStats, RenderedFrame};
+//!
+//! let frame = RenderedFrame {
+//!     width: 2,
+//!     height: 1,
+//!     pixels: vec![[255.0, 128.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0]],
+//!     transparent: false,
+//!     stats: RenderStats::default(),
+//! };
+//! let text = [("flam3_samples".to_string(), "2".to_string())];
+//! let png = encode_png(&frame, Bits::Eight, &text)?;
+//! let image = decode_png(&png)?;
+//! assert_eq!(image.pixels[0], [255.0, 128.0, 0.0, 1.0]);
+//! assert_eq!(image.text, text);
+//! assert_eq!(psnr(&image, &image)?, f64::INFINITY);
+//! # Ok::<(), warpmc_flame::FlameError>(())
+//! ```
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::error::{FlameError, Result};
 use crate::render::RenderedFrame;
 
 /// Bits per channel of an output PNG.
@@ -17,92 +38,84 @@ pub enum Bits {
     Sixteen,
 }
 
-/// Why an image could not be written or read.
-#[derive(Debug, thiserror::Error)]
-pub enum ImageError {
-    /// File system error, with the path.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: io::Error,
-    },
-    /// The file is not a PNG this module reads.
-    #[error("{path}: {msg}")]
-    Format {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        msg: String,
-    },
-    /// Two images cannot be compared.
-    #[error("{0}")]
-    Mismatch(String),
+/// A frame quantised for a PNG: interleaved samples, `channels` per pixel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Quantized {
+    /// Row-major samples, `channels` per pixel, on the scale of the
+    /// [`Bits`] asked for.
+    pub samples: Vec<u16>,
+    /// 3 (RGB), or 4 (RGBA) when the frame is transparent.
+    pub channels: usize,
 }
 
 /// Quantises a rendered frame as flam3 does (truncation; 16-bit values are
-/// 256× the 8-bit scale). Returns interleaved samples, 3 channels, or 4
-/// when the frame is transparent.
-pub fn quantize(frame: &RenderedFrame, bits: Bits) -> (Vec<u16>, usize) {
+/// 256× the 8-bit scale): 3 channels, or 4 when the frame is transparent.
+pub fn quantize(frame: &RenderedFrame, bits: Bits) -> Quantized {
     let channels = if frame.transparent { 4 } else { 3 };
-    let mut out = Vec::with_capacity(frame.pixels.len() * channels);
+    let mut samples = Vec::with_capacity(frame.pixels.len() * channels);
     for p in &frame.pixels {
         for &v in &p[..3] {
             let v = v.clamp(0.0, 255.0);
-            out.push(match bits {
+            samples.push(match bits {
                 Bits::Eight => v as u8 as u16,
                 Bits::Sixteen => (v * 256.0) as u16,
             });
         }
         if channels == 4 {
             let a = p[3].clamp(0.0, 1.0);
-            out.push(match bits {
+            samples.push(match bits {
                 Bits::Eight => (a * 255.0) as u16,
                 Bits::Sixteen => (a * 65535.0) as u16,
             });
         }
     }
-    (out, channels)
+    Quantized { samples, channels }
 }
 
-/// Writes `frame` as a PNG at `path`, atomically (a temporary file renamed
-/// into place), with `text` as tEXt chunks (key, value).
-pub fn write_png(frame: &RenderedFrame, bits: Bits, path: &Path, text: &[(String, String)]) -> Result<(), ImageError> {
-    let (samples, channels) = quantize(frame, bits);
-    let io_err = |source: io::Error| ImageError::Io { path: path.to_path_buf(), source };
-    let png_err = |e: png::EncodingError| match e {
-        png::EncodingError::IoError(source) => io_err(source),
-        other => io_err(io::Error::other(other.to_string())),
+fn encoding_error(e: png::EncodingError) -> FlameError {
+    FlameError::Png(format!("cannot encode the PNG: {e}"))
+}
+
+/// Encodes `frame` as a PNG in memory, with `text` as tEXt chunks (key,
+/// value).
+pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) -> Result<Vec<u8>> {
+    let Quantized { samples, channels } = quantize(frame, bits);
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, frame.width, frame.height);
+    enc.set_color(if channels == 4 { png::ColorType::Rgba } else { png::ColorType::Rgb });
+    enc.set_depth(match bits {
+        Bits::Eight => png::BitDepth::Eight,
+        Bits::Sixteen => png::BitDepth::Sixteen,
+    });
+    for (k, v) in text {
+        enc.add_text_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
+    }
+    let mut w = enc.write_header().map_err(encoding_error)?;
+    let bytes: Vec<u8> = match bits {
+        Bits::Eight => samples.iter().map(|&v| v as u8).collect(),
+        Bits::Sixteen => samples.iter().flat_map(|v| v.to_be_bytes()).collect(),
     };
+    w.write_image_data(&bytes).map_err(encoding_error)?;
+    w.finish().map_err(encoding_error)?;
+    Ok(out)
+}
+
+/// Writes `frame` as a PNG at `path` ([`encode_png`]), atomically: a
+/// temporary file beside it is renamed into place.
+pub fn write_png(frame: &RenderedFrame, bits: Bits, path: &Path, text: &[(String, String)]) -> Result<()> {
+    let png = encode_png(frame, bits, text)?;
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp-warpmc");
     let tmp = PathBuf::from(tmp);
-    let result = (|| {
-        let file = File::create(&tmp).map_err(io_err)?;
-        let mut out = BufWriter::new(file);
-        let mut enc = png::Encoder::new(&mut out, frame.width, frame.height);
-        enc.set_color(if channels == 4 { png::ColorType::Rgba } else { png::ColorType::Rgb });
-        enc.set_depth(match bits {
-            Bits::Eight => png::BitDepth::Eight,
-            Bits::Sixteen => png::BitDepth::Sixteen,
-        });
-        for (k, v) in text {
-            enc.add_text_chunk(k.clone(), v.clone()).map_err(png_err)?;
-        }
-        let mut w = enc.write_header().map_err(png_err)?;
-        let bytes: Vec<u8> = match bits {
-            Bits::Eight => samples.iter().map(|&v| v as u8).collect(),
-            Bits::Sixteen => samples.iter().flat_map(|v| v.to_be_bytes()).collect(),
-        };
-        w.write_image_data(&bytes).map_err(png_err)?;
-        w.finish().map_err(png_err)?;
-        out.flush().map_err(io_err)?;
-        out.get_ref().sync_all().map_err(io_err)?;
-        Ok(())
+    let io_err =
+        |action: &'static str| move |error: io::Error| FlameError::Io { path: path.to_path_buf(), action, error };
+    let written = (|| {
+        let mut file = File::create(&tmp).map_err(io_err("create"))?;
+        file.write_all(&png).map_err(io_err("write"))?;
+        file.sync_all().map_err(io_err("write"))
     })();
-    match result {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(io_err),
+    match written {
+        Ok(()) => std::fs::rename(&tmp, path).map_err(io_err("move into place")),
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             Err(e)
@@ -124,16 +137,24 @@ pub struct LoadedImage {
     pub text: Vec<(String, String)>,
 }
 
-/// Reads a PNG (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bits).
-pub fn read_png(path: &Path) -> Result<LoadedImage, ImageError> {
-    let fmt = |msg: String| ImageError::Format { path: path.to_path_buf(), msg };
-    let file = File::open(path).map_err(|source| ImageError::Io { path: path.to_path_buf(), source })?;
-    let mut dec = png::Decoder::new(io::BufReader::new(file));
+/// Reads a PNG file (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bits).
+pub fn read_png(path: &Path) -> Result<LoadedImage> {
+    let bytes =
+        std::fs::read(path).map_err(|error| FlameError::Io { path: path.to_path_buf(), action: "read", error })?;
+    decode_png(&bytes).map_err(|e| match e {
+        FlameError::Png(msg) => FlameError::Png(format!("{}: {msg}", path.display())),
+        e => e,
+    })
+}
+
+/// Decodes a PNG held in memory, as [`read_png`] reads a file.
+pub fn decode_png(bytes: &[u8]) -> Result<LoadedImage> {
+    let mut dec = png::Decoder::new(io::Cursor::new(bytes));
     dec.set_transformations(png::Transformations::EXPAND);
-    let mut reader = dec.read_info().map_err(|e| fmt(format!("not a readable PNG ({e})")))?;
-    let size = reader.output_buffer_size().ok_or_else(|| fmt("image too large".into()))?;
+    let mut reader = dec.read_info().map_err(|e| FlameError::Png(format!("not a readable PNG ({e})")))?;
+    let size = reader.output_buffer_size().ok_or_else(|| FlameError::Png("image too large".into()))?;
     let mut buf = vec![0u8; size];
-    let info = reader.next_frame(&mut buf).map_err(|e| fmt(format!("corrupt PNG data ({e})")))?;
+    let info = reader.next_frame(&mut buf).map_err(|e| FlameError::Png(format!("corrupt PNG data ({e})")))?;
     let channels = info.color_type.samples();
     let sixteen = info.bit_depth == png::BitDepth::Sixteen;
     let (w, h) = (info.width as usize, info.height as usize);
@@ -166,14 +187,18 @@ pub fn read_png(path: &Path) -> Result<LoadedImage, ImageError> {
 /// Peak signal-to-noise ratio in dB between two images of equal size, over
 /// the RGB channels on the 8-bit scale (peak 255). Identical images give
 /// infinity.
-pub fn psnr(a: &LoadedImage, b: &LoadedImage) -> Result<f64, ImageError> {
+pub fn psnr(a: &LoadedImage, b: &LoadedImage) -> Result<f64> {
     if (a.width, a.height) != (b.width, b.height) {
-        return Err(ImageError::Mismatch(format!(
-            "images differ in size: {}x{} and {}x{}",
-            a.width, a.height, b.width, b.height
-        )));
+        return Err(FlameError::SizeMismatch { first: (a.width, a.height), second: (b.width, b.height) });
     }
     Ok(psnr_pixels(&a.pixels, &b.pixels))
+}
+
+/// The 8-bit image a frame's PNG holds, as pixels for [`psnr_pixels`]
+/// (alpha left at 0: the PSNR reads RGB only).
+pub fn quantized_pixels(frame: &RenderedFrame) -> Vec<[f64; 4]> {
+    let q = quantize(frame, Bits::Eight);
+    q.samples.chunks(q.channels).map(|c| [f64::from(c[0]), f64::from(c[1]), f64::from(c[2]), 0.0]).collect()
 }
 
 /// PSNR over the RGB channels of two equally long pixel lists.
@@ -219,12 +244,12 @@ mod tests {
 
     #[test]
     fn quantisation_truncates_like_flam3() {
-        let (q, c) = quantize(&frame(false), Bits::Eight);
-        assert_eq!(c, 3);
-        assert_eq!(&q[..6], &[0, 127, 255, 255, 0, 1]);
-        let (q, c) = quantize(&frame(true), Bits::Sixteen);
-        assert_eq!(c, 4);
-        assert_eq!(&q[..8], &[0, 32742, 65280, 65535, 65280, 0, 384, 32767]);
+        let q = quantize(&frame(false), Bits::Eight);
+        assert_eq!(q.channels, 3);
+        assert_eq!(&q.samples[..6], &[0, 127, 255, 255, 0, 1]);
+        let q = quantize(&frame(true), Bits::Sixteen);
+        assert_eq!(q.channels, 4);
+        assert_eq!(&q.samples[..8], &[0, 32742, 65280, 65535, 65280, 0, 384, 32767]);
     }
 
     #[test]
@@ -237,7 +262,7 @@ mod tests {
             let back = read_png(&path).unwrap();
             assert_eq!((back.width, back.height), (3, 2));
             assert_eq!(back.text, text);
-            let (q, c) = quantize(&f, bits);
+            let Quantized { samples: q, channels: c } = quantize(&f, bits);
             for (i, p) in back.pixels.iter().enumerate() {
                 for k in 0..3 {
                     let want = match bits {
@@ -262,7 +287,29 @@ mod tests {
         let path = temp("not-a.png");
         std::fs::write(&path, b"hello").unwrap();
         let e = read_png(&path).unwrap_err().to_string();
-        assert!(e.contains("not-a.png"), "{e}");
-        assert!(read_png(&temp("missing.png")).is_err());
+        assert!(e.contains("not-a.png") && e.contains("not a readable PNG"), "{e}");
+        // The I/O error's text is in the message, once, and not again as
+        // the source (a chain printer would show it twice).
+        let e = read_png(&temp("missing.png")).unwrap_err();
+        assert!(matches!(e, FlameError::Io { action: "read", .. }), "{e}");
+        assert!(std::error::Error::source(&e).is_none());
+        assert_eq!(e.to_string().matches("missing.png").count(), 1, "{e}");
+        let e = write_png(&frame(false), Bits::Eight, &temp("no-such-dir").join("x.png"), &[]).unwrap_err();
+        assert!(e.to_string().contains("cannot create"), "{e}");
+        // Images of different sizes cannot be compared.
+        let a = decode_png(&encode_png(&frame(false), Bits::Eight, &[]).unwrap()).unwrap();
+        let mut b = a.clone();
+        b.width = 2;
+        assert_eq!(psnr(&a, &b).unwrap_err().to_string(), "images differ in size: 3x2 and 2x2");
+    }
+
+    #[test]
+    fn the_file_holds_the_encoded_bytes() {
+        let f = frame(true);
+        let text = vec![("warpmc_seed".to_string(), "7".to_string())];
+        let path = temp("same.png");
+        write_png(&f, Bits::Sixteen, &path, &text).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), encode_png(&f, Bits::Sixteen, &text).unwrap());
+        assert!(!temp("same.png.tmp-warpmc").exists());
     }
 }

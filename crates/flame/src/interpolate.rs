@@ -89,9 +89,9 @@ pub fn interpolate_with_stagger(flames: &[Flame], time: f64, stagger: f64) -> Fl
         return flames[0].clone();
     }
     let times: Vec<f64> = flames.iter().map(|f| f.time).collect();
-    let (first, c) = plan(&times, |i| flames[i].interpolation == Interpolation::Smooth, time);
-    let work: Vec<WorkFlame<'_>> = flames[first..first + c.len()].iter().map(WorkFlame::from_flame).collect();
-    let mut result = interpolate_n(&align::align(&work), &c, stagger);
+    let Blend { first, weights } = plan(&times, |i| flames[i].interpolation == Interpolation::Smooth, time);
+    let work: Vec<WorkFlame<'_>> = flames[first..first + weights.len()].iter().map(WorkFlame::from_flame).collect();
+    let mut result = interpolate_n(&align::align(&work), &weights, stagger);
     result.time = time;
     result
 }
@@ -117,20 +117,20 @@ pub fn sheep_loop(flame: &Flame, blend: f64) -> Flame {
 }
 
 /// flam3's `sheep_edge` without motion elements: frame `blend` (0…1) of the
-/// transition from `parents.0` to `parents.1` in flam3-genome's
+/// transition from `from` to `to` in flam3-genome's
 /// `sequence=`/`inter=` modes. Both parents are aligned, rotated by
 /// `blend · 360` degrees (xforms that do not animate keep their angle, and
 /// the rotation of a pair where only one side animates is wound
 /// consistently), then interpolated at `smoother(blend)` with `stagger`.
 ///
-/// `sequence` is flam3's `seqflag`: with it and `blend == 0` the first
-/// parent is returned unchanged. The result's time is `smoother(blend)`
+/// `sequence` is flam3's `seqflag`: with it and `blend == 0`, `from` is
+/// returned unchanged. The result's time is `smoother(blend)`
 /// (flam3-genome overwrites it with the frame number).
-pub fn sheep_edge(parents: (&Flame, &Flame), blend: f64, stagger: f64, sequence: bool) -> Flame {
+pub fn sheep_edge(from: &Flame, to: &Flame, blend: f64, stagger: f64, sequence: bool) -> Flame {
     if sequence && blend == 0.0 {
-        return parents.0.clone();
+        return from.clone();
     }
-    let pre = [WorkFlame::from_flame(parents.0), WorkFlame::from_flame(parents.1)];
+    let pre = [WorkFlame::from_flame(from), WorkFlame::from_flame(to)];
     let mut spun = align::align(&pre);
     spun[0].time = 0.0;
     spun[1].time = 1.0;
@@ -297,10 +297,17 @@ impl<'a> WorkFlame<'a> {
     }
 }
 
-/// Which control points a time uses and with which weights: the first
-/// one's index and one weight per control point from there (two, or four
-/// for a smooth segment).
-fn plan(times: &[f64], smooth: impl Fn(usize) -> bool, time: f64) -> (usize, Vec<f64>) {
+/// The control points a time uses and their weights.
+struct Blend {
+    /// The first control point's index.
+    first: usize,
+    /// One weight per control point from `first` on (two, or four for a
+    /// smooth segment).
+    weights: Vec<f64>,
+}
+
+/// Which control points `time` uses, and with which weights.
+fn plan(times: &[f64], smooth: impl Fn(usize) -> bool, time: f64) -> Blend {
     let n = times.len();
     let (i1, i2) = if times[0] >= time {
         (0, 1)
@@ -315,15 +322,19 @@ fn plan(times: &[f64], smooth: impl Fn(usize) -> bool, time: f64) -> (usize, Vec
     let span = times[i2] - times[i1];
     let c0 = if span == 0.0 { 1.0 } else { (times[i2] - time) / span };
     let c1 = 1.0 - c0;
-    if smooth(i1) && i1 > 0 && i2 < n - 1 { (i1 - 1, catmull_rom(c1).to_vec()) } else { (i1, vec![c0, c1]) }
+    if smooth(i1) && i1 > 0 && i2 < n - 1 {
+        Blend { first: i1 - 1, weights: catmull_rom(c1).to_vec() }
+    } else {
+        Blend { first: i1, weights: vec![c0, c1] }
+    }
 }
 
 /// `flam3_interpolate` on prepared flames (at least two).
 fn interpolate_work(cps: &[WorkFlame<'_>], time: f64, stagger: f64) -> Flame {
     let times: Vec<f64> = cps.iter().map(|w| w.time).collect();
-    let (first, c) = plan(&times, |i| cps[i].flame.interpolation == Interpolation::Smooth, time);
-    let aligned = align::align(&cps[first..first + c.len()]);
-    let mut result = interpolate_n(&aligned, &c, stagger);
+    let Blend { first, weights } = plan(&times, |i| cps[i].flame.interpolation == Interpolation::Smooth, time);
+    let aligned = align::align(&cps[first..first + weights.len()]);
+    let mut result = interpolate_n(&aligned, &weights, stagger);
     result.time = time;
     result
 }

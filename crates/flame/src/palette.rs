@@ -10,17 +10,19 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::{FlameError, Result};
+
 /// 256 RGBA entries, each channel in [0, 1].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Palette {
     /// The entries, `[r, g, b, a]`.
-    pub entries: Box<[[f64; 4]; 256]>,
+    pub entries: Box<[[f64; 4]; PALETTE_SIZE]>,
 }
 
 impl Palette {
     /// All entries opaque black.
     pub fn black() -> Self {
-        Palette { entries: Box::new([[0.0, 0.0, 0.0, 1.0]; 256]) }
+        Palette { entries: Box::new([[0.0, 0.0, 0.0, 1.0]; PALETTE_SIZE]) }
     }
 
     /// The palette with every entry's hue turned by `rotation` turns, as
@@ -118,10 +120,9 @@ pub fn hsv_to_rgb(hsv: [f64; 3]) -> [f64; 3] {
     }
 }
 
-/// Why the palette file could not be found or read (one line).
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct PaletteError(pub String);
+/// Entries of a palette (flam3's `CMAP_SIZE`); the GPU kernels are given
+/// this size too.
+pub const PALETTE_SIZE: usize = 256;
 
 /// The environment variable naming the palette file.
 pub const PALETTES_ENV: &str = "FLAM3_PALETTES";
@@ -141,7 +142,7 @@ pub const RELATIVE_PALETTES: &str = "../shared/palettes/flam3-palettes.xml";
 struct LibPalette {
     number: i64,
     name: String,
-    rgb: Box<[[u8; 3]; 256]>,
+    rgb: Box<[[u8; 3]; PALETTE_SIZE]>,
 }
 
 /// flam3's numbered palettes (`flam3-palettes.xml`): `<palette number
@@ -157,19 +158,19 @@ pub struct PaletteLibrary {
 
 impl PaletteLibrary {
     /// Reads the palette file at `path`.
-    pub fn load(path: &Path) -> Result<Self, PaletteError> {
+    pub fn load(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path)
-            .map_err(|e| PaletteError(format!("{}: cannot read the palette file: {e}", path.display())))?;
+            .map_err(|e| FlameError::Palette(format!("{}: cannot read the palette file: {e}", path.display())))?;
         let text = String::from_utf8_lossy(&bytes);
         Self::from_xml(&text, path)
     }
 
     /// Reads palettes from XML text; `path` is recorded as where they came
     /// from (see [`PaletteLibrary::path`]).
-    pub fn from_xml(xml: &str, path: &Path) -> Result<Self, PaletteError> {
+    pub fn from_xml(xml: &str, path: &Path) -> Result<Self> {
         let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
         let doc = roxmltree::Document::parse_with_options(xml.strip_prefix('\u{feff}').unwrap_or(xml), opts)
-            .map_err(|e| PaletteError(format!("{}: malformed XML: {e}", path.display())))?;
+            .map_err(|e| FlameError::Palette(format!("{}: malformed XML: {e}", path.display())))?;
         let mut palettes = Vec::new();
         // flam3 looks at every <palette> element of the document (but not
         // inside another <palette>).
@@ -209,21 +210,21 @@ impl PaletteLibrary {
     /// Finds and reads the palette file: the first existing file of
     /// [`PaletteLibrary::search_path`]`(explicit)`. The error lists every
     /// place looked at.
-    pub fn locate(explicit: Option<&Path>) -> Result<Self, PaletteError> {
+    pub fn locate(explicit: Option<&Path>) -> Result<Self> {
         Self::locate_among(&Self::search_path(explicit))
     }
 
     /// Reads the first of `candidates` that is an existing file (a file
     /// that exists but cannot be read or parsed is an error, not skipped).
     /// The error lists every candidate.
-    pub fn locate_among(candidates: &[PathBuf]) -> Result<Self, PaletteError> {
+    pub fn locate_among(candidates: &[PathBuf]) -> Result<Self> {
         match candidates.iter().find(|p| p.is_file()) {
             Some(p) => Self::load(p),
             None => {
                 let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-                Err(PaletteError(format!(
-                    "flam3-palettes.xml not found (looked at {}; give it with --palettes or ${PALETTES_ENV}, \
-                     or install flam3, e.g. Debian's flam3-utils)",
+                Err(FlameError::Palette(format!(
+                    "flam3-palettes.xml not found (looked at {}; name it in ${PALETTES_ENV}, or install flam3, \
+                     e.g. Debian's flam3-utils)",
                     looked.join(", ")
                 )))
             }
@@ -281,7 +282,7 @@ fn read_lib_palette(node: roxmltree::Node<'_, '_>) -> Option<LibPalette> {
     let name = node.attribute("name").unwrap_or("").to_string();
     let data = node.attribute("data")?;
     let hex: Vec<u8> = data.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    let mut rgb = Box::new([[0u8; 3]; 256]);
+    let mut rgb = Box::new([[0u8; 3]; PALETTE_SIZE]);
     // 256 groups of 00RRGGBB; anything after them is ignored, as in flam3.
     for (i, entry) in rgb.iter_mut().enumerate() {
         let group = hex.get(8 * i..8 * i + 8)?;

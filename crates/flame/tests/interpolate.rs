@@ -958,7 +958,7 @@ fn flam3_sequence() {
             for k in 0..nframes {
                 let blend = k as f64 / nframes as f64;
                 let seq = k == 0 || k == nframes - 1;
-                expected.push((format!("edge {i} {blend}"), sheep_edge((cp, &cps[i + 1]), blend, 0.0, seq)));
+                expected.push((format!("edge {i} {blend}"), sheep_edge(cp, &cps[i + 1], blend, 0.0, seq)));
             }
         }
     }

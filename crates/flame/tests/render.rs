@@ -1,8 +1,11 @@
 //! The CPU renderer end to end: determinism across thread counts, a known
 //! attractor, transparency, errors instead of panics.
 
+use std::sync::Mutex;
 use warpmc_flame::genome::{Affine, Flame, XForm};
-use warpmc_flame::render::{Precision, RenderError, RenderSettings, render};
+
+use warpmc_flame::FlameError;
+use warpmc_flame::render::{Precision, RenderSettings, render, render_with_progress};
 use warpmc_flame::variations::{VariationKind, VariationSpec};
 
 /// The Sierpinski triangle: three linear maps halving towards the corners
@@ -42,13 +45,12 @@ fn same_seed_same_image_on_any_thread_count() {
     let flame = sierpinski(67, 45); // awkward sizes
     for precision in [Precision::F32, Precision::F64] {
         let s = RenderSettings { seed: 42, precision, sub_batch_size: 1000, ..RenderSettings::default() };
-        let one = with_threads(1, || render(std::slice::from_ref(&flame), 0.0, &s, &|_| {}).unwrap());
+        let one = with_threads(1, || render(std::slice::from_ref(&flame), 0.0, &s).unwrap());
         for n in [2, 3, 5] {
-            let many = with_threads(n, || render(std::slice::from_ref(&flame), 0.0, &s, &|_| {}).unwrap());
+            let many = with_threads(n, || render(std::slice::from_ref(&flame), 0.0, &s).unwrap());
             assert_eq!(one.pixels, many.pixels, "{precision:?}, {n} threads");
         }
-        let other =
-            render(std::slice::from_ref(&flame), 0.0, &RenderSettings { seed: 43, ..s.clone() }, &|_| {}).unwrap();
+        let other = render(std::slice::from_ref(&flame), 0.0, &RenderSettings { seed: 43, ..s.clone() }).unwrap();
         assert_ne!(one.pixels, other.pixels, "another seed, another sample");
         assert_eq!(one.stats.iterations, (50.0f64 * 67.0 * 45.0).round() as u64);
     }
@@ -58,7 +60,7 @@ fn same_seed_same_image_on_any_thread_count() {
 fn sierpinski_triangle_is_where_it_should_be() {
     let (w, h) = (120u32, 120u32);
     let flame = sierpinski(w, h);
-    let frame = render(std::slice::from_ref(&flame), 0.0, &RenderSettings::default(), &|_| {}).unwrap();
+    let frame = render(std::slice::from_ref(&flame), 0.0, &RenderSettings::default()).unwrap();
     // Plane point (x, y) → pixel: flam3's image rows grow with y.
     let ppu = flame.scale;
     let pixel = |x: f64, y: f64| {
@@ -86,7 +88,7 @@ fn sierpinski_triangle_is_where_it_should_be() {
 fn transparent_frames_carry_alpha() {
     let flame = sierpinski(40, 40);
     let s = RenderSettings { transparent: true, ..RenderSettings::default() };
-    let frame = render(std::slice::from_ref(&flame), 0.0, &s, &|_| {}).unwrap();
+    let frame = render(std::slice::from_ref(&flame), 0.0, &s).unwrap();
     assert!(frame.transparent);
     assert!(frame.pixels.iter().any(|p| p[3] == 0.0));
     assert!(frame.pixels.iter().any(|p| p[3] > 0.5));
@@ -97,7 +99,7 @@ fn transparent_frames_carry_alpha() {
 fn bad_settings_are_errors_not_panics() {
     let mut flame = sierpinski(10, 10);
     let s = RenderSettings::default();
-    let err = |f: &Flame, s: &RenderSettings| match render(std::slice::from_ref(f), 0.0, s, &|_| {}) {
+    let err = |f: &Flame, s: &RenderSettings| match render(std::slice::from_ref(f), 0.0, s) {
         Err(e) => e,
         Ok(_) => panic!("expected an error"),
     };
@@ -118,10 +120,24 @@ fn bad_settings_are_errors_not_panics() {
     let mut huge = flame.clone();
     huge.width = 4_000_000;
     huge.height = 4_000_000;
-    assert!(matches!(err(&huge, &s), RenderError::OutOfMemory { .. }));
+    assert!(matches!(err(&huge, &s), FlameError::OutOfMemory { .. }));
     // Estimator minimum above its radius.
     let mut de = flame.clone();
     de.estimator_minimum = 5.0;
     assert!(err(&de, &s).to_string().contains("estimator"));
-    assert!(render(&[], 0.0, &s, &|_| {}).is_err());
+    assert!(render(&[], 0.0, &s).is_err());
+}
+
+#[test]
+fn progress_rises_to_one() {
+    let flame = sierpinski(40, 30);
+    let seen = Mutex::new(Vec::new());
+    let s = RenderSettings { sub_batch_size: 500, ..RenderSettings::default() };
+    let frame = render_with_progress(std::slice::from_ref(&flame), 0.0, &s, &|f| seen.lock().unwrap().push(f)).unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert!(seen.len() > 2, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert_eq!(seen.last(), Some(&1.0));
+    // With or without an observer, the same image.
+    assert_eq!(render(std::slice::from_ref(&flame), 0.0, &s).unwrap().pixels, frame.pixels);
 }

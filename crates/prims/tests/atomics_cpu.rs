@@ -4,10 +4,10 @@
 mod common;
 
 use common::peer_masks;
-use warpmc_testkit::atomics::Reference;
 use proptest::prelude::*;
 use warpmc_prims::atomics::{AtomicStrategy, AtomicValue, AutoInputs, KeyOrder, PeerMethod, Vector, choose_strategy};
 use warpmc_prims::{AtomicsConfig, CpuPrims, Primitives, PrimsError, Result};
+use warpmc_testkit::atomics::Reference;
 
 fn reduce_by_key<V: AtomicValue>(keys: &[u32], values: &[V], nbins: usize) -> Result<Vec<V>> {
     CpuPrims.reduce_by_key_dense(&keys.to_vec(), &values.to_vec(), nbins, AtomicsConfig::default())

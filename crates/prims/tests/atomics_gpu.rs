@@ -6,9 +6,9 @@
 mod common;
 
 use common::peer_masks;
-use warpmc_testkit::atomics::Reference;
 use warpmc_prims::atomics::{AtomicAdd, AtomicStrategy, AtomicValue, KeyOrder, PeerMethod, Vector};
 use warpmc_prims::{AtomicsConfig, CpuPrims, CudaPrims, Element, Primitives, PrimsError};
+use warpmc_testkit::atomics::Reference;
 
 fn histogram_cpu(keys: &[u32], nbins: usize) -> Vec<u32> {
     CpuPrims.histogram(&keys.to_vec(), nbins, AtomicStrategy::Auto).unwrap()

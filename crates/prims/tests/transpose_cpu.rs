@@ -2,10 +2,9 @@
 //! twice is the identity, in place equals out of place, a batch is its
 //! matrices one by one).
 
-
-use warpmc_testkit::pseudo_random;
 use proptest::prelude::*;
 use warpmc_prims::{Bytes16, CpuPrims, MatrixShape, Pod, Primitives, as_bytes};
+use warpmc_testkit::pseudo_random;
 
 fn by_definition<T: Pod>(src: &[T], rows: usize, cols: usize) -> Vec<T> {
     let mut out = vec![T::default(); src.len()];

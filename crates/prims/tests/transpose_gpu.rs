@@ -2,9 +2,8 @@
 //! size, on awkward shapes, batches, and in place. Skipped (with a printed
 //! reason) where no GPU is usable.
 
-
-use warpmc_testkit::pseudo_random;
 use warpmc_prims::{Bytes16, CpuPrims, CudaPrims, MatrixShape, Pod, Primitives, TransposeKernel, as_bytes};
+use warpmc_testkit::pseudo_random;
 
 /// (batch, rows, cols): degenerate, skinny, around the 32-element tile and
 /// the 128-element tile of the 1-byte best kernel, rows that start inside

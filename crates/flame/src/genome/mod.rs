@@ -7,7 +7,7 @@
 
 mod parse;
 
-pub use parse::{GenomeError, ParseOptions, ParsedGenome, parse_file, parse_str};
+pub use parse::{ParseOptions, ParsedGenome, parse_file, parse_str};
 
 use crate::palette::Palette;
 use crate::variations::VariationSpec;

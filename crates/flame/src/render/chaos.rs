@@ -140,7 +140,9 @@ impl ChaosGame {
     }
 
     /// The choice tables: row 0 by weight, then (with chaos) one row per
-    /// previous xform, [`CHOOSE_GRAIN`] entries each.
+    /// previous xform, [`CHOOSE_GRAIN`] entries each (the CUDA backend's
+    /// kernels read them).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn tables(&self) -> &[u16] {
         &self.tables
     }

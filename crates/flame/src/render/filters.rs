@@ -6,6 +6,7 @@
 //! Shapes, supports, kernel sizes and normalisations follow flam3 3.1.1 so
 //! that images match flam3-render's.
 
+use crate::error::{FlameError, Result};
 use crate::genome::{FilterShape, TemporalFilter};
 
 /// Half-width of each shape's support, in flam3's units.
@@ -214,12 +215,14 @@ pub(crate) struct DensityFilters {
 impl DensityFilters {
     /// The bank for `estimator_radius`, `estimator_minimum`,
     /// `estimator_curve` at supersampling `ss`. `Err` names the problem.
-    pub(crate) fn new(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<Self, String> {
+    pub(crate) fn new(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<Self> {
         if curve <= 0.0 {
-            return Err(format!("estimator_curve must be > 0, not {curve}"));
+            return Err(FlameError::invalid(format!("estimator_curve must be > 0, not {curve}")));
         }
         if max_rad < min_rad {
-            return Err(format!("estimator_radius ({max_rad}) must not be below estimator_minimum ({min_rad})"));
+            return Err(FlameError::invalid(format!(
+                "estimator_radius ({max_rad}) must not be below estimator_minimum ({min_rad})"
+            )));
         }
         let ss = f64::from(ss);
         // The +1 is the distance to the nearest neighbouring cell.
@@ -227,7 +230,9 @@ impl DensityFilters {
         let comp_min = min_rad * ss + 1.0;
         let n_filters_f = (comp_max / comp_min).powf(1.0 / curve);
         if n_filters_f > 1e7 {
-            return Err(format!("the estimator settings need too many density kernels ({n_filters_f:e})"));
+            return Err(FlameError::invalid(format!(
+                "the estimator settings need too many density kernels ({n_filters_f:e})"
+            )));
         }
         let n_filters = n_filters_f.ceil() as usize;
         const KEEP: usize = 100;

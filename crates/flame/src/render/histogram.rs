@@ -8,8 +8,12 @@
 
 use std::ops::{Add, AddAssign, Mul};
 
+use crate::palette::PALETTE_SIZE;
+
 /// A floating-point type histogram cells can be made of.
-pub trait Bucket: Copy + Default + Send + Sync + Add<Output = Self> + AddAssign + Mul<Output = Self> + 'static {
+pub(crate) trait Bucket:
+    Copy + Default + Send + Sync + Add<Output = Self> + AddAssign + Mul<Output = Self> + 'static
+{
     /// Conversion from f64 (rounding for f32).
     fn from_f64(v: f64) -> Self;
     /// Conversion to f64.
@@ -88,7 +92,7 @@ impl BandedSamples {
 /// or linear rule.
 #[derive(Clone, Debug)]
 pub(crate) struct ColorMap {
-    pub(crate) entries: Box<[[f64; 4]; 256]>,
+    pub(crate) entries: Box<[[f64; 4]; PALETTE_SIZE]>,
     pub(crate) linear: bool,
 }
 

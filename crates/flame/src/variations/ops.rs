@@ -394,8 +394,8 @@ impl Op {
     /// Deliberately not inlined into [`super::VariationSet::apply`]: inside
     /// the per-point loop LLVM hoists work shared by several arms (sines of
     /// `x`, `ln r²` …) above the match, so every point paid for all of them
-    /// (measured: linear alone took 120 ns a point instead of 7). As a
-    /// function of its own the match is one indirect jump per variation.
+    /// (docs/benchmarks/flame.md has the cost). As a function of its own the
+    /// match is one indirect jump per variation.
     #[inline(never)]
     pub(super) fn eval<R: RandomSource>(&self, p: &Point, w: f64, rng: &mut R) -> (f64, f64) {
         match self {

@@ -18,9 +18,6 @@
 //! variation of nonzero weight, in flam3's index order (stable for
 //! repeats): its weight and its constants.
 
-// Used by the chaos-game kernel being built.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use crate::genome::Affine;
 use crate::variations::ops::Op;
 use crate::variations::{VariationKind, VariationSpec, needs};

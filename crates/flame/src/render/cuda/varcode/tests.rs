@@ -4,10 +4,11 @@
 //! `VariationSet::apply` with the same random words.
 
 use super::*;
-use crate::render::cuda::FLAME_COMMON_CUH;
+use crate::render::Precision;
+use crate::render::cuda::codegen::{FLAME_COMMON_CUH, cuda_type};
 use crate::variations::VariationSet;
 use warpmc_gpu::{GpuError, KernelSource, Target, compile};
-use warpmc_rng::RandomSource;
+use warpmc_rng::{Mwc, RandomSource};
 
 /// SplitMix64, for test data.
 struct TestRng(u64);
@@ -189,11 +190,17 @@ fn params_follow_the_layout_and_the_source_ignores_values() {
 
 /// `-D` options of a precision.
 fn precision_options(src: KernelSource, double: bool) -> KernelSource {
-    if double { src.option("-DFLAME_REAL=double").option("-DFLAME_REAL_IS_DOUBLE") } else { src }
+    src.option(format!("-DFLAME_REAL={}", cuda_type(real(double))))
+}
+
+fn real(double: bool) -> Precision {
+    if double { Precision::F64 } else { Precision::F32 }
 }
 
 fn with_headers(src: KernelSource) -> KernelSource {
-    src.header("flame_common.cuh", FLAME_COMMON_CUH).header("flame_variations.cuh", VARIATIONS_CUH)
+    src.header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
+        .header("flame_common.cuh", FLAME_COMMON_CUH)
+        .header("variations.cuh", VARIATIONS_CUH)
 }
 
 /// One kernel that applies all 99 variations (`real` in and out only, so
@@ -203,7 +210,7 @@ fn all_variations_source(double: bool) -> KernelSource {
     let code = variations_code("all_variations", &specs);
     let src = format!(
         r#"#include "flame_common.cuh"
-#include "flame_variations.cuh"
+#include "variations.cuh"
 {}
 extern "C" __global__ void apply_all(int n, const real *__restrict__ params, const real *__restrict__ in,
                                      const unsigned long long *__restrict__ seeds, real *__restrict__ out) {{
@@ -266,12 +273,13 @@ fn all_variations_compile_with_nvrtc() {
     }
 }
 
-/// The GPU's MWC (flame_common.cuh), replayed on the CPU and handed out the
-/// way the GPU consumes it: `next_f64` takes ONE word (as `uniform()`
-/// does: 32 bits in the double build, the top 24 in the float build),
-/// `next_u32` passes words through (`bit()` takes the low bit).
+/// The GPU's generator (flame_common.cuh's FlameRng: warpmc-rng's MWC),
+/// replayed on the CPU and handed out the way the GPU consumes it:
+/// `next_f64` takes ONE word (as `uniform()` does: 32 bits in the double
+/// build, the top 24 in the float build), `next_u32` passes words through
+/// (`bit()` takes the low bit).
 struct Replay {
-    state: u64,
+    mwc: Mwc,
     float: bool,
 }
 
@@ -280,8 +288,7 @@ const MWC_A: u32 = 4_294_967_118;
 
 impl RandomSource for Replay {
     fn next_u32(&mut self) -> u32 {
-        self.state = (self.state & 0xffff_ffff) * u64::from(MWC_A) + (self.state >> 32);
-        self.state as u32
+        self.mwc.next_u32()
     }
 
     fn next_f64(&mut self) -> f64 {
@@ -304,9 +311,10 @@ impl Sample {
     /// The CPU's result at `(x, y)` and the MWC state after it.
     fn cpu(&self, x: f64, y: f64, float: bool) -> ((f64, f64), u64) {
         let set = VariationSet::new(&self.specs, &self.coefs);
-        let mut rng = Replay { state: self.state, float };
+        let mwc = Mwc::from_state(MWC_A, self.state).expect("the tests draw valid MWC states");
+        let mut rng = Replay { mwc, float };
         let out = set.apply(x, y, &mut rng);
-        (out, rng.state)
+        (out, rng.mwc.state())
     }
 }
 
@@ -434,7 +442,7 @@ const FLOAT_PER_CASE: usize = 128;
 /// thread per sample.
 fn dispatch_source(codes: &[VariationsCode], double: bool) -> KernelSource {
     use std::fmt::Write;
-    let mut src = String::from("#include \"flame_common.cuh\"\n#include \"flame_variations.cuh\"\n");
+    let mut src = String::from("#include \"flame_common.cuh\"\n#include \"variations.cuh\"\n");
     for c in codes {
         src.push_str(&c.source);
     }
@@ -757,16 +765,16 @@ fn host_check(name: &str, build: HostBuild) {
     };
 
     let mut src = String::from("#define __device__\n#define __forceinline__ inline\n");
-    if double {
-        src.push_str("#define FLAME_REAL double\n#define FLAME_REAL_IS_DOUBLE\n");
-    }
+    let _ = writeln!(src, "#define FLAME_REAL {}", cuda_type(real(double)));
     src.push_str("#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n");
     // CUDA's float overload of sincos.
     src.push_str("static inline void sincos(float x, float *s, float *c) { sincosf(x, s, c); }\n");
     if build == HostBuild::Jittered {
         src.push_str(JITTER_PRELUDE);
     }
-    src.push_str(&FLAME_COMMON_CUH.replace("#pragma once", ""));
+    // The headers pasted in, as the host compiler has no NVRTC to find them.
+    src.push_str(warpmc_rng::CUDA_HEADER);
+    src.push_str(&FLAME_COMMON_CUH.replace("#pragma once", "").replace("#include \"warpmc_rng.cuh\"", ""));
     src.push_str(VARIATIONS_CUH);
     for c in &batch.codes {
         src.push_str(&c.source);

@@ -5,12 +5,13 @@
 // double precision; only the order of the additions into the accumulation
 // buffer differs (atomics), as it does between runs of the chaos game.
 //
-// FLAME_BUCKET (float or double) is the histogram's and the accumulation
+// FLAME_BUCKET (float or double, from the Rust code that builds the
+// source: render/cuda/finish.rs) is the histogram's and the accumulation
 // buffer's element type; a cell is four of them (r, g, b, alpha), and the
 // hit count, where it differs from alpha, lives in a buffer of its own.
 
 #ifndef FLAME_BUCKET
-#define FLAME_BUCKET float
+#error "FLAME_BUCKET (float or double) must be defined: the histogram's element type"
 #endif
 typedef FLAME_BUCKET bucket;
 

@@ -1,0 +1,74 @@
+//! The one error type of warpmc-flame.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a genome could not be read, a frame rendered or an image written.
+///
+/// Every message is one self-contained line: it names the file, the flame,
+/// the xform and the attribute where there are such, and it already says
+/// what the underlying I/O or GPU error said, so `source()` adds nothing
+/// (except for `FlameError::Gpu`, which is the GPU layer's own error).
+#[derive(Debug, thiserror::Error)]
+pub enum FlameError {
+    /// A genome that cannot be read as flam3 reads it: malformed XML, a
+    /// value out of range, an unknown element value, a missing palette.
+    #[error("{0}")]
+    Genome(String),
+    /// A genome uses a variation (or an xform attribute) that is not one of
+    /// flam3's 99; [`ParseOptions::skip_unknown_variations`] reads it
+    /// without them.
+    ///
+    /// [`ParseOptions::skip_unknown_variations`]: crate::genome::ParseOptions::skip_unknown_variations
+    #[error("{0}")]
+    UnknownVariation(String),
+    /// flam3's palette file is missing or unreadable.
+    #[error("{0}")]
+    Palette(String),
+    /// A setting of the genome or of the render is out of range.
+    #[error("{0}")]
+    Invalid(String),
+    /// The histogram does not fit in memory.
+    #[error("the histogram needs {bytes} bytes ({cells} cells); reduce the size, the supersampling or the size scale")]
+    OutOfMemory {
+        /// Bytes requested.
+        bytes: u64,
+        /// Histogram cells.
+        cells: u64,
+    },
+    /// A file could not be read or written.
+    #[error("{}: cannot {action}: {error}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done: `read`, `write`, …
+        action: &'static str,
+        /// The operating system's error (its text is part of the message).
+        error: io::Error,
+    },
+    /// A PNG that cannot be decoded, or a frame that cannot be encoded.
+    #[error("{0}")]
+    Png(String),
+    /// Two images of different sizes cannot be compared.
+    #[error("images differ in size: {}x{} and {}x{}", .first.0, .first.1, .second.0, .second.1)]
+    SizeMismatch {
+        /// Width and height of the first image.
+        first: (u32, u32),
+        /// Width and height of the second image.
+        second: (u32, u32),
+    },
+    /// The GPU layer failed: no device, a driver or compiler error.
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Gpu(#[from] warpmc_gpu::GpuError),
+}
+
+/// `Result` with [`FlameError`].
+pub type Result<T, E = FlameError> = std::result::Result<T, E>;
+
+impl FlameError {
+    /// A [`FlameError::Invalid`] with `message`.
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        FlameError::Invalid(message.into())
+    }
+}

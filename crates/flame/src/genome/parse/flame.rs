@@ -1,0 +1,321 @@
+//! One `<flame>` element (flam3's `parse_flame_element`): its attributes,
+//! its children (palette elements, xforms, the final xform, symmetry), then
+//! `soloxform`, the chaos rows and the palette.
+
+use roxmltree::Node;
+
+use super::palette::PaletteBuild;
+use super::values::{ValueResult, int_in, integer, keyword, real, reals, shown};
+use super::xform::ReadXForm;
+use super::{Reader, attr_err, genome_err, note_once};
+use crate::error::Result;
+use crate::genome::{
+    AffineInterpolation, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, TemporalFilter, XForm,
+};
+
+/// The most standard xforms a flame may have (real genomes have tens; the
+/// limit keeps memory proportional to the input).
+pub(super) const MAX_XFORMS: usize = 10_000;
+
+/// Flame attributes written by flam3's own tools or Electric Sheep that do
+/// not affect rendering: ignored silently, as flam3 does.
+const SILENT_FLAME_ATTRIBUTES: [&str; 5] = ["version", "nick", "url", "id", "gen"];
+
+/// The field of a flame an attribute sets.
+type RealField = fn(&mut Flame) -> &mut f64;
+
+/// Flame attributes that hold one real number, and the field each sets.
+const REAL_ATTRIBUTES: [(&str, RealField); 17] = [
+    ("time", |f| &mut f.time),
+    ("hsv_rgb_palette_blend", |f| &mut f.hsv_rgb_palette_blend),
+    ("scale", |f| &mut f.scale),
+    ("rotate", |f| &mut f.rotate),
+    ("zoom", |f| &mut f.zoom),
+    ("filter", |f| &mut f.filter_radius),
+    ("temporal_filter_width", |f| &mut f.temporal_filter_width),
+    ("temporal_filter_exp", |f| &mut f.temporal_filter_exp),
+    ("quality", |f| &mut f.quality),
+    ("brightness", |f| &mut f.brightness),
+    ("gamma", |f| &mut f.gamma),
+    ("highlight_power", |f| &mut f.highlight_power),
+    ("vibrancy", |f| &mut f.vibrancy),
+    ("estimator_radius", |f| &mut f.estimator_radius),
+    ("estimator_minimum", |f| &mut f.estimator_minimum),
+    ("estimator_curve", |f| &mut f.estimator_curve),
+    ("gamma_threshold", |f| &mut f.gamma_threshold),
+];
+
+/// What the flame's attributes say beyond its fields.
+struct FlameExtras {
+    /// `palette="n"`: a numbered palette replacing the colour elements.
+    palette_number: Option<i64>,
+    /// `soloxform`: the only standard xform left visible.
+    solo: Option<f64>,
+}
+
+/// One `chaos` entry as the file gave it: the weight of the move from
+/// xform `from` (flam3's `num_std_xforms` when the element was read; −1
+/// before the first xform) to xform `to`.
+struct ChaosEntry {
+    from: i64,
+    to: usize,
+    weight: f64,
+    /// Given on the final xform (flam3 files it under the xform before).
+    from_final: bool,
+}
+
+/// The children of a `<flame>` as read.
+struct FlameChildren {
+    palette: PaletteBuild,
+    xforms: Vec<XForm>,
+    final_xform: Option<XForm>,
+    /// flam3's `num_std_xforms`: the index of the last standard xform, −1
+    /// before the first. Chaos rows are filed under it.
+    num_std: i64,
+    xaos: Vec<ChaosEntry>,
+}
+
+impl FlameChildren {
+    fn new() -> Self {
+        FlameChildren {
+            palette: PaletteBuild::new(),
+            xforms: Vec::new(),
+            final_xform: None,
+            num_std: -1,
+            xaos: Vec::new(),
+        }
+    }
+
+    /// Files the `chaos` row of the element just read.
+    fn add_chaos(&mut self, row: Option<Vec<f64>>, from_final: bool) {
+        let from = self.num_std;
+        if let Some(row) = row {
+            self.xaos.extend(row.into_iter().enumerate().map(|(to, weight)| ChaosEntry {
+                from,
+                to,
+                weight,
+                from_final,
+            }));
+        }
+    }
+}
+
+impl Reader<'_> {
+    pub(super) fn read_flame(&mut self, node: Node<'_, '_>, index: usize) -> Result<Flame> {
+        let label = match node.attribute("name") {
+            Some(n) => format!("'{n}'"),
+            None => format!("#{index}"),
+        };
+        let at = format!("{}: flame {label}", self.source);
+        if node.attributes().len() == 0 {
+            return Err(genome_err(&at, "the <flame> element has no attributes"));
+        }
+
+        let mut f = Flame::default();
+        let mut extras = FlameExtras { palette_number: None, solo: None };
+        for a in node.attributes() {
+            let name = a.name();
+            self.flame_attribute(&mut f, &mut extras, name, a.value()).map_err(|m| attr_err(&at, name, m))?;
+        }
+
+        let mut children = self.read_flame_children(node, &at)?;
+        if let Some(s) = extras.solo {
+            solo_xform(&mut children.xforms, s);
+        }
+        self.apply_chaos(&at, &mut children.xforms, children.xaos);
+        f.xforms = children.xforms;
+        f.final_xform = children.final_xform;
+
+        // The palette: a numbered one replaces whatever the elements gave.
+        let numbered = match extras.palette_number {
+            Some(n) => Some(self.numbered_palette(&at, "palette", n, f.hue_rotation)?),
+            None => None,
+        };
+        f.palette = children.palette.finish(numbered);
+        Ok(f)
+    }
+
+    /// Applies one attribute of a `<flame>` element; attributes flam3 does
+    /// not read are noted for the file's warning.
+    fn flame_attribute(&mut self, f: &mut Flame, extras: &mut FlameExtras, name: &str, v: &str) -> ValueResult<()> {
+        if let Some((_, field)) = REAL_ATTRIBUTES.iter().find(|(n, _)| *n == name) {
+            *field(f) = real(v)?;
+            return Ok(());
+        }
+        match name {
+            "interpolation" => {
+                f.interpolation = keyword(v, &[("linear", Interpolation::Linear), ("smooth", Interpolation::Smooth)])?
+            }
+            "palette_interpolation" => {
+                f.palette_interpolation = keyword(
+                    v,
+                    &[
+                        ("hsv", PaletteInterpolation::Hsv),
+                        ("sweep", PaletteInterpolation::Sweep),
+                        ("hsv_circular", PaletteInterpolation::HsvCircular),
+                        ("rgb", PaletteInterpolation::Rgb),
+                    ],
+                )?
+            }
+            "interpolation_space" | "interpolation_type" => {
+                f.affine_interpolation = keyword(
+                    v,
+                    &[
+                        ("linear", AffineInterpolation::Linear),
+                        ("log", AffineInterpolation::Log),
+                        ("old", AffineInterpolation::Compat),
+                        ("older", AffineInterpolation::Older),
+                    ],
+                )?
+            }
+            "temporal_filter_type" => {
+                f.temporal_filter = keyword(
+                    v,
+                    &[
+                        ("box", TemporalFilter::Box),
+                        ("gaussian", TemporalFilter::Gaussian),
+                        ("exp", TemporalFilter::Exp),
+                    ],
+                )?
+            }
+            "palette_mode" => {
+                f.palette_mode = keyword(v, &[("step", PaletteMode::Step), ("linear", PaletteMode::Linear)])?
+            }
+            "filter_shape" => {
+                f.filter_shape = FilterShape::ALL.into_iter().find(|s| s.name() == v).ok_or_else(|| {
+                    let names: Vec<&str> = FilterShape::ALL.iter().map(|s| s.name()).collect();
+                    format!("unknown filter shape {} (flam3 knows {})", shown(v), names.join(", "))
+                })?
+            }
+            "name" => f.name = Some(v.to_string()),
+            // flam3 takes −1 as "no numbered palette".
+            "palette" => extras.palette_number = Some(integer(v)?).filter(|&n| n != -1),
+            "size" => [f.width, f.height] = size(v)?,
+            "center" => f.center = reals::<2>(v)?,
+            "oversample" | "supersample" => f.supersample = int_in(v, 1, 1 << 16)? as u32,
+            "passes" => f.passes = int_in(v, 1, i64::from(u32::MAX))? as u32,
+            "temporal_samples" => f.temporal_samples = int_in(v, 0, i64::from(u32::MAX))? as u32,
+            "background" => f.background = reals::<3>(v)?,
+            // C's fmod: the sign of the value is kept.
+            "hue" => f.hue_rotation = real(v)? % 1.0,
+            "soloxform" => extras.solo = Some(real(v)?),
+            _ if SILENT_FLAME_ATTRIBUTES.contains(&name) => {}
+            // Everything else, `contrast` included (flam3 3.1.1 no longer
+            // reads it), is ignored with one warning per file.
+            _ => note_once(&mut self.ignored_attributes, name),
+        }
+        Ok(())
+    }
+
+    /// The children of a `<flame>`: palette elements, xforms, the final
+    /// xform and symmetry; `<edit>` is skipped, anything else noted.
+    fn read_flame_children(&mut self, node: Node<'_, '_>, at: &str) -> Result<FlameChildren> {
+        let mut c = FlameChildren::new();
+        for child in node.children().filter(Node::is_element) {
+            match child.tag_name().name() {
+                "color" => self.read_color(child, at, &mut c.palette)?,
+                "colors" => self.read_colors(child, at, &mut c.palette)?,
+                "palette" => self.read_palette_element(child, at, &mut c.palette)?,
+                "symmetry" => {
+                    let added = self.read_symmetry(child, at, &mut c.xforms, c.final_xform.is_some())?;
+                    c.num_std += added as i64;
+                }
+                "xform" => self.read_standard_xform(child, at, &mut c)?,
+                "finalxform" => self.read_final_xform(child, at, &mut c)?,
+                "edit" => {}
+                other => note_once(&mut self.ignored_elements, other),
+            }
+        }
+        Ok(c)
+    }
+
+    fn read_standard_xform(&mut self, node: Node<'_, '_>, at: &str, c: &mut FlameChildren) -> Result<()> {
+        if c.xforms.len() >= MAX_XFORMS {
+            return Err(genome_err(at, format!("more than {MAX_XFORMS} xforms (not supported)")));
+        }
+        // flam3 initialises a new xform at the end of its array (after the
+        // final xform, if any) and then moves it before the final one: the
+        // default colour follows the first position.
+        let created_at = c.xforms.len() + usize::from(c.final_xform.is_some());
+        c.num_std += 1;
+        let xat = format!("{at}: xform {}", c.xforms.len());
+        let ReadXForm { xform, chaos } = self.read_xform(node, &xat, created_at, false)?;
+        c.add_chaos(chaos, false);
+        c.xforms.push(xform);
+        Ok(())
+    }
+
+    fn read_final_xform(&mut self, node: Node<'_, '_>, at: &str, c: &mut FlameChildren) -> Result<()> {
+        let xat = format!("{at}: finalxform");
+        if c.final_xform.is_some() {
+            return Err(genome_err(&xat, "more than one <finalxform>"));
+        }
+        let ReadXForm { xform, chaos } = self.read_xform(node, &xat, c.xforms.len(), false)?;
+        if xform.weight != 0.0 {
+            return Err(attr_err(&xat, "weight", "a final xform takes no weight (flam3 refuses it)"));
+        }
+        c.add_chaos(chaos, true);
+        c.final_xform = Some(xform);
+        Ok(())
+    }
+
+    /// Chaos rows: what the file gave, up to the last entry that is not 1
+    /// (entries past the end of a row are 1, see `XForm::chaos_to`).
+    fn apply_chaos(&mut self, at: &str, xforms: &mut [XForm], xaos: Vec<ChaosEntry>) {
+        let n = xforms.len();
+        let mut final_chaos_warned = false;
+        let mut dropped = 0usize;
+        for ChaosEntry { from, to, weight, from_final } in xaos {
+            // flam3 skips entries equal to 1.
+            if weight == 1.0 {
+                continue;
+            }
+            if from_final && !final_chaos_warned {
+                final_chaos_warned = true;
+                let target = if from >= 0 { format!("xform {from}'s row") } else { "nothing".to_string() };
+                self.warnings.push(format!(
+                    "{at}: finalxform: attribute 'chaos': a final xform has no chaos row; flam3 applies it to {target}, \
+                     and so does this reader"
+                ));
+            }
+            if from < 0 || to >= n {
+                dropped += 1;
+                continue;
+            }
+            let row = &mut xforms[from as usize].chaos;
+            if row.len() <= to {
+                row.resize(to + 1, 1.0);
+            }
+            row[to] = weight;
+        }
+        if dropped > 0 {
+            self.warnings.push(format!(
+                "{at}: {dropped} chaos entr{} beyond the {n} xforms ignored",
+                if dropped == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
+}
+
+/// `size="width height"`: two integers from 1 up.
+fn size(v: &str) -> ValueResult<[u32; 2]> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    if words.len() != 2 {
+        return Err(format!("expected 2 integers (width height), found {} in {}", words.len(), shown(v)).into());
+    }
+    let side = |w: &str| int_in(w, 1, i64::from(u32::MAX)).map(|x| x as u32);
+    Ok([side(words[0])?, side(words[1])?])
+}
+
+/// `soloxform`: every other standard xform becomes invisible (a negative
+/// index leaves them all as they are).
+fn solo_xform(xforms: &mut [XForm], solo: f64) {
+    let s = solo.trunc();
+    if s >= 0.0 {
+        for (i, x) in xforms.iter_mut().enumerate() {
+            if i as f64 != s {
+                x.opacity = 0.0;
+            }
+        }
+    }
+}

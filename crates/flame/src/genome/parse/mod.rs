@@ -1,0 +1,271 @@
+//! Reading flam3 XML the way flam3 3.1.1 does (`flam3_parse_xml2`,
+//! `parse_flame_element`, `parse_xform_xml`), with clear errors where flam3
+//! would print a warning and render something else.
+//!
+//! What is reproduced from flam3:
+//!
+//! - every `<flame>` element of the document counts, at any depth (inside
+//!   `<flames>`, `<test>`, …), but not one inside another `<flame>`;
+//! - flame attributes, xform attributes and palette elements with flam3's
+//!   names, defaults and conversions (`hue` taken modulo 1, `symmetry` on an
+//!   xform → `color_speed = (1 − symmetry)/2` and `animate = 0` when
+//!   `symmetry > 0`, `plotmode="off"` → opacity 0, `var`/`var1`, mobius's
+//!   `Re_A`… aliases, `super_shape_rnd` clamped to [0, 1], `soloxform`);
+//! - attributes are applied in document order, so a later one overrides an
+//!   earlier one (`var1` clears the variations given before it);
+//! - an xform with no variation attribute has no variation at all (flam3's
+//!   parser clears the default `linear`), so it maps every point to the
+//!   origin before its post map;
+//! - the default `color` of an xform is its position parity at creation in
+//!   flam3's xform array (an xform after the `<finalxform>` is shifted by
+//!   one);
+//! - `<color>` entries are premultiplied by their alpha, and the alpha is
+//!   only kept when `rgba`/`a` is the element's last attribute (flam3 resets
+//!   it while reading each attribute); hex palettes are not premultiplied;
+//! - palette entries no element set are interpolated from their neighbours
+//!   (cyclically), and a flame with no colour at all gets all-zero entries,
+//!   alpha included; `palette="n"` replaces everything with library palette
+//!   `n` through flam3's HSV round trip with the flame's hue rotation;
+//! - `<symmetry kind>` adds flam3's symmetry xforms (rounded to 6 digits,
+//!   sorted as flam3 sorts them);
+//! - `chaos` rows (entries not given are 1, and rows are kept only up to
+//!   their last entry that is not 1; a `chaos` on the final xform is applied
+//!   to the row of the standard xform before it, as flam3 does);
+//! - after reading: `interpolation="smooth"` on the first and the
+//!   second-to-last flame becomes linear, and each flame's `rotate` is moved
+//!   by whole turns to within 180° of the previous one's.
+//!
+//! Where flam3 only warns and renders something else (unknown variations,
+//! filter shapes, enumeration values, missing palettes), this reader fails
+//! with one line naming the file, the flame, the xform and the attribute.
+//! Flame attributes flam3 does not read are ignored with one warning per
+//! file (the ones flam3's own tools and Electric Sheep write, `version`,
+//! `nick`, `url`, `id` and `gen`, silently). `<motion>` elements are checked
+//! and then ignored with a warning: flam3-render and flam3-animate ignore
+//! them too (only flam3-genome's loops and sequences use them).
+
+mod flame;
+mod palette;
+mod values;
+mod xform;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use roxmltree::Node;
+
+use super::{AffineInterpolation, Flame, Interpolation};
+use crate::error::{FlameError, Result};
+use crate::palette::PaletteLibrary;
+
+/// Options for reading genomes.
+#[derive(Clone, Debug, Default)]
+pub struct ParseOptions {
+    /// Render xforms that use variations outside flam3's 99 by dropping those
+    /// variations (with a warning) instead of failing.
+    pub skip_unknown_variations: bool,
+    /// Where flam3-palettes.xml is, for numbered palettes; `None` searches the
+    /// usual places (see [`crate::palette::PaletteLibrary::locate`]).
+    pub palette_file: Option<PathBuf>,
+}
+
+/// The flames of one file and the warnings produced while reading them.
+#[derive(Clone, Debug)]
+pub struct ParsedGenome {
+    /// The `<flame>` elements, in file order.
+    pub flames: Vec<Flame>,
+    /// Warnings (skipped variations and similar), one line each.
+    pub warnings: Vec<String>,
+    /// The xform attributes dropped under
+    /// [`ParseOptions::skip_unknown_variations`] (variations outside flam3's
+    /// 99, their parameters and other attributes flam3 does not know), each
+    /// name once, in the order first met. Each also has a warning. Empty
+    /// means every variation of the file is one of flam3's.
+    pub skipped: Vec<String>,
+}
+
+/// Reads a genome file.
+///
+/// The file should be UTF-8; a file that is not, but declares an ISO-8859-1
+/// or Windows-1252 encoding (as some Windows editors write), is decoded as
+/// Latin-1.
+pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<ParsedGenome> {
+    let source = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|error| FlameError::Io { path: path.to_path_buf(), action: "read", error })?;
+    let text = decode(&bytes).map_err(|m| FlameError::Genome(format!("{source}: {m}")))?;
+    parse_str(&text, &source, opts)
+}
+
+/// Reads genome XML from a string; `source` names it in messages.
+///
+/// ```
+/// use warpmc_flame::genome::{ParseOptions, parse_str};
+///
+/// let xml = r#"<flame name="two" size="64 48"><xform weight="1" linear="1"/></flame>"#;
+/// let parsed = parse_str(xml, "example.flam3", &ParseOptions::default())?;
+/// assert_eq!(parsed.flames[0].name.as_deref(), Some("two"));
+/// assert_eq!((parsed.flames[0].width, parsed.flames[0].height), (64, 48));
+///
+/// // Errors are one line naming the source, the flame and the attribute.
+/// let e = parse_str(r#"<flame size="64"/>"#, "bad.flam3", &ParseOptions::default()).unwrap_err();
+/// assert!(e.to_string().starts_with("bad.flam3: flame #0: attribute 'size': "));
+/// # Ok::<(), warpmc_flame::FlameError>(())
+/// ```
+pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedGenome> {
+    let text = xml.strip_prefix('\u{feff}').unwrap_or(xml);
+    let xml_opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(text, xml_opts)
+        .map_err(|e| FlameError::Genome(format!("{source}: malformed XML: {e}")))?;
+
+    let mut r = Reader::new(source, opts);
+    // flam3 starts at the root element and descends into everything that is
+    // not a <flame>.
+    let mut flames = Vec::new();
+    let mut stack = vec![doc.root_element()];
+    while let Some(node) = stack.pop() {
+        if node.is_element() && node.tag_name().name() == "flame" {
+            let f = r.read_flame(node, flames.len())?;
+            flames.push(f);
+            continue;
+        }
+        let children: Vec<Node<'_, '_>> = node.children().filter(Node::is_element).collect();
+        stack.extend(children.into_iter().rev());
+    }
+
+    finish_sequence(&mut flames, &mut r.warnings, source);
+    r.summarise_ignored();
+    Ok(ParsedGenome { flames, warnings: r.warnings, skipped: r.skipped })
+}
+
+/// The text of a file: UTF-8, or Latin-1 when the XML declaration says so.
+fn decode(bytes: &[u8]) -> std::result::Result<String, values::ValueError> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s.to_string()),
+        Err(e) => {
+            let head: String = bytes.iter().take(200).map(|&b| b as char).collect::<String>().to_ascii_lowercase();
+            let decl = head.split("?>").next().unwrap_or("");
+            let latin = ["iso-8859-1", "iso8859-1", "latin1", "latin-1", "windows-1252", "cp1252"];
+            if decl.starts_with("<?xml") && latin.iter().any(|l| decl.contains(l)) {
+                Ok(bytes.iter().map(|&b| b as char).collect())
+            } else {
+                Err(format!(
+                    "not UTF-8 (invalid byte at offset {}) and no ISO-8859-1 encoding declared",
+                    e.valid_up_to()
+                )
+                .into())
+            }
+        }
+    }
+}
+
+/// What flam3 does to a sequence after reading it: no smooth interpolation
+/// on the first and the second-to-last flame, and rotations unwound.
+fn finish_sequence(flames: &mut [Flame], warnings: &mut Vec<String>, source: &str) {
+    let n = flames.len();
+    let mut reset = |i: usize, warnings: &mut Vec<String>| {
+        if flames[i].interpolation == Interpolation::Smooth {
+            flames[i].interpolation = Interpolation::Linear;
+            // With a single flame there is nothing to interpolate: no warning.
+            if n >= 2 {
+                warnings.push(format!(
+                    "{source}: flame {}: interpolation=\"smooth\" cannot be used for the {} segment; using linear, \
+                     as flam3 does",
+                    flames[i].label(i),
+                    if i == 0 { "first" } else { "last" }
+                ));
+            }
+        }
+    };
+    if n >= 1 {
+        reset(0, warnings);
+    }
+    if n >= 2 {
+        reset(n - 2, warnings);
+    }
+    for i in 1..n {
+        let prev = &flames[i - 1];
+        if matches!(prev.affine_interpolation, AffineInterpolation::Compat | AffineInterpolation::Older) {
+            continue;
+        }
+        let p = prev.rotate;
+        let r = &mut flames[i].rotate;
+        // Far-away angles are first brought near in one step (flam3 would
+        // loop a very long time); the loops then do exactly flam3's steps.
+        if (*r - p).abs() > 360.0 * 1e6 {
+            *r = p + (*r - p).rem_euclid(360.0);
+        }
+        while *r < p - 180.0 {
+            *r += 360.0;
+        }
+        while *r > p + 180.0 {
+            *r -= 360.0;
+        }
+    }
+}
+
+/// State of one `parse_str` call.
+struct Reader<'a> {
+    source: &'a str,
+    opts: &'a ParseOptions,
+    warnings: Vec<String>,
+    skipped: Vec<String>,
+    ignored_attributes: Vec<String>,
+    ignored_elements: Vec<String>,
+    motion_seen: bool,
+    /// Loaded when the first numbered palette is needed.
+    library: Option<Arc<PaletteLibrary>>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(source: &'a str, opts: &'a ParseOptions) -> Self {
+        Reader {
+            source,
+            opts,
+            warnings: Vec::new(),
+            skipped: Vec::new(),
+            ignored_attributes: Vec::new(),
+            ignored_elements: Vec::new(),
+            motion_seen: false,
+            library: None,
+        }
+    }
+
+    /// One warning per file for what was read and ignored.
+    fn summarise_ignored(&mut self) {
+        let source = self.source;
+        if !self.ignored_attributes.is_empty() {
+            self.warnings.push(format!(
+                "{source}: flame attributes flam3 does not read, ignored: {}",
+                self.ignored_attributes.join(", ")
+            ));
+        }
+        if !self.ignored_elements.is_empty() {
+            let names: Vec<String> = self.ignored_elements.iter().map(|n| format!("<{n}>")).collect();
+            self.warnings.push(format!("{source}: elements flam3 does not read, ignored: {}", names.join(", ")));
+        }
+        if self.motion_seen {
+            self.warnings.push(format!(
+                "{source}: <motion> elements ignored (flam3-render and flam3-animate ignore them too; \
+                 only flam3-genome's loops and sequences use them)"
+            ));
+        }
+    }
+}
+
+/// A genome error at `at` (file, flame, element).
+fn genome_err(at: &str, msg: impl std::fmt::Display) -> FlameError {
+    FlameError::Genome(format!("{at}: {msg}"))
+}
+
+/// One-line error `{at}: attribute '{name}': {msg}`.
+fn attr_err(at: &str, name: &str, msg: impl std::fmt::Display) -> FlameError {
+    FlameError::Genome(format!("{at}: attribute '{name}': {msg}"))
+}
+
+/// Adds `name` to `list` unless it is there already.
+fn note_once(list: &mut Vec<String>, name: &str) {
+    if !list.iter().any(|n| n == name) {
+        list.push(name.to_string());
+    }
+}

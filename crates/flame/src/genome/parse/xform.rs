@@ -1,0 +1,332 @@
+//! `<xform>`, `<finalxform>` and `<motion>` elements (flam3's
+//! `parse_xform_xml`), and `<symmetry>` (flam3's `flam3_add_symmetry`).
+
+use roxmltree::{Attribute, Node};
+
+use super::flame::MAX_XFORMS;
+use super::values::{ValueError, ValueResult, int_in, integer, keyword, real, reals, round6, shown};
+use super::{Reader, attr_err, genome_err};
+use crate::error::{FlameError, Result};
+use crate::genome::{Affine, XForm};
+use crate::variations::{VARIATION_COUNT, VariationKind, VariationSpec, param_owner};
+
+/// An xform as read, and its `chaos` row as given (not yet filed).
+pub(super) struct ReadXForm {
+    pub(super) xform: XForm,
+    pub(super) chaos: Option<Vec<f64>>,
+}
+
+/// An xform being assembled from its attributes.
+struct XFormBuild {
+    xf: XForm,
+    /// Variation weights by flam3 index (a later attribute overrides).
+    weights: [f64; VARIATION_COUNT],
+    /// Variation parameters by flam3 index, where an attribute set one.
+    params: Vec<Option<Vec<f64>>>,
+    chaos: Option<Vec<f64>>,
+    /// Whether `motion_frequency` or `motion_function` was given.
+    motion_params: bool,
+}
+
+impl XFormBuild {
+    fn new(created_at: usize) -> Self {
+        XFormBuild {
+            xf: XForm::flam3_default(created_at),
+            weights: [0.0; VARIATION_COUNT],
+            params: vec![None; VARIATION_COUNT],
+            chaos: None,
+            motion_params: false,
+        }
+    }
+
+    /// Applies one of flam3's fixed xform attributes; `Ok(false)` when
+    /// `name` is not one of them (a variation, a parameter, or unknown).
+    /// In a `<motion>` element weights may be negative (they are changes)
+    /// and `chaos` and `plotmode` are refused.
+    fn fixed_attribute(&mut self, name: &str, v: &str, motion: bool) -> ValueResult<bool> {
+        let xf = &mut self.xf;
+        match name {
+            "weight" => {
+                xf.weight = real(v)?;
+                if xf.weight < 0.0 && !motion {
+                    return Err(format!("negative weight {}", xf.weight).into());
+                }
+            }
+            "symmetry" => {
+                let s = real(v)?;
+                xf.color_speed = (1.0 - s) / 2.0;
+                xf.animate = if s > 0.0 { 0.0 } else { 1.0 };
+            }
+            "color_speed" => xf.color_speed = real(v)?,
+            "animate" => xf.animate = real(v)?,
+            "motion_frequency" => self.motion_params |= integer(v)? != 0,
+            "motion_function" => {
+                keyword(v, &[("sin", ()), ("triangle", ()), ("hill", ())])?;
+                self.motion_params = true;
+            }
+            "color" => {
+                // One number, or two (flam3 2's second colour coordinate,
+                // ignored).
+                let words: Vec<&str> = v.split_whitespace().collect();
+                if words.is_empty() || words.len() > 2 {
+                    return Err(format!("expected 1 or 2 numbers, found {} in {}", words.len(), shown(v)).into());
+                }
+                xf.color = real(words[0])?;
+                if let Some(w) = words.get(1) {
+                    real(w)?;
+                }
+            }
+            "var1" => {
+                let j = int_in(v, 0, VARIATION_COUNT as i64 - 1)?;
+                self.weights = [0.0; VARIATION_COUNT];
+                self.weights[j as usize] = 1.0;
+            }
+            "var" => self.weights = reals::<VARIATION_COUNT>(v)?,
+            "chaos" => {
+                if motion {
+                    return Err("not allowed in a <motion> element".into());
+                }
+                let row = v.split_whitespace().map(real).collect::<ValueResult<Vec<f64>>>()?;
+                if let Some(bad) = row.iter().find(|&&s| s < 0.0) {
+                    return Err(format!("negative chaos weight {bad}").into());
+                }
+                self.chaos = Some(row);
+            }
+            "plotmode" => {
+                if motion {
+                    return Err("not allowed in a <motion> element".into());
+                }
+                if v == "off" {
+                    xf.opacity = 0.0;
+                }
+            }
+            "opacity" => xf.opacity = real(v)?,
+            "coefs" => xf.coefs = Affine::from_xml_order(reals::<6>(v)?),
+            "post" => xf.post = Affine::from_xml_order(reals::<6>(v)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// A variation's weight or one of its parameters; `Ok(false)` when
+    /// `name` is neither.
+    fn variation_attribute(&mut self, name: &str, v: &str) -> ValueResult<bool> {
+        if let Some(kind) = VariationKind::from_name(name) {
+            self.weights[kind.index()] = real(v)?;
+        } else if let Some((kind, pi)) = param_owner(name) {
+            let mut x = real(v)?;
+            let specs = kind.params();
+            if specs.get(pi).is_some_and(|p| p.name == "super_shape_rnd") {
+                x = x.clamp(0.0, 1.0);
+            }
+            let slot = self.params[kind.index()].get_or_insert_with(|| specs.iter().map(|p| p.default).collect());
+            if let Some(p) = slot.get_mut(pi) {
+                *p = x;
+            }
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// The xform with its variations (weight 0 left out) in flam3's index
+    /// order.
+    fn finish(mut self) -> ReadXForm {
+        for (k, &w) in self.weights.iter().enumerate() {
+            if w == 0.0 {
+                continue;
+            }
+            let kind = VariationKind::from_index(k).expect("index below VARIATION_COUNT");
+            let mut spec = VariationSpec::new(kind, w);
+            if let Some(p) = self.params[k].take() {
+                spec.params = p;
+            }
+            self.xf.variations.push(spec);
+        }
+        ReadXForm { xform: self.xf, chaos: self.chaos }
+    }
+}
+
+impl Reader<'_> {
+    /// One `<xform>`, `<finalxform>` or (with `motion`) `<motion>` element.
+    /// `created_at` is the position in flam3's array where the xform was
+    /// initialised (its default colour is that parity).
+    pub(super) fn read_xform(
+        &mut self,
+        node: Node<'_, '_>,
+        at: &str,
+        created_at: usize,
+        motion: bool,
+    ) -> Result<ReadXForm> {
+        if node.attributes().len() == 0 {
+            return Err(genome_err(at, "the element has no attributes"));
+        }
+        let mut b = XFormBuild::new(created_at);
+        let attrs: Vec<Attribute<'_, '_>> = node.attributes().collect();
+        for (ai, att) in attrs.iter().enumerate() {
+            let (name, v) = (att.name(), att.value());
+            let e = |m: ValueError| attr_err(at, name, m);
+            if b.fixed_attribute(name, v, motion).map_err(e)? || b.variation_attribute(name, v).map_err(e)? {
+                continue;
+            }
+            self.unknown_xform_attribute(at, name, &attrs[ai + 1..])?;
+        }
+        if b.motion_params && !motion {
+            return Err(genome_err(
+                at,
+                "motion_frequency/motion_function belong in a <motion> child element, not on the xform \
+                 (flam3 refuses this)",
+            ));
+        }
+        if !motion {
+            self.check_motion_children(node, at)?;
+        }
+        Ok(b.finish())
+    }
+
+    /// An xform attribute that is neither flam3's nor a variation: dropped
+    /// with a warning under `skip_unknown_variations`, else the error.
+    fn unknown_xform_attribute(&mut self, at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> Result<()> {
+        if !self.opts.skip_unknown_variations {
+            return Err(unknown_attribute(at, name, rest));
+        }
+        if !self.skipped.iter().any(|s| s == name) {
+            self.skipped.push(name.to_string());
+            self.warnings.push(format!(
+                "{at}: attribute '{name}': unknown variation or attribute dropped (not one of flam3's 99 variations, \
+                 their parameters or xform attributes); the render will differ from the program that wrote the file"
+            ));
+        }
+        Ok(())
+    }
+
+    /// `<motion>` children: checked as flam3 reads them, then ignored.
+    fn check_motion_children(&mut self, node: Node<'_, '_>, at: &str) -> Result<()> {
+        for (mi, m) in node.children().filter(|c| c.is_element() && c.tag_name().name() == "motion").enumerate() {
+            let mat = format!("{at}: <motion> {mi}");
+            self.read_xform(m, &mat, 0, true)?;
+            self.motion_seen = true;
+        }
+        Ok(())
+    }
+
+    /// `<symmetry kind>`: flam3's `flam3_add_symmetry`. Returns how many
+    /// xforms were added.
+    pub(super) fn read_symmetry(
+        &mut self,
+        node: Node<'_, '_>,
+        at: &str,
+        xforms: &mut Vec<XForm>,
+        has_final: bool,
+    ) -> Result<usize> {
+        let cat = format!("{at}: <symmetry>");
+        if node.attributes().len() == 0 {
+            return Err(genome_err(&cat, "no attributes"));
+        }
+        let mut kind = 0i64;
+        for att in node.attributes() {
+            let (name, v) = (att.name(), att.value());
+            match name {
+                "kind" => kind = int_in(v, -1000, 1000).map_err(|m| attr_err(&cat, name, m))?,
+                _ => return Err(attr_err(&cat, name, "unknown <symmetry> attribute (flam3 knows kind)")),
+            }
+        }
+        if kind == 0 {
+            return Err(attr_err(&cat, "kind", "0 asks flam3 for a random symmetry, which cannot be reproduced"));
+        }
+        if kind == 1 {
+            return Ok(0);
+        }
+        if has_final {
+            return Err(genome_err(
+                &cat,
+                "a <symmetry> after the <finalxform> is not supported (flam3 mixes the final xform into the \
+                 symmetry xforms)",
+            ));
+        }
+        let added = symmetry_xforms(kind);
+        let n = added.len();
+        if xforms.len() + n > MAX_XFORMS {
+            return Err(genome_err(&cat, format!("more than {MAX_XFORMS} xforms (not supported)")));
+        }
+        xforms.extend(added);
+        Ok(n)
+    }
+}
+
+/// The xforms flam3 adds for symmetry `kind` (neither 0 nor 1): for
+/// `kind < 0` a mirror first, then the rotations by multiples of
+/// 2π/|kind|, sorted as flam3 sorts them.
+fn symmetry_xforms(kind: i64) -> Vec<XForm> {
+    let linear = VariationKind::from_index(0).expect("linear is variation 0");
+    let symmetry_xform = |color: f64, c: [[f64; 2]; 3]| XForm {
+        weight: 1.0,
+        color,
+        color_speed: 0.0,
+        animate: 0.0,
+        coefs: Affine { c },
+        variations: vec![VariationSpec::new(linear, 1.0)],
+        ..XForm::flam3_default(0)
+    };
+    let mut added = Vec::new();
+    let mut sym = kind;
+    if sym < 0 {
+        added.push(symmetry_xform(1.0, [[-1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]));
+        sym = -sym;
+    }
+    let a = 2.0 * std::f64::consts::PI / sym as f64;
+    for k in 1..sym {
+        let kf = k as f64;
+        let color = if sym < 3 { 0.0 } else { (kf - 1.0) / (sym as f64 - 2.0) };
+        let c00 = round6((kf * a).cos());
+        let c01 = round6((kf * a).sin());
+        added.push(symmetry_xform(color, [[c00, c01], [round6(-c01), c00], [0.0, 0.0]]));
+    }
+    // flam3 sorts the new xforms (all with colour speed 0) by the
+    // determinant of their linear part; glibc's qsort keeps equal ones in
+    // order here, as this stable sort does.
+    let det = |x: &XForm| x.coefs.c[0][0] * x.coefs.c[1][1] - x.coefs.c[0][1] * x.coefs.c[1][0];
+    added.sort_by(|p, q| det(p).partial_cmp(&det(q)).unwrap_or(std::cmp::Ordering::Equal));
+    added
+}
+
+/// The error for an unknown xform attribute, naming the other unknown ones
+/// of the same element.
+fn unknown_attribute(at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> FlameError {
+    let others: Vec<String> =
+        rest.iter().map(|a| a.name()).filter(|n| !is_known_xform_attribute(n)).map(|n| format!("'{n}'")).collect();
+    let mut msg = format!(
+        "{at}: attribute '{name}': unknown variation (not one of flam3's 99 variations, their parameters or xform \
+         attributes)"
+    );
+    if !others.is_empty() {
+        let shown: Vec<&str> = others.iter().take(8).map(String::as_str).collect();
+        msg.push_str(&format!(
+            "; also unknown in this element: {}{}",
+            shown.join(", "),
+            if others.len() > 8 { ", …" } else { "" }
+        ));
+    }
+    FlameError::UnknownVariation(msg)
+}
+
+/// Whether flam3 reads an xform attribute of this name.
+fn is_known_xform_attribute(name: &str) -> bool {
+    const FIXED: [&str; 14] = [
+        "weight",
+        "symmetry",
+        "color_speed",
+        "animate",
+        "motion_frequency",
+        "motion_function",
+        "color",
+        "var1",
+        "var",
+        "chaos",
+        "plotmode",
+        "opacity",
+        "coefs",
+        "post",
+    ];
+    FIXED.contains(&name) || VariationKind::from_name(name).is_some() || param_owner(name).is_some()
+}

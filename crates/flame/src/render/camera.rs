@@ -1,0 +1,79 @@
+//! flam3's camera: from plane coordinates to histogram cells.
+
+use crate::genome::Flame;
+
+/// Maps plane coordinates to histogram cells (flam3's camera).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Camera {
+    /// The rotation about `rot_center` (`None`: the flame is not rotated).
+    pub(crate) rot: Option<[[f64; 2]; 2]>,
+    pub(crate) rot_center: [f64; 2],
+    /// The plane rectangle the histogram covers: x0, y0, x1, y1.
+    pub(crate) bounds: [f64; 4],
+    /// Cell column of x: `ws0·x − wb0s0`; cell row of y: `hs1·y − hb1s1`.
+    pub(crate) ws0: f64,
+    pub(crate) wb0s0: f64,
+    pub(crate) hs1: f64,
+    pub(crate) hb1s1: f64,
+    /// The histogram's size in cells.
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+}
+
+impl Camera {
+    /// The camera of `cp` for a `width × height`-cell histogram with
+    /// `gutter` cells on each side at `supersample` cells per pixel.
+    pub(crate) fn new(cp: &Flame, gutter: usize, supersample: usize, width: usize, height: usize) -> Self {
+        let zoom = 2f64.powf(cp.zoom);
+        let ppux = cp.scale * zoom;
+        let ppuy = ppux;
+        let t0 = gutter as f64 / (supersample as f64 * ppux);
+        let t1 = gutter as f64 / (supersample as f64 * ppuy);
+        let corner0 = cp.center[0] - f64::from(cp.width) / ppux / 2.0;
+        let corner1 = cp.center[1] - f64::from(cp.height) / ppuy / 2.0;
+        let bounds = [
+            corner0 - t0,
+            corner1 - t1,
+            corner0 + f64::from(cp.width) / ppux + t0,
+            corner1 + f64::from(cp.height) / ppuy + t1,
+        ];
+        let size0 = 1.0 / (bounds[2] - bounds[0]);
+        let size1 = 1.0 / (bounds[3] - bounds[1]);
+        let th = cp.rotate * 2.0 * std::f64::consts::PI / 360.0;
+        let rot = (cp.rotate != 0.0).then(|| [[th.cos(), -th.sin()], [th.sin(), th.cos()]]);
+        let ws0 = width as f64 * size0;
+        let hs1 = height as f64 * size1;
+        Camera {
+            rot,
+            rot_center: cp.center,
+            bounds,
+            ws0,
+            wb0s0: ws0 * bounds[0],
+            hs1,
+            hb1s1: hs1 * bounds[1],
+            width,
+            height,
+        }
+    }
+
+    /// The cell `(x, y)` lands in, if any.
+    #[inline(always)]
+    pub(crate) fn cell(&self, x: f64, y: f64) -> Option<u32> {
+        let (p0, p1) = match &self.rot {
+            Some(r) => {
+                let dx = x - self.rot_center[0];
+                let dy = y - self.rot_center[1];
+                (dx * r[0][0] + dy * r[0][1] + self.rot_center[0], dx * r[1][0] + dy * r[1][1] + self.rot_center[1])
+            }
+            None => (x, y),
+        };
+        if p0 >= self.bounds[0] && p1 >= self.bounds[1] && p0 <= self.bounds[2] && p1 <= self.bounds[3] {
+            // A point exactly on the far edge would index one past the end.
+            let ix = ((self.ws0 * p0 - self.wb0s0) as usize).min(self.width - 1);
+            let iy = ((self.hs1 * p1 - self.hb1s1) as usize).min(self.height - 1);
+            Some((ix + self.width * iy) as u32)
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The CPU backend: histogram and accumulation buffer in host memory,
+//! sub-batches on every core, sums in an order that does not depend on the
+//! thread count.
+
+use rayon::prelude::*;
+use warpmc_rng::{Domain, Mwc, multipliers, mwc::seed_state, philox_block};
+
+use super::filters::DensityFilters;
+use super::frame::{FrameBackend, FrameGeometry, IterationCount, IterationJob, LogScale, frame_geometry, render_frame};
+use super::histogram::{self, BandedSamples, Bucket, Sample};
+use super::tonemap::{self, ToneMap};
+use super::{RenderSettings, RenderedFrame, density, try_buffer};
+use crate::error::{FlameError, Result};
+use crate::genome::Flame;
+use crate::interpolate::interpolate;
+
+/// The generator of sub-batch `unit` of a render seeded with `seed`: as
+/// [`Mwc::for_unit`] builds one (multiplier `unit` mod the table length,
+/// start state from the first Philox block of the unit's stream), but in
+/// the flame renderer's own stream domain.
+pub(crate) fn sub_batch_rng(seed: u64, unit: u64) -> Mwc {
+    let table = multipliers::table();
+    let a = table[(unit % table.len() as u64) as usize];
+    let w = philox_block(seed, Domain::Flame.stream(unit & warpmc_rng::stream::MAX_STREAM_INDEX), 0);
+    Mwc::from_state(a, seed_state(a, w[0], w[1])).expect("seed_state gives valid states")
+}
+
+/// Renders the frame at `time` of `flames` (already scaled) with buckets
+/// of type `T`.
+pub(super) fn render<T: Bucket>(
+    flames: &[Flame],
+    time: f64,
+    settings: &RenderSettings,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<RenderedFrame> {
+    let cp0 = interpolate(flames, time);
+    let geometry = frame_geometry(flames, &cp0)?;
+    // The CPU holds the whole histogram, indexed in 32 bits (the GPU
+    // renders larger frames in strips).
+    if geometry.cells() > u64::from(u32::MAX) {
+        return Err(FlameError::OutOfMemory { bytes: geometry.cells() * 36, cells: geometry.cells() });
+    }
+    let mut backend = CpuBackend::<T>::new(&geometry, settings)?;
+    render_frame(flames, time, settings, &geometry, &mut backend, progress)
+}
+
+/// Histogram and accumulation buffer of one frame in host memory.
+struct CpuBackend<T: Bucket> {
+    hist: Vec<[T; 5]>,
+    acc: Vec<[T; 4]>,
+    hw: usize,
+    hh: usize,
+    ss: usize,
+    seed: u64,
+    sub_batch_size: u64,
+    /// Next sub-batch index (its random stream).
+    unit: u64,
+    threads: usize,
+    /// Row bands for deterministic parallel accumulation.
+    bands: usize,
+    cells_per_band: u32,
+}
+
+/// The samples one sub-batch put in the histogram, by band, and the bad
+/// values it met.
+struct SubBatch {
+    samples: BandedSamples,
+    bad: u64,
+}
+
+impl<T: Bucket> CpuBackend<T> {
+    fn new(g: &FrameGeometry, settings: &RenderSettings) -> Result<Self> {
+        let cells = g.cells();
+        let hist: Vec<[T; 5]> = try_buffer(g.hw * g.hh, [T::default(); 5], cells)?;
+        let acc: Vec<[T; 4]> = try_buffer(g.hw * g.hh, [T::default(); 4], cells)?;
+        let threads = rayon::current_num_threads().max(1);
+        let band_rows = g.hh.div_ceil(threads * 4).max(1);
+        Ok(CpuBackend {
+            hist,
+            acc,
+            hw: g.hw,
+            hh: g.hh,
+            ss: g.ss,
+            seed: settings.seed,
+            sub_batch_size: settings.sub_batch_size.max(1) as u64,
+            unit: 0,
+            threads,
+            bands: g.hh.div_ceil(band_rows),
+            cells_per_band: (band_rows * g.hw) as u32,
+        })
+    }
+
+    /// Sub-batch `s` of `job` (its random stream is unit `self.unit + s`).
+    fn sub_batch(&self, job: &IterationJob<'_>, s: u64) -> SubBatch {
+        let n = self.sub_batch_size.min(job.n_iter - s * self.sub_batch_size) as usize;
+        let mut rng = sub_batch_rng(self.seed, self.unit + s);
+        let mut raw = Vec::with_capacity(n);
+        let bad = job.game.run(n, &mut rng, |p| {
+            if p[3] == 0.0 {
+                return;
+            }
+            if let Some(cell) = job.camera.cell(p[0], p[1]) {
+                raw.push(Sample { cell, color: p[2] as f32, visibility: p[3] as f32 });
+            }
+        });
+        let mut samples = BandedSamples::default();
+        BandedSamples::from_raw(&raw, self.cells_per_band, self.bands, &mut samples);
+        SubBatch { samples, bad }
+    }
+}
+
+impl<T: Bucket> FrameBackend for CpuBackend<T> {
+    fn begin_pass(&mut self) -> Result<()> {
+        self.hist.par_iter_mut().for_each(|c| *c = [T::default(); 5]);
+        Ok(())
+    }
+
+    fn iterate(&mut self, job: &IterationJob<'_>, progress: &mut dyn FnMut(u64)) -> Result<IterationCount> {
+        let (n_iter, sbs) = (job.n_iter, self.sub_batch_size);
+        let n_sub = n_iter.div_ceil(sbs);
+        // Rounds of a few sub-batches per thread: each round's samples are
+        // added, band by band, before the next round is drawn.
+        let round = (self.threads * 4) as u64;
+        let cells_per_band = self.cells_per_band;
+        let mut bad = 0;
+        let mut s0 = 0;
+        while s0 < n_sub {
+            let s1 = (s0 + round).min(n_sub);
+            let batches: Vec<SubBatch> = (s0..s1).into_par_iter().map(|s| self.sub_batch(job, s)).collect();
+            bad += batches.iter().map(|b| b.bad).sum::<u64>();
+            let banded: Vec<BandedSamples> = batches.into_iter().map(|b| b.samples).collect();
+            self.hist.par_chunks_mut(cells_per_band as usize).enumerate().for_each(|(b, chunk)| {
+                histogram::accumulate_band(chunk, b as u32 * cells_per_band, b, &banded, job.cmap);
+            });
+            progress((s1 * sbs).min(n_iter));
+            s0 = s1;
+        }
+        self.unit += n_sub;
+        Ok(IterationCount { kept: n_iter, bad })
+    }
+
+    fn end_pass(&mut self, de: Option<&DensityFilters>, scale: LogScale) -> Result<()> {
+        let LogScale { k1, k2 } = scale;
+        match de {
+            Some(de) => density::density_estimate(&self.hist, &mut self.acc, self.hw, self.hh, self.ss, de, k1, k2),
+            None => density::log_scale(&self.hist, &mut self.acc, self.hw, k1, k2),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, g: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>> {
+        self.hist = Vec::new();
+        let mut pixels = vec![[0.0; 4]; g.width * g.height];
+        tonemap::filter_and_map(&self.acc, self.hw, &g.filter, g.de_offset, g.ss, tone, g.width, &mut pixels);
+        Ok(pixels)
+    }
+}

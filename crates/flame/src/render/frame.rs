@@ -1,0 +1,382 @@
+//! The frame logic both backends share: flam3's passes and temporal
+//! samples, the iterations each needs, the brightness constants and the
+//! tone mapping. Where the histogram lives and how it is filled and
+//! finished is a [`FrameBackend`]'s business (the CPU's in `cpu.rs`, the
+//! GPU's in `cuda/`).
+
+use std::time::Instant;
+
+use super::camera::Camera;
+use super::chaos::ChaosGame;
+use super::filters::{DensityFilters, SpatialFilter, TemporalSamples};
+use super::histogram::ColorMap;
+use super::tonemap::ToneMap;
+use super::{RenderSettings, RenderStats, RenderedFrame};
+use crate::error::{FlameError, Result};
+use crate::genome::{Flame, PaletteMode};
+use crate::interpolate::interpolate;
+use crate::palette::PALETTE_SIZE;
+
+/// Applies the size and quality scales to a copy of the sequence.
+pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>> {
+    if flames.is_empty() {
+        return Err(FlameError::invalid("no flame to render"));
+    }
+    if !(s.quality_scale > 0.0 && s.quality_scale.is_finite()) {
+        return Err(FlameError::invalid(format!("quality scale must be positive, not {}", s.quality_scale)));
+    }
+    if !(s.size_scale > 0.0 && s.size_scale.is_finite()) {
+        return Err(FlameError::invalid(format!("size scale must be positive, not {}", s.size_scale)));
+    }
+    flames
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.quality *= s.quality_scale;
+            f.width = (f64::from(f.width) * s.size_scale) as u32;
+            f.height = (f64::from(f.height) * s.size_scale) as u32;
+            f.scale *= s.size_scale;
+            if f.width == 0 || f.height == 0 {
+                return Err(FlameError::invalid("the output image would have no pixels"));
+            }
+            Ok(f)
+        })
+        .collect()
+}
+
+/// One chaos-game job: a flame (one temporal sample, or all of them at
+/// once for a still) to iterate `n_iter` times into the histogram.
+pub(crate) struct IterationJob<'a> {
+    /// The flame (the CUDA backend generates its kernel from it).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) cp: &'a Flame,
+    pub(crate) game: &'a ChaosGame,
+    pub(crate) cmap: &'a ColorMap,
+    pub(crate) camera: &'a Camera,
+    /// Iterations to keep (after fuse).
+    pub(crate) n_iter: u64,
+}
+
+/// What a chaos-game job did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct IterationCount {
+    /// Iterations kept (fuse iterations not counted); the GPU may do a few
+    /// more than asked (it finishes its last launch).
+    pub(crate) kept: u64,
+    /// Transforms that produced a bad value and were restarted.
+    pub(crate) bad: u64,
+}
+
+/// The log-density scaling of one pass: each cell's colour is multiplied
+/// by `k1·ln(1 + a·k2)/a`, a being its alpha sum (flam3's k1 and k2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LogScale {
+    pub(crate) k1: f64,
+    pub(crate) k2: f64,
+}
+
+/// Where the histogram lives and how it is filled and finished: the CPU
+/// or the GPU. The frame logic is [`render_frame`]'s.
+pub(crate) trait FrameBackend {
+    /// Clears the histogram for a new pass.
+    fn begin_pass(&mut self) -> Result<()>;
+    /// Runs `job`; `progress` receives the iterations done so far in it.
+    fn iterate(&mut self, job: &IterationJob<'_>, progress: &mut dyn FnMut(u64)) -> Result<IterationCount>;
+    /// Log-scales the pass's histogram (with density estimation when `de`
+    /// is given) into the accumulation buffer.
+    fn end_pass(&mut self, de: Option<&DensityFilters>, scale: LogScale) -> Result<()>;
+    /// Filters and tone-maps the accumulation buffer into pixels.
+    fn finish(&mut self, geometry: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>>;
+}
+
+/// Sizes of one frame's buffers, shared by the backends.
+#[derive(Clone, Debug)]
+pub(crate) struct FrameGeometry {
+    /// Supersampling factor.
+    pub(crate) ss: usize,
+    /// Output size in pixels.
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    /// Histogram size in cells (supersampled, with the gutter).
+    pub(crate) hw: usize,
+    pub(crate) hh: usize,
+    /// Gutter cells on each side.
+    pub(crate) gutter: usize,
+    /// Corner of the spatial filter window of pixel (0, 0).
+    pub(crate) de_offset: usize,
+    pub(crate) filter: SpatialFilter,
+}
+
+impl FrameGeometry {
+    /// Histogram cells.
+    pub(crate) fn cells(&self) -> u64 {
+        self.hw as u64 * self.hh as u64
+    }
+}
+
+/// Validates the frame's settings and works out its buffer sizes.
+pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeometry> {
+    let first = &flames[0];
+    if first.supersample < 1 || first.supersample > 64 {
+        return Err(FlameError::invalid(format!("supersample must be 1 to 64, not {}", first.supersample)));
+    }
+    let ss = first.supersample as usize;
+    if cp0.passes < 1 {
+        return Err(FlameError::invalid("passes must be at least 1"));
+    }
+    let (width, height) = (cp0.width as usize, cp0.height as usize);
+    let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample).ok_or_else(|| {
+        FlameError::invalid(format!("spatial filter radius {} is too small to give a kernel", first.filter_radius))
+    })?;
+
+    // Gutter: room for the spatial filter and the density kernels.
+    let mut gutter = ((filter.width as i64 - ss as i64) / 2).max(0) as usize;
+    let mut de_gutter = 0usize;
+    for f in flames {
+        if f.estimator_radius.is_nan() || f.estimator_radius < 0.0 {
+            return Err(FlameError::invalid(format!("estimator_radius must be >= 0, not {}", f.estimator_radius)));
+        }
+        de_gutter = de_gutter.max(f.estimator_radius.ceil() as usize * ss);
+    }
+    if de_gutter > 0 {
+        de_gutter += ss - 1;
+    }
+    let de_offset = if de_gutter > gutter {
+        let off = de_gutter - gutter;
+        gutter = de_gutter;
+        off
+    } else {
+        0
+    };
+    let hw = ss * width + 2 * gutter;
+    let hh = ss * height + 2 * gutter;
+    Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter })
+}
+
+/// Temporal samples iterated as one job: at `time`, colours weighted by
+/// `color_scalar`, standing for `reps` temporal samples.
+#[derive(Clone, Copy, Debug)]
+struct TemporalGroup {
+    time: f64,
+    color_scalar: f64,
+    reps: usize,
+}
+
+/// The passes and temporal samples of a frame (flam3's `render_rectangle`
+/// loop structure).
+struct FramePlan<'a> {
+    flames: &'a [Flame],
+    time: f64,
+    /// The flame at the frame's time.
+    cp0: Flame,
+    passes: usize,
+    /// Temporal samples per pass.
+    ntemporal: usize,
+    temporal: TemporalSamples,
+}
+
+impl<'a> FramePlan<'a> {
+    fn new(flames: &'a [Flame], time: f64, settings: &RenderSettings) -> Self {
+        let cp0 = interpolate(flames, time);
+        let passes = cp0.passes.max(1) as usize;
+        let ntemporal = settings.temporal_samples.unwrap_or(1).max(1) as usize;
+        let temporal = TemporalSamples::new(
+            passes * ntemporal,
+            cp0.temporal_filter,
+            cp0.temporal_filter_exp,
+            cp0.temporal_filter_width,
+        );
+        FramePlan { flames, time, cp0, passes, ntemporal, temporal }
+    }
+
+    /// Iterations the whole frame takes, for progress.
+    fn total_iterations(&self) -> f64 {
+        let cp = &self.cp0;
+        let zoom = 2f64.powf(cp.zoom);
+        (cp.quality * zoom * zoom * f64::from(cp.width) * f64::from(cp.height)).max(1.0)
+    }
+
+    /// The density-estimation kernels of `pass` (`None` without density
+    /// estimation), from the flame at the pass's first temporal sample.
+    fn density_filters(&self, pass: usize) -> Result<Option<DensityFilters>> {
+        let de_cp = interpolate(self.flames, self.time + self.temporal.deltas[pass * self.ntemporal]);
+        if de_cp.estimator_minimum.is_nan() || de_cp.estimator_minimum < 0.0 {
+            return Err(FlameError::invalid("estimator_minimum must be >= 0"));
+        }
+        if de_cp.estimator_radius > 0.0 {
+            let filters = DensityFilters::new(
+                de_cp.estimator_radius,
+                de_cp.estimator_minimum,
+                de_cp.estimator_curve,
+                self.flames[0].supersample,
+            )?;
+            Ok(Some(filters))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The jobs of `pass`. With one control point all temporal samples are
+    /// the same flame: they run as one job weighted by their mean.
+    fn groups(&self, pass: usize) -> Vec<TemporalGroup> {
+        let n = self.ntemporal;
+        if self.flames.len() == 1 {
+            let w = &self.temporal.weights[pass * n..(pass + 1) * n];
+            vec![TemporalGroup { time: self.time, color_scalar: w.iter().sum::<f64>() / n as f64, reps: n }]
+        } else {
+            (0..n)
+                .map(|t| {
+                    let k = pass * n + t;
+                    TemporalGroup {
+                        time: self.time + self.temporal.deltas[k],
+                        color_scalar: self.temporal.weights[k],
+                        reps: 1,
+                    }
+                })
+                .collect()
+        }
+    }
+
+    /// The flame of `group`.
+    fn flame(&self, group: &TemporalGroup) -> Flame {
+        if self.flames.len() == 1 { self.cp0.clone() } else { interpolate(self.flames, group.time) }
+    }
+}
+
+/// The palette of `cp` premultiplied by 255 and the temporal weight.
+fn color_map(cp: &Flame, color_scalar: f64) -> ColorMap {
+    let mut entries = Box::new([[0.0; 4]; PALETTE_SIZE]);
+    for (e, p) in entries.iter_mut().zip(cp.palette.entries.iter()) {
+        for k in 0..4 {
+            e[k] = p[k] * 255.0 * color_scalar;
+        }
+    }
+    ColorMap { entries, linear: cp.palette_mode == PaletteMode::Linear }
+}
+
+/// The tone-mapping values of a frame, summed over its temporal samples
+/// (weighted by the samples each job stands for).
+#[derive(Default)]
+struct ToneSums {
+    vibrancy: f64,
+    gamma: f64,
+    background: [f64; 3],
+    n: f64,
+}
+
+impl ToneSums {
+    fn add(&mut self, cp: &Flame, reps: usize) {
+        self.vibrancy += cp.vibrancy * reps as f64;
+        self.gamma += cp.gamma * reps as f64;
+        for (sum, bg) in self.background.iter_mut().zip(cp.background) {
+            *sum += bg * reps as f64;
+        }
+        self.n += reps as f64;
+    }
+
+    /// The means as a tone map; the remaining values come from `last`
+    /// (the flame of the last job) and `cp0` (the flame at the frame's
+    /// time), as flam3 takes them.
+    fn tone_map(&self, last: &Flame, cp0: &Flame, transparent: bool) -> ToneMap {
+        let n = self.n;
+        let bg = self.background;
+        ToneMap {
+            inv_gamma: 1.0 / (self.gamma / n),
+            vibrancy: self.vibrancy / n,
+            gamma_threshold: last.gamma_threshold,
+            highlight_power: cp0.highlight_power,
+            background: [bg[0] / n * 256.0, bg[1] / n * 256.0, bg[2] / n * 256.0],
+            transparent,
+        }
+    }
+}
+
+/// What the jobs of one pass add up to, for its brightness constants.
+#[derive(Default)]
+struct PassTotals {
+    /// Samples per unit area and pixels per unit of the pass's last job.
+    sample_density: f64,
+    ppu: f64,
+    /// Iterations asked for and done (a backend may do a few more than
+    /// asked, which the brightness constant takes into account).
+    asked: u64,
+    done: u64,
+}
+
+impl PassTotals {
+    /// flam3's k1 and k2 for the pass.
+    fn log_scale(&self, cp: &Flame, geometry: &FrameGeometry, passes: usize, temporal_mean: f64) -> LogScale {
+        let FrameGeometry { ss, width, height, .. } = *geometry;
+        let k1 = cp.contrast * cp.brightness * 255.0 * 268.0 / passes as f64 / 256.0;
+        let area = (width * height) as f64 / (self.ppu * self.ppu);
+        let done_ratio = if self.asked > 0 && self.done > 0 { self.done as f64 / self.asked as f64 } else { 1.0 };
+        let k2 =
+            (ss * ss * passes) as f64 / (cp.contrast * area * 255.0 * self.sample_density * done_ratio * temporal_mean);
+        LogScale { k1, k2 }
+    }
+}
+
+/// The frame at `time` through `backend`: flam3's passes and temporal
+/// samples, the brightness constants, the tone mapping.
+pub(crate) fn render_frame<B: FrameBackend>(
+    flames: &[Flame],
+    time: f64,
+    settings: &RenderSettings,
+    geometry: &FrameGeometry,
+    backend: &mut B,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<RenderedFrame> {
+    let start = Instant::now();
+    let plan = FramePlan::new(flames, time, settings);
+    let FrameGeometry { ss, width, height, gutter, hw, hh, .. } = *geometry;
+    let mut stats = RenderStats::default();
+    let mut tone = ToneSums::default();
+    let mut last_cp = plan.cp0.clone();
+    let total_iters = plan.total_iterations();
+    let mut done_iters = 0.0;
+
+    for pass in 0..plan.passes {
+        backend.begin_pass()?;
+        let de = plan.density_filters(pass)?;
+        let mut totals = PassTotals::default();
+        for group in plan.groups(pass) {
+            let cp = plan.flame(&group);
+            if cp.quality.is_nan() || cp.quality <= 0.0 {
+                return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", cp.quality)));
+            }
+            let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
+            let cmap = color_map(&cp, group.color_scalar);
+            let camera = Camera::new(&cp, gutter, ss, hw, hh);
+            let zoom = 2f64.powf(cp.zoom);
+            totals.sample_density = cp.quality * zoom * zoom;
+            totals.ppu = cp.scale * zoom;
+            let nsamples = totals.sample_density * width as f64 * height as f64;
+            let n_iter = (nsamples / (plan.passes * plan.ntemporal) as f64 * group.reps as f64).round() as u64;
+            let job = IterationJob { cp: &cp, game: &game, cmap: &cmap, camera: &camera, n_iter };
+            let before = done_iters;
+            let count = backend.iterate(&job, &mut |done| {
+                progress(((before + done as f64) / total_iters).min(1.0) * 0.95);
+            })?;
+            done_iters += count.kept as f64;
+            totals.asked += n_iter;
+            totals.done += count.kept;
+            stats.iterations += count.kept;
+            stats.bad_values += count.bad;
+            tone.add(&cp, group.reps);
+            last_cp = cp;
+        }
+
+        let scale = totals.log_scale(&last_cp, geometry, plan.passes, plan.temporal.mean);
+        let filter_start = Instant::now();
+        backend.end_pass(de.as_ref(), scale)?;
+        stats.filter_seconds += filter_start.elapsed().as_secs_f64();
+    }
+
+    let filter_start = Instant::now();
+    let tone = tone.tone_map(&last_cp, &plan.cp0, settings.transparent);
+    let pixels = backend.finish(geometry, &tone)?;
+    stats.filter_seconds += filter_start.elapsed().as_secs_f64();
+    stats.iterate_seconds = start.elapsed().as_secs_f64() - stats.filter_seconds;
+    progress(1.0);
+    Ok(RenderedFrame { width: width as u32, height: height as u32, pixels, transparent: settings.transparent, stats })
+}
