@@ -1,6 +1,6 @@
 //! Output files that never destroy what is at their path.
 //!
-//! [`write`] resolves the path first:
+//! [`write`](fn@write) resolves the path first:
 //!
 //! - a symlink is followed (to its final target, also when that target does
 //!   not exist yet), so the file it points to is replaced and the link
@@ -105,7 +105,7 @@ pub fn write(path: &Path, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     }
 }
 
-/// Writes `bytes` as the output at `path` (see [`write`]).
+/// Writes `bytes` as the output at `path` (see [`write`](fn@write)).
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     write(path, |out| out.write_all(bytes))
 }
