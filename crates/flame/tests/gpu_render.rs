@@ -10,9 +10,18 @@ use warpmc_flame::image::{psnr_pixels, quantized_pixels};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{Precision, RenderSettings, render};
 
+/// Parse options that find flam3-palettes.xml next to the checkout
+/// (../shared/palettes) when it is there, and in the usual places otherwise:
+/// the GPU machines have no flam3 installed, and this test runs from the
+/// crate's directory, where the relative default does not reach.
+fn options(skip_unknown_variations: bool) -> ParseOptions {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/palettes/flam3-palettes.xml");
+    ParseOptions { skip_unknown_variations, palette_file: shared.exists().then_some(shared) }
+}
+
 fn genome(name: &str) -> Flame {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flames").join(name);
-    parse_file(&path, &ParseOptions::default()).unwrap().flames.remove(0)
+    parse_file(&path, &options(false)).unwrap().flames.remove(0)
 }
 
 fn settings(seed: u64, size_scale: f64, quality_scale: f64) -> RenderSettings {
@@ -106,7 +115,7 @@ fn xaos_genomes_render_within_the_cpu_noise_floor() {
         return;
     };
     let r = CudaRenderer::new(gpu);
-    let opts = ParseOptions { skip_unknown_variations: true, ..ParseOptions::default() };
+    let opts = options(true);
     for name in [
         "fractorium-bench-tatasz_springcrown_manysimplexforms.flame",
         "fractorium-bench-zy0rg_six_bigcomplexcode.flame",
