@@ -3,19 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The binary under test: Cargo's build of it, or `WARPMC_BIN` (used when
-/// the packed tests run on a GPU machine next to a packed binary).
-fn bin() -> PathBuf {
-    std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
-}
-
-fn warpmc(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("warpmc runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{bin, stderr, warpmc};
 
 #[test]
 fn philox_dump_starts_with_random123_known_answer() {

@@ -3,26 +3,8 @@
 //! for; without a GPU each says in one line that it needs one; with one, a
 //! tiny run prints its table or its JSON rows.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-/// The binary under test: Cargo's build of it, or `WARPMC_BIN` (used when
-/// the packed tests run on a GPU machine next to a packed binary).
-fn bin() -> PathBuf {
-    std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
-}
-
-fn warpmc(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("warpmc runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+mod common;
+use common::{stderr, stdout, warpmc};
 
 #[test]
 fn bad_bench_arguments_get_one_line_and_a_nonzero_exit() {

@@ -5,13 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> PathBuf {
-    std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
-}
-
-fn warpmc(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("run warpmc")
-}
+mod common;
+use common::{bin, stderr, warpmc};
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("warpmc-cli-potts-{}", std::process::id()));
@@ -19,11 +14,6 @@ fn tmp(name: &str) -> PathBuf {
     d.join(name)
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A user mistake: non-zero exit, one `error:` line naming the problem, no panic.
 /// warpmc under an address-space limit (`ulimit -v`), so that memory tests
 /// mean the same on a laptop and on a 128 GiB GPU host.
 fn warpmc_within(limit_gib: u64, args: &[&str]) -> Output {
@@ -36,6 +26,7 @@ fn warpmc_within(limit_gib: u64, args: &[&str]) -> Output {
         .expect("run warpmc under ulimit -v")
 }
 
+/// A user mistake: non-zero exit, one `error:` line naming the problem, no panic.
 fn assert_one_line_error(args: &[&str], needle: &str) {
     assert_one_line_failure(args, &warpmc(args), needle);
 }

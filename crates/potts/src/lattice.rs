@@ -27,12 +27,14 @@ pub enum InitialState {
 }
 
 impl std::str::FromStr for InitialState {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::PottsError;
+    fn from_str(s: &str) -> crate::Result<Self> {
         match s {
             "ordered" => Ok(InitialState::Ordered),
             "random" => Ok(InitialState::Random),
-            _ => Err(format!("unknown start state '{s}' (expected ordered or random)")),
+            _ => {
+                Err(crate::PottsError::InvalidInput(format!("unknown start state '{s}' (expected ordered or random)")))
+            }
         }
     }
 }
