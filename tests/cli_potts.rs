@@ -365,3 +365,49 @@ fn a_crafted_checkpoint_declaring_a_huge_lattice_is_refused() {
     let args = ["potts", "run", "--resume", path.to_str().unwrap(), "--backend", "cpu"];
     assert_one_line_failure(&args, &warpmc_within(4, &args), "host memory");
 }
+
+#[test]
+fn a_symlinked_checkpoint_stays_a_link_to_its_scratch_file() {
+    use std::os::unix::fs::symlink;
+    let scratch = tmp("scratch-disk.ckpt");
+    let link = tmp("run.ckpt");
+    let _ = std::fs::remove_file(&scratch);
+    let _ = std::fs::remove_file(&link);
+    std::fs::write(&scratch, b"").unwrap();
+    symlink(&scratch, &link).unwrap();
+    let every = ["--checkpoint-every", "1e-9"];
+    let o = run_small(
+        &[&["--temp", "1", "--therm", "5", "--sweeps", "20", "--checkpoint", link.to_str().unwrap()][..], &every]
+            .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link became a file");
+    let saved = std::fs::read(&scratch).unwrap();
+    assert!(warpmc_potts::checkpoint::decode(&saved).is_ok(), "the scratch file does not hold the checkpoint");
+}
+
+#[test]
+fn a_results_file_of_mode_600_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = tmp("private.csv");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = run_small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&out).unwrap().contains("energy"));
+}
+
+#[test]
+fn results_to_dev_full_report_no_space_and_dev_null_stays_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    if !Path::new("/dev/full").exists() {
+        println!("SKIPPED: no /dev/full on this system");
+        return;
+    }
+    let args = small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--out", "/dev/full"]);
+    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "space");
+    let o = run_small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--out", "/dev/null"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null was replaced");
+}
