@@ -118,11 +118,33 @@ fn json_lines_and_csv_carry_the_contract_fields() {
     assert_eq!(lines[2]["temperature"].as_f64().unwrap(), 1.0);
     assert_eq!(lines[0]["backend"], "cpu");
     let text = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let table: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let header: Vec<&str> = table[0].split(',').collect();
     for key in ["temperature", "energy", "energy_err", "binder", "specific_heat", "susceptibility", "flips_per_ns"] {
         assert!(header.contains(&key), "CSV lacks {key}");
     }
-    assert_eq!(text.lines().count(), 4);
+    assert_eq!(table.len(), 4);
+    // Provenance: every JSON line's `run`, and the CSV's comment header.
+    let csv_run: serde_json::Value = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# provenance: "))
+        .map(|j| serde_json::from_str(j).unwrap())
+        .expect("the CSV has a provenance line");
+    assert!(text.starts_with("# warpmc "), "{text}");
+    for line in &lines {
+        let run = &line["run"];
+        assert_eq!(run, &csv_run);
+        assert_eq!(run["warpmc"], env!("CARGO_PKG_VERSION"));
+        assert!(run.get("commit").is_some());
+        assert_eq!((run["q"].as_u64(), run["width"].as_u64(), run["height"].as_u64()), (Some(3), Some(8), Some(6)));
+        assert_eq!((run["coupling"].as_f64(), run["field"].as_f64()), (Some(1.0), Some(0.0)));
+        assert_eq!(run["seed"].as_u64(), Some(1));
+        assert_eq!(run["start"], "ordered");
+        assert!(run["algorithm"].as_str().unwrap().contains("Metropolis"));
+        assert!(run["backend"].as_str().unwrap().contains("CPU"));
+        assert_eq!(run["config"]["therm"].as_u64(), Some(50));
+        assert_eq!(run["config"]["temperatures"].as_array().unwrap().len(), 3);
+    }
 }
 
 #[test]
@@ -133,7 +155,12 @@ fn snapshots_are_png_and_npy() {
         assert!(o.status.success(), "{}", stderr(&o));
         let bytes = std::fs::read(&path).unwrap();
         if ext == "png" {
-            assert_eq!(&bytes[1..4], b"PNG");
+            let reader = png::Decoder::new(std::io::Cursor::new(&bytes)).read_info().unwrap();
+            let chunk = reader.info().utf8_text.iter().find(|t| t.keyword == "warpmc-provenance");
+            let run: serde_json::Value =
+                serde_json::from_str(&chunk.expect("a provenance text chunk").get_text().unwrap()).unwrap();
+            assert_eq!(run["q"].as_u64(), Some(3));
+            assert_eq!(run["config"]["temperatures"][0].as_f64(), Some(0.9));
         } else {
             let warpmc_potts::snapshot::SpinArray { width: w, height: h, spins } =
                 warpmc_potts::snapshot::read_npy(&path).unwrap();

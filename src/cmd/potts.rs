@@ -12,8 +12,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_potts::observables::CSV_COLUMNS;
 use warpmc_potts::{
-    BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig, RunState,
-    Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
+    BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig, Provenance,
+    RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
 };
 
 /// The quick example, run when `warpmc potts run` gets no parameters.
@@ -115,13 +115,19 @@ struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     config: Option<PathBuf>,
 
-    /// Write results as CSV (rewritten after each temperature).
+    /// Write results as CSV (rewritten after each temperature). It opens
+    /// with `#` lines recording how the results were made (warpmc version
+    /// and commit, model, seed, start, algorithm, backend and the whole
+    /// configuration as JSON); pandas reads it with
+    /// `read_csv(FILE, comment="#")`.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     out: Option<PathBuf>,
-    /// Print one JSON object per temperature on stdout instead of a table.
+    /// Print one JSON object per temperature on stdout instead of a table,
+    /// each with the run's provenance under `run`.
     #[arg(long, help_heading = "Output")]
     json: bool,
-    /// Save the final lattice as a picture (.png) or NumPy array (.npy).
+    /// Save the final lattice as a picture (.png, with the run's provenance
+    /// in a text chunk named warpmc-provenance) or NumPy array (.npy).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     snapshot: Option<PathBuf>,
 
@@ -332,6 +338,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     check_outputs(&args, checkpoint_path.as_deref())?;
     let device = select_device(cfg.backend())?;
     let mut runner = Runner::on(cfg.clone(), &device)?;
+    let provenance = Provenance::new(&cfg, runner.simulation().backend_description(), option_env!("WARPMC_COMMIT"))?;
     let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
     eprintln!(
         "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
@@ -351,7 +358,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         let flag = interrupted.clone();
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
     }
-    let mut out = Output::new(&args, &cfg, checkpoint_path, interrupted)?;
+    let mut out = Output::new(&args, &cfg, provenance, checkpoint_path, interrupted)?;
     for r in state.results(&cfg)? {
         out.emit(&r)?;
     }
@@ -373,7 +380,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         Err(e) => return Err(e.into()),
     }
     if let Some(path) = &args.snapshot {
-        snapshot::write_snapshot(&runner.lattice()?, path)?;
+        snapshot::write_snapshot(&runner.lattice()?, path, &out.provenance.text_chunks())?;
         eprintln!("snapshot: {}", path.display());
     }
     if let Some(path) = &args.out {
@@ -385,6 +392,8 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
 /// Progress bar, result printing, CSV, checkpoints: the run's observer.
 struct Output {
     json: bool,
+    /// Written with every result: CSV comment lines, a JSON `run` object.
+    provenance: Provenance,
     csv: Option<PathBuf>,
     bar: ProgressBar,
     checkpoint_path: Option<PathBuf>,
@@ -400,6 +409,7 @@ impl Output {
     fn new(
         args: &RunArgs,
         cfg: &ProtocolConfig,
+        provenance: Provenance,
         checkpoint_path: Option<PathBuf>,
         interrupted: Arc<AtomicBool>,
     ) -> anyhow::Result<Self> {
@@ -415,6 +425,7 @@ impl Output {
         };
         Ok(Output {
             json: args.json,
+            provenance,
             csv: args.out.clone(),
             bar,
             checkpoint_path,
@@ -430,7 +441,7 @@ impl Output {
     fn emit(&mut self, r: &TemperatureResult) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
         if self.json {
-            writeln!(stdout, "{}", serde_json::to_string(r)?)?;
+            writeln!(stdout, "{}", serde_json::to_string(&JsonLine { result: r, run: &self.provenance })?)?;
         } else {
             if !self.printed_header {
                 self.bar.suspend(|| {
@@ -462,6 +473,15 @@ impl Output {
     }
 }
 
+/// One line of `--json` output: a temperature's results and, under `run`,
+/// the provenance of the whole run.
+#[derive(serde::Serialize)]
+struct JsonLine<'a> {
+    #[serde(flatten)]
+    result: &'a TemperatureResult,
+    run: &'a Provenance,
+}
+
 /// A value with its error in the last two digits, as in -1.9288(32).
 fn with_error(v: f64, e: f64) -> String {
     if !(e.is_finite() && e > 0.0) {
@@ -481,7 +501,7 @@ impl Observer for Output {
         // The file first: it must hold every finished temperature even when
         // stdout has gone.
         if let Some(path) = &self.csv {
-            let mut text = CSV_COLUMNS.join(",") + "\n";
+            let mut text = self.provenance.comment_lines() + &CSV_COLUMNS.join(",") + "\n";
             for r in all {
                 text += &r.csv_row();
                 text.push('\n');

@@ -109,13 +109,16 @@ fn png_error(err: png::EncodingError) -> io::Error {
 /// Rows are streamed through the encoder one at a time, so memory stays
 /// O(width) for any lattice; compression is png's fast (fdeflate) mode,
 /// which is quick on gigapixel lattices and compresses domain pictures well.
+/// Each `(key, value)` of `text` becomes a text chunk (UTF-8 `iTXt`), e.g.
+/// a run's [`Provenance::text_chunks`](crate::Provenance::text_chunks).
 /// Written through [`warpmc_host::output::write`].
 ///
 /// # Errors
 ///
 /// [`PottsError::InvalidInput`] if a dimension is 0 or above 2³¹ − 1 (the
-/// PNG limit); [`PottsError::Io`] if the file cannot be written.
-pub fn write_png(lattice: &Lattice, path: &Path) -> Result<()> {
+/// PNG limit) or a key is not 1–79 characters long; [`PottsError::Io`]
+/// if the file cannot be written.
+pub fn write_png(lattice: &Lattice, path: &Path, text: &[(String, String)]) -> Result<()> {
     let (w, h) = (lattice.width(), lattice.height());
     let dim = |d: usize| u32::try_from(d).ok().filter(|&d| d >= 1 && d <= i32::MAX as u32);
     let (Some(pw), Some(ph)) = (dim(w), dim(h)) else {
@@ -123,12 +126,18 @@ pub fn write_png(lattice: &Lattice, path: &Path) -> Result<()> {
             "a PNG snapshot needs width and height between 1 and 2^31 - 1, the lattice is {w} x {h}"
         )));
     };
+    if let Some((key, _)) = text.iter().find(|(k, _)| k.is_empty() || k.chars().count() > 79) {
+        return Err(PottsError::InvalidInput(format!("a PNG text key must have 1 to 79 characters: '{key}'")));
+    }
     let colours = palette(lattice.q());
     warpmc_host::output::write(path, |out| {
         let mut encoder = png::Encoder::new(out, pw, ph);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         encoder.set_compression(png::Compression::Fast);
+        for (key, value) in text {
+            encoder.add_itxt_chunk(key.clone(), value.clone()).map_err(png_error)?;
+        }
         let mut writer = encoder.write_header().map_err(png_error)?;
         let mut stream = writer.stream_writer_with_size(1 << 20).map_err(png_error)?;
         let mut rgb = vec![0u8; 3 * w];
@@ -359,16 +368,18 @@ fn parse_npy(mut bytes: Vec<u8>) -> std::result::Result<(usize, usize, Vec<u8>),
 }
 
 /// Writes a snapshot in the format named by the file extension: `.png`
-/// ([`write_png`]) or `.npy` ([`write_npy`]), case-insensitive.
+/// ([`write_png`], with `text` as text chunks) or `.npy` ([`write_npy`]:
+/// the format has no place for `text`, which numpy's reader would refuse),
+/// case-insensitive.
 ///
 /// # Errors
 ///
 /// [`PottsError::InvalidInput`] for any other extension; otherwise as the
 /// writer it dispatches to.
-pub fn write_snapshot(lattice: &Lattice, path: &Path) -> Result<()> {
+pub fn write_snapshot(lattice: &Lattice, path: &Path, text: &[(String, String)]) -> Result<()> {
     let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match extension.as_deref() {
-        Some("png") => write_png(lattice, path),
+        Some("png") => write_png(lattice, path, text),
         Some("npy") => write_npy(lattice, path),
         _ => Err(PottsError::InvalidInput(format!("snapshot file must end in .png or .npy: {}", path.display()))),
     }
@@ -518,7 +529,7 @@ mod tests {
     fn png_decodes_to_the_palette() {
         let lattice = awkward();
         let path = temp_file("picture.png");
-        write_png(&lattice, &path).unwrap();
+        write_png(&lattice, &path, &[]).unwrap();
         assert_eq!(leftovers(&path), 0);
         let decoder = png::Decoder::new(io::BufReader::new(File::open(&path).unwrap()));
         let mut reader = decoder.read_info().unwrap();
@@ -543,7 +554,7 @@ mod tests {
         let spins: Vec<u8> = (0..w * h).map(|i| ((i / 7 + i / w) % 200) as u8).collect();
         let lattice = Lattice::from_spins(w, h, 200, spins).unwrap();
         let path = temp_file("big.PNG");
-        write_snapshot(&lattice, &path).unwrap();
+        write_snapshot(&lattice, &path, &[]).unwrap();
         let decoder = png::Decoder::new(io::BufReader::new(File::open(&path).unwrap()));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0u8; reader.output_buffer_size().unwrap()];
@@ -559,13 +570,13 @@ mod tests {
     fn snapshot_dispatches_on_extension() {
         let lattice = awkward();
         let npy = temp_file("upper.NPY");
-        write_snapshot(&lattice, &npy).unwrap();
+        write_snapshot(&lattice, &npy, &[]).unwrap();
         assert_eq!(read_npy(&npy).unwrap().spins, lattice.spins());
         std::fs::remove_file(&npy).unwrap();
 
         for name in ["picture.jpg", "no_extension", "archive.npz"] {
             let path = temp_file(name);
-            let err = write_snapshot(&lattice, &path).unwrap_err();
+            let err = write_snapshot(&lattice, &path, &[]).unwrap_err();
             assert!(matches!(err, PottsError::InvalidInput(_)));
             assert!(err.to_string().starts_with("snapshot file must end in .png or .npy: "), "{err}");
             assert!(err.to_string().contains(name));
@@ -581,6 +592,6 @@ mod tests {
         assert!(matches!(err, PottsError::Output(_)), "{err:?}");
         assert!(!dir.exists());
         let empty = Lattice::from_spins(0, 3, 2, vec![]).unwrap();
-        assert!(matches!(write_png(&empty, &temp_file("empty.png")), Err(PottsError::InvalidInput(_))));
+        assert!(matches!(write_png(&empty, &temp_file("empty.png"), &[]), Err(PottsError::InvalidInput(_))));
     }
 }

@@ -1,0 +1,152 @@
+//! Where a result came from: the program, the model, the random streams, the
+//! update rule and the backend, with the whole resolved configuration, so
+//! that a results file read years later still says how it was made and how
+//! to make it again.
+//!
+//! The command line writes it as `#` comment lines at the top of a CSV file
+//! (`pandas.read_csv(path, comment="#")` skips them), as the `run` object of
+//! every JSON line, and as text chunks of a PNG snapshot.
+
+use serde::Serialize;
+
+use crate::Result;
+use crate::algorithm::Scheme;
+use crate::lattice::InitialState;
+use crate::protocol::ProtocolConfig;
+
+/// The provenance of one run's results.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Provenance {
+    /// The warpmc version that computed the results.
+    pub warpmc: String,
+    /// The source commit of that build, where known.
+    pub commit: Option<String>,
+    /// Number of spin states.
+    pub q: u32,
+    /// The coupling J.
+    pub coupling: f64,
+    /// The field h on state 0.
+    pub field: f64,
+    /// Lattice width (sites per row).
+    pub width: usize,
+    /// Lattice height (rows).
+    pub height: usize,
+    /// Seed of every random stream of the run.
+    pub seed: u64,
+    /// Start state of the first temperature (and of every temperature that
+    /// does not continue from the previous one).
+    pub start: InitialState,
+    /// The update: checkerboard Metropolis, and which rule assigns random
+    /// numbers to sites (the two give different, equally valid chains).
+    pub algorithm: String,
+    /// The backend and kernel that ran the sweeps.
+    pub backend: String,
+    /// The full resolved configuration, as a checkpoint stores it.
+    pub config: ProtocolConfig,
+}
+
+impl Provenance {
+    /// The provenance of a run of `config` on the backend described by
+    /// `backend` (e.g. [`crate::Simulation::backend_description`]), built by
+    /// the source commit `commit` if the caller knows it.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::PottsError::InvalidInput`] if `config` does not describe a valid
+    /// model.
+    pub fn new(config: &ProtocolConfig, backend: impl Into<String>, commit: Option<&str>) -> Result<Provenance> {
+        let model = config.model()?;
+        let rule = match Scheme::for_model(&model) {
+            Scheme::Sliced => "bit-sliced rule: 32 sites per word, random bits drawn most significant first",
+            Scheme::SiteWords => "one random word per site",
+        };
+        Ok(Provenance {
+            warpmc: env!("CARGO_PKG_VERSION").to_string(),
+            commit: commit.map(str::to_string),
+            q: config.q(),
+            coupling: config.coupling(),
+            field: config.field(),
+            width: config.size(),
+            height: config.height(),
+            seed: config.seed(),
+            start: config.init(),
+            algorithm: format!("checkerboard Metropolis, {rule}"),
+            backend: backend.into(),
+            config: config.clone(),
+        })
+    }
+
+    /// The provenance as one line of JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("provenance serializes: plain fields and a serializable config")
+    }
+
+    /// `#` comment lines for the head of a CSV file, each ending in a
+    /// newline: a readable summary, then the whole provenance as JSON.
+    pub fn comment_lines(&self) -> String {
+        let commit = self.commit.as_deref().map(|c| format!(" (commit {c})")).unwrap_or_default();
+        let start = match self.start {
+            InitialState::Ordered => "ordered",
+            InitialState::Random => "random",
+        };
+        format!(
+            "# warpmc {}{commit}\n# q = {}, J = {}, h = {}, {} x {} torus, seed {}, {start} start\n\
+             # {}; backend: {}\n# provenance: {}\n",
+            self.warpmc,
+            self.q,
+            self.coupling,
+            self.field,
+            self.width,
+            self.height,
+            self.seed,
+            self.algorithm,
+            self.backend,
+            self.to_json()
+        )
+    }
+
+    /// Key and value pairs for PNG text chunks.
+    pub fn text_chunks(&self) -> Vec<(String, String)> {
+        vec![
+            ("Software".to_string(), format!("warpmc {}", self.warpmc)),
+            ("warpmc-provenance".to_string(), self.to_json()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ConfigFile;
+
+    fn config() -> ProtocolConfig {
+        ConfigFile { q: Some(3), size: Some(64), temp: Some(1.0), seed: Some(42), ..Default::default() }
+            .resolve()
+            .unwrap()
+    }
+
+    #[test]
+    fn every_field_a_reader_needs_is_recorded() {
+        let p = Provenance::new(&config(), "CPU, 2 threads", Some("abc123")).unwrap();
+        let v = serde_json::from_str::<serde_json::Value>(&p.to_json()).unwrap();
+        for key in ["warpmc", "commit", "q", "coupling", "field", "width", "height", "seed", "start", "algorithm"] {
+            assert!(v.get(key).is_some(), "{key} missing from {v}");
+        }
+        assert_eq!(v["q"], 3);
+        assert_eq!(v["seed"], 42);
+        assert_eq!(v["backend"], "CPU, 2 threads");
+        assert_eq!(v["config"]["size"], 64);
+        assert!(v["algorithm"].as_str().unwrap().starts_with("checkerboard Metropolis"));
+    }
+
+    #[test]
+    fn comment_lines_are_all_comments_and_end_in_the_json() {
+        let p = Provenance::new(&config(), "CPU", None).unwrap();
+        let text = p.comment_lines();
+        assert!(text.ends_with('\n'));
+        assert!(text.lines().all(|l| l.starts_with("# ")), "{text}");
+        let json = text.lines().last().unwrap().strip_prefix("# provenance: ").unwrap();
+        assert_eq!(serde_json::from_str::<serde_json::Value>(json).unwrap()["commit"], serde_json::Value::Null);
+        assert!(!text.contains("(commit"));
+    }
+}
