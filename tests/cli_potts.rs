@@ -189,8 +189,11 @@ fn interrupted_run_resumes_exactly(signal: &str) {
     let _ = std::fs::remove_file(&ckpt);
     let protocol =
         ["--q", "9", "--size", "128", "--temps", "0.6:0.9:0.1", "--continue", "--therm", "300", "--sweeps", "6000"];
-    let whole = run_small_with(&protocol, &["--json"]);
+    let whole_series = tmp(&format!("whole-{signal}.npy"));
+    let whole = run_small_with(&protocol, &["--json", "--series", whole_series.to_str().unwrap()]);
     assert!(whole.status.success(), "{}", stderr(&whole));
+    let stopped_series = tmp(&format!("stopped-{signal}.npy"));
+    let _ = std::fs::remove_file(&stopped_series);
 
     let mut args: Vec<String> = ["potts", "run", "--backend", "cpu", "--json", "--checkpoint-every", "0.05"]
         .iter()
@@ -198,6 +201,7 @@ fn interrupted_run_resumes_exactly(signal: &str) {
         .map(|s| s.to_string())
         .collect();
     args.extend(["--checkpoint".into(), ckpt.to_str().unwrap().into()]);
+    args.extend(["--series".into(), stopped_series.to_str().unwrap().into()]);
     let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let started = Instant::now();
     while !ckpt.exists() {
@@ -212,10 +216,34 @@ fn interrupted_run_resumes_exactly(signal: &str) {
     if signal == "-INT" {
         assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
         assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
+        // The measurements taken before the stop are kept, the rest are NaN.
+        let (shape, stopped) = read_f64_npy(&stopped_series);
+        let (_, whole) = read_f64_npy(&whole_series);
+        assert_eq!(shape, [1, 4, 1, 600, 2]);
+        let taken = stopped.iter().take_while(|v| !v.is_nan()).count();
+        assert!(taken < stopped.len(), "the stopped run's series is complete");
+        assert!(stopped[taken..].iter().all(|v| v.is_nan()), "measurements after the stop must all be NaN");
+        assert_eq!(
+            stopped[..taken].iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            whole[..taken].iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
     }
-    let resumed = warpmc(&["potts", "run", "--json", "--backend", "cpu", "--resume", ckpt.to_str().unwrap()]);
+    let resumed_series = tmp(&format!("resumed-{signal}.npy"));
+    let resumed = warpmc(&[
+        "potts",
+        "run",
+        "--json",
+        "--backend",
+        "cpu",
+        "--resume",
+        ckpt.to_str().unwrap(),
+        "--series",
+        resumed_series.to_str().unwrap(),
+    ]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(physics(&resumed.stdout), physics(&whole.stdout), "resumed after {signal}");
+    let bits = |p: &Path| read_f64_npy(p).1.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&resumed_series), bits(&whole_series), "the resumed run's series differs after {signal}");
 }
 
 fn run_small_with(protocol: &[&str], extra: &[&str]) -> Output {
@@ -437,4 +465,46 @@ fn results_to_dev_full_report_no_space_and_dev_null_stays_a_device() {
     let o = run_small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--out", "/dev/null"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null was replaced");
+}
+
+/// A `.npy` file of little-endian float64 as (shape, values).
+fn read_f64_npy(path: &Path) -> (Vec<usize>, Vec<f64>) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..6], b"\x93NUMPY");
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    assert!(header.contains("'descr': '<f8'") && header.contains("'fortran_order': False"), "{header}");
+    let shape_text = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
+    let shape: Vec<usize> =
+        shape_text.split(',').filter(|s| !s.trim().is_empty()).map(|s| s.trim().parse().unwrap()).collect();
+    let data = &bytes[10 + header_len..];
+    assert_eq!((10 + header_len) % 64, 0, "data must start on a 64-byte boundary");
+    let values = data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+    assert_eq!(values.len(), shape.iter().product::<usize>(), "{header}");
+    (shape, values)
+}
+
+#[test]
+fn series_holds_every_measurement_behind_the_averages() {
+    let series = tmp("series.npy");
+    let extra = ["--temps", "1,1.5,2", "--samples", "2", "--therm", "5", "--sweeps", "40", "--measure-every", "10"];
+    let mut args = extra.to_vec();
+    args.extend(["--json", "--series", series.to_str().unwrap()]);
+    let o = run_small(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (shape, values) = read_f64_npy(&series);
+    assert_eq!(shape, [1, 3, 2, 4, 2]);
+    let results: Vec<serde_json::Value> =
+        String::from_utf8(o.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for (t, r) in results.iter().enumerate() {
+        let block = &values[t * 16..(t + 1) * 16];
+        let energy = block.iter().step_by(2).sum::<f64>() / 8.0;
+        let order = block.iter().skip(1).step_by(2).sum::<f64>() / 8.0;
+        assert!((energy - r["energy"].as_f64().unwrap()).abs() < 1e-12, "T #{t}: {energy} vs {r}");
+        assert!((order - r["magnetization"].as_f64().unwrap()).abs() < 1e-12, "T #{t}: {order} vs {r}");
+    }
+    // Not a .npy name: refused before the run.
+    let mut bad = extra.to_vec();
+    bad.extend(["--series", "/tmp/series.csv"]);
+    assert_one_line_error(&small(&bad).iter().map(String::as_str).collect::<Vec<_>>(), "must end in .npy");
 }

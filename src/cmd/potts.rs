@@ -11,6 +11,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_potts::observables::CSV_COLUMNS;
+use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
     BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig, Provenance,
     RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
@@ -130,6 +131,12 @@ struct RunArgs {
     /// in a text chunk named warpmc-provenance) or NumPy array (.npy).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     snapshot: Option<PathBuf>,
+    /// Write every measurement (energy per site and order parameter) as a
+    /// NumPy float64 array of shape (sizes, temperatures, samples,
+    /// measurements, 2), for histograms and reweighting. Written when the
+    /// run ends, also when it stops early (measurements not taken are NaN).
+    #[arg(long, value_name = "FILE.npy", help_heading = "Output")]
+    series: Option<PathBuf>,
 
     /// Save the run's state to FILE every --checkpoint-every seconds and on
     /// Ctrl-C (written atomically). A FILE that already holds something (the
@@ -293,6 +300,11 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()
             bail!("snapshot file must end in .png or .npy: {}", s.display());
         }
     }
+    if let Some(s) = &args.series
+        && !s.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    {
+        bail!("the series file must end in .npy: {}", s.display());
+    }
     if let Some(path) = checkpoint {
         let resuming_here = args.resume.as_deref().is_some_and(|r| same_file(r, path));
         if !resuming_here && !args.force {
@@ -311,7 +323,9 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()
             }
         }
     }
-    for path in [args.out.as_deref(), args.snapshot.as_deref(), checkpoint].into_iter().flatten() {
+    for path in
+        [args.out.as_deref(), args.snapshot.as_deref(), args.series.as_deref(), checkpoint].into_iter().flatten()
+    {
         warpmc_host::output::check_writable(path)?;
     }
     Ok(())
@@ -364,6 +378,16 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     }
     let result = runner.run(&mut state, &mut out);
     out.bar.finish_and_clear();
+    // Whatever ended the run, the measurements taken are kept.
+    if let Some(path) = &args.series {
+        let shape = SeriesShape {
+            temperatures: cfg.temperatures().len(),
+            samples: cfg.samples() as usize,
+            measurements: cfg.measurements_per_chain() as usize,
+        };
+        snapshot::write_series_npy(path, &[state.series()], shape)?;
+        eprintln!("series: {}", path.display());
+    }
     match result {
         Ok(_) => {}
         // Whoever read the results (`| head`) has gone: stop as quietly as

@@ -462,6 +462,12 @@ pub struct RunState {
 }
 
 impl RunState {
+    /// The measurements so far: per temperature begun, per sample, in
+    /// measurement order (see [`crate::snapshot::write_series_npy`]).
+    pub fn series(&self) -> &[Vec<Vec<Measurement>>] {
+        &self.series
+    }
+
     /// The state of a run that has not started.
     pub fn new(cfg: &ProtocolConfig) -> Self {
         RunState {

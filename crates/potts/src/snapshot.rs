@@ -19,6 +19,7 @@ use std::path::Path;
 
 use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
+use crate::observables::Measurement;
 
 /// The hand-picked leading colours: state 0 a near-black navy (the ordered
 /// start's state, so an ordered background stays dark), then well separated
@@ -158,16 +159,19 @@ const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
 
 /// The complete `.npy` v1.0 preamble (magic, version, header length, header
 /// dict padded with spaces and ending in a newline to a multiple of 64 bytes)
-/// for a `u8` array of shape (height, width).
-fn npy_header(width: usize, height: usize) -> Vec<u8> {
-    let dict = format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({height}, {width}), }}");
+/// for a C-order array of dtype `descr` (e.g. `|u1`, `<f8`) and a shape of
+/// two or more axes.
+fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let axes: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({}), }}", axes.join(", "));
     let unpadded = NPY_MAGIC.len() + 2 + 2 + dict.len() + 1;
     let total = unpadded.div_ceil(64) * 64;
     let header_len = total - (NPY_MAGIC.len() + 4);
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(NPY_MAGIC);
     out.extend_from_slice(&[1, 0]);
-    // The dict of a 2-D shape is well under 100 bytes: always fits in u16.
+    // The dict of a shape of a few axes is well under 200 bytes: always fits
+    // in u16.
     out.extend_from_slice(&(header_len as u16).to_le_bytes());
     out.extend_from_slice(dict.as_bytes());
     out.resize(total - 1, b' ');
@@ -184,11 +188,66 @@ fn npy_header(width: usize, height: usize) -> Vec<u8> {
 ///
 /// [`PottsError::Io`] if the file cannot be written.
 pub fn write_npy(lattice: &Lattice, path: &Path) -> Result<()> {
-    let header = npy_header(lattice.width(), lattice.height());
+    let header = npy_header("|u1", &[lattice.height(), lattice.width()]);
     Ok(warpmc_host::output::write(path, |out| {
         out.write_all(&header)?;
         out.write_all(lattice.spins())
     })?)
+}
+
+/// Writes the raw measurement series of a run as a NumPy `.npy` file of
+/// little-endian float64 (`<f8`), C order, shape
+/// `(sizes, temperatures, samples, measurements, 2)`:
+/// `a[l, t, s, m] = [energy per site, order parameter]` of measurement `m`
+/// of sample `s` at temperature `t` (in run order, as in the results) of
+/// lattice size `l` (in the order given). `runs` holds one series per size,
+/// as [`RunState::series`](crate::RunState::series) returns it;
+/// measurements not taken yet (a run still going or interrupted) are NaN.
+/// Histograms and reweighting start from here.
+///
+/// # Errors
+///
+/// [`PottsError::Io`] if the file cannot be written.
+pub fn write_series_npy(path: &Path, runs: &[&[Vec<Vec<Measurement>>]], shape: SeriesShape) -> Result<()> {
+    let SeriesShape { temperatures, samples, measurements } = shape;
+    let header = npy_header("<f8", &[runs.len(), temperatures, samples, measurements, 2]);
+    let missing: Vec<u8> = [f64::NAN, f64::NAN].iter().flat_map(|v| v.to_le_bytes()).collect();
+    Ok(warpmc_host::output::write(path, |out| {
+        out.write_all(&header)?;
+        let mut row = Vec::with_capacity(measurements * 16);
+        for series in runs {
+            for t in 0..temperatures {
+                for s in 0..samples {
+                    row.clear();
+                    let taken = series.get(t).and_then(|per_sample| per_sample.get(s)).map_or(&[][..], Vec::as_slice);
+                    for m in 0..measurements {
+                        match taken.get(m) {
+                            Some(x) => {
+                                row.extend_from_slice(&x.energy.to_le_bytes());
+                                row.extend_from_slice(&x.magnetization.to_le_bytes());
+                            }
+                            None => row.extend_from_slice(&missing),
+                        }
+                    }
+                    out.write_all(&row)?;
+                }
+            }
+        }
+        Ok(())
+    })?)
+}
+
+/// The axes of a series file after the size axis: the run's temperatures,
+/// its samples per temperature and the measurements of each chain
+/// ([`ProtocolConfig::measurements_per_chain`](crate::ProtocolConfig::measurements_per_chain)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeriesShape {
+    /// Temperatures of the run.
+    pub temperatures: usize,
+    /// Samples per temperature.
+    pub samples: usize,
+    /// Measurements per chain.
+    pub measurements: usize,
 }
 
 /// The fields of an `.npy` header dict this module understands.
@@ -470,7 +529,7 @@ mod tests {
     #[test]
     fn npy_header_lengths() {
         for (w, h) in [(1, 1), (6, 4), (123_456_789, 987_654_321), (usize::MAX, usize::MAX)] {
-            let header = npy_header(w, h);
+            let header = npy_header("|u1", &[h, w]);
             assert_eq!(header.len() % 64, 0);
             assert_eq!(*header.last().unwrap(), b'\n');
             assert_eq!(u16::from_le_bytes([header[8], header[9]]) as usize, header.len() - 10);
