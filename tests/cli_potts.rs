@@ -508,3 +508,49 @@ fn series_holds_every_measurement_behind_the_averages() {
     bad.extend(["--series", "/tmp/series.csv"]);
     assert_one_line_error(&small(&bad).iter().map(String::as_str).collect::<Vec<_>>(), "must end in .npy");
 }
+
+#[test]
+fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_results() {
+    let csv = tmp("five-million.csv");
+    let series = tmp("five-million.npy");
+    let _ = std::fs::remove_file(&csv);
+    let _ = std::fs::remove_file(&series);
+    let args = small(&[
+        "--temps",
+        "1:6:0.000001",
+        "--therm",
+        "10",
+        "--sweeps",
+        "10",
+        "--measure-every",
+        "10",
+        "--out",
+        csv.to_str().unwrap(),
+        "--series",
+        series.to_str().unwrap(),
+    ]);
+    let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while !csv.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no temperature finished");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let stopped = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(stopped.elapsed() < Duration::from_secs(30), "Ctrl-C took {:?} to stop the run", stopped.elapsed());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("5000001 temperature(s)") && err.contains("site updates"), "no work estimate: {err}");
+    assert!(err.contains("interrupted") && err.contains("--checkpoint"), "{err}");
+    // What was finished is kept: the CSV's rows and the series' measurements.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.lines().filter(|l| !l.starts_with('#')).count() >= 2, "{text}");
+    let (shape, values) = read_f64_npy(&series);
+    assert_eq!(shape, [1, 5_000_001, 1, 1, 2]);
+    assert!(values[0].is_finite() && values[1].is_finite());
+    assert!(values.last().unwrap().is_nan());
+    // 80 MB of mostly NaN: not left behind in the temporary directory.
+    let _ = std::fs::remove_file(&series);
+}

@@ -367,11 +367,12 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         runner.simulation().backend_description()
     );
 
+    // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
+    // sweep boundary, so that the checkpoint and the series are written
+    // before the process ends.
     let interrupted = Arc::new(AtomicBool::new(false));
-    if checkpoint_path.is_some() {
-        let flag = interrupted.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
-    }
+    let flag = interrupted.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
     let mut out = Output::new(&args, &cfg, provenance, checkpoint_path, interrupted)?;
     for r in state.results(&cfg)? {
         out.emit(&r)?;
@@ -394,11 +395,17 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         // they did.
         Err(PottsError::Interrupted) if out.stdout_closed => return Ok(()),
         Err(PottsError::Interrupted) => {
-            let path = out.checkpoint_path.as_ref().expect("only a checkpointing run stops");
-            eprintln!(
-                "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
-                p = path.display()
-            );
+            match &out.checkpoint_path {
+                Some(path) => eprintln!(
+                    "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
+                    p = path.display()
+                ),
+                None => eprintln!(
+                    "interrupted: the temperatures finished so far are reported above{}; run with --checkpoint FILE \
+                     to be able to continue a run",
+                    args.out.as_ref().map(|p| format!(" and in {}", p.display())).unwrap_or_default()
+                ),
+            }
             std::process::exit(130);
         }
         Err(e) => return Err(e.into()),
@@ -543,12 +550,10 @@ impl Observer for Output {
     }
 
     fn control(&mut self) -> Control {
-        if self.checkpoint_path.is_none() {
-            return Control::Continue;
-        }
+        // Without a checkpoint file, "checkpoint and stop" only stops.
         if self.interrupted.load(Ordering::SeqCst) {
             Control::CheckpointAndStop
-        } else if self.last_checkpoint.elapsed() >= self.every {
+        } else if self.checkpoint_path.is_some() && self.last_checkpoint.elapsed() >= self.every {
             Control::Checkpoint
         } else {
             Control::Continue
