@@ -529,7 +529,7 @@ fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_
         "--series",
         series.to_str().unwrap(),
     ]);
-    let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let started = Instant::now();
     while !csv.exists() {
         assert!(started.elapsed() < Duration::from_secs(60), "no temperature finished");
