@@ -1,7 +1,8 @@
 //! `warpmc flame` as a user meets it: renders, determinism, errors.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn bin() -> PathBuf {
     std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
@@ -188,5 +189,173 @@ fn cuda_backend_renders_or_says_why() {
             assert!(o.status.success(), "{e}");
             assert!(out.exists());
         }
+    }
+}
+
+// ---- Regression tests: outputs that destroyed what was at their path ------
+
+/// A genome that renders in milliseconds.
+const QUICK: &str = r#"<flame size="24 16" scale="10" quality="2"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+<xform weight="1" linear="1" coefs="0.5 0 0 0.5 0.5 0"/></flame>"#;
+
+/// A genome that would take hours: quality 10⁹ on 64 × 48 pixels.
+const EXPENSIVE: &str = r#"<flame size="64 48" scale="20" quality="1e9"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+<xform weight="1" linear="1" coefs="0.5 0 0 0.5 0.5 0"/></flame>"#;
+
+/// `text` as a genome file in the test's directory.
+fn genome_file(name: &str, text: &str) -> PathBuf {
+    let path = temp_dir().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `flame render GENOME -o OUT` on the CPU, quietly.
+fn render_quick(out: &Path) -> Output {
+    let g = genome_file("quick.flam3", QUICK);
+    Command::new(bin())
+        .args(["flame", "render", "--backend", "cpu", "--quiet"])
+        .arg(&g)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("warpmc runs")
+}
+
+fn is_png(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x89PNG\r\n\x1a\n")
+}
+
+/// Runs warpmc for at most `limit`, killing it then; the output, how long
+/// it ran, and whether it had to be killed.
+fn run_at_most(args: &[&str], limit: Duration) -> (Output, Duration, bool) {
+    let start = Instant::now();
+    let mut child = Command::new(bin()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut killed = false;
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            killed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out, start.elapsed(), killed)
+}
+
+#[test]
+fn render_output_through_a_symlink_keeps_the_link() {
+    let dir = temp_dir().join("symlink");
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    let target = dir.join("real/image.png");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.join("link.png");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = render_quick(&link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(is_png(&std::fs::read(&target).unwrap()), "the file the link names was not written");
+}
+
+#[test]
+fn render_output_keeps_mode_600() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = temp_dir().join("private.png");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = render_quick(&out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&std::fs::read(&out).unwrap()));
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+/// The character device `major:minor` (/dev/null is 1:3, /dev/full 1:7):
+/// as root, a node of its own in the test's directory, so that an output
+/// that replaces what it writes to could only replace that node; otherwise
+/// the system's, which a user cannot replace.
+fn device(name: &str, minor: u32) -> Option<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let system = Path::new("/dev").join(name);
+    let private = temp_dir().join(format!("dev-{name}"));
+    let _ = std::fs::remove_file(&private);
+    let made = Command::new("mknod").arg(&private).args(["c", "1", &minor.to_string()]).stderr(Stdio::null()).status();
+    let path = if made.is_ok_and(|s| s.success()) { private } else { system };
+    std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_char_device()).then_some(path)
+}
+
+#[test]
+fn render_to_dev_full_reports_no_space() {
+    use std::os::unix::fs::FileTypeExt;
+    let Some(full) = device("full", 7) else { return };
+    let o = render_quick(&full);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.to_lowercase().contains("no space"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "the device was replaced");
+}
+
+#[test]
+fn render_to_dev_null_and_a_fifo_writes_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    if let Some(null) = device("null", 3) {
+        let o = render_quick(&null);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(std::fs::symlink_metadata(&null).unwrap().file_type().is_char_device(), "the device was replaced");
+    }
+
+    let fifo = temp_dir().join("pipe.png");
+    let _ = std::fs::remove_file(&fifo);
+    if !Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut got = Vec::new();
+            std::fs::File::open(&fifo).unwrap().read_to_end(&mut got).unwrap();
+            got
+        })
+    };
+    let o = render_quick(&fifo);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Still a FIFO (a rename would have put a regular file in its place),
+    // and the reader got the image through it.
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    assert!(is_png(&reader.join().unwrap()));
+}
+
+#[test]
+fn render_and_montage_names_of_250_bytes_are_written() {
+    let dir = temp_dir().join("long-names");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{}.png", "r".repeat(246)));
+    let o = render_quick(&out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&std::fs::read(&out).unwrap()));
+    let montage = dir.join(format!("{}.png", "m".repeat(246)));
+    let o = Command::new(bin()).args(["flame", "compare"]).arg(&out).arg(&out).arg("--montage").arg(&montage).output();
+    let o = o.unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&std::fs::read(&montage).unwrap()));
+}
+
+#[test]
+fn a_missing_output_directory_fails_before_any_rendering() {
+    let g = genome_file("expensive.flam3", EXPENSIVE);
+    let g = g.to_str().unwrap();
+    let render = ["flame", "render", g, "--backend", "cpu", "--quiet", "-o", "/nonexistent/dir/x.png"];
+    let animate = ["flame", "animate", g, "--backend", "cpu", "--quiet", "-o", "/nonexistent/dir/frame"];
+    for args in [&render[..], &animate[..]] {
+        let (o, took, killed) = run_at_most(args, Duration::from_secs(20));
+        assert!(!killed, "{args:?}: still rendering after {took:?}");
+        assert!(!o.status.success());
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("/nonexistent/dir"), "{e}");
+        assert!(took < Duration::from_secs(1), "{args:?}: the error came after {took:?}");
     }
 }

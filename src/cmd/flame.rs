@@ -381,7 +381,6 @@ fn render_to(
 fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     let parsed = load(&a.genome)?;
     let s = settings(&a.opts, None)?;
-    let engine = Engine::open(&a.opts)?;
     let n = parsed.flames.len();
     let chosen: Vec<usize> = if let Some(i) = a.flame {
         if i >= n {
@@ -399,13 +398,22 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
         (0..n).collect()
     };
     let stem = a.genome.genome.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "flame".into());
-    for &i in &chosen {
-        let out = match (&a.out, chosen.len()) {
+    let outs: Vec<PathBuf> = chosen
+        .iter()
+        .map(|&i| match (&a.out, chosen.len()) {
             (Some(o), 1) => o.clone(),
             (Some(o), _) => numbered(o, i),
             (None, 1) => PathBuf::from(format!("{stem}.png")),
             (None, _) => PathBuf::from(format!("{stem}.{i:05}.png")),
-        };
+        })
+        .collect();
+    // Every output is checked before the first frame: a render may take
+    // hours, and a path that cannot be written must not cost them.
+    for out in &outs {
+        warpmc_host::output::check_writable(out)?;
+    }
+    let engine = Engine::open(&a.opts)?;
+    for (&i, out) in chosen.iter().zip(&outs) {
         let flame = &parsed.flames[i];
         render_to(
             &engine,
@@ -413,7 +421,7 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
             flame.time,
             &s,
             &a.opts,
-            &out,
+            out,
             format!("flame {}", flame.label(i)),
         )?;
     }
@@ -443,14 +451,50 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     let ts = a.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
     let s = settings(&a.opts, Some(ts))?;
+    let frames = FrameTimes { begin, end, dtime: a.dtime };
+    let frame_path = |t: i64| PathBuf::from(format!("{}{:05}.png", a.prefix, t));
+    // Every frame's file is checked before the first frame is rendered; for
+    // long animations the first and the last stand for the rest (they share
+    // a directory and differ only in an existing file's permissions).
+    if frames.count() <= MAX_CHECKED_FRAMES {
+        for t in frames.iter() {
+            warpmc_host::output::check_writable(&frame_path(t))?;
+        }
+    } else {
+        warpmc_host::output::check_writable(&frame_path(frames.begin))?;
+        warpmc_host::output::check_writable(&frame_path(frames.last()))?;
+    }
     let engine = Engine::open(&a.opts)?;
-    let mut t = begin;
-    while t <= end {
-        let out = PathBuf::from(format!("{}{:05}.png", a.prefix, t));
-        render_to(&engine, &flames, t as f64, &s, &a.opts, &out, format!("frame {t}"))?;
-        t += a.dtime;
+    for t in frames.iter() {
+        render_to(&engine, &flames, t as f64, &s, &a.opts, &frame_path(t), format!("frame {t}"))?;
     }
     Ok(())
+}
+
+/// Animations with at most this many frames have every frame's file
+/// checked before rendering starts.
+const MAX_CHECKED_FRAMES: u64 = 10_000;
+
+/// The frame times `begin, begin + dtime, …` up to `end` (`begin <= end`,
+/// `dtime >= 1`).
+struct FrameTimes {
+    begin: i64,
+    end: i64,
+    dtime: i64,
+}
+
+impl FrameTimes {
+    fn count(&self) -> u64 {
+        ((i128::from(self.end) - i128::from(self.begin)) / i128::from(self.dtime) + 1) as u64
+    }
+
+    fn last(&self) -> i64 {
+        (i128::from(self.begin) + i128::from(self.count() - 1) * i128::from(self.dtime)) as i64
+    }
+
+    fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        (0..self.count()).map(|k| (i128::from(self.begin) + i128::from(k) * i128::from(self.dtime)) as i64)
+    }
 }
 
 fn run_info(a: InfoArgs) -> anyhow::Result<()> {
@@ -499,6 +543,9 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let b = a.b.as_ref().context("a second image is needed")?;
+    if let Some(out) = &a.montage {
+        warpmc_host::output::check_writable(out)?;
+    }
     let y = read_png(b)?;
     let p = psnr(&x, &y)?;
     println!("{p:.3}");

@@ -46,6 +46,9 @@ pub enum FlameError {
         /// The operating system's error (its text is part of the message).
         error: io::Error,
     },
+    /// An output file could not be written (see [`warpmc_host::output`]).
+    #[error(transparent)]
+    Output(#[from] warpmc_host::OutputError),
     /// A PNG that cannot be decoded, or a frame that cannot be encoded.
     #[error("{0}")]
     Png(String),

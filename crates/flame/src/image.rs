@@ -21,9 +21,8 @@
 //! # Ok::<(), warpmc_flame::FlameError>(())
 //! ```
 
-use std::fs::File;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
 use crate::error::{FlameError, Result};
 use crate::render::RenderedFrame;
@@ -100,27 +99,13 @@ pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) 
     Ok(out)
 }
 
-/// Writes `frame` as a PNG at `path` ([`encode_png`]), atomically: a
-/// temporary file beside it is renamed into place.
+/// Writes `frame` as a PNG at `path` ([`encode_png`]) through
+/// [`warpmc_host::output::write_bytes`]: a regular file is replaced
+/// atomically and keeps its permissions, a symlink is written through, a
+/// device or FIFO is written in place.
 pub fn write_png(frame: &RenderedFrame, bits: Bits, path: &Path, text: &[(String, String)]) -> Result<()> {
     let png = encode_png(frame, bits, text)?;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp-warpmc");
-    let tmp = PathBuf::from(tmp);
-    let io_err =
-        |action: &'static str| move |error: io::Error| FlameError::Io { path: path.to_path_buf(), action, error };
-    let written = (|| {
-        let mut file = File::create(&tmp).map_err(io_err("create"))?;
-        file.write_all(&png).map_err(io_err("write"))?;
-        file.sync_all().map_err(io_err("write"))
-    })();
-    match written {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(io_err("move into place")),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    Ok(warpmc_host::output::write_bytes(path, &png)?)
 }
 
 /// A decoded image: RGB on the 8-bit scale (16-bit files divided by 256),
@@ -216,6 +201,8 @@ pub fn psnr_pixels(a: &[[f64; 4]], b: &[[f64; 4]]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
     use crate::render::RenderStats;
 
@@ -234,6 +221,14 @@ mod tests {
             transparent,
             stats: RenderStats::default(),
         }
+    }
+
+    /// A fresh, empty directory.
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("warpmc-flame-image-alone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 
     fn temp(name: &str) -> PathBuf {
@@ -295,7 +290,7 @@ mod tests {
         assert!(std::error::Error::source(&e).is_none());
         assert_eq!(e.to_string().matches("missing.png").count(), 1, "{e}");
         let e = write_png(&frame(false), Bits::Eight, &temp("no-such-dir").join("x.png"), &[]).unwrap_err();
-        assert!(e.to_string().contains("cannot create"), "{e}");
+        assert!(matches!(e, FlameError::Output(_)) && e.to_string().contains("no-such-dir"), "{e}");
         // Images of different sizes cannot be compared.
         let a = decode_png(&encode_png(&frame(false), Bits::Eight, &[]).unwrap()).unwrap();
         let mut b = a.clone();
@@ -310,6 +305,11 @@ mod tests {
         let path = temp("same.png");
         write_png(&f, Bits::Sixteen, &path, &text).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), encode_png(&f, Bits::Sixteen, &text).unwrap());
-        assert!(!temp("same.png.tmp-warpmc").exists());
+        // Nothing but the file is left in its directory.
+        let dir = tempfile_dir();
+        let path = dir.join("alone.png");
+        write_png(&f, Bits::Eight, &path, &text).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
