@@ -168,9 +168,7 @@ impl PaletteLibrary {
     /// Reads palettes from XML text; `path` is recorded as where they came
     /// from (see [`PaletteLibrary::path`]).
     pub fn from_xml(xml: &str, path: &Path) -> Result<Self> {
-        let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
-        let doc = roxmltree::Document::parse_with_options(xml.strip_prefix('\u{feff}').unwrap_or(xml), opts)
-            .map_err(|e| FlameError::Palette(format!("{}: malformed XML: {e}", path.display())))?;
+        let doc = crate::xml::parse(xml).map_err(|e| FlameError::Palette(format!("{}: {e}", path.display())))?;
         let mut palettes = Vec::new();
         // flam3 looks at every <palette> element of the document (but not
         // inside another <palette>).
