@@ -202,9 +202,12 @@ const QUICK: &str = r#"<flame size="24 16" scale="10" quality="2"><xform weight=
 const EXPENSIVE: &str = r#"<flame size="64 48" scale="20" quality="1e9"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
 <xform weight="1" linear="1" coefs="0.5 0 0 0.5 0.5 0"/></flame>"#;
 
-/// `text` as a genome file in the test's directory.
+/// `text` as a genome file in the test's directory, under a name of its
+/// own (tests run in parallel).
 fn genome_file(name: &str, text: &str) -> PathBuf {
-    let path = temp_dir().join(name);
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = temp_dir().join(format!("{n}-{name}"));
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -357,5 +360,52 @@ fn a_missing_output_directory_fails_before_any_rendering() {
         assert_eq!(e.trim().lines().count(), 1, "{e}");
         assert!(e.contains("/nonexistent/dir"), "{e}");
         assert!(took < Duration::from_secs(1), "{args:?}: the error came after {took:?}");
+    }
+}
+
+// ---- Regression tests: settings that were silently ignored ----------------
+
+#[test]
+fn a_palette_file_that_is_missing_or_a_directory_is_an_error_not_a_fallback() {
+    let genome = example("test.flam3"); // numbered palettes
+    let dir = temp_dir().join("palette-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let out = temp_dir().join("palettes.png");
+    let out = out.to_str().unwrap();
+    let render = ["flame", "render", &genome, "--backend", "cpu", "--quiet", "-q", "0.001", "-s", "0.05", "-o", out];
+    for named in ["/nonexistent/flam3-palettes.xml", dir.as_str()] {
+        for how in ["--palettes", "FLAM3_PALETTES", "flam3_palettes"] {
+            for base in [&["flame", "info", &genome][..], &render[..]] {
+                let mut c = Command::new(bin());
+                c.args(base).env_remove("FLAM3_PALETTES").env_remove("flam3_palettes");
+                if how == "--palettes" {
+                    c.args(["--palettes", named]);
+                } else {
+                    c.env(how, named);
+                }
+                let o = c.output().unwrap();
+                let e = stderr(&o);
+                assert!(!o.status.success(), "{how} {named} {base:?}: succeeded");
+                assert_eq!(e.trim().lines().count(), 1, "{e}");
+                assert!(e.contains(named), "{e}");
+                if how != "--palettes" {
+                    assert!(e.contains(&format!("${how}")), "{e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn info_on_a_file_without_flames_is_an_error() {
+    for (name, text) in [("empty.flam3", "<flames></flames>"), ("other.flam3", r#"<svg><g/></svg>"#)] {
+        let path = genome_file(name, text);
+        let o = warpmc(&["flame", "info", path.to_str().unwrap()]);
+        assert!(!o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stdout));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("no <flame> elements") && e.contains(path.to_str().unwrap()), "{e}");
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("supported"));
     }
 }

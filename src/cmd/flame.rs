@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_flame::FlameError;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
 use warpmc_flame::image::{Bits, LoadedImage, psnr, read_png, write_png};
+use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render_with_progress};
 use warpmc_flame::variations::VariationKind;
@@ -212,17 +213,25 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
     }
 }
 
-fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
-    let opts = ParseOptions { skip_unknown_variations: g.skip_unknown_variations, palette_file: g.palettes.clone() };
+/// The genome file read with the palette file the flags or the
+/// environment name (which must exist, whether or not the genome needs it).
+fn read_genome(g: &GenomeArgs, skip_unknown_variations: bool) -> anyhow::Result<ParsedGenome> {
+    PaletteLibrary::check_named(g.palettes.as_deref())?;
+    let opts = ParseOptions { skip_unknown_variations, palette_file: g.palettes.clone() };
     let parsed = parse_file(&g.genome, &opts).map_err(|e| match e {
         FlameError::UnknownVariation(_) => anyhow!("{e} (--skip-unknown-variations renders without them)"),
         e => e.into(),
     })?;
-    for w in &parsed.warnings {
-        eprintln!("warning: {w}");
-    }
     if parsed.flames.is_empty() {
         bail!("{}: no <flame> elements", g.genome.display());
+    }
+    Ok(parsed)
+}
+
+fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
+    let parsed = read_genome(g, g.skip_unknown_variations)?;
+    for w in &parsed.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(parsed)
 }
@@ -499,8 +508,7 @@ impl FrameTimes {
 
 fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     // Read leniently so that unsupported variations are listed, not fatal.
-    let opts = ParseOptions { skip_unknown_variations: true, palette_file: a.genome.palettes.clone() };
-    let parsed = parse_file(&a.genome.genome, &opts)?;
+    let parsed = read_genome(&a.genome, true)?;
     println!("{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
     for (i, f) in parsed.flames.iter().enumerate() {
         let mut used: Vec<VariationKind> =
