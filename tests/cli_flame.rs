@@ -409,3 +409,175 @@ fn info_on_a_file_without_flames_is_an_error() {
         assert!(!String::from_utf8_lossy(&o.stdout).contains("supported"));
     }
 }
+
+// ---- Regression tests: sizes checked before allocation, enormous work -----
+
+/// `warpmc ARGS` under `ulimit -v KIB` (an address-space limit the memory
+/// checks read), with few threads and malloc arenas so that the limit is
+/// the program's, not the thread stacks'.
+fn warpmc_limited(kib: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(bin())
+        .args(["--threads", "2"])
+        .args(args)
+        .env("MALLOC_ARENA_MAX", "2")
+        .output()
+        .expect("sh runs")
+}
+
+#[test]
+fn a_30000_square_frame_beyond_memory_is_refused_up_front() {
+    let g = genome_file(
+        "30000.flam3",
+        r#"<flame size="30000 30000" scale="10000" quality="1e-6"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/></flame>"#,
+    );
+    let out = temp_dir().join("30000.png");
+    let start = Instant::now();
+    let o = warpmc_limited(
+        4 << 20,
+        &["flame", "render", g.to_str().unwrap(), "--backend", "cpu", "--quiet", "-o", out.to_str().unwrap()],
+    );
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("a 30000 × 30000 frame (histogram and accumulation buffer of 9"), "{e}");
+    assert!(e.contains(" of host memory but only ") && e.contains("ulimit -v"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5), "refused after {:?}", start.elapsed());
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_zoom_of_1e308_is_one_line_not_an_endless_render() {
+    let g = genome_file("zoom.flam3", &QUICK.replace("quality=\"2\"", "quality=\"2\" zoom=\"1e308\""));
+    let out = temp_dir().join("zoom.png");
+    let args = ["flame", "render", g.to_str().unwrap(), "--backend", "cpu", "--quiet", "-o", out.to_str().unwrap()];
+    let (o, took, killed) = run_at_most(&args, Duration::from_secs(20));
+    assert!(!killed, "still rendering after {took:?}");
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("inf chaos-game iterations") && e.contains("2^64"), "{e}");
+}
+
+#[test]
+fn compare_refuses_a_png_declaring_100000_square_before_allocating() {
+    // 370 bytes whose header declares 10¹⁰ pixels.
+    fn crc(bytes: &[u8]) -> u32 {
+        let mut c = 0xffff_ffffu32;
+        for &b in bytes {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 == 1 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            }
+        }
+        !c
+    }
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [
+        (&b"IHDR"[..], [&100_000u32.to_be_bytes()[..], &100_000u32.to_be_bytes(), &[8, 2, 0, 0, 0]].concat()),
+        (b"IDAT", [&[0x78u8, 0x9c][..], &[0; 311]].concat()),
+        (b"IEND", Vec::new()),
+    ] {
+        png.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = png.len();
+        png.extend_from_slice(kind);
+        png.extend_from_slice(&data);
+        let c = crc(&png[start..]);
+        png.extend_from_slice(&c.to_be_bytes());
+    }
+    assert_eq!(png.len(), 370);
+    let path = temp_dir().join("declares-huge.png");
+    std::fs::write(&path, &png).unwrap();
+    let p = path.to_str().unwrap();
+    let o = warpmc(&["flame", "compare", p, p]);
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("declares-huge.png: a 100000 × 100000 image needs "), "{e}");
+    assert!(e.contains(" of host memory but only "), "{e}");
+}
+
+/// Runs `args` with stderr read line by line into a shared buffer.
+fn spawn_reading_stderr(args: &[&str]) -> (std::process::Child, std::sync::Arc<std::sync::Mutex<String>>) {
+    let mut child = Command::new(bin()).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let err = child.stderr.take().unwrap();
+    let t = text.clone();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let mut t = t.lock().unwrap();
+            t.push_str(&line);
+            t.push('\n');
+        }
+    });
+    (child, text)
+}
+
+#[test]
+fn enormous_work_is_estimated_and_ctrl_c_stops_it_leaving_the_output_untouched() {
+    // Quality 10¹² on 64 × 48 pixels: 3·10¹⁵ iterations, years on a CPU.
+    let g = genome_file("quality-1e12.flam3", &EXPENSIVE.replace("1e9", "1e12"));
+    let dir = temp_dir().join("ctrl-c");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("kept.png");
+    std::fs::write(&out, b"precious").unwrap();
+    let (mut child, text) = spawn_reading_stderr(&[
+        "flame",
+        "render",
+        g.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let started = Instant::now();
+    while !text.lock().unwrap().contains("iterations") {
+        if started.elapsed() > Duration::from_secs(20) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!("no estimate on stderr: {}", text.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(child.try_wait().unwrap().is_none(), "the render ended by itself: {}", text.lock().unwrap());
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if stopping.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("still running 10 s after Ctrl-C: {}", text.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100)); // the last lines
+    let e = text.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(130), "{e}");
+    assert!(e.contains("3.072e15 iterations"), "{e}");
+    assert!(e.lines().any(|l| l.starts_with("interrupted")), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious", "the output was touched");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "files left behind");
+}
+
+#[test]
+fn the_progress_bar_and_its_eta_are_shown_on_a_terminal() {
+    // script(1) gives the command a terminal; without it there is nothing
+    // to test here.
+    if !Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return;
+    }
+    let g = genome_file("bar.flam3", &EXPENSIVE.replace("1e9", "3000"));
+    let out = temp_dir().join("bar.png");
+    let cmd = format!("{} flame render {} --backend cpu -o {}", bin().display(), g.display(), out.display());
+    let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("eta") && text.contains('%'), "no progress bar: {text}");
+}
