@@ -110,7 +110,10 @@ impl Sizing {
         let cp0 = interpolate(flames, time);
         let sizes = frame_sizes(flames, &cp0)?;
         if cp0.quality.is_nan() || cp0.quality <= 0.0 {
-            return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", cp0.quality)));
+            return Err(FlameError::invalid(format!(
+                "quality must be greater than zero, not {}",
+                super::shown(cp0.quality)
+            )));
         }
         let iterations = frame_iterations(&cp0);
         check_iterations(iterations, &cp0)?;

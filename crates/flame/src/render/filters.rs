@@ -275,11 +275,13 @@ impl DensityFilters {
     /// The sizes of the bank and the constants that go with them.
     fn plan(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<BankPlan> {
         if curve.is_nan() || curve <= 0.0 {
-            return Err(FlameError::invalid(format!("estimator_curve must be > 0, not {curve}")));
+            return Err(FlameError::invalid(format!("estimator_curve must be > 0, not {}", shown(curve))));
         }
         if max_rad.is_nan() || min_rad.is_nan() || max_rad < min_rad || min_rad < 0.0 {
             return Err(FlameError::invalid(format!(
-                "estimator_radius ({max_rad}) must not be below estimator_minimum ({min_rad}), nor that below 0"
+                "estimator_radius ({}) must not be below estimator_minimum ({}), nor that below 0",
+                shown(max_rad),
+                shown(min_rad)
             )));
         }
         let ss = f64::from(ss);

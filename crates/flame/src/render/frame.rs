@@ -24,10 +24,10 @@ pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>>
         return Err(FlameError::invalid("no flame to render"));
     }
     if !(s.quality_scale > 0.0 && s.quality_scale.is_finite()) {
-        return Err(FlameError::invalid(format!("quality scale must be positive, not {}", s.quality_scale)));
+        return Err(FlameError::invalid(format!("quality scale must be positive, not {}", shown(s.quality_scale))));
     }
     if !(s.size_scale > 0.0 && s.size_scale.is_finite()) {
-        return Err(FlameError::invalid(format!("size scale must be positive, not {}", s.size_scale)));
+        return Err(FlameError::invalid(format!("size scale must be positive, not {}", shown(s.size_scale))));
     }
     flames
         .iter()
@@ -172,7 +172,10 @@ pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
     let mut de_gutter = 0usize;
     for f in flames {
         if f.estimator_radius.is_nan() || f.estimator_radius < 0.0 {
-            return Err(FlameError::invalid(format!("estimator_radius must be >= 0, not {}", f.estimator_radius)));
+            return Err(FlameError::invalid(format!(
+                "estimator_radius must be >= 0, not {}",
+                shown(f.estimator_radius)
+            )));
         }
         let reach = f.estimator_radius.ceil() * ss as f64;
         if reach >= MAX_KERNEL_CELLS {
@@ -424,7 +427,10 @@ pub(crate) fn render_frame<B: FrameBackend>(
         for group in plan.groups(pass) {
             let cp = plan.flame(&group);
             if cp.quality.is_nan() || cp.quality <= 0.0 {
-                return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", cp.quality)));
+                return Err(FlameError::invalid(format!(
+                    "quality must be greater than zero, not {}",
+                    shown(cp.quality)
+                )));
             }
             let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
             let cmap = color_map(&cp, group.color_scalar);
