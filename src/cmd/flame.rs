@@ -662,6 +662,9 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
 }
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
+    if let (Some(out), None) = (&a.montage, &a.text) {
+        warpmc_host::output::check_writable(out)?;
+    }
     let x = read_png(&a.a)?;
     if let Some(key) = &a.text {
         let v = x
@@ -673,9 +676,6 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let b = a.b.as_ref().context("a second image is needed")?;
-    if let Some(out) = &a.montage {
-        warpmc_host::output::check_writable(out)?;
-    }
     let y = read_png(b)?;
     let p = psnr(&x, &y)?;
     println!("{p:.3}");

@@ -304,7 +304,7 @@ pub(crate) fn frame_iterations(cp: &Flame) -> f64 {
     cp.quality * zoom * zoom * f64::from(cp.width) * f64::from(cp.height)
 }
 
-/// Iteration counts up to this can be counted (2^64).
+/// Iteration counts below this fit in 64 bits (2^64).
 const MAX_ITERATIONS: f64 = 18446744073709551616.0;
 
 /// An error unless `n` iterations (of a frame of `cp`) is a count that can
