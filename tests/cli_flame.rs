@@ -1,7 +1,8 @@
 //! `warpmc flame` as a user meets it: renders, determinism, errors.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn bin() -> PathBuf {
     std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
@@ -189,4 +190,394 @@ fn cuda_backend_renders_or_says_why() {
             assert!(out.exists());
         }
     }
+}
+
+// ---- Regression tests: outputs that destroyed what was at their path ------
+
+/// A genome that renders in milliseconds.
+const QUICK: &str = r#"<flame size="24 16" scale="10" quality="2"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+<xform weight="1" linear="1" coefs="0.5 0 0 0.5 0.5 0"/></flame>"#;
+
+/// A genome that would take hours: quality 10⁹ on 64 × 48 pixels.
+const EXPENSIVE: &str = r#"<flame size="64 48" scale="20" quality="1e9"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+<xform weight="1" linear="1" coefs="0.5 0 0 0.5 0.5 0"/></flame>"#;
+
+/// `text` as a genome file in the test's directory, under a name of its
+/// own (tests run in parallel).
+fn genome_file(name: &str, text: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = temp_dir().join(format!("{n}-{name}"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `flame render GENOME -o OUT` on the CPU, quietly.
+fn render_quick(out: &Path) -> Output {
+    let g = genome_file("quick.flam3", QUICK);
+    Command::new(bin())
+        .args(["flame", "render", "--backend", "cpu", "--quiet"])
+        .arg(&g)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("warpmc runs")
+}
+
+fn is_png(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x89PNG\r\n\x1a\n")
+}
+
+/// Runs warpmc for at most `limit`, killing it then; the output, how long
+/// it ran, and whether it had to be killed.
+fn run_at_most(args: &[&str], limit: Duration) -> (Output, Duration, bool) {
+    let start = Instant::now();
+    let mut child = Command::new(bin()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut killed = false;
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            killed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out, start.elapsed(), killed)
+}
+
+#[test]
+fn render_output_through_a_symlink_keeps_the_link() {
+    let dir = temp_dir().join("symlink");
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    let target = dir.join("real/image.png");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.join("link.png");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = render_quick(&link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(is_png(&std::fs::read(&target).unwrap()), "the file the link names was not written");
+}
+
+#[test]
+fn render_output_keeps_mode_600() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = temp_dir().join("private.png");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = render_quick(&out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&std::fs::read(&out).unwrap()));
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+/// The character device `major:minor` (/dev/null is 1:3, /dev/full 1:7):
+/// as root, a node of its own in the test's directory, so that an output
+/// that replaces what it writes to could only replace that node; otherwise
+/// the system's, which a user cannot replace.
+fn device(name: &str, minor: u32) -> Option<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let system = Path::new("/dev").join(name);
+    let private = temp_dir().join(format!("dev-{name}"));
+    let _ = std::fs::remove_file(&private);
+    let made = Command::new("mknod").arg(&private).args(["c", "1", &minor.to_string()]).stderr(Stdio::null()).status();
+    let path = if made.is_ok_and(|s| s.success()) { private } else { system };
+    std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_char_device()).then_some(path)
+}
+
+#[test]
+fn render_to_dev_full_reports_no_space() {
+    use std::os::unix::fs::FileTypeExt;
+    let Some(full) = device("full", 7) else { return };
+    let o = render_quick(&full);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.to_lowercase().contains("no space"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "the device was replaced");
+}
+
+#[test]
+fn render_to_dev_null_and_a_fifo_writes_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    if let Some(null) = device("null", 3) {
+        let o = render_quick(&null);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(std::fs::symlink_metadata(&null).unwrap().file_type().is_char_device(), "the device was replaced");
+    }
+
+    let fifo = temp_dir().join("pipe.png");
+    let _ = std::fs::remove_file(&fifo);
+    if !Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut got = Vec::new();
+            std::fs::File::open(&fifo).unwrap().read_to_end(&mut got).unwrap();
+            got
+        })
+    };
+    let o = render_quick(&fifo);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Still a FIFO (a rename would have put a regular file in its place),
+    // and the reader got the image through it.
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    assert!(is_png(&reader.join().unwrap()));
+}
+
+#[test]
+fn render_and_montage_names_of_250_bytes_are_written() {
+    let dir = temp_dir().join("long-names");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{}.png", "r".repeat(246)));
+    let o = render_quick(&out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&std::fs::read(&out).unwrap()));
+    let montage = dir.join(format!("{}.png", "m".repeat(246)));
+    let o = Command::new(bin()).args(["flame", "compare"]).arg(&out).arg(&out).arg("--montage").arg(&montage).output();
+    let o = o.unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&std::fs::read(&montage).unwrap()));
+}
+
+#[test]
+fn a_missing_output_directory_fails_before_any_rendering() {
+    let g = genome_file("expensive.flam3", EXPENSIVE);
+    let g = g.to_str().unwrap();
+    let render = ["flame", "render", g, "--backend", "cpu", "--quiet", "-o", "/nonexistent/dir/x.png"];
+    let animate = ["flame", "animate", g, "--backend", "cpu", "--quiet", "-o", "/nonexistent/dir/frame"];
+    for args in [&render[..], &animate[..]] {
+        let (o, took, killed) = run_at_most(args, Duration::from_secs(20));
+        assert!(!killed, "{args:?}: still rendering after {took:?}");
+        assert!(!o.status.success());
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("/nonexistent/dir"), "{e}");
+        assert!(took < Duration::from_secs(1), "{args:?}: the error came after {took:?}");
+    }
+}
+
+// ---- Regression tests: settings that were silently ignored ----------------
+
+#[test]
+fn a_palette_file_that_is_missing_or_a_directory_is_an_error_not_a_fallback() {
+    let genome = example("test.flam3"); // numbered palettes
+    let dir = temp_dir().join("palette-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let out = temp_dir().join("palettes.png");
+    let out = out.to_str().unwrap();
+    let render = ["flame", "render", &genome, "--backend", "cpu", "--quiet", "-q", "0.001", "-s", "0.05", "-o", out];
+    for named in ["/nonexistent/flam3-palettes.xml", dir.as_str()] {
+        for how in ["--palettes", "FLAM3_PALETTES", "flam3_palettes"] {
+            for base in [&["flame", "info", &genome][..], &render[..]] {
+                let mut c = Command::new(bin());
+                c.args(base).env_remove("FLAM3_PALETTES").env_remove("flam3_palettes");
+                if how == "--palettes" {
+                    c.args(["--palettes", named]);
+                } else {
+                    c.env(how, named);
+                }
+                let o = c.output().unwrap();
+                let e = stderr(&o);
+                assert!(!o.status.success(), "{how} {named} {base:?}: succeeded");
+                assert_eq!(e.trim().lines().count(), 1, "{e}");
+                assert!(e.contains(named), "{e}");
+                if how != "--palettes" {
+                    assert!(e.contains(&format!("${how}")), "{e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn info_on_a_file_without_flames_is_an_error() {
+    for (name, text) in [("empty.flam3", "<flames></flames>"), ("other.flam3", r#"<svg><g/></svg>"#)] {
+        let path = genome_file(name, text);
+        let o = warpmc(&["flame", "info", path.to_str().unwrap()]);
+        assert!(!o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stdout));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("no <flame> elements") && e.contains(path.to_str().unwrap()), "{e}");
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("supported"));
+    }
+}
+
+// ---- Regression tests: sizes checked before allocation, enormous work -----
+
+/// `warpmc ARGS` under `ulimit -v KIB` (an address-space limit the memory
+/// checks read), with few threads and malloc arenas so that the limit is
+/// the program's, not the thread stacks'.
+fn warpmc_limited(kib: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(bin())
+        .args(["--threads", "2"])
+        .args(args)
+        .env("MALLOC_ARENA_MAX", "2")
+        .output()
+        .expect("sh runs")
+}
+
+#[test]
+fn a_30000_square_frame_beyond_memory_is_refused_up_front() {
+    let g = genome_file(
+        "30000.flam3",
+        r#"<flame size="30000 30000" scale="10000" quality="1e-6"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/></flame>"#,
+    );
+    let out = temp_dir().join("30000.png");
+    let start = Instant::now();
+    let o = warpmc_limited(
+        4 << 20,
+        &["flame", "render", g.to_str().unwrap(), "--backend", "cpu", "--quiet", "-o", out.to_str().unwrap()],
+    );
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("a 30000 × 30000 frame (histogram and accumulation buffer of 9"), "{e}");
+    assert!(e.contains(" of host memory but only ") && e.contains("ulimit -v"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5), "refused after {:?}", start.elapsed());
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_zoom_of_1e308_is_one_line_not_an_endless_render() {
+    let g = genome_file("zoom.flam3", &QUICK.replace("quality=\"2\"", "quality=\"2\" zoom=\"1e308\""));
+    let out = temp_dir().join("zoom.png");
+    let args = ["flame", "render", g.to_str().unwrap(), "--backend", "cpu", "--quiet", "-o", out.to_str().unwrap()];
+    let (o, took, killed) = run_at_most(&args, Duration::from_secs(20));
+    assert!(!killed, "still rendering after {took:?}");
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("inf chaos-game iterations") && e.contains("2^64"), "{e}");
+}
+
+#[test]
+fn compare_refuses_a_png_declaring_100000_square_before_allocating() {
+    // 370 bytes whose header declares 10¹⁰ pixels.
+    fn crc(bytes: &[u8]) -> u32 {
+        let mut c = 0xffff_ffffu32;
+        for &b in bytes {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 == 1 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            }
+        }
+        !c
+    }
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [
+        (&b"IHDR"[..], [&100_000u32.to_be_bytes()[..], &100_000u32.to_be_bytes(), &[8, 2, 0, 0, 0]].concat()),
+        (b"IDAT", [&[0x78u8, 0x9c][..], &[0; 311]].concat()),
+        (b"IEND", Vec::new()),
+    ] {
+        png.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = png.len();
+        png.extend_from_slice(kind);
+        png.extend_from_slice(&data);
+        let c = crc(&png[start..]);
+        png.extend_from_slice(&c.to_be_bytes());
+    }
+    assert_eq!(png.len(), 370);
+    let path = temp_dir().join("declares-huge.png");
+    std::fs::write(&path, &png).unwrap();
+    let p = path.to_str().unwrap();
+    let o = warpmc(&["flame", "compare", p, p]);
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("declares-huge.png: a 100000 × 100000 image needs "), "{e}");
+    assert!(e.contains(" of host memory but only "), "{e}");
+}
+
+/// Runs `args` with stderr read line by line into a shared buffer.
+fn spawn_reading_stderr(args: &[&str]) -> (std::process::Child, std::sync::Arc<std::sync::Mutex<String>>) {
+    let mut child = Command::new(bin()).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let err = child.stderr.take().unwrap();
+    let t = text.clone();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let mut t = t.lock().unwrap();
+            t.push_str(&line);
+            t.push('\n');
+        }
+    });
+    (child, text)
+}
+
+#[test]
+fn enormous_work_is_estimated_and_ctrl_c_stops_it_leaving_the_output_untouched() {
+    // Quality 10¹² on 64 × 48 pixels: 3·10¹⁵ iterations, years on a CPU.
+    let g = genome_file("quality-1e12.flam3", &EXPENSIVE.replace("1e9", "1e12"));
+    let dir = temp_dir().join("ctrl-c");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("kept.png");
+    std::fs::write(&out, b"precious").unwrap();
+    let (mut child, text) = spawn_reading_stderr(&[
+        "flame",
+        "render",
+        g.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let started = Instant::now();
+    while !text.lock().unwrap().contains("iterations") {
+        if started.elapsed() > Duration::from_secs(20) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!("no estimate on stderr: {}", text.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(child.try_wait().unwrap().is_none(), "the render ended by itself: {}", text.lock().unwrap());
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if stopping.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("still running 10 s after Ctrl-C: {}", text.lock().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100)); // the last lines
+    let e = text.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(130), "{e}");
+    assert!(e.contains("3.072e15 iterations"), "{e}");
+    assert!(e.lines().any(|l| l.starts_with("interrupted")), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious", "the output was touched");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "files left behind");
+}
+
+#[test]
+fn the_progress_bar_and_its_eta_are_shown_on_a_terminal() {
+    // script(1) gives the command a terminal; without it there is nothing
+    // to test here.
+    if !Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return;
+    }
+    let g = genome_file("bar.flam3", &EXPENSIVE.replace("1e9", "3000"));
+    let out = temp_dir().join("bar.png");
+    let cmd = format!("{} flame render {} --backend cpu -o {}", bin().display(), g.display(), out.display());
+    let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("eta") && text.contains('%'), "no progress bar: {text}");
 }

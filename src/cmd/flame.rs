@@ -2,6 +2,8 @@
 //! genomes, compare images.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
@@ -9,11 +11,13 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_flame::FlameError;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
-use warpmc_flame::image::{Bits, LoadedImage, psnr, read_png, write_png};
+use warpmc_flame::image::{Bits, LoadedImage, encoding_bytes, psnr, read_png, write_png};
+use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
-use warpmc_flame::render::{Precision, RenderSettings, RenderedFrame, render_with_progress};
+use warpmc_flame::render::{FrameCost, Precision, RenderSettings, RenderedFrame, frame_cost, render_with_progress};
 use warpmc_flame::variations::VariationKind;
 use warpmc_gpu::{BackendChoice, Device, select};
+use warpmc_host::memory::human_bytes;
 
 #[derive(Debug, Args)]
 pub(crate) struct FlameArgs {
@@ -212,17 +216,25 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
     }
 }
 
-fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
-    let opts = ParseOptions { skip_unknown_variations: g.skip_unknown_variations, palette_file: g.palettes.clone() };
+/// The genome file read with the palette file the flags or the
+/// environment name (which must exist, whether or not the genome needs it).
+fn read_genome(g: &GenomeArgs, skip_unknown_variations: bool) -> anyhow::Result<ParsedGenome> {
+    PaletteLibrary::check_named(g.palettes.as_deref())?;
+    let opts = ParseOptions { skip_unknown_variations, palette_file: g.palettes.clone() };
     let parsed = parse_file(&g.genome, &opts).map_err(|e| match e {
         FlameError::UnknownVariation(_) => anyhow!("{e} (--skip-unknown-variations renders without them)"),
         e => e.into(),
     })?;
-    for w in &parsed.warnings {
-        eprintln!("warning: {w}");
-    }
     if parsed.flames.is_empty() {
         bail!("{}: no <flame> elements", g.genome.display());
+    }
+    Ok(parsed)
+}
+
+fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
+    let parsed = read_genome(g, g.skip_unknown_variations)?;
+    for w in &parsed.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(parsed)
 }
@@ -266,11 +278,28 @@ impl Engine {
         time: f64,
         s: &RenderSettings,
         progress: &(dyn Fn(f64) + Sync),
-    ) -> anyhow::Result<RenderedFrame> {
-        Ok(match self {
-            Engine::Cpu => render_with_progress(flames, time, s, progress)?,
-            Engine::Cuda(r) => r.render_with_progress(flames, time, s, progress)?,
-        })
+    ) -> Result<RenderedFrame, FlameError> {
+        match self {
+            Engine::Cpu => render_with_progress(flames, time, s, progress),
+            Engine::Cuda(r) => r.render_with_progress(flames, time, s, progress),
+        }
+    }
+
+    /// What the frame costs here, checked before anything is allocated:
+    /// its iterations can be counted, the render fits in host (and GPU)
+    /// memory, and so does encoding it as a PNG of `bits`.
+    fn checked_cost(&self, flames: &[Flame], time: f64, s: &RenderSettings, bits: Bits) -> anyhow::Result<FrameCost> {
+        let cost = match self {
+            Engine::Cpu => frame_cost(flames, time, s)?,
+            Engine::Cuda(r) => r.frame_cost(flames, time, s)?,
+        };
+        cost.check_host_memory()?;
+        let (w, h) = (cost.width, cost.height);
+        let pixels = (u64::from(w) * u64::from(h)).saturating_mul(32);
+        let png = encoding_bytes(w, h, if s.transparent { 4 } else { 3 }, bits).saturating_add(pixels);
+        warpmc_host::check_allocation(&format!("encoding the {w} × {h} frame as a PNG"), png)
+            .map_err(anyhow::Error::msg)?;
+        Ok(cost)
     }
 
     fn describe(&self) -> String {
@@ -315,11 +344,72 @@ fn settings(o: &RenderOpts, temporal_samples: Option<u32>) -> anyhow::Result<Ren
     })
 }
 
-fn bar(quiet: bool, label: String) -> ProgressBar {
+fn bits(o: &RenderOpts) -> Bits {
+    if o.bits == 16 { Bits::Sixteen } else { Bits::Eight }
+}
+
+/// Renders stop at the first Ctrl-C (or SIGTERM) through the settings'
+/// cancel flag, at their next check; a second one ends the process at once.
+fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let seen = flag.clone();
+    ctrlc::set_handler(move || {
+        if seen.swap(true, Ordering::SeqCst) {
+            eprintln!("interrupted again: stopping at once");
+            std::process::exit(130);
+        }
+    })
+    .context("installing the Ctrl-C handler")?;
+    s.cancel = Some(flag);
+    Ok(())
+}
+
+/// Frames of at least this many iterations are announced even with
+/// --quiet: they take hours on a CPU and minutes on a GPU.
+const ENORMOUS: u64 = 1_000_000_000_000;
+
+/// A duration in the largest unit that keeps it readable.
+fn duration(secs: f64) -> String {
+    const UNITS: [(f64, &str); 5] =
+        [(365.25 * 86400.0, "years"), (86400.0, "days"), (3600.0, "hours"), (60.0, "minutes"), (1.0, "seconds")];
+    let (size, name) = UNITS.iter().find(|(size, _)| secs >= 2.0 * size).copied().unwrap_or((1.0, "seconds"));
+    let n = secs / size;
+    if n < 1e6 { format!("{n:.0} {name}") } else { format!("{n:.1e} {name}") }
+}
+
+/// One line on what a frame takes: size, iterations, passes, memory, and
+/// the time at `rate` (iterations per second, from the frames before).
+fn describe_cost(label: &str, c: &FrameCost, rate: Option<f64>) -> String {
+    let mut line = format!("{label}: {} × {} pixels, {:.3e} iterations", c.width, c.height, c.iterations as f64);
+    if c.passes > 1 || c.temporal_samples > 1 {
+        line += &format!(" in {} pass(es) of {} temporal sample(s)", c.passes, c.temporal_samples);
+    }
+    line += &format!(", {} of host memory", human_bytes(c.host_bytes));
+    if c.device_bytes > 0 {
+        line += &format!(", {} of GPU memory", human_bytes(c.device_bytes));
+        if c.strips > 1 {
+            line += &format!(" in each of {} strips", c.strips);
+        }
+    }
+    if let Some(r) = rate.filter(|r| *r > 0.0) {
+        line += &format!("; about {} at {r:.2e} it/s", duration(c.iterations as f64 / r));
+    }
+    line
+}
+
+/// The message and exit status of a render stopped by Ctrl-C.
+fn interrupted(out: &Path) -> ! {
+    eprintln!("interrupted: the render stopped; {} was not written", out.display());
+    std::process::exit(130);
+}
+
+fn bar(quiet: bool, label: String, iterations: u64) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
-    let b = ProgressBar::new(1000);
+    // One step per iteration: the ETA is right from the first rounds, even
+    // for renders of years.
+    let b = ProgressBar::new(iterations.max(1));
     b.set_style(
         ProgressStyle::with_template("{msg} [{bar:40}] {percent:>3}%  elapsed {elapsed}  eta {eta}")
             .expect("static template")
@@ -330,6 +420,8 @@ fn bar(quiet: bool, label: String) -> ProgressBar {
 }
 
 /// Renders one frame and writes it; returns the frame for the summary.
+/// `cost` is the frame's, checked; `rate` the iterations per second of the
+/// frames before, for the estimate.
 #[allow(clippy::too_many_arguments)]
 fn render_to(
     engine: &Engine,
@@ -339,13 +431,22 @@ fn render_to(
     o: &RenderOpts,
     out: &Path,
     label: String,
+    cost: &FrameCost,
+    rate: Option<f64>,
 ) -> anyhow::Result<RenderedFrame> {
-    let b = bar(o.quiet, label);
+    if !o.quiet || cost.iterations >= ENORMOUS {
+        eprintln!("{}", describe_cost(&label, cost, rate));
+    }
+    let b = bar(o.quiet, label, cost.iterations);
+    let len = b.length().unwrap_or(1) as f64;
     let start = Instant::now();
-    let frame = engine.render(flames, time, s, &|f| b.set_position((f * 1000.0) as u64))?;
+    let frame = engine.render(flames, time, s, &|f| b.set_position((f * len) as u64));
     b.finish_and_clear();
+    let frame = match frame {
+        Err(FlameError::Interrupted) => interrupted(out),
+        r => r?,
+    };
     let secs = start.elapsed().as_secs_f64();
-    let bits = if o.bits == 16 { Bits::Sixteen } else { Bits::Eight };
     let text = vec![
         ("warpmc_version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
         ("warpmc_seed".to_string(), s.seed.to_string()),
@@ -356,7 +457,7 @@ fn render_to(
         ),
         ("warpmc_seconds".to_string(), format!("{secs:.3}")),
     ];
-    write_png(&frame, bits, out, &text)?;
+    write_png(&frame, bits(o), out, &text)?;
     let rate = frame.stats.iterations as f64 / frame.stats.iterate_seconds.max(1e-9);
     eprintln!(
         "{}: {}x{}, {:.3e} iterations in {:.2} s ({:.3e} it/s on {}; filtering {:.2} s)",
@@ -378,10 +479,14 @@ fn render_to(
     Ok(frame)
 }
 
+/// Iterations per second of a rendered frame's chaos game.
+fn rate_of(frame: &RenderedFrame) -> Option<f64> {
+    (frame.stats.iterate_seconds > 0.0).then(|| frame.stats.iterations as f64 / frame.stats.iterate_seconds)
+}
+
 fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     let parsed = load(&a.genome)?;
     let s = settings(&a.opts, None)?;
-    let engine = Engine::open(&a.opts)?;
     let n = parsed.flames.len();
     let chosen: Vec<usize> = if let Some(i) = a.flame {
         if i >= n {
@@ -399,23 +504,38 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
         (0..n).collect()
     };
     let stem = a.genome.genome.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "flame".into());
-    for &i in &chosen {
-        let out = match (&a.out, chosen.len()) {
+    let outs: Vec<PathBuf> = chosen
+        .iter()
+        .map(|&i| match (&a.out, chosen.len()) {
             (Some(o), 1) => o.clone(),
             (Some(o), _) => numbered(o, i),
             (None, 1) => PathBuf::from(format!("{stem}.png")),
             (None, _) => PathBuf::from(format!("{stem}.{i:05}.png")),
-        };
+        })
+        .collect();
+    // Every output is checked before the first frame: a render may take
+    // hours, and a path that cannot be written must not cost them.
+    for out in &outs {
+        warpmc_host::output::check_writable(out)?;
+    }
+    let engine = Engine::open(&a.opts)?;
+    // Every frame's cost too: a file whose last flame cannot be rendered
+    // fails before the first is.
+    let costs = chosen
+        .iter()
+        .map(|&i| {
+            let flame = &parsed.flames[i];
+            engine.checked_cost(std::slice::from_ref(flame), flame.time, &s, bits(&a.opts))
+        })
+        .collect::<anyhow::Result<Vec<FrameCost>>>()?;
+    let mut s = s;
+    stop_on_ctrl_c(&mut s)?;
+    let mut rate = None;
+    for ((&i, out), cost) in chosen.iter().zip(&outs).zip(&costs) {
         let flame = &parsed.flames[i];
-        render_to(
-            &engine,
-            std::slice::from_ref(flame),
-            flame.time,
-            &s,
-            &a.opts,
-            &out,
-            format!("flame {}", flame.label(i)),
-        )?;
+        let label = format!("flame {}", flame.label(i));
+        let frame = render_to(&engine, std::slice::from_ref(flame), flame.time, &s, &a.opts, out, label, cost, rate)?;
+        rate = rate_of(&frame);
     }
     Ok(())
 }
@@ -443,20 +563,74 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     let ts = a.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
     let s = settings(&a.opts, Some(ts))?;
+    let frames = FrameTimes { begin, end, dtime: a.dtime };
+    let frame_path = |t: i64| PathBuf::from(format!("{}{:05}.png", a.prefix, t));
+    // Every frame's file is checked before the first frame is rendered; for
+    // long animations the first and the last stand for the rest (they share
+    // a directory and differ only in an existing file's permissions).
+    if frames.count() <= MAX_CHECKED_FRAMES {
+        for t in frames.iter() {
+            warpmc_host::output::check_writable(&frame_path(t))?;
+        }
+    } else {
+        warpmc_host::output::check_writable(&frame_path(frames.begin))?;
+        warpmc_host::output::check_writable(&frame_path(frames.last()))?;
+    }
     let engine = Engine::open(&a.opts)?;
-    let mut t = begin;
-    while t <= end {
-        let out = PathBuf::from(format!("{}{:05}.png", a.prefix, t));
-        render_to(&engine, &flames, t as f64, &s, &a.opts, &out, format!("frame {t}"))?;
-        t += a.dtime;
+    // The frames' costs, as their files: all of them, or the first and the
+    // last of a long animation (each frame is checked again before it is
+    // rendered).
+    let checked: Vec<i64> =
+        if frames.count() <= MAX_CHECKED_FRAMES { frames.iter().collect() } else { vec![frames.begin, frames.last()] };
+    let mut iterations = 0.0;
+    for &t in &checked {
+        iterations += engine.checked_cost(&flames, t as f64, &s, bits(&a.opts))?.iterations as f64;
+    }
+    if !a.opts.quiet && frames.count() > 1 {
+        let all = iterations / checked.len() as f64 * frames.count() as f64;
+        eprintln!("animation: {} frames, {all:.3e} iterations in all", frames.count());
+    }
+    let mut s = s;
+    stop_on_ctrl_c(&mut s)?;
+    let mut rate = None;
+    for t in frames.iter() {
+        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts))?;
+        let out = frame_path(t);
+        let frame = render_to(&engine, &flames, t as f64, &s, &a.opts, &out, format!("frame {t}"), &cost, rate)?;
+        rate = rate_of(&frame);
     }
     Ok(())
 }
 
+/// Animations with at most this many frames have every frame's file
+/// checked before rendering starts.
+const MAX_CHECKED_FRAMES: u64 = 10_000;
+
+/// The frame times `begin, begin + dtime, …` up to `end` (`begin <= end`,
+/// `dtime >= 1`).
+struct FrameTimes {
+    begin: i64,
+    end: i64,
+    dtime: i64,
+}
+
+impl FrameTimes {
+    fn count(&self) -> u64 {
+        ((i128::from(self.end) - i128::from(self.begin)) / i128::from(self.dtime) + 1) as u64
+    }
+
+    fn last(&self) -> i64 {
+        (i128::from(self.begin) + i128::from(self.count() - 1) * i128::from(self.dtime)) as i64
+    }
+
+    fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        (0..self.count()).map(|k| (i128::from(self.begin) + i128::from(k) * i128::from(self.dtime)) as i64)
+    }
+}
+
 fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     // Read leniently so that unsupported variations are listed, not fatal.
-    let opts = ParseOptions { skip_unknown_variations: true, palette_file: a.genome.palettes.clone() };
-    let parsed = parse_file(&a.genome.genome, &opts)?;
+    let parsed = read_genome(&a.genome, true)?;
     println!("{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
     for (i, f) in parsed.flames.iter().enumerate() {
         let mut used: Vec<VariationKind> =
@@ -488,6 +662,9 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
 }
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
+    if let (Some(out), None) = (&a.montage, &a.text) {
+        warpmc_host::output::check_writable(out)?;
+    }
     let x = read_png(&a.a)?;
     if let Some(key) = &a.text {
         let v = x
@@ -503,6 +680,12 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
     let p = psnr(&x, &y)?;
     println!("{p:.3}");
     if let Some(out) = &a.montage {
+        // Three images side by side: checked before they are allocated.
+        let width = x.width.checked_mul(3).context("the montage would be wider than a PNG can be")?;
+        let pixels = (u64::from(width) * u64::from(x.height)).saturating_mul(32);
+        let bytes = pixels.saturating_add(encoding_bytes(width, x.height, 3, Bits::Eight));
+        warpmc_host::check_allocation(&format!("the {width} × {} montage", x.height), bytes)
+            .map_err(anyhow::Error::msg)?;
         write_png(&montage(&x, &y), Bits::Eight, out, &[])?;
     }
     Ok(())

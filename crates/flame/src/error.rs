@@ -3,6 +3,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use warpmc_host::memory::human_bytes;
+
 /// Why a genome could not be read, a frame rendered or an image written.
 ///
 /// Every message is one self-contained line: it names the file, the flame,
@@ -28,14 +30,28 @@ pub enum FlameError {
     /// A setting of the genome or of the render is out of range.
     #[error("{0}")]
     Invalid(String),
-    /// The histogram does not fit in memory.
-    #[error("the histogram needs {bytes} bytes ({cells} cells); reduce the size, the supersampling or the size scale")]
-    OutOfMemory {
-        /// Bytes requested.
-        bytes: u64,
-        /// Histogram cells.
-        cells: u64,
+    /// A frame, image or kernel does not fit in the host memory the
+    /// process may still allocate (the system's available memory, a
+    /// cgroup's or `ulimit -v`'s limit): the message says what needs how
+    /// much, and how much there is.
+    #[error("{0}")]
+    OutOfHostMemory(String),
+    /// A frame does not fit in the GPU's free memory, even in strips.
+    #[error("{what} needs {} of GPU memory but only {} of {} are free", human_bytes(*.needed), human_bytes(*.free), human_bytes(*.total))]
+    OutOfDeviceMemory {
+        /// What was to be allocated.
+        what: String,
+        /// Bytes it needs on the device.
+        needed: u64,
+        /// Bytes free on the device.
+        free: u64,
+        /// Bytes the device has.
+        total: u64,
     },
+    /// A render was stopped through its cancel flag
+    /// ([`RenderSettings::cancel`](crate::render::RenderSettings::cancel)).
+    #[error("interrupted")]
+    Interrupted,
     /// A file could not be read or written.
     #[error("{}: cannot {action}: {error}", path.display())]
     Io {
@@ -46,6 +62,9 @@ pub enum FlameError {
         /// The operating system's error (its text is part of the message).
         error: io::Error,
     },
+    /// An output file could not be written (see [`warpmc_host::output`]).
+    #[error(transparent)]
+    Output(#[from] warpmc_host::OutputError),
     /// A PNG that cannot be decoded, or a frame that cannot be encoded.
     #[error("{0}")]
     Png(String),

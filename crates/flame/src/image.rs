@@ -21,9 +21,8 @@
 //! # Ok::<(), warpmc_flame::FlameError>(())
 //! ```
 
-use std::fs::File;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
 use crate::error::{FlameError, Result};
 use crate::render::RenderedFrame;
@@ -54,22 +53,56 @@ pub fn quantize(frame: &RenderedFrame, bits: Bits) -> Quantized {
     let channels = if frame.transparent { 4 } else { 3 };
     let mut samples = Vec::with_capacity(frame.pixels.len() * channels);
     for p in &frame.pixels {
-        for &v in &p[..3] {
-            let v = v.clamp(0.0, 255.0);
-            samples.push(match bits {
-                Bits::Eight => v as u8 as u16,
-                Bits::Sixteen => (v * 256.0) as u16,
-            });
-        }
-        if channels == 4 {
-            let a = p[3].clamp(0.0, 1.0);
-            samples.push(match bits {
-                Bits::Eight => (a * 255.0) as u16,
-                Bits::Sixteen => (a * 65535.0) as u16,
-            });
-        }
+        samples.extend((0..channels).map(|c| sample(p, c, bits)));
     }
     Quantized { samples, channels }
+}
+
+/// Channel `c` of pixel `p` quantised as flam3 does.
+#[inline]
+fn sample(p: &[f64; 4], c: usize, bits: Bits) -> u16 {
+    if c < 3 {
+        let v = p[c].clamp(0.0, 255.0);
+        match bits {
+            Bits::Eight => v as u8 as u16,
+            Bits::Sixteen => (v * 256.0) as u16,
+        }
+    } else {
+        let a = p[3].clamp(0.0, 1.0);
+        match bits {
+            Bits::Eight => (a * 255.0) as u16,
+            Bits::Sixteen => (a * 65535.0) as u16,
+        }
+    }
+}
+
+/// Host memory [`encode_png`] takes for a `width × height` image of
+/// `channels` channels: the image data, and at worst twice as much each
+/// for the compressed stream and the PNG as their buffers grow.
+pub fn encoding_bytes(width: u32, height: u32, channels: usize, bits: Bits) -> u64 {
+    let depth = match bits {
+        Bits::Eight => 1,
+        Bits::Sixteen => 2,
+    };
+    let raw = (u64::from(width) * channels as u64 * depth + 1).saturating_mul(u64::from(height));
+    raw.saturating_mul(5).saturating_add(1 << 16)
+}
+
+/// An [`FlameError::OutOfHostMemory`] naming `what` unless `bytes` fit
+/// in what the process may still allocate.
+fn check_memory(what: &str, bytes: u64) -> Result<()> {
+    warpmc_host::check_allocation(what, bytes).map_err(FlameError::OutOfHostMemory)
+}
+
+/// A vector of `n` bytes, or an [`FlameError::OutOfHostMemory`] naming
+/// `what`.
+fn try_bytes(n: usize, what: &str) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        FlameError::OutOfHostMemory(format!("{what}: cannot allocate {}", warpmc_host::memory::human_bytes(n as u64)))
+    })?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 fn encoding_error(e: png::EncodingError) -> FlameError {
@@ -77,9 +110,11 @@ fn encoding_error(e: png::EncodingError) -> FlameError {
 }
 
 /// Encodes `frame` as a PNG in memory, with `text` as tEXt chunks (key,
-/// value).
+/// value). The memory it takes ([`encoding_bytes`]) is checked first.
 pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) -> Result<Vec<u8>> {
-    let Quantized { samples, channels } = quantize(frame, bits);
+    let channels = if frame.transparent { 4 } else { 3 };
+    let what = format!("encoding a {} × {} PNG", frame.width, frame.height);
+    check_memory(&what, encoding_bytes(frame.width, frame.height, channels, bits))?;
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, frame.width, frame.height);
     enc.set_color(if channels == 4 { png::ColorType::Rgba } else { png::ColorType::Rgb });
@@ -91,36 +126,30 @@ pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) 
         enc.add_text_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
     }
     let mut w = enc.write_header().map_err(encoding_error)?;
-    let bytes: Vec<u8> = match bits {
-        Bits::Eight => samples.iter().map(|&v| v as u8).collect(),
-        Bits::Sixteen => samples.iter().flat_map(|v| v.to_be_bytes()).collect(),
-    };
+    // The samples straight into the image data, as `quantize` gives them.
+    let depth = if bits == Bits::Sixteen { 2 } else { 1 };
+    let mut bytes = try_bytes(frame.pixels.len() * channels * depth, &what)?;
+    for (p, out) in frame.pixels.iter().zip(bytes.chunks_exact_mut(channels * depth)) {
+        for c in 0..channels {
+            let v = sample(p, c, bits);
+            match bits {
+                Bits::Eight => out[c] = v as u8,
+                Bits::Sixteen => out[2 * c..2 * c + 2].copy_from_slice(&v.to_be_bytes()),
+            }
+        }
+    }
     w.write_image_data(&bytes).map_err(encoding_error)?;
     w.finish().map_err(encoding_error)?;
     Ok(out)
 }
 
-/// Writes `frame` as a PNG at `path` ([`encode_png`]), atomically: a
-/// temporary file beside it is renamed into place.
+/// Writes `frame` as a PNG at `path` ([`encode_png`]) through
+/// [`warpmc_host::output::write_bytes`]: a regular file is replaced
+/// atomically and keeps its permissions, a symlink is written through, a
+/// device or FIFO is written in place.
 pub fn write_png(frame: &RenderedFrame, bits: Bits, path: &Path, text: &[(String, String)]) -> Result<()> {
     let png = encode_png(frame, bits, text)?;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp-warpmc");
-    let tmp = PathBuf::from(tmp);
-    let io_err =
-        |action: &'static str| move |error: io::Error| FlameError::Io { path: path.to_path_buf(), action, error };
-    let written = (|| {
-        let mut file = File::create(&tmp).map_err(io_err("create"))?;
-        file.write_all(&png).map_err(io_err("write"))?;
-        file.sync_all().map_err(io_err("write"))
-    })();
-    match written {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(io_err("move into place")),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    Ok(warpmc_host::output::write_bytes(path, &png)?)
 }
 
 /// A decoded image: RGB on the 8-bit scale (16-bit files divided by 256),
@@ -143,6 +172,7 @@ pub fn read_png(path: &Path) -> Result<LoadedImage> {
         std::fs::read(path).map_err(|error| FlameError::Io { path: path.to_path_buf(), action: "read", error })?;
     decode_png(&bytes).map_err(|e| match e {
         FlameError::Png(msg) => FlameError::Png(format!("{}: {msg}", path.display())),
+        FlameError::OutOfHostMemory(msg) => FlameError::OutOfHostMemory(format!("{}: {msg}", path.display())),
         e => e,
     })
 }
@@ -152,13 +182,21 @@ pub fn decode_png(bytes: &[u8]) -> Result<LoadedImage> {
     let mut dec = png::Decoder::new(io::Cursor::new(bytes));
     dec.set_transformations(png::Transformations::EXPAND);
     let mut reader = dec.read_info().map_err(|e| FlameError::Png(format!("not a readable PNG ({e})")))?;
+    // The size the header declares is checked before anything of that size
+    // is allocated: the decoded data and the pixels (four f64 each).
+    let (width, height) = reader.info().size();
     let size = reader.output_buffer_size().ok_or_else(|| FlameError::Png("image too large".into()))?;
-    let mut buf = vec![0u8; size];
+    let what = format!("a {width} × {height} image");
+    check_memory(&what, (size as u64).saturating_add((u64::from(width) * u64::from(height)).saturating_mul(32)))?;
+    let mut buf = try_bytes(size, &what)?;
     let info = reader.next_frame(&mut buf).map_err(|e| FlameError::Png(format!("corrupt PNG data ({e})")))?;
     let channels = info.color_type.samples();
     let sixteen = info.bit_depth == png::BitDepth::Sixteen;
     let (w, h) = (info.width as usize, info.height as usize);
-    let mut pixels = Vec::with_capacity(w * h);
+    let mut pixels = Vec::new();
+    pixels
+        .try_reserve_exact(w * h)
+        .map_err(|_| FlameError::OutOfHostMemory(format!("{what}: cannot allocate {} for its pixels", w * h * 32)))?;
     for y in 0..h {
         let line = &buf[y * info.line_size..];
         for x in 0..w {
@@ -216,6 +254,8 @@ pub fn psnr_pixels(a: &[[f64; 4]], b: &[[f64; 4]]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
     use crate::render::RenderStats;
 
@@ -234,6 +274,14 @@ mod tests {
             transparent,
             stats: RenderStats::default(),
         }
+    }
+
+    /// A fresh, empty directory.
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("warpmc-flame-image-alone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 
     fn temp(name: &str) -> PathBuf {
@@ -295,7 +343,7 @@ mod tests {
         assert!(std::error::Error::source(&e).is_none());
         assert_eq!(e.to_string().matches("missing.png").count(), 1, "{e}");
         let e = write_png(&frame(false), Bits::Eight, &temp("no-such-dir").join("x.png"), &[]).unwrap_err();
-        assert!(e.to_string().contains("cannot create"), "{e}");
+        assert!(matches!(e, FlameError::Output(_)) && e.to_string().contains("no-such-dir"), "{e}");
         // Images of different sizes cannot be compared.
         let a = decode_png(&encode_png(&frame(false), Bits::Eight, &[]).unwrap()).unwrap();
         let mut b = a.clone();
@@ -310,6 +358,11 @@ mod tests {
         let path = temp("same.png");
         write_png(&f, Bits::Sixteen, &path, &text).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), encode_png(&f, Bits::Sixteen, &text).unwrap());
-        assert!(!temp("same.png.tmp-warpmc").exists());
+        // Nothing but the file is left in its directory.
+        let dir = tempfile_dir();
+        let path = dir.join("alone.png");
+        write_png(&f, Bits::Eight, &path, &text).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

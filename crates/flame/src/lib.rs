@@ -58,6 +58,7 @@ pub mod interpolate;
 pub mod palette;
 pub mod render;
 pub mod variations;
+mod xml;
 
 pub use error::{FlameError, Result};
 pub use genome::{Flame, XForm};

@@ -137,6 +137,16 @@ pub const SYSTEM_PALETTES: &str = "/usr/share/flam3/flam3-palettes.xml";
 /// a `shared/` directory.
 pub const RELATIVE_PALETTES: &str = "../shared/palettes/flam3-palettes.xml";
 
+/// The error of a search that found none of `candidates`.
+fn not_found(candidates: &[PathBuf]) -> FlameError {
+    let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+    FlameError::Palette(format!(
+        "flam3-palettes.xml not found (looked at {}; name it in ${PALETTES_ENV}, or install flam3, e.g. Debian's \
+         flam3-utils)",
+        looked.join(", ")
+    ))
+}
+
 /// One palette of the file.
 #[derive(Clone, Debug)]
 struct LibPalette {
@@ -168,9 +178,7 @@ impl PaletteLibrary {
     /// Reads palettes from XML text; `path` is recorded as where they came
     /// from (see [`PaletteLibrary::path`]).
     pub fn from_xml(xml: &str, path: &Path) -> Result<Self> {
-        let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
-        let doc = roxmltree::Document::parse_with_options(xml.strip_prefix('\u{feff}').unwrap_or(xml), opts)
-            .map_err(|e| FlameError::Palette(format!("{}: malformed XML: {e}", path.display())))?;
+        let doc = crate::xml::parse(xml).map_err(|e| FlameError::Palette(format!("{}: {e}", path.display())))?;
         let mut palettes = Vec::new();
         // flam3 looks at every <palette> element of the document (but not
         // inside another <palette>).
@@ -188,30 +196,85 @@ impl PaletteLibrary {
         Ok(PaletteLibrary { path: path.to_path_buf(), palettes })
     }
 
-    /// The places [`PaletteLibrary::locate`] looks, in order: `explicit`,
+    /// The places [`PaletteLibrary::locate`] considers, in order: `explicit`,
     /// `$FLAM3_PALETTES`, `$flam3_palettes` (flam3's own variable),
     /// [`SYSTEM_PALETTES`] and [`RELATIVE_PALETTES`] (relative to the
-    /// current directory). Unset or empty variables are left out.
+    /// current directory). Unset or empty variables are left out. The
+    /// first place named by the caller or a variable is the only one read
+    /// (see [`PaletteLibrary::locate_path`]).
     pub fn search_path(explicit: Option<&Path>) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        if let Some(p) = explicit {
-            out.push(p.to_path_buf());
-        }
-        for var in [PALETTES_ENV, FLAM3_PALETTES_ENV] {
-            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-                out.push(PathBuf::from(v));
-            }
-        }
+        let mut out: Vec<PathBuf> = explicit.map(Path::to_path_buf).into_iter().collect();
+        out.extend(Self::from_environment().map(|(p, _)| p));
         out.push(PathBuf::from(SYSTEM_PALETTES));
         out.push(PathBuf::from(RELATIVE_PALETTES));
         out
     }
 
-    /// Finds and reads the palette file: the first existing file of
-    /// [`PaletteLibrary::search_path`]`(explicit)`. The error lists every
-    /// place looked at.
+    /// The files the environment names, in order, with the variable that
+    /// names each.
+    fn from_environment() -> impl Iterator<Item = (PathBuf, &'static str)> {
+        [PALETTES_ENV, FLAM3_PALETTES_ENV]
+            .into_iter()
+            .filter_map(|var| std::env::var_os(var).filter(|v| !v.is_empty()).map(|v| (PathBuf::from(v), var)))
+    }
+
+    /// The palette file named by the caller (`explicit`) or else by the
+    /// environment, with the variable that named it (`None` for
+    /// `explicit`).
+    fn named(explicit: Option<&Path>) -> Option<(PathBuf, Option<&'static str>)> {
+        match explicit {
+            Some(p) => Some((p.to_path_buf(), None)),
+            None => Self::from_environment().next().map(|(p, var)| (p, Some(var))),
+        }
+    }
+
+    /// The file [`PaletteLibrary::locate`] reads, without reading it.
+    ///
+    /// A file named by the caller (`explicit`), or else by
+    /// `$FLAM3_PALETTES` or `$flam3_palettes`, is the only candidate: when
+    /// it is missing or a directory that is the error, not a reason to
+    /// look elsewhere (flam3 too reads the file `$flam3_palettes` names and
+    /// no other). Only when none is named are [`SYSTEM_PALETTES`] and
+    /// [`RELATIVE_PALETTES`] searched, and the error then lists both.
+    pub fn locate_path(explicit: Option<&Path>) -> Result<PathBuf> {
+        match Self::named(explicit) {
+            Some((path, var)) => {
+                let by = var.map(|v| format!(" (named by ${v})")).unwrap_or_default();
+                match std::fs::metadata(&path) {
+                    Ok(m) if m.is_dir() => Err(FlameError::Palette(format!(
+                        "{}{by}: is a directory, not the palette file",
+                        path.display()
+                    ))),
+                    Ok(_) => Ok(path),
+                    Err(e) => {
+                        Err(FlameError::Palette(format!("{}{by}: cannot read the palette file: {e}", path.display())))
+                    }
+                }
+            }
+            None => {
+                let defaults = [PathBuf::from(SYSTEM_PALETTES), PathBuf::from(RELATIVE_PALETTES)];
+                match defaults.iter().find(|p| p.is_file()) {
+                    Some(p) => Ok(p.clone()),
+                    None => Err(not_found(&defaults)),
+                }
+            }
+        }
+    }
+
+    /// An error when a palette file is named (by the caller or the
+    /// environment, as [`PaletteLibrary::locate_path`] reads them) but is
+    /// missing or a directory; nothing is read. For checking a setting
+    /// before work starts, whether or not a genome needs the file.
+    pub fn check_named(explicit: Option<&Path>) -> Result<()> {
+        match Self::named(explicit) {
+            Some(_) => Self::locate_path(explicit).map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// Finds and reads the palette file ([`PaletteLibrary::locate_path`]).
     pub fn locate(explicit: Option<&Path>) -> Result<Self> {
-        Self::locate_among(&Self::search_path(explicit))
+        Self::load(&Self::locate_path(explicit)?)
     }
 
     /// Reads the first of `candidates` that is an existing file (a file
@@ -220,14 +283,7 @@ impl PaletteLibrary {
     pub fn locate_among(candidates: &[PathBuf]) -> Result<Self> {
         match candidates.iter().find(|p| p.is_file()) {
             Some(p) => Self::load(p),
-            None => {
-                let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-                Err(FlameError::Palette(format!(
-                    "flam3-palettes.xml not found (looked at {}; name it in ${PALETTES_ENV}, or install flam3, \
-                     e.g. Debian's flam3-utils)",
-                    looked.join(", ")
-                )))
-            }
+            None => Err(not_found(candidates)),
         }
     }
 

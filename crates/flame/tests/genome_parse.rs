@@ -22,8 +22,14 @@ const GENOMES: &str = "../../examples/flames";
 /// The palette file next to the checkout, if any (CI has /usr/share/flam3).
 const SHARED_PALETTES: &str = "../../../shared/palettes/flam3-palettes.xml";
 
+/// The shared copy when the checkout has one beside it, else the usual
+/// places.
+fn shared_palettes() -> Option<&'static Path> {
+    Some(Path::new(SHARED_PALETTES)).filter(|p| p.exists())
+}
+
 fn library() -> Option<PaletteLibrary> {
-    match PaletteLibrary::locate(Some(Path::new(SHARED_PALETTES))) {
+    match PaletteLibrary::locate(shared_palettes()) {
         Ok(l) => Some(l),
         Err(e) => {
             println!("SKIPPED (no flam3-palettes.xml): {e}");
@@ -954,14 +960,17 @@ fn palette_file_missing_or_broken() {
     assert_eq!(path[0], explicit);
     assert!(path.contains(&PathBuf::from("/usr/share/flam3/flam3-palettes.xml")));
     assert_eq!(path.last().unwrap(), &PathBuf::from("../shared/palettes/flam3-palettes.xml"));
-    // Without any palette file the genome error names the missing file.
-    if PaletteLibrary::locate(Some(&explicit)).is_err() {
-        let o = ParseOptions { skip_unknown_variations: false, palette_file: Some(explicit.clone()) };
-        let e = parse_str(r#"<flame palette="3"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("flam3-palettes.xml not found"), "{e}");
-    }
+    // A palette file named but missing is the error, whatever else exists:
+    // the genome error names it.
+    let o = ParseOptions { skip_unknown_variations: false, palette_file: Some(explicit.clone()) };
+    let e = parse_str(r#"<flame palette="3"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("explicit.xml: cannot read the palette file: "), "{e}");
+    // So is a directory.
+    let e = PaletteLibrary::locate(Some(&dir)).unwrap_err().to_string();
+    assert!(e.ends_with("is a directory, not the palette file"), "{e}");
+    assert!(PaletteLibrary::check_named(Some(&dir)).is_err());
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -1243,7 +1252,7 @@ fn seed_texts() -> Vec<String> {
 fn fuzz_opts() -> Vec<ParseOptions> {
     // The palette file when there is one (loaded once, then cached), and a
     // missing one otherwise.
-    let file = PaletteLibrary::locate(Some(Path::new(SHARED_PALETTES))).ok().map(|l| l.path().to_path_buf());
+    let file = PaletteLibrary::locate(shared_palettes()).ok().map(|l| l.path().to_path_buf());
     vec![
         ParseOptions { skip_unknown_variations: false, palette_file: file.clone() },
         ParseOptions { skip_unknown_variations: true, palette_file: file },

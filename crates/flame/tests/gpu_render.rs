@@ -129,3 +129,26 @@ fn xaos_genomes_render_within_the_cpu_noise_floor() {
         assert!(p > floor - 0.5, "{name}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
     }
 }
+
+/// A frame of which not even one strip fits in the device memory allowed is
+/// one error naming the GPU memory needed and free; a frame larger than the
+/// device's memory is planned in strips, its host memory counted.
+#[test]
+fn frames_beyond_gpu_memory_are_refused_or_split() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("frames_beyond_gpu_memory_are_refused_or_split") else { return };
+    let f = genome("test.flam3");
+    let one = std::slice::from_ref(&f);
+    let tight = IterationOptions { max_buffer_bytes: Some(4096), ..IterationOptions::default() };
+    let r = CudaRenderer::new(gpu.clone()).with_options(tight).unwrap();
+    let e = r.render(one, f.time, &settings(1, 0.25, 0.01)).unwrap_err();
+    assert!(matches!(e, warpmc_flame::FlameError::OutOfDeviceMemory { .. }), "{e}");
+    let e = e.to_string();
+    assert!(e.starts_with("one strip of the 160 × 120 frame (") && e.contains(" of GPU memory but only "), "{e}");
+
+    // 64 times the area of the device's memory in histogram cells.
+    let free = gpu.memory_info().unwrap().free;
+    let side = ((free as f64 * 64.0 / 36.0).sqrt() / 640.0).ceil();
+    let cost = CudaRenderer::new(gpu).frame_cost(one, f.time, &settings(1, side, 1e-6)).unwrap();
+    assert!(cost.strips > 1 && cost.device_bytes <= free, "{cost:?}");
+    assert!(cost.host_bytes >= u64::from(cost.width) * u64::from(cost.height) * 32, "{cost:?}");
+}

@@ -5,14 +5,14 @@
 use rayon::prelude::*;
 use warpmc_rng::{Domain, Mwc, multipliers, mwc::seed_state, philox_block};
 
+use super::cost::Sizing;
 use super::filters::DensityFilters;
-use super::frame::{FrameBackend, FrameGeometry, IterationCount, IterationJob, LogScale, frame_geometry, render_frame};
+use super::frame::{FrameBackend, FrameGeometry, IterationCount, IterationJob, LogScale, render_frame};
 use super::histogram::{self, BandedSamples, Bucket, Sample};
 use super::tonemap::{self, ToneMap};
 use super::{RenderSettings, RenderedFrame, density, try_buffer};
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
-use crate::interpolate::interpolate;
 
 /// The generator of sub-batch `unit` of a render seeded with `seed`: as
 /// [`Mwc::for_unit`] builds one (multiplier `unit` mod the table length,
@@ -33,19 +33,25 @@ pub(super) fn render<T: Bucket>(
     settings: &RenderSettings,
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<RenderedFrame> {
-    let cp0 = interpolate(flames, time);
-    let geometry = frame_geometry(flames, &cp0)?;
+    let sizing = Sizing::new(flames, time, settings)?;
+    let threads = rayon::current_num_threads();
+    sizing.cpu_cost(settings.precision, threads, settings.sub_batch_size).check_host_memory()?;
     // The CPU holds the whole histogram, indexed in 32 bits (the GPU
     // renders larger frames in strips).
-    if geometry.cells() > u64::from(u32::MAX) {
-        return Err(FlameError::OutOfMemory { bytes: geometry.cells() * 36, cells: geometry.cells() });
+    let cells = sizing.sizes.cells();
+    if cells > u64::from(u32::MAX) {
+        return Err(FlameError::invalid(format!(
+            "the histogram would have {cells} cells; the CPU renderer indexes at most 2^32 (the CUDA renderer renders \
+             such frames in strips)"
+        )));
     }
+    let geometry = sizing.sizes.geometry(flames)?;
     let mut backend = CpuBackend::<T>::new(&geometry, settings)?;
     render_frame(flames, time, settings, &geometry, &mut backend, progress)
 }
 
 /// Histogram and accumulation buffer of one frame in host memory.
-struct CpuBackend<T: Bucket> {
+pub(super) struct CpuBackend<T: Bucket> {
     hist: Vec<[T; 5]>,
     acc: Vec<[T; 4]>,
     hw: usize,
@@ -69,10 +75,9 @@ struct SubBatch {
 }
 
 impl<T: Bucket> CpuBackend<T> {
-    fn new(g: &FrameGeometry, settings: &RenderSettings) -> Result<Self> {
-        let cells = g.cells();
-        let hist: Vec<[T; 5]> = try_buffer(g.hw * g.hh, [T::default(); 5], cells)?;
-        let acc: Vec<[T; 4]> = try_buffer(g.hw * g.hh, [T::default(); 4], cells)?;
+    pub(super) fn new(g: &FrameGeometry, settings: &RenderSettings) -> Result<Self> {
+        let hist: Vec<[T; 5]> = try_buffer(g.hw * g.hh, [T::default(); 5], "the histogram")?;
+        let acc: Vec<[T; 4]> = try_buffer(g.hw * g.hh, [T::default(); 4], "the accumulation buffer")?;
         let threads = rayon::current_num_threads().max(1);
         let band_rows = g.hh.div_ceil(threads * 4).max(1);
         Ok(CpuBackend {
@@ -88,6 +93,12 @@ impl<T: Bucket> CpuBackend<T> {
             bands: g.hh.div_ceil(band_rows),
             cells_per_band: (band_rows * g.hw) as u32,
         })
+    }
+
+    /// Bytes of the histogram and the accumulation buffer.
+    #[cfg(test)]
+    pub(super) fn buffer_bytes(&self) -> usize {
+        std::mem::size_of_val(&self.hist[..]) + std::mem::size_of_val(&self.acc[..])
     }
 
     /// Sub-batch `s` of `job` (its random stream is unit `self.unit + s`).
@@ -115,7 +126,11 @@ impl<T: Bucket> FrameBackend for CpuBackend<T> {
         Ok(())
     }
 
-    fn iterate(&mut self, job: &IterationJob<'_>, progress: &mut dyn FnMut(u64)) -> Result<IterationCount> {
+    fn iterate(
+        &mut self,
+        job: &IterationJob<'_>,
+        progress: &mut dyn FnMut(u64) -> Result<()>,
+    ) -> Result<IterationCount> {
         let (n_iter, sbs) = (job.n_iter, self.sub_batch_size);
         let n_sub = n_iter.div_ceil(sbs);
         // Rounds of a few sub-batches per thread: each round's samples are
@@ -132,7 +147,7 @@ impl<T: Bucket> FrameBackend for CpuBackend<T> {
             self.hist.par_chunks_mut(cells_per_band as usize).enumerate().for_each(|(b, chunk)| {
                 histogram::accumulate_band(chunk, b as u32 * cells_per_band, b, &banded, job.cmap);
             });
-            progress((s1 * sbs).min(n_iter));
+            progress((s1 * sbs).min(n_iter))?;
             s0 = s1;
         }
         self.unit += n_sub;
@@ -150,7 +165,7 @@ impl<T: Bucket> FrameBackend for CpuBackend<T> {
 
     fn finish(&mut self, g: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>> {
         self.hist = Vec::new();
-        let mut pixels = vec![[0.0; 4]; g.width * g.height];
+        let mut pixels = try_buffer(g.width * g.height, [0.0; 4], "the finished pixels")?;
         tonemap::filter_and_map(&self.acc, self.hw, &g.filter, g.de_offset, g.ss, tone, g.width, &mut pixels);
         Ok(pixels)
     }

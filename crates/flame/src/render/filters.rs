@@ -6,6 +6,7 @@
 //! Shapes, supports, kernel sizes and normalisations follow flam3 3.1.1 so
 //! that images match flam3-render's.
 
+use super::{shown, try_buffer};
 use crate::error::{FlameError, Result};
 use crate::genome::{FilterShape, TemporalFilter};
 
@@ -159,18 +160,45 @@ pub(crate) struct SpatialFilter {
     pub(crate) coefs: Vec<f64>,
 }
 
+/// The widest kernel (spatial filter or density estimation) accepted, in
+/// histogram cells: far beyond any real genome's (flam3's default spatial
+/// kernel is 5 cells wide), and small enough that sizes computed from it
+/// cannot overflow; the memory check refuses most kernels well below it.
+pub(crate) const MAX_KERNEL_CELLS: f64 = 1e9;
+
 impl SpatialFilter {
-    /// The kernel for a radius in output pixels at `supersample` cells per
-    /// pixel (square pixels, whole frames).
-    pub(crate) fn new(shape: FilterShape, radius: f64, supersample: u32) -> Option<Self> {
-        let supp = support(shape);
-        let fw = 2.0 * supp * f64::from(supersample) * radius;
-        let mut width = fw as usize + 1;
-        if (width ^ supersample as usize) & 1 == 1 {
+    /// The kernel's side in cells for a radius in output pixels at
+    /// `supersample` cells per pixel, as flam3's
+    /// `flam3_create_spatial_filter` computes it: `(int) fw + 1`, one more
+    /// for the parity of the supersampling. flam3 refuses a radius that
+    /// leaves no cell (a negative one below about −1/(2·support·ss)); so
+    /// does this, and a radius whose kernel would be absurdly wide.
+    pub(crate) fn width(shape: FilterShape, radius: f64, supersample: u32) -> Result<usize> {
+        let fw = 2.0 * support(shape) * f64::from(supersample) * radius;
+        if fw.is_nan() || fw >= MAX_KERNEL_CELLS {
+            return Err(FlameError::invalid(format!(
+                "spatial filter radius {} is too large: its kernel would be {fw:.3e} cells wide",
+                shown(radius)
+            )));
+        }
+        let mut width = fw.trunc() as i64 + 1;
+        if (width ^ i64::from(supersample)) & 1 == 1 {
             width += 1;
         }
+        if width <= 0 {
+            return Err(too_small(radius));
+        }
+        Ok(width as usize)
+    }
+
+    /// The kernel for a radius in output pixels at `supersample` cells per
+    /// pixel (square pixels, whole frames).
+    pub(crate) fn new(shape: FilterShape, radius: f64, supersample: u32) -> Result<Self> {
+        let width = Self::width(shape, radius, supersample)?;
+        let supp = support(shape);
+        let fw = 2.0 * supp * f64::from(supersample) * radius;
         let adjust = if fw > 0.0 { supp * width as f64 / fw } else { 1.0 };
-        let mut coefs = vec![0.0; width * width];
+        let mut coefs = try_buffer(width * width, 0.0, "the spatial filter kernel")?;
         for j in 0..width {
             for i in 0..width {
                 let ii = ((2.0 * i as f64 + 1.0) / width as f64 - 1.0) * adjust;
@@ -180,16 +208,40 @@ impl SpatialFilter {
         }
         let sum: f64 = coefs.iter().sum();
         if sum == 0.0 || !sum.is_finite() {
-            return None;
+            return Err(too_small(radius));
         }
         coefs.iter_mut().for_each(|c| *c /= sum);
-        Some(SpatialFilter { width, coefs })
+        Ok(SpatialFilter { width, coefs })
     }
+}
+
+/// flam3's refusal of a radius whose kernel has no weight ("Spatial filter
+/// value is too small").
+fn too_small(radius: f64) -> FlameError {
+    FlameError::invalid(format!(
+        "spatial filter radius {} is too small to give a kernel (flam3 refuses it too)",
+        shown(radius)
+    ))
 }
 
 /// Cells with at most this many hits get a kernel each; above it kernels
 /// are shared by ranges of counts (flam3's `DE_THRESH`).
 pub(crate) const DE_THRESH: usize = 100;
+
+/// Kernels kept one per count before they are shared (flam3's
+/// `keep_thresh`).
+const KEEP: usize = 100;
+
+/// The sizes of a bank of density-estimation kernels and the constants
+/// they come with.
+struct BankPlan {
+    /// Kernels, and coefficients per kernel.
+    sizes: (usize, usize),
+    half_size: usize,
+    comp_max: f64,
+    comp_min: f64,
+    max_filtered_counts: f64,
+}
 
 /// The bank of density-estimation kernels: kernel `k` is a Gaussian of
 /// radius `max·ss+1` shrunk by `(k+1)^curve`, down to `min·ss+1`. Only the
@@ -213,29 +265,42 @@ pub(crate) struct DensityFilters {
 }
 
 impl DensityFilters {
-    /// The bank for `estimator_radius`, `estimator_minimum`,
-    /// `estimator_curve` at supersampling `ss`. `Err` names the problem.
-    pub(crate) fn new(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<Self> {
-        if curve <= 0.0 {
-            return Err(FlameError::invalid(format!("estimator_curve must be > 0, not {curve}")));
+    /// How many kernels the bank for these settings holds and how many
+    /// coefficients each has (`max_ind`, `kernel_size`), without building
+    /// it. `Err` names a setting that cannot give a bank.
+    pub(crate) fn bank_size(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<(usize, usize)> {
+        Ok(Self::plan(max_rad, min_rad, curve, ss)?.sizes)
+    }
+
+    /// The sizes of the bank and the constants that go with them.
+    fn plan(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<BankPlan> {
+        if curve.is_nan() || curve <= 0.0 {
+            return Err(FlameError::invalid(format!("estimator_curve must be > 0, not {}", shown(curve))));
         }
-        if max_rad < min_rad {
+        if max_rad.is_nan() || min_rad.is_nan() || max_rad < min_rad || min_rad < 0.0 {
             return Err(FlameError::invalid(format!(
-                "estimator_radius ({max_rad}) must not be below estimator_minimum ({min_rad})"
+                "estimator_radius ({}) must not be below estimator_minimum ({}), nor that below 0",
+                shown(max_rad),
+                shown(min_rad)
             )));
         }
         let ss = f64::from(ss);
         // The +1 is the distance to the nearest neighbouring cell.
         let comp_max = max_rad * ss + 1.0;
         let comp_min = min_rad * ss + 1.0;
+        if comp_max.is_nan() || comp_max >= MAX_KERNEL_CELLS {
+            return Err(FlameError::invalid(format!(
+                "estimator_radius {} is too large: density estimation would reach {comp_max:.3e} cells",
+                shown(max_rad)
+            )));
+        }
         let n_filters_f = (comp_max / comp_min).powf(1.0 / curve);
-        if n_filters_f > 1e7 {
+        if n_filters_f.is_nan() || n_filters_f > 1e7 {
             return Err(FlameError::invalid(format!(
                 "the estimator settings need too many density kernels ({n_filters_f:e})"
             )));
         }
         let n_filters = n_filters_f.ceil() as usize;
-        const KEEP: usize = 100;
         let (max_ind, max_filtered_counts) = if n_filters > KEEP {
             let thresh = DE_THRESH as f64;
             let max_ind = (thresh + (n_filters as f64 - thresh).powf(curve)).ceil() as usize + 1;
@@ -247,8 +312,21 @@ impl DensityFilters {
         let row_size = (2.0 * comp_max.ceil() - 1.0) as usize;
         let half_size = (row_size - 1) / 2;
         let kernel_size = (half_size + 1) * (2 + half_size) / 2;
-        let mut coefs = vec![0.0; max_ind * kernel_size];
-        let mut widths = vec![0.0; max_ind];
+        Ok(BankPlan { sizes: (max_ind.max(1), kernel_size), half_size, comp_max, comp_min, max_filtered_counts })
+    }
+
+    /// The bank for `estimator_radius`, `estimator_minimum`,
+    /// `estimator_curve` at supersampling `ss`. `Err` names the problem.
+    pub(crate) fn new(max_rad: f64, min_rad: f64, curve: f64, ss: u32) -> Result<Self> {
+        let BankPlan { sizes: (max_ind, kernel_size), half_size, comp_max, comp_min, max_filtered_counts } =
+            Self::plan(max_rad, min_rad, curve, ss)?;
+        let n = max_ind.checked_mul(kernel_size).ok_or_else(|| {
+            FlameError::OutOfHostMemory(format!(
+                "the density-estimation kernels: {max_ind} × {kernel_size} coefficients"
+            ))
+        })?;
+        let mut coefs = try_buffer(n, 0.0, "the density-estimation kernels")?;
+        let mut widths = try_buffer(max_ind, 0.0, "the density-estimation kernels")?;
         let g_supp = support(FilterShape::Gaussian);
         let mut max_index = 0;
         #[allow(clippy::needless_range_loop)]

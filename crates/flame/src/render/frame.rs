@@ -4,14 +4,15 @@
 //! finished is a [`FrameBackend`]'s business (the CPU's in `cpu.rs`, the
 //! GPU's in `cuda/`).
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::camera::Camera;
 use super::chaos::ChaosGame;
-use super::filters::{DensityFilters, SpatialFilter, TemporalSamples};
+use super::filters::{DensityFilters, MAX_KERNEL_CELLS, SpatialFilter, TemporalSamples};
 use super::histogram::ColorMap;
 use super::tonemap::ToneMap;
-use super::{RenderSettings, RenderStats, RenderedFrame};
+use super::{RenderSettings, RenderStats, RenderedFrame, shown};
 use crate::error::{FlameError, Result};
 use crate::genome::{Flame, PaletteMode};
 use crate::interpolate::interpolate;
@@ -23,18 +24,26 @@ pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>>
         return Err(FlameError::invalid("no flame to render"));
     }
     if !(s.quality_scale > 0.0 && s.quality_scale.is_finite()) {
-        return Err(FlameError::invalid(format!("quality scale must be positive, not {}", s.quality_scale)));
+        return Err(FlameError::invalid(format!("quality scale must be positive, not {}", shown(s.quality_scale))));
     }
     if !(s.size_scale > 0.0 && s.size_scale.is_finite()) {
-        return Err(FlameError::invalid(format!("size scale must be positive, not {}", s.size_scale)));
+        return Err(FlameError::invalid(format!("size scale must be positive, not {}", shown(s.size_scale))));
     }
     flames
         .iter()
         .map(|f| {
             let mut f = f.clone();
             f.quality *= s.quality_scale;
-            f.width = (f64::from(f.width) * s.size_scale) as u32;
-            f.height = (f64::from(f.height) * s.size_scale) as u32;
+            let (w, h) = (f64::from(f.width) * s.size_scale, f64::from(f.height) * s.size_scale);
+            if w >= 4294967296.0 || h >= 4294967296.0 {
+                return Err(FlameError::invalid(format!(
+                    "the output image would be {} × {} pixels; a side has at most 2^32 − 1",
+                    w.trunc(),
+                    h.trunc()
+                )));
+            }
+            f.width = w as u32;
+            f.height = h as u32;
             f.scale *= s.size_scale;
             if f.width == 0 || f.height == 0 {
                 return Err(FlameError::invalid("the output image would have no pixels"));
@@ -80,8 +89,14 @@ pub(crate) struct LogScale {
 pub(crate) trait FrameBackend {
     /// Clears the histogram for a new pass.
     fn begin_pass(&mut self) -> Result<()>;
-    /// Runs `job`; `progress` receives the iterations done so far in it.
-    fn iterate(&mut self, job: &IterationJob<'_>, progress: &mut dyn FnMut(u64)) -> Result<IterationCount>;
+    /// Runs `job`; `progress` receives the iterations done so far in it,
+    /// and an error from it (the render was cancelled) ends the job with
+    /// that error.
+    fn iterate(
+        &mut self,
+        job: &IterationJob<'_>,
+        progress: &mut dyn FnMut(u64) -> Result<()>,
+    ) -> Result<IterationCount>;
     /// Log-scales the pass's histogram (with density estimation when `de`
     /// is given) into the accumulation buffer.
     fn end_pass(&mut self, de: Option<&DensityFilters>, scale: LogScale) -> Result<()>;
@@ -107,15 +122,40 @@ pub(crate) struct FrameGeometry {
     pub(crate) filter: SpatialFilter,
 }
 
-impl FrameGeometry {
+/// The sizes of a frame's buffers, worked out without allocating any.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct FrameSizes {
+    pub(crate) ss: usize,
+    pub(crate) width: usize,
+    pub(crate) height: usize,
+    pub(crate) hw: usize,
+    pub(crate) hh: usize,
+    pub(crate) gutter: usize,
+    pub(crate) de_offset: usize,
+    /// Side of the spatial filter kernel, in cells.
+    pub(crate) filter_width: usize,
+}
+
+impl FrameSizes {
     /// Histogram cells.
     pub(crate) fn cells(&self) -> u64 {
-        self.hw as u64 * self.hh as u64
+        (self.hw as u64).saturating_mul(self.hh as u64)
+    }
+
+    /// The geometry, with the spatial filter kernel of the first flame of
+    /// `flames` (whose sizes these are) built.
+    pub(crate) fn geometry(&self, flames: &[Flame]) -> Result<FrameGeometry> {
+        let first = &flames[0];
+        let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample)?;
+        debug_assert_eq!(filter.width, self.filter_width);
+        let FrameSizes { ss, width, height, hw, hh, gutter, de_offset, .. } = *self;
+        Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter })
     }
 }
 
-/// Validates the frame's settings and works out its buffer sizes.
-pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeometry> {
+/// Validates the frame's settings and works out its buffer sizes, without
+/// allocating.
+pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
     let first = &flames[0];
     if first.supersample < 1 || first.supersample > 64 {
         return Err(FlameError::invalid(format!("supersample must be 1 to 64, not {}", first.supersample)));
@@ -125,18 +165,26 @@ pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeome
         return Err(FlameError::invalid("passes must be at least 1"));
     }
     let (width, height) = (cp0.width as usize, cp0.height as usize);
-    let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample).ok_or_else(|| {
-        FlameError::invalid(format!("spatial filter radius {} is too small to give a kernel", first.filter_radius))
-    })?;
+    let filter_width = SpatialFilter::width(first.filter_shape, first.filter_radius, first.supersample)?;
 
     // Gutter: room for the spatial filter and the density kernels.
-    let mut gutter = ((filter.width as i64 - ss as i64) / 2).max(0) as usize;
+    let mut gutter = ((filter_width as i64 - ss as i64) / 2).max(0) as usize;
     let mut de_gutter = 0usize;
     for f in flames {
         if f.estimator_radius.is_nan() || f.estimator_radius < 0.0 {
-            return Err(FlameError::invalid(format!("estimator_radius must be >= 0, not {}", f.estimator_radius)));
+            return Err(FlameError::invalid(format!(
+                "estimator_radius must be >= 0, not {}",
+                shown(f.estimator_radius)
+            )));
         }
-        de_gutter = de_gutter.max(f.estimator_radius.ceil() as usize * ss);
+        let reach = f.estimator_radius.ceil() * ss as f64;
+        if reach >= MAX_KERNEL_CELLS {
+            return Err(FlameError::invalid(format!(
+                "estimator_radius {} is too large: density estimation would reach {reach:.3e} cells",
+                shown(f.estimator_radius)
+            )));
+        }
+        de_gutter = de_gutter.max(reach as usize);
     }
     if de_gutter > 0 {
         de_gutter += ss - 1;
@@ -150,7 +198,14 @@ pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeome
     };
     let hw = ss * width + 2 * gutter;
     let hh = ss * height + 2 * gutter;
-    Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter })
+    Ok(FrameSizes { ss, width, height, hw, hh, gutter, de_offset, filter_width })
+}
+
+/// Validates the frame's settings and works out its buffer sizes; builds
+/// the spatial filter kernel.
+#[cfg(all(test, feature = "cuda"))]
+pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeometry> {
+    frame_sizes(flames, cp0)?.geometry(flames)
 }
 
 /// Temporal samples iterated as one job: at `time`, colours weighted by
@@ -191,9 +246,7 @@ impl<'a> FramePlan<'a> {
 
     /// Iterations the whole frame takes, for progress.
     fn total_iterations(&self) -> f64 {
-        let cp = &self.cp0;
-        let zoom = 2f64.powf(cp.zoom);
-        (cp.quality * zoom * zoom * f64::from(cp.width) * f64::from(cp.height)).max(1.0)
+        frame_iterations(&self.cp0).max(1.0)
     }
 
     /// The density-estimation kernels of `pass` (`None` without density
@@ -241,6 +294,33 @@ impl<'a> FramePlan<'a> {
     fn flame(&self, group: &TemporalGroup) -> Flame {
         if self.flames.len() == 1 { self.cp0.clone() } else { interpolate(self.flames, group.time) }
     }
+}
+
+/// Chaos-game iterations of a frame of `cp` (every pass and temporal
+/// sample together): flam3's samples per pixel, `quality · 2^(2·zoom)`,
+/// times the pixels.
+pub(crate) fn frame_iterations(cp: &Flame) -> f64 {
+    let zoom = 2f64.powf(cp.zoom);
+    cp.quality * zoom * zoom * f64::from(cp.width) * f64::from(cp.height)
+}
+
+/// Iteration counts below this fit in 64 bits (2^64).
+const MAX_ITERATIONS: f64 = 18446744073709551616.0;
+
+/// An error unless `n` iterations (of a frame of `cp`) is a count that can
+/// be run: finite and below 2^64.
+pub(crate) fn check_iterations(n: f64, cp: &Flame) -> Result<()> {
+    if n.is_finite() && n < MAX_ITERATIONS {
+        return Ok(());
+    }
+    Err(FlameError::invalid(format!(
+        "the frame asks for {n:.3e} chaos-game iterations (quality {} × 2^(2·zoom), zoom {}, × {} × {} pixels), \
+         more than can be counted (2^64); lower the quality or the zoom",
+        shown(cp.quality),
+        shown(cp.zoom),
+        cp.width,
+        cp.height
+    )))
 }
 
 /// The palette of `cp` premultiplied by 255 and the temporal weight.
@@ -334,15 +414,23 @@ pub(crate) fn render_frame<B: FrameBackend>(
     let mut last_cp = plan.cp0.clone();
     let total_iters = plan.total_iterations();
     let mut done_iters = 0.0;
+    let go_on = || match &settings.cancel {
+        Some(flag) if flag.load(Ordering::Relaxed) => Err(FlameError::Interrupted),
+        _ => Ok(()),
+    };
 
     for pass in 0..plan.passes {
+        go_on()?;
         backend.begin_pass()?;
         let de = plan.density_filters(pass)?;
         let mut totals = PassTotals::default();
         for group in plan.groups(pass) {
             let cp = plan.flame(&group);
             if cp.quality.is_nan() || cp.quality <= 0.0 {
-                return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", cp.quality)));
+                return Err(FlameError::invalid(format!(
+                    "quality must be greater than zero, not {}",
+                    shown(cp.quality)
+                )));
             }
             let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
             let cmap = color_map(&cp, group.color_scalar);
@@ -351,11 +439,14 @@ pub(crate) fn render_frame<B: FrameBackend>(
             totals.sample_density = cp.quality * zoom * zoom;
             totals.ppu = cp.scale * zoom;
             let nsamples = totals.sample_density * width as f64 * height as f64;
+            check_iterations(nsamples, &cp)?;
             let n_iter = (nsamples / (plan.passes * plan.ntemporal) as f64 * group.reps as f64).round() as u64;
             let job = IterationJob { cp: &cp, game: &game, cmap: &cmap, camera: &camera, n_iter };
             let before = done_iters;
+            go_on()?;
             let count = backend.iterate(&job, &mut |done| {
                 progress(((before + done as f64) / total_iters).min(1.0) * 0.95);
+                go_on()
             })?;
             done_iters += count.kept as f64;
             totals.asked += n_iter;

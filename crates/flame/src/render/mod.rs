@@ -35,6 +35,7 @@
 
 mod camera;
 mod chaos;
+mod cost;
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -43,6 +44,11 @@ mod filters;
 mod frame;
 mod histogram;
 mod tonemap;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use cost::FrameCost;
 
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
@@ -89,6 +95,11 @@ pub struct RenderSettings {
     /// Iterations per sub-batch: each starts from a fresh random point and
     /// discards 15 fuse iterations. flam3's default is 10000.
     pub sub_batch_size: usize,
+    /// When set, the render stops with [`FlameError::Interrupted`] soon
+    /// after the flag becomes true (it is looked at between rounds of
+    /// sub-batches on the CPU, between launches on the GPU, and between
+    /// passes): a Ctrl-C handler sets it.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for RenderSettings {
@@ -101,6 +112,7 @@ impl Default for RenderSettings {
             transparent: false,
             temporal_samples: None,
             sub_batch_size: 10_000,
+            cancel: None,
         }
     }
 }
@@ -147,6 +159,11 @@ pub fn render(flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<
 
 /// [`render`], calling `progress` with the fraction done (0 to 1) as the
 /// work goes on.
+///
+/// Before anything is allocated the frame's cost is checked
+/// ([`frame_cost`]): a frame whose iterations cannot be counted, or whose
+/// buffers do not fit in the host memory the process may still allocate,
+/// is an error naming the sizes.
 pub fn render_with_progress(
     flames: &[Flame],
     time: f64,
@@ -160,12 +177,33 @@ pub fn render_with_progress(
     }
 }
 
-/// A [`FlameError::OutOfMemory`] unless a vector of `n` values can be
-/// allocated; then the vector, filled with `value`.
-fn try_buffer<T: Clone>(n: usize, value: T, cells: u64) -> Result<Vec<T>> {
+/// What [`render`] takes for the frame at `time` of `flames`: iterations,
+/// passes, histogram cells and the host memory it holds at its peak,
+/// worked out without allocating. An error for settings no renderer can
+/// render (a negative spatial filter radius, iterations beyond 2^64, …);
+/// whether the memory is there is [`FrameCost::check_host_memory`]'s
+/// question.
+pub fn frame_cost(flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<FrameCost> {
+    let flames = frame::scaled(flames, settings)?;
+    let sizing = cost::Sizing::new(&flames, time, settings)?;
+    Ok(sizing.cpu_cost(settings.precision, rayon::current_num_threads(), settings.sub_batch_size))
+}
+
+/// A number for messages: as written for ordinary magnitudes, in
+/// scientific notation for huge or tiny ones (1e308, not 309 digits).
+pub(crate) fn shown(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) { format!("{x}") } else { format!("{x:e}") }
+}
+
+/// A vector of `n` copies of `value`, or [`FlameError::OutOfHostMemory`]
+/// naming `what` when the allocation fails (sizes are checked before
+/// rendering starts; this catches what the estimate missed).
+fn try_buffer<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| FlameError::OutOfMemory { bytes: (n * std::mem::size_of::<T>()) as u64, cells })?;
+    v.try_reserve_exact(n).map_err(|_| {
+        let size = n as f64 * std::mem::size_of::<T>() as f64;
+        FlameError::OutOfHostMemory(format!("{what}: cannot allocate {}", cost::bytes(size)))
+    })?;
     v.resize(n, value);
     Ok(v)
 }

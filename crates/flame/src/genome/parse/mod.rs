@@ -113,10 +113,7 @@ pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<ParsedGenome> {
 /// # Ok::<(), warpmc_flame::FlameError>(())
 /// ```
 pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedGenome> {
-    let text = xml.strip_prefix('\u{feff}').unwrap_or(xml);
-    let xml_opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
-    let doc = roxmltree::Document::parse_with_options(text, xml_opts)
-        .map_err(|e| FlameError::Genome(format!("{source}: malformed XML: {e}")))?;
+    let doc = crate::xml::parse(xml).map_err(|e| FlameError::Genome(format!("{source}: {e}")))?;
 
     let mut r = Reader::new(source, opts);
     // flam3 starts at the root element and descends into everything that is

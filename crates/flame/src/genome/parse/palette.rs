@@ -42,17 +42,13 @@ impl PaletteBuild {
 /// per process and path.
 fn cached_library(explicit: Option<&Path>) -> Result<Arc<PaletteLibrary>> {
     static CACHE: Mutex<Vec<(PathBuf, Arc<PaletteLibrary>)>> = Mutex::new(Vec::new());
-    let candidates = PaletteLibrary::search_path(explicit);
-    let Some(path) = candidates.iter().find(|p| p.is_file()) else {
-        // Fails, listing the candidates.
-        return PaletteLibrary::locate_among(&candidates).map(Arc::new);
-    };
+    let path = PaletteLibrary::locate_path(explicit)?;
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, lib)) = cache.iter().find(|(p, _)| p == path) {
+    if let Some((_, lib)) = cache.iter().find(|(p, _)| *p == path) {
         return Ok(Arc::clone(lib));
     }
-    let lib = Arc::new(PaletteLibrary::load(path)?);
-    cache.push((path.clone(), Arc::clone(&lib)));
+    let lib = Arc::new(PaletteLibrary::load(&path)?);
+    cache.push((path, Arc::clone(&lib)));
     Ok(lib)
 }
 

@@ -101,12 +101,19 @@ pub(super) struct GpuBackend<'a, T: GpuBucket> {
     kernels: HashMap<String, CompiledKernel>,
 }
 
-/// `n` zeroed values, or [`FlameError::OutOfMemory`] when the device has
-/// no room.
-fn alloc<T: GpuBucket>(gpu: &Gpu, n: usize) -> Result<DeviceBuffer<T>> {
+/// `n` zeroed values of `what`, or [`FlameError::OutOfDeviceMemory`] when
+/// the device has no room (the frame's cost is checked before; this
+/// catches what the estimate missed, or memory taken meanwhile).
+fn alloc<T: GpuBucket>(gpu: &Gpu, n: usize, what: &str) -> Result<DeviceBuffer<T>> {
     gpu.alloc_zeros::<T>(n).map_err(|e| match e {
         GpuError::Driver { .. } => {
-            FlameError::OutOfMemory { bytes: (n * std::mem::size_of::<T>()) as u64, cells: (n / 4) as u64 }
+            let memory = gpu.memory_info().unwrap_or(warpmc_gpu::MemoryInfo { free: 0, total: 0 });
+            FlameError::OutOfDeviceMemory {
+                what: what.to_string(),
+                needed: (n * std::mem::size_of::<T>()) as u64,
+                free: memory.free,
+                total: memory.total,
+            }
         }
         e => FlameError::Gpu(e),
     })
@@ -125,9 +132,9 @@ impl<'a, T: GpuBucket> GpuBackend<'a, T> {
         let rows = strip.hist_rows.len();
         let cells = g.hw * rows;
         let finisher = Finisher::new(gpu, T::PRECISION)?;
-        let hist = alloc::<T>(gpu, cells * 4)?;
-        let count = if needs_count(flames) { Some(alloc::<T>(gpu, cells)?) } else { None };
-        let acc = alloc::<T>(gpu, cells * 4)?;
+        let hist = alloc::<T>(gpu, cells * 4, "the histogram of a strip")?;
+        let count = if needs_count(flames) { Some(alloc::<T>(gpu, cells, "the hit counts of a strip")?) } else { None };
+        let acc = alloc::<T>(gpu, cells * 4, "the accumulation buffer of a strip")?;
 
         let threads = (gpu.info().sm_count.max(1) * o.blocks_per_sm * o.block) as usize;
         let sub_batch = i32::try_from(settings.sub_batch_size.max(1)).unwrap_or(i32::MAX);
@@ -188,7 +195,11 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
         Ok(())
     }
 
-    fn iterate(&mut self, job: &IterationJob<'_>, progress: &mut dyn FnMut(u64)) -> Result<IterationCount> {
+    fn iterate(
+        &mut self,
+        job: &IterationJob<'_>,
+        progress: &mut dyn FnMut(u64) -> Result<()>,
+    ) -> Result<IterationCount> {
         let compiled = self.kernel(job.cp)?;
         let values = pack_params(job.cp, &compiled.generated.layout, job.camera);
         let params = self.gpu.upload(&to_real_bytes(&values, self.options.real))?;
@@ -206,7 +217,7 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
         let count = match self.count.as_ref() {
             Some(c) => c,
             None => {
-                unused_count = alloc::<T>(self.gpu, 1)?;
+                unused_count = alloc::<T>(self.gpu, 1, "a placeholder")?;
                 &unused_count
             }
         };
@@ -243,7 +254,7 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
             }
             let c = self.gpu.download(&self.counters)?;
             done = IterationCount { kept: c[0], bad: c[1] };
-            progress(done.kept.min(job.n_iter));
+            progress(done.kept.min(job.n_iter))?;
         }
         Ok(done)
     }
@@ -327,7 +338,7 @@ mod tests {
         let camera = Camera::new(cp, g.gutter, g.ss, g.hw, g.hh);
         let n_iter = 3_000_017;
         let job = IterationJob { cp, game: &game, cmap: &cmap, camera: &camera, n_iter };
-        let IterationCount { kept, bad } = b.iterate(&job, &mut |_| {}).unwrap();
+        let IterationCount { kept, bad } = b.iterate(&job, &mut |_| Ok(())).unwrap();
         assert_eq!(bad, 0);
         assert!(kept >= n_iter && kept < n_iter + b.threads as u64, "{kept}");
         let hist = gpu.download(&b.hist).unwrap();

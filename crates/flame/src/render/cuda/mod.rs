@@ -51,12 +51,13 @@ use std::ops::Range;
 
 use warpmc_gpu::Gpu;
 
-use super::frame::{FrameGeometry, frame_geometry, render_frame, scaled};
-use super::{Precision, RenderSettings, RenderedFrame};
+use super::cost::{Sizing, bytes, host_budget, parts_of};
+use super::frame::{FrameGeometry, FrameSizes, render_frame, scaled};
+use super::{FrameCost, Precision, RenderSettings, RenderStats, RenderedFrame};
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
-use crate::interpolate::interpolate;
 use backend::{GpuBackend, needs_count};
+use codegen::point_bytes;
 use finish::GpuBucket;
 
 /// How each iteration's xform is chosen.
@@ -205,6 +206,12 @@ impl CudaRenderer {
 
     /// [`CudaRenderer::render`], calling `progress` with the fraction done
     /// (0 to 1) as the work goes on.
+    ///
+    /// Before anything is allocated the frame's cost is checked
+    /// ([`CudaRenderer::frame_cost`]): device memory decides the strips,
+    /// and a frame of which not even one strip fits in the GPU's free
+    /// memory, or whose pixels do not fit in host memory, is an error
+    /// naming the sizes.
     pub fn render_with_progress(
         &self,
         flames: &[Flame],
@@ -213,29 +220,116 @@ impl CudaRenderer {
         progress: &(dyn Fn(f64) + Sync),
     ) -> Result<RenderedFrame> {
         let flames = scaled(flames, settings)?;
-        let cp0 = interpolate(&flames, time);
-        let geometry = frame_geometry(&flames, &cp0)?;
+        let sizing = Sizing::new(&flames, time, settings)?;
+        let plan = self.plan(&flames, &sizing, settings)?;
+        plan.cost.check_host_memory()?;
+        let geometry = sizing.sizes.geometry(&flames)?;
         match settings.precision {
-            Precision::F32 => self.render_strips::<f32>(&flames, time, settings, &geometry, progress),
-            Precision::F64 => self.render_strips::<f64>(&flames, time, settings, &geometry, progress),
+            Precision::F32 => self.render_strips::<f32>(&flames, time, settings, &geometry, plan.strips, progress),
+            Precision::F64 => self.render_strips::<f64>(&flames, time, settings, &geometry, plan.strips, progress),
         }
     }
 
-    /// The frame in as many horizontal strips as device memory needs, as
-    /// flam3's `nstrips` does. Every strip runs the whole chaos game and
-    /// keeps the samples that land in its rows (plus margins for density
-    /// estimation and the filter), so each strip has the sample density of
-    /// an unsplit render and the seams do not show.
+    /// What [`CudaRenderer::render`] takes for the frame at `time` of
+    /// `flames` on this device now: iterations, strips, the device memory
+    /// of a strip and the host memory at the peak, worked out without
+    /// allocating. An error for settings no renderer can render, and
+    /// [`FlameError::OutOfDeviceMemory`] when not even one strip fits in
+    /// the GPU's free memory; whether the host memory is there is
+    /// [`FrameCost::check_host_memory`]'s question.
+    pub fn frame_cost(&self, flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<FrameCost> {
+        let flames = scaled(flames, settings)?;
+        let sizing = Sizing::new(&flames, time, settings)?;
+        Ok(self.plan(&flames, &sizing, settings)?.cost)
+    }
+
+    /// The strips of the frame and what they cost, from the device's free
+    /// memory now.
+    fn plan(&self, flames: &[Flame], sizing: &Sizing, settings: &RenderSettings) -> Result<StripPlan> {
+        let g = &sizing.sizes;
+        let b = settings.precision.bytes() as f64;
+        // Per histogram row: r, g, b, a of the histogram and the
+        // accumulation buffer, and the hit counts where the palette has
+        // transparent entries (backend.rs).
+        let row_bytes = g.hw as f64 * (8 + usize::from(needs_count(flames))) as f64 * b;
+        // The finished pixels (four f32) of the output rows a histogram
+        // row stands for (finish.rs).
+        let out_row_bytes = g.width as f64 * 16.0 / g.ss as f64;
+        // Besides the rows: each thread's point and generator, the
+        // kernels and tables, the palette and parameters.
+        let threads = self.threads() as f64;
+        let points = threads * (point_bytes(self.options.real) as f64 + 12.0);
+        let fixed = points + sizing.kernel_bytes + sizing.table_bytes + 65536.0;
+
+        let memory = self.gpu.memory_info()?;
+        let budget = match self.options.max_buffer_bytes {
+            Some(b) => b,
+            None => (memory.free as f64 * 0.7) as u64,
+        };
+        let by_budget = budget as f64 / row_bytes.max(1.0);
+        // Everything a strip holds must fit in what is free.
+        let by_free = (memory.free as f64 - fixed).max(0.0) / (row_bytes + out_row_bytes);
+        // The kernels index a strip's cells in 32 bits.
+        let by_index = f64::from(u32::MAX) / g.hw.max(1) as f64;
+        let max_rows = by_budget.min(by_free).min(by_index).floor() as u64;
+        let strips = strip_plan(g, max_rows).ok_or_else(|| {
+            let rows = (fixed_rows(g) + g.ss).min(g.hh) as f64;
+            let needed = rows * (row_bytes + out_row_bytes) + fixed;
+            let within = match self.options.max_buffer_bytes {
+                Some(b) if (b as f64) < rows * row_bytes => {
+                    format!(" within IterationOptions::max_buffer_bytes ({})", bytes(b as f64))
+                }
+                _ => String::new(),
+            };
+            FlameError::OutOfDeviceMemory {
+                what: format!(
+                    "one strip of the {} × {} frame ({rows} histogram rows of {} cells with the filters' margins){within}",
+                    g.width, g.height, g.hw
+                ),
+                needed: needed as u64,
+                free: memory.free,
+                total: memory.total,
+            }
+        })?;
+        let tallest = strips.iter().map(|s| s.hist_rows.len()).max().unwrap_or(0) as f64;
+        let tallest_out = strips.iter().map(|s| s.out_rows.len()).max().unwrap_or(0) as f64;
+        let device = tallest * row_bytes + tallest_out * g.width as f64 * 16.0 + fixed;
+        // Host: the frame's pixels (four f64), and while a strip finishes
+        // its pixels as f32 and as f64; the kernels, tables and temporal
+        // samples; the points before they are uploaded.
+        let pixels = sizing.pixels() * 32.0;
+        let finishing = if strips.len() == 1 { pixels * 1.5 } else { pixels + tallest_out * g.width as f64 * 48.0 };
+        let host = finishing + sizing.kernel_bytes + sizing.table_bytes + sizing.temporal_bytes + points;
+        let parts = [
+            ("finished pixels".to_string(), finishing),
+            ("filter kernels".to_string(), sizing.kernel_bytes),
+            ("temporal samples".to_string(), sizing.temporal_bytes),
+            ("chaos-game tables".to_string(), sizing.table_bytes),
+            ("the chaos game's points".to_string(), points),
+        ];
+        let cost = sizing.cost(host, device, strips.len(), parts_of(host, &parts), true);
+        Ok(StripPlan { strips, cost })
+    }
+
+    /// Threads of the chaos game's grid (one point each).
+    fn threads(&self) -> usize {
+        (self.gpu.info().sm_count.max(1) * self.options.blocks_per_sm * self.options.block) as usize
+    }
+
+    /// The frame in `strips`, as flam3's `nstrips` does. Every strip runs
+    /// the whole chaos game and keeps the samples that land in its rows
+    /// (plus margins for density estimation and the filter), so each strip
+    /// has the sample density of an unsplit render and the seams do not
+    /// show.
     fn render_strips<T: GpuBucket>(
         &self,
         flames: &[Flame],
         time: f64,
         settings: &RenderSettings,
         g: &FrameGeometry,
+        strips: Vec<Strip>,
         progress: &(dyn Fn(f64) + Sync),
     ) -> Result<RenderedFrame> {
-        let row_bytes = (g.hw * (8 + usize::from(needs_count(flames))) * std::mem::size_of::<T>()) as u64;
-        let strips = strip_plan(g, self.max_strip_rows(g, row_bytes)?, row_bytes)?;
         let n = strips.len();
         let mut frame: Option<RenderedFrame> = None;
         for (k, strip) in strips.into_iter().enumerate() {
@@ -243,7 +337,29 @@ impl CudaRenderer {
             let sub = |f: f64| progress((k as f64 + f) / n as f64);
             let part = render_frame(flames, time, settings, g, &mut b, &sub)?;
             frame = Some(match frame {
-                None => part,
+                None if n == 1 => part,
+                None => {
+                    // The whole frame's pixels, allocated once.
+                    let mut pixels = Vec::new();
+                    pixels.try_reserve_exact(g.width * g.height).map_err(|_| {
+                        FlameError::OutOfHostMemory(format!(
+                            "the finished pixels of a {} × {} frame: cannot allocate {} ({} free)",
+                            g.width,
+                            g.height,
+                            bytes(g.width as f64 * g.height as f64 * 32.0),
+                            host_budget()
+                        ))
+                    })?;
+                    let stats = RenderStats { iterate_seconds: 0.0, filter_seconds: 0.0, ..part.stats.clone() };
+                    let whole = RenderedFrame {
+                        width: part.width,
+                        height: part.height,
+                        pixels,
+                        transparent: part.transparent,
+                        stats,
+                    };
+                    append_strip(whole, part)
+                }
                 Some(f) => append_strip(f, part),
             });
         }
@@ -252,17 +368,12 @@ impl CudaRenderer {
         frame.stats.strips = n as u32;
         Ok(frame)
     }
+}
 
-    /// The most histogram rows (of `row_bytes` each, every buffer of the
-    /// strip counted) a strip may hold.
-    fn max_strip_rows(&self, g: &FrameGeometry, row_bytes: u64) -> Result<u64> {
-        let budget = match self.options.max_buffer_bytes {
-            Some(b) => b,
-            None => (self.gpu.memory_info()?.free as f64 * 0.7) as u64,
-        };
-        // The kernels index a strip's cells in 32 bits.
-        Ok((budget / row_bytes.max(1)).min(u64::from(u32::MAX) / g.hw.max(1) as u64))
-    }
+/// The strips of a frame and what they cost.
+struct StripPlan {
+    strips: Vec<Strip>,
+    cost: FrameCost,
 }
 
 /// The frame rendered so far with the next strip's rows below it. Every
@@ -284,39 +395,47 @@ struct Strip {
 }
 
 /// Splits the frame into strips whose histograms have at most `max_rows`
-/// rows (one strip when the whole histogram fits).
-fn strip_plan(g: &FrameGeometry, max_rows: u64, row_bytes: u64) -> Result<Vec<Strip>> {
+/// rows (one strip when the whole histogram fits); `None` when not even
+/// one output row fits with its margins.
+fn strip_plan(g: &FrameSizes, max_rows: u64) -> Option<Vec<Strip>> {
     if g.hh as u64 <= max_rows {
-        return Ok(vec![Strip { out_rows: 0..g.height, hist_rows: 0..g.hh }]);
+        return Some(vec![Strip { out_rows: 0..g.height, hist_rows: 0..g.hh }]);
     }
-    // Output rows r0..r1 read accumulation rows de_offset + r·ss up to
-    // de_offset + (r1 − 1)·ss + filter width; density estimation spreads
-    // every histogram row over at most the gutter (and reads ss/2 rows
-    // around it), so that margin of histogram rows is kept on each side.
-    let margin = g.gutter + 2 * g.ss;
-    let fixed = g.de_offset + g.filter.width + 2 * margin;
-    let per_strip = (max_rows as usize).saturating_sub(fixed) / g.ss;
+    let per_strip = (max_rows as usize).saturating_sub(fixed_rows(g)) / g.ss;
     if per_strip == 0 {
-        // Not even one output row fits with its margins.
-        let rows = (fixed + g.ss).min(g.hh) as u64;
-        return Err(FlameError::OutOfMemory { bytes: rows * row_bytes, cells: rows * g.hw as u64 });
+        return None;
     }
+    let margin = strip_margin(g);
     let mut out = Vec::new();
     let mut r0 = 0;
     while r0 < g.height {
         let r1 = (r0 + per_strip).min(g.height);
         let start = (r0 * g.ss).saturating_sub(margin);
-        let end = (g.de_offset + (r1 - 1) * g.ss + g.filter.width + margin).min(g.hh);
+        let end = (g.de_offset + (r1 - 1) * g.ss + g.filter_width + margin).min(g.hh);
         out.push(Strip { out_rows: r0..r1, hist_rows: start..end });
         r0 = r1;
     }
-    Ok(out)
+    Some(out)
+}
+
+/// Histogram rows kept on each side of a strip's own: output rows r0..r1
+/// read accumulation rows de_offset + r·ss up to de_offset + (r1 − 1)·ss +
+/// filter width, and density estimation spreads every histogram row over
+/// at most the gutter (and reads ss/2 rows around it).
+fn strip_margin(g: &FrameSizes) -> usize {
+    g.gutter + 2 * g.ss
+}
+
+/// Histogram rows a strip holds besides ss per output row.
+fn fixed_rows(g: &FrameSizes) -> usize {
+    g.de_offset + g.filter_width + 2 * strip_margin(g)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::genome::{Affine, XForm};
+    use crate::render::frame::frame_sizes;
     use crate::variations::{VariationKind, VariationSpec};
 
     /// The Sierpinski triangle, wholly inside the view.
@@ -340,10 +459,10 @@ mod tests {
         f.supersample = 2;
         f.estimator_radius = 9.0;
         let flames = [f];
-        let g = frame_geometry(&flames, &flames[0]).unwrap();
-        assert_eq!(strip_plan(&g, g.hh as u64, 32).unwrap().len(), 1);
+        let g = frame_sizes(&flames, &flames[0]).unwrap();
+        assert_eq!(strip_plan(&g, g.hh as u64).unwrap().len(), 1);
         for max_rows in [150u64, 200, 333] {
-            let strips = strip_plan(&g, max_rows, 32).unwrap();
+            let strips = strip_plan(&g, max_rows).unwrap();
             assert!(strips.len() > 1);
             let mut next = 0;
             for s in &strips {
@@ -353,14 +472,14 @@ mod tests {
                 // Every accumulation row the filter reads, and the margin
                 // density estimation scatters from, is held.
                 let need0 = g.de_offset + s.out_rows.start * g.ss;
-                let need1 = g.de_offset + (s.out_rows.end - 1) * g.ss + g.filter.width;
+                let need1 = g.de_offset + (s.out_rows.end - 1) * g.ss + g.filter_width;
                 assert!(s.hist_rows.start + g.gutter <= need0 || s.hist_rows.start == 0, "{s:?}");
                 assert!(need1 + g.gutter <= s.hist_rows.end || s.hist_rows.end == g.hh, "{s:?}");
                 assert!(s.hist_rows.start <= s.out_rows.start * g.ss);
             }
             assert_eq!(next, g.height);
         }
-        assert!(strip_plan(&g, 10, 32).is_err());
+        assert!(strip_plan(&g, 10).is_none());
     }
 
     #[test]

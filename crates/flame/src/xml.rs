@@ -1,0 +1,198 @@
+//! XML documents (genomes, the palette file) read with roxmltree after a
+//! check of how deeply their elements nest.
+//!
+//! roxmltree's parser recurses once per level of nesting, so a document
+//! nested tens of thousands of levels deep overflows the stack and aborts
+//! the process. flam3 reads its files through libxml2, which refuses
+//! documents nested more than 256 levels deep; this reader refuses them
+//! too, before roxmltree sees them. Entity references can nest elements
+//! further than the text shows (roxmltree expands up to 10 references
+//! inside one another), so the elements inside entity values count ten
+//! times over.
+
+/// The deepest element nesting read (libxml2's `xmlParserMaxDepth`).
+pub(crate) const MAX_DEPTH: usize = 256;
+
+/// How many entity references roxmltree expands inside one another.
+const MAX_ENTITY_NESTING: usize = 10;
+
+/// Parses `text` (a leading byte-order mark is skipped); the error is one
+/// line without the file's name.
+pub(crate) fn parse(text: &str) -> Result<roxmltree::Document<'_>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    check_depth(text.as_bytes())?;
+    let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    roxmltree::Document::parse_with_options(text, opts).map_err(|e| format!("malformed XML: {e}"))
+}
+
+/// What [`scan`] found.
+#[derive(Debug, Default, PartialEq)]
+struct Nesting {
+    /// The deepest nesting of elements, and the byte offset of the start
+    /// tag that first reached it.
+    depth: usize,
+    at: usize,
+    /// The deepest nesting inside any quoted string of a document type
+    /// declaration's internal subset (entity values among them).
+    in_entities: usize,
+}
+
+/// An error unless the elements of `text`, entity expansions counted,
+/// nest at most [`MAX_DEPTH`] levels deep.
+fn check_depth(text: &[u8]) -> Result<(), String> {
+    let n = scan(text, true);
+    if n.depth > MAX_DEPTH {
+        let line = text[..n.at].iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(format!(
+            "malformed XML: elements nested more than {MAX_DEPTH} levels deep (line {line}); flam3's XML reader \
+             stops there too"
+        ));
+    }
+    if n.depth + MAX_ENTITY_NESTING * n.in_entities > MAX_DEPTH {
+        return Err(format!(
+            "malformed XML: entity references could nest elements more than {MAX_DEPTH} levels deep (entity values \
+             nest {} levels, and up to {MAX_ENTITY_NESTING} references expand inside one another)",
+            n.in_entities
+        ));
+    }
+    Ok(())
+}
+
+/// The index of the first `needle` in `text` at or after `from`.
+fn find(text: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    text.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|i| from + i)
+}
+
+/// The index just past the first `needle` at or after `from`, or the end.
+fn past(text: &[u8], from: usize, needle: &[u8]) -> usize {
+    find(text, from, needle).map_or(text.len(), |i| i + needle.len())
+}
+
+/// The index of the first `stop` byte at or after `from` outside quoted
+/// strings, calling `quoted` with each quoted string passed.
+fn until_unquoted(text: &[u8], from: usize, stop: &[u8], mut quoted: impl FnMut(&[u8])) -> Option<usize> {
+    let mut i = from;
+    while i < text.len() {
+        let c = text[i];
+        if c == b'"' || c == b'\'' {
+            let end = text[i + 1..].iter().position(|&b| b == c).map(|k| i + 1 + k)?;
+            quoted(&text[i + 1..end]);
+            i = end + 1;
+        } else if stop.contains(&c) {
+            return Some(i);
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// How deeply the elements of `text` nest, read as roxmltree reads them
+/// as far as nesting goes: comments, CDATA sections, processing
+/// instructions and declarations hold no elements, and a start tag ends at
+/// the first `>` outside its quoted attribute values. On text roxmltree
+/// refuses the count may stop early, but only past the point where
+/// roxmltree stops too. `document` says whether a document type
+/// declaration may appear (entity values are scanned as fragments).
+fn scan(text: &[u8], document: bool) -> Nesting {
+    let mut n = Nesting::default();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(k) = text[i..].iter().position(|&b| b == b'<') {
+        let p = i + k;
+        let rest = &text[p..];
+        i = if rest.starts_with(b"<!--") {
+            past(text, p + 4, b"-->")
+        } else if rest.starts_with(b"<![CDATA[") {
+            past(text, p + 9, b"]]>")
+        } else if rest.starts_with(b"<?") {
+            past(text, p + 2, b"?>")
+        } else if rest.starts_with(b"<!DOCTYPE") && document {
+            doctype(text, p, &mut n.in_entities)
+        } else if rest.starts_with(b"<!") {
+            past(text, p + 2, b">")
+        } else if rest.starts_with(b"</") {
+            depth = depth.saturating_sub(1);
+            past(text, p + 2, b">")
+        } else {
+            // A start tag: its attribute values may hold '>' and "/>".
+            let Some(end) = until_unquoted(text, p + 1, b">", |_| {}) else { break };
+            if text[end - 1] != b'/' {
+                depth += 1;
+                if depth > n.depth {
+                    n.depth = depth;
+                    n.at = p;
+                    if depth > MAX_DEPTH {
+                        break;
+                    }
+                }
+            }
+            end + 1
+        };
+    }
+    n
+}
+
+/// Skips the document type declaration at `p`; the deepest nesting of the
+/// quoted strings of its internal subset goes into `in_entities`.
+fn doctype(text: &[u8], p: usize, in_entities: &mut usize) -> usize {
+    let mut deepest = |s: &[u8]| *in_entities = (*in_entities).max(scan(s, false).depth);
+    let Some(open) = until_unquoted(text, p + 9, b"[>", &mut deepest) else { return text.len() };
+    if text[open] == b'>' {
+        return open + 1;
+    }
+    // The internal subset: markup declarations, comments and processing
+    // instructions up to the closing ']'.
+    let mut i = open + 1;
+    loop {
+        let Some(k) = until_unquoted(text, i, b"<]", &mut deepest) else { return text.len() };
+        if text[k] == b']' {
+            return past(text, k + 1, b">");
+        }
+        let rest = &text[k..];
+        i = if rest.starts_with(b"<!--") {
+            past(text, k + 4, b"-->")
+        } else if rest.starts_with(b"<?") {
+            past(text, k + 2, b"?>")
+        } else {
+            match until_unquoted(text, k + 1, b">", &mut deepest) {
+                Some(e) => e + 1,
+                None => return text.len(),
+            }
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth(s: &str) -> usize {
+        scan(s.as_bytes(), true).depth
+    }
+
+    #[test]
+    fn nesting_is_counted_as_roxmltree_reads_it() {
+        assert_eq!(depth("<a/>"), 0);
+        assert_eq!(depth("<a><b/><b><c></c></b></a>"), 3);
+        // Markup in attribute values, comments, CDATA and processing
+        // instructions is not markup.
+        assert_eq!(depth(r#"<a x="/>" y='<b>'><b/></a>"#), 1);
+        assert_eq!(depth("<a><!-- <b><b><b> --><![CDATA[<b><b>]]><?pi <b> ?></a>"), 1);
+        // Text may hold "/>" and ">": only tags close elements.
+        assert_eq!(depth("<a>/>/></a><a>x<b>y/></b></a>"), 2);
+        // Entity values are counted apart.
+        let n = scan(b"<!DOCTYPE a [<!ENTITY e '<b><b></b></b>'> <!-- ] --> ]><a>&e;</a>", true);
+        assert_eq!((n.depth, n.in_entities), (1, 2));
+    }
+
+    #[test]
+    fn deep_documents_are_refused_before_parsing() {
+        let deep = format!("{}{}", "<a>".repeat(MAX_DEPTH + 1), "</a>".repeat(MAX_DEPTH + 1));
+        let e = parse(&deep).unwrap_err();
+        assert!(e.contains("nested more than 256 levels deep (line 1)"), "{e}");
+        let fine = format!("{}{}", "<a>".repeat(MAX_DEPTH), "</a>".repeat(MAX_DEPTH));
+        assert!(parse(&fine).is_ok());
+        assert!(parse("<a>").unwrap_err().starts_with("malformed XML: "));
+    }
+}
