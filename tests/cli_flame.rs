@@ -4,17 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> PathBuf {
-    std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
-}
-
-fn warpmc(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("warpmc runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{bin, stderr, warpmc, warpmc_within};
 
 fn example(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/flames").join(name).to_string_lossy().into_owned()
@@ -412,21 +403,6 @@ fn info_on_a_file_without_flames_is_an_error() {
 
 // ---- Regression tests: sizes checked before allocation, enormous work -----
 
-/// `warpmc ARGS` under `ulimit -v KIB` (an address-space limit the memory
-/// checks read), with few threads and malloc arenas so that the limit is
-/// the program's, not the thread stacks'.
-fn warpmc_limited(kib: u64, args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
-        .arg(bin())
-        .args(["--threads", "2"])
-        .args(args)
-        .env("MALLOC_ARENA_MAX", "2")
-        .output()
-        .expect("sh runs")
-}
-
 #[test]
 fn a_30000_square_frame_beyond_memory_is_refused_up_front() {
     let g = genome_file(
@@ -435,7 +411,7 @@ fn a_30000_square_frame_beyond_memory_is_refused_up_front() {
     );
     let out = temp_dir().join("30000.png");
     let start = Instant::now();
-    let o = warpmc_limited(
+    let o = warpmc_within(
         4 << 20,
         &["flame", "render", g.to_str().unwrap(), "--backend", "cpu", "--quiet", "-o", out.to_str().unwrap()],
     );

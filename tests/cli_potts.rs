@@ -6,24 +6,12 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{bin, stderr, warpmc};
+use common::{bin, stderr, warpmc, warpmc_within};
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("warpmc-cli-potts-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
-}
-
-/// warpmc under an address-space limit (`ulimit -v`), so that memory tests
-/// mean the same on a laptop and on a 128 GiB GPU host.
-fn warpmc_within(limit_gib: u64, args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", limit_gib << 20))
-        .arg(bin())
-        .args(args)
-        .output()
-        .expect("run warpmc under ulimit -v")
 }
 
 /// A user mistake: non-zero exit, one `error:` line naming the problem, no panic.
@@ -405,7 +393,7 @@ fn lattices_beyond_host_memory_are_one_line_not_an_abort() {
     // beyond a 4 GiB limit: refused up front, not aborted or OOM-killed.
     for size in ["131072", "65536"] {
         let args = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", size, "--temp", "1", "--sweeps", "10"];
-        assert_one_line_failure(&args, &warpmc_within(4, &args), "of host memory but only");
+        assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "of host memory but only");
     }
 }
 
@@ -418,7 +406,7 @@ fn a_crafted_checkpoint_declaring_a_huge_lattice_is_refused() {
     let path = tmp("huge.ckpt");
     std::fs::write(&path, bytes).unwrap();
     let args = ["potts", "run", "--resume", path.to_str().unwrap(), "--backend", "cpu"];
-    assert_one_line_failure(&args, &warpmc_within(4, &args), "host memory");
+    assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "host memory");
 }
 
 #[test]

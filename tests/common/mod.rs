@@ -27,3 +27,19 @@ pub(crate) fn stderr(o: &Output) -> String {
 pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// Runs warpmc with `args` under `ulimit -v kib` (an address-space limit
+/// the memory checks read), with two threads and two malloc arenas so that
+/// the limit is the program's, not the thread stacks'. Memory tests mean the
+/// same under it on a laptop and on a 128 GiB GPU host.
+pub(crate) fn warpmc_within(kib: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(bin())
+        .args(["--threads", "2"])
+        .args(args)
+        .env("MALLOC_ARENA_MAX", "2")
+        .output()
+        .expect("sh runs")
+}

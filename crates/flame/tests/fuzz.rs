@@ -18,11 +18,9 @@ use warpmc_flame::genome::{ParseOptions, parse_file, parse_str};
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::{RenderSettings, frame_cost, render};
 
-/// `default` cases, or `$PROPTEST_CASES` when set (an explicit count in
-/// the config would otherwise win over the variable).
+/// `default` cases, or `$PROPTEST_CASES` when set.
 fn cases(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    ProptestConfig { cases, ..ProptestConfig::default() }
+    ProptestConfig { cases: warpmc_testkit::fuzz_cases(default), ..ProptestConfig::default() }
 }
 
 /// The real genomes: examples/flames and ../shared/genomes beside the

@@ -40,7 +40,7 @@ fn valid_checkpoint() -> Vec<u8> {
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 2000, ..ProptestConfig::default() }
+    ProptestConfig { cases: warpmc_testkit::fuzz_cases(2000), ..ProptestConfig::default() }
 }
 
 proptest! {

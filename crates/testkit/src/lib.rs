@@ -61,6 +61,13 @@ pub const SPECIAL_F64: [f64; 12] = [
     -2.5,
 ];
 
+/// The number of cases a property test runs: `default`, or
+/// `$PROPTEST_CASES` when set. (An explicit count in a proptest config wins
+/// over the variable, so the long fuzz runs the READMEs document need this.)
+pub fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 /// `n` elements whose bits are a fixed pseudo-random function of `seed` and
 /// of their index (splitmix64 per 8 bytes): every element differs from its
 /// neighbours, so a misplaced one shows.
