@@ -1,6 +1,6 @@
 //! Exact results the Monte Carlo is validated against.
 //!
-//! Three kinds of reference, each exact rather than itself a simulation:
+//! Four kinds of reference, each exact rather than itself a simulation:
 //!
 //! * [`density_of_states`]: the number of configurations of a small periodic
 //!   lattice with each number of equal-neighbour bonds, computed by a row
@@ -8,6 +8,9 @@
 //!   and specific heat of that finite lattice at any temperature, which a
 //!   correct sampler must reproduce within its statistical error (no
 //!   finite-size extrapolation involved).
+//! * [`ising_torus`]: the same two numbers for q = 2 on tori of any size
+//!   (16², 512², …), from Kaufman's partition function (Kaufman 1949;
+//!   Ferdinand and Fisher 1969).
 //! * Onsager's energy and Yang's spontaneous magnetization of the infinite
 //!   square-lattice Ising model, rewritten for the q = 2 Potts model
 //!   ([`ising_energy_per_site`], [`ising_magnetization`]).
@@ -21,6 +24,9 @@
 //! neighbour, with wrap-around), k_B = 1, energies per site.
 
 use rayon::prelude::*;
+
+use crate::error::{PottsError, Result};
+use crate::model::check_temperature;
 
 /// Largest number of row states, q^width, that [`density_of_states`]
 /// accepts.
@@ -198,6 +204,211 @@ impl DensityOfStates {
         // Variance from centred terms: no cancellation between ⟨e²⟩ and ⟨e⟩².
         let variance = terms.iter().map(|&(e, lw)| (lw - max).exp() * (e - energy) * (e - energy)).sum::<f64>() / z;
         ExactMoments { energy, energy_sq, specific_heat: n * variance / (temperature * temperature) }
+    }
+}
+
+/// Exact energy and specific heat of the q = 2 Potts model (the Ising
+/// model) on a periodic `width` × `height` lattice at `temperature` T with
+/// coupling J, for lattices far too large to enumerate.
+///
+/// The partition function is Kaufman's (1949), in the form of Ferdinand and
+/// Fisher (1969) for an n × m torus (n = `width` spins per row, m =
+/// `height` rows) of the Ising model H_I = −J_I Σ σᵢσⱼ at K = J_I/T:
+///
+/// Z = ½ (2 sinh 2K)^{nm/2} (Z₁ + Z₂ + Z₃ + Z₄),
+/// Z₁ = Π_{r=0}^{n−1} 2 cosh(m γ_{2r+1}/2),  Z₂ = Π 2 sinh(m γ_{2r+1}/2),
+/// Z₃ = Π_{r=0}^{n−1} 2 cosh(m γ_{2r}/2),    Z₄ = Π 2 sinh(m γ_{2r}/2),
+///
+/// with cosh γ_l = cosh 2K coth 2K − cos(πl/n) for l ≥ 1 (γ_l > 0) and
+/// γ₀ = 2K + ln tanh K, which keeps its sign: negative above the critical
+/// point, where it makes Z₄ negative. ⟨e⟩ and c follow from the first and
+/// second derivatives of ln Z in K, taken analytically (each product's
+/// logarithm is a sum over l of tanh or coth terms times dγ_l/dK), and the
+/// four terms are combined relative to the largest, so nothing overflows
+/// (lattices of 512² and beyond, T from far below to far above T_c). The
+/// sinh(m γ₀/2) factor, which vanishes at T_c, is kept as a factor rather
+/// than a logarithm, so T_c itself is no special case.
+///
+/// The q = 2 Potts model H = −J Σ δ(sᵢ, sⱼ) is this Ising model with
+/// δ = (1 + σᵢσⱼ)/2: J_I = J/2 (so K = J/(2T), and T_c = J/ln(1 + √2) is
+/// half the Ising 2J_I/ln(1 + √2)), and with B = Σ σᵢσⱼ over the 2N bonds,
+/// e = −J − (J/2)·B/N per site; c = N(⟨e²⟩ − ⟨e⟩²)/T² = K²·Var(B)/N is
+/// the same number for both models. These are the conventions of
+/// [`density_of_states`] (the same bonds, doubled on a side of length 2)
+/// and of [`ising_energy_per_site`], which this approaches as both sides
+/// grow.
+///
+/// Accuracy: within 10⁻¹¹ relative of the exact enumeration of small tori
+/// (10⁻¹³ for J > 0); far above T_c the derivatives lose digits to
+/// cancellation between the prefactor and the products, about log₁₀(1/K²)
+/// (two at T = 5J).
+///
+/// # Errors
+///
+/// [`PottsError::InvalidInput`] for a side of 0, a temperature that is not
+/// positive and finite, a coupling that is not finite, or J < 0 with an
+/// odd side (the antiferromagnet is the ferromagnet with one sublattice's
+/// spins flipped only when both sides are even).
+///
+/// ```
+/// use warpmc_potts::exact::{density_of_states, ising_torus};
+///
+/// let exact = ising_torus(4, 4, 1.2, 1.0)?;
+/// let enumerated = density_of_states(2, 4, 4).moments(1.2, 1.0);
+/// assert!((exact.energy - enumerated.energy).abs() < 1e-12);
+/// assert!((exact.specific_heat - enumerated.specific_heat).abs() < 1e-11);
+///
+/// let large = ising_torus(512, 512, 1.0, 1.0)?; // no enumeration reaches this
+/// assert!(large.energy < -1.8 && large.specific_heat > 0.0);
+/// # Ok::<(), warpmc_potts::PottsError>(())
+/// ```
+pub fn ising_torus(width: usize, height: usize, temperature: f64, coupling: f64) -> Result<ExactMoments> {
+    if width == 0 || height == 0 {
+        return Err(PottsError::InvalidInput(format!("the torus needs both sides ≥ 1, got {width} × {height}")));
+    }
+    let t = check_temperature(temperature)?;
+    if !coupling.is_finite() {
+        return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
+    }
+    if coupling < 0.0 && (width % 2 != 0 || height % 2 != 0) {
+        return Err(PottsError::InvalidInput(format!(
+            "the exact torus result for J < 0 needs both sides even (a frustrated {width} × {height} \
+             antiferromagnet has no Kaufman solution here)"
+        )));
+    }
+    let sites = (width * height) as f64;
+    let k = coupling / (2.0 * t);
+    if k == 0.0 {
+        // J = 0 (or T so large that K underflows): no energy, no fluctuation.
+        return Ok(ExactMoments { energy: -coupling, energy_sq: coupling * coupling, specific_heat: 0.0 });
+    }
+    // A bipartite torus maps K to −K by flipping one sublattice: B → −B.
+    let bonds = IsingBonds::kaufman(width, height, k.abs());
+    let mean_b = bonds.mean.copysign(k);
+    let energy = -coupling - 0.5 * coupling * mean_b / sites;
+    let specific_heat = k * k * bonds.variance / sites;
+    Ok(ExactMoments { energy, energy_sq: energy * energy + specific_heat * t * t / sites, specific_heat })
+}
+
+/// Mean and variance of B = Σ σᵢσⱼ over the bonds of the Ising torus: the
+/// first two derivatives of ln Z in K.
+struct IsingBonds {
+    mean: f64,
+    variance: f64,
+}
+
+/// A quantity with its first two derivatives in K.
+#[derive(Clone, Copy, Debug, Default)]
+struct Taylor {
+    v: f64,
+    d1: f64,
+    d2: f64,
+}
+
+impl Taylor {
+    fn add(&mut self, o: Taylor) {
+        self.v += o.v;
+        self.d1 += o.d1;
+        self.d2 += o.d2;
+    }
+}
+
+/// Kaufman's γ_l (l ≥ 1) with its derivatives in K, from γ₀'s.
+///
+/// With δ = 2 sin²(πl/2n), cosh γ_l = cosh γ₀ + δ, so
+/// γ_l′ = γ₀′ sinh γ₀ / sinh γ_l and, differentiating twice,
+/// γ_l″ = γ₀′² δ (cosh γ_l cosh γ₀ + 1)/sinh³ γ_l + γ₀″ sinh γ₀ / sinh γ_l:
+/// no difference of nearly equal numbers, even where γ_l is small (near
+/// T_c, small l). For large |γ₀| (low temperatures, or extremely high ones)
+/// the hyperbolic functions are carried scaled by e^{−|γ₀|}.
+fn kaufman_gamma(g0: Taylor, delta: f64) -> Taylor {
+    let a = g0.v.abs();
+    let (gamma, ratio, curvature) = if a < 20.0 {
+        let d = 2.0 * (0.5 * g0.v).sinh().powi(2) + delta; // cosh γ_l − 1
+        let sh = (d * (2.0 + d)).sqrt();
+        let gamma = (d + sh).ln_1p();
+        let (ch0, sh0) = (g0.v.cosh(), g0.v.sinh());
+        (gamma, sh0 / sh, delta * ((1.0 + d) * ch0 + 1.0) / sh.powi(3))
+    } else {
+        let ea = (-a).exp();
+        let ch0 = 0.5 * (1.0 + ea * ea); // cosh γ₀ · e^{−|γ₀|}
+        let sh0 = (0.5 * (1.0 - ea * ea)).copysign(g0.v);
+        let c = ch0 + delta * ea; // cosh γ_l · e^{−|γ₀|}
+        let sh = ((c - ea) * (c + ea)).sqrt();
+        (a + (c + sh).ln(), sh0 / sh, delta * (c * ch0 + ea * ea) * ea / sh.powi(3))
+    };
+    Taylor { v: gamma, d1: g0.d1 * ratio, d2: g0.d1 * g0.d1 * curvature + g0.d2 * ratio }
+}
+
+/// ln(2 cosh x) for x = m γ/2, with its derivatives in K.
+fn log_2cosh(x: Taylor) -> Taylor {
+    let e = (-2.0 * x.v.abs()).exp();
+    let th = x.v.tanh();
+    let sech2 = 4.0 * e / ((1.0 + e) * (1.0 + e));
+    Taylor { v: x.v.abs() + e.ln_1p(), d1: th * x.d1, d2: sech2 * x.d1 * x.d1 + th * x.d2 }
+}
+
+/// ln(2 sinh x) for x > 0, with its derivatives in K.
+fn log_2sinh(x: Taylor) -> Taylor {
+    let e = (-2.0 * x.v).exp();
+    let one_minus = -(-2.0 * x.v).exp_m1(); // 1 − e^{−2x}, exact for small x
+    let coth = (1.0 + e) / one_minus;
+    let csch2 = 4.0 * e / (one_minus * one_minus);
+    Taylor { v: x.v + one_minus.ln(), d1: coth * x.d1, d2: -csch2 * x.d1 * x.d1 + coth * x.d2 }
+}
+
+impl IsingBonds {
+    /// From Kaufman's Z at K > 0 on `n` (spins per row) × `m` (rows).
+    fn kaufman(n: usize, m: usize, k: f64) -> Self {
+        let half_m = 0.5 * m as f64;
+        let scaled = |g: Taylor| Taylor { v: half_m * g.v, d1: half_m * g.d1, d2: half_m * g.d2 };
+        // γ₀ = 2K + ln tanh K = 2(K − K*) with K* the dual coupling.
+        // coth 2K as 1/tanh 2K: sinh 2K and cosh 2K overflow together at low T.
+        let (s2k, coth2k) = ((2.0 * k).sinh(), 1.0 / (2.0 * k).tanh());
+        let g0 = Taylor { v: 2.0 * k + k.tanh().ln(), d1: 2.0 + 2.0 / s2k, d2: -4.0 * coth2k / s2k };
+        let x0 = scaled(g0);
+
+        // The regular logarithms of the four products: [Z₁, Z₂, Z₃, Z₄ without sinh(x₀)].
+        let mut logs = [Taylor::default(); 4];
+        logs[2] = log_2cosh(x0);
+        for l in 1..2 * n {
+            let delta = 2.0 * (std::f64::consts::FRAC_PI_2 * l as f64 / n as f64).sin().powi(2);
+            let x = scaled(kaufman_gamma(g0, delta));
+            let odd = l % 2;
+            logs[2 * (1 - odd)].add(log_2cosh(x));
+            logs[2 * (1 - odd) + 1].add(log_2sinh(x));
+        }
+        // Z₄'s factor 2 sinh x₀ = e^{|x₀|}·g with g = sign(x₀)(1 − e^{−2|x₀|}):
+        // the exponential joins the logarithm, g stays a factor (0 at T_c).
+        let s = if x0.v < 0.0 { -1.0 } else { 1.0 };
+        logs[3].add(Taylor { v: x0.v.abs(), d1: s * x0.d1, d2: s * x0.d2 });
+        let e = (-2.0 * x0.v.abs()).exp();
+        let g4 = Taylor { v: s * (1.0 - e), d1: 2.0 * x0.d1 * e, d2: 2.0 * e * (x0.d2 - 2.0 * s * x0.d1 * x0.d1) };
+        let one = Taylor { v: 1.0, d1: 0.0, d2: 0.0 };
+        let factors = [one, one, one, g4];
+
+        // Z_i = e^{L_i}·g_i relative to the largest e^{L_i}:
+        // Z′/Z = Σ e^{L_i}(g L′ + g′) / Σ e^{L_i} g, and (ln Z)″ from the
+        // centred sum Σ e^{L_i}[g(L″ + (L′ − D)²) + 2g′(L′ − D) + g″] / Z
+        // with D = Z′/Z, which cancels nothing large.
+        let top = logs.iter().map(|l| l.v).fold(f64::NEG_INFINITY, f64::max);
+        let weights: Vec<f64> = logs.iter().map(|l| (l.v - top).exp()).collect();
+        let (mut z, mut z1) = (0.0, 0.0);
+        for ((w, l), g) in weights.iter().zip(&logs).zip(&factors) {
+            z += w * g.v;
+            z1 += w * (g.v * l.d1 + g.d1);
+        }
+        let d = z1 / z;
+        let mut z2 = 0.0;
+        for ((w, l), g) in weights.iter().zip(&logs).zip(&factors) {
+            let u = l.d1 - d;
+            z2 += w * (g.v * (l.d2 + u * u) + 2.0 * g.d1 * u + g.d2);
+        }
+        // The prefactor (2 sinh 2K)^{N/2}: N coth 2K and −2N/sinh² 2K.
+        let sites = (n * m) as f64;
+        // A variance rounds below zero only where it is ~10⁻¹⁶ of N anyway.
+        let variance = (z2 / z - 2.0 * sites / (s2k * s2k)).max(0.0);
+        IsingBonds { mean: sites * coth2k + d, variance }
     }
 }
 
@@ -455,6 +666,143 @@ mod tests {
         assert!((m.energy - e1 / z).abs() < 1e-12);
         assert!((m.energy_sq - e2 / z).abs() < 1e-12);
         assert!((m.specific_heat - n * (e2 / z - (e1 / z).powi(2)) / (t * t)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn kaufman_torus_matches_enumeration() {
+        let mut worst: f64 = 0.0;
+        for &(w, h) in &[(4, 4), (4, 6), (6, 4), (6, 6), (2, 2), (2, 4), (4, 2), (3, 3), (3, 5), (5, 2), (6, 8), (8, 4)]
+        {
+            let dos = density_of_states(2, w, h);
+            for i in 0..60 {
+                let t = 0.3 + 0.1 * i as f64;
+                let antiferro = if w % 2 == 0 && h % 2 == 0 { -1.0 } else { 0.7 };
+                for j in [1.0, antiferro] {
+                    let a = ising_torus(w, h, t, j).unwrap();
+                    let b = dos.moments(t, j);
+                    let re = ((a.energy - b.energy) / b.energy).abs();
+                    let rc = ((a.specific_heat - b.specific_heat) / b.specific_heat).abs();
+                    let r2 = ((a.energy_sq - b.energy_sq) / b.energy_sq).abs();
+                    worst = worst.max(re).max(rc).max(r2);
+                    assert!(re < 1e-10 && rc < 1e-10 && r2 < 1e-10, "{w}x{h} T={t} J={j}: {a:?} vs {b:?}");
+                }
+            }
+        }
+        eprintln!("worst relative difference {worst:e}");
+    }
+
+    #[test]
+    fn kaufman_torus_approaches_onsager_away_from_tc() {
+        // The finite-size corrections of a torus decay as e^{−L/ξ} away from
+        // T_c: at L = 512 they are below rounding from T = 0.5 to 5.
+        for t in [0.5, 0.7, 0.9, 1.0, 1.3, 1.6, 2.0, 3.0, 5.0] {
+            let e = ising_torus(512, 512, t, 1.0).unwrap().energy;
+            assert!((e - ising_energy_per_site(t)).abs() < 1e-11, "T={t}: {e} vs {}", ising_energy_per_site(t));
+        }
+        // Smaller tori converge to the same values from a distance.
+        let t = 1.5;
+        let diffs: Vec<f64> = [8, 16, 32]
+            .iter()
+            .map(|&l| (ising_torus(l, l, t, 1.0).unwrap().energy - ising_energy_per_site(t)).abs())
+            .collect();
+        assert!(diffs[0] > diffs[1] && diffs[1] > diffs[2], "{diffs:?}");
+    }
+
+    #[test]
+    fn kaufman_torus_at_tc_has_the_finite_size_laws_of_ferdinand_and_fisher() {
+        // At T_c the energy approaches Onsager's as 1/L and the specific heat
+        // grows as A₀ ln L with A₀ = (8/π) K_c² = (2/π) ln²(1 + √2) (Ising
+        // K_c = ln(1 + √2)/2; c per site is the same for the Potts form).
+        let tc = potts_critical_temperature(2);
+        let ec = ising_energy_per_site(tc);
+        let a0 = 2.0 / std::f64::consts::PI * (1.0 + 2f64.sqrt()).ln().powi(2);
+        let at = |l: usize| ising_torus(l, l, tc, 1.0).unwrap();
+        for l in [64, 128, 256] {
+            let (small, large) = (at(l), at(2 * l));
+            let ratio = (small.energy - ec) / (large.energy - ec);
+            assert!((ratio - 2.0).abs() < 1e-3, "L={l}: energy corrections shrink by {ratio}");
+            let step = large.specific_heat - small.specific_heat;
+            assert!((step / (a0 * 2f64.ln()) - 1.0).abs() < 0.01, "L={l}: c grows by {step}");
+        }
+    }
+
+    /// The temperature of the specific-heat maximum of an L × L torus, by
+    /// golden-section search.
+    fn specific_heat_peak(l: usize) -> (f64, f64) {
+        let c = |t: f64| ising_torus(l, l, t, 1.0).unwrap().specific_heat;
+        let r = (5f64.sqrt() - 1.0) / 2.0;
+        let (mut a, mut b) = (0.9, 1.6);
+        let (mut x1, mut x2) = (b - r * (b - a), a + r * (b - a));
+        let (mut c1, mut c2) = (c(x1), c(x2));
+        while b - a > 1e-9 {
+            if c1 > c2 {
+                b = x2;
+                (x2, c2) = (x1, c1);
+                x1 = b - r * (b - a);
+                c1 = c(x1);
+            } else {
+                a = x1;
+                (x1, c1) = (x2, c2);
+                x2 = a + r * (b - a);
+                c2 = c(x2);
+            }
+        }
+        let t = 0.5 * (a + b);
+        (t, c(t))
+    }
+
+    #[test]
+    fn kaufman_torus_specific_heat_peak_moves_to_tc() {
+        let tc = potts_critical_temperature(2);
+        let mut last = (f64::INFINITY, 0.0);
+        for l in [8, 16, 32, 64, 128] {
+            let (t, c) = specific_heat_peak(l);
+            let shift = t - tc;
+            // Above T_c on a torus, closer with each doubling (by about half:
+            // the shift scales as 1/L), and the peak is finite but growing.
+            assert!(shift > 0.0 && shift < last.0 * 0.6, "L={l}: peak at {t}, shift {shift} after {}", last.0);
+            assert!(c.is_finite() && c > last.1, "L={l}: peak height {c} after {}", last.1);
+            last = (shift, c);
+        }
+        assert!(last.0 < 0.01 * tc);
+    }
+
+    #[test]
+    fn kaufman_torus_is_symmetric_in_its_sides() {
+        for &(w, h) in &[(8, 32), (3, 17), (64, 256), (2, 100), (511, 6)] {
+            for t in [0.6, 1.0, 1.134, 1.2, 2.5] {
+                let (a, b) = (ising_torus(w, h, t, 1.0).unwrap(), ising_torus(h, w, t, 1.0).unwrap());
+                assert!((a.energy - b.energy).abs() < 1e-12 * a.energy.abs(), "{w}x{h} T={t}: {a:?} {b:?}");
+                assert!(
+                    (a.specific_heat - b.specific_heat).abs() < 1e-10 * a.specific_heat,
+                    "{w}x{h} T={t}: {a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kaufman_torus_is_finite_everywhere_and_refuses_bad_input() {
+        for l in [2, 16, 512, 2048] {
+            for t in [1e-3, 0.05, 0.3, 0.5, 1.0, potts_critical_temperature(2), 2.0, 5.0, 100.0, 1e6] {
+                let m = ising_torus(l, l, t, 1.0).unwrap();
+                assert!(
+                    m.energy.is_finite() && m.energy_sq.is_finite() && m.specific_heat >= 0.0,
+                    "L={l} T={t}: {m:?}"
+                );
+                assert!((-2.0..=-1.0).contains(&m.energy), "L={l} T={t}: {m:?}");
+            }
+        }
+        // Scale invariance: only J/T matters, and J = 0 has no energy.
+        let (a, b) = (ising_torus(32, 16, 1.1, 1.0).unwrap(), ising_torus(32, 16, 2.2, 2.0).unwrap());
+        assert!((2.0 * a.energy - b.energy).abs() < 1e-12 && (a.specific_heat - b.specific_heat).abs() < 1e-12);
+        let zero = ising_torus(8, 8, 1.0, 0.0).unwrap();
+        assert_eq!((zero.energy, zero.specific_heat), (0.0, 0.0));
+        assert!(ising_torus(0, 4, 1.0, 1.0).is_err());
+        assert!(ising_torus(4, 4, 0.0, 1.0).is_err());
+        assert!(ising_torus(4, 4, f64::NAN, 1.0).is_err());
+        assert!(ising_torus(4, 4, 1.0, f64::INFINITY).is_err());
+        assert!(ising_torus(4, 3, 1.0, -1.0).unwrap_err().to_string().contains("even"));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //!
 //! On top of them: [`Simulation`] (one chain on one backend), [`observables`]
 //! and [`stats`] (moments, Binder cumulant, specific heat, susceptibility,
-//! jackknife errors, autocorrelation times), the temperature-sweep
+//! their errors and autocorrelation times), the temperature-sweep
 //! [`protocol`] of Ferrero, De Francesco, Wolovick and Cannas (2012)
 //! (thermalisation, measurements, samples), [`checkpoint`]s, [`snapshot`]s
 //! and [`exact`] results used for validation.

@@ -9,14 +9,14 @@
 //! - specific heat per site c = N(⟨e²⟩ − ⟨e⟩²)/T²;
 //! - susceptibility per site χ = N(⟨m²⟩ − ⟨m⟩²)/T;
 //!
-//! with jackknife errors over blocks and integrated autocorrelation times
-//! (see [`stats`](crate::stats)).
+//! with errors and integrated autocorrelation times by the Γ-method (see
+//! [`stats`](crate::stats)).
 
 use serde::{Deserialize, Serialize};
 
 use crate::lattice::Census;
 use crate::model::PottsModel;
-use crate::stats::{BLOCK_TAUS, Estimate, Jackknife, integrated_time};
+use crate::stats::{Estimate, GammaMethod};
 
 /// One measurement of a lattice.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -74,12 +74,14 @@ pub struct TemperatureResult {
     pub magnetization_moments_err: [f64; 4],
     /// Integrated autocorrelation time of e, in sweeps.
     pub tau_int_energy: f64,
+    /// Its statistical error (Madras and Sokal 1988).
+    pub tau_int_energy_err: f64,
     /// Integrated autocorrelation time of m, in sweeps.
     pub tau_int_magnetization: f64,
+    /// Its statistical error.
+    pub tau_int_magnetization_err: f64,
     /// Measurements used (all samples).
     pub measurements: usize,
-    /// Jackknife blocks.
-    pub blocks: usize,
     /// Sweeps per sample at this temperature (thermalisation + measurement).
     pub sweeps: u64,
     /// Samples.
@@ -92,42 +94,37 @@ pub struct TemperatureResult {
 }
 
 /// Analyses the measurement series of one temperature (one series per
-/// sample, measurements `measure_every` sweeps apart).
+/// sample, measurements `measure_every` sweeps apart): every mean and
+/// derived quantity with its error by the Γ-method (see [`stats`](crate::stats)).
 pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>], measure_every: u64) -> Analysis {
-    let e: Vec<Vec<f64>> = series.iter().map(|s| s.iter().map(|m| m.energy).collect()).collect();
-    let m: Vec<Vec<f64>> = series.iter().map(|s| s.iter().map(|m| m.magnetization).collect()).collect();
-    let tau_e = integrated_time(&e.iter().map(Vec::as_slice).collect::<Vec<_>>());
-    let tau_m = integrated_time(&m.iter().map(Vec::as_slice).collect::<Vec<_>>());
-    let shortest = series.iter().map(Vec::len).min().unwrap_or(0);
-    // Blocks several τ long, but at least 4 per sample where the series allows.
-    let block = ((BLOCK_TAUS * tau_e.max(tau_m)).ceil() as usize).clamp(1, (shortest / 4).max(1));
-    let rows: Vec<Vec<Vec<f64>>> = series
+    // Columns e, e², e³, e⁴, m, m², m³, m⁴ of each sample.
+    let replicas: Vec<Vec<Vec<f64>>> = series
         .iter()
         .map(|s| {
-            s.iter()
-                .map(|x| {
-                    let (e, m) = (x.energy, x.magnetization);
-                    vec![e, e * e, e * e * e, e * e * e * e, m, m * m, m * m * m, m * m * m * m]
-                })
-                .collect()
+            let power = |k: usize, x: &Measurement| {
+                if k < 4 { x.energy.powi(k as i32 + 1) } else { x.magnetization.powi(k as i32 - 3) }
+            };
+            (0..8).map(|k| s.iter().map(|x| power(k, x)).collect()).collect()
         })
         .collect();
-    let jk = Jackknife::new(&rows, block);
+    let g = GammaMethod::new(replicas);
     let n = model.sites() as f64;
     let t = temperature;
-    let moment = |i: usize| jk.estimate(move |v| v[i]);
-    let e_mom: Vec<Estimate> = (0..4).map(moment).collect();
-    let m_mom: Vec<Estimate> = (4..8).map(moment).collect();
+    let energy = g.analyze(|v| v[0]);
+    let magnetization = g.analyze(|v| v[4]);
+    let moment = |i: usize| if i == 0 { energy.estimate() } else { g.estimate(move |v| v[i]) };
+    let m_moment = |i: usize| if i == 4 { magnetization.estimate() } else { g.estimate(move |v| v[i]) };
     Analysis {
-        energy: e_mom.clone().try_into().expect("four moments"),
-        magnetization: m_mom.clone().try_into().expect("four moments"),
-        binder: jk.estimate(|v| 1.0 - v[7] / (3.0 * v[5] * v[5])),
-        specific_heat: jk.estimate(|v| n * (v[1] - v[0] * v[0]) / (t * t)),
-        susceptibility: jk.estimate(|v| n * (v[5] - v[4] * v[4]) / t),
-        tau_int_energy: tau_e * measure_every as f64,
-        tau_int_magnetization: tau_m * measure_every as f64,
-        measurements: jk.measurements(),
-        blocks: jk.blocks(),
+        energy: [0, 1, 2, 3].map(moment),
+        magnetization: [4, 5, 6, 7].map(m_moment),
+        binder: g.estimate(|v| 1.0 - v[7] / (3.0 * v[5] * v[5])),
+        specific_heat: g.estimate(|v| n * (v[1] - v[0] * v[0]) / (t * t)),
+        susceptibility: g.estimate(|v| n * (v[5] - v[4] * v[4]) / t),
+        tau_int_energy: energy.tau_int * measure_every as f64,
+        tau_int_energy_err: energy.tau_int_err * measure_every as f64,
+        tau_int_magnetization: magnetization.tau_int * measure_every as f64,
+        tau_int_magnetization_err: magnetization.tau_int_err * measure_every as f64,
+        measurements: g.measurements(),
     }
 }
 
@@ -146,12 +143,14 @@ pub struct Analysis {
     pub susceptibility: Estimate,
     /// τ_int of e in sweeps.
     pub tau_int_energy: f64,
+    /// Its statistical error.
+    pub tau_int_energy_err: f64,
     /// τ_int of m in sweeps.
     pub tau_int_magnetization: f64,
+    /// Its statistical error.
+    pub tau_int_magnetization_err: f64,
     /// Measurements.
     pub measurements: usize,
-    /// Jackknife blocks.
-    pub blocks: usize,
 }
 
 /// What a result row records besides the statistics: how the temperature
@@ -191,9 +190,10 @@ impl Analysis {
             magnetization_moments: self.magnetization.map(|e| e.value),
             magnetization_moments_err: self.magnetization.map(|e| e.error),
             tau_int_energy: self.tau_int_energy,
+            tau_int_energy_err: self.tau_int_energy_err,
             tau_int_magnetization: self.tau_int_magnetization,
+            tau_int_magnetization_err: self.tau_int_magnetization_err,
             measurements: self.measurements,
-            blocks: self.blocks,
             sweeps,
             samples,
             flips_per_ns,
@@ -229,9 +229,10 @@ pub const CSV_COLUMNS: &[&str] = &[
     "magnetization_moment4",
     "magnetization_moment4_err",
     "tau_int_energy",
+    "tau_int_energy_err",
     "tau_int_magnetization",
+    "tau_int_magnetization_err",
     "measurements",
-    "blocks",
     "sweeps",
     "samples",
     "flips_per_ns",
@@ -266,9 +267,10 @@ impl TemperatureResult {
         }
         v.extend([
             f(self.tau_int_energy),
+            f(self.tau_int_energy_err),
             f(self.tau_int_magnetization),
+            f(self.tau_int_magnetization_err),
             self.measurements.to_string(),
-            self.blocks.to_string(),
             self.sweeps.to_string(),
             self.samples.to_string(),
             f(self.flips_per_ns),
