@@ -30,8 +30,10 @@
 //! true error within a few per cent from 50 τ_int on; the jackknife over
 //! blocks of 5 τ_int it replaced reported errors 10–13 % too small
 //! (docs/statistics.md). Lagged products are summed through an FFT for
-//! long series, so the cost does not grow with τ_int (about 2 s for the 11
-//! transforms of 10⁶ measurements of e and m).
+//! long series, so the cost does not grow with τ_int: about 3 s for the 11
+//! transforms of 10⁶ measurements of e and m (the quantities' transforms
+//! run in parallel for series up to 131072 measurements, one at a time
+//! beyond, to bound the memory).
 
 use rayon::prelude::*;
 
@@ -143,14 +145,18 @@ impl GammaMethod {
             sokal_c: SOKAL_C,
             min_window: 0,
         };
-        g.column_lags = (0..k)
-            .into_par_iter()
-            .map(|a| {
-                let mut unit = vec![0.0; k];
-                unit[a] = 1.0;
-                g.lagged_sums(&unit)
-            })
-            .collect();
+        let column = |a: usize| {
+            let mut unit = vec![0.0; k];
+            unit[a] = 1.0;
+            g.lagged_sums(&unit)
+        };
+        // Each transform holds 32 bytes per point of its padded series: in
+        // parallel only while that stays small beside the data.
+        g.column_lags = if max_len <= PARALLEL_MAX_LEN {
+            (0..k).into_par_iter().map(column).collect()
+        } else {
+            (0..k).map(column).collect()
+        };
         g.min_window = g.slowest_window();
         g
     }
@@ -284,6 +290,10 @@ impl GammaMethod {
         sums
     }
 }
+
+/// Longest series whose quantities are transformed in parallel (4 MiB of
+/// buffers per transform).
+const PARALLEL_MAX_LEN: usize = 1 << 17;
 
 /// Series shorter than this have their lagged products summed directly;
 /// longer ones through the FFT, whose cost does not grow with the window.
