@@ -374,7 +374,7 @@ fn json_into_head_ends_quietly() {
     let o = child.wait_with_output().unwrap();
     assert!(first.starts_with('{'), "{first}");
     assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));
-    assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
+    assert!(!stderr(&o).lines().any(|l| l.starts_with("error")), "{}", stderr(&o));
 }
 
 #[test]
@@ -541,4 +541,42 @@ fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_
     assert!(values.last().unwrap().is_nan());
     // 80 MB of mostly NaN: not left behind in the temporary directory.
     let _ = std::fs::remove_file(&series);
+}
+
+#[test]
+fn a_random_start_below_tc_too_short_to_trust_is_flagged() {
+    // A random start just below T_c on 64²: domains still coarsening, the
+    // susceptibility's error bar as large as the value, and no word of it
+    // before this flag.
+    let args = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "64", "--init", "random", "--temp", "1.0"];
+    let short = [&args[..], &["--therm", "10", "--sweeps", "300", "--json"]].concat();
+    let o = warpmc(&short);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(line["too_short"], true, "{line}");
+    let warnings: Vec<String> = stderr(&o).lines().filter(|l| l.starts_with("warning:")).map(str::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{}", stderr(&o));
+    assert!(warnings[0].contains("τ_int") && warnings[0].contains("--sweeps"), "{}", warnings[0]);
+    // Far above T_c with many τ_int of measurements: no flag, no warning.
+    let o = warpmc(&[
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--q",
+        "2",
+        "--size",
+        "16",
+        "--temp",
+        "3",
+        "--sweeps",
+        "20000",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(line["too_short"], false, "{line}");
+    assert!(!stderr(&o).contains("warning:"), "{}", stderr(&o));
 }

@@ -470,6 +470,19 @@ impl Output {
     }
 
     fn emit(&mut self, r: &TemperatureResult) -> anyhow::Result<()> {
+        if r.too_short {
+            let tau = r.tau_int_energy.max(r.tau_int_magnetization);
+            let tau = if tau.is_finite() { format!("τ_int = {tau:.1} sweeps") } else { "τ_int unknown".to_string() };
+            self.bar.suspend(|| {
+                eprintln!(
+                    "warning: T = {}: its {} measurements span fewer than {} τ_int ({tau}); its error bars are not \
+                     to be trusted: run more --sweeps or --samples",
+                    r.temperature,
+                    r.measurements,
+                    warpmc_potts::observables::TOO_SHORT_TAUS
+                )
+            });
+        }
         let mut stdout = std::io::stdout().lock();
         if self.json {
             writeln!(stdout, "{}", serde_json::to_string(&JsonLine { result: r, run: &self.provenance })?)?;

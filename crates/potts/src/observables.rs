@@ -86,6 +86,11 @@ pub struct TemperatureResult {
     pub sweeps: u64,
     /// Samples.
     pub samples: u32,
+    /// Fewer measurements than [`TOO_SHORT_TAUS`] times the larger τ_int of
+    /// e and m (or τ_int unknown): the errors, and the derived quantities
+    /// most of all, are not to be trusted.
+    #[serde(default)]
+    pub too_short: bool,
     /// Site updates per nanosecond over this temperature's sweeps (timing:
     /// the one field that differs between identical runs).
     pub flips_per_ns: f64,
@@ -125,7 +130,20 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
         tau_int_magnetization: magnetization.tau_int * measure_every as f64,
         tau_int_magnetization_err: magnetization.tau_int_err * measure_every as f64,
         measurements: g.measurements(),
+        too_short: too_short(g.measurements(), energy.tau_int.max(magnetization.tau_int)),
     }
+}
+
+/// Measurements (all samples together) a temperature needs, in units of its
+/// slower integrated autocorrelation time, before its error bars are
+/// trusted (the errors of moment ratios such as the Binder cumulant are
+/// 20–30 % small in variance below about 150 τ_int; docs/statistics.md).
+pub const TOO_SHORT_TAUS: f64 = 100.0;
+
+/// Whether `measurements` (pooled) are too few for `tau_int` (in
+/// measurements; NaN when it could not be estimated).
+fn too_short(measurements: usize, tau_int: f64) -> bool {
+    !tau_int.is_finite() || (measurements as f64) < TOO_SHORT_TAUS * tau_int
 }
 
 /// The statistics of one temperature, before timing and run metadata.
@@ -151,6 +169,8 @@ pub struct Analysis {
     pub tau_int_magnetization_err: f64,
     /// Measurements.
     pub measurements: usize,
+    /// See [`TemperatureResult::too_short`].
+    pub too_short: bool,
 }
 
 /// What a result row records besides the statistics: how the temperature
@@ -196,6 +216,7 @@ impl Analysis {
             measurements: self.measurements,
             sweeps,
             samples,
+            too_short: self.too_short,
             flips_per_ns,
             backend: backend.to_string(),
         }
@@ -235,6 +256,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "measurements",
     "sweeps",
     "samples",
+    "too_short",
     "flips_per_ns",
     "backend",
 ];
@@ -273,6 +295,7 @@ impl TemperatureResult {
             self.measurements.to_string(),
             self.sweeps.to_string(),
             self.samples.to_string(),
+            self.too_short.to_string(),
             f(self.flips_per_ns),
             self.backend.clone(),
         ]);
