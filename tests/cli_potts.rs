@@ -580,3 +580,27 @@ fn a_random_start_below_tc_too_short_to_trust_is_flagged() {
     assert_eq!(line["too_short"], false, "{line}");
     assert!(!stderr(&o).contains("warning:"), "{}", stderr(&o));
 }
+
+#[test]
+fn json_lines_summarise_long_temperature_lists_in_their_run_object() {
+    // 101 temperatures: each line's `run` names the list by count and ends
+    // instead of repeating it (a run of millions would repeat it millions of
+    // times); the CSV header keeps it in full.
+    let csv = tmp("long-list.csv");
+    let o =
+        run_small(&["--temps", "1:2:0.01", "--therm", "1", "--sweeps", "10", "--json", "--out", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
+    let ts = &first["run"]["config"]["temperatures"];
+    assert_eq!(
+        (ts["count"].as_u64(), ts["first"].as_f64(), ts["last"].as_f64()),
+        (Some(101), Some(1.0), Some(2.0)),
+        "{ts}"
+    );
+    assert!(first["energy"].is_number());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: serde_json::Value =
+        serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("# provenance: ")).unwrap()).unwrap();
+    assert_eq!(header["config"]["temperatures"].as_array().unwrap().len(), 101);
+}

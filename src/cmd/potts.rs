@@ -425,6 +425,8 @@ struct Output {
     json: bool,
     /// Written with every result: CSV comment lines, a JSON `run` object.
     provenance: Provenance,
+    /// The `run` object of JSON lines ([`json_run_object`]).
+    json_run: String,
     csv: Option<PathBuf>,
     bar: ProgressBar,
     checkpoint_path: Option<PathBuf>,
@@ -456,6 +458,7 @@ impl Output {
         };
         Ok(Output {
             json: args.json,
+            json_run: json_run_object(&provenance)?,
             provenance,
             csv: args.out.clone(),
             bar,
@@ -485,7 +488,9 @@ impl Output {
         }
         let mut stdout = std::io::stdout().lock();
         if self.json {
-            writeln!(stdout, "{}", serde_json::to_string(&JsonLine { result: r, run: &self.provenance })?)?;
+            let result = serde_json::to_string(r)?;
+            let fields = result.strip_suffix('}').expect("a result serializes as a JSON object");
+            writeln!(stdout, "{fields},\"run\":{}}}", self.json_run)?;
         } else {
             if !self.printed_header {
                 self.bar.suspend(|| {
@@ -517,13 +522,23 @@ impl Output {
     }
 }
 
-/// One line of `--json` output: a temperature's results and, under `run`,
-/// the provenance of the whole run.
-#[derive(serde::Serialize)]
-struct JsonLine<'a> {
-    #[serde(flatten)]
-    result: &'a TemperatureResult,
-    run: &'a Provenance,
+/// Temperature lists longer than this are summarised in the `run` object of
+/// each JSON line (first, last and count), so that a run of millions of
+/// temperatures does not repeat its whole list on every line; the CSV's
+/// header and the checkpoint keep the full list.
+const JSON_TEMPERATURES_IN_FULL: usize = 64;
+
+/// The `run` object of every `--json` line, serialized once.
+fn json_run_object(provenance: &Provenance) -> anyhow::Result<String> {
+    let mut run = serde_json::to_value(provenance)?;
+    if let Some(list) = run.pointer_mut("/config/temperatures")
+        && let Some(ts) = list.as_array()
+        && ts.len() > JSON_TEMPERATURES_IN_FULL
+    {
+        let summary = serde_json::json!({ "count": ts.len(), "first": ts[0], "last": ts[ts.len() - 1] });
+        *list = summary;
+    }
+    Ok(serde_json::to_string(&run)?)
 }
 
 /// A value with its error in the last two digits, as in -1.9288(32).
