@@ -133,7 +133,7 @@ fn scan(text: &[u8], document: bool) -> Nesting {
     n
 }
 
-/// Skips the document type declaration at `p`; the deepest nesting of the
+/// Skips the `<!DOCTYPE …>` declaration at `p`; the deepest nesting of the
 /// quoted strings of its internal subset goes into `in_entities`.
 fn doctype(text: &[u8], p: usize, in_entities: &mut usize) -> usize {
     let mut deepest = |s: &[u8]| *in_entities = (*in_entities).max(scan(s, false).depth);

@@ -4,7 +4,7 @@
 //!
 //! What is reproduced from flam3:
 //!
-//! - every `<flame>` element of the document counts, at any depth (inside
+//! - every `<flame>` element of the file counts, at any depth (inside
 //!   `<flames>`, `<test>`, …), but not one inside another `<flame>`;
 //! - flame attributes, xform attributes and palette elements with flam3's
 //!   names, defaults and conversions (`hue` taken modulo 1, `symmetry` on an
