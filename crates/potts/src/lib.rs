@@ -47,6 +47,7 @@ pub mod cpu;
 mod cpu_simd;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod ensemble;
 pub mod error;
 pub mod exact;
 pub mod lattice;
@@ -65,6 +66,7 @@ pub use backend::{Backend, open_backend};
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, CudaKernel};
+pub use ensemble::{Ensemble, Independent};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;

@@ -1,0 +1,124 @@
+//! Ensembles: many independent lattices of one model, advanced together.
+//!
+//! A finite-size-scaling study runs dozens of temperatures and samples of
+//! small lattices. One lattice at a time leaves a GPU idle (a 64² lattice is
+//! 2,048 sites per colour) and a many-core CPU mostly idle too. An
+//! [`Ensemble`] holds every lattice of a run and advances all of them in
+//! the same calls.
+//!
+//! Each member has its own chain of random numbers ([`Chain`]) and its own
+//! acceptance table, and all members stand at the same sweep number. A
+//! member's random numbers are those of [`algorithm`](crate::algorithm) or
+//! [`sliced`](crate::sliced) for its (seed, stream, sweep, colour, site), so
+//! a member ends in the same bits as the same chain run alone on a
+//! [`Backend`]: the ensemble changes how the work is scheduled, never what
+//! is computed.
+
+use crate::algorithm::AcceptanceTable;
+use crate::backend::Backend;
+use crate::error::{PottsError, Result};
+use crate::lattice::{Census, Lattice};
+use crate::simulation::Chain;
+
+/// Many lattices of one model (q, J, h, size) held by one backend and
+/// advanced together.
+pub trait Ensemble {
+    /// "cpu" or "cuda".
+    fn name(&self) -> &'static str;
+    /// One line describing where it runs.
+    fn description(&self) -> String;
+    /// Number of members.
+    fn len(&self) -> usize;
+    /// Whether the ensemble has no members.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Replaces the lattice of member `index`.
+    fn load(&mut self, index: usize, lattice: &Lattice) -> Result<()>;
+    /// A copy of the lattice of member `index`.
+    fn lattice(&mut self, index: usize) -> Result<Lattice>;
+    /// Sets the acceptance table member `index` uses from the next sweep on.
+    fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> Result<()>;
+    /// Runs sweeps `first`, …, `first + count − 1` of every member; member
+    /// `i` draws its random numbers from `chains[i]` (`chains.len()` equals
+    /// [`len`](Ensemble::len)).
+    fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> Result<()>;
+    /// The census of every member, in member order.
+    fn census(&mut self) -> Result<Vec<Census>>;
+    /// Waits for queued work (for timing).
+    fn synchronize(&mut self) -> Result<()>;
+}
+
+/// The reference ensemble: one [`Backend`] per member, run one after the
+/// other. It defines what every faster ensemble must reproduce bit for bit.
+pub struct Independent {
+    members: Vec<Box<dyn Backend>>,
+}
+
+impl Independent {
+    /// An ensemble of the given backends (all made for the same model).
+    pub fn new(members: Vec<Box<dyn Backend>>) -> Self {
+        Independent { members }
+    }
+
+    fn member(&mut self, index: usize) -> Result<&mut Box<dyn Backend>> {
+        let len = self.members.len();
+        self.members.get_mut(index).ok_or_else(|| {
+            PottsError::InvalidInput(format!("ensemble member {index} does not exist (there are {len})"))
+        })
+    }
+}
+
+impl Ensemble for Independent {
+    fn name(&self) -> &'static str {
+        self.members.first().map_or("cpu", |b| b.name())
+    }
+
+    fn description(&self) -> String {
+        match self.members.first() {
+            Some(b) => format!("{} lattices, one at a time on {}", self.members.len(), b.description()),
+            None => "no lattices".into(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    fn load(&mut self, index: usize, lattice: &Lattice) -> Result<()> {
+        self.member(index)?.load(lattice)
+    }
+
+    fn lattice(&mut self, index: usize) -> Result<Lattice> {
+        self.member(index)?.lattice()
+    }
+
+    fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> Result<()> {
+        self.member(index)?.set_table(table)
+    }
+
+    fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> Result<()> {
+        check_chains(self.members.len(), chains)?;
+        for (backend, chain) in self.members.iter_mut().zip(chains) {
+            backend.sweeps(chain.seed, chain.stream, first, count)?;
+        }
+        Ok(())
+    }
+
+    fn census(&mut self) -> Result<Vec<Census>> {
+        self.members.iter_mut().map(|b| b.census()).collect()
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        self.members.iter_mut().try_for_each(|b| b.synchronize())
+    }
+}
+
+/// Checks that an ensemble of `len` members got one chain per member.
+pub fn check_chains(len: usize, chains: &[Chain]) -> Result<()> {
+    if chains.len() == len {
+        Ok(())
+    } else {
+        Err(PottsError::InvalidInput(format!("an ensemble of {len} lattices was given {} chains", chains.len())))
+    }
+}
