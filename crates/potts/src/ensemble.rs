@@ -55,6 +55,12 @@ pub struct Independent {
     members: Vec<Box<dyn Backend>>,
 }
 
+impl std::fmt::Debug for Independent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Independent").field("members", &self.members.len()).finish()
+    }
+}
+
 impl Independent {
     /// An ensemble of the given backends (all made for the same model).
     pub fn new(members: Vec<Box<dyn Backend>>) -> Self {
