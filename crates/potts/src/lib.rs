@@ -60,6 +60,7 @@ pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
 pub mod stats;
+pub mod tempering;
 
 pub use algorithm::{AcceptanceTable, Scheme};
 pub use backend::{Backend, open_backend};

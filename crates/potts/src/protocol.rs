@@ -261,13 +261,13 @@ impl ProtocolConfig {
     }
 
     /// Whether the chain stands at a measurement after `sweep` sweeps.
-    fn measures_after(&self, sweep: u64) -> bool {
+    pub(crate) fn measures_after(&self, sweep: u64) -> bool {
         sweep > self.therm && (sweep - self.therm) % self.measure_every == 0
     }
 
     /// The next sweep count after `sweep` at which the chain must stop: the
     /// end of thermalisation, a measurement, or the end of the chain.
-    fn next_stop(&self, sweep: u64) -> u64 {
+    pub(crate) fn next_stop(&self, sweep: u64) -> u64 {
         let stop = if sweep < self.therm {
             self.therm
         } else {

@@ -39,6 +39,8 @@ pub enum Domain {
     Flame = 3,
     /// Warp-level primitives and their tests and benchmarks.
     Prims = 4,
+    /// Replica-exchange decisions of Potts parallel tempering.
+    Tempering = 5,
     /// Tests of this crate.
     Test = 0xffff,
 }
