@@ -115,18 +115,18 @@ test_device!(tempering_matches_kaufman, tempering_matches_kaufman_cpu, tempering
 #[test]
 fn tempering_is_bit_identical_on_cpu_and_cuda() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("tempering_is_bit_identical_on_cpu_and_cuda") else { return };
-    for cfg in [config(9, 64, vec![0.68, 0.7, 0.72], 10, 40, 2, 3), {
-        let mut file = ConfigFile::default();
-        file.q = Some(4);
-        file.size = Some(10);
-        file.height = Some(6);
-        file.field = Some(0.3);
-        file.temps = Some(Temperatures::List(vec![0.6, 0.8, 1.1]));
-        file.therm = Some(10);
-        file.sweeps = Some(40);
-        file.seed = Some(8);
-        file.resolve().unwrap()
-    }] {
+    let field = ConfigFile {
+        q: Some(4),
+        size: Some(10),
+        height: Some(6),
+        field: Some(0.3),
+        temps: Some(Temperatures::List(vec![0.6, 0.8, 1.1])),
+        therm: Some(10),
+        sweeps: Some(40),
+        seed: Some(8),
+        ..Default::default()
+    };
+    for cfg in [config(9, 64, vec![0.68, 0.7, 0.72], 10, 40, 2, 3), field.resolve().unwrap()] {
         let cpu = tempered(&Device::CPU, &cfg, 2, None);
         let cuda = tempered(&Device::Cuda(gpu.clone()), &cfg, 2, None);
         assert_eq!(cpu.series(), cuda.series());
