@@ -133,3 +133,69 @@ fn tempering_is_bit_identical_on_cpu_and_cuda() {
         assert_eq!(cpu.replicas(), cuda.replicas());
     }
 }
+
+/// Energy per site at which a q = 10 lattice near its transition counts as
+/// ordered (below) or disordered (above): between the two phases' energies
+/// (about −1.65 and −0.9 on 16²).
+const PHASE_DIVIDE: f64 = -1.3;
+
+/// Crossings of [`PHASE_DIVIDE`] in a series, and the fraction below it.
+fn phase_crossings(series: &[warpmc_potts::Measurement]) -> (usize, f64) {
+    let ordered: Vec<bool> = series.iter().map(|m| m.energy < PHASE_DIVIDE).collect();
+    let crossings = ordered.windows(2).filter(|w| w[0] != w[1]).count();
+    (crossings, ordered.iter().filter(|&&o| o).count() as f64 / ordered.len() as f64)
+}
+
+/// q = 10 has a first-order transition: near T_c a Metropolis chain stays
+/// in the phase it is in, while tempered replicas cross between the
+/// ordered and disordered phases through the temperatures above and below.
+/// On 16² at T = 0.710 (the finite lattice's transition, above the
+/// infinite lattice's T_c = 0.7012) the tempered energy histogram shows
+/// both peaks, and crosses between them over ten times as often as a plain
+/// Metropolis chain with the same measurements.
+#[test]
+fn tempered_q10_replicas_cross_the_first_order_transition() {
+    let temps: Vec<f64> = (0..12).map(|i| 0.700 + 0.002 * i as f64).collect();
+    let at = 5; // T = 0.710
+    let file = |temps: Vec<f64>| ConfigFile {
+        q: Some(10),
+        size: Some(16),
+        temps: Some(Temperatures::List(temps)),
+        init: Some(InitialState::Ordered),
+        therm: Some(2000),
+        sweeps: Some(10_000),
+        measure_every: Some(10),
+        seed: Some(10),
+        ..Default::default()
+    };
+    let cfg = file(temps.clone()).resolve().unwrap();
+    let state = tempered(&Device::CPU, &cfg, 5, None);
+    let series = &state.series()[at][0];
+    let (crossings, ordered) = phase_crossings(series);
+
+    let plain_cfg = file(vec![temps[at]]).resolve().unwrap();
+    let mut runner = Runner::on(plain_cfg.clone(), &Device::CPU).unwrap();
+    let mut plain = warpmc_potts::RunState::new(&plain_cfg);
+    runner.run(&mut plain, &mut warpmc_potts::Quiet).unwrap();
+    let (plain_crossings, plain_ordered) = phase_crossings(&plain.series()[0][0]);
+
+    // Histogram of e in bins of 0.05 from −1.9 to −0.7.
+    let mut hist = [0usize; 24];
+    for m in series {
+        let bin = ((m.energy + 1.9) / 0.05).floor();
+        if (0.0..24.0).contains(&bin) {
+            hist[bin as usize] += 1;
+        }
+    }
+    let divide = ((PHASE_DIVIDE + 1.9) / 0.05) as usize;
+    let (low_peak, high_peak) = (hist[..divide].iter().max().unwrap(), hist[divide..].iter().max().unwrap());
+    let dip = hist[divide - 4..divide + 4].iter().min().unwrap();
+    eprintln!(
+        "tempered: {crossings} crossings, {ordered:.2} ordered, round trips {}, histogram {hist:?}; \
+         Metropolis alone: {plain_crossings} crossings, {plain_ordered:.3} ordered",
+        state.replicas().stats().round_trips
+    );
+    assert!((0.2..0.8).contains(&ordered), "tempered replicas spent {ordered} of the time ordered");
+    assert!(2 * dip < *low_peak.min(high_peak), "the energy histogram is not bimodal: {hist:?}");
+    assert!(crossings >= 10 * plain_crossings.max(1), "{crossings} tempered crossings, {plain_crossings} plain");
+}
