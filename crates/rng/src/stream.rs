@@ -40,7 +40,7 @@ pub enum Domain {
     /// Warp-level primitives and their tests and benchmarks.
     Prims = 4,
     /// Replica-exchange decisions of Potts parallel tempering.
-    Tempering = 5,
+    Tempering = 6,
     /// Tests of this crate.
     Test = 0xffff,
 }
