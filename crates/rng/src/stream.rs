@@ -39,6 +39,8 @@ pub enum Domain {
     Flame = 3,
     /// Warp-level primitives and their tests and benchmarks.
     Prims = 4,
+    /// The flame genome tools (random genomes, mutation, crossing).
+    FlameGenome = 5,
     /// Tests of this crate.
     Test = 0xffff,
 }

@@ -6,6 +6,7 @@
 //! numbers are f64 as in flam3.
 
 mod parse;
+pub mod tools;
 mod write;
 
 pub use parse::{ParseOptions, ParsedGenome, parse_file, parse_str};
