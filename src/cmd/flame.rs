@@ -45,6 +45,9 @@ enum FlameCommand {
     /// PSNR between two PNG images of the same size (RGB, 8-bit scale);
     /// optionally a side-by-side picture.
     Compare(CompareArgs),
+    /// Make and change genomes as flam3-genome does: random, mutate, cross,
+    /// sequence, rotate, clone, strip.
+    Genome(super::flame_genome::GenomeArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -213,6 +216,7 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
         FlameCommand::Animate(a) => run_animate(a),
         FlameCommand::Info(a) => run_info(a),
         FlameCommand::Compare(a) => run_compare(a),
+        FlameCommand::Genome(a) => super::flame_genome::run(a),
     }
 }
 
