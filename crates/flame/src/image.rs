@@ -112,6 +112,18 @@ fn encoding_error(e: png::EncodingError) -> FlameError {
 /// Encodes `frame` as a PNG in memory, with `text` as tEXt chunks (key,
 /// value). The memory it takes ([`encoding_bytes`]) is checked first.
 pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) -> Result<Vec<u8>> {
+    encode_png_with(frame, bits, text, &[])
+}
+
+/// [`encode_png`] with `compressed` as compressed text chunks too: zTXt
+/// (as flam3 stores its `flam3_genome`), or compressed iTXt for text that
+/// is not Latin-1.
+pub fn encode_png_with(
+    frame: &RenderedFrame,
+    bits: Bits,
+    text: &[(String, String)],
+    compressed: &[(String, String)],
+) -> Result<Vec<u8>> {
     let channels = if frame.transparent { 4 } else { 3 };
     let what = format!("encoding a {} × {} PNG", frame.width, frame.height);
     check_memory(&what, encoding_bytes(frame.width, frame.height, channels, bits))?;
@@ -124,6 +136,13 @@ pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) 
     });
     for (k, v) in text {
         enc.add_text_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
+    }
+    for (k, v) in compressed {
+        if v.chars().all(|c| u32::from(c) < 256) {
+            enc.add_ztxt_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
+        } else {
+            enc.add_itxt_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
+        }
     }
     let mut w = enc.write_header().map_err(encoding_error)?;
     // The samples straight into the image data, as `quantize` gives them.
@@ -150,6 +169,59 @@ pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) 
 pub fn write_png(frame: &RenderedFrame, bits: Bits, path: &Path, text: &[(String, String)]) -> Result<()> {
     let png = encode_png(frame, bits, text)?;
     Ok(warpmc_host::output::write_bytes(path, &png)?)
+}
+
+/// The image formats written, chosen by the output's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// `.png`, or a path without an extension (a device, a FIFO).
+    Png,
+    /// `.jpg` or `.jpeg`: 8-bit RGB.
+    Jpeg,
+}
+
+impl ImageFormat {
+    /// The format `path`'s extension names (case-insensitive); an error
+    /// for an extension that is neither.
+    pub fn from_path(path: &Path) -> Result<Self> {
+        match path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()) {
+            None => Ok(ImageFormat::Png),
+            Some(e) if e == "png" => Ok(ImageFormat::Png),
+            Some(e) if e == "jpg" || e == "jpeg" => Ok(ImageFormat::Jpeg),
+            Some(e) => Err(FlameError::invalid(format!(
+                "{}: unknown image extension '.{e}' (warpmc writes .png, .jpg and .jpeg)",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The largest side of a JPEG image.
+pub const JPEG_MAX_SIDE: u32 = u16::MAX as u32;
+
+/// Encodes `frame` as a baseline JPEG of `quality` (1 to 100; flam3's
+/// default is 95), 8-bit RGB, quantised as for a PNG. A transparent
+/// frame's colours are written without their alpha.
+pub fn encode_jpeg(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
+    let (w, h) = (frame.width, frame.height);
+    if w > JPEG_MAX_SIDE || h > JPEG_MAX_SIDE {
+        return Err(FlameError::invalid(format!(
+            "a {w} × {h} image is larger than a JPEG can be ({JPEG_MAX_SIDE} pixels a side)"
+        )));
+    }
+    let what = format!("encoding a {w} × {h} JPEG");
+    check_memory(&what, encoding_bytes(w, h, 3, Bits::Eight))?;
+    let mut rgb = try_bytes(frame.pixels.len() * 3, &what)?;
+    for (p, out) in frame.pixels.iter().zip(rgb.chunks_exact_mut(3)) {
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = sample(p, c, Bits::Eight) as u8;
+        }
+    }
+    let mut out = Vec::new();
+    let enc = jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100));
+    enc.encode(&rgb, w as u16, h as u16, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| FlameError::Png(format!("cannot encode the JPEG: {e}")))?;
+    Ok(out)
 }
 
 /// A decoded image: RGB on the 8-bit scale (16-bit files divided by 256),
@@ -218,7 +290,16 @@ pub fn decode_png(bytes: &[u8]) -> Result<LoadedImage> {
             pixels.push(px);
         }
     }
-    let text = reader.info().uncompressed_latin1_text.iter().map(|t| (t.keyword.clone(), t.text.clone())).collect();
+    let meta = reader.info();
+    let mut text: Vec<(String, String)> =
+        meta.uncompressed_latin1_text.iter().map(|t| (t.keyword.clone(), t.text.clone())).collect();
+    let corrupt = |k: &str| FlameError::Png(format!("corrupt compressed text chunk '{k}'"));
+    for t in &meta.compressed_latin1_text {
+        text.push((t.keyword.clone(), t.get_text().map_err(|_| corrupt(&t.keyword))?));
+    }
+    for t in &meta.utf8_text {
+        text.push((t.keyword.clone(), t.get_text().map_err(|_| corrupt(&t.keyword))?));
+    }
     Ok(LoadedImage { width: info.width, height: info.height, pixels, text })
 }
 
