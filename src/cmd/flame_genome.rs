@@ -58,7 +58,9 @@ enum GenomeCommand {
     Clone(CloneArgs),
     /// A flame cut into horizontal strips whose images stacked give the
     /// flame's image, to render images too large for memory a strip at a
-    /// time (flam3-genome's strip=).
+    /// time (flam3-genome's strip=). Each strip keeps the flame's quality
+    /// per pixel, but most of its samples land outside it: render strips
+    /// with --quality-scale NSTRIPS for the noise of the whole image.
     ///
     /// Example: warpmc flame genome strip poster.flam3 --nstrips 4 -o strips.flam3
     Strip(StripArgs),
