@@ -203,6 +203,8 @@ fn jpeg_extension_writes_jpeg_and_unknown_extensions_fail_first() {
         assert!(r.status.success(), "{}", stderr(&r));
         let bytes = std::fs::read(&out).unwrap();
         assert_eq!(&bytes[..3], &[0xff, 0xd8, 0xff], ".{ext} is not a JPEG");
+        let genome = b"flam3_genome: <flame";
+        assert!(bytes.windows(genome.len()).any(|w| w == genome), ".{ext}: no genome comment");
     }
     let bad = dir.join("fmt.bmp");
     let r = render(&g, &bad, &[]);

@@ -13,7 +13,7 @@ use warpmc_flame::FlameError;
 use warpmc_flame::genome::write_flame;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome};
 use warpmc_flame::image::{
-    Bits, ImageFormat, LoadedImage, encode_jpeg, encode_png_with, encoding_bytes, psnr, read_png, write_png,
+    Bits, ImageFormat, LoadedImage, encode_jpeg_with, encode_png_with, encoding_bytes, psnr, read_png, write_png,
 };
 use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
@@ -494,7 +494,7 @@ fn render_to(
 
 /// Writes a frame as the image `out`'s extension names: a PNG with `text`
 /// and the frame's genome in a compressed `flam3_genome` chunk (as
-/// flam3-render stores it), or a JPEG.
+/// flam3-render stores it), or a JPEG with them as comments.
 fn write_image(
     frame: &RenderedFrame,
     flames: &[Flame],
@@ -505,16 +505,24 @@ fn write_image(
 ) -> anyhow::Result<()> {
     let bytes = match ImageFormat::from_path(out)? {
         ImageFormat::Png => {
-            let genome = match flames {
-                [one] => write_flame(one),
-                _ => write_flame(&interpolate(flames, time)),
-            };
-            encode_png_with(frame, bits(o), text, &[("flam3_genome".to_string(), genome)])?
+            encode_png_with(frame, bits(o), text, &[("flam3_genome".to_string(), genome(flames, time))])?
         }
-        ImageFormat::Jpeg => encode_jpeg(frame, o.jpeg_quality)?,
+        ImageFormat::Jpeg => {
+            let mut comments = text.to_vec();
+            comments.push(("flam3_genome".to_string(), genome(flames, time)));
+            encode_jpeg_with(frame, o.jpeg_quality, &comments)?
+        }
     };
     warpmc_host::output::write_bytes(out, &bytes)?;
     Ok(())
+}
+
+/// The genome of the frame at `time`, as flam3 XML.
+fn genome(flames: &[Flame], time: f64) -> String {
+    match flames {
+        [one] => write_flame(one),
+        _ => write_flame(&interpolate(flames, time)),
+    }
 }
 
 /// An error, before rendering, for an output whose extension warpmc does

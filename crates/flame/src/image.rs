@@ -203,6 +203,38 @@ pub const JPEG_MAX_SIDE: u32 = u16::MAX as u32;
 /// default is 95), 8-bit RGB, quantised as for a PNG. A transparent
 /// frame's colours are written without their alpha.
 pub fn encode_jpeg(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
+    encode_jpeg_with(frame, quality, &[])
+}
+
+/// The most bytes of one JPEG comment segment.
+pub const JPEG_MAX_COMMENT: usize = u16::MAX as usize - 2;
+
+/// [`encode_jpeg`] with a comment segment `key: value` for each of
+/// `comments`, as flam3 writes `flam3_genome`, `flam3_samples`, … into its
+/// JPEGs. A comment longer than [`JPEG_MAX_COMMENT`] bytes is left out
+/// (a cut genome would not read).
+pub fn encode_jpeg_with(frame: &RenderedFrame, quality: u8, comments: &[(String, String)]) -> Result<Vec<u8>> {
+    let image = encode_jpeg_plain(frame, quality)?;
+    let mut segments = Vec::new();
+    for (k, v) in comments {
+        let body = format!("{k}: {v}");
+        if body.len() > JPEG_MAX_COMMENT {
+            continue;
+        }
+        segments.extend_from_slice(&[0xff, 0xfe]);
+        segments.extend_from_slice(&((body.len() + 2) as u16).to_be_bytes());
+        segments.extend_from_slice(body.as_bytes());
+    }
+    // The comments go right after the start-of-image marker.
+    let mut out = Vec::with_capacity(image.len() + segments.len());
+    out.extend_from_slice(&image[..2]);
+    out.extend_from_slice(&segments);
+    out.extend_from_slice(&image[2..]);
+    Ok(out)
+}
+
+/// The JPEG without comments.
+fn encode_jpeg_plain(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
     let (w, h) = (frame.width, frame.height);
     if w > JPEG_MAX_SIDE || h > JPEG_MAX_SIDE {
         return Err(FlameError::invalid(format!(
@@ -339,6 +371,43 @@ mod tests {
 
     use super::*;
     use crate::render::RenderStats;
+
+    #[test]
+    fn image_formats_follow_the_extension() {
+        assert_eq!(ImageFormat::from_path(Path::new("a.PNG")).unwrap(), ImageFormat::Png);
+        assert_eq!(ImageFormat::from_path(Path::new("a.jpg")).unwrap(), ImageFormat::Jpeg);
+        assert_eq!(ImageFormat::from_path(Path::new("a.Jpeg")).unwrap(), ImageFormat::Jpeg);
+        assert_eq!(ImageFormat::from_path(Path::new("/dev/null")).unwrap(), ImageFormat::Png);
+        let e = ImageFormat::from_path(Path::new("a.ppm")).unwrap_err().to_string();
+        assert!(e.contains("unknown image extension '.ppm'"), "{e}");
+    }
+
+    #[test]
+    fn jpeg_comments_follow_the_start_marker_and_the_image_stays_valid() {
+        let frame = RenderedFrame {
+            width: 17,
+            height: 9,
+            pixels: (0..17 * 9).map(|i| [(i * 7 % 256) as f64, (i % 256) as f64, 128.0, 1.0]).collect(),
+            transparent: false,
+            stats: RenderStats::default(),
+        };
+        let plain = encode_jpeg(&frame, 90).unwrap();
+        let genome = "<flame size=\"17 9\"/>".to_string();
+        let with = encode_jpeg_with(
+            &frame,
+            90,
+            &[("flam3_genome".into(), genome.clone()), ("big".into(), "x".repeat(70_000))],
+        )
+        .unwrap();
+        assert_eq!(&with[..2], &[0xff, 0xd8]);
+        let body = format!("flam3_genome: {genome}");
+        assert_eq!(&with[2..4], &[0xff, 0xfe]);
+        assert_eq!(usize::from(u16::from_be_bytes([with[4], with[5]])), body.len() + 2);
+        assert_eq!(&with[6..6 + body.len()], body.as_bytes());
+        // The over-long comment is left out; the rest is the plain image.
+        assert_eq!(&with[6 + body.len()..], &plain[2..]);
+        assert_eq!(plain.len() + 4 + body.len(), with.len());
+    }
 
     fn frame(transparent: bool) -> RenderedFrame {
         RenderedFrame {
