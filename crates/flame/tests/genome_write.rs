@@ -50,6 +50,8 @@ fn example_genomes() -> Vec<PathBuf> {
     out
 }
 
+/// Each example genome, written and read again, is the same; flam3-render
+/// renders what was written.
 #[test]
 fn every_example_genome_round_trips() {
     let mut read = 0;
@@ -66,6 +68,7 @@ fn every_example_genome_round_trips() {
         let again = parse_str(&text, "written", &opts()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(again.skipped.is_empty(), "{}: the writer wrote unknown attributes", path.display());
         assert_same(&parsed.flames, &again.flames, &path.display().to_string());
+        flam3_renders(&parsed.flames, &path.display().to_string());
         read += 1;
     }
     assert!(read >= 5, "only {read} example genomes were read");
@@ -73,6 +76,39 @@ fn every_example_genome_round_trips() {
 
 fn have(program: &str) -> bool {
     Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success())
+}
+
+/// flam3-render renders `flames` as written (made small and quick)
+/// without a warning; nothing is checked without flam3-render.
+fn flam3_renders(flames: &[Flame], what: &str) {
+    if !have("flam3-render") {
+        println!("SKIPPED the flam3-render check of {what}: flam3-render not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let small: Vec<Flame> = flames
+        .iter()
+        .map(|f| Flame {
+            width: 24,
+            height: 16,
+            quality: 1.0,
+            supersample: 1,
+            passes: 1,
+            temporal_samples: 1,
+            ..f.clone()
+        })
+        .collect();
+    let file = dir.path().join("g.flam3");
+    std::fs::write(&file, write_genome(&small, "pick", None)).unwrap();
+    let r = Command::new("flam3-render")
+        .env("in", &file)
+        .env("prefix", dir.path().join("r."))
+        .env("isaac_seed", "1")
+        .output()
+        .expect("flam3-render runs");
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "flam3-render refused {what}: {err}");
+    assert!(!err.to_lowercase().contains("warning"), "flam3-render warned on {what}: {err}");
 }
 
 /// Random genomes from flam3-genome (fixed seeds) read, written, read
