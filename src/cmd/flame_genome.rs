@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
-    CrossMethod, GenomeRng, MutateMethod, Operation, RandomOptions, Template, cross, default_variations, mutate,
-    random, rotate, sequence, strip,
+    CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, RandomOptions, Template, cross,
+    default_variations, frame_flame, mutate, random, rotate, sequence, strip, truncate_variations,
 };
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file, parse_str, write_genome};
 use warpmc_flame::palette::PaletteLibrary;
@@ -33,11 +33,14 @@ enum GenomeCommand {
     ///   warpmc flame genome random --vars julian,spherical,linear --xforms 3
     Random(RandomArgs),
     /// Mutations of a flame picked from a file (flam3-genome's mutate=).
+    /// As flam3-genome, half the time the camera is framed anew on the
+    /// attractor, and each xform keeps its five heaviest variations.
     ///
     /// Example: warpmc flame genome mutate parent.flam3 --method post_xforms --repeat 5
     Mutate(MutateArgs),
     /// Children of a flame from each of two files (flam3-genome's
-    /// cross0=/cross1=).
+    /// cross0=/cross1=). Framing and variations as for mutate, except
+    /// with --at.
     ///
     /// Example: warpmc flame genome cross a.flam3 b.flam3 --method interpolate --at 0.3
     Cross(CrossArgs),
@@ -345,6 +348,16 @@ fn pick<'a>(flames: &'a [Flame], rng: &mut GenomeRng) -> &'a Flame {
     &flames[rng.below(flames.len())]
 }
 
+/// What flam3-genome does after a mutation or a crossing: half the time
+/// the camera is framed anew on the attractor, then the variations are
+/// truncated.
+fn reframe(f: &mut Flame, rng: &mut GenomeRng) {
+    if rng.bit() {
+        frame_flame(f, rng);
+    }
+    truncate_variations(f, MAX_VARIATIONS);
+}
+
 fn finish(mut f: Flame, t: Option<&Template>, time: f64) -> Flame {
     if let Some(t) = t {
         t.apply(&mut f);
@@ -389,6 +402,7 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Mutate, u64::from(rep));
         let parent = pick(&flames, &mut rng);
         let (mut f, used) = mutate(parent, method, &opts, a.speed, lib.as_ref(), &mut rng)?;
+        reframe(&mut f, &mut rng);
         let name = MutateMethod::ALL.iter().find(|(_, m)| *m == used).map_or("", |(n, _)| n);
         f.name = Some(match &parent.name {
             Some(p) => format!("mutation {rep} of {p} ({name})"),
@@ -420,6 +434,10 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
         let p0 = pick(&first, &mut rng);
         let p1 = pick(&second, &mut rng);
         let (mut f, _) = cross(p0, p1, method, a.at, &mut rng)?;
+        // An interpolation at a chosen point is left as it is.
+        if a.at.is_none() {
+            reframe(&mut f, &mut rng);
+        }
         if p0.name.is_some() || p1.name.is_some() {
             let n = |p: &Flame| p.name.clone().unwrap_or_default();
             f.name = Some(format!("{rep} of {} x {}", n(p0), n(p1)));

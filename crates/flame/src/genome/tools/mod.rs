@@ -86,6 +86,42 @@ pub enum Operation {
     Pick = 4,
 }
 
+/// The most variations flam3-genome leaves in an xform.
+pub const MAX_VARIATIONS: usize = 5;
+
+/// What flam3-genome does to every flame it makes by random, mutate or
+/// cross (its `truncate_variations`): standard xforms of weight below
+/// 0.001 are removed (with their chaos columns), and in each xform the
+/// variations of smallest |weight| are dropped until at most `max` remain
+/// (flam3-genome uses 5).
+pub fn truncate_variations(f: &mut super::Flame, max: usize) {
+    let mut k = 0;
+    while k < f.xforms.len() {
+        if f.xforms[k].weight < 0.001 && f.xforms.len() > 1 {
+            f.xforms.remove(k);
+            for x in &mut f.xforms {
+                if x.chaos.len() > k {
+                    x.chaos.remove(k);
+                }
+            }
+        } else {
+            k += 1;
+        }
+    }
+    for x in f.xforms.iter_mut().chain(f.final_xform.iter_mut()) {
+        while x.variations.len() > max {
+            let smallest = x
+                .variations
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.weight.abs().total_cmp(&b.1.weight.abs()))
+                .map(|(i, _)| i)
+                .expect("more than max ≥ 0 variations");
+            x.variations.remove(smallest);
+        }
+    }
+}
+
 /// Weights of an xform's variations scaled to sum to 1 (flam3's
 /// normalisation of random weights).
 fn normalise(variations: &mut [VariationSpec]) {
@@ -178,6 +214,34 @@ mod tests {
         assert_ne!(base, draw(2, Operation::Random, 0));
         assert_ne!(base, draw(1, Operation::Mutate, 0));
         assert_ne!(base, draw(1, Operation::Random, 1));
+    }
+
+    #[test]
+    fn truncation_drops_light_xforms_and_the_smallest_variations() {
+        let kinds: Vec<VariationKind> = VariationKind::all().take(8).collect();
+        let x = |w: f64| XForm {
+            weight: w,
+            variations: kinds
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| VariationSpec::new(k, [0.3, -0.01, 0.2, 0.05, -0.4, 0.02, 0.1, 0.06][i] * w.max(1.0)))
+                .collect(),
+            chaos: vec![1.0, 0.5, 0.25],
+            ..XForm::flam3_default(0)
+        };
+        let mut f = super::super::Flame { xforms: vec![x(1.0), x(0.0005), x(2.0)], ..Default::default() };
+        truncate_variations(&mut f, 5);
+        assert_eq!(f.xforms.len(), 2);
+        assert_eq!(f.xforms[1].weight, 2.0);
+        assert_eq!(f.xforms[0].chaos, vec![1.0, 0.25]);
+        for x in &f.xforms {
+            let names: Vec<&str> = x.variations.iter().map(|v| v.kind.name()).collect();
+            assert_eq!(
+                names,
+                ["linear", "spherical", "horseshoe", "handkerchief", "heart"],
+                "the five heaviest, in order"
+            );
+        }
     }
 
     #[test]

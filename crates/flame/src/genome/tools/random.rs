@@ -64,7 +64,8 @@ const XFORM_COUNTS: [usize; 14] = [2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6];
 /// A random flame of `base`'s size and render settings (its xforms and
 /// palette are replaced): xforms, variations and their parameters drawn as
 /// flam3 draws them, a random palette of `library` (a random smooth one
-/// when there is none), framed on its attractor. With `opts.tries > 0`,
+/// when there is none), framed on its attractor, with flam3-genome's
+/// [`truncate_variations`](super::truncate_variations). With `opts.tries > 0`,
 /// flames are drawn until a small test render is neither too dark, too
 /// empty nor too white (flam3-genome's thresholds), at most `tries` times.
 pub fn random(
@@ -83,6 +84,7 @@ pub fn random(
     loop {
         let mut f = random_unframed(base, opts, library, rng);
         frame_flame(&mut f, rng);
+        super::truncate_variations(&mut f, super::MAX_VARIATIONS);
         tries += 1;
         if tries >= opts.tries || looks_good(&f, rng)? {
             return Ok(f);
