@@ -10,8 +10,12 @@ use anyhow::{Context, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_flame::FlameError;
-use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file};
-use warpmc_flame::image::{Bits, LoadedImage, encoding_bytes, psnr, read_png, write_png};
+use warpmc_flame::genome::write_flame;
+use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome};
+use warpmc_flame::image::{
+    Bits, ImageFormat, LoadedImage, encode_jpeg_with, encode_png_with, encoding_bytes, psnr, read_png, write_png,
+};
+use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{FrameCost, Precision, RenderSettings, RenderedFrame, frame_cost, render_with_progress};
@@ -45,6 +49,9 @@ enum FlameCommand {
     /// PSNR between two PNG images of the same size (RGB, 8-bit scale);
     /// optionally a side-by-side picture.
     Compare(CompareArgs),
+    /// Make and change genomes as flam3-genome does: random, mutate, cross,
+    /// sequence, rotate, clone, strip.
+    Genome(super::flame_genome::GenomeArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -80,7 +87,8 @@ enum PrecisionArg {
 
 #[derive(Debug, Args)]
 struct GenomeArgs {
-    /// A flam3 genome file (.flam3, .flame: XML with one or more <flame>).
+    /// A flam3 genome file (.flam3, .flame: XML with one or more <flame>);
+    /// - reads it from standard input.
     genome: PathBuf,
     /// flam3-palettes.xml, for genomes with numbered palettes (default:
     /// $FLAM3_PALETTES, /usr/share/flam3/flam3-palettes.xml).
@@ -106,6 +114,9 @@ struct RenderOpts {
     /// Bits per channel of the PNG.
     #[arg(long, default_value_t = 8, value_parser = parse_bits)]
     bits: u8,
+    /// Quality of JPEG output (.jpg, .jpeg), 1 to 100 (flam3's default 95).
+    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(u8).range(1..=100))]
+    jpeg_quality: u8,
     /// Transparent background (RGBA PNG) instead of the genome's colour.
     #[arg(long)]
     transparent: bool,
@@ -139,8 +150,8 @@ struct RenderOpts {
 struct RenderArgs {
     #[command(flatten)]
     genome: GenomeArgs,
-    /// Output PNG (default: the genome's file name with .png; with several
-    /// flames, NAME.00000.png, NAME.00001.png, …).
+    /// Output image: .png, or .jpg/.jpeg for JPEG (default: the genome's
+    /// file name with .png; with several flames, NAME.00000.png, …).
     #[arg(long, short = 'o', value_name = "OUT.png")]
     out: Option<PathBuf>,
     /// Render only the flame with this index (0-based, file order).
@@ -213,6 +224,7 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
         FlameCommand::Animate(a) => run_animate(a),
         FlameCommand::Info(a) => run_info(a),
         FlameCommand::Compare(a) => run_compare(a),
+        FlameCommand::Genome(a) => super::flame_genome::run(a),
     }
 }
 
@@ -221,9 +233,10 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
 fn read_genome(g: &GenomeArgs, skip_unknown_variations: bool) -> anyhow::Result<ParsedGenome> {
     PaletteLibrary::check_named(g.palettes.as_deref())?;
     let opts = ParseOptions { skip_unknown_variations, palette_file: g.palettes.clone() };
-    let parsed = parse_file(&g.genome, &opts).map_err(|e| match e {
-        FlameError::UnknownVariation(_) => anyhow!("{e} (--skip-unknown-variations renders without them)"),
-        e => e.into(),
+    let parsed = super::flame_genome::read_input(&g.genome, &opts).map_err(|e| match e.downcast::<FlameError>() {
+        Ok(e @ FlameError::UnknownVariation(_)) => anyhow!("{e} (--skip-unknown-variations renders without them)"),
+        Ok(e) => e.into(),
+        Err(e) => e,
     })?;
     if parsed.flames.is_empty() {
         bail!("{}: no <flame> elements", g.genome.display());
@@ -457,7 +470,7 @@ fn render_to(
         ),
         ("warpmc_seconds".to_string(), format!("{secs:.3}")),
     ];
-    write_png(&frame, bits(o), out, &text)?;
+    write_image(&frame, flames, time, o, out, &text)?;
     let rate = frame.stats.iterations as f64 / frame.stats.iterate_seconds.max(1e-9);
     eprintln!(
         "{}: {}x{}, {:.3e} iterations in {:.2} s ({:.3e} it/s on {}; filtering {:.2} s)",
@@ -477,6 +490,53 @@ fn render_to(
         );
     }
     Ok(frame)
+}
+
+/// Writes a frame as the image `out`'s extension names: a PNG with `text`
+/// and the frame's genome in a compressed `flam3_genome` chunk (as
+/// flam3-render stores it), or a JPEG with them as comments.
+fn write_image(
+    frame: &RenderedFrame,
+    flames: &[Flame],
+    time: f64,
+    o: &RenderOpts,
+    out: &Path,
+    text: &[(String, String)],
+) -> anyhow::Result<()> {
+    let bytes = match ImageFormat::from_path(out)? {
+        ImageFormat::Png => {
+            encode_png_with(frame, bits(o), text, &[("flam3_genome".to_string(), genome(flames, time))])?
+        }
+        ImageFormat::Jpeg => {
+            let mut comments = text.to_vec();
+            comments.push(("flam3_genome".to_string(), genome(flames, time)));
+            encode_jpeg_with(frame, o.jpeg_quality, &comments)?
+        }
+    };
+    warpmc_host::output::write_bytes(out, &bytes)?;
+    Ok(())
+}
+
+/// The genome of the frame at `time`, as flam3 XML.
+fn genome(flames: &[Flame], time: f64) -> String {
+    match flames {
+        [one] => write_flame(one),
+        _ => write_flame(&interpolate(flames, time)),
+    }
+}
+
+/// An error, before rendering, for an output whose extension warpmc does
+/// not write, or a JPEG asked to hold what it cannot.
+fn check_format(out: &Path, o: &RenderOpts) -> anyhow::Result<()> {
+    if ImageFormat::from_path(out)? == ImageFormat::Jpeg {
+        if o.bits == 16 {
+            bail!("{}: JPEG holds 8 bits per channel; use .png with --bits 16", out.display());
+        }
+        if o.transparent {
+            bail!("{}: JPEG has no transparency; use .png with --transparent", out.display());
+        }
+    }
+    Ok(())
 }
 
 /// Iterations per second of a rendered frame's chaos game.
@@ -503,7 +563,10 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     } else {
         (0..n).collect()
     };
-    let stem = a.genome.genome.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "flame".into());
+    let stem = match a.genome.genome.file_stem() {
+        Some(s) if a.genome.genome.as_os_str() != "-" => s.to_string_lossy().into_owned(),
+        _ => "flame".into(),
+    };
     let outs: Vec<PathBuf> = chosen
         .iter()
         .map(|&i| match (&a.out, chosen.len()) {
@@ -516,6 +579,7 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     // Every output is checked before the first frame: a render may take
     // hours, and a path that cannot be written must not cost them.
     for out in &outs {
+        check_format(out, &a.opts)?;
         warpmc_host::output::check_writable(out)?;
     }
     let engine = Engine::open(&a.opts)?;

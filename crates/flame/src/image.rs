@@ -112,6 +112,18 @@ fn encoding_error(e: png::EncodingError) -> FlameError {
 /// Encodes `frame` as a PNG in memory, with `text` as tEXt chunks (key,
 /// value). The memory it takes ([`encoding_bytes`]) is checked first.
 pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) -> Result<Vec<u8>> {
+    encode_png_with(frame, bits, text, &[])
+}
+
+/// [`encode_png`] with `compressed` as compressed text chunks too: zTXt
+/// (as flam3 stores its `flam3_genome`), or compressed iTXt for text that
+/// is not Latin-1.
+pub fn encode_png_with(
+    frame: &RenderedFrame,
+    bits: Bits,
+    text: &[(String, String)],
+    compressed: &[(String, String)],
+) -> Result<Vec<u8>> {
     let channels = if frame.transparent { 4 } else { 3 };
     let what = format!("encoding a {} × {} PNG", frame.width, frame.height);
     check_memory(&what, encoding_bytes(frame.width, frame.height, channels, bits))?;
@@ -124,6 +136,13 @@ pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) 
     });
     for (k, v) in text {
         enc.add_text_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
+    }
+    for (k, v) in compressed {
+        if v.chars().all(|c| u32::from(c) < 256) {
+            enc.add_ztxt_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
+        } else {
+            enc.add_itxt_chunk(k.clone(), v.clone()).map_err(encoding_error)?;
+        }
     }
     let mut w = enc.write_header().map_err(encoding_error)?;
     // The samples straight into the image data, as `quantize` gives them.
@@ -150,6 +169,91 @@ pub fn encode_png(frame: &RenderedFrame, bits: Bits, text: &[(String, String)]) 
 pub fn write_png(frame: &RenderedFrame, bits: Bits, path: &Path, text: &[(String, String)]) -> Result<()> {
     let png = encode_png(frame, bits, text)?;
     Ok(warpmc_host::output::write_bytes(path, &png)?)
+}
+
+/// The image formats written, chosen by the output's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// `.png`, or a path without an extension (a device, a FIFO).
+    Png,
+    /// `.jpg` or `.jpeg`: 8-bit RGB.
+    Jpeg,
+}
+
+impl ImageFormat {
+    /// The format `path`'s extension names (case-insensitive); an error
+    /// for an extension that is neither.
+    pub fn from_path(path: &Path) -> Result<Self> {
+        match path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()) {
+            None => Ok(ImageFormat::Png),
+            Some(e) if e == "png" => Ok(ImageFormat::Png),
+            Some(e) if e == "jpg" || e == "jpeg" => Ok(ImageFormat::Jpeg),
+            Some(e) => Err(FlameError::invalid(format!(
+                "{}: unknown image extension '.{e}' (warpmc writes .png, .jpg and .jpeg)",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The largest side of a JPEG image.
+pub const JPEG_MAX_SIDE: u32 = u16::MAX as u32;
+
+/// Encodes `frame` as a baseline JPEG of `quality` (1 to 100; flam3's
+/// default is 95), 8-bit RGB, quantised as for a PNG. A transparent
+/// frame's colours are written without their alpha.
+pub fn encode_jpeg(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
+    encode_jpeg_with(frame, quality, &[])
+}
+
+/// The most bytes of one JPEG comment segment.
+pub const JPEG_MAX_COMMENT: usize = u16::MAX as usize - 2;
+
+/// [`encode_jpeg`] with a comment segment `key: value` for each of
+/// `comments`, as flam3 writes `flam3_genome`, `flam3_samples`, … into its
+/// JPEGs. A comment longer than [`JPEG_MAX_COMMENT`] bytes is left out
+/// (a cut genome would not read).
+pub fn encode_jpeg_with(frame: &RenderedFrame, quality: u8, comments: &[(String, String)]) -> Result<Vec<u8>> {
+    let image = encode_jpeg_plain(frame, quality)?;
+    let mut segments = Vec::new();
+    for (k, v) in comments {
+        let body = format!("{k}: {v}");
+        if body.len() > JPEG_MAX_COMMENT {
+            continue;
+        }
+        segments.extend_from_slice(&[0xff, 0xfe]);
+        segments.extend_from_slice(&((body.len() + 2) as u16).to_be_bytes());
+        segments.extend_from_slice(body.as_bytes());
+    }
+    // The comments go right after the start-of-image marker.
+    let mut out = Vec::with_capacity(image.len() + segments.len());
+    out.extend_from_slice(&image[..2]);
+    out.extend_from_slice(&segments);
+    out.extend_from_slice(&image[2..]);
+    Ok(out)
+}
+
+/// The JPEG without comments.
+fn encode_jpeg_plain(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
+    let (w, h) = (frame.width, frame.height);
+    if w > JPEG_MAX_SIDE || h > JPEG_MAX_SIDE {
+        return Err(FlameError::invalid(format!(
+            "a {w} × {h} image is larger than a JPEG can be ({JPEG_MAX_SIDE} pixels a side)"
+        )));
+    }
+    let what = format!("encoding a {w} × {h} JPEG");
+    check_memory(&what, encoding_bytes(w, h, 3, Bits::Eight))?;
+    let mut rgb = try_bytes(frame.pixels.len() * 3, &what)?;
+    for (p, out) in frame.pixels.iter().zip(rgb.chunks_exact_mut(3)) {
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = sample(p, c, Bits::Eight) as u8;
+        }
+    }
+    let mut out = Vec::new();
+    let enc = jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100));
+    enc.encode(&rgb, w as u16, h as u16, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| FlameError::Png(format!("cannot encode the JPEG: {e}")))?;
+    Ok(out)
 }
 
 /// A decoded image: RGB on the 8-bit scale (16-bit files divided by 256),
@@ -218,7 +322,16 @@ pub fn decode_png(bytes: &[u8]) -> Result<LoadedImage> {
             pixels.push(px);
         }
     }
-    let text = reader.info().uncompressed_latin1_text.iter().map(|t| (t.keyword.clone(), t.text.clone())).collect();
+    let meta = reader.info();
+    let mut text: Vec<(String, String)> =
+        meta.uncompressed_latin1_text.iter().map(|t| (t.keyword.clone(), t.text.clone())).collect();
+    let corrupt = |k: &str| FlameError::Png(format!("corrupt compressed text chunk '{k}'"));
+    for t in &meta.compressed_latin1_text {
+        text.push((t.keyword.clone(), t.get_text().map_err(|_| corrupt(&t.keyword))?));
+    }
+    for t in &meta.utf8_text {
+        text.push((t.keyword.clone(), t.get_text().map_err(|_| corrupt(&t.keyword))?));
+    }
     Ok(LoadedImage { width: info.width, height: info.height, pixels, text })
 }
 
@@ -258,6 +371,43 @@ mod tests {
 
     use super::*;
     use crate::render::RenderStats;
+
+    #[test]
+    fn image_formats_follow_the_extension() {
+        assert_eq!(ImageFormat::from_path(Path::new("a.PNG")).unwrap(), ImageFormat::Png);
+        assert_eq!(ImageFormat::from_path(Path::new("a.jpg")).unwrap(), ImageFormat::Jpeg);
+        assert_eq!(ImageFormat::from_path(Path::new("a.Jpeg")).unwrap(), ImageFormat::Jpeg);
+        assert_eq!(ImageFormat::from_path(Path::new("/dev/null")).unwrap(), ImageFormat::Png);
+        let e = ImageFormat::from_path(Path::new("a.ppm")).unwrap_err().to_string();
+        assert!(e.contains("unknown image extension '.ppm'"), "{e}");
+    }
+
+    #[test]
+    fn jpeg_comments_follow_the_start_marker_and_the_image_stays_valid() {
+        let frame = RenderedFrame {
+            width: 17,
+            height: 9,
+            pixels: (0..17 * 9).map(|i| [(i * 7 % 256) as f64, (i % 256) as f64, 128.0, 1.0]).collect(),
+            transparent: false,
+            stats: RenderStats::default(),
+        };
+        let plain = encode_jpeg(&frame, 90).unwrap();
+        let genome = "<flame size=\"17 9\"/>".to_string();
+        let with = encode_jpeg_with(
+            &frame,
+            90,
+            &[("flam3_genome".into(), genome.clone()), ("big".into(), "x".repeat(70_000))],
+        )
+        .unwrap();
+        assert_eq!(&with[..2], &[0xff, 0xd8]);
+        let body = format!("flam3_genome: {genome}");
+        assert_eq!(&with[2..4], &[0xff, 0xfe]);
+        assert_eq!(usize::from(u16::from_be_bytes([with[4], with[5]])), body.len() + 2);
+        assert_eq!(&with[6..6 + body.len()], body.as_bytes());
+        // The over-long comment is left out; the rest is the plain image.
+        assert_eq!(&with[6 + body.len()..], &plain[2..]);
+        assert_eq!(plain.len() + 4 + body.len(), with.len());
+    }
 
     fn frame(transparent: bool) -> RenderedFrame {
         RenderedFrame {

@@ -39,6 +39,8 @@ pub enum Domain {
     Flame = 3,
     /// Warp-level primitives and their tests and benchmarks.
     Prims = 4,
+    /// The flame genome tools (random genomes, mutation, crossing).
+    FlameGenome = 5,
     /// Replica-exchange decisions of Potts parallel tempering.
     Tempering = 6,
     /// Tests of this crate.

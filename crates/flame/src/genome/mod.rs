@@ -6,8 +6,11 @@
 //! numbers are f64 as in flam3.
 
 mod parse;
+pub mod tools;
+mod write;
 
 pub use parse::{ParseOptions, ParsedGenome, parse_file, parse_str};
+pub use write::{write_flame, write_genome};
 
 use crate::palette::Palette;
 use crate::variations::VariationSpec;

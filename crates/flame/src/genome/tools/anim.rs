@@ -1,0 +1,118 @@
+//! flam3-genome's animation genomes: a flame rotating through a full turn
+//! (`rotate=`) and sequences of such loops joined by transitions
+//! (`sequence=`), built from [`sheep_loop`] and [`sheep_edge`].
+
+use crate::error::{FlameError, Result};
+use crate::genome::{Flame, Interpolation, PaletteInterpolation};
+use crate::interpolate::{sheep_edge, sheep_loop};
+
+/// Frame `frame` of `flame` rotating once in `nframes` frames, with the
+/// frames before and after it (for motion blur), as flam3-genome's
+/// `rotate=` writes them: times `frame − 1`, `frame`, `frame + 1`.
+pub fn rotate(flame: &Flame, frame: i64, nframes: u32) -> Result<Vec<Flame>> {
+    if nframes == 0 {
+        return Err(FlameError::invalid("the number of frames must be positive"));
+    }
+    let blend = frame as f64 / f64::from(nframes);
+    let spread = 1.0 / f64::from(nframes);
+    Ok((-1..=1).map(|d| spin(flame, frame + d, blend + d as f64 * spread)).collect())
+}
+
+/// flam3-genome's `sequence=`: for each flame, `loops` full turns of
+/// `nframes` frames each (flam3-genome's `loops`, 1; 0 leaves the loops
+/// out), then `nframes` frames of transition to the next flame, and a
+/// last frame equal to the last flame's first. `stagger` (0…1) spreads the
+/// xforms' transitions out (flam3-genome's `stagger`).
+pub fn sequence(flames: &[Flame], nframes: u32, loops: u32, stagger: f64) -> Result<Vec<Flame>> {
+    if nframes == 0 {
+        return Err(FlameError::invalid("the number of frames must be positive"));
+    }
+    if flames.is_empty() {
+        return Err(FlameError::invalid("a sequence needs at least one flame"));
+    }
+    let n = f64::from(nframes);
+    let mut out = Vec::new();
+    let mut count = 0i64;
+    for (i, f) in flames.iter().enumerate() {
+        for _ in 0..loops {
+            for k in 0..nframes {
+                out.push(spin(f, count, f64::from(k) / n));
+                count += 1;
+            }
+        }
+        if let Some(next) = flames.get(i + 1) {
+            for k in 0..nframes {
+                let blend = f64::from(k) / n;
+                let edge = k == 0 || k == nframes - 1;
+                let mut g = sheep_edge(f, next, blend, stagger, edge);
+                name_frame(&mut g, count);
+                out.push(g);
+                count += 1;
+            }
+        }
+    }
+    out.push(spin(flames.last().expect("not empty"), count, 0.0));
+    Ok(out)
+}
+
+/// flam3-genome's `spin`: `flame` turned by `blend` of a full turn, at
+/// time `frame`, named after it, with linear interpolation and the
+/// default palette interpolation.
+fn spin(flame: &Flame, frame: i64, blend: f64) -> Flame {
+    let mut g = sheep_loop(flame, blend);
+    g.interpolation = Interpolation::Linear;
+    g.palette_interpolation = PaletteInterpolation::HsvCircular;
+    g.hsv_rgb_palette_blend = 0.0;
+    name_frame(&mut g, frame);
+    g
+}
+
+fn name_frame(g: &mut Flame, frame: i64) {
+    g.time = frame as f64;
+    g.name = Some(format!("{:.6}", g.time));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::genome::tools::{GenomeRng, Operation, RandomOptions, random};
+
+    fn flame(i: u64) -> Flame {
+        let opts = RandomOptions { xforms: Some(3), symmetry: 1, tries: 0, ..RandomOptions::default() };
+        random(&Flame::default(), &opts, None, &mut GenomeRng::new(9, Operation::Random, i)).unwrap()
+    }
+
+    #[test]
+    fn a_full_turn_returns_the_flame() {
+        let f = flame(0);
+        let r = rotate(&f, 10, 10).unwrap();
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.iter().map(|g| g.time).collect::<Vec<_>>(), [9.0, 10.0, 11.0]);
+        for (a, b) in r[1].xforms.iter().zip(&f.xforms) {
+            for (ra, rb) in a.coefs.c.iter().zip(&b.coefs.c) {
+                for (x, y) in ra.iter().zip(rb) {
+                    assert!((x - y).abs() < 1e-12, "{x} {y}");
+                }
+            }
+        }
+        // Half a turn negates the linear part of each animated xform.
+        let h = rotate(&f, 5, 10).unwrap();
+        assert!((h[1].xforms[0].coefs.c[0][0] + f.xforms[0].coefs.c[0][0]).abs() < 1e-12);
+        assert!(rotate(&f, 0, 0).is_err());
+    }
+
+    #[test]
+    fn sequences_have_the_frame_count_and_start_at_the_first_keyframe() {
+        let keys = [flame(1), flame(2), flame(3)];
+        let s = sequence(&keys, 7, 1, 0.0).unwrap();
+        // Three loops, two transitions, one closing frame.
+        assert_eq!(s.len(), 3 * 7 + 2 * 7 + 1);
+        assert_eq!(s.iter().map(|g| g.time).collect::<Vec<_>>(), (0..s.len()).map(|t| t as f64).collect::<Vec<_>>());
+        let first = Flame { time: 0.0, name: Some("0.000000".into()), ..keys[0].clone() };
+        assert_eq!(s[0], first);
+        let s0 = sequence(&keys, 4, 0, 0.0).unwrap();
+        assert_eq!(s0.len(), 2 * 4 + 1);
+        // The first transition frame is the first keyframe itself.
+        assert_eq!(s0[0].xforms, keys[0].xforms);
+    }
+}

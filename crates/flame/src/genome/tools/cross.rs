@@ -1,0 +1,165 @@
+//! Crossing two flames (flam3's `flam3_cross`).
+
+use super::GenomeRng;
+use crate::error::{FlameError, Result};
+use crate::genome::Flame;
+use crate::interpolate::interpolate;
+
+/// flam3's crossing methods (flam3-genome's `method=` for `cross0=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrossMethod {
+    /// `union`: the first parent's xforms, then the second's (the final
+    /// xform is the first parent's).
+    Union,
+    /// `interpolate`: the flame at a random point between the parents.
+    Interpolate,
+    /// `alternate`: one parent's flame with each xform taken at random
+    /// from either parent, until both parents contribute.
+    Alternate,
+}
+
+impl CrossMethod {
+    /// All three, with flam3-genome's names.
+    pub const ALL: [(&'static str, CrossMethod); 3] = [
+        ("union", CrossMethod::Union),
+        ("interpolate", CrossMethod::Interpolate),
+        ("alternate", CrossMethod::Alternate),
+    ];
+}
+
+/// The child of `p0` and `p1` by `method` (flam3's choice when `None`:
+/// 10 % union, 10 % interpolate, 80 % alternate), and the method used.
+/// `Interpolate` with a given `t` blends at `t` (0 gives `p0`, 1 gives
+/// `p1`); without, at a random point. Colour coordinates are reset to the
+/// xform parity, and 40 % of the time the palettes are crossed: entries
+/// from one parent, switching parent with probability 1 % per entry.
+pub fn cross(
+    p0: &Flame,
+    p1: &Flame,
+    method: Option<CrossMethod>,
+    t: Option<f64>,
+    rng: &mut GenomeRng,
+) -> Result<(Flame, CrossMethod)> {
+    if p0.xforms.is_empty() || p1.xforms.is_empty() {
+        return Err(FlameError::invalid("a parent has no xforms"));
+    }
+    let method = method.unwrap_or_else(|| {
+        let s = rng.r01();
+        if s < 0.1 {
+            CrossMethod::Union
+        } else if s < 0.2 {
+            CrossMethod::Interpolate
+        } else {
+            CrossMethod::Alternate
+        }
+    });
+    let mut out = match method {
+        CrossMethod::Union => {
+            let mut out = p0.clone();
+            out.xforms.extend(p1.xforms.iter().cloned());
+            out
+        }
+        CrossMethod::Interpolate => {
+            let t = t.unwrap_or_else(|| rng.r01());
+            let a = Flame { time: 0.0, ..p0.clone() };
+            let b = Flame { time: 1.0, ..p1.clone() };
+            // The ends are the parents themselves (interpolation would
+            // normalise them on the way).
+            if t == 0.0 {
+                return Ok((p0.clone(), method));
+            }
+            if t == 1.0 {
+                return Ok((p1.clone(), method));
+            }
+            let mut out = interpolate(&[a, b], t);
+            out.time = p0.time;
+            out.name = p0.name.clone();
+            out
+        }
+        CrossMethod::Alternate => alternate(p0, p1, rng),
+    };
+    if method != CrossMethod::Interpolate || t.is_none() {
+        for (i, x) in out.xforms.iter_mut().enumerate() {
+            x.color = (i & 1) as f64;
+        }
+        if rng.r01() < 0.4 {
+            let mut from_second = rng.bit();
+            for (i, e) in out.palette.entries.iter_mut().enumerate() {
+                if rng.r01() < 0.01 {
+                    from_second = !from_second;
+                }
+                *e = if from_second { p1.palette.entries[i] } else { p0.palette.entries[i] };
+            }
+        }
+    }
+    Ok((out, method))
+}
+
+/// flam3's alternate crossing.
+fn alternate(p0: &Flame, p1: &Flame, rng: &mut GenomeRng) -> Flame {
+    loop {
+        let second = rng.bit();
+        let (base, other) = if second { (p1, p0) } else { (p0, p1) };
+        let mut out = base.clone();
+        let (mut got_base, mut got_other) = (base.final_xform.is_some(), false);
+        for (i, x) in out.xforms.iter_mut().enumerate() {
+            if rng.bit() {
+                match other.xforms.get(i).filter(|y| y.weight > 0.0) {
+                    Some(y) => {
+                        *x = y.clone();
+                        got_other = true;
+                    }
+                    None => got_base = true,
+                }
+            } else {
+                got_base = true;
+            }
+        }
+        if out.xforms.len() <= 1 || (got_base && got_other) {
+            return out;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::genome::tools::{Operation, RandomOptions, random};
+
+    fn parents() -> (Flame, Flame) {
+        let opts = RandomOptions { xforms: Some(3), symmetry: 1, tries: 0, ..RandomOptions::default() };
+        let a = random(&Flame::default(), &opts, None, &mut GenomeRng::new(1, Operation::Random, 0)).unwrap();
+        let b = random(&Flame::default(), &opts, None, &mut GenomeRng::new(1, Operation::Random, 1)).unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn interpolation_at_the_ends_gives_the_parents() {
+        let (a, b) = parents();
+        let mut rng = GenomeRng::new(1, Operation::Cross, 0);
+        assert_eq!(cross(&a, &b, Some(CrossMethod::Interpolate), Some(0.0), &mut rng).unwrap().0, a);
+        assert_eq!(cross(&a, &b, Some(CrossMethod::Interpolate), Some(1.0), &mut rng).unwrap().0, b);
+        let mid = cross(&a, &b, Some(CrossMethod::Interpolate), Some(0.5), &mut rng).unwrap().0;
+        assert!(mid != a && mid != b);
+    }
+
+    #[test]
+    fn union_has_both_parents_xforms() {
+        let (a, b) = parents();
+        let (c, _) =
+            cross(&a, &b, Some(CrossMethod::Union), None, &mut GenomeRng::new(4, Operation::Cross, 0)).unwrap();
+        assert_eq!(c.xforms.len(), a.xforms.len() + b.xforms.len());
+        assert_eq!(c.xforms[a.xforms.len()].coefs, b.xforms[0].coefs);
+    }
+
+    #[test]
+    fn alternate_takes_xforms_from_both_parents() {
+        let (a, b) = parents();
+        for seed in 0..10 {
+            let mut rng = GenomeRng::new(seed, Operation::Cross, 0);
+            let (c, _) = cross(&a, &b, Some(CrossMethod::Alternate), None, &mut rng).unwrap();
+            let from = |p: &Flame| c.xforms.iter().filter(|x| p.xforms.iter().any(|y| y.coefs == x.coefs)).count();
+            assert!(from(&a) > 0 && from(&b) > 0, "seed {seed}");
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! flam3-genome's operations on genomes: random flames, mutation,
+//! crossing, rotation loops and sequences, cloning with a template, and
+//! splitting a flame into strips.
+//!
+//! Each operation follows flam3 3.1.1's `flam3-genome` (Draves and Reckase,
+//! "The Fractal Flame Algorithm"; Electric Sheep's genetic operators): the
+//! same choices with the same probabilities, the same parameter ranges and
+//! the same geometry. The random numbers are warpmc's own (Philox streams
+//! named by the seed and the operation, see [`GenomeRng`]), so a seed gives
+//! the same genome on every machine, but not the genome flam3-genome gives
+//! for that seed. Where flam3-genome renders test images to judge a random
+//! genome (its `avg`, `black` and `white` thresholds), [`random`] does the
+//! same with warpmc's renderer.
+
+mod anim;
+mod cross;
+mod mutate;
+mod random;
+mod strip;
+mod template;
+
+pub use anim::{rotate, sequence};
+pub use cross::{CrossMethod, cross};
+pub use mutate::{MutateMethod, mutate};
+pub use random::{RandomOptions, default_variations, frame_flame, random};
+pub use strip::strip;
+pub use template::Template;
+
+use warpmc_rng::{Domain, PhiloxStream, RandomSource};
+
+use super::{Affine, XForm};
+use crate::variations::{VariationKind, VariationSpec};
+
+/// The random numbers of the genome tools: one Philox stream per (seed,
+/// operation, repetition), so that `--seed` fixes every choice and the
+/// genomes of a `repeat` do not share numbers.
+#[derive(Debug, Clone)]
+pub struct GenomeRng {
+    stream: PhiloxStream,
+}
+
+impl GenomeRng {
+    /// The stream of repetition `index` of operation `op` under `seed`.
+    pub fn new(seed: u64, op: Operation, index: u64) -> Self {
+        let stream = ((op as u64) << 40) | (index & ((1 << 40) - 1));
+        GenomeRng { stream: PhiloxStream::new(seed, Domain::FlameGenome.stream(stream)) }
+    }
+
+    /// Uniform in [0, 1) (flam3's `flam3_random01`).
+    pub fn r01(&mut self) -> f64 {
+        self.stream.next_f64()
+    }
+
+    /// Uniform in [−1, 1) (flam3's `flam3_random11`).
+    pub fn r11(&mut self) -> f64 {
+        2.0 * self.r01() - 1.0
+    }
+
+    /// A fair coin (flam3's `flam3_random_bit`).
+    pub fn bit(&mut self) -> bool {
+        self.stream.next_u32() & 1 == 1
+    }
+
+    /// Uniform in `0..n` (`n ≥ 1`).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.stream.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+
+    /// A seed for a test render.
+    fn seed(&mut self) -> u64 {
+        self.stream.next_u64()
+    }
+}
+
+/// The operations, naming their random streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub enum Operation {
+    /// [`random`].
+    Random = 1,
+    /// [`mutate`].
+    Mutate = 2,
+    /// [`cross`].
+    Cross = 3,
+    /// Picking a flame of a file at random.
+    Pick = 4,
+}
+
+/// The most variations flam3-genome leaves in an xform.
+pub const MAX_VARIATIONS: usize = 5;
+
+/// What flam3-genome does to every flame it makes by random, mutate or
+/// cross (its `truncate_variations`): standard xforms of weight below
+/// 0.001 are removed (with their chaos columns), and in each xform the
+/// variations of smallest |weight| are dropped until at most `max` remain
+/// (flam3-genome uses 5).
+pub fn truncate_variations(f: &mut super::Flame, max: usize) {
+    let mut k = 0;
+    while k < f.xforms.len() {
+        if f.xforms[k].weight < 0.001 && f.xforms.len() > 1 {
+            f.xforms.remove(k);
+            for x in &mut f.xforms {
+                if x.chaos.len() > k {
+                    x.chaos.remove(k);
+                }
+            }
+        } else {
+            k += 1;
+        }
+    }
+    for x in f.xforms.iter_mut().chain(f.final_xform.iter_mut()) {
+        while x.variations.len() > max {
+            let smallest = x
+                .variations
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.weight.abs().total_cmp(&b.1.weight.abs()))
+                .map(|(i, _)| i)
+                .expect("more than max ≥ 0 variations");
+            x.variations.remove(smallest);
+        }
+    }
+}
+
+/// Weights of an xform's variations scaled to sum to 1 (flam3's
+/// normalisation of random weights).
+fn normalise(variations: &mut [VariationSpec]) {
+    let sum: f64 = variations.iter().map(|v| v.weight).sum();
+    if sum != 0.0 {
+        for v in variations {
+            v.weight /= sum;
+        }
+    }
+}
+
+/// Sets the weight of `kind` in `variations` (adding it with default
+/// parameters when absent), keeping flam3's index order.
+fn set_weight(variations: &mut Vec<VariationSpec>, kind: VariationKind, weight: f64) {
+    match variations.iter_mut().find(|v| v.kind == kind) {
+        Some(v) => v.weight = weight,
+        None => {
+            let at = variations.iter().position(|v| v.kind > kind).unwrap_or(variations.len());
+            variations.insert(at, VariationSpec::new(kind, weight));
+        }
+    }
+}
+
+/// flam3's `round6`.
+fn round6(x: f64) -> f64 {
+    let mut x = x * 1e6;
+    if x < 0.0 {
+        x -= 1.0;
+    }
+    1e-6 * (x + 0.5).trunc()
+}
+
+/// The xforms flam3's `flam3_add_symmetry` adds for symmetry `kind`
+/// (neither 0 nor 1): a mirror first when `kind < 0`, then the rotations by
+/// multiples of 2π/|kind|, sorted by determinant as flam3 sorts them.
+fn symmetry_xforms(kind: i64) -> Vec<XForm> {
+    let linear = VariationKind::from_name("linear").expect("linear is a variation");
+    let make = |color: f64, c: [[f64; 2]; 3]| XForm {
+        weight: 1.0,
+        color,
+        color_speed: 0.0,
+        animate: 0.0,
+        coefs: Affine { c },
+        variations: vec![VariationSpec::new(linear, 1.0)],
+        ..XForm::flam3_default(0)
+    };
+    let mut added = Vec::new();
+    let mut sym = kind;
+    if sym < 0 {
+        added.push(make(1.0, [[-1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]));
+        sym = -sym;
+    }
+    let a = 2.0 * std::f64::consts::PI / sym as f64;
+    for k in 1..sym {
+        let kf = k as f64;
+        let color = if sym < 3 { 0.0 } else { (kf - 1.0) / (sym as f64 - 2.0) };
+        let (c, s) = (round6((kf * a).cos()), round6((kf * a).sin()));
+        added.push(make(color, [[c, s], [round6(-s), c], [0.0, 0.0]]));
+    }
+    let det = |x: &XForm| x.coefs.c[0][0] * x.coefs.c[1][1] - x.coefs.c[0][1] * x.coefs.c[1][0];
+    added.sort_by(|p, q| det(p).total_cmp(&det(q)));
+    added
+}
+
+/// flam3's choice of a symmetry when none is asked for: half the time one
+/// of the common groups, else a uniform one in −6…6 (and rarely −25…25).
+fn random_symmetry(rng: &mut GenomeRng) -> i64 {
+    const COMMON: [i64; 15] = [-4, -3, -2, -2, -2, -1, -1, -1, 2, 2, 2, 3, 3, 4, 4];
+    if rng.bit() {
+        COMMON[rng.below(COMMON.len())]
+    } else if rng.below(32) != 0 {
+        rng.below(13) as i64 - 6
+    } else {
+        rng.below(51) as i64 - 25
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_differ_by_seed_operation_and_index() {
+        let draw = |seed, op, i| {
+            let mut r = GenomeRng::new(seed, op, i);
+            (0..4).map(|_| r.r01()).collect::<Vec<f64>>()
+        };
+        let base = draw(1, Operation::Random, 0);
+        assert_eq!(base, draw(1, Operation::Random, 0));
+        assert_ne!(base, draw(2, Operation::Random, 0));
+        assert_ne!(base, draw(1, Operation::Mutate, 0));
+        assert_ne!(base, draw(1, Operation::Random, 1));
+    }
+
+    #[test]
+    fn truncation_drops_light_xforms_and_the_smallest_variations() {
+        let kinds: Vec<VariationKind> = VariationKind::all().take(8).collect();
+        let x = |w: f64| XForm {
+            weight: w,
+            variations: kinds
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| VariationSpec::new(k, [0.3, -0.01, 0.2, 0.05, -0.4, 0.02, 0.1, 0.06][i] * w.max(1.0)))
+                .collect(),
+            chaos: vec![1.0, 0.5, 0.25],
+            ..XForm::flam3_default(0)
+        };
+        let mut f = super::super::Flame { xforms: vec![x(1.0), x(0.0005), x(2.0)], ..Default::default() };
+        truncate_variations(&mut f, 5);
+        assert_eq!(f.xforms.len(), 2);
+        assert_eq!(f.xforms[1].weight, 2.0);
+        assert_eq!(f.xforms[0].chaos, vec![1.0, 0.25]);
+        for x in &f.xforms {
+            let names: Vec<&str> = x.variations.iter().map(|v| v.kind.name()).collect();
+            assert_eq!(
+                names,
+                ["linear", "spherical", "horseshoe", "handkerchief", "heart"],
+                "the five heaviest, in order"
+            );
+        }
+    }
+
+    #[test]
+    fn below_stays_in_range_and_covers_it() {
+        let mut r = GenomeRng::new(7, Operation::Pick, 0);
+        let mut seen = [0u32; 7];
+        for _ in 0..7000 {
+            seen[r.below(7)] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 800), "{seen:?}");
+    }
+
+    #[test]
+    fn symmetry_xforms_are_flam3s() {
+        // kind 3: two rotations by 120° and 240°, colours 0 and 1.
+        let x = symmetry_xforms(3);
+        assert_eq!(x.len(), 2);
+        let mut angles: Vec<f64> = x.iter().map(|x| x.coefs.c[0][1].atan2(x.coefs.c[0][0]).to_degrees()).collect();
+        angles.sort_by(f64::total_cmp);
+        assert!((angles[0] + 120.0).abs() < 1e-3 && (angles[1] - 120.0).abs() < 1e-3, "{angles:?}");
+        // kind −2: a mirror and a half turn.
+        let x = symmetry_xforms(-2);
+        assert_eq!(x.len(), 2);
+        assert!(x.iter().any(|x| x.coefs.c == [[-1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]));
+        assert!(x.iter().all(|x| x.animate == 0.0 && x.color_speed == 0.0));
+    }
+}

@@ -1,0 +1,242 @@
+//! Mutation (flam3's `flam3_mutate`): one of seven changes to a flame.
+
+use super::random::{RandomOptions, random_unframed_for};
+use super::{GenomeRng, random_symmetry, symmetry_xforms};
+use crate::error::{FlameError, Result};
+use crate::genome::Flame;
+use crate::palette::PaletteLibrary;
+
+/// flam3's mutation kinds (flam3-genome's `method=` for `mutate=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutateMethod {
+    /// `all_vars`: every xform gets the variations (and parameters) of a
+    /// random flame with as many xforms.
+    AllVariations,
+    /// `one_xform`: one xform gets a random affine map (only its
+    /// translation when the flame has at most two xforms).
+    OneXformCoefs,
+    /// `add_symmetry`: a random symmetry group is added.
+    AddSymmetry,
+    /// `post_xforms`: each xform's pre map is rotated, scaled or moved and
+    /// its post map undoes part of it.
+    PostXforms,
+    /// `color_palette`: new colour coordinates, a new palette, or both.
+    ColorPalette,
+    /// `delete_xform`: one xform is removed (unless it is the only one).
+    DeleteXform,
+    /// `all_coefs`: every affine coefficient moves by `speed` times a
+    /// random one.
+    AllCoefs,
+}
+
+impl MutateMethod {
+    /// All seven, with flam3-genome's names.
+    pub const ALL: [(&'static str, MutateMethod); 7] = [
+        ("all_vars", MutateMethod::AllVariations),
+        ("one_xform", MutateMethod::OneXformCoefs),
+        ("add_symmetry", MutateMethod::AddSymmetry),
+        ("post_xforms", MutateMethod::PostXforms),
+        ("color_palette", MutateMethod::ColorPalette),
+        ("delete_xform", MutateMethod::DeleteXform),
+        ("all_coefs", MutateMethod::AllCoefs),
+    ];
+
+    /// flam3's choice when no method is given: 10 % all_vars, 20 %
+    /// one_xform, 20 % add_symmetry, 10 % post_xforms, 10 % color_palette,
+    /// 10 % delete_xform, 20 % all_coefs.
+    fn random(rng: &mut GenomeRng) -> Self {
+        let s = rng.r01();
+        match s {
+            s if s < 0.1 => MutateMethod::AllVariations,
+            s if s < 0.3 => MutateMethod::OneXformCoefs,
+            s if s < 0.5 => MutateMethod::AddSymmetry,
+            s if s < 0.6 => MutateMethod::PostXforms,
+            s if s < 0.7 => MutateMethod::ColorPalette,
+            s if s < 0.8 => MutateMethod::DeleteXform,
+            _ => MutateMethod::AllCoefs,
+        }
+    }
+}
+
+/// `flame` mutated by `method` (a random one when `None`, with flam3's
+/// probabilities); `opts` says which variations random parts may use and
+/// `speed` how far `all_coefs` moves (flam3's default 0.1). Returns the
+/// mutant and the method used.
+pub fn mutate(
+    flame: &Flame,
+    method: Option<MutateMethod>,
+    opts: &RandomOptions,
+    speed: f64,
+    library: Option<&PaletteLibrary>,
+    rng: &mut GenomeRng,
+) -> Result<(Flame, MutateMethod)> {
+    if flame.xforms.is_empty() {
+        return Err(FlameError::invalid("a flame without xforms cannot be mutated"));
+    }
+    if opts.variations.is_empty() {
+        return Err(FlameError::invalid("no variations to choose from"));
+    }
+    let method = method.unwrap_or_else(|| MutateMethod::random(rng));
+    let mut f = flame.clone();
+    let n = f.xforms.len();
+    match method {
+        MutateMethod::AllVariations => {
+            let other = random_unframed_for(&f, n, opts, library, rng);
+            for (x, y) in f.xforms.iter_mut().zip(&other.xforms) {
+                x.variations = y.variations.clone();
+            }
+        }
+        MutateMethod::OneXformCoefs => {
+            let other = random_unframed_for(&f, 2, opts, library, rng);
+            let k = rng.below(n);
+            let src = other.xforms[0].coefs.c;
+            if n <= 2 {
+                f.xforms[k].coefs.c[2] = src[2];
+            } else {
+                f.xforms[k].coefs.c = src;
+            }
+        }
+        MutateMethod::AddSymmetry => {
+            let k = random_symmetry(rng);
+            if k != 0 && k != 1 {
+                f.xforms.extend(symmetry_xforms(k));
+            }
+        }
+        MutateMethod::PostXforms => post_xforms(&mut f, rng),
+        MutateMethod::ColorPalette => {
+            let s = rng.r01();
+            if s < 0.8 {
+                for x in &mut f.xforms {
+                    x.color = rng.r01();
+                }
+            }
+            if s >= 0.4 {
+                let other = random_unframed_for(&f, 1, opts, library, rng);
+                f.palette = other.palette;
+                f.hue_rotation = other.hue_rotation;
+            }
+        }
+        MutateMethod::DeleteXform => {
+            let k = rng.below(n);
+            if n > 1 {
+                delete_xform(&mut f, k);
+            }
+        }
+        MutateMethod::AllCoefs => {
+            let other = random_unframed_for(&f, n, opts, library, rng);
+            for (x, y) in f.xforms.iter_mut().zip(&other.xforms) {
+                for (row, dr) in x.coefs.c.iter_mut().zip(&y.coefs.c) {
+                    for (v, d) in row.iter_mut().zip(dr) {
+                        *v += speed * d;
+                    }
+                }
+            }
+        }
+    }
+    Ok((f, method))
+}
+
+/// Removes xform `k` and its column of every chaos row.
+fn delete_xform(f: &mut Flame, k: usize) {
+    f.xforms.remove(k);
+    for x in &mut f.xforms {
+        if x.chaos.len() > k {
+            x.chaos.remove(k);
+        }
+    }
+}
+
+/// flam3's post-map mutation: a random subset of rotation (pre by `φ`,
+/// post by `−φ`), scaling (pre by `1/f, 1/g`, post by `f, g`) and
+/// translation (pre by `−t`, post by `+t`); a quarter of the time every
+/// xform takes the first xform's post map.
+fn post_xforms(f: &mut Flame, rng: &mut GenomeRng) {
+    let b = 1 + rng.below(6);
+    let same = rng.below(4) != 0;
+    let first_post = f.xforms[0].post;
+    for (i, x) in f.xforms.iter_mut().enumerate() {
+        if i > 0 && same {
+            x.post = first_post;
+            continue;
+        }
+        let rot = |m: &mut [[f64; 2]; 3], phi: f64| {
+            let (s, c) = phi.sin_cos();
+            for row in m.iter_mut().take(2) {
+                let (a, d) = (row[0], row[1]);
+                *row = [a * c - d * s, a * s + d * c];
+            }
+        };
+        if b & 1 != 0 {
+            let phi = std::f64::consts::PI * rng.r11();
+            rot(&mut x.coefs.c, phi);
+            rot(&mut x.post.c, -phi);
+        }
+        if b & 2 != 0 {
+            let mut fx = 0.2 + rng.r01();
+            let mut gy = 0.2 + rng.r01();
+            if rng.bit() {
+                fx = 1.0 / fx;
+            }
+            if rng.bit() {
+                gy = fx;
+            } else if rng.bit() {
+                gy = 1.0 / gy;
+            }
+            x.coefs.c[0][0] /= fx;
+            x.coefs.c[0][1] /= fx;
+            x.coefs.c[1][1] /= gy;
+            x.coefs.c[1][0] /= gy;
+            x.post.c[0][0] *= fx;
+            x.post.c[1][0] *= fx;
+            x.post.c[0][1] *= gy;
+            x.post.c[1][1] *= gy;
+        }
+        if b & 4 != 0 {
+            let (tx, ty) = (rng.r11(), rng.r11());
+            x.coefs.c[2][0] -= tx;
+            x.coefs.c[2][1] -= ty;
+            x.post.c[2][0] += tx;
+            x.post.c[2][1] += ty;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::genome::tools::{Operation, random};
+
+    fn parent() -> Flame {
+        let opts = RandomOptions { xforms: Some(3), symmetry: 1, tries: 0, ..RandomOptions::default() };
+        random(&Flame::default(), &opts, None, &mut GenomeRng::new(11, Operation::Random, 0)).unwrap()
+    }
+
+    #[test]
+    fn each_method_changes_what_it_names_and_nothing_else() {
+        let p = parent();
+        let opts = RandomOptions::default();
+        for (name, m) in MutateMethod::ALL {
+            let mut rng = GenomeRng::new(2, Operation::Mutate, 0);
+            let (c, used) = mutate(&p, Some(m), &opts, 0.1, None, &mut rng).unwrap();
+            assert_eq!(used, m);
+            assert_eq!(c.center, p.center, "{name}");
+            match m {
+                MutateMethod::DeleteXform => assert_eq!(c.xforms.len(), p.xforms.len() - 1),
+                MutateMethod::AddSymmetry => assert!(c.xforms.len() >= p.xforms.len(), "{name}"),
+                MutateMethod::ColorPalette => {
+                    let colors = |f: &Flame| f.xforms.iter().map(|x| x.color).collect::<Vec<_>>();
+                    assert!(colors(&c) != colors(&p) || c.palette != p.palette, "{name} changed nothing");
+                }
+                MutateMethod::AllVariations => {
+                    assert!(c.xforms.iter().zip(&p.xforms).any(|(a, b)| a.variations != b.variations));
+                    assert!(c.xforms.iter().zip(&p.xforms).all(|(a, b)| a.coefs == b.coefs));
+                }
+                _ => {
+                    assert_eq!(c.xforms.len(), p.xforms.len(), "{name}");
+                    assert!(c.xforms.iter().zip(&p.xforms).any(|(a, b)| a.coefs != b.coefs), "{name}");
+                    assert!(c.xforms.iter().zip(&p.xforms).all(|(a, b)| a.variations == b.variations), "{name}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,518 @@
+//! `warpmc flame genome`: flam3-genome's operations (random, mutate, cross,
+//! sequence, rotate, clone, strip), writing flam3 XML.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use warpmc_flame::genome::tools::{
+    CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, RandomOptions, Template, cross,
+    default_variations, frame_flame, mutate, random, rotate, sequence, strip, truncate_variations,
+};
+use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file, parse_str, write_genome};
+use warpmc_flame::palette::PaletteLibrary;
+use warpmc_flame::variations::VariationKind;
+
+#[derive(Debug, Args)]
+pub(crate) struct GenomeArgs {
+    #[command(subcommand)]
+    command: GenomeCommand,
+}
+
+/// flam3-genome's operations. Each writes flam3 XML (to standard output,
+/// or to -o FILE) that warpmc and flam3-render both read; the same --seed
+/// gives the same bytes.
+#[derive(Debug, Subcommand)]
+enum GenomeCommand {
+    /// New random flames, as flam3-genome makes them with no input.
+    ///
+    /// Examples:
+    ///   warpmc flame genome random --seed 7 -o new.flam3
+    ///   warpmc flame genome random --repeat 10 --template vidres.flam3 --symmetry 3 > pick.flam3
+    ///   warpmc flame genome random --vars julian,spherical,linear --xforms 3
+    Random(RandomArgs),
+    /// Mutations of a flame picked from a file (flam3-genome's mutate=).
+    /// As flam3-genome, half the time the camera is framed anew on the
+    /// attractor, and each xform keeps its five heaviest variations.
+    ///
+    /// Example: warpmc flame genome mutate parent.flam3 --method post_xforms --repeat 5
+    Mutate(MutateArgs),
+    /// Children of a flame from each of two files (flam3-genome's
+    /// cross0=/cross1=). Framing and variations as for mutate, except
+    /// with --at.
+    ///
+    /// Example: warpmc flame genome cross a.flam3 b.flam3 --method interpolate --at 0.3
+    Cross(CrossArgs),
+    /// An animation: each flame turning a full circle, then a transition to
+    /// the next (flam3-genome's sequence=). Render it with `flame animate`.
+    ///
+    /// Example: warpmc flame genome sequence keys.flam3 --nframes 100 -o seq.flam3
+    Sequence(SequenceArgs),
+    /// Frame FRAME of a flame turning once in NFRAMES frames, with the
+    /// frames before and after it for motion blur (flam3-genome's rotate=).
+    ///
+    /// Example: warpmc flame genome rotate one.flam3 --frame 10 --nframes 100
+    Rotate(RotateArgs),
+    /// The flames of a file, through a template's render settings
+    /// (flam3-genome's clone= and clone_all=).
+    ///
+    /// Example: warpmc flame genome clone sheep.flam3 --template hd.flam3 -o hd-sheep.flam3
+    Clone(CloneArgs),
+    /// A flame cut into horizontal strips whose images stacked give the
+    /// flame's image, to render images too large for memory a strip at a
+    /// time (flam3-genome's strip=). Each strip keeps the flame's quality
+    /// per pixel, but most of its samples land outside it: render strips
+    /// with --quality-scale NSTRIPS for the noise of the whole image.
+    ///
+    /// Example: warpmc flame genome strip poster.flam3 --nstrips 4 -o strips.flam3
+    Strip(StripArgs),
+}
+
+#[derive(Debug, Args)]
+struct Common {
+    /// Seed of every random choice: the same seed gives the same output.
+    #[arg(long, default_value_t = 0, value_parser = super::parse_u64)]
+    seed: u64,
+    /// Output file (default: standard output). An existing file is
+    /// replaced, as `flame render` replaces its image.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// A flam3 genome whose render settings (size, quality, filters, …) the
+    /// output flames take (flam3-genome's template=).
+    #[arg(long, value_name = "FILE")]
+    template: Option<PathBuf>,
+    /// flam3-palettes.xml, for random palettes and numbered palettes
+    /// (default: $FLAM3_PALETTES, /usr/share/flam3/flam3-palettes.xml).
+    #[arg(long, value_name = "FILE")]
+    palettes: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct Variety {
+    /// Only these variations in random parts (names or flam3 numbers,
+    /// comma-separated; flam3-genome's use_vars).
+    #[arg(long, value_name = "LIST", conflicts_with = "no_vars")]
+    vars: Option<String>,
+    /// All variations but these (flam3-genome's dont_use_vars; default:
+    /// noise, blur, gaussian_blur, radial_blur, ngon, square, rays, cross,
+    /// pre_blur, separation, split, splits).
+    #[arg(long, value_name = "LIST")]
+    no_vars: Option<String>,
+    /// Symmetry group added: 0 random a quarter of the time, 1 none, K > 1
+    /// K-fold rotation, K < 0 with a mirror.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1000..=1000))]
+    symmetry: i64,
+}
+
+#[derive(Debug, Args)]
+struct RandomArgs {
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    variety: Variety,
+    /// How many flames.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Standard xforms per flame (default: 2 to 6 at random, sometimes with
+    /// a final xform).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    xforms: Option<u32>,
+    /// Test renders per flame before one is kept although it is too dark,
+    /// empty or white (flam3-genome's tries); 0 skips the test.
+    #[arg(long, default_value_t = 10)]
+    tries: u32,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum MutateArg {
+    AllVars,
+    OneXform,
+    AddSymmetry,
+    PostXforms,
+    ColorPalette,
+    DeleteXform,
+    AllCoefs,
+}
+
+#[derive(Debug, Args)]
+struct MutateArgs {
+    /// The genome file (one of its flames is picked at random; - reads
+    /// standard input).
+    input: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    variety: Variety,
+    /// The mutation (default: flam3's random choice).
+    #[arg(long, value_enum)]
+    method: Option<MutateArg>,
+    /// How far all-coefs moves the coefficients (flam3-genome's speed).
+    #[arg(long, default_value_t = 0.1)]
+    speed: f64,
+    /// How many mutants.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CrossArg {
+    Union,
+    Interpolate,
+    Alternate,
+}
+
+#[derive(Debug, Args)]
+struct CrossArgs {
+    /// The first parent's file (a flame picked at random).
+    first: PathBuf,
+    /// The second parent's file.
+    second: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// The crossing (default: flam3's random choice).
+    #[arg(long, value_enum)]
+    method: Option<CrossArg>,
+    /// With --method interpolate: where between the parents (0 is the
+    /// first, 1 the second; default random).
+    #[arg(long, requires = "method")]
+    at: Option<f64>,
+    /// How many children.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+}
+
+#[derive(Debug, Args)]
+struct SequenceArgs {
+    /// The keyframes' file (- reads standard input).
+    input: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// Frames per loop and per transition.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    nframes: u32,
+    /// Full turns of each keyframe (0: transitions only).
+    #[arg(long, default_value_t = 1)]
+    loops: u32,
+    /// Spread of the xforms' transitions over the segment (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    stagger: f64,
+}
+
+#[derive(Debug, Args)]
+struct RotateArgs {
+    /// A file with one flame (- reads standard input).
+    input: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// The frame.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    frame: i64,
+    /// Frames per full turn.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    nframes: u32,
+}
+
+#[derive(Debug, Args)]
+struct CloneArgs {
+    /// The genome file (- reads standard input).
+    input: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// Only the flame with this index (default: all, as clone_all=).
+    #[arg(long)]
+    flame: Option<usize>,
+    /// One flame picked at random (flam3-genome's clone=).
+    #[arg(long, conflicts_with = "flame")]
+    pick: bool,
+}
+
+#[derive(Debug, Args)]
+struct StripArgs {
+    /// The genome file (- reads standard input); every flame is cut.
+    input: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// How many strips.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    nstrips: u32,
+    /// Only strip K (0 is the top).
+    #[arg(long, value_name = "K")]
+    strip: Option<u32>,
+}
+
+pub(crate) fn run(args: GenomeArgs) -> anyhow::Result<()> {
+    match args.command {
+        GenomeCommand::Random(a) => run_random(a),
+        GenomeCommand::Mutate(a) => run_mutate(a),
+        GenomeCommand::Cross(a) => run_cross(a),
+        GenomeCommand::Sequence(a) => run_sequence(a),
+        GenomeCommand::Rotate(a) => run_rotate(a),
+        GenomeCommand::Clone(a) => run_clone(a),
+        GenomeCommand::Strip(a) => run_strip(a),
+    }
+}
+
+/// Reads a genome from `path`, or standard input for `-`; variations
+/// outside the reader's set are dropped with the reader's warnings.
+pub(crate) fn read_input(path: &Path, opts: &ParseOptions) -> anyhow::Result<ParsedGenome> {
+    let parsed = if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading the genome from standard input")?;
+        parse_str(&text, "<stdin>", opts)?
+    } else {
+        parse_file(path, opts)?
+    };
+    Ok(parsed)
+}
+
+/// The flames of an input file, warnings printed; at least one.
+fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
+    let opts = ParseOptions { skip_unknown_variations: true, palette_file: c.palettes.clone() };
+    let parsed = read_input(path, &opts)?;
+    for w in &parsed.warnings {
+        eprintln!("warning: {w}");
+    }
+    if parsed.flames.is_empty() {
+        bail!("{}: no <flame> elements", path.display());
+    }
+    Ok(parsed.flames)
+}
+
+/// Checks what the flags name before any work: the output can be
+/// written, the palette file (when named) exists, the template reads.
+fn prepare(c: &Common) -> anyhow::Result<Option<Template>> {
+    if let Some(out) = &c.out {
+        warpmc_host::output::check_writable(out)?;
+    }
+    PaletteLibrary::check_named(c.palettes.as_deref())?;
+    let Some(t) = &c.template else { return Ok(None) };
+    let text = std::fs::read_to_string(t).with_context(|| format!("{}: cannot read the template", t.display()))?;
+    let opts = ParseOptions { skip_unknown_variations: true, palette_file: c.palettes.clone() };
+    Ok(Some(Template::from_xml(&text, &t.display().to_string(), &opts)?))
+}
+
+/// The palette library for random palettes, if one can be found.
+fn library(c: &Common) -> Option<PaletteLibrary> {
+    PaletteLibrary::locate(c.palettes.as_deref()).ok()
+}
+
+/// Writes the flames as one document.
+fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
+    let version = format!("WARPMC-{}", env!("CARGO_PKG_VERSION"));
+    let text = write_genome(flames, root, Some(&version));
+    match &c.out {
+        Some(out) => warpmc_host::output::write_bytes(out, text.as_bytes())?,
+        None => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes()).context("writing to standard output")?;
+            stdout.flush().context("writing to standard output")?;
+        }
+    }
+    Ok(())
+}
+
+/// A list of variations by name or flam3 number.
+fn variation_list(s: &str) -> anyhow::Result<Vec<VariationKind>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let k = match w.parse::<usize>() {
+                Ok(i) => VariationKind::from_index(i),
+                Err(_) => VariationKind::from_name(w),
+            };
+            k.with_context(|| format!("unknown variation '{w}'"))
+        })
+        .collect()
+}
+
+fn random_options(v: &Variety, xforms: Option<u32>, tries: u32) -> anyhow::Result<RandomOptions> {
+    let variations = match (&v.vars, &v.no_vars) {
+        (Some(list), _) => variation_list(list)?,
+        (None, Some(list)) => {
+            let out = variation_list(list)?;
+            VariationKind::all().take(99).filter(|k| !out.contains(k)).collect()
+        }
+        (None, None) => default_variations(),
+    };
+    if variations.is_empty() {
+        bail!("no variations left to choose from");
+    }
+    Ok(RandomOptions { xforms: xforms.map(|n| n as usize), variations, symmetry: v.symmetry, tries })
+}
+
+/// A flame of `flames` at random.
+fn pick<'a>(flames: &'a [Flame], rng: &mut GenomeRng) -> &'a Flame {
+    &flames[rng.below(flames.len())]
+}
+
+/// What flam3-genome does after a mutation or a crossing: half the time
+/// the camera is framed anew on the attractor, then the variations are
+/// truncated.
+fn reframe(f: &mut Flame, rng: &mut GenomeRng) {
+    if rng.bit() {
+        frame_flame(f, rng);
+    }
+    truncate_variations(f, MAX_VARIATIONS);
+}
+
+fn finish(mut f: Flame, t: Option<&Template>, time: f64) -> Flame {
+    if let Some(t) = t {
+        t.apply(&mut f);
+    }
+    f.time = time;
+    f
+}
+
+fn run_random(a: RandomArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common)?;
+    let opts = random_options(&a.variety, a.xforms, a.tries)?;
+    let lib = library(&a.common);
+    let mut base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
+    if let Some(t) = &t {
+        t.apply(&mut base);
+    }
+    let mut out = Vec::new();
+    for rep in 0..a.repeat {
+        let mut rng = GenomeRng::new(a.common.seed, Operation::Random, u64::from(rep));
+        let f = random(&base, &opts, lib.as_ref(), &mut rng)?;
+        out.push(finish(f, None, f64::from(rep)));
+    }
+    emit(&a.common, &out, "pick")
+}
+
+fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common)?;
+    let flames = load(&a.input, &a.common)?;
+    let opts = random_options(&a.variety, None, 0)?;
+    let lib = library(&a.common);
+    let method = a.method.map(|m| match m {
+        MutateArg::AllVars => MutateMethod::AllVariations,
+        MutateArg::OneXform => MutateMethod::OneXformCoefs,
+        MutateArg::AddSymmetry => MutateMethod::AddSymmetry,
+        MutateArg::PostXforms => MutateMethod::PostXforms,
+        MutateArg::ColorPalette => MutateMethod::ColorPalette,
+        MutateArg::DeleteXform => MutateMethod::DeleteXform,
+        MutateArg::AllCoefs => MutateMethod::AllCoefs,
+    });
+    let mut out = Vec::new();
+    for rep in 0..a.repeat {
+        let mut rng = GenomeRng::new(a.common.seed, Operation::Mutate, u64::from(rep));
+        let parent = pick(&flames, &mut rng);
+        let (mut f, used) = mutate(parent, method, &opts, a.speed, lib.as_ref(), &mut rng)?;
+        reframe(&mut f, &mut rng);
+        let name = MutateMethod::ALL.iter().find(|(_, m)| *m == used).map_or("", |(n, _)| n);
+        f.name = Some(match &parent.name {
+            Some(p) => format!("mutation {rep} of {p} ({name})"),
+            None => format!("mutation {rep} ({name})"),
+        });
+        out.push(finish(f, t.as_ref(), f64::from(rep)));
+    }
+    emit(&a.common, &out, "pick")
+}
+
+fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common)?;
+    let first = load(&a.first, &a.common)?;
+    let second = load(&a.second, &a.common)?;
+    let method = a.method.map(|m| match m {
+        CrossArg::Union => CrossMethod::Union,
+        CrossArg::Interpolate => CrossMethod::Interpolate,
+        CrossArg::Alternate => CrossMethod::Alternate,
+    });
+    if a.at.is_some() && !matches!(method, Some(CrossMethod::Interpolate)) {
+        bail!("--at goes with --method interpolate");
+    }
+    if let Some(x) = a.at.filter(|x| !x.is_finite()) {
+        bail!("--at {x} is not a finite number");
+    }
+    let mut out = Vec::new();
+    for rep in 0..a.repeat {
+        let mut rng = GenomeRng::new(a.common.seed, Operation::Cross, u64::from(rep));
+        let p0 = pick(&first, &mut rng);
+        let p1 = pick(&second, &mut rng);
+        let (mut f, _) = cross(p0, p1, method, a.at, &mut rng)?;
+        // An interpolation at a chosen point is left as it is.
+        if a.at.is_none() {
+            reframe(&mut f, &mut rng);
+        }
+        if p0.name.is_some() || p1.name.is_some() {
+            let n = |p: &Flame| p.name.clone().unwrap_or_default();
+            f.name = Some(format!("{rep} of {} x {}", n(p0), n(p1)));
+        }
+        out.push(finish(f, t.as_ref(), f64::from(rep)));
+    }
+    emit(&a.common, &out, "pick")
+}
+
+fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common)?;
+    let flames = load(&a.input, &a.common)?;
+    if !(0.0..=1.0).contains(&a.stagger) {
+        bail!("--stagger must be between 0 and 1, not {}", a.stagger);
+    }
+    let frames = sequence(&flames, a.nframes, a.loops, a.stagger)?;
+    let frames: Vec<Flame> = frames
+        .into_iter()
+        .map(|f| {
+            let time = f.time;
+            finish(f, t.as_ref(), time)
+        })
+        .collect();
+    emit(&a.common, &frames, "sequence")
+}
+
+fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common)?;
+    let flames = load(&a.input, &a.common)?;
+    if flames.len() != 1 {
+        bail!("{}: rotation needs one flame, the file has {}", a.input.display(), flames.len());
+    }
+    let frames = rotate(&flames[0], a.frame, a.nframes)?;
+    let frames: Vec<Flame> = frames
+        .into_iter()
+        .map(|f| {
+            let time = f.time;
+            finish(f, t.as_ref(), time)
+        })
+        .collect();
+    emit(&a.common, &frames, "pick")
+}
+
+fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common)?;
+    let flames = load(&a.input, &a.common)?;
+    let chosen: Vec<&Flame> = if let Some(i) = a.flame {
+        let f = flames.get(i).with_context(|| {
+            format!("{}: --flame {i}, but the file has {} flame(s)", a.input.display(), flames.len())
+        })?;
+        vec![f]
+    } else if a.pick {
+        vec![pick(&flames, &mut GenomeRng::new(a.common.seed, Operation::Pick, 0))]
+    } else {
+        flames.iter().collect()
+    };
+    let out: Vec<Flame> = chosen.into_iter().map(|f| finish(f.clone(), t.as_ref(), f.time)).collect();
+    emit(&a.common, &out, "clone_all")
+}
+
+fn run_strip(a: StripArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common)?;
+    let flames = load(&a.input, &a.common)?;
+    if let Some(k) = a.strip.filter(|&k| k >= a.nstrips) {
+        bail!("--strip {k}, but there are only {} strips (0 to {})", a.nstrips, a.nstrips - 1);
+    }
+    let mut out = Vec::new();
+    for f in &flames {
+        // The template first, so that the strips cut its size.
+        let f = finish(f.clone(), t.as_ref(), f.time);
+        let strips = strip(&f, a.nstrips)?;
+        match a.strip {
+            Some(k) => out.push(strips[k as usize].clone()),
+            None => out.extend(strips),
+        }
+    }
+    emit(&a.common, &out, "pick")
+}

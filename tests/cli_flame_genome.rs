@@ -1,0 +1,319 @@
+//! `warpmc flame genome …` and the image formats of `flame render`.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{bin, stderr, stdout, warpmc};
+use warpmc_flame::genome::{ParseOptions, parse_file, parse_str};
+use warpmc_flame::image::{LoadedImage, psnr_pixels, read_png};
+
+fn temp_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warpmc-cli-genome-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A template that keeps renders small and quick.
+fn small_template(dir: &Path) -> PathBuf {
+    // One file per call: the tests run in parallel.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let t = dir.join(format!("small-{n}.flam3"));
+    std::fs::write(&t, r#"<flame size="40 32" quality="20" supersample="1"/>"#).unwrap();
+    t
+}
+
+fn genome(args: &[&str]) -> String {
+    let mut all = vec!["flame", "genome"];
+    all.extend_from_slice(args);
+    let o = warpmc(&all);
+    assert!(o.status.success(), "warpmc {all:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+fn lenient() -> ParseOptions {
+    ParseOptions { skip_unknown_variations: true, palette_file: None }
+}
+
+fn render(genome: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["flame", "render", genome.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    args.extend_from_slice(&["--backend", "cpu", "--quiet"]);
+    args.extend_from_slice(extra);
+    warpmc(&args)
+}
+
+#[test]
+fn random_is_deterministic_given_the_seed() {
+    let a = genome(&["random", "--seed", "5", "--repeat", "2", "--tries", "2"]);
+    let b = genome(&["random", "--seed", "5", "--repeat", "2", "--tries", "2"]);
+    let c = genome(&["random", "--seed", "6", "--repeat", "2", "--tries", "2"]);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    let flames = parse_str(&a, "random", &lenient()).unwrap().flames;
+    assert_eq!(flames.len(), 2);
+    for op in [&["mutate"][..], &["cross"][..]] {
+        let dir = temp_dir();
+        let parent = dir.join(format!("parent-{}.flam3", op[0]));
+        std::fs::write(&parent, &a).unwrap();
+        let p = parent.to_str().unwrap();
+        let args = |seed: &'static str| {
+            let mut v: Vec<&str> = op.to_vec();
+            v.push(p);
+            if op[0] == "cross" {
+                v.push(p);
+            }
+            v.extend_from_slice(&["--seed", seed, "--repeat", "3"]);
+            v
+        };
+        assert_eq!(genome(&args("1")), genome(&args("1")), "{op:?}");
+        assert_ne!(genome(&args("1")), genome(&args("2")), "{op:?}");
+    }
+}
+
+#[test]
+fn every_operation_writes_genomes_that_render() {
+    let dir = temp_dir();
+    let t = small_template(&dir);
+    let t = t.to_str().unwrap();
+    let keys = dir.join("keys.flam3");
+    std::fs::write(&keys, genome(&["random", "--seed", "2", "--repeat", "2", "--template", t, "--tries", "0"]))
+        .unwrap();
+    let one = dir.join("one.flam3");
+    std::fs::write(&one, genome(&["random", "--seed", "3", "--template", t, "--tries", "0"])).unwrap();
+    let k = keys.to_str().unwrap();
+    let o = one.to_str().unwrap();
+    let cases: Vec<(&str, Vec<&str>, usize)> = vec![
+        ("mutate", vec!["mutate", k, "--repeat", "3"], 3),
+        ("cross", vec!["cross", k, k, "--method", "alternate"], 1),
+        ("sequence", vec!["sequence", k, "--nframes", "3"], 2 * 3 + 3 + 1),
+        ("rotate", vec!["rotate", o, "--frame", "4", "--nframes", "8"], 3),
+        ("clone", vec!["clone", k, "--template", t], 2),
+        ("strip", vec!["strip", o, "--nstrips", "2"], 2),
+    ];
+    for (name, args, count) in cases {
+        let text = genome(&args);
+        let parsed = parse_str(&text, name, &lenient()).unwrap();
+        assert_eq!(parsed.flames.len(), count, "{name}");
+        let file = dir.join(format!("{name}.flam3"));
+        std::fs::write(&file, &text).unwrap();
+        let out = dir.join(format!("{name}.png"));
+        let r = render(&file, &out, &["--flame", "0"]);
+        assert!(r.status.success(), "{name}: {}", stderr(&r));
+        assert!(read_png(&out).is_ok(), "{name}");
+    }
+}
+
+#[test]
+fn sequence_starts_at_its_first_keyframe() {
+    let dir = temp_dir();
+    let keys = dir.join("seq-keys.flam3");
+    std::fs::write(&keys, genome(&["random", "--seed", "9", "--repeat", "2", "--tries", "0"])).unwrap();
+    let first = parse_file(&keys, &lenient()).unwrap().flames.remove(0);
+    let text = genome(&["sequence", keys.to_str().unwrap(), "--nframes", "4"]);
+    let seq = parse_str(&text, "seq", &lenient()).unwrap().flames;
+    assert_eq!(seq.len(), 4 + 4 + 4 + 1);
+    assert_eq!(seq[0].xforms, first.xforms);
+    assert_eq!(seq[0].palette, first.palette);
+    let times: Vec<f64> = seq.iter().map(|f| f.time).collect();
+    assert_eq!(times, (0..13).map(f64::from).collect::<Vec<_>>());
+}
+
+fn crop(img: &LoadedImage, top: u32, rows: u32) -> Vec<[f64; 4]> {
+    let w = img.width as usize;
+    img.pixels[top as usize * w..(top + rows) as usize * w].to_vec()
+}
+
+/// Strips rendered one by one give the full image: each strip matches its
+/// rows of the full render as closely as two full renders with different
+/// seeds match each other (within 3 dB), and far better than other rows.
+#[test]
+fn strips_tile_the_full_image() {
+    let dir = temp_dir();
+    let full = dir.join("poster.flam3");
+    let xml = r#"<flame size="48 48" center="0.4 0.3" scale="40" rotate="30" quality="400" estimator_radius="0">
+      <xform weight="1" coefs="0.5 0 0 0.5 0 0" linear="1" color="0"/>
+      <xform weight="1" coefs="0.5 0 0 0.5 0.5 0" linear="1" color="0.5"/>
+      <xform weight="1" coefs="0.5 0 0 0.5 0 0.5" linear="1" spherical="0.1" color="1"/>
+      <color index="0" rgb="255 60 0"/><color index="255" rgb="0 90 255"/></flame>"#;
+    std::fs::write(&full, xml).unwrap();
+    let (a, b) = (dir.join("full-a.png"), dir.join("full-b.png"));
+    assert!(render(&full, &a, &["--seed", "1"]).status.success());
+    assert!(render(&full, &b, &["--seed", "2"]).status.success());
+    let (a, b) = (read_png(&a).unwrap(), read_png(&b).unwrap());
+    let strips = dir.join("strips.flam3");
+    std::fs::write(&strips, genome(&["strip", full.to_str().unwrap(), "--nstrips", "4"])).unwrap();
+    let noise = psnr_pixels(&a.pixels, &b.pixels);
+    for k in 0..4u32 {
+        let out = dir.join(format!("strip{k}.png"));
+        // A strip's samples spread over the whole attractor: four times the
+        // quality puts as many in its rows as the full render does.
+        let r = render(&strips, &out, &["--flame", &k.to_string(), "--seed", "3", "--quality-scale", "4"]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        let s = read_png(&out).unwrap();
+        assert_eq!((s.width, s.height), (48, 12));
+        let p = psnr_pixels(&s.pixels, &crop(&a, 12 * k, 12));
+        let floor = psnr_pixels(&crop(&b, 12 * k, 12), &crop(&a, 12 * k, 12));
+        assert!(p > floor - 3.0, "strip {k}: {p:.2} dB against its rows, seed noise {floor:.2} dB (whole {noise:.2})");
+        // And not by accident: another strip's rows do not match.
+        let other = psnr_pixels(&s.pixels, &crop(&a, 12 * ((k + 2) % 4), 12));
+        assert!(other < p - 3.0, "strip {k}: {other:.2} dB against other rows, {p:.2} against its own");
+    }
+}
+
+#[test]
+fn png_carries_the_genome_seed_and_samples() {
+    let dir = temp_dir();
+    let g = dir.join("carry.flam3");
+    std::fs::write(
+        &g,
+        genome(&["random", "--seed", "4", "--tries", "0", "--template", small_template(&dir).to_str().unwrap()]),
+    )
+    .unwrap();
+    let out = dir.join("carry.png");
+    let r = render(&g, &out, &["--seed", "77"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let img = read_png(&out).unwrap();
+    let get = |k: &str| img.text.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    let embedded = get("flam3_genome").expect("a flam3_genome chunk");
+    let written = parse_file(&g, &lenient()).unwrap().flames;
+    let back = parse_str(&embedded, "png", &lenient()).unwrap().flames;
+    assert_eq!(back, written);
+    assert_eq!(get("warpmc_seed").as_deref(), Some("77"));
+    assert!(get("flam3_samples").is_some_and(|s| s.parse::<f64>().unwrap() > 0.0));
+    // `flame compare --text` prints it.
+    let o = warpmc(&["flame", "compare", out.to_str().unwrap(), "--text", "flam3_genome"]);
+    assert!(stdout(&o).starts_with("<flame"));
+}
+
+#[test]
+fn jpeg_extension_writes_jpeg_and_unknown_extensions_fail_first() {
+    let dir = temp_dir();
+    let g = dir.join("fmt.flam3");
+    std::fs::write(
+        &g,
+        genome(&["random", "--seed", "4", "--tries", "0", "--template", small_template(&dir).to_str().unwrap()]),
+    )
+    .unwrap();
+    for ext in ["jpg", "JPEG"] {
+        let out = dir.join(format!("fmt.{ext}"));
+        let r = render(&g, &out, &["--jpeg-quality", "80"]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..3], &[0xff, 0xd8, 0xff], ".{ext} is not a JPEG");
+        let genome = b"flam3_genome: <flame";
+        assert!(bytes.windows(genome.len()).any(|w| w == genome), ".{ext}: no genome comment");
+    }
+    let bad = dir.join("fmt.bmp");
+    let r = render(&g, &bad, &[]);
+    assert!(!r.status.success());
+    let e = stderr(&r);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("unknown image extension '.bmp'"), "{e}");
+    assert!(!bad.exists());
+    let r = render(&g, &dir.join("fmt16.jpg"), &["--bits", "16"]);
+    assert!(!r.status.success() && stderr(&r).contains("8 bits"), "{}", stderr(&r));
+}
+
+#[test]
+fn dash_reads_the_genome_from_standard_input() {
+    let dir = temp_dir();
+    let text = genome(&["random", "--seed", "8", "--tries", "0", "--template", small_template(&dir).to_str().unwrap()]);
+    let out = dir.join("stdin.png");
+    let mut child = Command::new(bin())
+        .args(["flame", "render", "-", "-o", out.to_str().unwrap(), "--backend", "cpu", "--quiet"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read_png(&out).unwrap().width, 40);
+    // The genome tools read standard input the same way.
+    let mut child = Command::new(bin())
+        .args(["flame", "genome", "clone", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(
+        parse_str(&stdout(&o), "c", &lenient()).unwrap().flames,
+        parse_str(&text, "t", &lenient()).unwrap().flames
+    );
+}
+
+#[test]
+fn a_palette_file_that_does_not_exist_is_an_error() {
+    let dir = temp_dir();
+    let g = dir.join("pal.flam3");
+    std::fs::write(
+        &g,
+        genome(&["random", "--seed", "4", "--tries", "0", "--template", small_template(&dir).to_str().unwrap()]),
+    )
+    .unwrap();
+    let missing = dir.join("no-such-palettes.xml");
+    let r = render(&g, &dir.join("pal.png"), &["--palettes", missing.to_str().unwrap()]);
+    assert!(!r.status.success());
+    assert_eq!(stderr(&r).trim().lines().count(), 1, "{}", stderr(&r));
+    assert!(stderr(&r).contains("no-such-palettes.xml"), "{}", stderr(&r));
+    let o = warpmc(&["flame", "genome", "random", "--palettes", missing.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
+fn bad_genome_tool_input_is_one_line() {
+    for args in [
+        &["flame", "genome", "random", "--vars", "nosuchvariation"][..],
+        &["flame", "genome", "rotate", "/no/such/file.flam3"][..],
+        &["flame", "genome", "strip", "/no/such/file.flam3", "--nstrips", "0"][..],
+    ] {
+        let o = warpmc(args);
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o);
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
+
+fn have(program: &str) -> bool {
+    Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn genome_tool_output_renders_in_flam3() {
+    if !have("flam3-render") {
+        println!("SKIPPED genome_tool_output_renders_in_flam3: flam3-render not installed");
+        return;
+    }
+    let dir = temp_dir();
+    let t = small_template(&dir);
+    let keys = dir.join("f3keys.flam3");
+    let text = genome(&["random", "--seed", "12", "--repeat", "2", "--template", t.to_str().unwrap(), "--tries", "0"]);
+    std::fs::write(&keys, text).unwrap();
+    let k = keys.to_str().unwrap();
+    for (name, args) in [
+        ("random", vec!["random", "--seed", "13", "--repeat", "3", "--template", t.to_str().unwrap(), "--tries", "0"]),
+        ("mutate", vec!["mutate", k, "--repeat", "3"]),
+        ("cross", vec!["cross", k, k, "--repeat", "2"]),
+        ("sequence", vec!["sequence", k, "--nframes", "2"]),
+    ] {
+        let file = dir.join(format!("f3-{name}.flam3"));
+        std::fs::write(&file, genome(&args)).unwrap();
+        let r = Command::new("flam3-render")
+            .env("in", &file)
+            .env("prefix", dir.join(format!("f3-{name}.")))
+            .env("isaac_seed", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{name}: {err}");
+        assert!(!err.to_lowercase().contains("warning"), "{name}: {err}");
+        assert!(dir.join(format!("f3-{name}.00000.png")).exists(), "{name}: {err}");
+    }
+}
