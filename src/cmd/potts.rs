@@ -352,7 +352,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     check_outputs(&args, checkpoint_path.as_deref())?;
     let device = select_device(cfg.backend())?;
     let mut runner = Runner::on(cfg.clone(), &device)?;
-    let provenance = Provenance::new(&cfg, runner.simulation().backend_description(), option_env!("WARPMC_COMMIT"))?;
+    let provenance = Provenance::new(&cfg, runner.backend_description(), option_env!("WARPMC_COMMIT"))?;
     let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
     eprintln!(
         "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
@@ -364,7 +364,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         cfg.therm(),
         cfg.sweeps(),
         sci(updates),
-        runner.simulation().backend_description()
+        runner.backend_description()
     );
 
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
@@ -557,6 +557,10 @@ impl Observer for Output {
     }
 
     fn temperature_done(&mut self, result: &TemperatureResult, all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
+        self.temperatures_done(std::slice::from_ref(result), all)
+    }
+
+    fn temperatures_done(&mut self, new: &[TemperatureResult], all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
         // The file first: it must hold every finished temperature even when
         // stdout has gone.
         if let Some(path) = &self.csv {
@@ -567,14 +571,17 @@ impl Observer for Output {
             }
             warpmc_host::output::write_bytes(path, text.as_bytes())?;
         }
-        match self.emit(result) {
-            Ok(()) => Ok(()),
-            Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) => {
-                self.stdout_closed = true;
-                Err(PottsError::Interrupted)
+        for result in new {
+            match self.emit(result) {
+                Ok(()) => {}
+                Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) => {
+                    self.stdout_closed = true;
+                    return Err(PottsError::Interrupted);
+                }
+                Err(e) => return Err(PottsError::InvalidInput(format!("writing results: {e:#}"))),
             }
-            Err(e) => Err(PottsError::InvalidInput(format!("writing results: {e:#}"))),
         }
+        Ok(())
     }
 
     fn control(&mut self) -> Control {
