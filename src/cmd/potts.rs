@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
+use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
 use warpmc_potts::observables::CSV_COLUMNS;
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
@@ -57,6 +58,11 @@ enum PottsCommand {
     /// traffic a sweep needs per second (3 lattice passes at the kernel's
     /// bytes per spin) and its fraction of the copy bandwidth, and for the CPU
     /// ns per flip per core. L = 512 … 32768 and q = 2, 9 by default.
+    ///
+    /// Then the ensemble rows: 1,024 lattices of 64² advanced together on
+    /// the GPU beside one 64² lattice, 16 lattices of 2048² beside one
+    /// 16384² lattice, and the 64² ensemble on the CPU beside one lattice
+    /// there (--ensembles, --ensemble-small, --ensemble-large).
     #[command(verbatim_doc_comment)]
     Bench(BenchArgs),
 }
@@ -225,6 +231,33 @@ pub(crate) struct BenchArgs {
     /// Print one JSON object per row instead of a table.
     #[arg(long)]
     json: bool,
+    /// Ensemble rows (many lattices advanced together, each beside a single
+    /// lattice timed in the same run): on (after the single-lattice rows),
+    /// off, or only.
+    #[arg(long, value_name = "WHEN", default_value = "on")]
+    ensembles: String,
+    /// Size and number of the small lattices of the ensemble rows (L×N).
+    #[arg(long, value_name = "LxN", default_value = "64x1024")]
+    ensemble_small: String,
+    /// Size and number of the large lattices of the ensemble rows (L×N),
+    /// beside one lattice of --ensemble-single.
+    #[arg(long, value_name = "LxN", default_value = "2048x16")]
+    ensemble_large: String,
+    /// The single large lattice the large ensemble is compared with.
+    #[arg(long, value_name = "L", default_value_t = 16384)]
+    ensemble_single: usize,
+}
+
+/// "LxN" (or "L×N") as (L, N).
+fn parse_l_by_n(flag: &str, text: &str) -> anyhow::Result<(usize, usize)> {
+    let bad = || anyhow::anyhow!("{flag} must be LxN (lattice size times lattices, e.g. 64x1024), got '{text}'");
+    let (l, n) = text.split_once(['x', '×']).ok_or_else(bad)?;
+    let (l, n): (usize, usize) = (l.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if n == 0 {
+        return Err(bad());
+    }
+    PottsModel::new(2, l, l)?;
+    Ok((l, n))
 }
 
 pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
@@ -352,7 +385,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     check_outputs(&args, checkpoint_path.as_deref())?;
     let device = select_device(cfg.backend())?;
     let mut runner = Runner::on(cfg.clone(), &device)?;
-    let provenance = Provenance::new(&cfg, runner.simulation().backend_description(), option_env!("WARPMC_COMMIT"))?;
+    let provenance = Provenance::new(&cfg, runner.backend_description(), option_env!("WARPMC_COMMIT"))?;
     let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
     eprintln!(
         "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
@@ -364,7 +397,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         cfg.therm(),
         cfg.sweeps(),
         sci(updates),
-        runner.simulation().backend_description()
+        runner.backend_description()
     );
 
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
@@ -557,6 +590,10 @@ impl Observer for Output {
     }
 
     fn temperature_done(&mut self, result: &TemperatureResult, all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
+        self.temperatures_done(std::slice::from_ref(result), all)
+    }
+
+    fn temperatures_done(&mut self, new: &[TemperatureResult], all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
         // The file first: it must hold every finished temperature even when
         // stdout has gone.
         if let Some(path) = &self.csv {
@@ -567,14 +604,17 @@ impl Observer for Output {
             }
             warpmc_host::output::write_bytes(path, text.as_bytes())?;
         }
-        match self.emit(result) {
-            Ok(()) => Ok(()),
-            Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) => {
-                self.stdout_closed = true;
-                Err(PottsError::Interrupted)
+        for result in new {
+            match self.emit(result) {
+                Ok(()) => {}
+                Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) => {
+                    self.stdout_closed = true;
+                    return Err(PottsError::Interrupted);
+                }
+                Err(e) => return Err(PottsError::InvalidInput(format!("writing results: {e:#}"))),
             }
-            Err(e) => Err(PottsError::InvalidInput(format!("writing results: {e:#}"))),
         }
+        Ok(())
     }
 
     fn control(&mut self) -> Control {
@@ -613,6 +653,15 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     for &l in &args.sizes {
         PottsModel::new(2, l, l)?;
     }
+    let (single_rows, ensemble_rows) = match args.ensembles.as_str() {
+        "on" => (true, true),
+        "off" => (true, false),
+        "only" => (false, true),
+        other => bail!("unknown --ensembles '{other}' (expected on, off or only)"),
+    };
+    let small = parse_l_by_n("--ensemble-small", &args.ensemble_small)?;
+    let large = parse_l_by_n("--ensemble-large", &args.ensemble_large)?;
+    PottsModel::new(2, args.ensemble_single, args.ensemble_single)?;
     let gpu = if want_cuda {
         let choice = if args.backend == "all" { BackendChoice::Auto } else { BackendChoice::Cuda };
         match warpmc_gpu::select(choice)? {
@@ -645,6 +694,67 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     }
     if !args.json {
         writeln!(stdout, "# CPU: {cpu_threads} threads; temperature T_c(q) = 1/ln(1+√q), random start")?;
+    }
+    if single_rows {
+        single_lattice_rows(&args, gpu.clone(), want_cpu, cpu_threads, copy_gbs, &mut stdout)?;
+    }
+    if ensemble_rows {
+        if !args.json {
+            writeln!(
+                stdout,
+                "# ensembles: every member its own chain and temperature (T_c ± 5 %); flips/ns of all members, \
+                 beside one lattice timed now"
+            )?;
+            writeln!(
+                stdout,
+                "{:>3} {:>6} {:>7} {:>26} {:>8} {:>10} {:>20} {:>10} {:>8}",
+                "q", "L", "members", "kernel", "sweeps", "flips/ns", "reference", "its flips/ns", "ratio"
+            )?;
+        }
+        let cfg = EnsembleBenchConfig {
+            qs: args.qs.clone(),
+            small,
+            large,
+            single: args.ensemble_single,
+            cpu: want_cpu,
+            gpu,
+            seconds: args.seconds,
+        };
+        run_ensemble_bench(&cfg, |r: &EnsembleRow| -> anyhow::Result<()> {
+            if args.json {
+                writeln!(stdout, "{}", serde_json::to_value(r)?)?;
+            } else {
+                writeln!(
+                    stdout,
+                    "{:>3} {:>6} {:>7} {:>26} {:>8} {:>10.3} {:>20} {:>10.3} {:>7.2}x",
+                    r.q,
+                    r.size,
+                    r.members,
+                    r.kernel,
+                    r.sweeps,
+                    r.flips_per_ns,
+                    r.reference,
+                    r.reference_flips_per_ns,
+                    r.ratio
+                )?;
+            }
+            stdout.flush()?;
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// The single-lattice rows: the baseline, every CUDA kernel, the CPU.
+fn single_lattice_rows(
+    args: &BenchArgs,
+    gpu: Option<warpmc_gpu::Gpu>,
+    want_cpu: bool,
+    cpu_threads: usize,
+    copy_gbs: Option<f64>,
+    stdout: &mut impl Write,
+) -> anyhow::Result<()> {
+    if !args.json {
         writeln!(
             stdout,
             "# GB/s: the least traffic of a sweep (3 lattice passes at the kernel's bytes per spin) per second"

@@ -10,7 +10,8 @@
 //!
 //! - [`potts`]: Potts backends and kernels beside [`potts_baseline`], the
 //!   `updateCUDA` kernel of Ferrero, De Francesco, Wolovick and Cannas
-//!   (2012) as Wolovick's course notes give it;
+//!   (2012) as Wolovick's course notes give it; [`potts_ensemble`]: many
+//!   lattices at once beside a single lattice;
 //! - [`prims`]: device reduce, scan and sort beside the copy bandwidth;
 //! - [`transpose`]: the transpose table of Harris, "An Efficient Matrix
 //!   Transpose in CUDA C/C++" (NVIDIA, 2013), every kernel and element type;
@@ -33,6 +34,7 @@ pub mod flame;
 pub mod point_shuffle;
 pub mod potts;
 pub mod potts_baseline;
+pub mod potts_ensemble;
 pub mod prims;
 pub mod shuffle;
 pub mod timing;

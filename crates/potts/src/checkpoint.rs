@@ -5,11 +5,11 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (3; versions 1 and 2 were written by earlier random-number
+//! | 4 | format version (4; version 3 is read too: it holds at most one chain under way; versions 1 and 2 were written by earlier random-number
 //! |   | assignments, whose runs cannot be continued bit for bit) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
-//! | N each | lattices, row-major one byte per site: the current chain's (if under way), then each saved sample state |
+//! | N each | lattices, row-major one byte per site: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
 //! | 8 | FNV-1a 64 of everything before |
 //!
 //! Random numbers need no saved state: they are a function of (seed, chain,
@@ -26,7 +26,10 @@ use crate::observables::Measurement;
 use crate::protocol::{ProtocolConfig, RunState, Timing};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
+/// The oldest version read: version 3 differs only in saying whether one
+/// chain is under way (`has_current`) rather than how many (`current`).
+const OLDEST_READ: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,7 +38,12 @@ struct Header {
     temp_index: usize,
     sample: u32,
     sweep: u64,
+    /// Version 3: whether one chain is under way.
+    #[serde(default, skip_serializing)]
     has_current: bool,
+    /// Version 4: how many chains are under way (their lattices follow).
+    #[serde(default)]
+    current: usize,
     saved: Vec<bool>,
     series: Vec<Vec<Vec<Measurement>>>,
     timing: Vec<Timing>,
@@ -58,7 +66,8 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
         temp_index: state.temp_index,
         sample: state.sample,
         sweep: state.sweep,
-        has_current: state.current.is_some(),
+        has_current: false,
+        current: state.current.len(),
         saved: state.saved.iter().map(Option::is_some).collect(),
         series: state.series.clone(),
         timing: state.timing.clone(),
@@ -143,8 +152,8 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         return Err("not a warpmc Potts checkpoint".into());
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-    if version != VERSION {
-        if version < VERSION {
+    if !(OLDEST_READ..=VERSION).contains(&version) {
+        if version < OLDEST_READ {
             return Err(format!(
                 "format version {version} was written by an older warpmc whose random-number assignment differs; \
                  it cannot be continued bit for bit — start the run again"
@@ -162,8 +171,9 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let cfg = header.config;
     cfg.validate().map_err(|e| format!("invalid protocol: {e}"))?;
     let n = cfg.size() * cfg.height();
-    let lattices = header.has_current as usize + header.saved.iter().filter(|&&b| b).count();
-    if body.len() - json_end != lattices * n {
+    let under_way = if version == 3 { header.has_current as usize } else { header.current };
+    let lattices = under_way.checked_add(header.saved.iter().filter(|&&b| b).count()).ok_or("too many lattices")?;
+    if lattices.checked_mul(n).is_none_or(|b| b != body.len() - json_end) {
         return Err(format!("expected {lattices} lattices of {n} bytes"));
     }
     let mut chunks = body[json_end..].chunks_exact(n.max(1));
@@ -171,17 +181,20 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         let spins = chunks.next().ok_or("missing lattice")?.to_vec();
         Lattice::from_spins(cfg.size(), cfg.height(), cfg.q(), spins).ok_or_else(|| "a lattice holds spins ≥ q".into())
     };
-    let current = if header.has_current { Some(next()?) } else { None };
+    let current = (0..under_way).map(|_| next()).collect::<Result<Vec<_>, _>>()?;
     let saved = header.saved.iter().map(|&p| if p { next().map(Some) } else { Ok(None) }).collect::<Result<_, _>>()?;
     let temps = cfg.temperatures().len();
     let consistent = header.temp_index <= temps
         && header.sample <= cfg.samples()
         && header.sweep <= cfg.sweeps_per_chain()
-        && (header.sweep == 0 || header.has_current)
+        && (header.sweep == 0 || under_way > 0)
+        && (header.temp_index as u64 * cfg.samples() as u64 + header.sample as u64)
+            .checked_add(under_way as u64)
+            .is_some_and(|end| end <= temps as u64 * cfg.samples() as u64)
         && header.series.len() == header.timing.len()
         && header.series.len() == header.backends.len()
         && header.series.len() >= header.temp_index
-        && header.series.len() <= header.temp_index + 1
+        && header.series.len() <= temps
         && header.series.iter().all(|s| s.len() == cfg.samples() as usize);
     if !consistent {
         return Err("inconsistent run position".into());
@@ -190,6 +203,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         temp_index: header.temp_index,
         sample: header.sample,
         sweep: header.sweep,
+        group: current.len(),
         current,
         saved,
         series: header.series,

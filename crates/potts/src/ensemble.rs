@@ -14,11 +14,38 @@
 //! [`Backend`]: the ensemble changes how the work is scheduled, never what
 //! is computed.
 
+use warpmc_gpu::Device;
+
 use crate::algorithm::AcceptanceTable;
-use crate::backend::Backend;
+use crate::backend::{Backend, open_backend};
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
+use crate::model::PottsModel;
 use crate::simulation::Chain;
+
+/// The fastest ensemble of `members` lattices of `model` on `device`: the
+/// CPU ensemble ([`CpuEnsemble`](crate::cpu_ensemble::CpuEnsemble)), or on
+/// a GPU the CUDA ensemble, whose launches advance every member together.
+/// A single member runs on the plain backend (with its fastest kernel for
+/// one lattice). Every member starts in the ordered state; set every
+/// member's table before the first sweeps.
+pub fn open_ensemble(device: &Device, model: &PottsModel, members: usize) -> Result<Box<dyn Ensemble>> {
+    if members == 0 {
+        return Err(PottsError::InvalidInput("an ensemble needs at least one lattice".into()));
+    }
+    if members == 1 {
+        return Ok(Box::new(Independent::new(vec![open_backend(device, model)?])));
+    }
+    match device {
+        Device::Cpu { .. } => Ok(Box::new(crate::cpu_ensemble::CpuEnsemble::new(model, members)?)),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(gpu) => Ok(Box::new(crate::cuda_ensemble::CudaEnsemble::new(gpu.clone(), model, members)?)),
+        #[allow(unreachable_patterns)]
+        _ => Err(PottsError::Gpu(warpmc_gpu::GpuError::NoDevice(
+            "warpmc-potts was built without its cuda feature".into(),
+        ))),
+    }
+}
 
 /// Many lattices of one model (q, J, h, size) held by one backend and
 /// advanced together.
@@ -68,10 +95,8 @@ impl Independent {
     }
 
     fn member(&mut self, index: usize) -> Result<&mut Box<dyn Backend>> {
-        let len = self.members.len();
-        self.members.get_mut(index).ok_or_else(|| {
-            PottsError::InvalidInput(format!("ensemble member {index} does not exist (there are {len})"))
-        })
+        check_member(self.members.len(), index)?;
+        Ok(&mut self.members[index])
     }
 }
 
@@ -126,5 +151,22 @@ pub fn check_chains(len: usize, chains: &[Chain]) -> Result<()> {
         Ok(())
     } else {
         Err(PottsError::InvalidInput(format!("an ensemble of {len} lattices was given {} chains", chains.len())))
+    }
+}
+
+/// Checks that member `index` exists in an ensemble of `len` members.
+pub fn check_member(len: usize, index: usize) -> Result<()> {
+    if index < len {
+        Ok(())
+    } else {
+        Err(PottsError::InvalidInput(format!("ensemble member {index} does not exist (there are {len})")))
+    }
+}
+
+/// Checks that every member has been given an acceptance table.
+pub fn check_tables(set: &[bool]) -> Result<()> {
+    match set.iter().position(|s| !s) {
+        None => Ok(()),
+        Some(i) => Err(PottsError::InvalidInput(format!("ensemble member {i} has no acceptance table yet"))),
     }
 }

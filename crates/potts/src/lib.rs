@@ -43,10 +43,13 @@ pub mod algorithm;
 pub mod backend;
 pub mod checkpoint;
 pub mod cpu;
+pub mod cpu_ensemble;
 #[cfg(target_arch = "x86_64")]
 mod cpu_simd;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "cuda")]
+pub mod cuda_ensemble;
 pub mod ensemble;
 pub mod error;
 pub mod exact;
@@ -65,9 +68,12 @@ pub mod tempering;
 pub use algorithm::{AcceptanceTable, Scheme};
 pub use backend::{Backend, open_backend};
 pub use cpu::CpuBackend;
+pub use cpu_ensemble::CpuEnsemble;
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, CudaKernel};
-pub use ensemble::{Ensemble, Independent};
+#[cfg(feature = "cuda")]
+pub use cuda_ensemble::CudaEnsemble;
+pub use ensemble::{Ensemble, Independent, open_ensemble};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;

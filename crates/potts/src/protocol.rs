@@ -36,8 +36,9 @@ use serde::{Deserialize, Serialize};
 
 use warpmc_gpu::BackendChoice;
 
-use crate::algorithm::{MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
+use crate::algorithm::{AcceptanceTable, MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
 use crate::backend::{Backend, open_backend};
+use crate::ensemble::{Ensemble, open_ensemble};
 use crate::error::{PottsError, Result};
 use crate::lattice::{InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
@@ -446,10 +447,15 @@ pub struct RunState {
     pub(crate) temp_index: usize,
     /// Sample being run at that temperature.
     pub(crate) sample: u32,
-    /// Sweeps the current chain has done at this temperature (0: not started).
+    /// Sweeps the chains under way have done at their temperature (0: not
+    /// started).
     pub(crate) sweep: u64,
-    /// The current chain's lattice when `sweep > 0` (filled in for checkpoints).
-    pub(crate) current: Option<Lattice>,
+    /// The lattices of the chains under way when `sweep > 0`, in run order
+    /// from (`temp_index`, `sample`) on (filled in for checkpoints).
+    pub(crate) current: Vec<Lattice>,
+    /// Chains under way together (from (`temp_index`, `sample`) on, in run
+    /// order), 0 between groups.
+    pub(crate) group: usize,
     /// With continuation: each sample's state at the end of its last
     /// finished temperature.
     pub(crate) saved: Vec<Option<Lattice>>,
@@ -474,7 +480,8 @@ impl RunState {
             temp_index: 0,
             sample: 0,
             sweep: 0,
-            current: None,
+            current: Vec::new(),
+            group: 0,
             saved: vec![None; if cfg.continue_from_previous { cfg.samples as usize } else { 0 }],
             series: Vec::new(),
             timing: Vec::new(),
@@ -489,7 +496,21 @@ impl RunState {
 
     /// Sweeps done so far, all samples and temperatures.
     pub fn sweeps_done(&self, cfg: &ProtocolConfig) -> u64 {
-        (self.temp_index as u64 * cfg.samples as u64 + self.sample as u64) * cfg.sweeps_per_chain() + self.sweep
+        self.chain_index(cfg) * cfg.sweeps_per_chain() + self.sweep * self.group.max(1) as u64
+    }
+
+    /// The run-order number of the chain at (`temp_index`, `sample`):
+    /// temperature-major, samples within a temperature.
+    fn chain_index(&self, cfg: &ProtocolConfig) -> u64 {
+        self.temp_index as u64 * cfg.samples as u64 + self.sample as u64
+    }
+
+    /// Moves the position to run-order chain `index`, at its sweep 0.
+    fn go_to_chain(&mut self, cfg: &ProtocolConfig, index: u64) {
+        self.temp_index = (index / cfg.samples as u64) as usize;
+        self.sample = (index % cfg.samples as u64) as u32;
+        self.sweep = 0;
+        self.group = 0;
     }
 
     /// Results of the temperatures finished so far.
@@ -511,7 +532,12 @@ impl RunState {
 
     /// Opens the books of temperature `t` (on first reaching it).
     fn begin_temperature(&mut self, cfg: &ProtocolConfig, backend: &str) {
-        if self.series.len() <= self.temp_index {
+        self.begin_temperatures(cfg, self.temp_index, backend);
+    }
+
+    /// Opens the books of every temperature up to `last`.
+    fn begin_temperatures(&mut self, cfg: &ProtocolConfig, last: usize, backend: &str) {
+        while self.series.len() <= last {
             self.series.push(vec![Vec::new(); cfg.samples as usize]);
             self.timing.push(Timing::default());
             self.backends.push(backend.to_string());
@@ -538,6 +564,17 @@ pub trait Observer {
     fn temperature_done(&mut self, _result: &TemperatureResult, _all: &[TemperatureResult]) -> Result<()> {
         Ok(())
     }
+    /// Several temperatures finished at once (a group of chains spanning
+    /// them ended): `new` are the last results of `all`. By default
+    /// [`temperature_done`](Observer::temperature_done) for each; an
+    /// observer that rewrites a file per call can write it once here.
+    fn temperatures_done(&mut self, new: &[TemperatureResult], all: &[TemperatureResult]) -> Result<()> {
+        let before = all.len() - new.len();
+        for (i, r) in new.iter().enumerate() {
+            self.temperature_done(r, &all[..before + i + 1])?;
+        }
+        Ok(())
+    }
     /// Asked between chunks of sweeps.
     fn control(&mut self) -> Control {
         Control::Continue
@@ -556,14 +593,40 @@ impl Observer for Quiet {}
 /// Longest stretch of sweeps between two looks at the observer, in seconds.
 const CHUNK_SECONDS: f64 = 0.25;
 
-/// Runs a protocol on a [`Simulation`].
-#[derive(Debug)]
+/// Most spins the chains of one group hold together (a group's lattices
+/// are held on the host at checkpoints, one byte per spin).
+const GROUP_SITES: u64 = 1 << 28;
+
+/// How a [`Runner`] advances its chains.
+enum Engine {
+    /// One chain after another on one backend.
+    Sequential(Simulation),
+    /// Groups of chains advanced together on an ensemble of `device`
+    /// (opened again when a group's size differs from the last one's).
+    Ensemble { device: warpmc_gpu::Device, ensemble: Box<dyn Ensemble> },
+}
+
+/// Runs a protocol: its chains in groups on an [`Ensemble`] (every
+/// temperature and sample at once without continuation; the samples of a
+/// temperature at once with it), or one after another on a [`Simulation`].
+/// Both give the same results bit for bit: a chain's random numbers do not
+/// depend on what runs beside it.
 pub struct Runner {
     cfg: ProtocolConfig,
-    sim: Simulation,
+    engine: Engine,
     /// Sweeps per stretch between looks at the observer, adapted to last
     /// about [`CHUNK_SECONDS`].
     chunk: u64,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("cfg", &self.cfg)
+            .field("backend", &self.backend_description())
+            .field("chunk", &self.chunk)
+            .finish()
+    }
 }
 
 impl Runner {
@@ -574,19 +637,33 @@ impl Runner {
         Self::on(cfg, &device)
     }
 
-    /// A runner for `cfg` on `device`.
+    /// A runner for `cfg` on `device`, running its chains in groups on an
+    /// ensemble.
     pub fn on(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
+        cfg.validate()?;
+        let saved = if cfg.continue_from_previous { cfg.samples as u64 } else { 0 };
+        let model = cfg.model()?;
+        model.check_host_memory(saved)?;
+        let first = group_len(&cfg, &RunState::new(&cfg));
+        let ensemble = open_ensemble(device, &model, first)?;
+        Ok(Runner { cfg, engine: Engine::Ensemble { device: device.clone(), ensemble }, chunk: 1 })
+    }
+
+    /// A runner for `cfg` on `device` running one chain after another (the
+    /// reference order; slower for many small lattices).
+    pub fn sequential(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
         let saved = if cfg.continue_from_previous { cfg.samples as u64 } else { 0 };
         cfg.model()?.check_host_memory(saved)?;
         let backend = open_backend(device, &cfg.model()?)?;
         Self::with_backend(cfg, backend)
     }
 
-    /// A runner for `cfg` on a backend made by the caller for `cfg`'s model.
+    /// A runner for `cfg` running one chain after another on a backend made
+    /// by the caller for `cfg`'s model.
     pub fn with_backend(cfg: ProtocolConfig, backend: Box<dyn Backend>) -> Result<Self> {
         cfg.validate()?;
         let sim = Simulation::with_backend(cfg.model()?, cfg.temperatures[0], backend)?;
-        Ok(Runner { cfg, sim, chunk: 1 })
+        Ok(Runner { cfg, engine: Engine::Sequential(sim), chunk: 1 })
     }
 
     /// The protocol.
@@ -594,14 +671,40 @@ impl Runner {
         &self.cfg
     }
 
-    /// The simulation the chains run on (its lattice is the last chain's).
-    pub fn simulation(&mut self) -> &mut Simulation {
-        &mut self.sim
+    /// The simulation the chains run on, for a runner that runs one chain
+    /// after another (its lattice is the last chain's); `None` for an
+    /// ensemble runner.
+    pub fn simulation(&mut self) -> Option<&mut Simulation> {
+        match &mut self.engine {
+            Engine::Sequential(sim) => Some(sim),
+            Engine::Ensemble { .. } => None,
+        }
     }
 
-    /// The backend's current lattice (e.g. for a snapshot after the run).
+    /// One line saying where the chains run.
+    pub fn backend_description(&self) -> String {
+        match &self.engine {
+            Engine::Sequential(sim) => sim.backend_description(),
+            Engine::Ensemble { ensemble, .. } => ensemble.description(),
+        }
+    }
+
+    fn backend_name(&self) -> &'static str {
+        match &self.engine {
+            Engine::Sequential(sim) => sim.backend_name(),
+            Engine::Ensemble { ensemble, .. } => ensemble.name(),
+        }
+    }
+
+    /// The lattice of the last chain run (e.g. for a snapshot after the run).
     pub fn lattice(&mut self) -> Result<Lattice> {
-        self.sim.lattice()
+        match &mut self.engine {
+            Engine::Sequential(sim) => sim.lattice(),
+            Engine::Ensemble { ensemble, .. } => {
+                let last = ensemble.len() - 1;
+                ensemble.lattice(last)
+            }
+        }
     }
 
     /// The whole run from the start, with no observer.
@@ -612,16 +715,126 @@ impl Runner {
 
     /// Runs from `state` to the end, returning every temperature's result.
     pub fn run(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<Vec<TemperatureResult>> {
+        match self.engine {
+            Engine::Sequential(_) => self.run_sequential(state, observer),
+            Engine::Ensemble { .. } => self.run_groups(state, observer),
+        }
+    }
+
+    /// Runs the chains in groups ([`group_len`]), reporting each
+    /// temperature once all its samples are done.
+    fn run_groups(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<Vec<TemperatureResult>> {
         let mut results = state.results(&self.cfg)?;
+        let model = self.cfg.model()?;
         while !state.finished(&self.cfg) {
-            state.begin_temperature(&self.cfg, self.sim.backend_name());
-            self.sim.set_temperature(self.cfg.temperatures[state.temp_index])?;
+            self.run_group(state, observer, &model)?;
+            let before = results.len();
+            while results.len() < state.temp_index.min(self.cfg.temperatures.len()) {
+                results.push(state.result(&self.cfg, &model, results.len()));
+            }
+            match results.len() - before {
+                0 => {}
+                1 => observer.temperature_done(&results[before], &results)?,
+                _ => observer.temperatures_done(&results[before..], &results)?,
+            }
+        }
+        Ok(results)
+    }
+
+    /// Runs the group of chains that starts at the state's position to its
+    /// last sweep, and moves the position past it.
+    fn run_group(&mut self, state: &mut RunState, observer: &mut dyn Observer, model: &PottsModel) -> Result<()> {
+        let cfg = &self.cfg;
+        let n = group_len(cfg, state);
+        let Engine::Ensemble { device, ensemble } = &mut self.engine else {
+            return Err(PottsError::InvalidInput("internal error: a group run on a sequential runner".into()));
+        };
+        if ensemble.len() != n {
+            *ensemble = open_ensemble(device, model, n)?;
+        }
+        let first = state.chain_index(cfg);
+        let samples = cfg.samples as u64;
+        // (temperature, sample) of each member.
+        let members: Vec<(usize, u32)> =
+            (first..first + n as u64).map(|c| ((c / samples) as usize, (c % samples) as u32)).collect();
+        let chains: Vec<Chain> = members.iter().map(|&(t, s)| Chain::new(cfg.seed, s, t as u32)).collect();
+        let current = std::mem::take(&mut state.current);
+        if state.sweep > 0 && current.len() != n {
+            return Err(PottsError::BadCheckpoint(format!(
+                "{n} chains are under way but {} lattices were saved",
+                current.len()
+            )));
+        }
+        for (i, (&(t, s), chain)) in members.iter().zip(&chains).enumerate() {
+            let lattice = match current.get(i) {
+                Some(l) => l.clone(),
+                None => match state.saved.get(s as usize).and_then(Option::as_ref) {
+                    Some(l) => l.clone(),
+                    None => Lattice::new(model, cfg.init, chain.seed, chain.stream),
+                },
+            };
+            ensemble.load(i, &lattice)?;
+            ensemble.set_table(i, &AcceptanceTable::metropolis(model, check_temperature(cfg.temperatures[t])?))?;
+        }
+        drop(current);
+        state.group = n;
+        state.begin_temperatures(cfg, members[n - 1].0, ensemble.name());
+        let sites = model.sites() as u64;
+        while state.sweep < cfg.sweeps_per_chain() {
+            let count = (cfg.next_stop(state.sweep) - state.sweep).min(self.chunk);
+            let started = Instant::now();
+            ensemble.sweeps(&chains, state.sweep, count)?;
+            state.sweep += count;
+            if cfg.measures_after(state.sweep) {
+                for (census, &(t, s)) in ensemble.census()?.iter().zip(&members) {
+                    state.series[t][s as usize].push(Measurement::from_census(model, census));
+                }
+            }
+            ensemble.synchronize()?;
+            let secs = started.elapsed().as_secs_f64();
+            // The time of a stretch is shared among the members' temperatures.
+            for &(t, _) in &members {
+                state.timing[t].seconds += secs / n as f64;
+                state.timing[t].updates += count * sites;
+            }
+            self.chunk = ((CHUNK_SECONDS / (secs / count as f64).max(1e-9)) as u64).clamp(1, 1 << 20);
+            observer.progress(state.sweeps_done(cfg), cfg.total_sweeps());
+            let control = observer.control();
+            if control != Control::Continue {
+                state.current = (0..n).map(|i| ensemble.lattice(i)).collect::<Result<_>>()?;
+                observer.checkpoint(cfg, state)?;
+                state.current.clear();
+                if control == Control::CheckpointAndStop {
+                    return Err(PottsError::Interrupted);
+                }
+            }
+        }
+        if cfg.continue_from_previous {
+            for (i, &(t, s)) in members.iter().enumerate() {
+                if t + 1 < cfg.temperatures.len() {
+                    state.saved[s as usize] = Some(ensemble.lattice(i)?);
+                }
+            }
+        }
+        state.go_to_chain(cfg, first + n as u64);
+        Ok(())
+    }
+
+    /// One chain after another.
+    fn run_sequential(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<Vec<TemperatureResult>> {
+        let mut results = state.results(&self.cfg)?;
+        let model = self.cfg.model()?;
+        while !state.finished(&self.cfg) {
+            let backend = self.backend_name();
+            state.begin_temperature(&self.cfg, backend);
+            let temperature = self.cfg.temperatures[state.temp_index];
+            self.sim()?.set_temperature(temperature)?;
             while state.sample < self.cfg.samples {
                 self.start_chain(state)?;
                 self.run_chain(state, observer)?;
                 self.finish_chain(state)?;
             }
-            let result = state.result(&self.cfg, self.sim.model(), state.temp_index);
+            let result = state.result(&self.cfg, &model, state.temp_index);
             results.push(result.clone());
             state.temp_index += 1;
             state.sample = 0;
@@ -630,23 +843,38 @@ impl Runner {
         Ok(results)
     }
 
+    fn sim(&mut self) -> Result<&mut Simulation> {
+        match &mut self.engine {
+            Engine::Sequential(sim) => Ok(sim),
+            Engine::Ensemble { .. } => {
+                Err(PottsError::InvalidInput("internal error: a sequential run on an ensemble runner".into()))
+            }
+        }
+    }
+
     /// Loads the lattice the current chain starts from, or continues from
     /// (after a checkpoint), and positions its random numbers.
     fn start_chain(&mut self, state: &mut RunState) -> Result<()> {
         let chain = Chain::new(self.cfg.seed, state.sample, state.temp_index as u32);
+        let init = self.cfg.init;
+        let sim = self.sim()?;
         let lattice = if state.sweep == 0 {
             match state.saved.get(state.sample as usize).and_then(Option::as_ref) {
                 Some(l) => l.clone(),
-                None => Lattice::new(self.sim.model(), self.cfg.init, chain.seed, chain.stream),
+                None => Lattice::new(sim.model(), init, chain.seed, chain.stream),
             }
         } else {
-            state
-                .current
-                .take()
-                .ok_or_else(|| PottsError::BadCheckpoint("a chain is under way but its lattice is missing".into()))?
+            if state.current.len() != 1 {
+                return Err(PottsError::BadCheckpoint(format!(
+                    "{} chains are under way together; continue this run with the ensemble runner",
+                    state.current.len()
+                )));
+            }
+            state.current.pop().expect("one lattice")
         };
-        self.sim.set_lattice(&lattice)?;
-        self.sim.set_chain(chain, state.sweep);
+        sim.set_lattice(&lattice)?;
+        sim.set_chain(chain, state.sweep);
+        state.group = 1;
         Ok(())
     }
 
@@ -655,17 +883,19 @@ impl Runner {
     /// the observer between them.
     fn run_chain(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<()> {
         let (t, s) = (state.temp_index, state.sample as usize);
-        let sites = self.sim.model().sites() as u64;
+        let sites = self.sim()?.model().sites() as u64;
         while state.sweep < self.cfg.sweeps_per_chain() {
             let count = (self.cfg.next_stop(state.sweep) - state.sweep).min(self.chunk);
             let started = Instant::now();
-            self.sim.sweeps(count)?;
-            state.sweep += count;
-            if self.cfg.measures_after(state.sweep) {
-                let m = self.sim.measure()?;
+            let measures = self.cfg.measures_after(state.sweep + count);
+            let sim = self.sim()?;
+            sim.sweeps(count)?;
+            if measures {
+                let m = sim.measure()?;
                 state.series[t][s].push(m);
             }
-            self.sim.synchronize()?;
+            sim.synchronize()?;
+            state.sweep += count;
             let secs = started.elapsed().as_secs_f64();
             state.timing[t].seconds += secs;
             state.timing[t].updates += count * sites;
@@ -673,9 +903,9 @@ impl Runner {
             observer.progress(state.sweeps_done(&self.cfg), self.cfg.total_sweeps());
             let control = observer.control();
             if control != Control::Continue {
-                state.current = Some(self.sim.lattice()?);
+                state.current = vec![self.sim()?.lattice()?];
                 observer.checkpoint(&self.cfg, state)?;
-                state.current = None;
+                state.current.clear();
                 if control == Control::CheckpointAndStop {
                     return Err(PottsError::Interrupted);
                 }
@@ -688,10 +918,36 @@ impl Runner {
     /// temperature continues from it, and move to the next sample.
     fn finish_chain(&mut self, state: &mut RunState) -> Result<()> {
         if self.cfg.continue_from_previous && state.temp_index + 1 < self.cfg.temperatures.len() {
-            state.saved[state.sample as usize] = Some(self.sim.lattice()?);
+            state.saved[state.sample as usize] = Some(self.sim()?.lattice()?);
         }
         state.sample += 1;
         state.sweep = 0;
+        state.group = 0;
         Ok(())
     }
 }
+
+/// Chains in the group that starts at `state`'s position: those already
+/// under way (after a checkpoint), or else as many as fit in
+/// [`GROUP_SITES`] (and in one ensemble) of the chains left: the rest of
+/// the run without continuation, the rest of the temperature's samples
+/// with it (each temperature starts from the one before).
+pub(crate) fn group_len(cfg: &ProtocolConfig, state: &RunState) -> usize {
+    if state.sweep > 0 && !state.current.is_empty() {
+        return state.current.len();
+    }
+    let samples = cfg.samples as u64;
+    let first = state.chain_index(cfg);
+    let end = if cfg.continue_from_previous {
+        (state.temp_index as u64 + 1) * samples
+    } else {
+        cfg.temperatures.len() as u64 * samples
+    };
+    let room = (GROUP_SITES / (cfg.size as u64 * cfg.height as u64)).clamp(1, MAX_GROUP as u64);
+    end.saturating_sub(first).clamp(1, room) as usize
+}
+
+/// Most chains of one group: enough to fill a GPU with small lattices,
+/// few enough that results keep coming while a run of very many
+/// temperatures goes on.
+const MAX_GROUP: usize = 4096;

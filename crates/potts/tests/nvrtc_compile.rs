@@ -22,3 +22,19 @@ fn potts_kernels_compile_for_every_q() {
         }
     }
 }
+
+#[test]
+fn potts_ensemble_kernels_compile_for_every_q() {
+    let target = Target::Cubin { arch: 90 };
+    for q in [2, 3, 4, 5, 9, 16, 17, 255] {
+        match compile(&warpmc_potts::cuda_ensemble::kernel_source(q), &target) {
+            Ok(image) => assert!(!image.is_empty(), "q = {q}: empty image"),
+            Err(GpuError::NoDevice(why)) => {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr().lock(), "SKIPPED potts_ensemble_kernels_compile_for_every_q: {why}");
+                return;
+            }
+            Err(e) => panic!("q = {q}: {e}"),
+        }
+    }
+}

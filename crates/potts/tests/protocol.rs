@@ -58,29 +58,33 @@ fn run_whole(cfg: &ProtocolConfig, device: &Device) -> (Vec<TemperatureResult>, 
 
 #[test]
 fn resuming_from_any_checkpoint_equals_an_uninterrupted_run() {
-    for cont in [false, true] {
-        let cfg = config(cont);
-        let (whole, final_lattice) = run_whole(&cfg, &Device::CPU);
-        let mut resumed_runs = 0;
-        // Chunks are at most one measurement interval here, so looks happen
-        // at many positions: thermalisation, mid-measurement, chain ends.
-        for stop_at in [1, 2, 5, 11, 17, 30, 44, 61] {
-            let mut stop = StopAt { looks: 0, stop_at, saved: None };
-            let mut state = RunState::new(&cfg);
-            let err = Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop);
-            if err.is_ok() {
-                continue; // the run ended before that many looks
+    type Open = fn(ProtocolConfig, &Device) -> warpmc_potts::Result<Runner>;
+    for (kind, open) in [("ensemble", Runner::on as Open), ("sequential", Runner::sequential as Open)] {
+        for cont in [false, true] {
+            let cfg = config(cont);
+            let (whole, final_lattice) = run_whole(&cfg, &Device::CPU);
+            // How often this runner looks at its observer in the whole run.
+            let mut count = StopAt { looks: 0, stop_at: 0, saved: None };
+            open(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut count).unwrap();
+            let looks = count.looks;
+            assert!(looks > 10, "{kind}: {looks} looks");
+            // Chunks are at most one measurement interval here, so looks
+            // happen at many positions: thermalisation, mid-measurement,
+            // chain and group ends.
+            for stop_at in [1, 2, 5, looks / 3, looks / 2, 2 * looks / 3, looks - 1, looks] {
+                let mut stop = StopAt { looks: 0, stop_at, saved: None };
+                let mut state = RunState::new(&cfg);
+                let err = open(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop);
+                assert!(err.is_err(), "{kind}: stop at look {stop_at} of {looks}");
+                let Checkpoint { config: cfg2, state: mut state2 } =
+                    decode(&stop.saved.expect("checkpoint written")).unwrap();
+                assert_eq!(cfg2, cfg);
+                let mut runner = open(cfg2, &Device::CPU).unwrap();
+                let resumed = runner.run(&mut state2, &mut Quiet).unwrap();
+                assert_eq!(physics(&resumed), physics(&whole), "{kind}, continue={cont}, stopped at look {stop_at}");
+                assert_eq!(runner.lattice().unwrap(), final_lattice);
             }
-            let Checkpoint { config: cfg2, state: mut state2 } =
-                decode(&stop.saved.expect("checkpoint written")).unwrap();
-            assert_eq!(cfg2, cfg);
-            let mut runner = Runner::on(cfg2, &Device::CPU).unwrap();
-            let resumed = runner.run(&mut state2, &mut Quiet).unwrap();
-            assert_eq!(physics(&resumed), physics(&whole), "continue={cont}, stopped at look {stop_at}");
-            assert_eq!(runner.lattice().unwrap(), final_lattice);
-            resumed_runs += 1;
         }
-        assert_eq!(resumed_runs, 8, "every stop point lies inside the run");
     }
 }
 
@@ -111,4 +115,79 @@ fn cuda_runs_give_the_cpu_results() {
         assert_eq!(cuda_lattice, cpu_lattice);
         assert_eq!(cuda[0].backend, "cuda");
     }
+}
+
+/// The ensemble runner (all temperatures and samples at once, or the
+/// samples of each temperature at once with continuation) gives every
+/// result field and every measurement of the sequential runner, on
+/// lattices of both random-number rules.
+fn ensemble_runs_equal_sequential_runs(device: &Device) {
+    for (q, size, height) in [(3u32, 12usize, 6usize), (2, 64, 16)] {
+        for cont in [false, true] {
+            let cfg = ConfigFile {
+                q: Some(q),
+                size: Some(size),
+                height: Some(height),
+                temps: Some(Temperatures::List(vec![0.9, 1.0, 1.1])),
+                init: Some(InitialState::Random),
+                therm: Some(21),
+                sweeps: Some(40),
+                measure_every: Some(4),
+                samples: Some(3),
+                seed: Some(8),
+                continue_from_previous: Some(cont),
+                ..Default::default()
+            }
+            .resolve()
+            .unwrap();
+            let mut seq = Runner::sequential(cfg.clone(), device).unwrap();
+            let (mut seq_state, mut ens_state) = (RunState::new(&cfg), RunState::new(&cfg));
+            let want = seq.run(&mut seq_state, &mut Quiet).unwrap();
+            let mut ens = Runner::on(cfg.clone(), device).unwrap();
+            assert!(ens.simulation().is_none(), "an ensemble runner");
+            let got = ens.run(&mut ens_state, &mut Quiet).unwrap();
+            assert_eq!(physics(&got), physics(&want), "q={q} {size}x{height} continue={cont}");
+            assert_eq!(ens_state.series(), seq_state.series());
+            assert_eq!(ens.lattice().unwrap(), seq.lattice().unwrap());
+        }
+    }
+}
+warpmc_testkit::test_device!(
+    ensemble_runs_equal_sequential_runs,
+    ensemble_runs_equal_sequential_runs_cpu,
+    ensemble_runs_equal_sequential_runs_cuda
+);
+
+/// A checkpoint of the sequential runner (one chain under way), also in
+/// the version-3 format that said so with `has_current`, continues on the
+/// ensemble runner to the uninterrupted results; a group checkpoint is
+/// refused by the sequential runner with a reason.
+#[test]
+fn checkpoints_move_between_runners() {
+    let cfg = config(false);
+    let (whole, _) = run_whole(&cfg, &Device::CPU);
+    let mut stop = StopAt { looks: 0, stop_at: 30, saved: None };
+    let mut state = RunState::new(&cfg);
+    assert!(Runner::sequential(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop).is_err());
+    let v4 = stop.saved.unwrap();
+    // The same state in version 3.
+    let json_len = u64::from_le_bytes(v4[12..20].try_into().unwrap()) as usize;
+    let json = std::str::from_utf8(&v4[20..20 + json_len]).unwrap().replace("\"current\":1", "\"has_current\":true");
+    let mut v3 = b"WMCPOTTS".to_vec();
+    v3.extend_from_slice(&3u32.to_le_bytes());
+    v3.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    v3.extend_from_slice(json.as_bytes());
+    v3.extend_from_slice(&v4[20 + json_len..v4.len() - 8]);
+    let sum = v3.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+    v3.extend_from_slice(&sum.to_le_bytes());
+    for bytes in [v4, v3] {
+        let Checkpoint { config, mut state } = decode(&bytes).unwrap();
+        let resumed = Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap();
+        assert_eq!(physics(&resumed), physics(&whole));
+    }
+    let mut stop = StopAt { looks: 0, stop_at: 3, saved: None };
+    let _ = Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop);
+    let Checkpoint { config, mut state } = decode(&stop.saved.unwrap()).unwrap();
+    let e = Runner::sequential(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap_err().to_string();
+    assert!(e.contains("ensemble runner"), "{e}");
 }

@@ -1,0 +1,259 @@
+// Ensembles: many lattices of one model in the same launches (ensemble.rs,
+// cuda_ensemble.rs). Each member has its own chain (seed, stream) and its
+// own acceptance rule, and draws exactly the random numbers it would draw
+// alone: the update code is potts.cu's, included here, so every member
+// ends in the same bits as the same chain on CudaBackend or the CPU.
+//
+// Storage, member m: colour c at lattices + (2m + c) * words (words per
+// colour: hw * h bytes for the byte-per-spin rule, wr * h * SL_P u32 for
+// the bit-sliced rule), in potts.cu's layout.
+//
+//   *_shared   one block per member, the whole lattice in shared memory
+//              for every sweep of the call (small lattices);
+//   *_colour   one colour of one sweep, a grid over (tile, member) reading
+//              global memory (lattices too large for shared memory).
+#include "potts.cu"
+
+// ---- Bit planes --------------------------------------------------------------
+
+// Per-member rule: sigma and the four thresholds (sliced.rs, SlicedRule).
+struct SlicedMember {
+    int sigma;
+    u32 th[4];
+};
+
+__device__ __forceinline__ SlicedMember sliced_member(const int* sigmas, const u32* ths, u32 m) {
+    SlicedMember r;
+    r.sigma = sigmas[m];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r.th[i] = ths[4 * m + i];
+    return r;
+}
+
+// Every sweep of the call for member blockIdx.x, its lattice in shared
+// memory (2 * words u32, dynamic). Thread i serves row-words i, i +
+// blockDim.x, ...: row y = j / wr, word w = j mod wr, i.e. row y mod 8 of
+// unit (y / 8) * wr + w, as potts_sliced_colour_split8 does.
+extern "C" __global__ void __launch_bounds__(1024)
+    potts_ens_sliced_shared(u32* __restrict__ lattices, u32 wr, u32 h, const u64* __restrict__ seeds,
+                            const u64* __restrict__ streams, const int* __restrict__ sigmas,
+                            const u32* __restrict__ ths, u64 first_sweep, u32 sweeps) {
+    extern __shared__ uint4 lat_words[];  // 16-byte aligned for load_planes
+    u32* lat = (u32*)lat_words;
+    __shared__ uint4 masks[33];
+    const u32 m = blockIdx.x;
+    const SlicedMember r = sliced_member(sigmas, ths, m);
+    fill_masks(masks, r.th[0], r.th[1], r.th[2], r.th[3]);
+    const u32 words = wr * h * SL_P;
+    u32* g = lattices + (u64)m * 2 * words;
+    for (u32 i = threadIdx.x; i < 2 * words; i += blockDim.x) lat[i] = g[i];
+    __syncthreads();
+    const u64 seed = seeds[m], stream = streams[m];
+    const u32 items = wr * h;
+    for (u32 s = 0; s < sweeps; ++s) {
+        for (u32 colour = 0; colour < 2; ++colour) {
+            u32* mine = lat + colour * words;
+            const u32* other = lat + (colour ^ 1u) * words;
+            for (u32 j = threadIdx.x; j < items; j += blockDim.x) {
+                const u32 y = j / wr, w = j - (j / wr) * wr;
+                const u64 k = (u64)(y / UNIT_ROWS) * wr + w;
+                sliced_unit<8>(mine, other, wr, h, seed, stream, first_sweep + s, colour, r.sigma, masks, k,
+                               y % UNIT_ROWS);
+            }
+            __syncthreads();
+        }
+    }
+    for (u32 i = threadIdx.x; i < 2 * words; i += blockDim.x) g[i] = lat[i];
+}
+
+// One colour of one sweep of every member: blockIdx.y is the member; in x
+// the threads map to units as potts_sliced_colour[_splitN].
+template <int PAR>
+__device__ __forceinline__ void ens_sliced_colour(u32* __restrict__ lattices, u32 wr, u32 h,
+                                                  const u64* __restrict__ seeds, const u64* __restrict__ streams,
+                                                  const int* __restrict__ sigmas, const u32* __restrict__ ths,
+                                                  u64 sweep, u32 colour, u64 units) {
+    __shared__ uint4 masks[33];
+    const u32 m = blockIdx.y;
+    const SlicedMember r = sliced_member(sigmas, ths, m);
+    fill_masks(masks, r.th[0], r.th[1], r.th[2], r.th[3]);
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 k = (t / (32 * PAR)) * 32 + (t & 31);
+    const u32 part = (u32)(t >> 5) % PAR;
+    if (k >= units) return;
+    const u64 words = (u64)wr * h * SL_P;
+    u32* base = lattices + (u64)m * 2 * words;
+    sliced_unit<PAR>(base + colour * words, base + (colour ^ 1u) * words, wr, h, seeds[m], streams[m], sweep, colour,
+                     r.sigma, masks, k, part);
+}
+
+#define ENS_SLICED_KERNEL(NAME, PAR)                                                                              \
+    extern "C" __global__ void __launch_bounds__(128)                                                             \
+        NAME(u32* __restrict__ lattices, u32 wr, u32 h, const u64* __restrict__ seeds,                            \
+             const u64* __restrict__ streams, const int* __restrict__ sigmas, const u32* __restrict__ ths,         \
+             u64 sweep, u32 colour, u64 units) {                                                                  \
+        ens_sliced_colour<PAR>(lattices, wr, h, seeds, streams, sigmas, ths, sweep, colour, units);               \
+    }
+ENS_SLICED_KERNEL(potts_ens_sliced_colour, 1)
+ENS_SLICED_KERNEL(potts_ens_sliced_colour_split, 2)
+ENS_SLICED_KERNEL(potts_ens_sliced_colour_split4, 4)
+ENS_SLICED_KERNEL(potts_ens_sliced_colour_split8, 8)
+
+// Census of every member: out[m * (q + 1)] equal bonds, out[m * (q + 1) + 1 + v]
+// sites in state v; blockIdx.y is the member; out zeroed before the launch.
+extern "C" __global__ void potts_ens_sliced_census(const u32* __restrict__ lattices, u32 wr, u32 h,
+                                                   unsigned long long* out) {
+    const u32 m = blockIdx.y;
+    const u64 words = (u64)wr * h * SL_P;
+    const u32* c0 = lattices + (u64)m * 2 * words;
+    const u32* c1 = c0 + words;
+    unsigned long long* o = out + (u64)m * (POTTS_Q + 1);
+    const u64 n = (u64)wr * h;
+    u32 bonds = 0;
+    u32 counts[POTTS_Q];
+#pragma unroll
+    for (int v = 0; v < POTTS_Q; ++v) counts[v] = 0;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
+        const u32 y = (u32)(k / wr);
+        const u32 wx = (u32)(k - (u64)y * wr);
+        u32 s[SL_P], nb[4][SL_P];
+        load_planes(s, c0, y, wx, wr);
+        load_planes(nb[0], c1, y == 0 ? h - 1 : y - 1, wx, wr);
+        load_planes(nb[1], c1, y + 1 == h ? 0 : y + 1, wx, wr);
+        load_planes(nb[2], c1, y, wx, wr);
+        side_planes(nb[3], nb[2], c1, y, wx, wr, y & 1u);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) bonds += __popc(~differ(s, nb[i]));
+#pragma unroll
+        for (int v = 0; v < POTTS_Q; ++v) {
+            u32 a = ~0u, b = ~0u;
+#pragma unroll
+            for (int p = 0; p < SL_P; ++p) {
+                a &= ((v >> p) & 1) ? s[p] : ~s[p];
+                b &= ((v >> p) & 1) ? nb[2][p] : ~nb[2][p];
+            }
+            counts[v] += __popc(a) + __popc(b);
+        }
+    }
+    bonds = __reduce_add_sync(0xffffffffu, bonds);
+    if ((threadIdx.x & 31) == 0 && bonds) atomicAdd(&o[0], (unsigned long long)bonds);
+#pragma unroll
+    for (int v = 0; v < POTTS_Q; ++v) {
+        const u32 c = __reduce_add_sync(0xffffffffu, counts[v]);
+        if ((threadIdx.x & 31) == 0 && c) atomicAdd(&o[1 + v], (unsigned long long)c);
+    }
+}
+
+// ---- One byte per spin -------------------------------------------------------
+
+// The rows of one parity (even or odd) of unit k of one colour: the unit's
+// generator of that parity gives one word to each site, row by row, left to
+// right, as potts_generic_colour does for the whole unit.
+__device__ __forceinline__ void generic_unit_rows(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw,
+                                                  u32 h, u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
+                                                  const u64* table, u32 units_per_row, u64 k, u32 parity) {
+    u64 g[2];
+    unit_generators(seed, stream, sweep, colour, k, g[0], g[1]);
+    u64 gen = g[parity];
+    const u32 ub = (u32)(k / units_per_row);
+    const u32 x0 = (u32)(k - (u64)ub * units_per_row) * UNIT_COLS;
+    const u32 y0 = ub * UNIT_ROWS;
+    const u32 y1 = min(y0 + UNIT_ROWS, h);
+    const u32 x1 = min(x0 + UNIT_COLS, hw);
+    for (u32 y = y0 + parity; y < y1; y += 2) {
+        const u32 o = (y + colour) & 1u;
+        const u8* row = other + (u64)y * hw;
+        const u8* up = other + (u64)(y == 0 ? h - 1 : y - 1) * hw;
+        const u8* down = other + (u64)(y + 1 == h ? 0 : y + 1) * hw;
+        for (u32 xh = x0; xh < x1; ++xh) {
+            const u32 r = mwc_step(gen);
+            const u32 left = (xh + o == 0) ? hw - 1 : xh + o - 1;
+            const u32 right = (xh + o == hw) ? 0 : xh + o;
+            u8* s = mine + (u64)y * hw + xh;
+            *s = metropolis_site(*s, row[left], row[right], up[xh], down[xh], r, q, table);
+        }
+    }
+}
+
+// Every sweep of the call for member blockIdx.x in shared memory (2 * hw * h
+// bytes, dynamic); tables: TABLE_LEN entries per member. Thread i serves
+// (unit, parity) pairs i, i + blockDim.x, ...
+extern "C" __global__ void __launch_bounds__(1024)
+    potts_ens_generic_shared(u8* __restrict__ lattices, u32 hw, u32 h, u32 q, const u64* __restrict__ seeds,
+                             const u64* __restrict__ streams, const u64* __restrict__ tables, u32 units_per_row,
+                             u64 units, u64 first_sweep, u32 sweeps) {
+    extern __shared__ u8 bytes[];
+    __shared__ u64 table[TABLE_LEN];
+    const u32 m = blockIdx.x;
+    if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = tables[(u64)m * TABLE_LEN + threadIdx.x];
+    const u64 n = (u64)hw * h;
+    u8* g = lattices + (u64)m * 2 * n;
+    for (u64 i = threadIdx.x; i < 2 * n; i += blockDim.x) bytes[i] = g[i];
+    __syncthreads();
+    const u64 seed = seeds[m], stream = streams[m];
+    for (u32 s = 0; s < sweeps; ++s) {
+        for (u32 colour = 0; colour < 2; ++colour) {
+            u8* mine = bytes + colour * n;
+            const u8* other = bytes + (colour ^ 1u) * n;
+            for (u64 j = threadIdx.x; j < 2 * units; j += blockDim.x)
+                generic_unit_rows(mine, other, hw, h, q, seed, stream, first_sweep + s, colour, table, units_per_row,
+                                  j >> 1, (u32)(j & 1));
+            __syncthreads();
+        }
+    }
+    for (u64 i = threadIdx.x; i < 2 * n; i += blockDim.x) g[i] = bytes[i];
+}
+
+// One colour of one sweep of every member (blockIdx.y), a grid-stride loop
+// over (unit, parity) pairs in x.
+extern "C" __global__ void potts_ens_generic_colour(u8* __restrict__ lattices, u32 hw, u32 h, u32 q,
+                                                    const u64* __restrict__ seeds, const u64* __restrict__ streams,
+                                                    const u64* __restrict__ tables, u32 units_per_row, u64 units,
+                                                    u64 sweep, u32 colour) {
+    __shared__ u64 table[TABLE_LEN];
+    const u32 m = blockIdx.y;
+    if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = tables[(u64)m * TABLE_LEN + threadIdx.x];
+    __syncthreads();
+    const u64 n = (u64)hw * h;
+    u8* base = lattices + (u64)m * 2 * n;
+    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < 2 * units; j += (u64)gridDim.x * blockDim.x)
+        generic_unit_rows(base + colour * n, base + (colour ^ 1u) * n, hw, h, q, seeds[m], streams[m], sweep, colour,
+                          table, units_per_row, j >> 1, (u32)(j & 1));
+}
+
+// Census of every member (blockIdx.y), as potts_generic_census: out[m * (q + 1)]
+// bonds, out[m * (q + 1) + 1 + s] sites in state s; out zeroed before.
+extern "C" __global__ void potts_ens_generic_census(const u8* __restrict__ lattices, u32 hw, u32 h, u32 q,
+                                                    unsigned long long* out) {
+    __shared__ unsigned int hist[256];
+    __shared__ unsigned long long bonds_block;
+    for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+    if (threadIdx.x == 0) bonds_block = 0;
+    __syncthreads();
+    const u32 m = blockIdx.y;
+    const u64 n = (u64)hw * h;
+    const u8* c0 = lattices + (u64)m * 2 * n;
+    const u8* c1 = c0 + n;
+    unsigned long long* o = out + (u64)m * (q + 1);
+    unsigned long long bonds = 0;
+    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (u64)gridDim.x * blockDim.x) {
+        const u64 y = j / hw;
+        const u32 xh = (u32)(j - y * hw);
+        const u32 o1 = (u32)(y & 1);
+        const u32 left = (xh + o1 == 0) ? hw - 1 : xh + o1 - 1;
+        const u32 right = (xh + o1 == hw) ? 0 : xh + o1;
+        const u64 up = (y == 0 ? (u64)h - 1 : y - 1) * hw;
+        const u64 down = (y + 1 == h ? 0 : y + 1) * hw;
+        const u8 s = c0[j];
+        const u8* row = c1 + y * hw;
+        bonds += (s == row[left]) + (s == row[right]) + (s == c1[up + xh]) + (s == c1[down + xh]);
+        atomicAdd(&hist[s], 1u);
+        atomicAdd(&hist[c1[j]], 1u);
+    }
+    for (int off = 16; off > 0; off >>= 1) bonds += __shfl_down_sync(0xffffffffu, bonds, off);
+    if ((threadIdx.x & 31) == 0) atomicAdd(&bonds_block, bonds);
+    __syncthreads();
+    if (threadIdx.x == 0 && bonds_block) atomicAdd(&o[0], bonds_block);
+    for (u32 i = threadIdx.x; i < q; i += blockDim.x)
+        if (hist[i]) atomicAdd(&o[1 + i], (unsigned long long)hist[i]);
+}

@@ -1,0 +1,94 @@
+//! The CPU ensemble: every member is a [`CpuBackend`], and the members of a
+//! call are spread over rayon's pool, so a run of many small lattices keeps
+//! every core busy (a lone small lattice is updated on one thread). Each
+//! member runs the CPU backend's own update, so its bits are those of the
+//! same chain run alone.
+
+use rayon::prelude::*;
+
+use crate::algorithm::AcceptanceTable;
+use crate::backend::Backend;
+use crate::cpu::CpuBackend;
+use crate::ensemble::{Ensemble, check_chains, check_member, check_tables};
+use crate::error::Result;
+use crate::lattice::{Census, Lattice};
+use crate::model::PottsModel;
+use crate::simulation::Chain;
+
+/// Many lattices of one model on the host's cores.
+#[derive(Debug)]
+pub struct CpuEnsemble {
+    members: Vec<CpuBackend>,
+    /// Which members have been given a table.
+    table_set: Vec<bool>,
+}
+
+impl CpuEnsemble {
+    /// `members` lattices of `model`, each in the ordered state until
+    /// [`Ensemble::load`]; sweeps are refused until every member has a
+    /// table ([`Ensemble::set_table`]).
+    pub fn new(model: &PottsModel, members: usize) -> Result<Self> {
+        model.check_host_memory(0)?;
+        let total = (model.sites() as u64).saturating_mul(members as u64);
+        warpmc_host::check_allocation(&format!("{members} lattices of {} sites", model.sites()), total)
+            .map_err(crate::error::PottsError::OutOfHostMemory)?;
+        Ok(CpuEnsemble {
+            members: (0..members).map(|_| CpuBackend::new(model)).collect(),
+            table_set: vec![false; members],
+        })
+    }
+}
+
+impl Ensemble for CpuEnsemble {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn description(&self) -> String {
+        match self.members.first() {
+            Some(b) => format!("{} lattices side by side on {}", self.members.len(), b.description()),
+            None => "no lattices".into(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    fn load(&mut self, index: usize, lattice: &Lattice) -> Result<()> {
+        check_member(self.members.len(), index)?;
+        self.members[index].load(lattice)
+    }
+
+    fn lattice(&mut self, index: usize) -> Result<Lattice> {
+        check_member(self.members.len(), index)?;
+        self.members[index].lattice()
+    }
+
+    fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> Result<()> {
+        check_member(self.members.len(), index)?;
+        self.members[index].set_table(table)?;
+        self.table_set[index] = true;
+        Ok(())
+    }
+
+    fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> Result<()> {
+        check_chains(self.members.len(), chains)?;
+        check_tables(&self.table_set)?;
+        // One member per task: a member's own update decides whether it
+        // splits further (large lattices do, small ones run on one thread).
+        self.members
+            .par_iter_mut()
+            .with_max_len(1)
+            .zip(chains.par_iter())
+            .try_for_each(|(m, c)| m.sweeps(c.seed, c.stream, first, count))
+    }
+
+    fn census(&mut self) -> Result<Vec<Census>> {
+        self.members.par_iter_mut().with_max_len(1).map(|m| m.census()).collect()
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! Ensembles against the reference: every member of the CPU and CUDA
+//! ensembles ends in the bits of the same chain run alone on the CPU
+//! backend (`Independent` of `CpuBackend`s), through several calls with
+//! different chains, temperatures and tables per member, on awkward sizes,
+//! both random-number rules, fields and negative couplings.
+
+use warpmc_potts::ensemble::check_chains;
+use warpmc_potts::{
+    AcceptanceTable, Backend, Chain, CpuBackend, Device, Ensemble, Independent, InitialState, Lattice, PottsModel,
+    Scheme, open_ensemble,
+};
+use warpmc_testkit::{SplitMix64, test_device};
+
+/// (q, width, height, J, h): odd half-widths, rows not a multiple of 8,
+/// the bit-sliced rule for 1 to 4 planes, q above 16, a field, J < 0.
+const CASES: &[(u32, usize, usize, f64, f64)] = &[
+    (2, 6, 10, 1.0, 0.0),
+    (3, 64, 8, 1.0, 0.0),
+    (9, 70, 16, 1.0, 0.0),
+    (9, 128, 128, 1.0, 0.0),
+    (16, 128, 16, 1.0, 0.0),
+    (20, 64, 8, 1.0, 0.0),
+    (3, 64, 16, 1.0, 0.3),
+    (5, 64, 24, -0.7, 0.0),
+    (2, 128, 8, 1.0, 0.0),
+];
+
+fn model(&(q, w, h, j, f): &(u32, usize, usize, f64, f64)) -> PottsModel {
+    PottsModel::new(q, w, h).unwrap().with_coupling(j).unwrap().with_field(f).unwrap()
+}
+
+/// Runs the same three calls on `ens` and on the reference and compares
+/// every member's lattice and census after each.
+fn same_bits_as_alone(ens: &mut dyn Ensemble, m: &PottsModel, case: usize) {
+    let n = ens.len();
+    let mut reference =
+        Independent::new((0..n).map(|_| Box::new(CpuBackend::new(m)) as Box<dyn Backend>).collect::<Vec<_>>());
+    let mut rng = SplitMix64::new(case as u64 * 977 + 5);
+    let chains: Vec<Chain> = (0..n).map(|i| Chain::new(rng.next_u64(), i as u32 * 3, (i % 2) as u32)).collect();
+    for (i, chain) in chains.iter().enumerate() {
+        let init = if i % 3 == 2 { InitialState::Ordered } else { InitialState::Random };
+        let l = Lattice::new(m, init, chain.seed ^ 1, chain.stream);
+        ens.load(i, &l).unwrap();
+        reference.load(i, &l).unwrap();
+    }
+    let mut first = 0;
+    for (call, count) in [3u64, 1, 5].into_iter().enumerate() {
+        for i in 0..n {
+            // Every member its own temperature; some change between calls.
+            if call == 0 || (i + call) % 2 == 0 {
+                let t = 0.3 + 1.7 * rng.unit();
+                let table = AcceptanceTable::metropolis(m, t);
+                ens.set_table(i, &table).unwrap();
+                reference.set_table(i, &table).unwrap();
+            }
+        }
+        ens.sweeps(&chains, first, count).unwrap();
+        reference.sweeps(&chains, first, count).unwrap();
+        first += count;
+        let (got, want) = (ens.census().unwrap(), reference.census().unwrap());
+        assert_eq!(got, want, "case {case} ({m:?}), call {call}: census, {}", ens.description());
+        for i in 0..n {
+            assert_eq!(
+                ens.lattice(i).unwrap(),
+                reference.lattice(i).unwrap(),
+                "case {case} ({m:?}), call {call}, member {i}: lattice, {}",
+                ens.description()
+            );
+        }
+    }
+}
+
+fn ensembles_match_lone_chains(device: &Device) {
+    for (c, case) in CASES.iter().enumerate() {
+        let m = model(case);
+        for members in [2usize, 5] {
+            let mut ens = open_ensemble(device, &m, members).unwrap();
+            assert_eq!(ens.name(), device.name());
+            same_bits_as_alone(ens.as_mut(), &m, c);
+        }
+    }
+}
+test_device!(ensembles_match_lone_chains, ensembles_match_lone_chains_cpu, ensembles_match_lone_chains_cuda);
+
+/// Both CUDA layouts (shared and global memory) on every case, and the
+/// global one with enough members to pick each thread split.
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_ensemble_layouts_match_lone_chains() {
+    use warpmc_potts::cuda_ensemble::{CudaEnsemble, EnsembleLayout};
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("cuda_ensemble_layouts_match_lone_chains") else { return };
+    for (c, case) in CASES.iter().enumerate() {
+        let m = model(case);
+        for layout in [EnsembleLayout::Shared, EnsembleLayout::Global] {
+            let mut ens = CudaEnsemble::with_layout(gpu.clone(), &m, 3, layout).unwrap();
+            same_bits_as_alone(&mut ens, &m, c);
+        }
+    }
+    // Many members of a bit-sliced lattice: the global layout with one
+    // thread per unit (more units than one wave of the GPU).
+    let m = PottsModel::new(4, 256, 64).unwrap();
+    assert_eq!(Scheme::for_model(&m), Scheme::Sliced);
+    let mut ens = CudaEnsemble::with_layout(gpu.clone(), &m, 700, EnsembleLayout::Global).unwrap();
+    same_bits_as_alone(&mut ens, &m, 99);
+}
+
+#[test]
+fn ensembles_refuse_bad_calls() {
+    let m = PottsModel::new(3, 8, 8).unwrap();
+    assert!(open_ensemble(&Device::CPU, &m, 0).is_err());
+    let mut ens = open_ensemble(&Device::CPU, &m, 3).unwrap();
+    let chains = vec![Chain::of_seed(1); 3];
+    // No table yet.
+    let e = ens.sweeps(&chains, 0, 1).unwrap_err().to_string();
+    assert!(e.contains("no acceptance table"), "{e}");
+    for i in 0..3 {
+        ens.set_table(i, &AcceptanceTable::metropolis(&m, 1.0)).unwrap();
+    }
+    assert!(ens.sweeps(&chains[..2], 0, 1).is_err());
+    assert!(check_chains(3, &chains).is_ok());
+    assert!(ens.load(3, &Lattice::new(&m, InitialState::Ordered, 0, 0)).is_err());
+    assert!(ens.lattice(7).is_err());
+    let other = PottsModel::new(3, 8, 10).unwrap();
+    assert!(ens.load(0, &Lattice::new(&other, InitialState::Ordered, 0, 0)).is_err());
+    ens.sweeps(&chains, 0, 2).unwrap();
+    assert_eq!(ens.census().unwrap().len(), 3);
+}
