@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
-use warpmc_potts::observables::CSV_COLUMNS;
+use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
     BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig, Provenance,
@@ -114,6 +114,16 @@ struct RunArgs {
     /// lattices on every backend.
     #[arg(long, value_name = "S", value_parser = super::parse_u64, help_heading = "Protocol")]
     seed: Option<u64>,
+    /// Parallel tempering: one replica per temperature and sample, all run
+    /// at once, neighbouring temperatures offering to swap their replicas
+    /// every --exchange-every sweeps (temperatures strictly increasing or
+    /// decreasing; not with --continue). Adds the swap acceptance of each
+    /// pair and the replicas' round trips to the output (docs/tempering.md).
+    #[arg(long, help_heading = "Protocol")]
+    tempering: bool,
+    /// Sweeps between replica-exchange rounds (default 10).
+    #[arg(long, value_name = "N", requires = "tempering", help_heading = "Protocol")]
+    exchange_every: Option<u64>,
     /// Where to run: auto (CUDA if a device is usable), cpu or cuda.
     #[arg(long, value_name = "B", help_heading = "Protocol")]
     backend: Option<BackendChoice>,
@@ -178,6 +188,8 @@ impl RunArgs {
             || self.measure_every.is_some()
             || self.samples.is_some()
             || self.seed.is_some()
+            || self.tempering
+            || self.exchange_every.is_some()
     }
 
     fn as_config(&self) -> anyhow::Result<ConfigFile> {
@@ -206,6 +218,8 @@ impl RunArgs {
             seed: self.seed,
             continue_from_previous: self.continue_from_previous.then_some(true),
             backend: self.backend,
+            tempering: self.tempering.then_some(true),
+            exchange_every: self.exchange_every,
         })
     }
 }
@@ -443,6 +457,23 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e.into()),
     }
+    if let Some(t) = state.tempering() {
+        let stats = t.replicas().stats();
+        let acceptance = stats.acceptance();
+        let lowest = acceptance.iter().copied().fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "tempering: {} exchange rounds, {} round trips; swap acceptance per pair {} (lowest {lowest:.3})",
+            stats.rounds,
+            stats.round_trips,
+            acceptance.iter().map(|a| format!("{a:.2}")).collect::<Vec<_>>().join(" ")
+        );
+        if stats.round_trips == 0 {
+            eprintln!(
+                "warning: no replica went from the first temperature to the last and back: the replicas did not mix; \
+                 run longer or put the temperatures closer"
+            );
+        }
+    }
     if let Some(path) = &args.snapshot {
         snapshot::write_snapshot(&runner.lattice()?, path, &out.provenance.text_chunks())?;
         eprintln!("snapshot: {}", path.display());
@@ -597,7 +628,11 @@ impl Observer for Output {
         // The file first: it must hold every finished temperature even when
         // stdout has gone.
         if let Some(path) = &self.csv {
-            let mut text = self.provenance.comment_lines() + &CSV_COLUMNS.join(",") + "\n";
+            let mut columns = CSV_COLUMNS.to_vec();
+            if all.first().is_some_and(|r| r.round_trips.is_some()) {
+                columns.extend(TEMPERING_CSV_COLUMNS);
+            }
+            let mut text = self.provenance.comment_lines() + &columns.join(",") + "\n";
             for r in all {
                 text += &r.csv_row();
                 text.push('\n');

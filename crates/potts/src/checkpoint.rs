@@ -24,6 +24,7 @@ use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
 use crate::observables::Measurement;
 use crate::protocol::{ProtocolConfig, RunState, Timing};
+use crate::tempering::{Replicas, TemperingState};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
 const VERSION: u32 = 4;
@@ -48,6 +49,20 @@ struct Header {
     series: Vec<Vec<Vec<Measurement>>>,
     timing: Vec<Timing>,
     backends: Vec<String>,
+    /// A tempering run under way: its replicas, measurements and timing
+    /// (every replica's lattice follows, counted in `current`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tempering: Option<TemperingHeader>,
+}
+
+/// The part of a tempering run's state that is not a lattice.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TemperingHeader {
+    sweep: u64,
+    replicas: Replicas,
+    series: Vec<Vec<Vec<Measurement>>>,
+    timing: Timing,
 }
 
 fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -61,17 +76,29 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// Serialises a run state.
 pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
+    // A finished tempering run is stored as an ordinary finished run.
+    let tempering = state.tempering.as_ref().filter(|_| !state.finished(cfg));
+    let under_way: &[Lattice] = match tempering {
+        Some(t) => &t.lattices,
+        None => &state.current,
+    };
     let header = Header {
         config: cfg.clone(),
         temp_index: state.temp_index,
         sample: state.sample,
         sweep: state.sweep,
         has_current: false,
-        current: state.current.len(),
+        current: under_way.len(),
         saved: state.saved.iter().map(Option::is_some).collect(),
         series: state.series.clone(),
         timing: state.timing.clone(),
         backends: state.backends.clone(),
+        tempering: tempering.map(|t| TemperingHeader {
+            sweep: t.sweep,
+            replicas: t.replicas.clone(),
+            series: t.series.clone(),
+            timing: t.timing,
+        }),
     };
     let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
     let mut out = Vec::with_capacity(json.len() + 64);
@@ -79,7 +106,7 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
     out.extend_from_slice(&json);
-    for l in state.current.iter().chain(state.saved.iter().flatten()) {
+    for l in under_way.iter().chain(state.saved.iter().flatten()) {
         out.extend_from_slice(l.spins());
     }
     let sum = fnv1a64(&out);
@@ -184,6 +211,21 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let current = (0..under_way).map(|_| next()).collect::<Result<Vec<_>, _>>()?;
     let saved = header.saved.iter().map(|&p| if p { next().map(Some) } else { Ok(None) }).collect::<Result<_, _>>()?;
     let temps = cfg.temperatures().len();
+    if let Some(t) = header.tempering {
+        let fits = cfg.exchange_every().is_some()
+            && t.replicas.fits(&cfg)
+            && current.len() == t.replicas.members()
+            && header.temp_index == 0
+            && t.sweep <= cfg.sweeps_per_chain()
+            && t.series.len() == temps
+            && t.series.iter().all(|s| s.len() == cfg.samples() as usize);
+        if !fits {
+            return Err("inconsistent tempering state".into());
+        }
+        let mut state = RunState::new(&cfg);
+        state.tempering = Some(TemperingState::restored(t.sweep, t.replicas, current, t.series, t.timing));
+        return Ok((cfg, state));
+    }
     let consistent = header.temp_index <= temps
         && header.sample <= cfg.samples()
         && header.sweep <= cfg.sweeps_per_chain()
@@ -209,6 +251,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         series: header.series,
         timing: header.timing,
         backends: header.backends,
+        tempering: None,
     };
     Ok((cfg, state))
 }

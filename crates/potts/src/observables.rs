@@ -96,6 +96,16 @@ pub struct TemperatureResult {
     pub flips_per_ns: f64,
     /// "cpu" or "cuda".
     pub backend: String,
+    /// With parallel tempering: the acceptance rate of the replica swaps
+    /// offered between this temperature and the next (absent for the last;
+    /// NaN when none was offered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange_acceptance: Option<f64>,
+    /// With parallel tempering: the round trips (first → last → first
+    /// temperature) all replicas completed in the run (the same on every
+    /// row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trips: Option<u64>,
 }
 
 /// Analyses the measurement series of one temperature (one series per
@@ -219,9 +229,14 @@ impl Analysis {
             too_short: self.too_short,
             flips_per_ns,
             backend: backend.to_string(),
+            exchange_acceptance: None,
+            round_trips: None,
         }
     }
 }
+
+/// Columns a tempering run's CSV adds after [`CSV_COLUMNS`].
+pub const TEMPERING_CSV_COLUMNS: &[&str] = &["exchange_acceptance", "round_trips"];
 
 /// Column names of the CSV output, in order (the scalar fields of
 /// [`TemperatureResult`]; moments are expanded as energy_moment2 etc.).
@@ -262,8 +277,9 @@ pub const CSV_COLUMNS: &[&str] = &[
 ];
 
 impl TemperatureResult {
-    /// One CSV row in the order of [`CSV_COLUMNS`]; floats printed with
-    /// full round-trip precision.
+    /// One CSV row in the order of [`CSV_COLUMNS`], then those of
+    /// [`TEMPERING_CSV_COLUMNS`] for a tempering run (the last row's
+    /// acceptance empty); floats printed with full round-trip precision.
     pub fn csv_row(&self) -> String {
         let f = |x: f64| format!("{x:?}");
         let mut v = vec![
@@ -299,6 +315,10 @@ impl TemperatureResult {
             f(self.flips_per_ns),
             self.backend.clone(),
         ]);
+        if let Some(trips) = self.round_trips {
+            v.push(self.exchange_acceptance.map(f).unwrap_or_default());
+            v.push(trips.to_string());
+        }
         v.join(",")
     }
 }

@@ -44,6 +44,7 @@ use crate::lattice::{InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
 use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze};
 use crate::simulation::{Chain, Simulation};
+use crate::tempering::{Stop, TemperingState};
 
 /// Temperatures of a run: a single value, an inclusive range with a step,
 /// or an explicit list.
@@ -138,6 +139,10 @@ pub struct ProtocolConfig {
     seed: u64,
     continue_from_previous: bool,
     backend: BackendChoice,
+    /// Sweeps between replica-exchange rounds of parallel tempering
+    /// ([`crate::tempering`]); `None`: no tempering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    exchange_every: Option<u64>,
 }
 
 impl ProtocolConfig {
@@ -177,7 +182,28 @@ impl ProtocolConfig {
                 self.samples
             )));
         }
+        if let Some(every) = self.exchange_every {
+            if every == 0 {
+                return Err(PottsError::InvalidInput(
+                    "the sweeps between replica exchanges must be at least 1".into(),
+                ));
+            }
+            if self.continue_from_previous {
+                return Err(PottsError::InvalidInput(
+                    "parallel tempering runs every temperature at once; it cannot also continue each temperature \
+                     from the previous one's state"
+                        .into(),
+                ));
+            }
+            crate::tempering::Replicas::new(&self.temperatures, self.samples, self.seed)?;
+        }
         Ok(())
+    }
+
+    /// Sweeps between replica-exchange rounds when the run uses parallel
+    /// tempering ([`crate::tempering`]).
+    pub fn exchange_every(&self) -> Option<u64> {
+        self.exchange_every
     }
 
     /// Number of states q.
@@ -328,6 +354,11 @@ pub struct ConfigFile {
     pub continue_from_previous: Option<bool>,
     /// "auto", "cpu" or "cuda".
     pub backend: Option<BackendChoice>,
+    /// Parallel tempering: replica exchange between neighbouring
+    /// temperatures.
+    pub tempering: Option<bool>,
+    /// Sweeps between exchange rounds (with `tempering`; default 10).
+    pub exchange_every: Option<u64>,
 }
 
 impl ConfigFile {
@@ -370,6 +401,8 @@ impl ConfigFile {
             seed: self.seed.or(other.seed),
             continue_from_previous: self.continue_from_previous.or(other.continue_from_previous),
             backend: self.backend.or(other.backend),
+            tempering: self.tempering.or(other.tempering),
+            exchange_every: self.exchange_every.or(other.exchange_every),
         }
     }
 
@@ -377,7 +410,7 @@ impl ConfigFile {
     /// ([`PottsError::Missing`] names the key otherwise); the rest defaults
     /// to: J = 1, h = 0, ordered start, therm = 1000, sweeps = 1000,
     /// measure_every = 10, samples = 1, seed = 1, no continuation, backend
-    /// auto.
+    /// auto, no tempering (exchanges every 10 sweeps with it).
     pub fn resolve(&self) -> Result<ProtocolConfig> {
         let size = self.size.ok_or(PottsError::Missing("size"))?;
         let temperatures = match (&self.temp, &self.temps) {
@@ -403,6 +436,15 @@ impl ConfigFile {
             seed: self.seed.unwrap_or(1),
             continue_from_previous: self.continue_from_previous.unwrap_or(false),
             backend: self.backend.unwrap_or(BackendChoice::Auto),
+            exchange_every: match (self.tempering.unwrap_or(false), self.exchange_every) {
+                (true, every) => Some(every.unwrap_or(10)),
+                (false, None) => None,
+                (false, Some(_)) => {
+                    return Err(PottsError::InvalidInput(
+                        "the sweeps between replica exchanges are given but tempering is not on".into(),
+                    ));
+                }
+            },
         };
         cfg.validate()?;
         Ok(cfg)
@@ -465,13 +507,24 @@ pub struct RunState {
     pub(crate) timing: Vec<Timing>,
     /// Backend name used per temperature begun.
     pub(crate) backends: Vec<String>,
+    /// A tempering run's replicas, statistics and measurements (all
+    /// temperatures run at once; the fields above fill in when it ends).
+    pub(crate) tempering: Option<TemperingState>,
 }
 
 impl RunState {
     /// The measurements so far: per temperature begun, per sample, in
     /// measurement order (see [`crate::snapshot::write_series_npy`]).
     pub fn series(&self) -> &[Vec<Vec<Measurement>>] {
-        &self.series
+        match &self.tempering {
+            Some(t) if self.series.is_empty() => t.series(),
+            _ => &self.series,
+        }
+    }
+
+    /// A tempering run's replicas and exchange statistics.
+    pub fn tempering(&self) -> Option<&TemperingState> {
+        self.tempering.as_ref()
     }
 
     /// The state of a run that has not started.
@@ -486,6 +539,7 @@ impl RunState {
             series: Vec::new(),
             timing: Vec::new(),
             backends: Vec::new(),
+            tempering: None,
         }
     }
 
@@ -496,6 +550,11 @@ impl RunState {
 
     /// Sweeps done so far, all samples and temperatures.
     pub fn sweeps_done(&self, cfg: &ProtocolConfig) -> u64 {
+        if let Some(t) = &self.tempering
+            && !self.finished(cfg)
+        {
+            return t.sweep() * t.replicas().members() as u64;
+        }
         self.chain_index(cfg) * cfg.sweeps_per_chain() + self.sweep * self.group.max(1) as u64
     }
 
@@ -641,10 +700,18 @@ impl Runner {
     /// ensemble.
     pub fn on(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
         cfg.validate()?;
-        let saved = if cfg.continue_from_previous { cfg.samples as u64 } else { 0 };
+        let replicas = cfg.temperatures.len() as u64 * cfg.samples as u64;
+        // Lattices held on the host at once: each sample's saved state with
+        // continuation, every replica at a tempering run's checkpoints.
+        let saved = match (cfg.continue_from_previous, cfg.exchange_every) {
+            (true, _) => cfg.samples as u64,
+            (false, Some(_)) => replicas,
+            (false, None) => 0,
+        };
         let model = cfg.model()?;
         model.check_host_memory(saved)?;
-        let first = group_len(&cfg, &RunState::new(&cfg));
+        let first =
+            if cfg.exchange_every.is_some() { replicas as usize } else { group_len(&cfg, &RunState::new(&cfg)) };
         let ensemble = open_ensemble(device, &model, first)?;
         Ok(Runner { cfg, engine: Engine::Ensemble { device: device.clone(), ensemble }, chunk: 1 })
     }
@@ -715,10 +782,73 @@ impl Runner {
 
     /// Runs from `state` to the end, returning every temperature's result.
     pub fn run(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<Vec<TemperatureResult>> {
+        if let Some(every) = self.cfg.exchange_every {
+            return self.run_tempering(every, state, observer);
+        }
         match self.engine {
             Engine::Sequential(_) => self.run_sequential(state, observer),
             Engine::Ensemble { .. } => self.run_groups(state, observer),
         }
+    }
+
+    /// Runs every replica of a tempering run at once to the end, then
+    /// reports every temperature.
+    fn run_tempering(
+        &mut self,
+        every: u64,
+        state: &mut RunState,
+        observer: &mut dyn Observer,
+    ) -> Result<Vec<TemperatureResult>> {
+        let cfg = &self.cfg;
+        if state.finished(cfg) {
+            return state.results(cfg);
+        }
+        let model = cfg.model()?;
+        let Engine::Ensemble { device, ensemble } = &mut self.engine else {
+            return Err(PottsError::InvalidInput(
+                "parallel tempering runs on an ensemble; open the runner with Runner::on".into(),
+            ));
+        };
+        if state.tempering.is_none() {
+            state.tempering = Some(TemperingState::new(cfg)?);
+        }
+        let members = state.tempering.as_ref().map_or(0, |t| t.replicas().members());
+        if ensemble.len() != members {
+            *ensemble = open_ensemble(device, &model, members)?;
+        }
+        let backend = ensemble.name();
+        loop {
+            let tempering = state.tempering.as_mut().expect("set above");
+            let stop = crate::tempering::advance(
+                cfg,
+                every,
+                ensemble.as_mut(),
+                tempering,
+                observer,
+            )?;
+            match stop {
+                Stop::Finished => break,
+                Stop::Asked(control) => {
+                    observer.checkpoint(cfg, state)?;
+                    if control == Control::CheckpointAndStop {
+                        return Err(PottsError::Interrupted);
+                    }
+                }
+            }
+        }
+        let tempering = state.tempering.as_ref().expect("set above");
+        let stats = tempering.replicas().stats();
+        let mut results = tempering.results(cfg, backend)?;
+        for (t, r) in results.iter_mut().enumerate() {
+            r.exchange_acceptance = stats.acceptance().get(t).copied();
+            r.round_trips = Some(stats.round_trips);
+        }
+        state.series = tempering.series().to_vec();
+        state.timing = vec![tempering.timing(); cfg.temperatures.len()];
+        state.backends = vec![backend.to_string(); cfg.temperatures.len()];
+        state.temp_index = cfg.temperatures.len();
+        observer.temperatures_done(&results, &results)?;
+        Ok(results)
     }
 
     /// Runs the chains in groups ([`group_len`]), reporting each

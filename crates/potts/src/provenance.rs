@@ -70,7 +70,10 @@ impl Provenance {
             height: config.height(),
             seed: config.seed(),
             start: config.init(),
-            algorithm: format!("checkerboard Metropolis, {rule}"),
+            algorithm: match config.exchange_every() {
+                Some(n) => format!("checkerboard Metropolis, {rule}; parallel tempering, exchanges every {n} sweeps"),
+                None => format!("checkerboard Metropolis, {rule}"),
+            },
             backend: backend.into(),
             config: config.clone(),
         })

@@ -46,7 +46,7 @@ use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
 use crate::model::PottsModel;
 use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze};
-use crate::protocol::{Control, ProtocolConfig, Timing};
+use crate::protocol::{Control, Observer, ProtocolConfig, Timing};
 use crate::simulation::Chain;
 
 /// Where a replica last stood among the two ends of the temperature list.
@@ -131,6 +131,26 @@ impl Replicas {
                 rounds: 0,
             },
         })
+    }
+
+    /// Whether this bookkeeping belongs to `cfg` (as read from a
+    /// checkpoint): its temperatures and samples, permutations that are
+    /// permutations, statistics of the right length.
+    pub(crate) fn fits(&self, cfg: &ProtocolConfig) -> bool {
+        let n = cfg.temperatures().len();
+        let betas_match = self.betas.len() == n && cfg.temperatures().iter().zip(&self.betas).all(|(t, b)| 1.0 / t == *b);
+        let permutation = |p: &Vec<u32>| {
+            let mut seen = vec![false; n];
+            p.len() == n && p.iter().all(|&r| (r as usize) < n && !std::mem::replace(&mut seen[r as usize], true))
+        };
+        betas_match
+            && self.seed == cfg.seed()
+            && self.replica_at.len() == cfg.samples() as usize
+            && self.replica_at.iter().all(permutation)
+            && self.ends.len() == self.replica_at.len()
+            && self.ends.iter().all(|e| e.len() == n)
+            && self.stats.attempts.len() == n.saturating_sub(1)
+            && self.stats.accepted.len() == n.saturating_sub(1)
     }
 
     /// Temperatures per sample.
@@ -288,6 +308,18 @@ impl TemperingState {
         })
     }
 
+    /// A state read back from a checkpoint (its lattices load into the
+    /// ensemble on the next [`advance`]).
+    pub(crate) fn restored(
+        sweep: u64,
+        replicas: Replicas,
+        lattices: Vec<Lattice>,
+        series: Vec<Vec<Vec<Measurement>>>,
+        timing: Timing,
+    ) -> Self {
+        TemperingState { sweep, replicas, lattices, series, timing, loaded: false }
+    }
+
     /// The state as a checkpoint keeps it, to continue on a fresh
     /// ensemble: the next [`advance`] loads the saved lattices. Call it on
     /// a state that [`advance`] left after [`Stop::Asked`].
@@ -303,6 +335,11 @@ impl TemperingState {
     /// Measurements so far: `[temperature][sample]`.
     pub fn series(&self) -> &[Vec<Vec<Measurement>>] {
         &self.series
+    }
+
+    /// Time and site updates of the whole run so far.
+    pub fn timing(&self) -> Timing {
+        self.timing
     }
 
     /// Sweeps every replica has done.
@@ -346,15 +383,15 @@ pub enum Stop {
 }
 
 /// Advances a tempering run on `ensemble` (of `cfg`'s model, with
-/// samples × temperatures members) until it finishes or `control` asks for
-/// a checkpoint. `progress(done, total)` is called between stretches.
+/// samples × temperatures members) until it finishes or the observer's
+/// [`control`](Observer::control) asks for a checkpoint; reports
+/// [`progress`](Observer::progress) between stretches.
 pub fn advance(
     cfg: &ProtocolConfig,
     exchange_every: u64,
     ensemble: &mut dyn Ensemble,
     state: &mut TemperingState,
-    progress: &mut dyn FnMut(u64, u64),
-    control: &mut dyn FnMut() -> Control,
+    observer: &mut dyn Observer,
 ) -> Result<Stop> {
     if exchange_every == 0 {
         return Err(PottsError::InvalidInput("replicas must be offered exchanges every 1 or more sweeps".into()));
@@ -418,8 +455,8 @@ pub fn advance(
         state.timing.seconds += secs;
         state.timing.updates += count * sites;
         chunk = ((0.25 / (secs / count as f64).max(1e-9)) as u64).clamp(1, 1 << 20);
-        progress(state.sweep * ensemble.len() as u64, total * ensemble.len() as u64);
-        let asked = control();
+        observer.progress(state.sweep * ensemble.len() as u64, total * ensemble.len() as u64);
+        let asked = observer.control();
         if asked != Control::Continue {
             state.lattices = (0..ensemble.len()).map(|m| ensemble.lattice(m)).collect::<Result<_>>()?;
             return Ok(Stop::Asked(asked));

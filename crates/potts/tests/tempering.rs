@@ -6,7 +6,7 @@
 use warpmc_potts::exact::{ising_torus, potts_critical_temperature};
 use warpmc_potts::tempering::{Stop, TemperingState, advance};
 use warpmc_potts::{
-    ConfigFile, Control, Device, Ensemble, Independent, InitialState, ProtocolConfig, Runner, TemperatureResult,
+    ConfigFile, Control, Device, Ensemble, Independent, InitialState, Observer, ProtocolConfig, Runner, TemperatureResult,
     Temperatures, open_backend,
 };
 use warpmc_testkit::test_device;
@@ -20,18 +20,25 @@ fn ensemble(device: &Device, cfg: &ProtocolConfig) -> Box<dyn Ensemble> {
 /// Runs to the end, stopping (and resuming on a fresh ensemble from the
 /// saved state) after each of `stops` stretches when given.
 fn tempered(device: &Device, cfg: &ProtocolConfig, every: u64, stop_after: Option<u32>) -> TemperingState {
-    let mut state = TemperingState::new(cfg).unwrap();
-    let mut ens = ensemble(device, cfg);
-    let mut stretches = 0u32;
-    loop {
-        let mut control = || {
-            stretches += 1;
-            match stop_after {
-                Some(k) if stretches % k == 0 => Control::CheckpointAndStop,
+    /// Asks for a checkpoint and a stop after every `stop_after` stretches.
+    struct Stopper {
+        stretches: u32,
+        stop_after: Option<u32>,
+    }
+    impl Observer for Stopper {
+        fn control(&mut self) -> Control {
+            self.stretches += 1;
+            match self.stop_after {
+                Some(k) if self.stretches % k == 0 => Control::CheckpointAndStop,
                 _ => Control::Continue,
             }
-        };
-        match advance(cfg, every, ens.as_mut(), &mut state, &mut |_, _| {}, &mut control).unwrap() {
+        }
+    }
+    let mut state = TemperingState::new(cfg).unwrap();
+    let mut ens = ensemble(device, cfg);
+    let mut observer = Stopper { stretches: 0, stop_after };
+    loop {
+        match advance(cfg, every, ens.as_mut(), &mut state, &mut observer).unwrap() {
             Stop::Finished => return state,
             Stop::Asked(_) => {
                 // What a checkpoint keeps, on a fresh ensemble.
