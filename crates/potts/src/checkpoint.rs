@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
 use crate::observables::Measurement;
-use crate::protocol::{ProtocolConfig, RunState, Timing};
+use crate::protocol::{ProtocolConfig, RunState, SizeRecord, Timing};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
 const VERSION: u32 = 4;
@@ -48,6 +48,9 @@ struct Header {
     series: Vec<Vec<Vec<Measurement>>>,
     timing: Vec<Timing>,
     backends: Vec<String>,
+    /// The finished sizes of a study of several sizes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    earlier: Vec<SizeRecord>,
 }
 
 fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -72,6 +75,7 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
         series: state.series.clone(),
         timing: state.timing.clone(),
         backends: state.backends.clone(),
+        earlier: state.earlier.clone(),
     };
     let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
     let mut out = Vec::with_capacity(json.len() + 64);
@@ -199,6 +203,20 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     if !consistent {
         return Err("inconsistent run position".into());
     }
+    let study = cfg.study_sizes();
+    let whole = |r: &SizeRecord| {
+        r.series.len() == temps
+            && r.timing.len() == temps
+            && r.backends.len() == temps
+            && r.series.iter().all(|s| s.len() == cfg.samples() as usize)
+    };
+    let sizes_done: Vec<usize> = header.earlier.iter().map(|r| r.size).collect();
+    if study.iter().position(|&l| l == cfg.size()) != Some(sizes_done.len())
+        || study[..sizes_done.len()] != sizes_done[..]
+        || !header.earlier.iter().all(whole)
+    {
+        return Err("inconsistent record of the study's earlier sizes".into());
+    }
     let state = RunState {
         temp_index: header.temp_index,
         sample: header.sample,
@@ -209,6 +227,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         series: header.series,
         timing: header.timing,
         backends: header.backends,
+        earlier: header.earlier,
     };
     Ok((cfg, state))
 }
