@@ -438,7 +438,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
                 o
             }
         };
-        o.begin_size(cfg, state.study_results(cfg)?.len() - state.results(cfg)?.len(), &state)?;
+        o.begin_size(cfg, &state)?;
         let result = r.run(&mut state, o);
         if result.is_err() || at + 1 == study.len() {
             break (result, r);
@@ -506,6 +506,10 @@ struct Output {
     last_checkpoint: Instant,
     /// Results of the study's sizes before the one running (CSV rows).
     earlier: Vec<TemperatureResult>,
+    /// Results of the size running, as last reported.
+    current: Vec<TemperatureResult>,
+    /// Whether a size has begun.
+    begun: bool,
     interrupted: Arc<AtomicBool>,
     printed_header: bool,
     /// Set when writing to stdout found the reader gone.
@@ -540,6 +544,8 @@ impl Output {
             every: Duration::try_from_secs_f64(args.checkpoint_every).unwrap_or(Duration::MAX),
             last_checkpoint: Instant::now(),
             earlier: Vec::new(),
+            current: Vec::new(),
+            begun: false,
             interrupted,
             printed_header: false,
             stdout_closed: false,
@@ -547,11 +553,17 @@ impl Output {
     }
 
     /// A size of the study starts (or resumes at `state`): the progress bar
-    /// counts its sweeps, and the CSV keeps the `earlier` results of the
-    /// sizes before it.
-    fn begin_size(&mut self, cfg: &ProtocolConfig, earlier: usize, state: &RunState) -> anyhow::Result<()> {
-        self.earlier = state.study_results(cfg)?;
-        self.earlier.truncate(earlier);
+    /// counts its sweeps, and the CSV keeps the results of the sizes before
+    /// it (those of the size just finished, or on resuming those the
+    /// checkpoint holds).
+    fn begin_size(&mut self, cfg: &ProtocolConfig, state: &RunState) -> anyhow::Result<()> {
+        if self.begun {
+            let done = std::mem::take(&mut self.current);
+            self.earlier.extend(done);
+        } else {
+            self.earlier = state.earlier_results(cfg)?;
+            self.begun = true;
+        }
         self.bar.set_length(cfg.total_sweeps());
         self.bar.set_position(state.sweeps_done(cfg));
         Ok(())
@@ -657,6 +669,7 @@ impl Observer for Output {
             }
             warpmc_host::output::write_bytes(path, text.as_bytes())?;
         }
+        self.current = all.to_vec();
         for result in new {
             match self.emit(result) {
                 Ok(()) => {}

@@ -690,6 +690,13 @@ impl RunState {
     /// The results of every finished temperature of the study so far,
     /// earlier sizes first.
     pub fn study_results(&self, cfg: &ProtocolConfig) -> Result<Vec<TemperatureResult>> {
+        let mut all = self.earlier_results(cfg)?;
+        all.extend(self.results(cfg)?);
+        Ok(all)
+    }
+
+    /// The results of the study's sizes finished before this one.
+    pub fn earlier_results(&self, cfg: &ProtocolConfig) -> Result<Vec<TemperatureResult>> {
         let mut all = Vec::new();
         for r in &self.earlier {
             let at = cfg.for_size(r.size)?;
@@ -703,7 +710,6 @@ impl RunState {
             };
             all.extend((0..at.temperatures.len()).map(|t| done.result(&at, &model, t)));
         }
-        all.extend(self.results(cfg)?);
         Ok(all)
     }
 
