@@ -7,7 +7,7 @@
 use warpmc_potts::ensemble::check_chains;
 use warpmc_potts::{
     AcceptanceTable, Backend, Chain, CpuBackend, Device, Ensemble, Independent, InitialState, Lattice, PottsModel,
-    Scheme, open_ensemble,
+    open_ensemble,
 };
 use warpmc_testkit::{SplitMix64, test_device};
 
@@ -90,6 +90,7 @@ test_device!(ensembles_match_lone_chains, ensembles_match_lone_chains_cpu, ensem
 #[cfg(feature = "cuda")]
 #[test]
 fn cuda_ensemble_layouts_match_lone_chains() {
+    use warpmc_potts::Scheme;
     use warpmc_potts::cuda_ensemble::{CudaEnsemble, EnsembleLayout};
     let Some(gpu) = warpmc_testkit::gpu_or_skip("cuda_ensemble_layouts_match_lone_chains") else { return };
     for (c, case) in CASES.iter().enumerate() {
