@@ -635,3 +635,56 @@ fn json_lines_summarise_long_temperature_lists_in_their_run_object() {
         serde_json::from_str(text.lines().find_map(|l| l.strip_prefix("# provenance: ")).unwrap()).unwrap();
     assert_eq!(header["config"]["temperatures"].as_array().unwrap().len(), 101);
 }
+
+#[test]
+fn a_list_of_sizes_runs_a_finite_size_scaling_study_from_one_command() {
+    let csv = tmp("fss.csv");
+    let series = tmp("fss.npy");
+    let o = Command::new(bin())
+        .args([
+            "potts",
+            "run",
+            "--backend",
+            "cpu",
+            "--q",
+            "2",
+            "--size",
+            "8,16",
+            "--temps",
+            "1.0,2.0",
+            "--therm",
+            "20",
+            "--sweeps",
+            "40",
+            "--measure-every",
+            "10",
+            "--samples",
+            "3",
+            "--json",
+            "--out",
+        ])
+        .arg(&csv)
+        .arg("--series")
+        .arg(&series)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(o.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ls: Vec<u64> = lines.iter().map(|l| l["L"].as_u64().unwrap()).collect();
+    assert_eq!(ls, [8, 8, 16, 16]);
+    assert_eq!(lines[0]["run"]["sizes"], serde_json::json!([8, 16]));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let table: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(table[0].split(',').next(), Some("L"));
+    let firsts: Vec<&str> = table[1..].iter().map(|r| r.split(',').next().unwrap()).collect();
+    assert_eq!(firsts, ["8", "8", "16", "16"]);
+    let (shape, values) = read_f64_npy(&series);
+    assert_eq!(shape, [2, 2, 3, 4, 2]);
+    assert!(values.iter().all(|v| v.is_finite()));
+    // A height does not go with several sizes.
+    assert_one_line_error(
+        &["potts", "run", "--backend", "cpu", "--q", "2", "--size", "8,16", "--height", "8", "--temp", "1"],
+        "square",
+    );
+}

@@ -72,9 +72,11 @@ struct RunArgs {
     /// Number of states q (2…255; 2 is the Ising model at T_Ising = 2T).
     #[arg(long, value_name = "Q", help_heading = "Model")]
     q: Option<u32>,
-    /// Lattice width L (even).
-    #[arg(long, value_name = "L", help_heading = "Model")]
-    size: Option<usize>,
+    /// Lattice width L (even), or a comma list L1,L2,… of square lattices
+    /// run one after another (a finite-size-scaling study: the output gains
+    /// their L, the --series file one slice per size).
+    #[arg(long, value_name = "L", value_delimiter = ',', help_heading = "Model")]
+    size: Vec<usize>,
     /// Lattice height L' (even; default L).
     #[arg(long, value_name = "L2", help_heading = "Model")]
     height: Option<usize>,
@@ -149,7 +151,9 @@ struct RunArgs {
     snapshot: Option<PathBuf>,
     /// Write every measurement (energy per site and order parameter) as a
     /// NumPy float64 array of shape (sizes, temperatures, samples,
-    /// measurements, 2), for histograms and reweighting. Written when the
+    /// measurements, 2): a[l, t, s, m] = [energy per site, order parameter]
+    /// of measurement m of sample s at temperature t of the l-th --size, in
+    /// the order given. For histograms and reweighting. Written when the
     /// run ends, also when it stops early (measurements not taken are NaN).
     #[arg(long, value_name = "FILE.npy", help_heading = "Output")]
     series: Option<PathBuf>,
@@ -175,7 +179,7 @@ struct RunArgs {
 impl RunArgs {
     fn physics_given(&self) -> bool {
         self.q.is_some()
-            || self.size.is_some()
+            || !self.size.is_empty()
             || self.height.is_some()
             || self.coupling.is_some()
             || self.field.is_some()
@@ -202,9 +206,15 @@ impl RunArgs {
                     .collect::<anyhow::Result<_>>()?,
             )),
         };
+        let (size, sizes) = match self.size.as_slice() {
+            [] => (None, None),
+            [l] => (Some(*l), None),
+            list => (None, Some(list.to_vec())),
+        };
         Ok(ConfigFile {
             q: self.q,
-            size: self.size,
+            size,
+            sizes,
             height: self.height,
             coupling: self.coupling,
             field: self.field,
@@ -302,10 +312,12 @@ fn as_flags(e: PottsError) -> anyhow::Error {
     }
 }
 
-/// Where a run starts: its protocol, its state (fresh or from a
-/// checkpoint) and where it keeps checkpointing.
+/// Where a run starts: its protocol for each size of the study, the size
+/// it starts at, its state (fresh or from a checkpoint) and where it keeps
+/// checkpointing.
 struct Start {
-    cfg: ProtocolConfig,
+    study: Vec<ProtocolConfig>,
+    first: usize,
     state: RunState,
     checkpoint: Option<PathBuf>,
 }
@@ -322,7 +334,10 @@ fn starting_point(args: &RunArgs) -> anyhow::Result<Start> {
             cfg = cfg.with_backend(b);
         }
         let keep_writing = args.checkpoint.clone().unwrap_or_else(|| path.clone());
-        return Ok(Start { cfg, state, checkpoint: Some(keep_writing) });
+        let sizes = cfg.study_sizes();
+        let study = sizes.iter().map(|&l| cfg.for_size(l)).collect::<Result<Vec<_>, _>>()?;
+        let first = sizes.iter().position(|&l| l == cfg.size()).unwrap_or(0);
+        return Ok(Start { study, first, state, checkpoint: Some(keep_writing) });
     }
     let file = match &args.config {
         Some(path) => ConfigFile::read(path)?,
@@ -332,9 +347,9 @@ fn starting_point(args: &RunArgs) -> anyhow::Result<Start> {
         }
         None => ConfigFile::default(),
     };
-    let cfg = args.as_config()?.or(file).resolve().map_err(as_flags)?;
-    let state = RunState::new(&cfg);
-    Ok(Start { cfg, state, checkpoint: args.checkpoint.clone() })
+    let study = args.as_config()?.or(file).resolve_sizes().map_err(as_flags)?;
+    let state = RunState::new(&study[0]);
+    Ok(Start { study, first: 0, state, checkpoint: args.checkpoint.clone() })
 }
 
 /// Every output path checked before any work starts: a snapshot's format,
@@ -395,24 +410,9 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     if !args.checkpoint_every.is_finite() || args.checkpoint_every <= 0.0 {
         bail!("--checkpoint-every must be a positive number of seconds");
     }
-    let Start { cfg, mut state, checkpoint: checkpoint_path } = starting_point(&args)?;
+    let Start { study, first, mut state, checkpoint: checkpoint_path } = starting_point(&args)?;
     check_outputs(&args, checkpoint_path.as_deref())?;
-    let device = select_device(cfg.backend())?;
-    let mut runner = Runner::on(cfg.clone(), &device)?;
-    let provenance = Provenance::new(&cfg, runner.backend_description(), option_env!("WARPMC_COMMIT"))?;
-    let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
-    eprintln!(
-        "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
-        cfg.q(),
-        cfg.size(),
-        cfg.height(),
-        cfg.temperatures().len(),
-        cfg.samples(),
-        cfg.therm(),
-        cfg.sweeps(),
-        sci(updates),
-        runner.backend_description()
-    );
+    let device = select_device(study[first].backend())?;
 
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
@@ -420,20 +420,59 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
-    let mut out = Output::new(&args, &cfg, provenance, checkpoint_path, interrupted)?;
-    for r in state.results(&cfg)? {
-        out.emit(&r)?;
-    }
-    let result = runner.run(&mut state, &mut out);
+    let mut out: Option<Output> = None;
+    let mut at = first;
+    // The sizes of a study one after another, each on its own ensemble.
+    let (result, mut runner) = loop {
+        let cfg = &study[at];
+        let mut r = Runner::on(cfg.clone(), &device)?;
+        let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
+        eprintln!(
+            "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
+            cfg.q(),
+            cfg.size(),
+            cfg.height(),
+            cfg.temperatures().len(),
+            cfg.samples(),
+            cfg.therm(),
+            cfg.sweeps(),
+            sci(updates),
+            r.backend_description()
+        );
+        let o = match out.as_mut() {
+            Some(o) => o,
+            None => {
+                let provenance = Provenance::new(&study[0], r.backend_description(), option_env!("WARPMC_COMMIT"))?;
+                let o = Output::new(&args, provenance, checkpoint_path.clone(), interrupted.clone())?;
+                // What a resumed run had finished.
+                let o = out.insert(o);
+                for r in state.study_results(cfg)? {
+                    o.emit(&r)?;
+                }
+                o
+            }
+        };
+        o.begin_size(cfg, &state)?;
+        let result = r.run(&mut state, o);
+        if result.is_err() || at + 1 == study.len() {
+            break (result, r);
+        }
+        state = state.next_size(cfg, &study[at + 1])?;
+        at += 1;
+    };
+    let out = out.expect("the first size made the output");
     out.bar.finish_and_clear();
     // Whatever ended the run, the measurements taken are kept.
     if let Some(path) = &args.series {
+        let cfg = &study[at];
         let shape = SeriesShape {
             temperatures: cfg.temperatures().len(),
             samples: cfg.samples() as usize,
             measurements: cfg.measurements_per_chain() as usize,
         };
-        snapshot::write_series_npy(path, &[state.series()], shape)?;
+        let mut runs = state.study_series();
+        runs.resize(study.len(), &[]);
+        snapshot::write_series_npy(path, &runs, shape)?;
         eprintln!("series: {}", path.display());
     }
     match result {
@@ -496,6 +535,12 @@ struct Output {
     checkpoint_path: Option<PathBuf>,
     every: Duration,
     last_checkpoint: Instant,
+    /// Results of the study's sizes before the one running (CSV rows).
+    earlier: Vec<TemperatureResult>,
+    /// Results of the size running, as last reported.
+    current: Vec<TemperatureResult>,
+    /// Whether a size has begun.
+    begun: bool,
     interrupted: Arc<AtomicBool>,
     printed_header: bool,
     /// Set when writing to stdout found the reader gone.
@@ -505,13 +550,12 @@ struct Output {
 impl Output {
     fn new(
         args: &RunArgs,
-        cfg: &ProtocolConfig,
         provenance: Provenance,
         checkpoint_path: Option<PathBuf>,
         interrupted: Arc<AtomicBool>,
     ) -> anyhow::Result<Self> {
         let bar = if std::io::stderr().is_terminal() {
-            let b = ProgressBar::new(cfg.total_sweeps());
+            let b = ProgressBar::new(0);
             b.set_style(
                 ProgressStyle::with_template("{bar:40} {pos}/{len} sweeps  {per_sec}  eta {eta}")
                     .expect("valid template"),
@@ -530,10 +574,30 @@ impl Output {
             // Beyond Duration's range means "never on a timer".
             every: Duration::try_from_secs_f64(args.checkpoint_every).unwrap_or(Duration::MAX),
             last_checkpoint: Instant::now(),
+            earlier: Vec::new(),
+            current: Vec::new(),
+            begun: false,
             interrupted,
             printed_header: false,
             stdout_closed: false,
         })
+    }
+
+    /// A size of the study starts (or resumes at `state`): the progress bar
+    /// counts its sweeps, and the CSV keeps the results of the sizes before
+    /// it (those of the size just finished, or on resuming those the
+    /// checkpoint holds).
+    fn begin_size(&mut self, cfg: &ProtocolConfig, state: &RunState) -> anyhow::Result<()> {
+        if self.begun {
+            let done = std::mem::take(&mut self.current);
+            self.earlier.extend(done);
+        } else {
+            self.earlier = state.earlier_results(cfg)?;
+            self.begun = true;
+        }
+        self.bar.set_length(cfg.total_sweeps());
+        self.bar.set_position(state.sweeps_done(cfg));
+        Ok(())
     }
 
     fn emit(&mut self, r: &TemperatureResult) -> anyhow::Result<()> {
@@ -560,8 +624,8 @@ impl Output {
                 self.bar.suspend(|| {
                     writeln!(
                         stdout,
-                        "{:>10} {:>22} {:>20} {:>17} {:>17} {:>17} {:>9}",
-                        "T", "energy", "order parameter", "binder", "specific heat", "susceptibility", "flips/ns"
+                        "{:>6} {:>10} {:>22} {:>20} {:>17} {:>17} {:>17} {:>9}",
+                        "L", "T", "energy", "order parameter", "binder", "specific heat", "susceptibility", "flips/ns"
                     )
                 })?;
                 self.printed_header = true;
@@ -570,7 +634,8 @@ impl Output {
             self.bar.suspend(|| {
                 writeln!(
                     stdout,
-                    "{:>10.6} {} {} {} {} {} {:>9.3}",
+                    "{:>6} {:>10.6} {} {} {} {} {} {:>9.3}",
+                    r.size,
                     r.temperature,
                     pm(r.energy, r.energy_err, 22),
                     pm(r.magnetization, r.magnetization_err, 20),
@@ -633,12 +698,13 @@ impl Observer for Output {
                 columns.extend(TEMPERING_CSV_COLUMNS);
             }
             let mut text = self.provenance.comment_lines() + &columns.join(",") + "\n";
-            for r in all {
+            for r in self.earlier.iter().chain(all) {
                 text += &r.csv_row();
                 text.push('\n');
             }
             warpmc_host::output::write_bytes(path, text.as_bytes())?;
         }
+        self.current = all.to_vec();
         for result in new {
             match self.emit(result) {
                 Ok(()) => {}

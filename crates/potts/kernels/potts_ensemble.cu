@@ -66,13 +66,16 @@ extern "C" __global__ void __launch_bounds__(1024)
     for (u32 i = threadIdx.x; i < 2 * words; i += blockDim.x) g[i] = lat[i];
 }
 
-// One colour of one sweep of every member: blockIdx.y is the member; in x
-// the threads map to units as potts_sliced_colour[_splitN].
+// One colour of sweep *sweep_base + sweep_add of every member (the base in
+// device memory, so that a recorded graph of sweeps replays at any
+// position): blockIdx.y is the member; in x the threads map to units as
+// potts_sliced_colour[_splitN].
 template <int PAR>
 __device__ __forceinline__ void ens_sliced_colour(u32* __restrict__ lattices, u32 wr, u32 h,
                                                   const u64* __restrict__ seeds, const u64* __restrict__ streams,
                                                   const int* __restrict__ sigmas, const u32* __restrict__ ths,
-                                                  u64 sweep, u32 colour, u64 units) {
+                                                  const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour,
+                                                  u64 units) {
     __shared__ uint4 masks[33];
     const u32 m = blockIdx.y;
     const SlicedMember r = sliced_member(sigmas, ths, m);
@@ -83,16 +86,17 @@ __device__ __forceinline__ void ens_sliced_colour(u32* __restrict__ lattices, u3
     if (k >= units) return;
     const u64 words = (u64)wr * h * SL_P;
     u32* base = lattices + (u64)m * 2 * words;
-    sliced_unit<PAR>(base + colour * words, base + (colour ^ 1u) * words, wr, h, seeds[m], streams[m], sweep, colour,
-                     r.sigma, masks, k, part);
+    sliced_unit<PAR>(base + colour * words, base + (colour ^ 1u) * words, wr, h, seeds[m], streams[m],
+                     *sweep_base + sweep_add, colour, r.sigma, masks, k, part);
 }
 
 #define ENS_SLICED_KERNEL(NAME, PAR)                                                                              \
     extern "C" __global__ void __launch_bounds__(128)                                                             \
         NAME(u32* __restrict__ lattices, u32 wr, u32 h, const u64* __restrict__ seeds,                            \
              const u64* __restrict__ streams, const int* __restrict__ sigmas, const u32* __restrict__ ths,         \
-             u64 sweep, u32 colour, u64 units) {                                                                  \
-        ens_sliced_colour<PAR>(lattices, wr, h, seeds, streams, sigmas, ths, sweep, colour, units);               \
+             const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour, u64 units) {                          \
+        ens_sliced_colour<PAR>(lattices, wr, h, seeds, streams, sigmas, ths, sweep_base, sweep_add, colour,       \
+                               units);                                                                            \
     }
 ENS_SLICED_KERNEL(potts_ens_sliced_colour, 1)
 ENS_SLICED_KERNEL(potts_ens_sliced_colour_split, 2)
@@ -204,17 +208,18 @@ extern "C" __global__ void __launch_bounds__(1024)
     for (u64 i = threadIdx.x; i < 2 * n; i += blockDim.x) g[i] = bytes[i];
 }
 
-// One colour of one sweep of every member (blockIdx.y), a grid-stride loop
-// over (unit, parity) pairs in x.
+// One colour of sweep *sweep_base + sweep_add of every member (blockIdx.y),
+// a grid-stride loop over (unit, parity) pairs in x.
 extern "C" __global__ void potts_ens_generic_colour(u8* __restrict__ lattices, u32 hw, u32 h, u32 q,
                                                     const u64* __restrict__ seeds, const u64* __restrict__ streams,
                                                     const u64* __restrict__ tables, u32 units_per_row, u64 units,
-                                                    u64 sweep, u32 colour) {
+                                                    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour) {
     __shared__ u64 table[TABLE_LEN];
     const u32 m = blockIdx.y;
     if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = tables[(u64)m * TABLE_LEN + threadIdx.x];
     __syncthreads();
     const u64 n = (u64)hw * h;
+    const u64 sweep = *sweep_base + sweep_add;
     u8* base = lattices + (u64)m * 2 * n;
     for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < 2 * units; j += (u64)gridDim.x * blockDim.x)
         generic_unit_rows(base + colour * n, base + (colour ^ 1u) * n, hw, h, q, seeds[m], streams[m], sweep, colour,

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
 use crate::observables::Measurement;
-use crate::protocol::{ProtocolConfig, RunState, Timing};
+use crate::protocol::{ProtocolConfig, RunState, SizeRecord, Timing};
 use crate::tempering::{Replicas, TemperingState};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
@@ -53,6 +53,9 @@ struct Header {
     /// (every replica's lattice follows, counted in `current`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tempering: Option<TemperingHeader>,
+    /// The finished sizes of a study of several sizes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    earlier: Vec<SizeRecord>,
 }
 
 /// The part of a tempering run's state that is not a lattice.
@@ -76,8 +79,7 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// Serialises a run state.
 pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
-    // A finished tempering run is stored as an ordinary finished run.
-    let tempering = state.tempering.as_ref().filter(|_| !state.finished(cfg));
+    let tempering = state.tempering.as_ref();
     let under_way: &[Lattice] = match tempering {
         Some(t) => &t.lattices,
         None => &state.current,
@@ -99,6 +101,7 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
             series: t.series.clone(),
             timing: t.timing,
         }),
+        earlier: state.earlier.clone(),
     };
     let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
     let mut out = Vec::with_capacity(json.len() + 64);
@@ -211,21 +214,6 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let current = (0..under_way).map(|_| next()).collect::<Result<Vec<_>, _>>()?;
     let saved = header.saved.iter().map(|&p| if p { next().map(Some) } else { Ok(None) }).collect::<Result<_, _>>()?;
     let temps = cfg.temperatures().len();
-    if let Some(t) = header.tempering {
-        let fits = cfg.exchange_every().is_some()
-            && t.replicas.fits(&cfg)
-            && current.len() == t.replicas.members()
-            && header.temp_index == 0
-            && t.sweep <= cfg.sweeps_per_chain()
-            && t.series.len() == temps
-            && t.series.iter().all(|s| s.len() == cfg.samples() as usize);
-        if !fits {
-            return Err("inconsistent tempering state".into());
-        }
-        let mut state = RunState::new(&cfg);
-        state.tempering = Some(TemperingState::restored(t.sweep, t.replicas, current, t.series, t.timing));
-        return Ok((cfg, state));
-    }
     let consistent = header.temp_index <= temps
         && header.sample <= cfg.samples()
         && header.sweep <= cfg.sweeps_per_chain()
@@ -241,6 +229,41 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     if !consistent {
         return Err("inconsistent run position".into());
     }
+    let study = cfg.study_sizes();
+    let whole = |r: &SizeRecord| {
+        r.series.len() == temps
+            && r.timing.len() == temps
+            && r.backends.len() == temps
+            && r.series.iter().all(|s| s.len() == cfg.samples() as usize)
+    };
+    let sizes_done: Vec<usize> = header.earlier.iter().map(|r| r.size).collect();
+    if study.iter().position(|&l| l == cfg.size()) != Some(sizes_done.len())
+        || study[..sizes_done.len()] != sizes_done[..]
+        || !header.earlier.iter().all(whole)
+    {
+        return Err("inconsistent record of the study's earlier sizes".into());
+    }
+    if let Some(t) = header.tempering {
+        let finished = header.temp_index == temps && t.sweep == cfg.sweeps_per_chain();
+        let fits = cfg.exchange_every().is_some()
+            && t.replicas.fits(&cfg)
+            && (current.len() == t.replicas.members() || finished && current.is_empty())
+            && (header.temp_index == 0 || finished)
+            && t.sweep <= cfg.sweeps_per_chain()
+            && t.series.len() == temps
+            && t.series.iter().all(|s| s.len() == cfg.samples() as usize);
+        if !fits {
+            return Err("inconsistent tempering state".into());
+        }
+        let mut state = RunState::new(&cfg);
+        state.temp_index = header.temp_index;
+        state.series = header.series;
+        state.timing = header.timing;
+        state.backends = header.backends;
+        state.earlier = header.earlier;
+        state.tempering = Some(TemperingState::restored(t.sweep, t.replicas, current, t.series, t.timing));
+        return Ok((cfg, state));
+    }
     let state = RunState {
         temp_index: header.temp_index,
         sample: header.sample,
@@ -252,6 +275,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         timing: header.timing,
         backends: header.backends,
         tempering: None,
+        earlier: header.earlier,
     };
     Ok((cfg, state))
 }

@@ -12,7 +12,7 @@
 //! reach alone. A census computes every member's q + 1 integers on the
 //! device.
 
-use warpmc_gpu::{DeviceBuffer, Gpu, Kernel, KernelSource, LaunchConfig};
+use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
 
 use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, Scheme, TABLE_LEN, UNIT_COLS, UNIT_ROWS, units_per_row};
 use crate::cuda::check_fits;
@@ -57,6 +57,11 @@ pub const MAX_MEMBERS: usize = 65_535;
 /// Sweeps of one shared-memory launch, at most (a long call is several).
 const SWEEPS_PER_LAUNCH: u64 = 1 << 16;
 
+/// Sweeps recorded in one CUDA graph of the global-memory launches: a
+/// sweep of an ensemble takes tens of microseconds, so the gaps between
+/// launches issued one by one from the host would show.
+const GRAPH_SWEEPS: u64 = 64;
+
 /// Threads per block of the global-memory and census launches.
 const BLOCK: u32 = 128;
 
@@ -97,6 +102,12 @@ pub struct CudaEnsemble {
     /// Which members have been given a table.
     table_set: Vec<bool>,
     counts: DeviceBuffer<u64>,
+    /// The global-memory kernels read their sweep number as this plus an
+    /// offset.
+    sweep_base: DeviceBuffer<u64>,
+    /// A recorded graph of [`GRAPH_SWEEPS`] global-memory sweeps.
+    graph: Option<Graph>,
+    advance: Kernel,
     update: Kernel,
     census: Kernel,
     /// Shared-memory bytes of one member's lattice.
@@ -192,6 +203,9 @@ impl CudaEnsemble {
             tables_dirty: true,
             table_set: vec![false; members],
             counts: gpu.alloc_zeros::<u64>((1 + model.q() as usize) * members)?,
+            sweep_base: gpu.alloc_zeros::<u64>(1)?,
+            graph: None,
+            advance: module.kernel("potts_advance")?,
             update,
             census,
             shared_bytes,
@@ -322,74 +336,162 @@ impl CudaEnsemble {
         Ok(())
     }
 
-    /// Two global-memory launches per sweep over every member.
+    /// Two global-memory launches per sweep over every member, replayed
+    /// from a recorded graph of [`GRAPH_SWEEPS`] sweeps where the call is
+    /// long enough (the kernels read the sweep number from device memory,
+    /// which the graph's last node advances; every per-member input is
+    /// device memory too, so one graph serves every later call).
     fn sweeps_global(&mut self, first: u64, count: u64) -> Result<()> {
-        let (hw, h) = ((self.width / 2) as u32, self.height as u32);
-        let members = self.members as u32;
-        for sweep in first..first + count {
-            for colour in 0u32..2 {
-                match &mut self.storage {
-                    Storage::Sliced { lattices, .. } => {
-                        let wr = words_per_row(self.width) as u32;
-                        let units = wr as u64 * (h as u64 / UNIT_ROWS as u64);
-                        let threads = if self.split == 1 { units } else { self.split as u64 * units.div_ceil(32) * 32 };
-                        let cfg = LaunchConfig {
-                            grid_dim: (threads.div_ceil(BLOCK as u64) as u32, members, 1),
-                            block_dim: (BLOCK, 1, 1),
-                            shared_mem_bytes: 0,
-                        };
-                        // SAFETY: potts_ens_sliced_colour[_splitN](u32* lattices, u32 wr, u32 h,
-                        // const u64* seeds, const u64* streams, const int* sigmas, const u32* ths,
-                        // u64 sweep, u32 colour, u64 units): grid y = members, lattices holds
-                        // 2·wr·h·P words per member, units = wr·h/8 per member and threads past it
-                        // return; per-member arrays as in sweeps_shared.
-                        unsafe {
-                            self.gpu
-                                .launch(&self.update)
-                                .buf_mut(lattices)
-                                .arg(&wr)
-                                .arg(&h)
-                                .buf(&self.seeds)
-                                .buf(&self.streams)
-                                .buf(&self.sigmas)
-                                .buf(&self.thresholds)
-                                .arg(&sweep)
-                                .arg(&colour)
-                                .arg(&units)
-                                .run(cfg)?;
-                        }
+        self.gpu.copy_to_device(&[first], &mut self.sweep_base)?;
+        let (blocks, units, per_row) = self.global_shape();
+        let job = GlobalSweep {
+            gpu: &self.gpu,
+            update: &self.update,
+            sweep_base: &self.sweep_base,
+            seeds: &self.seeds,
+            streams: &self.streams,
+            sigmas: &self.sigmas,
+            thresholds: &self.thresholds,
+            tables: &self.tables,
+            cfg: LaunchConfig {
+                grid_dim: (blocks, self.members as u32, 1),
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            },
+            hw: (self.width / 2) as u32,
+            h: self.height as u32,
+            q: self.q,
+            wr: words_per_row(self.width) as u32,
+            units,
+            per_row,
+        };
+        let storage = &mut self.storage;
+        let mut done = 0;
+        if count >= GRAPH_SWEEPS {
+            if self.graph.is_none() {
+                let advance = &self.advance;
+                let graph = self.gpu.capture(|| {
+                    for add in 0..GRAPH_SWEEPS {
+                        job.sweep(storage, add)?;
                     }
-                    Storage::Generic { lattices, .. } => {
-                        let per_row = units_per_row(hw as usize) as u32;
-                        let units = per_row as u64 * (h as u64).div_ceil(UNIT_ROWS as u64);
-                        let per_member = (self.max_blocks / members).max(1) as u64;
-                        let blocks = (2 * units).div_ceil(BLOCK as u64).clamp(1, per_member) as u32;
-                        let cfg = LaunchConfig {
-                            grid_dim: (blocks, members, 1),
-                            block_dim: (BLOCK, 1, 1),
+                    // SAFETY: potts_advance(u64* base, u64 n) writes the one u64 of
+                    // sweep_base, which no other node of the graph writes.
+                    unsafe {
+                        job.gpu.launch(advance).buf(job.sweep_base).arg(&GRAPH_SWEEPS).run(LaunchConfig {
+                            grid_dim: (1, 1, 1),
+                            block_dim: (32, 1, 1),
                             shared_mem_bytes: 0,
-                        };
-                        // SAFETY: potts_ens_generic_colour(u8* lattices, u32 hw, u32 h, u32 q,
-                        // const u64* seeds, const u64* streams, const u64* tables,
-                        // u32 units_per_row, u64 units, u64 sweep, u32 colour): grid y = members,
-                        // a grid-stride loop over 2·units (unit, parity) pairs per member clipped
-                        // to the 2·hw·h bytes of each member; tables TABLE_LEN per member.
-                        unsafe {
-                            self.gpu
-                                .launch(&self.update)
-                                .buf_mut(lattices)
-                                .arg(&hw)
-                                .arg(&h)
-                                .arg(&self.q)
-                                .buf(&self.seeds)
-                                .buf(&self.streams)
-                                .buf(&self.tables)
-                                .arg(&per_row)
-                                .arg(&units)
-                                .arg(&sweep)
-                                .arg(&colour)
-                                .run(cfg)?;
-                        }
+                        })
+                    }
+                })?;
+                self.graph = Some(graph);
+            }
+            if let Some(graph) = &self.graph {
+                while count - done >= GRAPH_SWEEPS {
+                    graph.launch()?;
+                    done += GRAPH_SWEEPS;
+                }
+            }
+        }
+        // The rest one launch at a time, after the graph's advances.
+        for add in 0..count - done {
+            job.sweep(storage, add)?;
+        }
+        Ok(())
+    }
+
+    /// Blocks per member, units per member and units per row (byte-per-spin
+    /// storage) of the global-memory launches.
+    fn global_shape(&self) -> (u32, u64, u32) {
+        let (hw, h) = (self.width / 2, self.height);
+        match &self.storage {
+            Storage::Sliced { .. } => {
+                let units = (words_per_row(self.width) * (h / UNIT_ROWS)) as u64;
+                let threads = if self.split == 1 { units } else { self.split as u64 * units.div_ceil(32) * 32 };
+                (threads.div_ceil(BLOCK as u64) as u32, units, 0)
+            }
+            Storage::Generic { .. } => {
+                let per_row = units_per_row(hw);
+                let units = (per_row * h.div_ceil(UNIT_ROWS)) as u64;
+                let per_member = (self.max_blocks / self.members as u32).max(1) as u64;
+                ((2 * units).div_ceil(BLOCK as u64).clamp(1, per_member) as u32, units, per_row as u32)
+            }
+        }
+    }
+}
+
+/// The arguments of the global-memory launches that do not change between
+/// sweeps.
+struct GlobalSweep<'a> {
+    gpu: &'a Gpu,
+    update: &'a Kernel,
+    sweep_base: &'a DeviceBuffer<u64>,
+    seeds: &'a DeviceBuffer<u64>,
+    streams: &'a DeviceBuffer<u64>,
+    sigmas: &'a DeviceBuffer<i32>,
+    thresholds: &'a DeviceBuffer<u32>,
+    tables: &'a DeviceBuffer<u64>,
+    cfg: LaunchConfig,
+    hw: u32,
+    h: u32,
+    q: u32,
+    wr: u32,
+    units: u64,
+    per_row: u32,
+}
+
+impl GlobalSweep<'_> {
+    /// Queues both colours of sweep `*sweep_base + add` of every member.
+    fn sweep(&self, storage: &mut Storage, add: u64) -> warpmc_gpu::Result<()> {
+        for colour in 0u32..2 {
+            match storage {
+                Storage::Sliced { lattices, .. } => {
+                    // SAFETY: potts_ens_sliced_colour[_splitN](u32* lattices, u32 wr, u32 h,
+                    // const u64* seeds, const u64* streams, const int* sigmas, const u32* ths,
+                    // const u64* sweep_base, u64 sweep_add, u32 colour, u64 units): grid y =
+                    // members, lattices holds 2·wr·h·P words per member for the module's P,
+                    // units = wr·h/8 per member and threads past it return; seeds, streams and
+                    // sigmas hold one entry and ths four per member; sweep_base holds one.
+                    unsafe {
+                        self.gpu
+                            .launch(self.update)
+                            .buf_mut(lattices)
+                            .arg(&self.wr)
+                            .arg(&self.h)
+                            .buf(self.seeds)
+                            .buf(self.streams)
+                            .buf(self.sigmas)
+                            .buf(self.thresholds)
+                            .buf(self.sweep_base)
+                            .arg(&add)
+                            .arg(&colour)
+                            .arg(&self.units)
+                            .run(self.cfg)?;
+                    }
+                }
+                Storage::Generic { lattices, .. } => {
+                    // SAFETY: potts_ens_generic_colour(u8* lattices, u32 hw, u32 h, u32 q,
+                    // const u64* seeds, const u64* streams, const u64* tables, u32 units_per_row,
+                    // u64 units, const u64* sweep_base, u64 sweep_add, u32 colour): grid y =
+                    // members, a grid-stride loop over 2·units (unit, parity) pairs per member
+                    // clipped to the 2·hw·h bytes of each member (spins < q); tables TABLE_LEN
+                    // entries per member; sweep_base holds one entry.
+                    unsafe {
+                        self.gpu
+                            .launch(self.update)
+                            .buf_mut(lattices)
+                            .arg(&self.hw)
+                            .arg(&self.h)
+                            .arg(&self.q)
+                            .buf(self.seeds)
+                            .buf(self.streams)
+                            .buf(self.tables)
+                            .arg(&self.per_row)
+                            .arg(&self.units)
+                            .buf(self.sweep_base)
+                            .arg(&add)
+                            .arg(&colour)
+                            .run(self.cfg)?;
                     }
                 }
             }

@@ -106,9 +106,10 @@ impl Ensemble for Independent {
     }
 
     fn description(&self) -> String {
-        match self.members.first() {
-            Some(b) => format!("{} lattices, one at a time on {}", self.members.len(), b.description()),
-            None => "no lattices".into(),
+        match (self.members.first(), self.members.len()) {
+            (Some(b), 1) => b.description(),
+            (Some(b), n) => format!("{n} lattices, one at a time on {}", b.description()),
+            (None, _) => "no lattices".into(),
         }
     }
 

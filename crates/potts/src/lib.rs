@@ -9,7 +9,10 @@
 //! - the **backends** ([`CpuBackend`], `CudaBackend`) that run it, chosen
 //!   at run time ([`select`], [`open_backend`]).
 //!
-//! On top of them: [`Simulation`] (one chain on one backend), [`observables`]
+//! On top of them: [`Simulation`] (one chain on one backend), [`Ensemble`]s
+//! (many chains of one model advanced together: [`CpuEnsemble`] over the
+//! host's cores, `CudaEnsemble` in the same GPU launches, each member in
+//! the bits it would reach alone; [`open_ensemble`]), [`observables`]
 //! and [`stats`] (moments, Binder cumulant, specific heat, susceptibility,
 //! their errors and autocorrelation times), the temperature-sweep
 //! [`protocol`] of Ferrero, De Francesco, Wolovick and Cannas (2012)

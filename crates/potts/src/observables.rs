@@ -42,6 +42,10 @@ impl Measurement {
 /// Results at one temperature.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TemperatureResult {
+    /// L, the lattice width (of a study of several sizes, the size this
+    /// result belongs to).
+    #[serde(rename = "L", default)]
+    pub size: usize,
     /// T.
     pub temperature: f64,
     /// ⟨e⟩.
@@ -187,6 +191,8 @@ pub struct Analysis {
 /// was run.
 #[derive(Clone, Copy, Debug)]
 pub struct RunFacts<'a> {
+    /// L.
+    pub size: usize,
     /// T.
     pub temperature: f64,
     /// Sweeps per sample (thermalisation and measurement).
@@ -202,8 +208,9 @@ pub struct RunFacts<'a> {
 impl Analysis {
     /// The full result row.
     pub fn into_result(self, facts: &RunFacts<'_>) -> TemperatureResult {
-        let RunFacts { temperature, sweeps, samples, flips_per_ns, backend } = *facts;
+        let RunFacts { size, temperature, sweeps, samples, flips_per_ns, backend } = *facts;
         TemperatureResult {
+            size,
             temperature,
             energy: self.energy[0].value,
             energy_err: self.energy[0].error,
@@ -241,6 +248,7 @@ pub const TEMPERING_CSV_COLUMNS: &[&str] = &["exchange_acceptance", "round_trips
 /// Column names of the CSV output, in order (the scalar fields of
 /// [`TemperatureResult`]; moments are expanded as energy_moment2 etc.).
 pub const CSV_COLUMNS: &[&str] = &[
+    "L",
     "temperature",
     "energy",
     "energy_err",
@@ -283,6 +291,7 @@ impl TemperatureResult {
     pub fn csv_row(&self) -> String {
         let f = |x: f64| format!("{x:?}");
         let mut v = vec![
+            self.size.to_string(),
             f(self.temperature),
             f(self.energy),
             f(self.energy_err),

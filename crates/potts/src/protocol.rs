@@ -44,7 +44,7 @@ use crate::lattice::{InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
 use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze};
 use crate::simulation::{Chain, Simulation};
-use crate::tempering::{Stop, TemperingState};
+use crate::tempering::{ExchangeStats, Stop, TemperingState};
 
 /// Temperatures of a run: a single value, an inclusive range with a step,
 /// or an explicit list.
@@ -143,6 +143,10 @@ pub struct ProtocolConfig {
     /// ([`crate::tempering`]); `None`: no tempering.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exchange_every: Option<u64>,
+    /// Every size of the finite-size-scaling study this protocol is one
+    /// size of, in run order (empty: a run of one size).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    sizes: Vec<usize>,
 }
 
 impl ProtocolConfig {
@@ -154,6 +158,25 @@ impl ProtocolConfig {
     /// Checks every field; the first problem is returned as one line.
     pub(crate) fn validate(&self) -> Result<()> {
         self.model()?;
+        if !self.sizes.is_empty() {
+            if !self.sizes.contains(&self.size) {
+                return Err(PottsError::InvalidInput(format!(
+                    "the size {} is not one of the study's sizes {:?}",
+                    self.size, self.sizes
+                )));
+            }
+            if self.height != self.size {
+                return Err(PottsError::InvalidInput(
+                    "a study of several sizes runs square lattices; give no separate height".into(),
+                ));
+            }
+            for (i, &l) in self.sizes.iter().enumerate() {
+                PottsModel::new(self.q, l, l)?;
+                if self.sizes[..i].contains(&l) {
+                    return Err(PottsError::InvalidInput(format!("the size {l} is given twice")));
+                }
+            }
+        }
         if self.temperatures.is_empty() {
             return Err(PottsError::InvalidInput("no temperatures given".into()));
         }
@@ -184,9 +207,7 @@ impl ProtocolConfig {
         }
         if let Some(every) = self.exchange_every {
             if every == 0 {
-                return Err(PottsError::InvalidInput(
-                    "the sweeps between replica exchanges must be at least 1".into(),
-                ));
+                return Err(PottsError::InvalidInput("the sweeps between replica exchanges must be at least 1".into()));
             }
             if self.continue_from_previous {
                 return Err(PottsError::InvalidInput(
@@ -263,6 +284,19 @@ impl ProtocolConfig {
     pub fn backend(&self) -> BackendChoice {
         self.backend
     }
+    /// The sizes L of the study this protocol belongs to, in run order
+    /// (just [`size`](ProtocolConfig::size) for a run of one size).
+    pub fn study_sizes(&self) -> Vec<usize> {
+        if self.sizes.is_empty() { vec![self.size] } else { self.sizes.clone() }
+    }
+
+    /// The same protocol (the same study) at size `l` × `l`, which must be
+    /// one of the study's sizes.
+    pub fn for_size(&self, l: usize) -> Result<Self> {
+        let cfg = ProtocolConfig { size: l, height: l, ..self.clone() };
+        cfg.validate()?;
+        Ok(cfg)
+    }
 
     /// The same protocol on another backend (a resumed run may move between
     /// CPU and GPU: both give the same numbers).
@@ -310,7 +344,7 @@ impl ProtocolConfig {
 ///
 /// ```toml
 /// q = 9
-/// size = 2048
+/// size = 2048                         # or size = [16, 32, 64]: one run per size
 /// temps = "0.7212:0.721347:0.00001"   # or temps = [0.70, 0.72], or temp = 0.72
 /// init = "ordered"
 /// therm = 100000
@@ -321,12 +355,17 @@ impl ProtocolConfig {
 /// continue = true
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "TomlConfig")]
 pub struct ConfigFile {
     /// q.
     pub q: Option<u32>,
     /// L.
     pub size: Option<usize>,
+    /// Several sizes L, run one after another (a finite-size-scaling study
+    /// of square lattices; `size = [16, 32]` in TOML). Resolve it with
+    /// [`ConfigFile::resolve_sizes`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<usize>>,
     /// L'.
     pub height: Option<usize>,
     /// J.
@@ -361,6 +400,71 @@ pub struct ConfigFile {
     pub exchange_every: Option<u64>,
 }
 
+/// `size = L` or `size = [L1, L2, …]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SizeOrSizes {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+/// What a TOML file holds: [`ConfigFile`] with `size` a number or a list.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlConfig {
+    q: Option<u32>,
+    size: Option<SizeOrSizes>,
+    height: Option<usize>,
+    coupling: Option<f64>,
+    field: Option<f64>,
+    temp: Option<f64>,
+    temps: Option<Temperatures>,
+    init: Option<InitialState>,
+    therm: Option<u64>,
+    sweeps: Option<u64>,
+    measure_every: Option<u64>,
+    samples: Option<u32>,
+    seed: Option<u64>,
+    #[serde(rename = "continue")]
+    continue_from_previous: Option<bool>,
+    backend: Option<BackendChoice>,
+    tempering: Option<bool>,
+    exchange_every: Option<u64>,
+}
+
+impl TryFrom<TomlConfig> for ConfigFile {
+    type Error = String;
+    fn try_from(t: TomlConfig) -> std::result::Result<Self, String> {
+        let (size, sizes) = match t.size {
+            None => (None, None),
+            Some(SizeOrSizes::One(l)) => (Some(l), None),
+            Some(SizeOrSizes::Many(v)) if v.is_empty() => return Err("size = [] lists no size".into()),
+            Some(SizeOrSizes::Many(v)) if v.len() == 1 => (Some(v[0]), None),
+            Some(SizeOrSizes::Many(v)) => (None, Some(v)),
+        };
+        Ok(ConfigFile {
+            q: t.q,
+            size,
+            sizes,
+            height: t.height,
+            coupling: t.coupling,
+            field: t.field,
+            temp: t.temp,
+            temps: t.temps,
+            init: t.init,
+            therm: t.therm,
+            sweeps: t.sweeps,
+            measure_every: t.measure_every,
+            samples: t.samples,
+            seed: t.seed,
+            continue_from_previous: t.continue_from_previous,
+            backend: t.backend,
+            tempering: t.tempering,
+            exchange_every: t.exchange_every,
+        })
+    }
+}
+
 impl ConfigFile {
     /// Parses TOML text (`path` only names the file in errors).
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
@@ -385,9 +489,16 @@ impl ConfigFile {
         } else {
             (other.temp, other.temps)
         };
+        // So does a size or a list of sizes.
+        let (size, sizes) = if self.size.is_some() || self.sizes.is_some() {
+            (self.size, self.sizes)
+        } else {
+            (other.size, other.sizes)
+        };
         ConfigFile {
             q: self.q.or(other.q),
-            size: self.size.or(other.size),
+            size,
+            sizes,
             height: self.height.or(other.height),
             coupling: self.coupling.or(other.coupling),
             field: self.field.or(other.field),
@@ -412,7 +523,18 @@ impl ConfigFile {
     /// measure_every = 10, samples = 1, seed = 1, no continuation, backend
     /// auto, no tempering (exchanges every 10 sweeps with it).
     pub fn resolve(&self) -> Result<ProtocolConfig> {
-        let size = self.size.ok_or(PottsError::Missing("size"))?;
+        let size = match (&self.size, self.sizes.as_deref()) {
+            (_, Some([l])) => *l,
+            (_, Some(list)) if !list.is_empty() => {
+                return Err(PottsError::InvalidInput(format!(
+                    "{} lattice sizes given: a study of several sizes is one protocol per size \
+                     (ConfigFile::resolve_sizes)",
+                    list.len()
+                )));
+            }
+            (Some(l), _) => *l,
+            (None, _) => return Err(PottsError::Missing("size")),
+        };
         let temperatures = match (&self.temp, &self.temps) {
             (Some(_), Some(_)) => {
                 return Err(PottsError::InvalidInput("give either temp or temps, not both".into()));
@@ -445,9 +567,47 @@ impl ConfigFile {
                     ));
                 }
             },
+            sizes: Vec::new(),
         };
         cfg.validate()?;
         Ok(cfg)
+    }
+
+    /// One validated protocol per size, in run order: the list of sizes
+    /// (square lattices, so no height), or the one size. Each records the
+    /// whole list ([`ProtocolConfig::study_sizes`]).
+    ///
+    /// ```
+    /// use warpmc_potts::{ConfigFile, Temperatures};
+    /// let study = ConfigFile {
+    ///     q: Some(2),
+    ///     sizes: Some(vec![16, 32]),
+    ///     temp: Some(1.0),
+    ///     ..Default::default()
+    /// }
+    /// .resolve_sizes()?;
+    /// assert_eq!(study.iter().map(|c| c.size()).collect::<Vec<_>>(), [16, 32]);
+    /// assert_eq!(study[1].study_sizes(), [16, 32]);
+    /// # Ok::<(), warpmc_potts::PottsError>(())
+    /// ```
+    pub fn resolve_sizes(&self) -> Result<Vec<ProtocolConfig>> {
+        let list = match self.sizes.as_deref() {
+            Some(list) if list.len() > 1 => list.to_vec(),
+            _ => return Ok(vec![self.resolve()?]),
+        };
+        if self.height.is_some() {
+            return Err(PottsError::InvalidInput(
+                "a study of several sizes runs square lattices; give no separate height".into(),
+            ));
+        }
+        list.iter()
+            .map(|&l| {
+                let mut cfg = ConfigFile { size: Some(l), sizes: None, ..self.clone() }.resolve()?;
+                cfg.sizes = list.clone();
+                cfg.validate()?;
+                Ok(cfg)
+            })
+            .collect()
     }
 }
 
@@ -510,6 +670,34 @@ pub struct RunState {
     /// A tempering run's replicas, statistics and measurements (all
     /// temperatures run at once; the fields above fill in when it ends).
     pub(crate) tempering: Option<TemperingState>,
+    /// The sizes of the study finished before this one, in run order.
+    pub(crate) earlier: Vec<SizeRecord>,
+}
+
+/// What a finished size of a study leaves for its results and series.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SizeRecord {
+    /// L.
+    pub(crate) size: usize,
+    /// As [`RunState::series`].
+    pub(crate) series: Vec<Vec<Vec<Measurement>>>,
+    /// Per temperature.
+    pub(crate) timing: Vec<Timing>,
+    /// Per temperature.
+    pub(crate) backends: Vec<String>,
+    /// A tempering run's exchange statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) exchange: Option<ExchangeStats>,
+}
+
+/// Adds a tempering run's exchange statistics to its results: each
+/// temperature's swap acceptance with the next, and the round trips.
+fn add_exchange(results: &mut [TemperatureResult], stats: &ExchangeStats) {
+    let acceptance = stats.acceptance();
+    for (t, r) in results.iter_mut().enumerate() {
+        r.exchange_acceptance = acceptance.get(t).copied();
+        r.round_trips = Some(stats.round_trips);
+    }
 }
 
 impl RunState {
@@ -540,7 +728,63 @@ impl RunState {
             timing: Vec::new(),
             backends: Vec::new(),
             tempering: None,
+            earlier: Vec::new(),
         }
+    }
+
+    /// The state of a study at the start of its next size, `next` (this
+    /// size must be finished): the measurements of every size so far are
+    /// kept for the results and the series.
+    pub fn next_size(&self, cfg: &ProtocolConfig, next: &ProtocolConfig) -> Result<RunState> {
+        if !self.finished(cfg) {
+            return Err(PottsError::InvalidInput(format!("the size {} is not finished", cfg.size)));
+        }
+        let mut state = RunState::new(next);
+        state.earlier = self.earlier.clone();
+        state.earlier.push(SizeRecord {
+            size: cfg.size,
+            series: self.series.clone(),
+            timing: self.timing.clone(),
+            backends: self.backends.clone(),
+            exchange: self.tempering.as_ref().map(|t| t.replicas().stats().clone()),
+        });
+        Ok(state)
+    }
+
+    /// The measurements of every size of the study so far, earlier sizes
+    /// first (the leading axis of [`crate::snapshot::write_series_npy`]).
+    pub fn study_series(&self) -> Vec<&[Vec<Vec<Measurement>>]> {
+        self.earlier.iter().map(|r| r.series.as_slice()).chain([self.series()]).collect()
+    }
+
+    /// The results of every finished temperature of the study so far,
+    /// earlier sizes first.
+    pub fn study_results(&self, cfg: &ProtocolConfig) -> Result<Vec<TemperatureResult>> {
+        let mut all = self.earlier_results(cfg)?;
+        all.extend(self.results(cfg)?);
+        Ok(all)
+    }
+
+    /// The results of the study's sizes finished before this one.
+    pub fn earlier_results(&self, cfg: &ProtocolConfig) -> Result<Vec<TemperatureResult>> {
+        let mut all = Vec::new();
+        for r in &self.earlier {
+            let at = cfg.for_size(r.size)?;
+            let model = at.model()?;
+            let done = RunState {
+                temp_index: at.temperatures.len(),
+                series: r.series.clone(),
+                timing: r.timing.clone(),
+                backends: r.backends.clone(),
+                ..RunState::new(&at)
+            };
+            let mut results: Vec<_> = (0..at.temperatures.len()).map(|t| done.result(&at, &model, t)).collect();
+            if let Some(stats) = &r.exchange {
+                add_exchange(&mut results, stats);
+            }
+            all.extend(results);
+        }
+        Ok(all)
     }
 
     /// Whether every temperature is done.
@@ -575,12 +819,18 @@ impl RunState {
     /// Results of the temperatures finished so far.
     pub fn results(&self, cfg: &ProtocolConfig) -> Result<Vec<TemperatureResult>> {
         let model = cfg.model()?;
-        Ok((0..self.temp_index.min(cfg.temperatures.len())).map(|t| self.result(cfg, &model, t)).collect())
+        let mut results: Vec<_> =
+            (0..self.temp_index.min(cfg.temperatures.len())).map(|t| self.result(cfg, &model, t)).collect();
+        if let Some(t) = &self.tempering {
+            add_exchange(&mut results, t.replicas().stats());
+        }
+        Ok(results)
     }
 
     fn result(&self, cfg: &ProtocolConfig, model: &PottsModel, t: usize) -> TemperatureResult {
         let temperature = cfg.temperatures[t];
         analyze(model, temperature, &self.series[t], cfg.measure_every).into_result(&RunFacts {
+            size: cfg.size,
             temperature,
             sweeps: cfg.sweeps_per_chain(),
             samples: cfg.samples,
@@ -819,13 +1069,7 @@ impl Runner {
         let backend = ensemble.name();
         loop {
             let tempering = state.tempering.as_mut().expect("set above");
-            let stop = crate::tempering::advance(
-                cfg,
-                every,
-                ensemble.as_mut(),
-                tempering,
-                observer,
-            )?;
+            let stop = crate::tempering::advance(cfg, every, ensemble.as_mut(), tempering, observer)?;
             match stop {
                 Stop::Finished => break,
                 Stop::Asked(control) => {
@@ -837,16 +1081,11 @@ impl Runner {
             }
         }
         let tempering = state.tempering.as_ref().expect("set above");
-        let stats = tempering.replicas().stats();
-        let mut results = tempering.results(cfg, backend)?;
-        for (t, r) in results.iter_mut().enumerate() {
-            r.exchange_acceptance = stats.acceptance().get(t).copied();
-            r.round_trips = Some(stats.round_trips);
-        }
         state.series = tempering.series().to_vec();
         state.timing = vec![tempering.timing(); cfg.temperatures.len()];
         state.backends = vec![backend.to_string(); cfg.temperatures.len()];
         state.temp_index = cfg.temperatures.len();
+        let results = state.results(cfg)?;
         observer.temperatures_done(&results, &results)?;
         Ok(results)
     }

@@ -31,6 +31,9 @@ pub struct Provenance {
     pub width: usize,
     /// Lattice height (rows).
     pub height: usize,
+    /// Every size L of the study, in run order (one for a run of one size;
+    /// width and height are then the first size's).
+    pub sizes: Vec<usize>,
     /// Seed of every random stream of the run.
     pub seed: u64,
     /// Start state of the first temperature (and of every temperature that
@@ -68,6 +71,7 @@ impl Provenance {
             field: config.field(),
             width: config.size(),
             height: config.height(),
+            sizes: config.study_sizes(),
             seed: config.seed(),
             start: config.init(),
             algorithm: match config.exchange_every() {

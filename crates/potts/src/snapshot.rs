@@ -201,7 +201,9 @@ pub fn write_npy(lattice: &Lattice, path: &Path) -> Result<()> {
 /// `a[l, t, s, m] = [energy per site, order parameter]` of measurement `m`
 /// of sample `s` at temperature `t` (in run order, as in the results) of
 /// lattice size `l` (in the order given). `runs` holds one series per size,
-/// as [`RunState::series`](crate::RunState::series) returns it;
+/// as [`RunState::series`](crate::RunState::series) returns it (a study's
+/// sizes: [`RunState::study_series`](crate::RunState::study_series); every
+/// size of a study has the same temperatures, samples and measurements);
 /// measurements not taken yet (a run still going or interrupted) are NaN.
 /// Histograms and reweighting start from here.
 ///

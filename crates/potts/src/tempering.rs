@@ -138,7 +138,8 @@ impl Replicas {
     /// permutations, statistics of the right length.
     pub(crate) fn fits(&self, cfg: &ProtocolConfig) -> bool {
         let n = cfg.temperatures().len();
-        let betas_match = self.betas.len() == n && cfg.temperatures().iter().zip(&self.betas).all(|(t, b)| 1.0 / t == *b);
+        let betas_match =
+            self.betas.len() == n && cfg.temperatures().iter().zip(&self.betas).all(|(t, b)| 1.0 / t == *b);
         let permutation = |p: &Vec<u32>| {
             let mut seen = vec![false; n];
             p.len() == n && p.iter().all(|&r| (r as usize) < n && !std::mem::replace(&mut seen[r as usize], true))
@@ -361,6 +362,7 @@ impl TemperingState {
             .enumerate()
             .map(|(t, &temperature)| {
                 analyze(&model, temperature, &self.series[t], cfg.measure_every()).into_result(&RunFacts {
+                    size: cfg.size(),
                     temperature,
                     sweeps: cfg.sweeps_per_chain(),
                     samples: cfg.samples(),

@@ -191,3 +191,63 @@ fn checkpoints_move_between_runners() {
     let e = Runner::sequential(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap_err().to_string();
     assert!(e.contains("ensemble runner"), "{e}");
 }
+
+/// The CLI's loop over a study's sizes, from `state` at size `first`.
+fn run_study(
+    study: &[ProtocolConfig],
+    first: usize,
+    mut state: RunState,
+    observer: &mut dyn Observer,
+) -> warpmc_potts::Result<RunState> {
+    for at in first..study.len() {
+        if at > first {
+            state = state.next_size(&study[at - 1], &study[at])?;
+        }
+        Runner::on(study[at].clone(), &Device::CPU)?.run(&mut state, observer)?;
+    }
+    Ok(state)
+}
+
+/// A study of several sizes (TOML `size = [..]`): one protocol per size,
+/// each result with its L; stopped anywhere, its checkpoint carries the
+/// finished sizes and resumes to the same results and series.
+#[test]
+fn a_study_of_several_sizes_resumes_across_sizes() {
+    let text = "q = 2\nsize = [8, 16, 12]\ntemps = [1.0, 1.5]\ntherm = 10\nsweeps = 24\nmeasure_every = 4\nsamples = 2\n\
+                init = \"random\"\nbackend = \"cpu\"\n";
+    let file = ConfigFile::parse(text, std::path::Path::new("study.toml")).unwrap();
+    assert!(file.resolve().unwrap_err().to_string().contains("3 lattice sizes"));
+    let study = file.resolve_sizes().unwrap();
+    assert_eq!(study.iter().map(|c| (c.size(), c.height())).collect::<Vec<_>>(), [(8, 8), (16, 16), (12, 12)]);
+    let whole = run_study(&study, 0, RunState::new(&study[0]), &mut Quiet).unwrap();
+    let results = whole.study_results(&study[2]).unwrap();
+    assert_eq!(results.iter().map(|r| r.size).collect::<Vec<_>>(), [8, 8, 16, 16, 12, 12]);
+    assert_eq!(whole.study_series().len(), 3);
+    // Each size alone gives the same results.
+    for (i, cfg) in study.iter().enumerate() {
+        let alone = ConfigFile::parse(&text.replace("[8, 16, 12]", &cfg.size().to_string()), std::path::Path::new("x"))
+            .unwrap()
+            .resolve()
+            .unwrap();
+        let r = Runner::on(alone, &Device::CPU).unwrap().run_all().unwrap();
+        assert_eq!(physics(&r), physics(&results[2 * i..2 * i + 2]));
+    }
+    for stop_at in [3, 9, 14, 20] {
+        let mut stop = StopAt { looks: 0, stop_at, saved: None };
+        assert!(run_study(&study, 0, RunState::new(&study[0]), &mut stop).is_err());
+        let Checkpoint { config, state } = decode(&stop.saved.unwrap()).unwrap();
+        assert_eq!(config.study_sizes(), [8, 16, 12]);
+        let first = study.iter().position(|c| c.size() == config.size()).unwrap();
+        let resumed = run_study(&study, first, state, &mut Quiet).unwrap();
+        assert_eq!(physics(&resumed.study_results(&study[2]).unwrap()), physics(&results), "stop at {stop_at}");
+        assert_eq!(resumed.study_series(), whole.study_series());
+    }
+    // Bad lists: a repeated size, an odd one, a height beside several sizes.
+    for bad in ["[8, 8]", "[8, 9]"] {
+        let f = ConfigFile::parse(&text.replace("[8, 16, 12]", bad), std::path::Path::new("x")).unwrap();
+        assert!(f.resolve_sizes().is_err(), "{bad}");
+    }
+    let f = ConfigFile::parse(&format!("{text}height = 8\n"), std::path::Path::new("x")).unwrap();
+    assert!(f.resolve_sizes().unwrap_err().to_string().contains("square"));
+    assert!(ConfigFile::parse(&text.replace("[8, 16, 12]", "[]"), std::path::Path::new("x")).is_err());
+}

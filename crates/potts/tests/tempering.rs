@@ -6,8 +6,8 @@
 use warpmc_potts::exact::{ising_torus, potts_critical_temperature};
 use warpmc_potts::tempering::{Stop, TemperingState, advance};
 use warpmc_potts::{
-    ConfigFile, Control, Device, Ensemble, Independent, InitialState, Observer, ProtocolConfig, Runner, TemperatureResult,
-    Temperatures, open_backend,
+    ConfigFile, Control, Device, Ensemble, Independent, InitialState, Observer, ProtocolConfig, Runner,
+    TemperatureResult, Temperatures, open_backend,
 };
 use warpmc_testkit::test_device;
 
