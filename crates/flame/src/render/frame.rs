@@ -87,8 +87,8 @@ pub(crate) struct LogScale {
 /// Where the histogram lives and how it is filled and finished: the CPU
 /// or the GPU. The frame logic is [`render_frame`]'s.
 pub(crate) trait FrameBackend {
-    /// Clears the histogram for a new pass.
-    fn begin_pass(&mut self) -> Result<()>;
+    /// Clears the histogram for a new pass of `jobs` chaos-game jobs.
+    fn begin_pass(&mut self, jobs: usize) -> Result<()>;
     /// Runs `job`; `progress` receives the iterations done so far in it,
     /// and an error from it (the render was cancelled) ends the job with
     /// that error.
@@ -97,6 +97,12 @@ pub(crate) trait FrameBackend {
         job: &IterationJob<'_>,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<IterationCount>;
+    /// The exact counts of the pass's jobs, for a backend whose
+    /// [`FrameBackend::iterate`] returned planned counts (it launched
+    /// without waiting for them); `None` when those were exact.
+    fn pass_counts(&mut self) -> Result<Option<IterationCount>> {
+        Ok(None)
+    }
     /// Log-scales the pass's histogram (with density estimation when `de`
     /// is given) into the accumulation buffer.
     fn end_pass(&mut self, de: Option<&DensityFilters>, scale: LogScale) -> Result<()>;
@@ -421,10 +427,12 @@ pub(crate) fn render_frame<B: FrameBackend>(
 
     for pass in 0..plan.passes {
         go_on()?;
-        backend.begin_pass()?;
+        let groups = plan.groups(pass);
+        backend.begin_pass(groups.len())?;
         let de = plan.density_filters(pass)?;
         let mut totals = PassTotals::default();
-        for group in plan.groups(pass) {
+        let (iterations_before, bad_before) = (stats.iterations, stats.bad_values);
+        for group in groups {
             let cp = plan.flame(&group);
             if cp.quality.is_nan() || cp.quality <= 0.0 {
                 return Err(FlameError::invalid(format!(
@@ -457,6 +465,11 @@ pub(crate) fn render_frame<B: FrameBackend>(
             last_cp = cp;
         }
 
+        if let Some(count) = backend.pass_counts()? {
+            totals.done = count.kept;
+            stats.iterations = iterations_before + count.kept;
+            stats.bad_values = bad_before + count.bad;
+        }
         let scale = totals.log_scale(&last_cp, geometry, plan.passes, plan.temporal.mean);
         let filter_start = Instant::now();
         backend.end_pass(de.as_ref(), scale)?;
