@@ -252,6 +252,9 @@ pub(crate) struct AnimateBenchArgs {
     /// PNG writer threads.
     #[arg(long, default_value_t = 4)]
     writers: usize,
+    /// Blocks per SM of the chaos game's grid (default: the renderer's).
+    #[arg(long)]
+    blocks_per_sm: Option<u32>,
     /// Where the PNGs go (default: a temporary directory).
     #[arg(long)]
     out_dir: Option<PathBuf>,
@@ -268,10 +271,11 @@ pub(crate) fn run_animate(a: AnimateBenchArgs) -> anyhow::Result<()> {
         info.name, info.sm_count, a.width, a.height, a.quality, a.frames, a.writers
     );
     println!(
-        "{:<28} {:>6} {:>9} {:>10} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "{:<28} {:>6} {:>9} {:>7} {:>10} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>8}",
         "genome",
         "xforms",
         "temporal",
+        "blk/SM",
         "iters",
         "frames/s",
         "one-by-one",
@@ -289,15 +293,17 @@ pub(crate) fn run_animate(a: AnimateBenchArgs) -> anyhow::Result<()> {
         sequential_frames: a.sequential_frames,
         temporal_samples: a.temporal_samples,
         writers: a.writers,
+        blocks_per_sm: a.blocks_per_sm,
         out_dir: out_dir.clone(),
     };
     for path in &genomes {
         let r = bench::bench_animation(gpu, path, &config)?;
         println!(
-            "{:<28} {:>6} {:>9} {:>10.3e} {:>10.2} {:>12.2} {:>9.2} {:>9.4} {:>9.4} {:>9.4} {:>8.4}",
+            "{:<28} {:>6} {:>9} {:>7} {:>10.3e} {:>10.2} {:>12.2} {:>9.2} {:>9.4} {:>9.4} {:>9.4} {:>8.4}",
             r.genome,
             r.xforms,
             r.temporal_samples,
+            r.blocks_per_sm,
             r.iterations as f64,
             r.frames_per_second,
             r.sequential_frames_per_second,

@@ -299,6 +299,9 @@ pub struct AnimateBenchConfig {
     pub temporal_samples: Option<u32>,
     /// Threads encoding PNGs beside the renderer.
     pub writers: usize,
+    /// Blocks per SM of the chaos game's grid (`None`: the default of
+    /// [`IterationOptions`]).
+    pub blocks_per_sm: Option<u32>,
     /// Where the PNGs go.
     pub out_dir: PathBuf,
 }
@@ -312,6 +315,8 @@ pub struct AnimateBenchRow {
     pub xforms: usize,
     /// Temporal samples per frame.
     pub temporal_samples: u32,
+    /// Blocks per SM of the chaos game's grid.
+    pub blocks_per_sm: u32,
     /// Frames written by the pipeline.
     pub frames: usize,
     /// Frames written per second by the pipeline: one renderer keeping its
@@ -430,14 +435,16 @@ pub fn bench_animation(gpu: &Gpu, path: &Path, config: &AnimateBenchConfig) -> R
     let out = config.out_dir.join(format!("{name}.animation"));
     std::fs::create_dir_all(&out).map_err(|e| crate::error::BenchError::Invalid(format!("{}: {e}", out.display())))?;
 
-    let pipeline = CudaRenderer::new(gpu.clone()).keeping_buffers();
+    let d = IterationOptions::default();
+    let options = IterationOptions { blocks_per_sm: config.blocks_per_sm.unwrap_or(d.blocks_per_sm), ..d };
+    let pipeline = CudaRenderer::new(gpu.clone()).with_options(options.clone())?.keeping_buffers();
     pipeline.render(&flames, times[0], &settings)?;
     let mut frames = Vec::new();
     let (wall, write_seconds) =
         write_animation(&pipeline, &flames, &times, &settings, config.writers.max(1), &out, &mut frames)?;
     pipeline.release_buffers();
 
-    let sequential = CudaRenderer::new(gpu.clone());
+    let sequential = CudaRenderer::new(gpu.clone()).with_options(options.clone())?;
     let n_seq = config.sequential_frames.clamp(1, times.len());
     let mut seq_frames = Vec::new();
     let (seq_wall, _) = write_animation(&sequential, &flames, &times[..n_seq], &settings, 0, &out, &mut seq_frames)?;
@@ -448,6 +455,7 @@ pub fn bench_animation(gpu: &Gpu, path: &Path, config: &AnimateBenchConfig) -> R
         genome: name,
         xforms: flames[0].xforms.len() + usize::from(flames[0].final_xform.is_some()),
         temporal_samples: temporal,
+        blocks_per_sm: options.blocks_per_sm,
         frames: frames.len(),
         frames_per_second: frames.len() as f64 / wall,
         sequential_frames_per_second: seq_frames.len() as f64 / seq_wall,
