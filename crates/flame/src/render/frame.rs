@@ -5,8 +5,6 @@
 //! GPU's in `cuda/`).
 
 use std::sync::atomic::Ordering;
-
-use rayon::prelude::*;
 use std::time::Instant;
 
 use super::camera::Camera;
@@ -404,9 +402,6 @@ impl PassTotals {
     }
 }
 
-/// Jobs prepared at once on every core.
-const PREPARED_JOBS: usize = 64;
-
 /// What a chaos-game job needs besides its iteration count.
 struct PreparedJob {
     cp: Flame,
@@ -465,35 +460,28 @@ pub(crate) fn render_frame<B: FrameBackend>(
         let de = plan.density_filters(pass)?;
         let mut totals = PassTotals::default();
         let (iterations_before, bad_before) = (stats.iterations, stats.bad_values);
-        // The jobs' flames, choice tables and colour maps are made a chunk
-        // at a time on every core (with many temporal samples this host
-        // work would otherwise keep the device waiting), then run in order.
-        for chunk in groups.chunks(PREPARED_JOBS) {
-            let prepared: Vec<Result<PreparedJob>> =
-                chunk.par_iter().map(|group| PreparedJob::new(&plan, group, gutter, ss, hw, hh)).collect();
-            for (group, job) in chunk.iter().zip(prepared) {
-                let PreparedJob { cp, game, cmap, camera } = job?;
-                let zoom = 2f64.powf(cp.zoom);
-                totals.sample_density = cp.quality * zoom * zoom;
-                totals.ppu = cp.scale * zoom;
-                let nsamples = totals.sample_density * width as f64 * height as f64;
-                check_iterations(nsamples, &cp)?;
-                let n_iter = (nsamples / (plan.passes * plan.ntemporal) as f64 * group.reps as f64).round() as u64;
-                let job = IterationJob { cp: &cp, game: &game, cmap: &cmap, camera: &camera, n_iter };
-                let before = done_iters;
-                go_on()?;
-                let count = backend.iterate(&job, &mut |done| {
-                    progress(((before + done as f64) / total_iters).min(1.0) * 0.95);
-                    go_on()
-                })?;
-                done_iters += count.kept as f64;
-                totals.asked += n_iter;
-                totals.done += count.kept;
-                stats.iterations += count.kept;
-                stats.bad_values += count.bad;
-                tone.add(&cp, group.reps);
-                last_cp = cp;
-            }
+        for group in groups {
+            let PreparedJob { cp, game, cmap, camera } = PreparedJob::new(&plan, &group, gutter, ss, hw, hh)?;
+            let zoom = 2f64.powf(cp.zoom);
+            totals.sample_density = cp.quality * zoom * zoom;
+            totals.ppu = cp.scale * zoom;
+            let nsamples = totals.sample_density * width as f64 * height as f64;
+            check_iterations(nsamples, &cp)?;
+            let n_iter = (nsamples / (plan.passes * plan.ntemporal) as f64 * group.reps as f64).round() as u64;
+            let job = IterationJob { cp: &cp, game: &game, cmap: &cmap, camera: &camera, n_iter };
+            let before = done_iters;
+            go_on()?;
+            let count = backend.iterate(&job, &mut |done| {
+                progress(((before + done as f64) / total_iters).min(1.0) * 0.95);
+                go_on()
+            })?;
+            done_iters += count.kept as f64;
+            totals.asked += n_iter;
+            totals.done += count.kept;
+            stats.iterations += count.kept;
+            stats.bad_values += count.bad;
+            tone.add(&cp, group.reps);
+            last_cp = cp;
         }
 
         if let Some(count) = backend.pass_counts()? {
