@@ -45,6 +45,7 @@ enum BenchCommand {
     Potts(super::potts::BenchArgs),
     // Help texts: the Args types' own doc comments.
     Flame(bench_flame::FlameBenchArgs),
+    FlameAnimate(bench_flame::AnimateBenchArgs),
     ShuffleDiversity(bench_flame::DiversityArgs),
 }
 
@@ -100,6 +101,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Atomics(a) => bench_atomics::run(a),
         BenchCommand::Potts(a) => super::potts::run_bench(a),
         BenchCommand::Flame(a) => bench_flame::run_flame(a),
+        BenchCommand::FlameAnimate(a) => bench_flame::run_animate(a),
         BenchCommand::ShuffleDiversity(a) => bench_flame::run_diversity(a),
     }
 }

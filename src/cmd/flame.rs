@@ -13,7 +13,8 @@ use warpmc_flame::FlameError;
 use warpmc_flame::genome::write_flame;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome};
 use warpmc_flame::image::{
-    Bits, ImageFormat, LoadedImage, encode_jpeg_with, encode_png_with, encoding_bytes, psnr, read_png, write_png,
+    Bits, ImageFormat, LoadedImage, PngCompression, encode_jpeg_with, encode_png_with, encoding_bytes, psnr, read_png,
+    write_png,
 };
 use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
@@ -22,6 +23,8 @@ use warpmc_flame::render::{FrameCost, Precision, RenderSettings, RenderedFrame, 
 use warpmc_flame::variations::VariationKind;
 use warpmc_gpu::{BackendChoice, Device, select};
 use warpmc_host::memory::human_bytes;
+
+use super::flame_animate;
 
 #[derive(Debug, Args)]
 pub(crate) struct FlameArgs {
@@ -77,6 +80,12 @@ enum AccumulationArg {
     Aggregated,
     /// Runs summed through a per-block cache of hot cells in shared memory
     Shared,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PngCompressionArg {
+    Fast,
+    Balanced,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -180,6 +189,25 @@ struct AnimateArgs {
     /// Output file prefix; frames are PREFIXNNNNN.png.
     #[arg(long, short = 'o', default_value = "frame", value_name = "PREFIX")]
     prefix: String,
+    /// Encode the frames into this video (e.g. out.mp4: H.264) through
+    /// ffmpeg instead of writing PNG files; without ffmpeg the frames are
+    /// written as PNG files, with a note.
+    #[arg(long, value_name = "OUT.mp4")]
+    video: Option<PathBuf>,
+    /// Frames per second of the video.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    fps: u32,
+    /// Constant-quality factor of an H.264 video (0 lossless, 51 worst).
+    #[arg(long, default_value_t = 18, value_parser = clap::value_parser!(u8).range(0..=51))]
+    crf: u8,
+    /// Compression of PNG frames: fast (files about a third larger,
+    /// written some forty times faster) or balanced (as `flame render`).
+    #[arg(long, value_enum, default_value = "fast")]
+    png_compression: PngCompressionArg,
+    /// Also write a PNG with a grid of small frames (at most 100, evenly
+    /// spaced).
+    #[arg(long, value_name = "FILE.png")]
+    contact_sheet: Option<PathBuf>,
     /// Temporal samples per frame (default: the genome's temporal_samples).
     #[arg(long)]
     temporal_samples: Option<u32>,
@@ -269,9 +297,14 @@ enum Engine {
 impl Engine {
     /// The backend `o` asks for (resolved by warpmc_gpu::select); `auto`
     /// falls back to the CPU with the reason printed.
-    fn open(o: &RenderOpts) -> anyhow::Result<Engine> {
+    /// With `keep_buffers`, a GPU keeps its device buffers from one frame
+    /// to the next (an animation's frames share a size).
+    fn open(o: &RenderOpts, keep_buffers: bool) -> anyhow::Result<Engine> {
         let engine = match select(o.backend)? {
-            Device::Cuda(gpu) => Engine::Cuda(Box::new(CudaRenderer::new(gpu).with_options(iteration_options(o))?)),
+            Device::Cuda(gpu) => {
+                let r = CudaRenderer::new(gpu).with_options(iteration_options(o))?;
+                Engine::Cuda(Box::new(if keep_buffers { r.keeping_buffers() } else { r }))
+            }
             Device::Cpu { fallback } => {
                 if let (Some(why), false) = (fallback, o.quiet) {
                     eprintln!("backend: cpu, {} threads ({why})", rayon::current_num_threads());
@@ -505,7 +538,8 @@ fn write_image(
 ) -> anyhow::Result<()> {
     let bytes = match ImageFormat::from_path(out)? {
         ImageFormat::Png => {
-            encode_png_with(frame, bits(o), text, &[("flam3_genome".to_string(), genome(flames, time))])?
+            let genome = [("flam3_genome".to_string(), genome(flames, time))];
+            encode_png_with(frame, bits(o), text, &genome, PngCompression::Balanced)?
         }
         ImageFormat::Jpeg => {
             let mut comments = text.to_vec();
@@ -582,7 +616,7 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
         check_format(out, &a.opts)?;
         warpmc_host::output::check_writable(out)?;
     }
-    let engine = Engine::open(&a.opts)?;
+    let engine = Engine::open(&a.opts, false)?;
     // Every frame's cost too: a file whose last flame cannot be rendered
     // fails before the first is.
     let costs = chosen
@@ -628,11 +662,26 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let ts = a.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
     let s = settings(&a.opts, Some(ts))?;
     let frames = FrameTimes { begin, end, dtime: a.dtime };
-    let frame_path = |t: i64| PathBuf::from(format!("{}{:05}.png", a.prefix, t));
-    // Every frame's file is checked before the first frame is rendered; for
-    // long animations the first and the last stand for the rest (they share
-    // a directory and differ only in an existing file's permissions).
-    if frames.count() <= MAX_CHECKED_FRAMES {
+    // A video needs ffmpeg; without it the frames go to PNG files.
+    let video = match &a.video {
+        Some(v) if flame_animate::ffmpeg_available() => Some(v.clone()),
+        Some(v) => {
+            eprintln!(
+                "note: ffmpeg not found, so {} is not written; the frames go to {}NNNNN.png",
+                v.display(),
+                a.prefix
+            );
+            None
+        }
+        None => None,
+    };
+    let frame_path = |t: i64| flame_animate::Outputs::frame_path(&a.prefix, t);
+    // Every output is checked before the first frame is rendered; for long
+    // animations the first and the last frame stand for the rest (they
+    // share a directory and differ only in an existing file's permissions).
+    if let Some(v) = &video {
+        warpmc_host::output::check_writable(v)?;
+    } else if frames.count() <= MAX_CHECKED_FRAMES {
         for t in frames.iter() {
             warpmc_host::output::check_writable(&frame_path(t))?;
         }
@@ -640,30 +689,124 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         warpmc_host::output::check_writable(&frame_path(frames.begin))?;
         warpmc_host::output::check_writable(&frame_path(frames.last()))?;
     }
-    let engine = Engine::open(&a.opts)?;
+    if let Some(sheet) = &a.contact_sheet {
+        warpmc_host::output::check_writable(sheet)?;
+    }
+    let engine = Engine::open(&a.opts, true)?;
     // The frames' costs, as their files: all of them, or the first and the
     // last of a long animation (each frame is checked again before it is
     // rendered).
     let checked: Vec<i64> =
         if frames.count() <= MAX_CHECKED_FRAMES { frames.iter().collect() } else { vec![frames.begin, frames.last()] };
     let mut iterations = 0.0;
+    let mut first_cost = None;
     for &t in &checked {
-        iterations += engine.checked_cost(&flames, t as f64, &s, bits(&a.opts))?.iterations as f64;
+        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts))?;
+        iterations += cost.iterations as f64;
+        first_cost.get_or_insert(cost);
     }
-    if !a.opts.quiet && frames.count() > 1 {
-        let all = iterations / checked.len() as f64 * frames.count() as f64;
-        eprintln!("animation: {} frames, {all:.3e} iterations in all", frames.count());
+    let first_cost = first_cost.expect("at least one frame");
+    let total = iterations / checked.len() as f64 * frames.count() as f64;
+    if !a.opts.quiet {
+        eprintln!("{}", describe_cost(&format!("animation: {} frame(s), each", frames.count()), &first_cost, None));
     }
+    let outputs = flame_animate::Outputs {
+        png_prefix: video.is_none().then(|| a.prefix.clone()),
+        bits: bits(&a.opts),
+        compression: match a.png_compression {
+            PngCompressionArg::Fast => PngCompression::Fast,
+            PngCompressionArg::Balanced => PngCompression::Balanced,
+        },
+        video: match &video {
+            Some(v) => Some(flame_animate::Video::start(
+                v,
+                first_cost.width,
+                first_cost.height,
+                a.opts.transparent,
+                a.fps,
+                a.crf,
+            )?),
+            None => None,
+        },
+        sheet: a.contact_sheet.as_ref().map(|p| {
+            flame_animate::ContactSheet::new(p, frames.count(), first_cost.width, first_cost.height, a.opts.transparent)
+        }),
+    };
     let mut s = s;
     stop_on_ctrl_c(&mut s)?;
-    let mut rate = None;
-    for t in frames.iter() {
+    // PNG encoding is the slow part of writing: a few threads beside the
+    // renderer's.
+    let png_threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 6) - 1;
+    let mut writers = flame_animate::Writers::start(outputs, png_threads);
+
+    // One bar for the whole animation, in iterations.
+    let b = bar(a.opts.quiet, format!("frame 1/{}", frames.count()), total.min(u64::MAX as f64) as u64);
+    let len = b.length().unwrap_or(1) as f64;
+    let start = Instant::now();
+    let (mut done, mut rendered, mut bad) = (0.0f64, 0u64, 0u64);
+    for (k, t) in frames.iter().enumerate() {
+        b.set_message(format!("frame {}/{}", k + 1, frames.count()));
         let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts))?;
-        let out = frame_path(t);
-        let frame = render_to(&engine, &flames, t as f64, &s, &a.opts, &out, format!("frame {t}"), &cost, rate)?;
-        rate = rate_of(&frame);
+        let share = cost.iterations as f64 / total.max(1.0);
+        let frame = engine.render(&flames, t as f64, &s, &|f| b.set_position(((done + f * share) * len) as u64));
+        let frame = match frame {
+            Err(FlameError::Interrupted) => {
+                b.finish_and_clear();
+                writers.abandon();
+                eprintln!("interrupted: the frames before time {t} were written, no video");
+                std::process::exit(130);
+            }
+            Err(e) => {
+                b.finish_and_clear();
+                writers.abandon();
+                return Err(e.into());
+            }
+            Ok(f) => f,
+        };
+        done += share;
+        rendered += frame.stats.iterations;
+        bad += frame.stats.bad_values;
+        let text = frame_text(&s, &frame);
+        let compressed = vec![("flam3_genome".to_string(), genome(&flames, t as f64))];
+        writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed })?;
+    }
+    let times = writers.finish();
+    b.finish_and_clear();
+    let times = times?;
+    let secs = start.elapsed().as_secs_f64();
+    let n = frames.count();
+    let into = match (&video, &a.contact_sheet) {
+        (Some(v), _) => v.display().to_string(),
+        (None, _) => format!("{}NNNNN.png", a.prefix),
+    };
+    eprintln!(
+        "{n} frame(s) of {}x{} into {into} in {secs:.2} s ({:.2} frames/s; {:.3e} iterations on {}, {bad} bad values; \
+         writing {:.2} s per frame beside the renders)",
+        first_cost.width,
+        first_cost.height,
+        n as f64 / secs.max(1e-9),
+        rendered as f64,
+        engine.describe(),
+        times.seconds / times.frames.max(1) as f64
+    );
+    if let Some(sheet) = &a.contact_sheet {
+        eprintln!("contact sheet: {}", sheet.display());
     }
     Ok(())
+}
+
+/// The PNG text chunks of a frame: versions, seed and sample counts, as
+/// flam3 writes them.
+fn frame_text(s: &RenderSettings, frame: &RenderedFrame) -> Vec<(String, String)> {
+    vec![
+        ("warpmc_version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+        ("warpmc_seed".to_string(), s.seed.to_string()),
+        ("flam3_samples".to_string(), format!("{:e}", frame.stats.iterations as f64)),
+        (
+            "flam3_error_rate".to_string(),
+            format!("{}", frame.stats.bad_values as f64 / (frame.stats.iterations.max(1)) as f64),
+        ),
+    ]
 }
 
 /// Animations with at most this many frames have every frame's file

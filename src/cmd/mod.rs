@@ -7,6 +7,7 @@ mod bench_shuffle;
 mod bench_transpose;
 mod devices;
 mod flame;
+mod flame_animate;
 mod flame_genome;
 mod potts;
 mod rng;

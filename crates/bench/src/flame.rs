@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use warpmc_flame::genome::{Flame, ParseOptions, parse_file};
-use warpmc_flame::image::{Bits, psnr_pixels, quantized_pixels, write_png};
+use warpmc_flame::image::{Bits, PngCompression, psnr_pixels, quantized_pixels, write_png, write_png_with};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{RenderSettings, RenderedFrame, render};
 use warpmc_gpu::Gpu;
@@ -272,4 +272,197 @@ pub fn shuffle_noise(gpu: &Gpu, path: &Path, config: &NoiseConfig) -> Result<Noi
         psnr.push(psnr_pixels(&quantized_pixels(&fr), &reference));
     }
     Ok(NoiseRow { genome: genome_name(path), psnr })
+}
+
+/// Writes an animation frame as an 8-bit PNG with fast compression (as
+/// `warpmc flame animate` does by default).
+fn write_frame(frame: &RenderedFrame, out: &Path) -> Result<()> {
+    let text = [("flam3_samples".to_string(), format!("{:e}", frame.stats.iterations as f64))];
+    write_png_with(frame, Bits::Eight, out, &text, &[], PngCompression::Fast)?;
+    Ok(())
+}
+
+/// What `warpmc bench flame-animate` renders.
+#[derive(Clone, Debug)]
+pub struct AnimateBenchConfig {
+    /// Image width.
+    pub width: u32,
+    /// Image height.
+    pub height: u32,
+    /// Samples per pixel (flam3's quality).
+    pub quality: f64,
+    /// Frames of the animation (spread evenly over the genome's times).
+    pub frames: usize,
+    /// Frames of the sequential comparison run.
+    pub sequential_frames: usize,
+    /// Temporal samples per frame (`None`: the genome's).
+    pub temporal_samples: Option<u32>,
+    /// Threads encoding PNGs beside the renderer.
+    pub writers: usize,
+    /// Blocks per SM of the chaos game's grid (`None`: the default of
+    /// [`IterationOptions`]).
+    pub blocks_per_sm: Option<u32>,
+    /// Where the PNGs go.
+    pub out_dir: PathBuf,
+}
+
+/// One genome's animation speed.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnimateBenchRow {
+    /// The genome's name.
+    pub genome: String,
+    /// Xforms of its first flame, the final xform included.
+    pub xforms: usize,
+    /// Temporal samples per frame.
+    pub temporal_samples: u32,
+    /// Blocks per SM of the chaos game's grid.
+    pub blocks_per_sm: u32,
+    /// Frames written by the pipeline.
+    pub frames: usize,
+    /// Frames written per second by the pipeline: one renderer keeping its
+    /// buffers, PNGs encoded on writer threads while the next frame renders.
+    pub frames_per_second: f64,
+    /// Frames per second, one frame after the other: a renderer that
+    /// allocates per frame, each PNG written before the next render.
+    pub sequential_frames_per_second: f64,
+    /// Mean seconds per pipeline frame in the chaos game.
+    pub iterate_seconds: f64,
+    /// Mean seconds per pipeline frame in density estimation, filtering
+    /// and tone mapping (the download of the pixels included).
+    pub finish_seconds: f64,
+    /// Mean seconds per pipeline frame of the render call, end to end.
+    pub render_seconds: f64,
+    /// Mean seconds a writer thread spent per frame (PNG encoding and
+    /// writing).
+    pub write_seconds: f64,
+    /// Iterations per frame.
+    pub iterations: u64,
+}
+
+/// The frame times of an animation of `n` frames over the flames' times.
+fn frame_times(flames: &[Flame], n: usize) -> Vec<f64> {
+    let (t0, t1) = (flames[0].time, flames[flames.len() - 1].time);
+    let step = if n > 1 { (t1 - t0) / n as f64 } else { 0.0 };
+    (0..n).map(|k| t0 + k as f64 * step).collect()
+}
+
+/// Renders `frames` and writes them as PNGs: on `writers` threads fed
+/// through a bounded channel when `writers > 0`, else inline. Returns the
+/// wall time and the mean seconds a write took.
+fn write_animation(
+    r: &CudaRenderer,
+    flames: &[Flame],
+    times: &[f64],
+    settings: &RenderSettings,
+    writers: usize,
+    out: &Path,
+    stats: &mut Vec<RenderedFrame>,
+) -> Result<(f64, f64)> {
+    use std::sync::mpsc::sync_channel;
+    use std::sync::{Arc, Mutex};
+
+    let start = Instant::now();
+    let path = |k: usize| out.join(format!("frame{k:05}.png"));
+    if writers == 0 {
+        let mut write_seconds = 0.0;
+        for (k, &t) in times.iter().enumerate() {
+            let fr = r.render(flames, t, settings)?;
+            let w = Instant::now();
+            write_frame(&fr, &path(k))?;
+            write_seconds += w.elapsed().as_secs_f64();
+            stats.push(RenderedFrame { pixels: Vec::new(), ..fr });
+        }
+        return Ok((start.elapsed().as_secs_f64(), write_seconds / times.len().max(1) as f64));
+    }
+    let (tx, rx) = sync_channel::<(usize, RenderedFrame)>(writers);
+    let rx = Arc::new(Mutex::new(rx));
+    let threads: Vec<_> = (0..writers)
+        .map(|_| {
+            let rx = rx.clone();
+            let out = out.to_path_buf();
+            std::thread::spawn(move || -> Result<f64> {
+                let mut secs = 0.0;
+                loop {
+                    let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let Ok((k, fr)) = next else { return Ok(secs) };
+                    let w = Instant::now();
+                    write_frame(&fr, &out.join(format!("frame{k:05}.png")))?;
+                    secs += w.elapsed().as_secs_f64();
+                }
+            })
+        })
+        .collect();
+    let mut result: Result<()> = Ok(());
+    for (k, &t) in times.iter().enumerate() {
+        match r.render(flames, t, settings) {
+            Ok(fr) => {
+                stats.push(RenderedFrame { pixels: Vec::new(), stats: fr.stats.clone(), ..fr });
+                if tx.send((k, fr)).is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                result = Err(e.into());
+                break;
+            }
+        }
+    }
+    drop(tx);
+    let mut write_seconds = 0.0;
+    for t in threads {
+        write_seconds += t.join().map_err(|_| crate::error::BenchError::Invalid("a PNG writer panicked".into()))??;
+    }
+    result?;
+    Ok((start.elapsed().as_secs_f64(), write_seconds / times.len().max(1) as f64))
+}
+
+/// An animation of the genome at `path` (at least two flames: its frames
+/// interpolate between them, with the genome's motion blur) rendered on
+/// `gpu` at the configured size and quality and written as PNG files:
+/// first through the pipeline (one renderer keeping its buffers, PNGs
+/// encoded on writer threads while the next frame renders), then frame
+/// after frame for comparison. A first frame is rendered before either
+/// run, so that the kernels are compiled.
+pub fn bench_animation(gpu: &Gpu, path: &Path, config: &AnimateBenchConfig) -> Result<AnimateBenchRow> {
+    let flames: Vec<Flame> =
+        load(path)?.iter().map(|f| resized(f, config.width, config.height, config.quality)).collect();
+    ensure(flames.len() >= 2, || format!("{}: an animation needs at least two flames", path.display()))?;
+    ensure(config.frames > 0, || "no frames to render".to_string())?;
+    let temporal = config.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
+    let settings = RenderSettings { temporal_samples: Some(temporal), ..RenderSettings::default() };
+    let times = frame_times(&flames, config.frames);
+    let name = genome_name(path);
+    let out = config.out_dir.join(format!("{name}.animation"));
+    std::fs::create_dir_all(&out).map_err(|e| crate::error::BenchError::Invalid(format!("{}: {e}", out.display())))?;
+
+    let d = IterationOptions::default();
+    let options = IterationOptions { blocks_per_sm: config.blocks_per_sm.unwrap_or(d.blocks_per_sm), ..d };
+    let pipeline = CudaRenderer::new(gpu.clone()).with_options(options.clone())?.keeping_buffers();
+    pipeline.render(&flames, times[0], &settings)?;
+    let mut frames = Vec::new();
+    let (wall, write_seconds) =
+        write_animation(&pipeline, &flames, &times, &settings, config.writers.max(1), &out, &mut frames)?;
+    pipeline.release_buffers();
+
+    let sequential = CudaRenderer::new(gpu.clone()).with_options(options.clone())?;
+    let n_seq = config.sequential_frames.clamp(1, times.len());
+    let mut seq_frames = Vec::new();
+    let (seq_wall, _) = write_animation(&sequential, &flames, &times[..n_seq], &settings, 0, &out, &mut seq_frames)?;
+
+    let n = frames.len().max(1) as f64;
+    let mean = |f: &dyn Fn(&RenderedFrame) -> f64| frames.iter().map(f).sum::<f64>() / n;
+    Ok(AnimateBenchRow {
+        genome: name,
+        xforms: flames[0].xforms.len() + usize::from(flames[0].final_xform.is_some()),
+        temporal_samples: temporal,
+        blocks_per_sm: options.blocks_per_sm,
+        frames: frames.len(),
+        frames_per_second: frames.len() as f64 / wall,
+        sequential_frames_per_second: seq_frames.len() as f64 / seq_wall,
+        iterate_seconds: mean(&|f| f.stats.iterate_seconds),
+        finish_seconds: mean(&|f| f.stats.filter_seconds),
+        render_seconds: mean(&|f| f.stats.iterate_seconds + f.stats.filter_seconds),
+        write_seconds,
+        iterations: frames.first().map_or(0, |f| f.stats.iterations),
+    })
 }

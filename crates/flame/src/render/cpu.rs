@@ -121,7 +121,7 @@ impl<T: Bucket> CpuBackend<T> {
 }
 
 impl<T: Bucket> FrameBackend for CpuBackend<T> {
-    fn begin_pass(&mut self) -> Result<()> {
+    fn begin_pass(&mut self, _jobs: usize) -> Result<()> {
         self.hist.par_iter_mut().for_each(|c| *c = [T::default(); 5]);
         Ok(())
     }

@@ -87,8 +87,8 @@ pub(crate) struct LogScale {
 /// Where the histogram lives and how it is filled and finished: the CPU
 /// or the GPU. The frame logic is [`render_frame`]'s.
 pub(crate) trait FrameBackend {
-    /// Clears the histogram for a new pass.
-    fn begin_pass(&mut self) -> Result<()>;
+    /// Clears the histogram for a new pass of `jobs` chaos-game jobs.
+    fn begin_pass(&mut self, jobs: usize) -> Result<()>;
     /// Runs `job`; `progress` receives the iterations done so far in it,
     /// and an error from it (the render was cancelled) ends the job with
     /// that error.
@@ -97,6 +97,12 @@ pub(crate) trait FrameBackend {
         job: &IterationJob<'_>,
         progress: &mut dyn FnMut(u64) -> Result<()>,
     ) -> Result<IterationCount>;
+    /// The exact counts of the pass's jobs, for a backend whose
+    /// [`FrameBackend::iterate`] returned planned counts (it launched
+    /// without waiting for them); `None` when those were exact.
+    fn pass_counts(&mut self) -> Result<Option<IterationCount>> {
+        Ok(None)
+    }
     /// Log-scales the pass's histogram (with density estimation when `de`
     /// is given) into the accumulation buffer.
     fn end_pass(&mut self, de: Option<&DensityFilters>, scale: LogScale) -> Result<()>;
@@ -396,6 +402,34 @@ impl PassTotals {
     }
 }
 
+/// What a chaos-game job needs besides its iteration count.
+struct PreparedJob {
+    cp: Flame,
+    game: ChaosGame,
+    cmap: ColorMap,
+    camera: Camera,
+}
+
+impl PreparedJob {
+    fn new(
+        plan: &FramePlan<'_>,
+        group: &TemporalGroup,
+        gutter: usize,
+        ss: usize,
+        hw: usize,
+        hh: usize,
+    ) -> Result<Self> {
+        let cp = plan.flame(group);
+        if cp.quality.is_nan() || cp.quality <= 0.0 {
+            return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", shown(cp.quality))));
+        }
+        let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
+        let cmap = color_map(&cp, group.color_scalar);
+        let camera = Camera::new(&cp, gutter, ss, hw, hh);
+        Ok(PreparedJob { cp, game, cmap, camera })
+    }
+}
+
 /// The frame at `time` through `backend`: flam3's passes and temporal
 /// samples, the brightness constants, the tone mapping.
 pub(crate) fn render_frame<B: FrameBackend>(
@@ -421,20 +455,13 @@ pub(crate) fn render_frame<B: FrameBackend>(
 
     for pass in 0..plan.passes {
         go_on()?;
-        backend.begin_pass()?;
+        let groups = plan.groups(pass);
+        backend.begin_pass(groups.len())?;
         let de = plan.density_filters(pass)?;
         let mut totals = PassTotals::default();
-        for group in plan.groups(pass) {
-            let cp = plan.flame(&group);
-            if cp.quality.is_nan() || cp.quality <= 0.0 {
-                return Err(FlameError::invalid(format!(
-                    "quality must be greater than zero, not {}",
-                    shown(cp.quality)
-                )));
-            }
-            let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
-            let cmap = color_map(&cp, group.color_scalar);
-            let camera = Camera::new(&cp, gutter, ss, hw, hh);
+        let (iterations_before, bad_before) = (stats.iterations, stats.bad_values);
+        for group in groups {
+            let PreparedJob { cp, game, cmap, camera } = PreparedJob::new(&plan, &group, gutter, ss, hw, hh)?;
             let zoom = 2f64.powf(cp.zoom);
             totals.sample_density = cp.quality * zoom * zoom;
             totals.ppu = cp.scale * zoom;
@@ -457,6 +484,11 @@ pub(crate) fn render_frame<B: FrameBackend>(
             last_cp = cp;
         }
 
+        if let Some(count) = backend.pass_counts()? {
+            totals.done = count.kept;
+            stats.iterations = iterations_before + count.kept;
+            stats.bad_values = bad_before + count.bad;
+        }
         let scale = totals.log_scale(&last_cp, geometry, plan.passes, plan.temporal.mean);
         let filter_start = Instant::now();
         backend.end_pass(de.as_ref(), scale)?;

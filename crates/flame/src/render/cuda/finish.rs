@@ -138,6 +138,7 @@ impl Finisher {
     /// in [0, 255], alpha in [0, 1]); pixel (i, j) reads the filter window
     /// whose corner is cell `(offset + i·ss, first_row + offset + j·ss)` of
     /// `acc` (`acc_width` cells wide).
+    #[cfg(test)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn filter_and_map<T: GpuBucket>(
         &self,
@@ -152,6 +153,27 @@ impl Finisher {
         width: usize,
         height: usize,
     ) -> Result<Vec<[f32; 4]>, GpuError> {
+        let flat =
+            self.filter_and_map_flat(gpu, acc, acc_width, first_row, filter, offset, supersample, tone, width, height)?;
+        Ok(flat.chunks_exact(4).map(|v| [v[0], v[1], v[2], v[3]]).collect())
+    }
+
+    /// [`Finisher::filter_and_map`]'s pixels as they leave the device: r,
+    /// g, b, alpha of each in turn.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn filter_and_map_flat<T: GpuBucket>(
+        &self,
+        gpu: &Gpu,
+        acc: &DeviceBuffer<T>,
+        acc_width: usize,
+        first_row: usize,
+        filter: &SpatialFilter,
+        offset: usize,
+        supersample: usize,
+        tone: &ToneMap,
+        width: usize,
+        height: usize,
+    ) -> Result<Vec<f32>, GpuError> {
         let fw = filter.width;
         if width == 0 || height == 0 {
             return Ok(Vec::new());
@@ -195,8 +217,7 @@ impl Finisher {
                 .buf_mut(&mut out)
                 .run(grid_2d(width, height))?;
         }
-        let flat = gpu.download(&out)?;
-        Ok(flat.chunks_exact(4).map(|v| [v[0], v[1], v[2], v[3]]).collect())
+        gpu.download(&out)
     }
 }
 

@@ -47,7 +47,9 @@ mod compile_tests;
 mod finish;
 mod varcode;
 
+use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Mutex;
 
 use warpmc_gpu::Gpu;
 
@@ -56,9 +58,8 @@ use super::frame::{FrameGeometry, FrameSizes, render_frame, scaled};
 use super::{FrameCost, Precision, RenderSettings, RenderStats, RenderedFrame};
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
-use backend::{GpuBackend, needs_count};
+use backend::{CompiledKernel, GpuBackend, KeepBuffers, KeptBuffers, StripBuffers, needs_count};
 use codegen::point_bytes;
-use finish::GpuBucket;
 
 /// How each iteration's xform is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -168,17 +169,77 @@ impl IterationOptions {
 }
 
 /// Renders flames on a CUDA device.
-#[derive(Debug)]
+///
+/// Chaos-game kernels compiled for one frame serve every later frame of
+/// the same genome structure. With [`CudaRenderer::keeping_buffers`] the
+/// device buffers of a frame (histogram, accumulation buffer, points) are
+/// kept for the next frame of the same size too, as an animation wants.
 pub struct CudaRenderer {
     gpu: Gpu,
     options: IterationOptions,
+    kernels: Mutex<HashMap<String, CompiledKernel>>,
+    /// `Some` when buffers are kept between frames: those of the last
+    /// frame rendered in one strip.
+    kept: Option<Mutex<Option<KeptBuffers>>>,
+}
+
+impl std::fmt::Debug for CudaRenderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaRenderer")
+            .field("gpu", &self.gpu)
+            .field("options", &self.options)
+            .field("keeps_buffers", &self.kept.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl CudaRenderer {
     /// A renderer on `gpu` (from [`warpmc_gpu::select`] or
     /// [`Gpu::open`]) with the default [`IterationOptions`].
     pub fn new(gpu: Gpu) -> Self {
-        CudaRenderer { gpu, options: IterationOptions::default() }
+        CudaRenderer { gpu, options: IterationOptions::default(), kernels: Mutex::default(), kept: None }
+    }
+
+    /// Keeps the device buffers of each frame rendered in one strip for
+    /// the next frame of the same size and seed, which then starts
+    /// without allocating or uploading: for animations. The buffers stay
+    /// allocated until the renderer is dropped or
+    /// [`CudaRenderer::release_buffers`] is called.
+    pub fn keeping_buffers(mut self) -> Self {
+        self.kept = Some(Mutex::default());
+        self
+    }
+
+    /// Frees the buffers kept from the last frame (if any).
+    pub fn release_buffers(&self) {
+        if let Some(k) = &self.kept {
+            *k.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// The kept buffers, taken out of the renderer (a frame of another
+    /// size or bucket type drops them).
+    fn take_kept<T: KeepBuffers>(&self) -> Option<StripBuffers<T>> {
+        let k = self.kept.as_ref()?;
+        let taken = k.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        T::take(taken)
+    }
+
+    /// Keeps `b` for the next frame, when the renderer keeps buffers.
+    fn put_kept<T: KeepBuffers>(&self, b: StripBuffers<T>) {
+        if let Some(k) = &self.kept {
+            *k.lock().unwrap_or_else(|e| e.into_inner()) = Some(T::keep(b));
+        }
+    }
+
+    /// Device bytes of the kept buffers (free to the next frame).
+    fn kept_bytes(&self) -> u64 {
+        let Some(k) = &self.kept else { return 0 };
+        match &*k.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(KeptBuffers::F32(b)) => b.device_bytes(),
+            Some(KeptBuffers::F64(b)) => b.device_bytes(),
+            None => 0,
+        }
     }
 
     /// Replaces the chaos-game options; an error when they cannot run.
@@ -261,7 +322,9 @@ impl CudaRenderer {
         let points = threads * (point_bytes(self.options.real) as f64 + 12.0);
         let fixed = points + sizing.kernel_bytes + sizing.table_bytes + 65536.0;
 
-        let memory = self.gpu.memory_info()?;
+        let mut memory = self.gpu.memory_info()?;
+        // Buffers kept from the last frame are reused or freed first.
+        memory.free = memory.free.saturating_add(self.kept_bytes());
         let budget = match self.options.max_buffer_bytes {
             Some(b) => b,
             None => (memory.free as f64 * 0.7) as u64,
@@ -321,7 +384,7 @@ impl CudaRenderer {
     /// (plus margins for density estimation and the filter), so each strip
     /// has the sample density of an unsplit render and the seams do not
     /// show.
-    fn render_strips<T: GpuBucket>(
+    fn render_strips<T: KeepBuffers>(
         &self,
         flames: &[Flame],
         time: f64,
@@ -332,10 +395,17 @@ impl CudaRenderer {
     ) -> Result<RenderedFrame> {
         let n = strips.len();
         let mut frame: Option<RenderedFrame> = None;
+        // Kept buffers serve a frame of one strip; any other frame frees
+        // them first.
+        let kept = self.take_kept::<T>();
+        let mut kept = if n == 1 { kept } else { None };
         for (k, strip) in strips.into_iter().enumerate() {
-            let mut b = GpuBackend::<T>::new(self, flames, g, settings, strip)?;
+            let mut b = GpuBackend::<T>::new(self, flames, g, settings, strip, kept.take())?;
             let sub = |f: f64| progress((k as f64 + f) / n as f64);
             let part = render_frame(flames, time, settings, g, &mut b, &sub)?;
+            if n == 1 {
+                self.put_kept(b.into_buffers());
+            }
             frame = Some(match frame {
                 None if n == 1 => part,
                 None => {

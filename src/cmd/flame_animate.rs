@@ -1,0 +1,430 @@
+//! Where `warpmc flame animate` puts its frames: PNG files, a video encoded
+//! by ffmpeg, a contact sheet. Frames are written on their own threads,
+//! fed through a bounded channel, so that writing frame k overlaps the
+//! render of frame k + 1.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use anyhow::{Context, anyhow, bail};
+use warpmc_flame::image::{Bits, PngCompression, quantize, write_png, write_png_with};
+use warpmc_flame::render::{RenderStats, RenderedFrame};
+
+/// A rendered frame on its way to the writers.
+pub(crate) struct FrameOut {
+    /// The frame's time (its file number).
+    pub(crate) time: i64,
+    /// Its position in the animation (0-based).
+    pub(crate) index: usize,
+    pub(crate) frame: RenderedFrame,
+    /// PNG text chunks (PNG frames only).
+    pub(crate) text: Vec<(String, String)>,
+    /// PNG compressed text chunks: the frame's genome as `flam3_genome`.
+    pub(crate) compressed: Vec<(String, String)>,
+}
+
+/// Whether ffmpeg can be run.
+pub(crate) fn ffmpeg_available() -> bool {
+    Command::new("ffmpeg")
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A video being encoded by ffmpeg from raw frames on its stdin, into a
+/// file beside the target that replaces it when the encoding succeeds (so
+/// an interrupted or failed encoding leaves what was there untouched).
+pub(crate) struct Video {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    partial: PathBuf,
+    target: PathBuf,
+    size: (u32, u32),
+    channels: usize,
+}
+
+impl Video {
+    /// Starts ffmpeg for `width × height` frames (RGBA when `transparent`)
+    /// at `fps`, H.264 (yuv420p) at constant quality `crf` for MP4, MKV and
+    /// MOV targets, the container's default codec otherwise.
+    pub(crate) fn start(
+        target: &Path,
+        width: u32,
+        height: u32,
+        transparent: bool,
+        fps: u32,
+        crf: u8,
+    ) -> anyhow::Result<Video> {
+        let ext = target.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let partial = target.with_file_name(format!(".{name}.partial.{}.{ext}", std::process::id()));
+        let mut cmd = Command::new("ffmpeg");
+        cmd.args(["-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo"])
+            .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
+            .args(["-s", &format!("{width}x{height}"), "-r", &fps.to_string(), "-i", "pipe:0"])
+            // 4:2:0 chroma needs even sides.
+            .args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
+        if matches!(ext.as_str(), "mp4" | "m4v" | "mkv" | "mov") {
+            cmd.args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string(), "-pix_fmt", "yuv420p"]);
+        }
+        if matches!(ext.as_str(), "mp4" | "m4v" | "mov") {
+            cmd.args(["-movflags", "+faststart"]);
+        }
+        cmd.arg(&partial).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::inherit());
+        let mut child = cmd.spawn().context("starting ffmpeg")?;
+        let stdin = child.stdin.take();
+        Ok(Video {
+            child,
+            stdin,
+            partial,
+            target: target.to_path_buf(),
+            size: (width, height),
+            channels: if transparent { 4 } else { 3 },
+        })
+    }
+
+    fn push(&mut self, frame: &RenderedFrame) -> anyhow::Result<()> {
+        if (frame.width, frame.height) != self.size {
+            bail!(
+                "a frame of {} × {} in a video of {} × {}: every frame of a video has one size",
+                frame.width,
+                frame.height,
+                self.size.0,
+                self.size.1
+            );
+        }
+        let q = quantize(frame, Bits::Eight);
+        debug_assert_eq!(q.channels, self.channels);
+        let bytes: Vec<u8> = q.samples.iter().map(|&v| v as u8).collect();
+        let stdin = self.stdin.as_mut().context("ffmpeg's input is closed")?;
+        stdin.write_all(&bytes).map_err(|e| anyhow!("ffmpeg stopped reading frames ({e}); see its message above"))
+    }
+
+    /// Ends the input, waits for ffmpeg and moves the video into place.
+    fn finish(mut self) -> anyhow::Result<()> {
+        drop(self.stdin.take());
+        let status = self.child.wait().context("waiting for ffmpeg")?;
+        if !status.success() {
+            let _ = std::fs::remove_file(&self.partial);
+            bail!("ffmpeg failed ({status}); {} was not written", self.target.display());
+        }
+        std::fs::rename(&self.partial, &self.target)
+            .with_context(|| format!("moving the video into place at {}", self.target.display()))
+    }
+
+    /// Stops ffmpeg and removes the partial video.
+    fn abandon(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.partial);
+    }
+}
+
+/// A grid of small frames.
+pub(crate) struct ContactSheet {
+    path: PathBuf,
+    columns: usize,
+    rows: usize,
+    /// Show frame i when i is a multiple of `every`.
+    every: usize,
+    thumb: (usize, usize),
+    pixels: Vec<[f64; 4]>,
+    transparent: bool,
+}
+
+/// Most frames a contact sheet shows (evenly spaced through longer
+/// animations).
+const SHEET_FRAMES: usize = 100;
+/// Width of a contact sheet, at most.
+const SHEET_WIDTH: usize = 1920;
+
+impl ContactSheet {
+    /// A sheet for `frames` frames of `width × height`.
+    pub(crate) fn new(path: &Path, frames: u64, width: u32, height: u32, transparent: bool) -> ContactSheet {
+        let every = (frames as usize).div_ceil(SHEET_FRAMES).max(1);
+        let shown = (frames as usize).div_ceil(every).max(1);
+        let columns = (shown as f64).sqrt().ceil() as usize;
+        let rows = shown.div_ceil(columns);
+        let tw = (SHEET_WIDTH / columns).clamp(1, width as usize);
+        let th = ((tw as f64 * f64::from(height) / f64::from(width)).round() as usize).max(1);
+        ContactSheet {
+            path: path.to_path_buf(),
+            columns,
+            rows,
+            every,
+            thumb: (tw, th),
+            pixels: vec![[0.0, 0.0, 0.0, if transparent { 0.0 } else { 1.0 }]; columns * tw * rows * th],
+            transparent,
+        }
+    }
+
+    /// Puts frame `index` on the sheet when it is one the sheet shows: each
+    /// thumbnail pixel is the mean of the frame's pixels it covers.
+    pub(crate) fn add(&mut self, index: usize, frame: &RenderedFrame) {
+        if index % self.every != 0 {
+            return;
+        }
+        let slot = index / self.every;
+        let (tw, th) = self.thumb;
+        let (x0, y0) = ((slot % self.columns) * tw, (slot / self.columns) * th);
+        let (w, h) = (frame.width as usize, frame.height as usize);
+        let sheet_w = self.columns * tw;
+        for ty in 0..th {
+            let (ya, yb) = (ty * h / th, ((ty + 1) * h / th).max(ty * h / th + 1).min(h));
+            for tx in 0..tw {
+                let (xa, xb) = (tx * w / tw, ((tx + 1) * w / tw).max(tx * w / tw + 1).min(w));
+                let mut sum = [0.0; 4];
+                for y in ya..yb {
+                    for p in &frame.pixels[y * w + xa..y * w + xb] {
+                        for k in 0..4 {
+                            sum[k] += p[k];
+                        }
+                    }
+                }
+                let n = ((yb - ya) * (xb - xa)).max(1) as f64;
+                self.pixels[(y0 + ty) * sheet_w + x0 + tx] = sum.map(|s| s / n);
+            }
+        }
+    }
+
+    fn write(self) -> anyhow::Result<()> {
+        let (tw, th) = self.thumb;
+        let sheet = RenderedFrame {
+            width: (self.columns * tw) as u32,
+            height: (self.rows * th) as u32,
+            pixels: self.pixels,
+            transparent: self.transparent,
+            stats: RenderStats::default(),
+        };
+        write_png(&sheet, Bits::Eight, &self.path, &[])?;
+        Ok(())
+    }
+}
+
+/// What the writers produce.
+pub(crate) struct Outputs {
+    /// PNG files PREFIXNNNNN.png (when there is no video).
+    pub(crate) png_prefix: Option<String>,
+    pub(crate) bits: Bits,
+    pub(crate) compression: PngCompression,
+    pub(crate) video: Option<Video>,
+    pub(crate) sheet: Option<ContactSheet>,
+}
+
+impl Outputs {
+    /// The PNG file of the frame at `time`.
+    pub(crate) fn frame_path(prefix: &str, time: i64) -> PathBuf {
+        PathBuf::from(format!("{prefix}{time:05}.png"))
+    }
+}
+
+/// Seconds the writers spent, summed over their threads.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WriteTimes {
+    pub(crate) frames: usize,
+    pub(crate) seconds: f64,
+}
+
+/// The writer threads: PNG frames are encoded on several threads at once
+/// (in any order); a video takes its frames in order on one.
+pub(crate) struct Writers {
+    sender: Option<SyncSender<FrameOut>>,
+    threads: Vec<JoinHandle<anyhow::Result<WriteTimes>>>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    png_prefix: Option<String>,
+    bits: Bits,
+    compression: PngCompression,
+    video: Mutex<Option<Video>>,
+    sheet: Mutex<Option<ContactSheet>>,
+}
+
+impl Writers {
+    /// Starts the writers; `png_threads` of them when frames go to PNG
+    /// files, one for a video. The channel holds as many frames as there
+    /// are writers, so at most twice that many frames are in memory.
+    pub(crate) fn start(outputs: Outputs, png_threads: usize) -> Writers {
+        let n = if outputs.video.is_some() { 1 } else { png_threads.max(1) };
+        let (sender, receiver) = sync_channel::<FrameOut>(n);
+        let receiver = Arc::new(Mutex::new(receiver));
+        let shared = Arc::new(Shared {
+            png_prefix: outputs.png_prefix,
+            bits: outputs.bits,
+            compression: outputs.compression,
+            video: Mutex::new(outputs.video),
+            sheet: Mutex::new(outputs.sheet),
+        });
+        let threads = (0..n)
+            .map(|_| {
+                let (receiver, shared) = (receiver.clone(), shared.clone());
+                std::thread::spawn(move || write_frames(&receiver, &shared))
+            })
+            .collect();
+        Writers { sender: Some(sender), threads, shared }
+    }
+
+    /// Hands a frame to the writers (waiting while they are busy); an error
+    /// when they stopped, with their error.
+    pub(crate) fn send(&mut self, frame: FrameOut) -> anyhow::Result<()> {
+        let sender = self.sender.as_ref().context("the writers were closed")?;
+        if sender.send(frame).is_err() {
+            // A writer stopped on an error; it says which.
+            self.sender = None;
+            self.join()?;
+            bail!("the frame writers stopped");
+        }
+        Ok(())
+    }
+
+    fn join(&mut self) -> anyhow::Result<WriteTimes> {
+        self.sender = None;
+        let mut times = WriteTimes::default();
+        let mut first_error = None;
+        for t in self.threads.drain(..) {
+            match t.join() {
+                Ok(Ok(w)) => {
+                    times.frames += w.frames;
+                    times.seconds += w.seconds;
+                }
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_error.get_or_insert(anyhow!("a frame writer panicked"));
+                }
+            }
+        }
+        match first_error {
+            Some(e) => {
+                if let Some(v) = lock(&self.shared.video).take() {
+                    v.abandon();
+                }
+                Err(e)
+            }
+            None => Ok(times),
+        }
+    }
+
+    /// Waits for every frame to be written, then closes the video and
+    /// writes the contact sheet.
+    pub(crate) fn finish(mut self) -> anyhow::Result<WriteTimes> {
+        let times = self.join()?;
+        if let Some(v) = lock(&self.shared.video).take() {
+            v.finish()?;
+        }
+        if let Some(s) = lock(&self.shared.sheet).take() {
+            s.write()?;
+        }
+        Ok(times)
+    }
+
+    /// Waits for the frames handed over so far to be written, and drops the
+    /// video (after an interruption): PNG frames already written stay.
+    pub(crate) fn abandon(mut self) {
+        let _ = self.join();
+        if let Some(v) = lock(&self.shared.video).take() {
+            v.abandon();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write_frames(receiver: &Mutex<Receiver<FrameOut>>, shared: &Shared) -> anyhow::Result<WriteTimes> {
+    let mut times = WriteTimes::default();
+    loop {
+        let next = lock(receiver).recv();
+        let Ok(out) = next else { return Ok(times) };
+        let start = Instant::now();
+        if let Some(sheet) = lock(&shared.sheet).as_mut() {
+            sheet.add(out.index, &out.frame);
+        }
+        if let Some(v) = lock(&shared.video).as_mut() {
+            v.push(&out.frame)?;
+        } else if let Some(prefix) = &shared.png_prefix {
+            let path = Outputs::frame_path(prefix, out.time);
+            write_png_with(&out.frame, shared.bits, &path, &out.text, &out.compressed, shared.compression)?;
+        }
+        times.frames += 1;
+        times.seconds += start.elapsed().as_secs_f64();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(w: u32, h: u32, value: f64) -> RenderedFrame {
+        RenderedFrame {
+            width: w,
+            height: h,
+            pixels: vec![[value, value / 2.0, 0.0, 1.0]; (w * h) as usize],
+            transparent: false,
+            stats: RenderStats::default(),
+        }
+    }
+
+    #[test]
+    fn contact_sheet_places_frames_in_a_grid_of_means() {
+        let dir = std::env::temp_dir().join(format!("warpmc-sheet-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sheet.png");
+        // 7 frames of 37 × 23: a 3 × 3 grid, thumbnails as wide as the frame.
+        let mut s = ContactSheet::new(&path, 7, 37, 23, false);
+        assert_eq!((s.columns, s.rows, s.every), (3, 3, 1));
+        assert_eq!(s.thumb, (37, 23));
+        for i in 0..7 {
+            s.add(i, &frame(37, 23, 10.0 * i as f64));
+        }
+        let sw = 3 * 37;
+        // Frame 5 sits in row 1, column 2.
+        assert_eq!(s.pixels[23 * sw + 2 * 37 + 5], [50.0, 25.0, 0.0, 1.0]);
+        s.write().unwrap();
+        let png = warpmc_flame::image::read_png(&path).unwrap();
+        assert_eq!((png.width, png.height), (111, 69));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn long_animations_show_evenly_spaced_frames() {
+        let s = ContactSheet::new(Path::new("unused.png"), 1001, 1920, 1080, false);
+        assert_eq!(s.every, 11);
+        assert!(1001usize.div_ceil(s.every) <= s.columns * s.rows);
+        assert!(s.columns * s.thumb.0 <= SHEET_WIDTH);
+    }
+
+    #[test]
+    fn video_frames_reach_ffmpeg_and_the_file_appears_only_at_the_end() {
+        if !ffmpeg_available() {
+            println!("SKIPPED video_frames_reach_ffmpeg_and_the_file_appears_only_at_the_end: no ffmpeg");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("warpmc-video-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("out.mp4");
+        let mut v = Video::start(&target, 33, 17, false, 10, 23).unwrap();
+        for i in 0..5 {
+            v.push(&frame(33, 17, 40.0 * i as f64)).unwrap();
+        }
+        assert!(v.push(&frame(32, 17, 0.0)).is_err(), "a frame of another size");
+        assert!(!target.exists());
+        v.finish().unwrap();
+        let bytes = std::fs::read(&target).unwrap();
+        assert!(bytes.len() > 100 && &bytes[4..8] == b"ftyp", "an MP4 file");
+        let leftovers = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(leftovers, 1, "no partial file left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
