@@ -1062,3 +1062,34 @@ FLAME_VAR(mobius) {
     sx += rad_v * (re_u * re_v + im_u * im_v);
     sy += rad_v * (im_u * re_v - re_u * im_v);
 }
+
+// ---- Plugin variations beyond flam3's (Fractorium's names) -------------
+
+// 99: flatten zeroes z, so it adds nothing in the plane.
+FLAME_VAR(flatten) {}
+
+// 100: q = w, x0, y0, x1, y1, band depths w and h, zero (0 or 1)
+FLAME_VAR(crop) {
+    real x = p.x, y = p.y;
+    bool outside = x < q[1] || x > q[3] || y < q[2] || y > q[4];
+    if (outside && q[7] != FR(0)) return;
+    if (x < q[1]) {
+        x = q[1] + rng.uniform() * q[5];
+    } else if (x > q[3]) {
+        x = q[3] - rng.uniform() * q[5];
+    }
+    if (y < q[2]) {
+        y = q[2] + rng.uniform() * q[6];
+    } else if (y > q[4]) {
+        y = q[4] - rng.uniform() * q[6];
+    }
+    sx += q[0] * x;
+    sy += q[0] * y;
+}
+
+// 101: linear3D, linear in the plane.
+FLAME_VAR(linear3D) {
+    real w = q[0];
+    sx += w * p.x;
+    sy += w * p.y;
+}

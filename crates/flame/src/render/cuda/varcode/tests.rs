@@ -6,7 +6,7 @@
 use super::*;
 use crate::render::Precision;
 use crate::render::cuda::codegen::{FLAME_COMMON_CUH, cuda_type};
-use crate::variations::VariationSet;
+use crate::variations::{VariationKind, VariationSet};
 use warpmc_gpu::{GpuError, KernelSource, Target, compile};
 use warpmc_rng::{Mwc, RandomSource};
 
@@ -51,6 +51,8 @@ fn random_param(name: &str, r: &mut TestRng) -> f64 {
         int(r, 8)
     } else if name == "cell_size" || name == "super_shape_n1" {
         r.sign() * r.range(0.3, 3.0)
+    } else if name.ends_with("crop_zero") {
+        r.below(2) as f64
     } else if name == "conic_eccentricity" {
         r.range(0.1, 2.0)
     } else {
@@ -101,11 +103,12 @@ fn kinds(names: &[&str]) -> Vec<VariationKind> {
     names.iter().map(|n| VariationKind::from_name(n).unwrap_or_else(|| panic!("no variation {n}"))).collect()
 }
 
-/// The sets the tests evaluate: each of the 99 alone, then mixed sets
-/// (unsorted, with pre_blur, repeats).
+/// The sets the tests evaluate: each ordinary variation alone (flam3's 99
+/// and the plugin ones), then mixed sets (unsorted, with pre_blur, repeats,
+/// `pre_`/`post_` forms replacing or moving the point, forms alone).
 fn cases() -> Vec<Vec<VariationKind>> {
-    let mut v: Vec<Vec<VariationKind>> = VariationKind::all().map(|k| vec![k]).collect();
-    let mixed: [&[&str]; 10] = [
+    let mut v: Vec<Vec<VariationKind>> = VariationKind::regular().map(|k| vec![k]).collect();
+    let mixed: [&[&str]; 19] = [
         &["linear", "pre_blur"],
         &["pre_blur", "spherical", "julia", "blur"],
         &["julian", "linear", "noise", "pre_blur"],
@@ -116,6 +119,15 @@ fn cases() -> Vec<Vec<VariationKind>> {
         &["spherical", "spherical", "linear"],
         &["pre_blur", "pre_blur", "swirl", "polar", "power", "rings2", "wedge_sph", "log"],
         &["mobius", "heart", "disc", "ex", "hyperbolic", "diamond", "blob", "fan2", "disc2", "polar2", "pre_blur"],
+        &["pre_disc", "cylinder", "radial_blur", "post_crop"],
+        &["pre_gaussian_blur", "bubble"],
+        &["pre_crop", "bubble"],
+        &["crop", "linear"],
+        &["post_crop", "pre_crop"],
+        &["flatten", "linear", "post_flatten", "pre_flatten"],
+        &["pre_blur", "pre_julian", "linear3D", "post_spherical"],
+        &["pre_pie", "linear", "post_blur", "post_square"],
+        &["waves2", "pre_cpow", "flatten", "post_bipolar"],
     ];
     v.extend(mixed.iter().map(|names| kinds(names)));
     v
@@ -206,7 +218,11 @@ fn with_headers(src: KernelSource) -> KernelSource {
 /// One kernel that applies all 99 variations (`real` in and out only, so
 /// that the float build's PTX can be checked for double arithmetic).
 fn all_variations_source(double: bool) -> KernelSource {
-    let specs: Vec<VariationSpec> = VariationKind::all().map(|k| VariationSpec::new(k, 0.5)).collect();
+    let forms = ["pre_disc", "pre_gaussian_blur", "post_crop", "post_flatten"];
+    let specs: Vec<VariationSpec> = VariationKind::regular()
+        .chain(forms.iter().map(|n| VariationKind::from_name(n).unwrap()))
+        .map(|k| VariationSpec::new(k, 0.5))
+        .collect();
     let code = variations_code("all_variations", &specs);
     let src = format!(
         r#"#include "flame_common.cuh"
