@@ -228,17 +228,19 @@ fn test_flam3_two_flames_numbered_palettes() {
 #[test]
 fn fractorium_files_read_by_default_and_refused_when_strict() {
     // (file, flames' xform count, final?, names dropped)
-    let cases: [(&str, usize, bool, &[&str]); 5] = [
-        (
-            "fractorium-bench-golubaja_rippingfrominside_complexcode.flame",
-            3,
-            true,
-            &["crackle", "crackle_cellsize", "crackle_power", "crackle_distort", "crackle_scale", "crackle_z"],
-        ),
+    let cases: [(&str, usize, bool, &[&str]); 6] = [
+        ("fractorium-bench-golubaja_rippingfrominside_complexcode.flame", 3, true, &[]),
         ("fractorium-bench-mfeemster_basicmemory.flame", 1, false, &[]),
         ("fractorium-bench-tatasz_springcrown_manysimplexforms.flame", 52, false, &[]),
         ("fractorium-bench-tyrantwave_flippeddisc_normal.flame", 4, false, &[]),
         ("fractorium-bench-zy0rg_six_bigcomplexcode.flame", 45, true, &[]),
+        // A variation warpmc does not implement, with its parameters.
+        (
+            "../../crates/flame/tests/data/genomes/fractorium-hypertile.flame",
+            2,
+            false,
+            &["hypertile1", "hypertile1_p", "hypertile1_q"],
+        ),
     ];
     for (file, n, fin, dropped) in cases {
         let path = genome(file);
@@ -275,8 +277,7 @@ fn fractorium_files_read_by_default_and_refused_when_strict() {
     assert_eq!(f.name.as_deref(), Some("golubaja_rippingfrominside_complexcode"));
     assert_eq!(f.highlight_power, 1.0);
     assert_eq!(f.interpolation, Interpolation::Linear);
-    // Xform 0 had crackle and flatten: flatten is left.
-    assert_eq!(vars(&f.xforms[0]), vec![("flatten", 1.0)]);
+    assert_eq!(vars(&f.xforms[0]), vec![("flatten", 1.0), ("crackle", 1.0)]);
     assert_eq!(vars(&f.xforms[1]), vec![("spherical", 1.0), ("eyefish", 0.5), ("elliptic", 0.1), ("flatten", 1.0)]);
     // Fractorium's hex palette.
     let mfee = parse_file(&genome(cases[1].0), &opts()).unwrap();
@@ -299,16 +300,17 @@ fn fractorium_files_read_by_default_and_refused_when_strict() {
 #[test]
 fn unknown_variation_message() {
     let xml = r#"<flame name="electricsheep.244.00216"><xform weight="1" linear="1"/><xform weight="1" linear="1"/>
-        <xform weight="0.5" crackle="1" crackle_cellsize="0.4"/></flame>"#;
+        <xform weight="0.5" hypertile1="1" hypertile1_p="3"/></flame>"#;
     let e = parse_str(xml, "genome.flam3", &strict_opts()).unwrap_err().to_string();
     assert_eq!(
         e,
-        "genome.flam3: flame 'electricsheep.244.00216': xform 2: attribute 'crackle': unknown variation (not one \
-         of the variations warpmc implements, their parameters or xform attributes); also unknown in this \
-         element: 'crackle_cellsize'"
+        "genome.flam3: flame 'electricsheep.244.00216': xform 2: attribute 'hypertile1': unknown variation (not \
+         one of the variations warpmc implements, their parameters or xform attributes); also unknown in this \
+         element: 'hypertile1_p'"
     );
     let p = parse_str(xml, "genome.flam3", &opts()).unwrap();
-    assert_eq!(p.skipped, vec!["crackle", "crackle_cellsize"]);
+    assert_eq!(p.skipped, vec!["hypertile1", "hypertile1_p"]);
+    assert_eq!(p.warnings.iter().filter(|w| w.contains("dropped")).count(), 1, "{:?}", p.warnings);
     assert!(p.flames[0].xforms[2].variations.is_empty());
     assert_eq!(p.flames[0].xforms[2].weight, 0.5);
     // Unnamed flames are named by index; the final xform by name.
@@ -321,12 +323,12 @@ fn unknown_variation_message() {
 
 #[test]
 fn skipped_names_warned_once() {
-    let xml = r#"<flame time="0"><xform weight="1" crackle="1"/><xform weight="1" crackle="2" linear="1"/>
-        <finalxform crackle="1"/></flame>"#;
+    let xml = r#"<flame time="0"><xform weight="1" hypertile1="1"/><xform weight="1" hypertile1="2" linear="1"/>
+        <finalxform hypertile1="1"/></flame>"#;
     let p = parse_str(xml, "t", &opts()).unwrap();
-    assert_eq!(p.skipped, vec!["crackle"]);
+    assert_eq!(p.skipped, vec!["hypertile1"]);
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
-    assert!(p.warnings[0].contains("flame #0: xform 0: attribute 'crackle'"), "{}", p.warnings[0]);
+    assert!(p.warnings[0].contains("flame #0: xform 0: attribute 'hypertile1'"), "{}", p.warnings[0]);
     assert_eq!(vars(&p.flames[0].xforms[1]), vec![("linear", 1.0)]);
 }
 
@@ -1248,6 +1250,7 @@ const SNIPPETS: &[&str] = &[
     "<edit/>",
     "<flames>",
     " crackle=\"1\"",
+    " hypertile1=\"1\"",
 ];
 
 fn seed_texts() -> Vec<String> {

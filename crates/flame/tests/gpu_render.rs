@@ -107,8 +107,8 @@ fn every_gpu_variant_renders_within_the_noise_floor() {
 }
 
 /// xaos (each xform's choice weights depend on the previous xform) and a
-/// final xform, on Fractorium's sample genomes (their non-flam3 variations
-/// dropped: both backends render the same parsed flame).
+/// final xform, on Fractorium's sample genomes (with its plugin variations:
+/// crop and its pre_/post_ forms, pre_disc, pre_gaussian_blur, flatten).
 #[test]
 fn xaos_genomes_render_within_the_cpu_noise_floor() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("xaos_genomes_render_within_the_cpu_noise_floor") else {
@@ -189,4 +189,19 @@ fn bad_values_restart_as_on_the_cpu() {
         assert!((rg / rc - 1.0).abs() < 0.03, "bad values per iteration: GPU {rg}, CPU {rc}");
         assert!(p > floor - 0.5, "{precision:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
     }
+}
+
+/// Fractorium's crackle (Voronoi cells of a jittered grid, drawn inside the
+/// variation) on both backends: Fractorium's sample genome.
+#[test]
+fn crackle_genome_renders_within_the_cpu_noise_floor() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("crackle_genome_renders_within_the_cpu_noise_floor") else {
+        return;
+    };
+    let r = CudaRenderer::new(gpu);
+    let f = genome("fractorium-bench-golubaja_rippingfrominside_complexcode.flame");
+    assert!(f.xforms.iter().any(|x| x.variations.iter().any(|v| v.kind.name() == "crackle")));
+    let (p, floor) = gap(&r, &f, 0.25, 0.1, Precision::F32);
+    println!("golubaja (crackle): GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+    assert!(p > floor - 0.5, "GPU {p:.2} dB against a noise floor of {floor:.2} dB");
 }

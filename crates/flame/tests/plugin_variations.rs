@@ -1,5 +1,5 @@
-//! The variations beyond flam3's (Fractorium's crop, flatten, linear3D and
-//! the `pre_`/`post_` forms of any variation) against values computed
+//! The variations beyond flam3's (Fractorium's crop, flatten, linear3D,
+//! crackle and the `pre_`/`post_` forms of any variation) against values computed
 //! independently from their formulas by `data/plugin_variations/
 //! reference.py`, with the same uniforms.
 
@@ -52,7 +52,7 @@ fn crop_spec(form: &str, w: f64, v: [f64; 6]) -> VariationSpec {
 }
 
 /// reference.py's output.
-const EXPECTED: [(&str, f64, f64); 11] = [
+const EXPECTED: [(&str, f64, f64); 15] = [
     ("crop inside", 0.375, -1.125),
     ("crop outside to the edge", 1.0, -2.0),
     ("crop outside scattered", -1.875, 2.75),
@@ -64,7 +64,19 @@ const EXPECTED: [(&str, f64, f64); 11] = [
     ("pre_crop alone passes", 0.3, -2.0),
     ("bipolar then post_crop", 1.596915323362721, -1.0),
     ("pre_crop, spherical, post_disc", -0.07858101815629445, -0.63161481045268),
+    ("crackle on a regular grid", -0.18970733608127932, 0.27221155771153566),
+    ("crackle distorted", -0.19029892031330758, 0.26822933099383023),
+    ("crackle, other cells", -0.12816152017043766, 0.16992260554174432),
+    ("pre_crackle sums", 0.11655736698334912, -0.37012409240321353),
 ];
+
+/// crackle's five parameters under `form` (`crackle`, `pre_crackle`, …).
+fn crackle(form: &str, w: f64, v: [f64; 5]) -> VariationSpec {
+    let named: Vec<(String, f64)> =
+        ["cellsize", "power", "distort", "scale", "z"].iter().zip(v).map(|(n, x)| (format!("{form}_{n}"), x)).collect();
+    let params: Vec<(&str, f64)> = named.iter().map(|(n, x)| (n.as_str(), *x)).collect();
+    spec(form, w, &params)
+}
 
 /// reference.py's cases: the variations (in the order a genome lists them)
 /// and the point.
@@ -94,6 +106,10 @@ fn cases() -> Vec<(Vec<VariationSpec>, (f64, f64))> {
             ],
             (0.9, -0.2),
         ),
+        (vec![crackle("crackle", 1.0, [0.4, -0.4, 0.0, 0.6, 0.6])], (5.0, 5.0)),
+        (vec![crackle("crackle", 1.0, [0.4, -0.4, 0.2, 0.6, 0.6])], (5.0, 5.0)),
+        (vec![crackle("crackle", 0.7, [0.15, 0.3, 0.9, 1.5, -2.0])], (5.0, 5.0)),
+        (vec![spec("linear", 1.0, &[]), crackle("pre_crackle", 0.5, [1.0, 0.2, 0.5, 1.0, 0.0])], (0.25, -0.5)),
     ]
 }
 

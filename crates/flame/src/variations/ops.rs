@@ -210,6 +210,8 @@ pub(crate) enum Op {
     Flatten,
     /// 100: crop.
     Crop(plugin::Crop),
+    /// 102: crackle.
+    Crackle(plugin::Crackle),
 }
 
 impl Op {
@@ -319,6 +321,7 @@ impl Op {
             98 => Op::Mobius(apo::Mobius::new(s)),
             99 => Op::Flatten,
             100 => Op::Crop(plugin::Crop::new(s)),
+            102 => Op::Crackle(plugin::Crackle::new(s)),
             i => unreachable!("variation {i} is pre_blur or out of range"),
         }
     }
@@ -507,6 +510,7 @@ impl Op {
             Op::Mobius(v) => v.eval(p, w),
             Op::Flatten => (0.0, 0.0),
             Op::Crop(v) => v.eval(p, w, rng),
+            Op::Crackle(v) => v.eval(w, rng),
         }
     }
 }

@@ -179,7 +179,7 @@ pub(super) const TABLE: [(&str, &[ParamSpec]); VARIATION_COUNT] = [
 
 /// The plugin variations beyond flam3's, indexed from [`VARIATION_COUNT`]:
 /// name and parameters (Fractorium's names and defaults).
-pub(super) const EXTRA: [(&str, &[ParamSpec]); 3] = [
+pub(super) const EXTRA: [(&str, &[ParamSpec]); 4] = [
     // 99: Fractorium's flatten: zeroes z, so in the plane it adds nothing
     // (and its pre_/post_ forms leave the point alone).
     ("flatten", &[]),
@@ -198,12 +198,23 @@ pub(super) const EXTRA: [(&str, &[ParamSpec]); 3] = [
     ),
     // 101: Apophysis 7X's linear3D: linear, with z kept (linear in the plane).
     ("linear3D", &[]),
+    // 102: crackle (Apophysis plugin, in Fractorium): Voronoi cells.
+    (
+        "crackle",
+        &[
+            p("crackle_cellsize", 1.0),
+            p("crackle_power", 0.2),
+            p("crackle_distort", 0.0),
+            p("crackle_scale", 1.0),
+            p("crackle_z", 0.0),
+        ],
+    ),
 ];
 
 /// Ordinary variations whose result does not depend on the point: their
 /// `pre_`/`post_` forms add their result to the point instead of replacing
 /// it (Fractorium's "sum" assignment).
-const SUMMED: [&str; 5] = ["blur", "gaussian_blur", "pie", "arch", "square"];
+const SUMMED: [&str; 6] = ["blur", "gaussian_blur", "pie", "arch", "square", "crackle"];
 
 /// One variation of the full list.
 #[derive(Debug)]

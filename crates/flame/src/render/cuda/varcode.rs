@@ -151,6 +151,7 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Mobius(v) => &[v.re_a, v.re_b, v.re_c, v.re_d, v.im_a, v.im_b, v.im_c, v.im_d],
         Op::Flatten => &[],
         Op::Crop(v) => &[v.x0, v.y0, v.x1, v.y1, v.w, v.h, v.zero],
+        Op::Crackle(v) => &[v.s, v.power, v.distort, v.scale, v.z],
     };
     out.extend_from_slice(v);
 }

@@ -83,6 +83,86 @@ def crop(left, top, right, bottom, scatter, zero):
     return f
 
 
+GRAD12 = [(1, 1, 0), (-1, 1, 0), (1, -1, 0), (-1, -1, 0), (1, 0, 1), (-1, 0, 1),
+          (1, 0, -1), (-1, 0, -1), (0, 1, 1), (0, -1, 1), (0, 1, -1), (0, -1, -1)]
+M32 = 0xFFFFFFFF
+
+
+def lattice_gradient(i, j, k):
+    """Wellons's lowbias32 of the lattice point's mix, modulo 12."""
+    h = ((i * 0x8DA6B343) ^ (j * 0xD8163841) ^ (k * 0xCB1AB31F)) & M32
+    h ^= h >> 16
+    h = (h * 0x7FEB352D) & M32
+    h ^= h >> 15
+    h = (h * 0x846CA68B) & M32
+    h ^= h >> 16
+    return GRAD12[h % 12]
+
+
+def simplex3(x, y, z):
+    """Gustavson's 3-D simplex noise (2005), gradients by lattice_gradient."""
+    s = (x + y + z) / 3
+    i, j, k = math.floor(x + s), math.floor(y + s), math.floor(z + s)
+    t = (i + j + k) / 6
+    d = (x - (i - t), y - (j - t), z - (k - t))
+    # Corners visited in the order of the offsets' sizes, largest first.
+    order = sorted(range(3), key=lambda a: -d[a])
+    # Ties as the usual nested comparisons break them.
+    dx, dy, dz = d
+    if dx >= dy:
+        order = [0, 1, 2] if dy >= dz else ([0, 2, 1] if dx >= dz else [2, 0, 1])
+    else:
+        order = [2, 1, 0] if dy < dz else ([1, 2, 0] if dx < dz else [1, 0, 2])
+    offsets = [(0, 0, 0)]
+    o = [0, 0, 0]
+    for a in order:
+        o = list(o)
+        o[a] = 1
+        offsets.append(tuple(o))
+    n = 0.0
+    for c, off in enumerate(offsets):
+        v = [d[a] - off[a] + c / 6 for a in range(3)]
+        tt = 0.6 - sum(q * q for q in v)
+        if tt > 0:
+            g = lattice_gradient(i + off[0], j + off[1], k + off[2])
+            n += tt ** 4 * sum(g[a] * v[a] for a in range(3))
+    return 32 * n
+
+
+def crackle(cellsize, power, distort, scale, z):
+    s = cellsize / 2
+
+    def centre(cx, cy):
+        e = simplex3(cx * 2.5, cy * 2.5, z * 2.5)
+        f = simplex3(cy * 2.5 + 30.2, cx * 2.5 - 12.1, z * 2.5 + 19.8)
+        return ((cx + distort * e) * s, (cy + distort * f) * s)
+
+    def f(x, y, w, r):
+        if s == 0:
+            return 0.0, 0.0
+        blur = (r() + r()) / 2 + (r() - 0.5) / 4
+        theta = 2 * math.pi * r()
+        u = (blur * math.sin(theta), blur * math.cos(theta))
+        cx, cy = math.floor(u[0] / s), math.floor(u[1] / s)
+        near = [(cx + di, cy + dj) for di in (-1, 0, 1) for dj in (-1, 0, 1)]
+        dist = [math.dist(centre(*c), u) for c in near]
+        cx, cy = near[dist.index(min(dist))]
+        c = centre(cx, cy)
+        ratios = []
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                if (di, dj) == (0, 0):
+                    continue
+                q = centre(cx + di, cy + dj)
+                dq = (q[0] - c[0], q[1] - c[1])
+                dd = dq[0] ** 2 + dq[1] ** 2
+                ratios.append(1.0 if dd == 0 else 2 * ((u[0] - c[0]) * dq[0] + (u[1] - c[1]) * dq[1]) / dd)
+        el = max(ratios)
+        rr = (el + 1e-100) ** power * scale / (el + 1e-100)
+        return w * ((u[0] - c[0]) * rr + c[0]), w * ((u[1] - c[1]) * rr + c[1])
+    return f
+
+
 def xform(pre, regular, post, x, y):
     """pre/post: (function, weight, summed); regular: (function, weight)."""
     r = Draws()
@@ -123,6 +203,10 @@ CASES = [
         ([(crop(-0.5, -0.5, 0.5, 0.5, 1, 0), 1.0, False)], [(spherical, 0.5)], [(disc, 1.0, False)]),
         (0.9, -0.2),
     ),
+    ("crackle on a regular grid", ([], [(crackle(0.4, -0.4, 0.0, 0.6, 0.6), 1.0)], []), (5.0, 5.0)),
+    ("crackle distorted", ([], [(crackle(0.4, -0.4, 0.2, 0.6, 0.6), 1.0)], []), (5.0, 5.0)),
+    ("crackle, other cells", ([], [(crackle(0.15, 0.3, 0.9, 1.5, -2.0), 0.7)], []), (5.0, 5.0)),
+    ("pre_crackle sums", ([(crackle(1.0, 0.2, 0.5, 1.0, 0.0), 0.5, True)], [(linear, 1.0)], []), (0.25, -0.5)),
 ]
 
 if __name__ == "__main__":
