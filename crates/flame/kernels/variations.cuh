@@ -675,8 +675,17 @@ FLAME_VAR(edisc) {
     real r1 = sqrt(tmp + tmp2);
     real r2 = sqrt(tmp - tmp2);
     real xmax = (r1 + r2) * FR(0.5);
-    real a1 = log(xmax + sqrt(xmax - FR(1)));
-    real a2 = -acos(p.x / xmax);
+    // xmax >= 1 and |x| <= xmax exactly; in float, rounding near y = 0
+    // can cross those bounds where the CPU's double does not, turning a
+    // usable point into NaN (a restart the CPU does not make): clamped in
+    // the float build only, so the double build stays the CPU's formula.
+    real xm1 = xmax - FR(1), xr = p.x / xmax;
+    if (sizeof(real) == 4) {
+        xm1 = fmax(xm1, FR(0));
+        xr = fmin(fmax(xr, FR(-1)), FR(1));
+    }
+    real a1 = log(xmax + sqrt(xm1));
+    real a2 = -acos(xr);
     real w = q[0] * FR(1.0 / 11.57034632);
     real snv, csv;
     sincos(a1, &snv, &csv);
