@@ -1105,7 +1105,8 @@ FLAME_VAR(linear3D) {
 
 // crackle's noise (src/variations/plugin.rs): Gustavson's 3-D simplex
 // noise, each lattice point's gradient (one of the 12 cube-edge midpoints)
-// chosen by Wellons's lowbias32 hash instead of a permutation table.
+// chosen by Wellons's lowbias32 hash instead of a permutation table, with
+// the continuous kernel (0.5 - d²)⁴ scaled by 76.
 __device__ const signed char flame_grad12[36] = {1,  1,  0, -1, 1, 0, 1,  -1, 0, -1, -1, 0, 1, 0,  1,  -1, 0,  1,
                                                  1,  0,  -1, -1, 0, -1, 0, 1,  1, 0,  -1, 1, 0, 1, -1, 0,  -1, -1};
 
@@ -1151,14 +1152,14 @@ __device__ __forceinline__ real flame_simplex3(real vx, real vy, real vz) {
         int oz = corner == 0 ? 0 : corner == 1 ? o1z : corner == 2 ? o2z : 1;
         real g = (real)corner * G3;
         real cx = c0x - (real)ox + g, cy = c0y - (real)oy + g, cz = c0z - (real)oz + g;
-        real tt = FR(0.6) - cx * cx - cy * cy - cz * cz;
+        real tt = FR(0.5) - cx * cx - cy * cy - cz * cz;
         if (tt > FR(0)) {
             const signed char *gr = flame_grad12 + 3 * flame_lattice_hash(i + ox, j + oy, k + oz);
             tt *= tt;
             n += tt * tt * ((real)gr[0] * cx + (real)gr[1] * cy + (real)gr[2] * cz);
         }
     }
-    return FR(32) * n;
+    return FR(76) * n;
 }
 
 // The jittered centre of crackle's cell (x, y); q = w, s, power, distort, scale, z.

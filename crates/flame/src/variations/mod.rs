@@ -63,7 +63,7 @@ mod classic;
 mod complex;
 mod julia;
 pub(crate) mod ops;
-mod plugin;
+pub(crate) mod plugin;
 mod random;
 mod table;
 

@@ -100,7 +100,8 @@ def lattice_gradient(i, j, k):
 
 
 def simplex3(x, y, z):
-    """Gustavson's 3-D simplex noise (2005), gradients by lattice_gradient."""
+    """Gustavson's 3-D simplex noise (2005), gradients by lattice_gradient,
+    kernel (0.5 - d^2)^4 (continuous) scaled by 76."""
     s = (x + y + z) / 3
     i, j, k = math.floor(x + s), math.floor(y + s), math.floor(z + s)
     t = (i + j + k) / 6
@@ -122,11 +123,11 @@ def simplex3(x, y, z):
     n = 0.0
     for c, off in enumerate(offsets):
         v = [d[a] - off[a] + c / 6 for a in range(3)]
-        tt = 0.6 - sum(q * q for q in v)
+        tt = 0.5 - sum(q * q for q in v)
         if tt > 0:
             g = lattice_gradient(i + off[0], j + off[1], k + off[2])
             n += tt ** 4 * sum(g[a] * v[a] for a in range(3))
-    return 32 * n
+    return 76 * n
 
 
 def crackle(cellsize, power, distort, scale, z):

@@ -1036,3 +1036,57 @@ int main(int argc, char **argv) {
     let states: Vec<u64> = words.chunks_exact(3).map(|w| w[2]).collect();
     Some((out, states))
 }
+/// crackle's noise on the GPU (double and float builds) against the
+/// CPU's, at random points and at the points crackle feeds it; prints the
+/// largest differences and checks them.
+#[test]
+fn gpu_crackle_noise_matches_cpu() {
+    use crate::variations::plugin::simplex3;
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_crackle_noise_matches_cpu") else { return };
+    let mut r = TestRng(0x5e1e);
+    let n = 4096usize;
+    // Half at random, half where crackle evaluates it: (2.5x, 2.5y, 2.5z)
+    // and (2.5y + 30.2, 2.5x − 12.1, 2.5z + 19.8) for whole x, y, often on
+    // a simplex's face.
+    let mut pts: Vec<f64> = (0..3 * n / 2).map(|_| r.range(-60.0, 60.0)).collect();
+    while pts.len() < 3 * n {
+        let (x, y) = (r.below(41) as f64 - 20.0, r.below(41) as f64 - 20.0);
+        let z = if r.below(2) == 0 { 0.0 } else { r.range(-2.0, 2.0) };
+        pts.extend([2.5 * x, 2.5 * y, 2.5 * z, 2.5 * y + 30.2, 2.5 * x - 12.1, 2.5 * z + 19.8]);
+    }
+    for double in [true, false] {
+        let src = String::from(
+            r#"#include "flame_common.cuh"
+#include "variations.cuh"
+extern "C" __global__ void noise(int n, const double *__restrict__ in, double *__restrict__ out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = (double)flame_simplex3((real)in[3 * i], (real)in[3 * i + 1], (real)in[3 * i + 2]);
+}
+"#,
+        );
+        let ks = precision_options(with_headers(KernelSource::new("noise_test.cu", src)), double);
+        let module = gpu.module(&ks).unwrap();
+        let kernel = module.kernel("noise").unwrap();
+        let d_in = gpu.upload(&pts).unwrap();
+        let mut d_out = gpu.alloc_zeros::<f64>(n).unwrap();
+        let n32 = n as i32;
+        // SAFETY: noise takes (int, const double*, double*); in holds 3n
+        // doubles, out n.
+        unsafe {
+            gpu.launch(&kernel).arg(&n32).buf(&d_in).buf_mut(&mut d_out).run(warpmc_gpu::grid_1d(n, 128)).unwrap()
+        };
+        let out = gpu.download(&d_out).unwrap();
+        let round = |v: f64| if double { v } else { f64::from(v as f32) };
+        let mut worst = 0.0f64;
+        for i in 0..n {
+            let c = simplex3([round(pts[3 * i]), round(pts[3 * i + 1]), round(pts[3 * i + 2])]);
+            worst = worst.max((c - out[i]).abs());
+        }
+        println!(
+            "simplex noise, {}: largest |gpu - cpu| {worst:e} over {n} points",
+            if double { "double" } else { "float" }
+        );
+        assert!(worst < if double { 1e-12 } else { 1e-4 }, "{worst}");
+    }
+}
