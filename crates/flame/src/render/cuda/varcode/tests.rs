@@ -46,8 +46,7 @@ fn random_param(name: &str, r: &mut TestRng) -> f64 {
     if name == "ngon_power" {
         r.range(0.5, 4.0)
     } else if name.ends_with("crackle_power") {
-        // Fractorium's range of use; strongly negative powers amplify a
-        // float build's rounding near the cell centres.
+        // Fractorium's range of use (the default is 0.2).
         r.range(-0.5, 1.0)
     } else if name.ends_with("_power") {
         r.sign() * int(r, 6)
@@ -441,17 +440,6 @@ fn cancellation_allowance(s: &Sample, c: (f64, f64)) -> f64 {
     }
 }
 
-/// How much looser than [`FLOAT_TOL`] a float build may be on a sample:
-/// 10 for a set with crackle, whose result near a cell centre `c` is the
-/// random point `u` moved to `c + (u − c)·L^(power − 1)·scale`: `u − c`
-/// cancels between two vectors of size about 1, so float rounding becomes
-/// a relative error of order ε·|c|/|u − c| there, amplified by
-/// |power − 1| (the point is drawn inside the variation, so moving the
-/// input point, as [`sensitivity`] does, cannot reveal it). 1 otherwise.
-fn float_tolerance_factor(s: &Sample) -> f64 {
-    if s.specs.iter().any(|v| v.kind.base().name() == "crackle") { 10.0 } else { 1.0 }
-}
-
 /// The most excused points a case of `per_case` samples may have: 1/32 of
 /// them (1/16 in float).
 fn excuse_cap(per_case: usize, float: bool) -> usize {
@@ -675,7 +663,6 @@ impl Batch {
             }
             let err = distance(g, c);
             let scale = c.0.hypot(c.1);
-            let tol = if float { tol * float_tolerance_factor(s) } else { tol };
             // (Exact agreement includes NaN with NaN, where scale is NaN.)
             if err == 0.0 || err <= tol * scale {
                 if scale > 0.0 {
