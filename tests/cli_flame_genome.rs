@@ -35,7 +35,7 @@ fn genome(args: &[&str]) -> String {
 }
 
 fn lenient() -> ParseOptions {
-    ParseOptions { skip_unknown_variations: true, palette_file: None }
+    ParseOptions { strict: false, palette_file: None }
 }
 
 fn render(genome: &Path, out: &Path, extra: &[&str]) -> std::process::Output {

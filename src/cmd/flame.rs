@@ -103,9 +103,14 @@ struct GenomeArgs {
     /// $FLAM3_PALETTES, /usr/share/flam3/flam3-palettes.xml).
     #[arg(long, value_name = "FILE")]
     palettes: Option<PathBuf>,
-    /// Render anyway when a genome uses variations outside flam3's 99:
-    /// drop them with a warning.
+    /// Fail when a genome uses a variation or xform attribute warpmc does
+    /// not know, instead of dropping it with a warning (the default, as
+    /// flam3-render does).
     #[arg(long)]
+    strict: bool,
+    /// Accepted for older scripts; unknown variations are dropped by
+    /// default now.
+    #[arg(long, hide = true)]
     skip_unknown_variations: bool,
 }
 
@@ -258,11 +263,11 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
 
 /// The genome file read with the palette file the flags or the
 /// environment name (which must exist, whether or not the genome needs it).
-fn read_genome(g: &GenomeArgs, skip_unknown_variations: bool) -> anyhow::Result<ParsedGenome> {
+fn read_genome(g: &GenomeArgs, strict: bool) -> anyhow::Result<ParsedGenome> {
     PaletteLibrary::check_named(g.palettes.as_deref())?;
-    let opts = ParseOptions { skip_unknown_variations, palette_file: g.palettes.clone() };
+    let opts = ParseOptions { strict, palette_file: g.palettes.clone() };
     let parsed = super::flame_genome::read_input(&g.genome, &opts).map_err(|e| match e.downcast::<FlameError>() {
-        Ok(e @ FlameError::UnknownVariation(_)) => anyhow!("{e} (--skip-unknown-variations renders without them)"),
+        Ok(e @ FlameError::UnknownVariation(_)) => anyhow!("{e} (without --strict they are dropped with a warning)"),
         Ok(e) => e.into(),
         Err(e) => e,
     })?;
@@ -273,7 +278,7 @@ fn read_genome(g: &GenomeArgs, skip_unknown_variations: bool) -> anyhow::Result<
 }
 
 fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
-    let parsed = read_genome(g, g.skip_unknown_variations)?;
+    let parsed = read_genome(g, g.strict)?;
     for w in &parsed.warnings {
         eprintln!("warning: {w}");
     }
@@ -837,7 +842,7 @@ impl FrameTimes {
 
 fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     // Read leniently so that unsupported variations are listed, not fatal.
-    let parsed = read_genome(&a.genome, true)?;
+    let parsed = read_genome(&a.genome, false)?;
     println!("{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
     for (i, f) in parsed.flames.iter().enumerate() {
         let mut used: Vec<VariationKind> =
@@ -856,14 +861,28 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             f.time
         );
         println!("      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
+        let beyond: Vec<&str> = used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect();
+        if !beyond.is_empty() {
+            println!("      beyond flam3's (flam3-render drops them): {}", beyond.join(", "));
+        }
+        match parsed.skipped_by_flame.get(i).filter(|s| !s.is_empty()) {
+            Some(s) => println!("      unsupported, dropped: {}", s.join(", ")),
+            None => println!("      unsupported: none"),
+        }
     }
+    // Whether `flame render` (without --strict) renders the file.
+    let renders = parsed.flames.iter().all(|f| f.xforms.iter().any(|x| x.weight > 0.0));
+    println!("renders: {}", if renders { "yes" } else { "no (a flame has no xform of positive weight)" });
     if parsed.skipped.is_empty() {
-        println!("supported: yes (every variation is one of flam3's 99)");
+        println!("supported: yes (every variation is implemented)");
     } else {
-        println!("supported: no (not flam3's: {})", parsed.skipped.join(", "));
+        println!("supported: no (dropped: {})", parsed.skipped.join(", "));
     }
     for w in &parsed.warnings {
         println!("  warning: {w}");
+    }
+    if a.genome.strict && !parsed.skipped.is_empty() {
+        bail!("{}: unknown variations or attributes (--strict)", a.genome.genome.display());
     }
     Ok(())
 }

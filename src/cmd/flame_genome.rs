@@ -268,7 +268,7 @@ pub(crate) fn read_input(path: &Path, opts: &ParseOptions) -> anyhow::Result<Par
 
 /// The flames of an input file, warnings printed; at least one.
 fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
-    let opts = ParseOptions { skip_unknown_variations: true, palette_file: c.palettes.clone() };
+    let opts = ParseOptions { strict: false, palette_file: c.palettes.clone() };
     let parsed = read_input(path, &opts)?;
     for w in &parsed.warnings {
         eprintln!("warning: {w}");
@@ -288,7 +288,7 @@ fn prepare(c: &Common) -> anyhow::Result<Option<Template>> {
     PaletteLibrary::check_named(c.palettes.as_deref())?;
     let Some(t) = &c.template else { return Ok(None) };
     let text = std::fs::read_to_string(t).with_context(|| format!("{}: cannot read the template", t.display()))?;
-    let opts = ParseOptions { skip_unknown_variations: true, palette_file: c.palettes.clone() };
+    let opts = ParseOptions { strict: false, palette_file: c.palettes.clone() };
     Ok(Some(Template::from_xml(&text, &t.display().to_string(), &opts)?))
 }
 

@@ -25,15 +25,15 @@
 // Shared with the Rust code, as -D options: FLAME_BLOCK (threads per
 // block), FLAME_CHOOSE_GRAIN (entries of a choice table), FLAME_PALETTE_SIZE,
 // FLAME_FUSE (iterations discarded after a restart), FLAME_STATE_FUSE_BITS
-// (the layout of ChaosPoint::state) and FLAME_POINT_BYTES (the size of a
+// and FLAME_STATE_RETRY_BITS (the layout of ChaosPoint::state) and FLAME_POINT_BYTES (the size of a
 // ChaosPoint as the host writes it).
 #pragma once
 
 #include "flame_common.cuh"
 
 #if !defined(FLAME_BLOCK) || !defined(FLAME_CHOOSE_GRAIN) || !defined(FLAME_PALETTE_SIZE) || !defined(FLAME_FUSE) || \
-    !defined(FLAME_STATE_FUSE_BITS) || !defined(FLAME_POINT_BYTES)
-#error "FLAME_BLOCK, FLAME_CHOOSE_GRAIN, FLAME_PALETTE_SIZE, FLAME_FUSE, FLAME_STATE_FUSE_BITS and FLAME_POINT_BYTES come from the Rust code that builds the source"
+    !defined(FLAME_STATE_FUSE_BITS) || !defined(FLAME_STATE_RETRY_BITS) || !defined(FLAME_POINT_BYTES)
+#error "FLAME_BLOCK, FLAME_CHOOSE_GRAIN, FLAME_PALETTE_SIZE, FLAME_FUSE, FLAME_STATE_FUSE_BITS, FLAME_STATE_RETRY_BITS and FLAME_POINT_BYTES come from the Rust code that builds the source"
 #endif
 
 namespace flame {
@@ -46,7 +46,8 @@ enum : unsigned {
 };
 
 // A point between launches. `state`: the low FLAME_STATE_FUSE_BITS bits the
-// iterations still to discard (fuse), the rest the chaos row of the next
+// iterations still to discard (fuse), the next FLAME_STATE_RETRY_BITS the
+// bad values met in a row (flam3's `consec`), the rest the chaos row of the next
 // choice (1 + the index of the xform that produced the point; 0 for a
 // fresh point). `left`: the plotted iterations left in the point's
 // sub-batch: then it restarts from a random point, as flam3's sub-batches
@@ -62,24 +63,31 @@ static_assert(sizeof(ChaosPoint) == FLAME_POINT_BYTES, "ChaosPoint differs from 
 struct Walker {
     real x, y, c;
     int fuse;
+    int retries;
     int chaos_row;
     int left;
 
-    __device__ __forceinline__ static int pack(int fuse, int chaos_row) {
-        return fuse | (chaos_row << FLAME_STATE_FUSE_BITS);
+    __device__ __forceinline__ int state() const {
+        return fuse | (retries << FLAME_STATE_FUSE_BITS) |
+               (chaos_row << (FLAME_STATE_FUSE_BITS + FLAME_STATE_RETRY_BITS));
     }
     __device__ __forceinline__ void unpack(int state) {
         fuse = state & ((1 << FLAME_STATE_FUSE_BITS) - 1);
-        chaos_row = state >> FLAME_STATE_FUSE_BITS;
+        retries = (state >> FLAME_STATE_FUSE_BITS) & ((1 << FLAME_STATE_RETRY_BITS) - 1);
+        chaos_row = state >> (FLAME_STATE_FUSE_BITS + FLAME_STATE_RETRY_BITS);
     }
-    __device__ __forceinline__ int state() const { return pack(fuse, chaos_row); }
 
-    // After a bad value: a random point, fused again (flam3 keeps the
-    // colour).
-    __device__ __forceinline__ void restart(FlameRng &rng) {
+    // After a bad value: a random point in [-1, 1]², the colour the xform
+    // gave kept, and no new fuse (flam3's flam3_iterate and apply_xform).
+    // Returns whether the iteration is to be tried again from that point
+    // (fewer than 5 bad values in a row), as flam3 retries it; the fifth
+    // time the random point is used.
+    __device__ __forceinline__ bool bad_value(FlameRng &rng) {
         x = (real)2 * rng.uniform() - (real)1;
         y = (real)2 * rng.uniform() - (real)1;
-        fuse = FLAME_FUSE;
+        if (++retries < 5) return true;
+        retries = 0;
+        return false;
     }
     // The end of a sub-batch: a fresh random point and colour, fused, with
     // no previous xform.
@@ -88,6 +96,7 @@ struct Walker {
         y = (real)2 * rng.uniform() - (real)1;
         c = rng.uniform();
         fuse = FLAME_FUSE;
+        retries = 0;
         chaos_row = 0;
         left = sub_batch;
     }
@@ -477,17 +486,26 @@ struct ChaosGame {
             const int xi = Choice::choose(tables, rng.next_u32(), p.chaos_row);
             real vis;
             Genome::apply_xform(xi, p.x, p.y, p.c, vis, rng, P);
+            // A retried iteration plots nothing, counts nothing and keeps
+            // the chaos row; it still takes part in the warp's collective
+            // accumulation and shuffle below, with no sample.
+            bool retry = false;
             if (flame_bad_value(p.x) || flame_bad_value(p.y)) {
-                p.restart(rng);
+                retry = p.bad_value(rng);
                 ++bad;
+            } else {
+                p.retries = 0;
             }
-            p.chaos_row = xi + 1;
-
-            real fx = p.x, fy = p.y, fc = p.c;
-            Genome::apply_final(fx, fy, fc, rng, P);
             bool valid = false;
             unsigned cell = NO_CELL;
-            if (p.fuse > 0) {
+            real fx = p.x, fy = p.y, fc = p.c;
+            if (!retry) {
+                p.chaos_row = xi + 1;
+                Genome::apply_final(fx, fy, fc, rng, P);
+            }
+            if (retry) {
+                // Nothing plotted.
+            } else if (p.fuse > 0) {
                 --p.fuse;
             } else {
                 ++kept;

@@ -675,8 +675,17 @@ FLAME_VAR(edisc) {
     real r1 = sqrt(tmp + tmp2);
     real r2 = sqrt(tmp - tmp2);
     real xmax = (r1 + r2) * FR(0.5);
-    real a1 = log(xmax + sqrt(xmax - FR(1)));
-    real a2 = -acos(p.x / xmax);
+    // xmax >= 1 and |x| <= xmax exactly; in float, rounding near y = 0
+    // can cross those bounds where the CPU's double does not, turning a
+    // usable point into NaN (a restart the CPU does not make): clamped in
+    // the float build only, so the double build stays the CPU's formula.
+    real xm1 = xmax - FR(1), xr = p.x / xmax;
+    if (sizeof(real) == 4) {
+        xm1 = fmax(xm1, FR(0));
+        xr = fmin(fmax(xr, FR(-1)), FR(1));
+    }
+    real a1 = log(xmax + sqrt(xm1));
+    real a2 = -acos(xr);
     real w = q[0] * FR(1.0 / 11.57034632);
     real snv, csv;
     sincos(a1, &snv, &csv);
@@ -1061,4 +1070,150 @@ FLAME_VAR(mobius) {
     real rad_v = q[0] / (re_v * re_v + im_v * im_v);
     sx += rad_v * (re_u * re_v + im_u * im_v);
     sy += rad_v * (im_u * re_v - re_u * im_v);
+}
+
+// ---- Plugin variations beyond flam3's (Fractorium's names) -------------
+
+// 99: flatten zeroes z, so it adds nothing in the plane.
+FLAME_VAR(flatten) {}
+
+// 100: q = w, x0, y0, x1, y1, band depths w and h, zero (0 or 1)
+FLAME_VAR(crop) {
+    real x = p.x, y = p.y;
+    bool outside = x < q[1] || x > q[3] || y < q[2] || y > q[4];
+    if (outside && q[7] != FR(0)) return;
+    if (x < q[1]) {
+        x = q[1] + rng.uniform() * q[5];
+    } else if (x > q[3]) {
+        x = q[3] - rng.uniform() * q[5];
+    }
+    if (y < q[2]) {
+        y = q[2] + rng.uniform() * q[6];
+    } else if (y > q[4]) {
+        y = q[4] - rng.uniform() * q[6];
+    }
+    sx += q[0] * x;
+    sy += q[0] * y;
+}
+
+// 101: linear3D, linear in the plane.
+FLAME_VAR(linear3D) {
+    real w = q[0];
+    sx += w * p.x;
+    sy += w * p.y;
+}
+
+// crackle's noise (src/variations/plugin.rs): Gustavson's 3-D simplex
+// noise, each lattice point's gradient (one of the 12 cube-edge midpoints)
+// chosen by Wellons's lowbias32 hash instead of a permutation table, with
+// the continuous kernel (0.5 - d²)⁴ scaled by 76.
+__device__ const signed char flame_grad12[36] = {1,  1,  0, -1, 1, 0, 1,  -1, 0, -1, -1, 0, 1, 0,  1,  -1, 0,  1,
+                                                 1,  0,  -1, -1, 0, -1, 0, 1,  1, 0,  -1, 1, 0, 1, -1, 0,  -1, -1};
+
+__device__ __forceinline__ int flame_lattice_hash(long long i, long long j, long long k) {
+    unsigned h = (unsigned)i * 0x8da6b343u ^ (unsigned)j * 0xd8163841u ^ (unsigned)k * 0xcb1ab31fu;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    h ^= h >> 16;
+    return (int)(h % 12u);
+}
+
+__device__ __forceinline__ real flame_simplex3(real vx, real vy, real vz) {
+    const real F3 = FR(1.0 / 3.0), G3 = FR(1.0 / 6.0);
+    real skew = (vx + vy + vz) * F3;
+    // The conversions saturate (NaN to 0), as Rust's `as` does.
+    long long i = (long long)floor(vx + skew);
+    long long j = (long long)floor(vy + skew);
+    long long k = (long long)floor(vz + skew);
+    real t = (real)(i + j + k) * G3;
+    real c0x = vx - ((real)i - t), c0y = vy - ((real)j - t), c0z = vz - ((real)k - t);
+    int o1x, o1y, o1z, o2x, o2y, o2z;
+    if (c0x >= c0y) {
+        if (c0y >= c0z) {
+            o1x = 1; o1y = 0; o1z = 0; o2x = 1; o2y = 1; o2z = 0;
+        } else if (c0x >= c0z) {
+            o1x = 1; o1y = 0; o1z = 0; o2x = 1; o2y = 0; o2z = 1;
+        } else {
+            o1x = 0; o1y = 0; o1z = 1; o2x = 1; o2y = 0; o2z = 1;
+        }
+    } else if (c0y < c0z) {
+        o1x = 0; o1y = 0; o1z = 1; o2x = 0; o2y = 1; o2z = 1;
+    } else if (c0x < c0z) {
+        o1x = 0; o1y = 1; o1z = 0; o2x = 0; o2y = 1; o2z = 1;
+    } else {
+        o1x = 0; o1y = 1; o1z = 0; o2x = 1; o2y = 1; o2z = 0;
+    }
+    real n = FR(0);
+    for (int corner = 0; corner < 4; ++corner) {
+        int ox = corner == 0 ? 0 : corner == 1 ? o1x : corner == 2 ? o2x : 1;
+        int oy = corner == 0 ? 0 : corner == 1 ? o1y : corner == 2 ? o2y : 1;
+        int oz = corner == 0 ? 0 : corner == 1 ? o1z : corner == 2 ? o2z : 1;
+        real g = (real)corner * G3;
+        real cx = c0x - (real)ox + g, cy = c0y - (real)oy + g, cz = c0z - (real)oz + g;
+        real tt = FR(0.5) - cx * cx - cy * cy - cz * cz;
+        if (tt > FR(0)) {
+            const signed char *gr = flame_grad12 + 3 * flame_lattice_hash(i + ox, j + oy, k + oz);
+            tt *= tt;
+            n += tt * tt * ((real)gr[0] * cx + (real)gr[1] * cy + (real)gr[2] * cz);
+        }
+    }
+    return FR(76) * n;
+}
+
+// The jittered centre of crackle's cell (x, y); q = w, s, power, distort, scale, z.
+__device__ __forceinline__ void flame_crackle_centre(int x, int y, const real *q, real &cx, real &cy) {
+    real xf = (real)x, yf = (real)y, zf = q[5];
+    real nx = flame_simplex3(xf * FR(2.5), yf * FR(2.5), zf * FR(2.5));
+    real ny = flame_simplex3(yf * FR(2.5) + FR(30.2), xf * FR(2.5) - FR(12.1), zf * FR(2.5) + FR(19.8));
+    cx = (xf + q[3] * nx) * q[1];
+    cy = (yf + q[3] * ny) * q[1];
+}
+
+// 102: q = w, s (half the cell size), power, distort, scale, z
+FLAME_VAR(crackle) {
+    if (q[1] == FR(0)) return;
+    real u1 = rng.uniform();
+    real u2 = rng.uniform();
+    real u3 = rng.uniform();
+    real blur = (u1 + u2) / FR(2) + (u3 - FR(0.5)) / FR(4);
+    real theta = FR(2) * FLAME_PI * rng.uniform();
+    real st, ct;
+    sincos(theta, &st, &ct);
+    real ux = blur * st, uy = blur * ct;
+    int cx = flame_c_int(floor(ux / q[1]));
+    int cy = flame_c_int(floor(uy / q[1]));
+    int nearest = 0;
+    real best = FR(0);
+    for (int n = 0; n < 9; ++n) {
+        real px, py;
+        flame_crackle_centre((int)((unsigned)cx + (unsigned)(n / 3 - 1)), (int)((unsigned)cy + (unsigned)(n % 3 - 1)), q,
+                             px, py);
+        real d2 = (px - ux) * (px - ux) + (py - uy) * (py - uy);
+        if (n == 0 || d2 < best) {
+            best = d2;
+            nearest = n;
+        }
+    }
+    cx = (int)((unsigned)cx + (unsigned)(nearest / 3 - 1));
+    cy = (int)((unsigned)cy + (unsigned)(nearest % 3 - 1));
+    real c0x, c0y;
+    flame_crackle_centre(cx, cy, q, c0x, c0y);
+    real l = FR(0);
+    bool first = true;
+    for (int n = 0; n < 9; ++n) {
+        if (n == 4) continue;
+        real px, py;
+        flame_crackle_centre((int)((unsigned)cx + (unsigned)(n / 3 - 1)), (int)((unsigned)cy + (unsigned)(n % 3 - 1)), q,
+                             px, py);
+        real dx = px - c0x, dy = py - c0y;
+        real ratio = (dx == FR(0) && dy == FR(0)) ? FR(1) : FR(2) * ((ux - c0x) * dx + (uy - c0y) * dy) / (dx * dx + dy * dy);
+        l = first ? ratio : fmax(l, ratio);
+        first = false;
+    }
+    real target = pow(l + FR(1e-100), q[2]) * q[4];
+    real r = target / (l + FR(1e-100));
+    sx += q[0] * ((ux - c0x) * r + c0x);
+    sy += q[0] * ((uy - c0y) * r + c0y);
 }

@@ -17,11 +17,11 @@ pub enum FlameError {
     /// value out of range, an unknown element value, a missing palette.
     #[error("{0}")]
     Genome(String),
-    /// A genome uses a variation (or an xform attribute) that is not one of
-    /// flam3's 99; [`ParseOptions::skip_unknown_variations`] reads it
-    /// without them.
+    /// A genome uses a variation (or an xform attribute) warpmc does not
+    /// know, read with [`ParseOptions::strict`] (without it the attribute
+    /// is dropped with a warning).
     ///
-    /// [`ParseOptions::skip_unknown_variations`]: crate::genome::ParseOptions::skip_unknown_variations
+    /// [`ParseOptions::strict`]: crate::genome::ParseOptions::strict
     #[error("{0}")]
     UnknownVariation(String),
     /// flam3's palette file is missing or unreadable.

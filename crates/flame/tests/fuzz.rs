@@ -56,8 +56,8 @@ fn options() -> &'static [ParseOptions] {
         let file =
             PaletteLibrary::locate(shared.exists().then_some(shared.as_path())).ok().map(|l| l.path().to_owned());
         vec![
-            ParseOptions { skip_unknown_variations: true, palette_file: file.clone() },
-            ParseOptions { skip_unknown_variations: false, palette_file: file },
+            ParseOptions { strict: false, palette_file: file.clone() },
+            ParseOptions { strict: true, palette_file: file },
         ]
     })
 }

@@ -46,12 +46,12 @@ fn opts() -> ParseOptions {
     ParseOptions::default()
 }
 
-fn skip_opts() -> ParseOptions {
-    ParseOptions { skip_unknown_variations: true, palette_file: None }
+fn strict_opts() -> ParseOptions {
+    ParseOptions { strict: true, palette_file: None }
 }
 
 fn lib_opts(lib: &PaletteLibrary) -> ParseOptions {
-    ParseOptions { skip_unknown_variations: false, palette_file: Some(lib.path().to_path_buf()) }
+    ParseOptions { strict: true, palette_file: Some(lib.path().to_path_buf()) }
 }
 
 /// Parses a string that must be accepted.
@@ -226,18 +226,43 @@ fn test_flam3_two_flames_numbered_palettes() {
 }
 
 #[test]
-fn fractorium_files_refused_then_read_with_skip() {
-    // (file, flames' xform count, final?, a dropped name)
-    let cases = [
-        ("fractorium-bench-golubaja_rippingfrominside_complexcode.flame", 3, true, "crackle"),
-        ("fractorium-bench-mfeemster_basicmemory.flame", 1, false, "var_color"),
-        ("fractorium-bench-tatasz_springcrown_manysimplexforms.flame", 52, false, "var_color"),
-        ("fractorium-bench-tyrantwave_flippeddisc_normal.flame", 4, false, "var_color"),
-        ("fractorium-bench-zy0rg_six_bigcomplexcode.flame", 45, true, "pre_crop"),
+fn fractorium_files_read_by_default_and_refused_when_strict() {
+    // (file, flames' xform count, final?, names dropped)
+    let cases: [(&str, usize, bool, &[&str]); 6] = [
+        ("fractorium-bench-golubaja_rippingfrominside_complexcode.flame", 3, true, &[]),
+        ("fractorium-bench-mfeemster_basicmemory.flame", 1, false, &[]),
+        ("fractorium-bench-tatasz_springcrown_manysimplexforms.flame", 52, false, &[]),
+        ("fractorium-bench-tyrantwave_flippeddisc_normal.flame", 4, false, &[]),
+        ("fractorium-bench-zy0rg_six_bigcomplexcode.flame", 45, true, &[]),
+        // A variation warpmc does not implement, with its parameters.
+        (
+            "../../crates/flame/tests/data/genomes/fractorium-hypertile.flame",
+            2,
+            false,
+            &["hypertile1", "hypertile1_p", "hypertile1_q"],
+        ),
     ];
     for (file, n, fin, dropped) in cases {
         let path = genome(file);
-        let e = parse_file(&path, &opts()).expect_err(file);
+        let p = parse_file(&path, &opts()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(p.flames.len(), 1, "{file}");
+        let f = &p.flames[0];
+        assert_eq!(f.xforms.len(), n, "{file}");
+        assert_eq!(f.final_xform.is_some(), fin, "{file}");
+        assert_eq!(p.skipped, dropped, "{file}");
+        assert_eq!(p.skipped_by_flame, vec![dropped.to_vec()], "{file}");
+        // One warning per dropped variation (none for its parameters), and
+        // Fractorium's own flame attributes (identity curves, a 3-D camera
+        // at zero, plugins, new_linear, …) ignored quietly.
+        let per_variation = p.warnings.iter().filter(|w| w.contains("dropped")).count();
+        assert_eq!(per_variation, usize::from(!dropped.is_empty()), "{file}: {:?}", p.warnings);
+        assert!(p.warnings.iter().all(|w| !w.contains("flame attributes")), "{file}: {:?}", p.warnings);
+
+        if dropped.is_empty() {
+            parse_file(&path, &strict_opts()).unwrap_or_else(|e| panic!("{file} (strict): {e}"));
+            continue;
+        }
+        let e = parse_file(&path, &strict_opts()).expect_err(file);
         assert!(matches!(e, FlameError::UnknownVariation(_)), "{e}");
         let e = e.to_string();
         assert!(e.starts_with(&path.display().to_string()), "{e}");
@@ -245,43 +270,25 @@ fn fractorium_files_refused_then_read_with_skip() {
         assert!(e.contains(": xform 0: attribute '"), "{e}");
         assert!(!e.contains("--"), "no command-line flags in library messages: {e}");
         assert!(!e.contains('\n'));
-
-        let p = parse_file(&path, &skip_opts()).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_eq!(p.flames.len(), 1, "{file}");
-        let f = &p.flames[0];
-        assert_eq!(f.xforms.len(), n, "{file}");
-        assert_eq!(f.final_xform.is_some(), fin, "{file}");
-        assert!(p.skipped.iter().any(|s| s == dropped), "{file}: {:?}", p.skipped);
-        // One warning per dropped name, plus the flame attributes flam3
-        // does not read.
-        let per_name = p.warnings.iter().filter(|w| w.contains("dropped")).count();
-        assert_eq!(per_name, p.skipped.len(), "{file}: {:?}", p.warnings);
-        let flame_attrs = p.warnings.iter().find(|w| w.contains("flame attributes")).expect("listed");
-        assert!(flame_attrs.contains("sub_batch_size") && flame_attrs.contains("cam_zpos"), "{flame_attrs}");
-        assert!(!flame_attrs.contains("version"), "{flame_attrs}");
     }
 
-    let p = parse_file(&genome(cases[0].0), &skip_opts()).unwrap();
+    let p = parse_file(&genome(cases[0].0), &opts()).unwrap();
     let f = &p.flames[0];
     assert_eq!(f.name.as_deref(), Some("golubaja_rippingfrominside_complexcode"));
     assert_eq!(f.highlight_power, 1.0);
     assert_eq!(f.interpolation, Interpolation::Linear);
-    // Xform 0 had only crackle and flatten: nothing is left.
-    assert!(f.xforms[0].variations.is_empty());
-    assert_eq!(vars(&f.xforms[1]), vec![("spherical", 1.0), ("eyefish", 0.5), ("elliptic", 0.1)]);
-    for w in ["crackle", "crackle_cellsize", "flatten", "var_color", "name"] {
-        assert!(p.skipped.iter().any(|s| s == w), "{w}: {:?}", p.skipped);
-    }
+    assert_eq!(vars(&f.xforms[0]), vec![("flatten", 1.0), ("crackle", 1.0)]);
+    assert_eq!(vars(&f.xforms[1]), vec![("spherical", 1.0), ("eyefish", 0.5), ("elliptic", 0.1), ("flatten", 1.0)]);
     // Fractorium's hex palette.
-    let mfee = parse_file(&genome(cases[1].0), &skip_opts()).unwrap();
+    let mfee = parse_file(&genome(cases[1].0), &opts()).unwrap();
     assert_eq!(mfee.flames[0].palette.entries[0], [241.0 / 255.0, 223.0 / 255.0, 221.0 / 255.0, 1.0]);
     assert_eq!(mfee.flames[0].palette.entries[255], [5.0 / 255.0, 1.0 / 255.0, 0.0, 1.0]);
     // Chaos rows as written.
-    let tat = parse_file(&genome(cases[2].0), &skip_opts()).unwrap();
+    let tat = parse_file(&genome(cases[2].0), &opts()).unwrap();
     let row = &tat.flames[0].xforms[0].chaos;
     assert_eq!(row.len(), 52, "the last entry is 0");
     assert_eq!(&row[18..22], &[1.0, 1.0, 0.0, 0.0]);
-    let zy = parse_file(&genome(cases[4].0), &skip_opts()).unwrap();
+    let zy = parse_file(&genome(cases[4].0), &opts()).unwrap();
     assert_eq!(zy.flames[0].xforms[0].chaos.len(), 45);
     assert_eq!(&zy.flames[0].xforms[0].chaos[..4], &[1.0, 0.0, 1.0, 0.0]);
     // interpolation="smooth" on a single flame becomes linear, silently.
@@ -293,33 +300,35 @@ fn fractorium_files_refused_then_read_with_skip() {
 #[test]
 fn unknown_variation_message() {
     let xml = r#"<flame name="electricsheep.244.00216"><xform weight="1" linear="1"/><xform weight="1" linear="1"/>
-        <xform weight="0.5" crackle="1" crackle_cellsize="0.4"/></flame>"#;
-    let e = parse_str(xml, "genome.flam3", &opts()).unwrap_err().to_string();
+        <xform weight="0.5" hypertile1="1" hypertile1_p="3"/></flame>"#;
+    let e = parse_str(xml, "genome.flam3", &strict_opts()).unwrap_err().to_string();
     assert_eq!(
         e,
-        "genome.flam3: flame 'electricsheep.244.00216': xform 2: attribute 'crackle': unknown variation (not one \
-         of flam3's 99 variations, their parameters or xform attributes); also unknown in this element: \
-         'crackle_cellsize'"
+        "genome.flam3: flame 'electricsheep.244.00216': xform 2: attribute 'hypertile1': unknown variation (not \
+         one of the variations warpmc implements, their parameters or xform attributes); also unknown in this \
+         element: 'hypertile1_p'"
     );
-    let p = parse_str(xml, "genome.flam3", &skip_opts()).unwrap();
-    assert_eq!(p.skipped, vec!["crackle", "crackle_cellsize"]);
+    let p = parse_str(xml, "genome.flam3", &opts()).unwrap();
+    assert_eq!(p.skipped, vec!["hypertile1", "hypertile1_p"]);
+    assert_eq!(p.warnings.iter().filter(|w| w.contains("dropped")).count(), 1, "{:?}", p.warnings);
     assert!(p.flames[0].xforms[2].variations.is_empty());
     assert_eq!(p.flames[0].xforms[2].weight, 0.5);
     // Unnamed flames are named by index; the final xform by name.
     let e = err(r#"<flames><flame/><flame time="1"><finalxform foo="1"/></flame></flames>"#);
     assert!(e.starts_with("t.flam3: flame #0: the <flame> element has no attributes"), "{e}");
-    let e = err(r#"<flames><flame time="0"/><flame time="1"><finalxform foo="1"/></flame></flames>"#);
+    let e =
+        err_with(r#"<flames><flame time="0"/><flame time="1"><finalxform foo="1"/></flame></flames>"#, &strict_opts());
     assert!(e.starts_with("t.flam3: flame #1: finalxform: attribute 'foo': unknown variation"), "{e}");
 }
 
 #[test]
 fn skipped_names_warned_once() {
-    let xml = r#"<flame time="0"><xform weight="1" crackle="1"/><xform weight="1" crackle="2" linear="1"/>
-        <finalxform crackle="1"/></flame>"#;
-    let p = parse_str(xml, "t", &skip_opts()).unwrap();
-    assert_eq!(p.skipped, vec!["crackle"]);
+    let xml = r#"<flame time="0"><xform weight="1" hypertile1="1"/><xform weight="1" hypertile1="2" linear="1"/>
+        <finalxform hypertile1="1"/></flame>"#;
+    let p = parse_str(xml, "t", &opts()).unwrap();
+    assert_eq!(p.skipped, vec!["hypertile1"]);
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
-    assert!(p.warnings[0].contains("flame #0: xform 0: attribute 'crackle'"), "{}", p.warnings[0]);
+    assert!(p.warnings[0].contains("flame #0: xform 0: attribute 'hypertile1'"), "{}", p.warnings[0]);
     assert_eq!(vars(&p.flames[0].xforms[1]), vec![("linear", 1.0)]);
 }
 
@@ -513,14 +522,18 @@ fn flame_defaults_and_every_attribute() {
 
 #[test]
 fn unknown_flame_attributes_warn_and_contrast_is_ignored() {
+    // Fractorium's attributes that change nothing in the plane are quiet
+    // (fuse, cam_zpos="0", identity curves); a 3-D camera that is not at
+    // zero or curves that are not the identity are not.
     let p = ok(r#"<flame version="FLAM3-3.1.1" nick="me" url="x" id="3" gen="4" contrast="2" fuse="15"
-        cam_zpos="0" curves="0 0 1"><xform weight="1" linear="1"/><foo/><edit><flame time="9"/></edit></flame>"#);
+        cam_zpos="0" cam_pitch="0.5" curves="0 0 1 1 1 1" overall_curve="0 0 1 0.5 0.7 1"
+        plugins="linear" new_linear="1"><xform weight="1" linear="1"/><foo/><edit><flame time="9"/></edit></flame>"#);
     let f = &p.flames[0];
     assert_eq!(f.contrast, 1.0, "flam3 3.1.1 does not read contrast");
     assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
     assert_eq!(
         p.warnings[0],
-        "t.flam3: flame attributes flam3 does not read, ignored: contrast, fuse, cam_zpos, curves"
+        "t.flam3: flame attributes flam3 does not read, ignored: contrast, cam_pitch, overall_curve"
     );
     assert_eq!(p.warnings[1], "t.flam3: elements flam3 does not read, ignored: <foo>");
     assert!(p.skipped.is_empty());
@@ -940,7 +953,7 @@ fn palette_file_missing_or_broken() {
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.xml");
     std::fs::write(&bad, "not xml <").unwrap();
-    let o = ParseOptions { skip_unknown_variations: false, palette_file: Some(bad.clone()) };
+    let o = ParseOptions { strict: true, palette_file: Some(bad.clone()) };
     let e = parse_str(r#"<flame name="n" palette="3"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
         .unwrap_err()
         .to_string();
@@ -962,7 +975,7 @@ fn palette_file_missing_or_broken() {
     assert_eq!(path.last().unwrap(), &PathBuf::from("../shared/palettes/flam3-palettes.xml"));
     // A palette file named but missing is the error, whatever else exists:
     // the genome error names it.
-    let o = ParseOptions { skip_unknown_variations: false, palette_file: Some(explicit.clone()) };
+    let o = ParseOptions { strict: true, palette_file: Some(explicit.clone()) };
     let e = parse_str(r#"<flame palette="3"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
         .unwrap_err()
         .to_string();
@@ -1176,8 +1189,13 @@ fn error_classes() {
         (format!(r#"<flame name="f">{}</flame>"#, r#"<symmetry kind="1000"/>"#.repeat(11)), "more than 10000 xforms"),
     ];
     for (xml, want) in &cases {
-        let e = err(xml);
+        let e = err_with(xml, &strict_opts());
         assert!(e.contains(want), "{xml}\n  gave: {e}\n  want: {want}");
+        // Only an unknown attribute is read past by default.
+        if !want.contains("unknown variation") {
+            let e = err(xml);
+            assert!(e.contains(want), "{xml}\n  gave: {e}\n  want: {want}");
+        }
     }
 }
 
@@ -1232,6 +1250,7 @@ const SNIPPETS: &[&str] = &[
     "<edit/>",
     "<flames>",
     " crackle=\"1\"",
+    " hypertile1=\"1\"",
 ];
 
 fn seed_texts() -> Vec<String> {
@@ -1253,10 +1272,7 @@ fn fuzz_opts() -> Vec<ParseOptions> {
     // The palette file when there is one (loaded once, then cached), and a
     // missing one otherwise.
     let file = PaletteLibrary::locate(shared_palettes()).ok().map(|l| l.path().to_path_buf());
-    vec![
-        ParseOptions { skip_unknown_variations: false, palette_file: file.clone() },
-        ParseOptions { skip_unknown_variations: true, palette_file: file },
-    ]
+    vec![ParseOptions { strict: true, palette_file: file.clone() }, ParseOptions { strict: false, palette_file: file }]
 }
 
 proptest! {

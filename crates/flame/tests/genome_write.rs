@@ -15,7 +15,7 @@ fn palette_file() -> Option<PathBuf> {
 }
 
 fn opts() -> ParseOptions {
-    ParseOptions { skip_unknown_variations: true, palette_file: palette_file() }
+    ParseOptions { strict: false, palette_file: palette_file() }
 }
 
 /// Equal flames, except that palette entries may differ in the last bit:

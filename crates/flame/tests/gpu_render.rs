@@ -14,14 +14,14 @@ use warpmc_flame::render::{Precision, RenderSettings, render};
 /// (../shared/palettes) when it is there, and in the usual places otherwise:
 /// the GPU machines have no flam3 installed, and this test runs from the
 /// crate's directory, where the relative default does not reach.
-fn options(skip_unknown_variations: bool) -> ParseOptions {
+fn options(strict: bool) -> ParseOptions {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/palettes/flam3-palettes.xml");
-    ParseOptions { skip_unknown_variations, palette_file: shared.exists().then_some(shared) }
+    ParseOptions { strict, palette_file: shared.exists().then_some(shared) }
 }
 
 fn genome(name: &str) -> Flame {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flames").join(name);
-    parse_file(&path, &options(false)).unwrap().flames.remove(0)
+    parse_file(&path, &options(true)).unwrap().flames.remove(0)
 }
 
 fn settings(seed: u64, size_scale: f64, quality_scale: f64) -> RenderSettings {
@@ -107,15 +107,15 @@ fn every_gpu_variant_renders_within_the_noise_floor() {
 }
 
 /// xaos (each xform's choice weights depend on the previous xform) and a
-/// final xform, on Fractorium's sample genomes (their non-flam3 variations
-/// dropped: both backends render the same parsed flame).
+/// final xform, on Fractorium's sample genomes (with its plugin variations:
+/// crop and its pre_/post_ forms, pre_disc, pre_gaussian_blur, flatten).
 #[test]
 fn xaos_genomes_render_within_the_cpu_noise_floor() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("xaos_genomes_render_within_the_cpu_noise_floor") else {
         return;
     };
     let r = CudaRenderer::new(gpu);
-    let opts = options(true);
+    let opts = options(false);
     for name in [
         "fractorium-bench-tatasz_springcrown_manysimplexforms.flame",
         "fractorium-bench-zy0rg_six_bigcomplexcode.flame",
@@ -189,4 +189,57 @@ fn animation_frames_on_kept_buffers_render_within_the_cpu_noise_floor() {
         println!("t = {time}, {temporal} temporal samples: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
         assert!(p > floor - 0.5, "t = {time}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
     }
+}
+
+/// A genome whose xforms and final xform often produce bad values
+/// (`cpow_power="0"` divides by zero, as in random genomes of
+/// flam3-genome): both backends restart the point as flam3 does (a random
+/// point, the iteration retried up to four times, no new fuse; the final
+/// xform's bad value becomes a random point), so the GPU renders within the
+/// CPU's noise floor and meets bad values as often per iteration.
+#[test]
+fn bad_values_restart_as_on_the_cpu() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("bad_values_restart_as_on_the_cpu") else { return };
+    let xml = r#"<flame name="bad" size="320 240" scale="80" quality="20" oversample="1" filter="0.5" brightness="8"
+        estimator_radius="0" temporal_samples="1">
+      <xform weight="0.4" color="0" coefs="0.5 0 0 0.5 0 0" linear="1"/>
+      <xform weight="0.3" color="0.5" coefs="0.5 0 0 0.5 0.5 0" linear="0.7" spherical="0.3"/>
+      <xform weight="0.3" color="1" coefs="0.8 0.2 -0.2 0.8 0 0.5" cpow="1" cpow_r="1" cpow_i="0.2" cpow_power="0"/>
+      <finalxform color="0.3" color_speed="0" opacity="0.5" coefs="1 0 0 1 0 0" linear="1" cpow="0.01" cpow_power="0"/>
+      <palette count="2" format="RGB">FF2000 20A0FF</palette>
+    </flame>"#;
+    let f = warpmc_flame::genome::parse_str(xml, "bad.flam3", &options(true)).unwrap().flames.remove(0);
+    let one = std::slice::from_ref(&f);
+    for precision in [Precision::F32, Precision::F64] {
+        let cpu_a = render(one, f.time, &RenderSettings { precision, ..settings(1, 1.0, 1.0) }).unwrap();
+        let cpu_b = render(one, f.time, &RenderSettings { precision, ..settings(2, 1.0, 1.0) }).unwrap();
+        let gpu_opts = IterationOptions { real: precision, ..IterationOptions::default() };
+        let g = CudaRenderer::new(gpu.clone()).with_options(gpu_opts).unwrap();
+        let out = g.render(one, f.time, &RenderSettings { precision, ..settings(3, 1.0, 1.0) }).unwrap();
+        let (a, b, o) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&out));
+        let (p, floor) = (psnr_pixels(&o, &a), psnr_pixels(&b, &a));
+        let rate = |s: &warpmc_flame::render::RenderedFrame| s.stats.bad_values as f64 / s.stats.iterations as f64;
+        let (rc, rg) = (rate(&cpu_a), rate(&out));
+        println!(
+            "{precision:?}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB; bad values per iteration CPU {rc:.4}, GPU {rg:.4}"
+        );
+        assert!(rc > 0.05, "the genome should meet bad values often (CPU: {rc})");
+        assert!((rg / rc - 1.0).abs() < 0.03, "bad values per iteration: GPU {rg}, CPU {rc}");
+        assert!(p > floor - 0.5, "{precision:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+    }
+}
+
+/// Fractorium's crackle (Voronoi cells of a jittered grid, drawn inside the
+/// variation) on both backends: Fractorium's sample genome.
+#[test]
+fn crackle_genome_renders_within_the_cpu_noise_floor() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("crackle_genome_renders_within_the_cpu_noise_floor") else {
+        return;
+    };
+    let r = CudaRenderer::new(gpu);
+    let f = genome("fractorium-bench-golubaja_rippingfrominside_complexcode.flame");
+    assert!(f.xforms.iter().any(|x| x.variations.iter().any(|v| v.kind.name() == "crackle")));
+    let (p, floor) = gap(&r, &f, 0.25, 0.1, Precision::F32);
+    println!("golubaja (crackle): GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+    assert!(p > floor - 0.5, "GPU {p:.2} dB against a noise floor of {floor:.2} dB");
 }

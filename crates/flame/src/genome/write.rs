@@ -293,7 +293,7 @@ mod tests {
     use crate::genome::{ParseOptions, parse_str};
 
     fn round_trip(xml: &str) {
-        let opts = ParseOptions { skip_unknown_variations: true, ..ParseOptions::default() };
+        let opts = ParseOptions { strict: false, ..ParseOptions::default() };
         let first = parse_str(xml, "in", &opts).expect("input parses").flames;
         let written = write_genome(&first, "pick", None);
         let second = parse_str(&written, "out", &opts).expect("output parses").flames;

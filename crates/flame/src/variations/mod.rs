@@ -1,5 +1,7 @@
 //! The 99 variations of flam3 3.1.1 (linear … mobius), with flam3's
-//! formulas, parameter names and defaults.
+//! formulas, parameter names and defaults, and the Fractorium/Apophysis
+//! plugin variations warpmc knows beyond them (see [`VariationKind`]),
+//! with their `pre_` and `post_` forms.
 //!
 //! A variation maps the point `(tx, ty)` (after the xform's pre-affine map)
 //! to a new point; an xform sums its variations, each scaled by its weight.
@@ -9,13 +11,23 @@
 //! `apply_xform` does between the pre-affine map and the post map:
 //!
 //! 1. `pre_blur`, when the xform has it, moves the point first (it is not
-//!    applied again with the others);
+//!    applied again with the others); then the `pre_` forms of other
+//!    variations (Fractorium's pre variations), in the order given, each
+//!    replacing the point with its result (or adding its result to the
+//!    point, for the forms whose result does not depend on the point, such
+//!    as `pre_gaussian_blur`: Fractorium's "sum" assignment);
 //! 2. the shared per-point values are computed, each only when a variation
 //!    of the set reads it: `tx² + ty²` and its root, the "xy" angle
 //!    `atan2(tx, ty)`, the "yx" angle `atan2(ty, tx)`, and `tx / r`,
 //!    `ty / r` (flam3 calls them sina and cosa);
 //! 3. each variation's contribution, weight included, is added in flam3's
-//!    index order.
+//!    index order (the variations beyond flam3's come after flam3's);
+//! 4. the `post_` forms, in the order given, replace (or move) the sum the
+//!    same way, before the xform's post-affine map.
+//!
+//! An xform with `pre_` or `post_` forms but no ordinary variation passes
+//! its point through (Fractorium's rule); one with no variation at all
+//! yields the origin (flam3's).
 //!
 //! The arithmetic follows flam3's operation by operation (same association,
 //! same libm functions, the same `1e-10` guards), so on the same platform
@@ -51,14 +63,26 @@ mod classic;
 mod complex;
 mod julia;
 pub(crate) mod ops;
+pub(crate) mod plugin;
 mod random;
 mod table;
 
 use ops::Op;
-use table::TABLE;
 
-/// Number of flam3 variations.
+/// Number of flam3 variations (the indices the `var` and `var1`
+/// attributes of flam3's XML may name).
 pub const VARIATION_COUNT: usize = 99;
+
+/// Where a variation acts in its xform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// `pre_NAME`: on the point after the pre-affine map, before the others.
+    Pre,
+    /// An ordinary variation: its result is summed with the others'.
+    Regular,
+    /// `post_NAME`: on the sum, before the post-affine map.
+    Post,
+}
 
 /// A parameter of a variation: its XML attribute name and flam3's default.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,43 +93,78 @@ pub struct ParamSpec {
     pub default: f64,
 }
 
-/// One of flam3's variations, identified by its index in flam3's order
-/// (0 = linear … 98 = mobius).
+/// A variation warpmc knows, identified by its index: 0 … 98 are flam3's
+/// in flam3's order (0 = linear … 98 = mobius), then the Fractorium and
+/// Apophysis plugin variations (`flatten`, `crop`, `linear3D`, …), then
+/// the `pre_` forms and the `post_` forms of all of those but pre_blur.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct VariationKind(u8);
+pub struct VariationKind(u16);
 
 impl VariationKind {
     /// `pre_blur` (index 67), which moves the point before the others run.
     pub const PRE_BLUR: VariationKind = VariationKind(67);
 
-    /// The variation with flam3 index `i`.
+    /// The variation with index `i`.
     pub fn from_index(i: usize) -> Option<Self> {
-        (i < VARIATION_COUNT).then_some(VariationKind(i as u8))
+        (i < table::known().len()).then_some(VariationKind(i as u16))
     }
 
-    /// The variation called `name` (flam3's spelling).
+    /// The variation called `name` (flam3's or Fractorium's spelling).
     pub fn from_name(name: &str) -> Option<Self> {
-        TABLE.iter().position(|(n, _)| *n == name).map(|i| VariationKind(i as u8))
+        table::by_name(name).map(|i| VariationKind(i as u16))
     }
 
-    /// flam3's name.
+    /// Its name in genome files.
     pub fn name(self) -> &'static str {
-        TABLE[self.0 as usize].0
+        table::known()[self.index()].name
     }
 
-    /// flam3's index.
+    /// Its index: flam3's for flam3's variations.
     pub fn index(self) -> usize {
-        self.0 as usize
+        usize::from(self.0)
     }
 
     /// The parameters, in a fixed order (the order of [`VariationSpec::params`]).
     pub fn params(self) -> &'static [ParamSpec] {
-        TABLE[self.0 as usize].1
+        table::known()[self.index()].params
     }
 
-    /// All 99, in flam3's order.
+    /// Whether this is one of flam3's 99 (flam3-render knows it).
+    pub fn is_flam3(self) -> bool {
+        self.index() < VARIATION_COUNT
+    }
+
+    /// Where the variation acts: before, among or after the ordinary ones.
+    pub fn stage(self) -> Stage {
+        table::known()[self.index()].stage
+    }
+
+    /// The ordinary variation a `pre_`/`post_` form applies (itself for an
+    /// ordinary one).
+    pub fn base(self) -> VariationKind {
+        VariationKind(table::known()[self.index()].base)
+    }
+
+    /// flam3's 99, in flam3's order.
     pub fn all() -> impl Iterator<Item = Self> {
-        (0..VARIATION_COUNT).map(|i| VariationKind(i as u8))
+        (0..VARIATION_COUNT).map(|i| VariationKind(i as u16))
+    }
+
+    /// Every ordinary variation warpmc knows: flam3's, then the others.
+    pub fn regular() -> impl Iterator<Item = Self> {
+        Self::known().filter(|k| k.stage() == Stage::Regular)
+    }
+
+    /// Whether a `pre_`/`post_` form adds its result to the point rather
+    /// than replacing the point (the forms of variations whose result does
+    /// not depend on the point: blurs, pie, arch, square).
+    pub(crate) fn summed(self) -> bool {
+        table::known()[self.index()].summed
+    }
+
+    /// Every variation warpmc knows, `pre_` and `post_` forms included.
+    pub fn known() -> impl Iterator<Item = Self> {
+        (0..table::known().len()).map(|i| VariationKind(i as u16))
     }
 }
 
@@ -114,19 +173,14 @@ impl VariationKind {
 /// understood too: `oscilloscope_*` for `oscope_*` (flam3 itself writes the
 /// long form) and `Re_A` … `Im_D` for `mobius_re_a` … `mobius_im_d`.
 pub fn param_owner(attribute: &str) -> Option<(VariationKind, usize)> {
-    let find = |matches: &dyn Fn(&str) -> bool| {
-        TABLE
-            .iter()
-            .enumerate()
-            .find_map(|(k, (_, ps))| ps.iter().position(|p| matches(p.name)).map(|i| (VariationKind(k as u8), i)))
-    };
+    let find = |name: &str| table::param_by_name(name).map(|(k, i)| (VariationKind(k as u16), i));
     if let Some(rest) = attribute.strip_prefix("oscilloscope_") {
-        return find(&|n| n.strip_prefix("oscope_") == Some(rest));
+        return find(&format!("oscope_{rest}"));
     }
     if let Some(mobius) = mobius_alias(attribute) {
-        return find(&|n| n == mobius);
+        return find(mobius);
     }
-    find(&|n| n == attribute)
+    find(attribute)
 }
 
 /// flam3's short names for mobius's parameters.
@@ -234,6 +288,24 @@ struct Prepared {
     op: Op,
 }
 
+/// A prepared `pre_`/`post_` form: the variation, what it reads, and
+/// whether its result replaces the point or is added to it.
+#[derive(Clone, Copy, Debug)]
+struct Form {
+    prepared: Prepared,
+    need: u8,
+    summed: bool,
+}
+
+impl Form {
+    #[inline]
+    fn apply<R: RandomSource>(&self, x: f64, y: f64, rng: &mut R) -> (f64, f64) {
+        let point = Point::new(x, y, self.need);
+        let (dx, dy) = self.prepared.op.eval(&point, self.prepared.weight, rng);
+        if self.summed { (x + dx, y + dy) } else { (dx, dy) }
+    }
+}
+
 /// The variations of one xform, ready to apply: per-xform constants
 /// precomputed (as flam3's `xform_precalc` does), the shared per-point
 /// values this set needs worked out once.
@@ -242,54 +314,111 @@ pub struct VariationSet {
     items: Vec<Prepared>,
     /// pre_blur's weight, when the xform has it.
     pre_blur: Option<f64>,
+    /// The `pre_` and `post_` forms, in the order given.
+    pre: Vec<Form>,
+    post: Vec<Form>,
     /// The union of the items' [`needs`].
     need: u8,
+}
+
+/// How the variations of an xform are arranged for applying (the CPU's
+/// [`VariationSet`] and the GPU's generated code share it): weight 0
+/// dropped; pre_blur's weights summed; the `pre_` and `post_` forms in the
+/// order given, except the forms of flatten (which leave the point alone);
+/// the ordinary variations in index order (stable for repeats).
+pub(crate) struct Arranged<'a> {
+    pub(crate) pre_blur: Option<f64>,
+    pub(crate) pre: Vec<&'a VariationSpec>,
+    pub(crate) regular: Vec<&'a VariationSpec>,
+    pub(crate) post: Vec<&'a VariationSpec>,
+}
+
+impl<'a> Arranged<'a> {
+    pub(crate) fn new(specs: &'a [VariationSpec]) -> Self {
+        let mut a = Arranged { pre_blur: None, pre: Vec::new(), regular: Vec::new(), post: Vec::new() };
+        for s in specs.iter().filter(|s| s.weight != 0.0) {
+            if s.kind == VariationKind::PRE_BLUR {
+                a.pre_blur = Some(a.pre_blur.unwrap_or(0.0) + s.weight);
+                continue;
+            }
+            let flatten = s.kind.base().name() == "flatten";
+            match s.kind.stage() {
+                Stage::Pre if !flatten => a.pre.push(s),
+                Stage::Post if !flatten => a.post.push(s),
+                Stage::Pre | Stage::Post => {}
+                Stage::Regular => a.regular.push(s),
+            }
+        }
+        a.regular.sort_by_key(|s| s.kind);
+        a
+    }
+
+    /// Whether the ordinary variations are skipped and the point passes
+    /// through (Fractorium's rule for an xform with only `pre_`/`post_`
+    /// forms).
+    pub(crate) fn passes_through(&self) -> bool {
+        self.regular.is_empty() && !(self.pre.is_empty() && self.post.is_empty())
+    }
 }
 
 impl VariationSet {
     /// Prepares `specs` for an xform whose pre-affine map is `coefs`
     /// (waves, popcorn, rings and fan read the xform's coefficients).
     ///
-    /// Variations of weight zero are dropped, as flam3 drops them; the rest
-    /// are applied in flam3's index order whatever the order of `specs`.
+    /// Variations of weight zero are dropped, as flam3 drops them; the
+    /// ordinary ones are applied in index order whatever the order of
+    /// `specs`, the `pre_` and `post_` forms in the order of `specs`.
     pub fn new(specs: &[VariationSpec], coefs: &Affine) -> Self {
-        let mut sorted: Vec<&VariationSpec> = specs.iter().filter(|s| s.weight != 0.0).collect();
-        sorted.sort_by_key(|s| s.kind);
-        let mut pre_blur = None;
-        let mut items = Vec::with_capacity(sorted.len());
+        let a = Arranged::new(specs);
         let mut need = 0;
-        for s in sorted {
-            if s.kind == VariationKind::PRE_BLUR {
-                pre_blur = Some(pre_blur.unwrap_or(0.0) + s.weight);
-                continue;
-            }
+        let items = a
+            .regular
+            .iter()
+            .map(|s| {
+                let op = Op::new(s, &coefs.c);
+                need |= op.needs();
+                Prepared { weight: s.weight, op }
+            })
+            .collect();
+        let form = |s: &&VariationSpec| {
             let op = Op::new(s, &coefs.c);
-            need |= op.needs();
-            items.push(Prepared { weight: s.weight, op });
-        }
-        VariationSet { items, pre_blur, need }
+            Form { prepared: Prepared { weight: s.weight, op }, need: op.needs(), summed: s.kind.summed() }
+        };
+        let pre = a.pre.iter().map(form).collect();
+        let post = a.post.iter().map(form).collect();
+        VariationSet { items, pre_blur: a.pre_blur, pre, post, need }
     }
 
     /// Whether the set has no variation left (flam3 then yields the origin).
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.items.is_empty() && self.pre.is_empty() && self.post.is_empty()
     }
 
     /// Applies the variations to the pre-affine-transformed point `(tx, ty)`
-    /// and returns the weighted sum (before the post map). Random variations
+    /// and returns the result (before the post map). Random variations
     /// draw from `rng`.
     #[inline]
     pub fn apply<R: RandomSource>(&self, tx: f64, ty: f64, rng: &mut R) -> (f64, f64) {
-        let (tx, ty) = match self.pre_blur {
+        let (mut tx, mut ty) = match self.pre_blur {
             Some(w) => random::pre_blur(tx, ty, w, rng),
             None => (tx, ty),
         };
-        let point = Point::new(tx, ty, self.need);
+        for f in &self.pre {
+            (tx, ty) = f.apply(tx, ty, rng);
+        }
         let (mut p0, mut p1) = (0.0, 0.0);
-        for it in &self.items {
-            let (dx, dy) = it.op.eval(&point, it.weight, rng);
-            p0 += dx;
-            p1 += dy;
+        if self.items.is_empty() && !(self.pre.is_empty() && self.post.is_empty()) {
+            (p0, p1) = (tx, ty);
+        } else {
+            let point = Point::new(tx, ty, self.need);
+            for it in &self.items {
+                let (dx, dy) = it.op.eval(&point, it.weight, rng);
+                p0 += dx;
+                p1 += dy;
+            }
+        }
+        for f in &self.post {
+            (p0, p1) = f.apply(p0, p1, rng);
         }
         (p0, p1)
     }

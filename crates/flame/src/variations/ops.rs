@@ -4,7 +4,7 @@
 
 use warpmc_rng::RandomSource;
 
-use super::{Point, VariationSpec, apo, classic, complex, julia, needs, random};
+use super::{Point, VariationSpec, apo, classic, complex, julia, needs, plugin, random};
 
 /// A variation ready to apply (pre_blur excepted: [`super::VariationSet`]
 /// applies it before the others).
@@ -206,14 +206,22 @@ pub(crate) enum Op {
     Flux(apo::Flux),
     /// 98: mobius.
     Mobius(apo::Mobius),
+    /// 99: flatten (nothing in the plane).
+    Flatten,
+    /// 100: crop.
+    Crop(plugin::Crop),
+    /// 102: crackle.
+    Crackle(plugin::Crackle),
 }
 
 impl Op {
     /// Prepares `s` (not pre_blur) for an xform with pre-affine
-    /// coefficients `c`.
+    /// coefficients `c`. A `pre_`/`post_` form is prepared as the ordinary
+    /// variation it applies.
     pub(crate) fn new(s: &VariationSpec, c: &[[f64; 2]; 3]) -> Op {
-        match s.kind.index() {
-            0 => Op::Linear,
+        match s.kind.base().index() {
+            // linear3D is linear in the plane.
+            0 | 101 => Op::Linear,
             1 => Op::Sinusoidal,
             2 => Op::Spherical,
             3 => Op::Swirl,
@@ -311,6 +319,9 @@ impl Op {
             96 => Op::Auger(apo::Auger::new(s)),
             97 => Op::Flux(apo::Flux::new(s)),
             98 => Op::Mobius(apo::Mobius::new(s)),
+            99 => Op::Flatten,
+            100 => Op::Crop(plugin::Crop::new(s)),
+            102 => Op::Crackle(plugin::Crackle::new(s)),
             i => unreachable!("variation {i} is pre_blur or out of range"),
         }
     }
@@ -497,6 +508,9 @@ impl Op {
             Op::Auger(v) => v.eval(p, w),
             Op::Flux(v) => v.eval(p, w),
             Op::Mobius(v) => v.eval(p, w),
+            Op::Flatten => (0.0, 0.0),
+            Op::Crop(v) => v.eval(p, w, rng),
+            Op::Crackle(v) => v.eval(w, rng),
         }
     }
 }

@@ -1,9 +1,16 @@
 //! flam3 3.1.1's variation names, in its order, and the parameter
 //! attributes each one reads with their defaults (flam3's
-//! `initialize_xforms`; names as its XML reader spells them).
+//! `initialize_xforms`; names as its XML reader spells them); then the
+//! plugin variations of Fractorium and Apophysis warpmc implements, with
+//! Fractorium's names and defaults; then the `pre_` and `post_` forms of
+//! all of them (their parameters prefixed the same way, as Fractorium
+//! writes them).
 
-use super::{ParamSpec, VARIATION_COUNT};
+use std::collections::HashMap;
 use std::f64::consts::PI;
+use std::sync::OnceLock;
+
+use super::{ParamSpec, Stage, VARIATION_COUNT};
 
 const fn p(name: &'static str, default: f64) -> ParamSpec {
     ParamSpec { name, default }
@@ -169,3 +176,119 @@ pub(super) const TABLE: [(&str, &[ParamSpec]); VARIATION_COUNT] = [
         ],
     ),
 ];
+
+/// The plugin variations beyond flam3's, indexed from [`VARIATION_COUNT`]:
+/// name and parameters (Fractorium's names and defaults).
+pub(super) const EXTRA: [(&str, &[ParamSpec]); 4] = [
+    // 99: Fractorium's flatten: zeroes z, so in the plane it adds nothing
+    // (and its pre_/post_ forms leave the point alone).
+    ("flatten", &[]),
+    // 100: Fractorium's crop: points outside the rectangle are moved back
+    // in (or to the origin with crop_zero).
+    (
+        "crop",
+        &[
+            p("crop_left", -1.0),
+            p("crop_top", -1.0),
+            p("crop_right", 1.0),
+            p("crop_bottom", 1.0),
+            p("crop_scatter_area", 0.0),
+            p("crop_zero", 0.0),
+        ],
+    ),
+    // 101: Apophysis 7X's linear3D: linear, with z kept (linear in the plane).
+    ("linear3D", &[]),
+    // 102: crackle (Apophysis plugin, in Fractorium): Voronoi cells.
+    (
+        "crackle",
+        &[
+            p("crackle_cellsize", 1.0),
+            p("crackle_power", 0.2),
+            p("crackle_distort", 0.0),
+            p("crackle_scale", 1.0),
+            p("crackle_z", 0.0),
+        ],
+    ),
+];
+
+/// Ordinary variations whose result does not depend on the point: their
+/// `pre_`/`post_` forms add their result to the point instead of replacing
+/// it (Fractorium's "sum" assignment).
+const SUMMED: [&str; 6] = ["blur", "gaussian_blur", "pie", "arch", "square", "crackle"];
+
+/// One variation of the full list.
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub(super) name: &'static str,
+    pub(super) params: &'static [ParamSpec],
+    pub(super) stage: Stage,
+    /// Index of the ordinary variation (itself for an ordinary one).
+    pub(super) base: u16,
+    /// Whether a `pre_`/`post_` form adds its result to the point.
+    pub(super) summed: bool,
+}
+
+/// The full list and its name lookups.
+struct Known {
+    entries: Vec<Entry>,
+    names: HashMap<&'static str, usize>,
+    params: HashMap<&'static str, (usize, usize)>,
+}
+
+fn build() -> Known {
+    let base: Vec<(&'static str, &'static [ParamSpec])> = TABLE.iter().chain(EXTRA.iter()).copied().collect();
+    let mut entries: Vec<Entry> = base
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, params))| Entry { name, params, stage: Stage::Regular, base: i as u16, summed: false })
+        .collect();
+    for (stage, prefix) in [(Stage::Pre, "pre_"), (Stage::Post, "post_")] {
+        for (i, &(name, params)) in base.iter().enumerate() {
+            // flam3's own pre_blur keeps its name (blur has no pre_ form)
+            // and has no forms itself.
+            let full = format!("{prefix}{name}");
+            if name == "pre_blur" || base.iter().any(|(n, _)| *n == full) {
+                continue;
+            }
+            // Built once per process; the names live as long as the table.
+            let name: &'static str = Box::leak(full.into_boxed_str());
+            let params: &'static [ParamSpec] = Box::leak(
+                params
+                    .iter()
+                    .map(|q| ParamSpec { name: Box::leak(format!("{prefix}{}", q.name).into_boxed_str()), ..*q })
+                    .collect::<Vec<_>>()
+                    .into_boxed_slice(),
+            );
+            let summed = SUMMED.contains(&base[i].0);
+            entries.push(Entry { name, params, stage, base: i as u16, summed });
+        }
+    }
+    let names = entries.iter().enumerate().map(|(i, e)| (e.name, i)).collect();
+    let mut params = HashMap::new();
+    for (k, e) in entries.iter().enumerate() {
+        for (i, q) in e.params.iter().enumerate() {
+            params.entry(q.name).or_insert((k, i));
+        }
+    }
+    Known { entries, names, params }
+}
+
+fn table() -> &'static Known {
+    static KNOWN: OnceLock<Known> = OnceLock::new();
+    KNOWN.get_or_init(build)
+}
+
+/// Every variation: flam3's 99, [`EXTRA`], then the `pre_` and `post_` forms.
+pub(super) fn known() -> &'static [Entry] {
+    &table().entries
+}
+
+/// The index of the variation called `name`.
+pub(super) fn by_name(name: &str) -> Option<usize> {
+    table().names.get(name).copied()
+}
+
+/// The variation and the position of the parameter called `name`.
+pub(super) fn param_by_name(name: &str) -> Option<(usize, usize)> {
+    table().params.get(name).copied()
+}

@@ -17,9 +17,37 @@ use crate::genome::{
 /// limit keeps memory proportional to the input).
 pub(super) const MAX_XFORMS: usize = 10_000;
 
-/// Flame attributes written by flam3's own tools or Electric Sheep that do
-/// not affect rendering: ignored silently, as flam3 does.
-const SILENT_FLAME_ATTRIBUTES: [&str; 5] = ["version", "nick", "url", "id", "gen"];
+/// Flame attributes written by flam3's own tools, Electric Sheep,
+/// Fractorium or Apophysis that do not affect a flam3 render: ignored
+/// silently, as flam3 does (Fractorium's `plugins` lists the variations the
+/// file uses, `new_linear` says `linear` is the 2-D one, `sub_batch_size`,
+/// `fuse` and `rand_range` tune its iteration, `palette_index` names its
+/// palette-file entry).
+const SILENT_FLAME_ATTRIBUTES: [&str; 11] = [
+    "version",
+    "nick",
+    "url",
+    "id",
+    "gen",
+    "plugins",
+    "new_linear",
+    "sub_batch_size",
+    "fuse",
+    "rand_range",
+    "palette_index",
+];
+
+/// Fractorium's 3-D camera: no effect on points in the plane when zero
+/// (ignored silently then, noted for the file's warning otherwise).
+const CAMERA_3D_ATTRIBUTES: [&str; 6] = ["cam_zpos", "cam_persp", "cam_yaw", "cam_pitch", "cam_dof", "blur_curve"];
+
+/// Whether a Fractorium colour curve attribute (`curves`,
+/// `overall_curve`: control points as (x, y, weight) triples) is the
+/// identity, every point on the line y = x.
+fn identity_curves(v: &str) -> bool {
+    let numbers: Option<Vec<f64>> = v.split_whitespace().map(|w| w.parse().ok()).collect();
+    numbers.is_some_and(|n| !n.is_empty() && n.len() % 3 == 0 && n.chunks_exact(3).all(|t| t[0] == t[1]))
+}
 
 /// The field of a flame an attribute sets.
 type RealField = fn(&mut Flame) -> &mut f64;
@@ -111,6 +139,7 @@ impl Reader<'_> {
             return Err(genome_err(&at, "the <flame> element has no attributes"));
         }
 
+        self.skipped_by_flame.push(Vec::new());
         let mut f = Flame::default();
         let mut extras = FlameExtras { palette_number: None, solo: None };
         for a in node.attributes() {
@@ -200,6 +229,8 @@ impl Reader<'_> {
             "hue" => f.hue_rotation = real(v)? % 1.0,
             "soloxform" => extras.solo = Some(real(v)?),
             _ if SILENT_FLAME_ATTRIBUTES.contains(&name) => {}
+            _ if CAMERA_3D_ATTRIBUTES.contains(&name) && v.trim().parse::<f64>() == Ok(0.0) => {}
+            "curves" | "overall_curve" if identity_curves(v) => {}
             // Everything else, `contrast` included (flam3 3.1.1 no longer
             // reads it), is ignored with one warning per file.
             _ => note_once(&mut self.ignored_attributes, name),

@@ -35,9 +35,15 @@
 //!   second-to-last flame becomes linear, and each flame's `rotate` is moved
 //!   by whole turns to within 180° of the previous one's.
 //!
-//! Where flam3 only warns and renders something else (unknown variations,
-//! filter shapes, enumeration values, missing palettes), this reader fails
-//! with one line naming the file, the flame, the xform and the attribute.
+//! Unknown xform attributes (variations warpmc does not implement, their
+//! parameters) are dropped with one warning per name and file, as
+//! flam3-render drops the variations it does not know;
+//! [`ParseOptions::strict`] makes them errors. Fractorium's and Apophysis's
+//! own xform attributes that mean nothing in flam3's plane (`var_color`,
+//! `name`, the z terms of waves2) are ignored quietly. Where flam3 only
+//! warns and renders something else in other ways (filter shapes,
+//! enumeration values, missing palettes), this reader fails with one line
+//! naming the file, the flame, the xform and the attribute.
 //! Flame attributes flam3 does not read are ignored with one warning per
 //! file (the ones flam3's own tools and Electric Sheep write, `version`,
 //! `nick`, `url`, `id` and `gen`, silently). `<motion>` elements are checked
@@ -61,9 +67,13 @@ use crate::palette::PaletteLibrary;
 /// Options for reading genomes.
 #[derive(Clone, Debug, Default)]
 pub struct ParseOptions {
-    /// Render xforms that use variations outside flam3's 99 by dropping those
-    /// variations (with a warning) instead of failing.
-    pub skip_unknown_variations: bool,
+    /// Fail on an xform attribute warpmc does not know (a variation it does
+    /// not implement, or a parameter or attribute of one) instead of
+    /// dropping it with a warning. By default such an attribute is dropped,
+    /// as flam3-render drops the variations it does not know: the xform
+    /// keeps its other variations, and the dropped variation's weight is
+    /// simply gone (the other weights are not rescaled).
+    pub strict: bool,
     /// Where flam3-palettes.xml is, for numbered palettes; `None` searches the
     /// usual places (see [`crate::palette::PaletteLibrary::locate`]).
     pub palette_file: Option<PathBuf>,
@@ -76,12 +86,14 @@ pub struct ParsedGenome {
     pub flames: Vec<Flame>,
     /// Warnings (skipped variations and similar), one line each.
     pub warnings: Vec<String>,
-    /// The xform attributes dropped under
-    /// [`ParseOptions::skip_unknown_variations`] (variations outside flam3's
-    /// 99, their parameters and other attributes flam3 does not know), each
-    /// name once, in the order first met. Each also has a warning. Empty
-    /// means every variation of the file is one of flam3's.
+    /// The xform attributes dropped because warpmc does not know them
+    /// (variations it does not implement, their parameters and other
+    /// attributes), each name once, in the order first met. Each unknown
+    /// variation, and each unknown attribute that is not a parameter of one,
+    /// also has a warning. Empty means every variation of the file renders.
     pub skipped: Vec<String>,
+    /// The same names for each flame of [`flames`](Self::flames), in order.
+    pub skipped_by_flame: Vec<Vec<String>>,
 }
 
 /// Reads a genome file.
@@ -132,7 +144,7 @@ pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedG
 
     finish_sequence(&mut flames, &mut r.warnings, source);
     r.summarise_ignored();
-    Ok(ParsedGenome { flames, warnings: r.warnings, skipped: r.skipped })
+    Ok(ParsedGenome { flames, warnings: r.warnings, skipped: r.skipped, skipped_by_flame: r.skipped_by_flame })
 }
 
 /// The text of a file: UTF-8, or Latin-1 when the XML declaration says so.
@@ -207,6 +219,8 @@ struct Reader<'a> {
     opts: &'a ParseOptions,
     warnings: Vec<String>,
     skipped: Vec<String>,
+    /// [`ParsedGenome::skipped_by_flame`], the last entry the flame being read.
+    skipped_by_flame: Vec<Vec<String>>,
     ignored_attributes: Vec<String>,
     ignored_elements: Vec<String>,
     motion_seen: bool,
@@ -221,6 +235,7 @@ impl<'a> Reader<'a> {
             opts,
             warnings: Vec::new(),
             skipped: Vec::new(),
+            skipped_by_flame: Vec::new(),
             ignored_attributes: Vec::new(),
             ignored_elements: Vec::new(),
             motion_seen: false,

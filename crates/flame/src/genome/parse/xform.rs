@@ -8,7 +8,7 @@ use super::values::{ValueError, ValueResult, int_in, integer, keyword, real, rea
 use super::{Reader, attr_err, genome_err};
 use crate::error::{FlameError, Result};
 use crate::genome::{Affine, XForm};
-use crate::variations::{VARIATION_COUNT, VariationKind, VariationSpec, param_owner};
+use crate::variations::{Stage, VARIATION_COUNT, VariationKind, VariationSpec, param_owner};
 
 /// An xform as read, and its `chaos` row as given (not yet filed).
 pub(super) struct ReadXForm {
@@ -19,10 +19,12 @@ pub(super) struct ReadXForm {
 /// An xform being assembled from its attributes.
 struct XFormBuild {
     xf: XForm,
-    /// Variation weights by flam3 index (a later attribute overrides).
-    weights: [f64; VARIATION_COUNT],
-    /// Variation parameters by flam3 index, where an attribute set one.
+    /// Variation weights by index (a later attribute overrides).
+    weights: Vec<f64>,
+    /// Variation parameters by index, where an attribute set one.
     params: Vec<Option<Vec<f64>>>,
+    /// The `pre_`/`post_` forms in the order their weights were first given.
+    forms: Vec<VariationKind>,
     chaos: Option<Vec<f64>>,
     /// Whether `motion_frequency` or `motion_function` was given.
     motion_params: bool,
@@ -32,8 +34,9 @@ impl XFormBuild {
     fn new(created_at: usize) -> Self {
         XFormBuild {
             xf: XForm::flam3_default(created_at),
-            weights: [0.0; VARIATION_COUNT],
-            params: vec![None; VARIATION_COUNT],
+            weights: vec![0.0; VariationKind::known().count()],
+            params: vec![None; VariationKind::known().count()],
+            forms: Vec::new(),
             chaos: None,
             motion_params: false,
         }
@@ -78,10 +81,13 @@ impl XFormBuild {
             }
             "var1" => {
                 let j = int_in(v, 0, VARIATION_COUNT as i64 - 1)?;
-                self.weights = [0.0; VARIATION_COUNT];
+                self.weights.iter_mut().for_each(|w| *w = 0.0);
                 self.weights[j as usize] = 1.0;
             }
-            "var" => self.weights = reals::<VARIATION_COUNT>(v)?,
+            "var" => {
+                self.weights.iter_mut().for_each(|w| *w = 0.0);
+                self.weights[..VARIATION_COUNT].copy_from_slice(&reals::<VARIATION_COUNT>(v)?);
+            }
             "chaos" => {
                 if motion {
                     return Err("not allowed in a <motion> element".into());
@@ -113,6 +119,9 @@ impl XFormBuild {
     fn variation_attribute(&mut self, name: &str, v: &str) -> ValueResult<bool> {
         if let Some(kind) = VariationKind::from_name(name) {
             self.weights[kind.index()] = real(v)?;
+            if kind.stage() != Stage::Regular && !self.forms.contains(&kind) {
+                self.forms.push(kind);
+            }
         } else if let Some((kind, pi)) = param_owner(name) {
             let mut x = real(v)?;
             let specs = kind.params();
@@ -129,14 +138,19 @@ impl XFormBuild {
         Ok(true)
     }
 
-    /// The xform with its variations (weight 0 left out) in flam3's index
-    /// order.
+    /// The xform with its variations (weight 0 left out): the ordinary
+    /// ones in index order, then the `pre_`/`post_` forms in the order
+    /// the file gave them.
     fn finish(mut self) -> ReadXForm {
-        for (k, &w) in self.weights.iter().enumerate() {
+        let regular =
+            (0..self.weights.len()).filter_map(VariationKind::from_index).filter(|k| k.stage() == Stage::Regular);
+        let order: Vec<VariationKind> = regular.chain(std::mem::take(&mut self.forms)).collect();
+        for kind in order {
+            let k = kind.index();
+            let w = self.weights[k];
             if w == 0.0 {
                 continue;
             }
-            let kind = VariationKind::from_index(k).expect("index below VARIATION_COUNT");
             let mut spec = VariationSpec::new(kind, w);
             if let Some(p) = self.params[k].take() {
                 spec.params = p;
@@ -166,7 +180,10 @@ impl Reader<'_> {
         for (ai, att) in attrs.iter().enumerate() {
             let (name, v) = (att.name(), att.value());
             let e = |m: ValueError| attr_err(at, name, m);
-            if b.fixed_attribute(name, v, motion).map_err(e)? || b.variation_attribute(name, v).map_err(e)? {
+            if b.fixed_attribute(name, v, motion).map_err(e)?
+                || b.variation_attribute(name, v).map_err(e)?
+                || is_quietly_ignored(name)
+            {
                 continue;
             }
             self.unknown_xform_attribute(at, name, &attrs[ai + 1..])?;
@@ -184,17 +201,29 @@ impl Reader<'_> {
         Ok(b.finish())
     }
 
-    /// An xform attribute that is neither flam3's nor a variation: dropped
-    /// with a warning under `skip_unknown_variations`, else the error.
+    /// An xform attribute that is neither flam3's nor a variation: the
+    /// error under [`ParseOptions::strict`](super::ParseOptions::strict),
+    /// else dropped with one warning per name and file (none for a
+    /// parameter of a variation already dropped: `crackle_power` after
+    /// `crackle`).
     fn unknown_xform_attribute(&mut self, at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> Result<()> {
-        if !self.opts.skip_unknown_variations {
+        if self.opts.strict {
             return Err(unknown_attribute(at, name, rest));
         }
-        if !self.skipped.iter().any(|s| s == name) {
-            self.skipped.push(name.to_string());
+        if let Some(this_flame) = self.skipped_by_flame.last_mut() {
+            super::note_once(this_flame, name);
+        }
+        if self.skipped.iter().any(|s| s == name) {
+            return Ok(());
+        }
+        let parameter_of_dropped =
+            self.skipped.iter().any(|s| name.strip_prefix(s.as_str()).is_some_and(|r| r.starts_with('_')));
+        self.skipped.push(name.to_string());
+        if !parameter_of_dropped {
             self.warnings.push(format!(
-                "{at}: attribute '{name}': unknown variation or attribute dropped (not one of flam3's 99 variations, \
-                 their parameters or xform attributes); the render will differ from the program that wrote the file"
+                "{at}: attribute '{name}': unknown variation or attribute dropped with its weight (warpmc implements \
+                 flam3's 99 variations and some of Fractorium's); the render will differ from the program that \
+                 wrote the file"
             ));
         }
         Ok(())
@@ -296,8 +325,8 @@ fn unknown_attribute(at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> FlameE
     let others: Vec<String> =
         rest.iter().map(|a| a.name()).filter(|n| !is_known_xform_attribute(n)).map(|n| format!("'{n}'")).collect();
     let mut msg = format!(
-        "{at}: attribute '{name}': unknown variation (not one of flam3's 99 variations, their parameters or xform \
-         attributes)"
+        "{at}: attribute '{name}': unknown variation (not one of the variations warpmc implements, their parameters \
+         or xform attributes)"
     );
     if !others.is_empty() {
         let shown: Vec<&str> = others.iter().take(8).map(String::as_str).collect();
@@ -310,8 +339,22 @@ fn unknown_attribute(at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> FlameE
     FlameError::UnknownVariation(msg)
 }
 
-/// Whether flam3 reads an xform attribute of this name.
+/// Xform attributes of Fractorium and Apophysis that mean nothing in
+/// flam3's plane: `var_color` (Fractorium's direct-colour weight, read only
+/// by its dc_ variations), `name` (a label), and the z terms of waves2 (and
+/// of its pre_/post_ forms), which move only z.
+fn is_quietly_ignored(name: &str) -> bool {
+    const Z_TERMS: [&str; 2] = ["waves2_scalez", "waves2_freqz"];
+    let bare = name.strip_prefix("pre_").or_else(|| name.strip_prefix("post_")).unwrap_or(name);
+    name == "var_color" || name == "name" || Z_TERMS.contains(&bare)
+}
+
+/// Whether warpmc reads (or quietly ignores) an xform attribute of this
+/// name.
 fn is_known_xform_attribute(name: &str) -> bool {
+    if is_quietly_ignored(name) {
+        return true;
+    }
     const FIXED: [&str; 14] = [
         "weight",
         "symmetry",

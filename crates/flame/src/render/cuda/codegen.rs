@@ -58,11 +58,14 @@ impl XformHeader {
 /// chaos row is above them.
 const STATE_FUSE_BITS: u32 = 8;
 const _: () = assert!(FUSE < 1 << STATE_FUSE_BITS);
+/// Bits of `ChaosPoint::state` above the fuse count that hold the bad
+/// values met in a row (flam3 retries an iteration up to 4 times).
+const STATE_RETRY_BITS: u32 = 3;
 
 /// `ChaosPoint::state` (iterate.cuh) of a point with `fuse` iterations to
-/// discard whose next choice uses chaos row `row`.
+/// discard, no bad value behind it, whose next choice uses chaos row `row`.
 pub(crate) fn point_state(fuse: usize, row: usize) -> i32 {
-    (fuse | (row << STATE_FUSE_BITS)) as i32
+    (fuse | (row << (STATE_FUSE_BITS + STATE_RETRY_BITS))) as i32
 }
 
 /// Bytes of one `ChaosPoint` (iterate.cuh): x, y, c in the chaos-game
@@ -152,6 +155,7 @@ fn shared_defines(opts: &IterationOptions) -> Vec<String> {
         format!("-DFLAME_PALETTE_SIZE={PALETTE_SIZE}"),
         format!("-DFLAME_FUSE={FUSE}"),
         format!("-DFLAME_STATE_FUSE_BITS={STATE_FUSE_BITS}"),
+        format!("-DFLAME_STATE_RETRY_BITS={STATE_RETRY_BITS}"),
         format!("-DFLAME_POINT_BYTES={}", point_bytes(opts.real)),
     ]
 }
@@ -301,7 +305,9 @@ fn xform_code(name: &str, vars: &str, x: &XForm, code: &mut String) {
 /// `FlameGenome`, the genome policy of iterate.cuh: the offsets of the
 /// camera's values and of the end of the block, `apply_xform` (xform `i`)
 /// and `apply_final` (the final xform with probability its opacity, to the
-/// point's copy; nothing without a final xform).
+/// point's copy; nothing without a final xform). A bad value from the
+/// final xform becomes a random point in [-1, 1]², as flam3's apply_xform
+/// makes it (and the CPU backend).
 fn genome_struct(cp: &Flame, layout: &ParamLayout, code: &mut String) {
     code.push_str("struct FlameGenome {\n    enum Layout {\n");
     for (k, (name, _)) in camera_fields(&Camera::default()).iter().enumerate() {
@@ -326,7 +332,10 @@ fn genome_struct(cp: &Flame, layout: &ParamLayout, code: &mut String) {
         let _ = writeln!(
             code,
             "        const real op = P[{}];\n        if (op == (real)1 || rng.uniform() < op) {{\n            \
-             real vis;\n            xform{n}(x, y, c, vis, rng, P + {off});\n        }}",
+             real vis;\n            xform{n}(x, y, c, vis, rng, P + {off});\n            \
+             if (flame_bad_value(x) || flame_bad_value(y)) {{\n                \
+             x = (real)2 * rng.uniform() - (real)1;\n                \
+             y = (real)2 * rng.uniform() - (real)1;\n            }}\n        }}",
             off + XformHeader::OPACITY
         );
     }

@@ -53,7 +53,7 @@ fn genomes() -> Vec<(String, Flame)> {
         }
     }
     paths.sort();
-    let opts = ParseOptions { skip_unknown_variations: true, palette_file: Some(stand_in_palettes()) };
+    let opts = ParseOptions { strict: false, palette_file: Some(stand_in_palettes()) };
     let mut out = Vec::new();
     for p in paths {
         let parsed = parse_file(&p, &opts).unwrap_or_else(|e| panic!("{e}"));

@@ -15,12 +15,15 @@
 //!
 //! Layout of the parameters of one xform: pre_blur's weight first when the
 //! xform has pre_blur (the sum of its pre_blur weights), then for each
-//! variation of nonzero weight, in flam3's index order (stable for
-//! repeats): its weight and its constants.
+//! variation of nonzero weight in the order [`Arranged`] applies them
+//! (`pre_` forms as given, the ordinary ones in index order, stable for
+//! repeats, `post_` forms as given): its weight and its constants. A
+//! `pre_`/`post_` form calls the device function of the variation it
+//! applies on a point of its own.
 
 use crate::genome::Affine;
 use crate::variations::ops::Op;
-use crate::variations::{VariationKind, VariationSpec, needs};
+use crate::variations::{Arranged, VariationSpec, needs};
 
 /// Device functions of all 99 variations (and helpers such as a `c_int` that
 /// reproduces x86's `(int)` conversion: INT_MIN for NaN/out of range —
@@ -40,24 +43,6 @@ pub(crate) struct VariationsCode {
     pub(crate) source: String,
     /// How many `real`s the function reads from `p[0..param_len]`.
     pub(crate) param_len: usize,
-}
-
-/// The variations of `specs` as the CPU's `VariationSet::new` keeps them:
-/// weight 0 dropped, sorted by flam3 index (stably), pre_blur's weights
-/// summed apart.
-fn arrange(specs: &[VariationSpec]) -> (Option<f64>, Vec<&VariationSpec>) {
-    let mut sorted: Vec<&VariationSpec> = specs.iter().filter(|s| s.weight != 0.0).collect();
-    sorted.sort_by_key(|s| s.kind);
-    let mut pre_blur = None;
-    sorted.retain(|s| {
-        if s.kind == VariationKind::PRE_BLUR {
-            pre_blur = Some(pre_blur.unwrap_or(0.0) + s.weight);
-            false
-        } else {
-            true
-        }
-    });
-    (pre_blur, sorted)
 }
 
 /// Appends the per-xform constants of `op`, in the order the device
@@ -164,8 +149,55 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Auger(v) => &[v.freq, v.weight, v.sym, v.scale],
         Op::Flux(v) => &[v.scale],
         Op::Mobius(v) => &[v.re_a, v.re_b, v.re_c, v.re_d, v.im_a, v.im_b, v.im_c, v.im_d],
+        Op::Flatten => &[],
+        Op::Crop(v) => &[v.x0, v.y0, v.x1, v.y1, v.w, v.h, v.zero],
+        Op::Crackle(v) => &[v.s, v.power, v.distort, v.scale, v.z],
     };
     out.extend_from_slice(v);
+}
+
+/// The statements that fill `FlamePoint {var}` at `(x, y)` with the shared
+/// values `need` asks for.
+fn point_code(var: &str, x: &str, y: &str, need: u8, indent: &str) -> String {
+    let mut src = format!(
+        "{indent}FlamePoint {var};\n{indent}{var}.x = {x};\n{indent}{var}.y = {y};\n{indent}{var}.sumsq = {x} * {x} + {y} * {y};\n"
+    );
+    if need & needs::SQRT != 0 {
+        src.push_str(&format!("{indent}{var}.sqrt = sqrt({var}.sumsq);\n"));
+    }
+    if need & needs::ATAN_XY != 0 {
+        src.push_str(&format!("{indent}{var}.atan = atan2({x}, {y});\n"));
+    }
+    if need & needs::ANGLES & !needs::SQRT != 0 {
+        src.push_str(&format!("{indent}{var}.sina = {x} / {var}.sqrt;\n{indent}{var}.cosa = {y} / {var}.sqrt;\n"));
+    }
+    if need & needs::ATAN_YX != 0 {
+        src.push_str(&format!("{indent}{var}.atanyx = atan2({y}, {x});\n"));
+    }
+    src
+}
+
+/// A `pre_`/`post_` form applied to the point `(x, y)` in place, reading
+/// its weight and constants at `p + offset`.
+fn form_code(s: &VariationSpec, x: &str, y: &str, offset: usize) -> String {
+    let op = Op::new(&VariationSpec::new(s.kind, 1.0), &Affine::IDENTITY.c);
+    let mut src = String::from("    {\n");
+    src.push_str(&point_code("q", x, y, op.needs(), "        "));
+    src.push_str("        real fx = (real)0, fy = (real)0;\n");
+    src.push_str(&format!("        flame_var_{}(q, p + {offset}, fx, fy, rng);\n", s.kind.base().name()));
+    if s.kind.summed() {
+        src.push_str(&format!("        {x} += fx;\n        {y} += fy;\n    }}\n"));
+    } else {
+        src.push_str(&format!("        {x} = fx;\n        {y} = fy;\n    }}\n"));
+    }
+    src
+}
+
+/// How many values a variation reads: its weight and its constants.
+fn param_count(s: &VariationSpec) -> usize {
+    let mut scratch = Vec::new();
+    push_constants(&Op::new(&VariationSpec::new(s.kind, 1.0), &Affine::IDENTITY.c), &mut scratch);
+    1 + scratch.len()
 }
 
 /// The source depends only on which variations are present with nonzero
@@ -174,55 +206,56 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
 pub(crate) fn variations_code(fn_name: &str, specs: &[VariationSpec]) -> VariationsCode {
     use std::fmt::Write;
 
-    let (pre_blur, items) = arrange(specs);
+    let a = Arranged::new(specs);
     // The layout and the shared values a variation needs do not depend on
     // its values, so they are read off a prepared form with flam3's
     // defaults and the identity affine.
-    let mut calls = String::new();
-    let mut need = 0u8;
-    let mut offset = usize::from(pre_blur.is_some());
-    let mut scratch = Vec::new();
-    for s in &items {
-        let op = Op::new(&VariationSpec::new(s.kind, 1.0), &Affine::IDENTITY.c);
-        need |= op.needs();
-        let _ = writeln!(calls, "    flame_var_{}(pt, p + {offset}, sx, sy, rng);", s.kind.name());
-        scratch.clear();
-        push_constants(&op, &mut scratch);
-        offset += 1 + scratch.len();
-    }
-
     let mut src = String::new();
-    let _ = writeln!(src, "// variations: {}", describe(pre_blur.is_some(), &items));
+    let _ = writeln!(src, "// variations: {}", describe(&a));
     let _ = writeln!(
         src,
         "__device__ __forceinline__ void {fn_name}(real tx, real ty, real &ox, real &oy, FlameRng &rng, const real *__restrict__ p) {{"
     );
-    if pre_blur.is_some() {
+    let mut offset = 0;
+    if a.pre_blur.is_some() {
         src.push_str("    flame_pre_blur(tx, ty, p[0], rng);\n");
+        offset = 1;
     }
-    src.push_str("    FlamePoint pt;\n    pt.x = tx;\n    pt.y = ty;\n    pt.sumsq = tx * tx + ty * ty;\n");
-    if need & needs::SQRT != 0 {
-        src.push_str("    pt.sqrt = sqrt(pt.sumsq);\n");
-    }
-    if need & needs::ATAN_XY != 0 {
-        src.push_str("    pt.atan = atan2(tx, ty);\n");
-    }
-    if need & needs::ANGLES & !needs::SQRT != 0 {
-        src.push_str("    pt.sina = tx / pt.sqrt;\n    pt.cosa = ty / pt.sqrt;\n");
-    }
-    if need & needs::ATAN_YX != 0 {
-        src.push_str("    pt.atanyx = atan2(ty, tx);\n");
+    for s in &a.pre {
+        src.push_str(&form_code(s, "tx", "ty", offset));
+        offset += param_count(s);
     }
     src.push_str("    real sx = (real)0, sy = (real)0;\n");
-    src.push_str(&calls);
+    if a.passes_through() {
+        src.push_str("    sx = tx;\n    sy = ty;\n");
+    } else {
+        let mut need = 0u8;
+        let mut calls = String::new();
+        for s in &a.regular {
+            need |= Op::new(&VariationSpec::new(s.kind, 1.0), &Affine::IDENTITY.c).needs();
+            let _ = writeln!(calls, "    flame_var_{}(pt, p + {offset}, sx, sy, rng);", s.kind.name());
+            offset += param_count(s);
+        }
+        src.push_str(&point_code("pt", "tx", "ty", need, "    "));
+        src.push_str(&calls);
+    }
+    for s in &a.post {
+        src.push_str(&form_code(s, "sx", "sy", offset));
+        offset += param_count(s);
+    }
     src.push_str("    ox = sx;\n    oy = sy;\n}\n");
     VariationsCode { source: src, param_len: offset }
 }
 
-/// `pre_blur linear julian` (for the comment above the generated function).
-fn describe(pre_blur: bool, items: &[&VariationSpec]) -> String {
-    let names: Vec<&str> =
-        pre_blur.then_some("pre_blur").into_iter().chain(items.iter().map(|s| s.kind.name())).collect();
+/// `pre_blur pre_disc linear julian post_crop` (for the comment above
+/// the generated function).
+fn describe(a: &Arranged<'_>) -> String {
+    let names: Vec<&str> = a
+        .pre_blur
+        .map(|_| "pre_blur")
+        .into_iter()
+        .chain(a.pre.iter().chain(&a.regular).chain(&a.post).map(|s| s.kind.name()))
+        .collect();
     if names.is_empty() { "(none)".to_string() } else { names.join(" ") }
 }
 
@@ -232,11 +265,11 @@ fn describe(pre_blur: bool, items: &[&VariationSpec]) -> String {
 /// (waves/popcorn/rings/fan read the pre-affine coefficients `coefs`). The
 /// caller converts to `real`.
 pub(crate) fn variations_params(specs: &[VariationSpec], coefs: &Affine, out: &mut Vec<f64>) {
-    let (pre_blur, items) = arrange(specs);
-    if let Some(w) = pre_blur {
+    let a = Arranged::new(specs);
+    if let Some(w) = a.pre_blur {
         out.push(w);
     }
-    for s in items {
+    for s in a.pre.iter().chain(&a.regular).chain(&a.post) {
         out.push(s.weight);
         push_constants(&Op::new(s, &coefs.c), out);
     }

@@ -11,7 +11,7 @@ fn sample_flames() -> Vec<Flame> {
     let mut out = Vec::new();
     let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
-    let opts = ParseOptions { skip_unknown_variations: true, ..ParseOptions::default() };
+    let opts = ParseOptions::default();
     for p in paths {
         if let Ok(parsed) = parse_file(&p, &opts) {
             out.extend(parsed.flames);
@@ -113,7 +113,7 @@ fn policy_names_are_defined_in_the_headers() {
     for name in ["FLAME_REAL", "FLAME_BLOCK", "FLAME_CHOOSE_GRAIN", "FLAME_PALETTE_SIZE", "FLAME_FUSE"] {
         assert!(defines.contains(&format!("-D{name}=")), "{name}");
     }
-    for name in ["FLAME_STATE_FUSE_BITS", "FLAME_POINT_BYTES"] {
+    for name in ["FLAME_STATE_FUSE_BITS", "FLAME_STATE_RETRY_BITS", "FLAME_POINT_BYTES"] {
         assert!(defines.contains(&format!("-D{name}=")) && ITERATE_CUH.contains(name), "{name}");
     }
 }
@@ -159,5 +159,5 @@ fn points_are_laid_out_as_the_kernel_reads_them() {
     assert_eq!(point_bytes(Precision::F32), 20);
     assert_eq!(point_bytes(Precision::F64), 32);
     assert_eq!(point_state(FUSE, 0), FUSE as i32);
-    assert_eq!(point_state(3, 2), 3 | 2 << STATE_FUSE_BITS);
+    assert_eq!(point_state(3, 2), 3 | 2 << (STATE_FUSE_BITS + STATE_RETRY_BITS));
 }

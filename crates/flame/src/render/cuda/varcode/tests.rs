@@ -6,7 +6,7 @@
 use super::*;
 use crate::render::Precision;
 use crate::render::cuda::codegen::{FLAME_COMMON_CUH, cuda_type};
-use crate::variations::VariationSet;
+use crate::variations::{VariationKind, VariationSet};
 use warpmc_gpu::{GpuError, KernelSource, Target, compile};
 use warpmc_rng::{Mwc, RandomSource};
 
@@ -45,12 +45,17 @@ fn random_param(name: &str, r: &mut TestRng) -> f64 {
     let int = |r: &mut TestRng, n: u64| (1 + r.below(n)) as f64;
     if name == "ngon_power" {
         r.range(0.5, 4.0)
+    } else if name.ends_with("crackle_power") {
+        // Fractorium's range of use (the default is 0.2).
+        r.range(-0.5, 1.0)
     } else if name.ends_with("_power") {
         r.sign() * int(r, 6)
     } else if ["_sides", "_slices", "_count", "_petals"].iter().any(|s| name.ends_with(s)) {
         int(r, 8)
     } else if name == "cell_size" || name == "super_shape_n1" {
         r.sign() * r.range(0.3, 3.0)
+    } else if name.ends_with("crop_zero") {
+        r.below(2) as f64
     } else if name == "conic_eccentricity" {
         r.range(0.1, 2.0)
     } else {
@@ -101,11 +106,12 @@ fn kinds(names: &[&str]) -> Vec<VariationKind> {
     names.iter().map(|n| VariationKind::from_name(n).unwrap_or_else(|| panic!("no variation {n}"))).collect()
 }
 
-/// The sets the tests evaluate: each of the 99 alone, then mixed sets
-/// (unsorted, with pre_blur, repeats).
+/// The sets the tests evaluate: each ordinary variation alone (flam3's 99
+/// and the plugin ones), then mixed sets (unsorted, with pre_blur, repeats,
+/// `pre_`/`post_` forms replacing or moving the point, forms alone).
 fn cases() -> Vec<Vec<VariationKind>> {
-    let mut v: Vec<Vec<VariationKind>> = VariationKind::all().map(|k| vec![k]).collect();
-    let mixed: [&[&str]; 10] = [
+    let mut v: Vec<Vec<VariationKind>> = VariationKind::regular().map(|k| vec![k]).collect();
+    let mixed: [&[&str]; 20] = [
         &["linear", "pre_blur"],
         &["pre_blur", "spherical", "julia", "blur"],
         &["julian", "linear", "noise", "pre_blur"],
@@ -116,6 +122,16 @@ fn cases() -> Vec<Vec<VariationKind>> {
         &["spherical", "spherical", "linear"],
         &["pre_blur", "pre_blur", "swirl", "polar", "power", "rings2", "wedge_sph", "log"],
         &["mobius", "heart", "disc", "ex", "hyperbolic", "diamond", "blob", "fan2", "disc2", "polar2", "pre_blur"],
+        &["pre_disc", "cylinder", "radial_blur", "post_crop"],
+        &["pre_gaussian_blur", "bubble"],
+        &["pre_crop", "bubble"],
+        &["crop", "linear"],
+        &["post_crop", "pre_crop"],
+        &["flatten", "linear", "post_flatten", "pre_flatten"],
+        &["pre_blur", "pre_julian", "linear3D", "post_spherical"],
+        &["pre_pie", "linear", "post_blur", "post_square"],
+        &["waves2", "pre_cpow", "flatten", "post_bipolar"],
+        &["crackle", "flatten", "pre_crackle", "post_crackle"],
     ];
     v.extend(mixed.iter().map(|names| kinds(names)));
     v
@@ -206,7 +222,11 @@ fn with_headers(src: KernelSource) -> KernelSource {
 /// One kernel that applies all 99 variations (`real` in and out only, so
 /// that the float build's PTX can be checked for double arithmetic).
 fn all_variations_source(double: bool) -> KernelSource {
-    let specs: Vec<VariationSpec> = VariationKind::all().map(|k| VariationSpec::new(k, 0.5)).collect();
+    let forms = ["pre_disc", "pre_gaussian_blur", "post_crop", "post_flatten"];
+    let specs: Vec<VariationSpec> = VariationKind::regular()
+        .chain(forms.iter().map(|n| VariationKind::from_name(n).unwrap()))
+        .map(|k| VariationSpec::new(k, 0.5))
+        .collect();
     let code = variations_code("all_variations", &specs);
     let src = format!(
         r#"#include "flame_common.cuh"
@@ -426,6 +446,14 @@ fn excuse_cap(per_case: usize, float: bool) -> usize {
     if float { per_case / 16 } else { per_case / 32 }
 }
 
+/// The values the degenerate-input tests draw parameters, weights and
+/// coordinates from: zeros of both signs, ordinary values, infinities,
+/// NaN and a huge value (infinite in float).
+const DEGENERATE: [f64; 8] = [0.0, -0.0, 1.0, -0.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300];
+
+/// Degenerate samples a case.
+const DEGENERATE_PER_CASE: usize = 64;
+
 /// Double build against the CPU with another libm: relative tolerance,
 /// jump step and noise steps of [`Batch::check`].
 const DOUBLE_TOL: f64 = 1e-9;
@@ -506,6 +534,91 @@ impl Batch {
             }
         }
         Batch { cases, codes, samples, params, offsets }
+    }
+
+    /// Samples of every case at degenerate values ([`DEGENERATE`]): each
+    /// parameter degenerate with probability 1/3, the weight with
+    /// probability 1/4 (never 0, which would drop the variation), each
+    /// coordinate with probability 1/2. In float, values are rounded to
+    /// f32 (1e300 becomes infinite), as the GPU's parameter block holds
+    /// them.
+    fn degenerate(float: bool, per_case: usize, seed: u64) -> Batch {
+        let mut b = Batch::new(float, 0, seed);
+        let mut r = TestRng(seed ^ 0xdead);
+        let round = |v: f64| if float { f64::from(v as f32) } else { v };
+        let pick = |r: &mut TestRng| DEGENERATE[r.below(DEGENERATE.len() as u64) as usize];
+        for (case, kinds) in b.cases.iter().enumerate() {
+            for _ in 0..per_case {
+                let specs: Vec<VariationSpec> = kinds
+                    .iter()
+                    .map(|&k| {
+                        let mut s = random_spec(k, &mut r, float);
+                        for p in s.params.iter_mut() {
+                            if r.below(3) == 0 {
+                                *p = round(pick(&mut r));
+                            }
+                        }
+                        if r.below(4) == 0 {
+                            let w = pick(&mut r);
+                            s.weight = round(if w == 0.0 { f64::NAN } else { w });
+                        }
+                        s
+                    })
+                    .collect();
+                let coefs = random_affine(&mut r, float);
+                b.offsets.push(i32::try_from(b.params.len()).unwrap());
+                let before = b.params.len();
+                variations_params(&specs, &coefs, &mut b.params);
+                assert_eq!(b.params.len() - before, b.codes[case].param_len);
+                let coordinate = |r: &mut TestRng| if r.below(2) == 0 { awkward(r, float) } else { round(pick(r)) };
+                let x = coordinate(&mut r);
+                let y = coordinate(&mut r);
+                let state = ((r.next() % u64::from(MWC_A)) << 32) | (r.next() & 0xffff_ffff) | 1;
+                b.samples.push(Sample { case, specs, coefs, x, y, state });
+            }
+        }
+        b
+    }
+
+    /// Checks that `label`'s results are bad values (flam3's `badvalue`:
+    /// NaN or beyond ±1e10 in either coordinate, where the chaos game
+    /// restarts the point) exactly where the CPU's are, and that where the
+    /// result is usable both drew the same random words.
+    fn check_bad_values(&self, label: &str, float: bool, out: &[f64], states_after: &[u64]) {
+        use crate::variations::bad_value;
+        let mut failures = Vec::new();
+        let mut bad = 0usize;
+        for (i, s) in self.samples.iter().enumerate() {
+            let (c, state) = s.cpu(s.x, s.y, float);
+            let g = (out[2 * i], out[2 * i + 1]);
+            let (cb, gb) = (bad_value(c.0) || bad_value(c.1), bad_value(g.0) || bad_value(g.1));
+            bad += usize::from(cb);
+            // After a bad value the point restarts, so how many words
+            // were drawn on the way does not matter.
+            let words_differ = !cb && state != states_after[i];
+            if cb != gb || words_differ {
+                failures.push(format!(
+                    "{}: at ({:e}, {:e}) got ({:e}, {:e}) cpu ({:e}, {:e}){}; specs {:?}",
+                    self.name(s.case),
+                    s.x,
+                    s.y,
+                    g.0,
+                    g.1,
+                    c.0,
+                    c.1,
+                    if words_differ { ", random words drawn differ" } else { "" },
+                    s.specs
+                ));
+            }
+        }
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{label}: {} degenerate samples in {} cases, {bad} bad values on the CPU",
+            self.samples.len(),
+            self.cases.len()
+        );
+        assert!(failures.is_empty(), "{label}: {} disagreements:\n{}", failures.len(), failures.join("\n"));
     }
 
     /// `case` as `linear+julian`.
@@ -614,6 +727,12 @@ fn check_gpu_against_cpu(gpu: &warpmc_gpu::Gpu, double: bool) {
     let per_case = if double { DOUBLE_PER_CASE } else { FLOAT_PER_CASE };
     let label = if double { "gpu double" } else { "gpu float" };
     let batch = Batch::new(float, per_case, if double { 0xd0b1e } else { 0xf10a7 });
+    let (out, states_after) = run_on_gpu(gpu, &batch, double, label);
+    check_like_gpu(&batch, label, float, &out, &states_after, per_case);
+}
+
+/// The batch's samples evaluated by the GPU build: results and MWC states.
+fn run_on_gpu(gpu: &warpmc_gpu::Gpu, batch: &Batch, double: bool, label: &str) -> (Vec<f64>, Vec<u64>) {
     let module = gpu.module(&dispatch_source(&batch.codes, double)).unwrap_or_else(|e| panic!("{label} build: {e}"));
     let kernel = module.kernel("eval_cases").unwrap();
     let n = batch.samples.len();
@@ -651,9 +770,7 @@ fn check_gpu_against_cpu(gpu: &warpmc_gpu::Gpu, double: bool) {
             .run(config)
             .unwrap()
     };
-    let out = gpu.download(&d_out).unwrap();
-    let states_after = gpu.download(&d_states).unwrap();
-    check_like_gpu(&batch, label, float, &out, &states_after, per_case);
+    (gpu.download(&d_out).unwrap(), gpu.download(&d_states).unwrap())
 }
 
 /// [`Batch::check`] with the GPU tests' settings.
@@ -670,6 +787,34 @@ fn check_like_gpu(batch: &Batch, label: &str, float: bool, out: &[f64], states: 
 fn gpu_variations_match_cpu_double() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_variations_match_cpu_double") else { return };
     check_gpu_against_cpu(&gpu, true);
+}
+
+/// On degenerate inputs (zero, infinite and NaN parameters, weights and
+/// points) the GPU's double and float builds give a bad value exactly
+/// where the CPU does, so the chaos game restarts the same points.
+#[test]
+fn gpu_bad_values_match_cpu() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_bad_values_match_cpu") else { return };
+    for double in [true, false] {
+        let label = if double { "gpu double degenerate" } else { "gpu float degenerate" };
+        let batch = Batch::degenerate(!double, DEGENERATE_PER_CASE, if double { 0xbad1 } else { 0xbad2 });
+        let (out, states) = run_on_gpu(&gpu, &batch, double, label);
+        batch.check_bad_values(label, !double, &out, &states);
+    }
+}
+
+/// The device code built as host C++ (double with the CPU's libm, and
+/// float) on degenerate inputs: bad values exactly where the CPU has them.
+#[test]
+fn host_build_bad_values_match_cpu() {
+    const NAME: &str = "host_build_bad_values_match_cpu";
+    for build in [HostBuild::Exact, HostBuild::Float] {
+        let float = build == HostBuild::Float;
+        let label = if float { "host c++ float degenerate" } else { "host c++ double degenerate" };
+        let batch = Batch::degenerate(float, DEGENERATE_PER_CASE, if float { 0xbad4 } else { 0xbad3 });
+        let Some((out, states)) = run_on_host(NAME, build, &batch) else { return };
+        batch.check_bad_values(label, float, &out, &states);
+    }
 }
 
 #[test]
@@ -755,14 +900,25 @@ static inline void sincos_j(double x, double *s, double *c) { sincos(x, s, c); *
 "#;
 
 fn host_check(name: &str, build: HostBuild) {
-    use std::fmt::Write;
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let double = build != HostBuild::Float;
     let batch = match build {
         HostBuild::Exact => Batch::new(false, 64, 0x4057),
         HostBuild::Jittered => Batch::new(false, DOUBLE_PER_CASE, 0x1177e4),
         HostBuild::Float => Batch::new(true, FLOAT_PER_CASE, 0xf4057),
     };
+    let Some((out, states)) = run_on_host(name, build, &batch) else { return };
+    match build {
+        HostBuild::Exact => batch.check("host c++ double", false, &out, &states, 1e-13, 1e-14, &[], 0),
+        HostBuild::Jittered => check_like_gpu(&batch, "host c++ jittered", false, &out, &states, DOUBLE_PER_CASE),
+        HostBuild::Float => check_like_gpu(&batch, "host c++ float", true, &out, &states, FLOAT_PER_CASE),
+    }
+}
+
+/// The batch's samples evaluated by the device code built as host C++:
+/// results and MWC states; `None` (the test skipped) without a compiler.
+fn run_on_host(name: &str, build: HostBuild, batch: &Batch) -> Option<(Vec<f64>, Vec<u64>)> {
+    use std::fmt::Write;
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let double = build != HostBuild::Float;
 
     let mut src = String::from("#define __device__\n#define __forceinline__ inline\n");
     let _ = writeln!(src, "#define FLAME_REAL {}", cuda_type(real(double)));
@@ -835,7 +991,8 @@ int main(int argc, char **argv) {
     match built {
         Err(e) => {
             let _ = std::fs::remove_dir_all(&dir);
-            return skip(name, &format!("no C++ compiler ({cxx}: {e})"));
+            skip(name, &format!("no C++ compiler ({cxx}: {e})"));
+            return None;
         }
         Ok(o) if !o.status.success() => {
             panic!("{cxx} failed on the device code:\n{}", String::from_utf8_lossy(&o.stderr))
@@ -864,9 +1021,59 @@ int main(int argc, char **argv) {
     assert_eq!(words.len(), 3 * batch.samples.len());
     let out: Vec<f64> = words.chunks_exact(3).flat_map(|w| [f64::from_bits(w[0]), f64::from_bits(w[1])]).collect();
     let states: Vec<u64> = words.chunks_exact(3).map(|w| w[2]).collect();
-    match build {
-        HostBuild::Exact => batch.check("host c++ double", false, &out, &states, 1e-13, 1e-14, &[], 0),
-        HostBuild::Jittered => check_like_gpu(&batch, "host c++ jittered", false, &out, &states, DOUBLE_PER_CASE),
-        HostBuild::Float => check_like_gpu(&batch, "host c++ float", true, &out, &states, FLOAT_PER_CASE),
+    Some((out, states))
+}
+/// crackle's noise on the GPU (double and float builds) against the
+/// CPU's, at random points and at the points crackle feeds it; prints the
+/// largest differences and checks them.
+#[test]
+fn gpu_crackle_noise_matches_cpu() {
+    use crate::variations::plugin::simplex3;
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_crackle_noise_matches_cpu") else { return };
+    let mut r = TestRng(0x5e1e);
+    let n = 4096usize;
+    // Half at random, half where crackle evaluates it: (2.5x, 2.5y, 2.5z)
+    // and (2.5y + 30.2, 2.5x − 12.1, 2.5z + 19.8) for whole x, y, often on
+    // a simplex's face.
+    let mut pts: Vec<f64> = (0..3 * n / 2).map(|_| r.range(-60.0, 60.0)).collect();
+    while pts.len() < 3 * n {
+        let (x, y) = (r.below(41) as f64 - 20.0, r.below(41) as f64 - 20.0);
+        let z = if r.below(2) == 0 { 0.0 } else { r.range(-2.0, 2.0) };
+        pts.extend([2.5 * x, 2.5 * y, 2.5 * z, 2.5 * y + 30.2, 2.5 * x - 12.1, 2.5 * z + 19.8]);
+    }
+    for double in [true, false] {
+        let src = String::from(
+            r#"#include "flame_common.cuh"
+#include "variations.cuh"
+extern "C" __global__ void noise(int n, const double *__restrict__ in, double *__restrict__ out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = (double)flame_simplex3((real)in[3 * i], (real)in[3 * i + 1], (real)in[3 * i + 2]);
+}
+"#,
+        );
+        let ks = precision_options(with_headers(KernelSource::new("noise_test.cu", src)), double);
+        let module = gpu.module(&ks).unwrap();
+        let kernel = module.kernel("noise").unwrap();
+        let d_in = gpu.upload(&pts).unwrap();
+        let mut d_out = gpu.alloc_zeros::<f64>(n).unwrap();
+        let n32 = n as i32;
+        // SAFETY: noise takes (int, const double*, double*); in holds 3n
+        // doubles, out n.
+        unsafe {
+            gpu.launch(&kernel).arg(&n32).buf(&d_in).buf_mut(&mut d_out).run(warpmc_gpu::grid_1d(n, 128)).unwrap()
+        };
+        let out = gpu.download(&d_out).unwrap();
+        let round = |v: f64| if double { v } else { f64::from(v as f32) };
+        let mut worst = 0.0f64;
+        for i in 0..n {
+            let c = simplex3([round(pts[3 * i]), round(pts[3 * i + 1]), round(pts[3 * i + 2])]);
+            worst = worst.max((c - out[i]).abs());
+        }
+        println!(
+            "simplex noise, {}: largest |gpu - cpu| {worst:e} over {n} points",
+            if double { "double" } else { "float" }
+        );
+        assert!(worst < if double { 1e-12 } else { 1e-4 }, "{worst}");
     }
 }
