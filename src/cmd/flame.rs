@@ -667,6 +667,11 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let ts = a.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
     let s = settings(&a.opts, Some(ts))?;
     let frames = FrameTimes { begin, end, dtime: a.dtime };
+    // A video path that cannot be written is an error whether or not
+    // ffmpeg is there to write it.
+    if let Some(v) = &a.video {
+        warpmc_host::output::check_writable(v)?;
+    }
     // A video needs ffmpeg; without it the frames go to PNG files.
     let video = match &a.video {
         Some(v) if flame_animate::ffmpeg_available() => Some(v.clone()),
