@@ -319,6 +319,8 @@ pub struct VariationSet {
     post: Vec<Form>,
     /// The union of the items' [`needs`].
     need: u8,
+    /// [`Arranged::passes_through`].
+    passes_through: bool,
 }
 
 /// How the variations of an xform are arranged for applying (the CPU's
@@ -386,7 +388,7 @@ impl VariationSet {
         };
         let pre = a.pre.iter().map(form).collect();
         let post = a.post.iter().map(form).collect();
-        VariationSet { items, pre_blur: a.pre_blur, pre, post, need }
+        VariationSet { items, pre_blur: a.pre_blur, pre, post, need, passes_through: a.passes_through() }
     }
 
     /// Whether the set has no variation left (flam3 then yields the origin).
@@ -407,7 +409,7 @@ impl VariationSet {
             (tx, ty) = f.apply(tx, ty, rng);
         }
         let (mut p0, mut p1) = (0.0, 0.0);
-        if self.items.is_empty() && !(self.pre.is_empty() && self.post.is_empty()) {
+        if self.passes_through {
             (p0, p1) = (tx, ty);
         } else {
             let point = Point::new(tx, ty, self.need);
