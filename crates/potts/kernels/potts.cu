@@ -83,11 +83,12 @@ extern "C" __global__ void potts_generic_colour(u8* __restrict__ mine, const u8*
     }
 }
 
-// Equal-neighbour bonds and state counts. out[0] = bonds, out[1 + s] = sites
-// in state s; out must be zeroed before the launch. Only these q + 1 numbers
-// leave the device.
-extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const u8* __restrict__ c1, u32 hw, u32 h,
-                                                u32 q, unsigned long long* out) {
+// Equal-neighbour bonds and state counts of the byte-per-spin lattice (c0,
+// c1), added to out[0] (bonds) and out[1 + s] (sites in state s) by the
+// block's threads (the grid strides over the lattice). Shared by the
+// one-lattice census below and the ensemble's (potts_ensemble.cu).
+__device__ __forceinline__ void generic_census_into(const u8* __restrict__ c0, const u8* __restrict__ c1, u32 hw,
+                                                    u32 h, u32 q, unsigned long long* out) {
     __shared__ unsigned int hist[256];
     __shared__ unsigned long long bonds_block;
     for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
@@ -113,9 +114,17 @@ extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const
     for (int off = 16; off > 0; off >>= 1) bonds += __shfl_down_sync(0xffffffffu, bonds, off);
     if ((threadIdx.x & 31) == 0) atomicAdd(&bonds_block, bonds);
     __syncthreads();
-    if (threadIdx.x == 0) atomicAdd(&out[0], bonds_block);
+    if (threadIdx.x == 0 && bonds_block) atomicAdd(&out[0], bonds_block);
     for (u32 i = threadIdx.x; i < q; i += blockDim.x)
         if (hist[i]) atomicAdd(&out[1 + i], (unsigned long long)hist[i]);
+}
+
+// Equal-neighbour bonds and state counts. out[0] = bonds, out[1 + s] = sites
+// in state s; out must be zeroed before the launch. Only these q + 1 numbers
+// leave the device.
+extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const u8* __restrict__ c1, u32 hw, u32 h,
+                                                u32 q, unsigned long long* out) {
+    generic_census_into(c0, c1, hw, h, q, out);
 }
 
 // ---- Bit planes: the bit-sliced rule (crates/potts/src/sliced.rs) ----------
@@ -568,10 +577,12 @@ extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
     }
 }
 
-// The census of the planes storage: out[0] equal bonds, out[1 + v] sites in
-// state v; out must be zeroed before the launch.
-extern "C" __global__ void potts_sliced_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
-                                               u32 h, unsigned long long* out) {
+// The census of the planes storage (c0, c1), added to out[0] (equal bonds)
+// and out[1 + v] (sites in state v) by the block's threads (the grid
+// strides over the lattice). Shared by the one-lattice census below and the
+// ensemble's (potts_ensemble.cu).
+__device__ __forceinline__ void sliced_census_into(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
+                                                   u32 h, unsigned long long* out) {
     const u64 n = (u64)wr * h;
     u32 bonds = 0;
     u32 counts[POTTS_Q];
@@ -602,12 +613,19 @@ extern "C" __global__ void potts_sliced_census(const u32* __restrict__ c0, const
     // Per-thread sums are small (a grid-stride loop visits few words);
     // reduce over the warp, one global atomic per warp and value.
     bonds = __reduce_add_sync(0xffffffffu, bonds);
-    if ((threadIdx.x & 31) == 0) atomicAdd(&out[0], (unsigned long long)bonds);
+    if ((threadIdx.x & 31) == 0 && bonds) atomicAdd(&out[0], (unsigned long long)bonds);
 #pragma unroll
     for (int v = 0; v < POTTS_Q; ++v) {
         const u32 c = __reduce_add_sync(0xffffffffu, counts[v]);
         if ((threadIdx.x & 31) == 0 && c) atomicAdd(&out[1 + v], (unsigned long long)c);
     }
+}
+
+// The census of the planes storage: out[0] equal bonds, out[1 + v] sites in
+// state v; out must be zeroed before the launch.
+extern "C" __global__ void potts_sliced_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
+                                               u32 h, unsigned long long* out) {
+    sliced_census_into(c0, c1, wr, h, out);
 }
 
 // Moves the sweep base of a recorded graph on by n.

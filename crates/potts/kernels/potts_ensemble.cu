@@ -110,42 +110,7 @@ extern "C" __global__ void potts_ens_sliced_census(const u32* __restrict__ latti
     const u32 m = blockIdx.y;
     const u64 words = (u64)wr * h * SL_P;
     const u32* c0 = lattices + (u64)m * 2 * words;
-    const u32* c1 = c0 + words;
-    unsigned long long* o = out + (u64)m * (POTTS_Q + 1);
-    const u64 n = (u64)wr * h;
-    u32 bonds = 0;
-    u32 counts[POTTS_Q];
-#pragma unroll
-    for (int v = 0; v < POTTS_Q; ++v) counts[v] = 0;
-    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (u64)gridDim.x * blockDim.x) {
-        const u32 y = (u32)(k / wr);
-        const u32 wx = (u32)(k - (u64)y * wr);
-        u32 s[SL_P], nb[4][SL_P];
-        load_planes(s, c0, y, wx, wr);
-        load_planes(nb[0], c1, y == 0 ? h - 1 : y - 1, wx, wr);
-        load_planes(nb[1], c1, y + 1 == h ? 0 : y + 1, wx, wr);
-        load_planes(nb[2], c1, y, wx, wr);
-        side_planes(nb[3], nb[2], c1, y, wx, wr, y & 1u);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) bonds += __popc(~differ(s, nb[i]));
-#pragma unroll
-        for (int v = 0; v < POTTS_Q; ++v) {
-            u32 a = ~0u, b = ~0u;
-#pragma unroll
-            for (int p = 0; p < SL_P; ++p) {
-                a &= ((v >> p) & 1) ? s[p] : ~s[p];
-                b &= ((v >> p) & 1) ? nb[2][p] : ~nb[2][p];
-            }
-            counts[v] += __popc(a) + __popc(b);
-        }
-    }
-    bonds = __reduce_add_sync(0xffffffffu, bonds);
-    if ((threadIdx.x & 31) == 0 && bonds) atomicAdd(&o[0], (unsigned long long)bonds);
-#pragma unroll
-    for (int v = 0; v < POTTS_Q; ++v) {
-        const u32 c = __reduce_add_sync(0xffffffffu, counts[v]);
-        if ((threadIdx.x & 31) == 0 && c) atomicAdd(&o[1 + v], (unsigned long long)c);
-    }
+    sliced_census_into(c0, c0 + words, wr, h, out + (u64)m * (POTTS_Q + 1));
 }
 
 // ---- One byte per spin -------------------------------------------------------
@@ -230,35 +195,8 @@ extern "C" __global__ void potts_ens_generic_colour(u8* __restrict__ lattices, u
 // bonds, out[m * (q + 1) + 1 + s] sites in state s; out zeroed before.
 extern "C" __global__ void potts_ens_generic_census(const u8* __restrict__ lattices, u32 hw, u32 h, u32 q,
                                                     unsigned long long* out) {
-    __shared__ unsigned int hist[256];
-    __shared__ unsigned long long bonds_block;
-    for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
-    if (threadIdx.x == 0) bonds_block = 0;
-    __syncthreads();
     const u32 m = blockIdx.y;
     const u64 n = (u64)hw * h;
     const u8* c0 = lattices + (u64)m * 2 * n;
-    const u8* c1 = c0 + n;
-    unsigned long long* o = out + (u64)m * (q + 1);
-    unsigned long long bonds = 0;
-    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (u64)gridDim.x * blockDim.x) {
-        const u64 y = j / hw;
-        const u32 xh = (u32)(j - y * hw);
-        const u32 o1 = (u32)(y & 1);
-        const u32 left = (xh + o1 == 0) ? hw - 1 : xh + o1 - 1;
-        const u32 right = (xh + o1 == hw) ? 0 : xh + o1;
-        const u64 up = (y == 0 ? (u64)h - 1 : y - 1) * hw;
-        const u64 down = (y + 1 == h ? 0 : y + 1) * hw;
-        const u8 s = c0[j];
-        const u8* row = c1 + y * hw;
-        bonds += (s == row[left]) + (s == row[right]) + (s == c1[up + xh]) + (s == c1[down + xh]);
-        atomicAdd(&hist[s], 1u);
-        atomicAdd(&hist[c1[j]], 1u);
-    }
-    for (int off = 16; off > 0; off >>= 1) bonds += __shfl_down_sync(0xffffffffu, bonds, off);
-    if ((threadIdx.x & 31) == 0) atomicAdd(&bonds_block, bonds);
-    __syncthreads();
-    if (threadIdx.x == 0 && bonds_block) atomicAdd(&o[0], bonds_block);
-    for (u32 i = threadIdx.x; i < q; i += blockDim.x)
-        if (hist[i]) atomicAdd(&o[1 + i], (unsigned long long)hist[i]);
+    generic_census_into(c0, c0 + n, hw, h, q, out + (u64)m * (q + 1));
 }
