@@ -9,6 +9,7 @@ mod parse;
 pub mod tools;
 mod write;
 
+pub(crate) use parse::symmetry_xforms;
 pub use parse::{ParseOptions, ParsedGenome, parse_file, parse_str};
 pub use write::{write_flame, write_genome};
 

@@ -55,6 +55,8 @@ mod palette;
 mod values;
 mod xform;
 
+pub(crate) use xform::symmetry_xforms;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

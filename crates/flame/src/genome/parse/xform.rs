@@ -286,7 +286,7 @@ impl Reader<'_> {
 /// The xforms flam3 adds for symmetry `kind` (neither 0 nor 1): for
 /// `kind < 0` a mirror first, then the rotations by multiples of
 /// 2π/|kind|, sorted as flam3 sorts them.
-fn symmetry_xforms(kind: i64) -> Vec<XForm> {
+pub(crate) fn symmetry_xforms(kind: i64) -> Vec<XForm> {
     let linear = VariationKind::from_index(0).expect("linear is variation 0");
     let symmetry_xform = |color: f64, c: [[f64; 2]; 3]| XForm {
         weight: 1.0,

@@ -28,7 +28,7 @@ pub use template::Template;
 
 use warpmc_rng::{Domain, PhiloxStream, RandomSource};
 
-use super::{Affine, XForm};
+use super::symmetry_xforms;
 use crate::variations::{VariationKind, VariationSpec};
 
 /// The random numbers of the genome tools: one Philox stream per (seed,
@@ -145,47 +145,6 @@ fn set_weight(variations: &mut Vec<VariationSpec>, kind: VariationKind, weight: 
     }
 }
 
-/// flam3's `round6`.
-fn round6(x: f64) -> f64 {
-    let mut x = x * 1e6;
-    if x < 0.0 {
-        x -= 1.0;
-    }
-    1e-6 * (x + 0.5).trunc()
-}
-
-/// The xforms flam3's `flam3_add_symmetry` adds for symmetry `kind`
-/// (neither 0 nor 1): a mirror first when `kind < 0`, then the rotations by
-/// multiples of 2π/|kind|, sorted by determinant as flam3 sorts them.
-fn symmetry_xforms(kind: i64) -> Vec<XForm> {
-    let linear = VariationKind::from_name("linear").expect("linear is a variation");
-    let make = |color: f64, c: [[f64; 2]; 3]| XForm {
-        weight: 1.0,
-        color,
-        color_speed: 0.0,
-        animate: 0.0,
-        coefs: Affine { c },
-        variations: vec![VariationSpec::new(linear, 1.0)],
-        ..XForm::flam3_default(0)
-    };
-    let mut added = Vec::new();
-    let mut sym = kind;
-    if sym < 0 {
-        added.push(make(1.0, [[-1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]));
-        sym = -sym;
-    }
-    let a = 2.0 * std::f64::consts::PI / sym as f64;
-    for k in 1..sym {
-        let kf = k as f64;
-        let color = if sym < 3 { 0.0 } else { (kf - 1.0) / (sym as f64 - 2.0) };
-        let (c, s) = (round6((kf * a).cos()), round6((kf * a).sin()));
-        added.push(make(color, [[c, s], [round6(-s), c], [0.0, 0.0]]));
-    }
-    let det = |x: &XForm| x.coefs.c[0][0] * x.coefs.c[1][1] - x.coefs.c[0][1] * x.coefs.c[1][0];
-    added.sort_by(|p, q| det(p).total_cmp(&det(q)));
-    added
-}
-
 /// flam3's choice of a symmetry when none is asked for: half the time one
 /// of the common groups, else a uniform one in −6…6 (and rarely −25…25).
 fn random_symmetry(rng: &mut GenomeRng) -> i64 {
@@ -202,6 +161,7 @@ fn random_symmetry(rng: &mut GenomeRng) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::genome::XForm;
 
     #[test]
     fn streams_differ_by_seed_operation_and_index() {
