@@ -1,0 +1,217 @@
+//! Wolff single-cluster updates (Wolff 1989) on the CPU.
+//!
+//! One cluster: a seed site i is chosen uniformly, and a new state s′,
+//! uniform over the q − 1 states other than the seed's s. The cluster
+//! grows from the seed: each bond from a cluster site to a neighbour still
+//! in state s joins that neighbour with probability p = 1 − e^{−J/T}, and
+//! every site that joins is set to s′. (Setting the state as a site joins
+//! is what marks it: a neighbour is a candidate only while it is in s.)
+//! For H = −J Σ δ(sᵢ, sⱼ) this satisfies detailed balance, J > 0 and no
+//! field.
+//!
+//! # What a sweep is
+//!
+//! Sweep t grows clusters k = 0, 1, 2, … until their sizes total at least
+//! N, the number of sites: one sweep touches about as many sites as a
+//! Metropolis sweep (the last cluster may overshoot), so autocorrelation
+//! times in sweeps compare the algorithms at equal work per site. Wolff's
+//! own unit, one cluster, is ⟨|C|⟩/N of a sweep.
+//!
+//! # Random numbers
+//!
+//! Cluster k of sweep t draws from the Philox block (seed, chain stream,
+//! t·2³² + k): words w₀ and w₁ give the seed site ⌊(w₀ + 2³²·w₁)·N / 2⁶⁴⌋,
+//! and (w₂, w₃) seed a multiply-with-carry generator (the multiplier of
+//! [`algorithm`](crate::algorithm)). Its first word r gives the new state
+//! s′ = (s + 1 + ⌊r·(q − 1)/2³²⌋) mod q, and then one word per bond tried,
+//! in the order of growth: sites are taken from a stack (last in, first
+//! out), each trying its neighbours right, left, down, up; a bond whose
+//! word is below ⌊p·2³²⌋ joins the neighbour. Every number is thus a
+//! function of (seed, chain, sweep, cluster, bond tried), so a run is the
+//! same on any machine and continues bit for bit from a checkpoint, which
+//! stores only the sweep number. Cluster numbers take 32 bits: a lattice
+//! may have at most 2³² sites ([`check_size`]).
+
+use warpmc_rng::mwc::seed_state;
+use warpmc_rng::{Mwc, RandomSource, philox_block};
+
+use crate::algorithm::{MAX_SWEEPS_PER_CHAIN, MWC_MULTIPLIER};
+use crate::error::{PottsError, Result};
+use crate::lattice::Lattice;
+use crate::model::{PottsModel, check_temperature};
+
+/// Most sites of a lattice Wolff updates: cluster numbers within a sweep
+/// take 32 bits.
+pub const MAX_SITES: u64 = 1 << 32;
+
+/// Checks that Wolff's cluster numbers can address `model`.
+pub fn check_size(model: &PottsModel) -> Result<()> {
+    if model.sites() as u64 > MAX_SITES {
+        return Err(PottsError::InvalidInput(format!(
+            "the wolff algorithm numbers a sweep's clusters in 32 bits: at most 2^32 sites, got {} × {}",
+            model.width(),
+            model.height()
+        )));
+    }
+    Ok(())
+}
+
+/// The bond probability 1 − e^{−J/T} as a 32-bit threshold,
+/// ⌊(1 − e^{−J/T})·2³²⌋ (at most 2³² − 1): a bond is active iff its word
+/// is below it. An error for J ≤ 0, a field, or a temperature that is not
+/// positive and finite.
+pub fn bond_threshold(model: &PottsModel, temperature: f64) -> Result<u32> {
+    let t = check_temperature(temperature)?;
+    if model.coupling() <= 0.0 || model.field() != 0.0 {
+        return Err(PottsError::InvalidInput(format!(
+            "cluster updates need J > 0 and no field, got J = {} and h = {}",
+            model.coupling(),
+            model.field()
+        )));
+    }
+    // −expm1(−K) = 1 − e^{−K} without cancellation for small K.
+    let p = -(-model.coupling() / t).exp_m1();
+    Ok((p * 4_294_967_296.0).floor().min(u32::MAX as f64) as u32)
+}
+
+/// The Philox counter of cluster `cluster` of sweep `sweep`.
+#[inline]
+pub fn cluster_counter(sweep: u64, cluster: u64) -> u64 {
+    (sweep << 32) | cluster
+}
+
+/// Wolff sweeps `first .. first + count` of the chain (`seed`, `stream`)
+/// on `lattice` (see the module notes for what a sweep is).
+pub fn sweeps_cpu(
+    lattice: &mut Lattice,
+    model: &PottsModel,
+    threshold: u32,
+    seed: u64,
+    stream: u64,
+    first: u64,
+    count: u64,
+) -> Result<()> {
+    check_size(model)?;
+    if (lattice.width(), lattice.height(), lattice.q()) != (model.width(), model.height(), model.q()) {
+        return Err(PottsError::InvalidInput("the lattice does not fit the model".into()));
+    }
+    if first.checked_add(count).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
+        return Err(PottsError::InvalidInput(format!("a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps")));
+    }
+    let mut grid = Grid {
+        spins: lattice.spins().to_vec(),
+        width: model.width(),
+        height: model.height(),
+        q: model.q(),
+        stack: Vec::new(),
+    };
+    for sweep in first..first + count {
+        grid.sweep(threshold, seed, stream, sweep);
+    }
+    *lattice = Lattice::from_spins(grid.width, grid.height, grid.q, grid.spins).expect("clusters keep spins below q");
+    Ok(())
+}
+
+/// A row-major lattice and the growth stack.
+struct Grid {
+    spins: Vec<u8>,
+    width: usize,
+    height: usize,
+    q: u32,
+    stack: Vec<u32>,
+}
+
+impl Grid {
+    /// Clusters until their sizes total at least N.
+    fn sweep(&mut self, threshold: u32, seed: u64, stream: u64, sweep: u64) {
+        let n = self.spins.len() as u64;
+        let mut grown = 0u64;
+        let mut cluster = 0u64;
+        while grown < n {
+            grown += self.cluster(threshold, philox_block(seed, stream, cluster_counter(sweep, cluster)));
+            cluster += 1;
+        }
+    }
+
+    /// Grows and flips one cluster from its Philox block; returns its size.
+    fn cluster(&mut self, threshold: u32, w: [u32; 4]) -> u64 {
+        let (width, height) = (self.width, self.height);
+        let n = self.spins.len() as u128;
+        let site = (((u128::from(w[0]) | (u128::from(w[1]) << 32)) * n) >> 64) as usize;
+        let mut rng = Mwc::from_state(MWC_MULTIPLIER, seed_state(MWC_MULTIPLIER, w[2], w[3])).expect("valid state");
+        let old = self.spins[site];
+        let step = ((u64::from(rng.next_u32()) * u64::from(self.q - 1)) >> 32) as u32;
+        let sum = u32::from(old) + 1 + step;
+        let new = (if sum >= self.q { sum - self.q } else { sum }) as u8;
+        self.spins[site] = new;
+        self.stack.clear();
+        self.stack.push(site as u32);
+        let mut size = 1u64;
+        while let Some(i) = self.stack.pop() {
+            let i = i as usize;
+            let (x, y) = (i % width, i / width);
+            let right = if x + 1 == width { i + 1 - width } else { i + 1 };
+            let left = if x == 0 { i + width - 1 } else { i - 1 };
+            let down = if y + 1 == height { x } else { i + width };
+            let up = if y == 0 { i + (height - 1) * width } else { i - width };
+            for j in [right, left, down, up] {
+                if self.spins[j] == old && rng.next_u32() < threshold {
+                    self.spins[j] = new;
+                    self.stack.push(j as u32);
+                    size += 1;
+                }
+            }
+        }
+        size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lattice::InitialState;
+
+    #[test]
+    fn threshold_is_the_bond_probability() {
+        let m = PottsModel::new(2, 4, 4).unwrap();
+        let t = 1.0 / (1.0 + 2f64.sqrt()).ln();
+        let p = bond_threshold(&m, t).unwrap() as f64 / 4_294_967_296.0;
+        // At T_c of q = 2, e^{−1/T} = 1/(1 + √2).
+        assert!((p - (1.0 - 1.0 / (1.0 + 2f64.sqrt()))).abs() < 1e-9);
+        assert_eq!(bond_threshold(&m, 1e-6).unwrap(), u32::MAX);
+        assert!(bond_threshold(&m.clone().with_field(0.5).unwrap(), 1.0).is_err());
+        assert!(bond_threshold(&m.with_coupling(-1.0).unwrap(), 1.0).is_err());
+    }
+
+    #[test]
+    fn a_sweep_flips_clusters_totalling_at_least_n_sites() {
+        // At T → ∞ (p = 0) every cluster is its seed alone: a sweep is N
+        // single-site flips; each changes the spin.
+        let m = PottsModel::new(3, 6, 4).unwrap();
+        let mut l = Lattice::new(&m, InitialState::Random, 5, 0);
+        let before = l.clone();
+        sweeps_cpu(&mut l, &m, 0, 1, 2, 0, 1).unwrap();
+        assert_ne!(l, before);
+        // At T → 0 (p = 1) the first cluster is the whole same-state
+        // region: from the ordered state, the whole lattice in one cluster.
+        let mut l = Lattice::new(&m, InitialState::Ordered, 0, 0);
+        sweeps_cpu(&mut l, &m, u32::MAX, 1, 2, 0, 1).unwrap();
+        let s = l.spins()[0];
+        assert!(s != 0 && l.spins().iter().all(|&v| v == s));
+    }
+
+    #[test]
+    fn sweeps_in_pieces_equal_sweeps_at_once() {
+        let m = PottsModel::new(4, 10, 6).unwrap();
+        let th = bond_threshold(&m, 0.9).unwrap();
+        let start = Lattice::new(&m, InitialState::Random, 3, 4);
+        let (mut a, mut b) = (start.clone(), start);
+        sweeps_cpu(&mut a, &m, th, 7, 9, 0, 12).unwrap();
+        sweeps_cpu(&mut b, &m, th, 7, 9, 0, 5).unwrap();
+        sweeps_cpu(&mut b, &m, th, 7, 9, 5, 7).unwrap();
+        assert_eq!(a, b);
+        let mut c = Lattice::new(&m, InitialState::Random, 3, 4);
+        sweeps_cpu(&mut c, &m, th, 8, 9, 0, 12).unwrap();
+        assert_ne!(a, c);
+    }
+}
