@@ -14,8 +14,8 @@ use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensembl
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
-    BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig, Provenance,
-    RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
+    Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig,
+    Provenance, RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
 };
 
 /// The quick example, run when `warpmc potts run` gets no parameters.
@@ -40,6 +40,7 @@ enum PottsCommand {
     /// Examples:
     ///   warpmc potts run --q 9 --size 256 --temp 0.7 --therm 2000 --sweeps 5000
     ///   warpmc potts run --q 2 --size 128 --temps 1.0:1.3:0.02 --json > ising.jsonl
+    ///   warpmc potts run --q 3 --size 256 --temp 0.995 --algorithm swendsen-wang --sweeps 2000
     ///   warpmc potts run --config examples/potts-seed-protocol.toml --out seed.csv --checkpoint seed.ckpt
     ///   warpmc potts run --resume seed.ckpt --out seed.csv
     #[command(verbatim_doc_comment)]
@@ -129,6 +130,24 @@ struct RunArgs {
     /// Where to run: auto (CUDA if a device is usable), cpu or cuda.
     #[arg(long, value_name = "B", help_heading = "Protocol")]
     backend: Option<BackendChoice>,
+    /// Update algorithm (default metropolis); a sweep is one update per
+    /// site, and every algorithm gives the same bits on every backend:
+    ///   metropolis     the fastest sweep (bit-sliced where q ≤ 16); any q, J, h.
+    ///                  Use it away from critical points, and with --tempering
+    ///                  for first-order transitions (q ≥ 5).
+    ///   heat-bath      each site drawn from its Boltzmann distribution given
+    ///                  its neighbours; any q, J, h. Decorrelates in fewer
+    ///                  sweeps than metropolis for large q, where most
+    ///                  metropolis proposals are refused.
+    ///   swendsen-wang  clusters of the whole lattice: near the continuous
+    ///                  transitions (q ≤ 4), where local updates slow down
+    ///                  as L^2.17; J > 0, no field.
+    ///   wolff          single clusters until they total L × L' sites, on the
+    ///                  CPU whatever --backend says; the fewest sweeps per
+    ///                  independent sample at T_c; J > 0, no field.
+    /// docs/algorithms.md compares their autocorrelation times.
+    #[arg(long, value_name = "A", help_heading = "Protocol", verbatim_doc_comment)]
+    algorithm: Option<Algorithm>,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a
     /// range string or list, `continue = true`); flags override it.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
@@ -194,6 +213,7 @@ impl RunArgs {
             || self.seed.is_some()
             || self.tempering
             || self.exchange_every.is_some()
+            || self.algorithm.is_some()
     }
 
     fn as_config(&self) -> anyhow::Result<ConfigFile> {
@@ -228,6 +248,7 @@ impl RunArgs {
             seed: self.seed,
             continue_from_previous: self.continue_from_previous.then_some(true),
             backend: self.backend,
+            algorithm: self.algorithm,
             tempering: self.tempering.then_some(true),
             exchange_every: self.exchange_every,
         })
@@ -413,6 +434,10 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     let Start { study, first, mut state, checkpoint: checkpoint_path } = starting_point(&args)?;
     check_outputs(&args, checkpoint_path.as_deref())?;
     let device = select_device(study[first].backend())?;
+    let algorithm = study[first].algorithm();
+    if !algorithm.runs_on_gpu() && device.name() == "cuda" {
+        eprintln!("note: {algorithm} updates run on the CPU, whatever the backend");
+    }
 
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
@@ -428,7 +453,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         let mut r = Runner::on(cfg.clone(), &device)?;
         let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
         eprintln!(
-            "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
+            "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} {} sweeps each ({} site updates), on {}",
             cfg.q(),
             cfg.size(),
             cfg.height(),
@@ -436,6 +461,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
             cfg.samples(),
             cfg.therm(),
             cfg.sweeps(),
+            cfg.algorithm(),
             sci(updates),
             r.backend_description()
         );
