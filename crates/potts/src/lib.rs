@@ -66,6 +66,7 @@ pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
 pub mod stats;
+pub mod swendsen_wang;
 pub mod tempering;
 
 pub use algorithm::{AcceptanceTable, Scheme};
