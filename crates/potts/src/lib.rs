@@ -53,6 +53,8 @@ mod cpu_simd;
 pub mod cuda;
 #[cfg(feature = "cuda")]
 pub mod cuda_ensemble;
+#[cfg(feature = "cuda")]
+pub mod cuda_sw;
 pub mod ensemble;
 pub mod error;
 pub mod exact;

@@ -336,3 +336,119 @@ fn bad_input_is_an_error() {
     let mut empty = Lattice::from_spins(0, 0, 2, vec![]).unwrap();
     assert!(sweeps_cpu(&mut empty, &m, 1, 1, 0, 0, 1).is_err());
 }
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use warpmc_gpu::{Gpu, GpuError, Target, compile};
+    use warpmc_potts::cuda_sw::{CudaSwendsenWang, kernel_source};
+    use warpmc_testkit::gpu_or_skip;
+
+    #[test]
+    fn swendsen_wang_kernels_compile() {
+        match compile(&kernel_source(), &Target::Cubin { arch: 90 }) {
+            Ok(image) => assert!(!image.is_empty()),
+            Err(GpuError::NoDevice(why)) => {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr().lock(), "SKIPPED swendsen_wang_kernels_compile: {why}");
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Runs `sweeps` sweeps from `start` on the CPU and on `sw`, and
+    /// compares lattices and censuses.
+    fn compare(sw: &mut CudaSwendsenWang, start: &Lattice, t: f64, chain_seed: u64, first: u64, sweeps: u64) {
+        let model = PottsModel::new(start.q(), 2, 2).unwrap();
+        let th = bond_threshold(&model, t).unwrap();
+        let mut cpu = start.clone();
+        sweeps_cpu(&mut cpu, &model, th, chain_seed, chain(chain_seed), first, sweeps).unwrap();
+        sw.load(start).unwrap();
+        sw.sweeps(th, chain_seed, chain(chain_seed), first, sweeps).unwrap();
+        let gpu = sw.lattice().unwrap();
+        let (w, h, q) = (start.width(), start.height(), start.q());
+        if gpu != cpu {
+            let diff = gpu.spins().iter().zip(cpu.spins()).position(|(a, b)| a != b).unwrap();
+            panic!("{w}x{h} q={q} T={t} sweeps {first}+{sweeps}: first differing site {diff}");
+        }
+        assert_eq!(sw.census().unwrap(), cpu.census(), "{w}x{h} q={q}: census");
+    }
+
+    fn check_sizes(gpu: &Gpu, wide: bool) {
+        let mut g = SplitMix64::new(if wide { 2 } else { 1 });
+        let mut sizes: Vec<(usize, usize)> = SIZES.to_vec();
+        // Around the tile (64 × 32) and warp boundaries, and random ones.
+        sizes.extend([(64, 32), (63, 31), (65, 33), (128, 64), (1, 300), (300, 1), (2, 200), (129, 97)]);
+        sizes.extend((0..6).map(|_| (1 + (g.next_u64() % 200) as usize, 1 + (g.next_u64() % 200) as usize)));
+        for q in [2u32, 3, 9, 255] {
+            let model = PottsModel::new(q, 2, 2).unwrap();
+            let mut sw = if wide {
+                CudaSwendsenWang::with_wide_labels(gpu.clone(), &model).unwrap()
+            } else {
+                CudaSwendsenWang::new(gpu.clone(), &model).unwrap()
+            };
+            let t_c = warpmc_potts::exact::potts_critical_temperature(q);
+            for (k, &(w, h)) in sizes.iter().enumerate() {
+                let start = random_lattice(w, h, q, g.next_u64());
+                let t = [0.3 * t_c, t_c, 3.0 * t_c][k % 3];
+                compare(&mut sw, &start, t, g.next_u64() % 1000, g.next_u64() % 50, 3);
+            }
+        }
+    }
+
+    #[test]
+    fn cuda_matches_cpu_on_awkward_sizes() {
+        let Some(gpu) = gpu_or_skip("cuda_matches_cpu_on_awkward_sizes") else { return };
+        check_sizes(&gpu, false);
+    }
+
+    #[test]
+    fn cuda_matches_cpu_with_wide_labels() {
+        let Some(gpu) = gpu_or_skip("cuda_matches_cpu_with_wide_labels") else { return };
+        check_sizes(&gpu, true);
+    }
+
+    #[test]
+    fn cuda_matches_cpu_on_large_lattices() {
+        let Some(gpu) = gpu_or_skip("cuda_matches_cpu_on_large_lattices") else { return };
+        // Many tiles, clusters spanning the torus (below T_c) and fractal
+        // ones (at T_c), and a start from the ordered state (one cluster
+        // of nearly every site).
+        let model = PottsModel::new(2, 2, 2).unwrap();
+        let mut sw = CudaSwendsenWang::new(gpu, &model).unwrap();
+        let t_c = warpmc_potts::exact::potts_critical_temperature(2);
+        compare(&mut sw, &random_lattice(1024, 768, 2, 5), t_c, 3, 0, 4);
+        compare(&mut sw, &random_lattice(1000, 1001, 2, 6), 0.8 * t_c, 4, 10, 3);
+        let ordered = Lattice::from_spins(2048, 1024, 2, vec![0; 2048 * 1024]).unwrap();
+        compare(&mut sw, &ordered, 0.5 * t_c, 5, 0, 2);
+        let m3 = PottsModel::new(3, 2, 2).unwrap();
+        let mut sw3 = CudaSwendsenWang::new(sw.gpu().clone(), &m3).unwrap();
+        compare(
+            &mut sw3,
+            &random_lattice(777, 1111, 3, 7),
+            warpmc_potts::exact::potts_critical_temperature(3),
+            6,
+            0,
+            3,
+        );
+    }
+
+    #[test]
+    fn cuda_refuses_bad_input() {
+        let Some(gpu) = gpu_or_skip("cuda_refuses_bad_input") else { return };
+        let m = PottsModel::new(2, 8, 8).unwrap();
+        assert!(CudaSwendsenWang::new(gpu.clone(), &m.clone().with_field(0.5).unwrap()).is_err());
+        assert!(CudaSwendsenWang::new(gpu.clone(), &m.clone().with_coupling(-1.0).unwrap()).is_err());
+        let mut sw = CudaSwendsenWang::new(gpu, &m).unwrap();
+        // Starts ordered.
+        assert_eq!(sw.lattice().unwrap().spins(), &[0u8; 64][..]);
+        let l3 = Lattice::from_spins(8, 8, 3, vec![2; 64]).unwrap();
+        assert!(sw.load(&l3).unwrap_err().to_string().contains("q = 3"));
+        let over = warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
+        assert!(sw.sweeps(1, 1, 0, over, 1).is_err());
+        assert!(sw.load(&Lattice::from_spins(0, 5, 2, vec![]).unwrap()).is_err());
+        // Still usable after the refusals.
+        sw.sweeps(1 << 31, 1, 0, 0, 2).unwrap();
+        assert_eq!(sw.census().unwrap().counts().iter().sum::<u64>(), 64);
+    }
+}
