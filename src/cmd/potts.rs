@@ -291,6 +291,10 @@ pub(crate) struct BenchArgs {
     /// The single large lattice the large ensemble is compared with.
     #[arg(long, value_name = "L", default_value_t = 16384)]
     ensemble_single: usize,
+    /// Time Swendsen–Wang cluster sweeps instead, beside Metropolis on the
+    /// same lattice, for each --q and --sizes (e.g. --q 2 --sizes 8192).
+    #[arg(long)]
+    swendsen_wang: bool,
 }
 
 /// "LxN" (or "L×N") as (L, N).
@@ -786,6 +790,9 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         "only" => (false, true),
         other => bail!("unknown --ensembles '{other}' (expected on, off or only)"),
     };
+    if args.swendsen_wang {
+        return swendsen_wang_rows(&args, want_cpu, want_cuda);
+    }
     let small = parse_l_by_n("--ensemble-small", &args.ensemble_small)?;
     let large = parse_l_by_n("--ensemble-large", &args.ensemble_large)?;
     PottsModel::new(2, args.ensemble_single, args.ensemble_single)?;
@@ -927,6 +934,69 @@ fn single_lattice_rows(
             }
             stdout.flush()?;
         }
+        Ok(())
+    })
+}
+
+/// `--swendsen-wang`: cluster sweeps beside Metropolis (warpmc-bench's
+/// potts_cluster), one row per backend, q and L.
+fn swendsen_wang_rows(args: &BenchArgs, want_cpu: bool, want_cuda: bool) -> anyhow::Result<()> {
+    use warpmc_bench::potts_cluster::{ClusterBenchConfig, ClusterRow, run_cluster_bench};
+    let gpu = if want_cuda {
+        let choice = if args.backend == "all" { BackendChoice::Auto } else { BackendChoice::Cuda };
+        select_device(choice)?.gpu().cloned()
+    } else {
+        None
+    };
+    let mut stdout = std::io::stdout().lock();
+    if !args.json {
+        writeln!(stdout, "# Swendsen–Wang at T_c(q) = 1/ln(1+√q) from a random start; updates/ns = sites·sweeps/time")?;
+        writeln!(
+            stdout,
+            "{:>3} {:>6} {:>5} {:>8} {:>10} {:>11} {:>10} {:>16} {:>8} {:>10} {:>9}",
+            "q",
+            "L",
+            "on",
+            "sweeps",
+            "ms/sweep",
+            "updates/ns",
+            "e/site",
+            "metropolis upd/ns",
+            "ratio",
+            "copy GB/s",
+            "in copies"
+        )?;
+    }
+    let cfg = ClusterBenchConfig {
+        qs: args.qs.clone(),
+        sizes: args.sizes.clone(),
+        cpu: want_cpu,
+        cpu_max_size: args.cpu_max_size,
+        gpu,
+        seconds: args.seconds,
+    };
+    run_cluster_bench(&cfg, |r: &ClusterRow| -> anyhow::Result<()> {
+        if args.json {
+            writeln!(stdout, "{}", serde_json::to_value(r)?)?;
+        } else {
+            let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
+            writeln!(
+                stdout,
+                "{:>3} {:>6} {:>5} {:>8} {:>10.3} {:>11.2} {:>10.5} {:>16.2} {:>7.3}x {:>10} {:>9}",
+                r.q,
+                r.size,
+                r.backend,
+                r.sweeps,
+                r.ms_per_sweep,
+                r.updates_per_ns,
+                r.energy_per_site,
+                r.metropolis_updates_per_ns,
+                r.vs_metropolis,
+                opt(r.copy_gbs, 0),
+                opt(r.sweep_in_copies, 2)
+            )?;
+        }
+        stdout.flush()?;
         Ok(())
     })
 }

@@ -53,6 +53,8 @@ mod cpu_simd;
 pub mod cuda;
 #[cfg(feature = "cuda")]
 pub mod cuda_ensemble;
+#[cfg(feature = "cuda")]
+pub mod cuda_sw;
 pub mod ensemble;
 pub mod error;
 pub mod exact;
@@ -67,6 +69,7 @@ pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
 pub mod stats;
+pub mod swendsen_wang;
 pub mod tempering;
 pub mod update;
 pub mod wolff;
