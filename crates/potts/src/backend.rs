@@ -26,6 +26,8 @@ pub fn open_backend_for(device: &Device, model: &PottsModel, algorithm: Algorith
     model.check_host_memory(0)?;
     algorithm.check(model)?;
     match (device, algorithm) {
+        // (Without the cuda feature every device is the CPU.)
+        #[allow(unreachable_patterns)]
         (Device::Cpu { .. }, _) | (_, Algorithm::Wolff) => Ok(Box::new(CpuBackend::for_algorithm(model, algorithm)?)),
         #[cfg(feature = "cuda")]
         (Device::Cuda(gpu), Algorithm::Metropolis) => Ok(Box::new(crate::cuda::CudaBackend::new(gpu.clone(), model)?)),
@@ -34,7 +36,9 @@ pub fn open_backend_for(device: &Device, model: &PottsModel, algorithm: Algorith
             Ok(Box::new(crate::cuda::CudaBackend::for_algorithm(gpu.clone(), model, algorithm)?))
         }
         #[cfg(feature = "cuda")]
-        (Device::Cuda(_), Algorithm::SwendsenWang) => Err(crate::update::not_built(algorithm)),
+        (Device::Cuda(gpu), Algorithm::SwendsenWang) => {
+            Ok(Box::new(crate::cuda_cluster::SwendsenWangBackend::new(gpu.clone(), model)?))
+        }
         // A GPU from a warpmc-gpu built with CUDA for another crate, while
         // this one was built without its `cuda` feature.
         #[allow(unreachable_patterns)]

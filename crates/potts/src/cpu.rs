@@ -117,8 +117,7 @@ impl CpuBackend {
                 b.mode = Mode::HeatBath;
                 Ok(b)
             }
-            Algorithm::SwendsenWang => Err(crate::update::not_built(algorithm)),
-            Algorithm::Wolff => {
+            Algorithm::SwendsenWang | Algorithm::Wolff => {
                 let mut b = Self::with_scheme(model, Scheme::SiteWords)?;
                 b.storage = Storage::Sites(Lattice::new(model, crate::InitialState::Ordered, 0, 0));
                 b.mode = Mode::Cluster(algorithm, 0);

@@ -56,6 +56,8 @@ pub fn open_ensemble_for(
         return Ok(Box::new(Independent::new(vec![open_backend_for(device, model, algorithm)?])));
     }
     match (device, algorithm) {
+        // (Without the cuda feature every device is the CPU.)
+        #[allow(unreachable_patterns)]
         (Device::Cpu { .. }, _) | (_, Algorithm::Wolff) => {
             Ok(Box::new(crate::cpu_ensemble::CpuEnsemble::for_algorithm(model, algorithm, members)?))
         }

@@ -52,6 +52,8 @@ mod cpu_simd;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "cuda")]
+pub mod cuda_cluster;
+#[cfg(feature = "cuda")]
 pub mod cuda_ensemble;
 #[cfg(feature = "cuda")]
 pub mod cuda_sw;

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | [`Algorithm::Metropolis`] | checkerboard Metropolis ([`algorithm`](crate::algorithm), [`sliced`](crate::sliced)) | CPU, CUDA |
 //! | [`Algorithm::HeatBath`] | checkerboard heat-bath (Gibbs) ([`heat_bath`](crate::heat_bath)) | CPU, CUDA |
-//! | [`Algorithm::SwendsenWang`] | one Swendsen–Wang update of the whole lattice | CPU, CUDA |
+//! | [`Algorithm::SwendsenWang`] | one Swendsen–Wang update of the whole lattice ([`swendsen_wang`](crate::swendsen_wang)) | CPU, CUDA |
 //! | [`Algorithm::Wolff`] | single clusters until their sizes total at least N sites ([`wolff`](crate::wolff)) | CPU |
 //!
 //! Every algorithm names its random numbers by (seed, chain stream, sweep,
@@ -25,6 +25,7 @@ use crate::error::{PottsError, Result};
 use crate::heat_bath::HeatBathTable;
 use crate::lattice::Lattice;
 use crate::model::{PottsModel, check_temperature};
+use crate::swendsen_wang::bond_threshold;
 
 /// An update algorithm. Metropolis is the default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -152,7 +153,8 @@ pub enum Update {
     /// Heat-bath weights.
     HeatBath(HeatBathTable),
     /// Swendsen–Wang: a bond is active iff its 32-bit word is below
-    /// `bond_threshold` = ⌊(1 − e^{−J/T})·2³²⌋.
+    /// `bond_threshold` = ⌊(1 − e^{−J/T})·2³²⌋
+    /// ([`swendsen_wang::bond_threshold`](crate::swendsen_wang::bond_threshold)).
     SwendsenWang {
         /// The bond threshold.
         bond_threshold: u32,
@@ -189,12 +191,6 @@ impl Update {
     }
 }
 
-/// The bond probability 1 − e^{−J/T} of the cluster algorithms as a 32-bit
-/// threshold: a bond is active iff its word is below it.
-pub fn bond_threshold(model: &PottsModel, temperature: f64) -> Result<u32> {
-    crate::wolff::bond_threshold(model, temperature)
-}
-
 /// Cluster sweeps `first .. first + count` of the chain (`seed`, `stream`)
 /// on a row-major lattice on the CPU: the one place the CPU backend reaches
 /// the cluster algorithms.
@@ -210,14 +206,11 @@ pub(crate) fn cluster_sweeps_cpu(
     let (seed, stream) = chain;
     match algorithm {
         Algorithm::Wolff => crate::wolff::sweeps_cpu(lattice, model, bond_threshold, seed, stream, first, count),
-        Algorithm::SwendsenWang => Err(not_built(Algorithm::SwendsenWang)),
+        Algorithm::SwendsenWang => {
+            crate::swendsen_wang::sweeps_cpu(lattice, model, bond_threshold, seed, stream, first, count)
+        }
         other => Err(PottsError::InvalidInput(format!("internal error: {other} is not a cluster algorithm"))),
     }
-}
-
-/// The error for an algorithm this build does not contain.
-pub(crate) fn not_built(algorithm: Algorithm) -> PottsError {
-    PottsError::InvalidInput(format!("the {algorithm} algorithm is not available in this build of warpmc"))
 }
 
 #[cfg(test)]

@@ -26,7 +26,8 @@
 //! s′ = (s + 1 + ⌊r·(q − 1)/2³²⌋) mod q, and then one word per bond tried,
 //! in the order of growth: sites are taken from a stack (last in, first
 //! out), each trying its neighbours right, left, down, up; a bond whose
-//! word is below ⌊p·2³²⌋ joins the neighbour. Every number is thus a
+//! word is below ⌊p·2³²⌋ joins the neighbour (Swendsen–Wang's threshold,
+//! [`bond_threshold`](crate::swendsen_wang::bond_threshold)). Every number is thus a
 //! function of (seed, chain, sweep, cluster, bond tried), so a run is the
 //! same on any machine and continues bit for bit from a checkpoint, which
 //! stores only the sweep number. Cluster numbers take 32 bits: a lattice
@@ -38,7 +39,7 @@ use warpmc_rng::{Mwc, RandomSource, philox_block};
 use crate::algorithm::{MAX_SWEEPS_PER_CHAIN, MWC_MULTIPLIER};
 use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
-use crate::model::{PottsModel, check_temperature};
+use crate::model::PottsModel;
 
 /// Most sites of a lattice Wolff updates: cluster numbers within a sweep
 /// take 32 bits.
@@ -54,24 +55,6 @@ pub fn check_size(model: &PottsModel) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The bond probability 1 − e^{−J/T} as a 32-bit threshold,
-/// ⌊(1 − e^{−J/T})·2³²⌋ (at most 2³² − 1): a bond is active iff its word
-/// is below it. An error for J ≤ 0, a field, or a temperature that is not
-/// positive and finite.
-pub fn bond_threshold(model: &PottsModel, temperature: f64) -> Result<u32> {
-    let t = check_temperature(temperature)?;
-    if model.coupling() <= 0.0 || model.field() != 0.0 {
-        return Err(PottsError::InvalidInput(format!(
-            "cluster updates need J > 0 and no field, got J = {} and h = {}",
-            model.coupling(),
-            model.field()
-        )));
-    }
-    // −expm1(−K) = 1 − e^{−K} without cancellation for small K.
-    let p = -(-model.coupling() / t).exp_m1();
-    Ok((p * 4_294_967_296.0).floor().min(u32::MAX as f64) as u32)
 }
 
 /// The Philox counter of cluster `cluster` of sweep `sweep`.
@@ -170,18 +153,7 @@ impl Grid {
 mod tests {
     use super::*;
     use crate::lattice::InitialState;
-
-    #[test]
-    fn threshold_is_the_bond_probability() {
-        let m = PottsModel::new(2, 4, 4).unwrap();
-        let t = 1.0 / (1.0 + 2f64.sqrt()).ln();
-        let p = bond_threshold(&m, t).unwrap() as f64 / 4_294_967_296.0;
-        // At T_c of q = 2, e^{−1/T} = 1/(1 + √2).
-        assert!((p - (1.0 - 1.0 / (1.0 + 2f64.sqrt()))).abs() < 1e-9);
-        assert_eq!(bond_threshold(&m, 1e-6).unwrap(), u32::MAX);
-        assert!(bond_threshold(&m.clone().with_field(0.5).unwrap(), 1.0).is_err());
-        assert!(bond_threshold(&m.with_coupling(-1.0).unwrap(), 1.0).is_err());
-    }
+    use crate::swendsen_wang::bond_threshold;
 
     #[test]
     fn a_sweep_flips_clusters_totalling_at_least_n_sites() {

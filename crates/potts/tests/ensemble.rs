@@ -86,10 +86,11 @@ fn ensembles_match_lone_chains(device: &Device) {
 test_device!(ensembles_match_lone_chains, ensembles_match_lone_chains_cpu, ensembles_match_lone_chains_cuda);
 
 /// Every algorithm's ensemble (the CPU ensemble, one CUDA backend per
-/// member for heat-bath on a GPU, the CPU for Wolff anywhere) against one
+/// member for heat-bath and Swendsen–Wang on a GPU, the CPU for Wolff
+/// anywhere) against one
 /// CPU backend per member, through calls with per-member temperatures.
 fn every_algorithm_ensemble_matches_lone_chains(device: &Device) {
-    for algorithm in [Algorithm::HeatBath, Algorithm::Wolff] {
+    for algorithm in [Algorithm::HeatBath, Algorithm::SwendsenWang, Algorithm::Wolff] {
         // Clusters run without a field and with J > 0.
         let cases = CASES.iter().filter(|c| !algorithm.is_cluster() || (c.3 > 0.0 && c.4 == 0.0));
         for (c, case) in cases.enumerate() {

@@ -8,8 +8,7 @@ use warpmc_potts::{
     TemperatureResult, Temperatures,
 };
 
-/// The algorithms this build runs on every backend it has.
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Metropolis, Algorithm::HeatBath, Algorithm::Wolff];
+use warpmc_potts::update::ALGORITHMS;
 
 fn config(continue_from_previous: bool) -> ProtocolConfig {
     config_for(continue_from_previous, Algorithm::Metropolis)

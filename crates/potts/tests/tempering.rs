@@ -11,8 +11,7 @@ use warpmc_potts::{
 };
 use warpmc_testkit::test_device;
 
-/// The algorithms this build runs on every backend it has.
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Metropolis, Algorithm::HeatBath, Algorithm::Wolff];
+use warpmc_potts::update::ALGORITHMS;
 
 /// One backend per replica: the reference ensemble.
 fn ensemble(device: &Device, cfg: &ProtocolConfig) -> Box<dyn Ensemble> {
