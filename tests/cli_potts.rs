@@ -293,7 +293,12 @@ fn heat_bath_run_resumes_bit_for_bit_after_ctrl_c() {
 /// are one clear line.
 #[test]
 fn every_algorithm_runs_from_flags_and_toml() {
-    for (name, words) in [("metropolis", "Metropolis"), ("heat-bath", "heat-bath"), ("wolff", "Wolff")] {
+    for (name, words) in [
+        ("metropolis", "Metropolis"),
+        ("heat-bath", "heat-bath"),
+        ("swendsen-wang", "Swendsen-Wang"),
+        ("wolff", "Wolff"),
+    ] {
         let o = run_small(&["--temps", "0.9,1.1", "--therm", "20", "--sweeps", "40", "--json", "--algorithm", name]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         assert!(stderr(&o).contains(&format!("{name} sweeps")), "{}", stderr(&o));

@@ -163,9 +163,14 @@ fn tempering_is_bit_identical_on_cpu_and_cuda() {
         ..Default::default()
     };
     let heat_bath = ConfigFile { algorithm: Some(Algorithm::HeatBath), ..field.clone() };
-    for cfg in
-        [config(9, 64, vec![0.68, 0.7, 0.72], 10, 40, 2, 3), field.resolve().unwrap(), heat_bath.resolve().unwrap()]
-    {
+    let clusters =
+        ConfigFile { algorithm: Some(Algorithm::SwendsenWang), ..file(3, 12, vec![0.9, 1.0, 1.1], 10, 40, 2, 4) };
+    for cfg in [
+        config(9, 64, vec![0.68, 0.7, 0.72], 10, 40, 2, 3),
+        field.resolve().unwrap(),
+        heat_bath.resolve().unwrap(),
+        clusters.resolve().unwrap(),
+    ] {
         let cpu = tempered(&Device::CPU, &cfg, 2, None);
         let cuda = tempered(&Device::Cuda(gpu.clone()), &cfg, 2, None);
         assert_eq!(cpu.series(), cuda.series(), "{}", cfg.algorithm());
