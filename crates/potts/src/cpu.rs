@@ -45,14 +45,14 @@ pub struct CpuBackend {
 }
 
 /// The algorithm a backend's sweeps run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Mode {
     /// Metropolis with `table` (and `rule` on bit planes).
     Metropolis,
     /// Heat-bath with `heat_bath`.
     HeatBath,
-    /// A cluster algorithm with its bond threshold.
-    Cluster(Algorithm, u32),
+    /// A cluster algorithm (Swendsen–Wang or Wolff) with its tables.
+    Cluster(Box<Update>),
 }
 
 /// Whether AVX2 groups can run here.
@@ -120,7 +120,7 @@ impl CpuBackend {
             Algorithm::SwendsenWang | Algorithm::Wolff => {
                 let mut b = Self::with_scheme(model, Scheme::SiteWords)?;
                 b.storage = Storage::Sites(Lattice::new(model, crate::InitialState::Ordered, 0, 0));
-                b.mode = Mode::Cluster(algorithm, 0);
+                b.mode = Mode::Cluster(Box::new(Update::SwendsenWang { bond_threshold: 0 }));
                 Ok(b)
             }
         }
@@ -424,8 +424,8 @@ impl Backend for CpuBackend {
                 self.mode = Mode::HeatBath;
                 Ok(())
             }
-            (Update::SwendsenWang { bond_threshold } | Update::Wolff { bond_threshold }, Storage::Sites(_)) => {
-                self.mode = Mode::Cluster(update.algorithm(), *bond_threshold);
+            (Update::SwendsenWang { .. } | Update::Wolff { .. }, Storage::Sites(_)) => {
+                self.mode = Mode::Cluster(Box::new(update.clone()));
                 Ok(())
             }
             _ => Err(self.wrong_storage(update.algorithm())),
@@ -433,16 +433,16 @@ impl Backend for CpuBackend {
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
-        if let Mode::Cluster(algorithm, threshold) = self.mode {
-            let Storage::Sites(lattice) = &mut self.storage else { return Err(self.wrong_storage(algorithm)) };
-            return cluster_sweeps_cpu(algorithm, lattice, &self.model, threshold, (seed, stream), first, count);
+        if let Mode::Cluster(update) = &self.mode {
+            let Storage::Sites(lattice) = &mut self.storage else { return Err(self.wrong_storage(update.algorithm())) };
+            return cluster_sweeps_cpu(update, lattice, &self.model, (seed, stream), first, count);
         }
         let planes = matches!(self.storage, Storage::Planes { .. });
         let q = self.q;
         for sweep in first..first + count {
             for colour in 0..2 {
                 if !planes {
-                    match self.mode {
+                    match &self.mode {
                         Mode::HeatBath => {
                             let table = self.heat_bath;
                             self.half_sweep(seed, stream, sweep, colour, |_, nbrs, r| {

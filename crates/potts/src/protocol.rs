@@ -1150,6 +1150,8 @@ impl Runner {
                 current.len()
             )));
         }
+        // One update per temperature (Wolff's measures its cluster size).
+        let mut updates: std::collections::BTreeMap<usize, Update> = std::collections::BTreeMap::new();
         for (i, (&(t, s), chain)) in members.iter().zip(&chains).enumerate() {
             let lattice = match current.get(i) {
                 Some(l) => l.clone(),
@@ -1159,7 +1161,13 @@ impl Runner {
                 },
             };
             ensemble.load(i, &lattice)?;
-            ensemble.set_update(i, &Update::new(cfg.algorithm, model, cfg.temperatures[t])?)?;
+            let update = match updates.entry(t) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(Update::new(cfg.algorithm, model, cfg.temperatures[t])?)
+                }
+            };
+            ensemble.set_update(i, update)?;
         }
         drop(current);
         state.group = n;

@@ -160,10 +160,14 @@ pub enum Update {
         bond_threshold: u32,
     },
     /// Wolff: a bond is added iff its 32-bit word is below `bond_threshold`
-    /// (the same threshold as Swendsen–Wang's).
+    /// (the same threshold as Swendsen–Wang's); a sweep is
+    /// `clusters_per_sweep` clusters
+    /// ([`wolff::clusters_per_sweep`](crate::wolff::clusters_per_sweep)).
     Wolff {
         /// The bond threshold.
         bond_threshold: u32,
+        /// Clusters per sweep at this temperature.
+        clusters_per_sweep: u64,
     },
 }
 
@@ -176,7 +180,13 @@ impl Update {
             Algorithm::Metropolis => Update::Metropolis(AcceptanceTable::metropolis(model, t)),
             Algorithm::HeatBath => Update::HeatBath(HeatBathTable::new(model, t)),
             Algorithm::SwendsenWang => Update::SwendsenWang { bond_threshold: bond_threshold(model, t)? },
-            Algorithm::Wolff => Update::Wolff { bond_threshold: bond_threshold(model, t)? },
+            Algorithm::Wolff => {
+                let bond_threshold = bond_threshold(model, t)?;
+                Update::Wolff {
+                    bond_threshold,
+                    clusters_per_sweep: crate::wolff::clusters_per_sweep(model, bond_threshold)?,
+                }
+            }
         })
     }
 
@@ -195,21 +205,24 @@ impl Update {
 /// on a row-major lattice on the CPU: the one place the CPU backend reaches
 /// the cluster algorithms.
 pub(crate) fn cluster_sweeps_cpu(
-    algorithm: Algorithm,
+    update: &Update,
     lattice: &mut Lattice,
     model: &PottsModel,
-    bond_threshold: u32,
     chain: (u64, u64),
     first: u64,
     count: u64,
 ) -> Result<()> {
     let (seed, stream) = chain;
-    match algorithm {
-        Algorithm::Wolff => crate::wolff::sweeps_cpu(lattice, model, bond_threshold, seed, stream, first, count),
-        Algorithm::SwendsenWang => {
+    match *update {
+        Update::Wolff { bond_threshold, clusters_per_sweep } => {
+            crate::wolff::sweeps_cpu(lattice, model, bond_threshold, clusters_per_sweep, seed, stream, first, count)
+        }
+        Update::SwendsenWang { bond_threshold } => {
             crate::swendsen_wang::sweeps_cpu(lattice, model, bond_threshold, seed, stream, first, count)
         }
-        other => Err(PottsError::InvalidInput(format!("internal error: {other} is not a cluster algorithm"))),
+        ref other => {
+            Err(PottsError::InvalidInput(format!("internal error: {} is not a cluster algorithm", other.algorithm())))
+        }
     }
 }
 
