@@ -142,9 +142,10 @@ struct RunArgs {
     ///   swendsen-wang  clusters of the whole lattice: near the continuous
     ///                  transitions (q ≤ 4), where local updates slow down
     ///                  as L^2.17; J > 0, no field.
-    ///   wolff          single clusters until they total L × L' sites, on the
-    ///                  CPU whatever --backend says; the fewest sweeps per
-    ///                  independent sample at T_c; J > 0, no field.
+    ///   wolff          single clusters, as many per sweep as flip L × L' sites
+    ///                  on average; on the CPU whatever --backend says. The
+    ///                  fewest sweeps per independent sample at T_c; J > 0,
+    ///                  no field.
     /// docs/algorithms.md compares their autocorrelation times.
     #[arg(long, value_name = "A", help_heading = "Protocol", verbatim_doc_comment)]
     algorithm: Option<Algorithm>,
@@ -295,6 +296,39 @@ pub(crate) struct BenchArgs {
     /// same lattice, for each --q and --sizes (e.g. --q 2 --sizes 8192).
     #[arg(long)]
     swendsen_wang: bool,
+    /// Measure instead the integrated autocorrelation time of the energy
+    /// at T_c for each algorithm and --tau-sizes, each beside Metropolis at
+    /// the same size, and fit the dynamic exponent z (τ ∝ L^z).
+    #[arg(long, help_heading = "Autocorrelation study")]
+    autocorrelation: bool,
+    /// q of the autocorrelation study.
+    #[arg(long, value_name = "Q", default_value_t = 2, help_heading = "Autocorrelation study")]
+    tau_q: u32,
+    /// Lattice sizes of the autocorrelation study.
+    #[arg(
+        long,
+        value_name = "L",
+        value_delimiter = ',',
+        default_values_t = [16usize, 32, 64, 128],
+        help_heading = "Autocorrelation study"
+    )]
+    tau_sizes: Vec<usize>,
+    /// Algorithms of the autocorrelation study (Metropolis is always
+    /// measured: the speed-ups are ratios to it).
+    #[arg(
+        long,
+        value_name = "A",
+        value_delimiter = ',',
+        default_values_t = warpmc_potts::update::ALGORITHMS,
+        help_heading = "Autocorrelation study"
+    )]
+    tau_algorithms: Vec<Algorithm>,
+    /// Length of each run in units of its τ_int (from a pilot run).
+    #[arg(long, value_name = "N", default_value_t = 1000.0, help_heading = "Autocorrelation study")]
+    tau_length: f64,
+    /// Most seconds per run (shorter runs report how many τ_int they covered).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0, help_heading = "Autocorrelation study")]
+    tau_seconds: f64,
 }
 
 /// "LxN" (or "L×N") as (L, N).
@@ -793,6 +827,9 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     if args.swendsen_wang {
         return swendsen_wang_rows(&args, want_cpu, want_cuda);
     }
+    if args.autocorrelation {
+        return autocorrelation_study(&args);
+    }
     let small = parse_l_by_n("--ensemble-small", &args.ensemble_small)?;
     let large = parse_l_by_n("--ensemble-large", &args.ensemble_large)?;
     PottsModel::new(2, args.ensemble_single, args.ensemble_single)?;
@@ -999,4 +1036,101 @@ fn swendsen_wang_rows(args: &BenchArgs, want_cpu: bool, want_cuda: bool) -> anyh
         stdout.flush()?;
         Ok(())
     })
+}
+
+/// `--autocorrelation`: τ_int of the energy at T_c per algorithm and size,
+/// the speed-up over Metropolis at each size, and the fitted exponents
+/// beside the literature's.
+fn autocorrelation_study(args: &BenchArgs) -> anyhow::Result<()> {
+    use warpmc_bench::potts_autocorrelation::{AutocorrelationConfig, TauRow, run_autocorrelation_study};
+    let choice = match args.backend.as_str() {
+        "all" => BackendChoice::Auto,
+        "cpu" => BackendChoice::Cpu,
+        _ => BackendChoice::Cuda,
+    };
+    let device = select_device(choice)?;
+    PottsModel::new(args.tau_q, 2, 2)?;
+    for &l in &args.tau_sizes {
+        PottsModel::new(args.tau_q, l, l)?;
+    }
+    let mut algorithms = vec![Algorithm::Metropolis];
+    algorithms.extend(args.tau_algorithms.iter().filter(|&&a| a != Algorithm::Metropolis));
+    let cfg = AutocorrelationConfig {
+        q: args.tau_q,
+        sizes: args.tau_sizes.clone(),
+        algorithms,
+        device,
+        taus: args.tau_length,
+        min_sweeps: 10_000,
+        max_seconds: args.tau_seconds,
+        seed: 1,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if !args.json {
+        writeln!(
+            stdout,
+            "# τ_int of the energy per site at T_c = 1/ln(1+√q), q = {}, in sweeps (Wolff: L²/<|C|> clusters); \
+             ordered start; Γ-method with Sokal's window",
+            cfg.q
+        )?;
+        writeln!(
+            stdout,
+            "{:>14} {:>5} {:>5} {:>9} {:>18} {:>7} {:>9} {:>18} {:>20} {:>10}",
+            "algorithm", "L", "on", "sweeps", "tau_int(e)", "N/tau", "vs metro", "tau_int(m)", "energy", "upd/ns"
+        )?;
+    }
+    let mut rows: Vec<TauRow> = Vec::new();
+    let fits = run_autocorrelation_study(&cfg, |r: &TauRow| -> anyhow::Result<()> {
+        let metropolis = rows.iter().find(|m| m.algorithm == "metropolis" && m.size == r.size).map(|m| m.tau_int);
+        let speedup = metropolis.map(|m| m / r.tau_int);
+        if args.json {
+            let mut v = serde_json::to_value(r)?;
+            v["metropolis_tau_over_this"] = serde_json::json!(speedup);
+            writeln!(stdout, "{v}")?;
+        } else {
+            writeln!(
+                stdout,
+                "{:>14} {:>5} {:>5} {:>9} {:>18} {:>7.0} {:>9} {:>18} {:>20} {:>10.3}",
+                r.algorithm,
+                r.size,
+                r.backend,
+                r.sweeps,
+                format!("{:.3} ± {:.3}", r.tau_int, r.tau_int_err),
+                r.taus,
+                speedup.map_or("-".to_string(), |s| format!("{s:.1}x")),
+                format!("{:.3} ± {:.3}", r.tau_int_m, r.tau_int_m_err),
+                with_error(r.energy, r.energy_err),
+                r.updates_per_ns,
+            )?;
+        }
+        stdout.flush()?;
+        rows.push(r.clone());
+        Ok(())
+    })?;
+    let literature = |a: &str| match (a, cfg.q) {
+        ("metropolis" | "heat-bath", 2) => "2.17 (Nightingale and Blöte 1996)",
+        ("swendsen-wang", 2) => "0.2-0.3 or log L (Swendsen and Wang 1987; Baillie and Coddington 1991)",
+        ("wolff", 2) => "about 0.25 in sweeps (Wolff 1989; Coddington and Baillie 1992)",
+        _ => "-",
+    };
+    for f in &fits {
+        if args.json {
+            let mut v = serde_json::to_value(f)?;
+            v["literature"] = serde_json::json!(literature(&f.algorithm));
+            writeln!(stdout, "{v}")?;
+        } else {
+            writeln!(
+                stdout,
+                "# {}: z = {:.2} ± {:.2} from tau_int(e), {:.2} ± {:.2} from tau_int(m), over L = {:?}; literature: {}",
+                f.algorithm,
+                f.z,
+                f.z_err,
+                f.z_m,
+                f.z_m_err,
+                f.sizes,
+                literature(&f.algorithm)
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -55,6 +55,18 @@ enum Mode {
     Cluster(Box<Update>),
 }
 
+/// The census of a lattice of `sites` sites from that of each of its `h`
+/// rows: on the calling thread for small lattices (cluster updates and
+/// short runs measure after every sweep, and the pool would cost more than
+/// the count), else over rayon's pool.
+fn census_rows(q: usize, h: usize, sites: usize, row: impl Fn(usize) -> Census + Sync + Send) -> Census {
+    if sites < PARALLEL_MIN_SITES {
+        Census::sum(q, (0..h).map(row))
+    } else {
+        Census::sum(q, (0..h).into_par_iter().map(row).collect::<Vec<_>>())
+    }
+}
+
 /// Whether AVX2 groups can run here.
 fn simd_available() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -283,22 +295,19 @@ impl CpuBackend {
     fn census_planes<const P: usize>(&self) -> Census {
         let (h, wr, q) = (self.height, words_per_row(self.width), self.q as usize);
         let Storage::Planes { colours: [c0, c1], .. } = &self.storage else { unreachable!("planes storage") };
-        let rows: Vec<Census> = (0..h)
-            .into_par_iter()
-            .map(|y| {
-                let mut counts = vec![0u64; q];
-                let mut bonds = 0;
-                for w in 0..wr {
-                    let cur = load::<P>(c1, y, w, wr);
-                    let up = load::<P>(c1, if y == 0 { h - 1 } else { y - 1 }, w, wr);
-                    let down = load::<P>(c1, if y + 1 == h { 0 } else { y + 1 }, w, wr);
-                    let side = side_word::<P>(c1, &cur, y, w, wr, y & 1);
-                    bonds += census_word(&load::<P>(c0, y, w, wr), &[up, down, cur, side], &cur, &mut counts);
-                }
-                Census::new(bonds, counts)
-            })
-            .collect();
-        Census::sum(q, rows)
+        let row = |y: usize| {
+            let mut counts = vec![0u64; q];
+            let mut bonds = 0;
+            for w in 0..wr {
+                let cur = load::<P>(c1, y, w, wr);
+                let up = load::<P>(c1, if y == 0 { h - 1 } else { y - 1 }, w, wr);
+                let down = load::<P>(c1, if y + 1 == h { 0 } else { y + 1 }, w, wr);
+                let side = side_word::<P>(c1, &cur, y, w, wr, y & 1);
+                bonds += census_word(&load::<P>(c0, y, w, wr), &[up, down, cur, side], &cur, &mut counts);
+            }
+            Census::new(bonds, counts)
+        };
+        census_rows(q, h, wr * 64 * h, row)
     }
 
     /// One colour of one sweep on the bytes storage under the
@@ -487,28 +496,24 @@ impl Backend for CpuBackend {
         let (hw, h, q) = (self.width / 2, self.height, self.q as usize);
         let colours = self.byte_colours();
         let [c0, c1] = &*colours;
-        let rows: Vec<Census> = (0..h)
-            .into_par_iter()
-            .map(|y| {
-                let o = y & 1;
-                let mine = &c0[y * hw..(y + 1) * hw];
-                let same = &c1[y * hw..(y + 1) * hw];
-                let up = &c1[((y + h - 1) % h) * hw..][..hw];
-                let down = &c1[((y + 1) % h) * hw..][..hw];
-                let mut counts = vec![0u64; q];
-                let mut bonds = 0u64;
-                for xh in 0..hw {
-                    let s = mine[xh];
-                    let (l, r) = side_columns(xh, o, hw);
-                    bonds +=
-                        (s == same[l]) as u64 + (s == same[r]) as u64 + (s == up[xh]) as u64 + (s == down[xh]) as u64;
-                    counts[s as usize] += 1;
-                    counts[same[xh] as usize] += 1;
-                }
-                Census::new(bonds, counts)
-            })
-            .collect();
-        Ok(Census::sum(q, rows))
+        let row = |y: usize| {
+            let o = y & 1;
+            let mine = &c0[y * hw..(y + 1) * hw];
+            let same = &c1[y * hw..(y + 1) * hw];
+            let up = &c1[((y + h - 1) % h) * hw..][..hw];
+            let down = &c1[((y + 1) % h) * hw..][..hw];
+            let mut counts = vec![0u64; q];
+            let mut bonds = 0u64;
+            for xh in 0..hw {
+                let s = mine[xh];
+                let (l, r) = side_columns(xh, o, hw);
+                bonds += (s == same[l]) as u64 + (s == same[r]) as u64 + (s == up[xh]) as u64 + (s == down[xh]) as u64;
+                counts[s as usize] += 1;
+                counts[same[xh] as usize] += 1;
+            }
+            Census::new(bonds, counts)
+        };
+        Ok(census_rows(q, h, 2 * hw * h, row))
     }
 
     fn synchronize(&mut self) -> Result<()> {

@@ -200,7 +200,7 @@ impl Simulation {
     }
 
     /// Runs `count` sweeps (one update attempt per site each; for Wolff,
-    /// clusters until their sizes total at least the number of sites:
+    /// a fixed number of clusters that flip as many sites on average:
     /// [`crate::wolff`]).
     pub fn sweeps(&mut self, count: u64) -> Result<&mut Self> {
         let end = self.sweep.checked_add(count).filter(|&e| e <= MAX_SWEEPS_PER_CHAIN).ok_or_else(|| {

@@ -6,7 +6,7 @@
 //! | [`Algorithm::Metropolis`] | checkerboard Metropolis ([`algorithm`](crate::algorithm), [`sliced`](crate::sliced)) | CPU, CUDA |
 //! | [`Algorithm::HeatBath`] | checkerboard heat-bath (Gibbs) ([`heat_bath`](crate::heat_bath)) | CPU, CUDA |
 //! | [`Algorithm::SwendsenWang`] | one Swendsen–Wang update of the whole lattice ([`swendsen_wang`](crate::swendsen_wang)) | CPU, CUDA |
-//! | [`Algorithm::Wolff`] | single clusters until their sizes total at least N sites ([`wolff`](crate::wolff)) | CPU |
+//! | [`Algorithm::Wolff`] | round(N/⟨\|C\|⟩) single clusters, N sites flipped on average ([`wolff`](crate::wolff)) | CPU |
 //!
 //! Every algorithm names its random numbers by (seed, chain stream, sweep,
 //! …), never by threads, so a run gives the same bits on every backend
@@ -42,8 +42,8 @@ pub enum Algorithm {
     /// probability 1 − e^{−J/T}, every cluster given a new uniform state.
     SwendsenWang,
     /// Wolff (1989): one cluster at a time grown from a random site and
-    /// given another state; a sweep is clusters until their sizes total at
-    /// least N.
+    /// given another state; a sweep is a fixed number of clusters per
+    /// temperature, which flip N sites on average.
     Wolff,
 }
 
@@ -116,7 +116,7 @@ impl Algorithm {
                 "Swendsen-Wang clusters, bond words keyed by bond, cluster states by the cluster's smallest site".into()
             }
             Algorithm::Wolff => {
-                "Wolff single clusters (a sweep: clusters until their sizes total at least the lattice's sites)".into()
+                "Wolff single clusters (a sweep: round(N/<|C|>) clusters, N sites flipped on average)".into()
             }
         }
     }
