@@ -65,7 +65,7 @@ enum PottsCommand {
     /// 16384² lattice, and the 64² ensemble on the CPU beside one lattice
     /// there (--ensembles, --ensemble-small, --ensemble-large).
     #[command(verbatim_doc_comment)]
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -346,7 +346,7 @@ fn parse_l_by_n(flag: &str, text: &str) -> anyhow::Result<(usize, usize)> {
 pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
     match args.command {
         PottsCommand::Run(a) => run_protocol(*a),
-        PottsCommand::Bench(a) => run_bench(a),
+        PottsCommand::Bench(a) => run_bench(*a),
     }
 }
 
