@@ -3,11 +3,12 @@
 //! [`sweeps_cpu`](crate::swendsen_wang::sweeps_cpu) (the rule that names
 //! every random number is in [`swendsen_wang`](crate::swendsen_wang)).
 //!
-//! Spins are bytes in the lattice's own row-major order. A sweep is four
-//! launches of `kernels/potts_sw.cu`: bonds and union-find inside tiles of
-//! [`TILE_W`] × [`TILE_H`] sites in shared memory, a lock-free union-find
-//! merge of the bonds between tiles on the global labels, the roots' new
-//! states, and every other site taking its root's state. Unions always
+//! Spins are bytes in the lattice's own row-major order. A sweep is three
+//! launches of `kernels/potts_sw.cu`: bonds and labelling inside tiles of
+//! [`TILE_W`] × [`TILE_H`] sites in shared memory (runs along rows from
+//! warp ballots, union-find between rows), a lock-free union-find merge of
+//! the bonds between tiles on the global labels, and, tile by tile again,
+//! every cluster's root, its new state and every site's spin. Unions always
 //! hang the larger root under the smaller, so every cluster's root is its
 //! smallest site index — the canonical label its new state is drawn from —
 //! whatever order the threads run in.
@@ -68,15 +69,14 @@ enum Labels {
 struct Kernels {
     local: Kernel,
     merge: Kernel,
-    roots: Kernel,
-    relabel: Kernel,
+    update: Kernel,
 }
 
 impl Kernels {
     fn load(module: &Module, wide: bool) -> Result<Self> {
         let suffix = if wide { "u64" } else { "u32" };
         let k = |name: &str| module.kernel(&format!("{name}_{suffix}"));
-        Ok(Kernels { local: k("sw_local")?, merge: k("sw_merge")?, roots: k("sw_roots")?, relabel: k("sw_relabel")? })
+        Ok(Kernels { local: k("sw_local")?, merge: k("sw_merge")?, update: k("sw_update")? })
     }
 }
 
@@ -217,8 +217,8 @@ impl CudaSwendsenWang {
             w: self.width as u32,
             h: self.height as u32,
             tiles_x: (self.width as u32).div_ceil(TILE_W),
+            w_inverse: inverse(self.width as u32),
             tiles: (self.width as u64).div_ceil(TILE_W as u64) * (self.height as u64).div_ceil(TILE_H as u64),
-            n: n as u64,
             q: self.model.q(),
             seed,
             bond_stream: bond_stream(stream),
@@ -271,7 +271,7 @@ struct Queue<'a> {
 }
 
 impl Queue<'_> {
-    /// Queues sweep `t`'s four launches.
+    /// Queues sweep `t`'s three launches.
     fn sweep<L: warpmc_gpu::DeviceRepr>(
         &self,
         spins: &mut DeviceBuffer<u8>,
@@ -319,23 +319,23 @@ impl Queue<'_> {
                 .arg(&a.threshold)
                 .run(grid_stride(slots, self.max_blocks))?;
         }
-        let sites = grid_stride(a.n, self.max_blocks);
-        // SAFETY: sw_roots_<L>(u8* spins, const L* label, u64 n, u32 q, u64 seed,
-        // u64 cluster_stream, u64 sweep): grid-stride over the n sites both buffers hold.
+        // SAFETY: sw_update_<L>(u8* spins, L* label, u32 W, u32 H, u32 tiles_x, u64 w_inverse,
+        // u32 q, u64 seed, u64 cluster_stream, u64 sweep): block b serves tile b as sw_local
+        // does; labels point at sites below W·H, and states are below q ≤ 255.
         unsafe {
-            gpu.launch(&k.roots)
+            gpu.launch(&k.update)
                 .buf_mut(spins)
-                .buf(labels)
-                .arg(&a.n)
+                .buf_mut(labels)
+                .arg(&a.w)
+                .arg(&a.h)
+                .arg(&a.tiles_x)
+                .arg(&a.w_inverse)
                 .arg(&a.q)
                 .arg(&a.seed)
                 .arg(&a.cluster_stream)
                 .arg(&t)
-                .run(sites)?;
+                .run(tile_cfg)?;
         }
-        // SAFETY: sw_relabel_<L>(u8* spins, L* label, u64 n): grid-stride over the n sites
-        // both buffers hold; labels point at sites below n.
-        unsafe { gpu.launch(&k.relabel).buf_mut(spins).buf_mut(labels).arg(&a.n).run(sites)? };
         Ok(())
     }
 }
@@ -345,8 +345,10 @@ struct SweepArgs {
     w: u32,
     h: u32,
     tiles_x: u32,
+    /// ⌈2⁶⁴ / W⌉ (0 for W = 1): the kernels divide 32-bit labels by W with
+    /// a multiply.
+    w_inverse: u64,
     tiles: u64,
-    n: u64,
     q: u32,
     seed: u64,
     bond_stream: u64,
@@ -378,8 +380,39 @@ fn alloc_labels(gpu: &Gpu, sites: usize, wide: bool) -> Result<Labels> {
     Ok(if wide { Labels::Wide(gpu.alloc_zeros::<u64>(sites)?) } else { Labels::Narrow(gpu.alloc_zeros::<u32>(sites)?) })
 }
 
+/// ⌈2⁶⁴ / w⌉, with which n / w = ⌊n · ⌈2⁶⁴ / w⌉ / 2⁶⁴⌋ for every 32-bit n
+/// (Lemire, Kaser and Kurz 2019); 0 for w = 1, which the kernels do not
+/// divide by.
+fn inverse(w: u32) -> u64 {
+    if w <= 1 { 0 } else { ((1u128 << 64).div_ceil(w as u128)) as u64 }
+}
+
 /// A grid-stride launch over `work` items with at most `max_blocks` blocks.
 fn grid_stride(work: u64, max_blocks: u32) -> LaunchConfig {
     let blocks = work.div_ceil(BLOCK as u64).clamp(1, max_blocks as u64);
     LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inverse;
+
+    #[test]
+    fn division_by_the_inverse_is_exact() {
+        let div = |n: u32, w: u32| ((inverse(w) as u128 * n as u128) >> 64) as u32;
+        for w in [2u32, 3, 7, 64, 641, 8191, 8192, 65_537, (1 << 31) - 1, 1 << 31, u32::MAX] {
+            let top = u32::MAX / w * w;
+            for n in [0, 1, w - 1, w, w.saturating_add(1), top - 1, top, u32::MAX - 1, u32::MAX] {
+                assert_eq!(div(n, w), n / w, "{n} / {w}");
+            }
+        }
+        let mut x = 0x9e37_79b9u32;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let w = (x % 100_000).max(2);
+            assert_eq!(div(x, w), x / w);
+        }
+    }
 }
