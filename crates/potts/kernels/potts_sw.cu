@@ -3,27 +3,39 @@
 // the CPU reference in crates/potts/src/swendsen_wang.rs, which documents
 // the rule that names every random number.
 //
-// One sweep is three launches:
+// The lattice is cut into tiles of TILE_W x TILE_H sites. One sweep is
+// three launches:
 //
-//   sw_local    one block per tile of TILE_W x TILE_H sites: draws the
-//               bonds, joins the tile's sites through the bonds inside it
-//               (runs along rows by warp ballots, then union-find in shared
-//               memory), and writes each site's label: the global index of
-//               its tile-local root;
+//   sw_local    one block per tile: draws the bonds, joins the tile's sites
+//               through the bonds inside it, and writes for every site its
+//               tile root (the smallest site of its component within the
+//               tile) as a tile index, `root_in_tile` (u16), and for every
+//               tile root r its parent in the global union-find,
+//               parent[r] = r;
 //   sw_merge    the bonds that leave a tile (its right column and bottom
-//               row, wrap-around included) joined by lock-free union-find
-//               on the global labels;
-//   sw_update   one block per tile again: every cluster's root, its new
-//               state drawn from the root's index, and every site's spin.
+//               row, wrap-around included) join tile roots by lock-free
+//               union-find on `parent`;
+//   sw_update   one block per tile again: each tile root finds its
+//               cluster's root and draws the state keyed by it, and every
+//               site takes its tile root's state.
 //
 // Labelling as in Playne and Hawick (2018), block-local union-find then a
 // global merge, and Komura and Okabe (2012) for Swendsen–Wang on GPUs.
 // Every union hangs the larger root under the smaller (atomicMin), so a
 // parent never exceeds its child and each tree's root is the smallest site
 // index in it, whatever order threads run in: that root is the canonical
-// label the new state is keyed by.
+// label the new state is keyed by. Only tile roots ever enter the global
+// trees, so `parent` is written and read at tile roots only, and a site's
+// way to its cluster's root is one lookup in its tile plus the walk from
+// its tile root.
 //
-// Labels are u32 where the sites fit and u64 beyond (the template
+// Within a tile, a warp takes a row of 64 sites at a time, a lane the two
+// sites of one Philox block. The sites joined by right bonds form runs,
+// found from the row's bonds gathered by ballots, with no union at all;
+// union-find in shared memory then joins runs through the lower bonds, one
+// union for each stretch of columns joining the same two runs.
+//
+// Parents are u32 where the sites fit and u64 beyond (the template
 // parameter L); within a tile they are u32 in shared memory.
 #include "warpmc_rng.cuh"
 
@@ -31,6 +43,7 @@ using warpmc::rng::u32;
 using warpmc::rng::u64;
 using warpmc::rng::Words4;
 typedef unsigned char u8;
+typedef unsigned short u16;
 
 // The tile shape and block size come from the Rust side (cuda_sw.rs,
 // kernel_source), never as copies.
@@ -40,8 +53,11 @@ typedef unsigned char u8;
 #define TILE_W POTTS_SW_TILE_W
 #define TILE_H POTTS_SW_TILE_H
 #define TILE_SITES (TILE_W * TILE_H)
-#if TILE_W % 2 != 0
-#error "POTTS_SW_TILE_W must be even: a thread draws the bonds of two neighbouring sites"
+#if TILE_W != 64
+#error "a warp's 32 lanes take the 64 sites of a tile row: POTTS_SW_TILE_W must be 64"
+#endif
+#if POTTS_SW_THREADS % 32 != 0 || TILE_SITES > 65536 || (TILE_H & (TILE_H - 1)) != 0
+#error "POTTS_SW_THREADS must be whole warps; tile indices must fit in 16 bits; TILE_H a power of two"
 #endif
 
 // Words (right bond, lower bond) of site i from the Philox block of its
@@ -108,20 +124,7 @@ __device__ __forceinline__ u32 find_reading(volatile u32* parent, u32 i) {
     return i;
 }
 
-// Appends `value` to a block's shared work list where `want`, one atomic
-// per warp; every lane of the warp must call it. The list's order depends
-// on thread timing, so its work must not (unions and finds commute).
-__device__ __forceinline__ void push(bool want, u32 value, u32* list, u32* count) {
-    const u32 mask = __ballot_sync(0xffffffffu, want);
-    if (!mask) return;
-    const u32 lane = threadIdx.x & 31u, leader = __ffs(mask) - 1;
-    u32 base = 0;
-    if (lane == leader) base = atomicAdd(count, __popc(mask));
-    base = __shfl_sync(0xffffffffu, base, leader);
-    if (want) list[base + __popc(mask & ((1u << lane) - 1u))] = value;
-}
-
-// ---- The tile kernel ----------------------------------------------------------
+// ---- Tiles -----------------------------------------------------------------------
 
 // Tile t of a lattice tiles_x tiles wide: its corner and its clipped size.
 struct Tile {
@@ -130,11 +133,16 @@ struct Tile {
 
 __device__ __forceinline__ Tile tile_of(u32 t, u32 tiles_x, u32 W, u32 H) {
     Tile tile;
-    tile.x0 = (u32)(t % tiles_x) * TILE_W;
-    tile.y0 = (u32)(t / tiles_x) * TILE_H;
+    tile.x0 = (t % tiles_x) * TILE_W;
+    tile.y0 = (t / tiles_x) * TILE_H;
     tile.w = min((u32)TILE_W, W - tile.x0);
     tile.h = min((u32)TILE_H, H - tile.y0);
     return tile;
+}
+
+// The global index of tile index li of the tile with corner (x0, y0).
+__device__ __forceinline__ u64 global_index(u32 x0, u32 y0, u32 W, u32 li) {
+    return (u64)(y0 + li / TILE_W) * W + x0 + li % TILE_W;
 }
 
 // Bit x of the result is bit x/2 of `even` for even x, of `odd` for odd x.
@@ -160,56 +168,48 @@ __device__ __forceinline__ u32 run_start(u64 right, u32 x) {
     return breaks ? 64u - (u32)__clzll((long long)breaks) : 0u;
 }
 
-// The tile kernel. A warp draws a row of 64 sites at a time (a lane the two
-// sites of one Philox block) and gathers the row's bonds with ballots: the
-// sites joined by right bonds form runs, and each site's parent is its
-// run's first site, with no union at all. Only the lower bonds then join
-// runs by union-find, one union per pair of runs where several neighbouring
-// columns join the same two: far fewer and shallower trees than a union per
-// bond, whose long finds diverge within warps.
-#if TILE_W != 64
-#error "the tile kernel gives a warp's 32 lanes the 64 sites of a tile row: POTTS_SW_TILE_W must be 64"
-#endif
-// Sites of a tile each thread of a tile kernel serves: sites threadIdx.x +
-// k * POTTS_SW_THREADS for k < SITES_PER_THREAD, the same count in every
-// lane, so warp votes stay converged.
-#define SITES_PER_THREAD (TILE_SITES / POTTS_SW_THREADS)
-#if TILE_SITES % POTTS_SW_THREADS != 0 || POTTS_SW_THREADS % 32 != 0
-#error "POTTS_SW_THREADS must be a multiple of 32 dividing the tile's sites"
-#endif
-
-// Levels of the row merge in a tile: rows y, y + 1 are joined at level
-// ctz(y + 1) < log2(TILE_H).
-#if TILE_H == 32
-#define LEVELS 5u
-#else
-#error "POTTS_SW_TILE_H must be 32 (the tile kernel's merge levels)"
-#endif
-
-// Where level l's unions start in the work list: level l has at most
-// TILE_W * TILE_H / 2^(l+1) of them (one per column of each of its row
-// boundaries), levels packed one after another.
-__device__ __forceinline__ u32 level_base(u32 level) {
-    return TILE_SITES - (TILE_SITES >> level);
+// Reserves, for a warp, one place in a shared list for each set bit of the
+// warp-uniform `mask`; every lane gets the first place. The list's order
+// depends on thread timing, so its work must not (unions and finds
+// commute).
+__device__ __forceinline__ u32 reserve(u64 mask, u32* count) {
+    u32 base = 0;
+    if ((threadIdx.x & 31u) == 0 && mask) base = atomicAdd(count, (u32)__popcll((long long)mask));
+    return __shfl_sync(0xffffffffu, base, 0);
 }
 
+// The place of bit x among the set bits of mask.
+__device__ __forceinline__ u32 rank(u64 mask, u32 x) {
+    return (u32)__popcll((long long)(mask & ((1ull << x) - 1ull)));
+}
+
+// Columns of a tile row that lie in the lattice.
+__device__ __forceinline__ u64 columns(const Tile& tile) {
+    return tile.w == 64 ? ~0ull : (1ull << tile.w) - 1ull;
+}
+
+// ---- The tile kernel ----------------------------------------------------------------
+
 template <typename L>
-__device__ void sw_local(const u8* __restrict__ spins, L* __restrict__ label, u32 W, u32 H, u32 tiles_x, u64 seed,
-                         u64 bond_stream, u64 sweep, u32 threshold) {
-    __shared__ u32 parent[TILE_SITES];
-    __shared__ u32 work[TILE_SITES - TILE_W];  // the unions between rows, by level (level_base)
-    __shared__ u32 starts[TILE_SITES];         // the first site of every run
-    __shared__ u64 right_of_row[TILE_H];       // bit x: sites x and x + 1 joined (both in the tile)
-    __shared__ u64 down_of_row[TILE_H];        // bit x: site x joined to the one below (in the tile)
-    __shared__ u32 count[LEVELS + 1];          // entries of each level's unions, then of starts
+__device__ void sw_local(const u8* __restrict__ spins, u16* __restrict__ root_in_tile, L* __restrict__ parent_g,
+                         u32 W, u32 H, u32 tiles_x, u64 seed, u64 bond_stream, u64 sweep, u32 threshold) {
+    __shared__ u32 parent[TILE_SITES];    // read and written at runs' first sites only
+    __shared__ u32 unions[TILE_SITES];    // pairs of first sites (a | b << 16) to join
+    __shared__ u32 starts[TILE_SITES];    // the first site of every run
+    __shared__ u64 right_of_row[TILE_H];  // bit x: sites x and x + 1 joined (both in the tile)
+    __shared__ u64 down_of_row[TILE_H];   // bit x: site x joined to the one below (in the tile)
+    __shared__ u32 n_unions, n_starts;
     const Tile tile = tile_of(blockIdx.x, tiles_x, W, H);
     const u32 lane = threadIdx.x & 31u, warps = blockDim.x >> 5;
     const u32 lx = 2 * lane;
-    if (threadIdx.x <= LEVELS) count[threadIdx.x] = 0;
+    const u64 in_row = columns(tile);
+    if (threadIdx.x == 0) n_unions = n_starts = 0;
+    __syncthreads();
 
-    for (u32 ly = threadIdx.x >> 5; ly < TILE_H; ly += warps) {
+    // Bonds, rows' masks, and the runs' first sites.
+    for (u32 ly = threadIdx.x >> 5; ly < tile.h; ly += warps) {
         bool r0 = false, d0 = false, r1 = false, d1 = false;
-        if (ly < tile.h && lx < tile.w) {
+        if (lx < tile.w) {
             const u64 i = (u64)(tile.y0 + ly) * W + tile.x0 + lx;
             const Words4 b0 = pair_block(seed, bond_stream, sweep, i >> 1);
             u32 wr0, wd0;
@@ -234,157 +234,146 @@ __device__ void sw_local(const u8* __restrict__ spins, L* __restrict__ label, u3
             right_of_row[ly] = right;
             down_of_row[ly] = down;
         }
-        parent[ly * TILE_W + lx] = ly * TILE_W + run_start(right, lx);
-        parent[ly * TILE_W + lx + 1] = ly * TILE_W + run_start(right, lx + 1);
+        const u64 firsts = in_row & ~(right << 1);
+        const u32 base = reserve(firsts, &n_starts);
+        for (u32 x = lx; x < lx + 2; ++x) {
+            if ((firsts >> x) & 1) {
+                starts[base + rank(firsts, x)] = ly * TILE_W + x;
+                parent[ly * TILE_W + x] = ly * TILE_W + x;
+            }
+        }
     }
     __syncthreads();
-    // The unions between rows, gathered first and then done by all threads
-    // side by side (a union costs far more than the test for one, and done
-    // where found it would hold up its whole warp), level by level: level l
-    // joins the strips of 2^l rows pairwise, across the rows y, y + 1 with
-    // y + 1 an odd multiple of 2^l, and then points every run's first site
-    // at its root again. Done all at once, unions of a column of runs make
-    // chains of roots as long as the tile is high, which every find then
-    // walks; by levels a find takes a hop or two.
-    for (u32 k = 0; k < SITES_PER_THREAD; ++k) {
-        const u32 li = threadIdx.x + k * POTTS_SW_THREADS, ly = li / TILE_W, x = li % TILE_W;
-        bool want = false;
-        u32 pair = 0, level = 0;
-        if (ly + 1 < TILE_H) {
-            const u64 down = down_of_row[ly], above = right_of_row[ly], under = right_of_row[ly + 1];
-            // Not when column x - 1 already joins the same two runs.
-            want = ((down >> x) & 1) && !(x > 0 && ((down & above & under) >> (x - 1)) & 1);
-            pair = (ly * TILE_W + run_start(above, x)) | (((ly + 1) * TILE_W + run_start(under, x)) << 16);
-            level = __ffs(ly + 1) - 1;
+    // The unions between rows: in each row, one per stretch of columns whose
+    // lower bonds join the same two runs (column x - 1 joins them already
+    // when it has a lower bond and both rows join x - 1 to x).
+    for (u32 ly = threadIdx.x >> 5; ly + 1 < tile.h; ly += warps) {
+        const u64 down = down_of_row[ly], above = right_of_row[ly], under = right_of_row[ly + 1];
+        const u64 joins = down & ~((down & above & under) << 1);
+        const u32 base = reserve(joins, &n_unions);
+        for (u32 x = lx; x < lx + 2; ++x) {
+            if ((joins >> x) & 1) {
+                unions[base + rank(joins, x)] =
+                    (ly * TILE_W + run_start(above, x)) | (((ly + 1) * TILE_W + run_start(under, x)) << 16);
+            }
         }
-        // A warp's lanes share a row, hence a level.
-        push(want, pair, work + level_base(level), &count[level]);
-    }
-    // The first site of every run, in the tile's own list.
-    for (u32 k = 0; k < SITES_PER_THREAD; ++k) {
-        const u32 li = threadIdx.x + k * POTTS_SW_THREADS, ly = li / TILE_W, x = li % TILE_W;
-        const bool first = ly < tile.h && x < tile.w && (x == 0 || !((right_of_row[ly] >> (x - 1)) & 1));
-        push(first, li, starts, &count[LEVELS]);
     }
     __syncthreads();
-    const u32 n_starts = count[LEVELS];
-    for (u32 level = 0; level < LEVELS; ++level) {
-        const u32 n = count[level];
-        const u32* pairs = work + level_base(level);
-        for (u32 k = threadIdx.x; k < n; k += blockDim.x) unite<u32>(parent, pairs[k] & 0xffffu, pairs[k] >> 16);
-        __syncthreads();
-        // Read-only finds: see find_reading.
-        for (u32 k = threadIdx.x; k < n_starts; k += blockDim.x) {
-            const u32 li = starts[k];
-            parent[li] = find_reading(parent, li);
-        }
-        __syncthreads();
+    for (u32 k = threadIdx.x; k < n_unions; k += blockDim.x) unite<u32>(parent, unions[k] & 0xffffu, unions[k] >> 16);
+    __syncthreads();
+    for (u32 k = threadIdx.x; k < n_starts; k += blockDim.x) {
+        const u32 s = starts[k];
+        parent[s] = find_reading(parent, s);
     }
-    // Every site's label: the global index of its tile root (the tile's
-    // row-major order is the lattice's, so the tile-local minimum is the
-    // global one).
-    for (u32 k = 0; k < SITES_PER_THREAD; ++k) {
-        const u32 li = threadIdx.x + k * POTTS_SW_THREADS, ly = li / TILE_W, x = li % TILE_W;
-        if (ly >= tile.h || x >= tile.w) continue;
-        const u32 r = parent[ly * TILE_W + run_start(right_of_row[ly], x)];
-        label[(u64)(tile.y0 + ly) * W + tile.x0 + x] = (L)((u64)(tile.y0 + r / TILE_W) * W + tile.x0 + r % TILE_W);
+    __syncthreads();
+    // Every site's tile root; every tile root starts a global tree.
+    for (u32 ly = threadIdx.x >> 5; ly < tile.h; ly += warps) {
+        const u64 right = right_of_row[ly];
+        const u64 i = (u64)(tile.y0 + ly) * W + tile.x0 + lx;
+        u32 r[2];
+        for (u32 k = 0; k < 2; ++k) {
+            const u32 x = lx + k;
+            if (x >= tile.w) break;
+            r[k] = parent[ly * TILE_W + run_start(right, x)];
+            if (r[k] == ly * TILE_W + x) parent_g[i + k] = (L)(i + k);
+        }
+        if (lx + 1 < tile.w && (i & 1) == 0) {
+            *(u32*)(root_in_tile + i) = r[0] | (r[1] << 16);
+        } else if (lx < tile.w) {
+            root_in_tile[i] = (u16)r[0];
+            if (lx + 1 < tile.w) root_in_tile[i + 1] = (u16)r[1];
+        }
     }
 }
 
 // ---- The global merge ---------------------------------------------------------
 
+// The tile root of site (x, y), as a global index.
+template <typename L>
+__device__ __forceinline__ L tile_root(const u16* root_in_tile, u32 W, u32 x, u32 y) {
+    return (L)global_index(x - x % TILE_W, y - y % TILE_H, W, root_in_tile[(u64)y * W + x]);
+}
+
 // Slot k of a tile: k < TILE_H the right bond of row k of its last column,
 // else the lower bond of column k - TILE_H of its last row.
 template <typename L>
-__device__ void sw_merge(const u8* __restrict__ spins, L* label, u32 W, u32 H, u32 tiles_x, u64 tiles, u64 seed,
-                         u64 bond_stream, u64 sweep, u32 threshold) {
+__device__ void sw_merge(const u8* __restrict__ spins, const u16* __restrict__ root_in_tile, L* parent, u32 W, u32 H,
+                         u32 tiles_x, u64 tiles, u64 seed, u64 bond_stream, u64 sweep, u32 threshold) {
     const u64 slots = tiles * (TILE_W + TILE_H);
     for (u64 s = (u64)blockIdx.x * blockDim.x + threadIdx.x; s < slots; s += (u64)gridDim.x * blockDim.x) {
         const u32 t = (u32)(s / (TILE_W + TILE_H));  // tiles < 2^31: one per block of sw_local
         const u32 k = (u32)(s - (u64)t * (TILE_W + TILE_H));
         const Tile tile = tile_of(t, tiles_x, W, H);
-        u32 x, y;
+        u32 x, y, xn, yn;
         bool right;
         if (k < TILE_H) {
             if (k >= tile.h) continue;
             x = tile.x0 + tile.w - 1;
             y = tile.y0 + k;
+            xn = x + 1 == W ? 0 : x + 1;
+            yn = y;
             right = true;
         } else {
             if (k - TILE_H >= tile.w) continue;
             x = tile.x0 + (k - TILE_H);
             y = tile.y0 + tile.h - 1;
+            xn = x;
+            yn = y + 1 == H ? 0 : y + 1;
             right = false;
         }
         const u64 i = (u64)y * W + x;
-        const u64 j = right ? (x + 1 == W ? i - x : i + 1) : (y + 1 == H ? (u64)x : i + W);
         u32 r, d;
         pick(pair_block(seed, bond_stream, sweep, i >> 1), i, r, d);
-        if ((right ? r : d) < threshold && spins[i] == spins[j]) unite<L>(label, (L)i, (L)j);
+        if ((right ? r : d) < threshold && spins[i] == spins[(u64)yn * W + xn]) {
+            unite<L>(parent, tile_root<L>(root_in_tile, W, x, y), tile_root<L>(root_in_tile, W, xn, yn));
+        }
     }
 }
 
 // ---- New states ----------------------------------------------------------------
 
-// The new states, tile by tile: a site whose label points outside the tile
-// or at itself (a "tile root") finds its cluster's root r in the global
-// labels and draws the state keyed by r; every other site follows labels
-// inside the tile, in shared memory, to a tile root and takes its state.
-// So only tile roots walk the global trees and draw (gathered into a list
-// first, so that they do not hold up warps of other sites), and no pass
-// over the whole lattice is spent on the roots alone.
-#define OUTSIDE 0xffffffffu
-
-// n / W for 32-bit labels by a multiply-high with inverse = ⌈2^64 / W⌉,
-// exact for every 32-bit n and W ≥ 2 (Lemire, Kaser and Kurz 2019); the
-// Rust side passes 0 for W = 1. 64-bit labels divide.
-__device__ __forceinline__ u32 divide(u32 n, u32 W, u64 inverse) {
-    return W == 1 ? n : (u32)__umul64hi(inverse, (u64)n);
-}
-__device__ __forceinline__ u64 divide(u64 n, u32 W, u64) { return n / W; }
-
+// The new states, tile by tile: each tile root (gathered into a list first,
+// so that the few do not hold up warps of the many) walks the global trees
+// to its cluster's root r and draws the state keyed by r; every site then
+// takes its tile root's state.
 template <typename L>
-__device__ void sw_update(u8* __restrict__ spins, L* label, u32 W, u32 H, u32 tiles_x, u64 w_inverse, u32 q,
-                          u64 seed, u64 cluster_stream, u64 sweep) {
-    __shared__ u32 local[TILE_SITES];  // the site's label as a tile index, or OUTSIDE
-    __shared__ u32 roots[TILE_SITES];  // the tile roots, compacted
+__device__ void sw_update(u8* __restrict__ spins, const u16* __restrict__ root_in_tile, L* parent, u32 W, u32 H,
+                          u32 tiles_x, u32 q, u64 seed, u64 cluster_stream, u64 sweep) {
+    __shared__ u32 roots[TILE_SITES];  // the tile roots, as tile indices
     __shared__ u8 state[TILE_SITES];   // a tile root's new state
-    __shared__ u32 count;
+    __shared__ u32 n_roots;
     const Tile tile = tile_of(blockIdx.x, tiles_x, W, H);
-    if (threadIdx.x == 0) count = 0;
+    const u32 lane = threadIdx.x & 31u, warps = blockDim.x >> 5;
+    const u32 lx = 2 * lane;
+    const u64 in_row = columns(tile);
+    if (threadIdx.x == 0) n_roots = 0;
     __syncthreads();
-    for (u32 k = 0; k < SITES_PER_THREAD; ++k) {
-        const u32 li = threadIdx.x + k * POTTS_SW_THREADS, ly = li / TILE_W, x = li % TILE_W;
-        const bool in = ly < tile.h && x < tile.w;
-        u32 at = li;
-        if (in) {
-            const L i = (L)((u64)(tile.y0 + ly) * W + tile.x0 + x);
-            const L l = label[i];
-            if (l != i) {
-                // Labels never exceed their site, so l lies at or above row y.
-                const L ry = divide(l, W, w_inverse), rx = l - ry * W;
-                const bool inside = ry >= tile.y0 && rx >= tile.x0 && rx < tile.x0 + tile.w;
-                at = inside ? (u32)(ry - tile.y0) * TILE_W + (u32)(rx - tile.x0) : OUTSIDE;
-            }
-            local[li] = at;
+    for (u32 ly = threadIdx.x >> 5; ly < tile.h; ly += warps) {
+        const u64 i = (u64)(tile.y0 + ly) * W + tile.x0 + lx;
+        const bool root0 = lx < tile.w && root_in_tile[i] == ly * TILE_W + lx;
+        const bool root1 = lx + 1 < tile.w && root_in_tile[i + 1] == ly * TILE_W + lx + 1;
+        const u64 is_root = in_row & interleave(__ballot_sync(0xffffffffu, root0), __ballot_sync(0xffffffffu, root1));
+        const u32 base = reserve(is_root, &n_roots);
+        for (u32 x = lx; x < lx + 2; ++x) {
+            if ((is_root >> x) & 1) roots[base + rank(is_root, x)] = ly * TILE_W + x;
         }
-        push(in && (at == li || at == OUTSIDE), li, roots, &count);
     }
     __syncthreads();
-    const u32 n = count;
-    for (u32 k = threadIdx.x; k < n; k += blockDim.x) {
+    for (u32 k = threadIdx.x; k < n_roots; k += blockDim.x) {
         const u32 li = roots[k];
-        const L i = (L)((u64)(tile.y0 + li / TILE_W) * W + tile.x0 + li % TILE_W);
-        const L r = local[li] == li ? i : find_halving<L>(label, i);
+        const L r = find_halving<L>(parent, (L)global_index(tile.x0, tile.y0, W, li));
         state[li] = cluster_state(seed, cluster_stream, sweep, (u64)r, q);
     }
     __syncthreads();
-    for (u32 k = 0; k < SITES_PER_THREAD; ++k) {
-        const u32 li = threadIdx.x + k * POTTS_SW_THREADS, ly = li / TILE_W, x = li % TILE_W;
-        if (ly >= tile.h || x >= tile.w) continue;
-        u32 at = li;
-        for (u32 next = local[at]; next != at && next != OUTSIDE; next = local[at]) at = next;
-        spins[(u64)(tile.y0 + ly) * W + tile.x0 + x] = state[at];
+    for (u32 ly = threadIdx.x >> 5; ly < tile.h; ly += warps) {
+        const u64 i = (u64)(tile.y0 + ly) * W + tile.x0 + lx;
+        if (lx + 1 < tile.w && (i & 1) == 0) {
+            const u32 r = *(const u32*)(root_in_tile + i);
+            *(u16*)(spins + i) = (u16)(state[r & 0xffffu] | (state[r >> 16] << 8));
+        } else {
+            if (lx < tile.w) spins[i] = state[root_in_tile[i]];
+            if (lx + 1 < tile.w) spins[i + 1] = state[root_in_tile[i + 1]];
+        }
     }
 }
 
@@ -422,22 +411,24 @@ extern "C" __global__ void sw_census(const u8* __restrict__ spins, u32 W, u32 H,
     }
 }
 
-// ---- Entry points, one per label width ------------------------------------------
+
+// ---- Entry points, one per parent width ------------------------------------------
 
 #define SW_ENTRY_POINTS(L, SUFFIX)                                                                                   \
     extern "C" __global__ void __launch_bounds__(POTTS_SW_THREADS)                                                   \
-        sw_local_##SUFFIX(const u8* spins, L* label, u32 W, u32 H, u32 tiles_x, u64 seed, u64 bond_stream,          \
-                          u64 sweep, u32 threshold) {                                                               \
-        sw_local<L>(spins, label, W, H, tiles_x, seed, bond_stream, sweep, threshold);                              \
+        sw_local_##SUFFIX(const u8* spins, u16* root_in_tile, L* parent, u32 W, u32 H, u32 tiles_x, u64 seed,       \
+                          u64 bond_stream, u64 sweep, u32 threshold) {                                              \
+        sw_local<L>(spins, root_in_tile, parent, W, H, tiles_x, seed, bond_stream, sweep, threshold);               \
     }                                                                                                                \
-    extern "C" __global__ void sw_merge_##SUFFIX(const u8* spins, L* label, u32 W, u32 H, u32 tiles_x, u64 tiles,   \
-                                                 u64 seed, u64 bond_stream, u64 sweep, u32 threshold) {             \
-        sw_merge<L>(spins, label, W, H, tiles_x, tiles, seed, bond_stream, sweep, threshold);                       \
+    extern "C" __global__ void sw_merge_##SUFFIX(const u8* spins, const u16* root_in_tile, L* parent, u32 W, u32 H, \
+                                                 u32 tiles_x, u64 tiles, u64 seed, u64 bond_stream, u64 sweep,       \
+                                                 u32 threshold) {                                                    \
+        sw_merge<L>(spins, root_in_tile, parent, W, H, tiles_x, tiles, seed, bond_stream, sweep, threshold);        \
     }                                                                                                                \
     extern "C" __global__ void __launch_bounds__(POTTS_SW_THREADS)                                                   \
-        sw_update_##SUFFIX(u8* spins, L* label, u32 W, u32 H, u32 tiles_x, u64 w_inverse, u32 q, u64 seed,          \
-                           u64 cluster_stream, u64 sweep) {                                                         \
-        sw_update<L>(spins, label, W, H, tiles_x, w_inverse, q, seed, cluster_stream, sweep);                       \
+        sw_update_##SUFFIX(u8* spins, const u16* root_in_tile, L* parent, u32 W, u32 H, u32 tiles_x, u32 q,         \
+                           u64 seed, u64 cluster_stream, u64 sweep) {                                               \
+        sw_update<L>(spins, root_in_tile, parent, W, H, tiles_x, q, seed, cluster_stream, sweep);                   \
     }
 
 SW_ENTRY_POINTS(u32, u32)
