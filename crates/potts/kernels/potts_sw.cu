@@ -161,6 +161,19 @@ __device__ __forceinline__ u64 interleave(u32 even, u32 odd) {
     return a | (b << 1);
 }
 
+// A row's bonds, gathered from lanes that hold sites 2l and 2l + 1 (the
+// two sites of a Philox block): `bits` has bit 0 the right and bit 2 the
+// lower bond of site 2l, bits 1 and 3 those of site 2l + 1. Returns the
+// row's masks (bit x: the bond of site x): each lane fetches sites l and
+// l + 32 from their owners, and two ballots per mask gather them.
+__device__ __forceinline__ void row_masks(u32 bits, u64& right, u64& down) {
+    const u32 lane = threadIdx.x & 31u;
+    const u32 lo = __shfl_sync(0xffffffffu, bits, lane >> 1) >> (lane & 1);
+    const u32 hi = __shfl_sync(0xffffffffu, bits, 16 + (lane >> 1)) >> (lane & 1);
+    right = __ballot_sync(0xffffffffu, lo & 1u) | (u64)__ballot_sync(0xffffffffu, hi & 1u) << 32;
+    down = __ballot_sync(0xffffffffu, lo & 4u) | (u64)__ballot_sync(0xffffffffu, hi & 4u) << 32;
+}
+
 // The first column of the run of column x in a row whose right bonds are
 // `right` (bit c: c and c + 1 joined): one past the last break below x.
 __device__ __forceinline__ u32 run_start(u64 right, u32 x) {
@@ -228,15 +241,16 @@ __device__ void sw_local(const u8* __restrict__ spins, u16* __restrict__ root_in
                 d1 = below && wd1 < threshold && spins[i1 + W] == s1;
             }
         }
-        const u64 right = interleave(__ballot_sync(0xffffffffu, r0), __ballot_sync(0xffffffffu, r1));
-        const u64 down = interleave(__ballot_sync(0xffffffffu, d0), __ballot_sync(0xffffffffu, d1));
+        u64 right, down;
+        row_masks((u32)r0 | (u32)r1 << 1 | (u32)d0 << 2 | (u32)d1 << 3, right, down);
         if (lane == 0) {
             right_of_row[ly] = right;
             down_of_row[ly] = down;
         }
+        // From here on a lane serves columns l and l + 32.
         const u64 firsts = in_row & ~(right << 1);
         const u32 base = reserve(firsts, &n_starts);
-        for (u32 x = lx; x < lx + 2; ++x) {
+        for (u32 x = lane; x < TILE_W; x += 32) {
             if ((firsts >> x) & 1) {
                 starts[base + rank(firsts, x)] = ly * TILE_W + x;
                 parent[ly * TILE_W + x] = ly * TILE_W + x;
@@ -251,7 +265,7 @@ __device__ void sw_local(const u8* __restrict__ spins, u16* __restrict__ root_in
         const u64 down = down_of_row[ly], above = right_of_row[ly], under = right_of_row[ly + 1];
         const u64 joins = down & ~((down & above & under) << 1);
         const u32 base = reserve(joins, &n_unions);
-        for (u32 x = lx; x < lx + 2; ++x) {
+        for (u32 x = lane; x < TILE_W; x += 32) {
             if ((joins >> x) & 1) {
                 unions[base + rank(joins, x)] =
                     (ly * TILE_W + run_start(above, x)) | (((ly + 1) * TILE_W + run_start(under, x)) << 16);
@@ -269,19 +283,11 @@ __device__ void sw_local(const u8* __restrict__ spins, u16* __restrict__ root_in
     // Every site's tile root; every tile root starts a global tree.
     for (u32 ly = threadIdx.x >> 5; ly < tile.h; ly += warps) {
         const u64 right = right_of_row[ly];
-        const u64 i = (u64)(tile.y0 + ly) * W + tile.x0 + lx;
-        u32 r[2];
-        for (u32 k = 0; k < 2; ++k) {
-            const u32 x = lx + k;
-            if (x >= tile.w) break;
-            r[k] = parent[ly * TILE_W + run_start(right, x)];
-            if (r[k] == ly * TILE_W + x) parent_g[i + k] = (L)(i + k);
-        }
-        if (lx + 1 < tile.w && (i & 1) == 0) {
-            *(u32*)(root_in_tile + i) = r[0] | (r[1] << 16);
-        } else if (lx < tile.w) {
-            root_in_tile[i] = (u16)r[0];
-            if (lx + 1 < tile.w) root_in_tile[i + 1] = (u16)r[1];
+        const u64 row = (u64)(tile.y0 + ly) * W + tile.x0;
+        for (u32 x = lane; x < tile.w; x += 32) {
+            const u32 r = parent[ly * TILE_W + run_start(right, x)];
+            root_in_tile[row + x] = (u16)r;
+            if (r == ly * TILE_W + x) parent_g[row + x] = (L)(row + x);
         }
     }
 }
