@@ -345,6 +345,27 @@ algorithm = \"gibbs\"\n",
     assert_one_line_error(&["potts", "run", "--config", cfg.to_str().unwrap()], "unknown variant `gibbs`");
 }
 
+/// `--backend cuda --algorithm wolff` runs, on the CPU, and says so in one
+/// line (on a machine with a GPU; skipped elsewhere).
+#[test]
+fn wolff_asked_for_on_a_gpu_runs_on_the_cpu_with_a_note() {
+    if warpmc_testkit::gpu_or_skip("wolff_asked_for_on_a_gpu_runs_on_the_cpu_with_a_note").is_none() {
+        return;
+    }
+    let base = ["potts", "run", "--backend", "cuda", "--q", "2", "--size", "8", "--temp", "1", "--therm", "10"];
+    let o = warpmc(&[&base[..], &["--sweeps", "20", "--json", "--algorithm", "wolff"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let notes: Vec<String> = stderr(&o).lines().filter(|l| l.starts_with("note:")).map(str::to_string).collect();
+    assert_eq!(notes, ["note: wolff updates run on the CPU, whatever the backend"], "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(o.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(v["backend"], "cpu");
+    // Heat-bath runs on the GPU.
+    let o = warpmc(&[&base[..], &["--sweeps", "20", "--json", "--algorithm", "heat-bath"]].concat());
+    assert!(o.status.success() && !stderr(&o).contains("note:"), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(o.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(v["backend"], "cuda");
+}
+
 #[test]
 fn kill_9_loses_nothing_saved_and_resume_finishes_bit_for_bit() {
     interrupted_run_resumes_exactly("-KILL", CONTINUED, true);

@@ -1,13 +1,17 @@
-//! q-state Potts and Ising Monte Carlo: checkerboard Metropolis on a periodic
-//! lattice, on the CPU and on CUDA devices, bit-identical between the two.
+//! q-state Potts and Ising Monte Carlo on a periodic lattice: checkerboard
+//! Metropolis and heat-bath, Swendsen–Wang and Wolff clusters, on the CPU
+//! and on CUDA devices, bit-identical between the two (Wolff on the CPU).
 //!
 //! The crate keeps three things apart:
 //!
 //! - the **model** ([`PottsModel`]): q, J, h and the lattice size;
-//! - the **algorithm** ([`algorithm`]): checkerboard Metropolis with integer
-//!   acceptance thresholds and the assignment of random numbers to sites;
+//! - the **algorithm** ([`Algorithm`], [`update`]): checkerboard Metropolis
+//!   with integer acceptance thresholds ([`algorithm`], [`sliced`]),
+//!   heat-bath with integer weights ([`heat_bath`]), Swendsen–Wang
+//!   ([`swendsen_wang`]) and Wolff ([`wolff`]), each with the assignment of
+//!   its random numbers;
 //! - the **backends** ([`CpuBackend`], `CudaBackend`) that run it, chosen
-//!   at run time ([`select`], [`open_backend`]).
+//!   at run time ([`select`], [`open_backend_for`]).
 //!
 //! On top of them: [`Simulation`] (one chain on one backend), [`Ensemble`]s
 //! (many chains of one model advanced together: [`CpuEnsemble`] over the
