@@ -13,8 +13,8 @@
 //! Seeds are fixed, so each test always passes or always fails for a given
 //! build; the tolerances leave a correct implementation passing for all but
 //! a ~10⁻⁴ fraction of seeds, while a wrong rule moves the results by many
-//! error bars (a Wolff sweep that ended once its clusters totalled N sites
-//! was 30 standard errors low on 16²).
+//! error bars (a Wolff sweep ending once its clusters total N sites is 30
+//! standard errors low on 16²).
 
 use warpmc_potts::exact::{ExactMoments, density_of_states, ising_torus, potts_critical_temperature};
 use warpmc_potts::stats::GammaMethod;
