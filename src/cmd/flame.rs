@@ -53,7 +53,7 @@ enum FlameCommand {
     /// optionally a side-by-side picture.
     Compare(CompareArgs),
     /// Make and change genomes as flam3-genome does: random, mutate, cross,
-    /// sequence, rotate, clone, strip.
+    /// sequence, rotate, inter, clone, strip.
     Genome(super::flame_genome::GenomeArgs),
 }
 
