@@ -183,7 +183,8 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
     let name = format!("{signal}-{}", protocol.len());
     let ckpt = tmp(&format!("run-{name}.ckpt"));
     let _ = std::fs::remove_file(&ckpt);
-    let signal = signal.trim_end_matches("-tempering");
+    // "-INT-tempering": the signal, then what tells the runs apart.
+    let signal = &format!("-{}", signal.trim_start_matches('-').split('-').next().unwrap());
     let whole_series = tmp(&format!("whole-{name}.npy"));
     let whole = run_small_with(protocol, &["--json", "--series", whole_series.to_str().unwrap()]);
     assert!(whole.status.success(), "{}", stderr(&whole));
@@ -277,6 +278,73 @@ fn tempering_run_resumes_bit_for_bit_after_ctrl_c() {
     interrupted_run_resumes_exactly("-INT-tempering", &protocol, false);
 }
 
+/// A heat-bath run's checkpoint carries its algorithm: the resumed run is
+/// heat-bath again and equals an uninterrupted one.
+#[test]
+fn heat_bath_run_resumes_bit_for_bit_after_ctrl_c() {
+    let mut protocol: Vec<&str> = CONTINUED.iter().copied().chain(["--algorithm", "heat-bath"]).collect();
+    // A quarter of the Metropolis run's lattice: heat-bath sweeps are slower.
+    protocol[3] = "64";
+    interrupted_run_resumes_exactly("-INT-heat-bath", &protocol, true);
+}
+
+/// `--algorithm` and TOML `algorithm` choose the update; the results'
+/// provenance names it; bad names and models a cluster algorithm cannot run
+/// are one clear line.
+#[test]
+fn every_algorithm_runs_from_flags_and_toml() {
+    for (name, words) in [
+        ("metropolis", "Metropolis"),
+        ("heat-bath", "heat-bath"),
+        ("swendsen-wang", "Swendsen-Wang"),
+        ("wolff", "Wolff"),
+    ] {
+        let o = run_small(&["--temps", "0.9,1.1", "--therm", "20", "--sweeps", "40", "--json", "--algorithm", name]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("{name} sweeps")), "{}", stderr(&o));
+        for line in String::from_utf8(o.stdout).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["run"]["config"]["algorithm"], name);
+            assert!(v["run"]["algorithm"].as_str().unwrap().contains(words), "{v}");
+        }
+    }
+    let cfg = tmp("heat-bath.toml");
+    std::fs::write(
+        &cfg,
+        "q = 3
+size = 8
+temp = 1.0
+therm = 10
+sweeps = 20
+algorithm = \"heat-bath\"\n",
+    )
+    .unwrap();
+    let algorithm_of = |extra: &[&str]| {
+        let mut args = vec!["potts", "run", "--backend", "cpu", "--json", "--config", cfg.to_str().unwrap()];
+        args.extend(extra);
+        let o = warpmc(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(o.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+        v["run"]["config"]["algorithm"].as_str().unwrap().to_string()
+    };
+    assert_eq!(algorithm_of(&[]), "heat-bath");
+    assert_eq!(algorithm_of(&["--algorithm", "wolff"]), "wolff");
+    let base = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temp", "1", "--sweeps", "10"];
+    let with = |extra: &[&'static str]| base.iter().copied().chain(extra.iter().copied()).collect::<Vec<&str>>();
+    assert_one_line_error(&with(&["--algorithm", "gibbs"]), "unknown algorithm 'gibbs'");
+    assert_one_line_error(&with(&["--algorithm", "wolff", "--field", "0.5"]), "without a field");
+    assert_one_line_error(&with(&["--algorithm", "wolff", "--coupling", "-1"]), "J > 0");
+    std::fs::write(
+        &cfg,
+        "q = 3
+size = 8
+temp = 1.0
+algorithm = \"gibbs\"\n",
+    )
+    .unwrap();
+    assert_one_line_error(&["potts", "run", "--config", cfg.to_str().unwrap()], "unknown variant `gibbs`");
+}
+
 #[test]
 fn kill_9_loses_nothing_saved_and_resume_finishes_bit_for_bit() {
     interrupted_run_resumes_exactly("-KILL", CONTINUED, true);
@@ -299,6 +367,7 @@ fn help_teaches_the_contract_flags() {
         "--samples",
         "--seed",
         "--backend",
+        "--algorithm",
         "--out",
         "--json",
         "--snapshot",

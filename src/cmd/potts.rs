@@ -14,8 +14,8 @@ use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensembl
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
-    BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig, Provenance,
-    RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
+    Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig,
+    Provenance, RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
 };
 
 /// The quick example, run when `warpmc potts run` gets no parameters.
@@ -40,6 +40,7 @@ enum PottsCommand {
     /// Examples:
     ///   warpmc potts run --q 9 --size 256 --temp 0.7 --therm 2000 --sweeps 5000
     ///   warpmc potts run --q 2 --size 128 --temps 1.0:1.3:0.02 --json > ising.jsonl
+    ///   warpmc potts run --q 3 --size 256 --temp 0.995 --algorithm swendsen-wang --sweeps 2000
     ///   warpmc potts run --config examples/potts-seed-protocol.toml --out seed.csv --checkpoint seed.ckpt
     ///   warpmc potts run --resume seed.ckpt --out seed.csv
     #[command(verbatim_doc_comment)]
@@ -64,7 +65,7 @@ enum PottsCommand {
     /// 16384² lattice, and the 64² ensemble on the CPU beside one lattice
     /// there (--ensembles, --ensemble-small, --ensemble-large).
     #[command(verbatim_doc_comment)]
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -129,6 +130,25 @@ struct RunArgs {
     /// Where to run: auto (CUDA if a device is usable), cpu or cuda.
     #[arg(long, value_name = "B", help_heading = "Protocol")]
     backend: Option<BackendChoice>,
+    /// Update algorithm (default metropolis); a sweep is one update per
+    /// site, and every algorithm gives the same bits on every backend:
+    ///   metropolis     the fastest sweep (bit-sliced where q ≤ 16); any q, J, h.
+    ///                  Use it away from critical points, and with --tempering
+    ///                  for first-order transitions (q ≥ 5).
+    ///   heat-bath      each site drawn from its Boltzmann distribution given
+    ///                  its neighbours; any q, J, h. Decorrelates in fewer
+    ///                  sweeps than metropolis for large q, where most
+    ///                  metropolis proposals are refused.
+    ///   swendsen-wang  clusters of the whole lattice: near the continuous
+    ///                  transitions (q ≤ 4), where local updates slow down
+    ///                  as L^2.17; J > 0, no field.
+    ///   wolff          single clusters, as many per sweep as flip L × L' sites
+    ///                  on average; on the CPU whatever --backend says. The
+    ///                  fewest sweeps per independent sample at T_c; J > 0,
+    ///                  no field.
+    /// docs/algorithms.md compares their autocorrelation times.
+    #[arg(long, value_name = "A", help_heading = "Protocol", verbatim_doc_comment)]
+    algorithm: Option<Algorithm>,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a
     /// range string or list, `continue = true`); flags override it.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
@@ -194,6 +214,7 @@ impl RunArgs {
             || self.seed.is_some()
             || self.tempering
             || self.exchange_every.is_some()
+            || self.algorithm.is_some()
     }
 
     fn as_config(&self) -> anyhow::Result<ConfigFile> {
@@ -228,6 +249,7 @@ impl RunArgs {
             seed: self.seed,
             continue_from_previous: self.continue_from_previous.then_some(true),
             backend: self.backend,
+            algorithm: self.algorithm,
             tempering: self.tempering.then_some(true),
             exchange_every: self.exchange_every,
         })
@@ -270,6 +292,43 @@ pub(crate) struct BenchArgs {
     /// The single large lattice the large ensemble is compared with.
     #[arg(long, value_name = "L", default_value_t = 16384)]
     ensemble_single: usize,
+    /// Time Swendsen–Wang cluster sweeps instead, beside Metropolis on the
+    /// same lattice, for each --q and --sizes (e.g. --q 2 --sizes 8192).
+    #[arg(long)]
+    swendsen_wang: bool,
+    /// Measure instead the integrated autocorrelation time of the energy
+    /// at T_c for each algorithm and --tau-sizes, each beside Metropolis at
+    /// the same size, and fit the dynamic exponent z (τ ∝ L^z).
+    #[arg(long, help_heading = "Autocorrelation study")]
+    autocorrelation: bool,
+    /// q of the autocorrelation study.
+    #[arg(long, value_name = "Q", default_value_t = 2, help_heading = "Autocorrelation study")]
+    tau_q: u32,
+    /// Lattice sizes of the autocorrelation study.
+    #[arg(
+        long,
+        value_name = "L",
+        value_delimiter = ',',
+        default_values_t = [16usize, 32, 64, 128],
+        help_heading = "Autocorrelation study"
+    )]
+    tau_sizes: Vec<usize>,
+    /// Algorithms of the autocorrelation study (Metropolis is always
+    /// measured: the speed-ups are ratios to it).
+    #[arg(
+        long,
+        value_name = "A",
+        value_delimiter = ',',
+        default_values_t = warpmc_potts::update::ALGORITHMS,
+        help_heading = "Autocorrelation study"
+    )]
+    tau_algorithms: Vec<Algorithm>,
+    /// Length of each run in units of its τ_int (from a pilot run).
+    #[arg(long, value_name = "N", default_value_t = 1000.0, help_heading = "Autocorrelation study")]
+    tau_length: f64,
+    /// Most seconds per run (shorter runs report how many τ_int they covered).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0, help_heading = "Autocorrelation study")]
+    tau_seconds: f64,
 }
 
 /// "LxN" (or "L×N") as (L, N).
@@ -287,7 +346,7 @@ fn parse_l_by_n(flag: &str, text: &str) -> anyhow::Result<(usize, usize)> {
 pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
     match args.command {
         PottsCommand::Run(a) => run_protocol(*a),
-        PottsCommand::Bench(a) => run_bench(a),
+        PottsCommand::Bench(a) => run_bench(*a),
     }
 }
 
@@ -413,6 +472,10 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     let Start { study, first, mut state, checkpoint: checkpoint_path } = starting_point(&args)?;
     check_outputs(&args, checkpoint_path.as_deref())?;
     let device = select_device(study[first].backend())?;
+    let algorithm = study[first].algorithm();
+    if !algorithm.runs_on_gpu() && device.name() == "cuda" {
+        eprintln!("note: {algorithm} updates run on the CPU, whatever the backend");
+    }
 
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
@@ -428,7 +491,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         let mut r = Runner::on(cfg.clone(), &device)?;
         let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
         eprintln!(
-            "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} sweeps each ({} site updates), on {}",
+            "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} {} sweeps each ({} site updates), on {}",
             cfg.q(),
             cfg.size(),
             cfg.height(),
@@ -436,6 +499,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
             cfg.samples(),
             cfg.therm(),
             cfg.sweeps(),
+            cfg.algorithm(),
             sci(updates),
             r.backend_description()
         );
@@ -760,6 +824,12 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         "only" => (false, true),
         other => bail!("unknown --ensembles '{other}' (expected on, off or only)"),
     };
+    if args.swendsen_wang {
+        return swendsen_wang_rows(&args, want_cpu, want_cuda);
+    }
+    if args.autocorrelation {
+        return autocorrelation_study(&args);
+    }
     let small = parse_l_by_n("--ensemble-small", &args.ensemble_small)?;
     let large = parse_l_by_n("--ensemble-large", &args.ensemble_large)?;
     PottsModel::new(2, args.ensemble_single, args.ensemble_single)?;
@@ -903,4 +973,164 @@ fn single_lattice_rows(
         }
         Ok(())
     })
+}
+
+/// `--swendsen-wang`: cluster sweeps beside Metropolis (warpmc-bench's
+/// potts_cluster), one row per backend, q and L.
+fn swendsen_wang_rows(args: &BenchArgs, want_cpu: bool, want_cuda: bool) -> anyhow::Result<()> {
+    use warpmc_bench::potts_cluster::{ClusterBenchConfig, ClusterRow, run_cluster_bench};
+    let gpu = if want_cuda {
+        let choice = if args.backend == "all" { BackendChoice::Auto } else { BackendChoice::Cuda };
+        select_device(choice)?.gpu().cloned()
+    } else {
+        None
+    };
+    let mut stdout = std::io::stdout().lock();
+    if !args.json {
+        writeln!(stdout, "# Swendsen–Wang at T_c(q) = 1/ln(1+√q) from a random start; updates/ns = sites·sweeps/time")?;
+        writeln!(
+            stdout,
+            "{:>3} {:>6} {:>5} {:>8} {:>10} {:>11} {:>10} {:>16} {:>8} {:>10} {:>9}",
+            "q",
+            "L",
+            "on",
+            "sweeps",
+            "ms/sweep",
+            "updates/ns",
+            "e/site",
+            "metropolis upd/ns",
+            "ratio",
+            "copy GB/s",
+            "in copies"
+        )?;
+    }
+    let cfg = ClusterBenchConfig {
+        qs: args.qs.clone(),
+        sizes: args.sizes.clone(),
+        cpu: want_cpu,
+        cpu_max_size: args.cpu_max_size,
+        gpu,
+        seconds: args.seconds,
+    };
+    run_cluster_bench(&cfg, |r: &ClusterRow| -> anyhow::Result<()> {
+        if args.json {
+            writeln!(stdout, "{}", serde_json::to_value(r)?)?;
+        } else {
+            let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
+            writeln!(
+                stdout,
+                "{:>3} {:>6} {:>5} {:>8} {:>10.3} {:>11.2} {:>10.5} {:>16.2} {:>7.3}x {:>10} {:>9}",
+                r.q,
+                r.size,
+                r.backend,
+                r.sweeps,
+                r.ms_per_sweep,
+                r.updates_per_ns,
+                r.energy_per_site,
+                r.metropolis_updates_per_ns,
+                r.vs_metropolis,
+                opt(r.copy_gbs, 0),
+                opt(r.sweep_in_copies, 2)
+            )?;
+        }
+        stdout.flush()?;
+        Ok(())
+    })
+}
+
+/// `--autocorrelation`: τ_int of the energy at T_c per algorithm and size,
+/// the speed-up over Metropolis at each size, and the fitted exponents
+/// beside the literature's.
+fn autocorrelation_study(args: &BenchArgs) -> anyhow::Result<()> {
+    use warpmc_bench::potts_autocorrelation::{AutocorrelationConfig, TauRow, run_autocorrelation_study};
+    let choice = match args.backend.as_str() {
+        "all" => BackendChoice::Auto,
+        "cpu" => BackendChoice::Cpu,
+        _ => BackendChoice::Cuda,
+    };
+    let device = select_device(choice)?;
+    PottsModel::new(args.tau_q, 2, 2)?;
+    for &l in &args.tau_sizes {
+        PottsModel::new(args.tau_q, l, l)?;
+    }
+    let mut algorithms = vec![Algorithm::Metropolis];
+    algorithms.extend(args.tau_algorithms.iter().filter(|&&a| a != Algorithm::Metropolis));
+    let cfg = AutocorrelationConfig {
+        q: args.tau_q,
+        sizes: args.tau_sizes.clone(),
+        algorithms,
+        device,
+        taus: args.tau_length,
+        min_sweeps: 10_000,
+        max_seconds: args.tau_seconds,
+        seed: 1,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if !args.json {
+        writeln!(
+            stdout,
+            "# τ_int of the energy per site at T_c = 1/ln(1+√q), q = {}, in sweeps (Wolff: L²/<|C|> clusters); \
+             ordered start; Γ-method with Sokal's window",
+            cfg.q
+        )?;
+        writeln!(
+            stdout,
+            "{:>14} {:>5} {:>5} {:>9} {:>18} {:>7} {:>9} {:>18} {:>20} {:>10}",
+            "algorithm", "L", "on", "sweeps", "tau_int(e)", "N/tau", "vs metro", "tau_int(m)", "energy", "upd/ns"
+        )?;
+    }
+    let mut rows: Vec<TauRow> = Vec::new();
+    let fits = run_autocorrelation_study(&cfg, |r: &TauRow| -> anyhow::Result<()> {
+        let metropolis = rows.iter().find(|m| m.algorithm == "metropolis" && m.size == r.size).map(|m| m.tau_int);
+        let speedup = metropolis.map(|m| m / r.tau_int);
+        if args.json {
+            let mut v = serde_json::to_value(r)?;
+            v["metropolis_tau_over_this"] = serde_json::json!(speedup);
+            writeln!(stdout, "{v}")?;
+        } else {
+            writeln!(
+                stdout,
+                "{:>14} {:>5} {:>5} {:>9} {:>18} {:>7.0} {:>9} {:>18} {:>20} {:>10.3}",
+                r.algorithm,
+                r.size,
+                r.backend,
+                r.sweeps,
+                format!("{:.3} ± {:.3}", r.tau_int, r.tau_int_err),
+                r.taus,
+                speedup.map_or("-".to_string(), |s| format!("{s:.1}x")),
+                format!("{:.3} ± {:.3}", r.tau_int_m, r.tau_int_m_err),
+                with_error(r.energy, r.energy_err),
+                r.updates_per_ns,
+            )?;
+        }
+        stdout.flush()?;
+        rows.push(r.clone());
+        Ok(())
+    })?;
+    let literature = |a: &str| match (a, cfg.q) {
+        ("metropolis" | "heat-bath", 2) => "2.17 (Nightingale and Blöte 1996)",
+        ("swendsen-wang", 2) => "0.2-0.3 or log L (Swendsen and Wang 1987; Baillie and Coddington 1991)",
+        ("wolff", 2) => "about 0.25 in sweeps (Wolff 1989; Coddington and Baillie 1992)",
+        _ => "-",
+    };
+    for f in &fits {
+        if args.json {
+            let mut v = serde_json::to_value(f)?;
+            v["literature"] = serde_json::json!(literature(&f.algorithm));
+            writeln!(stdout, "{v}")?;
+        } else {
+            writeln!(
+                stdout,
+                "# {}: z = {:.2} ± {:.2} from tau_int(e), {:.2} ± {:.2} from tau_int(m), over L = {:?}; literature: {}",
+                f.algorithm,
+                f.z,
+                f.z_err,
+                f.z_m,
+                f.z_m_err,
+                f.sizes,
+                literature(&f.algorithm)
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -11,7 +11,10 @@
 //! - [`potts`]: Potts backends and kernels beside [`potts_baseline`], the
 //!   `updateCUDA` kernel of Ferrero, De Francesco, Wolovick and Cannas
 //!   (2012) as Wolovick's course notes give it; [`potts_ensemble`]: many
-//!   lattices at once beside a single lattice;
+//!   lattices at once beside a single lattice; [`potts_autocorrelation`]:
+//!   the autocorrelation times of the update algorithms at T_c and their
+//!   dynamic exponents; [`potts_cluster`]:
+//!   Swendsen–Wang cluster sweeps beside Metropolis;
 //! - [`prims`]: device reduce, scan and sort beside the copy bandwidth;
 //! - [`transpose`]: the transpose table of Harris, "An Efficient Matrix
 //!   Transpose in CUDA C/C++" (NVIDIA, 2013), every kernel and element type;
@@ -33,7 +36,9 @@ mod error;
 pub mod flame;
 pub mod point_shuffle;
 pub mod potts;
+pub mod potts_autocorrelation;
 pub mod potts_baseline;
+pub mod potts_cluster;
 pub mod potts_ensemble;
 pub mod prims;
 pub mod shuffle;

@@ -4,6 +4,8 @@
 //
 //   potts_generic_*   one byte per spin, the one-word-per-site rule
 //                     (algorithm.rs): any q, any even lattice, a field;
+//   potts_heat_bath_* the same storage and random numbers, heat-bath
+//                     (Gibbs) updates (heat_bath.rs);
 //   potts_sliced_*    bit planes, 32 sites per word, the bit-sliced rule
 //                     (sliced.rs): q <= 16, width % 64 = 0, height % 8 = 0,
 //                     no field. Compiled per q (-DPOTTS_Q=q) so that the
@@ -18,13 +20,15 @@ typedef unsigned char u8;
 // The constants this file shares with the Rust side come from it as -D
 // options (cuda.rs, kernel_source), never as copies.
 #if !defined(POTTS_Q) || !defined(POTTS_TABLE_LEN) || !defined(POTTS_UNIT_ROWS) || !defined(POTTS_UNIT_COLS) || \
-    !defined(POTTS_MWC_A)
+    !defined(POTTS_MWC_A) || !defined(POTTS_HB_ENTRIES)
 #error "potts.cu is compiled through warpmc_potts::cuda::kernel_source, which defines POTTS_*"
 #endif
 #define TABLE_LEN POTTS_TABLE_LEN
 #define UNIT_ROWS POTTS_UNIT_ROWS
 #define UNIT_COLS POTTS_UNIT_COLS
 #define MWC_A POTTS_MWC_A
+#define HB_ENTRIES POTTS_HB_ENTRIES
+#define HB_TABLE_WORDS (HB_ENTRIES + HB_ENTRIES * HB_ENTRIES)
 
 // One step of a unit's multiply-with-carry generator (the multiplier is
 // fixed, see algorithm.rs); returns the new x.
@@ -51,13 +55,97 @@ __device__ __forceinline__ u8 metropolis_site(u8 old, u8 a, u8 b, u8 c, u8 d, u3
     return ((u64)(u32)p < table[(n_new - n_old + 4) * 3 + (d0 + 1)]) ? s : old;
 }
 
-// One colour of one sweep; thread k (grid-stride) serves unit k.
-extern "C" __global__ void potts_generic_colour(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw, u32 h,
-                                                u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
-                                                const u64* __restrict__ table_g, u32 units_per_row, u64 units) {
-    __shared__ u64 table[TABLE_LEN];
-    if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = table_g[threadIdx.x];
-    __syncthreads();
+// The Metropolis rule of one site with the acceptance table in shared memory.
+struct MetropolisSite {
+    const u64* table;
+    u32 q;
+    __device__ __forceinline__ u8 operator()(u8 old, u8 a, u8 b, u8 c, u8 d, u32 r) const {
+        return metropolis_site(old, a, b, c, d, r, q, table);
+    }
+};
+
+// ---- Heat-bath (crates/potts/src/heat_bath.rs) ------------------------------
+//
+// The table (HeatBathTable::words): hb[e] is the rank of entry e = 2n + z (n
+// neighbours hold the state, z = [state is 0]); hb[HB_ENTRIES + R *
+// HB_ENTRIES + e] the weight of entry e when the top entry present has rank
+// R. The slots: the distinct neighbour states in order of first appearance
+// (left, right, up, down), state 0 if no neighbour holds it, then the other
+// states in increasing order; x = floor(r * Z / 2^32) picks one.
+
+// The m-th smallest state (from 0) neither 0 nor a neighbour's: the least
+// fixed point of s = m + #{taken states <= s}, at most five steps away.
+__device__ __forceinline__ u32 nth_free_state(u32 m, const u8 (&nb)[4], const bool (&first)[4]) {
+    u32 s = m;
+#pragma unroll
+    for (int it = 0; it < 5; ++it) {
+        u32 taken = 1;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) taken += (first[i] && nb[i] != 0 && (u32)nb[i] <= s);
+        s = m + taken;
+    }
+    return s;
+}
+
+__device__ __forceinline__ u8 heat_bath_site(u8 a, u8 b, u8 c, u8 d, u32 r, u32 q, const u64* hb) {
+    const u8 nb[4] = {a, b, c, d};
+    const bool first[4] = {true, b != a, c != a && c != b, d != a && d != b && d != c};
+    u32 e[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const u32 held = (a == nb[i]) + (b == nb[i]) + (c == nb[i]) + (d == nb[i]);
+        e[i] = 2u * held + (nb[i] == 0);
+    }
+    const bool zero_free = a != 0 && b != 0 && c != 0 && d != 0;
+    const u32 distinct = 1u + first[1] + first[2] + first[3];
+    const u32 plain = q - distinct - (u32)zero_free;
+    u32 top = (u32)hb[e[0]];
+#pragma unroll
+    for (int i = 1; i < 4; ++i)
+        if (first[i]) top = max(top, (u32)hb[e[i]]);
+    if (zero_free) top = max(top, (u32)hb[1]);
+    if (plain > 0) top = max(top, (u32)hb[0]);
+    const u64* w = hb + HB_ENTRIES + top * HB_ENTRIES;
+    u64 z = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        if (first[i]) z += w[e[i]];
+    if (zero_free) z += w[1];
+    z += (u64)plain * w[0];
+    // floor(r * z / 2^32): the high word of (r * 2^32) * z.
+    const u64 x = __umul64hi((u64)r << 32, z);
+    u64 acc = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        if (first[i]) {
+            acc += w[e[i]];
+            if (x < acc) return nb[i];
+        }
+    }
+    if (zero_free) {
+        acc += w[1];
+        if (x < acc) return 0;
+    }
+    const u64 w0 = w[0] ? w[0] : 1;
+    return (u8)nth_free_state((u32)((x - acc) / w0), nb, first);
+}
+
+// The heat-bath rule of one site with the table in shared memory.
+struct HeatBathSite {
+    const u64* table;
+    u32 q;
+    __device__ __forceinline__ u8 operator()(u8, u8 a, u8 b, u8 c, u8 d, u32 r) const {
+        return heat_bath_site(a, b, c, d, r, q, table);
+    }
+};
+
+// One colour of one sweep under the one-word-per-site rule; thread k
+// (grid-stride) serves unit k, each site taking site(old, left, right, up,
+// down, word).
+template <class Site>
+__device__ __forceinline__ void generic_units(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw, u32 h,
+                                              u64 seed, u64 stream, u64 sweep, u32 colour, u32 units_per_row,
+                                              u64 units, const Site& site) {
     for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < units; k += (u64)gridDim.x * blockDim.x) {
         u64 g[2];
         unit_generators(seed, stream, sweep, colour, k, g[0], g[1]);
@@ -77,10 +165,31 @@ extern "C" __global__ void potts_generic_colour(u8* __restrict__ mine, const u8*
                 const u32 left = (xh + o == 0) ? hw - 1 : xh + o - 1;
                 const u32 right = (xh + o == hw) ? 0 : xh + o;
                 u8* s = mine + (u64)y * hw + xh;
-                *s = metropolis_site(*s, row[left], row[right], up[xh], down[xh], r, q, table);
+                *s = site(*s, row[left], row[right], up[xh], down[xh], r);
             }
         }
     }
+}
+
+// One colour of one Metropolis sweep; thread k (grid-stride) serves unit k.
+extern "C" __global__ void potts_generic_colour(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw, u32 h,
+                                                u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
+                                                const u64* __restrict__ table_g, u32 units_per_row, u64 units) {
+    __shared__ u64 table[TABLE_LEN];
+    if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = table_g[threadIdx.x];
+    __syncthreads();
+    generic_units(mine, other, hw, h, seed, stream, sweep, colour, units_per_row, units, MetropolisSite{table, q});
+}
+
+// One colour of one heat-bath sweep, as potts_generic_colour; table_g holds
+// HB_TABLE_WORDS words.
+extern "C" __global__ void potts_heat_bath_colour(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw,
+                                                  u32 h, u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
+                                                  const u64* __restrict__ table_g, u32 units_per_row, u64 units) {
+    __shared__ u64 table[HB_TABLE_WORDS];
+    for (u32 i = threadIdx.x; i < HB_TABLE_WORDS; i += blockDim.x) table[i] = table_g[i];
+    __syncthreads();
+    generic_units(mine, other, hw, h, seed, stream, sweep, colour, units_per_row, units, HeatBathSite{table, q});
 }
 
 // Equal-neighbour bonds and state counts of the byte-per-spin lattice (c0,

@@ -5,8 +5,8 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (4; version 3 is read too: it holds at most one chain under way; versions 1 and 2 were written by earlier random-number
-//! |   | assignments, whose runs cannot be continued bit for bit) |
+//! | 4 | format version (5; versions 3 and 4 are read too: their runs are Metropolis, and version 3 holds at most one chain under way; versions 1
+//! |   | and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
 //! | N each | lattices, row-major one byte per site: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
@@ -27,9 +27,13 @@ use crate::protocol::{ProtocolConfig, RunState, SizeRecord, Timing};
 use crate::tempering::{Replicas, TemperingState};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
-const VERSION: u32 = 4;
-/// The oldest version read: version 3 differs only in saying whether one
-/// chain is under way (`has_current`) rather than how many (`current`).
+/// Version 5 records the update algorithm in the protocol: a warpmc that
+/// reads only version 4 would continue a heat-bath or cluster run with
+/// Metropolis, so it must refuse the file.
+const VERSION: u32 = 5;
+/// The oldest version read: versions 3 and 4 hold Metropolis runs (their
+/// protocol has no algorithm), and version 3 says whether one chain is
+/// under way (`has_current`) rather than how many (`current`).
 const OLDEST_READ: u32 = 3;
 
 #[derive(Serialize, Deserialize)]

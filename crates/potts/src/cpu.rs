@@ -1,9 +1,11 @@
 //! The CPU backend: rows of one colour in parallel on rayon's pool.
 //!
-//! Two storages, as on the GPU, one for each random-number rule
-//! ([`Scheme`]): one byte per spin for the one-word-per-site rule, and bit
-//! planes for the bit-sliced rule ([`crate::sliced`]), 32 sites per word.
-//! The CPU computes the same states as every CUDA kernel of the same rule.
+//! Two storages for the checkerboard algorithms, as on the GPU, one for
+//! each random-number rule ([`Scheme`]): one byte per spin for the
+//! one-word-per-site rule (Metropolis and heat-bath), and bit planes for
+//! the bit-sliced rule ([`crate::sliced`]), 32 sites per word. The CPU
+//! computes the same states as every CUDA kernel of the same rule. A third
+//! storage, the row-major lattice, serves the cluster algorithms.
 
 use rayon::prelude::*;
 use warpmc_rng::RandomSource;
@@ -13,10 +15,12 @@ use crate::algorithm::{
 };
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
+use crate::heat_bath::{HeatBathTable, heat_bath_site};
 use crate::lattice::{Census, Lattice};
 use crate::layout::{join, pack_planes, plane_index, side_columns, split, unpack_planes};
 use crate::model::PottsModel;
 use crate::sliced::{self, SlicedRule, census_word, planes, update_word, words_per_row};
+use crate::update::{Algorithm, Update, cluster_sweeps_cpu};
 
 /// Colour arrays smaller than this are updated on the calling thread.
 const PARALLEL_MIN_SITES: usize = 1 << 14;
@@ -24,6 +28,7 @@ const PARALLEL_MIN_SITES: usize = 1 << 14;
 /// A lattice on the host.
 #[derive(Debug)]
 pub struct CpuBackend {
+    model: PottsModel,
     width: usize,
     height: usize,
     q: u32,
@@ -31,8 +36,35 @@ pub struct CpuBackend {
     table: AcceptanceTable,
     /// The bit-sliced rule of the current table (planes storage only).
     rule: Option<SlicedRule>,
+    /// The heat-bath weights (used in [`Mode::HeatBath`]).
+    heat_bath: HeatBathTable,
+    /// What the next sweeps run.
+    mode: Mode,
     /// Whether groups of eight word columns go through AVX2.
     simd: bool,
+}
+
+/// The algorithm a backend's sweeps run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Metropolis with `table` (and `rule` on bit planes).
+    Metropolis,
+    /// Heat-bath with `heat_bath`.
+    HeatBath,
+    /// A cluster algorithm (Swendsen–Wang or Wolff) with its tables.
+    Cluster(Box<Update>),
+}
+
+/// The census of a lattice of `sites` sites from that of each of its `h`
+/// rows: on the calling thread for small lattices (cluster updates and
+/// short runs measure after every sweep, and the pool would cost more than
+/// the count), else over rayon's pool.
+fn census_rows(q: usize, h: usize, sites: usize, row: impl Fn(usize) -> Census + Sync + Send) -> Census {
+    if sites < PARALLEL_MIN_SITES {
+        Census::sum(q, (0..h).map(row))
+    } else {
+        Census::sum(q, (0..h).into_par_iter().map(row).collect::<Vec<_>>())
+    }
 }
 
 /// Whether AVX2 groups can run here.
@@ -53,6 +85,8 @@ enum Storage {
     Bytes([Vec<u8>; 2]),
     /// Bit planes (see [`crate::sliced`]), the bit-sliced rule.
     Planes { colours: [Vec<u32>; 2], planes: usize },
+    /// The row-major lattice, for the cluster algorithms.
+    Sites(Lattice),
 }
 
 /// The plane words of word `w` of row `y`.
@@ -75,10 +109,33 @@ fn side_word<const P: usize>(other: &[u32], cur: &[u32; P], y: usize, w: usize, 
 }
 
 impl CpuBackend {
-    /// A backend for `model` under its own rule ([`Scheme::for_model`]),
-    /// holding the ordered state until [`Backend::load`].
+    /// A Metropolis backend for `model` under its own rule
+    /// ([`Scheme::for_model`]), holding the ordered state until
+    /// [`Backend::load`].
     pub fn new(model: &PottsModel) -> Self {
         Self::with_scheme(model, Scheme::for_model(model)).expect("the model's own scheme fits it")
+    }
+
+    /// A backend for `model` running `algorithm`: Metropolis under the
+    /// model's own rule, heat-bath on one byte per spin, the cluster
+    /// algorithms on the row-major lattice. An error if the model cannot
+    /// run the algorithm ([`Algorithm::check`]).
+    pub fn for_algorithm(model: &PottsModel, algorithm: Algorithm) -> Result<Self> {
+        algorithm.check(model)?;
+        match algorithm {
+            Algorithm::Metropolis => Ok(Self::new(model)),
+            Algorithm::HeatBath => {
+                let mut b = Self::with_scheme(model, Scheme::SiteWords)?;
+                b.mode = Mode::HeatBath;
+                Ok(b)
+            }
+            Algorithm::SwendsenWang | Algorithm::Wolff => {
+                let mut b = Self::with_scheme(model, Scheme::SiteWords)?;
+                b.storage = Storage::Sites(Lattice::new(model, crate::InitialState::Ordered, 0, 0));
+                b.mode = Mode::Cluster(Box::new(Update::SwendsenWang { bond_threshold: 0 }));
+                Ok(b)
+            }
+        }
     }
 
     /// A backend for `model` under `scheme` (an error if the bit-sliced rule
@@ -104,12 +161,15 @@ impl CpuBackend {
             }
         };
         Ok(CpuBackend {
+            model: model.clone(),
             width: model.width(),
             height: model.height(),
             q: model.q(),
             storage,
             table: AcceptanceTable::reject_all(),
             rule: None,
+            heat_bath: HeatBathTable::new(model, 1.0),
+            mode: Mode::Metropolis,
             simd: simd_available(),
         })
     }
@@ -121,11 +181,13 @@ impl CpuBackend {
     }
 
     /// The storage in use: "bytes" (one byte per spin), "planes" (bit
-    /// planes, the bit-sliced rule) or "planes-avx2" (the same, rows of at
-    /// least eight words through AVX2).
+    /// planes, the bit-sliced rule), "planes-avx2" (the same, rows of at
+    /// least eight words through AVX2) or "sites" (the row-major lattice
+    /// of the cluster algorithms).
     pub fn storage_name(&self) -> &'static str {
         match self.storage {
             Storage::Bytes(_) => "bytes",
+            Storage::Sites(_) => "sites",
             Storage::Planes { .. } if self.simd && words_per_row(self.width) >= 8 => "planes-avx2",
             Storage::Planes { .. } => "planes",
         }
@@ -134,12 +196,13 @@ impl CpuBackend {
     /// Bytes one spin occupies in the storage in use.
     pub fn bytes_per_spin(&self) -> f64 {
         match self.storage {
-            Storage::Bytes(_) => 1.0,
+            Storage::Bytes(_) | Storage::Sites(_) => 1.0,
             Storage::Planes { planes, .. } => planes as f64 / 8.0,
         }
     }
 
-    /// The colour arrays one byte per spin (a copy for the planes storage).
+    /// The colour arrays one byte per spin (a copy for the planes and
+    /// sites storages).
     fn byte_colours(&self) -> std::borrow::Cow<'_, [Vec<u8>; 2]> {
         let hw = self.width / 2;
         match &self.storage {
@@ -147,6 +210,7 @@ impl CpuBackend {
                 std::borrow::Cow::Owned([unpack_planes(a, hw, *planes), unpack_planes(b, hw, *planes)])
             }
             Storage::Bytes(c) => std::borrow::Cow::Borrowed(c),
+            Storage::Sites(l) => std::borrow::Cow::Owned(split(l)),
         }
     }
 
@@ -231,27 +295,29 @@ impl CpuBackend {
     fn census_planes<const P: usize>(&self) -> Census {
         let (h, wr, q) = (self.height, words_per_row(self.width), self.q as usize);
         let Storage::Planes { colours: [c0, c1], .. } = &self.storage else { unreachable!("planes storage") };
-        let rows: Vec<Census> = (0..h)
-            .into_par_iter()
-            .map(|y| {
-                let mut counts = vec![0u64; q];
-                let mut bonds = 0;
-                for w in 0..wr {
-                    let cur = load::<P>(c1, y, w, wr);
-                    let up = load::<P>(c1, if y == 0 { h - 1 } else { y - 1 }, w, wr);
-                    let down = load::<P>(c1, if y + 1 == h { 0 } else { y + 1 }, w, wr);
-                    let side = side_word::<P>(c1, &cur, y, w, wr, y & 1);
-                    bonds += census_word(&load::<P>(c0, y, w, wr), &[up, down, cur, side], &cur, &mut counts);
-                }
-                Census::new(bonds, counts)
-            })
-            .collect();
-        Census::sum(q, rows)
+        let row = |y: usize| {
+            let mut counts = vec![0u64; q];
+            let mut bonds = 0;
+            for w in 0..wr {
+                let cur = load::<P>(c1, y, w, wr);
+                let up = load::<P>(c1, if y == 0 { h - 1 } else { y - 1 }, w, wr);
+                let down = load::<P>(c1, if y + 1 == h { 0 } else { y + 1 }, w, wr);
+                let side = side_word::<P>(c1, &cur, y, w, wr, y & 1);
+                bonds += census_word(&load::<P>(c0, y, w, wr), &[up, down, cur, side], &cur, &mut counts);
+            }
+            Census::new(bonds, counts)
+        };
+        census_rows(q, h, wr * 64 * h, row)
     }
 
-    fn half_sweep(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize) {
-        let (hw, h, q) = (self.width / 2, self.height, self.q);
-        let table = &self.table;
+    /// One colour of one sweep on the bytes storage under the
+    /// one-word-per-site rule: `site(old, [left, right, up, down], word)`
+    /// gives each site's new state.
+    fn half_sweep<F>(&mut self, seed: u64, stream: u64, sweep: u64, colour: usize, site: F)
+    where
+        F: Fn(u8, [u8; 4], u32) -> u8 + Sync,
+    {
+        let (hw, h) = (self.width / 2, self.height);
         let Storage::Bytes([c0, c1]) = &mut self.storage else { return };
         let (mine, other): (&mut Vec<u8>, &Vec<u8>) = if colour == 0 { (c0, c1) } else { (c1, c0) };
         let units = units_per_row(hw);
@@ -274,7 +340,7 @@ impl CpuBackend {
                     for (c, cell) in cells.iter_mut().enumerate() {
                         let xh = x0 + c;
                         let (l, rt) = side_columns(xh, o, hw);
-                        *cell = metropolis_site(*cell, [same[l], same[rt], up[xh], down[xh]], g.next_u32(), q, table);
+                        *cell = site(*cell, [same[l], same[rt], up[xh], down[xh]], g.next_u32());
                     }
                 }
             }
@@ -287,6 +353,15 @@ impl CpuBackend {
             mine.par_chunks_mut(block_len).enumerate().for_each(update_block);
         }
     }
+
+    /// The error for an update this backend's storage cannot run.
+    fn wrong_storage(&self, algorithm: Algorithm) -> PottsError {
+        PottsError::InvalidInput(format!(
+            "this CPU backend holds its lattice as {} and cannot run {algorithm}; open it with \
+             CpuBackend::for_algorithm",
+            self.storage_name()
+        ))
+    }
 }
 
 impl Backend for CpuBackend {
@@ -297,6 +372,7 @@ impl Backend for CpuBackend {
     fn description(&self) -> String {
         let storage = match self.storage {
             Storage::Bytes(_) => "a byte per spin".to_string(),
+            Storage::Sites(_) => "a byte per spin, row-major".to_string(),
             Storage::Planes { planes, .. } => {
                 let s = if planes == 1 { "" } else { "s" };
                 let avx2 = if self.storage_name() == "planes-avx2" { ", AVX2" } else { "" };
@@ -325,29 +401,70 @@ impl Backend for CpuBackend {
                 *colours = [pack_planes(&a, hw, *planes), pack_planes(&b, hw, *planes)]
             }
             Storage::Bytes(c) => *c = [a, b],
+            Storage::Sites(l) => *l = lattice.clone(),
         }
         Ok(())
     }
 
     fn lattice(&mut self) -> Result<Lattice> {
+        if let Storage::Sites(l) = &self.storage {
+            return Ok(l.clone());
+        }
         let c = self.byte_colours();
         Ok(join(self.width, self.height, self.q, [&c[0], &c[1]]))
     }
 
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
-        if let Storage::Planes { .. } = self.storage {
-            self.rule = Some(SlicedRule::new(self.q, table)?);
+        match self.storage {
+            Storage::Planes { .. } => self.rule = Some(SlicedRule::new(self.q, table)?),
+            Storage::Sites(_) => return Err(self.wrong_storage(Algorithm::Metropolis)),
+            Storage::Bytes(_) => {}
         }
         self.table = *table;
+        self.mode = Mode::Metropolis;
         Ok(())
     }
 
+    fn set_update(&mut self, update: &Update) -> Result<()> {
+        match (update, &self.storage) {
+            (Update::Metropolis(table), _) => self.set_table(table),
+            (Update::HeatBath(table), Storage::Bytes(_)) => {
+                self.heat_bath = *table;
+                self.mode = Mode::HeatBath;
+                Ok(())
+            }
+            (Update::SwendsenWang { .. } | Update::Wolff { .. }, Storage::Sites(_)) => {
+                self.mode = Mode::Cluster(Box::new(update.clone()));
+                Ok(())
+            }
+            _ => Err(self.wrong_storage(update.algorithm())),
+        }
+    }
+
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
+        if let Mode::Cluster(update) = &self.mode {
+            let Storage::Sites(lattice) = &mut self.storage else { return Err(self.wrong_storage(update.algorithm())) };
+            return cluster_sweeps_cpu(update, lattice, &self.model, (seed, stream), first, count);
+        }
         let planes = matches!(self.storage, Storage::Planes { .. });
+        let q = self.q;
         for sweep in first..first + count {
             for colour in 0..2 {
                 if !planes {
-                    self.half_sweep(seed, stream, sweep, colour);
+                    match &self.mode {
+                        Mode::HeatBath => {
+                            let table = self.heat_bath;
+                            self.half_sweep(seed, stream, sweep, colour, |_, nbrs, r| {
+                                heat_bath_site(nbrs, r, q, &table)
+                            })
+                        }
+                        _ => {
+                            let table = self.table;
+                            self.half_sweep(seed, stream, sweep, colour, |old, nbrs, r| {
+                                metropolis_site(old, nbrs, r, q, &table)
+                            })
+                        }
+                    }
                     continue;
                 }
                 // One instance per q, so that its arithmetic folds.
@@ -366,7 +483,8 @@ impl Backend for CpuBackend {
     }
 
     fn census(&mut self) -> Result<Census> {
-        match self.storage {
+        match &self.storage {
+            Storage::Sites(l) => return Ok(l.census()),
             Storage::Planes { planes: 1, .. } => return Ok(self.census_planes::<1>()),
             Storage::Planes { planes: 2, .. } => return Ok(self.census_planes::<2>()),
             Storage::Planes { planes: 3, .. } => return Ok(self.census_planes::<3>()),
@@ -378,28 +496,24 @@ impl Backend for CpuBackend {
         let (hw, h, q) = (self.width / 2, self.height, self.q as usize);
         let colours = self.byte_colours();
         let [c0, c1] = &*colours;
-        let rows: Vec<Census> = (0..h)
-            .into_par_iter()
-            .map(|y| {
-                let o = y & 1;
-                let mine = &c0[y * hw..(y + 1) * hw];
-                let same = &c1[y * hw..(y + 1) * hw];
-                let up = &c1[((y + h - 1) % h) * hw..][..hw];
-                let down = &c1[((y + 1) % h) * hw..][..hw];
-                let mut counts = vec![0u64; q];
-                let mut bonds = 0u64;
-                for xh in 0..hw {
-                    let s = mine[xh];
-                    let (l, r) = side_columns(xh, o, hw);
-                    bonds +=
-                        (s == same[l]) as u64 + (s == same[r]) as u64 + (s == up[xh]) as u64 + (s == down[xh]) as u64;
-                    counts[s as usize] += 1;
-                    counts[same[xh] as usize] += 1;
-                }
-                Census::new(bonds, counts)
-            })
-            .collect();
-        Ok(Census::sum(q, rows))
+        let row = |y: usize| {
+            let o = y & 1;
+            let mine = &c0[y * hw..(y + 1) * hw];
+            let same = &c1[y * hw..(y + 1) * hw];
+            let up = &c1[((y + h - 1) % h) * hw..][..hw];
+            let down = &c1[((y + 1) % h) * hw..][..hw];
+            let mut counts = vec![0u64; q];
+            let mut bonds = 0u64;
+            for xh in 0..hw {
+                let s = mine[xh];
+                let (l, r) = side_columns(xh, o, hw);
+                bonds += (s == same[l]) as u64 + (s == same[r]) as u64 + (s == up[xh]) as u64 + (s == down[xh]) as u64;
+                counts[s as usize] += 1;
+                counts[same[xh] as usize] += 1;
+            }
+            Census::new(bonds, counts)
+        };
+        Ok(census_rows(q, h, 2 * hw * h, row))
     }
 
     fn synchronize(&mut self) -> Result<()> {

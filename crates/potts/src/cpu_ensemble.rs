@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::lattice::{Census, Lattice};
 use crate::model::PottsModel;
 use crate::simulation::Chain;
+use crate::update::{Algorithm, Update};
 
 /// Many lattices of one model on the host's cores.
 #[derive(Debug)]
@@ -28,12 +29,19 @@ impl CpuEnsemble {
     /// [`Ensemble::load`]; sweeps are refused until every member has a
     /// table ([`Ensemble::set_table`]).
     pub fn new(model: &PottsModel, members: usize) -> Result<Self> {
+        Self::for_algorithm(model, Algorithm::Metropolis, members)
+    }
+
+    /// `members` lattices of `model` running `algorithm` (each a
+    /// [`CpuBackend::for_algorithm`]); sweeps are refused until every
+    /// member has its [`Update`] ([`Ensemble::set_update`]).
+    pub fn for_algorithm(model: &PottsModel, algorithm: Algorithm, members: usize) -> Result<Self> {
         model.check_host_memory(0)?;
         let total = (model.sites() as u64).saturating_mul(members as u64);
         warpmc_host::check_allocation(&format!("{members} lattices of {} sites", model.sites()), total)
             .map_err(crate::error::PottsError::OutOfHostMemory)?;
         Ok(CpuEnsemble {
-            members: (0..members).map(|_| CpuBackend::new(model)).collect(),
+            members: (0..members).map(|_| CpuBackend::for_algorithm(model, algorithm)).collect::<Result<_>>()?,
             table_set: vec![false; members],
         })
     }
@@ -68,6 +76,13 @@ impl Ensemble for CpuEnsemble {
     fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> Result<()> {
         check_member(self.members.len(), index)?;
         self.members[index].set_table(table)?;
+        self.table_set[index] = true;
+        Ok(())
+    }
+
+    fn set_update(&mut self, index: usize, update: &Update) -> Result<()> {
+        check_member(self.members.len(), index)?;
+        self.members[index].set_update(update)?;
         self.table_set[index] = true;
         Ok(())
     }

@@ -6,10 +6,12 @@ use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig, M
 use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::backend::Backend;
 use crate::error::{PottsError, Result};
+use crate::heat_bath::TABLE_WORDS;
 use crate::lattice::{Census, Lattice};
 use crate::layout::{join, pack_planes, split, unpack_planes};
 use crate::model::PottsModel;
 use crate::sliced::{SlicedRule, planes, words_per_row};
+use crate::update::{Algorithm, Update};
 
 /// The kernels of this crate, for NVRTC; the sliced kernels are compiled for
 /// one q at a time. Every constant the kernels share with this crate is
@@ -22,13 +24,14 @@ pub fn kernel_source(q: u32) -> KernelSource {
         .option(format!("-DPOTTS_UNIT_ROWS={UNIT_ROWS}"))
         .option(format!("-DPOTTS_UNIT_COLS={}", crate::algorithm::UNIT_COLS))
         .option(format!("-DPOTTS_MWC_A={MWC_MULTIPLIER}u"))
+        .option(format!("-DPOTTS_HB_ENTRIES={}", crate::heat_bath::ENTRIES))
 }
 
 /// Bytes of device memory a lattice of `sites` sites needs (the two colour
-/// arrays at one byte per spin — the bit planes need less — the table
+/// arrays at one byte per spin — the bit planes need less — the tables
 /// and the census counters).
 pub fn device_bytes(sites: usize) -> u64 {
-    sites as u64 + (TABLE_LEN as u64 + 257) * 8
+    sites as u64 + (TABLE_LEN as u64 + TABLE_WORDS as u64 + 257) * 8
 }
 
 /// Fails with [`PottsError::OutOfDeviceMemory`] unless `bytes` fit in the
@@ -89,15 +92,18 @@ impl CudaKernel {
 
 #[derive(Debug)]
 enum Storage {
-    Generic([DeviceBuffer<u8>; 2]),
+    /// One byte per spin: Metropolis (the backend's `update` kernel and
+    /// `table`) or heat-bath (`heat_bath` and its table of TABLE_WORDS),
+    /// whichever the last table set asks for.
+    Generic {
+        colours: [DeviceBuffer<u8>; 2],
+        heat_bath: Kernel,
+        heat_bath_table: DeviceBuffer<u64>,
+        heat_bath_on: bool,
+    },
     /// `split`: threads per unit (1, 2, 4 or 8); `resident`: one
     /// cooperative launch per call (split 8).
-    Sliced {
-        colours: [DeviceBuffer<u32>; 2],
-        split: u32,
-        planes: usize,
-        resident: bool,
-    },
+    Sliced { colours: [DeviceBuffer<u32>; 2], split: u32, planes: usize, resident: bool },
 }
 
 /// A lattice on a CUDA device.
@@ -198,6 +204,23 @@ impl CudaBackend {
         Self::with_kernel(gpu, model, CudaKernel::Auto)
     }
 
+    /// A backend for `model` running `algorithm` on `gpu`: Metropolis with
+    /// the fastest kernel, heat-bath on the generic (byte-per-spin) storage.
+    /// Swendsen–Wang and Wolff have their own backends
+    /// ([`open_backend_for`](crate::open_backend_for)).
+    pub fn for_algorithm(gpu: Gpu, model: &PottsModel, algorithm: Algorithm) -> Result<Self> {
+        algorithm.check(model)?;
+        match algorithm {
+            Algorithm::Metropolis => Self::new(gpu, model),
+            Algorithm::HeatBath => {
+                let mut b = Self::with_kernel(gpu, model, CudaKernel::Generic)?;
+                b.set_update(&Update::new(algorithm, model, 1.0)?)?;
+                Ok(b)
+            }
+            other => Err(PottsError::InvalidInput(format!("the CUDA backend does not run {other}"))),
+        }
+    }
+
     /// A backend using `kernel` (an error if the model does not fit it).
     pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
@@ -233,7 +256,12 @@ impl CudaBackend {
                 )
             }
             _ => (
-                Storage::Generic([gpu.alloc_zeros::<u8>(n)?, gpu.alloc_zeros::<u8>(n)?]),
+                Storage::Generic {
+                    colours: [gpu.alloc_zeros::<u8>(n)?, gpu.alloc_zeros::<u8>(n)?],
+                    heat_bath: module.kernel("potts_heat_bath_colour")?,
+                    heat_bath_table: gpu.alloc_zeros::<u64>(TABLE_WORDS)?,
+                    heat_bath_on: false,
+                },
                 module.kernel("potts_generic_colour")?,
                 module.kernel("potts_generic_census")?,
             ),
@@ -269,11 +297,12 @@ impl CudaBackend {
         &self.gpu
     }
 
-    /// The kernel in use: "generic", "sliced", "sliced-split",
+    /// The kernel in use: "generic", "heat-bath", "sliced", "sliced-split",
     /// "sliced-split4", "sliced-split8" or "sliced-resident".
     pub fn kernel_name(&self) -> &'static str {
         match self.storage {
-            Storage::Generic(_) => "generic",
+            Storage::Generic { heat_bath_on: true, .. } => "heat-bath",
+            Storage::Generic { .. } => "generic",
             Storage::Sliced { resident: true, .. } => "sliced-resident",
             Storage::Sliced { split: 1, .. } => "sliced",
             Storage::Sliced { split: 2, .. } => "sliced-split",
@@ -285,7 +314,7 @@ impl CudaBackend {
     /// Bytes one spin occupies in the storage in use.
     pub fn bytes_per_spin(&self) -> f64 {
         match self.storage {
-            Storage::Generic(_) => 1.0,
+            Storage::Generic { .. } => 1.0,
             Storage::Sliced { planes, .. } => planes as f64 / 8.0,
         }
     }
@@ -355,9 +384,14 @@ struct GraphKey {
 }
 
 impl CudaBackend {
-    /// The byte-per-spin kernel: two launches per sweep.
+    /// The byte-per-spin kernels (Metropolis or heat-bath): two launches
+    /// per sweep.
     fn sweeps_generic(&mut self, run: &SweepRange) -> Result<()> {
-        let Storage::Generic(bufs) = &mut self.storage else { return Err(wrong_storage("generic")) };
+        let Storage::Generic { colours: bufs, heat_bath, heat_bath_table, heat_bath_on } = &mut self.storage else {
+            return Err(wrong_storage("generic"));
+        };
+        let (kernel, table) =
+            if *heat_bath_on { (&*heat_bath, &*heat_bath_table) } else { (&self.update, &self.table) };
         let hw = (self.width / 2) as u32;
         let h = self.height as u32;
         let per_row = units_per_row(hw as usize) as u32;
@@ -367,13 +401,14 @@ impl CudaBackend {
             for colour in 0u32..2 {
                 let (a, b) = bufs.split_at_mut(1);
                 let (mine, other) = if colour == 0 { (&mut a[0], &b[0]) } else { (&mut b[0], &a[0]) };
-                // SAFETY: potts_generic_colour(u8*, const u8*, u32 hw, u32 h, u32 q, u64 seed,
-                // u64 stream, u64 sweep, u32 colour, const u64* table, u32 units_per_row,
-                // u64 units); both arrays hold hw·h bytes, units cover them in 8×8 tiles
-                // clipped to the array, and the table holds TABLE_LEN entries.
+                // SAFETY: potts_generic_colour and potts_heat_bath_colour(u8*, const u8*,
+                // u32 hw, u32 h, u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
+                // const u64* table, u32 units_per_row, u64 units); both arrays hold hw·h
+                // bytes, units cover them in 8×8 tiles clipped to the array, and the table
+                // holds the kernel's TABLE_LEN or TABLE_WORDS entries.
                 unsafe {
                     self.gpu
-                        .launch(&self.update)
+                        .launch(kernel)
                         .buf_mut(mine)
                         .buf(other)
                         .arg(&hw)
@@ -383,7 +418,7 @@ impl CudaBackend {
                         .arg(&run.stream)
                         .arg(&sweep)
                         .arg(&colour)
-                        .buf(&self.table)
+                        .buf(table)
                         .arg(&per_row)
                         .arg(&units)
                         .run(cfg)?;
@@ -549,7 +584,7 @@ impl Backend for CudaBackend {
         }
         let [c0, c1] = split(lattice);
         match &mut self.storage {
-            Storage::Generic(bufs) => {
+            Storage::Generic { colours: bufs, .. } => {
                 self.gpu.copy_to_device(&c0, &mut bufs[0])?;
                 self.gpu.copy_to_device(&c1, &mut bufs[1])?;
             }
@@ -564,7 +599,7 @@ impl Backend for CudaBackend {
 
     fn lattice(&mut self) -> Result<Lattice> {
         let (c0, c1) = match &self.storage {
-            Storage::Generic(bufs) => (self.gpu.download(&bufs[0])?, self.gpu.download(&bufs[1])?),
+            Storage::Generic { colours: bufs, .. } => (self.gpu.download(&bufs[0])?, self.gpu.download(&bufs[1])?),
             Storage::Sliced { colours: bufs, planes, .. } => {
                 let hw = self.width / 2;
                 (
@@ -577,8 +612,11 @@ impl Backend for CudaBackend {
     }
 
     fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
-        match self.storage {
-            Storage::Generic(_) => self.gpu.copy_to_device(table.thresholds(), &mut self.table)?,
+        match &mut self.storage {
+            Storage::Generic { heat_bath_on, .. } => {
+                *heat_bath_on = false;
+                self.gpu.copy_to_device(table.thresholds(), &mut self.table)?
+            }
             Storage::Sliced { .. } => {
                 self.rule = SlicedRule::new(self.q, table)?;
             }
@@ -587,10 +625,27 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
+    fn set_update(&mut self, update: &Update) -> Result<()> {
+        match (update, &mut self.storage) {
+            (Update::Metropolis(table), _) => self.set_table(table),
+            (Update::HeatBath(table), Storage::Generic { heat_bath_on, heat_bath_table, .. }) => {
+                *heat_bath_on = true;
+                self.gpu.copy_to_device(&table.words(), heat_bath_table)?;
+                self.table_version += 1;
+                Ok(())
+            }
+            (other, _) => Err(PottsError::InvalidInput(format!(
+                "this CUDA backend ({} kernel) cannot run {}; open it with CudaBackend::for_algorithm",
+                self.kernel_name(),
+                other.algorithm()
+            ))),
+        }
+    }
+
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
         let run = SweepRange { seed, stream, first, count };
         match &self.storage {
-            Storage::Generic(_) => self.sweeps_generic(&run),
+            Storage::Generic { .. } => self.sweeps_generic(&run),
             Storage::Sliced { resident: true, .. } => self.sweeps_resident(&run),
             Storage::Sliced { .. } => self.sweeps_sliced(&run),
         }
@@ -601,7 +656,7 @@ impl Backend for CudaBackend {
         let hw = (self.width / 2) as u32;
         let h = self.height as u32;
         match &self.storage {
-            Storage::Generic(bufs) => {
+            Storage::Generic { colours: bufs, .. } => {
                 let cfg = grid_stride(hw as u64 * h as u64, self.max_blocks);
                 // SAFETY: potts_generic_census(const u8*, const u8*, u32 hw, u32 h, u32 q, u64* out):
                 // both arrays hold hw·h bytes; out holds 1 + q counters and spins are < q.

@@ -35,6 +35,7 @@ pub fn kernel_source(q: u32) -> KernelSource {
         .option(format!("-DPOTTS_UNIT_ROWS={UNIT_ROWS}"))
         .option(format!("-DPOTTS_UNIT_COLS={UNIT_COLS}"))
         .option(format!("-DPOTTS_MWC_A={MWC_MULTIPLIER}u"))
+        .option(format!("-DPOTTS_HB_ENTRIES={}", crate::heat_bath::ENTRIES))
 }
 
 /// Where the members live while they are updated.

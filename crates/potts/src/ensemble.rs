@@ -17,29 +17,60 @@
 use warpmc_gpu::Device;
 
 use crate::algorithm::AcceptanceTable;
-use crate::backend::{Backend, open_backend};
+use crate::backend::{Backend, open_backend_for};
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
 use crate::model::PottsModel;
 use crate::simulation::Chain;
+use crate::update::{Algorithm, Update};
 
-/// The fastest ensemble of `members` lattices of `model` on `device`: the
-/// CPU ensemble ([`CpuEnsemble`](crate::cpu_ensemble::CpuEnsemble)), or on
-/// a GPU the CUDA ensemble, whose launches advance every member together.
-/// A single member runs on the plain backend (with its fastest kernel for
-/// one lattice). Every member starts in the ordered state; set every
-/// member's table before the first sweeps.
+/// The fastest Metropolis ensemble of `members` lattices of `model` on
+/// `device`: the CPU ensemble
+/// ([`CpuEnsemble`](crate::cpu_ensemble::CpuEnsemble)), or on a GPU the
+/// CUDA ensemble, whose launches advance every member together. A single
+/// member runs on the plain backend (with its fastest kernel for one
+/// lattice). Every member starts in the ordered state; set every member's
+/// table before the first sweeps.
 pub fn open_ensemble(device: &Device, model: &PottsModel, members: usize) -> Result<Box<dyn Ensemble>> {
+    open_ensemble_for(device, model, Algorithm::Metropolis, members)
+}
+
+/// The fastest ensemble of `members` lattices of `model` running
+/// `algorithm` on `device`: the CPU ensemble for every algorithm on the
+/// CPU (and for Wolff anywhere: it runs on the CPU); on a GPU the CUDA
+/// ensemble for Metropolis, and one backend per member
+/// ([`Independent`]) for the algorithms without a many-lattice kernel.
+/// Every member starts in the ordered state; give every member its
+/// [`Update`] before the first sweeps.
+pub fn open_ensemble_for(
+    device: &Device,
+    model: &PottsModel,
+    algorithm: Algorithm,
+    members: usize,
+) -> Result<Box<dyn Ensemble>> {
     if members == 0 {
         return Err(PottsError::InvalidInput("an ensemble needs at least one lattice".into()));
     }
+    algorithm.check(model)?;
     if members == 1 {
-        return Ok(Box::new(Independent::new(vec![open_backend(device, model)?])));
+        return Ok(Box::new(Independent::new(vec![open_backend_for(device, model, algorithm)?])));
     }
-    match device {
-        Device::Cpu { .. } => Ok(Box::new(crate::cpu_ensemble::CpuEnsemble::new(model, members)?)),
+    match (device, algorithm) {
+        // (Without the cuda feature every device is the CPU.)
+        #[allow(unreachable_patterns)]
+        (Device::Cpu { .. }, _) | (_, Algorithm::Wolff) => {
+            Ok(Box::new(crate::cpu_ensemble::CpuEnsemble::for_algorithm(model, algorithm, members)?))
+        }
         #[cfg(feature = "cuda")]
-        Device::Cuda(gpu) => Ok(Box::new(crate::cuda_ensemble::CudaEnsemble::new(gpu.clone(), model, members)?)),
+        (Device::Cuda(gpu), Algorithm::Metropolis) => {
+            Ok(Box::new(crate::cuda_ensemble::CudaEnsemble::new(gpu.clone(), model, members)?))
+        }
+        #[cfg(feature = "cuda")]
+        (Device::Cuda(_), _) => {
+            model.check_host_memory(0)?;
+            let backends = (0..members).map(|_| open_backend_for(device, model, algorithm)).collect::<Result<_>>()?;
+            Ok(Box::new(Independent::new(backends)))
+        }
         #[allow(unreachable_patterns)]
         _ => Err(PottsError::Gpu(warpmc_gpu::GpuError::NoDevice(
             "warpmc-potts was built without its cuda feature".into(),
@@ -64,8 +95,22 @@ pub trait Ensemble {
     fn load(&mut self, index: usize, lattice: &Lattice) -> Result<()>;
     /// A copy of the lattice of member `index`.
     fn lattice(&mut self, index: usize) -> Result<Lattice>;
-    /// Sets the acceptance table member `index` uses from the next sweep on.
+    /// Sets the Metropolis acceptance table member `index` uses from the
+    /// next sweep on.
     fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> Result<()>;
+    /// Sets the algorithm and tables member `index` uses from the next sweep
+    /// on. An ensemble runs the algorithm it was opened for
+    /// ([`open_ensemble_for`]); by default only Metropolis.
+    fn set_update(&mut self, index: usize, update: &Update) -> Result<()> {
+        match update {
+            Update::Metropolis(table) => self.set_table(index, table),
+            other => Err(PottsError::InvalidInput(format!(
+                "this {} ensemble runs only the metropolis algorithm, not {}",
+                self.name(),
+                other.algorithm()
+            ))),
+        }
+    }
     /// Runs sweeps `first`, …, `first + count − 1` of every member; member
     /// `i` draws its random numbers from `chains[i]` (`chains.len()` equals
     /// [`len`](Ensemble::len)).
@@ -127,6 +172,10 @@ impl Ensemble for Independent {
 
     fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> Result<()> {
         self.member(index)?.set_table(table)
+    }
+
+    fn set_update(&mut self, index: usize, update: &Update) -> Result<()> {
+        self.member(index)?.set_update(update)
     }
 
     fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> Result<()> {

@@ -28,8 +28,8 @@ use rayon::prelude::*;
 use crate::error::{PottsError, Result};
 use crate::model::check_temperature;
 
-/// Largest number of row states, q^width, that [`density_of_states`]
-/// accepts.
+/// Largest number of row states, q^min(width, height), that
+/// [`density_of_states`] accepts.
 pub const MAX_ROW_STATES: usize = 4096;
 
 /// The exact density of states of the q-state Potts model on a small periodic
@@ -40,9 +40,9 @@ pub struct DensityOfStates {
     pub sites: usize,
     /// Number of bonds, 2N (k runs over 0..=bonds).
     pub bonds: usize,
-    /// `counts[k]`: number of configurations with k equal-neighbour bonds;
-    /// `bonds + 1` entries summing to q^N.
-    pub counts: Vec<f64>,
+    /// `counts[k]`: number of configurations with k equal-neighbour bonds,
+    /// exact; `bonds + 1` entries summing to q^N.
+    pub counts: Vec<u128>,
 }
 
 /// Thermal averages of a finite lattice computed from its exact density of
@@ -58,7 +58,8 @@ pub struct ExactMoments {
 }
 
 /// Counts the configurations of the q-state Potts model on a periodic
-/// `width` × `height` lattice by their number of equal-neighbour bonds.
+/// `width` × `height` lattice by their number of equal-neighbour bonds,
+/// exactly.
 ///
 /// The bonds are those a simulation sums over: for every site (x, y) the bond
 /// to ((x + 1) mod W, y) and the bond to (x, (y + 1) mod H). So a lattice of
@@ -66,101 +67,124 @@ pub struct ExactMoments {
 /// from each site to itself, always equal), and likewise for height. Neither
 /// dimension needs to be even here.
 ///
-/// Method: a transfer matrix over rows. Rows are numbered in base q (q^W row
-/// states). For each choice of first row the counts of partial lattices are
-/// carried row by row as a polynomial in the number of equal bonds, indexed
-/// by the current row; the horizontal bonds of a row (wrap bond included) and
-/// the vertical bonds to the row above are added as each row is appended, and
-/// the bonds from the last row back to the first close the torus. The first
-/// rows are processed in parallel. Cost O(q^(3W) · H · W · H) additions and
-/// memory O(q^(2W) + q^W · W · H): instant for q^W ≤ 100 or so (q = 2 up to
-/// width 6, q = 3 up to width 4), slow well before the hard limit.
-///
-/// Counts are held as `f64`; they are exact integers while q^(W·H) ≤ 2⁵³
-/// (e.g. q = 3 on 4 × 4, q = 2 on 6 × 6 or 6 × 8) and correctly rounded
-/// approximations beyond.
+/// Method: a transfer matrix along the longer side, over rows of the
+/// shorter one (the bonds are symmetric under transposing the torus), with
+/// integer counts. For a fixed first row, the counts of partial lattices
+/// are carried as polynomials in the number of equal bonds, indexed by the
+/// q^W states of a *broken row* (the new row's first x sites, the previous
+/// row's others): appending one site adds its bond to the site above, to
+/// its left neighbour, and at the row's end the wrap bond to the row's
+/// first site. The bonds from the last row back to the first close the
+/// torus. A first row's counts do not change when its states are permuted
+/// or the row is shifted or reflected (the whole torus maps onto itself),
+/// so only one row of each such class is followed, weighted by the size of
+/// its class (33 classes of the 4096 rows for q = 4, W = 6). Cost about
+/// classes · H · W · q^(W+1) · 2N additions: a second for q = 4 on 6 × 6.
 ///
 /// # Panics
 ///
-/// If `q`, `width` or `height` is 0, or q^width exceeds [`MAX_ROW_STATES`].
+/// If `q`, `width` or `height` is 0, if q^min(width, height) exceeds
+/// [`MAX_ROW_STATES`], or if q^(width·height) does not fit in 128 bits.
 ///
 /// ```
 /// let dos = warpmc_potts::exact::density_of_states(2, 4, 4);
-/// assert_eq!(dos.counts.iter().sum::<f64>(), 65536.0);
-/// assert_eq!(dos.counts[32], 2.0); // the two ground states
+/// assert_eq!(dos.counts.iter().sum::<u128>(), 65536);
+/// assert_eq!(dos.counts[32], 2); // the two ground states
+/// let q4 = warpmc_potts::exact::density_of_states(4, 6, 6);
+/// assert_eq!(q4.counts.iter().sum::<u128>(), 4u128.pow(36));
 /// ```
 pub fn density_of_states(q: u32, width: usize, height: usize) -> DensityOfStates {
     assert!(q >= 1 && width >= 1 && height >= 1, "density_of_states needs q, width and height ≥ 1");
+    // Rows along the shorter side.
+    let (w, h) = (width.min(height), width.max(height));
     let qs = q as usize;
     let rows =
-        u32::try_from(width).ok().and_then(|w| qs.checked_pow(w)).filter(|&r| r <= MAX_ROW_STATES).unwrap_or_else(
-            || panic!("density_of_states: q^width must be at most {MAX_ROW_STATES} (q = {q}, width = {width})"),
-        );
-
-    let digits = |mut c: usize| -> Vec<usize> {
-        (0..width)
-            .map(|_| {
-                let d = c % qs;
-                c /= qs;
-                d
-            })
-            .collect()
-    };
-    let row_digits: Vec<Vec<usize>> = (0..rows).map(digits).collect();
-    // Equal horizontal bonds within a row, wrap bond included.
-    let horizontal: Vec<usize> =
-        row_digits.iter().map(|d| (0..width).filter(|&x| d[x] == d[(x + 1) % width]).count()).collect();
-    // Equal vertical bonds between row a (above) and row b (below).
-    let vertical: Vec<u8> = row_digits
-        .iter()
-        .flat_map(|a| row_digits.iter().map(move |b| a.iter().zip(b).filter(|(u, v)| u == v).count() as u8))
-        .collect();
-
+        u32::try_from(w).ok().and_then(|e| qs.checked_pow(e)).filter(|&r| r <= MAX_ROW_STATES).unwrap_or_else(|| {
+            panic!(
+                "density_of_states: q^min(width, height) must be at most {MAX_ROW_STATES} (q = {q}, {width} × {height})"
+            )
+        });
     let sites = width * height;
+    u32::try_from(sites).ok().and_then(|n| u128::from(q).checked_pow(n)).unwrap_or_else(|| {
+        panic!("density_of_states: q^(width·height) must fit in 128 bits (q = {q}, {width} × {height})")
+    });
     let bonds = 2 * sites;
     let len = bonds + 1;
+    let digits: Vec<u8> = (0..rows).flat_map(|r| (0..w).map(move |x| ((r / qs.pow(x as u32)) % qs) as u8)).collect();
+    let digit = |r: usize, x: usize| digits[r * w + x];
+    let powers: Vec<usize> = (0..w).map(|x| qs.pow(x as u32)).collect();
 
-    let counts = (0..rows)
-        .into_par_iter()
-        .map(|first| {
-            // dp[c * len + k]: partial lattices of the rows so far whose last
-            // row is c and which have k equal bonds so far.
-            let mut dp = vec![0.0f64; rows * len];
-            let mut next = vec![0.0f64; rows * len];
-            dp[first * len + horizontal[first]] = 1.0;
-            let mut degree = horizontal[first]; // highest k that can be nonzero
-            for _ in 1..height {
-                next.fill(0.0);
-                for c in 0..rows {
-                    let src = &dp[c * len..c * len + degree + 1];
-                    if src.iter().all(|&v| v == 0.0) {
-                        continue;
-                    }
-                    let vrow = &vertical[c * rows..(c + 1) * rows];
-                    for (n, (&h, &v)) in horizontal.iter().zip(vrow).enumerate() {
-                        let start = n * len + h + v as usize;
-                        for (dst, &s) in next[start..start + src.len()].iter_mut().zip(src) {
-                            *dst += s;
+    // One first row per class, and the class sizes.
+    let mut classes: Vec<(usize, u128)> = Vec::new();
+    let mut class_of = std::collections::HashMap::new();
+    for r in 0..rows {
+        let key = canonical_row(&digits[r * w..(r + 1) * w]);
+        let i = *class_of.entry(key).or_insert_with(|| {
+            classes.push((r, 0));
+            classes.len() - 1
+        });
+        classes[i].1 += 1;
+    }
+
+    let counts = classes
+        .par_iter()
+        .map(|&(first, weight)| {
+            // dp[s * len + k]: partial lattices whose broken row is s, with k
+            // equal bonds so far.
+            let mut dp = vec![0u128; rows * len];
+            let mut next = vec![0u128; rows * len];
+            let horizontal = (0..w).filter(|&x| digit(first, x) == digit(first, (x + 1) % w)).count();
+            dp[first * len + horizontal] = 1;
+            let mut degree = horizontal; // highest k that can be nonzero
+            for _ in 1..h {
+                for (x, &power) in powers.iter().enumerate() {
+                    next.fill(0);
+                    for s in 0..rows {
+                        let src = &dp[s * len..s * len + degree + 1];
+                        if src.iter().all(|&v| v == 0) {
+                            continue;
+                        }
+                        let above = digit(s, x);
+                        let base = s - above as usize * power;
+                        for c in 0..q as u8 {
+                            let mut add = (c == above) as usize;
+                            if x > 0 {
+                                add += (c == digit(s, x - 1)) as usize;
+                            }
+                            if x + 1 == w {
+                                // The wrap bond to the row's first site (itself when w = 1).
+                                add += if w == 1 { 1 } else { (c == digit(s, 0)) as usize };
+                            }
+                            let to = (base + c as usize * power) * len + add;
+                            for (dst, &v) in next[to..to + src.len()].iter_mut().zip(src) {
+                                *dst += v;
+                            }
                         }
                     }
+                    std::mem::swap(&mut dp, &mut next);
+                    // The most bonds this site can add: up, left, and the wrap bond.
+                    degree += match (w, x) {
+                        (1, _) => 2,
+                        (_, 0) => 1,
+                        _ if x + 1 == w => 3,
+                        _ => 2,
+                    };
                 }
-                std::mem::swap(&mut dp, &mut next);
-                degree += 2 * width;
             }
             // Close the torus: bonds from the last row down to the first.
-            let mut out = vec![0.0f64; len];
-            for c in 0..rows {
-                let shift = vertical[c * rows + first] as usize;
-                for (k, &s) in dp[c * len..c * len + degree + 1].iter().enumerate() {
-                    if s != 0.0 {
-                        out[k + shift] += s;
+            let mut out = vec![0u128; len];
+            for s in 0..rows {
+                let shift = (0..w).filter(|&x| digit(s, x) == digit(first, x)).count();
+                for (k, &v) in dp[s * len..s * len + degree + 1].iter().enumerate() {
+                    if v != 0 {
+                        out[k + shift] += v * weight;
                     }
                 }
             }
             out
         })
         .reduce(
-            || vec![0.0f64; len],
+            || vec![0u128; len],
             |mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
                 a
@@ -168,6 +192,35 @@ pub fn density_of_states(q: u32, width: usize, height: usize) -> DensityOfStates
         );
 
     DensityOfStates { sites, bonds, counts }
+}
+
+/// The smallest of a row's shifts and reflections, each with its states
+/// renamed in order of first appearance: equal for rows that one such map
+/// and a permutation of the states carry into each other.
+fn canonical_row(row: &[u8]) -> Vec<u8> {
+    let w = row.len();
+    let mut best: Option<Vec<u8>> = None;
+    for shift in 0..w {
+        for reflect in [false, true] {
+            let mut names = [u8::MAX; 256];
+            let mut next = 0u8;
+            let form: Vec<u8> = (0..w)
+                .map(|i| {
+                    let x = if reflect { (shift + w - i) % w } else { (shift + i) % w };
+                    let d = row[x] as usize;
+                    if names[d] == u8::MAX {
+                        names[d] = next;
+                        next += 1;
+                    }
+                    names[d]
+                })
+                .collect();
+            if best.as_ref().is_none_or(|b| form < *b) {
+                best = Some(form);
+            }
+        }
+    }
+    best.unwrap_or_default()
 }
 
 impl DensityOfStates {
@@ -188,8 +241,8 @@ impl DensityOfStates {
             .counts
             .iter()
             .enumerate()
-            .filter(|&(_, &c)| c > 0.0)
-            .map(|(k, &c)| (-coupling * k as f64 / n, c.ln() + coupling * k as f64 / temperature))
+            .filter(|&(_, &c)| c > 0)
+            .map(|(k, &c)| (-coupling * k as f64 / n, (c as f64).ln() + coupling * k as f64 / temperature))
             .collect();
         let max = terms.iter().map(|&(_, lw)| lw).fold(f64::NEG_INFINITY, f64::max);
         let (mut z, mut s1, mut s2) = (0.0, 0.0, 0.0);
@@ -555,9 +608,9 @@ mod tests {
 
     /// Counts by brute force over all q^(W·H) configurations, each site
     /// contributing its bonds to (x+1 mod W, y) and (x, y+1 mod H).
-    fn brute_force(q: u32, width: usize, height: usize) -> Vec<f64> {
+    fn brute_force(q: u32, width: usize, height: usize) -> Vec<u128> {
         let n = width * height;
-        let mut counts = vec![0.0; 2 * n + 1];
+        let mut counts = vec![0u128; 2 * n + 1];
         let total = (q as usize).pow(n as u32);
         let mut spins = vec![0u32; n];
         for mut c in 0..total {
@@ -573,7 +626,7 @@ mod tests {
                     k += (s == spins[((y + 1) % height) * width + x]) as usize;
                 }
             }
-            counts[k] += 1.0;
+            counts[k] += 1;
         }
         counts
     }
@@ -591,6 +644,17 @@ mod tests {
             (2, 6, 2),
             (4, 2, 3),
             (2, 2, 6),
+            // q = 3 and 4 on square tori, the rows' classes in use; and
+            // both orientations of a torus whose sides differ.
+            (3, 3, 3),
+            (4, 3, 3),
+            (3, 4, 3),
+            (3, 3, 4),
+            (4, 4, 2),
+            (3, 4, 4),
+            (2, 5, 3),
+            (2, 1, 5),
+            (5, 2, 2),
         ] {
             let dos = density_of_states(q, w, h);
             assert_eq!(dos.sites, w * h);
@@ -602,28 +666,57 @@ mod tests {
     #[test]
     fn totals_and_ground_states() {
         let dos = density_of_states(2, 4, 4);
-        assert_eq!(dos.counts.iter().sum::<f64>(), 65536.0);
-        assert_eq!(dos.counts[32], 2.0);
+        assert_eq!(dos.counts.iter().sum::<u128>(), 65536);
+        assert_eq!(dos.counts[32], 2);
         // Bipartite lattice: two antiferromagnetic (checkerboard) states have no equal bond.
-        assert_eq!(dos.counts[0], 2.0);
+        assert_eq!(dos.counts[0], 2);
 
         let dos = density_of_states(3, 4, 4);
-        assert_eq!(dos.counts.iter().sum::<f64>(), 3f64.powi(16));
-        assert_eq!(dos.counts[32], 3.0);
+        assert_eq!(dos.counts.iter().sum::<u128>(), 3u128.pow(16));
+        assert_eq!(dos.counts[32], 3);
         // One flipped spin breaks 4 bonds: 3 ground states · 16 sites · 2 other states.
-        assert_eq!(dos.counts[28], 96.0);
+        assert_eq!(dos.counts[28], 96);
 
         let dos = density_of_states(2, 6, 6);
-        assert_eq!(dos.counts.iter().sum::<f64>(), 2f64.powi(36));
+        assert_eq!(dos.counts.iter().sum::<u128>(), 2u128.pow(36));
         // Ising symmetry k ↔ 2N − k on a bipartite lattice for q = 2.
-        let rev: Vec<f64> = dos.counts.iter().rev().copied().collect();
+        let rev: Vec<u128> = dos.counts.iter().rev().copied().collect();
         assert_eq!(dos.counts, rev);
+
+        // q = 3 and 4 on 6 × 6: q^36 in all, q ground states, and q·N·(q − 1)
+        // states one flip above them (4 bonds broken); none with one to
+        // three unequal bonds (no domain wall on a torus is that short).
+        for q in [3u32, 4] {
+            let dos = density_of_states(q, 6, 6);
+            let q = u128::from(q);
+            assert_eq!(dos.counts.iter().sum::<u128>(), q.pow(36));
+            assert_eq!(dos.counts[72], q);
+            assert_eq!(dos.counts[68], q * 36 * (q - 1));
+            assert_eq!((dos.counts[69], dos.counts[70], dos.counts[71]), (0, 0, 0));
+        }
     }
 
     #[test]
-    #[should_panic(expected = "q^width")]
+    #[should_panic(expected = "q^min(width, height)")]
     fn too_wide_panics() {
-        density_of_states(3, 8, 2);
+        density_of_states(3, 8, 9);
+    }
+
+    #[test]
+    #[should_panic(expected = "128 bits")]
+    fn too_many_configurations_panic() {
+        density_of_states(2, 2, 64);
+    }
+
+    #[test]
+    fn rows_of_one_class_are_the_same_row() {
+        // Shifted, reflected, renamed: one class; a different pattern: another.
+        let c = canonical_row(&[2, 0, 0, 1]);
+        for r in [[0, 0, 1, 2], [1, 0, 0, 2], [0, 2, 1, 1], [3, 1, 1, 0], [1, 2, 0, 0]] {
+            assert_eq!(canonical_row(&r), c, "{r:?}");
+        }
+        assert_ne!(canonical_row(&[0, 1, 0, 2]), c);
+        assert_eq!(canonical_row(&[5]), vec![0]);
     }
 
     #[test]
@@ -657,7 +750,7 @@ mod tests {
         let (mut z, mut e1, mut e2) = (0.0, 0.0, 0.0);
         for (k, &c) in counts.iter().enumerate() {
             let e = -j * k as f64 / n;
-            let wgt = c * (-n * e / t).exp();
+            let wgt = c as f64 * (-n * e / t).exp();
             z += wgt;
             e1 += wgt * e;
             e2 += wgt * e * e;

@@ -100,22 +100,25 @@ impl Lattice {
     /// device census).
     pub fn census(&self) -> Census {
         let (w, h, q) = (self.width, self.height, self.q as usize);
-        let rows: Vec<Census> = (0..h)
-            .into_par_iter()
-            .map(|y| {
-                let row = &self.spins[y * w..(y + 1) * w];
-                let below = &self.spins[((y + 1) % h) * w..((y + 1) % h + 1) * w];
-                let mut counts = vec![0u64; q];
-                let mut bonds = 0u64;
-                for x in 0..w {
-                    let s = row[x];
-                    counts[s as usize] += 1;
-                    bonds += (s == row[(x + 1) % w]) as u64 + (s == below[x]) as u64;
-                }
-                Census::new(bonds, counts)
-            })
-            .collect();
-        Census::sum(q, rows)
+        let row = |y: usize| {
+            let row = &self.spins[y * w..(y + 1) * w];
+            let below = &self.spins[((y + 1) % h) * w..((y + 1) % h + 1) * w];
+            let mut counts = vec![0u64; q];
+            let mut bonds = 0u64;
+            for x in 0..w {
+                let s = row[x];
+                counts[s as usize] += 1;
+                bonds += (s == row[(x + 1) % w]) as u64 + (s == below[x]) as u64;
+            }
+            Census::new(bonds, counts)
+        };
+        // Small lattices (cluster updates measure after every sweep) on the
+        // calling thread: the pool would cost more than the count.
+        if w * h < 1 << 14 {
+            Census::sum(q, (0..h).map(row))
+        } else {
+            Census::sum(q, (0..h).into_par_iter().map(row).collect::<Vec<_>>())
+        }
     }
 }
 

@@ -52,10 +52,15 @@ mod cpu_simd;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "cuda")]
+pub mod cuda_cluster;
+#[cfg(feature = "cuda")]
 pub mod cuda_ensemble;
+#[cfg(feature = "cuda")]
+pub mod cuda_sw;
 pub mod ensemble;
 pub mod error;
 pub mod exact;
+pub mod heat_bath;
 pub mod lattice;
 pub mod layout;
 pub mod model;
@@ -66,17 +71,20 @@ pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
 pub mod stats;
+pub mod swendsen_wang;
 pub mod tempering;
+pub mod update;
+pub mod wolff;
 
 pub use algorithm::{AcceptanceTable, Scheme};
-pub use backend::{Backend, open_backend};
+pub use backend::{Backend, open_backend, open_backend_for};
 pub use cpu::CpuBackend;
 pub use cpu_ensemble::CpuEnsemble;
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaBackend, CudaKernel};
 #[cfg(feature = "cuda")]
 pub use cuda_ensemble::CudaEnsemble;
-pub use ensemble::{Ensemble, Independent, open_ensemble};
+pub use ensemble::{Ensemble, Independent, open_ensemble, open_ensemble_for};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;
@@ -84,4 +92,5 @@ pub use observables::{Measurement, TemperatureResult};
 pub use protocol::{ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing};
 pub use provenance::Provenance;
 pub use simulation::{Chain, Simulation};
+pub use update::{Algorithm, Update};
 pub use warpmc_gpu::{BackendChoice, Device, select};

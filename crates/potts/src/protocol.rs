@@ -36,15 +36,16 @@ use serde::{Deserialize, Serialize};
 
 use warpmc_gpu::BackendChoice;
 
-use crate::algorithm::{AcceptanceTable, MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
-use crate::backend::{Backend, open_backend};
-use crate::ensemble::{Ensemble, open_ensemble};
+use crate::algorithm::{MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
+use crate::backend::{Backend, open_backend_for};
+use crate::ensemble::{Ensemble, open_ensemble_for};
 use crate::error::{PottsError, Result};
 use crate::lattice::{InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
 use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze};
 use crate::simulation::{Chain, Simulation};
 use crate::tempering::{ExchangeStats, Stop, TemperingState};
+use crate::update::{Algorithm, Update};
 
 /// Temperatures of a run: a single value, an inclusive range with a step,
 /// or an explicit list.
@@ -139,6 +140,10 @@ pub struct ProtocolConfig {
     seed: u64,
     continue_from_previous: bool,
     backend: BackendChoice,
+    /// The update algorithm (Metropolis in checkpoints written before
+    /// there was a choice).
+    #[serde(default)]
+    algorithm: Algorithm,
     /// Sweeps between replica-exchange rounds of parallel tempering
     /// ([`crate::tempering`]); `None`: no tempering.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,7 +162,7 @@ impl ProtocolConfig {
 
     /// Checks every field; the first problem is returned as one line.
     pub(crate) fn validate(&self) -> Result<()> {
-        self.model()?;
+        self.algorithm.check(&self.model()?)?;
         if !self.sizes.is_empty() {
             if !self.sizes.contains(&self.size) {
                 return Err(PottsError::InvalidInput(format!(
@@ -284,6 +289,10 @@ impl ProtocolConfig {
     pub fn backend(&self) -> BackendChoice {
         self.backend
     }
+    /// The update algorithm.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
     /// The sizes L of the study this protocol belongs to, in run order
     /// (just [`size`](ProtocolConfig::size) for a run of one size).
     pub fn study_sizes(&self) -> Vec<usize> {
@@ -353,6 +362,7 @@ impl ProtocolConfig {
 /// samples = 1
 /// seed = 1
 /// continue = true
+/// algorithm = "metropolis"            # or "heat-bath", "swendsen-wang", "wolff"
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "TomlConfig")]
@@ -393,6 +403,8 @@ pub struct ConfigFile {
     pub continue_from_previous: Option<bool>,
     /// "auto", "cpu" or "cuda".
     pub backend: Option<BackendChoice>,
+    /// "metropolis", "heat-bath", "swendsen-wang" or "wolff".
+    pub algorithm: Option<Algorithm>,
     /// Parallel tempering: replica exchange between neighbouring
     /// temperatures.
     pub tempering: Option<bool>,
@@ -428,6 +440,7 @@ struct TomlConfig {
     #[serde(rename = "continue")]
     continue_from_previous: Option<bool>,
     backend: Option<BackendChoice>,
+    algorithm: Option<Algorithm>,
     tempering: Option<bool>,
     exchange_every: Option<u64>,
 }
@@ -459,6 +472,7 @@ impl TryFrom<TomlConfig> for ConfigFile {
             seed: t.seed,
             continue_from_previous: t.continue_from_previous,
             backend: t.backend,
+            algorithm: t.algorithm,
             tempering: t.tempering,
             exchange_every: t.exchange_every,
         })
@@ -512,6 +526,7 @@ impl ConfigFile {
             seed: self.seed.or(other.seed),
             continue_from_previous: self.continue_from_previous.or(other.continue_from_previous),
             backend: self.backend.or(other.backend),
+            algorithm: self.algorithm.or(other.algorithm),
             tempering: self.tempering.or(other.tempering),
             exchange_every: self.exchange_every.or(other.exchange_every),
         }
@@ -521,7 +536,7 @@ impl ConfigFile {
     /// ([`PottsError::Missing`] names the key otherwise); the rest defaults
     /// to: J = 1, h = 0, ordered start, therm = 1000, sweeps = 1000,
     /// measure_every = 10, samples = 1, seed = 1, no continuation, backend
-    /// auto, no tempering (exchanges every 10 sweeps with it).
+    /// auto, Metropolis, no tempering (exchanges every 10 sweeps with it).
     pub fn resolve(&self) -> Result<ProtocolConfig> {
         let size = match (&self.size, self.sizes.as_deref()) {
             (_, Some([l])) => *l,
@@ -558,6 +573,7 @@ impl ConfigFile {
             seed: self.seed.unwrap_or(1),
             continue_from_previous: self.continue_from_previous.unwrap_or(false),
             backend: self.backend.unwrap_or(BackendChoice::Auto),
+            algorithm: self.algorithm.unwrap_or_default(),
             exchange_every: match (self.tempering.unwrap_or(false), self.exchange_every) {
                 (true, every) => Some(every.unwrap_or(10)),
                 (false, None) => None,
@@ -962,7 +978,7 @@ impl Runner {
         model.check_host_memory(saved)?;
         let first =
             if cfg.exchange_every.is_some() { replicas as usize } else { group_len(&cfg, &RunState::new(&cfg)) };
-        let ensemble = open_ensemble(device, &model, first)?;
+        let ensemble = open_ensemble_for(device, &model, cfg.algorithm, first)?;
         Ok(Runner { cfg, engine: Engine::Ensemble { device: device.clone(), ensemble }, chunk: 1 })
     }
 
@@ -971,15 +987,15 @@ impl Runner {
     pub fn sequential(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
         let saved = if cfg.continue_from_previous { cfg.samples as u64 } else { 0 };
         cfg.model()?.check_host_memory(saved)?;
-        let backend = open_backend(device, &cfg.model()?)?;
+        let backend = open_backend_for(device, &cfg.model()?, cfg.algorithm)?;
         Self::with_backend(cfg, backend)
     }
 
     /// A runner for `cfg` running one chain after another on a backend made
-    /// by the caller for `cfg`'s model.
+    /// by the caller for `cfg`'s model and algorithm.
     pub fn with_backend(cfg: ProtocolConfig, backend: Box<dyn Backend>) -> Result<Self> {
         cfg.validate()?;
-        let sim = Simulation::with_backend(cfg.model()?, cfg.temperatures[0], backend)?;
+        let sim = Simulation::with_backend_running(cfg.model()?, cfg.algorithm, cfg.temperatures[0], backend)?;
         Ok(Runner { cfg, engine: Engine::Sequential(sim), chunk: 1 })
     }
 
@@ -1064,7 +1080,7 @@ impl Runner {
         }
         let members = state.tempering.as_ref().map_or(0, |t| t.replicas().members());
         if ensemble.len() != members {
-            *ensemble = open_ensemble(device, &model, members)?;
+            *ensemble = open_ensemble_for(device, &model, cfg.algorithm, members)?;
         }
         let backend = ensemble.name();
         loop {
@@ -1119,7 +1135,7 @@ impl Runner {
             return Err(PottsError::InvalidInput("internal error: a group run on a sequential runner".into()));
         };
         if ensemble.len() != n {
-            *ensemble = open_ensemble(device, model, n)?;
+            *ensemble = open_ensemble_for(device, model, cfg.algorithm, n)?;
         }
         let first = state.chain_index(cfg);
         let samples = cfg.samples as u64;
@@ -1134,6 +1150,8 @@ impl Runner {
                 current.len()
             )));
         }
+        // One update per temperature (Wolff's measures its cluster size).
+        let mut updates: std::collections::BTreeMap<usize, Update> = std::collections::BTreeMap::new();
         for (i, (&(t, s), chain)) in members.iter().zip(&chains).enumerate() {
             let lattice = match current.get(i) {
                 Some(l) => l.clone(),
@@ -1143,7 +1161,13 @@ impl Runner {
                 },
             };
             ensemble.load(i, &lattice)?;
-            ensemble.set_table(i, &AcceptanceTable::metropolis(model, check_temperature(cfg.temperatures[t])?))?;
+            let update = match updates.entry(t) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(Update::new(cfg.algorithm, model, cfg.temperatures[t])?)
+                }
+            };
+            ensemble.set_update(i, update)?;
         }
         drop(current);
         state.group = n;

@@ -10,7 +10,6 @@
 use serde::Serialize;
 
 use crate::Result;
-use crate::algorithm::Scheme;
 use crate::lattice::InitialState;
 use crate::protocol::ProtocolConfig;
 
@@ -39,8 +38,9 @@ pub struct Provenance {
     /// Start state of the first temperature (and of every temperature that
     /// does not continue from the previous one).
     pub start: InitialState,
-    /// The update: checkerboard Metropolis, and which rule assigns random
-    /// numbers to sites (the two give different, equally valid chains).
+    /// The update algorithm and how it assigns random numbers (for
+    /// Metropolis, which of the two rules: they give different, equally
+    /// valid chains), and parallel tempering if used.
     pub algorithm: String,
     /// The backend and kernel that ran the sweeps.
     pub backend: String,
@@ -59,10 +59,7 @@ impl Provenance {
     /// model.
     pub fn new(config: &ProtocolConfig, backend: impl Into<String>, commit: Option<&str>) -> Result<Provenance> {
         let model = config.model()?;
-        let rule = match Scheme::for_model(&model) {
-            Scheme::Sliced => "bit-sliced rule: 32 sites per word, random bits drawn most significant first",
-            Scheme::SiteWords => "one random word per site",
-        };
+        let update = config.algorithm().describe(&model);
         Ok(Provenance {
             warpmc: env!("CARGO_PKG_VERSION").to_string(),
             commit: commit.map(str::to_string),
@@ -75,8 +72,8 @@ impl Provenance {
             seed: config.seed(),
             start: config.init(),
             algorithm: match config.exchange_every() {
-                Some(n) => format!("checkerboard Metropolis, {rule}; parallel tempering, exchanges every {n} sweeps"),
-                None => format!("checkerboard Metropolis, {rule}"),
+                Some(n) => format!("{update}; parallel tempering, exchanges every {n} sweeps"),
+                None => update,
             },
             backend: backend.into(),
             config: config.clone(),
@@ -144,6 +141,24 @@ mod tests {
         assert_eq!(v["backend"], "CPU, 2 threads");
         assert_eq!(v["config"]["size"], 64);
         assert!(v["algorithm"].as_str().unwrap().starts_with("checkerboard Metropolis"));
+        assert_eq!(v["config"]["algorithm"], "metropolis");
+    }
+
+    #[test]
+    fn the_algorithm_recorded_is_the_one_run() {
+        let cfg = ConfigFile {
+            q: Some(3),
+            size: Some(64),
+            temp: Some(1.0),
+            algorithm: Some(crate::Algorithm::HeatBath),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        let v =
+            serde_json::from_str::<serde_json::Value>(&Provenance::new(&cfg, "CPU", None).unwrap().to_json()).unwrap();
+        assert!(v["algorithm"].as_str().unwrap().starts_with("checkerboard heat-bath"), "{v}");
+        assert_eq!(v["config"]["algorithm"], "heat-bath");
     }
 
     #[test]

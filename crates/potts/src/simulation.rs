@@ -28,12 +28,13 @@
 //! simulations with the same model, temperatures, chain and start state
 //! hold the same lattice after the same sweeps on every backend.
 
-use crate::algorithm::{AcceptanceTable, MAX_SWEEPS_PER_CHAIN, chain_stream};
-use crate::backend::{Backend, open_backend};
+use crate::algorithm::{MAX_SWEEPS_PER_CHAIN, chain_stream};
+use crate::backend::{Backend, open_backend_for};
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
 use crate::observables::Measurement;
+use crate::update::{Algorithm, Update};
 use warpmc_gpu::Device;
 
 /// The random numbers of one Markov chain: the run's seed and the chain's
@@ -63,6 +64,7 @@ impl Chain {
 /// numbers at a time.
 pub struct Simulation {
     model: PottsModel,
+    algorithm: Algorithm,
     backend: Box<dyn Backend>,
     temperature: f64,
     chain: Chain,
@@ -74,6 +76,7 @@ impl std::fmt::Debug for Simulation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulation")
             .field("model", &self.model)
+            .field("algorithm", &self.algorithm)
             .field("backend", &self.backend.name())
             .field("temperature", &self.temperature)
             .field("chain", &self.chain)
@@ -84,10 +87,25 @@ impl std::fmt::Debug for Simulation {
 
 impl Simulation {
     /// `model` at `temperature` on `device` (see [`crate::select`]), in the
-    /// ordered start state, on the chain of seed 0.
+    /// ordered start state, on the chain of seed 0, updated by Metropolis.
     pub fn new(model: PottsModel, temperature: f64, device: &Device) -> Result<Self> {
-        let backend = open_backend(device, &model)?;
-        Self::with_backend(model, temperature, backend)
+        Self::with_algorithm(model, Algorithm::Metropolis, temperature, device)
+    }
+
+    /// As [`Simulation::new`], updated by `algorithm` (Wolff runs on the
+    /// CPU whatever the device).
+    ///
+    /// ```
+    /// use warpmc_potts::{Algorithm, Device, PottsModel, Simulation};
+    ///
+    /// let model = PottsModel::new(2, 32, 32)?;
+    /// let mut sim = Simulation::with_algorithm(model, Algorithm::Wolff, 1.0, &Device::CPU)?.with_seed(3);
+    /// assert!(sim.sweeps(50)?.magnetization()? > 0.8);
+    /// # Ok::<(), warpmc_potts::PottsError>(())
+    /// ```
+    pub fn with_algorithm(model: PottsModel, algorithm: Algorithm, temperature: f64, device: &Device) -> Result<Self> {
+        let backend = open_backend_for(device, &model, algorithm)?;
+        Self::with_backend_running(model, algorithm, temperature, backend)
     }
 
     /// `model` at `temperature` on the host's cores.
@@ -100,7 +118,18 @@ impl Simulation {
     /// kernel, …), which must have been made for `model`. Its lattice is
     /// replaced by the ordered start state.
     pub fn with_backend(model: PottsModel, temperature: f64, backend: Box<dyn Backend>) -> Result<Self> {
-        let mut sim = Simulation { model, backend, temperature: 1.0, chain: Chain::of_seed(0), sweep: 0 };
+        Self::with_backend_running(model, Algorithm::Metropolis, temperature, backend)
+    }
+
+    /// As [`Simulation::with_backend`], updated by `algorithm` (the backend
+    /// must run it: [`open_backend_for`]).
+    pub fn with_backend_running(
+        model: PottsModel,
+        algorithm: Algorithm,
+        temperature: f64,
+        backend: Box<dyn Backend>,
+    ) -> Result<Self> {
+        let mut sim = Simulation { model, algorithm, backend, temperature: 1.0, chain: Chain::of_seed(0), sweep: 0 };
         sim.set_temperature(temperature)?;
         sim.start(InitialState::Ordered)?;
         Ok(sim)
@@ -117,6 +146,11 @@ impl Simulation {
         &self.model
     }
 
+    /// The update algorithm.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
     /// The temperature the next sweeps run at.
     pub fn temperature(&self) -> f64 {
         self.temperature
@@ -125,7 +159,7 @@ impl Simulation {
     /// Sets the temperature of the following sweeps.
     pub fn set_temperature(&mut self, temperature: f64) -> Result<&mut Self> {
         let t = check_temperature(temperature)?;
-        self.backend.set_table(&AcceptanceTable::metropolis(&self.model, t))?;
+        self.backend.set_update(&Update::new(self.algorithm, &self.model, t)?)?;
         self.temperature = t;
         Ok(self)
     }
@@ -165,7 +199,9 @@ impl Simulation {
         self.backend.lattice()
     }
 
-    /// Runs `count` sweeps (one update attempt per site each).
+    /// Runs `count` sweeps (one update attempt per site each; for Wolff,
+    /// a fixed number of clusters that flip as many sites on average:
+    /// [`crate::wolff`]).
     pub fn sweeps(&mut self, count: u64) -> Result<&mut Self> {
         let end = self.sweep.checked_add(count).filter(|&e| e <= MAX_SWEEPS_PER_CHAIN).ok_or_else(|| {
             PottsError::InvalidInput(format!(

@@ -40,7 +40,6 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use warpmc_rng::{Domain, philox_block};
 
-use crate::algorithm::AcceptanceTable;
 use crate::ensemble::Ensemble;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
@@ -48,6 +47,7 @@ use crate::model::PottsModel;
 use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze};
 use crate::protocol::{Control, Observer, ProtocolConfig, Timing};
 use crate::simulation::Chain;
+use crate::update::Update;
 
 /// Where a replica last stood among the two ends of the temperature list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,12 +197,12 @@ impl Replicas {
         (0..self.members()).map(|m| Chain::new(self.seed, (m / n) as u32, (m % n) as u32)).collect()
     }
 
-    /// Gives each member the table of the temperature its replica holds
-    /// (`tables[t]` for temperature t).
-    pub fn apply_tables(&self, ensemble: &mut dyn Ensemble, tables: &[AcceptanceTable]) -> Result<()> {
+    /// Gives each member the update of the temperature its replica holds
+    /// (`updates[t]` for temperature t).
+    pub fn apply_tables(&self, ensemble: &mut dyn Ensemble, updates: &[Update]) -> Result<()> {
         for s in 0..self.samples() {
-            for (t, table) in tables.iter().enumerate() {
-                ensemble.set_table(self.member(s, self.replica_at(s, t)), table)?;
+            for (t, update) in updates.iter().enumerate() {
+                ensemble.set_update(self.member(s, self.replica_at(s, t)), update)?;
             }
         }
         Ok(())
@@ -406,8 +406,8 @@ pub fn advance(
             ensemble.len()
         )));
     }
-    let tables: Vec<AcceptanceTable> =
-        cfg.temperatures().iter().map(|&t| AcceptanceTable::metropolis(&model, t)).collect();
+    let tables: Vec<Update> =
+        cfg.temperatures().iter().map(|&t| Update::new(cfg.algorithm(), &model, t)).collect::<Result<_>>()?;
     let chains = state.replicas.chains();
     if !state.loaded && !state.lattices.is_empty() && state.lattices.len() != chains.len() {
         return Err(PottsError::BadCheckpoint(format!(

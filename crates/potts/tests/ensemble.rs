@@ -6,8 +6,8 @@
 
 use warpmc_potts::ensemble::check_chains;
 use warpmc_potts::{
-    AcceptanceTable, Backend, Chain, CpuBackend, Device, Ensemble, Independent, InitialState, Lattice, PottsModel,
-    open_ensemble,
+    AcceptanceTable, Algorithm, Backend, Chain, CpuBackend, Device, Ensemble, Independent, InitialState, Lattice,
+    PottsModel, Update, open_ensemble, open_ensemble_for,
 };
 use warpmc_testkit::{SplitMix64, test_device};
 
@@ -85,6 +85,56 @@ fn ensembles_match_lone_chains(device: &Device) {
 }
 test_device!(ensembles_match_lone_chains, ensembles_match_lone_chains_cpu, ensembles_match_lone_chains_cuda);
 
+/// Every algorithm's ensemble (the CPU ensemble, one CUDA backend per
+/// member for heat-bath and Swendsen–Wang on a GPU, the CPU for Wolff
+/// anywhere) against one
+/// CPU backend per member, through calls with per-member temperatures.
+fn every_algorithm_ensemble_matches_lone_chains(device: &Device) {
+    for algorithm in [Algorithm::HeatBath, Algorithm::SwendsenWang, Algorithm::Wolff] {
+        // Clusters run without a field and with J > 0.
+        let cases = CASES.iter().filter(|c| !algorithm.is_cluster() || (c.3 > 0.0 && c.4 == 0.0));
+        for (c, case) in cases.enumerate() {
+            let m = model(case);
+            let n = 3;
+            let mut ens = open_ensemble_for(device, &m, algorithm, n).unwrap();
+            let expected_name = if algorithm.runs_on_gpu() { device.name() } else { "cpu" };
+            assert_eq!(ens.name(), expected_name, "{algorithm}");
+            let mut reference = Independent::new(
+                (0..n)
+                    .map(|_| Box::new(CpuBackend::for_algorithm(&m, algorithm).unwrap()) as Box<dyn Backend>)
+                    .collect(),
+            );
+            let mut rng = SplitMix64::new(c as u64 + 40);
+            let chains: Vec<Chain> = (0..n).map(|i| Chain::new(rng.next_u64(), i as u32, 1)).collect();
+            for (i, chain) in chains.iter().enumerate() {
+                let l = Lattice::new(&m, InitialState::Random, chain.seed, chain.stream);
+                ens.load(i, &l).unwrap();
+                reference.load(i, &l).unwrap();
+            }
+            let mut first = 0;
+            for (call, count) in [2u64, 5, 1].into_iter().enumerate() {
+                for i in 0..n {
+                    let update = Update::new(algorithm, &m, 0.4 + 1.2 * rng.unit()).unwrap();
+                    ens.set_update(i, &update).unwrap();
+                    reference.set_update(i, &update).unwrap();
+                }
+                ens.sweeps(&chains, first, count).unwrap();
+                reference.sweeps(&chains, first, count).unwrap();
+                first += count;
+                assert_eq!(ens.census().unwrap(), reference.census().unwrap(), "{algorithm} case {c} call {call}");
+                for i in 0..n {
+                    assert_eq!(ens.lattice(i).unwrap(), reference.lattice(i).unwrap(), "{algorithm} case {c} {i}");
+                }
+            }
+        }
+    }
+}
+test_device!(
+    every_algorithm_ensemble_matches_lone_chains,
+    every_algorithm_ensemble_matches_lone_chains_cpu,
+    every_algorithm_ensemble_matches_lone_chains_cuda
+);
+
 /// Both CUDA layouts (shared and global memory) on every case, and the
 /// global one with enough members to pick each thread split.
 #[cfg(feature = "cuda")]
@@ -121,6 +171,13 @@ fn ensembles_refuse_bad_calls() {
         ens.set_table(i, &AcceptanceTable::metropolis(&m, 1.0)).unwrap();
     }
     assert!(ens.sweeps(&chains[..2], 0, 1).is_err());
+    // A Metropolis ensemble refuses heat-bath tables, and the cluster
+    // algorithms refuse a field.
+    let hb = Update::new(Algorithm::HeatBath, &m, 1.0).unwrap();
+    assert!(open_ensemble(&Device::CPU, &PottsModel::new(3, 64, 8).unwrap(), 2).unwrap().set_update(0, &hb).is_err());
+    let field = m.clone().with_field(0.2).unwrap();
+    let e = open_ensemble_for(&Device::CPU, &field, Algorithm::Wolff, 2).err().unwrap().to_string();
+    assert!(e.contains("field"), "{e}");
     assert!(check_chains(3, &chains).is_ok());
     assert!(ens.load(3, &Lattice::new(&m, InitialState::Ordered, 0, 0)).is_err());
     assert!(ens.lattice(7).is_err());

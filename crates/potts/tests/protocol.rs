@@ -4,11 +4,17 @@
 
 use warpmc_potts::checkpoint::{Checkpoint, decode, encode};
 use warpmc_potts::{
-    ConfigFile, Control, Device, InitialState, Lattice, Observer, ProtocolConfig, Quiet, RunState, Runner,
+    Algorithm, ConfigFile, Control, Device, InitialState, Lattice, Observer, ProtocolConfig, Quiet, RunState, Runner,
     TemperatureResult, Temperatures,
 };
 
+use warpmc_potts::update::ALGORITHMS;
+
 fn config(continue_from_previous: bool) -> ProtocolConfig {
+    config_for(continue_from_previous, Algorithm::Metropolis)
+}
+
+fn config_for(continue_from_previous: bool, algorithm: Algorithm) -> ProtocolConfig {
     ConfigFile {
         q: Some(3),
         size: Some(12),
@@ -21,6 +27,7 @@ fn config(continue_from_previous: bool) -> ProtocolConfig {
         samples: Some(2),
         seed: Some(31),
         continue_from_previous: Some(continue_from_previous),
+        algorithm: Some(algorithm),
         ..Default::default()
     }
     .resolve()
@@ -59,9 +66,12 @@ fn run_whole(cfg: &ProtocolConfig, device: &Device) -> (Vec<TemperatureResult>, 
 #[test]
 fn resuming_from_any_checkpoint_equals_an_uninterrupted_run() {
     type Open = fn(ProtocolConfig, &Device) -> warpmc_potts::Result<Runner>;
-    for (kind, open) in [("ensemble", Runner::on as Open), ("sequential", Runner::sequential as Open)] {
+    for (kind, open, algorithm) in [("ensemble", Runner::on as Open), ("sequential", Runner::sequential as Open)]
+        .into_iter()
+        .flat_map(|(k, o)| ALGORITHMS.map(|a| (k, o, a)))
+    {
         for cont in [false, true] {
-            let cfg = config(cont);
+            let cfg = config_for(cont, algorithm);
             let (whole, final_lattice) = run_whole(&cfg, &Device::CPU);
             // How often this runner looks at its observer in the whole run.
             let mut count = StopAt { looks: 0, stop_at: 0, saved: None };
@@ -81,7 +91,11 @@ fn resuming_from_any_checkpoint_equals_an_uninterrupted_run() {
                 assert_eq!(cfg2, cfg);
                 let mut runner = open(cfg2, &Device::CPU).unwrap();
                 let resumed = runner.run(&mut state2, &mut Quiet).unwrap();
-                assert_eq!(physics(&resumed), physics(&whole), "{kind}, continue={cont}, stopped at look {stop_at}");
+                assert_eq!(
+                    physics(&resumed),
+                    physics(&whole),
+                    "{kind} {algorithm}, continue={cont}, stopped at look {stop_at}"
+                );
                 assert_eq!(runner.lattice().unwrap(), final_lattice);
             }
         }
@@ -107,13 +121,15 @@ fn damaged_checkpoints_are_refused_with_a_reason() {
 fn cuda_runs_give_the_cpu_results() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("cuda_runs_give_the_cpu_results") else { return };
     let gpu = Device::Cuda(gpu);
-    for cont in [false, true] {
-        let cfg = config(cont);
+    for (cont, algorithm) in [false, true].into_iter().flat_map(|c| ALGORITHMS.map(|a| (c, a))) {
+        let cfg = config_for(cont, algorithm);
         let (cpu, cpu_lattice) = run_whole(&cfg, &Device::CPU);
         let (cuda, cuda_lattice) = run_whole(&cfg, &gpu);
-        assert_eq!(physics(&cuda), physics(&cpu));
-        assert_eq!(cuda_lattice, cpu_lattice);
-        assert_eq!(cuda[0].backend, "cuda");
+        assert_eq!(physics(&cuda), physics(&cpu), "{algorithm}");
+        assert_eq!(cuda_lattice, cpu_lattice, "{algorithm}");
+        // Wolff runs on the CPU whatever the device.
+        let expected = if algorithm.runs_on_gpu() { "cuda" } else { "cpu" };
+        assert_eq!(cuda[0].backend, expected, "{algorithm}");
     }
 }
 
@@ -123,7 +139,7 @@ fn cuda_runs_give_the_cpu_results() {
 /// lattices of both random-number rules.
 fn ensemble_runs_equal_sequential_runs(device: &Device) {
     for (q, size, height) in [(3u32, 12usize, 6usize), (2, 64, 16)] {
-        for cont in [false, true] {
+        for (cont, algorithm) in [false, true].into_iter().flat_map(|c| ALGORITHMS.map(|a| (c, a))) {
             let cfg = ConfigFile {
                 q: Some(q),
                 size: Some(size),
@@ -136,6 +152,7 @@ fn ensemble_runs_equal_sequential_runs(device: &Device) {
                 samples: Some(3),
                 seed: Some(8),
                 continue_from_previous: Some(cont),
+                algorithm: Some(algorithm),
                 ..Default::default()
             }
             .resolve()
@@ -146,7 +163,7 @@ fn ensemble_runs_equal_sequential_runs(device: &Device) {
             let mut ens = Runner::on(cfg.clone(), device).unwrap();
             assert!(ens.simulation().is_none(), "an ensemble runner");
             let got = ens.run(&mut ens_state, &mut Quiet).unwrap();
-            assert_eq!(physics(&got), physics(&want), "q={q} {size}x{height} continue={cont}");
+            assert_eq!(physics(&got), physics(&want), "q={q} {size}x{height} continue={cont} {algorithm}");
             assert_eq!(ens_state.series(), seq_state.series());
             assert_eq!(ens.lattice().unwrap(), seq.lattice().unwrap());
         }
@@ -158,10 +175,25 @@ warpmc_testkit::test_device!(
     ensemble_runs_equal_sequential_runs_cuda
 );
 
+/// A checkpoint in `version` with its JSON header edited by `edit`.
+fn rewritten(bytes: &[u8], version: u32, edit: impl Fn(&str) -> String) -> Vec<u8> {
+    let json_len = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
+    let json = edit(std::str::from_utf8(&bytes[20..20 + json_len]).unwrap());
+    let mut out = b"WMCPOTTS".to_vec();
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(json.as_bytes());
+    out.extend_from_slice(&bytes[20 + json_len..bytes.len() - 8]);
+    let sum = out.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
 /// A checkpoint of the sequential runner (one chain under way), also in
-/// the version-3 format that said so with `has_current`, continues on the
-/// ensemble runner to the uninterrupted results; a group checkpoint is
-/// refused by the sequential runner with a reason.
+/// the version-4 format (no algorithm: Metropolis) and the version-3
+/// format that said `has_current`, continues on the ensemble runner to the
+/// uninterrupted results; a group checkpoint is refused by the sequential
+/// runner with a reason.
 #[test]
 fn checkpoints_move_between_runners() {
     let cfg = config(false);
@@ -169,22 +201,29 @@ fn checkpoints_move_between_runners() {
     let mut stop = StopAt { looks: 0, stop_at: 30, saved: None };
     let mut state = RunState::new(&cfg);
     assert!(Runner::sequential(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop).is_err());
-    let v4 = stop.saved.unwrap();
-    // The same state in version 3.
-    let json_len = u64::from_le_bytes(v4[12..20].try_into().unwrap()) as usize;
-    let json = std::str::from_utf8(&v4[20..20 + json_len]).unwrap().replace("\"current\":1", "\"has_current\":true");
-    let mut v3 = b"WMCPOTTS".to_vec();
-    v3.extend_from_slice(&3u32.to_le_bytes());
-    v3.extend_from_slice(&(json.len() as u64).to_le_bytes());
-    v3.extend_from_slice(json.as_bytes());
-    v3.extend_from_slice(&v4[20 + json_len..v4.len() - 8]);
-    let sum = v3.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
-    v3.extend_from_slice(&sum.to_le_bytes());
-    for bytes in [v4, v3] {
+    let v5 = stop.saved.unwrap();
+    assert_eq!(u32::from_le_bytes(v5[8..12].try_into().unwrap()), 5);
+    let no_algorithm = |j: &str| {
+        assert!(j.contains(",\"algorithm\":\"metropolis\""), "{j}");
+        j.replace(",\"algorithm\":\"metropolis\"", "")
+    };
+    let v4 = rewritten(&v5, 4, no_algorithm);
+    let v3 = rewritten(&v5, 3, |j| no_algorithm(j).replace("\"current\":1", "\"has_current\":true"));
+    for bytes in [v5, v4, v3] {
         let Checkpoint { config, mut state } = decode(&bytes).unwrap();
+        assert_eq!(config.algorithm(), Algorithm::Metropolis);
         let resumed = Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap();
         assert_eq!(physics(&resumed), physics(&whole));
     }
+    // A heat-bath run's checkpoint keeps its algorithm; a newer version is
+    // refused with the version this build reads.
+    let hb = config_for(false, Algorithm::HeatBath);
+    let mut stop = StopAt { looks: 0, stop_at: 12, saved: None };
+    assert!(Runner::on(hb.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&hb), &mut stop).is_err());
+    let bytes = stop.saved.unwrap();
+    assert_eq!(decode(&bytes).unwrap().config.algorithm(), Algorithm::HeatBath);
+    let e = decode(&rewritten(&bytes, 6, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("reads version 5"), "{e}");
     let mut stop = StopAt { looks: 0, stop_at: 3, saved: None };
     let _ = Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop);
     let Checkpoint { config, mut state } = decode(&stop.saved.unwrap()).unwrap();

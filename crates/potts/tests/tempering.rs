@@ -6,15 +6,18 @@
 use warpmc_potts::exact::{ising_torus, potts_critical_temperature};
 use warpmc_potts::tempering::{Stop, TemperingState, advance};
 use warpmc_potts::{
-    ConfigFile, Control, Device, Ensemble, Independent, InitialState, Observer, ProtocolConfig, Runner,
-    TemperatureResult, Temperatures, open_backend,
+    Algorithm, ConfigFile, Control, Device, Ensemble, Independent, InitialState, Observer, ProtocolConfig, Runner,
+    TemperatureResult, Temperatures, open_backend_for,
 };
 use warpmc_testkit::test_device;
 
+use warpmc_potts::update::ALGORITHMS;
+
+/// One backend per replica: the reference ensemble.
 fn ensemble(device: &Device, cfg: &ProtocolConfig) -> Box<dyn Ensemble> {
     let model = cfg.model().unwrap();
     let n = cfg.temperatures().len() * cfg.samples() as usize;
-    Box::new(Independent::new((0..n).map(|_| open_backend(device, &model).unwrap()).collect()))
+    Box::new(Independent::new((0..n).map(|_| open_backend_for(device, &model, cfg.algorithm()).unwrap()).collect()))
 }
 
 /// Runs to the end, stopping (and resuming on a fresh ensemble from the
@@ -50,6 +53,10 @@ fn tempered(device: &Device, cfg: &ProtocolConfig, every: u64, stop_after: Optio
 }
 
 fn config(q: u32, size: usize, temps: Vec<f64>, therm: u64, sweeps: u64, samples: u32, seed: u64) -> ProtocolConfig {
+    file(q, size, temps, therm, sweeps, samples, seed).resolve().unwrap()
+}
+
+fn file(q: u32, size: usize, temps: Vec<f64>, therm: u64, sweeps: u64, samples: u32, seed: u64) -> ConfigFile {
     ConfigFile {
         q: Some(q),
         size: Some(size),
@@ -62,8 +69,6 @@ fn config(q: u32, size: usize, temps: Vec<f64>, therm: u64, sweeps: u64, samples
         seed: Some(seed),
         ..Default::default()
     }
-    .resolve()
-    .unwrap()
 }
 
 fn physics(r: &TemperatureResult) -> TemperatureResult {
@@ -92,6 +97,30 @@ fn resumed_tempering_is_bit_identical() {
     assert_eq!(whole.series(), pieces.series());
     assert_eq!(whole.replicas(), pieces.replicas());
     assert!(whole.replicas().stats().accepted.iter().sum::<u64>() > 0, "no exchange was ever accepted");
+}
+
+/// Every algorithm tempers: stopped and resumed the run ends in the same
+/// bits, and the protocol's runner (on its ensemble for the algorithm)
+/// gives the results of one backend per replica.
+#[test]
+fn every_algorithm_tempers_and_resumes() {
+    for algorithm in ALGORITHMS {
+        let f = ConfigFile { algorithm: Some(algorithm), ..file(2, 8, vec![1.0, 1.1, 1.2, 1.35], 30, 90, 2, 11) };
+        let cfg = f.resolve().unwrap();
+        let whole = tempered(&Device::CPU, &cfg, 3, None);
+        let pieces = tempered(&Device::CPU, &cfg, 3, Some(2));
+        assert_eq!(whole.series(), pieces.series(), "{algorithm}");
+        assert_eq!(whole.replicas(), pieces.replicas(), "{algorithm}");
+        assert!(whole.replicas().stats().accepted.iter().sum::<u64>() > 0, "{algorithm}: no exchange accepted");
+        let with = ConfigFile { tempering: Some(true), exchange_every: Some(3), ..f }.resolve().unwrap();
+        let runner = Runner::on(with, &Device::CPU).unwrap().run_all().unwrap();
+        let reference = whole.results(&cfg, "cpu").unwrap();
+        // (The runner adds the exchange statistics to its results.)
+        let bare =
+            |r: &TemperatureResult| TemperatureResult { exchange_acceptance: None, round_trips: None, ..physics(r) };
+        assert_eq!(runner.iter().map(bare).collect::<Vec<_>>(), reference.iter().map(bare).collect::<Vec<_>>());
+        assert_eq!(runner[0].round_trips, Some(whole.replicas().stats().round_trips), "{algorithm}");
+    }
 }
 
 /// q = 2 on 16² and 32² tori, tempered across T_c: ⟨e⟩ and c equal the
@@ -133,11 +162,19 @@ fn tempering_is_bit_identical_on_cpu_and_cuda() {
         seed: Some(8),
         ..Default::default()
     };
-    for cfg in [config(9, 64, vec![0.68, 0.7, 0.72], 10, 40, 2, 3), field.resolve().unwrap()] {
+    let heat_bath = ConfigFile { algorithm: Some(Algorithm::HeatBath), ..field.clone() };
+    let clusters =
+        ConfigFile { algorithm: Some(Algorithm::SwendsenWang), ..file(3, 12, vec![0.9, 1.0, 1.1], 10, 40, 2, 4) };
+    for cfg in [
+        config(9, 64, vec![0.68, 0.7, 0.72], 10, 40, 2, 3),
+        field.resolve().unwrap(),
+        heat_bath.resolve().unwrap(),
+        clusters.resolve().unwrap(),
+    ] {
         let cpu = tempered(&Device::CPU, &cfg, 2, None);
         let cuda = tempered(&Device::Cuda(gpu.clone()), &cfg, 2, None);
-        assert_eq!(cpu.series(), cuda.series());
-        assert_eq!(cpu.replicas(), cuda.replicas());
+        assert_eq!(cpu.series(), cuda.series(), "{}", cfg.algorithm());
+        assert_eq!(cpu.replicas(), cuda.replicas(), "{}", cfg.algorithm());
     }
 }
 

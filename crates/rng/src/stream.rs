@@ -43,6 +43,10 @@ pub enum Domain {
     FlameGenome = 5,
     /// Replica-exchange decisions of Potts parallel tempering.
     Tempering = 6,
+    /// Bond activations of Potts Swendsen–Wang updates.
+    SwendsenWangBonds = 7,
+    /// New cluster states of Potts Swendsen–Wang updates.
+    SwendsenWangClusters = 8,
     /// Tests of this crate.
     Test = 0xffff,
 }

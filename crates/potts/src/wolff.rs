@@ -1,0 +1,241 @@
+//! Wolff single-cluster updates (Wolff 1989) on the CPU.
+//!
+//! One cluster: a seed site i is chosen uniformly, and a new state s′,
+//! uniform over the q − 1 states other than the seed's s. The cluster
+//! grows from the seed: each bond from a cluster site to a neighbour still
+//! in state s joins that neighbour with probability p = 1 − e^{−J/T}, and
+//! every site that joins is set to s′. (Setting the state as a site joins
+//! is what marks it: a neighbour is a candidate only while it is in s.)
+//! For H = −J Σ δ(sᵢ, sⱼ) this satisfies detailed balance, J > 0 and no
+//! field.
+//!
+//! # What a sweep is
+//!
+//! A sweep is n_c clusters, with n_c = max(1, round(N/⟨|C|⟩)) for a
+//! lattice of N sites and ⟨|C|⟩ the mean cluster size at the temperature
+//! ([`clusters_per_sweep`]): a sweep flips N sites on average, about the
+//! work of a Metropolis sweep, so autocorrelation times in sweeps compare
+//! the algorithms at equal work per site. (Wolff's own unit, one cluster,
+//! is 1/n_c of a sweep.)
+//!
+//! n_c must not depend on the chain. Ending a sweep once its clusters total
+//! N sites would measure the lattice at times chosen by its own cluster
+//! sizes: the last cluster of a sweep is then likely a large one, found
+//! where the lattice is ordered, and the energy at T_c comes out low by
+//! some thirty standard errors (16², q = 2). So ⟨|C|⟩ is measured once per
+//! temperature on a calibration chain of its own: from the ordered state,
+//! clusters until they total 10 N sites (or 10⁶ clusters), then the mean
+//! size of those that follow until they total 20 N more (or 10⁶). Its
+//! random numbers are those of a cluster run with seed 0 on the stream no
+//! protocol chain uses (`Domain::Potts`, index 2⁴⁸ − 1), so n_c is a
+//! function of the model and the temperature only: the same on every
+//! machine, for every seed, and after a resume.
+//!
+//! # Random numbers
+//!
+//! Cluster k of sweep t draws from the Philox block (seed, chain stream,
+//! t·2³² + k): words w₀ and w₁ give the seed site ⌊(w₀ + 2³²·w₁)·N / 2⁶⁴⌋,
+//! and (w₂, w₃) seed a multiply-with-carry generator (the multiplier of
+//! [`algorithm`](crate::algorithm)). Its first word r gives the new state
+//! s′ = (s + 1 + ⌊r·(q − 1)/2³²⌋) mod q, and then one word per bond tried,
+//! in the order of growth: sites are taken from a stack (last in, first
+//! out), each trying its neighbours right, left, down, up; a bond whose
+//! word is below ⌊p·2³²⌋ joins the neighbour (Swendsen–Wang's threshold,
+//! [`bond_threshold`](crate::swendsen_wang::bond_threshold)). Every number
+//! is thus a function of (seed, chain, sweep, cluster, bond tried), so a
+//! run is the same on any machine and continues bit for bit from a
+//! checkpoint, which stores only the sweep number. Cluster numbers take 32
+//! bits: a lattice may have at most 2³² sites ([`check_size`]).
+
+use warpmc_rng::mwc::seed_state;
+use warpmc_rng::{Mwc, RandomSource, philox_block};
+
+use crate::algorithm::{MAX_SWEEPS_PER_CHAIN, MWC_MULTIPLIER};
+use crate::error::{PottsError, Result};
+use crate::lattice::{InitialState, Lattice};
+use crate::model::PottsModel;
+
+/// Most sites of a lattice Wolff updates: cluster numbers within a sweep
+/// take 32 bits.
+pub const MAX_SITES: u64 = 1 << 32;
+
+/// Checks that Wolff's cluster numbers can address `model`.
+pub fn check_size(model: &PottsModel) -> Result<()> {
+    if model.sites() as u64 > MAX_SITES {
+        return Err(PottsError::InvalidInput(format!(
+            "the wolff algorithm numbers a sweep's clusters in 32 bits: at most 2^32 sites, got {} × {}",
+            model.width(),
+            model.height()
+        )));
+    }
+    Ok(())
+}
+
+/// The Philox counter of cluster `cluster` of sweep `sweep`.
+#[inline]
+pub fn cluster_counter(sweep: u64, cluster: u64) -> u64 {
+    (sweep << 32) | cluster
+}
+
+/// Clusters of the calibration run that measures ⟨|C|⟩: at most this many
+/// while it settles, and again while it measures.
+const CALIBRATION_CLUSTERS: u64 = 1_000_000;
+
+/// Clusters per sweep at the temperature whose bond threshold is
+/// `threshold`: max(1, round(N/⟨|C|⟩)), with ⟨|C|⟩ from the calibration
+/// chain described in the module notes. A function of the model and the
+/// threshold only.
+pub fn clusters_per_sweep(model: &PottsModel, threshold: u32) -> Result<u64> {
+    check_size(model)?;
+    let mut grid = Grid::new(&Lattice::new(model, InitialState::Ordered, 0, 0));
+    let n = grid.spins.len() as u64;
+    let stream = warpmc_rng::Domain::Potts.stream(warpmc_rng::stream::MAX_STREAM_INDEX);
+    let mut k = 0u64;
+    let mut run = |sites: u64| {
+        let (mut total, mut clusters) = (0u64, 0u64);
+        while total < sites && clusters < CALIBRATION_CLUSTERS {
+            total += grid.cluster(threshold, philox_block(0, stream, k));
+            clusters += 1;
+            k += 1;
+        }
+        (total, clusters)
+    };
+    run(10 * n);
+    let (total, clusters) = run(20 * n);
+    Ok(((n as f64 * clusters as f64 / total as f64).round() as u64).max(1))
+}
+
+/// Wolff sweeps `first .. first + count` of the chain (`seed`, `stream`)
+/// on `lattice`, each of `clusters` clusters ([`clusters_per_sweep`]; see
+/// the module notes for what a sweep is).
+#[allow(clippy::too_many_arguments)]
+pub fn sweeps_cpu(
+    lattice: &mut Lattice,
+    model: &PottsModel,
+    threshold: u32,
+    clusters: u64,
+    seed: u64,
+    stream: u64,
+    first: u64,
+    count: u64,
+) -> Result<()> {
+    check_size(model)?;
+    if clusters == 0 || clusters > MAX_SITES {
+        return Err(PottsError::InvalidInput(format!("a wolff sweep has 1 to 2^32 clusters, got {clusters}")));
+    }
+    if (lattice.width(), lattice.height(), lattice.q()) != (model.width(), model.height(), model.q()) {
+        return Err(PottsError::InvalidInput("the lattice does not fit the model".into()));
+    }
+    if first.checked_add(count).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
+        return Err(PottsError::InvalidInput(format!("a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps")));
+    }
+    let mut grid = Grid::new(lattice);
+    for sweep in first..first + count {
+        for cluster in 0..clusters {
+            grid.cluster(threshold, philox_block(seed, stream, cluster_counter(sweep, cluster)));
+        }
+    }
+    *lattice = Lattice::from_spins(grid.width, grid.height, grid.q, grid.spins).expect("clusters keep spins below q");
+    Ok(())
+}
+
+/// A row-major lattice and the growth stack.
+struct Grid {
+    spins: Vec<u8>,
+    width: usize,
+    height: usize,
+    q: u32,
+    stack: Vec<u32>,
+}
+
+impl Grid {
+    fn new(lattice: &Lattice) -> Self {
+        Grid {
+            spins: lattice.spins().to_vec(),
+            width: lattice.width(),
+            height: lattice.height(),
+            q: lattice.q(),
+            stack: Vec::new(),
+        }
+    }
+
+    /// Grows and flips one cluster from its Philox block; returns its size.
+    fn cluster(&mut self, threshold: u32, w: [u32; 4]) -> u64 {
+        let (width, height) = (self.width, self.height);
+        let n = self.spins.len() as u128;
+        let site = (((u128::from(w[0]) | (u128::from(w[1]) << 32)) * n) >> 64) as usize;
+        let mut rng = Mwc::from_state(MWC_MULTIPLIER, seed_state(MWC_MULTIPLIER, w[2], w[3])).expect("valid state");
+        let old = self.spins[site];
+        let step = ((u64::from(rng.next_u32()) * u64::from(self.q - 1)) >> 32) as u32;
+        let sum = u32::from(old) + 1 + step;
+        let new = (if sum >= self.q { sum - self.q } else { sum }) as u8;
+        self.spins[site] = new;
+        self.stack.clear();
+        self.stack.push(site as u32);
+        let mut size = 1u64;
+        while let Some(i) = self.stack.pop() {
+            let i = i as usize;
+            let (x, y) = (i % width, i / width);
+            let right = if x + 1 == width { i + 1 - width } else { i + 1 };
+            let left = if x == 0 { i + width - 1 } else { i - 1 };
+            let down = if y + 1 == height { x } else { i + width };
+            let up = if y == 0 { i + (height - 1) * width } else { i - width };
+            for j in [right, left, down, up] {
+                if self.spins[j] == old && rng.next_u32() < threshold {
+                    self.spins[j] = new;
+                    self.stack.push(j as u32);
+                    size += 1;
+                }
+            }
+        }
+        size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lattice::InitialState;
+    use crate::swendsen_wang::bond_threshold;
+
+    #[test]
+    fn a_sweep_flips_n_sites_on_average() {
+        // At T → ∞ (p = 0) every cluster is its seed alone: N clusters per
+        // sweep, each changing its site.
+        let m = PottsModel::new(3, 6, 4).unwrap();
+        assert_eq!(clusters_per_sweep(&m, 0).unwrap(), 24);
+        let mut l = Lattice::new(&m, InitialState::Random, 5, 0);
+        let before = l.clone();
+        sweeps_cpu(&mut l, &m, 0, 1, 1, 2, 0, 1).unwrap();
+        assert_eq!(l.spins().iter().zip(before.spins()).filter(|(a, b)| a != b).count(), 1);
+        // At T → 0 (p = 1) a cluster is the whole same-state region: from
+        // the ordered state, the whole lattice, one cluster per sweep.
+        assert_eq!(clusters_per_sweep(&m, u32::MAX).unwrap(), 1);
+        let mut l = Lattice::new(&m, InitialState::Ordered, 0, 0);
+        sweeps_cpu(&mut l, &m, u32::MAX, 1, 1, 2, 0, 1).unwrap();
+        let s = l.spins()[0];
+        assert!(s != 0 && l.spins().iter().all(|&v| v == s));
+        // Between, n_c falls as the clusters grow towards T_c.
+        let m = PottsModel::new(2, 32, 32).unwrap();
+        let n_c = |t: f64| clusters_per_sweep(&m, bond_threshold(&m, t).unwrap()).unwrap();
+        let (hot, near, cold) = (n_c(3.0), n_c(1.2), n_c(0.8));
+        assert!(hot > near && near > cold && cold <= 2 && hot > 100, "{hot} {near} {cold}");
+        assert_eq!(n_c(1.2), near, "a function of the model and temperature only");
+    }
+
+    #[test]
+    fn sweeps_in_pieces_equal_sweeps_at_once() {
+        let m = PottsModel::new(4, 10, 6).unwrap();
+        let th = bond_threshold(&m, 0.9).unwrap();
+        let start = Lattice::new(&m, InitialState::Random, 3, 4);
+        let (mut a, mut b) = (start.clone(), start);
+        sweeps_cpu(&mut a, &m, th, 3, 7, 9, 0, 12).unwrap();
+        sweeps_cpu(&mut b, &m, th, 3, 7, 9, 0, 5).unwrap();
+        sweeps_cpu(&mut b, &m, th, 3, 7, 9, 5, 7).unwrap();
+        assert_eq!(a, b);
+        let mut c = Lattice::new(&m, InitialState::Random, 3, 4);
+        sweeps_cpu(&mut c, &m, th, 3, 8, 9, 0, 12).unwrap();
+        assert_ne!(a, c);
+        assert!(sweeps_cpu(&mut c, &m, th, 0, 8, 9, 0, 1).is_err());
+    }
+}
