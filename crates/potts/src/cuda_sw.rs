@@ -3,14 +3,16 @@
 //! [`sweeps_cpu`](crate::swendsen_wang::sweeps_cpu) (the rule that names
 //! every random number is in [`swendsen_wang`](crate::swendsen_wang)).
 //!
-//! Spins are bytes in the lattice's own row-major order. A sweep is four
-//! launches of `kernels/potts_sw.cu`: bonds and union-find inside tiles of
-//! [`TILE_W`] × [`TILE_H`] sites in shared memory, a lock-free union-find
-//! merge of the bonds between tiles on the global labels, the roots' new
-//! states, and every other site taking its root's state. Unions always
-//! hang the larger root under the smaller, so every cluster's root is its
-//! smallest site index — the canonical label its new state is drawn from —
-//! whatever order the threads run in.
+//! Spins are bytes in the lattice's own row-major order. A sweep is three
+//! launches of `kernels/potts_sw.cu` over tiles of [`TILE_W`] × [`TILE_H`]
+//! sites: bonds and labelling inside each tile in shared memory (runs along
+//! rows from warp ballots, union-find between rows), giving every site its
+//! tile root; a lock-free union-find merge of the tile roots joined by
+//! bonds between tiles; and, tile by tile again, each cluster's root, its
+//! new state and every site's spin. Unions always hang the larger root
+//! under the smaller, so every cluster's root is its smallest site index —
+//! the canonical label its new state is drawn from — whatever order the
+//! threads run in.
 
 use warpmc_gpu::{DeviceBuffer, Gpu, Kernel, KernelSource, LaunchConfig, Module};
 
@@ -41,42 +43,43 @@ pub fn kernel_source() -> KernelSource {
 }
 
 /// Bytes of device memory a lattice of `sites` sites needs: a byte per
-/// spin, a label per site (4 bytes, 8 beyond 2³² sites) and the census
+/// spin, the tile root of each site (2 bytes), a parent per site for the
+/// global union-find (4 bytes, 8 beyond 2³² sites) and the census
 /// counters.
 pub fn device_bytes(sites: usize) -> u64 {
-    sites as u64 * (1 + label_bytes(sites)) + 257 * 8
+    sites as u64 * (3 + parent_bytes(sites)) + 257 * 8
 }
 
-fn label_bytes(sites: usize) -> u64 {
-    if wide_labels(sites) { 8 } else { 4 }
+fn parent_bytes(sites: usize) -> u64 {
+    if wide_parents(sites) { 8 } else { 4 }
 }
 
-/// Whether site indices need 64-bit labels.
-fn wide_labels(sites: usize) -> bool {
+/// Whether site indices need 64-bit parents.
+fn wide_parents(sites: usize) -> bool {
     sites as u64 > 1 << 32
 }
 
-/// The cluster labels: u32 where the sites fit, u64 beyond.
+/// The parents of the global union-find: u32 where the sites fit, u64
+/// beyond (read and written at tile roots only).
 #[derive(Debug)]
-enum Labels {
+enum Parents {
     Narrow(DeviceBuffer<u32>),
     Wide(DeviceBuffer<u64>),
 }
 
-/// The kernels of one label width.
+/// The kernels of one parent width.
 #[derive(Debug)]
 struct Kernels {
     local: Kernel,
     merge: Kernel,
-    roots: Kernel,
-    relabel: Kernel,
+    update: Kernel,
 }
 
 impl Kernels {
     fn load(module: &Module, wide: bool) -> Result<Self> {
         let suffix = if wide { "u64" } else { "u32" };
         let k = |name: &str| module.kernel(&format!("{name}_{suffix}"));
-        Ok(Kernels { local: k("sw_local")?, merge: k("sw_merge")?, roots: k("sw_roots")?, relabel: k("sw_relabel")? })
+        Ok(Kernels { local: k("sw_local")?, merge: k("sw_merge")?, update: k("sw_update")? })
     }
 }
 
@@ -104,13 +107,15 @@ pub struct CudaSwendsenWang {
     width: usize,
     height: usize,
     spins: DeviceBuffer<u8>,
-    labels: Labels,
+    /// Each site's tile root, as an index within its tile.
+    roots: DeviceBuffer<u16>,
+    parents: Parents,
     counts: DeviceBuffer<u64>,
     module: Module,
     kernels: Kernels,
     census: Kernel,
     max_blocks: u32,
-    /// 64-bit labels on every size ([`CudaSwendsenWang::with_wide_labels`]).
+    /// 64-bit parents on every size ([`CudaSwendsenWang::with_wide_labels`]).
     force_wide: bool,
 }
 
@@ -121,9 +126,9 @@ impl CudaSwendsenWang {
         Self::with_labels(gpu, model, false)
     }
 
-    /// As [`new`](Self::new), but with 64-bit labels whatever the size (as
-    /// lattices beyond 2³² sites need): for testing that path on small
-    /// lattices.
+    /// As [`new`](Self::new), but with the 64-bit cluster labels (union-find
+    /// parents) of lattices beyond 2³² sites whatever the size: for testing
+    /// that path on small lattices.
     pub fn with_wide_labels(gpu: Gpu, model: &PottsModel) -> Result<Self> {
         Self::with_labels(gpu, model, true)
     }
@@ -134,11 +139,12 @@ impl CudaSwendsenWang {
         check_size(w, h)?;
         check_fits(&gpu, device_bytes(w * h))?;
         let module = gpu.module(&kernel_source())?;
-        let wide = force_wide || wide_labels(w * h);
+        let wide = force_wide || wide_parents(w * h);
         let kernels = Kernels::load(&module, wide)?;
         let census = module.kernel("sw_census")?;
         let spins = gpu.alloc_zeros::<u8>(w * h)?;
-        let labels = alloc_labels(&gpu, w * h, wide)?;
+        let roots = gpu.alloc_zeros::<u16>(w * h)?;
+        let parents = alloc_parents(&gpu, w * h, wide)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
         let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / BLOCK).max(1) * 4;
         Ok(CudaSwendsenWang {
@@ -147,7 +153,8 @@ impl CudaSwendsenWang {
             width: w,
             height: h,
             spins,
-            labels,
+            roots,
+            parents,
             counts,
             module,
             kernels,
@@ -186,11 +193,13 @@ impl CudaSwendsenWang {
         if (w, h) != (self.width, self.height) {
             // Free the old storage before asking for the new.
             self.spins = self.gpu.alloc_zeros::<u8>(0)?;
-            self.labels = Labels::Narrow(self.gpu.alloc_zeros::<u32>(0)?);
+            self.roots = self.gpu.alloc_zeros::<u16>(0)?;
+            self.parents = Parents::Narrow(self.gpu.alloc_zeros::<u32>(0)?);
             check_fits(&self.gpu, device_bytes(w * h))?;
-            let wide = self.force_wide || wide_labels(w * h);
+            let wide = self.force_wide || wide_parents(w * h);
             self.spins = self.gpu.alloc_zeros::<u8>(w * h)?;
-            self.labels = alloc_labels(&self.gpu, w * h, wide)?;
+            self.roots = self.gpu.alloc_zeros::<u16>(w * h)?;
+            self.parents = alloc_parents(&self.gpu, w * h, wide)?;
             self.kernels = Kernels::load(&self.module, wide)?;
             (self.width, self.height) = (w, h);
         }
@@ -218,7 +227,6 @@ impl CudaSwendsenWang {
             h: self.height as u32,
             tiles_x: (self.width as u32).div_ceil(TILE_W),
             tiles: (self.width as u64).div_ceil(TILE_W as u64) * (self.height as u64).div_ceil(TILE_H as u64),
-            n: n as u64,
             q: self.model.q(),
             seed,
             bond_stream: bond_stream(stream),
@@ -227,9 +235,10 @@ impl CudaSwendsenWang {
         };
         let on = Queue { gpu: &self.gpu, kernels: &self.kernels, max_blocks: self.max_blocks };
         for t in first..first + count {
-            match &mut self.labels {
-                Labels::Narrow(l) => on.sweep(&mut self.spins, l, &sweep, t)?,
-                Labels::Wide(l) => on.sweep(&mut self.spins, l, &sweep, t)?,
+            let bufs = (&mut self.spins, &mut self.roots);
+            match &mut self.parents {
+                Parents::Narrow(p) => on.sweep(bufs, p, &sweep, t)?,
+                Parents::Wide(p) => on.sweep(bufs, p, &sweep, t)?,
             }
         }
         Ok(())
@@ -271,26 +280,27 @@ struct Queue<'a> {
 }
 
 impl Queue<'_> {
-    /// Queues sweep `t`'s four launches.
+    /// Queues sweep `t`'s three launches.
     fn sweep<L: warpmc_gpu::DeviceRepr>(
         &self,
-        spins: &mut DeviceBuffer<u8>,
-        labels: &mut DeviceBuffer<L>,
+        (spins, roots): (&mut DeviceBuffer<u8>, &mut DeviceBuffer<u16>),
+        parents: &mut DeviceBuffer<L>,
         a: &SweepArgs,
         t: u64,
     ) -> Result<()> {
         let (gpu, k) = (self.gpu, self.kernels);
-        let tile_cfg =
+        let tiles =
             LaunchConfig { grid_dim: (a.tiles as u32, 1, 1), block_dim: (TILE_THREADS, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: sw_local_<L>(const u8* spins, L* label, u32 W, u32 H, u32 tiles_x, u64 seed,
-        // u64 bond_stream, u64 sweep, u32 threshold), L the label width the kernels were loaded
-        // for; spins and labels hold W·H elements, block b serves tile b of the tiles_x-wide
-        // grid of ⌈W/TILE_W⌉·⌈H/TILE_H⌉ tiles and touches only its sites (and, for reads,
-        // their right and lower neighbours inside the lattice).
+        // SAFETY: sw_local_<L>(const u8* spins, u16* root_in_tile, L* parent, u32 W, u32 H,
+        // u32 tiles_x, u64 seed, u64 bond_stream, u64 sweep, u32 threshold), L the parent width
+        // the kernels were loaded for; the three buffers hold W·H elements; block b serves
+        // tile b of the tiles_x-wide grid of ⌈W/TILE_W⌉·⌈H/TILE_H⌉ tiles and touches only its
+        // sites (and, for reads, their right and lower neighbours inside the lattice).
         unsafe {
             gpu.launch(&k.local)
                 .buf(spins)
-                .buf_mut(labels)
+                .buf_mut(roots)
+                .buf_mut(parents)
                 .arg(&a.w)
                 .arg(&a.h)
                 .arg(&a.tiles_x)
@@ -298,17 +308,18 @@ impl Queue<'_> {
                 .arg(&a.bond_stream)
                 .arg(&t)
                 .arg(&a.threshold)
-                .run(tile_cfg)?;
+                .run(tiles)?;
         }
         let slots = a.tiles * (TILE_W + TILE_H) as u64;
-        // SAFETY: sw_merge_<L>(const u8* spins, L* label, u32 W, u32 H, u32 tiles_x, u64 tiles,
-        // u64 seed, u64 bond_stream, u64 sweep, u32 threshold): grid-stride over tiles·(TILE_W +
-        // TILE_H) slots, each reading two sites of the W·H lattice and following labels, which
-        // are all below W·H.
+        // SAFETY: sw_merge_<L>(const u8* spins, const u16* root_in_tile, L* parent, u32 W, u32 H,
+        // u32 tiles_x, u64 tiles, u64 seed, u64 bond_stream, u64 sweep, u32 threshold):
+        // grid-stride over tiles·(TILE_W + TILE_H) slots, each reading two sites of the W·H
+        // lattice and following parents from tile roots, which all point at sites below W·H.
         unsafe {
             gpu.launch(&k.merge)
                 .buf(spins)
-                .buf_mut(labels)
+                .buf(roots)
+                .buf_mut(parents)
                 .arg(&a.w)
                 .arg(&a.h)
                 .arg(&a.tiles_x)
@@ -319,23 +330,24 @@ impl Queue<'_> {
                 .arg(&a.threshold)
                 .run(grid_stride(slots, self.max_blocks))?;
         }
-        let sites = grid_stride(a.n, self.max_blocks);
-        // SAFETY: sw_roots_<L>(u8* spins, const L* label, u64 n, u32 q, u64 seed,
-        // u64 cluster_stream, u64 sweep): grid-stride over the n sites both buffers hold.
+        // SAFETY: sw_update_<L>(u8* spins, const u16* root_in_tile, L* parent, u32 W, u32 H,
+        // u32 tiles_x, u32 q, u64 seed, u64 cluster_stream, u64 sweep): block b serves tile b as
+        // sw_local does; tile roots index sites of their tile, parents point at sites below
+        // W·H, and states are below q ≤ 255.
         unsafe {
-            gpu.launch(&k.roots)
+            gpu.launch(&k.update)
                 .buf_mut(spins)
-                .buf(labels)
-                .arg(&a.n)
+                .buf(roots)
+                .buf_mut(parents)
+                .arg(&a.w)
+                .arg(&a.h)
+                .arg(&a.tiles_x)
                 .arg(&a.q)
                 .arg(&a.seed)
                 .arg(&a.cluster_stream)
                 .arg(&t)
-                .run(sites)?;
+                .run(tiles)?;
         }
-        // SAFETY: sw_relabel_<L>(u8* spins, L* label, u64 n): grid-stride over the n sites
-        // both buffers hold; labels point at sites below n.
-        unsafe { gpu.launch(&k.relabel).buf_mut(spins).buf_mut(labels).arg(&a.n).run(sites)? };
         Ok(())
     }
 }
@@ -346,7 +358,6 @@ struct SweepArgs {
     h: u32,
     tiles_x: u32,
     tiles: u64,
-    n: u64,
     q: u32,
     seed: u64,
     bond_stream: u64,
@@ -374,8 +385,12 @@ fn check_size(w: usize, h: usize) -> Result<()> {
     Ok(())
 }
 
-fn alloc_labels(gpu: &Gpu, sites: usize, wide: bool) -> Result<Labels> {
-    Ok(if wide { Labels::Wide(gpu.alloc_zeros::<u64>(sites)?) } else { Labels::Narrow(gpu.alloc_zeros::<u32>(sites)?) })
+fn alloc_parents(gpu: &Gpu, sites: usize, wide: bool) -> Result<Parents> {
+    Ok(if wide {
+        Parents::Wide(gpu.alloc_zeros::<u64>(sites)?)
+    } else {
+        Parents::Narrow(gpu.alloc_zeros::<u32>(sites)?)
+    })
 }
 
 /// A grid-stride launch over `work` items with at most `max_blocks` blocks.
