@@ -238,7 +238,7 @@ fn names_and_order_match_flam3() {
     // Beyond flam3's 99: the plugin variations and the pre_/post_ forms.
     assert!(!VariationKind::from_index(VARIATION_COUNT).unwrap().is_flam3());
     assert_eq!(VariationKind::from_index(VariationKind::known().count()), None);
-    assert_eq!(VariationKind::from_name("hypertile1"), None);
+    assert_eq!(VariationKind::from_name("synth"), None);
     assert_eq!(VariationKind::from_name("Linear"), None);
     assert_eq!(VariationKind::from_name("pre_blur"), Some(VariationKind::PRE_BLUR));
 }

@@ -63,7 +63,11 @@ mod classic;
 mod complex;
 mod julia;
 pub(crate) mod ops;
+mod params;
 pub(crate) mod plugin;
+mod plugin_blur;
+mod plugin_map;
+mod plugin_tile;
 mod random;
 mod table;
 
@@ -288,6 +292,14 @@ struct Prepared {
     op: Op,
 }
 
+/// A prepared ordinary variation and whether it may replace the sum of
+/// those before it ([`Op::replaces_sum`]).
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    prepared: Prepared,
+    replaces: bool,
+}
+
 /// A prepared `pre_`/`post_` form: the variation, what it reads, and
 /// whether its result replaces the point or is added to it.
 #[derive(Clone, Copy, Debug)]
@@ -311,7 +323,7 @@ impl Form {
 /// values this set needs worked out once.
 #[derive(Clone, Debug)]
 pub struct VariationSet {
-    items: Vec<Prepared>,
+    items: Vec<Item>,
     /// pre_blur's weight, when the xform has it.
     pre_blur: Option<f64>,
     /// The `pre_` and `post_` forms, in the order given.
@@ -379,7 +391,7 @@ impl VariationSet {
             .map(|s| {
                 let op = Op::new(s, &coefs.c);
                 need |= op.needs();
-                Prepared { weight: s.weight, op }
+                Item { prepared: Prepared { weight: s.weight, op }, replaces: op.replaces_sum() }
             })
             .collect();
         let form = |s: &&VariationSpec| {
@@ -414,9 +426,14 @@ impl VariationSet {
         } else {
             let point = Point::new(tx, ty, self.need);
             for it in &self.items {
-                let (dx, dy) = it.op.eval(&point, it.weight, rng);
-                p0 += dx;
-                p1 += dy;
+                let Prepared { weight, op } = &it.prepared;
+                if it.replaces {
+                    (p0, p1) = op.eval_replacing(&point, *weight, rng, (p0, p1));
+                } else {
+                    let (dx, dy) = op.eval(&point, *weight, rng);
+                    p0 += dx;
+                    p1 += dy;
+                }
             }
         }
         for f in &self.post {

@@ -179,7 +179,7 @@ pub(super) const TABLE: [(&str, &[ParamSpec]); VARIATION_COUNT] = [
 
 /// The plugin variations beyond flam3's, indexed from [`VARIATION_COUNT`]:
 /// name and parameters (Fractorium's names and defaults).
-pub(super) const EXTRA: [(&str, &[ParamSpec]); 4] = [
+pub(super) const EXTRA: [(&str, &[ParamSpec]); 38] = [
     // 99: Fractorium's flatten: zeroes z, so in the plane it adds nothing
     // (and its pre_/post_ forms leave the point alone).
     ("flatten", &[]),
@@ -209,12 +209,138 @@ pub(super) const EXTRA: [(&str, &[ParamSpec]); 4] = [
             p("crackle_z", 0.0),
         ],
     ),
+    // 103 …: Fractorium's (plugin_blur.rs, plugin_map.rs, plugin_tile.rs).
+    ("gaussian", &[]),
+    ("sineblur", &[p("sineblur_power", 1.0)]),
+    ("blur_linear", &[p("blur_linear_length", 0.0), p("blur_linear_angle", 0.0)]),
+    ("blur_zoom", &[p("blur_zoom_length", 0.0), p("blur_zoom_x", 0.0), p("blur_zoom_y", 0.0)]),
+    ("blur_circle", &[]),
+    ("circleblur", &[]),
+    ("rblur", &[p("rblur_strength", 1.0), p("rblur_offset", 1.0), p("rblur_center_x", 0.0), p("rblur_center_y", 0.0)]),
+    // Fractorium's Mobius, apart from flam3's mobius.
+    (
+        "Mobius",
+        &[
+            p("Mobius_Re_A", 1.0),
+            p("Mobius_Im_A", 0.0),
+            p("Mobius_Re_B", 0.0),
+            p("Mobius_Im_B", 0.0),
+            p("Mobius_Re_C", 0.0),
+            p("Mobius_Im_C", 0.0),
+            p("Mobius_Re_D", 1.0),
+            p("Mobius_Im_D", 0.0),
+        ],
+    ),
+    ("hemisphere", &[]),
+    ("unpolar", &[]),
+    ("epispiral", &[p("epispiral_n", 6.0), p("epispiral_thickness", 0.0), p("epispiral_holes", 1.0)]),
+    ("twoface", &[]),
+    ("glynnia", &[]),
+    ("wdisc", &[]),
+    ("hypertile", &[p("hypertile_p", 3.0), p("hypertile_q", 7.0), p("hypertile_n", 0.0)]),
+    ("hypertile1", &[p("hypertile1_p", 3.0), p("hypertile1_q", 7.0)]),
+    ("hypertile2", &[p("hypertile2_p", 3.0), p("hypertile2_q", 7.0)]),
+    (
+        "bTransform",
+        &[
+            p("bTransform_rotate", 0.0),
+            p("bTransform_power", 1.0),
+            p("bTransform_move", 0.0),
+            p("bTransform_split", 0.0),
+        ],
+    ),
+    ("eJulia", &[p("eJulia_power", 2.0)]),
+    (
+        "pow_block",
+        &[
+            p("pow_block_numerator", 3.0),
+            p("pow_block_denominator", 2.0),
+            p("pow_block_root", 1.0),
+            p("pow_block_correctn", 1.0),
+            p("pow_block_correctd", 1.0),
+        ],
+    ),
+    (
+        "barycentroid",
+        &[p("barycentroid_a", 1.0), p("barycentroid_b", 0.0), p("barycentroid_c", 0.0), p("barycentroid_d", 1.0)],
+    ),
+    (
+        "smartshape",
+        &[
+            p("smartshape_power", 4.0),
+            p("smartshape_roundstr", 0.0),
+            p("smartshape_roundwidth", 1.0),
+            p("smartshape_distortion", 1.0),
+            p("smartshape_compensation", 0.0),
+        ],
+    ),
+    (
+        "y",
+        &[
+            p("y_hypergon", 0.0),
+            p("y_hypergon_n", 4.0),
+            p("y_hypergon_r", 1.0),
+            p("y_star", 0.0),
+            p("y_star_n", 5.0),
+            p("y_star_slope", 2.0),
+            p("y_lituus", 0.0),
+            p("y_lituus_a", 1.0),
+            p("y_super", 0.0),
+            p("y_super_m", 1.0),
+            p("y_super_n1", 1.0),
+            p("y_super_n2", 1.0),
+            p("y_super_n3", 1.0),
+        ],
+    ),
+    (
+        "bwraps",
+        &[
+            p("bwraps_cellsize", 1.0),
+            p("bwraps_space", 0.0),
+            p("bwraps_gain", 1.0),
+            p("bwraps_inner_twist", 0.0),
+            p("bwraps_outer_twist", 0.0),
+        ],
+    ),
+    ("gnarly", &[p("gnarly_cellsize", 1.0), p("gnarly_twist", 1.0)]),
+    ("hexes", &[p("hexes_cellsize", 1.0), p("hexes_power", 1.0), p("hexes_rotate", 0.166), p("hexes_scale", 1.0)]),
+    (
+        "Voron",
+        &[p("Voron_K", 0.99), p("Voron_Step", 0.25), p("Voron_Num", 1.0), p("Voron_XSeed", 3.0), p("Voron_YSeed", 7.0)],
+    ),
+    (
+        "shredlin",
+        &[
+            p("shredlin_xdistance", 1.0),
+            p("shredlin_xwidth", 0.5),
+            p("shredlin_ydistance", 1.0),
+            p("shredlin_ywidth", 0.5),
+        ],
+    ),
+    ("tile_log", &[p("tile_log_spread", 1.0)]),
+    ("tile_hlp", &[p("tile_hlp_width", 1.0)]),
+    ("cropn", &[p("cropn_power", 5.0), p("cropn_radius", 1.0), p("cropn_scatterdist", 0.0), p("cropn_zero", 0.0)]),
+    ("bcircle", &[p("bcircle_scale", 1.0), p("bcircle_borderwidth", 0.0)]),
+    // The two that replace what the ordinary variations before them (in
+    // this order) contributed: last, as Fractorium's files list them.
+    (
+        "circlecrop",
+        &[
+            p("circlecrop_radius", 1.0),
+            p("circlecrop_x", 0.0),
+            p("circlecrop_y", 0.0),
+            p("circlecrop_scatter_area", 0.0),
+            p("circlecrop_zero", 1.0),
+        ],
+    ),
+    ("mirror_x", &[]),
 ];
 
 /// Ordinary variations whose result does not depend on the point: their
 /// `pre_`/`post_` forms add their result to the point instead of replacing
 /// it (Fractorium's "sum" assignment).
-const SUMMED: [&str; 6] = ["blur", "gaussian_blur", "pie", "arch", "square", "crackle"];
+const SUMMED: [&str; 9] =
+    ["blur", "gaussian_blur", "pie", "arch", "square", "crackle", "sineblur", "circleblur", "blur_circle"];
 
 /// One variation of the full list.
 #[derive(Debug)]

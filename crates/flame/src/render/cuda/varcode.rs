@@ -105,7 +105,16 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         | Op::Tanh
         | Op::Sech
         | Op::Csch
-        | Op::Coth => &[],
+        | Op::Coth
+        | Op::Gaussian
+        | Op::BlurCircle
+        | Op::Circleblur
+        | Op::Hemisphere
+        | Op::Unpolar
+        | Op::Twoface
+        | Op::Glynnia
+        | Op::Wdisc
+        | Op::MirrorX => &[],
         Op::Waves(v) => &[v.b, v.e, v.fx, v.fy],
         Op::Popcorn(v) => &[v.c, v.f],
         Op::Rings(v) => &[v.dx, v.two_dx, v.one_minus_dx],
@@ -152,6 +161,45 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Flatten => &[],
         Op::Crop(v) => &[v.x0, v.y0, v.x1, v.y1, v.w, v.h, v.zero],
         Op::Crackle(v) => &[v.s, v.power, v.distort, v.scale, v.z],
+        Op::Sineblur(v) => &[v.power],
+        Op::BlurLinear(v) => &[v.length, v.sin, v.cos],
+        Op::BlurZoom(v) => &[v.length, v.x, v.y],
+        Op::Rblur(v) => &[v.s2, v.offset, v.cx, v.cy],
+        Op::MobiusF(v) => &v.c,
+        Op::Epispiral(v) => &[v.n, v.thickness_w, v.holes_w],
+        Op::Hypertile(v) => &[v.re, v.im],
+        Op::Hypertile1(v) => &[v.pa, v.r, v.period],
+        Op::Hypertile2(v) => &[v.pa, v.r, v.period],
+        Op::BTransform(v) => &[v.rotate, v.power, v.mv, v.split],
+        Op::EJulia(v) => &[v.power, v.sign],
+        Op::PowBlock(v) => &[v.numerator, v.denominator, v.root, v.power],
+        Op::Barycentroid(v) => &[v.a, v.b, v.c, v.d],
+        Op::Smartshape(v) => &[v.roundstr, v.roundwidth, v.distortion, v.alpha, v.alpha_coeff, v.round_coeff, v.comp],
+        Op::YShape(v) => &[
+            v.hypergon,
+            v.hypergon_n,
+            v.star,
+            v.star_n,
+            v.lituus,
+            v.super_,
+            v.super_n2,
+            v.super_n3,
+            v.hypergon_d,
+            v.inv_lituus_a,
+            v.tan_star_slope,
+            v.super_m4,
+            v.inv_super_n1,
+        ],
+        Op::Bwraps(v) => &[v.cellsize, v.inner, v.outer, v.g2, v.r2, v.rfactor],
+        Op::Gnarly(v) => &[v.cellsize, v.twist, v.r2],
+        Op::Hexes(v) => &[v.cellsize, v.power, v.scale, v.rot_sin, v.rot_cos],
+        Op::Voron(v) => &[v.k, v.step, v.num, v.xseed, v.yseed],
+        Op::Shredlin(v) => &[v.xdistance, v.xwidth, v.ydistance, v.ywidth],
+        Op::TileLog(v) => &[v.spread],
+        Op::TileHlp(v) => &[v.width, v.vwidth],
+        Op::Cropn(v) => &[v.outside, v.radius, v.scatter, v.zero, v.alpha, v.half_alpha],
+        Op::Bcircle(v) => &[v.scale, v.bcbw, v.bcbw_fifth],
+        Op::Circlecrop(v) => &[v.radius, v.x, v.y, v.ca, v.zero],
     };
     out.extend_from_slice(v);
 }

@@ -43,7 +43,30 @@ impl TestRng {
 /// meaningful (powers, counts and sizes away from zero).
 fn random_param(name: &str, r: &mut TestRng) -> f64 {
     let int = |r: &mut TestRng, n: u64| (1 + r.below(n)) as f64;
-    if name == "ngon_power" {
+    let ends = |suffixes: &[&str]| suffixes.iter().any(|s| name.ends_with(s));
+    if ends(&["hypertile_p", "hypertile_q", "hypertile1_p", "hypertile1_q", "hypertile2_p", "hypertile2_q"]) {
+        // Hyperbolic tilings {p, q} (the defaults are 3 and 7).
+        2.0 + int(r, 6)
+    } else if ends(&["smartshape_power", "y_hypergon_n", "y_star_n"]) {
+        2.0 + int(r, 6)
+    } else if ends(&["smartshape_distortion", "smartshape_compensation"]) {
+        r.range(0.0, 1.5)
+    } else if ends(&["smartshape_roundwidth", "y_super_n1", "y_super_n2", "y_super_n3"]) {
+        r.range(0.5, 3.0)
+    } else if ends(&["y_lituus_a", "y_hypergon_r", "hexes_power"]) {
+        r.range(0.2, 2.0)
+    } else if ends(&["y_star_slope"]) {
+        r.range(0.2, 1.4)
+    } else if ends(&["barycentroid_a", "barycentroid_d"]) {
+        // A frame well away from singular.
+        r.sign() * r.range(0.5, 2.0)
+    } else if ends(&["barycentroid_b", "barycentroid_c"]) {
+        r.range(-0.5, 0.5)
+    } else if ends(&["Voron_Num", "Voron_XSeed", "Voron_YSeed"]) {
+        int(r, 6)
+    } else if ends(&["bwraps_cellsize", "gnarly_cellsize", "shredlin_xdistance", "shredlin_ydistance", "Voron_Step"]) {
+        r.sign() * r.range(0.3, 2.0)
+    } else if name == "ngon_power" {
         r.range(0.5, 4.0)
     } else if name.ends_with("crackle_power") {
         // Fractorium's range of use (the default is 0.2).
