@@ -160,8 +160,8 @@ impl VariationKind {
     }
 
     /// Whether a `pre_`/`post_` form adds its result to the point rather
-    /// than replacing the point (the forms of variations whose result does
-    /// not depend on the point: blurs, pie, arch, square).
+    /// than replacing the point (Fractorium's "sum" assignment: blurs, pie,
+    /// arch, square, sineblur …).
     pub(crate) fn summed(self) -> bool {
         table::known()[self.index()].summed
     }

@@ -336,11 +336,11 @@ pub(super) const EXTRA: [(&str, &[ParamSpec]); 38] = [
     ("mirror_x", &[]),
 ];
 
-/// Ordinary variations whose result does not depend on the point: their
-/// `pre_`/`post_` forms add their result to the point instead of replacing
-/// it (Fractorium's "sum" assignment).
-const SUMMED: [&str; 9] =
-    ["blur", "gaussian_blur", "pie", "arch", "square", "crackle", "sineblur", "circleblur", "blur_circle"];
+/// Ordinary variations whose `pre_`/`post_` forms add their result to the
+/// point instead of replacing it (the ones Fractorium gives its "sum"
+/// assignment: blurs and shapes that ignore the point; crackle, which
+/// ignores it too, replaces the point there).
+const SUMMED: [&str; 8] = ["blur", "gaussian_blur", "pie", "arch", "square", "sineblur", "circleblur", "blur_circle"];
 
 /// One variation of the full list.
 #[derive(Debug)]

@@ -833,7 +833,7 @@ VARIATIONS = {
     "flatten": (flatten, [], False, False),
     "linear3D": (linear, [], False, False),
     "crop": (crop, ["left", "top", "right", "bottom", "scatter_area", "zero"], False, False),
-    "crackle": (crackle, ["cellsize", "power", "distort", "scale", "z"], True, False),
+    "crackle": (crackle, ["cellsize", "power", "distort", "scale", "z"], False, False),
     "gaussian": (gaussian, [], False, False),
     "sineblur": (sineblur, ["power"], True, False),
     "blur_linear": (blur_linear, ["length", "angle"], False, False),
@@ -986,7 +986,7 @@ CASES = [
     ("crackle on a regular grid", [crackle5("crackle", 1.0, [0.4, -0.4, 0.0, 0.6, 0.6])], (5.0, 5.0)),
     ("crackle distorted", [crackle5("crackle", 1.0, [0.4, -0.4, 0.2, 0.6, 0.6])], (5.0, 5.0)),
     ("crackle, other cells", [crackle5("crackle", 0.7, [0.15, 0.3, 0.9, 1.5, -2.0])], (5.0, 5.0)),
-    ("pre_crackle sums", [crackle5("pre_crackle", 0.5, [1.0, 0.2, 0.5, 1.0, 0.0]), v("linear", 1.0)], (0.25, -0.5)),
+    ("pre_crackle replaces the point", [crackle5("pre_crackle", 0.5, [1.0, 0.2, 0.5, 1.0, 0.0]), v("linear", 1.0)], (0.25, -0.5)),
     # Fractorium's blurs.
     ("gaussian keeps the point", [v("gaussian", 0.8)], (0.3, -0.7)),
     ("gaussian at the origin", [v("gaussian", -1.5)], (0.0, 0.0)),
