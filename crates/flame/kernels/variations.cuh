@@ -913,10 +913,10 @@ FLAME_VAR(exp) {
     sy += w * e * s;
 }
 
-// 83
+// 83: q = w, 1/ln(log_base) (exactly 1 for flam3's base e)
 FLAME_VAR(log) {
     real w = q[0];
-    sx += w * FR(0.5) * log(p.sumsq);
+    sx += w * FR(0.5) * log(p.sumsq) * q[1];
     sy += w * p.atanyx;
 }
 

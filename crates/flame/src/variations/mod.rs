@@ -133,6 +133,13 @@ impl VariationKind {
         table::known()[self.index()].params
     }
 
+    /// How many of [`VariationKind::params`] flam3 itself reads: all of a
+    /// flam3 variation's but those Fractorium added (log's `log_base`),
+    /// none of the others'.
+    pub fn flam3_params(self) -> usize {
+        table::known()[self.index()].flam3_params
+    }
+
     /// Whether this is one of flam3's 99 (flam3-render knows it).
     pub fn is_flam3(self) -> bool {
         self.index() < VARIATION_COUNT

@@ -177,8 +177,8 @@ pub(crate) enum Op {
     Waves2(apo::Waves2),
     /// 82: exp.
     Exp,
-    /// 83: log.
-    Log,
+    /// 83: log, with `1 / ln(log_base)` (Fractorium's parameter).
+    Log(f64),
     /// 84: sin.
     Sin,
     /// 85: cos.
@@ -374,7 +374,7 @@ impl Op {
             80 => Op::Whorl(julia::Whorl::new(s)),
             81 => Op::Waves2(apo::Waves2::new(s)),
             82 => Op::Exp,
-            83 => Op::Log,
+            83 => Op::Log(complex::inv_ln_base(s.param(0))),
             84 => Op::Sin,
             85 => Op::Cos,
             86 => Op::Tan,
@@ -544,7 +544,7 @@ impl Op {
                 | Op::WedgeJulia(_)
                 | Op::WedgeSph(_)
                 | Op::Whorl(_)
-                | Op::Log
+                | Op::Log(_)
                 | Op::Epispiral(_)
                 | Op::Wdisc
                 | Op::PowBlock(_)
@@ -649,7 +649,7 @@ impl Op {
             Op::Whorl(v) => v.eval(p, w),
             Op::Waves2(v) => v.eval(p, w),
             Op::Exp => complex::exp(p, w),
-            Op::Log => complex::log(p, w),
+            Op::Log(inv) => complex::log(p, w, *inv),
             Op::Sin => complex::sin(p, w),
             Op::Cos => complex::cos(p, w),
             Op::Tan => complex::tan(p, w),

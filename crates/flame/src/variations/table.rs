@@ -336,6 +336,10 @@ pub(super) const EXTRA: [(&str, &[ParamSpec]); 38] = [
     ("mirror_x", &[]),
 ];
 
+/// Parameters Fractorium adds to flam3's variations, after flam3's own:
+/// log's `log_base` (flam3's log is base e).
+const FRACTORIUM_ADDED: [(&str, ParamSpec); 1] = [("log", p("log_base", std::f64::consts::E))];
+
 /// Ordinary variations whose `pre_`/`post_` forms add their result to the
 /// point instead of replacing it (the ones Fractorium gives its "sum"
 /// assignment: blurs and shapes that ignore the point; crackle, which
@@ -352,6 +356,9 @@ pub(super) struct Entry {
     pub(super) base: u16,
     /// Whether a `pre_`/`post_` form adds its result to the point.
     pub(super) summed: bool,
+    /// How many of `params` flam3 reads (for flam3's variations; the rest
+    /// are Fractorium's additions, [`FRACTORIUM_ADDED`]).
+    pub(super) flam3_params: usize,
 }
 
 /// The full list and its name lookups.
@@ -362,11 +369,27 @@ struct Known {
 }
 
 fn build() -> Known {
-    let base: Vec<(&'static str, &'static [ParamSpec])> = TABLE.iter().chain(EXTRA.iter()).copied().collect();
+    // flam3's variations with Fractorium's added parameters after flam3's.
+    let flam3 = TABLE.iter().map(|&(name, params)| {
+        let added: Vec<ParamSpec> = FRACTORIUM_ADDED.iter().filter(|(n, _)| *n == name).map(|(_, q)| *q).collect();
+        if added.is_empty() {
+            return (name, params);
+        }
+        let all: &'static [ParamSpec] = Box::leak([params, &added].concat().into_boxed_slice());
+        (name, all)
+    });
+    let base: Vec<(&'static str, &'static [ParamSpec])> = flam3.chain(EXTRA.iter().copied()).collect();
     let mut entries: Vec<Entry> = base
         .iter()
         .enumerate()
-        .map(|(i, &(name, params))| Entry { name, params, stage: Stage::Regular, base: i as u16, summed: false })
+        .map(|(i, &(name, params))| Entry {
+            name,
+            params,
+            stage: Stage::Regular,
+            base: i as u16,
+            summed: false,
+            flam3_params: if i < VARIATION_COUNT { TABLE[i].1.len() } else { 0 },
+        })
         .collect();
     for (stage, prefix) in [(Stage::Pre, "pre_"), (Stage::Post, "post_")] {
         for (i, &(name, params)) in base.iter().enumerate() {
@@ -386,7 +409,7 @@ fn build() -> Known {
                     .into_boxed_slice(),
             );
             let summed = SUMMED.contains(&base[i].0);
-            entries.push(Entry { name, params, stage, base: i as u16, summed });
+            entries.push(Entry { name, params, stage, base: i as u16, summed, flam3_params: 0 });
         }
     }
     let names = entries.iter().enumerate().map(|(i, e)| (e.name, i)).collect();

@@ -341,12 +341,13 @@ fn unknown_attribute(at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> FlameE
 
 /// Xform attributes of Fractorium and Apophysis that mean nothing in
 /// flam3's plane: `var_color` (Fractorium's direct-colour weight, read only
-/// by its dc_ variations), `name` (a label), and the z terms of waves2 (and
-/// of its pre_/post_ forms), which move only z.
+/// by its dc_ variations), `name` (a label), the z terms of waves2 (and of
+/// its pre_/post_ forms), which move only z, and `auger_half_scale`, which
+/// Fractorium writes but recomputes from `auger_scale`.
 fn is_quietly_ignored(name: &str) -> bool {
-    const Z_TERMS: [&str; 2] = ["waves2_scalez", "waves2_freqz"];
+    const IGNORED: [&str; 3] = ["waves2_scalez", "waves2_freqz", "auger_half_scale"];
     let bare = name.strip_prefix("pre_").or_else(|| name.strip_prefix("post_")).unwrap_or(name);
-    name == "var_color" || name == "name" || Z_TERMS.contains(&bare)
+    name == "var_color" || name == "name" || IGNORED.contains(&bare)
 }
 
 /// Whether warpmc reads (or quietly ignores) an xform attribute of this

@@ -93,7 +93,6 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         | Op::Polar2
         | Op::Scry
         | Op::Exp
-        | Op::Log
         | Op::Sin
         | Op::Cos
         | Op::Tan
@@ -157,6 +156,7 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Waves2(v) => &[v.scalex, v.scaley, v.freqx, v.freqy],
         Op::Auger(v) => &[v.freq, v.weight, v.sym, v.scale],
         Op::Flux(v) => &[v.scale],
+        Op::Log(inv) => std::slice::from_ref(inv),
         Op::Mobius(v) => &[v.re_a, v.re_b, v.re_c, v.re_d, v.im_a, v.im_b, v.im_c, v.im_d],
         Op::Flatten => &[],
         Op::Crop(v) => &[v.x0, v.y0, v.x1, v.y1, v.w, v.h, v.zero],

@@ -193,6 +193,13 @@ def bipolar(x, y, w, r, p):
     return w * 0.25 * (2 / PI) * math.log((t + x2) / (t - x2)), w * (2 / PI) * ang
 
 
+def log_var(x, y, w, r, p):
+    """flam3's log with Fractorium's log_base (at least EPS): the real part
+    log_base(r²) / 2."""
+    base = clamp(p["base"], EPS)
+    return log(x * x + y * y) * (w * 0.5 / log(base)), w * math.atan2(y, x)
+
+
 def flatten(x, y, w, r, p):
     return 0.0, 0.0
 
@@ -831,6 +838,7 @@ VARIATIONS = {
     "gaussian_blur": (gaussian_blur, [], True, False),
     "bipolar": (bipolar, ["shift"], False, False),
     "flatten": (flatten, [], False, False),
+    "log": (log_var, ["base"], False, False),
     "linear3D": (linear, [], False, False),
     "crop": (crop, ["left", "top", "right", "bottom", "scatter_area", "zero"], False, False),
     "crackle": (crackle, ["cellsize", "power", "distort", "scale", "z"], False, False),
@@ -874,6 +882,7 @@ VARIATIONS = {
 # Fractorium's defaults of the parameters the cases leave out.
 DEFAULTS = {
     "bipolar": {"shift": 0},
+    "log": {"base": math.e},
     "crop": {"left": -1, "top": -1, "right": 1, "bottom": 1, "scatter_area": 0, "zero": 0},
     "crackle": {"cellsize": 1, "power": 0.2, "distort": 0, "scale": 1, "z": 0},
     "sineblur": {"power": 1},
@@ -987,6 +996,13 @@ CASES = [
     ("crackle distorted", [crackle5("crackle", 1.0, [0.4, -0.4, 0.2, 0.6, 0.6])], (5.0, 5.0)),
     ("crackle, other cells", [crackle5("crackle", 0.7, [0.15, 0.3, 0.9, 1.5, -2.0])], (5.0, 5.0)),
     ("pre_crackle replaces the point", [crackle5("pre_crackle", 0.5, [1.0, 0.2, 0.5, 1.0, 0.0]), v("linear", 1.0)], (0.25, -0.5)),
+    # flam3's log with Fractorium's base.
+    ("log, base e", [v("log", 0.8)], (0.3, -0.7)),
+    ("log, base 2.71828", [v("log", 0.8, base=2.71828)], (0.3, -0.7)),
+    ("log, base 1.89828", [v("log", 0.8, base=1.89828)], (0.3, -0.7)),
+    ("log, base 0 read as EPS", [v("log", 0.8, base=0)], (0.3, -0.7)),
+    ("pre_log and post_log with bases", [v("pre_log", 1.0, base=1.98228), v("linear", 1.0), v("post_log", 0.5, base=3.1183)],
+     (0.3, -0.7)),
     # Fractorium's blurs.
     ("gaussian keeps the point", [v("gaussian", 0.8)], (0.3, -0.7)),
     ("gaussian at the origin", [v("gaussian", -1.5)], (0.0, 0.0)),
