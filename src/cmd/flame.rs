@@ -47,7 +47,8 @@ enum FlameCommand {
     /// the genome's temporal samples for motion blur.
     Animate(AnimateArgs),
     /// Summarise a genome file: flames, sizes, xforms, variations used and
-    /// whether warpmc supports them all.
+    /// whether warpmc supports them all (how many genomes have every
+    /// variation implemented, which variations the others lack).
     Info(InfoArgs),
     /// PSNR between two PNG images of the same size (RGB, 8-bit scale);
     /// optionally a side-by-side picture.
@@ -875,6 +876,7 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             None => println!("      unsupported: none"),
         }
     }
+    print_coverage(&parsed.skipped_by_flame);
     // Whether `flame render` (without --strict) renders the file.
     let renders = parsed.flames.iter().all(|f| f.xforms.iter().any(|x| x.weight > 0.0));
     println!("renders: {}", if renders { "yes" } else { "no (a flame has no xform of positive weight)" });
@@ -890,6 +892,29 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
         bail!("{}: unknown variations or attributes (--strict)", a.genome.genome.display());
     }
     Ok(())
+}
+
+/// How many of the file's genomes have every variation implemented, and
+/// the variations the others lack, each with the number of genomes that
+/// use it (most used first). The reader cannot tell an unknown variation
+/// from its parameters: a dropped name that extends another dropped name
+/// of its genome by `_…` counts as that one's parameter.
+fn print_coverage(skipped_by_flame: &[Vec<String>]) {
+    let complete = skipped_by_flame.iter().filter(|s| s.is_empty()).count();
+    println!("genomes: {complete} of {} with every variation implemented", skipped_by_flame.len());
+    let mut missing: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for names in skipped_by_flame {
+        let variations = names.iter().filter(|n| !names.iter().any(|o| o != *n && n.starts_with(&format!("{o}_"))));
+        for n in variations {
+            *missing.entry(n.as_str()).or_default() += 1;
+        }
+    }
+    if !missing.is_empty() {
+        let mut ranked: Vec<(&str, usize)> = missing.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let listed: Vec<String> = ranked.iter().map(|(n, k)| format!("{n} ({k})")).collect();
+        println!("missing (genomes using each): {}", listed.join(", "));
+    }
 }
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
