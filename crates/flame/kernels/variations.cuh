@@ -39,6 +39,7 @@ struct FlamePoint {
     real sina;    // x / r
     real cosa;    // y / r
     real atanyx;  // atan2(y, x)
+    real tx, ty;  // a post_ form's xform point before its variations (post_smartcrop)
 };
 
 // C's (int) conversion as x86-64 does it: truncation, INT_MIN for NaN and
@@ -1226,6 +1227,18 @@ FLAME_VAR(crackle) {
 #define FLAME_F_EPS FR(2.220446049250313e-16)
 __device__ __forceinline__ real flame_zeps(real v) { return v == FR(0) ? FLAME_F_EPS : v; }
 
+// cos(a) where a zero of the cosine is a singular direction (a point on
+// the y axis with cropn's, smartshape's or post_smartcrop's 2-gon,
+// epispiral's n = 1 …): at an odd multiple of π/2 double's cosine is about
+// 1e-16, float's about 4e-8 (float's π/2 is off by that much), so the CPU
+// finds a point beyond 1e10 (a bad value) and float a moderate one. Below
+// float's resolution the double's cosine of π/2 is taken instead.
+__device__ __forceinline__ real flame_cos_to_right_angle(real a) {
+    real c = cos(a);
+    if (sizeof(real) == 4 && fabs(c) < FR(1e-7)) c = FR(6.123233995736766e-17);
+    return c;
+}
+
 // The largest finite `real` (C++'s numeric_limits, which NVRTC lacks).
 template <class T>
 struct FlameLimits;
@@ -1342,7 +1355,7 @@ FLAME_VAR(unpolar) {
 FLAME_VAR(epispiral) {
     real theta = p.atanyx;
     real scale = q[2] == FR(0) ? q[0] : q[2] * rng.uniform();
-    real t = scale / cos(q[1] * theta) - q[3];
+    real t = scale / flame_cos_to_right_angle(q[1] * theta) - q[3];
     if (fabs(t) != FR(0)) {
         real s, c;
         sincos(theta, &s, &c);
@@ -1546,9 +1559,9 @@ FLAME_VAR(smartshape) {
     if (q[3] == FR(0)) {
         coeff_1 = FR(1);
     } else {
-        real coeff0 = FR(1) / cos(xang * alpha);
+        real coeff0 = FR(1) / flame_cos_to_right_angle(xang * alpha);
         if (q[1] != FR(0)) {
-            real wwidth = q[2] != FR(1) ? exp(log(xang * FR(2)) * q[2]) * q[6] : xang * FR(2) * q[6];
+            real wwidth = q[2] != FR(1) ? pow(xang * FR(2), q[2]) * q[6] : xang * FR(2) * q[6];
             coeff_1 = fabs((FR(1) - wwidth) * coeff0 + wwidth);
         } else {
             coeff_1 = coeff0;
@@ -1796,21 +1809,18 @@ FLAME_VAR(tile_hlp) {
     sy += q[0] * p.y;
 }
 
-// cropn: q = w, outside (0/1), radius, scatter, zero, alpha, alpha/2
+// cropn: q = w, outside (0/1), radius, scatter, zero, alpha, alpha/2; one
+// uniform, always.
 FLAME_VAR(cropn) {
     real alpha = q[5];
     real xang = (p.atanyx + FLAME_PI) / alpha;
     xang = (xang - (real)flame_c_int(xang)) * alpha;
-    xang = cos(xang < q[6] ? xang : alpha - xang);
-    // At the 2-gon's vertical (an angle of π/2, where the point lies on
-    // the y axis) double's cosine is 6.1e-17, float's ±4e-8 (float's π/2
-    // is off by that much): below float's resolution the double's value is
-    // taken, so the float build finds the CPU's far edge, not a sign flip.
-    if (sizeof(real) == 4 && fabs(xang) < FR(1e-7)) xang = FR(6.123233995736766e-17);
+    xang = flame_cos_to_right_angle(xang < q[6] ? xang : alpha - xang);
     real xr = xang > FR(0) ? q[2] / xang : FR(1);
+    real u = rng.uniform();
     if ((p.sqrt > xr) == (q[1] == FR(1))) {
         if (q[4] == FR(1)) return;
-        real rdc = xr + rng.uniform() * FR(0.5) * q[3];
+        real rdc = xr + u * FR(0.5) * q[3];
         real r = flame_zeps(p.sqrt);
         sx += q[0] * rdc * (p.x / r);
         sy += q[0] * rdc * (p.y / r);
@@ -1820,15 +1830,16 @@ FLAME_VAR(cropn) {
     }
 }
 
-// bcircle: q = w, scale, |borderwidth|, |borderwidth|/5
+// bcircle: q = w, scale, |borderwidth|, |borderwidth|/5; one uniform, always.
 FLAME_VAR(bcircle) {
     real x = p.x * q[1], y = p.y * q[1];
     real r = sqrt(x * x + y * y);
+    real u = rng.uniform();
     if (r <= FR(1)) {
         sx += q[0] * x;
         sy += q[0] * y;
     } else if (q[2] != FR(0)) {
-        real t = q[0] * (q[3] * rng.uniform() + FR(1)), s, c;
+        real t = q[0] * (q[3] * u + FR(1)), s, c;
         sincos(atan2(y, x), &s, &c);
         sx += t * c;
         sy += t * s;
@@ -1864,4 +1875,71 @@ FLAME_VAR(mirror_x) {
     real x = fabs(p.x);
     sx = rng.bit() ? -x : x;
     sy = p.y;
+}
+
+// post_smartcrop (uniforms drawn whether used or not, as the CPU's): q = w, roundstr, roundwidth, distortion, edge, scatter,
+// offset, cropmode, static, mode (0/1), radial (0/1), work_radius,
+// work_power, alpha, round_coeff, work_rotation
+FLAME_VAR(post_smartcrop) {
+    real w = q[0], st = q[8];
+    bool replaces = st > FR(1) || st == FR(-1);
+    real xi = st > FR(1) ? p.x : p.tx, yi = st > FR(1) ? p.y : p.ty;
+    real ang = atan2(yi, xi);
+    real rad = sqrt(xi * xi + yi * yi);
+    bool cropped = false;
+    real r_out = FR(0), a_out = FR(0);
+    if (q[10] == FR(1)) {
+        real edge = q[4] * (rng.uniform() - FR(0.5));
+        real u_side = rng.uniform();
+        real u_scatter = rng.uniform();
+        real xang = ang / (FR(2) * FLAME_PI) + FR(1) + edge;
+        xang = (xang - (real)flame_c_int(xang)) * (FR(2) * FLAME_PI);
+        if ((xang > q[12] ? FR(1) : FR(0)) == q[9]) {
+            real spread = u_scatter * q[5] + q[6] + edge;
+            a_out = u_side * FR(2) >= FR(1) ? q[12] + spread * FLAME_PI : -spread * FLAME_PI;
+            r_out = rad;
+            cropped = true;
+        }
+    } else {
+        real coeff = FR(1);
+        if (q[3] != FR(0)) {
+            real xang = (ang + FLAME_PI) / q[13];
+            xang -= (real)flame_c_int(xang);
+            xang = xang < FR(0.5) ? xang : FR(1) - xang;
+            coeff = FR(1) / flame_cos_to_right_angle(xang * q[13]);
+            if (q[1] != FR(0)) {
+                real width = q[2] != FR(1) ? pow(xang * FR(2), q[2]) : xang * FR(2);
+                real wwidth = width * q[14];
+                coeff = fabs((FR(1) - wwidth) * coeff + wwidth);
+            }
+            if (q[3] != FR(1)) coeff = exp(log(coeff) * q[3]);
+        }
+        real reach = q[4] != FR(0) ? q[11] + q[4] * (rng.uniform() - FR(0.5)) : q[11];
+        real u_scatter = rng.uniform();
+        real xr = coeff * reach;
+        if ((rad > xr ? FR(1) : FR(0)) == q[9]) {
+            if (q[7] == FR(0)) return;  // the origin
+            r_out = q[7] == FR(-1) ? rad : xr + coeff * (u_scatter * q[5] + q[6]);
+            a_out = ang + q[15];
+            cropped = true;
+        }
+    }
+    real ox, oy;
+    if (cropped) {
+        real s, c;
+        sincos(a_out, &s, &c);
+        ox = w * r_out * c;
+        oy = w * r_out * s;
+        if (!replaces) {
+            ox = p.x + ox;
+            oy = p.y + oy;
+        }
+    } else {
+        real kx = st == FR(3) ? w * p.tx : w * xi, ky = st == FR(3) ? w * p.ty : w * yi;
+        ox = st > FR(0) ? kx : p.x + kx;
+        oy = st > FR(0) ? ky : p.y + ky;
+    }
+    // A post-only form: its own sum, which the form replaces the point with.
+    sx += ox;
+    sy += oy;
 }

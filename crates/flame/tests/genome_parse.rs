@@ -316,6 +316,31 @@ fn unknown_variation_message() {
     assert!(e.starts_with("t.flam3: flame #1: finalxform: attribute 'foo': unknown variation"), "{e}");
 }
 
+/// Settings of an implemented variation that warpmc cannot apply
+/// (post_smartcrop's cropmode 2 keeps state between iterations) drop the
+/// variation as an unknown one is dropped: one warning, listed as skipped,
+/// the error under --strict.
+#[test]
+fn unsupported_settings_drop_the_variation() {
+    let xml = r#"<flame time="0"><xform weight="1" linear="1" post_smartcrop="1" post_smartcrop_cropmode="2"
+        post_smartcrop_static="2"/><xform weight="1" linear="1" post_smartcrop="1" post_smartcrop_cropmode="1"/>
+        <xform weight="1" linear="1" post_smartcrop="0.5" post_smartcrop_cropmode="2"/></flame>"#;
+    let p = parse_str(xml, "t", &opts()).unwrap();
+    assert_eq!(p.skipped, vec!["post_smartcrop"]);
+    assert_eq!(p.skipped_by_flame, vec![vec!["post_smartcrop".to_string()]]);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("xform 0: variation 'post_smartcrop'") && p.warnings[0].contains("cropmode 2"));
+    assert_eq!(vars(&p.flames[0].xforms[0]), vec![("linear", 1.0)]);
+    assert_eq!(vars(&p.flames[0].xforms[1]), vec![("linear", 1.0), ("post_smartcrop", 1.0)]);
+    assert_eq!(vars(&p.flames[0].xforms[2]), vec![("linear", 1.0)]);
+    let e = parse_str(xml, "t", &strict_opts()).unwrap_err().to_string();
+    assert!(
+        e.starts_with("t: flame #0: xform 0: variation 'post_smartcrop': these settings are not implemented"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+}
+
 #[test]
 fn skipped_names_warned_once() {
     let xml = r#"<flame time="0"><xform weight="1" synth="1"/><xform weight="1" synth="2" linear="1"/>

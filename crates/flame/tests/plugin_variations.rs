@@ -90,14 +90,18 @@ fn plugin_variations_match_independent_values() {
     }
 }
 
-/// Every variation warpmc adds to flam3's has cases here.
+/// Every variation warpmc adds to flam3's (a post-only one included) has
+/// cases here.
 #[test]
 fn every_plugin_variation_has_cases() {
     let cases = cases();
     let named: std::collections::HashSet<&str> =
         cases.iter().flat_map(|c| c.specs.iter().map(|s| s.kind.base().name())).collect();
-    let missing: Vec<&str> =
-        VariationKind::regular().filter(|k| !k.is_flam3()).map(|k| k.name()).filter(|n| !named.contains(n)).collect();
+    let missing: Vec<&str> = VariationKind::known()
+        .filter(|k| !k.is_flam3() && k.base() == *k)
+        .map(|k| k.name())
+        .filter(|n| !named.contains(n))
+        .collect();
     assert!(missing.is_empty(), "no reference values for {missing:?}");
 }
 
@@ -116,6 +120,13 @@ fn forms_are_named_and_staged_as_fractorium_writes_them() {
     assert_eq!(VariationKind::PRE_BLUR.stage(), Stage::Regular);
     assert!(VariationKind::from_name("pre_pre_blur").is_none());
     assert_eq!(VariationKind::from_name("post_blur").map(|k| k.stage()), Some(Stage::Post));
+    // Fractorium's post-only smartcrop: a post_ variation of its own.
+    let crop = VariationKind::from_name("post_smartcrop").unwrap();
+    assert_eq!((crop.stage(), crop.base()), (Stage::Post, crop));
+    assert_eq!(crop.params()[9].name, "post_smartcrop_cropmode");
+    assert!(
+        VariationKind::from_name("smartcrop").is_none() && VariationKind::from_name("pre_post_smartcrop").is_none()
+    );
     for k in VariationKind::known() {
         assert_eq!(VariationKind::from_name(k.name()), Some(k), "{}", k.name());
         assert_eq!(k.is_flam3(), k.index() < warpmc_flame::variations::VARIATION_COUNT);

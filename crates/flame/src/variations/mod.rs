@@ -234,6 +234,20 @@ impl VariationSpec {
     }
 }
 
+impl VariationSpec {
+    /// Why warpmc cannot apply this variation with these parameters, when
+    /// it cannot (settings of an implemented variation that need what
+    /// warpmc's variations do not have, such as state carried from one
+    /// iteration to the next); the reader drops such a variation as it
+    /// drops an unknown one.
+    pub fn unsupported(&self) -> Option<&'static str> {
+        match self.kind.base().name() {
+            "post_smartcrop" => plugin_tile::Smartcrop::unsupported(self),
+            _ => None,
+        }
+    }
+}
+
 /// flam3's `EPS`, the guard added to denominators.
 pub(crate) const EPS: f64 = 1e-10;
 
@@ -256,6 +270,10 @@ pub(crate) struct Point {
     pub(crate) cosa: f64,
     /// `atan2(y, x)` (flam3's `precalc_atanyx`).
     pub(crate) atanyx: f64,
+    /// For a `post_` form: the xform's point before its variations (after
+    /// the `pre_` forms), which post_smartcrop may crop instead.
+    pub(crate) tx: f64,
+    pub(crate) ty: f64,
 }
 
 /// Which shared per-point values a variation reads (bit flags).
@@ -268,6 +286,8 @@ pub(crate) mod needs {
     pub(crate) const ANGLES: u8 = 4 | SQRT;
     /// `atan2(y, x)`.
     pub(crate) const ATAN_YX: u8 = 8;
+    /// The xform's point before its variations ([`super::Point::tx`]).
+    pub(crate) const TRANS: u8 = 16;
 }
 
 impl Point {
@@ -317,9 +337,12 @@ struct Form {
 }
 
 impl Form {
+    /// The form at `(x, y)`; `trans` is the xform's point before its
+    /// variations (read by post_smartcrop).
     #[inline]
-    fn apply<R: RandomSource>(&self, x: f64, y: f64, rng: &mut R) -> (f64, f64) {
-        let point = Point::new(x, y, self.need);
+    fn apply<R: RandomSource>(&self, x: f64, y: f64, trans: (f64, f64), rng: &mut R) -> (f64, f64) {
+        let mut point = Point::new(x, y, self.need);
+        (point.tx, point.ty) = trans;
         let (dx, dy) = self.prepared.op.eval(&point, self.prepared.weight, rng);
         if self.summed { (x + dx, y + dy) } else { (dx, dy) }
     }
@@ -425,7 +448,7 @@ impl VariationSet {
             None => (tx, ty),
         };
         for f in &self.pre {
-            (tx, ty) = f.apply(tx, ty, rng);
+            (tx, ty) = f.apply(tx, ty, (tx, ty), rng);
         }
         let (mut p0, mut p1) = (0.0, 0.0);
         if self.passes_through {
@@ -444,7 +467,7 @@ impl VariationSet {
             }
         }
         for f in &self.post {
-            (p0, p1) = f.apply(p0, p1, rng);
+            (p0, p1) = f.apply(p0, p1, (tx, ty), rng);
         }
         (p0, p1)
     }

@@ -283,6 +283,8 @@ pub(crate) enum Op {
     Circlecrop(plugin_tile::Circlecrop),
     /// mirror_x.
     MirrorX,
+    /// post_smartcrop.
+    Smartcrop(plugin_tile::Smartcrop),
 }
 
 impl Op {
@@ -436,6 +438,7 @@ impl Op {
             "bcircle" => Op::Bcircle(plugin_tile::Bcircle::new(s)),
             "circlecrop" => Op::Circlecrop(plugin_tile::Circlecrop::new(s)),
             "mirror_x" => Op::MirrorX,
+            "post_smartcrop" => Op::Smartcrop(plugin_tile::Smartcrop::new(s)),
             // linear3D is linear in the plane.
             "linear3D" => Op::Linear,
             name => unreachable!("variation {name} is in the table but not prepared"),
@@ -475,6 +478,9 @@ impl Op {
     /// The shared per-point values this variation reads.
     pub(crate) fn needs(&self) -> u8 {
         let mut n = 0;
+        if matches!(self, Op::Smartcrop(_)) {
+            n |= needs::TRANS;
+        }
         if matches!(
             self,
             Op::Horseshoe
@@ -702,6 +708,7 @@ impl Op {
             Op::Bcircle(v) => v.eval(p, w, rng),
             Op::Circlecrop(v) => v.eval(p, w, rng).0,
             Op::MirrorX => plugin_tile::mirror_x(p, rng),
+            Op::Smartcrop(v) => v.eval(p, w, rng),
         }
     }
 }

@@ -456,8 +456,11 @@ impl Smartshape {
         } else {
             let coeff0 = 1.0 / (xang * self.alpha).cos();
             if self.roundstr != 0.0 {
+                // Fractorium's exp(ln(2·xang)·roundwidth), as a power: the
+                // same but at xang = 0 with roundwidth 0 (1, not NaN), where
+                // float and double builds would otherwise part.
                 let wwidth = if self.roundwidth != 1.0 {
-                    ((xang * 2.0).ln() * self.roundwidth).exp() * self.round_coeff
+                    (xang * 2.0).powf(self.roundwidth) * self.round_coeff
                 } else {
                     xang * 2.0 * self.round_coeff
                 };

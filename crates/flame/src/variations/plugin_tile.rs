@@ -1,7 +1,7 @@
 //! Fractorium's tilings, cells and crops beyond flam3's (formulas of
 //! Fractorium's `Variations0*.h`, its flam3-compatible branches where it
 //! has two): bwraps, gnarly, hexes, Voron, shredlin, tile_log, tile_hlp,
-//! cropn, bcircle, circlecrop and mirror_x.
+//! cropn, bcircle, circlecrop, mirror_x and post_smartcrop.
 
 use std::f64::consts::PI;
 
@@ -369,8 +369,9 @@ impl TileHlp {
 
 /// cropn (flam3-compatible branch): points outside (inside, for a negative
 /// `power`) the regular `|power|`-gon of inradius `radius` are moved onto
-/// its edge, scattered outwards by up to `scatterdist / 2` (one uniform),
-/// or to the origin with `zero` = 1.
+/// its edge, scattered outwards by up to `scatterdist / 2` (one uniform,
+/// drawn for every point as post_smartcrop's are), or to the origin with
+/// `zero` = 1.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cropn {
     /// 1 for a positive power (crop outside), else 0.
@@ -407,11 +408,12 @@ impl Cropn {
         xang = (xang - f64::from(c_int(xang))) * self.alpha;
         xang = (if xang < self.half_alpha { xang } else { self.alpha - xang }).cos();
         let xr = if xang > 0.0 { self.radius / xang } else { 1.0 };
+        let u = rng.next_f64();
         if (p.sqrt > xr) == (self.outside == 1.0) {
             if self.zero == 1.0 {
                 (0.0, 0.0)
             } else {
-                let rdc = xr + rng.next_f64() * 0.5 * self.scatter;
+                let rdc = xr + u * 0.5 * self.scatter;
                 let r = zeps(p.sqrt);
                 (w * rdc * (p.x / r), w * rdc * (p.y / r))
             }
@@ -423,7 +425,8 @@ impl Cropn {
 
 /// bcircle: the disc of radius `1/scale` kept (scaled by `scale`), points
 /// beyond it moved onto a ring of width `|borderwidth| / 5` outside the
-/// unit circle (one uniform), or to the origin without a border.
+/// unit circle (one uniform, drawn for every point as post_smartcrop's
+/// are), or to the origin without a border.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Bcircle {
     pub(crate) scale: f64,
@@ -442,11 +445,12 @@ impl Bcircle {
     pub(super) fn eval<R: RandomSource>(&self, p: &Point, w: f64, rng: &mut R) -> (f64, f64) {
         let (x, y) = (p.x * self.scale, p.y * self.scale);
         let r = (x * x + y * y).sqrt();
+        let u = rng.next_f64();
         if r <= 1.0 {
             (w * x, w * y)
         } else if self.bcbw != 0.0 {
             let ang = y.atan2(x);
-            let t = w * (self.bcbw_fifth * rng.next_f64() + 1.0);
+            let t = w * (self.bcbw_fifth * u + 1.0);
             let (s, c) = ang.sin_cos();
             (t * c, t * s)
         } else {
@@ -510,4 +514,158 @@ impl Circlecrop {
 pub(super) fn mirror_x<R: RandomSource>(p: &Point, rng: &mut R) -> (f64, f64) {
     let x = p.x.abs();
     (if rng.next_u32() & 1 != 0 { -x } else { x }, p.y)
+}
+
+/// post_smartcrop (a `post_` variation only): crops the plane to a regular
+/// `|power|`-gon of radius `|radius|` (rounded by `roundstr`/`roundwidth`,
+/// stretched by `distortion`), or for `|power|` below 2 to a sector of
+/// `|power|·π` radians; the sign of `power · radius` picks whether the
+/// outside or the inside is cropped. Cropped points are moved onto the
+/// edge (scattered outwards by `scatter` from `offset`, `edge` blurring the
+/// boundary) or, with `cropmode` 0, sent to the origin; `cropmode` −1 keeps
+/// their distance. `static` chooses the point cropped (above 1 the sum of
+/// the variations, else the xform's point before them; 3 the latter for
+/// the kept points) and whether the result replaces the point (above 1, or
+/// −1; for the kept points above 0) or is added to it.
+///
+/// Its uniforms are drawn whether or not the point is cropped (Fractorium
+/// draws them only where it uses them; the results are distributed the
+/// same), so that the words drawn never hang on a comparison a rounding can
+/// flip, and the CPU and GPU stay in step.
+///
+/// Not implemented (the reader refuses them, [`Smartcrop::unsupported`]):
+/// `cropmode` 2, which holds cropped points at the last point kept (state
+/// carried from one iteration to the next), and `cropmode` 0 with the
+/// result added to the point, where Fractorium leaves the point undefined.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Smartcrop {
+    pub(crate) roundstr: f64,
+    pub(crate) roundwidth: f64,
+    pub(crate) distortion: f64,
+    pub(crate) edge: f64,
+    pub(crate) scatter: f64,
+    pub(crate) offset: f64,
+    pub(crate) cropmode: f64,
+    pub(crate) static_: f64,
+    /// 1 when the outside is cropped, else 0.
+    pub(crate) mode: f64,
+    /// 1 for a sector (`|power|` below 2), else 0.
+    pub(crate) radial: f64,
+    pub(crate) work_radius: f64,
+    /// `|power|` (times π for a sector).
+    pub(crate) work_power: f64,
+    /// The polygon's `2π / |power|`, rounding coefficient and rotation.
+    pub(crate) alpha: f64,
+    pub(crate) round_coeff: f64,
+    pub(crate) work_rotation: f64,
+}
+
+impl Smartcrop {
+    pub(super) fn new(s: &VariationSpec) -> Self {
+        let (power, radius, roundstr) = (s.param(0), s.param(1), s.param(2));
+        let mut work_power = zeps(power).abs();
+        let (radial, alpha, round_coeff, work_rotation) = if work_power < 2.0 {
+            work_power *= PI;
+            (1.0, 0.0, 0.0, 0.0)
+        } else {
+            let alpha = 2.0 * PI / work_power;
+            (0.0, alpha, roundstr / zeps((alpha / 2.0).sin()) / work_power * 2.0, s.param(8) * alpha)
+        };
+        Smartcrop {
+            roundstr,
+            roundwidth: s.param(3),
+            distortion: s.param(4),
+            edge: s.param(5),
+            scatter: s.param(6),
+            offset: s.param(7),
+            cropmode: real(s.param(9), -1.0, 2.0),
+            static_: real(s.param(10), -1.0, 3.0),
+            mode: if (power > 0.0) == (radius > 0.0) { 1.0 } else { 0.0 },
+            radial,
+            work_radius: radius.abs(),
+            work_power,
+            alpha,
+            round_coeff,
+            work_rotation,
+        }
+    }
+
+    /// Why warpmc cannot apply these settings, if it cannot.
+    pub(crate) fn unsupported(s: &VariationSpec) -> Option<&'static str> {
+        let v = Smartcrop::new(s);
+        if v.cropmode == 2.0 {
+            Some(
+                "cropmode 2 holds cropped points at the last point kept, state warpmc does not carry between iterations",
+            )
+        } else if v.cropmode == 0.0 && v.radial == 0.0 && !v.replaces() {
+            Some("cropmode 0 with static at or below 1 leaves cropped points undefined in Fractorium")
+        } else {
+            None
+        }
+    }
+
+    /// Whether a cropped point's result replaces the point (else it is
+    /// added to it).
+    #[inline(always)]
+    fn replaces(&self) -> bool {
+        self.static_ > 1.0 || self.static_ == -1.0
+    }
+
+    /// The result at the point `p` (the sum of the xform's variations),
+    /// whose xform's point before its variations is `(p.tx, p.ty)`.
+    pub(super) fn eval<R: RandomSource>(&self, p: &Point, w: f64, rng: &mut R) -> (f64, f64) {
+        let (xi, yi) = if self.static_ > 1.0 { (p.x, p.y) } else { (p.tx, p.ty) };
+        let ang = yi.atan2(xi);
+        let rad = (xi * xi + yi * yi).sqrt();
+        let place = |r: f64, a: f64| {
+            let (s, c) = a.sin_cos();
+            if self.replaces() { (w * r * c, w * r * s) } else { (p.x + w * r * c, p.y + w * r * s) }
+        };
+        if self.radial == 1.0 {
+            // Three uniforms: the edge's, the side's, the scatter's.
+            let edge = self.edge * (rng.next_f64() - 0.5);
+            let (u_side, u_scatter) = (rng.next_f64(), rng.next_f64());
+            let mut xang = ang / (2.0 * PI) + 1.0 + edge;
+            xang = (xang - f64::from(c_int(xang))) * (2.0 * PI);
+            if f64::from(u8::from(xang > self.work_power)) == self.mode {
+                let spread = u_scatter * self.scatter + self.offset + edge;
+                let a = if u_side * 2.0 >= 1.0 { self.work_power + spread * PI } else { -spread * PI };
+                return place(rad, a);
+            }
+        } else {
+            let mut coeff = 1.0;
+            if self.distortion != 0.0 {
+                let mut xang = (ang + PI) / self.alpha;
+                xang -= f64::from(c_int(xang));
+                xang = if xang < 0.5 { xang } else { 1.0 - xang };
+                coeff = 1.0 / (xang * self.alpha).cos();
+                if self.roundstr != 0.0 {
+                    // Fractorium's exp(ln(2·xang)·roundwidth), as a power
+                    // (smartshape says why).
+                    let width = if self.roundwidth != 1.0 { (xang * 2.0).powf(self.roundwidth) } else { xang * 2.0 };
+                    let wwidth = width * self.round_coeff;
+                    coeff = ((1.0 - wwidth) * coeff + wwidth).abs();
+                }
+                if self.distortion != 1.0 {
+                    coeff = (coeff.ln() * self.distortion).exp();
+                }
+            }
+            // The edge's uniform (with an edge), then the scatter's.
+            let reach =
+                if self.edge != 0.0 { self.work_radius + self.edge * (rng.next_f64() - 0.5) } else { self.work_radius };
+            let u_scatter = rng.next_f64();
+            let xr = coeff * reach;
+            if f64::from(u8::from(rad > xr)) == self.mode {
+                if self.cropmode == 0.0 {
+                    return (0.0, 0.0);
+                }
+                let rdc =
+                    if self.cropmode == -1.0 { rad } else { xr + coeff * (u_scatter * self.scatter + self.offset) };
+                return place(rdc, ang + self.work_rotation);
+            }
+        }
+        // Kept.
+        let (kx, ky) = if self.static_ == 3.0 { (w * p.tx, w * p.ty) } else { (w * xi, w * yi) };
+        if self.static_ > 0.0 { (kx, ky) } else { (p.x + kx, p.y + ky) }
+    }
 }

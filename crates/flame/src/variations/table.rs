@@ -179,7 +179,7 @@ pub(super) const TABLE: [(&str, &[ParamSpec]); VARIATION_COUNT] = [
 
 /// The plugin variations beyond flam3's, indexed from [`VARIATION_COUNT`]:
 /// name and parameters (Fractorium's names and defaults).
-pub(super) const EXTRA: [(&str, &[ParamSpec]); 38] = [
+pub(super) const EXTRA: [(&str, &[ParamSpec]); 39] = [
     // 99: Fractorium's flatten: zeroes z, so in the plane it adds nothing
     // (and its pre_/post_ forms leave the point alone).
     ("flatten", &[]),
@@ -334,6 +334,24 @@ pub(super) const EXTRA: [(&str, &[ParamSpec]); 38] = [
         ],
     ),
     ("mirror_x", &[]),
+    // Fractorium's post-only smartcrop: a `post_` variation with no
+    // ordinary form (its parameters named as Fractorium writes them).
+    (
+        "post_smartcrop",
+        &[
+            p("post_smartcrop_power", 4.0),
+            p("post_smartcrop_radius", 1.0),
+            p("post_smartcrop_roundstr", 0.0),
+            p("post_smartcrop_roundwidth", 1.0),
+            p("post_smartcrop_distortion", 1.0),
+            p("post_smartcrop_edge", 0.0),
+            p("post_smartcrop_scatter", 0.0),
+            p("post_smartcrop_offset", 0.0),
+            p("post_smartcrop_rotation", 0.0),
+            p("post_smartcrop_cropmode", 1.0),
+            p("post_smartcrop_static", 1.0),
+        ],
+    ),
 ];
 
 /// Parameters Fractorium adds to flam3's variations, after flam3's own:
@@ -385,7 +403,8 @@ fn build() -> Known {
         .map(|(i, &(name, params))| Entry {
             name,
             params,
-            stage: Stage::Regular,
+            // A `post_` name in the table is a post-only variation.
+            stage: if name.starts_with("post_") { Stage::Post } else { Stage::Regular },
             base: i as u16,
             summed: false,
             flam3_params: if i < VARIATION_COUNT { TABLE[i].1.len() } else { 0 },
@@ -394,9 +413,9 @@ fn build() -> Known {
     for (stage, prefix) in [(Stage::Pre, "pre_"), (Stage::Post, "post_")] {
         for (i, &(name, params)) in base.iter().enumerate() {
             // flam3's own pre_blur keeps its name (blur has no pre_ form)
-            // and has no forms itself.
+            // and has no forms itself, nor has a post-only variation.
             let full = format!("{prefix}{name}");
-            if name == "pre_blur" || base.iter().any(|(n, _)| *n == full) {
+            if name == "pre_blur" || name.starts_with("post_") || base.iter().any(|(n, _)| *n == full) {
                 continue;
             }
             // Built once per process; the names live as long as the table.

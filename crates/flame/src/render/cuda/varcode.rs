@@ -200,6 +200,23 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Cropn(v) => &[v.outside, v.radius, v.scatter, v.zero, v.alpha, v.half_alpha],
         Op::Bcircle(v) => &[v.scale, v.bcbw, v.bcbw_fifth],
         Op::Circlecrop(v) => &[v.radius, v.x, v.y, v.ca, v.zero],
+        Op::Smartcrop(v) => &[
+            v.roundstr,
+            v.roundwidth,
+            v.distortion,
+            v.edge,
+            v.scatter,
+            v.offset,
+            v.cropmode,
+            v.static_,
+            v.mode,
+            v.radial,
+            v.work_radius,
+            v.work_power,
+            v.alpha,
+            v.round_coeff,
+            v.work_rotation,
+        ],
     };
     out.extend_from_slice(v);
 }
@@ -221,6 +238,9 @@ fn point_code(var: &str, x: &str, y: &str, need: u8, indent: &str) -> String {
     }
     if need & needs::ATAN_YX != 0 {
         src.push_str(&format!("{indent}{var}.atanyx = atan2({y}, {x});\n"));
+    }
+    if need & needs::TRANS != 0 {
+        src.push_str(&format!("{indent}{var}.tx = tx;\n{indent}{var}.ty = ty;\n"));
     }
     src
 }

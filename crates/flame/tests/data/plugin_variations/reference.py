@@ -574,7 +574,8 @@ def smartshape(x, y, w, r, p):
         coeff0 = 1 / cos(xang * alpha)
         if roundstr != 0:
             if roundwidth != 1:
-                wwidth = exp(log(xang * 2) * roundwidth) * round_coeff
+                # Fractorium's exp(log(2 xang) roundwidth), as a power (1 at 0^0).
+                wwidth = pw(xang * 2, roundwidth) * round_coeff
             else:
                 wwidth = xang * 2 * round_coeff
             coeff_1 = abs((1 - wwidth) * coeff0 + wwidth)
@@ -784,10 +785,11 @@ def cropn(x, y, w, r, p):
     xang = cos(xang if xang < alpha / 2 else alpha - xang)
     xr = radius / xang if xang > 0 else 1
     rad = math.sqrt(x * x + y * y)
+    u = r()  # drawn for every point in warpmc (Fractorium: only where used)
     if (rad > xr) == (power > 0):
         if p["zero"] == 1:
             return 0.0, 0.0
-        rdc = xr + r() * 0.5 * p["scatterdist"]
+        rdc = xr + u * 0.5 * p["scatterdist"]
         return w * rdc * (x / zeps(rad)), w * rdc * (y / zeps(rad))
     return w * x, w * y
 
@@ -795,12 +797,13 @@ def cropn(x, y, w, r, p):
 def bcircle(x, y, w, r, p):
     bw = abs(p["borderwidth"])
     xx, yy = x * p["scale"], y * p["scale"]
+    u = r()  # drawn for every point in warpmc (Fractorium: only where used)
     if math.sqrt(xx * xx + yy * yy) <= 1:
         return w * xx, w * yy
     if bw == 0:
         return 0.0, 0.0
     ang = math.atan2(yy, xx)
-    t = w * (0.2 * bw * r() + 1)
+    t = w * (0.2 * bw * u + 1)
     return t * cos(ang), t * sin(ang)
 
 
@@ -825,6 +828,71 @@ def mirror_x(x, y, w, r, p):
     """Replaces the sum before it (marked by the caller)."""
     ax = abs(x)
     return (-ax if r.bit() else ax), y
+
+
+def post_smartcrop(x, y, w, r, p):
+    """Fractorium's post-only smartcrop (stateless settings: cropmode -1, 0
+    or 1); p["trans"] is the xform's point before its variations."""
+    power, radius = p["power"], p["radius"]
+    roundstr, roundwidth, distortion = p["roundstr"], p["roundwidth"], p["distortion"]
+    edge_p, scatter, offset = p["edge"], p["scatter"], p["offset"]
+    cropmode = clamp(p["cropmode"], -1, 2)
+    static = clamp(p["static"], -1, 3)
+    tx, ty = p["trans"]
+    mode = 1 if (power > 0) == (radius > 0) else 0
+    work_radius = abs(radius)
+    work_power = abs(zeps(power))
+    radial = work_power < 2
+    if radial:
+        work_power *= PI
+    else:
+        alpha = 2 * PI / work_power
+        round_coeff = roundstr / zeps(sin(alpha / 2)) / work_power * 2
+        work_rotation = p["rotation"] * alpha
+    xi, yi = (x, y) if static > 1 else (tx, ty)
+    ang = math.atan2(yi, xi)
+    rad = math.sqrt(xi * xi + yi * yi)
+    direct = static > 1 or static == -1
+
+    def out(rr, a):
+        ox, oy = w * rr * cos(a), w * rr * sin(a)
+        return (ox, oy) if direct else (x + ox, y + oy)
+
+    # warpmc draws every uniform whether the point is cropped or not (in
+    # Fractorium's order), where Fractorium draws only those it uses.
+    if radial:
+        edge = edge_p * (r() - 0.5)
+        u_side, u_scatter = r(), r()
+        xang = ang / (2 * PI) + 1 + edge
+        xang = (xang - c_int(xang)) * (2 * PI)
+        if int(xang > work_power) == mode:
+            if c_int(u_side * 2):
+                a = work_power + (u_scatter * scatter + offset + edge) * PI
+            else:
+                a = -(u_scatter * scatter + offset + edge) * PI
+            return out(rad, a)
+    else:
+        if distortion == 0:
+            coeff = 1
+        else:
+            xang = (ang + PI) / alpha
+            xang = xang - c_int(xang)
+            xang = xang if xang < 0.5 else 1 - xang
+            coeff = 1 / cos(xang * alpha)
+            if roundstr != 0:
+                wwidth = (pw(xang * 2, roundwidth) if roundwidth != 1 else xang * 2) * round_coeff
+                coeff = abs((1 - wwidth) * coeff + wwidth)
+            if distortion != 1:
+                coeff = exp(log(coeff) * distortion)
+        xr = coeff * (work_radius + edge_p * (r() - 0.5) if edge_p != 0 else work_radius)
+        u_scatter = r()
+        if int(rad > xr) == mode:
+            if cropmode:
+                rdc = rad if cropmode == -1 else xr + coeff * (u_scatter * scatter + offset)
+                return out(rdc, ang + work_rotation)
+            return 0.0, 0.0
+    kx, ky = (w * tx, w * ty) if static == 3 else (w * xi, w * yi)
+    return (kx, ky) if static > 0 else (x + kx, y + ky)
 
 
 # name: (function, parameter names without the prefix, whether a pre_/post_
@@ -877,6 +945,8 @@ VARIATIONS = {
     "bcircle": (bcircle, ["scale", "borderwidth"], False, False),
     "circlecrop": (circlecrop, ["radius", "x", "y", "scatter_area", "zero"], False, True),
     "mirror_x": (mirror_x, [], False, True),
+    "post_smartcrop": (post_smartcrop, ["power", "radius", "roundstr", "roundwidth", "distortion", "edge", "scatter",
+                                        "offset", "rotation", "cropmode", "static"], False, False),
 }
 
 # Fractorium's defaults of the parameters the cases leave out.
@@ -911,10 +981,16 @@ DEFAULTS = {
     "cropn": {"power": 5, "radius": 1, "scatterdist": 0, "zero": 0},
     "bcircle": {"scale": 1, "borderwidth": 0},
     "circlecrop": {"radius": 1, "x": 0, "y": 0, "scatter_area": 0, "zero": 1},
+    "post_smartcrop": {"power": 4, "radius": 1, "roundstr": 0, "roundwidth": 1, "distortion": 1, "edge": 0,
+                       "scatter": 0, "offset": 0, "rotation": 0, "cropmode": 1, "static": 1},
 }
 
 
 def split_form(name):
+    """The stage and the variation of a name (a post-only variation is its
+    own post_ form)."""
+    if name == "post_smartcrop":
+        return "post", name
     for stage in ("pre_", "post_"):
         if name.startswith(stage) and name[len(stage):] in VARIATIONS:
             return stage[:-1], name[len(stage):]
@@ -958,6 +1034,7 @@ def evaluate(specs, x, y):
     else:
         sx, sy = x, y
     for f, w, p, summed, _ in staged["post"]:
+        p["trans"] = (x, y)
         sx, sy = form(f, w, p, summed, sx, sy)
     return sx, sy
 
@@ -1102,6 +1179,25 @@ CASES = [
      (1.3, -0.7)),
     ("mirror_x replaces the sum before it", [v("linear", 0.5), v("mirror_x", 3.0)], (0.3, -0.7)),
     ("pre_mirror_x twice", [v("pre_mirror_x", 0.05), v("pre_mirror_x", 0.05), v("linear", 1.0)], (0.3, -0.7)),
+    ("post_smartcrop keeps a point inside the square",
+     [v("linear", 0.5), v("post_smartcrop", 1.0)], (0.3, -0.7)),
+    ("post_smartcrop crops the point before the variations",
+     [v("linear", 0.5), v("post_smartcrop", 0.9, radius=0.6, scatter=0.3, offset=0.1, rotation=0.2)], (0.3, -0.7)),
+    ("post_smartcrop static 2, rounded hexagon, distorted",
+     [v("linear", 1.5), v("post_smartcrop", 1.0, power=6, radius=0.7, roundstr=0.3, roundwidth=1.6, distortion=0.7,
+                           edge=0.2, scatter=0.4, static=2)], (0.3, -0.7)),
+    ("post_smartcrop static 2, inside cropped to the origin",
+     [v("linear", 1.0), v("post_smartcrop", 1.0, power=3, radius=-2.0, cropmode=0, static=2)], (0.3, -0.7)),
+    ("post_smartcrop keeps the distance (cropmode -1), added to the point (static 0)",
+     [v("linear", 1.0), v("post_smartcrop", 0.8, power=5, radius=0.4, cropmode=-1, static=0, rotation=0.5)],
+     (0.3, -0.7)),
+    ("post_smartcrop, a sector", [v("linear", 1.0), v("post_smartcrop", 1.0, power=1.2, radius=1, edge=0.1,
+                                                     scatter=0.5, offset=0.05, static=2)], (-0.3, -0.7)),
+    ("post_smartcrop, a sector, other side", [v("linear", 1.0), v("post_smartcrop", 1.0, power=0.5, radius=1,
+                                                                 scatter=0.5, offset=0.05, static=2)], (-0.3, -0.7)),
+    ("post_smartcrop kept, static 3", [v("linear", 2.0), v("post_smartcrop", 0.7, radius=3, static=3)], (0.3, -0.7)),
+    ("post_smartcrop kept, static -1", [v("linear", 2.0), v("post_smartcrop", 0.7, radius=3, static=-1)],
+     (0.3, -0.7)),
 ]
 
 
