@@ -9,7 +9,7 @@
 # For each *.flame / *.flam3 / *.xml file under DIR (subdirectories too) it
 # runs `warpmc flame info` (which reads as `flame render` does by default)
 # and prints one line per file, then the totals: genomes and files that
-# render, genomes and files with every variation implemented, and the
+# render, genomes and files that render with every variation implemented, and the
 # missing variations with the number of genomes (and files) that use each.
 # A file that cannot be read at all counts its <flame> elements as genomes
 # that do not render.
@@ -52,18 +52,18 @@ for line in sys.stdin:
     name, *fields = line.rstrip("\n").split("\t")
     status = "\t".join(fields)
     files += 1
-    m = re.search(r"genomes: (\d+) of (\d+)", status)
+    m = re.search(r"genomes: (\d+) of (\d+) render with every variation implemented \((\d+) render\)", status)
     if m is None:
         n = int(re.search(r"flames: (\d+)", status).group(1))
         genomes += n
         print(f"{name}: {n} genome(s), not read: {fields[0]}")
         continue
-    good, total = int(m.group(1)), int(m.group(2))
+    good, total, rendering = int(m.group(1)), int(m.group(2)), int(m.group(3))
     genomes += total
     genomes_complete += good
+    genomes_rendering += rendering
     if "renders: yes" in status:
         renders += 1
-        genomes_rendering += total
     if "supported: yes" in status:
         complete += 1
     m = re.search(r"missing \(genomes using each\): ([^\t]*)", status)
@@ -74,9 +74,14 @@ for line in sys.stdin:
             var, count = re.fullmatch(r"(.*) \((\d+)\)", item).groups()
             missing[var] += int(count)
             missing_files[var] += 1
-    print(f"{name}: {good} of {total} genome(s) with every variation{lacking}")
-print(f"{genomes} genomes in {files} files: {genomes_rendering} genomes ({renders} files) render; "
-      f"{genomes_complete} genomes ({complete} files) with every variation implemented")
+    refused = ""
+    if rendering < total:
+        why = re.search(r"renders: no \((.*)\)", status)
+        reason = why.group(1) if why else "?"
+        refused = f"; {total - rendering} not rendered (first: {reason})"
+    print(f"{name}: {good} of {total} genome(s) render with every variation{lacking}{refused}")
+print(f"{genomes} genomes in {files} files: {genomes_rendering} genomes ({renders} whole files) render; "
+      f"{genomes_complete} genomes ({complete} files) render with every variation implemented")
 if missing:
     ranked = sorted(missing.items(), key=lambda kv: (-kv[1], kv[0]))
     print("missing variations (genomes, files using each): "

@@ -876,10 +876,14 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             None => println!("      unsupported: none"),
         }
     }
-    print_coverage(&parsed.skipped_by_flame);
-    // Whether `flame render` (without --strict) renders the file.
-    let renders = parsed.flames.iter().all(|f| f.xforms.iter().any(|x| x.weight > 0.0));
-    println!("renders: {}", if renders { "yes" } else { "no (a flame has no xform of positive weight)" });
+    // Whether `flame render` (without --strict) renders each flame.
+    let iterable: Vec<Result<(), String>> =
+        parsed.flames.iter().map(|f| warpmc_flame::render::check_iterable(f).map_err(|e| e.to_string())).collect();
+    print_coverage(&parsed.skipped_by_flame, &iterable);
+    match iterable.iter().enumerate().find_map(|(i, r)| r.as_ref().err().map(|e| (i, e))) {
+        None => println!("renders: yes"),
+        Some((i, e)) => println!("renders: no (flame {i}: {e})"),
+    }
     if parsed.skipped.is_empty() {
         println!("supported: yes (every variation is implemented)");
     } else {
@@ -894,14 +898,19 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How many of the file's genomes have every variation implemented, and
-/// the variations the others lack, each with the number of genomes that
-/// use it (most used first). The reader cannot tell an unknown variation
-/// from its parameters: a dropped name that extends another dropped name
-/// of its genome by `_…` counts as that one's parameter.
-fn print_coverage(skipped_by_flame: &[Vec<String>]) {
-    let complete = skipped_by_flame.iter().filter(|s| s.is_empty()).count();
-    println!("genomes: {complete} of {} with every variation implemented", skipped_by_flame.len());
+/// How many of the file's genomes render with every variation
+/// implemented, and the variations the others lack, each with the number
+/// of genomes that use it (most used first). The reader cannot tell an
+/// unknown variation from its parameters: a dropped name that extends
+/// another dropped name of its genome by `_…` counts as that one's
+/// parameter.
+fn print_coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), String>]) {
+    let rendering = iterable.iter().filter(|r| r.is_ok()).count();
+    let complete = skipped_by_flame.iter().zip(iterable).filter(|(s, r)| s.is_empty() && r.is_ok()).count();
+    println!(
+        "genomes: {complete} of {} render with every variation implemented ({rendering} render)",
+        skipped_by_flame.len()
+    );
     let mut missing: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for names in skipped_by_flame {
         let variations = names.iter().filter(|n| !names.iter().any(|o| o != *n && n.starts_with(&format!("{o}_"))));
