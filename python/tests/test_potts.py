@@ -136,7 +136,7 @@ def test_long_runs_release_the_gil():
     def work():
         inside.set()
         start = time.perf_counter()
-        potts.run(q=2, size=128, temps=1.0, therm=4000, sweeps=4000, backend="cpu")
+        potts.run(q=2, size=256, temps=1.0, therm=4000, sweeps=4000, backend="cpu")
         took.append(time.perf_counter() - start)
         done.set()
 
@@ -149,7 +149,7 @@ def test_long_runs_release_the_gil():
         time.sleep(0.002)
     t.join()
     # Were the GIL held during the run, this thread would only tick after it.
-    assert took[0] > 0.2
+    assert took[0] > 0.05
     assert ticks[-1] - ticks[0] > 0.5 * took[0]
 
 
