@@ -114,6 +114,12 @@ def test_bad_values_raise_with_the_cli_message(cli, kwargs, flags):
     assert line == f"error: {e.value}" or line.endswith(f": {e.value}"), (line, str(e.value))
 
 
+def test_runs_too_short_for_their_error_bars_warn():
+    with pytest.warns(RuntimeWarning, match="too few autocorrelation times"):
+        rows = potts.run(q=2, size=16, temps=1.13, therm=10, sweeps=20, backend="cpu")
+    assert rows[0]["too_short"] is True
+
+
 def test_other_algorithms_are_refused_clearly():
     with pytest.raises(ValueError, match="heat-bath"):
         potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=1, algorithm="heat-bath", backend="cpu")

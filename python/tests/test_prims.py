@@ -208,3 +208,22 @@ def test_numpy_arrays_on_the_gpu_give_the_cpus_results(gpu):
             assert prims.scan(x, backend="cuda").tobytes() == prims.scan(x).tobytes()
     m = rng.integers(0, 1000, (3, 129, 67)).astype(np.uint16)
     assert np.array_equal(prims.transpose(m, backend="cuda"), prims.transpose(m))
+
+
+class EmptyOnGpu:
+    """A GPU array without elements, as libraries describe them: any
+    strides, no address. Nothing is asked of the driver for it."""
+
+    __cuda_array_interface__ = {
+        "shape": (0,),
+        "strides": (0,),
+        "typestr": "<u4",
+        "data": (0, False),
+        "version": 3,
+        "stream": None,
+    }
+
+
+def test_an_empty_gpu_array_sorts_without_touching_a_device():
+    x = EmptyOnGpu()
+    assert prims.sort(x, inplace=True) is x

@@ -118,7 +118,10 @@ class _Lent:
 
 
 def _c_order(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
-    """Whether `strides` (in units of `itemsize`) are C order for `shape`."""
+    """Whether `strides` (in units of `itemsize`) are C order for `shape`
+    (an array without elements always is, whatever strides it reports)."""
+    if 0 in shape:
+        return True
     expected = itemsize
     for n, s in zip(reversed(shape), reversed(strides)):
         if n != 1 and s != expected:
