@@ -19,20 +19,9 @@ use crate::errors;
 use crate::signals::Signals;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(potts_config_keys, m)?)?;
     m.add_function(wrap_pyfunction!(potts_run, m)?)?;
     m.add_class::<PySimulation>()?;
     Ok(())
-}
-
-/// The keys of a Potts configuration (the TOML file's, which `potts.run`
-/// takes as keyword arguments).
-#[pyfunction]
-fn potts_config_keys() -> Vec<String> {
-    match serde_json::to_value(ConfigFile::default()) {
-        Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
-        _ => unreachable!("a configuration serializes as an object"),
-    }
 }
 
 /// `--temps` as the command line reads it: `T0:T1:DT` is a range, anything
@@ -46,6 +35,21 @@ fn temperature_list(text: &str) -> PyResult<serde_json::Value> {
         .map(|t| t.trim().parse::<f64>().map_err(|_| PyValueError::new_err(format!("temps: '{t}' is not a number"))))
         .collect::<PyResult<Vec<f64>>>()?;
     Ok(list.into())
+}
+
+/// A configuration the reader refused: a key it does not know is a
+/// `TypeError`, as for any unexpected keyword argument (and an algorithm
+/// this build does not have says so); a bad value is a `ValueError`.
+fn config_error(message: &str, options: &serde_json::Map<String, serde_json::Value>) -> PyErr {
+    let unknown = message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')).map(|(key, _)| key);
+    match unknown {
+        Some("algorithm") => PyValueError::new_err(format!(
+            "algorithm {}: this warpmc updates by metropolis only",
+            options.get("algorithm").map(|a| a.to_string()).unwrap_or_default()
+        )),
+        Some(key) => PyTypeError::new_err(format!("run() got an unexpected keyword argument '{key}'")),
+        None => PyValueError::new_err(message.to_string()),
+    }
 }
 
 /// The protocol of each size of `options` (a JSON object of configuration
@@ -65,7 +69,8 @@ fn study(options: &str) -> PyResult<Vec<ProtocolConfig>> {
         let list = temperature_list(s)?;
         map.insert("temps".into(), list);
     }
-    let file: ConfigFile = serde_json::from_value(map.into()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let file: ConfigFile =
+        serde_json::from_value(map.clone().into()).map_err(|e| config_error(&e.to_string(), &map))?;
     file.resolve_sizes().map_err(|e| match e {
         PottsError::Missing(key) => PyTypeError::new_err(format!("missing {key}")),
         e => errors::potts(e),

@@ -18,6 +18,16 @@ def cli_rows(cli, args: list[str]) -> list[dict]:
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
+def same_build(cli_rows: list[dict]) -> None:
+    """The program and the package record the commit they were built from;
+    results can only be equal when it is the same one."""
+    commit = cli_rows[0]["run"]["commit"]
+    assert commit == warpmc._native.commit, (
+        f"the warpmc program was built from commit {commit} and the package from {warpmc._native.commit}: "
+        "rebuild the one that is behind"
+    )
+
+
 def without_speed(rows: list[dict]) -> list[dict]:
     """Everything but the speed, the one field measured anew each run."""
     return [{k: v for k, v in r.items() if k != "flips_per_ns"} for r in rows]
@@ -52,6 +62,7 @@ def test_run_equals_the_cli_json_bit_for_bit(cli, case):
     common = ["--therm", "30", "--sweeps", "60", "--measure-every", "2", "--samples", "2", "--seed", "11",
               "--init", "random", "--backend", "cpu"]
     expected = cli_rows(cli, args + common)
+    same_build(expected)
     got = potts.run(**kwargs, **COMMON, backend="cpu")
     assert len(got) == len(expected) > 0
     # Parsed floats compared exactly: the same bits, not merely close ones.
@@ -218,6 +229,7 @@ def test_run_on_the_gpu_equals_the_cli_on_the_gpu(cli, gpu):
     args = ["--q", "2", "--size", "64", "--temps", "1.0:1.2:0.1", "--therm", "50", "--sweeps", "100",
             "--measure-every", "1", "--samples", "3", "--seed", "0", "--init", "random", "--backend", "cuda"]
     expected = cli_rows(cli, args)
+    same_build(expected)
     got = potts.run(q=2, size=64, temps="1.0:1.2:0.1", therm=50, sweeps=100, samples=3, backend="cuda")
     assert without_speed(got) == without_speed(expected)
     cpu = potts.run(q=2, size=64, temps="1.0:1.2:0.1", therm=50, sweeps=100, samples=3, backend="cpu")

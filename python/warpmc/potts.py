@@ -121,11 +121,6 @@ def run(
         if "continue" in more:
             raise TypeError("give continue or continue_, not both")
         more["continue"] = more.pop("continue_")
-    keys = set(_native.potts_config_keys())
-    named = {"q", "size", "temps", "therm", "sweeps", "measure_every", "samples", "seed", "init", "backend"}
-    for key in more:
-        if key not in keys or key in named or key in ("algorithm", "tempering"):
-            raise TypeError(f"run() got an unexpected keyword argument '{key}'")
     options: dict[str, Any] = {
         "q": q,
         "size": size,
@@ -140,10 +135,10 @@ def run(
         "tempering": tempering,
         **more,
     }
-    if "algorithm" in keys:
+    # Metropolis is the configuration's default: left out, it is what a run
+    # without the key (and `warpmc potts run` without --algorithm) does.
+    if algorithm != "metropolis":
         options["algorithm"] = algorithm
-    elif algorithm != "metropolis":
-        raise ValueError(f"unknown algorithm '{algorithm}': this warpmc updates by metropolis only")
     text = json.dumps({key: _plain(key, value) for key, value in options.items()})
     rows = [json.loads(line) for line in _native.potts_run(text)]
     for r in rows:
