@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
+use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig,
@@ -592,8 +593,8 @@ struct Output {
     json: bool,
     /// Written with every result: CSV comment lines, a JSON `run` object.
     provenance: Provenance,
-    /// The `run` object of JSON lines ([`json_run_object`]).
-    json_run: String,
+    /// Makes the JSON lines (`--json`).
+    json_lines: JsonLines,
     csv: Option<PathBuf>,
     bar: ProgressBar,
     checkpoint_path: Option<PathBuf>,
@@ -630,7 +631,7 @@ impl Output {
         };
         Ok(Output {
             json: args.json,
-            json_run: json_run_object(&provenance)?,
+            json_lines: JsonLines::new(&provenance),
             provenance,
             csv: args.out.clone(),
             bar,
@@ -680,9 +681,7 @@ impl Output {
         }
         let mut stdout = std::io::stdout().lock();
         if self.json {
-            let result = serde_json::to_string(r)?;
-            let fields = result.strip_suffix('}').expect("a result serializes as a JSON object");
-            writeln!(stdout, "{fields},\"run\":{}}}", self.json_run)?;
+            writeln!(stdout, "{}", self.json_lines.line(r))?;
         } else {
             if !self.printed_header {
                 self.bar.suspend(|| {
@@ -713,25 +712,6 @@ impl Output {
         stdout.flush()?;
         Ok(())
     }
-}
-
-/// Temperature lists longer than this are summarised in the `run` object of
-/// each JSON line (first, last and count), so that a run of millions of
-/// temperatures does not repeat its whole list on every line; the CSV's
-/// header and the checkpoint keep the full list.
-const JSON_TEMPERATURES_IN_FULL: usize = 64;
-
-/// The `run` object of every `--json` line, serialized once.
-fn json_run_object(provenance: &Provenance) -> anyhow::Result<String> {
-    let mut run = serde_json::to_value(provenance)?;
-    if let Some(list) = run.pointer_mut("/config/temperatures")
-        && let Some(ts) = list.as_array()
-        && ts.len() > JSON_TEMPERATURES_IN_FULL
-    {
-        let summary = serde_json::json!({ "count": ts.len(), "first": ts[0], "last": ts[ts.len() - 1] });
-        *list = summary;
-    }
-    Ok(serde_json::to_string(&run)?)
 }
 
 /// A value with its error in the last two digits, as in -1.9288(32).

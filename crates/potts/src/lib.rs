@@ -16,7 +16,8 @@
 //! and [`stats`] (moments, Binder cumulant, specific heat, susceptibility,
 //! their errors and autocorrelation times), the temperature-sweep
 //! [`protocol`] of Ferrero, De Francesco, Wolovick and Cannas (2012)
-//! (thermalisation, measurements, samples), [`checkpoint`]s, [`snapshot`]s
+//! (thermalisation, measurements, samples), its results as JSON
+//! ([`report`]), [`checkpoint`]s, [`snapshot`]s
 //! and [`exact`] results used for validation.
 //!
 //! # Examples
@@ -67,6 +68,7 @@ pub mod model;
 pub mod observables;
 pub mod protocol;
 pub mod provenance;
+pub mod report;
 pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
