@@ -66,6 +66,7 @@ pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
 pub mod stats;
+pub mod strip;
 pub mod tempering;
 
 pub use algorithm::{AcceptanceTable, Scheme};
@@ -84,4 +85,5 @@ pub use observables::{Measurement, TemperatureResult};
 pub use protocol::{ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing};
 pub use provenance::Provenance;
 pub use simulation::{Chain, Simulation};
+pub use strip::StripBackend;
 pub use warpmc_gpu::{BackendChoice, Device, select};
