@@ -77,7 +77,7 @@ pub use cpu_ensemble::CpuEnsemble;
 pub use cuda::{CudaBackend, CudaKernel};
 #[cfg(feature = "cuda")]
 pub use cuda_ensemble::CudaEnsemble;
-pub use ensemble::{Ensemble, Independent, open_ensemble};
+pub use ensemble::{Ensemble, EnsembleOpener, Independent, open_ensemble};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;
