@@ -2,13 +2,13 @@
 //!
 //! A `warpmc potts run` started by `mpirun -np N` runs the same protocol in
 //! every process: each holds the run's state and makes the same calls in
-//! the same order, and the lattices live where an [`MpiOpener`] puts them:
+//! the same order, and the lattices live where an `MpiOpener` puts them:
 //!
-//! - [`StripEnsemble`]: each lattice cut into horizontal strips of whole
+//! - `StripEnsemble`: each lattice cut into horizontal strips of whole
 //!   random-number row-blocks ([`warpmc_potts::strip`]), one per process;
 //!   halo rows are traded after every half-sweep, while the interior
 //!   rows are updated, and the census is summed with an all-reduce;
-//! - [`SpreadEnsemble`]: the lattices of an ensemble (temperatures,
+//! - `SpreadEnsemble`: the lattices of an ensemble (temperatures,
 //!   samples, tempering replicas) dealt out to the processes, each running
 //!   its share on its own backend (CPU, or its own GPU); censuses are
 //!   gathered by every process.

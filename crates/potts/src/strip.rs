@@ -14,9 +14,9 @@
 //! # Why the bits cannot change
 //!
 //! Both random-number rules ([`algorithm`](crate::algorithm) and
-//! [`sliced`](crate::sliced)) seed every unit — a row-block's word column —
-//! from a Philox block named by (seed, stream, sweep, colour, unit), with
-//! units numbered row-block by row-block across the whole lattice. A strip
+//! [`sliced`]) seed every unit — a row-block's word column — from a Philox
+//! block named by (seed, stream, sweep, colour, unit), with units numbered
+//! row-block by row-block across the whole lattice. A strip
 //! boundary falls between row-blocks, so every unit lies in one strip,
 //! which numbers it as the whole lattice does and draws exactly the words
 //! the single-process backend draws for it, in the same order. A site's
