@@ -3,16 +3,26 @@
 processes on this machine's CPU.
 
 Every row is one lattice run under `mpirun -np N ... --decompose strips`,
-each process with one thread, timed by warpmc itself (the `flips_per_ns` of
-its JSON line: the sweeps and the census, every process waiting for the
-slowest). Strong scaling keeps the lattice (L × L) and adds processes; weak
-scaling keeps each process's strip (L × L/2) and grows the lattice with the
-processes. Each ratio is taken to the one-process row of the same table,
-measured in the same run; the configurations are run in turn, REPEAT times
-over, and the median is reported, so that a machine shared with other work
-spreads its noise over all rows alike. A last row runs one process without
-MPI on every core, the yardstick of what the whole machine does without
-strips.
+each process with one thread. Strong scaling keeps the lattice (L × L) and
+adds processes; weak scaling keeps each process's strip (L × L/2) and grows
+the lattice with the processes. Two measures per row:
+
+- flips/ns: wall-clock site updates per nanosecond as warpmc times them
+  (the sweeps and the census, every process waiting for the slowest);
+  what the job gets, which on a machine shared with other work depends on
+  the cores the others leave it;
+- CPU ns/flip: processor time of all the job's processes per site update,
+  from the difference between a long run and a one-sweep run of the same
+  job (so that starting MPI and the processes, and building the lattice,
+  cancel); it grows with every cost of splitting the lattice (messages,
+  waiting in MPI, which polls, and sharing the memory bandwidth) and is
+  much less sensitive to other work on the machine.
+
+Each ratio is taken to the one-process row of the same table, measured in
+the same run; the configurations are run in turn, REPEAT times over, and
+the median is reported (with the range of flips/ns). A last row runs one
+process without MPI on every core, the yardstick of what the whole machine
+does without strips.
 
 Needs a build with the mpi feature (cargo build --release --features mpi)
 and Open MPI's mpirun.
@@ -24,13 +34,15 @@ import argparse
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
 
 
 def run(warpmc, ranks, threads, args):
-    """flips/ns of one run; ranks None runs without mpirun."""
+    """(flips/ns, CPU seconds of the job) of one run; ranks None runs
+    without mpirun."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     if threads is not None:
         env["RAYON_NUM_THREADS"] = str(threads)
@@ -38,10 +50,13 @@ def run(warpmc, ranks, threads, args):
     if ranks is not None:
         cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), "-x", "RAYON_NUM_THREADS"] + cmd
         cmd += ["--decompose", "strips"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
-    return json.loads(out.stdout.splitlines()[-1])["flips_per_ns"]
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(out.stdout.splitlines()[-1])["flips_per_ns"], cpu
 
 
 def protocol(q, width, height, sweeps, field):
@@ -68,29 +83,36 @@ def main():
     rules = [("bit-sliced", 9, None, 200), ("site words", 3, 0.1, 40)]
     configs = []
     for rule, q, field, sweeps in rules:
-        for n in ranks:
-            configs.append((rule, "strong", n, 1, protocol(q, L, L, sweeps, field), f"{L} × {L}"))
-        for n in ranks:
-            h = L // 2 * n
-            configs.append((rule, "weak", n, 1, protocol(q, L, h, sweeps, field), f"{L} × {h}"))
-        configs.append((rule, "no MPI", None, None, protocol(q, L, L, sweeps, field), f"{L} × {L}"))
+        for kind in ["strong", "weak"]:
+            for n in ranks:
+                h = L if kind == "strong" else L // 2 * n
+                configs.append((rule, kind, n, 1, q, field, sweeps, h))
+        configs.append((rule, "no MPI", None, None, q, field, sweeps, L))
     rates = {i: [] for i in range(len(configs))}
+    cpu_per_flip = {i: [] for i in range(len(configs))}
     for _ in range(a.repeat):
-        for i, (_, _, n, threads, args, _) in enumerate(configs):
-            rates[i].append(run(a.warpmc, n, threads, args))
+        for i, (_, _, n, threads, q, field, sweeps, h) in enumerate(configs):
+            rate, cpu_long = run(a.warpmc, n, threads, protocol(q, L, h, sweeps, field))
+            _, cpu_short = run(a.warpmc, n, threads, protocol(q, L, h, 1, field))
+            rates[i].append(rate)
+            cpu_per_flip[i].append((cpu_long - cpu_short) * 1e9 / ((sweeps - 1) * L * h))
     print(f"# {cores} cores; median of {a.repeat} runs each; one thread per process under mpirun")
-    print("| rule | scaling | lattice | processes | flips/ns | vs 1 process | efficiency |")
-    print("|---|---|---|---|---|---|---|")
-    for i, (rule, kind, n, threads, _, lattice) in enumerate(configs):
+    print("| rule | scaling | lattice | processes | flips/ns | vs 1 process | CPU ns/flip | CPU efficiency |")
+    print("|---|---|---|---|---|---|---|---|")
+    for i, (rule, kind, n, threads, q, field, sweeps, h) in enumerate(configs):
         rate = statistics.median(rates[i])
+        cost = statistics.median(cpu_per_flip[i])
+        lattice = f"{L} × {h}"
+        spread = f"{min(rates[i]):.3f}–{max(rates[i]):.3f}"
         if n is None:
-            print(f"| {rule} | one process, {cores} threads, no MPI | {lattice} | 1 | {rate:.3f} | – | – |")
+            print(f"| {rule} | one process, {cores} threads, no MPI | {lattice} | 1 | {rate:.3f} ({spread}) | – "
+                  f"| {cost:.2f} | – |")
             continue
         ref = next(j for j, c in enumerate(configs) if c[0] == rule and c[1] == kind and c[2] == ranks[0])
         ratio = rate / statistics.median(rates[ref])
-        efficiency = ratio * ranks[0] / n
-        spread = f"{min(rates[i]):.3f}–{max(rates[i]):.3f}"
-        print(f"| {rule} | {kind} | {lattice} | {n} | {rate:.3f} ({spread}) | {ratio:.2f}× | {100 * efficiency:.0f} % |")
+        efficiency = statistics.median(cpu_per_flip[ref]) / cost
+        print(f"| {rule} | {kind} | {lattice} | {n} | {rate:.3f} ({spread}) | {ratio:.2f}× | {cost:.2f} "
+              f"| {100 * efficiency:.0f} % |")
 
 
 if __name__ == "__main__":

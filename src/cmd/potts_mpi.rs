@@ -114,6 +114,8 @@ impl Team {
         let device = match self {
             Team::Alone => warpmc_gpu::select(choice)?,
             #[cfg(feature = "mpi")]
+            Team::Mpi { .. } if choice == BackendChoice::Cpu => warpmc_gpu::Device::CPU,
+            #[cfg(feature = "mpi")]
             Team::Mpi { processes, .. } => {
                 let ordinal = match std::env::var_os("WARPMC_DEVICE") {
                     Some(_) => warpmc_gpu::device_ordinal()?,
