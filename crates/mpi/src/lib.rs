@@ -23,7 +23,9 @@
 //! `mpi` adds everything that talks to MPI (rsmpi over the system's MPI
 //! library). Without it the crate only reads a launcher's environment
 //! ([`Launch`]), so that a build without MPI can say so when mpirun
-//! starts it.
+//! starts it. `cuda` (on by default) lets processes run their share of an
+//! ensemble on their own GPU; without it the crate has no CUDA library in
+//! its dependency tree.
 
 #![deny(missing_docs)]
 
