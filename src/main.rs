@@ -12,10 +12,19 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cmd::Cli::parse();
+    let cli = match cmd::Cli::try_parse() {
+        Ok(cli) => cli,
+        // Under mpirun every process parses the same flags: one of them
+        // prints the error (or --help).
+        Err(e) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => std::process::exit(e.exit_code()),
+        Err(e) => e.exit(),
+    };
     match cmd::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if let Some(q) = e.downcast_ref::<cmd::QuietExit>() {
+                return ExitCode::from(q.0 as u8);
+            }
             // One line, the whole cause chain, no backtrace: user mistakes and
             // environment problems are reported, never panicked on.
             eprintln!("error: {e:#}");

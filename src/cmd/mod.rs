@@ -10,6 +10,7 @@ mod flame;
 mod flame_animate;
 mod flame_genome;
 mod potts;
+mod potts_mpi;
 mod rng;
 
 use anyhow::Context;
@@ -51,7 +52,35 @@ enum Command {
     Flame(flame::FlameArgs),
 }
 
+/// An error already reported, or to be kept quiet: exit with this status
+/// and print nothing (the processes of an MPI team but the one that
+/// reports).
+#[derive(Debug)]
+pub(crate) struct QuietExit(pub(crate) i32);
+
+impl std::fmt::Display for QuietExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit status {}", self.0)
+    }
+}
+
+impl std::error::Error for QuietExit {}
+
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+    // Only `potts run` shares its work among processes; any other command
+    // would run once in every process mpirun started.
+    if let Some(launch) = warpmc_mpi::Launch::from_env()
+        && launch.size > 1
+        && !matches!(&cli.command, Command::Potts(p) if p.splits_across_processes())
+    {
+        if launch.rank != 0 {
+            return Err(QuietExit(1).into());
+        }
+        anyhow::bail!(
+            "only `warpmc potts run` splits its work among the processes mpirun starts; run this command without \
+             mpirun"
+        );
+    }
     if let Some(n) = cli.threads {
         anyhow::ensure!(n >= 1, "--threads must be at least 1");
         rayon::ThreadPoolBuilder::new()

@@ -52,7 +52,7 @@ mod loader;
 #[cfg(feature = "cuda")]
 mod timing;
 
-pub use backend::{BackendChoice, Device, device_ordinal, select};
+pub use backend::{BackendChoice, Device, device_ordinal, select, select_ordinal};
 #[cfg(feature = "cuda")]
 pub use buffer::DeviceBuffer;
 #[cfg(feature = "cuda")]
