@@ -22,14 +22,14 @@ use crate::lattice::{Census, Lattice};
 use crate::model::PottsModel;
 use crate::swendsen_wang::{bond_stream, check_run, cluster_stream};
 
-/// Columns of a labelling tile (even: a thread draws the bonds of two
-/// neighbouring sites from one Philox block).
+/// Columns of a labelling tile: a warp's 32 lanes take a tile row, two
+/// sites (one Philox block) each.
 pub const TILE_W: u32 = 64;
-/// Rows of a labelling tile.
+/// Rows of a labelling tile (its sites' indices fit in 16 bits).
 pub const TILE_H: u32 = 32;
-/// Threads per block of the tile kernel.
+/// Threads per block of the kernels that work tile by tile.
 pub const TILE_THREADS: u32 = 256;
-/// Threads per block of the other kernels.
+/// Threads per block of the merge and census kernels.
 const BLOCK: u32 = 256;
 
 /// The Swendsen–Wang kernels for NVRTC, with the tile shape defined from
