@@ -110,8 +110,9 @@ pub struct ParamSpec {
 
 /// A variation warpmc knows, identified by its index: 0 … 98 are flam3's
 /// in flam3's order (0 = linear … 98 = mobius), then the Fractorium and
-/// Apophysis plugin variations (`flatten`, `crop`, `linear3D`, …), then
-/// the `pre_` forms and the `post_` forms of all of those but pre_blur.
+/// Apophysis plugin variations (`flatten`, `crop`, `linear3D`, …, and the
+/// post-only `post_smartcrop`), then the `pre_` forms and the `post_` forms
+/// of all of those but pre_blur and the post-only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VariationKind(u16);
 
@@ -162,7 +163,7 @@ impl VariationKind {
     }
 
     /// The ordinary variation a `pre_`/`post_` form applies (itself for an
-    /// ordinary one).
+    /// ordinary one, and for a post-only one such as `post_smartcrop`).
     pub fn base(self) -> VariationKind {
         VariationKind(table::known()[self.index()].base)
     }
