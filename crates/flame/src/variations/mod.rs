@@ -1,7 +1,8 @@
 //! The 99 variations of flam3 3.1.1 (linear … mobius), with flam3's
-//! formulas, parameter names and defaults, and the Fractorium/Apophysis
-//! plugin variations warpmc knows beyond them (see [`VariationKind`]),
-//! with their `pre_` and `post_` forms.
+//! formulas, parameter names and defaults, and 39 of the Fractorium/
+//! Apophysis plugin variations beyond them, with Fractorium's formulas,
+//! names, defaults and parameter ranges (see [`VariationKind`]), with the
+//! `pre_` and `post_` forms of all of them.
 //!
 //! A variation maps the point `(tx, ty)` (after the xform's pre-affine map)
 //! to a new point; an xform sums its variations, each scaled by its weight.
@@ -42,10 +43,20 @@
 //! original set, linear … perspective), `random.rs` (the variations that
 //! draw random numbers: blurs, pie, arch, boarders …), `julia.rs` (julian,
 //! juliascope, cpow, escher, the wedges, whorl), `apo.rs` (the other
-//! Apophysis plugin-pack shapes) and `complex.rs` (exp … coth); `ops.rs`
-//! holds the prepared form (one enum variant per variation with its
-//! per-xform constants) and the dispatch, `table.rs` the names and
+//! Apophysis plugin-pack shapes) and `complex.rs` (exp … coth); beyond
+//! flam3's, `plugin.rs` (crop, crackle), `plugin_blur.rs` (Fractorium's
+//! blurs), `plugin_map.rs` (Mobius, hemisphere, the hypertiles, eJulia …)
+//! and `plugin_tile.rs` (bwraps, hexes, Voron, the crops, post_smartcrop),
+//! whose parameters pass through Fractorium's reading rules (`params.rs`);
+//! `ops.rs` holds the prepared form (one enum variant per variation with
+//! its per-xform constants) and the dispatch, `table.rs` the names and
 //! parameters.
+//!
+//! Fractorium's points have a z coordinate; warpmc's live in the plane.
+//! The variations here are those whose x and y do not depend on z (their z
+//! terms, where they have some, are dropped, as the 3-D camera is not
+//! supported); the ones that read z (falloff2, Spherical3D, curl3D,
+//! julia3D, the rotations …) are not implemented.
 //!
 //! Deliberate flam3 behaviours kept here: weight 0 drops a variation;
 //! several variations use the weight inside their formula rather than as a
@@ -99,8 +110,9 @@ pub struct ParamSpec {
 
 /// A variation warpmc knows, identified by its index: 0 … 98 are flam3's
 /// in flam3's order (0 = linear … 98 = mobius), then the Fractorium and
-/// Apophysis plugin variations (`flatten`, `crop`, `linear3D`, …), then
-/// the `pre_` forms and the `post_` forms of all of those but pre_blur.
+/// Apophysis plugin variations (`flatten`, `crop`, `linear3D`, …, and the
+/// post-only `post_smartcrop`), then the `pre_` forms and the `post_` forms
+/// of all of those but pre_blur and the post-only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VariationKind(u16);
 
@@ -151,7 +163,7 @@ impl VariationKind {
     }
 
     /// The ordinary variation a `pre_`/`post_` form applies (itself for an
-    /// ordinary one).
+    /// ordinary one, and for a post-only one such as `post_smartcrop`).
     pub fn base(self) -> VariationKind {
         VariationKind(table::known()[self.index()].base)
     }
