@@ -14,9 +14,11 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = match cmd::Cli::try_parse() {
         Ok(cli) => cli,
-        // Under mpirun every process parses the same flags: one of them
-        // prints the error (or --help).
-        Err(e) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => std::process::exit(e.exit_code()),
+        // Under mpirun every process parses the same flags: the first
+        // prints the error (or --help) and sets the job's status; the
+        // others leave quietly, with status 0 so that mpirun does not end
+        // the first before it has printed.
+        Err(_) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => std::process::exit(0),
         Err(e) => e.exit(),
     };
     match cmd::run(cli) {
@@ -27,7 +29,7 @@ fn main() -> ExitCode {
             }
             // One line, the whole cause chain, no backtrace: user mistakes and
             // environment problems are reported, never panicked on.
-            eprintln!("error: {e:#}");
+            cmd::print_error(&format!("{e:#}"));
             ExitCode::FAILURE
         }
     }

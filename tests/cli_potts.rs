@@ -775,8 +775,10 @@ fn a_build_without_mpi_under_mpirun_says_so_once() {
     };
     let first = as_rank("0", "2");
     assert_one_line_failure(&["rank 0 of 2"], &first, "built without MPI");
+    // The others leave quietly (with status 0: mpirun would otherwise end
+    // the first before it has spoken; the job's status is the first's).
     let second = as_rank("1", "2");
-    assert!(!second.status.success());
+    assert!(second.status.success());
     assert_eq!(stderr(&second), "", "only the first process speaks");
     assert!(as_rank("0", "1").status.success());
 }

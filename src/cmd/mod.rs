@@ -52,11 +52,21 @@ enum Command {
     Flame(flame::FlameArgs),
 }
 
-/// An error already reported, or to be kept quiet: exit with this status
-/// and print nothing (the processes of an MPI team but the one that
-/// reports).
+/// An error another process reports: exit with this status and print
+/// nothing. Under mpirun the quiet processes exit with status 0, since
+/// mpirun ends every process as soon as one exits with another, perhaps
+/// before the reporting process has printed; the job's status is the
+/// reporting process's.
 #[derive(Debug)]
 pub(crate) struct QuietExit(pub(crate) i32);
+
+/// Prints `error: {message}` as one line in one write, so that the line
+/// stays whole when mpirun gathers the output of several processes.
+pub(crate) fn print_error(message: &str) {
+    use std::io::Write;
+    let line = format!("error: {message}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
 
 impl std::fmt::Display for QuietExit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -74,7 +84,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         && !matches!(&cli.command, Command::Potts(p) if p.splits_across_processes())
     {
         if launch.rank != 0 {
-            return Err(QuietExit(1).into());
+            return Err(QuietExit(0).into());
         }
         anyhow::bail!(
             "only `warpmc potts run` splits its work among the processes mpirun starts; run this command without \

@@ -493,11 +493,10 @@ fn sci(x: f64) -> String {
     format!("{x:.2e}").replace('e', "e+").replace("e+-", "e-")
 }
 
-/// What a run needs before its processes set off: where it starts, where
-/// it keeps checkpointing, the device, the Ctrl-C flag.
+/// What a run needs before its processes set off: where it starts, the
+/// device, the Ctrl-C flag.
 struct Prepared {
     start: Start,
-    checkpoint: Option<PathBuf>,
     device: warpmc_gpu::Device,
     interrupted: Arc<AtomicBool>,
 }
@@ -508,10 +507,9 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     if !args.checkpoint_every.is_finite() || args.checkpoint_every <= 0.0 {
         bail!("--checkpoint-every must be a positive number of seconds");
     }
-    let mut start = starting_point(args, team)?;
-    let checkpoint = start.checkpoint.take();
+    let start = starting_point(args, team)?;
     if team.is_first() {
-        check_outputs(args, checkpoint.as_deref())?;
+        check_outputs(args, start.checkpoint.as_deref())?;
     }
     let device = team.device(start.study[start.first].backend())?;
     let algorithm = start.study[start.first].algorithm();
@@ -524,7 +522,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
-    Ok(Prepared { start, checkpoint, device, interrupted })
+    Ok(Prepared { start, device, interrupted })
 }
 
 fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
@@ -549,7 +547,7 @@ enum Ended {
 /// The run: every size of the study, then the series, the snapshot and the
 /// summary lines (written and printed by the team's first process).
 fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<Ended> {
-    let Prepared { start: Start { study, first, mut state, .. }, checkpoint: checkpoint_path, device, interrupted } =
+    let Prepared { start: Start { study, first, mut state, checkpoint: checkpoint_path }, device, interrupted } =
         prepared;
     let mut out: Option<Output> = None;
     let mut at = first;

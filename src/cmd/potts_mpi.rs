@@ -82,7 +82,9 @@ impl Team {
                     (Some(f), Err(e)) if f == processes.rank() => {
                         Err(e.context(format!("process {f} of {}", processes.size())))
                     }
-                    (Some(_), _) => Err(QuietExit(1).into()),
+                    // Status 0: mpirun ends every process as soon as one
+                    // exits with another, maybe before the error is out.
+                    (Some(_), _) => Err(QuietExit(0).into()),
                 }
             }
         }
@@ -188,7 +190,7 @@ impl Team {
             Team::Mpi { agreed, .. } if agreed.get() => e,
             #[cfg(feature = "mpi")]
             Team::Mpi { processes, .. } => {
-                eprintln!("error: process {} of {}: {e:#}", processes.rank(), processes.size());
+                super::print_error(&format!("process {} of {}: {e:#}", processes.rank(), processes.size()));
                 processes.abort(1)
             }
         }
@@ -217,15 +219,15 @@ fn share_cores(local: usize) {
     let _ = rayon::ThreadPoolBuilder::new().num_threads((cores / local.max(1)).max(1)).build_global();
 }
 
-/// A build without MPI started by mpirun: one process says so; every
-/// process stops unless it is alone.
+/// A build without MPI started by mpirun: one process says so (and exits
+/// with status 1); every process stops unless it is alone.
 #[cfg(not(feature = "mpi"))]
 fn without_mpi(launch: warpmc_mpi::Launch) -> anyhow::Result<()> {
     if launch.size == 1 {
         return Ok(());
     }
     if launch.rank != 0 {
-        return Err(QuietExit(1).into());
+        return Err(QuietExit(0).into());
     }
     anyhow::bail!(
         "this warpmc was built without MPI, so each of the {} processes mpirun started would run the whole job \
