@@ -184,6 +184,8 @@ impl PySimulation {
             .and_then(|m| m.with_coupling(coupling))
             .and_then(|m| m.with_field(field))
             .map_err(invalid)?;
+        // Sizes are checked before anything is allocated.
+        model.check_host_memory(0).map_err(invalid)?;
         let init: InitialState = init.parse().map_err(invalid)?;
         let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
         let made = py.detach(|| -> Result<OnThisThread<Simulation>, PottsError> {
