@@ -66,8 +66,7 @@ impl EnsembleOpener for MpiOpener {
         members: usize,
     ) -> warpmc_potts::Result<Box<dyn Ensemble>> {
         // `auto` deals out lone lattices of the algorithms strips lack.
-        let strips =
-            self.strips(members) && (self.decompose != Decompose::Auto || algorithm == Algorithm::Metropolis);
+        let strips = self.strips(members) && (self.decompose != Decompose::Auto || algorithm == Algorithm::Metropolis);
         if strips {
             // Strips trade halo rows between the colour halves of a
             // checkerboard sweep; cluster updates and heat-bath have no
