@@ -57,6 +57,8 @@ enum PottsCommand {
     /// with -split, -split4, -split8 (2, 4, 8 threads per unit, for small
     /// lattices) and -resident (all sweeps in one launch, for lattices that
     /// fit on the GPU at once). Kernels of one rule give the same lattice.
+    /// Heat-bath rows beside them: the generic storage and random numbers
+    /// with the heat-bath rule, on the GPU and (L ≤ 4096) on the CPU.
     ///
     /// Prints ns per flip, flips per ns, the ratio to the baseline, the least
     /// traffic a sweep needs per second (3 lattice passes at the kernel's

@@ -1,5 +1,7 @@
 //! `warpmc potts bench`: every Potts kernel that fits a model, the CPU
-//! backend and the baseline kernel of Ferrero et al. (2012), each timed
+//! backend, heat-bath beside them (the generic byte-per-spin storage and
+//! random numbers, another site rule), and the baseline kernel of Ferrero
+//! et al. (2012), each timed
 //! end to end (launches, synchronisation) after a warm-up, at the
 //! transition temperature from a random start. Rows report nanoseconds per
 //! site update, updates per nanosecond, and the least memory traffic a
@@ -11,7 +13,9 @@ use std::time::Instant;
 use serde::Serialize;
 use warpmc_gpu::Gpu;
 
-use warpmc_potts::{AcceptanceTable, Backend, CpuBackend, CudaBackend, CudaKernel, InitialState, Lattice, PottsModel};
+use warpmc_potts::{
+    Algorithm, Backend, CpuBackend, CudaBackend, CudaKernel, InitialState, Lattice, PottsModel, Update,
+};
 
 use crate::error::Result;
 use crate::potts_baseline::BaselineGpu;
@@ -43,10 +47,16 @@ const CUDA_KERNELS: [(CudaKernel, &str); 6] = [
     (CudaKernel::SlicedResident, "cuda-sliced-resident"),
 ];
 
+/// Largest L of the CPU heat-bath rows: a heat-bath sweep on the CPU takes
+/// several times a Metropolis one, and the largest lattices would spend
+/// minutes in the warm-up alone.
+pub const CPU_HEAT_BATH_MAX_SIZE: usize = 4096;
+
 /// Times every (q, L) of `cfg`: the baseline, each CUDA kernel that fits
 /// the model (the resident kernel only where the GPU holds all its
-/// threads), then the CPU. Each (q, L) group is handed to `report` as soon
-/// as it is measured.
+/// threads) and the CUDA heat-bath kernel, then the CPU with Metropolis
+/// and heat-bath. Each (q, L) group is handed to `report` as soon as it is
+/// measured.
 pub fn run_potts_bench<E: From<crate::BenchError>>(
     cfg: &PottsBenchConfig,
     mut report: impl FnMut(&[BenchRow]) -> std::result::Result<(), E>,
@@ -78,11 +88,17 @@ fn time_model(cfg: &PottsBenchConfig, model: &PottsModel) -> Result<Vec<BenchRow
             let bytes = b.bytes_per_spin();
             rows.push(time_backend(&mut b, label, bytes, model, cfg.seconds)?);
         }
+        let mut b = CudaBackend::for_algorithm(g.clone(), model, Algorithm::HeatBath)?;
+        rows.push(time_algorithm(&mut b, Algorithm::HeatBath, "cuda-heat-bath", 1.0, model, cfg.seconds)?);
     }
     if cfg.cpu && model.width() <= cfg.cpu_max_size {
         let mut b = CpuBackend::new(model);
         let (label, bytes) = (format!("cpu-{}", b.storage_name()), b.bytes_per_spin());
         rows.push(time_backend(&mut b, &label, bytes, model, cfg.seconds)?);
+        if model.width() <= CPU_HEAT_BATH_MAX_SIZE {
+            let mut b = CpuBackend::for_algorithm(model, Algorithm::HeatBath)?;
+            rows.push(time_algorithm(&mut b, Algorithm::HeatBath, "cpu-heat-bath", 1.0, model, cfg.seconds)?);
+        }
     }
     Ok(rows)
 }
@@ -148,8 +164,8 @@ fn timed(mut f: impl FnMut(u64) -> Result<()>, target_seconds: f64, max_sweeps: 
     Ok((sweeps, t1.elapsed().as_secs_f64()))
 }
 
-/// Times a backend on a random start at the transition temperature; the row
-/// is labelled `kernel`, storing `bytes_per_spin`.
+/// Times Metropolis on a backend on a random start at the transition
+/// temperature; the row is labelled `kernel`, storing `bytes_per_spin`.
 pub fn time_backend(
     backend: &mut dyn Backend,
     kernel: &str,
@@ -157,9 +173,21 @@ pub fn time_backend(
     model: &PottsModel,
     target_seconds: f64,
 ) -> Result<BenchRow> {
+    time_algorithm(backend, Algorithm::Metropolis, kernel, bytes_per_spin, model, target_seconds)
+}
+
+/// Times `algorithm` on a backend opened for it, as [`time_backend`].
+pub fn time_algorithm(
+    backend: &mut dyn Backend,
+    algorithm: Algorithm,
+    kernel: &str,
+    bytes_per_spin: f64,
+    model: &PottsModel,
+    target_seconds: f64,
+) -> Result<BenchRow> {
     let t = bench_temperature(model.q());
     backend.load(&Lattice::new(model, InitialState::Random, 1, 0))?;
-    backend.set_table(&AcceptanceTable::metropolis(model, t))?;
+    backend.set_update(&Update::new(algorithm, model, t)?)?;
     let mut next = 0u64;
     let (sweeps, secs) = timed(
         |count| {

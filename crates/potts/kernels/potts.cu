@@ -87,45 +87,46 @@ __device__ __forceinline__ u32 nth_free_state(u32 m, const u8 (&nb)[4], const bo
     return s;
 }
 
+// Every slot's weight is computed and the slot found by counting the
+// cumulative weights at or below x, so the neighbour slots and state 0's
+// are chosen without divergent branches (an absent slot weighs nothing).
 __device__ __forceinline__ u8 heat_bath_site(u8 a, u8 b, u8 c, u8 d, u32 r, u32 q, const u64* hb) {
     const u8 nb[4] = {a, b, c, d};
-    const bool first[4] = {true, b != a, c != a && c != b, d != a && d != b && d != c};
+    const u32 ab = a == b, ac = a == c, ad = a == d, bc = b == c, bd = b == d, cd = c == d;
+    const u32 held[4] = {1u + ab + ac + ad, 1u + ab + bc + bd, 1u + ac + bc + cd, 1u + ad + bd + cd};
+    const bool first[4] = {true, !ab, !ac && !bc, !ad && !bd && !cd};
     u32 e[4];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const u32 held = (a == nb[i]) + (b == nb[i]) + (c == nb[i]) + (d == nb[i]);
-        e[i] = 2u * held + (nb[i] == 0);
-    }
-    const bool zero_free = a != 0 && b != 0 && c != 0 && d != 0;
+    for (int i = 0; i < 4; ++i) e[i] = 2u * held[i] + (nb[i] == 0);
+    const u32 zero_free = a != 0 && b != 0 && c != 0 && d != 0;
     const u32 distinct = 1u + first[1] + first[2] + first[3];
-    const u32 plain = q - distinct - (u32)zero_free;
+    const u32 plain = q - distinct - zero_free;
+    // The top entry present (rank 0 is no higher than any entry's).
     u32 top = (u32)hb[e[0]];
 #pragma unroll
-    for (int i = 1; i < 4; ++i)
-        if (first[i]) top = max(top, (u32)hb[e[i]]);
-    if (zero_free) top = max(top, (u32)hb[1]);
-    if (plain > 0) top = max(top, (u32)hb[0]);
+    for (int i = 1; i < 4; ++i) top = max(top, (u32)hb[e[i]] * (u32)first[i]);
+    top = max(top, (u32)hb[1] * zero_free);
+    top = max(top, (u32)hb[0] * (u32)(plain > 0));
     const u64* w = hb + HB_ENTRIES + top * HB_ENTRIES;
-    u64 z = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-        if (first[i]) z += w[e[i]];
-    if (zero_free) z += w[1];
-    z += (u64)plain * w[0];
-    // floor(r * z / 2^32): the high word of (r * 2^32) * z.
-    const u64 x = __umul64hi((u64)r << 32, z);
+    // Cumulative weights of the neighbour slots and state 0's.
     u64 acc = 0;
+    u32 k = 0;
+    u64 cum[5];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        if (first[i]) {
-            acc += w[e[i]];
-            if (x < acc) return nb[i];
-        }
+        acc += first[i] ? w[e[i]] : 0;
+        cum[i] = acc;
     }
-    if (zero_free) {
-        acc += w[1];
-        if (x < acc) return 0;
-    }
+    acc += zero_free ? w[1] : 0;
+    cum[4] = acc;
+    const u64 z = acc + (u64)plain * w[0];
+    // floor(r * z / 2^32): the high word of (r * 2^32) * z.
+    const u64 x = __umul64hi((u64)r << 32, z);
+#pragma unroll
+    for (int i = 0; i < 5; ++i) k += cum[i] <= x;
+    // Selects rather than nb[k]: a dynamic index would put nb in local memory.
+    if (k < 4) return k == 0 ? a : k == 1 ? b : k == 2 ? c : d;
+    if (k == 4) return 0;
     const u64 w0 = w[0] ? w[0] : 1;
     return (u8)nth_free_state((u32)((x - acc) / w0), nb, first);
 }

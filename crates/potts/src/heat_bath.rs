@@ -119,58 +119,53 @@ impl HeatBathTable {
 
 /// The heat-bath update of one site: its new state, from its four
 /// neighbours `nbrs` (left, right, up, down) and its random word `r`.
+///
+/// Written to compute every slot's weight and pick the slot by counting
+/// the cumulative weights at or below x: the choice among the neighbour
+/// slots and state 0 takes no branch a predictor would have to guess (a
+/// slot that is absent, a repeated neighbour or state 0 held by one, weighs
+/// nothing and so is never picked).
 #[inline(always)]
 pub fn heat_bath_site(nbrs: [u8; 4], r: u32, q: u32, table: &HeatBathTable) -> u8 {
     let [a, b, c, d] = nbrs;
-    // First appearances among the neighbours, and how many hold each.
-    let first = [true, b != a, c != a && c != b, d != a && d != b && d != c];
-    let held = |s: u8| (a == s) as u32 + (b == s) as u32 + (c == s) as u32 + (d == s) as u32;
-    let entries = nbrs.map(|s| entry(held(s), s == 0));
-    let zero_free = held(0) == 0;
-    let distinct = first.iter().filter(|&&f| f).count() as u32;
+    let (ab, ac, ad, bc, bd, cd) = (a == b, a == c, a == d, b == c, b == d, c == d);
+    // How many neighbours hold each neighbour's state, and first appearances.
+    let held = [
+        1 + ab as u32 + ac as u32 + ad as u32,
+        1 + ab as u32 + bc as u32 + bd as u32,
+        1 + ac as u32 + bc as u32 + cd as u32,
+        1 + ad as u32 + bd as u32 + cd as u32,
+    ];
+    let first = [true, !ab, !ac && !bc, !ad && !bd && !cd];
+    let entries: [usize; 4] = std::array::from_fn(|i| entry(held[i], nbrs[i] == 0));
+    let zero_free = a != 0 && b != 0 && c != 0 && d != 0;
+    let distinct = 1 + first[1] as u32 + first[2] as u32 + first[3] as u32;
     let plain = q - distinct - zero_free as u32;
-    // The top entry present.
+    // The top entry present (rank 0 is no higher than any entry's).
     let mut top = table.rank(entries[0]);
     for i in 1..4 {
-        if first[i] {
-            top = top.max(table.rank(entries[i]));
-        }
+        top = top.max(table.rank(entries[i]) * first[i] as u32);
     }
-    if zero_free {
-        top = top.max(table.rank(entry(0, true)));
-    }
-    if plain > 0 {
-        top = top.max(table.rank(entry(0, false)));
-    }
+    top = top.max(table.rank(entry(0, true)) * zero_free as u32);
+    top = top.max(table.rank(entry(0, false)) * (plain > 0) as u32);
     let w = |e: usize| table.weight(top, e);
-    let mut z = 0u64;
-    for i in 0..4 {
-        if first[i] {
-            z += w(entries[i]);
-        }
-    }
-    if zero_free {
-        z += w(entry(0, true));
-    }
-    z += u64::from(plain) * w(entry(0, false));
-    let x = ((u128::from(r) * u128::from(z)) >> 32) as u64;
+    // Cumulative weights of the neighbour slots and state 0's.
+    let mut cum = [0u64; 5];
     let mut acc = 0u64;
     for i in 0..4 {
-        if first[i] {
-            acc += w(entries[i]);
-            if x < acc {
-                return nbrs[i];
-            }
-        }
+        acc += w(entries[i]) * first[i] as u64;
+        cum[i] = acc;
     }
-    if zero_free {
-        acc += w(entry(0, true));
-        if x < acc {
-            return 0;
-        }
+    acc += w(entry(0, true)) * zero_free as u64;
+    cum[4] = acc;
+    let z = acc + u64::from(plain) * w(entry(0, false));
+    let x = ((u128::from(r) * u128::from(z)) >> 32) as u64;
+    let k = cum.iter().map(|&c| (c <= x) as usize).sum::<usize>();
+    match k {
+        0..4 => nbrs[k],
+        4 => 0,
+        _ => nth_free_state(((x - acc) / w(entry(0, false)).max(1)) as u32, nbrs, first),
     }
-    let m = ((x - acc) / w(entry(0, false)).max(1)) as u32;
-    nth_free_state(m, nbrs, first)
 }
 
 /// The `m`-th smallest state (from 0) that is neither 0 nor one of the
@@ -264,6 +259,66 @@ mod tests {
             }
         }
         eprintln!("largest difference from Gibbs: {worst:e}");
+    }
+
+    /// The slot rule written plainly: slots in order, each present one
+    /// adding its weight, the first whose cumulative weight exceeds x.
+    fn plain_walk(nbrs: [u8; 4], r: u32, q: u32, table: &HeatBathTable) -> u8 {
+        let mut slots: Vec<(u8, usize)> = Vec::new(); // (state, entry)
+        for (i, &s) in nbrs.iter().enumerate() {
+            if !nbrs[..i].contains(&s) {
+                slots.push((s, entry(nbrs.iter().filter(|&&n| n == s).count() as u32, s == 0)));
+            }
+        }
+        if !nbrs.contains(&0) {
+            slots.push((0, entry(0, true)));
+        }
+        for s in 1..q as u8 {
+            if !nbrs.contains(&s) {
+                slots.push((s, entry(0, false)));
+            }
+        }
+        let top = slots.iter().map(|&(_, e)| table.rank(e)).max().unwrap();
+        let z: u64 = slots.iter().map(|&(_, e)| table.weight(top, e)).sum();
+        let x = ((u128::from(r) * u128::from(z)) >> 32) as u64;
+        let mut acc = 0;
+        for &(s, e) in &slots {
+            acc += table.weight(top, e);
+            if x < acc {
+                return s;
+            }
+        }
+        unreachable!("x < z")
+    }
+
+    #[test]
+    fn the_branch_free_rule_is_the_plain_walk() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for q in [2u32, 3, 4, 5, 9, 17, 255] {
+            for (j, h, t) in [(1.0, 0.0, 1.0), (1.0, 0.4, 0.3), (-1.0, 0.0, 0.7), (0.5, -1.0, 3.0), (1.0, 0.0, 0.02)] {
+                let model = PottsModel::new(q, 4, 4).unwrap().with_coupling(j).unwrap().with_field(h).unwrap();
+                let table = HeatBathTable::new(&model, t);
+                for _ in 0..20_000 {
+                    let v = next();
+                    // Neighbours often equal and often 0, as on a lattice.
+                    let nbrs: [u8; 4] = std::array::from_fn(|i| {
+                        ((v >> (8 * i)) as u32 % q.min(if v >> 60 == 0 { q } else { 3 })) as u8
+                    });
+                    let r = (v >> 32) as u32;
+                    assert_eq!(
+                        heat_bath_site(nbrs, r, q, &table),
+                        plain_walk(nbrs, r, q, &table),
+                        "q={q} {nbrs:?} r={r}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
