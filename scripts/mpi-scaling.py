@@ -4,8 +4,9 @@ processes on this machine's CPU.
 
 Every row is one lattice run under `mpirun -np N ... --decompose strips`,
 each process with one thread. Strong scaling keeps the lattice (L × L) and
-adds processes; weak scaling keeps each process's strip (L × L/2) and grows
-the lattice with the processes. Two measures per row:
+adds processes; weak scaling keeps each process's strip (L × L) and grows
+the lattice with the processes (one process runs the same lattice in
+both, measured apart). Two measures per row:
 
 - flips/ns: wall-clock site updates per nanosecond as warpmc times them
   (the sweeps and the census, every process waiting for the slowest);
@@ -85,7 +86,7 @@ def main():
     for rule, q, field, sweeps in rules:
         for kind in ["strong", "weak"]:
             for n in ranks:
-                h = L if kind == "strong" else L // 2 * n
+                h = L if kind == "strong" else L * n
                 configs.append((rule, kind, n, 1, q, field, sweeps, h))
         configs.append((rule, "no MPI", None, None, q, field, sweeps, L))
     rates = {i: [] for i in range(len(configs))}

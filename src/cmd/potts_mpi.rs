@@ -242,8 +242,8 @@ fn without_mpi(launch: warpmc_mpi::Launch) -> anyhow::Result<()> {
 /// (stdout closed) stops the whole team at the next stretch instead of
 /// leaving it alone.
 pub(crate) struct TeamObserver<'a, O: Observer> {
-    pub(crate) team: &'a Team,
-    pub(crate) inner: &'a mut O,
+    team: &'a Team,
+    inner: &'a mut O,
     /// Set when the output asked to stop (its reader went away).
     stop: bool,
     /// This process must fail at its first result ([`FAIL_RANK`]).
