@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use warpmc_gpu::Device;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
-    BackendChoice, ConfigFile, Control, InitialState, Lattice, Observer, PottsError, PottsModel, ProtocolConfig,
-    Provenance, RunState, Runner, Simulation,
+    Algorithm, BackendChoice, ConfigFile, Control, InitialState, Lattice, Observer, PottsError, PottsModel,
+    ProtocolConfig, Provenance, RunState, Runner, Simulation,
 };
 
 use crate::devices;
@@ -38,15 +38,11 @@ fn temperature_list(text: &str) -> PyResult<serde_json::Value> {
 }
 
 /// A configuration the reader refused: a key it does not know is a
-/// `TypeError`, as for any unexpected keyword argument (and an algorithm
-/// this build does not have says so); a bad value is a `ValueError`.
-fn config_error(message: &str, options: &serde_json::Map<String, serde_json::Value>) -> PyErr {
+/// `TypeError`, as for any unexpected keyword argument; a bad value is a
+/// `ValueError`.
+fn config_error(message: &str) -> PyErr {
     let unknown = message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')).map(|(key, _)| key);
     match unknown {
-        Some("algorithm") => PyValueError::new_err(format!(
-            "algorithm {}: this warpmc updates by metropolis only",
-            options.get("algorithm").map(|a| a.to_string()).unwrap_or_default()
-        )),
         Some(key) => PyTypeError::new_err(format!("run() got an unexpected keyword argument '{key}'")),
         None => PyValueError::new_err(message.to_string()),
     }
@@ -65,12 +61,14 @@ fn study(options: &str) -> PyResult<Vec<ProtocolConfig>> {
     if let Some(serde_json::Value::String(s)) = map.get("backend") {
         s.parse::<BackendChoice>().map_err(errors::gpu)?;
     }
+    if let Some(serde_json::Value::String(s)) = map.get("algorithm") {
+        s.parse::<Algorithm>().map_err(errors::potts)?;
+    }
     if let Some(serde_json::Value::String(s)) = map.get("temps") {
         let list = temperature_list(s)?;
         map.insert("temps".into(), list);
     }
-    let file: ConfigFile =
-        serde_json::from_value(map.clone().into()).map_err(|e| config_error(&e.to_string(), &map))?;
+    let file: ConfigFile = serde_json::from_value(map.into()).map_err(|e| config_error(&e.to_string()))?;
     file.resolve_sizes().map_err(|e| match e {
         PottsError::Missing(key) => PyTypeError::new_err(format!("missing {key}")),
         e => errors::potts(e),

@@ -49,6 +49,18 @@ CASES = {
         dict(q=3, size=[8, 12], temps=1.05),
         ["--q", "3", "--size", "8,12", "--temps", "1.05"],
     ),
+    "heat-bath": (
+        dict(q=4, size=12, temps=[0.8, 0.95], algorithm="heat-bath"),
+        ["--q", "4", "--size", "12", "--temps", "0.8,0.95", "--algorithm", "heat-bath"],
+    ),
+    "swendsen-wang": (
+        dict(q=3, size=10, temps=[0.9, 1.1], algorithm="swendsen-wang"),
+        ["--q", "3", "--size", "10", "--temps", "0.9,1.1", "--algorithm", "swendsen-wang"],
+    ),
+    "wolff": (
+        dict(q=2, size=8, temps="1.0:1.2:0.2", algorithm="wolff"),
+        ["--q", "2", "--size", "8", "--temps", "1.0:1.2:0.2", "--algorithm", "wolff"],
+    ),
     "tempering": (
         dict(q=2, size=8, temps=[1.0, 1.1, 1.2], tempering=True, exchange_every=3),
         ["--q", "2", "--size", "8", "--temps", "1.0,1.1,1.2", "--tempering", "--exchange-every", "3"],
@@ -131,9 +143,13 @@ def test_runs_too_short_for_their_error_bars_warn():
     assert rows[0]["too_short"] is True
 
 
-def test_other_algorithms_are_refused_clearly():
-    with pytest.raises(ValueError, match="heat-bath"):
-        potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=1, algorithm="heat-bath", backend="cpu")
+def test_an_unknown_algorithm_is_the_librarys_error(cli):
+    with pytest.raises(ValueError) as e:
+        potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=10, algorithm="glauber", backend="cpu")
+    assert "glauber" in str(e.value)
+    out = cli("potts", "run", "--q", "2", "--size", "8", "--temp", "1", "--algorithm", "glauber", check=False)
+    line = next(l for l in out.stderr.splitlines() if l.startswith("error: "))
+    assert line.endswith(str(e.value)), (line, str(e.value))
 
 
 def test_dataframe_has_a_row_per_temperature():

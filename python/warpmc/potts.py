@@ -97,7 +97,9 @@ def run(
       ``"ordered"`` start.
     - ``backend``: ``"auto"`` (a GPU if usable, else the CPU), ``"cpu"`` or
       ``"cuda"``.
-    - ``algorithm``: the update rule (``"metropolis"``).
+    - ``algorithm``: the update rule: ``"metropolis"``, ``"heat-bath"``,
+      ``"swendsen-wang"`` or ``"wolff"`` (``warpmc potts run --help`` says
+      when to use which).
     - ``tempering``: parallel tempering, replicas exchanged between
       neighbouring temperatures every 10 sweeps (``exchange_every=N``).
     - ``**more``: the other keys of a ``--config`` TOML file, by their
@@ -132,13 +134,10 @@ def run(
         "seed": seed,
         "init": init,
         "backend": backend,
+        "algorithm": algorithm,
         "tempering": tempering,
         **more,
     }
-    # Metropolis is the configuration's default: left out, it is what a run
-    # without the key (and `warpmc potts run` without --algorithm) does.
-    if algorithm != "metropolis":
-        options["algorithm"] = algorithm
     text = json.dumps({key: _plain(key, value) for key, value in options.items()})
     rows = [json.loads(line) for line in _native.potts_run(text)]
     for r in rows:
