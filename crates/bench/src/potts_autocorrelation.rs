@@ -9,16 +9,18 @@
 //! numbers compare the algorithms at about equal work per site. Every run
 //! starts ordered, is thermalised, and measures the energy after every
 //! sweep; τ_int and its error come from the Γ-method with Sokal's window
-//! ([`warpmc_potts::stats`]), e's window no shorter than m's (as in the
-//! protocol's results). A pilot run, doubled until it spans 100 of
-//! its own τ_int (or a quarter of the time budget), sizes the main run to a
-//! number of τ_int, within a time budget per row; the rows report how many
-//! τ_int of e each run covered.
+//! ([`warpmc_potts::stats`]), each series over its own window. The run
+//! doubles until it spans `taus` of the larger of the two τ_int (estimates
+//! from short runs come out low, so a run stops only once it is long by
+//! its own measure) or the row's time budget is spent; its first tenth is
+//! then dropped as thermalisation, and the row reports how many τ_int of
+//! each the rest covered.
 //!
 //! The literature's z for local updates is that of the slowest mode (the
-//! order parameter's exponential time); τ_int of the energy couples to it
-//! weakly, and on lattices up to a few hundred sites a side its fitted
-//! exponent comes out well below it.
+//! order parameter's exponential time). The energy couples to that mode
+//! weakly: its Sokal window stops before the weak slow tail, and on
+//! lattices up to a few hundred sites a side its fitted exponent comes out
+//! well below the order parameter's.
 //!
 //! Literature for the 2D Ising model (q = 2): local updates have
 //! z ≈ 2.17 (Nightingale and Blöte 1996); Swendsen–Wang about 0.2–0.3
@@ -47,9 +49,9 @@ pub struct AutocorrelationConfig {
     pub algorithms: Vec<Algorithm>,
     /// Where to run (Wolff runs on the CPU in any case).
     pub device: Device,
-    /// Length of each main run in units of the pilot's τ_int.
+    /// Length of each run in units of its larger τ_int (of e and m).
     pub taus: f64,
-    /// Fewest measured sweeps of a main run.
+    /// Fewest sweeps of a run (before the thermalisation is dropped).
     pub min_sweeps: u64,
     /// Most seconds a row may take (the run is shortened to fit, and the
     /// row says how many τ_int it covered).
@@ -81,6 +83,8 @@ pub struct TauRow {
     pub tau_int_m_err: f64,
     /// Measured sweeps per τ_int of the energy.
     pub taus: f64,
+    /// Measured sweeps per τ_int of the order parameter.
+    pub taus_m: f64,
     /// ⟨e⟩ and its error (a check: the same for every algorithm).
     pub energy: f64,
     /// Error of ⟨e⟩.
@@ -137,52 +141,46 @@ pub fn run_autocorrelation_study<E: From<BenchError>>(
     Ok(fits)
 }
 
-/// One chain of `algorithm` on an L × L lattice: a pilot run, then a run
-/// of about `cfg.taus` τ_int.
+/// One chain of `algorithm` on an L × L lattice, doubled until it spans
+/// `cfg.taus` of its τ_int or the budget is spent.
 fn measure(cfg: &AutocorrelationConfig, algorithm: Algorithm, l: usize) -> Result<TauRow> {
     let model = PottsModel::new(cfg.q, l, l)?;
     let t = bench_temperature(cfg.q);
     let mut sim = Simulation::with_algorithm(model.clone(), algorithm, t, &cfg.device)?.with_seed(cfg.seed);
-    // Pilot: a first τ and the speed, from a run doubled until it spans 100
-    // of its τ (or a quarter of the budget).
-    let pilot_therm = 200u64;
-    sim.sweeps(pilot_therm)?;
     let started = Instant::now();
-    let mut pilot = series(&mut sim, 1000)?;
-    let mut tau0 = tau(&pilot).max(1.0);
-    while (pilot.0.len() as f64) < 100.0 * tau0 && started.elapsed().as_secs_f64() < 0.25 * cfg.max_seconds {
-        let more = series(&mut sim, pilot.0.len() as u64)?;
-        pilot.0.extend(more.0);
-        pilot.1.extend(more.1);
-        tau0 = tau(&pilot).max(1.0);
+    let (mut e, mut m) = series(&mut sim, cfg.min_sweeps.max(100))?;
+    loop {
+        let kept = e.len() / 10;
+        let longest = tau(&e[kept..]).tau_int.max(tau(&m[kept..]).tau_int);
+        let spent = started.elapsed().as_secs_f64();
+        // Doubling takes as long again as the run so far.
+        if (e.len() - kept) as f64 >= cfg.taus * longest || 2.0 * spent > cfg.max_seconds {
+            break;
+        }
+        let more = series(&mut sim, e.len() as u64)?;
+        e.extend(more.0);
+        m.extend(more.1);
     }
-    let per_sweep = started.elapsed().as_secs_f64() / pilot.0.len() as f64;
-    // (The pilot has thermalised the chain for well over 20 of its τ.)
-    let budget = (cfg.max_seconds / per_sweep.max(1e-9)) as u64;
-    let sweeps = ((cfg.taus * tau0) as u64).max(cfg.min_sweeps).min(budget.max(1000));
-    let started = Instant::now();
-    let (e, m) = series(&mut sim, sweeps)?;
     let seconds = started.elapsed().as_secs_f64();
-    // Both series in one analysis, as the protocol's results do: e's
-    // window is then no shorter than m's, so the slow mode that the
-    // energy couples to weakly is summed over rather than cut off.
-    let both = GammaMethod::new(vec![vec![e, m]]);
-    let (g, gm) = (both.analyze(|v| v[0]), both.analyze(|v| v[1]));
+    let therm = e.len() / 10;
+    let (g, gm) = (tau(&e[therm..]), tau(&m[therm..]));
+    let sweeps = (e.len() - therm) as u64;
     Ok(TauRow {
         algorithm: algorithm.name().to_string(),
         size: l,
         backend: sim.backend_name().to_string(),
-        therm: pilot_therm + pilot.0.len() as u64,
+        therm: therm as u64,
         sweeps,
         tau_int: g.tau_int,
         tau_int_err: g.tau_int_err,
         tau_int_m: gm.tau_int,
         tau_int_m_err: gm.tau_int_err,
         taus: sweeps as f64 / g.tau_int,
+        taus_m: sweeps as f64 / gm.tau_int,
         energy: g.value,
         energy_err: g.error,
         seconds,
-        updates_per_ns: (sweeps * model.sites() as u64) as f64 / (seconds * 1e9),
+        updates_per_ns: (e.len() as f64 * model.sites() as f64) / (seconds * 1e9),
     })
 }
 
@@ -197,9 +195,9 @@ fn series(sim: &mut Simulation, n: u64) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((e, m))
 }
 
-/// τ_int of e, its window at least m's.
-fn tau((e, m): &(Vec<f64>, Vec<f64>)) -> f64 {
-    GammaMethod::new(vec![vec![e.clone(), m.clone()]]).analyze(|v| v[0]).tau_int
+/// The Γ-method's estimate of one series' mean, with its τ_int.
+fn tau(series: &[f64]) -> warpmc_potts::stats::GammaEstimate {
+    GammaMethod::new(vec![vec![series.to_vec()]]).analyze(|v| v[0])
 }
 
 /// Both exponents of one algorithm's rows.
@@ -245,6 +243,7 @@ mod tests {
             tau_int_m: 2.0 * tau_int,
             tau_int_m_err: 0.1 * tau_int,
             taus: 0.0,
+            taus_m: 0.0,
             energy: 0.0,
             energy_err: 0.0,
             seconds: 0.0,

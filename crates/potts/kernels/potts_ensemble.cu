@@ -114,13 +114,18 @@ extern "C" __global__ void potts_ens_sliced_census(const u32* __restrict__ latti
 }
 
 // ---- One byte per spin -------------------------------------------------------
+//
+// Metropolis (potts.cu's MetropolisSite, TABLE_LEN words per member) or
+// heat-bath (HeatBathSite, HB_TABLE_WORDS words per member): the same
+// storage, units and generators, one template per site rule.
 
 // The rows of one parity (even or odd) of unit k of one colour: the unit's
 // generator of that parity gives one word to each site, row by row, left to
 // right, as potts_generic_colour does for the whole unit.
-__device__ __forceinline__ void generic_unit_rows(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw,
-                                                  u32 h, u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
-                                                  const u64* table, u32 units_per_row, u64 k, u32 parity) {
+template <class Site>
+__device__ __forceinline__ void generic_unit_rows(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw, u32 h,
+                                                  u64 seed, u64 stream, u64 sweep, u32 colour, const Site& site,
+                                                  u32 units_per_row, u64 k, u32 parity) {
     u64 g[2];
     unit_generators(seed, stream, sweep, colour, k, g[0], g[1]);
     u64 gen = g[parity];
@@ -139,34 +144,36 @@ __device__ __forceinline__ void generic_unit_rows(u8* __restrict__ mine, const u
             const u32 left = (xh + o == 0) ? hw - 1 : xh + o - 1;
             const u32 right = (xh + o == hw) ? 0 : xh + o;
             u8* s = mine + (u64)y * hw + xh;
-            *s = metropolis_site(*s, row[left], row[right], up[xh], down[xh], r, q, table);
+            *s = site(*s, row[left], row[right], up[xh], down[xh], r);
         }
     }
 }
 
 // Every sweep of the call for member blockIdx.x in shared memory (2 * hw * h
-// bytes, dynamic); tables: TABLE_LEN entries per member. Thread i serves
+// bytes, dynamic); tables: WORDS entries per member. Thread i serves
 // (unit, parity) pairs i, i + blockDim.x, ...
-extern "C" __global__ void __launch_bounds__(1024)
-    potts_ens_generic_shared(u8* __restrict__ lattices, u32 hw, u32 h, u32 q, const u64* __restrict__ seeds,
-                             const u64* __restrict__ streams, const u64* __restrict__ tables, u32 units_per_row,
-                             u64 units, u64 first_sweep, u32 sweeps) {
+template <int WORDS, class Site>
+__device__ __forceinline__ void ens_generic_shared(u8* __restrict__ lattices, u32 hw, u32 h, u32 q,
+                                                   const u64* __restrict__ seeds, const u64* __restrict__ streams,
+                                                   const u64* __restrict__ tables, u32 units_per_row, u64 units,
+                                                   u64 first_sweep, u32 sweeps) {
     extern __shared__ u8 bytes[];
-    __shared__ u64 table[TABLE_LEN];
+    __shared__ u64 table[WORDS];
     const u32 m = blockIdx.x;
-    if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = tables[(u64)m * TABLE_LEN + threadIdx.x];
+    for (u32 i = threadIdx.x; i < WORDS; i += blockDim.x) table[i] = tables[(u64)m * WORDS + i];
     const u64 n = (u64)hw * h;
     u8* g = lattices + (u64)m * 2 * n;
     for (u64 i = threadIdx.x; i < 2 * n; i += blockDim.x) bytes[i] = g[i];
     __syncthreads();
     const u64 seed = seeds[m], stream = streams[m];
+    const Site site{table, q};
     for (u32 s = 0; s < sweeps; ++s) {
         for (u32 colour = 0; colour < 2; ++colour) {
             u8* mine = bytes + colour * n;
             const u8* other = bytes + (colour ^ 1u) * n;
             for (u64 j = threadIdx.x; j < 2 * units; j += blockDim.x)
-                generic_unit_rows(mine, other, hw, h, q, seed, stream, first_sweep + s, colour, table, units_per_row,
-                                  j >> 1, (u32)(j & 1));
+                generic_unit_rows(mine, other, hw, h, seed, stream, first_sweep + s, colour, site, units_per_row, j >> 1,
+                                  (u32)(j & 1));
             __syncthreads();
         }
     }
@@ -175,21 +182,41 @@ extern "C" __global__ void __launch_bounds__(1024)
 
 // One colour of sweep *sweep_base + sweep_add of every member (blockIdx.y),
 // a grid-stride loop over (unit, parity) pairs in x.
-extern "C" __global__ void potts_ens_generic_colour(u8* __restrict__ lattices, u32 hw, u32 h, u32 q,
-                                                    const u64* __restrict__ seeds, const u64* __restrict__ streams,
-                                                    const u64* __restrict__ tables, u32 units_per_row, u64 units,
-                                                    const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour) {
-    __shared__ u64 table[TABLE_LEN];
+template <int WORDS, class Site>
+__device__ __forceinline__ void ens_generic_colour(u8* __restrict__ lattices, u32 hw, u32 h, u32 q,
+                                                   const u64* __restrict__ seeds, const u64* __restrict__ streams,
+                                                   const u64* __restrict__ tables, u32 units_per_row, u64 units,
+                                                   const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour) {
+    __shared__ u64 table[WORDS];
     const u32 m = blockIdx.y;
-    if (threadIdx.x < TABLE_LEN) table[threadIdx.x] = tables[(u64)m * TABLE_LEN + threadIdx.x];
+    for (u32 i = threadIdx.x; i < WORDS; i += blockDim.x) table[i] = tables[(u64)m * WORDS + i];
     __syncthreads();
     const u64 n = (u64)hw * h;
     const u64 sweep = *sweep_base + sweep_add;
     u8* base = lattices + (u64)m * 2 * n;
+    const Site site{table, q};
     for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < 2 * units; j += (u64)gridDim.x * blockDim.x)
-        generic_unit_rows(base + colour * n, base + (colour ^ 1u) * n, hw, h, q, seeds[m], streams[m], sweep, colour,
-                          table, units_per_row, j >> 1, (u32)(j & 1));
+        generic_unit_rows(base + colour * n, base + (colour ^ 1u) * n, hw, h, seeds[m], streams[m], sweep, colour,
+                          site, units_per_row, j >> 1, (u32)(j & 1));
 }
+
+#define ENS_GENERIC_KERNELS(NAME, WORDS, SITE)                                                                     \
+    extern "C" __global__ void __launch_bounds__(1024)                                                             \
+        potts_ens_##NAME##_shared(u8* __restrict__ lattices, u32 hw, u32 h, u32 q, const u64* __restrict__ seeds,   \
+                                  const u64* __restrict__ streams, const u64* __restrict__ tables,                  \
+                                  u32 units_per_row, u64 units, u64 first_sweep, u32 sweeps) {                      \
+        ens_generic_shared<WORDS, SITE>(lattices, hw, h, q, seeds, streams, tables, units_per_row, units,           \
+                                        first_sweep, sweeps);                                                      \
+    }                                                                                                              \
+    extern "C" __global__ void potts_ens_##NAME##_colour(                                                          \
+        u8* __restrict__ lattices, u32 hw, u32 h, u32 q, const u64* __restrict__ seeds,                            \
+        const u64* __restrict__ streams, const u64* __restrict__ tables, u32 units_per_row, u64 units,             \
+        const u64* __restrict__ sweep_base, u64 sweep_add, u32 colour) {                                            \
+        ens_generic_colour<WORDS, SITE>(lattices, hw, h, q, seeds, streams, tables, units_per_row, units,          \
+                                        sweep_base, sweep_add, colour);                                            \
+    }
+ENS_GENERIC_KERNELS(generic, TABLE_LEN, MetropolisSite)
+ENS_GENERIC_KERNELS(heat_bath, HB_TABLE_WORDS, HeatBathSite)
 
 // Census of every member (blockIdx.y), as potts_generic_census: out[m * (q + 1)]
 // bonds, out[m * (q + 1) + 1 + s] sites in state s; out zeroed before.

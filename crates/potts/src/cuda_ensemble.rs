@@ -1,4 +1,5 @@
-//! The CUDA ensemble: every member of an [`Ensemble`] in the same launches.
+//! The CUDA ensemble: every member of an [`Ensemble`] in the same launches,
+//! under Metropolis or heat-bath.
 //!
 //! Small lattices (a 64² lattice is 2,048 sites per colour, far too few to
 //! fill a GPU alone) run one per thread block, the whole lattice in shared
@@ -18,11 +19,13 @@ use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, Scheme, TABLE_LEN, UNIT_
 use crate::cuda::check_fits;
 use crate::ensemble::{Ensemble, check_chains, check_member, check_tables};
 use crate::error::{PottsError, Result};
+use crate::heat_bath::{HeatBathTable, TABLE_WORDS};
 use crate::lattice::{Census, Lattice};
 use crate::layout::{join, pack_planes, split, unpack_planes};
 use crate::model::PottsModel;
 use crate::simulation::Chain;
 use crate::sliced::{SlicedRule, planes, words_per_row};
+use crate::update::{Algorithm, Update};
 
 /// The ensemble kernels for q (the bit-sliced ones compiled for min(q, 16)),
 /// with potts.cu's update code as a header and the same constants.
@@ -75,10 +78,19 @@ enum Storage {
     /// Bit planes: `words` u32 per colour, member m's colours at 2m, 2m + 1.
     Sliced { lattices: DeviceBuffer<u32>, words: usize, planes: usize, rules: Vec<SlicedRule> },
     /// A byte per spin: `hw·h` bytes per colour.
-    Generic { lattices: DeviceBuffer<u8>, tables: Vec<AcceptanceTable> },
+    Generic { lattices: DeviceBuffer<u8>, rule: GenericRule },
 }
 
-/// Many lattices of one model on a CUDA device.
+/// The site rule of the byte-per-spin storage, with each member's table.
+#[derive(Debug)]
+enum GenericRule {
+    /// Metropolis: TABLE_LEN words per member.
+    Metropolis(Vec<AcceptanceTable>),
+    /// Heat-bath: TABLE_WORDS words per member.
+    HeatBath(Vec<HeatBathTable>),
+}
+
+/// Many lattices of one model on a CUDA device (Metropolis or heat-bath).
 #[derive(Debug)]
 pub struct CudaEnsemble {
     gpu: Gpu,
@@ -96,8 +108,10 @@ pub struct CudaEnsemble {
     chains: Vec<Chain>,
     /// Per member: sigma (bit-sliced rule).
     sigmas: DeviceBuffer<i32>,
-    /// Per member: four thresholds (bit-sliced rule) or TABLE_LEN entries.
+    /// Per member: four thresholds (bit-sliced rule).
     thresholds: DeviceBuffer<u32>,
+    /// Per member: TABLE_LEN (Metropolis) or TABLE_WORDS (heat-bath)
+    /// entries.
     tables: DeviceBuffer<u64>,
     tables_dirty: bool,
     /// Which members have been given a table.
@@ -127,6 +141,22 @@ impl CudaEnsemble {
 
     /// As [`CudaEnsemble::new`] with the layout chosen by the caller.
     pub fn with_layout(gpu: Gpu, model: &PottsModel, members: usize, layout: EnsembleLayout) -> Result<Self> {
+        Self::running(gpu, model, members, Algorithm::Metropolis, layout)
+    }
+
+    /// `members` lattices of `model` on `gpu` running `algorithm`
+    /// (Metropolis under the model's own rule, or heat-bath on the byte per
+    /// spin storage), laid out as `layout` says.
+    pub fn running(
+        gpu: Gpu,
+        model: &PottsModel,
+        members: usize,
+        algorithm: Algorithm,
+        layout: EnsembleLayout,
+    ) -> Result<Self> {
+        if !matches!(algorithm, Algorithm::Metropolis | Algorithm::HeatBath) {
+            return Err(PottsError::InvalidInput(format!("the CUDA ensemble does not run {algorithm}")));
+        }
         if members == 0 || members > MAX_MEMBERS {
             return Err(PottsError::InvalidInput(format!(
                 "a CUDA ensemble holds 1 to {MAX_MEMBERS} lattices, got {members}"
@@ -134,12 +164,13 @@ impl CudaEnsemble {
         }
         let sites = model.sites();
         let (hw, h) = (model.width() / 2, model.height());
-        let sliced = Scheme::for_model(model) == Scheme::Sliced;
+        let sliced = algorithm == Algorithm::Metropolis && Scheme::for_model(model) == Scheme::Sliced;
+        let table_words = if algorithm == Algorithm::HeatBath { TABLE_WORDS } else { TABLE_LEN } as u64;
         let member_bytes = if sliced { 2 * (hw / 32) * h * planes(model.q()) * 4 } else { sites } as u64;
         let total = member_bytes.checked_mul(members as u64).ok_or_else(|| {
             PottsError::InvalidInput(format!("{members} lattices of {sites} sites are more than memory can address"))
         })?;
-        check_fits(&gpu, total + members as u64 * (TABLE_LEN as u64 * 8 + 64 + 8 * (1 + model.q() as u64)))?;
+        check_fits(&gpu, total + members as u64 * (table_words * 8 + 64 + 8 * (1 + model.q() as u64)))?;
         let info = gpu.info().clone();
         let fits_shared = member_bytes + STATIC_SHARED <= info.max_shared_per_block_optin;
         let shared = match layout {
@@ -176,11 +207,17 @@ impl CudaEnsemble {
             let storage = Storage::Sliced { lattices, words, planes, rules };
             (storage, module.kernel(name)?, module.kernel("potts_ens_sliced_census")?, wr * h, split)
         } else {
-            let name = if shared { "potts_ens_generic_shared" } else { "potts_ens_generic_colour" };
+            let (rule, family) = match algorithm {
+                Algorithm::HeatBath => {
+                    (GenericRule::HeatBath(vec![HeatBathTable::new(model, 1.0); members]), "heat_bath")
+                }
+                _ => (GenericRule::Metropolis(vec![AcceptanceTable::reject_all(); members]), "generic"),
+            };
+            let name = format!("potts_ens_{family}_{}", if shared { "shared" } else { "colour" });
             let lattices = gpu.alloc_zeros::<u8>(sites * members)?;
-            let storage = Storage::Generic { lattices, tables: vec![AcceptanceTable::reject_all(); members] };
+            let storage = Storage::Generic { lattices, rule };
             let units = units_per_row(hw) * h.div_ceil(UNIT_ROWS);
-            (storage, module.kernel(name)?, module.kernel("potts_ens_generic_census")?, 2 * units, 1)
+            (storage, module.kernel(&name)?, module.kernel("potts_ens_generic_census")?, 2 * units, 1)
         };
         let shared_bytes = u32::try_from(member_bytes).unwrap_or(u32::MAX);
         if shared && member_bytes > 48 * 1024 {
@@ -200,7 +237,7 @@ impl CudaEnsemble {
             chains: Vec::new(),
             sigmas: gpu.alloc_zeros::<i32>(members)?,
             thresholds: gpu.alloc_zeros::<u32>(4 * members)?,
-            tables: gpu.alloc_zeros::<u64>(TABLE_LEN * members)?,
+            tables: gpu.alloc_zeros::<u64>(table_words as usize * members)?,
             tables_dirty: true,
             table_set: vec![false; members],
             counts: gpu.alloc_zeros::<u64>((1 + model.q() as usize) * members)?,
@@ -217,11 +254,14 @@ impl CudaEnsemble {
     }
 
     /// The kernel family in use: "sliced-shared", "sliced-global",
-    /// "generic-shared" or "generic-global".
+    /// "generic-shared", "generic-global", "heat-bath-shared" or
+    /// "heat-bath-global".
     pub fn kernel_name(&self) -> &'static str {
         match (&self.storage, self.shared) {
             (Storage::Sliced { .. }, true) => "sliced-shared",
             (Storage::Sliced { .. }, false) => "sliced-global",
+            (Storage::Generic { rule: GenericRule::HeatBath(_), .. }, true) => "heat-bath-shared",
+            (Storage::Generic { rule: GenericRule::HeatBath(_), .. }, false) => "heat-bath-global",
             (Storage::Generic { .. }, true) => "generic-shared",
             (Storage::Generic { .. }, false) => "generic-global",
         }
@@ -247,8 +287,12 @@ impl CudaEnsemble {
                 self.gpu.copy_to_device(&sigmas, &mut self.sigmas)?;
                 self.gpu.copy_to_device(&ths, &mut self.thresholds)?;
             }
-            Storage::Generic { tables, .. } => {
+            Storage::Generic { rule: GenericRule::Metropolis(tables), .. } => {
                 let all: Vec<u64> = tables.iter().flat_map(|t| *t.thresholds()).collect();
+                self.gpu.copy_to_device(&all, &mut self.tables)?;
+            }
+            Storage::Generic { rule: GenericRule::HeatBath(tables), .. } => {
+                let all: Vec<u64> = tables.iter().flat_map(|t| t.words()).collect();
                 self.gpu.copy_to_device(&all, &mut self.tables)?;
             }
         }
@@ -308,12 +352,13 @@ impl CudaEnsemble {
                 Storage::Generic { lattices, .. } => {
                     let per_row = units_per_row(hw as usize) as u32;
                     let units = per_row as u64 * (h as u64).div_ceil(UNIT_ROWS as u64);
-                    // SAFETY: potts_ens_generic_shared(u8* lattices, u32 hw, u32 h, u32 q,
-                    // const u64* seeds, const u64* streams, const u64* tables, u32 units_per_row,
-                    // u64 units, u64 first_sweep, u32 sweeps): one block per member, lattices
-                    // holds 2·hw·h bytes per member with spins < q, tables TABLE_LEN entries per
-                    // member; the dynamic shared memory holds one member's 2·hw·h bytes and the
-                    // block has ≥ 64 threads (the table load uses TABLE_LEN).
+                    // SAFETY: potts_ens_generic_shared and potts_ens_heat_bath_shared(u8* lattices,
+                    // u32 hw, u32 h, u32 q, const u64* seeds, const u64* streams, const u64* tables,
+                    // u32 units_per_row, u64 units, u64 first_sweep, u32 sweeps): one block per
+                    // member, lattices holds 2·hw·h bytes per member with spins < q, tables the
+                    // kernel's TABLE_LEN or TABLE_WORDS entries per member (as `running` allocates);
+                    // the dynamic shared memory holds one member's 2·hw·h bytes, beside the
+                    // table's static array (within STATIC_SHARED).
                     unsafe {
                         self.gpu
                             .launch(&self.update)
@@ -471,12 +516,13 @@ impl GlobalSweep<'_> {
                     }
                 }
                 Storage::Generic { lattices, .. } => {
-                    // SAFETY: potts_ens_generic_colour(u8* lattices, u32 hw, u32 h, u32 q,
-                    // const u64* seeds, const u64* streams, const u64* tables, u32 units_per_row,
-                    // u64 units, const u64* sweep_base, u64 sweep_add, u32 colour): grid y =
-                    // members, a grid-stride loop over 2·units (unit, parity) pairs per member
-                    // clipped to the 2·hw·h bytes of each member (spins < q); tables TABLE_LEN
-                    // entries per member; sweep_base holds one entry.
+                    // SAFETY: potts_ens_generic_colour and potts_ens_heat_bath_colour(u8* lattices,
+                    // u32 hw, u32 h, u32 q, const u64* seeds, const u64* streams, const u64* tables,
+                    // u32 units_per_row, u64 units, const u64* sweep_base, u64 sweep_add,
+                    // u32 colour): grid y = members, a grid-stride loop over 2·units (unit, parity)
+                    // pairs per member clipped to the 2·hw·h bytes of each member (spins < q);
+                    // tables the kernel's TABLE_LEN or TABLE_WORDS entries per member; sweep_base
+                    // holds one entry.
                     unsafe {
                         self.gpu
                             .launch(self.update)
@@ -576,11 +622,34 @@ impl Ensemble for CudaEnsemble {
         check_member(self.members, index)?;
         match &mut self.storage {
             Storage::Sliced { rules, .. } => rules[index] = SlicedRule::new(self.q, table)?,
-            Storage::Generic { tables, .. } => tables[index] = *table,
+            Storage::Generic { rule: GenericRule::Metropolis(tables), .. } => tables[index] = *table,
+            Storage::Generic { rule: GenericRule::HeatBath(_), .. } => {
+                return Err(PottsError::InvalidInput(
+                    "this CUDA ensemble runs heat-bath, not metropolis; open it for metropolis".into(),
+                ));
+            }
         }
         self.tables_dirty = true;
         self.table_set[index] = true;
         Ok(())
+    }
+
+    fn set_update(&mut self, index: usize, update: &Update) -> Result<()> {
+        check_member(self.members, index)?;
+        match (update, &mut self.storage) {
+            (Update::Metropolis(table), _) => self.set_table(index, table),
+            (Update::HeatBath(table), Storage::Generic { rule: GenericRule::HeatBath(tables), .. }) => {
+                tables[index] = *table;
+                self.tables_dirty = true;
+                self.table_set[index] = true;
+                Ok(())
+            }
+            (other, _) => Err(PottsError::InvalidInput(format!(
+                "this CUDA ensemble ({} kernels) cannot run {}; open it with CudaEnsemble::running",
+                self.kernel_name(),
+                other.algorithm()
+            ))),
+        }
     }
 
     fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> Result<()> {

@@ -38,8 +38,8 @@ pub fn open_ensemble(device: &Device, model: &PottsModel, members: usize) -> Res
 /// The fastest ensemble of `members` lattices of `model` running
 /// `algorithm` on `device`: the CPU ensemble for every algorithm on the
 /// CPU (and for Wolff anywhere: it runs on the CPU); on a GPU the CUDA
-/// ensemble for Metropolis, and one backend per member
-/// ([`Independent`]) for the algorithms without a many-lattice kernel.
+/// ensemble for Metropolis and heat-bath, and one backend per member
+/// ([`Independent`]) for Swendsen–Wang, which has no many-lattice kernel.
 /// Every member starts in the ordered state; give every member its
 /// [`Update`] before the first sweeps.
 pub fn open_ensemble_for(
@@ -62,8 +62,14 @@ pub fn open_ensemble_for(
             Ok(Box::new(crate::cpu_ensemble::CpuEnsemble::for_algorithm(model, algorithm, members)?))
         }
         #[cfg(feature = "cuda")]
-        (Device::Cuda(gpu), Algorithm::Metropolis) => {
-            Ok(Box::new(crate::cuda_ensemble::CudaEnsemble::new(gpu.clone(), model, members)?))
+        (Device::Cuda(gpu), Algorithm::Metropolis | Algorithm::HeatBath) => {
+            Ok(Box::new(crate::cuda_ensemble::CudaEnsemble::running(
+                gpu.clone(),
+                model,
+                members,
+                algorithm,
+                crate::cuda_ensemble::EnsembleLayout::Auto,
+            )?))
         }
         #[cfg(feature = "cuda")]
         (Device::Cuda(_), _) => {

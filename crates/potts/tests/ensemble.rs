@@ -85,9 +85,9 @@ fn ensembles_match_lone_chains(device: &Device) {
 }
 test_device!(ensembles_match_lone_chains, ensembles_match_lone_chains_cpu, ensembles_match_lone_chains_cuda);
 
-/// Every algorithm's ensemble (the CPU ensemble, one CUDA backend per
-/// member for heat-bath and Swendsen–Wang on a GPU, the CPU for Wolff
-/// anywhere) against one
+/// Every algorithm's ensemble (the CPU ensemble; on a GPU the CUDA
+/// ensemble for heat-bath and one CUDA backend per member for
+/// Swendsen–Wang; the CPU for Wolff anywhere) against one
 /// CPU backend per member, through calls with per-member temperatures.
 fn every_algorithm_ensemble_matches_lone_chains(device: &Device) {
     for algorithm in [Algorithm::HeatBath, Algorithm::SwendsenWang, Algorithm::Wolff] {
@@ -99,33 +99,38 @@ fn every_algorithm_ensemble_matches_lone_chains(device: &Device) {
             let mut ens = open_ensemble_for(device, &m, algorithm, n).unwrap();
             let expected_name = if algorithm.runs_on_gpu() { device.name() } else { "cpu" };
             assert_eq!(ens.name(), expected_name, "{algorithm}");
-            let mut reference = Independent::new(
-                (0..n)
-                    .map(|_| Box::new(CpuBackend::for_algorithm(&m, algorithm).unwrap()) as Box<dyn Backend>)
-                    .collect(),
-            );
-            let mut rng = SplitMix64::new(c as u64 + 40);
-            let chains: Vec<Chain> = (0..n).map(|i| Chain::new(rng.next_u64(), i as u32, 1)).collect();
-            for (i, chain) in chains.iter().enumerate() {
-                let l = Lattice::new(&m, InitialState::Random, chain.seed, chain.stream);
-                ens.load(i, &l).unwrap();
-                reference.load(i, &l).unwrap();
-            }
-            let mut first = 0;
-            for (call, count) in [2u64, 5, 1].into_iter().enumerate() {
-                for i in 0..n {
-                    let update = Update::new(algorithm, &m, 0.4 + 1.2 * rng.unit()).unwrap();
-                    ens.set_update(i, &update).unwrap();
-                    reference.set_update(i, &update).unwrap();
-                }
-                ens.sweeps(&chains, first, count).unwrap();
-                reference.sweeps(&chains, first, count).unwrap();
-                first += count;
-                assert_eq!(ens.census().unwrap(), reference.census().unwrap(), "{algorithm} case {c} call {call}");
-                for i in 0..n {
-                    assert_eq!(ens.lattice(i).unwrap(), reference.lattice(i).unwrap(), "{algorithm} case {c} {i}");
-                }
-            }
+            same_update_bits_as_alone(ens.as_mut(), &m, algorithm, c);
+        }
+    }
+}
+/// As [`same_bits_as_alone`] for `algorithm`'s updates: calls of 2, 70
+/// (a recorded graph on the GPU's global layout) and 1 sweeps, every
+/// member its own temperature in each, against one CPU backend per member.
+fn same_update_bits_as_alone(ens: &mut dyn Ensemble, m: &PottsModel, algorithm: Algorithm, case: usize) {
+    let n = ens.len();
+    let mut reference = Independent::new(
+        (0..n).map(|_| Box::new(CpuBackend::for_algorithm(m, algorithm).unwrap()) as Box<dyn Backend>).collect(),
+    );
+    let mut rng = SplitMix64::new(case as u64 + 40);
+    let chains: Vec<Chain> = (0..n).map(|i| Chain::new(rng.next_u64(), i as u32, 1)).collect();
+    for (i, chain) in chains.iter().enumerate() {
+        let l = Lattice::new(m, InitialState::Random, chain.seed, chain.stream);
+        ens.load(i, &l).unwrap();
+        reference.load(i, &l).unwrap();
+    }
+    let mut first = 0;
+    for (call, count) in [2u64, 70, 1].into_iter().enumerate() {
+        for i in 0..n {
+            let update = Update::new(algorithm, m, 0.4 + 1.2 * rng.unit()).unwrap();
+            ens.set_update(i, &update).unwrap();
+            reference.set_update(i, &update).unwrap();
+        }
+        ens.sweeps(&chains, first, count).unwrap();
+        reference.sweeps(&chains, first, count).unwrap();
+        first += count;
+        assert_eq!(ens.census().unwrap(), reference.census().unwrap(), "{algorithm} case {case} call {call}");
+        for i in 0..n {
+            assert_eq!(ens.lattice(i).unwrap(), reference.lattice(i).unwrap(), "{algorithm} case {case} {i}");
         }
     }
 }
@@ -148,6 +153,16 @@ fn cuda_ensemble_layouts_match_lone_chains() {
         for layout in [EnsembleLayout::Shared, EnsembleLayout::Global] {
             let mut ens = CudaEnsemble::with_layout(gpu.clone(), &m, 3, layout).unwrap();
             same_bits_as_alone(&mut ens, &m, c);
+        }
+    }
+    // Heat-bath in both layouts (the byte-per-spin storage, whatever the
+    // model's Metropolis rule).
+    for (c, case) in CASES.iter().enumerate() {
+        let m = model(case);
+        for layout in [EnsembleLayout::Shared, EnsembleLayout::Global] {
+            let mut ens = CudaEnsemble::running(gpu.clone(), &m, 3, Algorithm::HeatBath, layout).unwrap();
+            assert!(ens.kernel_name().starts_with("heat-bath"), "{}", ens.kernel_name());
+            same_update_bits_as_alone(&mut ens, &m, Algorithm::HeatBath, c);
         }
     }
     // Many members of a bit-sliced lattice: the global layout with one
