@@ -29,7 +29,7 @@ pub(crate) fn deal(members: usize, size: usize) -> Vec<Range<usize>> {
 }
 
 /// The members of an ensemble dealt out to the processes, each process
-/// running its share on its own device ([`open_ensemble`]: the CPU
+/// running its share on its own device ([`open_ensemble_for`]: the CPU
 /// ensemble, or its GPU's). Every process holds the whole ensemble's
 /// bookkeeping and makes every call; a member's lattice moves only when it
 /// is asked for ([`Ensemble::lattice`]: its holder broadcasts it) and its
