@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# flame-coverage: how many genome files of a directory warpmc reads with
-# every variation implemented, and which variations the others lack.
+# flame-coverage: how many genomes (and genome files) of a directory warpmc
+# renders with every variation implemented, and which variations the
+# others lack.
 #
 #   scripts/flame-coverage.sh DIR            # uses target/release/warpmc
 #   WARPMC_BIN=path/to/warpmc scripts/flame-coverage.sh DIR
 #
-# For each *.flame / *.flam3 / *.xml file it runs `warpmc flame info` (which
-# reads as `flame render` does by default) and prints one line per file,
-# then the totals and the missing variations with the number of files that
-# use each. A file "renders" when `flame info` says so; it is "complete"
-# when nothing had to be dropped.
+# For each *.flame / *.flam3 / *.xml file under DIR (subdirectories too) it
+# runs `warpmc flame info` (which reads as `flame render` does by default)
+# and prints one line per file, then the totals: genomes and files that
+# render, genomes and files that render with every variation implemented, and the
+# missing variations with the number of genomes (and files) that use each.
+# A file that cannot be read at all counts its <flame> elements as genomes
+# that do not render.
 set -euo pipefail
 
 dir=${1:?usage: scripts/flame-coverage.sh DIR}
@@ -19,38 +22,68 @@ if [ ! -x "$bin" ]; then
   echo "flame-coverage: no warpmc binary at $bin (cargo build --release, or set WARPMC_BIN)" >&2
   exit 2
 fi
+if [ ! -d "$dir" ]; then
+  echo "flame-coverage: $dir is not a directory" >&2
+  exit 2
+fi
 
-shopt -s nullglob nocaseglob
-files=("$dir"/*.flame "$dir"/*.flam3 "$dir"/*.xml)
+mapfile -d '' files < <(find "$dir" -type f \( -iname '*.flame' -o -iname '*.flam3' -o -iname '*.xml' \) -print0 | sort -z)
 if [ ${#files[@]} -eq 0 ]; then
   echo "flame-coverage: no .flame, .flam3 or .xml files in $dir" >&2
   exit 2
 fi
 
 for f in "${files[@]}"; do
+  rel=${f#"$dir"/}
   if out=$("$bin" flame info "$f" 2>&1); then
-    printf '%s\t%s\n' "$(basename "$f")" "$(printf '%s\n' "$out" | grep -E '^(renders|supported):' | tr '\n' ' ')"
+    printf '%s\t%s\n' "$rel" "$(printf '%s\n' "$out" | grep -E '^(genomes:|missing \(|renders:|supported:)' | tr '\n' '\t')"
   else
-    printf '%s\terror: %s\n' "$(basename "$f")" "$(printf '%s\n' "$out" | tail -1)"
+    # Unreadable: its genomes, counted from the markup, render not.
+    n=$(python3 -c 'import re, sys; print(len(re.findall(r"<flame[\s>]", open(sys.argv[1], errors="replace").read())))' "$f")
+    printf '%s\terror: %s\tflames: %s\n' "$rel" "$(printf '%s\n' "$out" | tail -1)" "$n"
   fi
 done | python3 -c '
 import collections, re, sys
-rows = [line.rstrip("\n").split("\t", 1) for line in sys.stdin]
-renders = complete = 0
+files = renders = complete = 0
+genomes = genomes_rendering = genomes_complete = 0
 missing = collections.Counter()
-for name, status in rows:
-    print(f"{name}: {status}")
+missing_files = collections.Counter()
+for line in sys.stdin:
+    name, *fields = line.rstrip("\n").split("\t")
+    status = "\t".join(fields)
+    files += 1
+    m = re.search(r"genomes: (\d+) of (\d+) render with every variation implemented \((\d+) render\)", status)
+    if m is None:
+        n = int(re.search(r"flames: (\d+)", status).group(1))
+        genomes += n
+        print(f"{name}: {n} genome(s), not read: {fields[0]}")
+        continue
+    good, total, rendering = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    genomes += total
+    genomes_complete += good
+    genomes_rendering += rendering
     if "renders: yes" in status:
         renders += 1
     if "supported: yes" in status:
         complete += 1
-    m = re.search(r"supported: no \(dropped: ([^)]*)\)", status)
+    m = re.search(r"missing \(genomes using each\): ([^\t]*)", status)
+    lacking = ""
     if m:
-        names = [n.strip() for n in m.group(1).split(",")]
-        # Parameters of a dropped variation are listed too; count variations.
-        variations = [n for n in names if not any(n.startswith(o + "_") for o in names if o != n)]
-        missing.update(set(variations))
-print(f"{len(rows)} files: {renders} render, {complete} with every variation implemented")
+        lacking = "; missing " + m.group(1)
+        for item in m.group(1).split(", "):
+            var, count = re.fullmatch(r"(.*) \((\d+)\)", item).groups()
+            missing[var] += int(count)
+            missing_files[var] += 1
+    refused = ""
+    if rendering < total:
+        why = re.search(r"renders: no \((.*)\)", status)
+        reason = why.group(1) if why else "?"
+        refused = f"; {total - rendering} not rendered (first: {reason})"
+    print(f"{name}: {good} of {total} genome(s) render with every variation{lacking}{refused}")
+print(f"{genomes} genomes in {files} files: {genomes_rendering} genomes ({renders} whole files) render; "
+      f"{genomes_complete} genomes ({complete} files) render with every variation implemented")
 if missing:
-    print("missing variations (files using each): " + ", ".join(f"{k} ({v})" for k, v in missing.most_common()))
+    ranked = sorted(missing.items(), key=lambda kv: (-kv[1], kv[0]))
+    print("missing variations (genomes, files using each): "
+          + ", ".join(f"{k} ({v}, {missing_files[k]})" for k, v in ranked))
 '

@@ -71,19 +71,19 @@ fn info_lists_flames_and_unsupported_variations() {
     assert!(out.contains("supported: yes") && out.contains("renders: yes"), "{out}");
     assert!(out.contains("beyond flam3's (flam3-render drops them): flatten, crop"), "{out}");
     // A variation warpmc does not implement: listed, and the file renders.
-    let o = warpmc(&["flame", "info", &hypertile()]);
+    let o = warpmc(&["flame", "info", &unknown_variation_genome()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("unsupported, dropped: hypertile1, hypertile1_p, hypertile1_q"), "{out}");
+    assert!(out.contains("unsupported, dropped: synth, synth_a, synth_mode"), "{out}");
     assert!(out.contains("renders: yes") && out.contains("supported: no"), "{out}");
-    let o = warpmc(&["flame", "info", "--strict", &hypertile()]);
+    let o = warpmc(&["flame", "info", "--strict", &unknown_variation_genome()]);
     assert!(!o.status.success());
 }
 
-/// A genome with a variation warpmc does not implement (hypertile1).
-fn hypertile() -> String {
+/// A genome with a variation warpmc does not implement (synth).
+fn unknown_variation_genome() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/flame/tests/data/genomes/fractorium-hypertile.flame")
+        .join("crates/flame/tests/data/genomes/fractorium-synth.flame")
         .display()
         .to_string()
 }
@@ -92,21 +92,21 @@ fn hypertile() -> String {
 fn unknown_variations_warn_once_and_strict_makes_them_one_clear_error() {
     let dir = temp_dir();
     let out = dir.join("x.png");
-    let args = ["flame", "render", &hypertile(), "-o", out.to_str().unwrap(), "--backend", "cpu"];
+    let args = ["flame", "render", &unknown_variation_genome(), "-o", out.to_str().unwrap(), "--backend", "cpu"];
     let o = warpmc(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
     let warnings: Vec<&str> = e.lines().filter(|l| l.starts_with("warning:")).collect();
     assert_eq!(warnings.len(), 1, "{e}");
-    assert!(warnings[0].contains("'hypertile1'") && warnings[0].contains("dropped"), "{e}");
+    assert!(warnings[0].contains("'synth'") && warnings[0].contains("dropped"), "{e}");
     assert!(out.exists());
 
     let strict_out = dir.join("strict.png");
-    let o = warpmc(&["flame", "render", &hypertile(), "-o", strict_out.to_str().unwrap(), "--strict"]);
+    let o = warpmc(&["flame", "render", &unknown_variation_genome(), "-o", strict_out.to_str().unwrap(), "--strict"]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert_eq!(e.trim().lines().count(), 1, "{e}");
-    assert!(e.contains("unknown variation") && e.contains("fractorium-hypertile.flame"), "{e}");
+    assert!(e.contains("unknown variation") && e.contains("fractorium-synth.flame"), "{e}");
     // The command line names the way back.
     assert!(e.contains("without --strict"), "{e}");
     assert!(!strict_out.exists());

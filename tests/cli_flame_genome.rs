@@ -90,6 +90,7 @@ fn every_operation_writes_genomes_that_render() {
         ("cross", vec!["cross", k, k, "--method", "alternate"], 1),
         ("sequence", vec!["sequence", k, "--nframes", "3"], 2 * 3 + 3 + 1),
         ("rotate", vec!["rotate", o, "--frame", "4", "--nframes", "8"], 3),
+        ("inter", vec!["inter", k, "--frame", "2", "--nframes", "5"], 3),
         ("clone", vec!["clone", k, "--template", t], 2),
         ("strip", vec!["strip", o, "--nstrips", "2"], 2),
     ];
@@ -273,6 +274,13 @@ fn bad_genome_tool_input_is_one_line() {
         &["flame", "genome", "random", "--vars", "nosuchvariation"][..],
         &["flame", "genome", "rotate", "/no/such/file.flam3"][..],
         &["flame", "genome", "strip", "/no/such/file.flam3", "--nstrips", "0"][..],
+        // A transition needs exactly two flames.
+        &[
+            "flame",
+            "genome",
+            "inter",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/flames/electricsheep.244.80692.flam3"),
+        ][..],
     ] {
         let o = warpmc(args);
         assert!(!o.status.success(), "{args:?}");
@@ -302,6 +310,7 @@ fn genome_tool_output_renders_in_flam3() {
         ("mutate", vec!["mutate", k, "--repeat", "3"]),
         ("cross", vec!["cross", k, k, "--repeat", "2"]),
         ("sequence", vec!["sequence", k, "--nframes", "2"]),
+        ("inter", vec!["inter", k, "--frame", "1", "--nframes", "3"]),
     ] {
         let file = dir.join(format!("f3-{name}.flam3"));
         std::fs::write(&file, genome(&args)).unwrap();
@@ -315,5 +324,37 @@ fn genome_tool_output_renders_in_flam3() {
         assert!(r.status.success(), "{name}: {err}");
         assert!(!err.to_lowercase().contains("warning"), "{name}: {err}");
         assert!(dir.join(format!("f3-{name}.00000.png")).exists(), "{name}: {err}");
+    }
+}
+
+/// `inter` writes the same three genomes as flam3-genome's `inter=` (times,
+/// xform count and affine coefficients, to flam3's six printed digits).
+#[test]
+fn inter_matches_flam3_genome() {
+    if !have("flam3-genome") {
+        println!("SKIPPED inter_matches_flam3_genome: flam3-genome not installed");
+        return;
+    }
+    let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/flames/test.flam3");
+    for frame in ["0", "7", "19", "20"] {
+        let r =
+            Command::new("flam3-genome").env("inter", &keys).env("frame", frame).env("nframes", "20").output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let theirs = parse_str(&String::from_utf8_lossy(&r.stdout), "flam3", &lenient()).unwrap().flames;
+        let text = genome(&["inter", keys.to_str().unwrap(), "--frame", frame, "--nframes", "20"]);
+        let ours = parse_str(&text, "warpmc", &lenient()).unwrap().flames;
+        assert_eq!(ours.len(), 3);
+        assert_eq!(theirs.len(), 3);
+        for (a, b) in ours.iter().zip(&theirs) {
+            assert_eq!(a.time, b.time, "frame {frame}");
+            assert_eq!(a.xforms.len(), b.xforms.len(), "frame {frame}");
+            for (xa, xb) in a.xforms.iter().zip(&b.xforms) {
+                for (ra, rb) in xa.coefs.c.iter().zip(&xb.coefs.c) {
+                    for (u, v) in ra.iter().zip(rb) {
+                        assert!((u - v).abs() < 2e-5, "frame {frame}: {u} vs flam3's {v}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -778,3 +778,28 @@ fn a_list_of_sizes_runs_a_finite_size_scaling_study_from_one_command() {
         "square",
     );
 }
+
+/// A build without MPI started by mpirun (its environment, as Open MPI sets
+/// it) says so once and stops, rather than running the whole job in every
+/// process; started as the only process, it just runs.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_under_mpirun_says_so_once() {
+    let args = small(&["--temp", "2", "--therm", "5", "--sweeps", "20"]);
+    let as_rank = |rank: &str, size: &str| {
+        Command::new(bin())
+            .args(&args)
+            .env("OMPI_COMM_WORLD_RANK", rank)
+            .env("OMPI_COMM_WORLD_SIZE", size)
+            .output()
+            .unwrap()
+    };
+    let first = as_rank("0", "2");
+    assert_one_line_failure(&["rank 0 of 2"], &first, "built without MPI");
+    // The others leave quietly (with status 0: mpirun would otherwise end
+    // the first before it has spoken; the job's status is the first's).
+    let second = as_rank("1", "2");
+    assert!(second.status.success());
+    assert_eq!(stderr(&second), "", "only the first process speaks");
+    assert!(as_rank("0", "1").status.success());
+}

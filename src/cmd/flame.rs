@@ -47,13 +47,14 @@ enum FlameCommand {
     /// the genome's temporal samples for motion blur.
     Animate(AnimateArgs),
     /// Summarise a genome file: flames, sizes, xforms, variations used and
-    /// whether warpmc supports them all.
+    /// whether warpmc supports them all (how many genomes have every
+    /// variation implemented, which variations the others lack).
     Info(InfoArgs),
     /// PSNR between two PNG images of the same size (RGB, 8-bit scale);
     /// optionally a side-by-side picture.
     Compare(CompareArgs),
     /// Make and change genomes as flam3-genome does: random, mutate, cross,
-    /// sequence, rotate, clone, strip.
+    /// sequence, rotate, inter, clone, strip.
     Genome(super::flame_genome::GenomeArgs),
 }
 
@@ -875,9 +876,14 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             None => println!("      unsupported: none"),
         }
     }
-    // Whether `flame render` (without --strict) renders the file.
-    let renders = parsed.flames.iter().all(|f| f.xforms.iter().any(|x| x.weight > 0.0));
-    println!("renders: {}", if renders { "yes" } else { "no (a flame has no xform of positive weight)" });
+    // Whether `flame render` (without --strict) renders each flame.
+    let iterable: Vec<Result<(), String>> =
+        parsed.flames.iter().map(|f| warpmc_flame::render::check_iterable(f).map_err(|e| e.to_string())).collect();
+    print_coverage(&parsed.skipped_by_flame, &iterable);
+    match iterable.iter().enumerate().find_map(|(i, r)| r.as_ref().err().map(|e| (i, e))) {
+        None => println!("renders: yes"),
+        Some((i, e)) => println!("renders: no (flame {i}: {e})"),
+    }
     if parsed.skipped.is_empty() {
         println!("supported: yes (every variation is implemented)");
     } else {
@@ -890,6 +896,34 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
         bail!("{}: unknown variations or attributes (--strict)", a.genome.genome.display());
     }
     Ok(())
+}
+
+/// How many of the file's genomes render with every variation
+/// implemented, and the variations the others lack, each with the number
+/// of genomes that use it (most used first). The reader cannot tell an
+/// unknown variation from its parameters: a dropped name that extends
+/// another dropped name of its genome by `_…` counts as that one's
+/// parameter.
+fn print_coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), String>]) {
+    let rendering = iterable.iter().filter(|r| r.is_ok()).count();
+    let complete = skipped_by_flame.iter().zip(iterable).filter(|(s, r)| s.is_empty() && r.is_ok()).count();
+    println!(
+        "genomes: {complete} of {} render with every variation implemented ({rendering} render)",
+        skipped_by_flame.len()
+    );
+    let mut missing: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for names in skipped_by_flame {
+        let variations = names.iter().filter(|n| !names.iter().any(|o| o != *n && n.starts_with(&format!("{o}_"))));
+        for n in variations {
+            *missing.entry(n.as_str()).or_default() += 1;
+        }
+    }
+    if !missing.is_empty() {
+        let mut ranked: Vec<(&str, usize)> = missing.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let listed: Vec<String> = ranked.iter().map(|(n, k)| format!("{n} ({k})")).collect();
+        println!("missing (genomes using each): {}", listed.join(", "));
+    }
 }
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<()> {

@@ -1,5 +1,5 @@
 //! `warpmc flame genome`: flam3-genome's operations (random, mutate, cross,
-//! sequence, rotate, clone, strip), writing flam3 XML.
+//! sequence, rotate, inter, clone, strip), writing flam3 XML.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
     CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, RandomOptions, Template, cross,
-    default_variations, frame_flame, mutate, random, rotate, sequence, strip, truncate_variations,
+    default_variations, frame_flame, inter, mutate, random, rotate, sequence, strip, truncate_variations,
 };
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file, parse_str, write_genome};
 use warpmc_flame::palette::PaletteLibrary;
@@ -54,6 +54,13 @@ enum GenomeCommand {
     ///
     /// Example: warpmc flame genome rotate one.flam3 --frame 10 --nframes 100
     Rotate(RotateArgs),
+    /// Frame FRAME of the transition between the two flames of a file in
+    /// NFRAMES frames, with the frames before and after it for motion blur
+    /// (flam3-genome's inter=; a sequence's transitions, one frame at a
+    /// time).
+    ///
+    /// Example: warpmc flame genome inter pair.flam3 --frame 10 --nframes 20 -o inter10.flam3
+    Inter(InterArgs),
     /// The flames of a file, through a template's render settings
     /// (flam3-genome's clone= and clone_all=).
     ///
@@ -214,6 +221,23 @@ struct RotateArgs {
 }
 
 #[derive(Debug, Args)]
+struct InterArgs {
+    /// A file with two flames (- reads standard input).
+    input: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// The frame (0 is the first flame, NFRAMES the second).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    frame: i64,
+    /// Frames of the transition.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    nframes: u32,
+    /// Spread of the xforms' transitions over the transition (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    stagger: f64,
+}
+
+#[derive(Debug, Args)]
 struct CloneArgs {
     /// The genome file (- reads standard input).
     input: PathBuf,
@@ -248,6 +272,7 @@ pub(crate) fn run(args: GenomeArgs) -> anyhow::Result<()> {
         GenomeCommand::Cross(a) => run_cross(a),
         GenomeCommand::Sequence(a) => run_sequence(a),
         GenomeCommand::Rotate(a) => run_rotate(a),
+        GenomeCommand::Inter(a) => run_inter(a),
         GenomeCommand::Clone(a) => run_clone(a),
         GenomeCommand::Strip(a) => run_strip(a),
     }
@@ -471,6 +496,26 @@ fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
         bail!("{}: rotation needs one flame, the file has {}", a.input.display(), flames.len());
     }
     let frames = rotate(&flames[0], a.frame, a.nframes)?;
+    let frames: Vec<Flame> = frames
+        .into_iter()
+        .map(|f| {
+            let time = f.time;
+            finish(f, t.as_ref(), time)
+        })
+        .collect();
+    emit(&a.common, &frames, "pick")
+}
+
+fn run_inter(a: InterArgs) -> anyhow::Result<()> {
+    if !(0.0..=1.0).contains(&a.stagger) {
+        bail!("--stagger must be between 0 and 1, not {}", a.stagger);
+    }
+    let t = prepare(&a.common)?;
+    let flames = load(&a.input, &a.common)?;
+    if flames.len() != 2 {
+        bail!("{}: a transition needs two flames, the file has {}", a.input.display(), flames.len());
+    }
+    let frames = inter(&flames[0], &flames[1], a.frame, a.nframes, a.stagger)?;
     let frames: Vec<Flame> = frames
         .into_iter()
         .map(|f| {

@@ -10,6 +10,7 @@ mod flame;
 mod flame_animate;
 mod flame_genome;
 mod potts;
+mod potts_mpi;
 mod rng;
 
 use anyhow::Context;
@@ -51,7 +52,45 @@ enum Command {
     Flame(flame::FlameArgs),
 }
 
+/// An error another process reports: exit with this status and print
+/// nothing. Under mpirun the quiet processes exit with status 0, since
+/// mpirun ends every process as soon as one exits with another, perhaps
+/// before the reporting process has printed; the job's status is the
+/// reporting process's.
+#[derive(Debug)]
+pub(crate) struct QuietExit(pub(crate) i32);
+
+/// Prints `error: {message}` as one line in one write, so that the line
+/// stays whole when mpirun gathers the output of several processes.
+pub(crate) fn print_error(message: &str) {
+    use std::io::Write;
+    let line = format!("error: {message}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+impl std::fmt::Display for QuietExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit status {}", self.0)
+    }
+}
+
+impl std::error::Error for QuietExit {}
+
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+    // Only `potts run` shares its work among processes; any other command
+    // would run once in every process mpirun started.
+    if let Some(launch) = warpmc_mpi::Launch::from_env()
+        && launch.size > 1
+        && !matches!(&cli.command, Command::Potts(p) if p.splits_across_processes())
+    {
+        if launch.rank != 0 {
+            return Err(QuietExit(0).into());
+        }
+        anyhow::bail!(
+            "only `warpmc potts run` splits its work among the processes mpirun starts; run this command without \
+             mpirun"
+        );
+    }
     if let Some(n) = cli.threads {
         anyhow::ensure!(n >= 1, "--threads must be at least 1");
         rayon::ThreadPoolBuilder::new()

@@ -12,11 +12,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
+use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig,
-    Provenance, RunState, Runner, TemperatureResult, Temperatures, checkpoint, snapshot,
+    Provenance, RunState, TemperatureResult, Temperatures, checkpoint, snapshot,
 };
+
+use super::potts_mpi::{Team, TeamObserver};
 
 /// The quick example, run when `warpmc potts run` gets no parameters.
 const QUICK_EXAMPLE: &str = include_str!("../../examples/potts-quick.toml");
@@ -151,6 +154,14 @@ struct RunArgs {
     /// docs/algorithms.md compares their autocorrelation times.
     #[arg(long, value_name = "A", help_heading = "Protocol", verbatim_doc_comment)]
     algorithm: Option<Algorithm>,
+    /// Under mpirun (a build with the mpi feature), where the lattices go:
+    /// strips (every lattice cut into horizontal strips, one per process,
+    /// on the CPU), ensemble (the lattices of each group dealt out whole,
+    /// each process on its CPU or its own GPU), or auto (strips for a lone
+    /// lattice on the CPU, ensemble otherwise). Results are the same bits
+    /// as one process's either way (docs/mpi.md).
+    #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
+    decompose: warpmc_mpi::Decompose,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a
     /// range string or list, `continue = true`); flags override it.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
@@ -346,6 +357,13 @@ fn parse_l_by_n(flag: &str, text: &str) -> anyhow::Result<(usize, usize)> {
     Ok((l, n))
 }
 
+impl PottsArgs {
+    /// Whether the command shares its work among MPI processes.
+    pub(crate) fn splits_across_processes(&self) -> bool {
+        matches!(self.command, PottsCommand::Run(_))
+    }
+}
+
 pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
     match args.command {
         PottsCommand::Run(a) => run_protocol(*a),
@@ -353,9 +371,8 @@ pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
     }
 }
 
-/// The device a command asked for, with one line on stderr when `auto`
-/// falls back to the CPU.
-pub(crate) fn select_device(choice: BackendChoice) -> anyhow::Result<warpmc_gpu::Device> {
+/// The device `choice` selects, with a note when it falls back to the CPU.
+fn select_device(choice: BackendChoice) -> anyhow::Result<warpmc_gpu::Device> {
     let device = warpmc_gpu::select(choice)?;
     if let Some(why) = device.fallback() {
         eprintln!("note: {why}; running on the CPU");
@@ -385,13 +402,17 @@ struct Start {
 }
 
 /// The protocol from --resume, or from flags over --config over the quick
-/// example.
-fn starting_point(args: &RunArgs) -> anyhow::Result<Start> {
+/// example (files read by the team's first process).
+fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
     if let Some(path) = &args.resume {
         if args.physics_given() || args.config.is_some() {
             bail!("--resume takes the whole protocol from the checkpoint; drop the model and protocol flags");
         }
-        let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::read(path)?;
+        let bytes = team.read(path)?;
+        let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::decode(&bytes).map_err(|e| match e {
+            PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.clone(), message },
+            other => other,
+        })?;
         if let Some(b) = args.backend {
             cfg = cfg.with_backend(b);
         }
@@ -402,9 +423,16 @@ fn starting_point(args: &RunArgs) -> anyhow::Result<Start> {
         return Ok(Start { study, first, state, checkpoint: Some(keep_writing) });
     }
     let file = match &args.config {
-        Some(path) => ConfigFile::read(path)?,
+        Some(path) => {
+            let text = String::from_utf8(team.read(path)?).map_err(|_| {
+                PottsError::io(path, std::io::Error::new(ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+            })?;
+            ConfigFile::parse(&text, path)?
+        }
         None if !args.physics_given() => {
-            eprintln!("note: no parameters given, running the quick example (examples/potts-quick.toml)");
+            if team.is_first() {
+                eprintln!("note: no parameters given, running the quick example (examples/potts-quick.toml)");
+            }
             ConfigFile::parse(QUICK_EXAMPLE, Path::new("examples/potts-quick.toml"))?
         }
         None => ConfigFile::default(),
@@ -468,49 +496,89 @@ fn sci(x: f64) -> String {
     format!("{x:.2e}").replace('e', "e+").replace("e+-", "e-")
 }
 
-fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
+/// What a run needs before its processes set off: where it starts, the
+/// device, the Ctrl-C flag.
+struct Prepared {
+    start: Start,
+    device: warpmc_gpu::Device,
+    interrupted: Arc<AtomicBool>,
+}
+
+/// Everything checked and opened before the first sweep (output paths by
+/// the first process only: it alone writes them).
+fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     if !args.checkpoint_every.is_finite() || args.checkpoint_every <= 0.0 {
         bail!("--checkpoint-every must be a positive number of seconds");
     }
-    let Start { study, first, mut state, checkpoint: checkpoint_path } = starting_point(&args)?;
-    check_outputs(&args, checkpoint_path.as_deref())?;
-    let device = select_device(study[first].backend())?;
-    let algorithm = study[first].algorithm();
-    if !algorithm.runs_on_gpu() && device.name() == "cuda" {
+    let start = starting_point(args, team)?;
+    if team.is_first() {
+        check_outputs(args, start.checkpoint.as_deref())?;
+    }
+    let device = team.device(start.study[start.first].backend())?;
+    let algorithm = start.study[start.first].algorithm();
+    if !algorithm.runs_on_gpu() && device.name() == "cuda" && team.is_first() {
         eprintln!("note: {algorithm} updates run on the CPU, whatever the backend");
     }
-
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
     // before the process ends.
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
+    Ok(Prepared { start, device, interrupted })
+}
+
+fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
+    let team = Team::join(args.decompose)?;
+    let prepared = team.agree(prepare(&args, &team))?;
+    match run_study(&args, &team, prepared) {
+        Ok(Ended::Finished) => Ok(()),
+        Ok(Ended::Interrupted) => team.exit(130),
+        Err(e) => Err(team.fail(e)),
+    }
+}
+
+/// How a run that did not fail ended.
+enum Ended {
+    /// Every temperature of every size is done, or whoever read stdout went
+    /// away.
+    Finished,
+    /// Ctrl-C: the temperatures finished and the checkpoint are saved.
+    Interrupted,
+}
+
+/// The run: every size of the study, then the series, the snapshot and the
+/// summary lines (written and printed by the team's first process).
+fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<Ended> {
+    let Prepared { start: Start { study, first, mut state, checkpoint: checkpoint_path }, device, interrupted } =
+        prepared;
     let mut out: Option<Output> = None;
     let mut at = first;
     // The sizes of a study one after another, each on its own ensemble.
     let (result, mut runner) = loop {
         let cfg = &study[at];
-        let mut r = Runner::on(cfg.clone(), &device)?;
+        let mut r = team.agree(team.runner(cfg.clone(), &device))?;
         let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
-        eprintln!(
-            "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} {} sweeps each ({} site updates), on {}",
-            cfg.q(),
-            cfg.size(),
-            cfg.height(),
-            cfg.temperatures().len(),
-            cfg.samples(),
-            cfg.therm(),
-            cfg.sweeps(),
-            cfg.algorithm(),
-            sci(updates),
-            r.backend_description()
-        );
+        if team.is_first() {
+            eprintln!(
+                "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} {} sweeps each ({} site updates), on {}",
+                cfg.q(),
+                cfg.size(),
+                cfg.height(),
+                cfg.temperatures().len(),
+                cfg.samples(),
+                cfg.therm(),
+                cfg.sweeps(),
+                cfg.algorithm(),
+                sci(updates),
+                r.backend_description()
+            );
+        }
         let o = match out.as_mut() {
             Some(o) => o,
             None => {
                 let provenance = Provenance::new(&study[0], r.backend_description(), option_env!("WARPMC_COMMIT"))?;
-                let o = Output::new(&args, provenance, checkpoint_path.clone(), interrupted.clone())?;
+                let o = Output::new(args, provenance, checkpoint_path.clone(), interrupted.clone(), team.is_first())?;
                 // What a resumed run had finished.
                 let o = out.insert(o);
                 for r in state.study_results(cfg)? {
@@ -520,7 +588,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
             }
         };
         o.begin_size(cfg, &state)?;
-        let result = r.run(&mut state, o);
+        let result = r.run(&mut state, &mut TeamObserver::new(team, o));
         if result.is_err() || at + 1 == study.len() {
             break (result, r);
         }
@@ -530,7 +598,9 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     let out = out.expect("the first size made the output");
     out.bar.finish_and_clear();
     // Whatever ended the run, the measurements taken are kept.
-    if let Some(path) = &args.series {
+    if let Some(path) = &args.series
+        && team.is_first()
+    {
         let cfg = &study[at];
         let shape = SeriesShape {
             temperatures: cfg.temperatures().len(),
@@ -546,24 +616,28 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         Ok(_) => {}
         // Whoever read the results (`| head`) has gone: stop as quietly as
         // they did.
-        Err(PottsError::Interrupted) if out.stdout_closed => return Ok(()),
+        Err(PottsError::Interrupted) if team.first_says(out.stdout_closed) => return Ok(Ended::Finished),
         Err(PottsError::Interrupted) => {
-            match &out.checkpoint_path {
-                Some(path) => eprintln!(
-                    "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
-                    p = path.display()
-                ),
-                None => eprintln!(
-                    "interrupted: the temperatures finished so far are reported above{}; run with --checkpoint FILE \
-                     to be able to continue a run",
-                    args.out.as_ref().map(|p| format!(" and in {}", p.display())).unwrap_or_default()
-                ),
+            if team.is_first() {
+                match &out.checkpoint_path {
+                    Some(path) => eprintln!(
+                        "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
+                        p = path.display()
+                    ),
+                    None => eprintln!(
+                        "interrupted: the temperatures finished so far are reported above{}; run with --checkpoint \
+                         FILE to be able to continue a run",
+                        args.out.as_ref().map(|p| format!(" and in {}", p.display())).unwrap_or_default()
+                    ),
+                }
             }
-            std::process::exit(130);
+            return Ok(Ended::Interrupted);
         }
         Err(e) => return Err(e.into()),
     }
-    if let Some(t) = state.tempering() {
+    if let Some(t) = state.tempering()
+        && team.is_first()
+    {
         let stats = t.replicas().stats();
         let acceptance = stats.acceptance();
         let lowest = acceptance.iter().copied().fold(f64::INFINITY, f64::min);
@@ -581,13 +655,19 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.snapshot {
-        snapshot::write_snapshot(&runner.lattice()?, path, &out.provenance.text_chunks())?;
-        eprintln!("snapshot: {}", path.display());
+        // Every process takes part in gathering the lattice.
+        let lattice = runner.lattice()?;
+        if team.is_first() {
+            snapshot::write_snapshot(&lattice, path, &out.provenance.text_chunks())?;
+            eprintln!("snapshot: {}", path.display());
+        }
     }
-    if let Some(path) = &args.out {
+    if let Some(path) = &args.out
+        && team.is_first()
+    {
         eprintln!("results: {}", path.display());
     }
-    Ok(())
+    Ok(Ended::Finished)
 }
 
 /// Progress bar, result printing, CSV, checkpoints: the run's observer.
@@ -595,8 +675,8 @@ struct Output {
     json: bool,
     /// Written with every result: CSV comment lines, a JSON `run` object.
     provenance: Provenance,
-    /// The `run` object of JSON lines ([`json_run_object`]).
-    json_run: String,
+    /// Makes the JSON lines (`--json`).
+    json_lines: JsonLines,
     csv: Option<PathBuf>,
     bar: ProgressBar,
     checkpoint_path: Option<PathBuf>,
@@ -612,16 +692,21 @@ struct Output {
     printed_header: bool,
     /// Set when writing to stdout found the reader gone.
     stdout_closed: bool,
+    /// Prints and writes nothing: another process of an MPI team does.
+    quiet: bool,
 }
 
 impl Output {
+    /// The output of a run; `writes` is false for the processes of an MPI
+    /// team but the first.
     fn new(
         args: &RunArgs,
         provenance: Provenance,
         checkpoint_path: Option<PathBuf>,
         interrupted: Arc<AtomicBool>,
+        writes: bool,
     ) -> anyhow::Result<Self> {
-        let bar = if std::io::stderr().is_terminal() {
+        let bar = if writes && std::io::stderr().is_terminal() {
             let b = ProgressBar::new(0);
             b.set_style(
                 ProgressStyle::with_template("{bar:40} {pos}/{len} sweeps  {per_sec}  eta {eta}")
@@ -633,11 +718,11 @@ impl Output {
         };
         Ok(Output {
             json: args.json,
-            json_run: json_run_object(&provenance)?,
+            json_lines: JsonLines::new(&provenance),
             provenance,
-            csv: args.out.clone(),
+            csv: args.out.clone().filter(|_| writes),
             bar,
-            checkpoint_path,
+            checkpoint_path: checkpoint_path.filter(|_| writes),
             // Beyond Duration's range means "never on a timer".
             every: Duration::try_from_secs_f64(args.checkpoint_every).unwrap_or(Duration::MAX),
             last_checkpoint: Instant::now(),
@@ -647,6 +732,7 @@ impl Output {
             interrupted,
             printed_header: false,
             stdout_closed: false,
+            quiet: !writes,
         })
     }
 
@@ -668,6 +754,9 @@ impl Output {
     }
 
     fn emit(&mut self, r: &TemperatureResult) -> anyhow::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
         if r.too_short {
             let tau = r.tau_int_energy.max(r.tau_int_magnetization);
             let tau = if tau.is_finite() { format!("τ_int = {tau:.1} sweeps") } else { "τ_int unknown".to_string() };
@@ -683,9 +772,7 @@ impl Output {
         }
         let mut stdout = std::io::stdout().lock();
         if self.json {
-            let result = serde_json::to_string(r)?;
-            let fields = result.strip_suffix('}').expect("a result serializes as a JSON object");
-            writeln!(stdout, "{fields},\"run\":{}}}", self.json_run)?;
+            writeln!(stdout, "{}", self.json_lines.line(r))?;
         } else {
             if !self.printed_header {
                 self.bar.suspend(|| {
@@ -716,25 +803,6 @@ impl Output {
         stdout.flush()?;
         Ok(())
     }
-}
-
-/// Temperature lists longer than this are summarised in the `run` object of
-/// each JSON line (first, last and count), so that a run of millions of
-/// temperatures does not repeat its whole list on every line; the CSV's
-/// header and the checkpoint keep the full list.
-const JSON_TEMPERATURES_IN_FULL: usize = 64;
-
-/// The `run` object of every `--json` line, serialized once.
-fn json_run_object(provenance: &Provenance) -> anyhow::Result<String> {
-    let mut run = serde_json::to_value(provenance)?;
-    if let Some(list) = run.pointer_mut("/config/temperatures")
-        && let Some(ts) = list.as_array()
-        && ts.len() > JSON_TEMPERATURES_IN_FULL
-    {
-        let summary = serde_json::json!({ "count": ts.len(), "first": ts[0], "last": ts[ts.len() - 1] });
-        *list = summary;
-    }
-    Ok(serde_json::to_string(&run)?)
 }
 
 /// A value with its error in the last two digits, as in -1.9288(32).

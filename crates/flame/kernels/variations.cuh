@@ -39,6 +39,7 @@ struct FlamePoint {
     real sina;    // x / r
     real cosa;    // y / r
     real atanyx;  // atan2(y, x)
+    real tx, ty;  // a post_ form's xform point before its variations (post_smartcrop)
 };
 
 // C's (int) conversion as x86-64 does it: truncation, INT_MIN for NaN and
@@ -913,10 +914,10 @@ FLAME_VAR(exp) {
     sy += w * e * s;
 }
 
-// 83
+// 83: q = w, 1/ln(log_base) (exactly 1 for flam3's base e)
 FLAME_VAR(log) {
     real w = q[0];
-    sx += w * FR(0.5) * log(p.sumsq);
+    sx += w * FR(0.5) * log(p.sumsq) * q[1];
     sy += w * p.atanyx;
 }
 
@@ -1216,4 +1217,729 @@ FLAME_VAR(crackle) {
     real r = target / (l + FR(1e-100));
     sx += q[0] * ((ux - c0x) * r + c0x);
     sy += q[0] * ((uy - c0y) * r + c0y);
+}
+
+// ---- Fractorium's variations (src/variations/plugin_blur.rs,
+// plugin_map.rs, plugin_tile.rs; parameters already under Fractorium's
+// rules, computed on the host) ---------------------------------------------
+
+// Fractorium's EPS (the double machine epsilon) and Zeps: EPS for an exact 0.
+#define FLAME_F_EPS FR(2.220446049250313e-16)
+__device__ __forceinline__ real flame_zeps(real v) { return v == FR(0) ? FLAME_F_EPS : v; }
+
+// cos(a) where a zero of the cosine is a singular direction (a point on
+// the y axis with cropn's, smartshape's or post_smartcrop's 2-gon,
+// epispiral's n = 1 …): at an odd multiple of π/2 double's cosine is about
+// 1e-16, float's about 4e-8 (float's π/2 is off by that much), so the CPU
+// finds a point beyond 1e10 (a bad value) and float a moderate one. Below
+// float's resolution the double's cosine of π/2 is taken instead.
+__device__ __forceinline__ real flame_cos_to_right_angle(real a) {
+    real c = cos(a);
+    if (sizeof(real) == 4 && fabs(c) < FR(1e-7)) c = FR(6.123233995736766e-17);
+    return c;
+}
+
+// The largest finite `real` (C++'s numeric_limits, which NVRTC lacks).
+template <class T>
+struct FlameLimits;
+template <>
+struct FlameLimits<float> {
+    __device__ static __forceinline__ float max() { return 3.40282347e38f; }
+};
+template <>
+struct FlameLimits<double> {
+    __device__ static __forceinline__ double max() { return 1.7976931348623157e308; }
+};
+
+// gaussian: angle first, then flam3's four-uniform radius; the point kept.
+FLAME_VAR(gaussian) {
+    real angle = rng.uniform() * FR(2) * FLAME_PI;
+    real r = q[0] * flame_gauss4(rng);
+    real s, c;
+    sincos(angle, &s, &c);
+    sx += r * c + p.x;
+    sy += r * s + p.y;
+}
+
+// sineblur: q = w, power
+FLAME_VAR(sineblur) {
+    real s, c;
+    sincos(rng.uniform() * FR(2) * FLAME_PI, &s, &c);
+    real u = rng.uniform();
+    real r = q[1] == FR(1) ? q[0] * (acos(u * FR(2) - FR(1)) / FLAME_PI)
+                           : q[0] * (acos(exp(log(u) * q[1]) * FR(2) - FR(1)) / FLAME_PI);
+    sx += r * c;
+    sy += r * s;
+}
+
+// blur_linear: q = w, length, sin(angle), cos(angle)
+FLAME_VAR(blur_linear) {
+    real r = q[1] * rng.uniform();
+    sx += q[0] * (p.x + r * q[3]);
+    sy += q[0] * (p.y + r * q[2]);
+}
+
+// blur_zoom: q = w, length, x, y
+FLAME_VAR(blur_zoom) {
+    real z = FR(1) + q[1] * rng.uniform();
+    sx += q[0] * ((p.x - q[2]) * z + q[2]);
+    sy += q[0] * ((p.y + q[3]) * z - q[3]);
+}
+
+// blur_circle: x's uniform first.
+FLAME_VAR(blur_circle) {
+    real x = FR(2) * rng.uniform() - FR(1);
+    real y = FR(2) * rng.uniform() - FR(1);
+    real ax = fabs(x), ay = fabs(y), perimeter, side;
+    if (ax >= ay) {
+        perimeter = x >= ay ? ax + y : FR(5) * ax - y;
+        side = ax;
+    } else {
+        perimeter = y >= ax ? FR(3) * ay - x : FR(7) * ay + x;
+        side = ay;
+    }
+    real r = q[0] * side, s, c;
+    sincos(FLAME_PI_4 * perimeter / side - FLAME_PI_4, &s, &c);
+    sx += r * c;
+    sy += r * s;
+}
+
+// circleblur: the radius's uniform first.
+FLAME_VAR(circleblur) {
+    real rad = sqrt(rng.uniform());
+    real s, c;
+    sincos(rng.uniform() * FR(2) * FLAME_PI, &s, &c);
+    sx += q[0] * c * rad;
+    sy += q[0] * s * rad;
+}
+
+// rblur: q = w, 2·strength, offset, center_x, center_y
+FLAME_VAR(rblur) {
+    real dx = p.x - q[3], dy = p.y - q[4];
+    real r = sqrt(dx * dx + dy * dy) - q[2];
+    r = r < FR(0) ? FR(0) : r;
+    r *= q[1];
+    real x = q[0] * (p.x + (rng.uniform() - FR(0.5)) * r);
+    real y = q[0] * (p.y + (rng.uniform() - FR(0.5)) * r);
+    sx += x;
+    sy += y;
+}
+
+// Mobius (Fractorium's): q = w, Re A, Im A, Re B, Im B, Re C, Im C, Re D, Im D
+FLAME_VAR(Mobius) {
+    real x = p.x, y = p.y;
+    real u_re = q[1] * x - q[2] * y + q[3];
+    real u_im = q[1] * y + q[2] * x + q[4];
+    real v_re = q[5] * x - q[6] * y + q[7];
+    real v_im = q[5] * y + q[6] * x + q[8];
+    real den = flame_zeps(v_re * v_re + v_im * v_im);
+    sx += q[0] * (u_re * v_re + u_im * v_im) / den;
+    sy += q[0] * (u_im * v_re - u_re * v_im) / den;
+}
+
+FLAME_VAR(hemisphere) {
+    real t = q[0] / sqrt(p.sumsq + FR(1));
+    sx += p.x * t;
+    sy += p.y * t;
+}
+
+FLAME_VAR(unpolar) {
+    real v = (q[0] / FLAME_PI) * FR(0.5);
+    real r = exp(p.y), s, c;
+    sincos(p.x, &s, &c);
+    sx += v * r * s;
+    sy += v * r * c;
+}
+
+// epispiral: q = w, n, thickness·w, holes·w; a uniform only with a thickness.
+FLAME_VAR(epispiral) {
+    real theta = p.atanyx;
+    real scale = q[2] == FR(0) ? q[0] : q[2] * rng.uniform();
+    real t = scale / flame_cos_to_right_angle(q[1] * theta) - q[3];
+    if (fabs(t) != FR(0)) {
+        real s, c;
+        sincos(theta, &s, &c);
+        sx += t * c;
+        sy += t * s;
+    }
+}
+
+FLAME_VAR(twoface) {
+    real r = p.x > FR(0) ? q[0] / p.sumsq : q[0];
+    sx += r * p.x;
+    sy += r * p.y;
+}
+
+// glynnia (flam3-compatible branch): one uniform.
+FLAME_VAR(glynnia) {
+    real w = q[0], v2 = w * FR(0.7071067811865476), r = p.sqrt;
+    bool first = rng.uniform() > FR(0.5);
+    real ox, oy;
+    if (r > FR(1)) {
+        if (first) {
+            real d = sqrt(r + p.x);
+            ox = v2 * d;
+            oy = -(v2 / d * p.y);
+        } else {
+            real d = r + p.x;
+            real k = w / sqrt(r * (p.y * p.y + d * d));
+            ox = k * d;
+            oy = k * p.y;
+        }
+    } else if (first) {
+        real d = flame_zeps(sqrt(r + p.x));
+        ox = -(v2 * d);
+        oy = -(v2 / d * p.y);
+    } else {
+        real d = r + p.x;
+        real k = w / flame_zeps(sqrt(r * (p.y * p.y + d * d)));
+        ox = -(k * d);
+        oy = k * p.y;
+    }
+    sx += ox;
+    sy += oy;
+}
+
+FLAME_VAR(wdisc) {
+    real a = FLAME_PI / (p.sqrt + FR(1));
+    real r = p.atanyx * FLAME_1_PI;
+    if (r > FR(0)) a = FLAME_PI - a;
+    real s, c;
+    sincos(a, &s, &c);
+    sx += q[0] * r * c;
+    sy += q[0] * r * s;
+}
+
+// Fractorium's Crand: an integer in [0, 32767) from one word, reduced
+// modulo period when that is nonzero (plugin_map.rs: the angle stays below
+// 2π, which float needs).
+__device__ __forceinline__ real flame_crand(FlameRng &rng, real period) {
+    unsigned k = (unsigned)(((unsigned long long)rng.next_u32() * 32767ull) >> 32);
+    return (real)(period > FR(0) ? k % (unsigned)period : k);
+}
+
+// hypertile: q = w, re, im
+FLAME_VAR(hypertile) {
+    real re = q[1], im = q[2];
+    real a = p.x + re;
+    real b = p.y - im;
+    real c = re * p.x - im * p.y + FR(1);
+    real d = re * p.y + im * p.x;
+    real vr = q[0] / (c * c + d * d);
+    sx += vr * (a * c + b * d);
+    sy += vr * (b * c - a * d);
+}
+
+// hypertile1: q = w, 2π/p, r, period; one word.
+FLAME_VAR(hypertile1) {
+    real s, co;
+    sincos(flame_crand(rng, q[3]) * q[1], &s, &co);
+    real re = q[2] * co, im = q[2] * s;
+    real a = p.x + re;
+    real b = p.y - im;
+    real c = re * p.x - im * p.y + FR(1);
+    real d = re * p.y + im * p.x;
+    real vr = q[0] / flame_zeps(c * c + d * d);
+    sx += vr * (a * c + b * d);
+    sy += vr * (b * c - a * d);
+}
+
+// hypertile2: q = w, 2π/p, r, period; one word.
+FLAME_VAR(hypertile2) {
+    real a = p.x + q[2];
+    real b = p.y;
+    real c = q[2] * p.x + FR(1);
+    real d = q[2] * p.y;
+    real x = a * c + b * d;
+    real y = b * c - a * d;
+    real vr = q[0] / flame_zeps(c * c + d * d);
+    real s, co;
+    sincos(flame_crand(rng, q[3]) * q[1], &s, &co);
+    sx += vr * (x * co + y * s);
+    sy += vr * (y * co - x * s);
+}
+
+// bTransform: q = w, rotate, power, move, split; one uniform.
+FLAME_VAR(bTransform) {
+    real x = p.x, y = p.y, power = q[2];
+    real xp1 = x + FR(1);
+    real y2 = y * y;
+    real tau = FR(0.5) * (log(xp1 * xp1 + y2) - log((x - FR(1)) * (x - FR(1)) + y2)) / power + q[3];
+    real sigma = FLAME_PI - atan2(y, xp1) - atan2(y, FR(1) - x) + q[1];
+    sigma = sigma / power + FR(2) * FLAME_PI / power * floor(rng.uniform() * power);
+    if (x >= FR(0)) {
+        tau += q[4];
+    } else {
+        tau -= q[4];
+    }
+    real t = flame_zeps(cosh(tau) - cos(sigma));
+    sx += q[0] * sinh(tau) / t;
+    sy += q[0] * sin(sigma) / t;
+}
+
+__device__ __forceinline__ real flame_safe_sqrt(real v) { return v <= FR(0) ? FR(0) : sqrt(v); }
+
+// eJulia: q = w, power, sign; one uniform.
+FLAME_VAR(eJulia) {
+    real r2 = p.sumsq, x;
+    if (q[2] == FR(1)) {
+        x = p.x;
+    } else {
+        r2 = FR(1) / flame_zeps(r2);
+        x = p.x * r2;
+    }
+    real tmp = r2 + FR(1);
+    real tmp2 = FR(2) * x;
+    real xmax = (flame_safe_sqrt(tmp + tmp2) + flame_safe_sqrt(tmp - tmp2)) * FR(0.5);
+    if (xmax < FR(1)) xmax = FR(1);
+    real mu = acosh(xmax);
+    real xr = x / xmax;
+    // Fractorium's clamp (NaN kept).
+    xr = FR(1) < xr ? FR(1) : xr;
+    xr = xr < FR(-1) ? FR(-1) : xr;
+    real nu = acos(xr);
+    if (p.y < FR(0)) nu *= FR(-1);
+    nu = nu / q[1] + FR(2) * FLAME_PI / q[1] * floor(rng.uniform() * q[1]);
+    mu = mu / q[1];
+    sx += q[0] * cosh(mu) * cos(nu);
+    sy += q[0] * sinh(mu) * sin(nu);
+}
+
+// pow_block: q = w, numerator, denominator, root, power; one uniform.
+FLAME_VAR(pow_block) {
+    real r2 = pow(p.sumsq, q[4] * FR(0.5)) * q[0];
+    real den = flame_zeps(q[2]);
+    real branch = floor(rng.uniform() * q[2]);
+    real ran = (p.atanyx / den + (q[3] * FR(2) * FLAME_PI * branch / den)) * q[1];
+    real s, c;
+    sincos(ran, &s, &c);
+    sx += r2 * c;
+    sy += r2 * s;
+}
+
+__device__ __forceinline__ real flame_sign(real v) { return v < FR(0) ? FR(-1) : v > FR(0) ? FR(1) : FR(0); }
+
+// barycentroid: q = w, a, b, c, d
+FLAME_VAR(barycentroid) {
+    real a = q[1], b = q[2], c = q[3], d = q[4];
+    real dot00 = a * a + b * b;
+    real dot01 = a * c + b * d;
+    real dot02 = a * p.x + b * p.y;
+    real dot11 = c * c + d * d;
+    real dot12 = c * p.x + d * p.y;
+    real inv = FR(1) / flame_zeps(dot00 * dot11 - dot01 * dot01);
+    real u = (dot11 * dot02 - dot01 * dot12) * inv;
+    real v = (dot00 * dot12 - dot01 * dot02) * inv;
+    real um = sqrt(u * u + p.x * p.x) * flame_sign(u);
+    real vm = sqrt(v * v + p.y * p.y) * flame_sign(v);
+    sx += q[0] * um;
+    sy += q[0] * vm;
+}
+
+// smartshape: q = w, roundstr, roundwidth, distortion, alpha, alpha_coeff,
+// round_coeff, comp
+FLAME_VAR(smartshape) {
+    real alpha = q[4];
+    real dang = (p.atanyx + FLAME_PI) / alpha;
+    real rad = p.sqrt;
+    real zang1 = floor(dang);
+    real xang1 = dang - zang1;
+    real xang2, zang, sign;
+    if (xang1 > FR(0.5)) {
+        xang2 = FR(1) - xang1;
+        zang = zang1 + FR(1);
+        sign = FR(-1);
+    } else {
+        xang2 = xang1;
+        zang = zang1;
+        sign = FR(1);
+    }
+    real xang = (q[7] == FR(1) && q[3] >= FR(1)) ? atan(xang2 * q[5]) / alpha : xang2;
+    real coeff_1;
+    if (q[3] == FR(0)) {
+        coeff_1 = FR(1);
+    } else {
+        real coeff0 = FR(1) / flame_cos_to_right_angle(xang * alpha);
+        if (q[1] != FR(0)) {
+            real wwidth = q[2] != FR(1) ? pow(xang * FR(2), q[2]) * q[6] : xang * FR(2) * q[6];
+            coeff_1 = fabs((FR(1) - wwidth) * coeff0 + wwidth);
+        } else {
+            coeff_1 = coeff0;
+        }
+    }
+    real coeff = q[3] != FR(1) ? exp(log(coeff_1) * q[3]) : coeff_1;
+    real ang = (zang + sign * xang) * alpha - FLAME_PI;
+    real t = q[0] * coeff * rad, s, c;
+    sincos(ang, &s, &c);
+    sx += c * t;
+    sy += s * t;
+}
+
+// y: q = w, hypergon, hypergon_n, star, star_n, lituus, super, super_n2,
+// super_n3, hypergon_d, -lituus_a, tan(star_slope), super_m/4, -1/super_n1
+FLAME_VAR(y) {
+    real a = p.atanyx, total = FR(0);
+    if (q[1] != FR(0)) {
+        real t1 = fmod(fabs(a), FR(2) * FLAME_PI / q[2]) - FLAME_PI / q[2];
+        real tn = tan(t1);
+        real t2 = tn * tn + FR(1);
+        real hd2 = q[9] * q[9];
+        if (t2 >= hd2) {
+            total += q[1];
+        } else {
+            total += q[1] * (q[9] - sqrt(hd2 - t2)) / sqrt(t2);
+        }
+    }
+    if (q[3] != FR(0)) {
+        real t1 = tan(fabs(fmod(fabs(a), FR(2) * FLAME_PI / q[4]) - FLAME_PI / q[4]));
+        real ts = q[11];
+        real num = ts * ts * (FR(1) + t1 * t1);
+        real den = (t1 + ts) * (t1 + ts);
+        total += q[3] * sqrt(num / den);
+    }
+    if (q[5] != FR(0)) total += q[5] * pow(fabs(a / FLAME_PI + FR(1)), q[10]);
+    if (q[6] != FR(0)) {
+        real s, c;
+        sincos(a * q[12], &s, &c);
+        total += q[6] * pow(pow(fabs(c), q[7]) + pow(fabs(s), q[8]), q[13]);
+    }
+    real r = q[0] * (total * total) / p.sqrt, s, c;
+    sincos(a, &s, &c);
+    sx += r * c;
+    sy += r * s;
+}
+
+// bwraps: q = w, cellsize, inner_twist, outer_twist, g2, r2, rfactor
+FLAME_VAR(bwraps) {
+    real w = q[0], cs = q[1];
+    if (cs == FR(0)) {
+        sx += w * p.x;
+        sy += w * p.y;
+        return;
+    }
+    real cx = (floor(p.x / cs) + FR(0.5)) * cs;
+    real cy = (floor(p.y / cs) + FR(0.5)) * cs;
+    real lx = p.x - cx, ly = p.y - cy;
+    if (lx * lx + ly * ly > q[5]) {
+        sx += w * p.x;
+        sy += w * p.y;
+        return;
+    }
+    lx *= q[4];
+    ly *= q[4];
+    real r = q[6] / flame_zeps((lx * lx + ly * ly) / FR(4) + FR(1));
+    lx *= r;
+    ly *= r;
+    r = (lx * lx + ly * ly) / q[5];
+    real theta = q[2] * (FR(1) - r) + q[3] * r, s, c;
+    sincos(theta, &s, &c);
+    sx += w * (cx + c * lx + s * ly);
+    sy += w * (cy - s * lx + c * ly);
+}
+
+// gnarly: q = w, cellsize, twist, r2
+FLAME_VAR(gnarly) {
+    real vx = p.x, vy = p.y, cs = q[1];
+    if (cs != FR(0)) {
+        real cx = (floor(vx / cs) + FR(0.5)) * cs;
+        real cy = (floor(vy / cs) + FR(0.5)) * cs;
+        real lx = vx - cx, ly = vy - cy;
+        if (lx * lx + ly * ly <= q[3]) {
+            real r = (lx * lx + ly * ly) / q[3], s, c;
+            sincos(q[2] * log(r), &s, &c);
+            vx = cx + c * lx + s * ly;
+            vy = cy - s * lx + c * ly;
+        }
+    }
+    sx += q[0] * vx;
+    sy += q[0] * vy;
+}
+
+// hexes' lattice maps (plugin_tile.rs).
+#define FLAME_HEX_XH_XO FR(1.0 / 3.0)
+#define FLAME_HEX_XH_YO FR(1.7320508075688772 / 3.0)
+#define FLAME_HEX_YH_XO FR(-1.0 / 3.0)
+#define FLAME_HEX_YH_YO FR(1.7320508075688772 / 3.0)
+#define FLAME_HEX_XO_XH FR(1.5)
+#define FLAME_HEX_XO_YH FR(-1.5)
+#define FLAME_HEX_YO_XH FR(1.7320508075688772 / 2.0)
+#define FLAME_HEX_YO_YH FR(1.7320508075688772 / 2.0)
+
+// The Voronoi distance ratio of (ux, uy) in the cell of point 0 of the n
+// points (px, py).
+__device__ __forceinline__ real flame_voronoi(const real *px, const real *py, int n, real ux, real uy) {
+    real m = -FlameLimits<real>::max();
+    for (int i = 1; i < n; ++i) {
+        real dx = px[i] - px[0], dy = py[i] - py[0];
+        real ratio = (dx == FR(0) && dy == FR(0))
+                         ? FR(1)
+                         : FR(2) * ((ux - px[0]) * dx + (uy - py[0]) * dy) / flame_zeps(dx * dx + dy * dy);
+        if (ratio > m) m = ratio;
+    }
+    return m;
+}
+
+// hexes: q = w, cellsize, power, scale, sin(rotation), cos(rotation)
+FLAME_VAR(hexes) {
+    real s = q[1];
+    if (s == FR(0)) return;
+    real ux = p.x, uy = p.y;
+    real xch = floor((FLAME_HEX_XH_XO * ux + FLAME_HEX_XH_YO * uy) / s);
+    real ych = floor((FLAME_HEX_YH_XO * ux + FLAME_HEX_YH_YO * uy) / s);
+    // The nearest of the four hexes around, the first on ties.
+    real best = FlameLimits<real>::max(), bi = FR(0), bj = FR(0);
+    for (int k = 0; k < 4; ++k) {
+        real di = (real)(k >> 1), dj = (real)(k & 1);
+        real cx = (FLAME_HEX_XO_XH * (xch + di) + FLAME_HEX_XO_YH * (ych + dj)) * s;
+        real cy = (FLAME_HEX_YO_XH * (xch + di) + FLAME_HEX_YO_YH * (ych + dj)) * s;
+        real d2 = (cx - ux) * (cx - ux) + (cy - uy) * (cy - uy);
+        if (d2 < best) {
+            best = d2;
+            bi = di;
+            bj = dj;
+        }
+    }
+    xch += bi;
+    ych += bj;
+    real ox = (FLAME_HEX_XO_XH * xch + FLAME_HEX_XO_YH * ych) * s;
+    real oy = (FLAME_HEX_YO_XH * xch + FLAME_HEX_YO_YH * ych) * s;
+    real px[7], py[7];
+    px[0] = ox;
+    py[0] = oy;
+    px[1] = ox + FLAME_HEX_XO_YH * s;
+    py[1] = oy + FLAME_HEX_YO_YH * s;
+    px[2] = ox + (FLAME_HEX_XO_XH + FLAME_HEX_XO_YH) * s;
+    py[2] = oy + (FLAME_HEX_YO_XH + FLAME_HEX_YO_YH) * s;
+    px[3] = ox + FLAME_HEX_XO_XH * s;
+    py[3] = oy + FLAME_HEX_YO_XH * s;
+    px[4] = ox - FLAME_HEX_XO_YH * s;
+    py[4] = oy - FLAME_HEX_YO_YH * s;
+    px[5] = ox - (FLAME_HEX_XO_XH + FLAME_HEX_XO_YH) * s;
+    py[5] = oy - (FLAME_HEX_YO_XH + FLAME_HEX_YO_YH) * s;
+    px[6] = ox - FLAME_HEX_XO_XH * s;
+    py[6] = oy - FLAME_HEX_YO_XH * s;
+    real l1 = flame_voronoi(px, py, 7, ux, uy);
+    real dx = ux - ox, dy = uy - oy;
+    real target = pow(fabs(l1), q[2]) * q[3];
+    real vx = dx * q[5] + dy * q[4];
+    real vy = -dx * q[4] + dy * q[5];
+    real l2 = flame_voronoi(px, py, 7, vx + ox, vy + oy);
+    real l = l1 < l2 ? l2 : l1;
+    real r;
+    if (l < FR(0.5)) {
+        r = target / l1;
+    } else if (l > FR(0.8)) {
+        r = target / l2;
+    } else {
+        r = ((target / l1) * (FR(0.8) - l) + (target / l2) * (l - FR(0.5))) / FR(0.3);
+    }
+    sx += q[0] * (vx * r + ox);
+    sy += q[0] * (vy * r + oy);
+}
+
+// Voron's hash of an integer into [0, 1], in 32-bit arithmetic that wraps.
+__device__ __forceinline__ real flame_discrete_noise(int x) {
+    unsigned n = ((unsigned)x << 13) ^ (unsigned)x;
+    unsigned v = n * (n * n * 15731u + 789221u) + 1376312589u;
+    return (real)(int)(v & 0x7fffffffu) * FR(1.0 / 2147483647.0);
+}
+
+// Voron: q = w, K, step, num, xseed, yseed
+FLAME_VAR(Voron) {
+    // Saturating conversions, then the low 32 bits, as the CPU's code.
+    int m = (int)(long long)floor(p.x / q[2]);
+    int n = (int)(long long)floor(p.y / q[2]);
+    real r_min = FR(20), x0 = FR(0), y0 = FR(0);
+    for (int i = -1; i < 2; ++i) {
+        int m1 = (int)((unsigned)m + (unsigned)i);
+        for (int j = -1; j < 2; ++j) {
+            int n1 = (int)((unsigned)n + (unsigned)j);
+            real h = (real)(int)((unsigned)m1 * 19u + (unsigned)n1 * 257u) + q[4];
+            long long k = 1 + (long long)floor(q[3] * flame_discrete_noise(flame_c_int(h)));
+            for (long long l = 0; l < k; ++l) {
+                real hx = (real)(l + (long long)(int)((unsigned)m1 * 64u) + (long long)(int)((unsigned)n1 * 15u)) + q[4];
+                real hy = (real)(l + (long long)(int)((unsigned)m1 * 21u) + (long long)(int)((unsigned)n1 * 33u)) + q[5];
+                real x = (flame_discrete_noise(flame_c_int(hx)) + (real)m1) * q[2];
+                real y = (flame_discrete_noise(flame_c_int(hy)) + (real)n1) * q[2];
+                real ox = p.x - x, oy = p.y - y;
+                real r = sqrt(ox * ox + oy * oy);
+                if (r < r_min) {
+                    r_min = r;
+                    x0 = x;
+                    y0 = y;
+                }
+            }
+        }
+    }
+    sx += q[0] * (q[1] * (p.x - x0) + x0);
+    sy += q[0] * (q[1] * (p.y - y0) + y0);
+}
+
+__device__ __forceinline__ real flame_shred(real v, real distance, real width, real w) {
+    real neg = v < FR(0) ? FR(1) : FR(0);
+    real r = v / distance;
+    real whole = (real)flame_c_int(r);
+    return w * distance * ((r - whole) * width + whole + (FR(0.5) - neg) * (FR(1) - width));
+}
+
+// shredlin: q = w, xdistance, xwidth, ydistance, ywidth
+FLAME_VAR(shredlin) {
+    sx += flame_shred(p.x, q[1], q[2], q[0]);
+    sy += flame_shred(p.y, q[3], q[4], q[0]);
+}
+
+// tile_log: q = w, spread; a uniform, then a bit.
+FLAME_VAR(tile_log) {
+    real u = rng.uniform();
+    real spread = rng.bit() ? q[1] : -q[1];
+    real r = log(u) * spread;
+    real t = r > FR(0) ? floor(r + FR(0.5)) : ceil(r - FR(0.5));
+    sx += q[0] * (p.x + t);
+    sy += q[0] * p.y;
+}
+
+// tile_hlp: q = w, width, width·w; one uniform.
+FLAME_VAR(tile_hlp) {
+    real x = p.x / q[1];
+    bool pos = x > FR(0);
+    real whole = (real)flame_c_int(x);
+    real frac = pos ? x - whole : x + whole;
+    real t = cos(frac * FLAME_PI) < FR(-1) + rng.uniform() * FR(2) ? (pos ? -q[2] : q[2]) : FR(0);
+    sx += q[0] * p.x + t;
+    sy += q[0] * p.y;
+}
+
+// cropn: q = w, outside (0/1), radius, scatter, zero, alpha, alpha/2; one
+// uniform, always.
+FLAME_VAR(cropn) {
+    real alpha = q[5];
+    real xang = (p.atanyx + FLAME_PI) / alpha;
+    xang = (xang - (real)flame_c_int(xang)) * alpha;
+    xang = flame_cos_to_right_angle(xang < q[6] ? xang : alpha - xang);
+    real xr = xang > FR(0) ? q[2] / xang : FR(1);
+    real u = rng.uniform();
+    if ((p.sqrt > xr) == (q[1] == FR(1))) {
+        if (q[4] == FR(1)) return;
+        real rdc = xr + u * FR(0.5) * q[3];
+        real r = flame_zeps(p.sqrt);
+        sx += q[0] * rdc * (p.x / r);
+        sy += q[0] * rdc * (p.y / r);
+    } else {
+        sx += q[0] * p.x;
+        sy += q[0] * p.y;
+    }
+}
+
+// bcircle: q = w, scale, |borderwidth|, |borderwidth|/5; one uniform, always.
+FLAME_VAR(bcircle) {
+    real x = p.x * q[1], y = p.y * q[1];
+    real r = sqrt(x * x + y * y);
+    real u = rng.uniform();
+    if (r <= FR(1)) {
+        sx += q[0] * x;
+        sy += q[0] * y;
+    } else if (q[2] != FR(0)) {
+        real t = q[0] * (q[3] * u + FR(1)), s, c;
+        sincos(atan2(y, x), &s, &c);
+        sx += t * c;
+        sy += t * s;
+    }
+}
+
+// circlecrop: q = w, radius, x, y, scatter (clamped), zero (0/1); one
+// uniform, always. A point sent to the origin also drops what the ordinary
+// variations before it added (sx, sy are the running sum there; a form's
+// own, zero, otherwise).
+FLAME_VAR(circlecrop) {
+    real xi = p.x - q[2], yi = p.y - q[3];
+    real rad = sqrt(xi * xi + yi * yi);
+    real rdc = q[1] + rng.uniform() * FR(0.5) * q[4];
+    if (rad > q[1]) {
+        if (q[5] != FR(0)) {
+            sx = FR(0);
+            sy = FR(0);
+        } else {
+            real s, c;
+            sincos(atan2(yi, xi), &s, &c);
+            sx += q[0] * rdc * c + q[2];
+            sy += q[0] * rdc * s + q[3];
+        }
+    } else {
+        sx += q[0] * xi + q[2];
+        sy += q[0] * yi + q[3];
+    }
+}
+
+// mirror_x: one bit; replaces the running sum (weight ignored).
+FLAME_VAR(mirror_x) {
+    real x = fabs(p.x);
+    sx = rng.bit() ? -x : x;
+    sy = p.y;
+}
+
+// post_smartcrop (uniforms drawn whether used or not, as the CPU's): q = w, roundstr, roundwidth, distortion, edge, scatter,
+// offset, cropmode, static, mode (0/1), radial (0/1), work_radius,
+// work_power, alpha, round_coeff, work_rotation
+FLAME_VAR(post_smartcrop) {
+    real w = q[0], st = q[8];
+    bool replaces = st > FR(1) || st == FR(-1);
+    real xi = st > FR(1) ? p.x : p.tx, yi = st > FR(1) ? p.y : p.ty;
+    real ang = atan2(yi, xi);
+    real rad = sqrt(xi * xi + yi * yi);
+    bool cropped = false;
+    real r_out = FR(0), a_out = FR(0);
+    if (q[10] == FR(1)) {
+        real edge = q[4] * (rng.uniform() - FR(0.5));
+        real u_side = rng.uniform();
+        real u_scatter = rng.uniform();
+        real xang = ang / (FR(2) * FLAME_PI) + FR(1) + edge;
+        xang = (xang - (real)flame_c_int(xang)) * (FR(2) * FLAME_PI);
+        if ((xang > q[12] ? FR(1) : FR(0)) == q[9]) {
+            real spread = u_scatter * q[5] + q[6] + edge;
+            a_out = u_side * FR(2) >= FR(1) ? q[12] + spread * FLAME_PI : -spread * FLAME_PI;
+            r_out = rad;
+            cropped = true;
+        }
+    } else {
+        real coeff = FR(1);
+        if (q[3] != FR(0)) {
+            real xang = (ang + FLAME_PI) / q[13];
+            xang -= (real)flame_c_int(xang);
+            xang = xang < FR(0.5) ? xang : FR(1) - xang;
+            coeff = FR(1) / flame_cos_to_right_angle(xang * q[13]);
+            if (q[1] != FR(0)) {
+                real width = q[2] != FR(1) ? pow(xang * FR(2), q[2]) : xang * FR(2);
+                real wwidth = width * q[14];
+                coeff = fabs((FR(1) - wwidth) * coeff + wwidth);
+            }
+            if (q[3] != FR(1)) coeff = exp(log(coeff) * q[3]);
+        }
+        real reach = q[4] != FR(0) ? q[11] + q[4] * (rng.uniform() - FR(0.5)) : q[11];
+        real u_scatter = rng.uniform();
+        real xr = coeff * reach;
+        if ((rad > xr ? FR(1) : FR(0)) == q[9]) {
+            if (q[7] == FR(0)) return;  // the origin
+            r_out = q[7] == FR(-1) ? rad : xr + coeff * (u_scatter * q[5] + q[6]);
+            a_out = ang + q[15];
+            cropped = true;
+        }
+    }
+    real ox, oy;
+    if (cropped) {
+        real s, c;
+        sincos(a_out, &s, &c);
+        ox = w * r_out * c;
+        oy = w * r_out * s;
+        if (!replaces) {
+            ox = p.x + ox;
+            oy = p.y + oy;
+        }
+    } else {
+        real kx = st == FR(3) ? w * p.tx : w * xi, ky = st == FR(3) ? w * p.ty : w * yi;
+        ox = st > FR(0) ? kx : p.x + kx;
+        oy = st > FR(0) ? ky : p.y + ky;
+    }
+    // A post-only form: its own sum, which the form replaces the point with.
+    sx += ox;
+    sy += oy;
 }

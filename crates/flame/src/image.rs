@@ -58,6 +58,22 @@ pub fn quantize(frame: &RenderedFrame, bits: Bits) -> Quantized {
     Quantized { samples, channels }
 }
 
+/// Quantises a rendered frame to 4 samples per pixel (RGBA) on the scale
+/// of `bits`, the values [`quantize`] gives; an opaque frame (not
+/// transparent) gets alpha at its maximum, as its PNG is shown.
+pub fn quantize_rgba(frame: &RenderedFrame, bits: Bits) -> Vec<u16> {
+    let opaque = match bits {
+        Bits::Eight => u16::from(u8::MAX),
+        Bits::Sixteen => u16::MAX,
+    };
+    let mut samples = Vec::with_capacity(frame.pixels.len() * 4);
+    for p in &frame.pixels {
+        samples.extend((0..3).map(|c| sample(p, c, bits)));
+        samples.push(if frame.transparent { sample(p, 3, bits) } else { opaque });
+    }
+    samples
+}
+
 /// Channel `c` of pixel `p` quantised as flam3 does.
 #[inline]
 fn sample(p: &[f64; 4], c: usize, bits: Bits) -> u16 {
@@ -402,6 +418,32 @@ mod tests {
 
     use super::*;
     use crate::render::RenderStats;
+
+    #[test]
+    fn rgba_samples_are_the_png_samples_with_alpha() {
+        let pixels: Vec<[f64; 4]> =
+            [[-3.0, 0.5, 254.99, 0.25], [255.0, 300.0, 17.2, 1.5], [12.7, 128.0, 0.0, -0.1]].to_vec();
+        for transparent in [false, true] {
+            let frame = RenderedFrame {
+                width: 3,
+                height: 1,
+                pixels: pixels.clone(),
+                transparent,
+                stats: RenderStats::default(),
+            };
+            for bits in [Bits::Eight, Bits::Sixteen] {
+                let rgba = quantize_rgba(&frame, bits);
+                let png = quantize(&frame, bits);
+                assert_eq!(rgba.len(), 12);
+                for (i, px) in rgba.chunks(4).enumerate() {
+                    let q = &png.samples[i * png.channels..(i + 1) * png.channels];
+                    assert_eq!(&px[..3], &q[..3]);
+                    let max = if bits == Bits::Eight { 255 } else { 65535 };
+                    assert_eq!(px[3], if transparent { q[3] } else { max });
+                }
+            }
+        }
+    }
 
     #[test]
     fn image_formats_follow_the_extension() {

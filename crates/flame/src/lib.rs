@@ -1,12 +1,13 @@
 //! Fractal flames compatible with flam3 3.1.1 genomes (Draves and Reckase,
-//! "The Fractal Flame Algorithm"): reading genomes, flam3's 99 variations,
-//! and a renderer whose images match flam3-render's within its own Monte
+//! "The Fractal Flame Algorithm"): reading genomes, flam3's 99 variations
+//! and 39 of Fractorium's, and a renderer whose images match flam3-render's within its own Monte
 //! Carlo noise, on every CPU core or (with the `cuda` feature, on by
 //! default) on a CUDA device.
 //!
 //! - [`genome`]: the flame description and its XML reader;
 //! - [`palette`]: palettes and flam3's numbered palette file;
-//! - [`variations`]: flam3's 99 variations;
+//! - [`variations`]: flam3's 99 variations, 39 of Fractorium's beyond
+//!   them, and the `pre_`/`post_` forms of all;
 //! - [`interpolate`]: flames between the control points of a sequence;
 //! - [`render`]: the renderer (chaos game, histogram, density estimation,
 //!   tone mapping, spatial filter); `render::cuda` runs it on a GPU (the

@@ -235,12 +235,7 @@ fn fractorium_files_read_by_default_and_refused_when_strict() {
         ("fractorium-bench-tyrantwave_flippeddisc_normal.flame", 4, false, &[]),
         ("fractorium-bench-zy0rg_six_bigcomplexcode.flame", 45, true, &[]),
         // A variation warpmc does not implement, with its parameters.
-        (
-            "../../crates/flame/tests/data/genomes/fractorium-hypertile.flame",
-            2,
-            false,
-            &["hypertile1", "hypertile1_p", "hypertile1_q"],
-        ),
+        ("../../crates/flame/tests/data/genomes/fractorium-synth.flame", 2, false, &["synth", "synth_a", "synth_mode"]),
     ];
     for (file, n, fin, dropped) in cases {
         let path = genome(file);
@@ -300,16 +295,16 @@ fn fractorium_files_read_by_default_and_refused_when_strict() {
 #[test]
 fn unknown_variation_message() {
     let xml = r#"<flame name="electricsheep.244.00216"><xform weight="1" linear="1"/><xform weight="1" linear="1"/>
-        <xform weight="0.5" hypertile1="1" hypertile1_p="3"/></flame>"#;
+        <xform weight="0.5" synth="1" synth_a="3"/></flame>"#;
     let e = parse_str(xml, "genome.flam3", &strict_opts()).unwrap_err().to_string();
     assert_eq!(
         e,
-        "genome.flam3: flame 'electricsheep.244.00216': xform 2: attribute 'hypertile1': unknown variation (not \
+        "genome.flam3: flame 'electricsheep.244.00216': xform 2: attribute 'synth': unknown variation (not \
          one of the variations warpmc implements, their parameters or xform attributes); also unknown in this \
-         element: 'hypertile1_p'"
+         element: 'synth_a'"
     );
     let p = parse_str(xml, "genome.flam3", &opts()).unwrap();
-    assert_eq!(p.skipped, vec!["hypertile1", "hypertile1_p"]);
+    assert_eq!(p.skipped, vec!["synth", "synth_a"]);
     assert_eq!(p.warnings.iter().filter(|w| w.contains("dropped")).count(), 1, "{:?}", p.warnings);
     assert!(p.flames[0].xforms[2].variations.is_empty());
     assert_eq!(p.flames[0].xforms[2].weight, 0.5);
@@ -321,14 +316,39 @@ fn unknown_variation_message() {
     assert!(e.starts_with("t.flam3: flame #1: finalxform: attribute 'foo': unknown variation"), "{e}");
 }
 
+/// Settings of an implemented variation that warpmc cannot apply
+/// (post_smartcrop's cropmode 2 keeps state between iterations) drop the
+/// variation as an unknown one is dropped: one warning, listed as skipped,
+/// the error under --strict.
+#[test]
+fn unsupported_settings_drop_the_variation() {
+    let xml = r#"<flame time="0"><xform weight="1" linear="1" post_smartcrop="1" post_smartcrop_cropmode="2"
+        post_smartcrop_static="2"/><xform weight="1" linear="1" post_smartcrop="1" post_smartcrop_cropmode="1"/>
+        <xform weight="1" linear="1" post_smartcrop="0.5" post_smartcrop_cropmode="2"/></flame>"#;
+    let p = parse_str(xml, "t", &opts()).unwrap();
+    assert_eq!(p.skipped, vec!["post_smartcrop"]);
+    assert_eq!(p.skipped_by_flame, vec![vec!["post_smartcrop".to_string()]]);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("xform 0: variation 'post_smartcrop'") && p.warnings[0].contains("cropmode 2"));
+    assert_eq!(vars(&p.flames[0].xforms[0]), vec![("linear", 1.0)]);
+    assert_eq!(vars(&p.flames[0].xforms[1]), vec![("linear", 1.0), ("post_smartcrop", 1.0)]);
+    assert_eq!(vars(&p.flames[0].xforms[2]), vec![("linear", 1.0)]);
+    let e = parse_str(xml, "t", &strict_opts()).unwrap_err().to_string();
+    assert!(
+        e.starts_with("t: flame #0: xform 0: variation 'post_smartcrop': these settings are not implemented"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+}
+
 #[test]
 fn skipped_names_warned_once() {
-    let xml = r#"<flame time="0"><xform weight="1" hypertile1="1"/><xform weight="1" hypertile1="2" linear="1"/>
-        <finalxform hypertile1="1"/></flame>"#;
+    let xml = r#"<flame time="0"><xform weight="1" synth="1"/><xform weight="1" synth="2" linear="1"/>
+        <finalxform synth="1"/></flame>"#;
     let p = parse_str(xml, "t", &opts()).unwrap();
-    assert_eq!(p.skipped, vec!["hypertile1"]);
+    assert_eq!(p.skipped, vec!["synth"]);
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
-    assert!(p.warnings[0].contains("flame #0: xform 0: attribute 'hypertile1'"), "{}", p.warnings[0]);
+    assert!(p.warnings[0].contains("flame #0: xform 0: attribute 'synth'"), "{}", p.warnings[0]);
     assert_eq!(vars(&p.flames[0].xforms[1]), vec![("linear", 1.0)]);
 }
 

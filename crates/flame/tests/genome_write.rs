@@ -171,3 +171,21 @@ fn flam3_genome_randoms_round_trip_and_render_in_flam3() {
         assert!(dir.path().join(format!("r{seed}.00000.png")).exists(), "no image for seed {seed}: {err}");
     }
 }
+
+/// Fractorium's log_base is written when it is not flam3's base e, so that
+/// the file reads back as the same flame, and left out at e, so that
+/// flam3-render reads flam3's log without a warning.
+#[test]
+fn log_base_written_only_when_not_e() {
+    let read = |xml: &str| parse_str(xml, "t", &opts()).unwrap().flames;
+    let based =
+        read(r#"<flame size="8 8"><xform weight="1" log="1" log_base="3.5" pre_log="0.5" pre_log_base="2"/></flame>"#);
+    let text = write_genome(&based, "flames", None);
+    assert!(text.contains(r#"log_base="3.5""#) && text.contains(r#"pre_log_base="2""#), "{text}");
+    assert_same(&based, &read(&text), "log_base");
+    let plain = read(r#"<flame size="8 8"><xform weight="1" log="1"/></flame>"#);
+    let text = write_genome(&plain, "flames", None);
+    assert!(!text.contains("log_base"), "{text}");
+    assert_same(&plain, &read(&text), "log");
+    flam3_renders(&plain, "log");
+}

@@ -243,3 +243,25 @@ fn crackle_genome_renders_within_the_cpu_noise_floor() {
     println!("golubaja (crackle): GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
     assert!(p > floor - 0.5, "GPU {p:.2} dB against a noise floor of {floor:.2} dB");
 }
+
+/// Genomes in Fractorium's style written for the tests
+/// (data/fractorium/variations.flame: post_smartcrop, Mobius,
+/// hypertile2, bwraps, hexes, tile_log, eJulia, circlecrop, glynnia,
+/// smartshape, pre_/post_ forms …) on the GPU, in float and double, within
+/// the CPU's noise floor.
+#[test]
+fn fractorium_variations_render_within_the_cpu_noise_floor() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("fractorium_variations_render_within_the_cpu_noise_floor") else {
+        return;
+    };
+    let r = CudaRenderer::new(gpu);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fractorium/variations.flame");
+    for f in parse_file(&path, &options(true)).unwrap().flames {
+        let name = f.name.clone().unwrap_or_default();
+        for precision in [Precision::F32, Precision::F64] {
+            let (p, floor) = gap(&r, &f, 2.0, 2.5, precision);
+            println!("{name} ({precision:?}): GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+            assert!(p > floor - 0.5, "{name} ({precision:?}): GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+        }
+    }
+}

@@ -135,7 +135,16 @@ pub fn select(choice: BackendChoice) -> Result<Device> {
     if choice == BackendChoice::Cpu {
         return Ok(Device::CPU);
     }
-    let ordinal = device_ordinal()?;
+    select_ordinal(choice, device_ordinal()?)
+}
+
+/// Resolves `choice` as [`select`] does, on GPU `ordinal` instead of the
+/// one `WARPMC_DEVICE` names (for a process that is one of several on a
+/// machine, each on its own GPU).
+pub fn select_ordinal(choice: BackendChoice, ordinal: usize) -> Result<Device> {
+    if choice == BackendChoice::Cpu {
+        return Ok(Device::CPU);
+    }
     match open(ordinal) {
         Ok(device) => Ok(device),
         Err(e @ GpuError::NoDevice(_)) if choice == BackendChoice::Auto => {

@@ -23,6 +23,16 @@ impl<T> DeviceBuffer<T> {
         self.slice.len() == 0
     }
 
+    /// The device address of the first element, for handing the buffer to
+    /// other CUDA libraries (it stays owned here).
+    pub fn address(&self) -> u64 {
+        use cudarc::driver::DevicePtr;
+        // No event to wait for: warpmc's GPUs order all work on one stream
+        // (event tracking is off), so the guard this returns does nothing.
+        let (ptr, _guard) = self.slice.device_ptr(self.slice.stream());
+        ptr
+    }
+
     /// The underlying cudarc slice, for code that needs cudarc directly.
     pub fn as_cudarc(&self) -> &CudaSlice<T> {
         &self.slice

@@ -10,6 +10,9 @@
 //! - [`DeviceBuffer`], [`Gpu::launch`], [`Gpu::start_timer`]: typed buffers,
 //!   launches and event timing, every CUDA call checked, one error type
 //!   ([`GpuError`]).
+//! - [`BorrowedBuffer`]: device memory another library (CuPy, PyTorch)
+//!   allocated, used in place ([`Gpu::borrow_device_memory`]), with that
+//!   library's streams ordered against warpmc's.
 //! - [`select`]: the one place where a [`BackendChoice`] (`auto`, `cpu`,
 //!   `cuda`) and `WARPMC_DEVICE` become a [`Device`].
 //!
@@ -39,6 +42,8 @@ mod compile;
 mod device;
 mod error;
 #[cfg(feature = "cuda")]
+mod foreign;
+#[cfg(feature = "cuda")]
 mod graph;
 #[cfg(feature = "cuda")]
 mod launch;
@@ -47,7 +52,7 @@ mod loader;
 #[cfg(feature = "cuda")]
 mod timing;
 
-pub use backend::{BackendChoice, Device, device_ordinal, select};
+pub use backend::{BackendChoice, Device, device_ordinal, select, select_ordinal};
 #[cfg(feature = "cuda")]
 pub use buffer::DeviceBuffer;
 #[cfg(feature = "cuda")]
@@ -59,6 +64,8 @@ pub use device::{DeviceInfo, DriverInfo, Gpu, MemoryInfo, NvrtcInfo, Probe, prob
 #[cfg(feature = "cuda")]
 pub use error::describe_driver_error;
 pub use error::{GpuError, Result};
+#[cfg(feature = "cuda")]
+pub use foreign::{BorrowedBuffer, PointerInfo};
 #[cfg(feature = "cuda")]
 pub use graph::Graph;
 #[cfg(feature = "cuda")]

@@ -17,13 +17,15 @@ use crate::backend::Backend;
 use crate::error::{PottsError, Result};
 use crate::heat_bath::{HeatBathTable, heat_bath_site};
 use crate::lattice::{Census, Lattice};
+#[cfg(target_arch = "x86_64")]
+use crate::layout::BlockRows;
 use crate::layout::{join, pack_planes, plane_index, side_columns, split, unpack_planes};
 use crate::model::PottsModel;
 use crate::sliced::{self, SlicedRule, census_word, planes, update_word, words_per_row};
 use crate::update::{Algorithm, Update, cluster_sweeps_cpu};
 
 /// Colour arrays smaller than this are updated on the calling thread.
-const PARALLEL_MIN_SITES: usize = 1 << 14;
+pub(crate) const PARALLEL_MIN_SITES: usize = 1 << 14;
 
 /// A lattice on the host.
 #[derive(Debug)]
@@ -91,14 +93,21 @@ enum Storage {
 
 /// The plane words of word `w` of row `y`.
 #[inline(always)]
-fn load<const P: usize>(a: &[u32], y: usize, w: usize, wr: usize) -> [u32; P] {
+pub(crate) fn load<const P: usize>(a: &[u32], y: usize, w: usize, wr: usize) -> [u32; P] {
     std::array::from_fn(|p| a[plane_index(y, p, w, P, wr)])
 }
 
 /// The side neighbours of the sites of word `w` of row `y` (offset `o`),
 /// lined up with them: the same row of the other colour shifted by one site.
 #[inline(always)]
-fn side_word<const P: usize>(other: &[u32], cur: &[u32; P], y: usize, w: usize, wr: usize, o: usize) -> [u32; P] {
+pub(crate) fn side_word<const P: usize>(
+    other: &[u32],
+    cur: &[u32; P],
+    y: usize,
+    w: usize,
+    wr: usize,
+    o: usize,
+) -> [u32; P] {
     if o == 0 {
         let l = load::<P>(other, y, if w == 0 { wr - 1 } else { w - 1 }, wr);
         std::array::from_fn(|p| (cur[p] << 1) | (l[p] >> 31))
@@ -230,7 +239,15 @@ impl CpuBackend {
             while simd && w + 8 <= wr {
                 // SAFETY: `simd` is set only where cpu_simd::available() found AVX2.
                 unsafe {
-                    crate::cpu_simd::group::<P, Q>(block, other, (b, w, wr, h), colour, &rule, (seed, stream, sweep))
+                    crate::cpu_simd::group::<P, Q>(
+                        block,
+                        other,
+                        &BlockRows::periodic(b, h),
+                        (w, wr),
+                        colour,
+                        &rule,
+                        (seed, stream, sweep),
+                    )
                 };
                 w += 8;
             }

@@ -7,7 +7,7 @@
 //! stepped only while its lane needs words), so the result is the same.
 
 use crate::algorithm::MWC_MULTIPLIER;
-use crate::layout::plane_index;
+use crate::layout::{BlockRows, plane_index};
 use crate::sliced::{Draw, SlicedRule, Word, update_word};
 
 /// Whether this CPU can run [`group`].
@@ -153,9 +153,9 @@ fn row_states(seed: u64, stream: u64, sweep: u64, colour: u32, first: u64) -> ([
     (x, c)
 }
 
-/// Updates rows 0 … 7 of row-block `b` in word columns w … w + 7 (all
-/// below `wr`): `block` is the row-block of the colour being updated,
-/// `other` the other colour's whole array.
+/// Updates rows 0 … 7 of a row-block in word columns w … w + 7 (all below
+/// `wr`): `block` is the row-block of the colour being updated, `other` the
+/// other colour's array, `rows` where the row-block's neighbours sit in it.
 ///
 /// # Safety
 ///
@@ -165,30 +165,30 @@ fn row_states(seed: u64, stream: u64, sweep: u64, colour: u32, first: u64) -> ([
 pub(crate) unsafe fn group<const P: usize, const Q: u32>(
     block: &mut [u32],
     other: &[u32],
-    (b, w, wr, h): (usize, usize, usize, usize),
+    rows: &BlockRows,
+    (w, wr): (usize, usize),
     colour: usize,
     rule: &SlicedRule,
     (seed, stream, sweep): (u64, u64, u64),
 ) {
-    let (xs, cs) = row_states(seed, stream, sweep, colour as u32, (b * wr + w) as u64);
+    let (xs, cs) = row_states(seed, stream, sweep, colour as u32, (rows.unit_block * wr + w) as u64);
     for i in 0..8 {
-        let y = b * 8 + i;
-        let h_prev = if y == 0 { h - 1 } else { y - 1 };
-        let h_next = if y + 1 == h { 0 } else { y + 1 };
+        let [same, above, below] = rows.rows[i];
         let (cur, up, down) =
-            (lanes::<P>(other, y, w, wr), lanes::<P>(other, h_prev, w, wr), lanes::<P>(other, h_next, w, wr));
+            (lanes::<P>(other, same, w, wr), lanes::<P>(other, above, w, wr), lanes::<P>(other, below, w, wr));
         // The side neighbours: this row shifted by one site, the edge bit
         // from the word before (offset 0) or after (offset 1): lane k's is
         // lane k ∓ 1's, the group's first (last) lane takes the word beside
-        // the group.
-        let side: [V; P] = if (y + colour) & 1 == 0 {
-            let before = word::<P>(other, y, if w == 0 { wr - 1 } else { w - 1 }, wr);
+        // the group. Row-blocks start at even rows, so row i's offset is
+        // the lattice row's.
+        let side: [V; P] = if (i + colour) & 1 == 0 {
+            let before = word::<P>(other, same, if w == 0 { wr - 1 } else { w - 1 }, wr);
             std::array::from_fn(|p| {
                 let c = cur[p].0;
                 V(std::array::from_fn(|k| (c[k] << 1) | (if k == 0 { before[p] } else { c[k - 1] } >> 31)))
             })
         } else {
-            let after = word::<P>(other, y, if w + 8 == wr { 0 } else { w + 8 }, wr);
+            let after = word::<P>(other, same, if w + 8 == wr { 0 } else { w + 8 }, wr);
             std::array::from_fn(|p| {
                 let c = cur[p].0;
                 V(std::array::from_fn(|k| (c[k] >> 1) | (if k == 7 { after[p] } else { c[k + 1] } << 31)))

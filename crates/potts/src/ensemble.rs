@@ -84,6 +84,22 @@ pub fn open_ensemble_for(
     }
 }
 
+/// Where a [`Runner`](crate::Runner) gets its ensembles: a [`Device`]
+/// opens them with [`open_ensemble_for`]; other openers place the lattices
+/// elsewhere (split across processes, for instance) under the same
+/// contract, every member in the bits it would reach alone.
+pub trait EnsembleOpener {
+    /// An ensemble of `members` lattices of `model` running `algorithm`,
+    /// each in the ordered state until loaded.
+    fn open(&mut self, model: &PottsModel, algorithm: Algorithm, members: usize) -> Result<Box<dyn Ensemble>>;
+}
+
+impl EnsembleOpener for Device {
+    fn open(&mut self, model: &PottsModel, algorithm: Algorithm, members: usize) -> Result<Box<dyn Ensemble>> {
+        open_ensemble_for(self, model, algorithm, members)
+    }
+}
+
 /// Many lattices of one model (q, J, h, size) held by one backend and
 /// advanced together.
 pub trait Ensemble {
@@ -125,6 +141,14 @@ pub trait Ensemble {
     fn census(&mut self) -> Result<Vec<Census>>;
     /// Waits for queued work (for timing).
     fn synchronize(&mut self) -> Result<()>;
+    /// The seconds a stretch of work took, as every process holding part of
+    /// this ensemble counts them, given this process's `local` count. A
+    /// runner sizes its next stretch by them, so processes that share an
+    /// ensemble must get the same number (the slowest one's); an ensemble
+    /// in one process returns `local`.
+    fn agreed_seconds(&mut self, local: f64) -> Result<f64> {
+        Ok(local)
+    }
 }
 
 /// The reference ensemble: one [`Backend`] per member, run one after the

@@ -13,6 +13,7 @@
 
 use rayon::prelude::*;
 
+use crate::algorithm::UNIT_ROWS;
 use crate::lattice::Lattice;
 
 /// Splits a row-major lattice into its two colour arrays (rows in parallel:
@@ -57,6 +58,36 @@ pub fn side_columns(xh: usize, o: usize, hw: usize) -> (usize, usize) {
     let left = if xh + o == 0 { hw - 1 } else { xh + o - 1 };
     let right = if xh + o == hw { 0 } else { xh + o };
     (left, right)
+}
+
+/// Where the rows of one row-block of [`UNIT_ROWS`] rows find their
+/// neighbours: the row-block's number among the whole lattice's (which
+/// names its random numbers), and for each of its rows the rows of the
+/// other colour's array holding the same row, the row above and the row
+/// below. A whole periodic lattice wraps at its edges
+/// ([`BlockRows::periodic`]); a strip of a lattice reads halo rows there
+/// ([`crate::strip`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockRows {
+    /// Row-block number in the whole lattice (rows `UNIT_ROWS·unit_block …`).
+    pub unit_block: usize,
+    /// `[same, above, below]` rows of the other colour's array, per row.
+    pub rows: [[usize; 3]; UNIT_ROWS],
+}
+
+impl BlockRows {
+    /// Row-block `b` of a whole periodic lattice of `height` rows (rows past
+    /// the last are never read: they do not exist when the height is not a
+    /// multiple of [`UNIT_ROWS`]).
+    pub fn periodic(b: usize, height: usize) -> Self {
+        BlockRows {
+            unit_block: b,
+            rows: std::array::from_fn(|i| {
+                let y = b * UNIT_ROWS + i;
+                [y, (y + height - 1) % height, (y + 1) % height]
+            }),
+        }
+    }
 }
 
 /// Index of plane `p` of word `w` of row `y` in the bit-plane storage of

@@ -20,7 +20,8 @@
 //! and [`stats`] (moments, Binder cumulant, specific heat, susceptibility,
 //! their errors and autocorrelation times), the temperature-sweep
 //! [`protocol`] of Ferrero, De Francesco, Wolovick and Cannas (2012)
-//! (thermalisation, measurements, samples), [`checkpoint`]s, [`snapshot`]s
+//! (thermalisation, measurements, samples), its results as JSON
+//! ([`report`]), [`checkpoint`]s, [`snapshot`]s
 //! and [`exact`] results used for validation.
 //!
 //! # Examples
@@ -71,10 +72,12 @@ pub mod model;
 pub mod observables;
 pub mod protocol;
 pub mod provenance;
+pub mod report;
 pub mod simulation;
 pub mod sliced;
 pub mod snapshot;
 pub mod stats;
+pub mod strip;
 pub mod swendsen_wang;
 pub mod tempering;
 pub mod update;
@@ -88,7 +91,7 @@ pub use cpu_ensemble::CpuEnsemble;
 pub use cuda::{CudaBackend, CudaKernel};
 #[cfg(feature = "cuda")]
 pub use cuda_ensemble::CudaEnsemble;
-pub use ensemble::{Ensemble, Independent, open_ensemble, open_ensemble_for};
+pub use ensemble::{Ensemble, EnsembleOpener, Independent, open_ensemble, open_ensemble_for};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;
@@ -96,5 +99,6 @@ pub use observables::{Measurement, TemperatureResult};
 pub use protocol::{ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing};
 pub use provenance::Provenance;
 pub use simulation::{Chain, Simulation};
+pub use strip::StripBackend;
 pub use update::{Algorithm, Update};
 pub use warpmc_gpu::{BackendChoice, Device, select};

@@ -38,7 +38,7 @@ use warpmc_gpu::BackendChoice;
 
 use crate::algorithm::{MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
 use crate::backend::{Backend, open_backend_for};
-use crate::ensemble::{Ensemble, open_ensemble_for};
+use crate::ensemble::{Ensemble, EnsembleOpener};
 use crate::error::{PottsError, Result};
 use crate::lattice::{InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
@@ -926,9 +926,9 @@ const GROUP_SITES: u64 = 1 << 28;
 enum Engine {
     /// One chain after another on one backend.
     Sequential(Simulation),
-    /// Groups of chains advanced together on an ensemble of `device`
+    /// Groups of chains advanced together on an ensemble from `opener`
     /// (opened again when a group's size differs from the last one's).
-    Ensemble { device: warpmc_gpu::Device, ensemble: Box<dyn Ensemble> },
+    Ensemble { opener: Box<dyn EnsembleOpener>, ensemble: Box<dyn Ensemble> },
 }
 
 /// Runs a protocol: its chains in groups on an [`Ensemble`] (every
@@ -965,6 +965,12 @@ impl Runner {
     /// A runner for `cfg` on `device`, running its chains in groups on an
     /// ensemble.
     pub fn on(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
+        Self::with_opener(cfg, Box::new(device.clone()))
+    }
+
+    /// A runner for `cfg` running its chains in groups on the ensembles
+    /// `opener` opens.
+    pub fn with_opener(cfg: ProtocolConfig, mut opener: Box<dyn EnsembleOpener>) -> Result<Self> {
         cfg.validate()?;
         let replicas = cfg.temperatures.len() as u64 * cfg.samples as u64;
         // Lattices held on the host at once: each sample's saved state with
@@ -978,8 +984,8 @@ impl Runner {
         model.check_host_memory(saved)?;
         let first =
             if cfg.exchange_every.is_some() { replicas as usize } else { group_len(&cfg, &RunState::new(&cfg)) };
-        let ensemble = open_ensemble_for(device, &model, cfg.algorithm, first)?;
-        Ok(Runner { cfg, engine: Engine::Ensemble { device: device.clone(), ensemble }, chunk: 1 })
+        let ensemble = opener.open(&model, cfg.algorithm, first)?;
+        Ok(Runner { cfg, engine: Engine::Ensemble { opener, ensemble }, chunk: 1 })
     }
 
     /// A runner for `cfg` on `device` running one chain after another (the
@@ -1070,7 +1076,7 @@ impl Runner {
             return state.results(cfg);
         }
         let model = cfg.model()?;
-        let Engine::Ensemble { device, ensemble } = &mut self.engine else {
+        let Engine::Ensemble { opener, ensemble } = &mut self.engine else {
             return Err(PottsError::InvalidInput(
                 "parallel tempering runs on an ensemble; open the runner with Runner::on".into(),
             ));
@@ -1080,7 +1086,7 @@ impl Runner {
         }
         let members = state.tempering.as_ref().map_or(0, |t| t.replicas().members());
         if ensemble.len() != members {
-            *ensemble = open_ensemble_for(device, &model, cfg.algorithm, members)?;
+            *ensemble = opener.open(&model, cfg.algorithm, members)?;
         }
         let backend = ensemble.name();
         loop {
@@ -1131,11 +1137,11 @@ impl Runner {
     fn run_group(&mut self, state: &mut RunState, observer: &mut dyn Observer, model: &PottsModel) -> Result<()> {
         let cfg = &self.cfg;
         let n = group_len(cfg, state);
-        let Engine::Ensemble { device, ensemble } = &mut self.engine else {
+        let Engine::Ensemble { opener, ensemble } = &mut self.engine else {
             return Err(PottsError::InvalidInput("internal error: a group run on a sequential runner".into()));
         };
         if ensemble.len() != n {
-            *ensemble = open_ensemble_for(device, model, cfg.algorithm, n)?;
+            *ensemble = opener.open(model, cfg.algorithm, n)?;
         }
         let first = state.chain_index(cfg);
         let samples = cfg.samples as u64;
@@ -1184,7 +1190,7 @@ impl Runner {
                 }
             }
             ensemble.synchronize()?;
-            let secs = started.elapsed().as_secs_f64();
+            let secs = ensemble.agreed_seconds(started.elapsed().as_secs_f64())?;
             // The time of a stretch is shared among the members' temperatures.
             for &(t, _) in &members {
                 state.timing[t].seconds += secs / n as f64;

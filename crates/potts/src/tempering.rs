@@ -453,7 +453,7 @@ pub fn advance(
             }
         }
         ensemble.synchronize()?;
-        let secs = started.elapsed().as_secs_f64();
+        let secs = ensemble.agreed_seconds(started.elapsed().as_secs_f64())?;
         state.timing.seconds += secs;
         state.timing.updates += count * sites;
         chunk = ((0.25 / (secs / count as f64).max(1e-9)) as u64).clamp(1, 1 << 20);

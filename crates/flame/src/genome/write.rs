@@ -164,6 +164,12 @@ fn write_xform(out: &mut String, x: &XForm, tag: &str, indent: &str) {
     }
     for v in &x.variations {
         for (i, p) in v.kind.params().iter().enumerate() {
+            // A parameter Fractorium added to a flam3 variation is left out
+            // at its default, so that flam3-render reads the file without a
+            // warning and the reader restores the default.
+            if v.kind.is_flam3() && i >= v.kind.flam3_params() && v.param(i) == p.default {
+                continue;
+            }
             a.num(p.name, v.param(i));
         }
     }

@@ -189,6 +189,14 @@ pub fn frame_cost(flames: &[Flame], time: f64, settings: &RenderSettings) -> Res
     Ok(sizing.cpu_cost(settings.precision, rayon::current_num_threads(), settings.sub_batch_size))
 }
 
+/// Whether the chaos game can iterate `flame` as the renderers check it:
+/// every weight and chaos entry non-negative, some xform of positive
+/// weight, and no chaos row that leaves no xform to choose (flam3 refuses
+/// that too). The error says which xform fails.
+pub fn check_iterable(flame: &Flame) -> Result<()> {
+    chaos::ChaosGame::new(flame).map(|_| ()).map_err(|e| FlameError::invalid(e.to_string()))
+}
+
 /// A number for messages: as written for ordinary magnitudes, in
 /// scientific notation for huge or tiny ones (1e308, not 309 digits).
 pub(crate) fn shown(x: f64) -> String {

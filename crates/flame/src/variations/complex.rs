@@ -12,10 +12,18 @@ pub(super) fn exp(p: &Point, w: f64) -> (f64, f64) {
     (w * e * c, w * e * s)
 }
 
-/// 83: `ln z` (principal branch, "yx" angle).
+/// 83: `ln z` (principal branch, "yx" angle); Fractorium's `log_base`
+/// divides the real part by `ln(base)`.
 #[inline(always)]
-pub(super) fn log(p: &Point, w: f64) -> (f64, f64) {
-    (w * 0.5 * p.sumsq.ln(), w * p.atanyx)
+pub(super) fn log(p: &Point, w: f64, inv_ln_base: f64) -> (f64, f64) {
+    (w * 0.5 * p.sumsq.ln() * inv_ln_base, w * p.atanyx)
+}
+
+/// `1 / ln(base)` for log's Fractorium parameter `log_base` (kept at or
+/// above Fractorium's least value, EPS), exactly 1 for flam3's base e so
+/// that flam3's log is computed as flam3 computes it.
+pub(super) fn inv_ln_base(base: f64) -> f64 {
+    if base == std::f64::consts::E { 1.0 } else { 1.0 / super::params::real(base, f64::EPSILON, f64::INFINITY).ln() }
 }
 
 /// 84: `sin z`.

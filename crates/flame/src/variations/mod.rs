@@ -1,7 +1,8 @@
 //! The 99 variations of flam3 3.1.1 (linear … mobius), with flam3's
-//! formulas, parameter names and defaults, and the Fractorium/Apophysis
-//! plugin variations warpmc knows beyond them (see [`VariationKind`]),
-//! with their `pre_` and `post_` forms.
+//! formulas, parameter names and defaults, and 39 of the Fractorium/
+//! Apophysis plugin variations beyond them, with Fractorium's formulas,
+//! names, defaults and parameter ranges (see [`VariationKind`]), with the
+//! `pre_` and `post_` forms of all of them.
 //!
 //! A variation maps the point `(tx, ty)` (after the xform's pre-affine map)
 //! to a new point; an xform sums its variations, each scaled by its weight.
@@ -42,10 +43,20 @@
 //! original set, linear … perspective), `random.rs` (the variations that
 //! draw random numbers: blurs, pie, arch, boarders …), `julia.rs` (julian,
 //! juliascope, cpow, escher, the wedges, whorl), `apo.rs` (the other
-//! Apophysis plugin-pack shapes) and `complex.rs` (exp … coth); `ops.rs`
-//! holds the prepared form (one enum variant per variation with its
-//! per-xform constants) and the dispatch, `table.rs` the names and
+//! Apophysis plugin-pack shapes) and `complex.rs` (exp … coth); beyond
+//! flam3's, `plugin.rs` (crop, crackle), `plugin_blur.rs` (Fractorium's
+//! blurs), `plugin_map.rs` (Mobius, hemisphere, the hypertiles, eJulia …)
+//! and `plugin_tile.rs` (bwraps, hexes, Voron, the crops, post_smartcrop),
+//! whose parameters pass through Fractorium's reading rules (`params.rs`);
+//! `ops.rs` holds the prepared form (one enum variant per variation with
+//! its per-xform constants) and the dispatch, `table.rs` the names and
 //! parameters.
+//!
+//! Fractorium's points have a z coordinate; warpmc's live in the plane.
+//! The variations here are those whose x and y do not depend on z (their z
+//! terms, where they have some, are dropped, as the 3-D camera is not
+//! supported); the ones that read z (falloff2, Spherical3D, curl3D,
+//! julia3D, the rotations …) are not implemented.
 //!
 //! Deliberate flam3 behaviours kept here: weight 0 drops a variation;
 //! several variations use the weight inside their formula rather than as a
@@ -63,7 +74,11 @@ mod classic;
 mod complex;
 mod julia;
 pub(crate) mod ops;
+mod params;
 pub(crate) mod plugin;
+mod plugin_blur;
+mod plugin_map;
+mod plugin_tile;
 mod random;
 mod table;
 
@@ -95,8 +110,9 @@ pub struct ParamSpec {
 
 /// A variation warpmc knows, identified by its index: 0 … 98 are flam3's
 /// in flam3's order (0 = linear … 98 = mobius), then the Fractorium and
-/// Apophysis plugin variations (`flatten`, `crop`, `linear3D`, …), then
-/// the `pre_` forms and the `post_` forms of all of those but pre_blur.
+/// Apophysis plugin variations (`flatten`, `crop`, `linear3D`, …, and the
+/// post-only `post_smartcrop`), then the `pre_` forms and the `post_` forms
+/// of all of those but pre_blur and the post-only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VariationKind(u16);
 
@@ -129,6 +145,13 @@ impl VariationKind {
         table::known()[self.index()].params
     }
 
+    /// How many of [`VariationKind::params`] flam3 itself reads: all of a
+    /// flam3 variation's but those Fractorium added (log's `log_base`),
+    /// none of the others'.
+    pub fn flam3_params(self) -> usize {
+        table::known()[self.index()].flam3_params
+    }
+
     /// Whether this is one of flam3's 99 (flam3-render knows it).
     pub fn is_flam3(self) -> bool {
         self.index() < VARIATION_COUNT
@@ -140,7 +163,7 @@ impl VariationKind {
     }
 
     /// The ordinary variation a `pre_`/`post_` form applies (itself for an
-    /// ordinary one).
+    /// ordinary one, and for a post-only one such as `post_smartcrop`).
     pub fn base(self) -> VariationKind {
         VariationKind(table::known()[self.index()].base)
     }
@@ -156,8 +179,8 @@ impl VariationKind {
     }
 
     /// Whether a `pre_`/`post_` form adds its result to the point rather
-    /// than replacing the point (the forms of variations whose result does
-    /// not depend on the point: blurs, pie, arch, square).
+    /// than replacing the point (Fractorium's "sum" assignment: blurs, pie,
+    /// arch, square, sineblur …).
     pub(crate) fn summed(self) -> bool {
         table::known()[self.index()].summed
     }
@@ -223,6 +246,20 @@ impl VariationSpec {
     }
 }
 
+impl VariationSpec {
+    /// Why warpmc cannot apply this variation with these parameters, when
+    /// it cannot (settings of an implemented variation that need what
+    /// warpmc's variations do not have, such as state carried from one
+    /// iteration to the next); the reader drops such a variation as it
+    /// drops an unknown one.
+    pub fn unsupported(&self) -> Option<&'static str> {
+        match self.kind.base().name() {
+            "post_smartcrop" => plugin_tile::Smartcrop::unsupported(self),
+            _ => None,
+        }
+    }
+}
+
 /// flam3's `EPS`, the guard added to denominators.
 pub(crate) const EPS: f64 = 1e-10;
 
@@ -245,6 +282,10 @@ pub(crate) struct Point {
     pub(crate) cosa: f64,
     /// `atan2(y, x)` (flam3's `precalc_atanyx`).
     pub(crate) atanyx: f64,
+    /// For a `post_` form: the xform's point before its variations (after
+    /// the `pre_` forms), which post_smartcrop may crop instead.
+    pub(crate) tx: f64,
+    pub(crate) ty: f64,
 }
 
 /// Which shared per-point values a variation reads (bit flags).
@@ -257,6 +298,8 @@ pub(crate) mod needs {
     pub(crate) const ANGLES: u8 = 4 | SQRT;
     /// `atan2(y, x)`.
     pub(crate) const ATAN_YX: u8 = 8;
+    /// The xform's point before its variations ([`super::Point::tx`]).
+    pub(crate) const TRANS: u8 = 16;
 }
 
 impl Point {
@@ -288,6 +331,14 @@ struct Prepared {
     op: Op,
 }
 
+/// A prepared ordinary variation and whether it may replace the sum of
+/// those before it ([`Op::replaces_sum`]).
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    prepared: Prepared,
+    replaces: bool,
+}
+
 /// A prepared `pre_`/`post_` form: the variation, what it reads, and
 /// whether its result replaces the point or is added to it.
 #[derive(Clone, Copy, Debug)]
@@ -298,9 +349,12 @@ struct Form {
 }
 
 impl Form {
+    /// The form at `(x, y)`; `trans` is the xform's point before its
+    /// variations (read by post_smartcrop).
     #[inline]
-    fn apply<R: RandomSource>(&self, x: f64, y: f64, rng: &mut R) -> (f64, f64) {
-        let point = Point::new(x, y, self.need);
+    fn apply<R: RandomSource>(&self, x: f64, y: f64, trans: (f64, f64), rng: &mut R) -> (f64, f64) {
+        let mut point = Point::new(x, y, self.need);
+        (point.tx, point.ty) = trans;
         let (dx, dy) = self.prepared.op.eval(&point, self.prepared.weight, rng);
         if self.summed { (x + dx, y + dy) } else { (dx, dy) }
     }
@@ -311,7 +365,7 @@ impl Form {
 /// values this set needs worked out once.
 #[derive(Clone, Debug)]
 pub struct VariationSet {
-    items: Vec<Prepared>,
+    items: Vec<Item>,
     /// pre_blur's weight, when the xform has it.
     pre_blur: Option<f64>,
     /// The `pre_` and `post_` forms, in the order given.
@@ -379,7 +433,7 @@ impl VariationSet {
             .map(|s| {
                 let op = Op::new(s, &coefs.c);
                 need |= op.needs();
-                Prepared { weight: s.weight, op }
+                Item { prepared: Prepared { weight: s.weight, op }, replaces: op.replaces_sum() }
             })
             .collect();
         let form = |s: &&VariationSpec| {
@@ -406,7 +460,7 @@ impl VariationSet {
             None => (tx, ty),
         };
         for f in &self.pre {
-            (tx, ty) = f.apply(tx, ty, rng);
+            (tx, ty) = f.apply(tx, ty, (tx, ty), rng);
         }
         let (mut p0, mut p1) = (0.0, 0.0);
         if self.passes_through {
@@ -414,13 +468,18 @@ impl VariationSet {
         } else {
             let point = Point::new(tx, ty, self.need);
             for it in &self.items {
-                let (dx, dy) = it.op.eval(&point, it.weight, rng);
-                p0 += dx;
-                p1 += dy;
+                let Prepared { weight, op } = &it.prepared;
+                if it.replaces {
+                    (p0, p1) = op.eval_replacing(&point, *weight, rng, (p0, p1));
+                } else {
+                    let (dx, dy) = op.eval(&point, *weight, rng);
+                    p0 += dx;
+                    p1 += dy;
+                }
             }
         }
         for f in &self.post {
-            (p0, p1) = f.apply(p0, p1, rng);
+            (p0, p1) = f.apply(p0, p1, (tx, ty), rng);
         }
         (p0, p1)
     }

@@ -4,7 +4,10 @@
 
 use warpmc_rng::RandomSource;
 
-use super::{Point, VariationSpec, apo, classic, complex, julia, needs, plugin, random};
+use super::{
+    Point, VARIATION_COUNT, VariationSpec, apo, classic, complex, julia, needs, plugin, plugin_blur, plugin_map,
+    plugin_tile, random,
+};
 
 /// A variation ready to apply (pre_blur excepted: [`super::VariationSet`]
 /// applies it before the others).
@@ -174,8 +177,8 @@ pub(crate) enum Op {
     Waves2(apo::Waves2),
     /// 82: exp.
     Exp,
-    /// 83: log.
-    Log,
+    /// 83: log, with `1 / ln(log_base)` (Fractorium's parameter).
+    Log(f64),
     /// 84: sin.
     Sin,
     /// 85: cos.
@@ -212,6 +215,76 @@ pub(crate) enum Op {
     Crop(plugin::Crop),
     /// 102: crackle.
     Crackle(plugin::Crackle),
+    /// Fractorium's gaussian.
+    Gaussian,
+    /// sineblur.
+    Sineblur(plugin_blur::Sineblur),
+    /// blur_linear.
+    BlurLinear(plugin_blur::BlurLinear),
+    /// blur_zoom.
+    BlurZoom(plugin_blur::BlurZoom),
+    /// blur_circle.
+    BlurCircle,
+    /// circleblur.
+    Circleblur,
+    /// rblur.
+    Rblur(plugin_blur::Rblur),
+    /// Fractorium's Mobius.
+    MobiusF(plugin_map::MobiusF),
+    /// hemisphere.
+    Hemisphere,
+    /// unpolar.
+    Unpolar,
+    /// epispiral.
+    Epispiral(plugin_map::Epispiral),
+    /// twoface.
+    Twoface,
+    /// glynnia.
+    Glynnia,
+    /// wdisc.
+    Wdisc,
+    /// hypertile.
+    Hypertile(plugin_map::Hypertile),
+    /// hypertile1.
+    Hypertile1(plugin_map::Hypertile1),
+    /// hypertile2.
+    Hypertile2(plugin_map::Hypertile2),
+    /// bTransform.
+    BTransform(plugin_map::BTransform),
+    /// eJulia.
+    EJulia(plugin_map::EJulia),
+    /// pow_block.
+    PowBlock(plugin_map::PowBlock),
+    /// barycentroid.
+    Barycentroid(plugin_map::Barycentroid),
+    /// smartshape.
+    Smartshape(plugin_map::Smartshape),
+    /// y.
+    YShape(plugin_map::YShape),
+    /// bwraps.
+    Bwraps(plugin_tile::Bwraps),
+    /// gnarly.
+    Gnarly(plugin_tile::Gnarly),
+    /// hexes.
+    Hexes(plugin_tile::Hexes),
+    /// Voron.
+    Voron(plugin_tile::Voron),
+    /// shredlin.
+    Shredlin(plugin_tile::Shredlin),
+    /// tile_log.
+    TileLog(plugin_tile::TileLog),
+    /// tile_hlp.
+    TileHlp(plugin_tile::TileHlp),
+    /// cropn.
+    Cropn(plugin_tile::Cropn),
+    /// bcircle.
+    Bcircle(plugin_tile::Bcircle),
+    /// circlecrop.
+    Circlecrop(plugin_tile::Circlecrop),
+    /// mirror_x.
+    MirrorX,
+    /// post_smartcrop.
+    Smartcrop(plugin_tile::Smartcrop),
 }
 
 impl Op {
@@ -303,7 +376,7 @@ impl Op {
             80 => Op::Whorl(julia::Whorl::new(s)),
             81 => Op::Waves2(apo::Waves2::new(s)),
             82 => Op::Exp,
-            83 => Op::Log,
+            83 => Op::Log(complex::inv_ln_base(s.param(0))),
             84 => Op::Sin,
             85 => Op::Cos,
             86 => Op::Tan,
@@ -319,16 +392,95 @@ impl Op {
             96 => Op::Auger(apo::Auger::new(s)),
             97 => Op::Flux(apo::Flux::new(s)),
             98 => Op::Mobius(apo::Mobius::new(s)),
-            99 => Op::Flatten,
-            100 => Op::Crop(plugin::Crop::new(s)),
-            102 => Op::Crackle(plugin::Crackle::new(s)),
-            i => unreachable!("variation {i} is pre_blur or out of range"),
+            i if i >= VARIATION_COUNT => Op::plugin(s),
+            i => unreachable!("variation {i} is pre_blur"),
+        }
+    }
+
+    /// Prepares one of the variations beyond flam3's (by name: the table's
+    /// order is free to change).
+    fn plugin(s: &VariationSpec) -> Op {
+        match s.kind.base().name() {
+            "flatten" => Op::Flatten,
+            "crop" => Op::Crop(plugin::Crop::new(s)),
+            "crackle" => Op::Crackle(plugin::Crackle::new(s)),
+            "gaussian" => Op::Gaussian,
+            "sineblur" => Op::Sineblur(plugin_blur::Sineblur::new(s)),
+            "blur_linear" => Op::BlurLinear(plugin_blur::BlurLinear::new(s)),
+            "blur_zoom" => Op::BlurZoom(plugin_blur::BlurZoom::new(s)),
+            "blur_circle" => Op::BlurCircle,
+            "circleblur" => Op::Circleblur,
+            "rblur" => Op::Rblur(plugin_blur::Rblur::new(s)),
+            "Mobius" => Op::MobiusF(plugin_map::MobiusF::new(s)),
+            "hemisphere" => Op::Hemisphere,
+            "unpolar" => Op::Unpolar,
+            "epispiral" => Op::Epispiral(plugin_map::Epispiral::new(s)),
+            "twoface" => Op::Twoface,
+            "glynnia" => Op::Glynnia,
+            "wdisc" => Op::Wdisc,
+            "hypertile" => Op::Hypertile(plugin_map::Hypertile::new(s)),
+            "hypertile1" => Op::Hypertile1(plugin_map::Hypertile1::new(s)),
+            "hypertile2" => Op::Hypertile2(plugin_map::Hypertile2::new(s)),
+            "bTransform" => Op::BTransform(plugin_map::BTransform::new(s)),
+            "eJulia" => Op::EJulia(plugin_map::EJulia::new(s)),
+            "pow_block" => Op::PowBlock(plugin_map::PowBlock::new(s)),
+            "barycentroid" => Op::Barycentroid(plugin_map::Barycentroid::new(s)),
+            "smartshape" => Op::Smartshape(plugin_map::Smartshape::new(s)),
+            "y" => Op::YShape(plugin_map::YShape::new(s)),
+            "bwraps" => Op::Bwraps(plugin_tile::Bwraps::new(s)),
+            "gnarly" => Op::Gnarly(plugin_tile::Gnarly::new(s)),
+            "hexes" => Op::Hexes(plugin_tile::Hexes::new(s)),
+            "Voron" => Op::Voron(plugin_tile::Voron::new(s)),
+            "shredlin" => Op::Shredlin(plugin_tile::Shredlin::new(s)),
+            "tile_log" => Op::TileLog(plugin_tile::TileLog::new(s)),
+            "tile_hlp" => Op::TileHlp(plugin_tile::TileHlp::new(s)),
+            "cropn" => Op::Cropn(plugin_tile::Cropn::new(s)),
+            "bcircle" => Op::Bcircle(plugin_tile::Bcircle::new(s)),
+            "circlecrop" => Op::Circlecrop(plugin_tile::Circlecrop::new(s)),
+            "mirror_x" => Op::MirrorX,
+            "post_smartcrop" => Op::Smartcrop(plugin_tile::Smartcrop::new(s)),
+            // linear3D is linear in the plane.
+            "linear3D" => Op::Linear,
+            name => unreachable!("variation {name} is in the table but not prepared"),
+        }
+    }
+
+    /// Whether, as an ordinary variation, this one may replace the sum of
+    /// the variations before it ([`Op::eval_replacing`]) instead of adding
+    /// to it.
+    pub(crate) fn replaces_sum(&self) -> bool {
+        matches!(self, Op::Circlecrop(_) | Op::MirrorX)
+    }
+
+    /// The running sum of an xform's ordinary variations after this one,
+    /// from the sum `sum` before it: Fractorium's circlecrop (regular, a
+    /// point sent to the origin) and mirror_x reset the sum before adding.
+    pub(super) fn eval_replacing<R: RandomSource>(
+        &self,
+        p: &Point,
+        w: f64,
+        rng: &mut R,
+        sum: (f64, f64),
+    ) -> (f64, f64) {
+        match self {
+            Op::Circlecrop(v) => match v.eval(p, w, rng) {
+                (_, true) => (0.0, 0.0),
+                ((dx, dy), false) => (sum.0 + dx, sum.1 + dy),
+            },
+            Op::MirrorX => plugin_tile::mirror_x(p, rng),
+            _ => {
+                let (dx, dy) = self.eval(p, w, rng);
+                (sum.0 + dx, sum.1 + dy)
+            }
         }
     }
 
     /// The shared per-point values this variation reads.
     pub(crate) fn needs(&self) -> u8 {
         let mut n = 0;
+        if matches!(self, Op::Smartcrop(_)) {
+            n |= needs::TRANS;
+        }
         if matches!(
             self,
             Op::Horseshoe
@@ -354,6 +506,11 @@ impl Op {
                 | Op::Wedge(_)
                 | Op::WedgeSph(_)
                 | Op::Whorl(_)
+                | Op::Glynnia
+                | Op::Wdisc
+                | Op::Cropn(_)
+                | Op::Smartshape(_)
+                | Op::YShape(_)
         ) {
             n |= needs::SQRT;
         }
@@ -393,7 +550,13 @@ impl Op {
                 | Op::WedgeJulia(_)
                 | Op::WedgeSph(_)
                 | Op::Whorl(_)
-                | Op::Log
+                | Op::Log(_)
+                | Op::Epispiral(_)
+                | Op::Wdisc
+                | Op::PowBlock(_)
+                | Op::Cropn(_)
+                | Op::Smartshape(_)
+                | Op::YShape(_)
         ) {
             n |= needs::ATAN_YX;
         }
@@ -492,7 +655,7 @@ impl Op {
             Op::Whorl(v) => v.eval(p, w),
             Op::Waves2(v) => v.eval(p, w),
             Op::Exp => complex::exp(p, w),
-            Op::Log => complex::log(p, w),
+            Op::Log(inv) => complex::log(p, w, *inv),
             Op::Sin => complex::sin(p, w),
             Op::Cos => complex::cos(p, w),
             Op::Tan => complex::tan(p, w),
@@ -511,6 +674,41 @@ impl Op {
             Op::Flatten => (0.0, 0.0),
             Op::Crop(v) => v.eval(p, w, rng),
             Op::Crackle(v) => v.eval(w, rng),
+            Op::Gaussian => plugin_blur::gaussian(p, w, rng),
+            Op::Sineblur(v) => v.eval(w, rng),
+            Op::BlurLinear(v) => v.eval(p, w, rng),
+            Op::BlurZoom(v) => v.eval(p, w, rng),
+            Op::BlurCircle => plugin_blur::blur_circle(w, rng),
+            Op::Circleblur => plugin_blur::circleblur(w, rng),
+            Op::Rblur(v) => v.eval(p, w, rng),
+            Op::MobiusF(v) => v.eval(p, w),
+            Op::Hemisphere => plugin_map::hemisphere(p, w),
+            Op::Unpolar => plugin_map::unpolar(p, w),
+            Op::Epispiral(v) => v.eval(p, w, rng),
+            Op::Twoface => plugin_map::twoface(p, w),
+            Op::Glynnia => plugin_map::glynnia(p, w, rng),
+            Op::Wdisc => plugin_map::wdisc(p, w),
+            Op::Hypertile(v) => v.eval(p, w),
+            Op::Hypertile1(v) => v.eval(p, w, rng),
+            Op::Hypertile2(v) => v.eval(p, w, rng),
+            Op::BTransform(v) => v.eval(p, w, rng),
+            Op::EJulia(v) => v.eval(p, w, rng),
+            Op::PowBlock(v) => v.eval(p, w, rng),
+            Op::Barycentroid(v) => v.eval(p, w),
+            Op::Smartshape(v) => v.eval(p, w),
+            Op::YShape(v) => v.eval(p, w),
+            Op::Bwraps(v) => v.eval(p, w),
+            Op::Gnarly(v) => v.eval(p, w),
+            Op::Hexes(v) => v.eval(p, w),
+            Op::Voron(v) => v.eval(p, w),
+            Op::Shredlin(v) => v.eval(p, w),
+            Op::TileLog(v) => v.eval(p, w, rng),
+            Op::TileHlp(v) => v.eval(p, w, rng),
+            Op::Cropn(v) => v.eval(p, w, rng),
+            Op::Bcircle(v) => v.eval(p, w, rng),
+            Op::Circlecrop(v) => v.eval(p, w, rng).0,
+            Op::MirrorX => plugin_tile::mirror_x(p, rng),
+            Op::Smartcrop(v) => v.eval(p, w, rng),
         }
     }
 }

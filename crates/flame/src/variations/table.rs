@@ -179,7 +179,7 @@ pub(super) const TABLE: [(&str, &[ParamSpec]); VARIATION_COUNT] = [
 
 /// The plugin variations beyond flam3's, indexed from [`VARIATION_COUNT`]:
 /// name and parameters (Fractorium's names and defaults).
-pub(super) const EXTRA: [(&str, &[ParamSpec]); 4] = [
+pub(super) const EXTRA: [(&str, &[ParamSpec]); 39] = [
     // 99: Fractorium's flatten: zeroes z, so in the plane it adds nothing
     // (and its pre_/post_ forms leave the point alone).
     ("flatten", &[]),
@@ -209,12 +209,160 @@ pub(super) const EXTRA: [(&str, &[ParamSpec]); 4] = [
             p("crackle_z", 0.0),
         ],
     ),
+    // 103 …: Fractorium's (plugin_blur.rs, plugin_map.rs, plugin_tile.rs).
+    ("gaussian", &[]),
+    ("sineblur", &[p("sineblur_power", 1.0)]),
+    ("blur_linear", &[p("blur_linear_length", 0.0), p("blur_linear_angle", 0.0)]),
+    ("blur_zoom", &[p("blur_zoom_length", 0.0), p("blur_zoom_x", 0.0), p("blur_zoom_y", 0.0)]),
+    ("blur_circle", &[]),
+    ("circleblur", &[]),
+    ("rblur", &[p("rblur_strength", 1.0), p("rblur_offset", 1.0), p("rblur_center_x", 0.0), p("rblur_center_y", 0.0)]),
+    // Fractorium's Mobius, apart from flam3's mobius.
+    (
+        "Mobius",
+        &[
+            p("Mobius_Re_A", 1.0),
+            p("Mobius_Im_A", 0.0),
+            p("Mobius_Re_B", 0.0),
+            p("Mobius_Im_B", 0.0),
+            p("Mobius_Re_C", 0.0),
+            p("Mobius_Im_C", 0.0),
+            p("Mobius_Re_D", 1.0),
+            p("Mobius_Im_D", 0.0),
+        ],
+    ),
+    ("hemisphere", &[]),
+    ("unpolar", &[]),
+    ("epispiral", &[p("epispiral_n", 6.0), p("epispiral_thickness", 0.0), p("epispiral_holes", 1.0)]),
+    ("twoface", &[]),
+    ("glynnia", &[]),
+    ("wdisc", &[]),
+    ("hypertile", &[p("hypertile_p", 3.0), p("hypertile_q", 7.0), p("hypertile_n", 0.0)]),
+    ("hypertile1", &[p("hypertile1_p", 3.0), p("hypertile1_q", 7.0)]),
+    ("hypertile2", &[p("hypertile2_p", 3.0), p("hypertile2_q", 7.0)]),
+    (
+        "bTransform",
+        &[
+            p("bTransform_rotate", 0.0),
+            p("bTransform_power", 1.0),
+            p("bTransform_move", 0.0),
+            p("bTransform_split", 0.0),
+        ],
+    ),
+    ("eJulia", &[p("eJulia_power", 2.0)]),
+    (
+        "pow_block",
+        &[
+            p("pow_block_numerator", 3.0),
+            p("pow_block_denominator", 2.0),
+            p("pow_block_root", 1.0),
+            p("pow_block_correctn", 1.0),
+            p("pow_block_correctd", 1.0),
+        ],
+    ),
+    (
+        "barycentroid",
+        &[p("barycentroid_a", 1.0), p("barycentroid_b", 0.0), p("barycentroid_c", 0.0), p("barycentroid_d", 1.0)],
+    ),
+    (
+        "smartshape",
+        &[
+            p("smartshape_power", 4.0),
+            p("smartshape_roundstr", 0.0),
+            p("smartshape_roundwidth", 1.0),
+            p("smartshape_distortion", 1.0),
+            p("smartshape_compensation", 0.0),
+        ],
+    ),
+    (
+        "y",
+        &[
+            p("y_hypergon", 0.0),
+            p("y_hypergon_n", 4.0),
+            p("y_hypergon_r", 1.0),
+            p("y_star", 0.0),
+            p("y_star_n", 5.0),
+            p("y_star_slope", 2.0),
+            p("y_lituus", 0.0),
+            p("y_lituus_a", 1.0),
+            p("y_super", 0.0),
+            p("y_super_m", 1.0),
+            p("y_super_n1", 1.0),
+            p("y_super_n2", 1.0),
+            p("y_super_n3", 1.0),
+        ],
+    ),
+    (
+        "bwraps",
+        &[
+            p("bwraps_cellsize", 1.0),
+            p("bwraps_space", 0.0),
+            p("bwraps_gain", 1.0),
+            p("bwraps_inner_twist", 0.0),
+            p("bwraps_outer_twist", 0.0),
+        ],
+    ),
+    ("gnarly", &[p("gnarly_cellsize", 1.0), p("gnarly_twist", 1.0)]),
+    ("hexes", &[p("hexes_cellsize", 1.0), p("hexes_power", 1.0), p("hexes_rotate", 0.166), p("hexes_scale", 1.0)]),
+    (
+        "Voron",
+        &[p("Voron_K", 0.99), p("Voron_Step", 0.25), p("Voron_Num", 1.0), p("Voron_XSeed", 3.0), p("Voron_YSeed", 7.0)],
+    ),
+    (
+        "shredlin",
+        &[
+            p("shredlin_xdistance", 1.0),
+            p("shredlin_xwidth", 0.5),
+            p("shredlin_ydistance", 1.0),
+            p("shredlin_ywidth", 0.5),
+        ],
+    ),
+    ("tile_log", &[p("tile_log_spread", 1.0)]),
+    ("tile_hlp", &[p("tile_hlp_width", 1.0)]),
+    ("cropn", &[p("cropn_power", 5.0), p("cropn_radius", 1.0), p("cropn_scatterdist", 0.0), p("cropn_zero", 0.0)]),
+    ("bcircle", &[p("bcircle_scale", 1.0), p("bcircle_borderwidth", 0.0)]),
+    // The two that replace what the ordinary variations before them (in
+    // this order) contributed: last, as Fractorium's files list them.
+    (
+        "circlecrop",
+        &[
+            p("circlecrop_radius", 1.0),
+            p("circlecrop_x", 0.0),
+            p("circlecrop_y", 0.0),
+            p("circlecrop_scatter_area", 0.0),
+            p("circlecrop_zero", 1.0),
+        ],
+    ),
+    ("mirror_x", &[]),
+    // Fractorium's post-only smartcrop: a `post_` variation with no
+    // ordinary form (its parameters named as Fractorium writes them).
+    (
+        "post_smartcrop",
+        &[
+            p("post_smartcrop_power", 4.0),
+            p("post_smartcrop_radius", 1.0),
+            p("post_smartcrop_roundstr", 0.0),
+            p("post_smartcrop_roundwidth", 1.0),
+            p("post_smartcrop_distortion", 1.0),
+            p("post_smartcrop_edge", 0.0),
+            p("post_smartcrop_scatter", 0.0),
+            p("post_smartcrop_offset", 0.0),
+            p("post_smartcrop_rotation", 0.0),
+            p("post_smartcrop_cropmode", 1.0),
+            p("post_smartcrop_static", 1.0),
+        ],
+    ),
 ];
 
-/// Ordinary variations whose result does not depend on the point: their
-/// `pre_`/`post_` forms add their result to the point instead of replacing
-/// it (Fractorium's "sum" assignment).
-const SUMMED: [&str; 6] = ["blur", "gaussian_blur", "pie", "arch", "square", "crackle"];
+/// Parameters Fractorium adds to flam3's variations, after flam3's own:
+/// log's `log_base` (flam3's log is base e).
+const FRACTORIUM_ADDED: [(&str, ParamSpec); 1] = [("log", p("log_base", std::f64::consts::E))];
+
+/// Ordinary variations whose `pre_`/`post_` forms add their result to the
+/// point instead of replacing it (the ones Fractorium gives its "sum"
+/// assignment: blurs and shapes that ignore the point; crackle, which
+/// ignores it too, replaces the point there).
+const SUMMED: [&str; 8] = ["blur", "gaussian_blur", "pie", "arch", "square", "sineblur", "circleblur", "blur_circle"];
 
 /// One variation of the full list.
 #[derive(Debug)]
@@ -226,6 +374,9 @@ pub(super) struct Entry {
     pub(super) base: u16,
     /// Whether a `pre_`/`post_` form adds its result to the point.
     pub(super) summed: bool,
+    /// How many of `params` flam3 reads (for flam3's variations; the rest
+    /// are Fractorium's additions, [`FRACTORIUM_ADDED`]).
+    pub(super) flam3_params: usize,
 }
 
 /// The full list and its name lookups.
@@ -236,18 +387,35 @@ struct Known {
 }
 
 fn build() -> Known {
-    let base: Vec<(&'static str, &'static [ParamSpec])> = TABLE.iter().chain(EXTRA.iter()).copied().collect();
+    // flam3's variations with Fractorium's added parameters after flam3's.
+    let flam3 = TABLE.iter().map(|&(name, params)| {
+        let added: Vec<ParamSpec> = FRACTORIUM_ADDED.iter().filter(|(n, _)| *n == name).map(|(_, q)| *q).collect();
+        if added.is_empty() {
+            return (name, params);
+        }
+        let all: &'static [ParamSpec] = Box::leak([params, &added].concat().into_boxed_slice());
+        (name, all)
+    });
+    let base: Vec<(&'static str, &'static [ParamSpec])> = flam3.chain(EXTRA.iter().copied()).collect();
     let mut entries: Vec<Entry> = base
         .iter()
         .enumerate()
-        .map(|(i, &(name, params))| Entry { name, params, stage: Stage::Regular, base: i as u16, summed: false })
+        .map(|(i, &(name, params))| Entry {
+            name,
+            params,
+            // A `post_` name in the table is a post-only variation.
+            stage: if name.starts_with("post_") { Stage::Post } else { Stage::Regular },
+            base: i as u16,
+            summed: false,
+            flam3_params: if i < VARIATION_COUNT { TABLE[i].1.len() } else { 0 },
+        })
         .collect();
     for (stage, prefix) in [(Stage::Pre, "pre_"), (Stage::Post, "post_")] {
         for (i, &(name, params)) in base.iter().enumerate() {
             // flam3's own pre_blur keeps its name (blur has no pre_ form)
-            // and has no forms itself.
+            // and has no forms itself, nor has a post-only variation.
             let full = format!("{prefix}{name}");
-            if name == "pre_blur" || base.iter().any(|(n, _)| *n == full) {
+            if name == "pre_blur" || name.starts_with("post_") || base.iter().any(|(n, _)| *n == full) {
                 continue;
             }
             // Built once per process; the names live as long as the table.
@@ -260,7 +428,7 @@ fn build() -> Known {
                     .into_boxed_slice(),
             );
             let summed = SUMMED.contains(&base[i].0);
-            entries.push(Entry { name, params, stage, base: i as u16, summed });
+            entries.push(Entry { name, params, stage, base: i as u16, summed, flam3_params: 0 });
         }
     }
     let names = entries.iter().enumerate().map(|(i, e)| (e.name, i)).collect();

@@ -198,7 +198,39 @@ impl Reader<'_> {
         if !motion {
             self.check_motion_children(node, at)?;
         }
-        Ok(b.finish())
+        let mut read = b.finish();
+        self.drop_unsupported(at, &mut read.xform)?;
+        Ok(read)
+    }
+
+    /// Variations whose parameters ask for what warpmc does not implement
+    /// ([`VariationSpec::unsupported`]): the error under
+    /// [`ParseOptions::strict`](super::ParseOptions::strict), else dropped
+    /// with one warning per name and file, as unknown variations are.
+    fn drop_unsupported(&mut self, at: &str, xf: &mut XForm) -> Result<()> {
+        let mut i = 0;
+        while i < xf.variations.len() {
+            let Some(why) = xf.variations[i].unsupported() else {
+                i += 1;
+                continue;
+            };
+            let name = xf.variations[i].kind.name();
+            let msg = format!("{at}: variation '{name}': these settings are not implemented ({why})");
+            if self.opts.strict {
+                return Err(FlameError::UnknownVariation(msg));
+            }
+            if let Some(this_flame) = self.skipped_by_flame.last_mut() {
+                super::note_once(this_flame, name);
+            }
+            if !self.skipped.iter().any(|s| s == name) {
+                self.skipped.push(name.to_string());
+                self.warnings.push(format!(
+                    "{msg}: dropped with its weight; the render will differ from the program that wrote the file"
+                ));
+            }
+            xf.variations.remove(i);
+        }
+        Ok(())
     }
 
     /// An xform attribute that is neither flam3's nor a variation: the
@@ -341,12 +373,13 @@ fn unknown_attribute(at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> FlameE
 
 /// Xform attributes of Fractorium and Apophysis that mean nothing in
 /// flam3's plane: `var_color` (Fractorium's direct-colour weight, read only
-/// by its dc_ variations), `name` (a label), and the z terms of waves2 (and
-/// of its pre_/post_ forms), which move only z.
+/// by its dc_ variations), `name` (a label), the z terms of waves2 (and of
+/// its pre_/post_ forms), which move only z, and `auger_half_scale`, which
+/// Fractorium writes but recomputes from `auger_scale`.
 fn is_quietly_ignored(name: &str) -> bool {
-    const Z_TERMS: [&str; 2] = ["waves2_scalez", "waves2_freqz"];
+    const IGNORED: [&str; 3] = ["waves2_scalez", "waves2_freqz", "auger_half_scale"];
     let bare = name.strip_prefix("pre_").or_else(|| name.strip_prefix("post_")).unwrap_or(name);
-    name == "var_color" || name == "name" || Z_TERMS.contains(&bare)
+    name == "var_color" || name == "name" || IGNORED.contains(&bare)
 }
 
 /// Whether warpmc reads (or quietly ignores) an xform attribute of this

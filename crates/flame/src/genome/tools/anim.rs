@@ -1,6 +1,7 @@
 //! flam3-genome's animation genomes: a flame rotating through a full turn
-//! (`rotate=`) and sequences of such loops joined by transitions
-//! (`sequence=`), built from [`sheep_loop`] and [`sheep_edge`].
+//! (`rotate=`), one frame of the transition between two flames
+//! (`inter=`), and sequences of loops joined by transitions (`sequence=`),
+//! built from [`sheep_loop`] and [`sheep_edge`].
 
 use crate::error::{FlameError, Result};
 use crate::genome::{Flame, Interpolation, PaletteInterpolation};
@@ -16,6 +17,27 @@ pub fn rotate(flame: &Flame, frame: i64, nframes: u32) -> Result<Vec<Flame>> {
     let blend = frame as f64 / f64::from(nframes);
     let spread = 1.0 / f64::from(nframes);
     Ok((-1..=1).map(|d| spin(flame, frame + d, blend + d as f64 * spread)).collect())
+}
+
+/// Frame `frame` of the transition from `from` to `to` in `nframes`
+/// frames, with the frames before and after it (for motion blur), as
+/// flam3-genome's `inter=` writes them: times `frame − 1`, `frame`,
+/// `frame + 1`. Frames 0 and `nframes` are the two flames, each turned by
+/// the same whole turn a `rotate=` loop ends with; `stagger` (0…1) spreads
+/// the xforms' transitions out.
+pub fn inter(from: &Flame, to: &Flame, frame: i64, nframes: u32, stagger: f64) -> Result<Vec<Flame>> {
+    if nframes == 0 {
+        return Err(FlameError::invalid("the number of frames must be positive"));
+    }
+    let blend = frame as f64 / f64::from(nframes);
+    let spread = 1.0 / f64::from(nframes);
+    Ok((-1..=1)
+        .map(|d| {
+            let mut g = sheep_edge(from, to, blend + d as f64 * spread, stagger, false);
+            name_frame(&mut g, frame + d);
+            g
+        })
+        .collect())
 }
 
 /// flam3-genome's `sequence=`: for each flame, `loops` full turns of

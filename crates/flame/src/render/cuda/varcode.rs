@@ -93,7 +93,6 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         | Op::Polar2
         | Op::Scry
         | Op::Exp
-        | Op::Log
         | Op::Sin
         | Op::Cos
         | Op::Tan
@@ -105,7 +104,16 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         | Op::Tanh
         | Op::Sech
         | Op::Csch
-        | Op::Coth => &[],
+        | Op::Coth
+        | Op::Gaussian
+        | Op::BlurCircle
+        | Op::Circleblur
+        | Op::Hemisphere
+        | Op::Unpolar
+        | Op::Twoface
+        | Op::Glynnia
+        | Op::Wdisc
+        | Op::MirrorX => &[],
         Op::Waves(v) => &[v.b, v.e, v.fx, v.fy],
         Op::Popcorn(v) => &[v.c, v.f],
         Op::Rings(v) => &[v.dx, v.two_dx, v.one_minus_dx],
@@ -148,10 +156,67 @@ fn push_constants(op: &Op, out: &mut Vec<f64>) {
         Op::Waves2(v) => &[v.scalex, v.scaley, v.freqx, v.freqy],
         Op::Auger(v) => &[v.freq, v.weight, v.sym, v.scale],
         Op::Flux(v) => &[v.scale],
+        Op::Log(inv) => std::slice::from_ref(inv),
         Op::Mobius(v) => &[v.re_a, v.re_b, v.re_c, v.re_d, v.im_a, v.im_b, v.im_c, v.im_d],
         Op::Flatten => &[],
         Op::Crop(v) => &[v.x0, v.y0, v.x1, v.y1, v.w, v.h, v.zero],
         Op::Crackle(v) => &[v.s, v.power, v.distort, v.scale, v.z],
+        Op::Sineblur(v) => &[v.power],
+        Op::BlurLinear(v) => &[v.length, v.sin, v.cos],
+        Op::BlurZoom(v) => &[v.length, v.x, v.y],
+        Op::Rblur(v) => &[v.s2, v.offset, v.cx, v.cy],
+        Op::MobiusF(v) => &v.c,
+        Op::Epispiral(v) => &[v.n, v.thickness_w, v.holes_w],
+        Op::Hypertile(v) => &[v.re, v.im],
+        Op::Hypertile1(v) => &[v.pa, v.r, v.period],
+        Op::Hypertile2(v) => &[v.pa, v.r, v.period],
+        Op::BTransform(v) => &[v.rotate, v.power, v.mv, v.split],
+        Op::EJulia(v) => &[v.power, v.sign],
+        Op::PowBlock(v) => &[v.numerator, v.denominator, v.root, v.power],
+        Op::Barycentroid(v) => &[v.a, v.b, v.c, v.d],
+        Op::Smartshape(v) => &[v.roundstr, v.roundwidth, v.distortion, v.alpha, v.alpha_coeff, v.round_coeff, v.comp],
+        Op::YShape(v) => &[
+            v.hypergon,
+            v.hypergon_n,
+            v.star,
+            v.star_n,
+            v.lituus,
+            v.super_,
+            v.super_n2,
+            v.super_n3,
+            v.hypergon_d,
+            v.inv_lituus_a,
+            v.tan_star_slope,
+            v.super_m4,
+            v.inv_super_n1,
+        ],
+        Op::Bwraps(v) => &[v.cellsize, v.inner, v.outer, v.g2, v.r2, v.rfactor],
+        Op::Gnarly(v) => &[v.cellsize, v.twist, v.r2],
+        Op::Hexes(v) => &[v.cellsize, v.power, v.scale, v.rot_sin, v.rot_cos],
+        Op::Voron(v) => &[v.k, v.step, v.num, v.xseed, v.yseed],
+        Op::Shredlin(v) => &[v.xdistance, v.xwidth, v.ydistance, v.ywidth],
+        Op::TileLog(v) => &[v.spread],
+        Op::TileHlp(v) => &[v.width, v.vwidth],
+        Op::Cropn(v) => &[v.outside, v.radius, v.scatter, v.zero, v.alpha, v.half_alpha],
+        Op::Bcircle(v) => &[v.scale, v.bcbw, v.bcbw_fifth],
+        Op::Circlecrop(v) => &[v.radius, v.x, v.y, v.ca, v.zero],
+        Op::Smartcrop(v) => &[
+            v.roundstr,
+            v.roundwidth,
+            v.distortion,
+            v.edge,
+            v.scatter,
+            v.offset,
+            v.cropmode,
+            v.static_,
+            v.mode,
+            v.radial,
+            v.work_radius,
+            v.work_power,
+            v.alpha,
+            v.round_coeff,
+            v.work_rotation,
+        ],
     };
     out.extend_from_slice(v);
 }
@@ -173,6 +238,9 @@ fn point_code(var: &str, x: &str, y: &str, need: u8, indent: &str) -> String {
     }
     if need & needs::ATAN_YX != 0 {
         src.push_str(&format!("{indent}{var}.atanyx = atan2({y}, {x});\n"));
+    }
+    if need & needs::TRANS != 0 {
+        src.push_str(&format!("{indent}{var}.tx = tx;\n{indent}{var}.ty = ty;\n"));
     }
     src
 }

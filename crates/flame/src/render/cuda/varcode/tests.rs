@@ -43,7 +43,47 @@ impl TestRng {
 /// meaningful (powers, counts and sizes away from zero).
 fn random_param(name: &str, r: &mut TestRng) -> f64 {
     let int = |r: &mut TestRng, n: u64| (1 + r.below(n)) as f64;
-    if name == "ngon_power" {
+    let ends = |suffixes: &[&str]| suffixes.iter().any(|s| name.ends_with(s));
+    if ends(&["hypertile_p", "hypertile_q", "hypertile1_p", "hypertile1_q", "hypertile2_p", "hypertile2_q"]) {
+        // Hyperbolic tilings {p, q} (the defaults are 3 and 7).
+        2.0 + int(r, 6)
+    } else if ends(&["smartshape_power", "y_hypergon_n", "y_star_n"]) {
+        2.0 + int(r, 6)
+    } else if ends(&["smartshape_distortion", "smartshape_compensation"]) {
+        r.range(0.0, 1.5)
+    } else if ends(&["smartshape_roundwidth", "y_super_n1", "y_super_n2", "y_super_n3"]) {
+        r.range(0.5, 3.0)
+    } else if ends(&["y_lituus_a", "y_hypergon_r", "hexes_power"]) {
+        r.range(0.2, 2.0)
+    } else if ends(&["y_star_slope"]) {
+        r.range(0.2, 1.4)
+    } else if ends(&["barycentroid_a", "barycentroid_d"]) {
+        // A frame well away from singular.
+        r.sign() * r.range(0.5, 2.0)
+    } else if ends(&["barycentroid_b", "barycentroid_c"]) {
+        r.range(-0.5, 0.5)
+    } else if ends(&["Voron_Num", "Voron_XSeed", "Voron_YSeed"]) {
+        int(r, 6)
+    } else if ends(&["bwraps_cellsize", "gnarly_cellsize", "shredlin_xdistance", "shredlin_ydistance", "Voron_Step"]) {
+        r.sign() * r.range(0.3, 2.0)
+    } else if ends(&["pow_block_numerator"]) {
+        // Whole powers, as Fractorium's pow_block is meant (its defaults
+        // are 3/2 with corrections 1): random corrections near 0 send
+        // r^power beyond float's range.
+        r.sign() * int(r, 5)
+    } else if ends(&["pow_block_denominator", "pow_block_root"]) {
+        int(r, 4)
+    } else if ends(&["pow_block_correctn", "pow_block_correctd"]) {
+        r.range(0.5, 2.0)
+    } else if name == "post_smartcrop_cropmode" {
+        // The stateless modes (2 is refused by the reader).
+        r.below(3) as f64 - 1.0
+    } else if name == "post_smartcrop_static" {
+        r.below(5) as f64 - 1.0
+    } else if name == "post_smartcrop_power" {
+        // A polygon or a sector (below 2).
+        if r.below(2) == 0 { r.sign() * r.range(0.2, 1.9) } else { r.sign() * (2.0 + int(r, 6)) }
+    } else if name == "ngon_power" {
         r.range(0.5, 4.0)
     } else if name.ends_with("crackle_power") {
         // Fractorium's range of use (the default is 0.2).
@@ -111,7 +151,7 @@ fn kinds(names: &[&str]) -> Vec<VariationKind> {
 /// `pre_`/`post_` forms replacing or moving the point, forms alone).
 fn cases() -> Vec<Vec<VariationKind>> {
     let mut v: Vec<Vec<VariationKind>> = VariationKind::regular().map(|k| vec![k]).collect();
-    let mixed: [&[&str]; 20] = [
+    let mixed: [&[&str]; 24] = [
         &["linear", "pre_blur"],
         &["pre_blur", "spherical", "julia", "blur"],
         &["julian", "linear", "noise", "pre_blur"],
@@ -132,6 +172,13 @@ fn cases() -> Vec<Vec<VariationKind>> {
         &["pre_pie", "linear", "post_blur", "post_square"],
         &["waves2", "pre_cpow", "flatten", "post_bipolar"],
         &["crackle", "flatten", "pre_crackle", "post_crackle"],
+        // Fractorium's post-only smartcrop (it reads the point before the
+        // variations too), and the ordinary variations that replace the sum
+        // before them.
+        &["pre_disc", "linear", "post_smartcrop"],
+        &["spherical", "post_smartcrop", "post_sineblur"],
+        &["linear", "blur_zoom", "circlecrop", "pre_mirror_x"],
+        &["julia", "mirror_x", "post_circlecrop"],
     ];
     v.extend(mixed.iter().map(|names| kinds(names)));
     v
@@ -222,7 +269,7 @@ fn with_headers(src: KernelSource) -> KernelSource {
 /// One kernel that applies all 99 variations (`real` in and out only, so
 /// that the float build's PTX can be checked for double arithmetic).
 fn all_variations_source(double: bool) -> KernelSource {
-    let forms = ["pre_disc", "pre_gaussian_blur", "post_crop", "post_flatten"];
+    let forms = ["pre_disc", "pre_gaussian_blur", "post_crop", "post_flatten", "post_smartcrop"];
     let specs: Vec<VariationSpec> = VariationKind::regular()
         .chain(forms.iter().map(|n| VariationKind::from_name(n).unwrap()))
         .map(|k| VariationSpec::new(k, 0.5))
@@ -435,6 +482,25 @@ fn cancellation_allowance(s: &Sample, c: (f64, f64)) -> f64 {
         "flower" => {
             let t = spec.param(0) * y.atan2(x);
             noise(1.0 + (t * t.tan()).abs())
+        }
+        // Fractorium's eJulia takes cos and sin of ν = acos(x/xmax)/power
+        // (+ a whole turn over power): near the origin ν is near π/2 (and
+        // k·π), where an ulp of acos is the result's own size. ν from the
+        // result, μ = acosh(xmax)/power from the point.
+        "eJulia" => {
+            let power = spec.param(0).round();
+            if power == 0.0 || !power.is_finite() {
+                return 0.0;
+            }
+            let (mut r2, mut px) = (x * x + y * y, x);
+            if power < 0.0 {
+                r2 = 1.0 / r2;
+                px *= r2;
+            }
+            let xmax = (((r2 + 1.0 + 2.0 * px).max(0.0)).sqrt() + ((r2 + 1.0 - 2.0 * px).max(0.0)).sqrt()) * 0.5;
+            let mu = xmax.max(1.0).acosh() / power;
+            let nu = (c.1 / (w * mu.sinh())).atan2(c.0 / (w * mu.cosh()));
+            noise(1.0 + (nu * nu.tan()).abs() + (nu / nu.tan()).abs())
         }
         _ => 0.0,
     }
@@ -658,7 +724,10 @@ impl Batch {
             let (c, state) = s.cpu(s.x, s.y, float);
             let name = self.name(s.case);
             if state != states_after[i] {
-                failures.push(format!("{name}: random words drawn differ at ({:e}, {:e})", s.x, s.y));
+                failures.push(format!(
+                    "{name}: random words drawn differ at ({:e}, {:e}); specs {:?} coefs {:?}",
+                    s.x, s.y, s.specs, s.coefs.c
+                ));
                 continue;
             }
             let err = distance(g, c);

@@ -1,0 +1,85 @@
+//! Where a run's ensembles go: strips or dealt out.
+
+use std::rc::Rc;
+
+use mpi::topology::SimpleCommunicator;
+use warpmc_gpu::Device;
+use warpmc_potts::{Algorithm, Ensemble, EnsembleOpener, PottsError, PottsModel};
+
+use crate::launch::Decompose;
+use crate::processes::Processes;
+use crate::spread::SpreadEnsemble;
+use crate::strips::StripEnsemble;
+
+/// Opens a [`Runner`](warpmc_potts::Runner)'s ensembles across the
+/// processes: [`StripEnsemble`] or [`SpreadEnsemble`] as the
+/// [`Decompose`] choice says. `auto` cuts a lone lattice into strips when
+/// the processes run on the CPU, and deals out the lattices otherwise (a
+/// lone lattice then runs whole on the first process's GPU); strips run on
+/// the CPU.
+pub struct MpiOpener {
+    comm: Rc<SimpleCommunicator>,
+    device: Device,
+    decompose: Decompose,
+    all_gpus: bool,
+}
+
+impl std::fmt::Debug for MpiOpener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpiOpener").field("device", &self.device.name()).field("decompose", &self.decompose).finish()
+    }
+}
+
+impl MpiOpener {
+    /// An opener for `processes`, this process running its lattices on
+    /// `device`. Every process must call it (it asks whether every process
+    /// has a GPU, and `strips` refuses GPUs, so that all decide alike).
+    pub fn new(processes: &Processes, device: Device, decompose: Decompose) -> warpmc_potts::Result<Self> {
+        let gpu_here = device.name() == "cuda";
+        let all_gpus = processes.first_failure(gpu_here).is_none();
+        let any_gpu = processes.first_failure(!gpu_here).is_some();
+        if decompose == Decompose::Strips && any_gpu {
+            return Err(PottsError::InvalidInput(
+                "strips of a lattice run on the CPU: choose the CPU backend to cut lattices into strips, or deal \
+                 whole lattices to the GPUs"
+                    .into(),
+            ));
+        }
+        Ok(MpiOpener { comm: Rc::new(processes.communicator()), device, decompose, all_gpus })
+    }
+
+    /// Whether an ensemble of `members` lattices is cut into strips.
+    pub fn strips(&self, members: usize) -> bool {
+        match self.decompose {
+            Decompose::Strips => true,
+            Decompose::Ensemble => false,
+            Decompose::Auto => members == 1 && !self.all_gpus,
+        }
+    }
+}
+
+impl EnsembleOpener for MpiOpener {
+    fn open(
+        &mut self,
+        model: &PottsModel,
+        algorithm: Algorithm,
+        members: usize,
+    ) -> warpmc_potts::Result<Box<dyn Ensemble>> {
+        // `auto` deals out lone lattices of the algorithms strips lack.
+        let strips = self.strips(members) && (self.decompose != Decompose::Auto || algorithm == Algorithm::Metropolis);
+        if strips {
+            // Strips trade halo rows between the colour halves of a
+            // checkerboard sweep; cluster updates and heat-bath have no
+            // strip form yet.
+            if algorithm != Algorithm::Metropolis {
+                return Err(PottsError::InvalidInput(format!(
+                    "a lattice cut into strips runs metropolis only, not {algorithm}: run {algorithm} with \
+                     --decompose ensemble (whole lattices dealt out to the processes)"
+                )));
+            }
+            Ok(Box::new(StripEnsemble::new(self.comm.clone(), model, members)?))
+        } else {
+            Ok(Box::new(SpreadEnsemble::new(self.comm.clone(), &self.device, model, algorithm, members)?))
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Lattices cut into strips, one strip per process.
+
+use std::rc::Rc;
+
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use warpmc_potts::ensemble::{check_chains, check_member};
+use warpmc_potts::strip::{Halo, HaloExchange, StripBackend, strip_rows};
+use warpmc_potts::{AcceptanceTable, Census, Chain, Ensemble, Lattice, PottsError, PottsModel};
+
+use crate::processes::{all_max, broadcast_pieces};
+
+/// Tag of a strip's first row (the strip above keeps it as its lower halo).
+const FIRST_ROW: i32 = 1;
+/// Tag of a strip's last row (the strip below keeps it as its upper halo).
+const LAST_ROW: i32 = 2;
+
+/// Halo rows between neighbouring processes, sent and received without
+/// blocking while the strip's interior is updated.
+struct Neighbours<'a> {
+    comm: &'a SimpleCommunicator,
+    up: i32,
+    down: i32,
+}
+
+impl HaloExchange for Neighbours<'_> {
+    fn exchange(&mut self, halo: Halo<'_>, interior: &mut dyn FnMut()) -> warpmc_potts::Result<()> {
+        let (up, down) = (self.comm.process_at_rank(self.up), self.comm.process_at_rank(self.down));
+        mpi::request::scope(|scope| {
+            // Two strips are each other's upper and lower neighbours, and a
+            // lone strip its own: the tags say which row is which.
+            let from_up = up.immediate_receive_into_with_tag(scope, halo.from_up, LAST_ROW);
+            let from_down = down.immediate_receive_into_with_tag(scope, halo.from_down, FIRST_ROW);
+            let to_up = up.immediate_send_with_tag(scope, halo.send_up, FIRST_ROW);
+            let to_down = down.immediate_send_with_tag(scope, halo.send_down, LAST_ROW);
+            interior();
+            from_up.wait();
+            from_down.wait();
+            to_up.wait();
+            to_down.wait();
+        });
+        Ok(())
+    }
+}
+
+/// An ensemble whose every member is cut into horizontal strips, process r
+/// holding strip r ([`strip_rows`]: whole random-number row-blocks, so the
+/// bits are those of the whole lattice on one process). A lattice of fewer
+/// row-blocks than processes is cut into one strip per row-block and the
+/// remaining processes hold nothing of it. Members are advanced one after
+/// another, all processes together. Strips run on the CPU.
+pub struct StripEnsemble {
+    comm: Rc<SimpleCommunicator>,
+    model: PottsModel,
+    members: usize,
+    /// Strips of each member (the same for all), in process order.
+    strips: usize,
+    rank: usize,
+    /// This process's strip of each member (empty past the last strip).
+    mine: Vec<StripBackend>,
+}
+
+impl std::fmt::Debug for StripEnsemble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StripEnsemble")
+            .field("members", &self.members)
+            .field("strips", &self.strips)
+            .field("rank", &self.rank)
+            .finish()
+    }
+}
+
+impl StripEnsemble {
+    /// `members` lattices of `model`, each cut into one strip per process of
+    /// `comm` (or per row-block, when there are fewer). Every process must
+    /// call it.
+    pub fn new(comm: Rc<SimpleCommunicator>, model: &PottsModel, members: usize) -> warpmc_potts::Result<Self> {
+        if members == 0 {
+            return Err(PottsError::InvalidInput("an ensemble needs at least one lattice".into()));
+        }
+        let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+        let rows = strip_rows(model.height(), size);
+        let mine = match rows.get(rank) {
+            Some(r) => (0..members).map(|_| StripBackend::new(model, r.clone())).collect::<Result<_, _>>()?,
+            None => Vec::new(),
+        };
+        Ok(StripEnsemble { comm, model: model.clone(), members, strips: rows.len(), rank, mine })
+    }
+
+    /// Strips each lattice is cut into (processes holding a part of it).
+    pub fn strips(&self) -> usize {
+        self.strips
+    }
+}
+
+impl Ensemble for StripEnsemble {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn description(&self) -> String {
+        let (w, h) = (self.model.width(), self.model.height());
+        let size = self.comm.size() as usize;
+        let on = if self.strips < size {
+            format!("{} of {size} MPI processes (a strip is at least 8 rows)", self.strips)
+        } else {
+            format!("{size} MPI processes")
+        };
+        let lattices = match self.members {
+            1 => format!("one {w} × {h} lattice"),
+            n => format!("{n} lattices of {w} × {h}, one after another, each"),
+        };
+        let here = self.mine.first().map_or_else(|| "none here".to_string(), |s| s.description());
+        format!("{lattices} in {} strips on {on}; process {}: {here}", self.strips, self.rank)
+    }
+
+    fn len(&self) -> usize {
+        self.members
+    }
+
+    fn load(&mut self, index: usize, lattice: &Lattice) -> warpmc_potts::Result<()> {
+        check_member(self.members, index)?;
+        match self.mine.get_mut(index) {
+            Some(s) => s.load(lattice),
+            None => Ok(()),
+        }
+    }
+
+    fn lattice(&mut self, index: usize) -> warpmc_potts::Result<Lattice> {
+        check_member(self.members, index)?;
+        let (w, h, q) = (self.model.width(), self.model.height(), self.model.q());
+        let mut spins = vec![0u8; w * h];
+        if let Some(s) = self.mine.get(index) {
+            let r = s.rows();
+            spins[r.start * w..r.end * w].copy_from_slice(&s.spins());
+        }
+        // Each strip from its process, to every process.
+        for (p, r) in strip_rows(h, self.strips).into_iter().enumerate() {
+            broadcast_pieces(&self.comm, p, &mut spins[r.start * w..r.end * w]);
+        }
+        Lattice::from_spins(w, h, q, spins)
+            .ok_or_else(|| PottsError::InvalidInput("a process sent a strip with spins of q or more".into()))
+    }
+
+    fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> warpmc_potts::Result<()> {
+        check_member(self.members, index)?;
+        match self.mine.get_mut(index) {
+            Some(s) => s.set_table(table),
+            None => Ok(()),
+        }
+    }
+
+    fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> warpmc_potts::Result<()> {
+        check_chains(self.members, chains)?;
+        let k = self.strips as i32;
+        let r = self.rank as i32;
+        let mut neighbours = Neighbours { comm: &self.comm, up: (r + k - 1) % k, down: (r + 1) % k };
+        for (strip, chain) in self.mine.iter_mut().zip(chains) {
+            strip.sweeps(chain.seed, chain.stream, first, count, &mut neighbours)?;
+        }
+        Ok(())
+    }
+
+    fn census(&mut self) -> warpmc_potts::Result<Vec<Census>> {
+        // Each member's part as q + 1 integers (equal bonds, then counts),
+        // summed over the processes: integers, so the sum is exact.
+        let per = self.model.q() as usize + 1;
+        let mut mine = vec![0u64; self.members * per];
+        for (part, strip) in mine.chunks_exact_mut(per).zip(&self.mine) {
+            let c = strip.census();
+            part[0] = c.equal_bonds();
+            part[1..].copy_from_slice(c.counts());
+        }
+        let mut all = vec![0u64; mine.len()];
+        self.comm.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
+        Ok(all.chunks_exact(per).map(|c| Census::new(c[0], c[1..].to_vec())).collect())
+    }
+
+    fn synchronize(&mut self) -> warpmc_potts::Result<()> {
+        Ok(())
+    }
+
+    fn agreed_seconds(&mut self, local: f64) -> warpmc_potts::Result<f64> {
+        Ok(all_max(&self.comm, local))
+    }
+}

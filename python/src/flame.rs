@@ -1,0 +1,192 @@
+//! `warpmc.flame`: rendering a flam3 genome into a numpy array, and what a
+//! genome file holds.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use warpmc_flame::genome::{ParseOptions, ParsedGenome, parse_file, parse_str};
+use warpmc_flame::image::{Bits, quantize_rgba};
+use warpmc_flame::palette::PaletteLibrary;
+use warpmc_flame::render::cuda::CudaRenderer;
+use warpmc_flame::render::{RenderSettings, RenderedFrame, frame_cost, render_with_progress};
+use warpmc_flame::{Flame, FlameError};
+use warpmc_gpu::Device;
+
+use crate::devices;
+use crate::errors;
+use crate::signals::Signals;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(flame_render, m)?)?;
+    m.add_function(wrap_pyfunction!(flame_info, m)?)?;
+    Ok(())
+}
+
+/// The genome `source` (a file's path, or XML when `is_xml`), read as
+/// `warpmc flame render` reads it.
+fn read(source: &str, is_xml: bool, palettes: Option<PathBuf>, strict: bool) -> Result<ParsedGenome, FlameError> {
+    PaletteLibrary::check_named(palettes.as_deref())?;
+    let opts = ParseOptions { strict, palette_file: palettes };
+    if is_xml { parse_str(source, "<genome>", &opts) } else { parse_file(Path::new(source), &opts) }
+}
+
+/// What `source` names in messages.
+fn label(source: &str, is_xml: bool) -> &str {
+    if is_xml { "<genome>" } else { source }
+}
+
+/// Renders one frame on `device`, checking its cost first (iterations
+/// that can be counted, memory for the render and for the returned array).
+fn render_on(
+    device: &Device,
+    flame: &Flame,
+    settings: &RenderSettings,
+    bits: Bits,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<(RenderedFrame, Vec<u16>), FlameError> {
+    let flames = std::slice::from_ref(flame);
+    let frame = match device {
+        Device::Cuda(gpu) => {
+            let r = CudaRenderer::new(gpu.clone());
+            r.frame_cost(flames, flame.time, settings)?.check_host_memory()?;
+            r.render_with_progress(flames, flame.time, settings, progress)?
+        }
+        Device::Cpu { .. } => {
+            frame_cost(flames, flame.time, settings)?.check_host_memory()?;
+            render_with_progress(flames, flame.time, settings, progress)?
+        }
+    };
+    let bytes = frame.pixels.len() as u64 * 4 * if bits == Bits::Eight { 3 } else { 4 };
+    warpmc_host::check_allocation("the rendered image as an array", bytes).map_err(FlameError::OutOfHostMemory)?;
+    let samples = quantize_rgba(&frame, bits);
+    Ok((frame, samples))
+}
+
+/// Renders flame `index` (or the one named `name`) of the genome and
+/// returns (pixels as an (H, W, 4) array, warnings from reading it).
+#[pyfunction]
+#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, palettes, strict))]
+#[allow(clippy::too_many_arguments)]
+fn flame_render<'py>(
+    py: Python<'py>,
+    source: &str,
+    is_xml: bool,
+    index: usize,
+    name: Option<String>,
+    quality_scale: f64,
+    size_scale: f64,
+    seed: u64,
+    backend: &str,
+    bits: u8,
+    transparent: bool,
+    palettes: Option<PathBuf>,
+    strict: bool,
+) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
+    let bits = match bits {
+        8 => Bits::Eight,
+        16 => Bits::Sixteen,
+        _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("bits must be 8 or 16, not {bits}"))),
+    };
+    let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
+    let parsed = py.detach(|| read(source, is_xml, palettes, strict)).map_err(errors::flame)?;
+    let n = parsed.flames.len();
+    let at = label(source, is_xml);
+    let i = match &name {
+        Some(name) => parsed
+            .flames
+            .iter()
+            .position(|f| f.name.as_deref() == Some(name.as_str()))
+            .ok_or_else(|| errors::flame(FlameError::Invalid(format!("{at}: no flame named '{name}'"))))?,
+        None if n == 0 => return Err(errors::flame(FlameError::Invalid(format!("{at}: no <flame> elements")))),
+        None if index >= n => {
+            return Err(errors::flame(FlameError::Invalid(format!(
+                "{at}: flame {index}, but the file has {n} flame(s) (0 to {})",
+                n - 1
+            ))));
+        }
+        None => index,
+    };
+    let signals = Signals::new();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let settings = RenderSettings {
+        quality_scale,
+        size_scale,
+        seed,
+        transparent,
+        cancel: Some(cancel.clone()),
+        ..RenderSettings::default()
+    };
+    let stop = |_: f64| {
+        if signals.stop() {
+            cancel.store(true, Ordering::Relaxed);
+        }
+    };
+    let rendered = py.detach(|| render_on(&device, &parsed.flames[i], &settings, bits, &stop));
+    let (frame, samples) = match rendered {
+        Ok(r) => r,
+        Err(FlameError::Interrupted) => return Err(signals.raised()),
+        Err(e) => return Err(errors::flame(e)),
+    };
+    let shape = [frame.height as usize, frame.width as usize, 4];
+    let array = match bits {
+        Bits::Eight => {
+            let bytes: Vec<u8> = samples.iter().map(|&s| s as u8).collect();
+            PyArray1::from_vec(py, bytes).reshape(shape)?.into_any()
+        }
+        Bits::Sixteen => PyArray1::from_vec(py, samples).reshape(shape)?.into_any(),
+    };
+    Ok((array, parsed.warnings))
+}
+
+/// What a genome file holds, as JSON: its flames (size, quality, xforms,
+/// variations, what was dropped), whether it renders and every warning.
+#[pyfunction]
+#[pyo3(signature = (source, is_xml, palettes, strict))]
+fn flame_info(py: Python<'_>, source: &str, is_xml: bool, palettes: Option<PathBuf>, strict: bool) -> PyResult<String> {
+    // Read leniently, so that what is unsupported is listed; `strict`
+    // makes it an error afterwards, as `flame info --strict` does.
+    let parsed = py.detach(|| read(source, is_xml, palettes, false)).map_err(errors::flame)?;
+    if strict && !parsed.skipped.is_empty() {
+        return Err(errors::flame(FlameError::UnknownVariation(format!(
+            "{}: unknown variations or attributes: {}",
+            label(source, is_xml),
+            parsed.skipped.join(", ")
+        ))));
+    }
+    let flames: Vec<serde_json::Value> = parsed
+        .flames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut used: Vec<_> =
+                f.xforms.iter().chain(f.final_xform.iter()).flat_map(|x| x.variations.iter().map(|v| v.kind)).collect();
+            used.sort();
+            used.dedup();
+            serde_json::json!({
+                "index": i,
+                "name": f.name,
+                "width": f.width,
+                "height": f.height,
+                "supersample": f.supersample,
+                "quality": f.quality,
+                "time": f.time,
+                "xforms": f.xforms.len(),
+                "final_xform": f.final_xform.is_some(),
+                "variations": used.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                "beyond_flam3": used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect::<Vec<_>>(),
+                "unsupported": parsed.skipped_by_flame.get(i).cloned().unwrap_or_default(),
+            })
+        })
+        .collect();
+    let info = serde_json::json!({
+        "flames": flames,
+        "renders": !parsed.flames.is_empty() && parsed.flames.iter().all(|f| f.xforms.iter().any(|x| x.weight > 0.0)),
+        "supported": parsed.skipped.is_empty(),
+        "unsupported": parsed.skipped,
+        "warnings": parsed.warnings,
+    });
+    Ok(info.to_string())
+}

@@ -1,0 +1,337 @@
+//! `warpmc.potts`: temperature sweeps (`run`), whose results are the JSON
+//! lines of `warpmc potts run --json`, and one chain at a time
+//! (`Simulation`).
+
+use std::time::{Duration, Instant};
+
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use warpmc_gpu::Device;
+use warpmc_potts::report::JsonLines;
+use warpmc_potts::{
+    Algorithm, BackendChoice, ConfigFile, Control, InitialState, Lattice, Observer, PottsError, PottsModel,
+    ProtocolConfig, Provenance, RunState, Runner, Simulation,
+};
+
+use crate::devices;
+use crate::errors;
+use crate::signals::Signals;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(potts_run, m)?)?;
+    m.add_class::<PySimulation>()?;
+    Ok(())
+}
+
+/// `--temps` as the command line reads it: `T0:T1:DT` is a range, anything
+/// else a comma list of numbers.
+fn temperature_list(text: &str) -> PyResult<serde_json::Value> {
+    if text.contains(':') {
+        return Ok(text.into());
+    }
+    let list = text
+        .split(',')
+        .map(|t| t.trim().parse::<f64>().map_err(|_| PyValueError::new_err(format!("temps: '{t}' is not a number"))))
+        .collect::<PyResult<Vec<f64>>>()?;
+    Ok(list.into())
+}
+
+/// A configuration the reader refused: a key it does not know is a
+/// `TypeError`, as for any unexpected keyword argument; a bad value is a
+/// `ValueError`.
+fn config_error(message: &str) -> PyErr {
+    let unknown = message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')).map(|(key, _)| key);
+    match unknown {
+        Some(key) => PyTypeError::new_err(format!("run() got an unexpected keyword argument '{key}'")),
+        None => PyValueError::new_err(message.to_string()),
+    }
+}
+
+/// The protocol of each size of `options` (a JSON object of configuration
+/// keys), through the TOML configuration's own reader, so that names,
+/// defaults and checks are those of `warpmc potts run`.
+fn study(options: &str) -> PyResult<Vec<ProtocolConfig>> {
+    let mut map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(options).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // The words of the command line's flags for the values they parse.
+    if let Some(serde_json::Value::String(s)) = map.get("init") {
+        s.parse::<InitialState>().map_err(errors::potts)?;
+    }
+    if let Some(serde_json::Value::String(s)) = map.get("backend") {
+        s.parse::<BackendChoice>().map_err(errors::gpu)?;
+    }
+    if let Some(serde_json::Value::String(s)) = map.get("algorithm") {
+        s.parse::<Algorithm>().map_err(errors::potts)?;
+    }
+    if let Some(serde_json::Value::String(s)) = map.get("temps") {
+        let list = temperature_list(s)?;
+        map.insert("temps".into(), list);
+    }
+    let file: ConfigFile = serde_json::from_value(map.into()).map_err(|e| config_error(&e.to_string()))?;
+    file.resolve_sizes().map_err(|e| match e {
+        PottsError::Missing(key) => PyTypeError::new_err(format!("missing {key}")),
+        e => errors::potts(e),
+    })
+}
+
+/// Looks for Ctrl-C between stretches of sweeps.
+struct Watch<'a> {
+    signals: &'a Signals,
+}
+
+impl Observer for Watch<'_> {
+    fn control(&mut self) -> Control {
+        if self.signals.stop() { Control::CheckpointAndStop } else { Control::Continue }
+    }
+}
+
+/// Runs every size of the study one after another (as `warpmc potts run`
+/// does) and returns the JSON line of each result.
+fn run_study(study: &[ProtocolConfig], device: &Device, signals: &Signals) -> Result<Vec<String>, PottsError> {
+    let mut state = RunState::new(&study[0]);
+    let mut json: Option<JsonLines> = None;
+    let mut lines = Vec::new();
+    for (i, cfg) in study.iter().enumerate() {
+        let mut runner = Runner::on(cfg.clone(), device)?;
+        let json = match &mut json {
+            Some(j) => j,
+            None => {
+                let provenance =
+                    Provenance::new(&study[0], runner.backend_description(), option_env!("WARPMC_COMMIT"))?;
+                json.insert(JsonLines::new(&provenance))
+            }
+        };
+        let results = runner.run(&mut state, &mut Watch { signals })?;
+        lines.extend(results.iter().map(|r| json.line(r)));
+        if let Some(next) = study.get(i + 1) {
+            state = state.next_size(cfg, next)?;
+        }
+    }
+    Ok(lines)
+}
+
+/// Runs the protocol `options` describes (a JSON object of configuration
+/// keys) and returns one JSON line per temperature and size.
+#[pyfunction]
+fn potts_run(py: Python<'_>, options: &str) -> PyResult<Vec<String>> {
+    let study = study(options)?;
+    let device = devices::select(study[0].backend()).map_err(errors::gpu)?;
+    let signals = Signals::new();
+    match py.detach(|| run_study(&study, &device, &signals)) {
+        Ok(lines) => Ok(lines),
+        Err(PottsError::Interrupted) => Err(signals.raised()),
+        Err(e) => Err(errors::potts(e)),
+    }
+}
+
+/// Lends a value to [`Python::detach`], whose closure must be `Send`
+/// although it runs on the calling thread: the backends of a simulation
+/// are not `Send` (they may hold a GPU's buffers), but they hold no Python
+/// object and never leave this thread.
+struct OnThisThread<T>(T);
+
+// SAFETY: `Python::detach` runs its closure on the thread that calls it;
+// the value is only moved into that closure and back, never to another
+// thread.
+unsafe impl<T> Send for OnThisThread<T> {}
+
+/// Each stretch of sweeps between looks for Ctrl-C lasts about this long.
+const STRETCH: Duration = Duration::from_millis(100);
+
+/// A Potts lattice at a temperature on a backend, advanced one sweep at a
+/// time: one Markov chain of warpmc's checkerboard Metropolis update, the
+/// same bits on the CPU and on a GPU.
+///
+/// Example:
+///
+/// >>> from warpmc.potts import Simulation
+/// >>> sim = Simulation(q=2, size=64, temp=1.0, seed=1, backend="cpu")
+/// >>> sim.sweeps(500).magnetization() > 0.9    # ordered below T_c ≈ 1.13
+/// True
+/// >>> sim.spins.shape, sim.spins.dtype
+/// ((64, 64), dtype('uint8'))
+#[pyclass(module = "warpmc.potts", name = "Simulation", unsendable)]
+pub(crate) struct PySimulation {
+    sim: Simulation,
+    seed: u64,
+}
+
+fn invalid(e: PottsError) -> PyErr {
+    errors::potts(e)
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    #[pyo3(signature = (q, size, temp, seed=0, backend="auto", *, height=None, coupling=1.0, field=0.0, init="ordered"))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        q: u32,
+        size: usize,
+        temp: f64,
+        seed: u64,
+        backend: &str,
+        height: Option<usize>,
+        coupling: f64,
+        field: f64,
+        init: &str,
+    ) -> PyResult<Self> {
+        let model = PottsModel::new(q, size, height.unwrap_or(size))
+            .and_then(|m| m.with_coupling(coupling))
+            .and_then(|m| m.with_field(field))
+            .map_err(invalid)?;
+        // Sizes are checked before anything is allocated.
+        model.check_host_memory(0).map_err(invalid)?;
+        let init: InitialState = init.parse().map_err(invalid)?;
+        let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
+        let made = py.detach(|| -> Result<OnThisThread<Simulation>, PottsError> {
+            let mut sim = Simulation::new(model, temp, &device)?.with_seed(seed);
+            sim.start(init)?;
+            Ok(OnThisThread(sim))
+        });
+        Ok(PySimulation { sim: made.map_err(invalid)?.0, seed })
+    }
+
+    /// Runs `n` sweeps (one update attempt per site each) and returns the
+    /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
+    /// `KeyboardInterrupt`; the sweeps done so far are kept.
+    fn sweeps<'py>(mut slf: PyRefMut<'py, Self>, py: Python<'py>, n: u64) -> PyResult<PyRefMut<'py, Self>> {
+        let mut left = n;
+        let mut stretch = 1u64;
+        while left > 0 {
+            let count = stretch.min(left);
+            let started = Instant::now();
+            let sim = OnThisThread(&mut slf.sim);
+            py.detach(move || {
+                let sim = sim;
+                sim.0.sweeps(count)?;
+                sim.0.synchronize()
+            })
+            .map_err(invalid)?;
+            left -= count;
+            py.check_signals()?;
+            let per_sweep = started.elapsed().as_secs_f64() / count as f64;
+            stretch = ((STRETCH.as_secs_f64() / per_sweep.max(1e-9)) as u64).clamp(1, 1 << 20);
+        }
+        Ok(slf)
+    }
+
+    /// Energy per site, H/N.
+    fn energy(&mut self, py: Python<'_>) -> PyResult<f64> {
+        let sim = OnThisThread(&mut self.sim);
+        py.detach(move || {
+            let sim = sim;
+            sim.0.energy()
+        })
+        .map_err(invalid)
+    }
+
+    /// The order parameter (q·N_max/N − 1)/(q − 1): 1 when every spin is
+    /// in one state, about 0 when the states are mixed.
+    fn magnetization(&mut self, py: Python<'_>) -> PyResult<f64> {
+        let sim = OnThisThread(&mut self.sim);
+        py.detach(move || {
+            let sim = sim;
+            sim.0.magnetization()
+        })
+        .map_err(invalid)
+    }
+
+    /// The spins, a new numpy `uint8` array of shape (height, size) with
+    /// values 0 … q − 1. Assigning an integer array of that shape loads it
+    /// as the lattice.
+    #[getter]
+    fn spins<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let lattice = self.sim.lattice().map_err(invalid)?;
+        let (w, h) = (lattice.width(), lattice.height());
+        PyArray1::from_slice(py, lattice.spins()).reshape([h, w])
+    }
+
+    #[setter]
+    fn set_spins(&mut self, spins: &Bound<'_, PyAny>) -> PyResult<()> {
+        let model = self.sim.model();
+        let (w, h, q) = (model.width(), model.height(), model.q());
+        let shape_error = || PyValueError::new_err(format!("spins must be an integer array of shape ({h}, {w})"));
+        let numpy = spins.py().import("numpy")?;
+        let array = numpy.call_method1("asarray", (spins,))?;
+        let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+        if !matches!(kind.as_str(), "i" | "u") {
+            return Err(shape_error());
+        }
+        let array = numpy.call_method1("ascontiguousarray", (array, "int64"))?;
+        let array: PyReadonlyArray2<'_, i64> = array.extract().map_err(|_| shape_error())?;
+        if array.shape() != [h, w] {
+            return Err(shape_error());
+        }
+        let values = array.as_slice().map_err(|_| shape_error())?;
+        let bad = || PyValueError::new_err(format!("spins must be states 0 … {} (q = {q})", q - 1));
+        let bytes = values.iter().map(|&s| u8::try_from(s).map_err(|_| bad())).collect::<PyResult<Vec<u8>>>()?;
+        let lattice = Lattice::from_spins(w, h, q, bytes).ok_or_else(bad)?;
+        self.sim.set_lattice(&lattice).map_err(invalid)?;
+        Ok(())
+    }
+
+    /// The temperature of the next sweeps (assignable).
+    #[getter]
+    fn temperature(&self) -> f64 {
+        self.sim.temperature()
+    }
+
+    #[setter]
+    fn set_temperature(&mut self, temp: f64) -> PyResult<()> {
+        self.sim.set_temperature(temp).map_err(invalid)?;
+        Ok(())
+    }
+
+    /// Number of states.
+    #[getter]
+    fn q(&self) -> u32 {
+        self.sim.model().q()
+    }
+
+    /// Lattice width L.
+    #[getter]
+    fn size(&self) -> usize {
+        self.sim.model().width()
+    }
+
+    /// Lattice height L'.
+    #[getter]
+    fn height(&self) -> usize {
+        self.sim.model().height()
+    }
+
+    /// The seed of the chain's random numbers.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Sweeps done: the number of the next sweep.
+    #[getter]
+    fn sweeps_done(&self) -> u64 {
+        self.sim.sweeps_done()
+    }
+
+    /// Where the chain runs: CPU threads, or the GPU and its kernel.
+    #[getter]
+    fn backend(&self) -> String {
+        self.sim.backend_description()
+    }
+
+    fn __repr__(&self) -> String {
+        let m = self.sim.model();
+        format!(
+            "Simulation(q={}, size={}, height={}, temp={:?}, seed={}, sweeps_done={}, backend={:?})",
+            m.q(),
+            m.width(),
+            m.height(),
+            self.sim.temperature(),
+            self.seed,
+            self.sim.sweeps_done(),
+            self.sim.backend_name()
+        )
+    }
+}

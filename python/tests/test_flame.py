@@ -1,0 +1,170 @@
+"""warpmc.flame: render() against `warpmc flame render`'s PNGs, info()."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from warpmc import flame
+
+SIERPINSKI = """<flame name="sierpinski" size="37 29" center="0.5 0.5" scale="28" quality="30">
+  <xform weight="1" coefs="0.5 0 0 0.5 0 0" linear="1" color="0"/>
+  <xform weight="1" coefs="0.5 0 0 0.5 0.5 0" linear="0.7" spherical="0.3" color="0.5"/>
+  <xform weight="1" coefs="0.5 0 0 0.5 0 0.5" linear="1" color="1"/>
+  <color index="0" rgb="255 60 0"/><color index="255" rgb="0 90 255"/>
+</flame>"""
+
+
+def read_png(path: Path) -> np.ndarray:
+    """Pixels of a non-interlaced 8- or 16-bit RGB(A) PNG: (H, W, channels)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+    width, height, depth, colour, _, _, interlace = header
+    assert interlace == 0 and colour in (2, 6) and depth in (8, 16)
+    channels = 3 if colour == 2 else 4
+    bpp = channels * depth // 8
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows = np.zeros((height, stride), dtype=np.int64)
+    prev = np.zeros(stride, dtype=np.int64)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = np.frombuffer(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)], dtype=np.uint8).astype(np.int64)
+        out = np.zeros(stride, dtype=np.int64)
+        for i in range(stride):
+            a = out[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 0:
+                pred = 0
+            elif f == 1:
+                pred = a
+            elif f == 2:
+                pred = b
+            elif f == 3:
+                pred = (a + b) // 2
+            else:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            out[i] = (line[i] + pred) & 0xFF
+        rows[y], prev = out, out
+    pixels = rows.astype(np.uint8).reshape(height, width, bpp)
+    if depth == 16:
+        pixels = pixels.reshape(height, width, channels, 2).astype(np.uint16)
+        return (pixels[..., 0] << 8) | pixels[..., 1]
+    return pixels.reshape(height, width, channels)
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_render_equals_the_cli_png(cli, tmp_path, bits):
+    genome = tmp_path / "s.flam3"
+    genome.write_text(SIERPINSKI)
+    png = tmp_path / "s.png"
+    cli("flame", "render", str(genome), "-o", str(png), "--seed", "3", "--bits", str(bits), "-q", "2",
+        "--backend", "cpu", "--quiet")
+    image = flame.render(genome, quality_scale=2, seed=3, backend="cpu", bits=bits)
+    assert image.shape == (29, 37, 4)
+    assert image.dtype == (np.uint8 if bits == 8 else np.uint16)
+    assert np.array_equal(image[..., :3], read_png(png))
+    assert (image[..., 3] == np.iinfo(image.dtype).max).all()
+
+
+def test_transparent_alpha_equals_the_cli_png(cli, tmp_path):
+    genome = tmp_path / "s.flam3"
+    genome.write_text(SIERPINSKI)
+    png = tmp_path / "t.png"
+    cli("flame", "render", str(genome), "-o", str(png), "--transparent", "--backend", "cpu", "--quiet")
+    image = flame.render(str(genome), backend="cpu", transparent=True)
+    assert np.array_equal(image, read_png(png))
+    assert (image[..., 3] == 0).any() and (image[..., 3] > 0).any()
+
+
+def test_sixteen_bits_are_eight_bits_with_more_precision():
+    a8 = flame.render(SIERPINSKI, seed=1, backend="cpu")
+    a16 = flame.render(SIERPINSKI, seed=1, backend="cpu", bits=16)
+    assert np.array_equal(a16[..., :3] >> 8, a8[..., :3])
+    assert (a16[..., :3] & 0xFF).any()
+
+
+def test_the_seed_decides_the_image():
+    a = flame.render(SIERPINSKI, seed=5, backend="cpu")
+    assert np.array_equal(a, flame.render(SIERPINSKI, seed=5, backend="cpu"))
+    assert not np.array_equal(a, flame.render(SIERPINSKI, seed=6, backend="cpu"))
+    assert a[..., :3].any()
+
+
+def test_scales_and_flame_choice():
+    two = SIERPINSKI.replace("<flame ", "<flames><flame ", 1) + SIERPINSKI.replace(
+        'name="sierpinski" size="37 29"', 'name="second" size="20 10"'
+    ) + "</flames>"
+    assert flame.render(two, backend="cpu", size_scale=0.5, quality_scale=0.5).shape == (14, 18, 4)
+    assert flame.render(two, flame=1, backend="cpu").shape == (10, 20, 4)
+    assert flame.render(two, flame="second", backend="cpu").shape == (10, 20, 4)
+    with pytest.raises(ValueError, match="2 flame"):
+        flame.render(two, flame=2, backend="cpu")
+    with pytest.raises(ValueError, match="no flame named 'third'"):
+        flame.render(two, flame="third", backend="cpu")
+
+
+def test_bad_genomes_raise_the_cli_message(cli, tmp_path):
+    bad = tmp_path / "bad.flam3"
+    bad.write_text('<flame size="64"/>')
+    with pytest.raises(ValueError) as e:
+        flame.render(bad, backend="cpu")
+    out = cli("flame", "render", str(bad), "-o", str(tmp_path / "x.png"), "--backend", "cpu", check=False)
+    assert out.returncode != 0
+    assert f"error: {e.value}" in out.stderr.splitlines()
+    with pytest.raises(OSError, match="cannot read"):
+        flame.render(tmp_path / "missing.flam3")
+    with pytest.raises(ValueError, match="bits must be 8 or 16"):
+        flame.render(SIERPINSKI, bits=12)
+    with pytest.raises(TypeError):
+        flame.render(b"<flame/>")
+
+
+def test_unknown_variations_warn_or_fail_under_strict():
+    odd = SIERPINSKI.replace('linear="1" color="0"', 'linear="1" no_such_variation="1" color="0"')
+    with pytest.warns(UserWarning, match="no_such_variation"):
+        image = flame.render(odd, backend="cpu")
+    assert image[..., :3].any()
+    with pytest.raises(ValueError, match="no_such_variation"):
+        flame.render(odd, backend="cpu", strict=True)
+    info = flame.info(odd)
+    assert info["supported"] is False and "no_such_variation" in info["unsupported"]
+    with pytest.raises(ValueError, match="no_such_variation"):
+        flame.info(odd, strict=True)
+
+
+def test_info_describes_each_flame(tmp_path):
+    info = flame.info(SIERPINSKI)
+    assert info["renders"] and info["supported"] and info["warnings"] == []
+    (f,) = info["flames"]
+    assert (f["name"], f["width"], f["height"], f["xforms"], f["final_xform"]) == ("sierpinski", 37, 29, 3, False)
+    assert f["variations"] == ["linear", "spherical"]
+    assert f["quality"] == 30
+    path = tmp_path / "s.flam3"
+    path.write_text(SIERPINSKI)
+    assert flame.info(path) == info
+
+
+def test_render_on_the_gpu_is_the_same_picture(gpu):
+    cpu = flame.render(SIERPINSKI, quality_scale=20, seed=2, backend="cpu").astype(np.float64)
+    cuda = flame.render(SIERPINSKI, quality_scale=20, seed=2, backend="cuda").astype(np.float64)
+    assert cuda.shape == cpu.shape
+    # Different random streams: the same picture within Monte Carlo noise.
+    mse = np.mean((cpu[..., :3] - cuda[..., :3]) ** 2)
+    assert 10 * np.log10(255**2 / max(mse, 1e-12)) > 20

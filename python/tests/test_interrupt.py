@@ -1,0 +1,60 @@
+"""Ctrl-C: a long call stops soon after SIGINT with KeyboardInterrupt, and the
+process goes on (no abort, nothing left running)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+LONG_CALLS = {
+    "potts.run": "potts.run(q=2, size=512, temps=[1.0, 1.1], therm=10**6, sweeps=10**6, backend='cpu')",
+    "Simulation.sweeps": "potts.Simulation(q=2, size=1024, temp=1.0, backend='cpu').sweeps(10**7)",
+    "flame.render": (
+        "flame.render('''<flame size=\"64 64\" center=\"0 0\" scale=\"30\" quality=\"1e7\">"
+        "<xform weight=\"1\" coefs=\"0.5 0 0 0.5 0 0\" linear=\"1\" color=\"0\"/>"
+        "<xform weight=\"1\" coefs=\"0.5 0 0 0.5 0.5 0\" linear=\"1\" color=\"1\"/></flame>''', backend='cpu')"
+    ),
+}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+@pytest.mark.parametrize("call", LONG_CALLS)
+def test_ctrl_c_stops_a_long_call(call):
+    script = textwrap.dedent(
+        f"""
+        import signal, sys, time
+        # A shell's background jobs start with SIGINT ignored; Python's own
+        # handler is what turns it into KeyboardInterrupt.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        from warpmc import flame, potts
+        print("ready", flush=True)
+        try:
+            {LONG_CALLS[call]}
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(0)
+        print("finished", flush=True)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(1.0)
+        assert child.poll() is None, "the call ended before it could be interrupted"
+        sent = time.monotonic()
+        os.kill(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+        waited = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, err
+    assert out.strip() == "interrupted", (out, err)
+    assert waited < 10, f"{waited:.1f} s from Ctrl-C to the end"

@@ -1,0 +1,253 @@
+"""warpmc.potts: run() against `warpmc potts run --json`, and Simulation."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import warpmc
+from warpmc import potts
+
+
+def cli_rows(cli, args: list[str]) -> list[dict]:
+    out = cli("potts", "run", "--json", *args)
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def same_build(cli_rows: list[dict]) -> None:
+    """The program and the package record the commit they were built from;
+    results can only be equal when it is the same one."""
+    commit = cli_rows[0]["run"]["commit"]
+    assert commit == warpmc._native.commit, (
+        f"the warpmc program was built from commit {commit} and the package from {warpmc._native.commit}: "
+        "rebuild the one that is behind"
+    )
+
+
+def without_speed(rows: list[dict]) -> list[dict]:
+    """Everything but the speed, the one field measured anew each run."""
+    return [{k: v for k, v in r.items() if k != "flips_per_ns"} for r in rows]
+
+
+COMMON = dict(therm=30, sweeps=60, measure_every=2, samples=2, seed=11, init="random")
+
+CASES = {
+    "range": (
+        dict(q=2, size=16, temps="1.0:1.3:0.1"),
+        ["--q", "2", "--size", "16", "--temps", "1.0:1.3:0.1"],
+    ),
+    "list, field, height, continue": (
+        dict(q=5, size=10, temps=[0.9, 0.7], height=6, coupling=1.5, field=-0.25, **{"continue": True}),
+        ["--q", "5", "--size", "10", "--temps", "0.9,0.7", "--height", "6", "--coupling", "1.5", "--field=-0.25",
+         "--continue"],
+    ),
+    "sizes": (
+        dict(q=3, size=[8, 12], temps=1.05),
+        ["--q", "3", "--size", "8,12", "--temps", "1.05"],
+    ),
+    "heat-bath": (
+        dict(q=4, size=12, temps=[0.8, 0.95], algorithm="heat-bath"),
+        ["--q", "4", "--size", "12", "--temps", "0.8,0.95", "--algorithm", "heat-bath"],
+    ),
+    "swendsen-wang": (
+        dict(q=3, size=10, temps=[0.9, 1.1], algorithm="swendsen-wang"),
+        ["--q", "3", "--size", "10", "--temps", "0.9,1.1", "--algorithm", "swendsen-wang"],
+    ),
+    "wolff": (
+        dict(q=2, size=8, temps="1.0:1.2:0.2", algorithm="wolff"),
+        ["--q", "2", "--size", "8", "--temps", "1.0:1.2:0.2", "--algorithm", "wolff"],
+    ),
+    "tempering": (
+        dict(q=2, size=8, temps=[1.0, 1.1, 1.2], tempering=True, exchange_every=3),
+        ["--q", "2", "--size", "8", "--temps", "1.0,1.1,1.2", "--tempering", "--exchange-every", "3"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_run_equals_the_cli_json_bit_for_bit(cli, case):
+    kwargs, args = CASES[case]
+    common = ["--therm", "30", "--sweeps", "60", "--measure-every", "2", "--samples", "2", "--seed", "11",
+              "--init", "random", "--backend", "cpu"]
+    expected = cli_rows(cli, args + common)
+    same_build(expected)
+    got = potts.run(**kwargs, **COMMON, backend="cpu")
+    assert len(got) == len(expected) > 0
+    # Parsed floats compared exactly: the same bits, not merely close ones.
+    assert without_speed(got) == without_speed(expected)
+    assert all(r["flips_per_ns"] > 0 for r in got)
+
+
+def test_run_results_carry_the_documented_keys_and_provenance():
+    rows = potts.run(q=2, size=8, temps=[1.0, 2.0], therm=10, sweeps=20, seed=3, backend="cpu")
+    assert [r["temperature"] for r in rows] == [1.0, 2.0]
+    for key in ("L", "energy", "energy_err", "magnetization", "binder", "specific_heat", "susceptibility",
+                "tau_int_energy", "measurements", "too_short", "backend", "flips_per_ns", "run"):
+        assert key in rows[0], key
+    run = rows[0]["run"]
+    assert run["warpmc"] == warpmc.__version__
+    assert run["seed"] == 3 and run["q"] == 2 and run["start"] == "random"
+    assert run["config"]["measure_every"] == 1
+
+
+def test_numpy_values_are_taken_as_numbers():
+    a = potts.run(q=np.int64(2), size=np.int32(8), temps=np.array([1.0, 1.5]), therm=5, sweeps=10, backend="cpu")
+    b = potts.run(q=2, size=8, temps=[1.0, 1.5], therm=5, sweeps=10, backend="cpu")
+    assert without_speed(a) == without_speed(b)
+
+
+def test_unknown_keywords_are_type_errors():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=1, colour="red")
+    with pytest.raises(TypeError, match="'sizes'"):
+        potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=1, sizes=[8])
+
+
+@pytest.mark.parametrize(
+    "kwargs, flags",
+    [
+        (dict(q=1), ["--q", "1"]),
+        (dict(size=7), ["--size", "7"]),
+        (dict(temps="1.3:1.0:0.1"), ["--temps", "1.3:1.0:0.1"]),
+        (dict(init="hot"), ["--init", "hot"]),
+        (dict(backend="tpu"), ["--backend", "tpu"]),
+        (dict(exchange_every=5), ["--exchange-every", "5", "--tempering"]),
+    ],
+)
+def test_bad_values_raise_with_the_cli_message(cli, kwargs, flags):
+    base = dict(q=2, size=8, temps=1.0, therm=1, sweeps=1, backend="cpu")
+    with pytest.raises(ValueError) as e:
+        potts.run(**{**base, **kwargs})
+    if "exchange_every" in kwargs:
+        # Without tempering the command line refuses the flag itself; the
+        # library's message is the one the TOML form gets.
+        assert "tempering is not on" in str(e.value)
+        return
+    args = {"--q": "2", "--size": "8", "--temps": "1.0", "--therm": "1", "--sweeps": "1", "--backend": "cpu"}
+    args.update(dict(zip(flags[::2], flags[1::2])))
+    out = cli("potts", "run", *[x for kv in args.items() for x in kv], check=False)
+    assert out.returncode != 0
+    line = next(l for l in out.stderr.splitlines() if l.startswith("error: "))
+    # The library's message, which the command line prints whole (after
+    # clap's "invalid value 'X' for '--flag'" where clap parsed the flag).
+    assert line == f"error: {e.value}" or line.endswith(f": {e.value}"), (line, str(e.value))
+
+
+def test_runs_too_short_for_their_error_bars_warn():
+    with pytest.warns(RuntimeWarning, match="too few autocorrelation times"):
+        rows = potts.run(q=2, size=16, temps=1.13, therm=10, sweeps=20, backend="cpu")
+    assert rows[0]["too_short"] is True
+
+
+def test_an_unknown_algorithm_is_the_librarys_error(cli):
+    with pytest.raises(ValueError) as e:
+        potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=10, algorithm="glauber", backend="cpu")
+    assert "glauber" in str(e.value)
+    out = cli("potts", "run", "--q", "2", "--size", "8", "--temp", "1", "--algorithm", "glauber", check=False)
+    line = next(l for l in out.stderr.splitlines() if l.startswith("error: "))
+    assert line.endswith(str(e.value)), (line, str(e.value))
+
+
+def test_dataframe_has_a_row_per_temperature():
+    pandas = pytest.importorskip("pandas")
+    rows = potts.run(q=2, size=8, temps=[1.0, 1.2, 1.4], therm=5, sweeps=10, backend="cpu")
+    df = potts.dataframe(rows)
+    assert isinstance(df, pandas.DataFrame)
+    assert list(df["temperature"]) == [1.0, 1.2, 1.4]
+    assert list(df["energy_moments_2"]) == [r["energy_moments"][1] for r in rows]
+    assert list(df["energy_moments_2_err"]) == [r["energy_moments_err"][1] for r in rows]
+    assert df.attrs["run"]["q"] == 2
+
+
+def test_long_runs_release_the_gil():
+    inside, done, took = threading.Event(), threading.Event(), []
+
+    def work():
+        inside.set()
+        start = time.perf_counter()
+        potts.run(q=2, size=256, temps=1.0, therm=4000, sweeps=4000, backend="cpu")
+        took.append(time.perf_counter() - start)
+        done.set()
+
+    t = threading.Thread(target=work)
+    t.start()
+    inside.wait()
+    ticks = []
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.002)
+    t.join()
+    # Were the GIL held during the run, this thread would only tick after it.
+    assert took[0] > 0.05
+    assert ticks[-1] - ticks[0] > 0.5 * took[0]
+
+
+def test_a_simulation_starts_ordered_and_measures_its_lattice():
+    sim = potts.Simulation(q=3, size=16, temp=1.0, seed=5, backend="cpu")
+    assert sim.spins.shape == (16, 16) and sim.spins.dtype == np.uint8
+    assert not sim.spins.any()
+    assert sim.energy() == -2.0 and sim.magnetization() == 1.0
+    checkerboard = np.indices((16, 16)).sum(axis=0) % 2
+    sim.spins = checkerboard
+    assert np.array_equal(sim.spins, checkerboard)
+    assert sim.energy() == 0.0
+    assert sim.magnetization() == pytest.approx((3 * 0.5 - 1) / 2)
+
+
+def test_sweeps_in_pieces_equal_sweeps_at_once():
+    a = potts.Simulation(2, 32, 1.2, seed=9, backend="cpu", init="random")
+    b = potts.Simulation(2, 32, 1.2, seed=9, backend="cpu", init="random")
+    assert np.array_equal(a.spins, b.spins)
+    a.sweeps(60)
+    for _ in range(6):
+        b.sweeps(10)
+    assert a.sweeps_done == b.sweeps_done == 60
+    assert np.array_equal(a.spins, b.spins)
+    assert a.energy() == b.energy()
+
+
+def test_different_seeds_give_different_chains():
+    a = potts.Simulation(2, 32, 2.0, seed=1, backend="cpu").sweeps(20)
+    b = potts.Simulation(2, 32, 2.0, seed=2, backend="cpu").sweeps(20)
+    assert not np.array_equal(a.spins, b.spins)
+
+
+def test_simulation_rejects_bad_input():
+    with pytest.raises(ValueError, match="q"):
+        potts.Simulation(q=1, size=8, temp=1.0)
+    with pytest.raises(ValueError):
+        potts.Simulation(q=2, size=7, temp=1.0)
+    with pytest.raises(ValueError):
+        potts.Simulation(q=2, size=8, temp=-1.0)
+    sim = potts.Simulation(q=2, size=8, temp=1.0, backend="cpu")
+    with pytest.raises(ValueError, match="shape"):
+        sim.spins = np.zeros((8, 6), dtype=np.uint8)
+    with pytest.raises(ValueError, match="states 0"):
+        sim.spins = np.full((8, 8), 2)
+    with pytest.raises(ValueError, match="shape"):
+        sim.spins = np.zeros((8, 8), dtype=np.float32)
+    assert not sim.spins.any()
+
+
+def test_a_simulation_runs_on_the_gpu_with_the_cpus_bits(gpu):
+    a = potts.Simulation(q=9, size=128, temp=0.7, seed=4, backend="cpu", init="random").sweeps(50)
+    b = potts.Simulation(q=9, size=128, temp=0.7, seed=4, backend="cuda", init="random").sweeps(50)
+    assert "cuda" in repr(b) or "GPU" in b.backend or "cuda" in b.backend.lower()
+    assert np.array_equal(a.spins, b.spins)
+    assert a.energy() == b.energy()
+
+
+def test_run_on_the_gpu_equals_the_cli_on_the_gpu(cli, gpu):
+    args = ["--q", "2", "--size", "64", "--temps", "1.0:1.2:0.1", "--therm", "50", "--sweeps", "100",
+            "--measure-every", "1", "--samples", "3", "--seed", "0", "--init", "random", "--backend", "cuda"]
+    expected = cli_rows(cli, args)
+    same_build(expected)
+    got = potts.run(q=2, size=64, temps="1.0:1.2:0.1", therm=50, sweeps=100, samples=3, backend="cuda")
+    assert without_speed(got) == without_speed(expected)
+    cpu = potts.run(q=2, size=64, temps="1.0:1.2:0.1", therm=50, sweeps=100, samples=3, backend="cpu")
+    physics = ("energy", "magnetization", "binder", "specific_heat", "energy_moments", "tau_int_energy")
+    assert [[r[k] for k in physics] for r in got] == [[r[k] for k in physics] for r in cpu]

@@ -1,0 +1,229 @@
+"""warpmc.prims on numpy arrays: every operation against a numpy reference
+on random inputs of awkward sizes, degenerate values included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from warpmc import prims
+
+NUMBERS = ["int32", "uint32", "int64", "uint64", "float32", "float64"]
+SIZES = [0, 1, 2, 31, 32, 33, 1000, 4099, 65537]
+
+
+def random_array(rng: np.random.Generator, n: int, dtype: str, special: bool = True) -> np.ndarray:
+    """Random values over the type's whole range, with its extremes (and for
+    floats ±0, ±inf and NaNs of both signs) mixed in."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        x = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(dt)
+        if special and n:
+            extremes = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, np.finfo(dt).max, np.finfo(dt).tiny])
+            at = rng.integers(0, n, min(n, len(extremes)))
+            x[at] = extremes[: len(at)].astype(dt)
+        return x
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    if n:
+        x[rng.integers(0, n, min(n, 4))] = np.array([info.min, info.max, 0, 1], dtype=dt)[: min(n, 4)]
+    return x
+
+
+def total_order(x: np.ndarray) -> np.ndarray:
+    """Keys whose unsigned order is IEEE 754's total order of `x`."""
+    bits = x.view(np.uint32 if x.dtype == np.float32 else np.uint64)
+    sign = bits >> (bits.dtype.itemsize * 8 - 1)
+    return np.where(sign == 1, ~bits, bits | (bits.dtype.type(1) << (bits.dtype.itemsize * 8 - 1)))
+
+
+def reference_sort(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "f":
+        return x[np.argsort(total_order(x), kind="stable")]
+    return np.sort(x, kind="stable")
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("n", SIZES)
+def test_sort_orders_keys_as_the_reference(dtype, n):
+    rng = np.random.default_rng(n * 7 + len(dtype))
+    x = random_array(rng, n, dtype)
+    got = prims.sort(x)
+    assert got.dtype == x.dtype and got is not x
+    assert got.tobytes() == reference_sort(x).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "float64", "int64"])
+def test_sort_pairs_is_stable(dtype):
+    rng = np.random.default_rng(1)
+    keys = random_array(rng, 5001, dtype)
+    keys[::3] = keys[0]  # many equal keys
+    values = np.arange(5001, dtype=np.int32)
+    k, v = prims.sort(keys, values)
+    order = np.argsort(total_order(keys) if keys.dtype.kind == "f" else keys, kind="stable")
+    assert k.tobytes() == keys[order].tobytes()
+    assert np.array_equal(v, values[order])
+
+
+def test_sort_in_place_sorts_the_array_itself():
+    x = np.array([5, -1, 3, 3, 0], dtype=np.int64)
+    y = prims.sort(x, inplace=True)
+    assert y is x and list(x) == [-1, 0, 3, 3, 5]
+    keys = np.array([2.0, 1.0], dtype=np.float32)
+    values = np.array([10, 20], dtype=np.uint64)
+    k, v = prims.sort(keys, values, inplace=True)
+    assert k is keys and v is values and list(values) == [20, 10]
+    untouched = np.array([3, 1, 2], dtype=np.uint32)
+    prims.sort(untouched)
+    assert list(untouched) == [3, 1, 2]
+
+
+def wrapping_cumsum(x: np.ndarray) -> np.ndarray:
+    return np.cumsum(x, dtype=x.dtype)
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("n", SIZES)
+def test_scan_equals_the_reference(dtype, n):
+    rng = np.random.default_rng(n + 100 * len(dtype))
+    x = random_array(rng, n, dtype, special=False)
+    if x.dtype.kind == "f":
+        x = rng.standard_normal(n).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        for op, ref in [("sum", wrapping_cumsum), ("min", np.minimum.accumulate), ("max", np.maximum.accumulate)]:
+            got = prims.scan(x, op)
+            expected = ref(x) if n else x.copy()
+            assert got.dtype == x.dtype and got.shape == x.shape
+            if x.dtype.kind == "f" and op == "sum":
+                # Floating-point sums round by the order of their additions:
+                # within a few units of the rounding per term of the float64
+                # prefix sums.
+                assert_sums_close(got, np.cumsum(x, dtype=np.float64), np.cumsum(np.abs(x), dtype=np.float64))
+            else:
+                assert got.tobytes() == expected.tobytes(), op
+            exclusive = prims.scan(x, op, inclusive=False)
+            if n:
+                identity = {"sum": 0, "min": _max(x.dtype), "max": _min(x.dtype)}[op]
+                assert exclusive[0] == identity
+                if x.dtype.kind == "f" and op == "sum":
+                    exact = np.concatenate([[0.0], np.cumsum(x, dtype=np.float64)[:-1]])
+                    scale = np.concatenate([[0.0], np.cumsum(np.abs(x), dtype=np.float64)[:-1]])
+                    assert_sums_close(exclusive, exact, scale)
+                else:
+                    np.testing.assert_array_equal(exclusive[1:], got[:-1])
+
+
+def assert_sums_close(got: np.ndarray, exact: np.ndarray, scale: np.ndarray) -> None:
+    """Sums within 64 rounding units of the sum of magnitudes."""
+    bound = 64 * np.finfo(got.dtype).eps * scale + np.finfo(got.dtype).tiny
+    assert np.all(np.abs(got.astype(np.float64) - exact) <= bound)
+
+
+def _max(dt: np.dtype):
+    return np.inf if dt.kind == "f" else np.iinfo(dt).max
+
+
+def _min(dt: np.dtype):
+    return -np.inf if dt.kind == "f" else np.iinfo(dt).min
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("n", SIZES)
+def test_reduce_equals_the_reference(dtype, n):
+    rng = np.random.default_rng(n + 1000 * len(dtype))
+    x = random_array(rng, n, dtype, special=False)
+    if x.dtype.kind == "f":
+        x = rng.standard_normal(n).astype(x.dtype)
+    total = prims.reduce(x)
+    assert type(total) is x.dtype.type
+    if x.dtype.kind == "f":
+        exact = np.sum(x, dtype=np.float64)
+        assert_sums_close(np.array([total]), np.array([exact]), np.array([np.sum(np.abs(x), dtype=np.float64)]))
+    else:
+        with np.errstate(over="ignore"):
+            assert total == np.sum(x, dtype=x.dtype)
+    assert prims.reduce(x, "min") == (x.min() if n else _max(x.dtype))
+    assert prims.reduce(x, "max") == (x.max() if n else _min(x.dtype))
+
+
+def test_reduce_takes_every_element_of_any_shape_and_skips_nans_in_min_max():
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    assert prims.reduce(x) == 276
+    f = np.array([np.nan, 2.0, -1.0, np.nan], dtype=np.float64)
+    assert prims.reduce(f, "min") == -1.0 and prims.reduce(f, "max") == 2.0
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "float32", "float64", "complex128", "bool"])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 37), (37, 1), (33, 65), (64, 64), (0, 5), (3, 17, 9), (4, 32, 32)])
+def test_transpose_equals_numpys(dtype, shape):
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(0, 250, shape).astype(dtype)
+    if dtype == "complex128":
+        x = x + 1j * rng.standard_normal(shape)
+    got = prims.transpose(x)
+    expected = np.ascontiguousarray(np.swapaxes(x, -1, -2))
+    assert got.shape == expected.shape and got.dtype == x.dtype
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_non_contiguous_and_foreign_byte_order_inputs_are_read_correctly():
+    x = np.arange(40, dtype=np.int32)[::-2]
+    assert list(prims.sort(x)) == sorted(x.tolist())
+    big = np.arange(6, dtype=">u4")
+    assert list(prims.scan(big)) == [0, 1, 3, 6, 10, 15]
+    m = np.arange(12, dtype=np.float32).reshape(3, 4).T  # a transposed view
+    assert np.array_equal(prims.transpose(m), np.ascontiguousarray(m.T))
+
+
+def test_bad_inputs_are_clear_errors():
+    with pytest.raises(TypeError, match="dtype float16 is not supported"):
+        prims.sort(np.zeros(3, dtype=np.float16))
+    with pytest.raises(TypeError, match="dtype bool"):
+        prims.scan(np.zeros(3, dtype=bool))
+    with pytest.raises(ValueError, match="1-D"):
+        prims.sort(np.zeros((2, 2), dtype=np.int32))
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        prims.transpose(np.zeros(4, dtype=np.int32))
+    with pytest.raises(ValueError, match="values of shape"):
+        prims.sort(np.zeros(3, dtype=np.int32), np.zeros(4, dtype=np.int32))
+    with pytest.raises(ValueError, match="unknown"):
+        prims.reduce(np.zeros(3, dtype=np.int32), "product")
+    with pytest.raises(ValueError, match="backend"):
+        prims.reduce(np.zeros(3, dtype=np.int32), backend="tpu")
+    read_only = np.zeros(3, dtype=np.int32)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        prims.sort(read_only, inplace=True)
+    with pytest.raises(TypeError, match="numpy array"):
+        prims.sort([3, 1, 2], inplace=True)
+
+
+def test_numpy_arrays_on_the_gpu_give_the_cpus_results(gpu):
+    rng = np.random.default_rng(3)
+    for dtype in NUMBERS:
+        x = random_array(rng, 100_003, dtype)
+        assert prims.sort(x, backend="cuda").tobytes() == prims.sort(x).tobytes()
+        assert prims.reduce(x, "max", backend="cuda").tobytes() == prims.reduce(x, "max").tobytes()
+        if x.dtype.kind != "f":
+            assert prims.scan(x, backend="cuda").tobytes() == prims.scan(x).tobytes()
+    m = rng.integers(0, 1000, (3, 129, 67)).astype(np.uint16)
+    assert np.array_equal(prims.transpose(m, backend="cuda"), prims.transpose(m))
+
+
+class EmptyOnGpu:
+    """A GPU array without elements, as libraries describe them: any
+    strides, no address. Nothing is asked of the driver for it."""
+
+    __cuda_array_interface__ = {
+        "shape": (0,),
+        "strides": (0,),
+        "typestr": "<u4",
+        "data": (0, False),
+        "version": 3,
+        "stream": None,
+    }
+
+
+def test_an_empty_gpu_array_sorts_without_touching_a_device():
+    x = EmptyOnGpu()
+    assert prims.sort(x, inplace=True) is x

@@ -1,0 +1,109 @@
+# Types of warpmc's compiled module (python/src). Its functions are reached
+# through warpmc.potts, warpmc.flame and warpmc.prims, which document them.
+
+from typing import Any, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+commit: Optional[str]
+
+class WarpmcError(RuntimeError):
+    """A failure that is not the caller's input: no usable GPU, a driver or
+    compiler error."""
+
+def devices_json() -> str: ...
+
+# warpmc.potts
+def potts_run(options: str) -> list[str]: ...
+
+class Simulation:
+    """A Potts lattice at a temperature on a backend, advanced one sweep at
+    a time: one Markov chain, the same bits on the CPU and on a GPU."""
+
+    def __init__(
+        self,
+        q: int,
+        size: int,
+        temp: float,
+        seed: int = 0,
+        backend: str = "auto",
+        *,
+        height: Optional[int] = None,
+        coupling: float = 1.0,
+        field: float = 0.0,
+        init: str = "ordered",
+    ) -> None: ...
+    def sweeps(self, n: int) -> "Simulation":
+        """Runs `n` sweeps and returns the simulation (Ctrl-C stops between
+        sweeps with KeyboardInterrupt)."""
+    def energy(self) -> float:
+        """Energy per site, H/N."""
+    def magnetization(self) -> float:
+        """The order parameter (q·N_max/N − 1)/(q − 1)."""
+    @property
+    def spins(self) -> npt.NDArray[np.uint8]:
+        """The lattice, shape (height, size), values 0 … q − 1; assigning
+        an integer array of that shape loads it."""
+    @spins.setter
+    def spins(self, value: npt.ArrayLike) -> None: ...
+    @property
+    def temperature(self) -> float: ...
+    @temperature.setter
+    def temperature(self, value: float) -> None: ...
+    @property
+    def q(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def sweeps_done(self) -> int: ...
+    @property
+    def backend(self) -> str: ...
+
+# warpmc.flame
+def flame_render(
+    source: str,
+    is_xml: bool,
+    index: int,
+    name: Optional[str],
+    quality_scale: float,
+    size_scale: float,
+    seed: int,
+    backend: str,
+    bits: int,
+    transparent: bool,
+    palettes: Optional[str],
+    strict: bool,
+) -> tuple[npt.NDArray[Any], list[str]]: ...
+def flame_info(source: str, is_xml: bool, palettes: Optional[str], strict: bool) -> str: ...
+
+# warpmc.prims: numpy arrays
+def prims_sort_host(
+    keys: np.ndarray, key_dtype: str, values: Optional[np.ndarray], value_dtype: Optional[str], backend: str
+) -> None: ...
+def prims_scan_host(x: np.ndarray, out: np.ndarray, dtype: str, op: str, inclusive: bool, backend: str) -> None: ...
+def prims_reduce_host(x: np.ndarray, dtype: str, op: str, backend: str) -> Any: ...
+def prims_transpose_host(
+    x: np.ndarray, out: np.ndarray, itemsize: int, batch: int, rows: int, cols: int, backend: str
+) -> None: ...
+
+# warpmc.prims: GPU arrays as (address, elements, dtype)
+Foreign = tuple[int, int, str]
+
+def prims_sort_device(ordinal: int, keys: Foreign, values: Optional[Foreign]) -> None: ...
+def prims_scan_device(ordinal: int, x: Foreign, out: Foreign, op: str, inclusive: bool) -> None: ...
+def prims_reduce_device(ordinal: int, x: Foreign, out: Foreign, op: str) -> None: ...
+def prims_transpose_device(
+    ordinal: int, x: Foreign, out: Foreign, itemsize: int, batch: int, rows: int, cols: int
+) -> None: ...
+
+# Other libraries' GPU arrays
+def dlpack_view(capsule: Any) -> tuple[int, list[int], Optional[list[int]], str, tuple[int, int]]: ...
+def stream_handle(ordinal: int) -> int: ...
+def wait_for_stream(ordinal: int, handle: int) -> None: ...
+def pointer_device(address: int) -> int: ...

@@ -1,0 +1,110 @@
+"""Fractal flames (Draves and Reckase) from flam3 genomes, rendered on every
+CPU core or on a CUDA GPU into numpy arrays.
+
+>>> import numpy as np
+>>> from warpmc import flame
+>>> sierpinski = '''<flame size="48 40" center="0.5 0.5" scale="36" quality="20">
+...   <xform weight="1" coefs="0.5 0 0 0.5 0 0" linear="1" color="0"/>
+...   <xform weight="1" coefs="0.5 0 0 0.5 0.5 0" linear="1" color="0.5"/>
+...   <xform weight="1" coefs="0.5 0 0 0.5 0 0.5" linear="1" color="1"/>
+...   <color index="0" rgb="255 60 0"/><color index="255" rgb="0 90 255"/>
+... </flame>'''
+>>> image = flame.render(sierpinski, seed=1, backend="cpu")
+>>> image.shape, image.dtype
+((40, 48, 4), dtype('uint8'))
+>>> flame.info(sierpinski)["flames"][0]["variations"]
+['linear']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from . import _native
+
+__all__ = ["render", "info"]
+
+Genome = Union[str, "os.PathLike[str]"]
+
+
+def _source(genome: Genome) -> tuple[str, bool]:
+    """The genome as (text, whether it is XML): a string that starts with
+    ``<`` is XML, anything else a path."""
+    if isinstance(genome, os.PathLike):
+        return os.fspath(genome), False
+    if not isinstance(genome, str):
+        raise TypeError(f"genome must be a path or an XML string, not {type(genome).__name__}")
+    return genome, genome.lstrip().startswith("<")
+
+
+def render(
+    genome: Genome,
+    quality_scale: float = 1.0,
+    size_scale: float = 1.0,
+    seed: int = 0,
+    backend: str = "auto",
+    bits: int = 8,
+    *,
+    flame: Union[int, str] = 0,
+    transparent: bool = False,
+    palettes: Optional[Genome] = None,
+    strict: bool = False,
+) -> np.ndarray:
+    """Renders a flame and returns its pixels: a numpy array of shape
+    (height, width, 4), RGBA, ``uint8`` for ``bits=8`` or ``uint16`` for
+    ``bits=16`` (flam3's 16-bit scale, 256 times the 8-bit one). The values
+    are those ``warpmc flame render`` writes to a PNG with the same
+    arguments; alpha is opaque unless ``transparent``.
+
+    - ``genome``: a flam3 genome file (``.flam3``, ``.flame``) or its XML
+      text. ``flame``: which of its flames, by index or by name.
+    - ``quality_scale``, ``size_scale``: multiply the genome's quality
+      (samples per pixel) and its size, as flam3-render's ``qs`` and ``ss``.
+    - ``seed``: the same seed gives the same image (on one backend).
+    - ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"``.
+    - ``palettes``: flam3-palettes.xml, for genomes with numbered palettes.
+    - ``strict``: a variation warpmc does not know is an error instead of a
+      warning (it is dropped, as flam3-render drops it).
+
+    Runs with the GIL released; Ctrl-C stops it with KeyboardInterrupt.
+    """
+    text, is_xml = _source(genome)
+    index, name = (flame, None) if isinstance(flame, int) else (0, str(flame))
+    if isinstance(flame, int) and flame < 0:
+        raise ValueError(f"flame {flame}: an index counts from 0")
+    paths = None if palettes is None else os.fspath(palettes)
+    array, notes = _native.flame_render(
+        text,
+        is_xml,
+        index,
+        name,
+        float(quality_scale),
+        float(size_scale),
+        seed,
+        backend,
+        bits,
+        transparent,
+        paths,
+        strict,
+    )
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
+    return array
+
+
+def info(genome: Genome, *, palettes: Optional[Genome] = None, strict: bool = False) -> dict[str, Any]:
+    """What a genome holds, as ``warpmc flame info`` reports it: a dict with
+    ``flames`` (one dict each: ``index``, ``name``, ``width``, ``height``,
+    ``supersample``, ``quality``, ``time``, ``xforms``, ``final_xform``,
+    ``variations``, ``beyond_flam3``, ``unsupported``), ``renders``,
+    ``supported``, ``unsupported`` and ``warnings``. With ``strict``, a
+    variation warpmc does not know is a ValueError.
+    """
+    text, is_xml = _source(genome)
+    paths = None if palettes is None else os.fspath(palettes)
+    return json.loads(_native.flame_info(text, is_xml, paths, strict))

@@ -1,0 +1,182 @@
+"""q-state Potts and Ising lattices (q = 2 is the Ising model at T_Ising = 2T).
+
+- :func:`run`: a temperature sweep with error bars, the protocol of Ferrero,
+  De Francesco, Wolovick and Cannas (2012). Its results are the objects
+  ``warpmc potts run --json`` prints for the same arguments, bit for bit.
+- :func:`dataframe`: those results as a pandas DataFrame.
+- :class:`Simulation`: one lattice and one Markov chain, sweep by sweep.
+
+>>> from warpmc import potts
+>>> rows = potts.run(q=2, size=16, temps=[0.8, 3.0], therm=200, sweeps=400, backend="cpu")
+>>> [round(r["temperature"], 1) for r in rows]
+[0.8, 3.0]
+>>> rows[0]["magnetization"] > 0.9 > rows[1]["magnetization"]
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+from . import _native
+
+if TYPE_CHECKING:
+    import pandas
+
+Simulation = _native.Simulation
+
+__all__ = ["run", "dataframe", "Simulation"]
+
+Temperatures = Union[float, str, Sequence[float]]
+Sizes = Union[int, Sequence[int]]
+
+
+def _plain(key: str, value: Any) -> Any:
+    """A keyword argument's value as JSON: numbers, strings, booleans and
+    lists of them (numpy scalars and arrays included)."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{key}: {value} is not a finite number")
+        return value
+    if isinstance(value, Iterable):
+        return [_plain(key, v) for v in value]
+    raise TypeError(f"{key}: {type(value).__name__} is not a number, string, boolean or list")
+
+
+def run(
+    q: int,
+    size: Sizes,
+    temps: Temperatures,
+    therm: int,
+    sweeps: int,
+    measure_every: int = 1,
+    samples: int = 1,
+    seed: int = 0,
+    init: str = "random",
+    backend: str = "auto",
+    algorithm: str = "metropolis",
+    tempering: bool = False,
+    **more: Any,
+) -> list[dict[str, Any]]:
+    """Runs a temperature sweep and returns one dict per temperature (and
+    size): the objects ``warpmc potts run --json`` prints for the same
+    arguments, with the same keys and the same numbers, bit for bit, except
+    ``flips_per_ns``, the speed, which is measured anew.
+
+    Each dict holds ``L``, ``temperature``, ``energy``, ``magnetization``,
+    ``binder``, ``specific_heat``, ``susceptibility`` (each with ``_err``),
+    their moments, the integrated autocorrelation times ``tau_int_energy``
+    and ``tau_int_magnetization``, ``measurements``, ``too_short`` (True
+    when the run was too short for its error bars), ``backend``,
+    ``flips_per_ns`` and, under ``run``, the provenance: warpmc's version
+    and commit, the model, the seed, the algorithm, the backend and the
+    whole resolved configuration.
+
+    Arguments are those of ``warpmc potts run``:
+
+    - ``q``: states, 2 … 255. ``size``: the lattice width L (even), or a list
+      of widths run one after another (a finite-size-scaling study).
+    - ``temps``: a temperature, a list of them, or a range ``"T0:T1:DT"``.
+    - ``therm``, ``sweeps``: thermalisation and measurement sweeps per
+      temperature; ``measure_every``: sweeps between measurements;
+      ``samples``: independent chains per temperature.
+    - ``seed``: the seed of every random number (the same seed gives the
+      same lattices on every backend); ``init``: ``"random"`` or
+      ``"ordered"`` start.
+    - ``backend``: ``"auto"`` (a GPU if usable, else the CPU), ``"cpu"`` or
+      ``"cuda"``.
+    - ``algorithm``: the update rule: ``"metropolis"``, ``"heat-bath"``,
+      ``"swendsen-wang"`` or ``"wolff"`` (``warpmc potts run --help`` says
+      when to use which).
+    - ``tempering``: parallel tempering, replicas exchanged between
+      neighbouring temperatures every 10 sweeps (``exchange_every=N``).
+    - ``**more``: the other keys of a ``--config`` TOML file, by their
+      names: ``height``, ``coupling`` (J), ``field`` (h),
+      ``exchange_every``, and ``continue`` (give it as
+      ``**{"continue": True}`` or ``continue_=True``). An unknown key is a
+      TypeError; a bad value a ValueError with the command line's message.
+
+    The defaults here (``measure_every=1``, ``seed=0``, random start)
+    differ from the command line's (10, 1, ordered): the two agree when
+    given the same values.
+
+    Runs with the GIL released; Ctrl-C stops it between sweeps with
+    KeyboardInterrupt.
+
+    >>> rows = run(q=3, size=8, temps="2.0:2.2:0.1", therm=20, sweeps=400, backend="cpu")
+    >>> len(rows), rows[0]["run"]["q"]
+    (3, 3)
+    """
+    if "continue_" in more:
+        if "continue" in more:
+            raise TypeError("give continue or continue_, not both")
+        more["continue"] = more.pop("continue_")
+    options: dict[str, Any] = {
+        "q": q,
+        "size": size,
+        "temps": [temps] if isinstance(temps, numbers.Real) else temps,
+        "therm": therm,
+        "sweeps": sweeps,
+        "measure_every": measure_every,
+        "samples": samples,
+        "seed": seed,
+        "init": init,
+        "backend": backend,
+        "algorithm": algorithm,
+        "tempering": tempering,
+        **more,
+    }
+    text = json.dumps({key: _plain(key, value) for key, value in options.items()})
+    rows = [json.loads(line) for line in _native.potts_run(text)]
+    for r in rows:
+        if r.get("too_short"):
+            warnings.warn(
+                f"L = {r['L']}, T = {r['temperature']}: its {r['measurements']} measurements span too few "
+                "autocorrelation times; its error bars are not to be trusted: run more sweeps or samples",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    return rows
+
+
+def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
+    """The results of :func:`run` as a pandas DataFrame: one row per
+    temperature (and size), one column per number; the moments become
+    columns ``energy_moments_1`` … ``_4`` (and their errors), and the
+    provenance (the same on every row) is kept in ``DataFrame.attrs["run"]``.
+
+    Needs pandas (``pip install pandas``).
+    """
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("warpmc.potts.dataframe needs pandas: pip install pandas") from e
+    flat = []
+    for r in rows:
+        row: dict[str, Any] = {}
+        for key, value in r.items():
+            if key == "run":
+                continue
+            if isinstance(value, list):
+                for i, v in enumerate(value, start=1):
+                    base, err = (key[:-4], "_err") if key.endswith("_err") else (key, "")
+                    row[f"{base}_{i}{err}"] = v
+            else:
+                row[key] = value
+        flat.append(row)
+    df = pandas.DataFrame(flat)
+    if rows:
+        df.attrs["run"] = rows[0]["run"]
+    return df

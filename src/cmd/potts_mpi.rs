@@ -1,0 +1,304 @@
+//! `potts run` as one of several processes started by mpirun.
+//!
+//! Every process runs the whole protocol: the same flags, the same state,
+//! the same calls in the same order. The lattices are placed by
+//! warpmc-mpi's opener; the checks and files that must happen once happen
+//! on the first process (rank 0), which alone prints and writes, and its
+//! decisions (checkpoint now, stop) reach the others.
+
+#[cfg(feature = "mpi")]
+use std::cell::Cell;
+use std::path::Path;
+
+use warpmc_potts::{BackendChoice, Control, Observer, ProtocolConfig, RunState, Runner, TemperatureResult};
+
+use super::QuietExit;
+
+use warpmc_mpi::Decompose;
+#[cfg(feature = "mpi")]
+use warpmc_mpi::{MpiOpener, Processes};
+
+/// Makes process R (a rank) fail at its first finished temperature, so
+/// that tests can check that one failing process ends the whole job with
+/// one message instead of leaving the others waiting. Only the tests set it.
+#[cfg(feature = "mpi")]
+const FAIL_RANK: &str = "WARPMC_MPI_TEST_FAIL_RANK";
+
+/// The processes of a `potts run`: this one alone, or MPI's.
+pub(crate) enum Team {
+    /// One process.
+    Alone,
+    /// One of the processes mpirun started, MPI running. `agreed` is set
+    /// once every process knows that a step failed ([`Team::agree`]).
+    #[cfg(feature = "mpi")]
+    Mpi { processes: Processes, decompose: Decompose, agreed: Cell<bool> },
+}
+
+impl Team {
+    /// The team this process belongs to: MPI's when a launcher started it
+    /// (and this build has MPI), else this process alone. `decompose` says
+    /// where the lattices go.
+    pub(crate) fn join(decompose: Decompose) -> anyhow::Result<Team> {
+        let Some(launch) = warpmc_mpi::Launch::from_env() else { return Ok(Team::Alone) };
+        #[cfg(feature = "mpi")]
+        {
+            let _ = launch;
+            let processes = Processes::init()?;
+            share_cores(processes.local_size());
+            Ok(Team::Mpi { processes, decompose, agreed: Cell::new(false) })
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            let _ = decompose;
+            without_mpi(launch)?;
+            Ok(Team::Alone)
+        }
+    }
+
+    /// Whether this process prints and writes the run's output.
+    pub(crate) fn is_first(&self) -> bool {
+        match self {
+            Team::Alone => true,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => processes.is_first(),
+        }
+    }
+
+    /// The outcome of a step every process took: `r` when every process got
+    /// through, else an error that the first failing process prints (with
+    /// its rank when it is not the first) and the others keep quiet.
+    pub(crate) fn agree<T>(&self, r: anyhow::Result<T>) -> anyhow::Result<T> {
+        match self {
+            Team::Alone => r,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, agreed, .. } => {
+                let first_failure = processes.first_failure(r.is_ok());
+                if first_failure.is_some() {
+                    agreed.set(true);
+                }
+                match (first_failure, r) {
+                    (None, r) => r,
+                    (Some(0), Err(e)) if processes.is_first() => Err(e),
+                    (Some(f), Err(e)) if f == processes.rank() => {
+                        Err(e.context(format!("process {f} of {}", processes.size())))
+                    }
+                    // Status 0: mpirun ends every process as soon as one
+                    // exits with another, maybe before the error is out.
+                    (Some(_), _) => Err(QuietExit(0).into()),
+                }
+            }
+        }
+    }
+
+    /// A file every process needs (a configuration, a checkpoint), read by
+    /// the first process and sent to the others.
+    pub(crate) fn read(&self, path: &Path) -> anyhow::Result<Vec<u8>> {
+        match self {
+            Team::Alone => Ok(std::fs::read(path).map_err(|e| warpmc_potts::PottsError::io(path, e))?),
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => {
+                let mine = if processes.is_first() {
+                    std::fs::read(path).map_err(|e| warpmc_potts::PottsError::io(path, e))
+                } else {
+                    Ok(Vec::new())
+                };
+                let bytes = self.agree(mine.map_err(anyhow::Error::from))?;
+                Ok(processes.first_sends(bytes))
+            }
+        }
+    }
+
+    /// The device this process runs on: `choice` resolved on this process's
+    /// GPU (the one `WARPMC_DEVICE` names, else the process's rank on its
+    /// machine, modulo the GPUs there), with one line on stderr when `auto`
+    /// falls back to the CPU.
+    pub(crate) fn device(&self, choice: BackendChoice) -> anyhow::Result<warpmc_gpu::Device> {
+        let device = match self {
+            Team::Alone => warpmc_gpu::select(choice)?,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { .. } if choice == BackendChoice::Cpu => warpmc_gpu::Device::CPU,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => {
+                let ordinal = match std::env::var_os("WARPMC_DEVICE") {
+                    Some(_) => warpmc_gpu::device_ordinal()?,
+                    None => match warpmc_gpu::probe().devices {
+                        Ok(d) if !d.is_empty() => processes.local_rank() % d.len(),
+                        _ => 0,
+                    },
+                };
+                warpmc_gpu::select_ordinal(choice, ordinal)?
+            }
+        };
+        if let Some(why) = device.fallback()
+            && self.is_first()
+        {
+            eprintln!("note: {why}; running on the CPU");
+        }
+        Ok(device)
+    }
+
+    /// A runner for `cfg`: on `device`, or across the processes.
+    pub(crate) fn runner(&self, cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> anyhow::Result<Runner> {
+        match self {
+            Team::Alone => Ok(Runner::on(cfg, device)?),
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, decompose, .. } => {
+                let opener = MpiOpener::new(processes, device.clone(), *decompose)?;
+                Ok(Runner::with_opener(cfg, Box::new(opener))?)
+            }
+        }
+    }
+
+    /// The first process's decision, on every process.
+    fn control(&self, mine: Control) -> Control {
+        match self {
+            Team::Alone => mine,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => {
+                let code = match mine {
+                    Control::Continue => 0,
+                    Control::Checkpoint => 1,
+                    Control::CheckpointAndStop => 2,
+                };
+                match processes.first_says(code) {
+                    0 => Control::Continue,
+                    1 => Control::Checkpoint,
+                    _ => Control::CheckpointAndStop,
+                }
+            }
+        }
+    }
+
+    /// The first process's `flag`, on every process.
+    pub(crate) fn first_says(&self, flag: bool) -> bool {
+        match self {
+            Team::Alone => flag,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => processes.first_says(u8::from(flag)) != 0,
+        }
+    }
+
+    /// Ends the run after an error that struck once the processes had set
+    /// off together: alone, or when every process knows of the failure
+    /// ([`Team::agree`]), the error goes back to be printed; otherwise this
+    /// process prints it with its rank and ends every process (MPI_Abort),
+    /// since the others may be waiting for it.
+    pub(crate) fn fail(&self, e: anyhow::Error) -> anyhow::Error {
+        match self {
+            Team::Alone => e,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { agreed, .. } if agreed.get() => e,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => {
+                super::print_error(&format!("process {} of {}: {e:#}", processes.rank(), processes.size()));
+                processes.abort(1)
+            }
+        }
+    }
+
+    /// Exits with `code`, ending MPI first where it runs.
+    pub(crate) fn exit(self, code: i32) -> ! {
+        match self {
+            Team::Alone => std::process::exit(code),
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => processes.finish_and_exit(code),
+        }
+    }
+}
+
+/// Gives each of the `local` processes on this machine its share of the
+/// cores, unless the user chose the threads (`--threads` builds the pool
+/// first; `RAYON_NUM_THREADS` is rayon's own).
+#[cfg(feature = "mpi")]
+fn share_cores(local: usize) {
+    if std::env::var_os("RAYON_NUM_THREADS").is_some() {
+        return;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Fails only when the pool exists already: --threads was given.
+    let _ = rayon::ThreadPoolBuilder::new().num_threads((cores / local.max(1)).max(1)).build_global();
+}
+
+/// A build without MPI started by mpirun: one process says so (and exits
+/// with status 1); every process stops unless it is alone.
+#[cfg(not(feature = "mpi"))]
+fn without_mpi(launch: warpmc_mpi::Launch) -> anyhow::Result<()> {
+    if launch.size == 1 {
+        return Ok(());
+    }
+    if launch.rank != 0 {
+        return Err(QuietExit(0).into());
+    }
+    anyhow::bail!(
+        "this warpmc was built without MPI, so each of the {} processes mpirun started would run the whole job \
+         alone; build it with `cargo build --release --features mpi` (needs an MPI library and libclang), or run it \
+         without mpirun",
+        launch.size
+    )
+}
+
+/// The run's observer as a member of the team: the first process's
+/// decisions reach every process, and a process whose own output fails
+/// (stdout closed) stops the whole team at the next stretch instead of
+/// leaving it alone.
+pub(crate) struct TeamObserver<'a, O: Observer> {
+    team: &'a Team,
+    inner: &'a mut O,
+    /// Set when the output asked to stop (its reader went away).
+    stop: bool,
+    /// This process must fail at its first result ([`FAIL_RANK`]).
+    #[cfg(feature = "mpi")]
+    fail_here: bool,
+}
+
+impl<'a, O: Observer> TeamObserver<'a, O> {
+    pub(crate) fn new(team: &'a Team, inner: &'a mut O) -> Self {
+        #[cfg(feature = "mpi")]
+        let fail_here = match team {
+            Team::Mpi { processes, .. } => {
+                std::env::var(FAIL_RANK).ok().and_then(|r| r.parse::<usize>().ok()) == Some(processes.rank())
+            }
+            Team::Alone => false,
+        };
+        TeamObserver {
+            team,
+            inner,
+            stop: false,
+            #[cfg(feature = "mpi")]
+            fail_here,
+        }
+    }
+}
+
+impl<O: Observer> Observer for TeamObserver<'_, O> {
+    fn progress(&mut self, done: u64, total: u64) {
+        self.inner.progress(done, total);
+    }
+
+    fn temperature_done(&mut self, result: &TemperatureResult, all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
+        self.temperatures_done(std::slice::from_ref(result), all)
+    }
+
+    fn temperatures_done(&mut self, new: &[TemperatureResult], all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
+        #[cfg(feature = "mpi")]
+        if self.fail_here {
+            return Err(warpmc_potts::PottsError::InvalidInput(format!("failing on purpose ({FAIL_RANK} is set)")));
+        }
+        match self.inner.temperatures_done(new, all) {
+            Err(warpmc_potts::PottsError::Interrupted) if !matches!(self.team, Team::Alone) => {
+                self.stop = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    fn control(&mut self) -> Control {
+        let mine = if self.stop { Control::CheckpointAndStop } else { self.inner.control() };
+        self.team.control(mine)
+    }
+
+    fn checkpoint(&mut self, cfg: &ProtocolConfig, state: &RunState) -> warpmc_potts::Result<()> {
+        self.inner.checkpoint(cfg, state)
+    }
+}
