@@ -249,6 +249,15 @@ fn crackle_genome_renders_within_the_cpu_noise_floor() {
 /// hypertile2, bwraps, hexes, tile_log, eJulia, circlecrop, glynnia,
 /// smartshape, pre_/post_ forms …) on the GPU, in float and double, within
 /// the CPU's noise floor.
+///
+/// The smartcrop genome's centre is off the origin by a fraction of a
+/// pixel: centred, its crop square's edges and the origin, where cropmode 0
+/// sends points, fall exactly on pixel boundaries, so the pixel such a
+/// point lands in is decided by the last bit of its coordinates, which f32
+/// and f64 (and two libms) round differently. On an H200 that alone put the
+/// f32 image 8.5 dB below the CPU's noise floor at quality 25 (and, with
+/// cropmode 1, which puts points on the edges, f32 26 dB and f64 4.7 dB
+/// below); centred at (0.0137, 0.0071) both forms are within 0.1 dB of it.
 #[test]
 fn fractorium_variations_render_within_the_cpu_noise_floor() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("fractorium_variations_render_within_the_cpu_noise_floor") else {
@@ -256,12 +265,17 @@ fn fractorium_variations_render_within_the_cpu_noise_floor() {
     };
     let r = CudaRenderer::new(gpu);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fractorium/variations.flame");
+    // Every genome is measured before the verdict, so one run shows them all.
+    let mut below = Vec::new();
     for f in parse_file(&path, &options(true)).unwrap().flames {
         let name = f.name.clone().unwrap_or_default();
         for precision in [Precision::F32, Precision::F64] {
             let (p, floor) = gap(&r, &f, 2.0, 2.5, precision);
             println!("{name} ({precision:?}): GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
-            assert!(p > floor - 0.5, "{name} ({precision:?}): GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+            if p <= floor - 0.5 {
+                below.push(format!("{name} ({precision:?}): GPU {p:.2} dB against a noise floor of {floor:.2} dB"));
+            }
         }
     }
+    assert!(below.is_empty(), "below the CPU's noise floor:\n{}", below.join("\n"));
 }
