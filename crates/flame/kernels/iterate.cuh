@@ -454,6 +454,7 @@ struct ChaosGame {
         unsigned row0,                              // first row held (strips)
         int iters,
         int sub_batch,                              // plotted iterations per point
+        unsigned plotting,                          // threads that plot (the first ones)
         unsigned long long *__restrict__ counters)  // [kept iterations, bad values]
     {
         __shared__ real P[Genome::PARAMS];
@@ -465,6 +466,9 @@ struct ChaosGame {
         __syncthreads();
 
         const unsigned gid = blockIdx.x * FLAME_BLOCK + tid;
+        // The others iterate with their warp (for its collective
+        // accumulation and shuffle) and plot and count nothing.
+        const bool idle = gid >= plotting;
         FlameRng rng;
         rng.state = rng_state[gid];
         rng.a = rng_a[gid];
@@ -474,7 +478,10 @@ struct ChaosGame {
         p.y = pt.y;
         p.c = pt.c;
         p.unpack(pt.state);
-        p.left = pt.left;
+        // A job's sub-batches may be shorter than the one the points were
+        // started with (a temporal sample of few iterations): no point
+        // plots more than this job's before it restarts.
+        p.left = pt.left < sub_batch ? pt.left : sub_batch;
         unsigned long long kept = 0, bad = 0;
         H h;
         h.values = hist;
@@ -492,7 +499,7 @@ struct ChaosGame {
             bool retry = false;
             if (flame_bad_value(p.x) || flame_bad_value(p.y)) {
                 retry = p.bad_value(rng);
-                ++bad;
+                if (!idle) ++bad;
             } else {
                 p.retries = 0;
             }
@@ -503,7 +510,7 @@ struct ChaosGame {
                 p.chaos_row = xi + 1;
                 Genome::apply_final(fx, fy, fc, rng, P);
             }
-            if (retry) {
+            if (retry || idle) {
                 // Nothing plotted.
             } else if (p.fuse > 0) {
                 --p.fuse;

@@ -211,7 +211,8 @@ pub(super) struct GpuBackend<'a, T: GpuBucket> {
     buffers: StripBuffers<T>,
     threads: usize,
     /// Plotted iterations of a point before it restarts (flam3's
-    /// sub-batch).
+    /// sub-batch, the longest; a job of few iterations restarts its points
+    /// sooner: [`GpuBackend::job_sub_batch`]).
     sub_batch: i32,
     hw: usize,
     /// Rows of the histogram held (the strip's), and the first one's index
@@ -330,13 +331,28 @@ impl<'a, T: GpuBucket> GpuBackend<'a, T> {
         let per_block = block as u64 * self.sub_batch as u64;
         n_iter.div_ceil(per_block).clamp(1, max_blocks as u64) as usize
     }
+
+    /// Plotted iterations per point in a job of `n_iter` iterations. flam3
+    /// iterates a job (one temporal sample) in ⌈n_iter / sub_batch⌉
+    /// sub-batches, each from a fresh random point, so a genome of 1000
+    /// temporal samples at preview quality restarts every few hundred
+    /// samples; the device's points restart after as many plotted
+    /// iterations on average, whichever thread plots them. Then the share
+    /// of samples plotted k iterations after a restart (the transients of
+    /// a genome whose points reach the attractor slowly) is flam3's.
+    fn job_sub_batch(&self, n_iter: u64) -> i32 {
+        let longest = self.sub_batch.max(1) as u64;
+        let batches = n_iter.div_ceil(longest).max(1);
+        n_iter.div_ceil(batches).clamp(1, longest) as i32
+    }
 }
 
 impl<T: GpuBucket> GpuBackend<'_, T> {
-    /// Launches `iters` iterations per thread of the first `blocks` blocks.
-    fn launch(&mut self, compiled: &CompiledKernel, args: &JobArgs<T>, blocks: usize, iters: i32) -> Result<()> {
+    /// One launch of the chaos game.
+    fn launch(&mut self, compiled: &CompiledKernel, args: &JobArgs<T>, l: Launch) -> Result<()> {
         let block = self.options.block;
-        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (l.blocks as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        let Launch { iters, sub_batch, plotting, .. } = l;
         let (width, height, row0) = (self.hw as u32, self.hh as u32, self.row0 as u32);
         let b = &mut self.buffers;
         let count = match (&b.count, &args.no_count) {
@@ -365,12 +381,24 @@ impl<T: GpuBucket> GpuBackend<'_, T> {
                 .arg(&height)
                 .arg(&row0)
                 .arg(&iters)
-                .arg(&self.sub_batch)
+                .arg(&sub_batch)
+                .arg(&plotting)
                 .buf_mut(&mut b.counters)
                 .run(cfg)?;
         }
         Ok(())
     }
+}
+
+/// What one launch runs: `iters` iterations of every thread of the first
+/// `blocks` blocks, whose points restart after `sub_batch` plotted
+/// iterations; the first `plotting` threads plot, the others only iterate.
+#[derive(Clone, Copy, Debug)]
+struct Launch {
+    blocks: usize,
+    iters: i32,
+    sub_batch: i32,
+    plotting: u32,
 }
 
 /// A job's values on the device.
@@ -414,6 +442,7 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
         };
         let block = self.options.block as usize;
         let per_launch = u64::from(self.options.iters_per_launch);
+        let sub_batch = self.job_sub_batch(job.n_iter);
 
         if self.open_loop {
             // As many threads as keep MIN_ITERS_PER_THREAD iterations each
@@ -422,38 +451,48 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
             // end, and the host prepares the next job meanwhile.
             // The iterations that do not divide evenly run as one more
             // iteration of the first blocks, so a job overshoots by less
-            // than a block.
+            // than a block. The fuses of the job's restarts plot nothing,
+            // so they run on top of its samples.
+            let n_run = job.n_iter + job.n_iter.div_ceil(sub_batch as u64) * FUSE as u64;
             let block = block as u64;
             let max_blocks = (self.threads as u64 / block).max(1);
-            let least = job
-                .n_iter
+            let least = n_run
                 .div_ceil(max_blocks * block)
                 .max(MIN_ITERS_PER_THREAD)
                 .max(MIN_ITERS_PER_PASS.div_ceil(self.pass_jobs as u64));
-            let blocks = (job.n_iter / (block * least)).clamp(1, max_blocks);
+            let blocks = (n_run / (block * least)).clamp(1, max_blocks);
             let threads = blocks * block;
-            let mut left = job.n_iter / threads;
-            let extra_blocks = (job.n_iter - left * threads).div_ceil(block);
+            let mut left = n_run / threads;
+            let extra_blocks = (n_run - left * threads).div_ceil(block);
             let planned = left * threads + extra_blocks * block;
             while left > 0 {
                 let iters = left.min(per_launch);
-                self.launch(&compiled, &args, blocks as usize, iters as i32)?;
+                let l = Launch { blocks: blocks as usize, iters: iters as i32, sub_batch, plotting: u32::MAX };
+                self.launch(&compiled, &args, l)?;
                 left -= iters;
             }
             if extra_blocks > 0 {
-                self.launch(&compiled, &args, extra_blocks as usize, 1)?;
+                let l = Launch { blocks: extra_blocks as usize, iters: 1, sub_batch, plotting: u32::MAX };
+                self.launch(&compiled, &args, l)?;
             }
-            progress(planned.min(job.n_iter))?;
-            return Ok(IterationCount { kept: planned, bad: 0 });
+            let kept = planned.saturating_sub(n_run - job.n_iter);
+            progress(kept.min(job.n_iter))?;
+            return Ok(IterationCount { kept, bad: 0 });
         }
 
         self.gpu.memset_bytes(&mut self.buffers.counters, 0)?;
         let blocks = self.blocks_for(job.n_iter);
+        // One plotting point per sub-batch, as flam3 and the CPU start one
+        // fresh point per sub-batch: the blocks round up, and a point that
+        // plotted fewer samples would restart (and show its transient)
+        // more often than theirs.
         let threads = (blocks * block) as u64;
+        let plotting = job.n_iter.div_ceil(self.sub_batch.max(1) as u64).clamp(1, threads);
         let mut done = IterationCount::default();
         while done.kept < job.n_iter {
-            let iters = (job.n_iter - done.kept).div_ceil(threads).clamp(1, per_launch) as i32;
-            self.launch(&compiled, &args, blocks, iters)?;
+            let iters = (job.n_iter - done.kept).div_ceil(plotting).clamp(1, per_launch) as i32;
+            let l = Launch { blocks, iters, sub_batch, plotting: plotting as u32 };
+            self.launch(&compiled, &args, l)?;
             let c = self.gpu.download(&self.buffers.counters)?;
             done = IterationCount { kept: c[0], bad: c[1] };
             progress(done.kept.min(job.n_iter))?;
@@ -558,11 +597,12 @@ mod tests {
             assert!(kept >= asked && kept < asked + b.threads as u64, "{kept} for {asked}");
         } else {
             // Launched without waiting: each job overshoots by less than a
-            // block, and every point's first FUSE iterations (its fuse) go
-            // unplotted.
+            // block and runs its restarts' fuses on top of its samples;
+            // every point's first fuse, and the restarts that fall in
+            // another job than planned, are off by at most a fuse per point.
             let block = u64::from(b.options.block);
             let fuse = (FUSE * b.threads) as u64;
-            assert!(kept + fuse >= asked && kept < asked + jobs as u64 * block, "{kept} for {asked}");
+            assert!(kept + fuse >= asked && kept < asked + jobs as u64 * block + fuse, "{kept} for {asked}");
         }
         let hist = gpu.download(&b.buffers.hist).unwrap();
         let mut sums = [0.0f64; 4];

@@ -237,10 +237,10 @@ flame_iterate(const real *__restrict__ gparams, const unsigned short *__restrict
               const float4 *__restrict__ gpalette, flame::ChaosPoint *__restrict__ points,
               unsigned long long *__restrict__ rng_state, const unsigned *__restrict__ rng_a,
               FlameChaosGame::bucket *__restrict__ hist, FlameChaosGame::bucket *__restrict__ count,
-              unsigned width, unsigned height, unsigned row0, int iters, int sub_batch,
+              unsigned width, unsigned height, unsigned row0, int iters, int sub_batch, unsigned plotting,
               unsigned long long *__restrict__ counters) {
     FlameChaosGame::run(gparams, tables, gpalette, points, rng_state, rng_a, hist, count, width, height, row0, iters,
-                        sub_batch, counters);
+                        sub_batch, plotting, counters);
 }
 "#;
 
