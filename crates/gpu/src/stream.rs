@@ -2,7 +2,7 @@
 //! that overlaps copies between host and device with kernels (a strip of a
 //! lattice sending its edge rows while its interior is updated).
 
-use cudarc::driver::{DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
+use cudarc::driver::{CudaEvent, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 
 use crate::Gpu;
 use crate::buffer::DeviceBuffer;
@@ -14,6 +14,17 @@ use crate::error::{DriverContext, GpuError, Result};
 #[derive(Debug)]
 pub struct PinnedBuffer<T> {
     slice: PinnedHostSlice<T>,
+    /// Recorded after each copy into or out of the buffer. (cudarc's own
+    /// event in the slice is recorded only where it tracks events, which
+    /// warpmc's GPUs do not: see Gpu::open.)
+    copied: CudaEvent,
+}
+
+impl<T> Drop for PinnedBuffer<T> {
+    fn drop(&mut self) {
+        // The memory is freed when `slice` drops: not under a copy.
+        let _ = self.copied.synchronize();
+    }
 }
 
 impl<T: ValidAsZeroBits> PinnedBuffer<T> {
@@ -29,12 +40,14 @@ impl<T: ValidAsZeroBits> PinnedBuffer<T> {
 
     /// The contents, once every copy issued into the buffer has finished.
     pub fn as_slice(&self) -> Result<&[T]> {
+        self.copied.synchronize().during("cuEventSynchronize")?;
         self.slice.as_slice().during("cuEventSynchronize")
     }
 
     /// The contents to write, once every copy issued into or out of the
     /// buffer has finished.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.copied.synchronize().during("cuEventSynchronize")?;
         self.slice.as_mut_slice().during("cuEventSynchronize")
     }
 }
@@ -80,7 +93,8 @@ impl Gpu {
         // SAFETY: `ptr` addresses the `bytes` bytes just allocated, owned by
         // `slice` and used by nothing else yet.
         unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
-        Ok(PinnedBuffer { slice })
+        let copied = self.ctx.new_event(None).during("cuEventCreate")?;
+        Ok(PinnedBuffer { slice, copied })
     }
 
     /// Copies `dst.len()` elements of `src` from `start` on into `dst`,
@@ -98,7 +112,8 @@ impl Gpu {
             return Ok(());
         }
         let from = src.slice.slice(start..start + len);
-        self.stream.memcpy_dtoh(&from, &mut dst.slice).during("cuMemcpyDtoHAsync")
+        self.stream.memcpy_dtoh(&from, &mut dst.slice).during("cuMemcpyDtoHAsync")?;
+        dst.copied.record(&self.stream).during("cuEventRecord")
     }
 
     /// Copies `src` into `dst` from element `start` on, asynchronously on
@@ -116,6 +131,7 @@ impl Gpu {
             return Ok(());
         }
         let mut to = dst.slice.slice_mut(start..start + len);
-        self.stream.memcpy_htod(&src.slice, &mut to).during("cuMemcpyHtoDAsync")
+        self.stream.memcpy_htod(&src.slice, &mut to).during("cuMemcpyHtoDAsync")?;
+        src.copied.record(&self.stream).during("cuEventRecord")
     }
 }
