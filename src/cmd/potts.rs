@@ -156,10 +156,10 @@ struct RunArgs {
     algorithm: Option<Algorithm>,
     /// Under mpirun (a build with the mpi feature), where the lattices go:
     /// strips (every lattice cut into horizontal strips, one per process,
-    /// on the CPU), ensemble (the lattices of each group dealt out whole,
-    /// each process on its CPU or its own GPU), or auto (strips for a lone
-    /// lattice on the CPU, ensemble otherwise). Results are the same bits
-    /// as one process's either way (docs/mpi.md).
+    /// each on its CPU or its own GPU), ensemble (the lattices of each
+    /// group dealt out whole, likewise), or auto (strips for a lone lattice
+    /// unless every process has a GPU, ensemble otherwise). Results are the
+    /// same bits as one process's either way (docs/mpi.md).
     #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
     decompose: warpmc_mpi::Decompose,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a

@@ -50,6 +50,8 @@ mod launch;
 #[cfg(feature = "cuda")]
 mod loader;
 #[cfg(feature = "cuda")]
+mod stream;
+#[cfg(feature = "cuda")]
 mod timing;
 
 pub use backend::{BackendChoice, Device, device_ordinal, select, select_ordinal};
@@ -70,6 +72,8 @@ pub use foreign::{BorrowedBuffer, PointerInfo};
 pub use graph::Graph;
 #[cfg(feature = "cuda")]
 pub use launch::{Kernel, Launch, LaunchConfig, Module, grid_1d};
+#[cfg(feature = "cuda")]
+pub use stream::PinnedBuffer;
 #[cfg(feature = "cuda")]
 pub use timing::GpuTimer;
 

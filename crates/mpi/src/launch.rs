@@ -37,10 +37,12 @@ impl Launch {
 /// How a run's lattices are placed on the processes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Decompose {
-    /// Strips for a lone lattice on the CPU, the ensemble spread otherwise.
+    /// Strips for a lone lattice unless every process has a GPU, the
+    /// ensemble spread otherwise.
     #[default]
     Auto,
-    /// Every lattice cut into strips across the processes (on the CPU).
+    /// Every lattice cut into strips across the processes, each on its CPU
+    /// or its own GPU.
     Strips,
     /// The lattices of each ensemble dealt out to the processes whole.
     Ensemble,

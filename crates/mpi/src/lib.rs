@@ -5,9 +5,10 @@
 //! the same order, and the lattices live where an `MpiOpener` puts them:
 //!
 //! - `StripEnsemble`: each lattice cut into horizontal strips of whole
-//!   random-number row-blocks ([`warpmc_potts::strip`]), one per process;
-//!   halo rows are traded after every half-sweep, while the interior
-//!   rows are updated, and the census is summed with an all-reduce;
+//!   random-number row-blocks ([`warpmc_potts::strip`]), one per process,
+//!   each on its process's CPU or its own GPU; halo rows are traded after
+//!   every half-sweep, while the interior rows are updated, and the census
+//!   is summed with an all-reduce;
 //! - `SpreadEnsemble`: the lattices of an ensemble (temperatures,
 //!   samples, tempering replicas) dealt out to the processes, each running
 //!   its share on its own backend (CPU, or its own GPU); censuses are
@@ -23,8 +24,8 @@
 //! `mpi` adds everything that talks to MPI (rsmpi over the system's MPI
 //! library). Without it the crate only reads a launcher's environment
 //! ([`Launch`]), so that a build without MPI can say so when mpirun
-//! starts it. `cuda` (on by default) lets processes run their share of an
-//! ensemble on their own GPU; without it the crate has no CUDA library in
+//! starts it. `cuda` (on by default) lets processes run their strips or
+//! their share of an ensemble on their own GPU; without it the crate has no CUDA library in
 //! its dependency tree.
 
 #![deny(missing_docs)]

@@ -13,10 +13,10 @@ use crate::strips::StripEnsemble;
 
 /// Opens a [`Runner`](warpmc_potts::Runner)'s ensembles across the
 /// processes: [`StripEnsemble`] or [`SpreadEnsemble`] as the
-/// [`Decompose`] choice says. `auto` cuts a lone lattice into strips when
-/// the processes run on the CPU, and deals out the lattices otherwise (a
-/// lone lattice then runs whole on the first process's GPU); strips run on
-/// the CPU.
+/// [`Decompose`] choice says. `auto` cuts a lone lattice into strips unless
+/// every process has a GPU, and deals out the lattices otherwise (a lone
+/// lattice then runs whole on the first process's GPU). Each process runs
+/// its strips on its own device, CPU or GPU.
 pub struct MpiOpener {
     comm: Rc<SimpleCommunicator>,
     device: Device,
@@ -33,18 +33,10 @@ impl std::fmt::Debug for MpiOpener {
 impl MpiOpener {
     /// An opener for `processes`, this process running its lattices on
     /// `device`. Every process must call it (it asks whether every process
-    /// has a GPU, and `strips` refuses GPUs, so that all decide alike).
+    /// has a GPU, so that all decide alike).
     pub fn new(processes: &Processes, device: Device, decompose: Decompose) -> warpmc_potts::Result<Self> {
         let gpu_here = device.name() == "cuda";
         let all_gpus = processes.first_failure(gpu_here).is_none();
-        let any_gpu = processes.first_failure(!gpu_here).is_some();
-        if decompose == Decompose::Strips && any_gpu {
-            return Err(PottsError::InvalidInput(
-                "strips of a lattice run on the CPU: choose the CPU backend to cut lattices into strips, or deal \
-                 whole lattices to the GPUs"
-                    .into(),
-            ));
-        }
         Ok(MpiOpener { comm: Rc::new(processes.communicator()), device, decompose, all_gpus })
     }
 
@@ -77,7 +69,7 @@ impl EnsembleOpener for MpiOpener {
                      --decompose ensemble (whole lattices dealt out to the processes)"
                 )));
             }
-            Ok(Box::new(StripEnsemble::new(self.comm.clone(), model, members)?))
+            Ok(Box::new(StripEnsemble::new(self.comm.clone(), &self.device, model, members)?))
         } else {
             Ok(Box::new(SpreadEnsemble::new(self.comm.clone(), &self.device, model, algorithm, members)?))
         }

@@ -5,8 +5,9 @@ use std::rc::Rc;
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use warpmc_gpu::Device;
 use warpmc_potts::ensemble::{check_chains, check_member};
-use warpmc_potts::strip::{Halo, HaloExchange, StripBackend, strip_rows};
+use warpmc_potts::strip::{Halo, HaloExchange, Strip, open_strip, strip_rows};
 use warpmc_potts::{AcceptanceTable, Census, Chain, Ensemble, Lattice, PottsError, PottsModel};
 
 use crate::processes::{all_max, broadcast_pieces};
@@ -49,7 +50,9 @@ impl HaloExchange for Neighbours<'_> {
 /// bits are those of the whole lattice on one process). A lattice of fewer
 /// row-blocks than processes is cut into one strip per row-block and the
 /// remaining processes hold nothing of it. Members are advanced one after
-/// another, all processes together. Strips run on the CPU.
+/// another, all processes together. Each process runs its strips on its
+/// own device, the CPU or its GPU ([`open_strip`]); strips on either give
+/// the same bits, so processes of one run may mix them.
 pub struct StripEnsemble {
     comm: Rc<SimpleCommunicator>,
     model: PottsModel,
@@ -58,7 +61,7 @@ pub struct StripEnsemble {
     strips: usize,
     rank: usize,
     /// This process's strip of each member (empty past the last strip).
-    mine: Vec<StripBackend>,
+    mine: Vec<Box<dyn Strip>>,
 }
 
 impl std::fmt::Debug for StripEnsemble {
@@ -73,16 +76,21 @@ impl std::fmt::Debug for StripEnsemble {
 
 impl StripEnsemble {
     /// `members` lattices of `model`, each cut into one strip per process of
-    /// `comm` (or per row-block, when there are fewer). Every process must
-    /// call it.
-    pub fn new(comm: Rc<SimpleCommunicator>, model: &PottsModel, members: usize) -> warpmc_potts::Result<Self> {
+    /// `comm` (or per row-block, when there are fewer), this process's
+    /// strips on `device`. Every process must call it.
+    pub fn new(
+        comm: Rc<SimpleCommunicator>,
+        device: &Device,
+        model: &PottsModel,
+        members: usize,
+    ) -> warpmc_potts::Result<Self> {
         if members == 0 {
             return Err(PottsError::InvalidInput("an ensemble needs at least one lattice".into()));
         }
         let (rank, size) = (comm.rank() as usize, comm.size() as usize);
         let rows = strip_rows(model.height(), size);
         let mine = match rows.get(rank) {
-            Some(r) => (0..members).map(|_| StripBackend::new(model, r.clone())).collect::<Result<_, _>>()?,
+            Some(r) => (0..members).map(|_| open_strip(device, model, r.clone())).collect::<Result<_, _>>()?,
             None => Vec::new(),
         };
         Ok(StripEnsemble { comm, model: model.clone(), members, strips: rows.len(), rank, mine })
@@ -96,7 +104,7 @@ impl StripEnsemble {
 
 impl Ensemble for StripEnsemble {
     fn name(&self) -> &'static str {
-        "cpu"
+        self.mine.first().map_or("cpu", |s| s.name())
     }
 
     fn description(&self) -> String {
@@ -131,9 +139,9 @@ impl Ensemble for StripEnsemble {
         check_member(self.members, index)?;
         let (w, h, q) = (self.model.width(), self.model.height(), self.model.q());
         let mut spins = vec![0u8; w * h];
-        if let Some(s) = self.mine.get(index) {
+        if let Some(s) = self.mine.get_mut(index) {
             let r = s.rows();
-            spins[r.start * w..r.end * w].copy_from_slice(&s.spins());
+            spins[r.start * w..r.end * w].copy_from_slice(&s.spins()?);
         }
         // Each strip from its process, to every process.
         for (p, r) in strip_rows(h, self.strips).into_iter().enumerate() {
@@ -167,8 +175,8 @@ impl Ensemble for StripEnsemble {
         // summed over the processes: integers, so the sum is exact.
         let per = self.model.q() as usize + 1;
         let mut mine = vec![0u64; self.members * per];
-        for (part, strip) in mine.chunks_exact_mut(per).zip(&self.mine) {
-            let c = strip.census();
+        for (part, strip) in mine.chunks_exact_mut(per).zip(&mut self.mine) {
+            let c = strip.census()?;
             part[0] = c.equal_bonds();
             part[1..].copy_from_slice(c.counts());
         }

@@ -61,6 +61,8 @@ pub mod cuda_cluster;
 #[cfg(feature = "cuda")]
 pub mod cuda_ensemble;
 #[cfg(feature = "cuda")]
+pub mod cuda_strip;
+#[cfg(feature = "cuda")]
 pub mod cuda_sw;
 pub mod ensemble;
 pub mod error;
@@ -91,6 +93,8 @@ pub use cpu_ensemble::CpuEnsemble;
 pub use cuda::{CudaBackend, CudaKernel};
 #[cfg(feature = "cuda")]
 pub use cuda_ensemble::CudaEnsemble;
+#[cfg(feature = "cuda")]
+pub use cuda_strip::CudaStripBackend;
 pub use ensemble::{Ensemble, EnsembleOpener, Independent, open_ensemble, open_ensemble_for};
 pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
@@ -99,6 +103,6 @@ pub use observables::{Measurement, TemperatureResult};
 pub use protocol::{ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing};
 pub use provenance::Provenance;
 pub use simulation::{Chain, Simulation};
-pub use strip::StripBackend;
+pub use strip::{Strip, StripBackend, open_strip};
 pub use update::{Algorithm, Update};
 pub use warpmc_gpu::{BackendChoice, Device, select};

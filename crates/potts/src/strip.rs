@@ -41,10 +41,19 @@
 //! to a [`HaloExchange`] and updates its interior row-blocks while the
 //! exchange is under way; the exchange returns once the halo rows hold the
 //! neighbours' new edge rows.
+//!
+//! # Backends
+//!
+//! [`StripBackend`] runs a strip on the host's cores, `CudaStripBackend`
+//! (the `cuda` feature) on a GPU, with the same storage words, the same
+//! random-number rule for a given model and the same integer census, so
+//! the strips of one lattice may run on either, in any mix: both are
+//! [`Strip`]s, and [`open_strip`] opens the one a [`Device`] asks for.
 
 use std::ops::Range;
 
 use rayon::prelude::*;
+use warpmc_gpu::Device;
 use warpmc_rng::RandomSource;
 
 use crate::algorithm::{
@@ -103,6 +112,124 @@ pub trait HaloExchange {
     /// other rows, which touches none of `halo`'s), and returns once
     /// `halo.from_up` and `halo.from_down` hold the neighbours' rows.
     fn exchange(&mut self, halo: Halo<'_>, interior: &mut dyn FnMut()) -> Result<()>;
+}
+
+/// One strip of a lattice on some backend, updated with the bits of the
+/// whole lattice: [`StripBackend`] on the host's cores, `CudaStripBackend`
+/// on a GPU. Strips on either trade the same rows and count the same
+/// census, so one lattice's strips may mix them.
+pub trait Strip {
+    /// "cpu" or "cuda".
+    fn name(&self) -> &'static str;
+    /// One line describing where the strip runs and how it is stored.
+    fn description(&self) -> String;
+    /// The lattice rows this strip holds.
+    fn rows(&self) -> Range<usize>;
+    /// Takes the strip's rows, and its halo rows, from a whole lattice of
+    /// the model.
+    fn load(&mut self, lattice: &Lattice) -> Result<()>;
+    /// The strip's own rows, row-major, one byte per site (rows
+    /// `rows().start` … of the whole lattice).
+    fn spins(&mut self) -> Result<Vec<u8>>;
+    /// Sets the acceptance table of the following sweeps.
+    fn set_table(&mut self, table: &AcceptanceTable) -> Result<()>;
+    /// Runs sweeps `first` … `first + count − 1` of the chain (`seed`,
+    /// `stream`), trading edge rows through `exchange` after each
+    /// half-sweep. Every strip of the lattice must make the same call.
+    fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64, exchange: &mut dyn HaloExchange)
+    -> Result<()>;
+    /// The strip's part of the lattice's census (see
+    /// [`StripBackend::census`]); the parts of all strips add up to the
+    /// whole lattice's.
+    fn census(&mut self) -> Result<Census>;
+}
+
+/// The strip of `model`'s lattice holding `rows` (whole row-blocks, as
+/// [`strip_rows`] gives them) on `device`: [`StripBackend`] on the CPU,
+/// `CudaStripBackend` on a GPU.
+pub fn open_strip(device: &Device, model: &PottsModel, rows: Range<usize>) -> Result<Box<dyn Strip>> {
+    match device {
+        // (Without the cuda feature every device is the CPU.)
+        #[allow(unreachable_patterns)]
+        Device::Cpu { .. } => Ok(Box::new(StripBackend::new(model, rows)?)),
+        #[cfg(feature = "cuda")]
+        Device::Cuda(gpu) => Ok(Box::new(crate::cuda_strip::CudaStripBackend::new(gpu.clone(), model, rows)?)),
+        #[allow(unreachable_patterns)]
+        _ => Err(PottsError::Gpu(warpmc_gpu::GpuError::NoDevice(
+            "warpmc-potts was built without its cuda feature".into(),
+        ))),
+    }
+}
+
+/// Fails unless `rows` are whole row-blocks of `model`'s lattice.
+pub(crate) fn check_rows(model: &PottsModel, rows: &Range<usize>) -> Result<()> {
+    let h = model.height();
+    let whole_blocks = |y: usize| y % UNIT_ROWS == 0 || y == h;
+    if rows.start >= rows.end || rows.end > h || !whole_blocks(rows.start) || !whole_blocks(rows.end) {
+        return Err(PottsError::InvalidInput(format!(
+            "rows {}..{} are not a strip of whole {UNIT_ROWS}-row blocks of a lattice {h} rows high",
+            rows.start, rows.end
+        )));
+    }
+    Ok(())
+}
+
+/// Fails unless `lattice` has the size and q of a strip's model.
+pub(crate) fn check_lattice(lattice: &Lattice, width: usize, height: usize, q: u32) -> Result<()> {
+    if (lattice.width(), lattice.height(), lattice.q()) != (width, height, q) {
+        return Err(PottsError::InvalidInput(format!(
+            "a {}×{} q={} lattice does not fit a strip of a {}×{} q={} model",
+            lattice.width(),
+            lattice.height(),
+            lattice.q(),
+            width,
+            height,
+            q
+        )));
+    }
+    Ok(())
+}
+
+/// The lattice rows a strip of `rows` reads: its upper halo, its own rows
+/// and its lower halo (wrapping around).
+fn stored_rows(rows: &Range<usize>, height: usize) -> impl Iterator<Item = usize> + '_ {
+    let h = height;
+    std::iter::once((rows.start + h - 1) % h).chain(rows.clone()).chain([rows.end % h])
+}
+
+/// The two colour arrays of a strip of `rows`, one byte per spin, with a
+/// halo row above and below.
+pub(crate) fn stored_colours(lattice: &Lattice, rows: &Range<usize>) -> [Vec<u8>; 2] {
+    let (w, hw) = (lattice.width(), lattice.width() / 2);
+    let stored = rows.len() + 2;
+    let mut colours = [vec![0u8; stored * hw], vec![0u8; stored * hw]];
+    let spins = lattice.spins();
+    for (s, y) in stored_rows(rows, lattice.height()).enumerate() {
+        // Site (x, y) has colour (x + y) mod 2.
+        let (even, odd) = if y % 2 == 0 { (0, 1) } else { (1, 0) };
+        for (xh, pair) in spins[y * w..(y + 1) * w].chunks_exact(2).enumerate() {
+            colours[even][s * hw + xh] = pair[0];
+            colours[odd][s * hw + xh] = pair[1];
+        }
+    }
+    colours
+}
+
+/// The rows `rows` of a lattice `width` wide, row-major, from a strip's
+/// colour arrays (one byte per spin, halo rows included).
+pub(crate) fn strip_spins(colours: &[Vec<u8>; 2], rows: &Range<usize>, width: usize) -> Vec<u8> {
+    let hw = width / 2;
+    let mut out = vec![0u8; rows.len() * width];
+    for (j, row) in out.chunks_exact_mut(width).enumerate() {
+        let y = rows.start + j;
+        let (even, odd) = if y % 2 == 0 { (&colours[0], &colours[1]) } else { (&colours[1], &colours[0]) };
+        let s = j + 1;
+        for (xh, pair) in row.chunks_exact_mut(2).enumerate() {
+            pair[0] = even[s * hw + xh];
+            pair[1] = odd[s * hw + xh];
+        }
+    }
+    out
 }
 
 /// The spins of one strip, one colour array per colour as the CPU backend
@@ -269,7 +396,7 @@ impl PlanesSweep<'_> {
 }
 
 /// A slice of storage words as the bytes they occupy.
-fn as_bytes<T: Word>(words: &[T]) -> &[u8] {
+pub(crate) fn as_bytes<T: Word>(words: &[T]) -> &[u8] {
     // SAFETY: T is u8 or u32 (the private Word trait): no padding, every
     // byte initialised; u8 has alignment 1 and the length covers exactly
     // the words' bytes.
@@ -277,7 +404,7 @@ fn as_bytes<T: Word>(words: &[T]) -> &[u8] {
 }
 
 /// A mutable slice of storage words as the bytes they occupy.
-fn as_bytes_mut<T: Word>(words: &mut [T]) -> &mut [u8] {
+pub(crate) fn as_bytes_mut<T: Word>(words: &mut [T]) -> &mut [u8] {
     // SAFETY: as in `as_bytes`; in addition every byte pattern is a valid
     // u8 and u32, so whatever is written through the bytes leaves valid
     // words.
@@ -286,7 +413,7 @@ fn as_bytes_mut<T: Word>(words: &mut [T]) -> &mut [u8] {
 
 /// The storage words of a strip: u8 and u32 only (the trait is private),
 /// plain integers without padding.
-trait Word: Copy + Send + Sync {}
+pub(crate) trait Word: Copy + Send + Sync {}
 impl Word for u8 {}
 impl Word for u32 {}
 
@@ -332,13 +459,7 @@ impl StripBackend {
     /// row-blocks, as [`strip_rows`] gives them.
     pub fn new(model: &PottsModel, rows: Range<usize>) -> Result<Self> {
         let (w, h) = (model.width(), model.height());
-        let whole_blocks = |y: usize| y % UNIT_ROWS == 0 || y == h;
-        if rows.start >= rows.end || rows.end > h || !whole_blocks(rows.start) || !whole_blocks(rows.end) {
-            return Err(PottsError::InvalidInput(format!(
-                "rows {}..{} are not a strip of whole {UNIT_ROWS}-row blocks of a lattice {h} rows high",
-                rows.start, rows.end
-            )));
-        }
+        check_rows(model, &rows)?;
         let n = rows.len();
         let bytes = ((n + 2) * w) as u64;
         warpmc_host::check_allocation(&format!("a strip of {n} rows of a {w} × {h} lattice"), 2 * bytes)
@@ -387,40 +508,12 @@ impl StripBackend {
         format!("CPU, {} threads, {storage}", rayon::current_num_threads())
     }
 
-    /// The rows of the lattice the strip reads: its upper halo, its own rows
-    /// and its lower halo (lattice rows, wrapping around).
-    fn stored_rows(&self) -> impl Iterator<Item = usize> + '_ {
-        let h = self.height;
-        std::iter::once((self.rows.start + h - 1) % h).chain(self.rows.clone()).chain([self.rows.end % h])
-    }
-
     /// Takes the strip's rows, and its halo rows, from a whole lattice of
     /// the model.
     pub fn load(&mut self, lattice: &Lattice) -> Result<()> {
-        if (lattice.width(), lattice.height(), lattice.q()) != (self.width, self.height, self.q) {
-            return Err(PottsError::InvalidInput(format!(
-                "a {}×{} q={} lattice does not fit a strip of a {}×{} q={} model",
-                lattice.width(),
-                lattice.height(),
-                lattice.q(),
-                self.width,
-                self.height,
-                self.q
-            )));
-        }
-        let (w, hw) = (self.width, self.width / 2);
-        let stored = self.stored_rows().count();
-        let mut colours = [vec![0u8; stored * hw], vec![0u8; stored * hw]];
-        let spins = lattice.spins();
-        for (s, y) in self.stored_rows().enumerate() {
-            // Site (x, y) has colour (x + y) mod 2.
-            let (even, odd) = if y % 2 == 0 { (0, 1) } else { (1, 0) };
-            for (xh, pair) in spins[y * w..(y + 1) * w].chunks_exact(2).enumerate() {
-                colours[even][s * hw + xh] = pair[0];
-                colours[odd][s * hw + xh] = pair[1];
-            }
-        }
-        let [a, b] = colours;
+        check_lattice(lattice, self.width, self.height, self.q)?;
+        let hw = self.width / 2;
+        let [a, b] = stored_colours(lattice, &self.rows);
         match &mut self.storage {
             Storage::Bytes(c) => *c = [a, b],
             Storage::Planes { colours, planes } => {
@@ -445,19 +538,7 @@ impl StripBackend {
     /// The strip's own rows, row-major, one byte per site (rows
     /// `rows().start` … of the whole lattice).
     pub fn spins(&self) -> Vec<u8> {
-        let (w, hw) = (self.width, self.width / 2);
-        let colours = self.byte_colours();
-        let mut out = vec![0u8; self.rows.len() * w];
-        for (j, row) in out.chunks_exact_mut(w).enumerate() {
-            let y = self.rows.start + j;
-            let (even, odd) = if y % 2 == 0 { (&colours[0], &colours[1]) } else { (&colours[1], &colours[0]) };
-            let s = j + 1;
-            for (xh, pair) in row.chunks_exact_mut(2).enumerate() {
-                pair[0] = even[s * hw + xh];
-                pair[1] = odd[s * hw + xh];
-            }
-        }
-        out
+        strip_spins(&self.byte_colours(), &self.rows, self.width)
     }
 
     /// Sets the acceptance table of the following sweeps.
@@ -577,6 +658,47 @@ impl StripBackend {
                 _ => census_planes::<4>(c0, c1, n, self.width, q),
             },
         }
+    }
+}
+
+impl Strip for StripBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn description(&self) -> String {
+        StripBackend::description(self)
+    }
+
+    fn rows(&self) -> Range<usize> {
+        StripBackend::rows(self)
+    }
+
+    fn load(&mut self, lattice: &Lattice) -> Result<()> {
+        StripBackend::load(self, lattice)
+    }
+
+    fn spins(&mut self) -> Result<Vec<u8>> {
+        Ok(StripBackend::spins(self))
+    }
+
+    fn set_table(&mut self, table: &AcceptanceTable) -> Result<()> {
+        StripBackend::set_table(self, table)
+    }
+
+    fn sweeps(
+        &mut self,
+        seed: u64,
+        stream: u64,
+        first: u64,
+        count: u64,
+        exchange: &mut dyn HaloExchange,
+    ) -> Result<()> {
+        StripBackend::sweeps(self, seed, stream, first, count, exchange)
+    }
+
+    fn census(&mut self) -> Result<Census> {
+        Ok(StripBackend::census(self))
     }
 }
 

@@ -38,3 +38,19 @@ fn potts_ensemble_kernels_compile_for_every_q() {
         }
     }
 }
+
+#[test]
+fn potts_strip_kernels_compile_for_every_q() {
+    let target = Target::Cubin { arch: 90 };
+    for q in [2, 3, 9, 16, 255] {
+        match compile(&warpmc_potts::cuda_strip::kernel_source(q), &target) {
+            Ok(image) => assert!(!image.is_empty(), "q = {q}: empty image"),
+            Err(GpuError::NoDevice(why)) => {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr().lock(), "SKIPPED potts_strip_kernels_compile_for_every_q: {why}");
+                return;
+            }
+            Err(e) => panic!("q = {q}: {e}"),
+        }
+    }
+}

@@ -1,11 +1,14 @@
 //! A lattice split into strips, each on its own thread trading halo rows
 //! through channels (as MPI ranks trade them), ends every sweep in the bits
-//! of the whole lattice on the CPU backend, under both random-number rules.
+//! of the whole lattice on the CPU backend, under both random-number rules:
+//! strips on the CPU, on the GPU (each with its own streams, as each MPI
+//! rank has its own GPU) and mixed.
 
+use std::ops::Range;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use warpmc_potts::strip::{Halo, HaloExchange, StripBackend, strip_rows};
-use warpmc_potts::{AcceptanceTable, Backend, Census, CpuBackend, InitialState, Lattice, PottsModel, Scheme};
+use warpmc_potts::strip::{Halo, HaloExchange, Strip, StripBackend, open_strip, strip_rows};
+use warpmc_potts::{AcceptanceTable, Backend, Census, CpuBackend, Device, InitialState, Lattice, PottsModel, Scheme};
 
 /// Halo rows through channels: a strip's first row goes to the strip above,
 /// its last row to the strip below.
@@ -35,15 +38,18 @@ struct Stretch {
     count: u64,
 }
 
+/// Opens strip `i` (of the rows given) of a model's lattice.
+type Opener<'a> = dyn Fn(usize, Range<usize>) -> Box<dyn Strip> + Sync + 'a;
+
 /// The lattice and census after `stretches` on `parts` strips, each strip
-/// on its own thread.
+/// on its own thread, opened by `open`.
 fn split_run(
     model: &PottsModel,
     start: &Lattice,
     parts: usize,
     chain: (u64, u64),
     stretches: &[Stretch],
-    simd: bool,
+    open: &Opener<'_>,
 ) -> (Lattice, Census) {
     let rows = strip_rows(model.height(), parts);
     let k = rows.len();
@@ -71,16 +77,13 @@ fn split_run(
                 };
                 let r = r.clone();
                 scope.spawn(move || {
-                    let mut strip = StripBackend::new(model, r).unwrap();
-                    if !simd {
-                        strip = strip.without_simd();
-                    }
+                    let mut strip = open(i, r);
                     strip.load(start).unwrap();
                     for s in stretches {
                         strip.set_table(&AcceptanceTable::metropolis(model, s.temperature)).unwrap();
                         strip.sweeps(chain.0, chain.1, s.first, s.count, &mut ex).unwrap();
                     }
-                    (strip.spins(), strip.census())
+                    (strip.spins().unwrap(), strip.census().unwrap())
                 })
             })
             .collect();
@@ -113,7 +116,28 @@ fn stretches(q: u32, sweeps: u64) -> Vec<Stretch> {
     ]
 }
 
-fn check(q: u32, width: usize, height: usize, field: f64, scheme: Scheme, parts: &[usize], sweeps: u64) {
+/// Where each strip of a split run goes.
+#[derive(Clone, Copy, Debug)]
+enum Placement {
+    /// Every strip on the CPU, with or without AVX2.
+    Cpu { simd: bool },
+    /// Every strip on the GPU.
+    Gpu,
+    /// Strips alternately on the GPU and the CPU, the first on the GPU
+    /// when `gpu_first`.
+    Mixed { gpu_first: bool },
+}
+
+/// `lattice`: q, width, height and field.
+fn check_on(
+    lattice: (u32, usize, usize, f64),
+    scheme: Scheme,
+    parts: &[usize],
+    sweeps: u64,
+    placements: &[Placement],
+    device: &Device,
+) {
+    let (q, width, height, field) = lattice;
     let model = PottsModel::new(q, width, height).unwrap().with_field(field).unwrap();
     assert_eq!(Scheme::for_model(&model), scheme, "q={q} {width}x{height} h={field}");
     let chain = (0x5eed ^ u64::from(q), 0xabc0 + width as u64);
@@ -123,16 +147,41 @@ fn check(q: u32, width: usize, height: usize, field: f64, scheme: Scheme, parts:
     assert_eq!(census, lattice.census());
     assert_ne!(lattice.spins(), start.spins(), "nothing moved: the test would prove nothing");
     for &p in parts {
-        for simd in [true, false] {
-            let (l, c) = split_run(&model, &start, p, chain, &plan, simd);
+        for &placement in placements {
+            let open = |i: usize, rows: Range<usize>| -> Box<dyn Strip> {
+                let on_gpu = match placement {
+                    Placement::Cpu { simd } => {
+                        let strip = StripBackend::new(&model, rows).unwrap();
+                        return Box::new(if simd { strip } else { strip.without_simd() });
+                    }
+                    Placement::Gpu => true,
+                    Placement::Mixed { gpu_first } => (i % 2 == 0) == gpu_first,
+                };
+                let strip = open_strip(if on_gpu { device } else { &Device::CPU }, &model, rows).unwrap();
+                assert_eq!(strip.name(), if on_gpu { "cuda" } else { "cpu" });
+                strip
+            };
+            let (l, c) = split_run(&model, &start, p, chain, &plan, &open);
             let k = strip_rows(height, p).len();
             assert!(
                 l.spins() == lattice.spins(),
-                "q={q} {width}x{height} h={field}, {p} strips ({k} used), simd {simd}: the lattices differ"
+                "q={q} {width}x{height} h={field}, {p} strips ({k} used), {placement:?}: the lattices differ"
             );
-            assert_eq!(c, census, "q={q} {width}x{height} h={field}, {p} strips: the censuses differ");
+            assert_eq!(c, census, "q={q} {width}x{height} h={field}, {p} strips, {placement:?}: the censuses differ");
         }
     }
+}
+
+/// CPU strips, with and without AVX2.
+fn check(q: u32, width: usize, height: usize, field: f64, scheme: Scheme, parts: &[usize], sweeps: u64) {
+    let placements = [Placement::Cpu { simd: true }, Placement::Cpu { simd: false }];
+    check_on((q, width, height, field), scheme, parts, sweeps, &placements, &Device::CPU);
+}
+
+/// GPU strips, alone and mixed with CPU strips, on `device`.
+fn check_gpu(device: &Device, lattice: (u32, usize, usize, f64), scheme: Scheme, parts: &[usize], sweeps: u64) {
+    let placements = [Placement::Gpu, Placement::Mixed { gpu_first: true }, Placement::Mixed { gpu_first: false }];
+    check_on(lattice, scheme, parts, sweeps, &placements, device);
 }
 
 #[test]
@@ -158,4 +207,54 @@ fn bit_sliced_rule_matches_one_backend() {
     check(16, 192, 24, 0.0, Scheme::Sliced, &[2, 3], 40);
     check(10, 576, 32, 0.0, Scheme::Sliced, &[2, 4], 30);
     check(3, 64, 40, 0.0, Scheme::Sliced, &[2, 5, 7], 50);
+}
+
+#[test]
+fn gpu_strips_on_awkward_lattices_match_one_backend() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_strips_on_awkward_lattices_match_one_backend") else { return };
+    let d = Device::Cuda(gpu);
+    // The one-word-per-site rule: heights that are not whole row-blocks,
+    // widths that are not whole units, the smallest lattice, fields of
+    // either sign (q ≤ 16 with a field too), q up to 255.
+    check_gpu(&d, (3, 10, 22, 0.3), Scheme::SiteWords, &[1, 2, 3], 200);
+    check_gpu(&d, (2, 2, 2, 0.0), Scheme::SiteWords, &[1, 2], 40);
+    check_gpu(&d, (2, 6, 18, -0.4), Scheme::SiteWords, &[2, 3], 50);
+    check_gpu(&d, (9, 66, 40, 0.0), Scheme::SiteWords, &[1, 2, 4, 5], 40);
+    check_gpu(&d, (16, 64, 30, -0.2), Scheme::SiteWords, &[1, 3, 4], 60);
+    check_gpu(&d, (9, 64, 32, 0.2), Scheme::SiteWords, &[2, 4], 40);
+    check_gpu(&d, (255, 8, 26, -0.5), Scheme::SiteWords, &[2, 4], 30);
+    // Many units per row-block and an interior of many row-blocks.
+    check_gpu(&d, (9, 514, 130, 0.1), Scheme::SiteWords, &[1, 3, 5], 60);
+}
+
+#[test]
+fn gpu_strips_under_the_bit_sliced_rule_match_one_backend() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_strips_under_the_bit_sliced_rule_match_one_backend") else {
+        return;
+    };
+    let d = Device::Cuda(gpu);
+    // One word per row, several, one row-block per strip and several.
+    check_gpu(&d, (2, 64, 8, 0.0), Scheme::Sliced, &[1, 2], 60);
+    check_gpu(&d, (9, 128, 48, 0.0), Scheme::Sliced, &[1, 2, 4, 5], 200);
+    check_gpu(&d, (16, 192, 24, 0.0), Scheme::Sliced, &[2, 3], 40);
+    check_gpu(&d, (3, 64, 40, 0.0), Scheme::Sliced, &[2, 5], 50);
+    check_gpu(&d, (10, 576, 32, 0.0), Scheme::Sliced, &[2, 4], 30);
+    // Many units per row-block and an interior of many row-blocks.
+    check_gpu(&d, (2, 1024, 256, 0.0), Scheme::Sliced, &[1, 3, 5], 60);
+}
+
+#[test]
+fn a_gpu_strip_refuses_rows_and_lattices_that_do_not_fit() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("a_gpu_strip_refuses_rows_and_lattices_that_do_not_fit") else {
+        return;
+    };
+    let d = Device::Cuda(gpu);
+    let m = PottsModel::new(3, 16, 20).unwrap();
+    for bad in [0..4, 4..16, 8..8, 16..24] {
+        let e = open_strip(&d, &m, bad.clone()).err().expect("refused").to_string();
+        assert!(e.contains("whole 8-row blocks"), "{bad:?}: {e}");
+    }
+    let mut s = open_strip(&d, &m, 8..16).unwrap();
+    let other = Lattice::new(&PottsModel::new(3, 16, 24).unwrap(), InitialState::Random, 1, 2);
+    assert!(s.load(&other).unwrap_err().to_string().contains("does not fit"));
 }
