@@ -15,10 +15,12 @@
 //! for bit: the GPU iterates in f32 (f64 on request), draws its random
 //! numbers from one stream per thread rather than per sub-batch, and its
 //! atomics add in an unpredictable order. Its sampling is flam3's: every
-//! point plots one sub-batch (10000 iterations by default) after a
-//! 15-iteration fuse, then restarts from a random point; genomes whose
-//! points take long to reach the attractor show those transients in flam3
-//! and must show them here too.
+//! point plots one sub-batch (10000 iterations by default, or a temporal
+//! sample's share when that is smaller) after a 15-iteration fuse, then
+//! restarts from a random point, and a job smaller than the grid plots on
+//! one thread per sub-batch; genomes whose points take long to reach the
+//! attractor show those transients in flam3 and must show them here too,
+//! in the same proportion.
 //!
 //! Measurements of the variants: docs/benchmarks/flame.md.
 //!
