@@ -196,7 +196,11 @@ extern "C" __global__ void potts_heat_bath_colour(u8* __restrict__ mine, const u
 // Equal-neighbour bonds and state counts of the byte-per-spin lattice (c0,
 // c1), added to out[0] (bonds) and out[1 + s] (sites in state s) by the
 // block's threads (the grid strides over the lattice). Shared by the
-// one-lattice census below and the ensemble's (potts_ensemble.cu).
+// one-lattice census below, the ensemble's (potts_ensemble.cu) and a
+// strip's (potts_strip.cu). Without HALOS the h rows are a torus; with
+// them rows 1 … h are a strip's and rows 0 and h + 1 its halo rows, which
+// count as neighbours only.
+template <bool HALOS>
 __device__ __forceinline__ void generic_census_into(const u8* __restrict__ c0, const u8* __restrict__ c1, u32 hw,
                                                     u32 h, u32 q, unsigned long long* out) {
     __shared__ unsigned int hist[256];
@@ -212,13 +216,17 @@ __device__ __forceinline__ void generic_census_into(const u8* __restrict__ c0, c
         u32 o = (u32)(y & 1);
         u32 left = (xh + o == 0) ? hw - 1 : xh + o - 1;
         u32 right = (xh + o == hw) ? 0 : xh + o;
-        u64 up = (y == 0 ? (u64)h - 1 : y - 1) * hw;
-        u64 down = (y + 1 == h ? 0 : y + 1) * hw;
-        u8 s = c0[j];
-        const u8* row = c1 + y * hw;
+        // A strip's rows start at an even row of the lattice: the parity
+        // of y is the lattice's.
+        const u64 own = HALOS ? y + 1 : y;
+        u64 up = (HALOS ? y : (y == 0 ? (u64)h - 1 : y - 1)) * hw;
+        u64 down = (HALOS ? y + 2 : (y + 1 == h ? 0 : y + 1)) * hw;
+        const u64 at = own * hw + xh;
+        u8 s = c0[at];
+        const u8* row = c1 + own * hw;
         bonds += (s == row[left]) + (s == row[right]) + (s == c1[up + xh]) + (s == c1[down + xh]);
         atomicAdd(&hist[s], 1u);
-        atomicAdd(&hist[c1[j]], 1u);
+        atomicAdd(&hist[c1[at]], 1u);
     }
     // Warp sum first, one shared atomic per warp.
     for (int off = 16; off > 0; off >>= 1) bonds += __shfl_down_sync(0xffffffffu, bonds, off);
@@ -234,7 +242,7 @@ __device__ __forceinline__ void generic_census_into(const u8* __restrict__ c0, c
 // leave the device.
 extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const u8* __restrict__ c1, u32 hw, u32 h,
                                                 u32 q, unsigned long long* out) {
-    generic_census_into(c0, c1, hw, h, q, out);
+    generic_census_into<false>(c0, c1, hw, h, q, out);
 }
 
 // ---- Bit planes: the bit-sliced rule (crates/potts/src/sliced.rs) ----------
@@ -689,8 +697,10 @@ extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
 
 // The census of the planes storage (c0, c1), added to out[0] (equal bonds)
 // and out[1 + v] (sites in state v) by the block's threads (the grid
-// strides over the lattice). Shared by the one-lattice census below and the
-// ensemble's (potts_ensemble.cu).
+// strides over the lattice). Shared by the one-lattice census below, the
+// ensemble's (potts_ensemble.cu) and a strip's (potts_strip.cu); HALOS as
+// for generic_census_into.
+template <bool HALOS>
 __device__ __forceinline__ void sliced_census_into(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
                                                    u32 h, unsigned long long* out) {
     const u64 n = (u64)wr * h;
@@ -702,11 +712,12 @@ __device__ __forceinline__ void sliced_census_into(const u32* __restrict__ c0, c
         const u32 y = (u32)(k / wr);
         const u32 wx = (u32)(k - (u64)y * wr);
         u32 s[SL_P], nb[4][SL_P];
-        load_planes(s, c0, y, wx, wr);
-        load_planes(nb[0], c1, y == 0 ? h - 1 : y - 1, wx, wr);
-        load_planes(nb[1], c1, y + 1 == h ? 0 : y + 1, wx, wr);
-        load_planes(nb[2], c1, y, wx, wr);
-        side_planes(nb[3], nb[2], c1, y, wx, wr, y & 1u);
+        const u32 own = HALOS ? y + 1 : y;
+        load_planes(s, c0, own, wx, wr);
+        load_planes(nb[0], c1, HALOS ? y : (y == 0 ? h - 1 : y - 1), wx, wr);
+        load_planes(nb[1], c1, HALOS ? y + 2 : (y + 1 == h ? 0 : y + 1), wx, wr);
+        load_planes(nb[2], c1, own, wx, wr);
+        side_planes(nb[3], nb[2], c1, own, wx, wr, y & 1u);
 #pragma unroll
         for (int i = 0; i < 4; ++i) bonds += __popc(~differ(s, nb[i]));
 #pragma unroll
@@ -735,7 +746,7 @@ __device__ __forceinline__ void sliced_census_into(const u32* __restrict__ c0, c
 // state v; out must be zeroed before the launch.
 extern "C" __global__ void potts_sliced_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
                                                u32 h, unsigned long long* out) {
-    sliced_census_into(c0, c1, wr, h, out);
+    sliced_census_into<false>(c0, c1, wr, h, out);
 }
 
 // Moves the sweep base of a recorded graph on by n.

@@ -110,7 +110,7 @@ extern "C" __global__ void potts_ens_sliced_census(const u32* __restrict__ latti
     const u32 m = blockIdx.y;
     const u64 words = (u64)wr * h * SL_P;
     const u32* c0 = lattices + (u64)m * 2 * words;
-    sliced_census_into(c0, c0 + words, wr, h, out + (u64)m * (POTTS_Q + 1));
+    sliced_census_into<false>(c0, c0 + words, wr, h, out + (u64)m * (POTTS_Q + 1));
 }
 
 // ---- One byte per spin -------------------------------------------------------
@@ -225,5 +225,5 @@ extern "C" __global__ void potts_ens_generic_census(const u8* __restrict__ latti
     const u32 m = blockIdx.y;
     const u64 n = (u64)hw * h;
     const u8* c0 = lattices + (u64)m * 2 * n;
-    generic_census_into(c0, c0 + n, hw, h, q, out + (u64)m * (q + 1));
+    generic_census_into<false>(c0, c0 + n, hw, h, q, out + (u64)m * (q + 1));
 }

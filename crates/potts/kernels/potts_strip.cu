@@ -58,32 +58,7 @@ extern "C" __global__ void potts_strip_generic(u8* __restrict__ mine, const u8* 
 // the launch. The parts of all strips add up to the lattice's census.
 extern "C" __global__ void potts_strip_generic_census(const u8* __restrict__ c0, const u8* __restrict__ c1, u32 hw,
                                                       u32 n, u32 q, unsigned long long* out) {
-    __shared__ unsigned int hist[256];
-    __shared__ unsigned long long bonds_block;
-    for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
-    if (threadIdx.x == 0) bonds_block = 0;
-    __syncthreads();
-    const u64 sites = (u64)hw * n;
-    unsigned long long bonds = 0;
-    for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < sites; j += (u64)gridDim.x * blockDim.x) {
-        const u64 y = j / hw;
-        const u32 xh = (u32)(j - y * hw);
-        const u32 o = (u32)(y & 1);
-        const u32 left = (xh + o == 0) ? hw - 1 : xh + o - 1;
-        const u32 right = (xh + o == hw) ? 0 : xh + o;
-        const u64 at = (y + 1) * hw + xh;
-        const u8 s = c0[at];
-        const u8* row = c1 + (y + 1) * hw;
-        bonds += (s == row[left]) + (s == row[right]) + (s == c1[at - hw]) + (s == c1[at + hw]);
-        atomicAdd(&hist[s], 1u);
-        atomicAdd(&hist[c1[at]], 1u);
-    }
-    for (int off = 16; off > 0; off >>= 1) bonds += __shfl_down_sync(0xffffffffu, bonds, off);
-    if ((threadIdx.x & 31) == 0) atomicAdd(&bonds_block, bonds);
-    __syncthreads();
-    if (threadIdx.x == 0 && bonds_block) atomicAdd(&out[0], bonds_block);
-    for (u32 i = threadIdx.x; i < q; i += blockDim.x)
-        if (hist[i]) atomicAdd(&out[1 + i], (unsigned long long)hist[i]);
+    generic_census_into<true>(c0, c1, hw, n, q, out);
 }
 
 // ---- Bit planes: the bit-sliced rule -----------------------------------------
@@ -124,38 +99,5 @@ extern "C" __global__ void __launch_bounds__(128)
 // state v; out must be zeroed before the launch.
 extern "C" __global__ void potts_strip_sliced_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
                                                      u32 n, unsigned long long* out) {
-    const u64 words = (u64)wr * n;
-    u32 bonds = 0;
-    u32 counts[POTTS_Q];
-#pragma unroll
-    for (int v = 0; v < POTTS_Q; ++v) counts[v] = 0;
-    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < words; k += (u64)gridDim.x * blockDim.x) {
-        const u32 y = (u32)(k / wr);
-        const u32 wx = (u32)(k - (u64)y * wr);
-        u32 s[SL_P], nb[4][SL_P];
-        load_planes(s, c0, y + 1, wx, wr);
-        load_planes(nb[0], c1, y, wx, wr);
-        load_planes(nb[1], c1, y + 2, wx, wr);
-        load_planes(nb[2], c1, y + 1, wx, wr);
-        side_planes(nb[3], nb[2], c1, y + 1, wx, wr, y & 1u);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) bonds += __popc(~differ(s, nb[i]));
-#pragma unroll
-        for (int v = 0; v < POTTS_Q; ++v) {
-            u32 a = ~0u, b = ~0u;
-#pragma unroll
-            for (int p = 0; p < SL_P; ++p) {
-                a &= ((v >> p) & 1) ? s[p] : ~s[p];
-                b &= ((v >> p) & 1) ? nb[2][p] : ~nb[2][p];
-            }
-            counts[v] += __popc(a) + __popc(b);
-        }
-    }
-    bonds = __reduce_add_sync(0xffffffffu, bonds);
-    if ((threadIdx.x & 31) == 0 && bonds) atomicAdd(&out[0], (unsigned long long)bonds);
-#pragma unroll
-    for (int v = 0; v < POTTS_Q; ++v) {
-        const u32 c = __reduce_add_sync(0xffffffffu, counts[v]);
-        if ((threadIdx.x & 31) == 0 && c) atomicAdd(&out[1 + v], (unsigned long long)c);
-    }
+    sliced_census_into<true>(c0, c1, wr, n, out);
 }
