@@ -1,14 +1,41 @@
 #!/bin/bash
-# Builds and runs the tiled-kernel prototype on a GPU machine: bit checks
-# against potts_sliced_resident, then timings. Logs under ${OUT:-.}.
+# Builds tiled.cu for q = 9 and q = 2 and runs it on a GPU machine: bit
+# checks of the library's tiled kernel and its variants against
+# potts_sliced_resident at L = 256, 1024 and 2048, then timings at L = 1024
+# and 2048. Logs under ${OUT:-.}.
 set -e
 cd "$(dirname "$0")"
 out=${OUT:-.}
-nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -I../../crates/rng/kernels -DPOTTS_Q=${Q:-9} -DPOTTS_TABLE_LEN=27 \
-    -DPOTTS_UNIT_ROWS=8 -DPOTTS_UNIT_COLS=8 -DPOTTS_MWC_A=4278189678u -DPOTTS_HB_ENTRIES=10 \
-    -Xptxas -v -o tiled tiled.cu 2> "$out/ptxas.txt" || { cat "$out/ptxas.txt"; exit 1; }
-grep -A1 "potts_sliced_tiled\|potts_sliced_resident" "$out/ptxas.txt" | grep -i "registers\|Compiling" | head -40
-cuobjdump -sass tiled > "$out/sass.txt" 2>/dev/null || true
-./tiled 256 21 0
-./tiled 1024 21 0
-./tiled 2048 ${SWEEPS_CHECK:-37} ${SWEEPS_TIME:-20000}
+build() {
+    nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -I../../crates/rng/kernels -DPOTTS_Q=$1 -DPOTTS_TABLE_LEN=27 \
+        -DPOTTS_UNIT_ROWS=8 -DPOTTS_UNIT_COLS=8 -DPOTTS_MWC_A=4278189678u -DPOTTS_HB_ENTRIES=10 \
+        -DPOTTS_TILED_HALO=4 -DPOTTS_TILED_DEEP_HALO=8 -DPOTTS_TILED_THREADS=1024 -DPOTTS_TILED_DRAWS=4 \
+        -Xptxas -v -o tiled-q$1 tiled.cu 2> "$out/ptxas-q$1.txt" || { cat "$out/ptxas-q$1.txt"; exit 1; }
+}
+build 9 &
+build 2 &
+wait
+grep -A2 "Compiling entry.*tiled\|Compiling entry.*resident" "$out/ptxas-q9.txt" | grep -v "^--" | paste - - - |
+    sed -E 's/ptxas (info|) *:? *//g' | cut -c1-220
+if [ -n "$PROFILE" ]; then
+    # One launch of each kernel (q = $PROFILE, L = 2048, 200 sweeps) under
+    # Nsight Compute: details.txt, and per SASS line the stall reasons
+    # (sass.csv).
+    ncu --clock-control none --kernel-name regex:potts_sliced --set full --import-source yes \
+        -o "$out/prof" ./tiled-q$PROFILE 2048 0 200 profile > "$out/ncu.log" 2>&1
+    ncu --import "$out/prof.ncu-rep" --print-summary none --page details > "$out/details.txt"
+    ncu --import "$out/prof.ncu-rep" --page source --csv --print-source sass > "$out/sass.csv"
+    rm -f "$out/prof.ncu-rep"
+    grep -E "potts_sliced|Duration|Executed Ipc Active|Executed Instructions  |Warp Cycles Per Issued|Registers Per" \
+        "$out/details.txt"
+    exit 0
+fi
+# A failed check prints FAIL and makes the run's status non-zero; the
+# other sizes still run.
+status=0
+for q in 9 2; do
+    ./tiled-q$q 256 21 0 || status=1
+    ./tiled-q$q 1024 21 ${SWEEPS_TIME:-20000} || status=1
+    ./tiled-q$q 2048 ${SWEEPS_CHECK:-37} ${SWEEPS_TIME:-20000} || status=1
+done
+exit $status

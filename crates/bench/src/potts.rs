@@ -38,13 +38,14 @@ pub struct PottsBenchConfig {
 }
 
 /// The CUDA kernels a bench times, with their row labels.
-const CUDA_KERNELS: [(CudaKernel, &str); 6] = [
+const CUDA_KERNELS: [(CudaKernel, &str); 7] = [
     (CudaKernel::Generic, "cuda-generic"),
     (CudaKernel::Sliced, "cuda-sliced"),
     (CudaKernel::SlicedSplit, "cuda-sliced-split"),
     (CudaKernel::SlicedSplit4, "cuda-sliced-split4"),
     (CudaKernel::SlicedSplit8, "cuda-sliced-split8"),
     (CudaKernel::SlicedResident, "cuda-sliced-resident"),
+    (CudaKernel::SlicedTiled, "cuda-sliced-tiled"),
 ];
 
 /// Largest L of the CPU heat-bath rows: a heat-bath sweep on the CPU takes
@@ -81,8 +82,9 @@ fn time_model(cfg: &PottsBenchConfig, model: &PottsModel) -> Result<Vec<BenchRow
             }
             let mut b = match CudaBackend::with_kernel(g.clone(), model, kernel) {
                 Ok(b) => b,
-                // Too large to be resident on this GPU: not a row.
-                Err(_) if kernel == CudaKernel::SlicedResident => continue,
+                // Too large to be resident, or for the tiled kernel's
+                // shared memory, on this GPU: not a row.
+                Err(_) if matches!(kernel, CudaKernel::SlicedResident | CudaKernel::SlicedTiled) => continue,
                 Err(e) => return Err(e.into()),
             };
             let bytes = b.bytes_per_spin();

@@ -43,7 +43,15 @@ impl Kernel {
     /// How many blocks of `block` threads (no dynamic shared memory) can be
     /// resident on one multiprocessor at once.
     pub fn max_resident_blocks_per_sm(&self, block: u32) -> Result<u32> {
-        self.func.occupancy_max_active_blocks_per_multiprocessor(block, 0, None).during("cuOccupancyMaxActiveBlocks")
+        self.max_resident_blocks_per_sm_with_shared(block, 0)
+    }
+
+    /// How many blocks of `block` threads, each with `shared_bytes` of
+    /// dynamic shared memory, can be resident on one multiprocessor at once.
+    pub fn max_resident_blocks_per_sm_with_shared(&self, block: u32, shared_bytes: u32) -> Result<u32> {
+        self.func
+            .occupancy_max_active_blocks_per_multiprocessor(block, shared_bytes as usize, None)
+            .during("cuOccupancyMaxActiveBlocks")
     }
 
     /// Allows launches with up to `bytes` of dynamic shared memory per

@@ -20,7 +20,8 @@ typedef unsigned char u8;
 // The constants this file shares with the Rust side come from it as -D
 // options (cuda.rs, kernel_source), never as copies.
 #if !defined(POTTS_Q) || !defined(POTTS_TABLE_LEN) || !defined(POTTS_UNIT_ROWS) || !defined(POTTS_UNIT_COLS) || \
-    !defined(POTTS_MWC_A) || !defined(POTTS_HB_ENTRIES)
+    !defined(POTTS_MWC_A) || !defined(POTTS_HB_ENTRIES) || !defined(POTTS_TILED_HALO) || !defined(POTTS_TILED_THREADS) || \
+    !defined(POTTS_TILED_DRAWS) || !defined(POTTS_TILED_DEEP_HALO)
 #error "potts.cu is compiled through warpmc_potts::cuda::kernel_source, which defines POTTS_*"
 #endif
 #define TABLE_LEN POTTS_TABLE_LEN
@@ -306,6 +307,120 @@ __device__ __forceinline__ void count4(u32 e0, u32 e1, u32 e2, u32 e3, u32* n) {
     n[2] = k1 & k2;
 }
 
+// The rule's steps (sliced.rs), each a function so that the kernels which
+// draw a row's random words apart from its update (potts_sliced_tiled) run
+// the same code as those which draw them as they go (sliced_word).
+
+// Proposal words per row, as an array length (Ising draws none).
+constexpr int SL_KW = SL_B > 0 ? SL_B : 1;
+
+// Step 1, its random part: the SL_B proposal words k, after the rounds that
+// redraw the sites whose step is out of range (those rounds depend on k
+// alone, never on the lattice).
+__device__ __forceinline__ void proposal_words(u64& gen, u32* k) {
+#if POTTS_Q != 2
+#pragma unroll
+    for (int i = 0; i < SL_B; ++i) k[i] = mwc_step(gen);
+    if (!SL_M_POW2) {
+        u32 rej = ge_const<SL_B>(k, SL_M);
+        for (int round = 1; rej != 0 && round < 32; ++round) {
+#pragma unroll
+            for (int i = 0; i < SL_B; ++i) {
+                const u32 w = mwc_step(gen);
+                k[i] = (k[i] & ~rej) | (w & rej);
+            }
+            rej = ge_const<SL_B>(k, SL_M);
+        }
+        add_const_masked<SL_B>(k, (1u << SL_B) - SL_M, rej);
+    }
+#else
+    (void)gen;
+    (void)k;
+#endif
+}
+
+// Step 1: the proposals p = (s + 1 + k) mod q (Ising: the other state).
+__device__ __forceinline__ void propose(const u32* s, const u32* k, u32* p) {
+#if POTTS_Q == 2
+    (void)k;
+    p[0] = ~s[0];
+#else
+    // t = s + 1 + k (at most 2q - 2), then t - q where t >= q.
+    u32 t[SL_P + 1];
+    u32 carry = ~0u;
+#pragma unroll
+    for (int i = 0; i <= SL_P; ++i) {
+        const u32 a = i < SL_P ? s[i < SL_P ? i : 0] : 0u;
+        const u32 kk = i < SL_B ? k[i < SL_B ? i : 0] : 0u;
+        t[i] = a ^ kk ^ carry;
+        carry = (a & kk) | (carry & (a ^ kk));
+    }
+    const u32 ge = ge_const<SL_P + 1>(t, POTTS_Q);
+    add_const_masked<SL_P + 1>(t, (1u << (SL_P + 1)) - POTTS_Q, ge);
+#pragma unroll
+    for (int i = 0; i < SL_P; ++i) p[i] = t[i];
+#endif
+}
+
+// Step 2: the sites whose move is uncertain (returned) and, for them,
+// |d| - 1 = (code1 code0); sigma != 0. nb[0..3]: the neighbour words (up,
+// down, same row, side).
+__device__ __forceinline__ u32 classify(const u32* s, const u32* p, const u32 (*nb)[SL_P], int sigma, u32& code0,
+                                        u32& code1) {
+#if POTTS_Q == 2
+    // n_new = 4 - n_old: count the equal (sigma > 0) or unequal
+    // neighbours n; uncertain iff n >= 3, |d| - 1 = 1 or 3 (n = 4).
+    (void)p;
+    const u32 flip = sigma > 0 ? 0u : ~0u;
+    u32 n[3];
+    count4(~(s[0] ^ nb[0][0]) ^ flip, ~(s[0] ^ nb[1][0]) ^ flip, ~(s[0] ^ nb[2][0]) ^ flip, ~(s[0] ^ nb[3][0]) ^ flip,
+           n);
+    code0 = ~0u;
+    code1 = n[2];
+    return n[2] | (n[1] & n[0]);
+#else
+    u32 no[3], nn[3];
+    count4(~differ(s, nb[0]), ~differ(s, nb[1]), ~differ(s, nb[2]), ~differ(s, nb[3]), no);
+    count4(~differ(p, nb[0]), ~differ(p, nb[1]), ~differ(p, nb[2]), ~differ(p, nb[3]), nn);
+    if (sigma < 0) {
+#pragma unroll
+        for (int i = 0; i < 3; ++i) {
+            const u32 x = no[i];
+            no[i] = nn[i];
+            nn[i] = x;
+        }
+    }
+    // E = n_old + ~n_new in 4 bits = d - 1; uncertain (1 <= d <= 4) iff
+    // the carry out of bit 2 is set, and then bits 0, 1 are |d| - 1.
+    const u32 b0 = ~nn[0], b1 = ~nn[1], b2 = ~nn[2];
+    code0 = no[0] ^ b0;
+    const u32 c0 = no[0] & b0;
+    code1 = no[1] ^ b1 ^ c0;
+    const u32 c1 = (no[1] & b1) | (c0 & (no[1] ^ b1));
+    return (no[2] & b2) | (c1 & (no[2] ^ b2));
+#endif
+}
+
+// Step 3, one word of it: U = 0.u1 u2 ... against each site's threshold,
+// most significant bit first. u is the next drawn word, a the masks of the
+// threshold bit it meets (masks[b + 1], see fill_masks). Decided now: the
+// undecided sites whose bit differs from their threshold's; accepted among
+// them: those where the threshold's bit is 1 (so theirs is 0).
+__device__ __forceinline__ void accept_step(u32 u, const uint4 a, u32 code0, u32 code1, u32& und, u32& acc) {
+#if POTTS_Q == 2
+    (void)code0;
+    const u32 t = a.y ^ ((a.y ^ a.w) & code1);
+#else
+    // Select by |d| - 1 = code1 code0 (xor form: one LOP3 each).
+    const u32 x0 = a.x ^ ((a.x ^ a.y) & code0);
+    const u32 x1 = a.z ^ ((a.z ^ a.w) & code0);
+    const u32 t = x0 ^ ((x0 ^ x1) & code1);
+#endif
+    const u32 dec = und & (t ^ u);
+    acc |= dec & t;
+    und ^= dec;
+}
+
 // The update of one row's word (sliced.rs, update_word): s holds the SL_P
 // plane words of 32 sites and receives the new ones; nb[0..3] are the
 // neighbour words (up, down, same row, side); masks[b + 1] holds, for
@@ -322,103 +437,20 @@ __device__ __forceinline__ void sliced_word(u32* s, const u32 (*nb)[SL_P], u64& 
 #pragma unroll
         for (int j = 0; j < 4; ++j) m_first[j] = masks[32 - j];
     }
-    u32 p[SL_P];
-#if POTTS_Q == 2
-    p[0] = ~s[0];
-#else
-    {
-        u32 k[SL_B];
-#pragma unroll
-        for (int i = 0; i < SL_B; ++i) k[i] = mwc_step(gen);
-        if (!SL_M_POW2) {
-            u32 rej = ge_const<SL_B>(k, SL_M);
-            for (int round = 1; rej != 0 && round < 32; ++round) {
-#pragma unroll
-                for (int i = 0; i < SL_B; ++i) {
-                    const u32 w = mwc_step(gen);
-                    k[i] = (k[i] & ~rej) | (w & rej);
-                }
-                rej = ge_const<SL_B>(k, SL_M);
-            }
-            add_const_masked<SL_B>(k, (1u << SL_B) - SL_M, rej);
-        }
-        // t = s + 1 + k (at most 2q - 2), then t - q where t >= q.
-        u32 t[SL_P + 1];
-        u32 carry = ~0u;
-#pragma unroll
-        for (int i = 0; i <= SL_P; ++i) {
-            const u32 a = i < SL_P ? s[i] : 0u;
-            const u32 kk = i < SL_B ? k[i < SL_B ? i : 0] : 0u;
-            t[i] = a ^ kk ^ carry;
-            carry = (a & kk) | (carry & (a ^ kk));
-        }
-        const u32 ge = ge_const<SL_P + 1>(t, POTTS_Q);
-        add_const_masked<SL_P + 1>(t, (1u << (SL_P + 1)) - POTTS_Q, ge);
-#pragma unroll
-        for (int i = 0; i < SL_P; ++i) p[i] = t[i];
-    }
-#endif
+    u32 k[SL_KW], p[SL_P];
+    proposal_words(gen, k);
+    propose(s, k, p);
     u32 acc = ~0u;
     if (sigma != 0) {
-        u32 uncertain, code0, code1;
-#if POTTS_Q == 2
-        // n_new = 4 - n_old: count the equal (sigma > 0) or unequal
-        // neighbours n; uncertain iff n >= 3, |d| - 1 = 1 or 3 (n = 4).
-        const u32 flip = sigma > 0 ? 0u : ~0u;
-        u32 n[3];
-        count4(~(s[0] ^ nb[0][0]) ^ flip, ~(s[0] ^ nb[1][0]) ^ flip, ~(s[0] ^ nb[2][0]) ^ flip,
-               ~(s[0] ^ nb[3][0]) ^ flip, n);
-        uncertain = n[2] | (n[1] & n[0]);
-        code0 = ~0u;
-        code1 = n[2];
-#else
-        u32 no[3], nn[3];
-        count4(~differ(s, nb[0]), ~differ(s, nb[1]), ~differ(s, nb[2]), ~differ(s, nb[3]), no);
-        count4(~differ(p, nb[0]), ~differ(p, nb[1]), ~differ(p, nb[2]), ~differ(p, nb[3]), nn);
-        if (sigma < 0) {
-#pragma unroll
-            for (int i = 0; i < 3; ++i) {
-                const u32 x = no[i];
-                no[i] = nn[i];
-                nn[i] = x;
-            }
-        }
-        // E = n_old + ~n_new in 4 bits = d - 1; uncertain (1 <= d <= 4) iff
-        // the carry out of bit 2 is set, and then bits 0, 1 are |d| - 1.
-        const u32 b0 = ~nn[0], b1 = ~nn[1], b2 = ~nn[2];
-        code0 = no[0] ^ b0;
-        const u32 c0 = no[0] & b0;
-        code1 = no[1] ^ b1 ^ c0;
-        const u32 c1 = (no[1] & b1) | (c0 & (no[1] ^ b1));
-        uncertain = (no[2] & b2) | (c1 & (no[2] ^ b2));
-#endif
-        u32 und = uncertain;
-        acc = ~uncertain;
+        u32 code0, code1;
+        u32 und = classify(s, p, nb, sigma, code0, code1);
+        acc = ~und;
         // The generator as two words in the loop (fewer register moves).
         u32 gx = (u32)gen, gc = (u32)(gen >> 32);
-        // U = 0.u1 u2 ... against the site's threshold, most significant bit
-        // first, one word per bit while any site is undecided.
-        // masks[b + 1] holds bit b (masks[0] is a pad).
-        // One step: draw a word and decide the sites whose bit differs from
-        // their threshold's bit (a = that bit's masks).
+        // One word per threshold bit while any site is undecided, at most 32.
         auto step = [&](const uint4 a) {
-            const u32 u = warpmc::rng::mwc_step(gx, gc, MWC_A);
-#if POTTS_Q == 2
-            const u32 t = a.y ^ ((a.y ^ a.w) & code1);
-#else
-            // Select by |d| - 1 = code1 code0 (xor form: one LOP3 each).
-            const u32 x0 = a.x ^ ((a.x ^ a.y) & code0);
-            const u32 x1 = a.z ^ ((a.z ^ a.w) & code0);
-            const u32 t = x0 ^ ((x0 ^ x1) & code1);
-#endif
-            // Decided now: undecided sites whose bit differs from the
-            // threshold's; accepted among them: those where the threshold's
-            // bit is 1 (so theirs is 0).
-            const u32 dec = und & (t ^ u);
-            acc |= dec & t;
-            und ^= dec;
+            accept_step(warpmc::rng::mwc_step(gx, gc, MWC_A), a, code0, code1, und, acc);
         };
-        (void)code0;
         // The first four bits (most rows need them all) from masks loaded
         // before the row's other work, off the critical path; then the rest
         // unrolled by four (straight-line steps keep the generator in place).
@@ -694,6 +726,335 @@ extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
         }
     }
 }
+
+// ---- One lattice in shared memory: strips, halo rows, random words drawn ahead
+//
+// For lattices whose strips fit in shared memory (cuda.rs, TiledPlan), where
+// one colour step is too little work to hide the latency of a word update.
+// Block b of the cooperative grid keeps rows bR ... bR + R - 1 of both colour
+// arrays in shared memory, with K halo rows above and below that it updates
+// as well, so that blocks trade edge rows through global memory only once
+// every K colour steps (temporal blocking): colour step j of a round
+// updates rows -K + 1 + j ... R + K - 2 - j, those whose neighbours are still
+// valid.
+//
+// A row's random words do not depend on the lattice (sliced.rs): its
+// generator comes from a Philox block of (seed, stream, step, unit), then
+// gives the proposal words and the acceptance words, of which the lattice
+// decides only how many are used. So while some warps update a colour
+// step, the block's other warps draw the next step's words into shared
+// memory: per row word the proposal words, the first E acceptance words
+// and the generator's state after them (one Philox block serves the two
+// rows of a pair). The update then starts from shared memory instead of a
+// chain of some 150 dependent instructions. The same rows, random numbers
+// and rule as the other bit-sliced kernels, bit for bit (tests/backends.rs;
+// measured in experiments/potts-tiled).
+
+#define TILED_HALO POTTS_TILED_HALO
+#define TILED_DEEP_HALO POTTS_TILED_DEEP_HALO
+#define TILED_THREADS POTTS_TILED_THREADS
+#define TILED_DRAWS POTTS_TILED_DRAWS
+
+// Words kept per row word and colour step: SL_B proposal words, E
+// acceptance words, the generator state (x, c) after them.
+template <int E>
+__host__ __device__ constexpr int tiled_fields() {
+    return SL_B + E + 2;
+}
+
+// Planes of one word in shared memory (SL_P consecutive u32).
+__device__ __forceinline__ void shared_planes_load(u32* dst, const u32* src) {
+    if (SL_P == 4) {
+        const uint4 v = *(const uint4*)src;
+        dst[0] = v.x;
+        dst[1 % SL_P] = v.y;
+        dst[2 % SL_P] = v.z;
+        dst[3 % SL_P] = v.w;
+    } else if (SL_P == 2) {
+        const uint2 v = *(const uint2*)src;
+        dst[0] = v.x;
+        dst[1 % SL_P] = v.y;
+    } else {
+#pragma unroll
+        for (int p = 0; p < SL_P; ++p) dst[p] = src[p];
+    }
+}
+
+__device__ __forceinline__ void shared_planes_store(u32* dst, const u32* v) {
+    if (SL_P == 4) {
+        *(uint4*)dst = make_uint4(v[0], v[1 % SL_P], v[2 % SL_P], v[3 % SL_P]);
+    } else if (SL_P == 2) {
+        *(uint2*)dst = make_uint2(v[0], v[1 % SL_P]);
+    } else {
+#pragma unroll
+        for (int p = 0; p < SL_P; ++p) dst[p] = v[p];
+    }
+}
+
+__device__ __forceinline__ void wait_at_least(const u32* flag, u32 target) {
+    u32 v;
+    do {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    } while (v < target);
+}
+
+// Copies n rows of row_len = SL_P 2^wr_shift u32: row i of dst from row i
+// of src, where dst_row(i) and src_row(i) give the rows' first u32, in
+// pieces of V = 2^V_SHIFT u32. LOAD_CG reads through L2 only (rows other
+// blocks wrote during the launch), STORE_CG writes past L1.
+template <class V, u32 V_SHIFT, bool LOAD_CG, bool STORE_CG, class Dst, class Src>
+__device__ __forceinline__ void copy_pieces(u32 n, u32 wr_shift, Dst dst_row, Src src_row) {
+    const u32 per_row = (u32)SL_P << (wr_shift - V_SHIFT);
+    const u32 total = n * per_row;
+    for (u32 i = threadIdx.x; i < total; i += blockDim.x) {
+        const u32 row = i / per_row;
+        const u32 off = (i - row * per_row) << V_SHIFT;
+        const V* src = (const V*)(src_row(row) + off);
+        V* dst = (V*)(dst_row(row) + off);
+        const V v = LOAD_CG ? __ldcg(src) : *src;
+        if (STORE_CG)
+            __stcg(dst, v);
+        else
+            *dst = v;
+    }
+}
+
+// copy_pieces in 16-byte pieces where a row holds whole ones.
+template <bool LOAD_CG, bool STORE_CG, class Dst, class Src>
+__device__ __forceinline__ void copy_rows(u32 n, u32 wr_shift, Dst dst_row, Src src_row) {
+    if (wr_shift >= 2)
+        copy_pieces<uint4, 2, LOAD_CG, STORE_CG>(n, wr_shift, dst_row, src_row);
+    else
+        copy_pieces<u32, 0, LOAD_CG, STORE_CG>(n, wr_shift, dst_row, src_row);
+}
+
+// The acceptance words after the first E of a row word: from the generator
+// state (gx, gc) left after them, threshold bits 31 - E down to 0, in rounds
+// of four while any site is undecided (a word drawn once every site is
+// decided changes nothing, and the generator is dropped after the row).
+template <int E>
+__device__ __forceinline__ void accept_rest(u32 gx, u32 gc, const uint4* __restrict__ masks, u32 code0, u32 code1,
+                                            u32& und, u32& acc) {
+    static_assert((32 - E) % 4 == 0, "E leaves whole rounds of four threshold bits");
+    for (int bit = 31 - E; bit >= 0 && und != 0; bit -= 4) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            accept_step(warpmc::rng::mwc_step(gx, gc, MWC_A), masks[bit - i + 1], code0, code1, und, acc);
+    }
+}
+
+// sweeps (at most 2^24) sweeps from first_sweep with K halo rows and E
+// acceptance words drawn ahead. The grid's G blocks hold strips of R = h / G
+// rows (R even, at least K); the lattice rows have 2^wr_shift words. xbuf:
+// 2 G 4 K rows (edge rows by round parity, block, side and colour); flags: G
+// zeroed words, block b's count of rounds published. Dynamic shared memory
+// (cuda.rs, TiledPlan): both colours' R + 2K rows, then two sets of
+// tiled_fields<E>() planes of R + 2K rows of 2^wr_shift words.
+template <int K, int E>
+__device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h,
+                                             u32 R, u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma,
+                                             u32 th0, u32 th1, u32 th2, u32 th3, u32* __restrict__ xbuf,
+                                             u32* flags) {
+    constexpr int F = tiled_fields<E>();
+    extern __shared__ uint4 tile_raw[];
+    __shared__ uint4 masks[33];
+    fill_masks(masks, th0, th1, th2, th3);
+    u32* const tile = (u32*)tile_raw;
+    const u32 G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, T = blockDim.x;
+    const u32 wr = 1u << wr_shift;
+    const u32 row_len = SL_P << wr_shift;
+    const u32 rows = R + 2 * K;
+    const u32 colour_len = rows * row_len;
+    u32* const words = tile + 2 * colour_len;
+    const int base = (int)(b * R), height = (int)h;
+    // The lattice row of strip row y (-K <= y < R + K; one wrap at most,
+    // as K <= R <= h). Strips start at even rows: y and its lattice row
+    // have the same parity.
+    auto lattice_row = [&](int y) -> u32 {
+        int g = base + y;
+        g += g < 0 ? height : 0;
+        g -= g >= height ? height : 0;
+        return (u32)g;
+    };
+    auto at = [&](int y, u32 w) -> u32 { return ((((u32)(y + K)) << wr_shift) + w) * SL_P; };
+    auto shared_row = [&](u32 c, int y) { return tile + c * colour_len + (u32)(y + K) * row_len; };
+    auto global_row = [&](u32 c, u32 yg) { return (c ? c1 : c0) + (u64)yg * row_len; };
+    // The random words of step i of the launch (colour step n0 + i) for row
+    // y, word w: field f at [f * fs]. Two sets, by the parity of i.
+    const u32 fs = rows << wr_shift;
+    auto words_at = [&](u32 i, int y, u32 w) -> u32* {
+        return words + (i & 1) * F * fs + ((u32)(y + K) << wr_shift) + w;
+    };
+    // The rows colour step j of a round updates: lo ... hi - 1.
+    auto row_lo = [&](u32 j) { return -K + 1 + (int)j; };
+    auto row_hi = [&](u32 j) { return (int)R + K - 1 - (int)j; };
+    const u64 n0 = 2ull * first_sweep;
+    // Draws the words of step i (step j of its round), as threads first ...
+    // first + stride - 1 of the block: one Philox block per row pair and
+    // word, as row_generators seeds them.
+    auto draw = [&](u32 i, u32 j, u32 first, u32 stride) {
+        const u64 n = n0 + i;
+        const int lo = row_lo(j), hi = row_hi(j);
+        const int pair_lo = lo >> 1, pair_hi = (hi - 1) >> 1;  // floor: lo may be negative
+        const u32 tasks = (u32)(pair_hi - pair_lo + 1) << wr_shift;
+        for (u32 t = tid - first; t < tasks; t += stride) {
+            const int y0 = 2 * (pair_lo + (int)(t >> wr_shift));
+            const u32 w = t & (wr - 1);
+            const u32 yg = lattice_row(y0);
+            const u64 k = ((u64)(yg / UNIT_ROWS) << wr_shift) + w;
+            u64 g[2];
+            unit_generators(seed, stream, n >> 1, (u32)(n & 1), 4 * k + (yg % UNIT_ROWS) / 2, g[0], g[1]);
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int y = y0 + r;
+                if (y < lo || y >= hi) continue;
+                u32* const wd = words_at(i, y, w);
+                u32 kw[SL_KW];
+                proposal_words(g[r], kw);
+#pragma unroll
+                for (int f = 0; f < SL_B; ++f) wd[f * fs] = kw[f < SL_B ? f : 0];
+                u32 gx = (u32)g[r], gc = (u32)(g[r] >> 32);
+#pragma unroll
+                for (int e = 0; e < E; ++e) wd[(SL_B + e) * fs] = warpmc::rng::mwc_step(gx, gc, MWC_A);
+                wd[(SL_B + E) * fs] = gx;
+                wd[(SL_B + E + 1) * fs] = gc;
+            }
+        }
+    };
+    // Updates step i (step j of its round), as threads 0 ... stride - 1 of
+    // the block; sg: the rule's sigma, passed as a literal so that the
+    // inlined loop knows it.
+    auto update = [&](const int sg, u32 i, u32 j, u32 stride) {
+        const u32 colour = i & 1;  // n0 is even
+        u32* mine = tile + colour * colour_len;
+        const u32* other = tile + (colour ^ 1) * colour_len;
+        const int lo = row_lo(j);
+        const u32 tasks = (u32)(row_hi(j) - lo) << wr_shift;
+        for (u32 t = tid; t < tasks; t += stride) {
+            const int y = lo + (int)(t >> wr_shift);
+            const u32 w = t & (wr - 1);
+            u32 s[SL_P], nb[4][SL_P], side[SL_P];
+            shared_planes_load(s, mine + at(y, w));
+            shared_planes_load(nb[0], other + at(y - 1, w));
+            shared_planes_load(nb[1], other + at(y + 1, w));
+            shared_planes_load(nb[2], other + at(y, w));
+            const u32 o = ((u32)y + colour) & 1u;
+            shared_planes_load(side, other + at(y, o ? (w + 1) & (wr - 1) : (w - 1) & (wr - 1)));
+            side_shift(nb[3], nb[2], side, o);
+            const u32* const wd = words_at(i, y, w);
+            u32 kw[SL_KW], p[SL_P];
+#pragma unroll
+            for (int f = 0; f < SL_KW; ++f) kw[f] = f < SL_B ? wd[f * fs] : 0u;
+            propose(s, kw, p);
+            u32 acc = ~0u;
+            if (sg != 0) {
+                u32 code0, code1;
+                u32 und = classify(s, p, nb, sg, code0, code1);
+                acc = ~und;
+                // Threshold bit 31 - e meets acceptance word e (masks[b + 1]
+                // holds bit b).
+#pragma unroll
+                for (int e = 0; e < E; ++e) accept_step(wd[(SL_B + e) * fs], masks[32 - e], code0, code1, und, acc);
+                if (und != 0) accept_rest<E>(wd[(SL_B + E) * fs], wd[(SL_B + E + 1) * fs], masks, code0, code1, und, acc);
+            }
+#pragma unroll
+            for (int q = 0; q < SL_P; ++q) s[q] ^= (s[q] ^ p[q]) & acc;
+            shared_planes_store(mine + at(y, w), s);
+        }
+    };
+    // The strip and its halo rows, both colours, and the first step's words.
+    for (u32 c = 0; c < 2; ++c)
+        copy_rows<true, false>(
+            rows, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
+            [&](u32 r) { return (const u32*)global_row(c, lattice_row((int)r - K)); });
+    const u32 steps = 2 * sweeps;
+    draw(0, 0, 0, T);
+    __syncthreads();
+    // 1: this block has read its rows (the neighbours may write theirs back).
+    if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(1u) : "memory");
+    const u32 up = b == 0 ? G - 1 : b - 1, down = b + 1 == G ? 0 : b + 1;
+    const u32 slot = K * row_len;  // u32 of one side and colour
+    u32 round = 0;
+    for (u32 done = 0; done < steps; done += K, ++round) {
+        const u32 kr = min((u32)K, steps - done);
+        for (u32 j = 0; j < kr; ++j) {
+            // Step i = done + j. Its updates take whole warps from the
+            // first; the warps left over draw step i + 1's words (or, when
+            // the updates take every thread, all threads do after their
+            // updates).
+            const u32 i = done + j;
+            const u32 tasks = (u32)(row_hi(j) - row_lo(j)) << wr_shift;
+            const u32 updaters = min((tasks + 31u) & ~31u, T);
+            if (tid < updaters) {
+                if (sigma > 0)
+                    update(1, i, j, updaters);
+                else if (sigma < 0)
+                    update(-1, i, j, updaters);
+                else
+                    update(0, i, j, updaters);
+            }
+            if (i + 1 < steps) {
+                const u32 first = updaters < T ? updaters : 0;
+                if (tid >= first) draw(i + 1, j + 1 == K ? 0 : j + 1, first, T - first);
+            }
+            __syncthreads();
+        }
+        if (done + kr >= steps) break;
+        // Publish rows 0 ... K - 1 (side 0) and R - K ... R - 1 (side 1) of
+        // both colours, then take the neighbours' into the halo rows. Two
+        // sets of slots by round parity: a block writes round r + 2 only
+        // after its neighbours published round r + 1, i.e. after they read
+        // round r.
+        u32* mine_x = xbuf + (u64)((round & 1) * G + b) * 4 * slot;
+        for (u32 sc = 0; sc < 4; ++sc) {  // side * 2 + colour
+            const int first = (sc >> 1) ? (int)R - K : 0;
+            copy_rows<false, true>(
+                K, wr_shift, [&](u32 r) { return mine_x + sc * slot + r * row_len; },
+                [&](u32 r) { return (const u32*)shared_row(sc & 1, first + (int)r); });
+        }
+        __syncthreads();
+        if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(round + 2) : "memory");
+        if (tid == 0) wait_at_least(flags + up, round + 2);
+        if (tid == 32) wait_at_least(flags + down, round + 2);
+        __syncthreads();
+        const u32* from_up = xbuf + (u64)((round & 1) * G + up) * 4 * slot;
+        const u32* from_down = xbuf + (u64)((round & 1) * G + down) * 4 * slot;
+        for (u32 c = 0; c < 2; ++c) {
+            // The block above's side 1 is rows -K ... -1 here; the block
+            // below's side 0 rows R ... R + K - 1.
+            copy_rows<true, false>(
+                K, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
+                [&](u32 r) { return from_up + (2 + c) * slot + r * row_len; });
+            copy_rows<true, false>(
+                K, wr_shift, [&](u32 r) { return shared_row(c, (int)R + (int)r); },
+                [&](u32 r) { return from_down + c * slot + r * row_len; });
+        }
+        __syncthreads();
+    }
+    // The strip back to the lattice, once the neighbours have read their
+    // halo rows from it.
+    if (tid == 0) wait_at_least(flags + up, 1);
+    if (tid == 32) wait_at_least(flags + down, 1);
+    __syncthreads();
+    for (u32 c = 0; c < 2; ++c)
+        copy_rows<false, false>(
+            R, wr_shift, [&](u32 r) { return global_row(c, lattice_row((int)r)); },
+            [&](u32 r) { return (const u32*)shared_row(c, (int)r); });
+}
+
+// The tiled kernel with TILED_HALO halo rows, and with TILED_DEEP_HALO for
+// short strips, whose colour steps are cheap beside an exchange of edge rows
+// (cuda.rs, TiledPlan).
+#define TILED_KERNEL(NAME, K)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)                                              \
+        NAME(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h, u32 R, u64 seed, u64 stream,     \
+             u64 first_sweep, u32 sweeps, int sigma, u32 th0, u32 th1, u32 th2, u32 th3, u32* __restrict__ xbuf, \
+             u32* flags) {                                                                                      \
+        tiled_sweeps<K, TILED_DRAWS>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1,  \
+                                     th2, th3, xbuf, flags);                                                    \
+    }
+TILED_KERNEL(potts_sliced_tiled, TILED_HALO)
+TILED_KERNEL(potts_sliced_tiled_deep, TILED_DEEP_HALO)
 
 // The census of the planes storage (c0, c1), added to out[0] (equal bonds)
 // and out[1 + v] (sites in state v) by the block's threads (the grid

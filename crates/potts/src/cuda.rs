@@ -17,7 +17,13 @@ use crate::update::{Algorithm, Update};
 /// one q at a time. Every constant the kernels share with this crate is
 /// passed here, so the two cannot drift apart.
 pub fn kernel_source(q: u32) -> KernelSource {
-    KernelSource::new("potts.cu", include_str!("../kernels/potts.cu"))
+    with_potts_constants(KernelSource::new("potts.cu", include_str!("../kernels/potts.cu")), q)
+}
+
+/// `source` (potts.cu or a file that includes it) with the rng header and
+/// the -D options of every constant potts.cu shares with this crate.
+pub(crate) fn with_potts_constants(source: KernelSource, q: u32) -> KernelSource {
+    source
         .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
         .option(format!("-DPOTTS_Q={}", q.min(crate::sliced::MAX_Q)))
         .option(format!("-DPOTTS_TABLE_LEN={TABLE_LEN}"))
@@ -25,6 +31,99 @@ pub fn kernel_source(q: u32) -> KernelSource {
         .option(format!("-DPOTTS_UNIT_COLS={}", crate::algorithm::UNIT_COLS))
         .option(format!("-DPOTTS_MWC_A={MWC_MULTIPLIER}u"))
         .option(format!("-DPOTTS_HB_ENTRIES={}", crate::heat_bath::ENTRIES))
+        .option(format!("-DPOTTS_TILED_HALO={TILED_HALO}"))
+        .option(format!("-DPOTTS_TILED_DEEP_HALO={TILED_DEEP_HALO}"))
+        .option(format!("-DPOTTS_TILED_THREADS={TILED_THREADS}"))
+        .option(format!("-DPOTTS_TILED_DRAWS={TILED_DRAWS}"))
+}
+
+/// Halo rows of the tiled kernel: its blocks trade edge rows once every
+/// this many colours (experiments/potts-tiled: on strips of 16 rows of 32
+/// words, 4 beat 1, 2 and 8).
+pub const TILED_HALO: usize = 4;
+
+/// Halo rows of the tiled kernel on short strips ([`TILED_DEEP_STRIP`]
+/// words or fewer), where an exchange of edge rows costs more than the
+/// extra halo rows (experiments/potts-tiled: strips of 8 rows of 16 words
+/// run 14–21 % faster with 8 than with 4).
+pub const TILED_DEEP_HALO: usize = 8;
+
+/// Most words in a strip that takes [`TILED_DEEP_HALO`].
+pub const TILED_DEEP_STRIP: usize = 128;
+
+/// Threads per block of the tiled kernel (one block per multiprocessor).
+pub const TILED_THREADS: u32 = 1024;
+
+/// Acceptance words per row the tiled kernel draws ahead into shared
+/// memory (4: more cost registers that 1024 threads do not have).
+pub const TILED_DRAWS: usize = 4;
+
+/// Most sweeps in one launch of the resident and tiled kernels (their
+/// progress flags stay far below 2³²).
+const LAUNCH_SWEEPS: u64 = 1 << 24;
+
+/// How the tiled kernel cuts a lattice: `blocks` strips of `rows` rows,
+/// one block per multiprocessor, each with `shared_bytes` of dynamic shared
+/// memory (both colours of its rows and `halo` halo rows on each side, and
+/// two colour steps' random words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TiledPlan {
+    /// Strips, one per block.
+    pub blocks: u32,
+    /// Rows per strip.
+    pub rows: u32,
+    /// Halo rows on each side: [`TILED_HALO`] or [`TILED_DEEP_HALO`].
+    pub halo: u32,
+    /// log2 of the words per row.
+    pub wr_shift: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+}
+
+impl TiledPlan {
+    /// The plan with the most strips (at most `max_blocks`) for `model`
+    /// whose shared memory fits in `max_shared` bytes per block, or `None`
+    /// where none does: the bit-sliced rule, a power of two of words per
+    /// row, strips of an even number of rows, at least the halo. Strips of
+    /// at most [`TILED_DEEP_STRIP`] words take the deep halo where it fits.
+    pub fn new(model: &PottsModel, max_blocks: u32, max_shared: u64) -> Option<Self> {
+        if !crate::sliced::fits(model) {
+            return None;
+        }
+        let wr = words_per_row(model.width());
+        if !wr.is_power_of_two() {
+            return None;
+        }
+        let h = model.height();
+        let planes = planes(model.q());
+        let fields = crate::sliced::proposal_bits(model.q()) + TILED_DRAWS + 2;
+        let plan = |blocks: usize, halo: usize| {
+            let rows = h / blocks;
+            let strip = rows + 2 * halo;
+            let bytes = 4 * (2 * strip * planes * wr + 2 * fields * strip * wr) as u64;
+            (h % blocks == 0 && rows % 2 == 0 && rows >= halo && bytes <= max_shared).then(|| TiledPlan {
+                blocks: blocks as u32,
+                rows: rows as u32,
+                halo: halo as u32,
+                wr_shift: wr.trailing_zeros(),
+                shared_bytes: bytes as u32,
+            })
+        };
+        let shallow = (1..=(max_blocks as usize).min(h)).rev().find_map(|blocks| plan(blocks, TILED_HALO))?;
+        let short = shallow.rows as usize * wr <= TILED_DEEP_STRIP;
+        Some(if short { plan(shallow.blocks as usize, TILED_DEEP_HALO).unwrap_or(shallow) } else { shallow })
+    }
+
+    /// The kernel that runs this plan.
+    fn kernel_name(&self) -> &'static str {
+        if self.halo as usize == TILED_DEEP_HALO { "potts_sliced_tiled_deep" } else { "potts_sliced_tiled" }
+    }
+
+    /// u32 of the buffer through which the strips trade edge rows: two
+    /// rounds × blocks × (2 sides × 2 colours) × `halo` rows.
+    fn exchange_words(&self, planes: usize) -> usize {
+        2 * self.blocks as usize * 4 * self.halo as usize * (planes << self.wr_shift)
+    }
 }
 
 /// Bytes of device memory a lattice of `sites` sites needs (the two colour
@@ -74,6 +173,15 @@ pub enum CudaKernel {
     /// once, where two kernel launches per sweep would cost more than the
     /// sweep.
     SlicedResident,
+    /// All sweeps of a call in one cooperative launch with the lattice in
+    /// shared memory, one strip per multiprocessor ([`TiledPlan`]): each
+    /// block also updates 4 (or on short strips 8) halo rows above and
+    /// below its strip, so that blocks trade edge rows only every 4 (or 8)
+    /// colours, and
+    /// draws the next colour's random words while it updates the current
+    /// one. For lattices whose strips fit in shared memory and whose words
+    /// per row are a power of two (the 2048² of Ferrero et al. 2012).
+    SlicedTiled,
 }
 
 impl CudaKernel {
@@ -86,6 +194,9 @@ impl CudaKernel {
             | CudaKernel::SlicedSplit4
             | CudaKernel::SlicedSplit8
             | CudaKernel::SlicedResident => crate::sliced::fits(model),
+            CudaKernel::SlicedTiled => {
+                crate::sliced::fits(model) && TiledPlan::new(model, u32::MAX, u64::MAX).is_some()
+            }
         }
     }
 }
@@ -101,9 +212,20 @@ enum Storage {
         heat_bath_table: DeviceBuffer<u64>,
         heat_bath_on: bool,
     },
-    /// `split`: threads per unit (1, 2, 4 or 8); `resident`: one
-    /// cooperative launch per call (split 8).
-    Sliced { colours: [DeviceBuffer<u32>; 2], split: u32, planes: usize, resident: bool },
+    /// `split`: threads per unit (1, 2, 4 or 8); `launch`: how the sweeps
+    /// of a call are launched.
+    Sliced { colours: [DeviceBuffer<u32>; 2], split: u32, planes: usize, launch: SlicedLaunchKind },
+}
+
+/// How the bit-sliced sweeps of a call are launched.
+#[derive(Debug)]
+enum SlicedLaunchKind {
+    /// Two launches per sweep (replayed from a recorded graph).
+    PerColour,
+    /// One cooperative launch of the resident kernel (split 8).
+    Resident,
+    /// One cooperative launch of the tiled kernel, and its edge-row buffer.
+    Tiled(TiledPlan, DeviceBuffer<u32>),
 }
 
 /// A lattice on a CUDA device.
@@ -125,7 +247,7 @@ pub struct CudaBackend {
     /// Counts set_table calls (a recorded graph holds the rule's arguments).
     table_version: u64,
     counts: DeviceBuffer<u64>,
-    /// The resident kernel's per-block progress flags.
+    /// The resident and tiled kernels' per-block progress flags.
     flags: DeviceBuffer<u32>,
     update: Kernel,
     census: Kernel,
@@ -225,7 +347,7 @@ impl CudaBackend {
     pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
         let module = gpu.module(&kernel_source(model.q()))?;
-        let kernel = choose_kernel(&gpu, &module, model, kernel)?;
+        let (kernel, tiled) = choose_kernel(&gpu, &module, model, kernel)?;
         let units = model.sites() / 2 / (UNIT_ROWS * 32);
         let n = model.sites() / 2;
         let (storage, update, census) = match kernel {
@@ -233,7 +355,8 @@ impl CudaBackend {
             | CudaKernel::SlicedSplit
             | CudaKernel::SlicedSplit4
             | CudaKernel::SlicedSplit8
-            | CudaKernel::SlicedResident => {
+            | CudaKernel::SlicedResident
+            | CudaKernel::SlicedTiled => {
                 let planes = planes(model.q());
                 let words = n / 32 * planes;
                 let (split, name) = match kernel {
@@ -241,15 +364,22 @@ impl CudaBackend {
                     CudaKernel::SlicedSplit => (2, "potts_sliced_colour_split"),
                     CudaKernel::SlicedSplit4 => (4, "potts_sliced_colour_split4"),
                     CudaKernel::SlicedSplit8 => (8, "potts_sliced_colour_split8"),
+                    CudaKernel::SlicedTiled => (1, tiled.map_or("potts_sliced_tiled", |p| p.kernel_name())),
                     _ => (8, "potts_sliced_resident"),
                 };
-                let resident = kernel == CudaKernel::SlicedResident;
+                let launch = match (kernel, tiled) {
+                    (CudaKernel::SlicedResident, _) => SlicedLaunchKind::Resident,
+                    (CudaKernel::SlicedTiled, Some(plan)) => {
+                        SlicedLaunchKind::Tiled(plan, gpu.alloc_zeros::<u32>(plan.exchange_words(planes))?)
+                    }
+                    _ => SlicedLaunchKind::PerColour,
+                };
                 (
                     Storage::Sliced {
                         colours: [gpu.alloc_zeros::<u32>(words)?, gpu.alloc_zeros::<u32>(words)?],
                         split,
                         planes,
-                        resident,
+                        launch,
                     },
                     module.kernel(name)?,
                     module.kernel("potts_sliced_census")?,
@@ -269,8 +399,11 @@ impl CudaBackend {
         let table = gpu.alloc_zeros::<u64>(TABLE_LEN)?;
         let sweep_base = gpu.alloc_zeros::<u64>(1)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
-        let flags =
-            gpu.alloc_zeros::<u32>(if kernel == CudaKernel::SlicedResident { 2 * units.div_ceil(32) } else { 1 })?;
+        let flags = gpu.alloc_zeros::<u32>(match (kernel, tiled) {
+            (CudaKernel::SlicedResident, _) => 2 * units.div_ceil(32),
+            (CudaKernel::SlicedTiled, Some(plan)) => plan.blocks as usize,
+            _ => 1,
+        })?;
         let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / BLOCK).max(1) * 4;
         Ok(CudaBackend {
             update,
@@ -298,12 +431,14 @@ impl CudaBackend {
     }
 
     /// The kernel in use: "generic", "heat-bath", "sliced", "sliced-split",
-    /// "sliced-split4", "sliced-split8" or "sliced-resident".
+    /// "sliced-split4", "sliced-split8", "sliced-resident" or
+    /// "sliced-tiled".
     pub fn kernel_name(&self) -> &'static str {
         match self.storage {
             Storage::Generic { heat_bath_on: true, .. } => "heat-bath",
             Storage::Generic { .. } => "generic",
-            Storage::Sliced { resident: true, .. } => "sliced-resident",
+            Storage::Sliced { launch: SlicedLaunchKind::Resident, .. } => "sliced-resident",
+            Storage::Sliced { launch: SlicedLaunchKind::Tiled(..), .. } => "sliced-tiled",
             Storage::Sliced { split: 1, .. } => "sliced",
             Storage::Sliced { split: 2, .. } => "sliced-split",
             Storage::Sliced { split: 4, .. } => "sliced-split4",
@@ -320,14 +455,21 @@ impl CudaBackend {
     }
 }
 
-/// The kernel a backend for `model` runs when `requested` is asked for:
-/// for [`CudaKernel::Auto`] one thread per unit, or as few more per unit
-/// (2 or 4) as give the GPU one full wave of resident threads, then the
-/// resident kernel when all its threads (eight per unit) fit on the GPU at
-/// once, else eight threads per unit; the generic kernel where the
-/// bit-sliced rule does not fit. An explicit kernel is checked against the
-/// model and the GPU.
-fn choose_kernel(gpu: &Gpu, module: &Module, model: &PottsModel, requested: CudaKernel) -> Result<CudaKernel> {
+/// The kernel a backend for `model` runs when `requested` is asked for
+/// (and the tiled kernel's plan, when that is the one): for
+/// [`CudaKernel::Auto`] one thread per unit, or as few more per unit (2 or
+/// 4) as give the GPU one full wave of resident threads; below that the
+/// tiled kernel where its strips fit in shared memory, else the resident
+/// kernel when all its threads (eight per unit) fit on the GPU at once,
+/// else eight threads per unit; the generic kernel where the bit-sliced
+/// rule does not fit. An explicit kernel is checked against the model and
+/// the GPU.
+fn choose_kernel(
+    gpu: &Gpu,
+    module: &Module,
+    model: &PottsModel,
+    requested: CudaKernel,
+) -> Result<(CudaKernel, Option<TiledPlan>)> {
     let info = gpu.info();
     let wave = (info.sm_count * info.max_threads_per_sm) as usize;
     let units = model.sites() / 2 / (UNIT_ROWS * 32);
@@ -335,11 +477,13 @@ fn choose_kernel(gpu: &Gpu, module: &Module, model: &PottsModel, requested: Cuda
         let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
         (8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
     };
+    let tiled = if info.cooperative_launch { tiled_plan(gpu, module, model)? } else { None };
     let sliced = crate::sliced::fits(model);
-    Ok(match requested {
+    let kernel = match requested {
         CudaKernel::Auto if sliced && units >= wave => CudaKernel::Sliced,
         CudaKernel::Auto if sliced && 2 * units >= wave => CudaKernel::SlicedSplit,
         CudaKernel::Auto if sliced && 4 * units >= wave => CudaKernel::SlicedSplit4,
+        CudaKernel::Auto if sliced && tiled.is_some() => CudaKernel::SlicedTiled,
         CudaKernel::Auto if sliced && resident_fits => CudaKernel::SlicedResident,
         CudaKernel::Auto if sliced => CudaKernel::SlicedSplit8,
         CudaKernel::Auto => CudaKernel::Generic,
@@ -348,6 +492,16 @@ fn choose_kernel(gpu: &Gpu, module: &Module, model: &PottsModel, requested: Cuda
                 "the resident kernel needs cooperative launches and all {} of its threads on the GPU at once; \
                  this GPU gives neither or holds fewer",
                 8 * units
+            )));
+        }
+        CudaKernel::SlicedTiled if sliced && tiled.is_none() => {
+            return Err(PottsError::InvalidInput(format!(
+                "the tiled kernel needs cooperative launches, a power of two of 32-site words per row, and \
+                 strips of an even number of rows (at least {TILED_HALO}), one per multiprocessor, that fit in \
+                 its shared memory; q={} {}x{} on this GPU does not",
+                model.q(),
+                model.width(),
+                model.height()
             )));
         }
         k if k.fits(model) => k,
@@ -361,7 +515,23 @@ fn choose_kernel(gpu: &Gpu, module: &Module, model: &PottsModel, requested: Cuda
                 model.field()
             )));
         }
-    })
+    };
+    Ok((kernel, if kernel == CudaKernel::SlicedTiled { tiled } else { None }))
+}
+
+/// The tiled kernel's plan for `model` on `gpu`: the most strips that fit
+/// one per multiprocessor with their shared memory, or `None`.
+fn tiled_plan(gpu: &Gpu, module: &Module, model: &PottsModel) -> Result<Option<TiledPlan>> {
+    let info = gpu.info();
+    // The kernel's own shared memory (its table of threshold bits) comes
+    // out of the same per-block allowance.
+    const STATIC_SHARED: u64 = 33 * 16;
+    let max_shared = info.max_shared_per_block_optin.saturating_sub(STATIC_SHARED);
+    let Some(plan) = TiledPlan::new(model, info.sm_count, max_shared) else { return Ok(None) };
+    let kernel = module.kernel(plan.kernel_name())?;
+    kernel.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
+    let per_sm = kernel.max_resident_blocks_per_sm_with_shared(TILED_THREADS, plan.shared_bytes)?;
+    Ok((per_sm >= 1).then_some(plan))
 }
 
 /// Which sweeps of which chain a call runs.
@@ -437,7 +607,7 @@ impl CudaBackend {
         let [t0, t1, t2, t3] = self.rule.thresholds();
         let mut done = 0;
         while done < run.count {
-            let n = (run.count - done).min(1 << 24) as u32;
+            let n = (run.count - done).min(LAUNCH_SWEEPS) as u32;
             let sweep = run.first + done;
             self.gpu.memset_bytes(&mut self.flags, 0)?;
             let (a, b) = bufs.split_at_mut(1);
@@ -465,6 +635,63 @@ impl CudaBackend {
                     .arg(&t2)
                     .arg(&t3)
                     .arg(&units)
+                    .buf_mut(&mut self.flags)
+                    .run_cooperative(cfg)?;
+            }
+            done += n as u64;
+        }
+        Ok(())
+    }
+
+    /// The tiled bit-sliced kernel: every sweep of the call in one
+    /// cooperative launch (in pieces of at most 2²⁴ sweeps).
+    fn sweeps_tiled(&mut self, run: &SweepRange) -> Result<()> {
+        let Storage::Sliced { colours: bufs, launch: SlicedLaunchKind::Tiled(plan, exchange), .. } = &mut self.storage
+        else {
+            return Err(wrong_storage("tiled"));
+        };
+        let plan = *plan;
+        let h = self.height as u32;
+        let [t0, t1, t2, t3] = self.rule.thresholds();
+        let cfg = LaunchConfig {
+            grid_dim: (plan.blocks, 1, 1),
+            block_dim: (TILED_THREADS, 1, 1),
+            shared_mem_bytes: plan.shared_bytes,
+        };
+        // Another backend of the same module may have set a smaller limit.
+        self.update.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
+        let mut done = 0;
+        while done < run.count {
+            let n = (run.count - done).min(LAUNCH_SWEEPS) as u32;
+            let sweep = run.first + done;
+            self.gpu.memset_bytes(&mut self.flags, 0)?;
+            let (a, b) = bufs.split_at_mut(1);
+            // SAFETY: potts_sliced_tiled(u32* c0, u32* c1, u32 wr_shift, u32 h, u32 R, u64 seed,
+            // u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3, u32* xbuf,
+            // u32* flags): both arrays hold h·2^wr_shift·P words for the module's P; the plan
+            // (TiledPlan::new) has R·blocks = h with R even and at least the halo of the
+            // plan's kernel, and shared_bytes covers its strips and random words; xbuf holds
+            // exchange_words, flags one zeroed entry per block; sweeps <= 2^24; the
+            // cooperative launch puts every block on the GPU at once (checked in tiled_plan),
+            // so the waits between blocks end.
+            unsafe {
+                self.gpu
+                    .launch(&self.update)
+                    .buf_mut(&mut a[0])
+                    .buf_mut(&mut b[0])
+                    .arg(&plan.wr_shift)
+                    .arg(&h)
+                    .arg(&plan.rows)
+                    .arg(&run.seed)
+                    .arg(&run.stream)
+                    .arg(&sweep)
+                    .arg(&n)
+                    .arg(&self.rule.sigma())
+                    .arg(&t0)
+                    .arg(&t1)
+                    .arg(&t2)
+                    .arg(&t3)
+                    .buf_mut(exchange)
                     .buf_mut(&mut self.flags)
                     .run_cooperative(cfg)?;
             }
@@ -646,7 +873,8 @@ impl Backend for CudaBackend {
         let run = SweepRange { seed, stream, first, count };
         match &self.storage {
             Storage::Generic { .. } => self.sweeps_generic(&run),
-            Storage::Sliced { resident: true, .. } => self.sweeps_resident(&run),
+            Storage::Sliced { launch: SlicedLaunchKind::Resident, .. } => self.sweeps_resident(&run),
+            Storage::Sliced { launch: SlicedLaunchKind::Tiled(..), .. } => self.sweeps_tiled(&run),
             Storage::Sliced { .. } => self.sweeps_sliced(&run),
         }
     }
@@ -696,5 +924,51 @@ impl Backend for CudaBackend {
 
     fn synchronize(&mut self) -> Result<()> {
         Ok(self.gpu.synchronize()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiled_plan_takes_the_most_strips_that_fit() {
+        // The 2048² of Ferrero et al. on a 132-multiprocessor GPU with 227 KB
+        // of shared memory per block: 128 strips of 16 rows.
+        let q9 = PottsModel::new(9, 2048, 2048).unwrap();
+        let plan = TiledPlan::new(&q9, 132, 227 * 1024).unwrap();
+        assert_eq!((plan.blocks, plan.rows, plan.halo, plan.wr_shift), (128, 16, 4, 5));
+        // Both colours of 24 rows of 32 words of 4 planes, and two steps of
+        // 3 proposal words, TILED_DRAWS acceptance words and 2 state words.
+        let strip = 16 + 2 * TILED_HALO;
+        assert_eq!(plan.shared_bytes as usize, 4 * (2 * strip * 4 * 32 + 2 * (3 + TILED_DRAWS + 2) * strip * 32));
+        // Fewer multiprocessors: taller strips.
+        assert_eq!(TiledPlan::new(&q9, 100, 227 * 1024).unwrap().blocks, 64);
+        // Short strips (8 rows of 16 words) take the deep halo, and the
+        // shared memory for it.
+        let plan = TiledPlan::new(&PottsModel::new(9, 1024, 1024).unwrap(), 132, 227 * 1024).unwrap();
+        assert_eq!((plan.blocks, plan.rows, plan.halo), (128, 8, TILED_DEEP_HALO as u32));
+        assert_eq!(plan.shared_bytes as usize, 4 * 24 * 16 * (2 * 4 + 2 * (3 + TILED_DRAWS + 2)));
+        assert_eq!(plan.kernel_name(), "potts_sliced_tiled_deep");
+        // Strips of fewer rows than the deep halo keep the shallow one.
+        assert_eq!(TiledPlan::new(&PottsModel::new(9, 512, 512).unwrap(), 132, 227 * 1024).unwrap().halo, 4);
+        // Ising needs no proposal words and one plane.
+        let q2 = PottsModel::new(2, 2048, 2048).unwrap();
+        let plan = TiledPlan::new(&q2, 132, 227 * 1024).unwrap();
+        assert_eq!(plan.shared_bytes as usize, 4 * (2 * strip * 32 + 2 * (TILED_DRAWS + 2) * strip * 32));
+    }
+
+    #[test]
+    fn tiled_plan_refuses_what_does_not_fit() {
+        // 3 words per row (192 sites), not a power of two.
+        assert_eq!(TiledPlan::new(&PottsModel::new(9, 192, 64).unwrap(), 132, 227 * 1024), None);
+        // Too tall for one multiprocessor's shared memory.
+        assert_eq!(TiledPlan::new(&PottsModel::new(9, 8192, 8192).unwrap(), 132, 227 * 1024), None);
+        // Strips of at least TILED_HALO rows: 8 rows make two strips at most.
+        assert_eq!(TiledPlan::new(&PottsModel::new(9, 64, 8).unwrap(), 132, 227 * 1024).unwrap().blocks, 2);
+        // The bit-sliced rule only.
+        assert_eq!(TiledPlan::new(&PottsModel::new(17, 64, 8).unwrap(), 132, 227 * 1024), None);
+        assert!(!CudaKernel::SlicedTiled.fits(&PottsModel::new(9, 192, 64).unwrap()));
+        assert!(CudaKernel::SlicedTiled.fits(&PottsModel::new(9, 2048, 2048).unwrap()));
     }
 }

@@ -15,7 +15,7 @@
 
 use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
 
-use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, Scheme, TABLE_LEN, UNIT_COLS, UNIT_ROWS, units_per_row};
+use crate::algorithm::{AcceptanceTable, Scheme, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::cuda::check_fits;
 use crate::ensemble::{Ensemble, check_chains, check_member, check_tables};
 use crate::error::{PottsError, Result};
@@ -30,15 +30,11 @@ use crate::update::{Algorithm, Update};
 /// The ensemble kernels for q (the bit-sliced ones compiled for min(q, 16)),
 /// with potts.cu's update code as a header and the same constants.
 pub fn kernel_source(q: u32) -> KernelSource {
-    KernelSource::new("potts_ensemble.cu", include_str!("../kernels/potts_ensemble.cu"))
-        .header("potts.cu", include_str!("../kernels/potts.cu"))
-        .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
-        .option(format!("-DPOTTS_Q={}", q.min(crate::sliced::MAX_Q)))
-        .option(format!("-DPOTTS_TABLE_LEN={TABLE_LEN}"))
-        .option(format!("-DPOTTS_UNIT_ROWS={UNIT_ROWS}"))
-        .option(format!("-DPOTTS_UNIT_COLS={UNIT_COLS}"))
-        .option(format!("-DPOTTS_MWC_A={MWC_MULTIPLIER}u"))
-        .option(format!("-DPOTTS_HB_ENTRIES={}", crate::heat_bath::ENTRIES))
+    crate::cuda::with_potts_constants(
+        KernelSource::new("potts_ensemble.cu", include_str!("../kernels/potts_ensemble.cu"))
+            .header("potts.cu", include_str!("../kernels/potts.cu")),
+        q,
+    )
 }
 
 /// Where the members live while they are updated.

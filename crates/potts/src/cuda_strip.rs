@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use warpmc_gpu::{DeviceBuffer, DeviceRepr, Gpu, Kernel, KernelSource, LaunchConfig, PinnedBuffer, ValidAsZeroBits};
 
-use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, Scheme, TABLE_LEN, UNIT_COLS, UNIT_ROWS, units_per_row};
+use crate::algorithm::{AcceptanceTable, Scheme, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::cuda::check_fits;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, Lattice};
@@ -35,15 +35,11 @@ use crate::strip::{
 /// The strip kernels, for NVRTC (compiled for one q at a time, as
 /// [`crate::cuda::kernel_source`]; potts.cu comes in as a header).
 pub fn kernel_source(q: u32) -> KernelSource {
-    KernelSource::new("potts_strip.cu", include_str!("../kernels/potts_strip.cu"))
-        .header("potts.cu", include_str!("../kernels/potts.cu"))
-        .header(warpmc_rng::CUDA_HEADER_NAME, warpmc_rng::CUDA_HEADER)
-        .option(format!("-DPOTTS_Q={}", q.min(crate::sliced::MAX_Q)))
-        .option(format!("-DPOTTS_TABLE_LEN={TABLE_LEN}"))
-        .option(format!("-DPOTTS_UNIT_ROWS={UNIT_ROWS}"))
-        .option(format!("-DPOTTS_UNIT_COLS={UNIT_COLS}"))
-        .option(format!("-DPOTTS_MWC_A={MWC_MULTIPLIER}u"))
-        .option(format!("-DPOTTS_HB_ENTRIES={}", crate::heat_bath::ENTRIES))
+    crate::cuda::with_potts_constants(
+        KernelSource::new("potts_strip.cu", include_str!("../kernels/potts_strip.cu"))
+            .header("potts.cu", include_str!("../kernels/potts.cu")),
+        q,
+    )
 }
 
 /// Threads per block of the strip kernels.

@@ -260,9 +260,16 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
         (16, 1024, 264, 1.0, 0.0),
         (6, 64, 8, 0.0, 0.0),
         // The resident kernel's neighbour waits: a row-block per block of
-        // threads, and a row-block over two blocks.
+        // threads, and a row-block over two blocks; the tiled kernel's
+        // strips of 4 rows (the fewest) with 32 and 64 words per row.
         (9, 2048, 128, 1.0, 0.0),
         (2, 4096, 64, 1.0, 0.0),
+        // The tiled kernel: two strips (each block's halo rows are the
+        // other's), and (on a 132-multiprocessor GPU) strips of 8 rows with
+        // the deep halo, copied by words and by 16-byte pieces.
+        (5, 128, 8, 1.0, 0.0),
+        (9, 128, 1056, 1.0, 0.0),
+        (4, 256, 1056, -1.0, 0.0),
         // … and more blocks to watch than a block has threads.
         (3, 64 * 2100, 8, 1.0, 0.0),
     ] {
@@ -282,6 +289,7 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
                 CudaKernel::SlicedSplit4,
                 CudaKernel::SlicedSplit8,
                 CudaKernel::SlicedResident,
+                CudaKernel::SlicedTiled,
             ] {
                 if k.fits(&model) {
                     cudas.push((CudaBackend::with_kernel(gpu.clone(), &model, k).unwrap(), 0));
