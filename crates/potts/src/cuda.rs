@@ -58,8 +58,7 @@ pub const TILED_THREADS: u32 = 1024;
 /// memory (4: more cost registers that 1024 threads do not have).
 pub const TILED_DRAWS: usize = 4;
 
-/// Most sweeps in one launch of the resident and tiled kernels (their
-/// progress flags stay far below 2³²).
+/// Most sweeps in one launch of the resident and tiled kernels.
 const LAUNCH_SWEEPS: u64 = 1 << 24;
 
 /// How the tiled kernel cuts a lattice: `blocks` strips of `rows` rows,
@@ -599,17 +598,13 @@ impl CudaBackend {
     }
 
     /// The resident bit-sliced kernel: every sweep of the call in one
-    /// cooperative launch (in pieces of at most 2²⁴ sweeps, so the
-    /// progress flags stay far below 2³²).
+    /// cooperative launch (in pieces, [`in_launch_pieces`]).
     fn sweeps_resident(&mut self, run: &SweepRange) -> Result<()> {
         let Storage::Sliced { colours: bufs, .. } = &mut self.storage else { return Err(wrong_storage("sliced")) };
         let SlicedLaunch { wr, h, units, cfg } = sliced_launch(self.width, self.height, 8);
         let [t0, t1, t2, t3] = self.rule.thresholds();
-        let mut done = 0;
-        while done < run.count {
-            let n = (run.count - done).min(LAUNCH_SWEEPS) as u32;
-            let sweep = run.first + done;
-            self.gpu.memset_bytes(&mut self.flags, 0)?;
+        let (gpu, update, sigma) = (&self.gpu, &self.update, self.rule.sigma());
+        in_launch_pieces(gpu, &mut self.flags, run, |flags, sweep, n| {
             let (a, b) = bufs.split_at_mut(1);
             // SAFETY: potts_sliced_resident(u32* c0, u32* c1, u32 wr, u32 h, u64 seed,
             // u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3, u64 units,
@@ -619,8 +614,7 @@ impl CudaBackend {
             // cooperative launch puts every block on the GPU at once (checked when the
             // backend was made: resident_fits), so the waits between blocks end.
             unsafe {
-                self.gpu
-                    .launch(&self.update)
+                gpu.launch(update)
                     .buf_mut(&mut a[0])
                     .buf_mut(&mut b[0])
                     .arg(&wr)
@@ -629,22 +623,20 @@ impl CudaBackend {
                     .arg(&run.stream)
                     .arg(&sweep)
                     .arg(&n)
-                    .arg(&self.rule.sigma())
+                    .arg(&sigma)
                     .arg(&t0)
                     .arg(&t1)
                     .arg(&t2)
                     .arg(&t3)
                     .arg(&units)
-                    .buf_mut(&mut self.flags)
-                    .run_cooperative(cfg)?;
+                    .buf_mut(flags)
+                    .run_cooperative(cfg)
             }
-            done += n as u64;
-        }
-        Ok(())
+        })
     }
 
     /// The tiled bit-sliced kernel: every sweep of the call in one
-    /// cooperative launch (in pieces of at most 2²⁴ sweeps).
+    /// cooperative launch (in pieces, [`in_launch_pieces`]).
     fn sweeps_tiled(&mut self, run: &SweepRange) -> Result<()> {
         let Storage::Sliced { colours: bufs, launch: SlicedLaunchKind::Tiled(plan, exchange), .. } = &mut self.storage
         else {
@@ -660,23 +652,19 @@ impl CudaBackend {
         };
         // Another backend of the same module may have set a smaller limit.
         self.update.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
-        let mut done = 0;
-        while done < run.count {
-            let n = (run.count - done).min(LAUNCH_SWEEPS) as u32;
-            let sweep = run.first + done;
-            self.gpu.memset_bytes(&mut self.flags, 0)?;
+        let (gpu, update, sigma) = (&self.gpu, &self.update, self.rule.sigma());
+        in_launch_pieces(gpu, &mut self.flags, run, |flags, sweep, n| {
             let (a, b) = bufs.split_at_mut(1);
-            // SAFETY: potts_sliced_tiled(u32* c0, u32* c1, u32 wr_shift, u32 h, u32 R, u64 seed,
-            // u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3, u32* xbuf,
-            // u32* flags): both arrays hold h·2^wr_shift·P words for the module's P; the plan
-            // (TiledPlan::new) has R·blocks = h with R even and at least the halo of the
-            // plan's kernel, and shared_bytes covers its strips and random words; xbuf holds
-            // exchange_words, flags one zeroed entry per block; sweeps <= 2^24; the
+            // SAFETY: potts_sliced_tiled[_deep](u32* c0, u32* c1, u32 wr_shift, u32 h, u32 R,
+            // u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3,
+            // u32* xbuf, u32* flags): both arrays hold h·2^wr_shift·P words for the module's
+            // P; the plan (TiledPlan::new) has R·blocks = h with R even and at least the halo
+            // of the plan's kernel, and shared_bytes covers its strips and random words; xbuf
+            // holds exchange_words, flags one zeroed entry per block; sweeps <= 2^24; the
             // cooperative launch puts every block on the GPU at once (checked in tiled_plan),
             // so the waits between blocks end.
             unsafe {
-                self.gpu
-                    .launch(&self.update)
+                gpu.launch(update)
                     .buf_mut(&mut a[0])
                     .buf_mut(&mut b[0])
                     .arg(&plan.wr_shift)
@@ -686,18 +674,16 @@ impl CudaBackend {
                     .arg(&run.stream)
                     .arg(&sweep)
                     .arg(&n)
-                    .arg(&self.rule.sigma())
+                    .arg(&sigma)
                     .arg(&t0)
                     .arg(&t1)
                     .arg(&t2)
                     .arg(&t3)
                     .buf_mut(exchange)
-                    .buf_mut(&mut self.flags)
-                    .run_cooperative(cfg)?;
+                    .buf_mut(flags)
+                    .run_cooperative(cfg)
             }
-            done += n as u64;
-        }
-        Ok(())
+        })
     }
 
     /// The bit-sliced kernels with 1, 2, 4 or 8 threads per unit: two
@@ -757,6 +743,25 @@ impl CudaBackend {
         }
         Ok(())
     }
+}
+
+/// Runs `run`'s sweeps as launches of at most [`LAUNCH_SWEEPS`] sweeps
+/// each, so that the kernels' progress flags stay far below 2³²: before
+/// each, zeroes `flags`, then calls `launch(flags, first sweep, sweeps)`.
+fn in_launch_pieces(
+    gpu: &Gpu,
+    flags: &mut DeviceBuffer<u32>,
+    run: &SweepRange,
+    mut launch: impl FnMut(&mut DeviceBuffer<u32>, u64, u32) -> warpmc_gpu::Result<()>,
+) -> Result<()> {
+    let mut done = 0;
+    while done < run.count {
+        let n = (run.count - done).min(LAUNCH_SWEEPS) as u32;
+        gpu.memset_bytes(flags, 0)?;
+        launch(flags, run.first + done, n)?;
+        done += n as u64;
+    }
+    Ok(())
 }
 
 /// The shape of a bit-sliced launch.
