@@ -176,10 +176,11 @@ pub enum CudaKernel {
     /// shared memory, one strip per multiprocessor ([`TiledPlan`]): each
     /// block also updates 4 (or on short strips 8) halo rows above and
     /// below its strip, so that blocks trade edge rows only every 4 (or 8)
-    /// colours, and
-    /// draws the next colour's random words while it updates the current
-    /// one. For lattices whose strips fit in shared memory and whose words
-    /// per row are a power of two (the 2048² of Ferrero et al. 2012).
+    /// colours, and draws the next colour's random words while it updates
+    /// the current one. For lattices whose strips fit in shared memory and
+    /// whose words per row are a power of two (the 2048² of Ferrero et al.
+    /// 2012); [`CudaKernel::fits`] checks the shape, opening a backend the
+    /// GPU's shared memory and multiprocessors.
     SlicedTiled,
 }
 
@@ -193,9 +194,7 @@ impl CudaKernel {
             | CudaKernel::SlicedSplit4
             | CudaKernel::SlicedSplit8
             | CudaKernel::SlicedResident => crate::sliced::fits(model),
-            CudaKernel::SlicedTiled => {
-                crate::sliced::fits(model) && TiledPlan::new(model, u32::MAX, u64::MAX).is_some()
-            }
+            CudaKernel::SlicedTiled => TiledPlan::new(model, u32::MAX, u64::MAX).is_some(),
         }
     }
 }
