@@ -549,6 +549,28 @@ enum Ended {
     Interrupted,
 }
 
+/// The exchange statistics of a tempering run's size, on stderr (`size`:
+/// the lattice size, named when the study has several).
+fn print_tempering_summary(state: &RunState, size: Option<usize>) {
+    let Some(t) = state.tempering() else { return };
+    let stats = t.replicas().stats();
+    let acceptance = stats.acceptance();
+    let lowest = acceptance.iter().copied().fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "tempering{}: {} exchange rounds, {} round trips; swap acceptance per pair {} (lowest {lowest:.3})",
+        size.map(|l| format!(" (L = {l})")).unwrap_or_default(),
+        stats.rounds,
+        stats.round_trips,
+        acceptance.iter().map(|a| format!("{a:.2}")).collect::<Vec<_>>().join(" ")
+    );
+    if stats.round_trips == 0 {
+        eprintln!(
+            "warning: no replica went from the first temperature to the last and back: the replicas did not mix; \
+             run longer or put the temperatures closer"
+        );
+    }
+}
+
 /// The run: every size of the study, then the series, the snapshot and the
 /// summary lines (written and printed by the team's first process).
 fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<Ended> {
@@ -591,6 +613,9 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         };
         o.begin_size(cfg, &state)?;
         let result = r.run(&mut state, &mut TeamObserver::new(team, o));
+        if result.is_ok() && team.is_first() {
+            print_tempering_summary(&state, (study.len() > 1).then_some(cfg.size()));
+        }
         if result.is_err() || at + 1 == study.len() {
             break (result, r);
         }
@@ -636,25 +661,6 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
             return Ok(Ended::Interrupted);
         }
         Err(e) => return Err(e.into()),
-    }
-    if let Some(t) = state.tempering()
-        && team.is_first()
-    {
-        let stats = t.replicas().stats();
-        let acceptance = stats.acceptance();
-        let lowest = acceptance.iter().copied().fold(f64::INFINITY, f64::min);
-        eprintln!(
-            "tempering: {} exchange rounds, {} round trips; swap acceptance per pair {} (lowest {lowest:.3})",
-            stats.rounds,
-            stats.round_trips,
-            acceptance.iter().map(|a| format!("{a:.2}")).collect::<Vec<_>>().join(" ")
-        );
-        if stats.round_trips == 0 {
-            eprintln!(
-                "warning: no replica went from the first temperature to the last and back: the replicas did not mix; \
-                 run longer or put the temperatures closer"
-            );
-        }
     }
     if let Some(path) = &args.snapshot {
         // Every process takes part in gathering the lattice.

@@ -86,7 +86,7 @@ impl PottsModel {
         let scale = 2.0 * self.coupling.abs() + self.field.abs();
         if scale > MAX_ENERGY_SCALE {
             return Err(PottsError::InvalidInput(format!(
-                "J = {} and h = {} give energies up to {scale:e} per site; 2|J| + |h| must be at most \
+                "J = {:?} and h = {:?} give energies up to {scale:e} per site; 2|J| + |h| must be at most \
                  {MAX_ENERGY_SCALE:e}, beyond which the energy moments overflow",
                 self.coupling, self.field
             )));

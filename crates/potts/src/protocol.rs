@@ -88,10 +88,15 @@ impl Temperatures {
                 if !(d > 0.0 && b >= a && a.is_finite() && b.is_finite()) {
                     return Err(bad());
                 }
-                let n = ((b - a) / d + 1e-9).floor() as u64 + 1;
-                if n >= MAX_CHAIN_INDEX as u64 {
-                    return Err(PottsError::InvalidInput(format!("temperature range '{s}' has too many points")));
+                // Counted in f64 first: a tiny DT would overflow the integer.
+                let steps = ((b - a) / d + 1e-9).floor();
+                if !(steps < (MAX_CHAIN_INDEX - 1) as f64) {
+                    return Err(PottsError::InvalidInput(format!(
+                        "temperature range '{s}' has too many points (at most {})",
+                        MAX_CHAIN_INDEX - 1
+                    )));
                 }
+                let n = steps as u64 + 1;
                 // T0 + i·dT rounded to the decimals the user wrote, so
                 // 0.7212:0.7213:0.00001 gives 0.72121, not 0.7212099999999999.
                 let decimals = parts
@@ -213,6 +218,11 @@ impl ProtocolConfig {
         if let Some(every) = self.exchange_every {
             if every == 0 {
                 return Err(PottsError::InvalidInput("the sweeps between replica exchanges must be at least 1".into()));
+            }
+            if self.temperatures.len() < 2 {
+                return Err(PottsError::InvalidInput(
+                    "parallel tempering needs at least two temperatures to exchange replicas between".into(),
+                ));
             }
             if self.continue_from_previous {
                 return Err(PottsError::InvalidInput(

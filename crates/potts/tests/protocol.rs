@@ -290,3 +290,14 @@ fn a_study_of_several_sizes_resumes_across_sizes() {
     assert!(f.resolve_sizes().unwrap_err().to_string().contains("square"));
     assert!(ConfigFile::parse(&text.replace("[8, 16, 12]", "[]"), std::path::Path::new("x")).is_err());
 }
+
+/// A range whose step is so fine that its point count overflows an integer
+/// is refused with a reason, as is any range past the chain limit.
+#[test]
+fn temperature_ranges_with_too_many_points_are_refused() {
+    for range in ["1:2:1e-300", "1:2:5e-324", "0.5:1e300:1e-10", "1:2:1e-8"] {
+        let err = Temperatures::Range(range.into()).expand().unwrap_err().to_string();
+        assert!(err.contains("too many points"), "{range}: {err}");
+    }
+    assert_eq!(Temperatures::Range("1:2:0.25".into()).expand().unwrap(), vec![1.0, 1.25, 1.5, 1.75, 2.0]);
+}

@@ -87,6 +87,17 @@ fn tempering_without_exchanges_is_the_plain_protocol() {
     assert_eq!(state.replicas().stats().rounds, 0);
 }
 
+/// Tempering with one temperature has nothing to exchange: refused with a
+/// reason rather than run with an empty acceptance list.
+#[test]
+fn tempering_needs_two_temperatures() {
+    let one = ConfigFile { tempering: Some(true), ..file(2, 8, vec![1.0], 10, 30, 1, 1) };
+    let err = one.resolve().unwrap_err().to_string();
+    assert!(err.contains("at least two temperatures"), "{err}");
+    let two = ConfigFile { tempering: Some(true), ..file(2, 8, vec![1.0, 1.1], 10, 30, 1, 1) };
+    assert!(two.resolve().is_ok());
+}
+
 /// A run stopped and resumed from its saved state after every few
 /// stretches ends in the same bits as an uninterrupted one.
 #[test]
