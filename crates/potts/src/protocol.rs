@@ -88,9 +88,10 @@ impl Temperatures {
                 if !(d > 0.0 && b >= a && a.is_finite() && b.is_finite()) {
                     return Err(bad());
                 }
-                // Counted in f64 first: a tiny DT would overflow the integer.
+                // Counted in f64 first (a tiny DT gives a huge or infinite count,
+                // which would overflow the integer; never NaN, as b - a ≥ 0 and d > 0).
                 let steps = ((b - a) / d + 1e-9).floor();
-                if !(steps < (MAX_CHAIN_INDEX - 1) as f64) {
+                if steps >= (MAX_CHAIN_INDEX - 1) as f64 {
                     return Err(PottsError::InvalidInput(format!(
                         "temperature range '{s}' has too many points (at most {})",
                         MAX_CHAIN_INDEX - 1
