@@ -843,14 +843,108 @@ __device__ __forceinline__ void accept_rest(u32 gx, u32 gc, const uint4* __restr
     }
 }
 
+// The trade of edge rows between neighbouring strips after a round of K
+// colour steps: this block's rows 0 ... K - 1 (side 0) and R - K ... R - 1
+// (side 1) of both colours go to its slot of xbuf (slots by round parity,
+// then block, side * 2 + colour, K rows each); the block above's side 1
+// becomes rows -K ... -1 here, the block below's side 0 rows R ... R + K - 1.
+// A slot is rewritten in round r + 2 only after this block has taken its
+// neighbours' round r + 1 rows, which they published after taking round r's.
+
+// Each u32 travels as a 64-bit word whose upper half is the round's tag
+// (round + 1; xbuf is zeroed before each launch). Aligned 64-bit relaxed
+// accesses are single-copy atomic, so a word that shows the tag carries that
+// round's data: the reader polls the words themselves, with no barrier,
+// fence or flag between the writer's stores and its loads. (Rewriting a slot
+// cannot race with a neighbour's load of its previous round: that load had
+// returned, its value stored to shared memory before the barrier that
+// preceded the neighbour's next publication.) xbuf holds 2 u32 per u32 of
+// the flagged layout.
+template <int K, class SharedRow>
+__device__ __forceinline__ void exchange_tagged(u32* xbuf, u32 round, u32 G, u32 b, u32 up, u32 down, u32 R,
+                                                u32 wr_shift, u32 row_len, SharedRow shared_row) {
+    unsigned long long* const x = (unsigned long long*)xbuf;
+    const u32 slot = K * row_len, n = 4 * slot, tid = threadIdx.x, T = blockDim.x;
+    const unsigned long long tag = (unsigned long long)(round + 1) << 32;
+    unsigned long long* const mine = x + (u64)((round & 1) * G + b) * n;
+    for (u32 i = tid; i < n; i += T) {
+        const u32 sc = i / slot, r = (i - sc * slot) / row_len, off = i - sc * slot - r * row_len;
+        const int y = ((sc >> 1) ? (int)R - K : 0) + (int)r;
+        const unsigned long long v = tag | shared_row(sc & 1, y)[off];
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(mine + i), "l"(v) : "memory");
+    }
+    const unsigned long long* const from_up = x + (u64)((round & 1) * G + up) * n;
+    const unsigned long long* const from_down = x + (u64)((round & 1) * G + down) * n;
+    // Part p = i / (2 slot): 0 from above (its side 1), 1 from below (its
+    // side 0); colour c within. Four words in flight per thread, then each
+    // polled until its tag shows.
+    constexpr int BATCH = 4;
+    for (u32 i0 = tid; i0 < n; i0 += BATCH * T) {
+        unsigned long long v[BATCH];
+        const unsigned long long* src[BATCH];
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) {
+            const u32 i = i0 + j * T;
+            const u32 part = i / (2 * slot), within = i - part * 2 * slot;
+            src[j] = part == 0 ? from_up + 2 * slot + within : from_down + within;
+            if (i < n) asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v[j]) : "l"(src[j]) : "memory");
+        }
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) {
+            const u32 i = i0 + j * T;
+            if (i >= n) break;
+            while ((v[j] & ~0xffffffffull) != tag)
+                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v[j]) : "l"(src[j]) : "memory");
+            const u32 part = i / (2 * slot), within = i - part * 2 * slot;
+            const u32 c = within / slot, r = (within - c * slot) / row_len, off = within - c * slot - r * row_len;
+            const int y = part == 0 ? (int)r - K : (int)R + (int)r;
+            shared_row(c, y)[off] = (u32)v[j];
+        }
+    }
+}
+
+// The same trade through a flag per block: store the rows, release the
+// flag with the round, wait for the neighbours' flags, load their rows
+// (three trips through L2 and two barriers; kept for the experiments'
+// comparison, experiments/potts-tiled).
+template <int K, class SharedRow>
+__device__ __forceinline__ void exchange_flagged(u32* xbuf, u32* flags, u32 round, u32 G, u32 b, u32 up, u32 down,
+                                                 u32 R, u32 wr_shift, u32 row_len, SharedRow shared_row) {
+    const u32 slot = K * row_len, tid = threadIdx.x;
+    u32* mine_x = xbuf + (u64)((round & 1) * G + b) * 4 * slot;
+    for (u32 sc = 0; sc < 4; ++sc) {  // side * 2 + colour
+        const int first = (sc >> 1) ? (int)R - K : 0;
+        copy_rows<false, true>(
+            K, wr_shift, [&](u32 r) { return mine_x + sc * slot + r * row_len; },
+            [&](u32 r) { return (const u32*)shared_row(sc & 1, first + (int)r); });
+    }
+    __syncthreads();
+    if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(round + 2) : "memory");
+    if (tid == 0) wait_at_least(flags + up, round + 2);
+    if (tid == 32) wait_at_least(flags + down, round + 2);
+    __syncthreads();
+    const u32* from_up = xbuf + (u64)((round & 1) * G + up) * 4 * slot;
+    const u32* from_down = xbuf + (u64)((round & 1) * G + down) * 4 * slot;
+    for (u32 c = 0; c < 2; ++c) {
+        copy_rows<true, false>(
+            K, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
+            [&](u32 r) { return from_up + (2 + c) * slot + r * row_len; });
+        copy_rows<true, false>(
+            K, wr_shift, [&](u32 r) { return shared_row(c, (int)R + (int)r); },
+            [&](u32 r) { return from_down + c * slot + r * row_len; });
+    }
+}
+
 // sweeps (at most 2^24) sweeps from first_sweep with K halo rows and E
 // acceptance words drawn ahead. The grid's G blocks hold strips of R = h / G
 // rows (R even, at least K); the lattice rows have 2^wr_shift words. xbuf:
-// 2 G 4 K rows (edge rows by round parity, block, side and colour); flags: G
-// zeroed words, block b's count of rounds published. Dynamic shared memory
+// 2 G 4 K rows (edge rows by round parity, block, side and colour), twice
+// that many u32 and zeroed when TAGGED (exchange_tagged); flags: G zeroed
+// words, 1 once block b has read its rows (and with exchange_flagged its
+// count of rounds published). Dynamic shared memory
 // (cuda.rs, TiledPlan): both colours' R + 2K rows, then two sets of
 // tiled_fields<E>() planes of R + 2K rows of 2^wr_shift words.
-template <int K, int E>
+template <int K, int E, bool TAGGED = true>
 __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h,
                                              u32 R, u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma,
                                              u32 th0, u32 th1, u32 th2, u32 th3, u32* __restrict__ xbuf,
@@ -973,7 +1067,6 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
     // 1: this block has read its rows (the neighbours may write theirs back).
     if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(1u) : "memory");
     const u32 up = b == 0 ? G - 1 : b - 1, down = b + 1 == G ? 0 : b + 1;
-    const u32 slot = K * row_len;  // u32 of one side and colour
     u32 round = 0;
     for (u32 done = 0; done < steps; done += K, ++round) {
         const u32 kr = min((u32)K, steps - done);
@@ -1001,34 +1094,12 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
         }
         if (done + kr >= steps) break;
         // Publish rows 0 ... K - 1 (side 0) and R - K ... R - 1 (side 1) of
-        // both colours, then take the neighbours' into the halo rows. Two
-        // sets of slots by round parity: a block writes round r + 2 only
-        // after its neighbours published round r + 1, i.e. after they read
-        // round r.
-        u32* mine_x = xbuf + (u64)((round & 1) * G + b) * 4 * slot;
-        for (u32 sc = 0; sc < 4; ++sc) {  // side * 2 + colour
-            const int first = (sc >> 1) ? (int)R - K : 0;
-            copy_rows<false, true>(
-                K, wr_shift, [&](u32 r) { return mine_x + sc * slot + r * row_len; },
-                [&](u32 r) { return (const u32*)shared_row(sc & 1, first + (int)r); });
-        }
-        __syncthreads();
-        if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(round + 2) : "memory");
-        if (tid == 0) wait_at_least(flags + up, round + 2);
-        if (tid == 32) wait_at_least(flags + down, round + 2);
-        __syncthreads();
-        const u32* from_up = xbuf + (u64)((round & 1) * G + up) * 4 * slot;
-        const u32* from_down = xbuf + (u64)((round & 1) * G + down) * 4 * slot;
-        for (u32 c = 0; c < 2; ++c) {
-            // The block above's side 1 is rows -K ... -1 here; the block
-            // below's side 0 rows R ... R + K - 1.
-            copy_rows<true, false>(
-                K, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
-                [&](u32 r) { return from_up + (2 + c) * slot + r * row_len; });
-            copy_rows<true, false>(
-                K, wr_shift, [&](u32 r) { return shared_row(c, (int)R + (int)r); },
-                [&](u32 r) { return from_down + c * slot + r * row_len; });
-        }
+        // both colours, then take the neighbours' into the halo rows
+        // (exchange_tagged, or exchange_flagged in the experiments).
+        if (TAGGED)
+            exchange_tagged<K>(xbuf, round, G, b, up, down, R, wr_shift, row_len, shared_row);
+        else
+            exchange_flagged<K>(xbuf, flags, round, G, b, up, down, R, wr_shift, row_len, shared_row);
         __syncthreads();
     }
     // The strip back to the lattice, once the neighbours have read their

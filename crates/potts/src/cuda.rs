@@ -119,9 +119,10 @@ impl TiledPlan {
     }
 
     /// u32 of the buffer through which the strips trade edge rows: two
-    /// rounds × blocks × (2 sides × 2 colours) × `halo` rows.
+    /// rounds × blocks × (2 sides × 2 colours) × `halo` rows, each u32
+    /// beside its round's tag (`exchange_tagged` in potts.cu).
     fn exchange_words(&self, planes: usize) -> usize {
-        2 * self.blocks as usize * 4 * self.halo as usize * (planes << self.wr_shift)
+        2 * 2 * self.blocks as usize * 4 * self.halo as usize * (planes << self.wr_shift)
     }
 }
 
@@ -653,13 +654,15 @@ impl CudaBackend {
         self.update.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
         let (gpu, update, sigma) = (&self.gpu, &self.update, self.rule.sigma());
         in_launch_pieces(gpu, &mut self.flags, run, |flags, sweep, n| {
+            // The rows of the exchange carry tags of the launch's rounds.
+            gpu.memset_bytes(exchange, 0)?;
             let (a, b) = bufs.split_at_mut(1);
             // SAFETY: potts_sliced_tiled[_deep](u32* c0, u32* c1, u32 wr_shift, u32 h, u32 R,
             // u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3,
             // u32* xbuf, u32* flags): both arrays hold h·2^wr_shift·P words for the module's
             // P; the plan (TiledPlan::new) has R·blocks = h with R even and at least the halo
             // of the plan's kernel, and shared_bytes covers its strips and random words; xbuf
-            // holds exchange_words, flags one zeroed entry per block; sweeps <= 2^24; the
+            // holds exchange_words, zeroed, flags one zeroed entry per block; sweeps <= 2^24; the
             // cooperative launch puts every block on the GPU at once (checked in tiled_plan),
             // so the waits between blocks end.
             unsafe {
