@@ -39,13 +39,14 @@ pub(crate) fn with_potts_constants(source: KernelSource, q: u32) -> KernelSource
 
 /// Halo rows of the tiled kernel: its blocks trade edge rows once every
 /// this many colours (experiments/potts-tiled: on strips of 16 rows of 32
-/// words, 4 beat 1, 2 and 8).
+/// words, 4 beat 1, 2, 3, 6 and 8).
 pub const TILED_HALO: usize = 4;
 
 /// Halo rows of the tiled kernel on short strips ([`TILED_DEEP_STRIP`]
-/// words or fewer), where an exchange of edge rows costs more than the
-/// extra halo rows (experiments/potts-tiled: strips of 8 rows of 16 words
-/// run 14–21 % faster with 8 than with 4).
+/// words or fewer). Chosen when an exchange of edge rows cost 2.6 µs
+/// (strips of 8 rows of 16 words ran 14–21 % faster with 8 than with 4);
+/// since edge rows travel as tagged words the two are within 2 % of each
+/// other there (experiments/potts-tiled).
 pub const TILED_DEEP_HALO: usize = 8;
 
 /// Most words in a strip that takes [`TILED_DEEP_HALO`].
@@ -176,7 +177,8 @@ pub enum CudaKernel {
     /// All sweeps of a call in one cooperative launch with the lattice in
     /// shared memory, one strip per multiprocessor ([`TiledPlan`]): each
     /// block also updates 4 (or on short strips 8) halo rows above and
-    /// below its strip, so that blocks trade edge rows only every 4 (or 8)
+    /// below its strip, so that blocks trade edge rows (as words tagged with
+    /// their round, which the neighbours poll) only every 4 (or 8)
     /// colours, and draws the next colour's random words while it updates
     /// the current one. For lattices whose strips fit in shared memory and
     /// whose words per row are a power of two (the 2048² of Ferrero et al.
