@@ -21,7 +21,7 @@ typedef unsigned char u8;
 // options (cuda.rs, kernel_source), never as copies.
 #if !defined(POTTS_Q) || !defined(POTTS_TABLE_LEN) || !defined(POTTS_UNIT_ROWS) || !defined(POTTS_UNIT_COLS) || \
     !defined(POTTS_MWC_A) || !defined(POTTS_HB_ENTRIES) || !defined(POTTS_TILED_HALO) || !defined(POTTS_TILED_THREADS) || \
-    !defined(POTTS_TILED_DRAWS) || !defined(POTTS_TILED_DEEP_HALO)
+    !defined(POTTS_TILED_DRAWS)
 #error "potts.cu is compiled through warpmc_potts::cuda::kernel_source, which defines POTTS_*"
 #endif
 #define TABLE_LEN POTTS_TABLE_LEN
@@ -751,7 +751,6 @@ extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
 // measured in experiments/potts-tiled).
 
 #define TILED_HALO POTTS_TILED_HALO
-#define TILED_DEEP_HALO POTTS_TILED_DEEP_HALO
 #define TILED_THREADS POTTS_TILED_THREADS
 #define TILED_DRAWS POTTS_TILED_DRAWS
 
@@ -1113,19 +1112,15 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
             [&](u32 r) { return (const u32*)shared_row(c, (int)r); });
 }
 
-// The tiled kernel with TILED_HALO halo rows, and with TILED_DEEP_HALO for
-// short strips, whose colour steps are cheap beside an exchange of edge rows
-// (cuda.rs, TiledPlan).
-#define TILED_KERNEL(NAME, K)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)                                              \
-        NAME(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h, u32 R, u64 seed, u64 stream,     \
-             u64 first_sweep, u32 sweeps, int sigma, u32 th0, u32 th1, u32 th2, u32 th3, u32* __restrict__ xbuf, \
-             u32* flags) {                                                                                      \
-        tiled_sweeps<K, TILED_DRAWS>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1,  \
-                                     th2, th3, xbuf, flags);                                                    \
-    }
-TILED_KERNEL(potts_sliced_tiled, TILED_HALO)
-TILED_KERNEL(potts_sliced_tiled_deep, TILED_DEEP_HALO)
+// The tiled kernel: TILED_HALO halo rows, TILED_DRAWS acceptance words
+// drawn ahead (cuda.rs, TiledPlan).
+extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
+    potts_sliced_tiled(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h, u32 R, u64 seed, u64 stream,
+                       u64 first_sweep, u32 sweeps, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
+                       u32* __restrict__ xbuf, u32* flags) {
+    tiled_sweeps<TILED_HALO, TILED_DRAWS>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1,
+                                          th2, th3, xbuf, flags);
+}
 
 // The census of the planes storage (c0, c1), added to out[0] (equal bonds)
 // and out[1 + v] (sites in state v) by the block's threads (the grid

@@ -32,25 +32,15 @@ pub(crate) fn with_potts_constants(source: KernelSource, q: u32) -> KernelSource
         .option(format!("-DPOTTS_MWC_A={MWC_MULTIPLIER}u"))
         .option(format!("-DPOTTS_HB_ENTRIES={}", crate::heat_bath::ENTRIES))
         .option(format!("-DPOTTS_TILED_HALO={TILED_HALO}"))
-        .option(format!("-DPOTTS_TILED_DEEP_HALO={TILED_DEEP_HALO}"))
         .option(format!("-DPOTTS_TILED_THREADS={TILED_THREADS}"))
         .option(format!("-DPOTTS_TILED_DRAWS={TILED_DRAWS}"))
 }
 
 /// Halo rows of the tiled kernel: its blocks trade edge rows once every
 /// this many colours (experiments/potts-tiled: on strips of 16 rows of 32
-/// words, 4 beat 1, 2, 3, 6 and 8).
+/// words, 4 beat 1, 2, 3, 6 and 8; on strips of 8 rows of 16 words, 4 and
+/// 8 are within 2 % of each other).
 pub const TILED_HALO: usize = 4;
-
-/// Halo rows of the tiled kernel on short strips ([`TILED_DEEP_STRIP`]
-/// words or fewer). Chosen when an exchange of edge rows cost 2.6 µs
-/// (strips of 8 rows of 16 words ran 14–21 % faster with 8 than with 4);
-/// since edge rows travel as tagged words the two are within 2 % of each
-/// other there (experiments/potts-tiled).
-pub const TILED_DEEP_HALO: usize = 8;
-
-/// Most words in a strip that takes [`TILED_DEEP_HALO`].
-pub const TILED_DEEP_STRIP: usize = 128;
 
 /// Threads per block of the tiled kernel (one block per multiprocessor).
 pub const TILED_THREADS: u32 = 1024;
@@ -72,7 +62,7 @@ pub struct TiledPlan {
     pub blocks: u32,
     /// Rows per strip.
     pub rows: u32,
-    /// Halo rows on each side: [`TILED_HALO`] or [`TILED_DEEP_HALO`].
+    /// Halo rows on each side: [`TILED_HALO`].
     pub halo: u32,
     /// log2 of the words per row.
     pub wr_shift: u32,
@@ -84,8 +74,7 @@ impl TiledPlan {
     /// The plan with the most strips (at most `max_blocks`) for `model`
     /// whose shared memory fits in `max_shared` bytes per block, or `None`
     /// where none does: the bit-sliced rule, a power of two of words per
-    /// row, strips of an even number of rows, at least the halo. Strips of
-    /// at most [`TILED_DEEP_STRIP`] words take the deep halo where it fits.
+    /// row, strips of an even number of rows, at least the halo.
     pub fn new(model: &PottsModel, max_blocks: u32, max_shared: u64) -> Option<Self> {
         if !crate::sliced::fits(model) {
             return None;
@@ -109,14 +98,7 @@ impl TiledPlan {
                 shared_bytes: bytes as u32,
             })
         };
-        let shallow = (1..=(max_blocks as usize).min(h)).rev().find_map(|blocks| plan(blocks, TILED_HALO))?;
-        let short = shallow.rows as usize * wr <= TILED_DEEP_STRIP;
-        Some(if short { plan(shallow.blocks as usize, TILED_DEEP_HALO).unwrap_or(shallow) } else { shallow })
-    }
-
-    /// The kernel that runs this plan.
-    fn kernel_name(&self) -> &'static str {
-        if self.halo as usize == TILED_DEEP_HALO { "potts_sliced_tiled_deep" } else { "potts_sliced_tiled" }
+        (1..=(max_blocks as usize).min(h)).rev().find_map(|blocks| plan(blocks, TILED_HALO))
     }
 
     /// u32 of the buffer through which the strips trade edge rows: two
@@ -176,9 +158,9 @@ pub enum CudaKernel {
     SlicedResident,
     /// All sweeps of a call in one cooperative launch with the lattice in
     /// shared memory, one strip per multiprocessor ([`TiledPlan`]): each
-    /// block also updates 4 (or on short strips 8) halo rows above and
+    /// block also updates 4 halo rows above and
     /// below its strip, so that blocks trade edge rows (as words tagged with
-    /// their round, which the neighbours poll) only every 4 (or 8)
+    /// their round, which the neighbours poll) only every 4
     /// colours, and draws the next colour's random words while it updates
     /// the current one. For lattices whose strips fit in shared memory and
     /// whose words per row are a power of two (the 2048² of Ferrero et al.
@@ -365,7 +347,7 @@ impl CudaBackend {
                     CudaKernel::SlicedSplit => (2, "potts_sliced_colour_split"),
                     CudaKernel::SlicedSplit4 => (4, "potts_sliced_colour_split4"),
                     CudaKernel::SlicedSplit8 => (8, "potts_sliced_colour_split8"),
-                    CudaKernel::SlicedTiled => (1, tiled.map_or("potts_sliced_tiled", |p| p.kernel_name())),
+                    CudaKernel::SlicedTiled => (1, "potts_sliced_tiled"),
                     _ => (8, "potts_sliced_resident"),
                 };
                 let launch = match (kernel, tiled) {
@@ -529,7 +511,7 @@ fn tiled_plan(gpu: &Gpu, module: &Module, model: &PottsModel) -> Result<Option<T
     const STATIC_SHARED: u64 = 33 * 16;
     let max_shared = info.max_shared_per_block_optin.saturating_sub(STATIC_SHARED);
     let Some(plan) = TiledPlan::new(model, info.sm_count, max_shared) else { return Ok(None) };
-    let kernel = module.kernel(plan.kernel_name())?;
+    let kernel = module.kernel("potts_sliced_tiled")?;
     kernel.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
     let per_sm = kernel.max_resident_blocks_per_sm_with_shared(TILED_THREADS, plan.shared_bytes)?;
     Ok((per_sm >= 1).then_some(plan))
@@ -659,7 +641,7 @@ impl CudaBackend {
             // The rows of the exchange carry tags of the launch's rounds.
             gpu.memset_bytes(exchange, 0)?;
             let (a, b) = bufs.split_at_mut(1);
-            // SAFETY: potts_sliced_tiled[_deep](u32* c0, u32* c1, u32 wr_shift, u32 h, u32 R,
+            // SAFETY: potts_sliced_tiled(u32* c0, u32* c1, u32 wr_shift, u32 h, u32 R,
             // u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3,
             // u32* xbuf, u32* flags): both arrays hold h·2^wr_shift·P words for the module's
             // P; the plan (TiledPlan::new) has R·blocks = h with R even and at least the halo
@@ -953,14 +935,12 @@ mod tests {
         assert_eq!(plan.shared_bytes as usize, 4 * (2 * strip * 4 * 32 + 2 * (3 + TILED_DRAWS + 2) * strip * 32));
         // Fewer multiprocessors: taller strips.
         assert_eq!(TiledPlan::new(&q9, 100, 227 * 1024).unwrap().blocks, 64);
-        // Short strips (8 rows of 16 words) take the deep halo, and the
-        // shared memory for it.
+        // Short strips: 8 rows of 16 words, and the shared memory for them.
         let plan = TiledPlan::new(&PottsModel::new(9, 1024, 1024).unwrap(), 132, 227 * 1024).unwrap();
-        assert_eq!((plan.blocks, plan.rows, plan.halo), (128, 8, TILED_DEEP_HALO as u32));
-        assert_eq!(plan.shared_bytes as usize, 4 * 24 * 16 * (2 * 4 + 2 * (3 + TILED_DRAWS + 2)));
-        assert_eq!(plan.kernel_name(), "potts_sliced_tiled_deep");
-        // Strips of fewer rows than the deep halo keep the shallow one.
-        assert_eq!(TiledPlan::new(&PottsModel::new(9, 512, 512).unwrap(), 132, 227 * 1024).unwrap().halo, 4);
+        assert_eq!((plan.blocks, plan.rows, plan.halo), (128, 8, TILED_HALO as u32));
+        assert_eq!(plan.shared_bytes as usize, 4 * 16 * 16 * (2 * 4 + 2 * (3 + TILED_DRAWS + 2)));
+        // Strips of as few rows as the halo.
+        assert_eq!(TiledPlan::new(&PottsModel::new(9, 512, 512).unwrap(), 132, 227 * 1024).unwrap().rows, 4);
         // Ising needs no proposal words and one plane.
         let q2 = PottsModel::new(2, 2048, 2048).unwrap();
         let plan = TiledPlan::new(&q2, 132, 227 * 1024).unwrap();

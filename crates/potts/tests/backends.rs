@@ -265,8 +265,8 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
         (9, 2048, 128, 1.0, 0.0),
         (2, 4096, 64, 1.0, 0.0),
         // The tiled kernel: two strips (each block's halo rows are the
-        // other's), and (on a 132-multiprocessor GPU) strips of 8 rows with
-        // the deep halo, copied by words and by 16-byte pieces.
+        // other's), and (on a 132-multiprocessor GPU) strips of 8 rows,
+        // copied by words and by 16-byte pieces.
         (5, 128, 8, 1.0, 0.0),
         (9, 128, 1056, 1.0, 0.0),
         (4, 256, 1056, -1.0, 0.0),
