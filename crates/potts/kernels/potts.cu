@@ -861,7 +861,7 @@ __device__ __forceinline__ void accept_rest(u32 gx, u32 gc, const uint4* __restr
 // the flagged layout.
 template <int K, class SharedRow>
 __device__ __forceinline__ void exchange_tagged(u32* xbuf, u32 round, u32 G, u32 b, u32 up, u32 down, u32 R,
-                                                u32 wr_shift, u32 row_len, SharedRow shared_row) {
+                                                u32 row_len, SharedRow shared_row) {
     unsigned long long* const x = (unsigned long long*)xbuf;
     const u32 slot = K * row_len, n = 4 * slot, tid = threadIdx.x, T = blockDim.x;
     const unsigned long long tag = (unsigned long long)(round + 1) << 32;
@@ -1096,7 +1096,7 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
         // both colours, then take the neighbours' into the halo rows
         // (exchange_tagged, or exchange_flagged in the experiments).
         if (TAGGED)
-            exchange_tagged<K>(xbuf, round, G, b, up, down, R, wr_shift, row_len, shared_row);
+            exchange_tagged<K>(xbuf, round, G, b, up, down, R, row_len, shared_row);
         else
             exchange_flagged<K>(xbuf, flags, round, G, b, up, down, R, wr_shift, row_len, shared_row);
         __syncthreads();
