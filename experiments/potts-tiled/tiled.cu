@@ -26,15 +26,49 @@
         }                                                                                      \
     } while (0)
 
+// The library's exchange before edge rows travelled as tagged words: store
+// the rows, a barrier, release a flag with the round (a fence), wait for the
+// neighbours' flags, a barrier, load their rows (three trips through L2).
+struct FlaggedExchange {
+    template <int K, class SharedRow>
+    __device__ __forceinline__ static void run(u32* xbuf, u32* flags, u32 round, u32 G, u32 b, u32 up, u32 down,
+                                               u32 R, u32 wr_shift, u32 row_len, SharedRow shared_row) {
+        const u32 slot = K * row_len, tid = threadIdx.x;
+        u32* mine_x = xbuf + (u64)((round & 1) * G + b) * 4 * slot;
+        for (u32 sc = 0; sc < 4; ++sc) {  // side * 2 + colour
+            const int first = (sc >> 1) ? (int)R - K : 0;
+            copy_rows<false, true>(
+                K, wr_shift, [&](u32 r) { return mine_x + sc * slot + r * row_len; },
+                [&](u32 r) { return (const u32*)shared_row(sc & 1, first + (int)r); });
+        }
+        __syncthreads();
+        if (tid == 0)
+            asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(round + 2) : "memory");
+        if (tid == 0) wait_at_least(flags + up, round + 2);
+        if (tid == 32) wait_at_least(flags + down, round + 2);
+        __syncthreads();
+        const u32* from_up = xbuf + (u64)((round & 1) * G + up) * 4 * slot;
+        const u32* from_down = xbuf + (u64)((round & 1) * G + down) * 4 * slot;
+        for (u32 c = 0; c < 2; ++c) {
+            copy_rows<true, false>(
+                K, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
+                [&](u32 r) { return from_up + (2 + c) * slot + r * row_len; });
+            copy_rows<true, false>(
+                K, wr_shift, [&](u32 r) { return shared_row(c, (int)R + (int)r); },
+                [&](u32 r) { return from_down + c * slot + r * row_len; });
+        }
+    }
+};
+
 // K halo rows, E acceptance words drawn ahead, THREADS per block, edge
-// rows traded as tagged words (TAGGED) or behind a flag per block.
-template <int K, int E, int THREADS, bool TAGGED>
+// rows traded by Exchange.
+template <int K, int E, int THREADS, class Exchange>
 __global__ void __launch_bounds__(THREADS, 1)
     tiled_variant(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h, u32 R, u64 seed, u64 stream,
                   u64 first_sweep, u32 sweeps, int sigma, u32 th0, u32 th1, u32 th2, u32 th3, u32* __restrict__ xbuf,
                   u32* flags) {
-    tiled_sweeps<K, E, TAGGED>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1, th2, th3,
-                               xbuf, flags);
+    tiled_sweeps<K, E, Exchange>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1, th2,
+                                 th3, xbuf, flags);
 }
 
 struct Variant {
@@ -44,9 +78,9 @@ struct Variant {
 };
 
 #define VARIANT(K, E, T) \
-    Variant{(const void*)tiled_variant<K, E, T, true>, K, E, T, "K=" #K " E=" #E " threads=" #T}
+    Variant{(const void*)tiled_variant<K, E, T, TaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T}
 #define FLAGGED(K, E, T) \
-    Variant{(const void*)tiled_variant<K, E, T, false>, K, E, T, "K=" #K " E=" #E " threads=" #T " flagged"}
+    Variant{(const void*)tiled_variant<K, E, T, FlaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T " flagged"}
 
 static u32 threshold(double d, double T) {
     const double v = floor(exp(-d / T) * 4294967296.0);

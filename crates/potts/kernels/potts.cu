@@ -902,48 +902,25 @@ __device__ __forceinline__ void exchange_tagged(u32* xbuf, u32 round, u32 G, u32
     }
 }
 
-// The same trade through a flag per block: store the rows, release the
-// flag with the round, wait for the neighbours' flags, load their rows
-// (three trips through L2 and two barriers; kept for the experiments'
-// comparison, experiments/potts-tiled).
-template <int K, class SharedRow>
-__device__ __forceinline__ void exchange_flagged(u32* xbuf, u32* flags, u32 round, u32 G, u32 b, u32 up, u32 down,
-                                                 u32 R, u32 wr_shift, u32 row_len, SharedRow shared_row) {
-    const u32 slot = K * row_len, tid = threadIdx.x;
-    u32* mine_x = xbuf + (u64)((round & 1) * G + b) * 4 * slot;
-    for (u32 sc = 0; sc < 4; ++sc) {  // side * 2 + colour
-        const int first = (sc >> 1) ? (int)R - K : 0;
-        copy_rows<false, true>(
-            K, wr_shift, [&](u32 r) { return mine_x + sc * slot + r * row_len; },
-            [&](u32 r) { return (const u32*)shared_row(sc & 1, first + (int)r); });
+// The exchange tiled_sweeps runs by default; the experiments
+// (experiments/potts-tiled) pass others with the same call.
+struct TaggedExchange {
+    template <int K, class SharedRow>
+    __device__ __forceinline__ static void run(u32* xbuf, u32* /*flags*/, u32 round, u32 G, u32 b, u32 up, u32 down,
+                                               u32 R, u32 /*wr_shift*/, u32 row_len, SharedRow shared_row) {
+        exchange_tagged<K>(xbuf, round, G, b, up, down, R, row_len, shared_row);
     }
-    __syncthreads();
-    if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(round + 2) : "memory");
-    if (tid == 0) wait_at_least(flags + up, round + 2);
-    if (tid == 32) wait_at_least(flags + down, round + 2);
-    __syncthreads();
-    const u32* from_up = xbuf + (u64)((round & 1) * G + up) * 4 * slot;
-    const u32* from_down = xbuf + (u64)((round & 1) * G + down) * 4 * slot;
-    for (u32 c = 0; c < 2; ++c) {
-        copy_rows<true, false>(
-            K, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
-            [&](u32 r) { return from_up + (2 + c) * slot + r * row_len; });
-        copy_rows<true, false>(
-            K, wr_shift, [&](u32 r) { return shared_row(c, (int)R + (int)r); },
-            [&](u32 r) { return from_down + c * slot + r * row_len; });
-    }
-}
+};
 
 // sweeps (at most 2^24) sweeps from first_sweep with K halo rows and E
 // acceptance words drawn ahead. The grid's G blocks hold strips of R = h / G
 // rows (R even, at least K); the lattice rows have 2^wr_shift words. xbuf:
-// 2 G 4 K rows (edge rows by round parity, block, side and colour), twice
-// that many u32 and zeroed when TAGGED (exchange_tagged); flags: G zeroed
-// words, 1 once block b has read its rows (and with exchange_flagged its
-// count of rounds published). Dynamic shared memory
+// what Exchange needs (exchange_tagged: 2 G 4 K rows of tagged words,
+// zeroed); flags: G zeroed words, 1 once block b has read its rows (an
+// Exchange may use them too). Dynamic shared memory
 // (cuda.rs, TiledPlan): both colours' R + 2K rows, then two sets of
 // tiled_fields<E>() planes of R + 2K rows of 2^wr_shift words.
-template <int K, int E, bool TAGGED = true>
+template <int K, int E, class Exchange = TaggedExchange>
 __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h,
                                              u32 R, u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma,
                                              u32 th0, u32 th1, u32 th2, u32 th3, u32* __restrict__ xbuf,
@@ -1093,12 +1070,8 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
         }
         if (done + kr >= steps) break;
         // Publish rows 0 ... K - 1 (side 0) and R - K ... R - 1 (side 1) of
-        // both colours, then take the neighbours' into the halo rows
-        // (exchange_tagged, or exchange_flagged in the experiments).
-        if (TAGGED)
-            exchange_tagged<K>(xbuf, round, G, b, up, down, R, row_len, shared_row);
-        else
-            exchange_flagged<K>(xbuf, flags, round, G, b, up, down, R, wr_shift, row_len, shared_row);
+        // both colours, then take the neighbours' into the halo rows.
+        Exchange::template run<K>(xbuf, flags, round, G, b, up, down, R, wr_shift, row_len, shared_row);
         __syncthreads();
     }
     // The strip back to the lattice, once the neighbours have read their
