@@ -158,10 +158,10 @@ pub enum CudaKernel {
     SlicedResident,
     /// All sweeps of a call in one cooperative launch with the lattice in
     /// shared memory, one strip per multiprocessor ([`TiledPlan`]): each
-    /// block also updates 4 halo rows above and
-    /// below its strip, so that blocks trade edge rows (as words tagged with
-    /// their round, which the neighbours poll) only every 4
-    /// colours, and draws the next colour's random words while it updates
+    /// block also updates 4 halo rows above and below its strip, so that
+    /// blocks trade edge rows (as words tagged with their round, which the
+    /// neighbours poll) only every 4 colours, and draws the next colour's
+    /// random words while it updates
     /// the current one. For lattices whose strips fit in shared memory and
     /// whose words per row are a power of two (the 2048² of Ferrero et al.
     /// 2012); [`CudaKernel::fits`] checks the shape, opening a backend the
