@@ -161,11 +161,11 @@ pub enum CudaKernel {
     /// block also updates 4 halo rows above and below its strip, so that
     /// blocks trade edge rows (as words tagged with their round, which the
     /// neighbours poll) only every 4 colours, and draws the next colour's
-    /// random words while it updates
-    /// the current one. For lattices whose strips fit in shared memory and
-    /// whose words per row are a power of two (the 2048² of Ferrero et al.
-    /// 2012); [`CudaKernel::fits`] checks the shape, opening a backend the
-    /// GPU's shared memory and multiprocessors.
+    /// random words while it updates the current one. For lattices whose
+    /// strips fit in shared memory and whose words per row are a power of
+    /// two (the 2048² of Ferrero et al. 2012); [`CudaKernel::fits`] checks
+    /// the shape, opening a backend the GPU's shared memory and
+    /// multiprocessors.
     SlicedTiled,
 }
 
