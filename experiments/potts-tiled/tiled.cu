@@ -60,6 +60,17 @@ struct FlaggedExchange {
     }
 };
 
+// The library's tiled_sweeps_inline with E acceptance words drawn ahead
+// and THREADS per block.
+template <int E, int THREADS>
+__global__ void __launch_bounds__(THREADS, 1)
+    tiled_inline_variant(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h, u32 R, u64 seed,
+                         u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
+                         u32* __restrict__ xbuf, u32* flags) {
+    tiled_sweeps_inline<E>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1, th2, th3,
+                           xbuf, flags);
+}
+
 // K halo rows, E acceptance words drawn ahead, THREADS per block, edge
 // rows traded by Exchange.
 template <int K, int E, int THREADS, class Exchange>
@@ -79,6 +90,8 @@ struct Variant {
 
 #define VARIANT(K, E, T) \
     Variant{(const void*)tiled_variant<K, E, T, TaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T}
+#define INLINE(E, T) \
+    Variant{(const void*)tiled_inline_variant<E, T>, 1, E, T, "K=1 E=" #E " threads=" #T " inline"}
 #define FLAGGED(K, E, T) \
     Variant{(const void*)tiled_variant<K, E, T, FlaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T " flagged"}
 
@@ -210,8 +223,8 @@ int main(int argc, char** argv) {
     const u32 sms = prop.multiProcessorCount;
     const Variant library{(const void*)potts_sliced_tiled, TILED_HALO, TILED_DRAWS, TILED_THREADS, "library"};
     const Variant variants[] = {
-        library,          VARIANT(8, 4, 1024), FLAGGED(4, 4, 1024), FLAGGED(8, 4, 1024), VARIANT(1, 4, 1024),
-        FLAGGED(1, 4, 1024), VARIANT(2, 4, 1024), VARIANT(3, 4, 1024), VARIANT(6, 4, 1024),
+        library,          INLINE(4, 1024), INLINE(4, 512), INLINE(8, 1024), VARIANT(1, 4, 1024),
+        VARIANT(8, 4, 1024), FLAGGED(4, 4, 1024), VARIANT(2, 4, 1024),
     };
     if (argc > 4) {  // one launch of each for a profiler, ordered start
         CK(cudaMemset(c0, 0, words * 4));
@@ -226,6 +239,12 @@ int main(int argc, char** argv) {
     check(library, sms, 7, check_sweeps, true);
     check(library, 2, 7, check_sweeps, false);
     check(library, 1, 7, 5, false);
+    const Variant inline4 = INLINE(4, 1024);
+    check(inline4, sms, 12345, check_sweeps, false);
+    check(inline4, sms, 7, check_sweeps, true);
+    check(inline4, 3, 7, check_sweeps, false);
+    check(inline4, 2, 7, check_sweeps, false);
+    check(inline4, 1, 7, 5, false);
     for (const Variant& v : variants) check(v, sms, 11, check_sweeps, false);
     if (time_sweeps == 0) return failures != 0;
     timeit("resident", [&](u32 s) { run_resident(0, s); });
@@ -249,6 +268,8 @@ int main(int argc, char** argv) {
     sigma = 0;
     timeit("tiled library, every move accepted (wrong bits)",
            [&](u32 s) { run_tiled(library, 0, s, pick(library, sms)); });
+    timeit("tiled inline K=1, every move accepted (wrong bits)",
+           [&](u32 s) { run_tiled(inline4, 0, s, pick(inline4, sms)); });
     timeit("resident, every move accepted (wrong bits)", [&](u32 s) { run_resident(0, s); });
     return failures != 0;
 }

@@ -56,9 +56,11 @@ enum PottsCommand {
     /// sites still undecided: q ≤ 16, no field, width a multiple of 64),
     /// with -split, -split4, -split8 (2, 4, 8 threads per unit, for small
     /// lattices), -resident (all sweeps in one launch, for lattices that
-    /// fit on the GPU at once) and -tiled (all sweeps in one launch with the
+    /// fit on the GPU at once), -tiled (all sweeps in one launch with the
     /// lattice in shared memory, one strip per multiprocessor, for lattices
-    /// such as 2048²). Kernels of one rule give the same lattice.
+    /// such as 1024²) and -tiled-inline (the same with edge rows traded
+    /// inside the update, for lattices such as 2048²). Kernels of one rule
+    /// give the same lattice.
     /// Heat-bath rows beside them: the generic storage and random numbers
     /// with the heat-bath rule, on the GPU and (L ≤ 4096) on the CPU.
     ///

@@ -38,7 +38,7 @@ pub struct PottsBenchConfig {
 }
 
 /// The CUDA kernels a bench times, with their row labels.
-const CUDA_KERNELS: [(CudaKernel, &str); 7] = [
+const CUDA_KERNELS: [(CudaKernel, &str); 8] = [
     (CudaKernel::Generic, "cuda-generic"),
     (CudaKernel::Sliced, "cuda-sliced"),
     (CudaKernel::SlicedSplit, "cuda-sliced-split"),
@@ -46,6 +46,7 @@ const CUDA_KERNELS: [(CudaKernel, &str); 7] = [
     (CudaKernel::SlicedSplit8, "cuda-sliced-split8"),
     (CudaKernel::SlicedResident, "cuda-sliced-resident"),
     (CudaKernel::SlicedTiled, "cuda-sliced-tiled"),
+    (CudaKernel::SlicedTiledInline, "cuda-sliced-tiled-inline"),
 ];
 
 /// Largest L of the CPU heat-bath rows: a heat-bath sweep on the CPU takes
@@ -84,7 +85,14 @@ fn time_model(cfg: &PottsBenchConfig, model: &PottsModel) -> Result<Vec<BenchRow
                 Ok(b) => b,
                 // Too large to be resident, or for the tiled kernel's
                 // shared memory, on this GPU: not a row.
-                Err(_) if matches!(kernel, CudaKernel::SlicedResident | CudaKernel::SlicedTiled) => continue,
+                Err(_)
+                    if matches!(
+                        kernel,
+                        CudaKernel::SlicedResident | CudaKernel::SlicedTiled | CudaKernel::SlicedTiledInline
+                    ) =>
+                {
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             };
             let bytes = b.bytes_per_spin();

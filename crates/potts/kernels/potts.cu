@@ -912,6 +912,55 @@ struct TaggedExchange {
     }
 };
 
+// The random words of a row pair for colour step n (sweep n >> 1, colour
+// n & 1): strip rows y0, y0 + 1 at lattice rows yg, yg + 1 (yg even), word
+// w, one Philox block for both, as row_generators seeds them. Row r's words
+// go to wd[r] (field f at wd[r][f * fs]) where keep[r].
+template <int E>
+__device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 yg, u32 w, u32 wr_shift,
+                                              u32* const (&wd)[2], const bool (&keep)[2], u32 fs) {
+    const u64 k = ((u64)(yg / UNIT_ROWS) << wr_shift) + w;
+    u64 g[2];
+    unit_generators(seed, stream, n >> 1, (u32)(n & 1), 4 * k + (yg % UNIT_ROWS) / 2, g[0], g[1]);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        if (!keep[r]) continue;
+        u32 kw[SL_KW];
+        proposal_words(g[r], kw);
+#pragma unroll
+        for (int f = 0; f < SL_B; ++f) wd[r][f * fs] = kw[f < SL_B ? f : 0];
+        u32 gx = (u32)g[r], gc = (u32)(g[r] >> 32);
+#pragma unroll
+        for (int e = 0; e < E; ++e) wd[r][(SL_B + e) * fs] = warpmc::rng::mwc_step(gx, gc, MWC_A);
+        wd[r][(SL_B + E) * fs] = gx;
+        wd[r][(SL_B + E + 1) * fs] = gc;
+    }
+}
+
+// The update of one word s (sliced_word's rule) from its words drawn ahead
+// (field f at wd[f * fs]); sg: the rule's sigma, a literal at the call.
+template <int E>
+__device__ __forceinline__ void drawn_word_update(u32* s, const u32 (*nb)[SL_P], const u32* wd, u32 fs, int sg,
+                                                  const uint4* __restrict__ masks) {
+    u32 kw[SL_KW], p[SL_P];
+#pragma unroll
+    for (int f = 0; f < SL_KW; ++f) kw[f] = f < SL_B ? wd[f * fs] : 0u;
+    propose(s, kw, p);
+    u32 acc = ~0u;
+    if (sg != 0) {
+        u32 code0, code1;
+        u32 und = classify(s, p, nb, sg, code0, code1);
+        acc = ~und;
+        // Threshold bit 31 - e meets acceptance word e (masks[b + 1] holds
+        // bit b).
+#pragma unroll
+        for (int e = 0; e < E; ++e) accept_step(wd[(SL_B + e) * fs], masks[32 - e], code0, code1, und, acc);
+        if (und != 0) accept_rest<E>(wd[(SL_B + E) * fs], wd[(SL_B + E + 1) * fs], masks, code0, code1, und, acc);
+    }
+#pragma unroll
+    for (int q = 0; q < SL_P; ++q) s[q] ^= (s[q] ^ p[q]) & acc;
+}
+
 // sweeps (at most 2^24) sweeps from first_sweep with K halo rows and E
 // acceptance words drawn ahead. The grid's G blocks hold strips of R = h / G
 // rows (R even, at least K); the lattice rows have 2^wr_shift words. xbuf:
@@ -970,25 +1019,9 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
         for (u32 t = tid - first; t < tasks; t += stride) {
             const int y0 = 2 * (pair_lo + (int)(t >> wr_shift));
             const u32 w = t & (wr - 1);
-            const u32 yg = lattice_row(y0);
-            const u64 k = ((u64)(yg / UNIT_ROWS) << wr_shift) + w;
-            u64 g[2];
-            unit_generators(seed, stream, n >> 1, (u32)(n & 1), 4 * k + (yg % UNIT_ROWS) / 2, g[0], g[1]);
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const int y = y0 + r;
-                if (y < lo || y >= hi) continue;
-                u32* const wd = words_at(i, y, w);
-                u32 kw[SL_KW];
-                proposal_words(g[r], kw);
-#pragma unroll
-                for (int f = 0; f < SL_B; ++f) wd[f * fs] = kw[f < SL_B ? f : 0];
-                u32 gx = (u32)g[r], gc = (u32)(g[r] >> 32);
-#pragma unroll
-                for (int e = 0; e < E; ++e) wd[(SL_B + e) * fs] = warpmc::rng::mwc_step(gx, gc, MWC_A);
-                wd[(SL_B + E) * fs] = gx;
-                wd[(SL_B + E + 1) * fs] = gc;
-            }
+            u32* const wd[2] = {words_at(i, y0, w), words_at(i, y0 + 1, w)};
+            const bool keep[2] = {y0 >= lo, y0 + 1 < hi};
+            draw_row_pair<E>(seed, stream, n, lattice_row(y0), w, wr_shift, wd, keep, fs);
         }
     };
     // Updates step i (step j of its round), as threads 0 ... stride - 1 of
@@ -1011,24 +1044,7 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
             const u32 o = ((u32)y + colour) & 1u;
             shared_planes_load(side, other + at(y, o ? (w + 1) & (wr - 1) : (w - 1) & (wr - 1)));
             side_shift(nb[3], nb[2], side, o);
-            const u32* const wd = words_at(i, y, w);
-            u32 kw[SL_KW], p[SL_P];
-#pragma unroll
-            for (int f = 0; f < SL_KW; ++f) kw[f] = f < SL_B ? wd[f * fs] : 0u;
-            propose(s, kw, p);
-            u32 acc = ~0u;
-            if (sg != 0) {
-                u32 code0, code1;
-                u32 und = classify(s, p, nb, sg, code0, code1);
-                acc = ~und;
-                // Threshold bit 31 - e meets acceptance word e (masks[b + 1]
-                // holds bit b).
-#pragma unroll
-                for (int e = 0; e < E; ++e) accept_step(wd[(SL_B + e) * fs], masks[32 - e], code0, code1, und, acc);
-                if (und != 0) accept_rest<E>(wd[(SL_B + E) * fs], wd[(SL_B + E + 1) * fs], masks, code0, code1, und, acc);
-            }
-#pragma unroll
-            for (int q = 0; q < SL_P; ++q) s[q] ^= (s[q] ^ p[q]) & acc;
+            drawn_word_update<E>(s, nb, words_at(i, y, w), fs, sg, masks);
             shared_planes_store(mine + at(y, w), s);
         }
     };
@@ -1085,6 +1101,167 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
             [&](u32 r) { return (const u32*)shared_row(c, (int)r); });
 }
 
+// sweeps (at most 2^24) sweeps from first_sweep as tiled_sweeps<1, E>
+// does, with the edge rows traded inside the update instead of in a phase
+// of their own: rows 0 and R - 1 are a colour step's first tasks; each of
+// their threads takes the one word of the neighbouring strip it reads (that
+// strip's edge word of the previous step) from the neighbour's tagged slot,
+// updates, and publishes its own new word tagged with the step, while the
+// rows between, which read no halo, update beside them. One barrier per
+// colour step, no halo rows updated twice, and no block waits for a whole
+// exchange: only an edge word waits for the one word it reads.
+//
+// xbuf: 2 (step parity) x G x 2 (side: row 0, row R - 1) slots of a row's
+// SL_P 2^wr_shift u32, each as a 64-bit word whose upper half is the tag
+// (step + 1; zeroed before the launch; exchange_tagged explains why the
+// words need no flag or fence). A slot is rewritten two steps later, by
+// the thread that has meanwhile seen the neighbour's word of the step
+// between, which the neighbour computed from this slot's word. The halo
+// rows in shared memory serve the first step only. flags and shared memory
+// as tiled_sweeps<1, E>.
+template <int E>
+__device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h,
+                                                    u32 R, u64 seed, u64 stream, u64 first_sweep, u32 sweeps,
+                                                    int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
+                                                    u32* __restrict__ xbuf, u32* flags) {
+    constexpr int K = 1;
+    constexpr int F = tiled_fields<E>();
+    extern __shared__ uint4 tile_raw[];
+    __shared__ uint4 masks[33];
+    fill_masks(masks, th0, th1, th2, th3);
+    u32* const tile = (u32*)tile_raw;
+    const u32 G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, T = blockDim.x;
+    const u32 wr = 1u << wr_shift;
+    const u32 row_len = SL_P << wr_shift;
+    const u32 rows = R + 2 * K;
+    const u32 colour_len = rows * row_len;
+    u32* const words = tile + 2 * colour_len;
+    const int base = (int)(b * R), height = (int)h;
+    auto lattice_row = [&](int y) -> u32 {
+        int g = base + y;
+        g += g < 0 ? height : 0;
+        g -= g >= height ? height : 0;
+        return (u32)g;
+    };
+    auto at = [&](int y, u32 w) -> u32 { return ((((u32)(y + K)) << wr_shift) + w) * SL_P; };
+    auto shared_row = [&](u32 c, int y) { return tile + c * colour_len + (u32)(y + K) * row_len; };
+    auto global_row = [&](u32 c, u32 yg) { return (c ? c1 : c0) + (u64)yg * row_len; };
+    const u32 fs = rows << wr_shift;
+    auto words_at = [&](u32 i, int y, u32 w) -> u32* {
+        return words + (i & 1) * F * fs + ((u32)(y + K) << wr_shift) + w;
+    };
+    const u32 up = b == 0 ? G - 1 : b - 1, down = b + 1 == G ? 0 : b + 1;
+    unsigned long long* const x = (unsigned long long*)xbuf;
+    auto slot = [&](u32 i, u32 blk, u32 side) { return x + ((u64)((i & 1) * G + blk) * 2 + side) * row_len; };
+    const u64 n0 = 2ull * first_sweep;
+    // Draws the words of step i (every strip row), as threads first ...
+    // first + stride - 1 of the block.
+    auto draw = [&](u32 i, u32 first, u32 stride) {
+        const u32 tasks = (R >> 1) << wr_shift;
+        for (u32 t = tid - first; t < tasks; t += stride) {
+            const int y0 = 2 * (int)(t >> wr_shift);
+            const u32 w = t & (wr - 1);
+            u32* const wd[2] = {words_at(i, y0, w), words_at(i, y0 + 1, w)};
+            const bool keep[2] = {true, true};
+            draw_row_pair<E>(seed, stream, n0 + i, lattice_row(y0), w, wr_shift, wd, keep, fs);
+        }
+    };
+    const u32 steps = 2 * sweeps;
+    // Updates step i as threads 0 ... stride - 1; sg as in tiled_sweeps.
+    auto update = [&](const int sg, u32 i, u32 stride) {
+        const u32 colour = i & 1;  // n0 is even
+        u32* mine = tile + colour * colour_len;
+        const u32* other = tile + (colour ^ 1) * colour_len;
+        const u32 tasks = R << wr_shift;
+        const unsigned long long want = (unsigned long long)i << 32;
+        for (u32 t = tid; t < tasks; t += stride) {
+            // Tasks: row 0 (side 0), row R - 1 (side 1), then rows 1 ... R - 2.
+            const u32 r = t >> wr_shift, w = t & (wr - 1);
+            const int y = r == 0 ? 0 : r == 1 ? (int)R - 1 : (int)r - 1;
+            const bool edge = r < 2;
+            // The neighbour's edge word this one reads (the block above's
+            // row R - 1 for row 0, the block below's row 0 for row R - 1),
+            // requested before the shared loads; from step 1 on.
+            const bool poll = edge && i > 0;
+            unsigned long long hv[SL_P];
+            const unsigned long long* const src = slot(i - 1, r == 0 ? up : down, r ^ 1) + w * SL_P;
+            if (poll) {
+#pragma unroll
+                for (int q = 0; q < SL_P; ++q)
+                    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(hv[q]) : "l"(src + q) : "memory");
+            }
+            u32 s[SL_P], nb[4][SL_P], side[SL_P];
+            shared_planes_load(s, mine + at(y, w));
+            shared_planes_load(nb[2], other + at(y, w));
+            const u32 o = ((u32)y + colour) & 1u;
+            shared_planes_load(side, other + at(y, o ? (w + 1) & (wr - 1) : (w - 1) & (wr - 1)));
+            side_shift(nb[3], nb[2], side, o);
+            if (poll) {
+#pragma unroll
+                for (int q = 0; q < SL_P; ++q)
+                    while ((hv[q] & ~0xffffffffull) != want)
+                        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(hv[q]) : "l"(src + q) : "memory");
+            }
+            if (poll && r == 0) {
+#pragma unroll
+                for (int q = 0; q < SL_P; ++q) nb[0][q] = (u32)hv[q];
+            } else {
+                shared_planes_load(nb[0], other + at(y - 1, w));
+            }
+            if (poll && r == 1) {
+#pragma unroll
+                for (int q = 0; q < SL_P; ++q) nb[1][q] = (u32)hv[q];
+            } else {
+                shared_planes_load(nb[1], other + at(y + 1, w));
+            }
+            drawn_word_update<E>(s, nb, words_at(i, y, w), fs, sg, masks);
+            shared_planes_store(mine + at(y, w), s);
+            if (edge && i + 1 < steps) {
+                unsigned long long* const dst = slot(i, b, r) + w * SL_P;
+                const unsigned long long tag = (unsigned long long)(i + 1) << 32;
+#pragma unroll
+                for (int q = 0; q < SL_P; ++q)
+                    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q), "l"(tag | s[q]) : "memory");
+            }
+        }
+    };
+    // The strip and its halo rows (for the first step), both colours, and
+    // the first step's words.
+    for (u32 c = 0; c < 2; ++c)
+        copy_rows<true, false>(
+            rows, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
+            [&](u32 r) { return (const u32*)global_row(c, lattice_row((int)r - K)); });
+    draw(0, 0, T);
+    __syncthreads();
+    // 1: this block has read its rows (the neighbours may write theirs back).
+    if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + b), "r"(1u) : "memory");
+    // The updates take whole warps from the first; the warps left over draw
+    // the next step's words (or all threads after their updates).
+    const u32 updaters = min(((R << wr_shift) + 31u) & ~31u, T);
+    const u32 first_drawer = updaters < T ? updaters : 0;
+    for (u32 i = 0; i < steps; ++i) {
+        if (tid < updaters) {
+            if (sigma > 0)
+                update(1, i, updaters);
+            else if (sigma < 0)
+                update(-1, i, updaters);
+            else
+                update(0, i, updaters);
+        }
+        if (i + 1 < steps && tid >= first_drawer) draw(i + 1, first_drawer, T - first_drawer);
+        __syncthreads();
+    }
+    // The strip back to the lattice, once the neighbours have read their
+    // halo rows from it.
+    if (tid == 0) wait_at_least(flags + up, 1);
+    if (tid == 32) wait_at_least(flags + down, 1);
+    __syncthreads();
+    for (u32 c = 0; c < 2; ++c)
+        copy_rows<false, false>(
+            R, wr_shift, [&](u32 r) { return global_row(c, lattice_row((int)r)); },
+            [&](u32 r) { return (const u32*)shared_row(c, (int)r); });
+}
+
 // The tiled kernel: TILED_HALO halo rows, TILED_DRAWS acceptance words
 // drawn ahead (cuda.rs, TiledPlan).
 extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
@@ -1093,6 +1270,16 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
                        u32* __restrict__ xbuf, u32* flags) {
     tiled_sweeps<TILED_HALO, TILED_DRAWS>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1,
                                           th2, th3, xbuf, flags);
+}
+
+// The tiled kernel with edge rows traded inside the update (one halo row,
+// TILED_DRAWS acceptance words drawn ahead; cuda.rs, TiledPlan).
+extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
+    potts_sliced_tiled_inline(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h, u32 R, u64 seed,
+                              u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
+                              u32* __restrict__ xbuf, u32* flags) {
+    tiled_sweeps_inline<TILED_DRAWS>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1, th2,
+                                     th3, xbuf, flags);
 }
 
 // The census of the planes storage (c0, c1), added to out[0] (equal bonds)

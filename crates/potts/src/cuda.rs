@@ -42,8 +42,19 @@ pub(crate) fn with_potts_constants(source: KernelSource, q: u32) -> KernelSource
 /// 8 are within 2 % of each other).
 pub const TILED_HALO: usize = 4;
 
-/// Threads per block of the tiled kernel (one block per multiprocessor).
+/// Threads per block of the tiled kernels (one block per multiprocessor).
 pub const TILED_THREADS: u32 = 1024;
+
+/// The fewest words a colour step of a strip must update (rows × words per
+/// row) for [`CudaKernel::Auto`] to pick the tiled kernel that trades edge
+/// rows inside the update for q > 2: its edge words wait for the
+/// neighbours' inside the step, which the other rows must cover. Measured
+/// (NVIDIA H200, q = 9, `warpmc potts bench`): 512 words (2048², 16 rows
+/// of 32) 1.27× the 4-halo-row kernel; 128 words (1024², 8 rows of 16) and
+/// fewer 0.56–0.78×. For Ising (one plane, a shorter update) it was the
+/// faster of the two at every size from 64² to 4096² (1.12–1.34×), and
+/// Auto takes it whatever the size.
+pub const TILED_INLINE_MIN_WORDS: usize = 512;
 
 /// Acceptance words per row the tiled kernel draws ahead into shared
 /// memory (4: more cost registers that 1024 threads do not have).
@@ -52,17 +63,47 @@ pub const TILED_DRAWS: usize = 4;
 /// Most sweeps in one launch of the resident and tiled kernels.
 const LAUNCH_SWEEPS: u64 = 1 << 24;
 
-/// How the tiled kernel cuts a lattice: `blocks` strips of `rows` rows,
+/// How the strips of a tiled kernel trade their edge rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TiledExchange {
+    /// [`TILED_HALO`] halo rows, updated by both neighbours, traded after
+    /// every [`TILED_HALO`] colours (`potts_sliced_tiled`).
+    Rounds,
+    /// One halo row: each edge word takes the one neighbouring word it
+    /// reads during the update (`potts_sliced_tiled_inline`).
+    Inline,
+}
+
+impl TiledExchange {
+    /// Halo rows on each side of a strip.
+    pub fn halo(self) -> usize {
+        match self {
+            TiledExchange::Rounds => TILED_HALO,
+            TiledExchange::Inline => 1,
+        }
+    }
+
+    fn kernel_name(self) -> &'static str {
+        match self {
+            TiledExchange::Rounds => "potts_sliced_tiled",
+            TiledExchange::Inline => "potts_sliced_tiled_inline",
+        }
+    }
+}
+
+/// How a tiled kernel cuts a lattice: `blocks` strips of `rows` rows,
 /// one block per multiprocessor, each with `shared_bytes` of dynamic shared
 /// memory (both colours of its rows and `halo` halo rows on each side, and
 /// two colour steps' random words).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TiledPlan {
+    /// How the strips trade edge rows.
+    pub exchange: TiledExchange,
     /// Strips, one per block.
     pub blocks: u32,
     /// Rows per strip.
     pub rows: u32,
-    /// Halo rows on each side: [`TILED_HALO`].
+    /// Halo rows on each side ([`TiledExchange::halo`]).
     pub halo: u32,
     /// log2 of the words per row.
     pub wr_shift: u32,
@@ -75,7 +116,7 @@ impl TiledPlan {
     /// whose shared memory fits in `max_shared` bytes per block, or `None`
     /// where none does: the bit-sliced rule, a power of two of words per
     /// row, strips of an even number of rows, at least the halo.
-    pub fn new(model: &PottsModel, max_blocks: u32, max_shared: u64) -> Option<Self> {
+    pub fn new(model: &PottsModel, exchange: TiledExchange, max_blocks: u32, max_shared: u64) -> Option<Self> {
         if !crate::sliced::fits(model) {
             return None;
         }
@@ -91,6 +132,7 @@ impl TiledPlan {
             let strip = rows + 2 * halo;
             let bytes = 4 * (2 * strip * planes * wr + 2 * fields * strip * wr) as u64;
             (h % blocks == 0 && rows % 2 == 0 && rows >= halo && bytes <= max_shared).then(|| TiledPlan {
+                exchange,
                 blocks: blocks as u32,
                 rows: rows as u32,
                 halo: halo as u32,
@@ -98,14 +140,25 @@ impl TiledPlan {
                 shared_bytes: bytes as u32,
             })
         };
-        (1..=(max_blocks as usize).min(h)).rev().find_map(|blocks| plan(blocks, TILED_HALO))
+        (1..=(max_blocks as usize).min(h)).rev().find_map(|blocks| plan(blocks, exchange.halo()))
     }
 
-    /// u32 of the buffer through which the strips trade edge rows: two
-    /// rounds × blocks × (2 sides × 2 colours) × `halo` rows, each u32
-    /// beside its round's tag (`exchange_tagged` in potts.cu).
+    /// u32 of the buffer through which the strips trade edge rows, each u32
+    /// beside its round's or step's tag (two u32): two rounds × blocks ×
+    /// (2 sides × 2 colours) × `halo` rows (`exchange_tagged` in potts.cu),
+    /// or two steps × blocks × 2 sides × one row (`tiled_sweeps_inline`).
     fn exchange_words(&self, planes: usize) -> usize {
-        2 * 2 * self.blocks as usize * 4 * self.halo as usize * (planes << self.wr_shift)
+        let row = planes << self.wr_shift;
+        let rows = match self.exchange {
+            TiledExchange::Rounds => 2 * 4 * self.halo as usize,
+            TiledExchange::Inline => 2 * 2,
+        };
+        2 * self.blocks as usize * rows * row
+    }
+
+    /// Words a colour step of a strip updates.
+    fn step_words(&self) -> usize {
+        (self.rows as usize) << self.wr_shift
     }
 }
 
@@ -167,6 +220,14 @@ pub enum CudaKernel {
     /// the shape, opening a backend the GPU's shared memory and
     /// multiprocessors.
     SlicedTiled,
+    /// As [`CudaKernel::SlicedTiled`] with one halo row, traded inside the
+    /// update: the threads of a strip's first and last rows take the one
+    /// word of the neighbouring strip they read from the neighbour's tagged
+    /// slot, update and publish theirs, while the rows between update
+    /// beside them; one barrier per colour and no row updated twice. Faster
+    /// for Ising, and where a colour step has enough words to cover the
+    /// edge words' waits ([`TILED_INLINE_MIN_WORDS`]).
+    SlicedTiledInline,
 }
 
 impl CudaKernel {
@@ -179,7 +240,8 @@ impl CudaKernel {
             | CudaKernel::SlicedSplit4
             | CudaKernel::SlicedSplit8
             | CudaKernel::SlicedResident => crate::sliced::fits(model),
-            CudaKernel::SlicedTiled => TiledPlan::new(model, u32::MAX, u64::MAX).is_some(),
+            CudaKernel::SlicedTiled => TiledPlan::new(model, TiledExchange::Rounds, u32::MAX, u64::MAX).is_some(),
+            CudaKernel::SlicedTiledInline => TiledPlan::new(model, TiledExchange::Inline, u32::MAX, u64::MAX).is_some(),
         }
     }
 }
@@ -207,7 +269,8 @@ enum SlicedLaunchKind {
     PerColour,
     /// One cooperative launch of the resident kernel (split 8).
     Resident,
-    /// One cooperative launch of the tiled kernel, and its edge-row buffer.
+    /// One cooperative launch of a tiled kernel (the plan says which), and
+    /// its edge-row buffer.
     Tiled(TiledPlan, DeviceBuffer<u32>),
 }
 
@@ -339,7 +402,8 @@ impl CudaBackend {
             | CudaKernel::SlicedSplit4
             | CudaKernel::SlicedSplit8
             | CudaKernel::SlicedResident
-            | CudaKernel::SlicedTiled => {
+            | CudaKernel::SlicedTiled
+            | CudaKernel::SlicedTiledInline => {
                 let planes = planes(model.q());
                 let words = n / 32 * planes;
                 let (split, name) = match kernel {
@@ -347,12 +411,15 @@ impl CudaBackend {
                     CudaKernel::SlicedSplit => (2, "potts_sliced_colour_split"),
                     CudaKernel::SlicedSplit4 => (4, "potts_sliced_colour_split4"),
                     CudaKernel::SlicedSplit8 => (8, "potts_sliced_colour_split8"),
-                    CudaKernel::SlicedTiled => (1, "potts_sliced_tiled"),
+                    CudaKernel::SlicedTiled | CudaKernel::SlicedTiledInline => match tiled {
+                        Some(plan) => (1, plan.exchange.kernel_name()),
+                        None => return Err(wrong_storage("tiled")),
+                    },
                     _ => (8, "potts_sliced_resident"),
                 };
                 let launch = match (kernel, tiled) {
                     (CudaKernel::SlicedResident, _) => SlicedLaunchKind::Resident,
-                    (CudaKernel::SlicedTiled, Some(plan)) => {
+                    (_, Some(plan)) => {
                         SlicedLaunchKind::Tiled(plan, gpu.alloc_zeros::<u32>(plan.exchange_words(planes))?)
                     }
                     _ => SlicedLaunchKind::PerColour,
@@ -384,7 +451,7 @@ impl CudaBackend {
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
         let flags = gpu.alloc_zeros::<u32>(match (kernel, tiled) {
             (CudaKernel::SlicedResident, _) => 2 * units.div_ceil(32),
-            (CudaKernel::SlicedTiled, Some(plan)) => plan.blocks as usize,
+            (_, Some(plan)) => plan.blocks as usize,
             _ => 1,
         })?;
         let max_blocks = gpu.info().sm_count * (gpu.info().max_threads_per_sm / BLOCK).max(1) * 4;
@@ -414,14 +481,17 @@ impl CudaBackend {
     }
 
     /// The kernel in use: "generic", "heat-bath", "sliced", "sliced-split",
-    /// "sliced-split4", "sliced-split8", "sliced-resident" or
-    /// "sliced-tiled".
+    /// "sliced-split4", "sliced-split8", "sliced-resident", "sliced-tiled"
+    /// or "sliced-tiled-inline".
     pub fn kernel_name(&self) -> &'static str {
         match self.storage {
             Storage::Generic { heat_bath_on: true, .. } => "heat-bath",
             Storage::Generic { .. } => "generic",
             Storage::Sliced { launch: SlicedLaunchKind::Resident, .. } => "sliced-resident",
-            Storage::Sliced { launch: SlicedLaunchKind::Tiled(..), .. } => "sliced-tiled",
+            Storage::Sliced { launch: SlicedLaunchKind::Tiled(plan, _), .. } => match plan.exchange {
+                TiledExchange::Rounds => "sliced-tiled",
+                TiledExchange::Inline => "sliced-tiled-inline",
+            },
             Storage::Sliced { split: 1, .. } => "sliced",
             Storage::Sliced { split: 2, .. } => "sliced-split",
             Storage::Sliced { split: 4, .. } => "sliced-split4",
@@ -441,8 +511,11 @@ impl CudaBackend {
 /// The kernel a backend for `model` runs when `requested` is asked for
 /// (and the tiled kernel's plan, when that is the one): for
 /// [`CudaKernel::Auto`] one thread per unit, or as few more per unit (2 or
-/// 4) as give the GPU one full wave of resident threads; below that the
-/// tiled kernel where its strips fit in shared memory, else the resident
+/// 4) as give the GPU one full wave of resident threads; below that a
+/// tiled kernel where its strips fit in shared memory (the one that trades
+/// edge rows inside the update for Ising, where a colour step of a strip
+/// has at least [`TILED_INLINE_MIN_WORDS`] words, or where the other's
+/// strips do not fit), else the resident
 /// kernel when all its threads (eight per unit) fit on the GPU at once,
 /// else eight threads per unit; the generic kernel where the bit-sliced
 /// rule does not fit. An explicit kernel is checked against the model and
@@ -460,13 +533,21 @@ fn choose_kernel(
         let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
         (8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
     };
-    let tiled = if info.cooperative_launch { tiled_plan(gpu, module, model)? } else { None };
+    let plan = |exchange| match info.cooperative_launch {
+        true => tiled_plan(gpu, module, model, exchange),
+        false => Ok(None),
+    };
+    let (rounds, inline) = (plan(TiledExchange::Rounds)?, plan(TiledExchange::Inline)?);
+    let inline_wins = inline.is_some_and(|p| model.q() == 2 || p.step_words() >= TILED_INLINE_MIN_WORDS);
     let sliced = crate::sliced::fits(model);
     let kernel = match requested {
         CudaKernel::Auto if sliced && units >= wave => CudaKernel::Sliced,
         CudaKernel::Auto if sliced && 2 * units >= wave => CudaKernel::SlicedSplit,
         CudaKernel::Auto if sliced && 4 * units >= wave => CudaKernel::SlicedSplit4,
-        CudaKernel::Auto if sliced && tiled.is_some() => CudaKernel::SlicedTiled,
+        CudaKernel::Auto if sliced && (inline_wins || (inline.is_some() && rounds.is_none())) => {
+            CudaKernel::SlicedTiledInline
+        }
+        CudaKernel::Auto if sliced && rounds.is_some() => CudaKernel::SlicedTiled,
         CudaKernel::Auto if sliced && resident_fits => CudaKernel::SlicedResident,
         CudaKernel::Auto if sliced => CudaKernel::SlicedSplit8,
         CudaKernel::Auto => CudaKernel::Generic,
@@ -477,10 +558,13 @@ fn choose_kernel(
                 8 * units
             )));
         }
-        CudaKernel::SlicedTiled if sliced && tiled.is_none() => {
+        k @ (CudaKernel::SlicedTiled | CudaKernel::SlicedTiledInline)
+            if sliced && (if k == CudaKernel::SlicedTiled { rounds } else { inline }).is_none() =>
+        {
+            let halo = if k == CudaKernel::SlicedTiled { TILED_HALO } else { 1 };
             return Err(PottsError::InvalidInput(format!(
-                "the tiled kernel needs cooperative launches, a power of two of 32-site words per row, and \
-                 strips of an even number of rows (at least {TILED_HALO}), one per multiprocessor, that fit in \
+                "the {k:?} kernel needs cooperative launches, a power of two of 32-site words per row, and \
+                 strips of an even number of rows (at least {halo}), one per multiprocessor, that fit in \
                  its shared memory; q={} {}x{} on this GPU does not",
                 model.q(),
                 model.width(),
@@ -499,19 +583,24 @@ fn choose_kernel(
             )));
         }
     };
-    Ok((kernel, if kernel == CudaKernel::SlicedTiled { tiled } else { None }))
+    let tiled = match kernel {
+        CudaKernel::SlicedTiled => rounds,
+        CudaKernel::SlicedTiledInline => inline,
+        _ => None,
+    };
+    Ok((kernel, tiled))
 }
 
-/// The tiled kernel's plan for `model` on `gpu`: the most strips that fit
+/// A tiled kernel's plan for `model` on `gpu`: the most strips that fit
 /// one per multiprocessor with their shared memory, or `None`.
-fn tiled_plan(gpu: &Gpu, module: &Module, model: &PottsModel) -> Result<Option<TiledPlan>> {
+fn tiled_plan(gpu: &Gpu, module: &Module, model: &PottsModel, exchange: TiledExchange) -> Result<Option<TiledPlan>> {
     let info = gpu.info();
     // The kernel's own shared memory (its table of threshold bits) comes
     // out of the same per-block allowance.
     const STATIC_SHARED: u64 = 33 * 16;
     let max_shared = info.max_shared_per_block_optin.saturating_sub(STATIC_SHARED);
-    let Some(plan) = TiledPlan::new(model, info.sm_count, max_shared) else { return Ok(None) };
-    let kernel = module.kernel("potts_sliced_tiled")?;
+    let Some(plan) = TiledPlan::new(model, exchange, info.sm_count, max_shared) else { return Ok(None) };
+    let kernel = module.kernel(exchange.kernel_name())?;
     kernel.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
     let per_sm = kernel.max_resident_blocks_per_sm_with_shared(TILED_THREADS, plan.shared_bytes)?;
     Ok((per_sm >= 1).then_some(plan))
@@ -619,7 +708,7 @@ impl CudaBackend {
         })
     }
 
-    /// The tiled bit-sliced kernel: every sweep of the call in one
+    /// A tiled bit-sliced kernel: every sweep of the call in one
     /// cooperative launch (in pieces, [`in_launch_pieces`]).
     fn sweeps_tiled(&mut self, run: &SweepRange) -> Result<()> {
         let Storage::Sliced { colours: bufs, launch: SlicedLaunchKind::Tiled(plan, exchange), .. } = &mut self.storage
@@ -638,12 +727,12 @@ impl CudaBackend {
         self.update.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
         let (gpu, update, sigma) = (&self.gpu, &self.update, self.rule.sigma());
         in_launch_pieces(gpu, &mut self.flags, run, |flags, sweep, n| {
-            // The rows of the exchange carry tags of the launch's rounds.
+            // The rows of the exchange carry tags of the launch's rounds or steps.
             gpu.memset_bytes(exchange, 0)?;
             let (a, b) = bufs.split_at_mut(1);
-            // SAFETY: potts_sliced_tiled(u32* c0, u32* c1, u32 wr_shift, u32 h, u32 R,
-            // u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma, u32 th0..th3,
-            // u32* xbuf, u32* flags): both arrays hold h·2^wr_shift·P words for the module's
+            // SAFETY: potts_sliced_tiled and potts_sliced_tiled_inline both take (u32* c0,
+            // u32* c1, u32 wr_shift, u32 h, u32 R, u64 seed, u64 stream, u64 first_sweep,
+            // u32 sweeps, int sigma, u32 th0..th3, u32* xbuf, u32* flags): both arrays hold h·2^wr_shift·P words for the module's
             // P; the plan (TiledPlan::new) has R·blocks = h with R even and at least the halo
             // of the plan's kernel, and shared_bytes covers its strips and random words; xbuf
             // holds exchange_words, zeroed, flags one zeroed entry per block; sweeps <= 2^24; the
@@ -927,37 +1016,58 @@ mod tests {
         // The 2048² of Ferrero et al. on a 132-multiprocessor GPU with 227 KB
         // of shared memory per block: 128 strips of 16 rows.
         let q9 = PottsModel::new(9, 2048, 2048).unwrap();
-        let plan = TiledPlan::new(&q9, 132, 227 * 1024).unwrap();
+        let rounds = |m: &PottsModel, blocks, shared| TiledPlan::new(m, TiledExchange::Rounds, blocks, shared);
+        let plan = rounds(&q9, 132, 227 * 1024).unwrap();
         assert_eq!((plan.blocks, plan.rows, plan.halo, plan.wr_shift), (128, 16, 4, 5));
         // Both colours of 24 rows of 32 words of 4 planes, and two steps of
         // 3 proposal words, TILED_DRAWS acceptance words and 2 state words.
         let strip = 16 + 2 * TILED_HALO;
         assert_eq!(plan.shared_bytes as usize, 4 * (2 * strip * 4 * 32 + 2 * (3 + TILED_DRAWS + 2) * strip * 32));
         // Fewer multiprocessors: taller strips.
-        assert_eq!(TiledPlan::new(&q9, 100, 227 * 1024).unwrap().blocks, 64);
+        assert_eq!(rounds(&q9, 100, 227 * 1024).unwrap().blocks, 64);
         // Short strips: 8 rows of 16 words, and the shared memory for them.
-        let plan = TiledPlan::new(&PottsModel::new(9, 1024, 1024).unwrap(), 132, 227 * 1024).unwrap();
+        let plan = rounds(&PottsModel::new(9, 1024, 1024).unwrap(), 132, 227 * 1024).unwrap();
         assert_eq!((plan.blocks, plan.rows, plan.halo), (128, 8, TILED_HALO as u32));
         assert_eq!(plan.shared_bytes as usize, 4 * 16 * 16 * (2 * 4 + 2 * (3 + TILED_DRAWS + 2)));
         // Strips of as few rows as the halo.
-        assert_eq!(TiledPlan::new(&PottsModel::new(9, 512, 512).unwrap(), 132, 227 * 1024).unwrap().rows, 4);
+        assert_eq!(rounds(&PottsModel::new(9, 512, 512).unwrap(), 132, 227 * 1024).unwrap().rows, 4);
         // Ising needs no proposal words and one plane.
         let q2 = PottsModel::new(2, 2048, 2048).unwrap();
-        let plan = TiledPlan::new(&q2, 132, 227 * 1024).unwrap();
+        let plan = rounds(&q2, 132, 227 * 1024).unwrap();
         assert_eq!(plan.shared_bytes as usize, 4 * (2 * strip * 32 + 2 * (TILED_DRAWS + 2) * strip * 32));
+        // One halo row: strips of 16 rows at 2048² (16 rows of 32 words a
+        // colour step, enough for Auto to pick it), of 2 rows at 256².
+        let inline = |m: &PottsModel| TiledPlan::new(m, TiledExchange::Inline, 132, 227 * 1024).unwrap();
+        let plan = inline(&q9);
+        assert_eq!((plan.blocks, plan.rows, plan.halo, plan.exchange), (128, 16, 1, TiledExchange::Inline));
+        assert_eq!(plan.shared_bytes as usize, 4 * 18 * 32 * (2 * 4 + 2 * (3 + TILED_DRAWS + 2)));
+        assert!(plan.step_words() >= TILED_INLINE_MIN_WORDS);
+        assert!(inline(&PottsModel::new(9, 1024, 1024).unwrap()).step_words() < TILED_INLINE_MIN_WORDS);
+        assert_eq!(inline(&PottsModel::new(9, 256, 256).unwrap()).rows, 2);
+        // Its edge-row buffer: two steps × 128 blocks × 2 sides × a row of
+        // 32 words of 4 planes, two u32 per u32.
+        assert_eq!(plan.exchange_words(4), 2 * 128 * 2 * 32 * 4 * 2);
     }
 
     #[test]
     fn tiled_plan_refuses_what_does_not_fit() {
-        // 3 words per row (192 sites), not a power of two.
-        assert_eq!(TiledPlan::new(&PottsModel::new(9, 192, 64).unwrap(), 132, 227 * 1024), None);
-        // Too tall for one multiprocessor's shared memory.
-        assert_eq!(TiledPlan::new(&PottsModel::new(9, 8192, 8192).unwrap(), 132, 227 * 1024), None);
-        // Strips of at least TILED_HALO rows: 8 rows make two strips at most.
-        assert_eq!(TiledPlan::new(&PottsModel::new(9, 64, 8).unwrap(), 132, 227 * 1024).unwrap().blocks, 2);
-        // The bit-sliced rule only.
-        assert_eq!(TiledPlan::new(&PottsModel::new(17, 64, 8).unwrap(), 132, 227 * 1024), None);
-        assert!(!CudaKernel::SlicedTiled.fits(&PottsModel::new(9, 192, 64).unwrap()));
-        assert!(CudaKernel::SlicedTiled.fits(&PottsModel::new(9, 2048, 2048).unwrap()));
+        for exchange in [TiledExchange::Rounds, TiledExchange::Inline] {
+            let plan = |q, w, h| TiledPlan::new(&PottsModel::new(q, w, h).unwrap(), exchange, 132, 227 * 1024);
+            // 3 words per row (192 sites), not a power of two.
+            assert_eq!(plan(9, 192, 64), None);
+            // Too tall for one multiprocessor's shared memory.
+            assert_eq!(plan(9, 8192, 8192), None);
+            // The bit-sliced rule only.
+            assert_eq!(plan(17, 64, 8), None);
+        }
+        // Strips of at least the halo rows: 8 rows make two strips of 4 at
+        // most, or four of 2.
+        let blocks = |exchange| TiledPlan::new(&PottsModel::new(9, 64, 8).unwrap(), exchange, 132, 227 * 1024);
+        assert_eq!(blocks(TiledExchange::Rounds).unwrap().blocks, 2);
+        assert_eq!(blocks(TiledExchange::Inline).unwrap().blocks, 4);
+        for k in [CudaKernel::SlicedTiled, CudaKernel::SlicedTiledInline] {
+            assert!(!k.fits(&PottsModel::new(9, 192, 64).unwrap()));
+            assert!(k.fits(&PottsModel::new(9, 2048, 2048).unwrap()));
+        }
     }
 }

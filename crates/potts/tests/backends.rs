@@ -270,6 +270,10 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
         (5, 128, 8, 1.0, 0.0),
         (9, 128, 1056, 1.0, 0.0),
         (4, 256, 1056, -1.0, 0.0),
+        // The tiled kernel with one halo row: strips of 2 rows (every row an
+        // edge row) and of 4 rows of 64 words (more edge words than a warp).
+        (9, 2048, 264, 1.0, 0.0),
+        (2, 4096, 512, -1.0, 0.0),
         // … and more blocks to watch than a block has threads.
         (3, 64 * 2100, 8, 1.0, 0.0),
     ] {
@@ -290,6 +294,7 @@ fn cuda_backend_is_bit_identical_to_the_cpu() {
                 CudaKernel::SlicedSplit8,
                 CudaKernel::SlicedResident,
                 CudaKernel::SlicedTiled,
+                CudaKernel::SlicedTiledInline,
             ] {
                 if k.fits(&model) {
                     cudas.push((CudaBackend::with_kernel(gpu.clone(), &model, k).unwrap(), 0));
