@@ -914,26 +914,27 @@ struct TaggedExchange {
 
 // The random words of a row pair for colour step n (sweep n >> 1, colour
 // n & 1): strip rows y0, y0 + 1 at lattice rows yg, yg + 1 (yg even), word
-// w, one Philox block for both, as row_generators seeds them. Row r's words
-// go to wd[r] (field f at wd[r][f * fs]) where keep[r].
+// w, one Philox block for both, as row_generators seeds them. Row y0 + r's
+// words go to wd + r * wr (field f at [f * fs]) unless r is skip (-1: none).
 template <int E>
-__device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 yg, u32 w, u32 wr_shift,
-                                              u32* const (&wd)[2], const bool (&keep)[2], u32 fs) {
+__device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 yg, u32 w, u32 wr_shift, u32* wd,
+                                              int skip, u32 fs) {
     const u64 k = ((u64)(yg / UNIT_ROWS) << wr_shift) + w;
     u64 g[2];
     unit_generators(seed, stream, n >> 1, (u32)(n & 1), 4 * k + (yg % UNIT_ROWS) / 2, g[0], g[1]);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        if (!keep[r]) continue;
+        if (r == skip) continue;
+        u32* const d = wd + (r << wr_shift);
         u32 kw[SL_KW];
         proposal_words(g[r], kw);
 #pragma unroll
-        for (int f = 0; f < SL_B; ++f) wd[r][f * fs] = kw[f < SL_B ? f : 0];
+        for (int f = 0; f < SL_B; ++f) d[f * fs] = kw[f < SL_B ? f : 0];
         u32 gx = (u32)g[r], gc = (u32)(g[r] >> 32);
 #pragma unroll
-        for (int e = 0; e < E; ++e) wd[r][(SL_B + e) * fs] = warpmc::rng::mwc_step(gx, gc, MWC_A);
-        wd[r][(SL_B + E) * fs] = gx;
-        wd[r][(SL_B + E + 1) * fs] = gc;
+        for (int e = 0; e < E; ++e) d[(SL_B + e) * fs] = warpmc::rng::mwc_step(gx, gc, MWC_A);
+        d[(SL_B + E) * fs] = gx;
+        d[(SL_B + E + 1) * fs] = gc;
     }
 }
 
@@ -1019,9 +1020,8 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
         for (u32 t = tid - first; t < tasks; t += stride) {
             const int y0 = 2 * (pair_lo + (int)(t >> wr_shift));
             const u32 w = t & (wr - 1);
-            u32* const wd[2] = {words_at(i, y0, w), words_at(i, y0 + 1, w)};
-            const bool keep[2] = {y0 >= lo, y0 + 1 < hi};
-            draw_row_pair<E>(seed, stream, n, lattice_row(y0), w, wr_shift, wd, keep, fs);
+            const int skip = y0 < lo ? 0 : y0 + 1 >= hi ? 1 : -1;
+            draw_row_pair<E>(seed, stream, n, lattice_row(y0), w, wr_shift, words_at(i, y0, w), skip, fs);
         }
     };
     // Updates step i (step j of its round), as threads 0 ... stride - 1 of
@@ -1161,9 +1161,7 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
         for (u32 t = tid - first; t < tasks; t += stride) {
             const int y0 = 2 * (int)(t >> wr_shift);
             const u32 w = t & (wr - 1);
-            u32* const wd[2] = {words_at(i, y0, w), words_at(i, y0 + 1, w)};
-            const bool keep[2] = {true, true};
-            draw_row_pair<E>(seed, stream, n0 + i, lattice_row(y0), w, wr_shift, wd, keep, fs);
+            draw_row_pair<E>(seed, stream, n0 + i, lattice_row(y0), w, wr_shift, words_at(i, y0, w), -1, fs);
         }
     };
     const u32 steps = 2 * sweeps;
@@ -1184,8 +1182,9 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
             // requested before the shared loads; from step 1 on.
             const bool poll = edge && i > 0;
             unsigned long long hv[SL_P];
-            const unsigned long long* const src = slot(i - 1, r == 0 ? up : down, r ^ 1) + w * SL_P;
+            const unsigned long long* src = nullptr;
             if (poll) {
+                src = slot(i - 1, r == 0 ? up : down, r ^ 1) + w * SL_P;
 #pragma unroll
                 for (int q = 0; q < SL_P; ++q)
                     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(hv[q]) : "l"(src + q) : "memory");

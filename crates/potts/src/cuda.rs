@@ -50,9 +50,9 @@ pub const TILED_THREADS: u32 = 1024;
 /// rows inside the update for q > 2: its edge words wait for the
 /// neighbours' inside the step, which the other rows must cover. Measured
 /// (NVIDIA H200, q = 9, `warpmc potts bench`): 512 words (2048², 16 rows
-/// of 32) 1.27× the 4-halo-row kernel; 128 words (1024², 8 rows of 16) and
-/// fewer 0.56–0.78×. For Ising (one plane, a shorter update) it was the
-/// faster of the two at every size from 64² to 4096² (1.12–1.34×), and
+/// of 32) 1.42× the 4-halo-row kernel; 128 words (1024², 8 rows of 16) and
+/// fewer 0.59–0.82×. For Ising (one plane, a shorter update) it was the
+/// faster of the two at every size from 64² to 4096² (1.09–1.33×), and
 /// Auto takes it whatever the size.
 pub const TILED_INLINE_MIN_WORDS: usize = 512;
 
