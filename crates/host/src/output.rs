@@ -168,6 +168,97 @@ pub fn check_writable(path: &Path) -> Result<(), OutputError> {
     }
 }
 
+/// A file a command names: the option that names it (for messages), its
+/// path, and whether the command writes it.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedFile<'a> {
+    /// The option or argument that names the file: `--out`, `GENOME`.
+    pub option: &'a str,
+    /// The path as given.
+    pub path: &'a Path,
+    /// Whether the command writes the file (or only reads it).
+    pub written: bool,
+}
+
+impl<'a> NamedFile<'a> {
+    /// A file the command reads.
+    pub fn input(option: &'a str, path: &'a Path) -> Self {
+        NamedFile { option, path, written: false }
+    }
+
+    /// A file the command writes.
+    pub fn output(option: &'a str, path: &'a Path) -> Self {
+        NamedFile { option, path, written: true }
+    }
+}
+
+/// What a path names, for comparing two paths: an existing file by device
+/// and inode (so hard links and symlinks compare equal), a file not yet
+/// there by its canonical directory and name. None for devices, FIFOs and
+/// paths that do not resolve (writing twice to `/dev/null` destroys
+/// nothing; an unusable path is reported by [`check_writable`]).
+fn identity(path: &Path) -> Option<(u64, u64, Option<PathBuf>)> {
+    match resolve(path).ok()? {
+        Target::Special(_) => None,
+        Target::File { path: target, exists: true } => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                let meta = fs::metadata(&target).ok()?;
+                Some((meta.dev(), meta.ino(), None))
+            }
+            #[cfg(not(unix))]
+            {
+                Some((0, 0, Some(fs::canonicalize(&target).ok()?)))
+            }
+        }
+        Target::File { path: target, exists: false } => {
+            let dir = fs::canonicalize(directory_of(&target)).ok()?;
+            Some((0, 0, Some(dir.join(target.file_name()?))))
+        }
+    }
+}
+
+/// Checks, before any work starts, that no file a command writes is
+/// another file it writes or reads: `--series a.npy --snapshot a.npy`
+/// would leave one of the two outputs, and `--out` onto the genome it
+/// renders would destroy the genome. Paths are compared after symlinks,
+/// `..` and hard links. Two inputs may be the same file, and so may two
+/// outputs that are devices (`/dev/null`).
+pub fn check_distinct(files: &[NamedFile<'_>]) -> Result<(), String> {
+    let ids: Vec<_> = files.iter().map(|f| identity(f.path)).collect();
+    for (i, a) in files.iter().enumerate() {
+        for (j, b) in files.iter().enumerate().skip(i + 1) {
+            if !(a.written || b.written) {
+                continue;
+            }
+            let same = match (&ids[i], &ids[j]) {
+                (Some(x), Some(y)) => x == y,
+                _ => false,
+            };
+            if !same {
+                continue;
+            }
+            let path = b.path.display();
+            return Err(match (a.written, b.written) {
+                (true, true) => format!(
+                    "{} and {} name the same file ({path}); give each output a file of its own",
+                    a.option, b.option
+                ),
+                (true, false) => format!(
+                    "{} would overwrite {} ({path}), which this command reads; choose another output file",
+                    a.option, b.option
+                ),
+                _ => format!(
+                    "{} would overwrite {} ({path}), which this command reads; choose another output file",
+                    b.option, a.option
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
 use std::path::Path;
 
-use warpmc_host::output::{check_writable, write, write_bytes};
+use warpmc_host::output::{NamedFile, check_distinct, check_writable, write, write_bytes};
 
 #[test]
 fn writing_to_dev_null_keeps_it_a_device() {
@@ -111,4 +111,46 @@ fn a_fifo_is_written_in_place() {
     write_bytes(&fifo, b"through the pipe").unwrap();
     assert_eq!(reader.join().unwrap(), b"through the pipe");
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+fn distinct(files: &[NamedFile<'_>]) -> Result<(), String> {
+    check_distinct(files)
+}
+
+#[test]
+fn two_outputs_at_one_path_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.npy");
+    let e = distinct(&[NamedFile::output("--series", &a), NamedFile::output("--snapshot", &a)]).unwrap_err();
+    assert!(e.contains("--series and --snapshot name the same file"), "{e}");
+    // Spelled differently, not yet existing.
+    let b = dir.path().join("sub/../a.npy");
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    assert!(distinct(&[NamedFile::output("--out", &a), NamedFile::output("--series", &b)]).is_err());
+    // Existing, through a symlink and a hard link.
+    fs::write(&a, b"x").unwrap();
+    let link = dir.path().join("link.npy");
+    symlink(&a, &link).unwrap();
+    let hard = dir.path().join("hard.npy");
+    fs::hard_link(&a, &hard).unwrap();
+    assert!(distinct(&[NamedFile::output("--out", &link), NamedFile::output("--series", &a)]).is_err());
+    assert!(distinct(&[NamedFile::output("--out", &hard), NamedFile::output("--series", &link)]).is_err());
+    // Different files pass.
+    let c = dir.path().join("c.npy");
+    distinct(&[NamedFile::output("--out", &a), NamedFile::output("--series", &c)]).unwrap();
+}
+
+#[test]
+fn an_output_onto_an_input_is_refused_and_two_inputs_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg.toml");
+    fs::write(&cfg, b"q = 2").unwrap();
+    let e = distinct(&[NamedFile::input("--config", &cfg), NamedFile::output("--out", &cfg)]).unwrap_err();
+    assert!(e.contains("--out would overwrite --config"), "{e}");
+    let e = distinct(&[NamedFile::output("--out", &cfg), NamedFile::input("GENOME", &cfg)]).unwrap_err();
+    assert!(e.contains("--out would overwrite GENOME"), "{e}");
+    distinct(&[NamedFile::input("A", &cfg), NamedFile::input("B", &cfg)]).unwrap();
+    // Devices may take several outputs.
+    let null = Path::new("/dev/null");
+    distinct(&[NamedFile::output("--out", null), NamedFile::output("--series", null)]).unwrap();
 }
