@@ -468,6 +468,58 @@ fn bad_output_paths_are_found_before_any_work() {
 }
 
 #[test]
+fn an_output_never_lands_on_another_output_or_an_input() {
+    let dir = tmp("collisions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let at = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let quick = ["--temp", "1", "--therm", "1", "--sweeps", "10"];
+    // Two outputs at one path, spelled alike or not.
+    for (a, b, pa, pb) in [
+        ("--series", "--snapshot", at("a.npy"), at("a.npy")),
+        ("--out", "--checkpoint", at("x.csv"), at("x.csv")),
+        ("--out", "--series", at("s.npy"), format!("{}/../collisions/s.npy", dir.display())),
+    ] {
+        let mut args = small(&quick);
+        args.extend([a.into(), pa, b.into(), pb]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_one_line_error(&args, "name the same file");
+    }
+    // An output onto the config it reads: the config survives.
+    let cfg = at("cfg.toml");
+    let text = "q = 3\nsize = 8\ntemp = 1.0\ntherm = 1\nsweeps = 10\n";
+    std::fs::write(&cfg, text).unwrap();
+    assert_one_line_error(&["potts", "run", "--config", &cfg, "--out", &cfg], "--out would overwrite --config");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), text);
+    // An output onto the checkpoint a run resumes from: the checkpoint
+    // survives, and resuming in place still works.
+    let ckpt = at("r.ckpt");
+    let saved = {
+        use warpmc_potts::checkpoint::encode;
+        use warpmc_potts::{ConfigFile, RunState};
+        let cfg = ConfigFile {
+            q: Some(3),
+            size: Some(8),
+            temp: Some(1.0),
+            therm: Some(1),
+            sweeps: Some(10),
+            ..Default::default()
+        };
+        let cfg = cfg.resolve().unwrap();
+        encode(&cfg, &RunState::new(&cfg))
+    };
+    std::fs::write(&ckpt, &saved).unwrap();
+    assert_one_line_error(&["potts", "run", "--resume", &ckpt, "--out", &ckpt], "name the same file");
+    let other = at("other.ckpt");
+    assert_one_line_error(
+        &["potts", "run", "--resume", &ckpt, "--checkpoint", &other, "--out", &ckpt],
+        "--out would overwrite --resume",
+    );
+    assert_eq!(std::fs::read(&ckpt).unwrap(), saved);
+    let o = warpmc(&["potts", "run", "--resume", &ckpt, "--checkpoint", &ckpt, "--out", &at("r.csv")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
 fn checkpoint_every_1e300_does_not_panic() {
     let ckpt = tmp("every-1e300.ckpt");
     let _ = std::fs::remove_file(&ckpt);

@@ -11,6 +11,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
+use warpmc_host::output::NamedFile;
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
@@ -461,6 +462,28 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()
     {
         bail!("the series file must end in .npy: {}", s.display());
     }
+    // Resuming continues writing the checkpoint it read; any other output
+    // at the path of an input or of another output would destroy it.
+    let mut files = Vec::new();
+    if let Some(p) = &args.config {
+        files.push(NamedFile::input("--config", p));
+    }
+    let resuming_in_place = |r: &Path| checkpoint.is_some_and(|c| same_file(r, c));
+    if let Some(p) = args.resume.as_deref().filter(|r| !resuming_in_place(r)) {
+        files.push(NamedFile::input("--resume", p));
+    }
+    for (option, path) in
+        [("--out", args.out.as_deref()), ("--snapshot", args.snapshot.as_deref()), ("--series", args.series.as_deref())]
+    {
+        if let Some(p) = path {
+            files.push(NamedFile::output(option, p));
+        }
+    }
+    if let Some(p) = checkpoint {
+        let option = if args.checkpoint.is_some() { "--checkpoint" } else { "--resume" };
+        files.push(NamedFile::output(option, p));
+    }
+    warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)?;
     if let Some(path) = checkpoint {
         let resuming_here = args.resume.as_deref().is_some_and(|r| same_file(r, path));
         if !resuming_here && !args.force {
