@@ -13,6 +13,7 @@ use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
 use warpmc_host::output::NamedFile;
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
+use warpmc_potts::protocol::{MEASURE_LESS, MEASUREMENT_HOST_BYTES};
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
@@ -447,6 +448,29 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
     Ok(Start { study, first: 0, state, checkpoint: args.checkpoint.clone() })
 }
 
+/// Host bytes a stored measurement may take while a checkpoint is written:
+/// a copy, and its JSON text (at most 77 bytes) in a buffer whose capacity
+/// may have doubled.
+const CHECKPOINT_BYTES_PER_MEASUREMENT: u64 = 16 + 2 * 77;
+
+/// Checks that the measurements of every size of the study, all kept until
+/// the end (and copied into each checkpoint), fit in host memory beside the
+/// largest lattice, before the first sweep rather than as an abort hours
+/// later.
+fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> anyhow::Result<()> {
+    let kept = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.stored_measurements()));
+    let per_measurement = MEASUREMENT_HOST_BYTES + if checkpoints { CHECKPOINT_BYTES_PER_MEASUREMENT } else { 0 };
+    let lattice =
+        study.iter().map(|cfg| cfg.model().map(|m| m.host_bytes(0))).try_fold(0u64, |a, b| b.map(|b| a.max(b)))?;
+    let bytes = kept.saturating_mul(per_measurement).saturating_add(lattice);
+    let what = format!(
+        "keeping the run's {} measurements{}",
+        sci(kept as f64),
+        if checkpoints { " and checkpointing them" } else { "" }
+    );
+    warpmc_host::check_allocation(&what, bytes).map_err(|e| anyhow::anyhow!("{e}; {MEASURE_LESS}"))
+}
+
 /// Every output path checked before any work starts: a snapshot's format,
 /// that each file can be written, and that a new run's checkpoint file does
 /// not hold another run's state.
@@ -538,6 +562,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         bail!("--checkpoint-every must be a positive number of seconds");
     }
     let start = starting_point(args, team)?;
+    check_study_memory(&start.study, start.checkpoint.is_some())?;
     if team.is_first() {
         check_outputs(args, start.checkpoint.as_deref())?;
     }

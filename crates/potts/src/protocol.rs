@@ -47,6 +47,13 @@ use crate::simulation::{Chain, Simulation};
 use crate::tempering::{ExchangeStats, Stop, TemperingState};
 use crate::update::{Algorithm, Update};
 
+/// Host bytes one stored measurement may take: two f64 in a vector whose
+/// capacity may have doubled.
+pub const MEASUREMENT_HOST_BYTES: u64 = 2 * std::mem::size_of::<Measurement>() as u64;
+
+/// What a user can do when the measurements do not fit.
+pub const MEASURE_LESS: &str = "measure less often (--measure-every), run fewer sweeps or samples, or split the run";
+
 /// Temperatures of a run: a single value, an inclusive range with a step,
 /// or an explicit list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -339,6 +346,32 @@ impl ProtocolConfig {
     /// Measurements per sample and temperature.
     pub fn measurements_per_chain(&self) -> u64 {
         self.sweeps / self.measure_every
+    }
+
+    /// Measurements the run keeps in memory once it is done: every
+    /// temperature's, sample's and chain's (they give the averages, the
+    /// error bars and the series).
+    pub fn stored_measurements(&self) -> u64 {
+        (self.temperatures.len() as u64)
+            .saturating_mul(self.samples as u64)
+            .saturating_mul(self.measurements_per_chain())
+    }
+
+    /// Fails with [`PottsError::OutOfHostMemory`] unless the lattices the
+    /// run holds on the host (`saved` besides the working one, see
+    /// [`PottsModel::host_bytes`]) and its [stored
+    /// measurements](Self::stored_measurements) fit in what the process may
+    /// still allocate.
+    pub fn check_host_memory(&self, saved: u64) -> Result<()> {
+        let model = self.model()?;
+        model.check_host_memory(saved)?;
+        let kept = self.stored_measurements();
+        let bytes = model.host_bytes(saved).saturating_add(kept.saturating_mul(MEASUREMENT_HOST_BYTES));
+        warpmc_host::check_allocation(
+            &format!("a {} × {} lattice and {kept} measurements", self.size, self.height),
+            bytes,
+        )
+        .map_err(|e| PottsError::OutOfHostMemory(format!("{e}; {MEASURE_LESS}")))
     }
 
     /// Whether the chain stands at a measurement after `sweep` sweeps.
@@ -991,8 +1024,8 @@ impl Runner {
             (false, Some(_)) => replicas,
             (false, None) => 0,
         };
+        cfg.check_host_memory(saved)?;
         let model = cfg.model()?;
-        model.check_host_memory(saved)?;
         let first =
             if cfg.exchange_every.is_some() { replicas as usize } else { group_len(&cfg, &RunState::new(&cfg)) };
         let ensemble = opener.open(&model, cfg.algorithm, first)?;
@@ -1003,7 +1036,7 @@ impl Runner {
     /// reference order; slower for many small lattices).
     pub fn sequential(cfg: ProtocolConfig, device: &warpmc_gpu::Device) -> Result<Self> {
         let saved = if cfg.continue_from_previous { cfg.samples as u64 } else { 0 };
-        cfg.model()?.check_host_memory(saved)?;
+        cfg.check_host_memory(saved)?;
         let backend = open_backend_for(device, &cfg.model()?, cfg.algorithm)?;
         Self::with_backend(cfg, backend)
     }
