@@ -13,7 +13,7 @@ use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
 use warpmc_host::output::NamedFile;
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
-use warpmc_potts::protocol::{MEASURE_LESS, MEASUREMENT_HOST_BYTES};
+use warpmc_potts::protocol::MEASUREMENT_HOST_BYTES;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
@@ -468,7 +468,9 @@ fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> anyhow::Re
         sci(kept as f64),
         if checkpoints { " and checkpointing them" } else { "" }
     );
-    warpmc_host::check_allocation(&what, bytes).map_err(|e| anyhow::anyhow!("{e}; {MEASURE_LESS}"))
+    warpmc_host::check_allocation(&what, bytes).map_err(|e| {
+        anyhow::anyhow!("{e}; measure less often (--measure-every), run fewer sweeps or samples, or split the run")
+    })
 }
 
 /// Every output path checked before any work starts: a snapshot's format,

@@ -230,8 +230,25 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         && header.series.len() >= header.temp_index
         && header.series.len() <= temps
         && header.series.iter().all(|s| s.len() == cfg.samples() as usize);
-    if !consistent {
+    if !consistent || header.saved.len() != RunState::new(&cfg).saved.len() {
         return Err("inconsistent run position".into());
+    }
+    // Every chain's measurements so far: all of a finished chain's, those
+    // up to `sweep` of a chain under way, none of a chain not yet started
+    // (chains run temperature by temperature, samples within).
+    let full = cfg.measurements_per_chain() as usize;
+    let taken_by = |sweep: u64| (sweep.saturating_sub(cfg.therm()) / cfg.measure_every()) as usize;
+    let first_under_way = header.temp_index * cfg.samples() as usize + header.sample as usize;
+    let expected = |t: usize, s: usize| match t * cfg.samples() as usize + s {
+        c if c < first_under_way => full,
+        c if c < first_under_way + under_way => taken_by(header.sweep),
+        _ => 0,
+    };
+    let series_fit = |series: &[Vec<Vec<Measurement>>], expected: &dyn Fn(usize, usize) -> usize| {
+        series.iter().enumerate().all(|(t, per)| per.iter().enumerate().all(|(s, m)| m.len() == expected(t, s)))
+    };
+    if header.tempering.is_none() && !series_fit(&header.series, &expected) {
+        return Err("the measurements do not match the run position".into());
     }
     let study = cfg.study_sizes();
     let whole = |r: &SizeRecord| {
@@ -239,6 +256,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
             && r.timing.len() == temps
             && r.backends.len() == temps
             && r.series.iter().all(|s| s.len() == cfg.samples() as usize)
+            && series_fit(&r.series, &|_, _| full)
     };
     let sizes_done: Vec<usize> = header.earlier.iter().map(|r| r.size).collect();
     if study.iter().position(|&l| l == cfg.size()) != Some(sizes_done.len())
@@ -255,7 +273,9 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
             && (header.temp_index == 0 || finished)
             && t.sweep <= cfg.sweeps_per_chain()
             && t.series.len() == temps
-            && t.series.iter().all(|s| s.len() == cfg.samples() as usize);
+            && t.series.iter().all(|s| s.len() == cfg.samples() as usize)
+            && series_fit(&t.series, &|_, _| taken_by(t.sweep))
+            && (header.series.is_empty() || finished && series_fit(&header.series, &|_, _| full));
         if !fits {
             return Err("inconsistent tempering state".into());
         }

@@ -52,7 +52,7 @@ use crate::update::{Algorithm, Update};
 pub const MEASUREMENT_HOST_BYTES: u64 = 2 * std::mem::size_of::<Measurement>() as u64;
 
 /// What a user can do when the measurements do not fit.
-pub const MEASURE_LESS: &str = "measure less often (--measure-every), run fewer sweeps or samples, or split the run";
+pub const MEASURE_LESS: &str = "measure less often, run fewer sweeps or samples, or split the run";
 
 /// Temperatures of a run: a single value, an inclusive range with a step,
 /// or an explicit list.
@@ -138,6 +138,7 @@ impl Temperatures {
 /// A complete, validated run description. Made by [`ConfigFile::resolve`]
 /// (or read back from a checkpoint), so every value in it has been checked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ProtocolConfig {
     q: u32,
     size: usize,

@@ -152,6 +152,7 @@ impl Replicas {
             && self.ends.iter().all(|e| e.len() == n)
             && self.stats.attempts.len() == n.saturating_sub(1)
             && self.stats.accepted.len() == n.saturating_sub(1)
+            && self.stats.accepted.iter().zip(&self.stats.attempts).all(|(a, n)| a <= n)
     }
 
     /// Temperatures per sample.

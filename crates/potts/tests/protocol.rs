@@ -301,3 +301,85 @@ fn temperature_ranges_with_too_many_points_are_refused() {
     }
     assert_eq!(Temperatures::Range("1:2:0.25".into()).expand().unwrap(), vec![1.0, 1.25, 1.5, 1.75, 2.0]);
 }
+
+/// A checkpoint whose checksum is right but whose header contradicts
+/// itself (hand-edited, or written by a broken build) is refused with a
+/// reason, never a panic or a silently wrong continuation.
+#[test]
+fn checkpoints_that_contradict_themselves_are_refused() {
+    let edit = |bytes: &[u8], f: &dyn Fn(&mut serde_json::Value)| {
+        rewritten(bytes, 5, |j| {
+            let mut v: serde_json::Value = serde_json::from_str(j).unwrap();
+            f(&mut v);
+            v.to_string()
+        })
+    };
+    let refused = |bytes: &[u8], why: &str| {
+        let e = decode(bytes).expect_err(why).to_string();
+        assert!(e.contains("checkpoint"), "{why}: {e}");
+    };
+    for tempering in [false, true] {
+        let base = config(true);
+        let cfg = if tempering {
+            let f = ConfigFile {
+                tempering: Some(true),
+                exchange_every: Some(3),
+                continue_from_previous: Some(false),
+                ..Default::default()
+            };
+            ConfigFile {
+                q: Some(3),
+                size: Some(12),
+                height: Some(6),
+                temps: Some(Temperatures::List(vec![0.9, 1.0, 1.1])),
+                therm: Some(37),
+                sweeps: Some(60),
+                measure_every: Some(4),
+                samples: Some(2),
+                seed: Some(31),
+                ..f
+            }
+            .resolve()
+            .unwrap()
+        } else {
+            base
+        };
+        let mut stop = StopAt { looks: 0, stop_at: 20, saved: None };
+        assert!(Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop).is_err());
+        let bytes = stop.saved.unwrap();
+        decode(&bytes).unwrap();
+        // The protocol holds a key this build does not know.
+        refused(&edit(&bytes, &|v| v["config"]["unknown_key"] = 1.into()), "unknown config key");
+        // A measurement more, or fewer, than the position says.
+        let first_chain = |v: &mut serde_json::Value| -> Vec<serde_json::Value> {
+            let series = if tempering { &mut v["tempering"]["series"] } else { &mut v["series"] };
+            std::mem::take(series[0][0].as_array_mut().unwrap())
+        };
+        let put_back = |v: &mut serde_json::Value, chain: Vec<serde_json::Value>| {
+            let series = if tempering { &mut v["tempering"]["series"] } else { &mut v["series"] };
+            series[0][0] = chain.into();
+        };
+        let one_more = |v: &mut serde_json::Value| {
+            let mut chain = first_chain(v);
+            chain.push(chain[0].clone());
+            put_back(v, chain);
+        };
+        refused(&edit(&bytes, &one_more), "a measurement too many");
+        let one_fewer = |v: &mut serde_json::Value| {
+            let mut chain = first_chain(v);
+            chain.pop();
+            put_back(v, chain);
+        };
+        refused(&edit(&bytes, &one_fewer), "a measurement too few");
+        if tempering {
+            let accepted_more = |v: &mut serde_json::Value| {
+                let stats = &mut v["tempering"]["replicas"]["stats"];
+                stats["accepted"][0] = (stats["attempts"][0].as_u64().unwrap() + 1).into();
+            };
+            refused(&edit(&bytes, &accepted_more), "more swaps accepted than offered");
+        } else {
+            // Continuation keeps one saved lattice per sample.
+            refused(&edit(&bytes, &|v| v["saved"] = serde_json::json!([])), "no saved lattices");
+        }
+    }
+}
