@@ -71,6 +71,7 @@ fn user_mistakes_get_one_line_and_a_nonzero_exit() {
         &["rng", "dump", "-g", "philox", "--streams", "0"][..],
         &["rng", "multipliers", "--start", "0x100000000", "--count", "1"][..],
         &["--threads", "0", "devices"][..],
+        &["--threads", "100000", "devices"][..],
         // Checked before a GPU is looked for.
         &["bench", "transpose", "--min-time=-1"][..],
         &["bench", "transpose", "--min-time", "nan"][..],
@@ -82,6 +83,8 @@ fn user_mistakes_get_one_line_and_a_nonzero_exit() {
         assert!(e.starts_with("error: ") && e.lines().count() == 1, "{args:?}: {e:?}");
         assert!(!e.contains("panicked"), "{e}");
     }
+    let o = Command::new(bin()).arg("devices").env("RAYON_NUM_THREADS", "100000").output().unwrap();
+    assert!(!o.status.success() && stderr(&o).contains("RAYON_NUM_THREADS=100000"), "{}", stderr(&o));
     // Argument syntax errors come from clap: exit status 2, no panic.
     let o = warpmc(&["rng", "dump", "--generator", "xorshift"]);
     assert_eq!(o.status.code(), Some(2));

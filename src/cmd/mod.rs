@@ -91,8 +91,22 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
              mpirun"
         );
     }
+    // More threads than this never help (the CPU backends split work by
+    // core) and would take minutes to start, or fail half-way.
+    const MOST_THREADS: usize = 1024;
+    let from_env = std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok());
+    if cli.threads.is_none()
+        && let Some(n) = from_env.filter(|&n| n > MOST_THREADS)
+    {
+        anyhow::bail!("RAYON_NUM_THREADS={n} is more than the {MOST_THREADS} CPU threads warpmc starts at most");
+    }
     if let Some(n) = cli.threads {
         anyhow::ensure!(n >= 1, "--threads must be at least 1");
+        anyhow::ensure!(
+            n <= MOST_THREADS,
+            "--threads must be at most {MOST_THREADS} (this machine has {} cores)",
+            std::thread::available_parallelism().map_or(1, |c| c.get())
+        );
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build_global()
