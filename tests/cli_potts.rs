@@ -520,6 +520,24 @@ fn an_output_never_lands_on_another_output_or_an_input() {
 }
 
 #[test]
+fn extreme_temperatures_give_numbers_or_one_line() {
+    // T² underflows below 1e-154: the specific heat must still be a number.
+    let o = run_small(&["--temp", "1e-200", "--therm", "2", "--sweeps", "20", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<_> = physics(&o.stdout).into_iter().filter(|v| v.get("specific_heat").is_some()).collect();
+    assert_eq!(rows.len(), 1, "{}", String::from_utf8_lossy(&o.stdout));
+    for key in ["energy", "specific_heat", "susceptibility"] {
+        assert!(rows[0][key].as_f64().is_some_and(f64::is_finite), "{key}: {}", rows[0]);
+    }
+    // 1/T overflows for subnormal temperatures.
+    let args = small(&["--temp", "1e-310", "--sweeps", "10"]);
+    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "temperatures must be at least");
+    // Tempering that would never exchange.
+    let args = small(&["--temps", "1,2", "--therm", "10", "--sweeps", "100", "--tempering", "--exchange-every", "111"]);
+    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "no replicas would ever be exchanged");
+}
+
+#[test]
 fn checkpoint_every_1e300_does_not_panic() {
     let ckpt = tmp("every-1e300.ckpt");
     let _ = std::fs::remove_file(&ckpt);

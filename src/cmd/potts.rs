@@ -565,6 +565,16 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     }
     let start = starting_point(args, team)?;
     check_study_memory(&start.study, start.checkpoint.is_some())?;
+    let cfg = &start.study[start.first];
+    if let Some(every) = cfg.exchange_every()
+        && every > cfg.sweeps_per_chain()
+    {
+        bail!(
+            "--exchange-every {every} is more than the run's {} sweeps (therm + sweeps): no replicas would ever be \
+             exchanged",
+            cfg.sweeps_per_chain()
+        );
+    }
     if team.is_first() {
         check_outputs(args, start.checkpoint.as_deref())?;
     }
@@ -607,13 +617,20 @@ fn print_tempering_summary(state: &RunState, size: Option<usize>) {
     let Some(t) = state.tempering() else { return };
     let stats = t.replicas().stats();
     let acceptance = stats.acceptance();
-    let lowest = acceptance.iter().copied().fold(f64::INFINITY, f64::min);
+    // A pair offered no swap yet (a run stopped before its first exchange)
+    // has no rate: "-".
+    let lowest = acceptance.iter().copied().filter(|a| !a.is_nan()).reduce(f64::min);
     eprintln!(
-        "tempering{}: {} exchange rounds, {} round trips; swap acceptance per pair {} (lowest {lowest:.3})",
+        "tempering{}: {} exchange rounds, {} round trips; swap acceptance per pair {}{}",
         size.map(|l| format!(" (L = {l})")).unwrap_or_default(),
         stats.rounds,
         stats.round_trips,
-        acceptance.iter().map(|a| format!("{a:.2}")).collect::<Vec<_>>().join(" ")
+        acceptance
+            .iter()
+            .map(|a| if a.is_nan() { "-".into() } else { format!("{a:.2}") })
+            .collect::<Vec<_>>()
+            .join(" "),
+        lowest.map(|l| format!(" (lowest {l:.3})")).unwrap_or_default()
     );
     if stats.round_trips == 0 {
         eprintln!(
@@ -865,13 +882,15 @@ impl Output {
     }
 }
 
-/// A value with its error in the last two digits, as in -1.9288(32).
+/// A value with its error in the last two digits, as in -1.9288(32). An
+/// error that is zero, or rounds to zero at 12 decimals (the rounding
+/// noise of a series that never changed), is not an error bar: "(?)".
 fn with_error(v: f64, e: f64) -> String {
-    if !(e.is_finite() && e > 0.0) {
+    let decimals = if e.is_finite() && e > 0.0 { (1 - e.log10().floor() as i32).clamp(0, 12) as usize } else { 0 };
+    let digits = (e * 10f64.powi(decimals as i32)).round();
+    if !(e.is_finite() && digits >= 1.0) {
         return format!("{v:.6}(?)");
     }
-    let decimals = (1 - e.log10().floor() as i32).clamp(0, 12) as usize;
-    let digits = (e * 10f64.powi(decimals as i32)).round();
     format!("{v:.decimals$}({digits})")
 }
 
@@ -1275,4 +1294,19 @@ fn autocorrelation_study(args: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_error;
+
+    #[test]
+    fn error_bars_print_in_the_last_two_digits_or_as_unknown() {
+        assert_eq!(with_error(-1.92881, 0.00032), "-1.92881(32)");
+        assert_eq!(with_error(148.0, 145.0), "148(145)");
+        // Zero, rounding noise, NaN and infinity are no error bars.
+        for e in [0.0, 3e-13, f64::NAN, f64::INFINITY] {
+            assert_eq!(with_error(0.5625, e), "0.562500(?)", "{e}");
+        }
+    }
 }

@@ -256,7 +256,7 @@ impl DensityOfStates {
         let energy_sq = s2 / z;
         // Variance from centred terms: no cancellation between ⟨e²⟩ and ⟨e⟩².
         let variance = terms.iter().map(|&(e, lw)| (lw - max).exp() * (e - energy) * (e - energy)).sum::<f64>() / z;
-        ExactMoments { energy, energy_sq, specific_heat: n * variance / (temperature * temperature) }
+        ExactMoments { energy, energy_sq, specific_heat: n * variance / temperature / temperature }
     }
 }
 

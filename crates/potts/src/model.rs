@@ -133,7 +133,10 @@ impl PottsModel {
     ///
     /// [`host_bytes`]: PottsModel::host_bytes
     pub fn check_host_memory(&self, saved: u64) -> Result<()> {
-        let what = format!("a {} × {} lattice", self.width, self.height);
+        let what = match saved {
+            0 => format!("a {} × {} lattice", self.width, self.height),
+            n => format!("a {} × {} lattice and {n} saved copies of it", self.width, self.height),
+        };
         warpmc_host::check_allocation(&what, self.host_bytes(saved)).map_err(PottsError::OutOfHostMemory)
     }
 
@@ -147,15 +150,23 @@ impl PottsModel {
 
     /// Total energy from a [`Census`](crate::Census)'s counts.
     pub fn energy(&self, equal_bonds: u64, state0_sites: u64) -> f64 {
-        -self.coupling * equal_bonds as f64 - self.field * state0_sites as f64
+        // + 0.0 turns a -0 (J = h = 0) into 0.
+        -self.coupling * equal_bonds as f64 - self.field * state0_sites as f64 + 0.0
     }
 }
 
 /// Checks a temperature.
 pub fn check_temperature(t: f64) -> Result<f64> {
-    if t.is_finite() && t > 0.0 {
-        Ok(t)
-    } else {
-        Err(PottsError::InvalidInput(format!("temperatures must be positive and finite, got {t}")))
+    if !(t.is_finite() && t > 0.0) {
+        return Err(PottsError::InvalidInput(format!("temperatures must be positive and finite, got {t}")));
     }
+    // 1/T overflows for the smallest subnormal temperatures; none is
+    // physics.
+    if t < f64::MIN_POSITIVE {
+        return Err(PottsError::InvalidInput(format!(
+            "temperatures must be at least {:e}, got {t:e}",
+            f64::MIN_POSITIVE
+        )));
+    }
+    Ok(t)
 }

@@ -137,7 +137,8 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
         energy: [0, 1, 2, 3].map(moment),
         magnetization: [4, 5, 6, 7].map(m_moment),
         binder: g.estimate(|v| 1.0 - v[7] / (3.0 * v[5] * v[5])),
-        specific_heat: g.estimate(|v| n * (v[1] - v[0] * v[0]) / (t * t)),
+        // Divided by T twice: T² underflows to zero below T ≈ 1e-154.
+        specific_heat: g.estimate(|v| n * (v[1] - v[0] * v[0]) / t / t),
         susceptibility: g.estimate(|v| n * (v[5] - v[4] * v[4]) / t),
         tau_int_energy: energy.tau_int * measure_every as f64,
         tau_int_energy_err: energy.tau_int_err * measure_every as f64,
