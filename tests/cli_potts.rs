@@ -592,52 +592,18 @@ fn lattices_beyond_host_memory_are_one_line_not_an_abort() {
 fn measurements_beyond_host_memory_are_one_line_not_an_abort() {
     // A tiny lattice, 8.2e9 measurements kept (131 GB): refused before the
     // first sweep, where it used to abort after the memory ran out.
-    let args = [
-        "potts",
-        "run",
-        "--backend",
-        "cpu",
-        "--q",
-        "2",
-        "--size",
-        "2",
-        "--temp",
-        "1",
-        "--therm",
-        "0",
-        "--sweeps",
-        "2000000",
-        "--measure-every",
-        "1",
-        "--samples",
-        "4096",
-    ];
-    assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "8.19e+9 measurements needs");
+    let tiny = "potts run --backend cpu --q 2 --size 2 --therm 0 --measure-every 1";
+    let many: Vec<&str> = tiny.split(' ').chain(["--temp", "1", "--sweeps", "2000000", "--samples", "4096"]).collect();
+    assert_one_line_failure(&many, &warpmc_within(4 << 20, &many), "8.19e+9 measurements needs");
     // The checkpoints' copies count: 1e7 measurements (320 MB) fit in 1 GiB,
     // but not with checkpoints (2 GB more).
     let ckpt = tmp("measurements.ckpt");
     let _ = std::fs::remove_file(&ckpt);
-    let few = [
-        "potts",
-        "run",
-        "--backend",
-        "cpu",
-        "--q",
-        "2",
-        "--size",
-        "2",
-        "--temps",
-        "1,2",
-        "--therm",
-        "0",
-        "--sweeps",
-        "5000000",
-        "--measure-every",
-        "1",
-    ];
-    let mut with_checkpoint = few.to_vec();
-    with_checkpoint.extend(["--checkpoint", ckpt.to_str().unwrap()]);
-    assert_one_line_failure(&with_checkpoint, &warpmc_within(1 << 20, &with_checkpoint), "and checkpointing them");
+    let few: Vec<&str> = tiny
+        .split(' ')
+        .chain(["--temps", "1,2", "--sweeps", "5000000", "--checkpoint", ckpt.to_str().unwrap()])
+        .collect();
+    assert_one_line_failure(&few, &warpmc_within(1 << 20, &few), "and checkpointing them");
 }
 
 #[test]

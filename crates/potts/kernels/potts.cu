@@ -962,14 +962,81 @@ __device__ __forceinline__ void drawn_word_update(u32* s, const u32 (*nb)[SL_P],
     for (int q = 0; q < SL_P; ++q) s[q] ^= (s[q] ^ p[q]) & acc;
 }
 
+// A block's strip in a tiled kernel: R lattice rows from row blockIdx.x R
+// with K halo rows above and below, both colours, in dynamic shared memory
+// (cuda.rs, TiledPlan): both colours' R + 2K rows of SL_P 2^wr_shift u32,
+// then two sets (by the parity of the step) of F planes of random words,
+// R + 2K rows of 2^wr_shift words each. Strip row y runs from -K to
+// R + K - 1; strips start at even lattice rows, so y and its lattice row
+// have the same parity.
+template <int K, int F>
+struct TiledStrip {
+    u32* tile;
+    u32* words;
+    u32* c0;
+    u32* c1;
+    u32 wr_shift, R, row_len, rows, colour_len, fs;
+    int base, height;
+
+    __device__ __forceinline__ TiledStrip(u32* tile_, u32* c0_, u32* c1_, u32 wr_shift_, u32 h, u32 R_)
+        : tile(tile_),
+          c0(c0_),
+          c1(c1_),
+          wr_shift(wr_shift_),
+          R(R_),
+          row_len(SL_P << wr_shift_),
+          rows(R_ + 2 * K),
+          colour_len((R_ + 2 * K) * (SL_P << wr_shift_)),
+          fs((R_ + 2 * K) << wr_shift_),
+          base((int)(blockIdx.x * R_)),
+          height((int)h) {
+        words = tile + 2 * colour_len;
+    }
+    // The lattice row of strip row y (one wrap at most, as K <= R <= h).
+    __device__ __forceinline__ u32 lattice_row(int y) const {
+        int g = base + y;
+        g += g < 0 ? height : 0;
+        g -= g >= height ? height : 0;
+        return (u32)g;
+    }
+    // Word w of strip row y within a colour's rows, in u32.
+    __device__ __forceinline__ u32 at(int y, u32 w) const { return ((((u32)(y + K)) << wr_shift) + w) * SL_P; }
+    __device__ __forceinline__ u32* shared_row(u32 c, int y) const {
+        return tile + c * colour_len + (u32)(y + K) * row_len;
+    }
+    __device__ __forceinline__ u32* global_row(u32 c, u32 yg) const { return (c ? c1 : c0) + (u64)yg * row_len; }
+    // The random words of step i of the launch for row y, word w: field f
+    // at [f * fs].
+    __device__ __forceinline__ u32* words_at(u32 i, int y, u32 w) const {
+        return words + (i & 1) * F * fs + ((u32)(y + K) << wr_shift) + w;
+    }
+    // Both colours' strip and halo rows from the lattice.
+    __device__ __forceinline__ void load() const {
+        for (u32 c = 0; c < 2; ++c)
+            copy_rows<true, false>(
+                rows, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
+                [&](u32 r) { return (const u32*)global_row(c, lattice_row((int)r - K)); });
+    }
+    // Both colours' strip rows back to the lattice, once the strips above
+    // and below have read their halo rows from it (their flags are 1).
+    __device__ __forceinline__ void store(const u32* flags, u32 up, u32 down) const {
+        if (threadIdx.x == 0) wait_at_least(flags + up, 1);
+        if (threadIdx.x == 32) wait_at_least(flags + down, 1);
+        __syncthreads();
+        for (u32 c = 0; c < 2; ++c)
+            copy_rows<false, false>(
+                R, wr_shift, [&](u32 r) { return global_row(c, lattice_row((int)r)); },
+                [&](u32 r) { return (const u32*)shared_row(c, (int)r); });
+    }
+};
+
 // sweeps (at most 2^24) sweeps from first_sweep with K halo rows and E
 // acceptance words drawn ahead. The grid's G blocks hold strips of R = h / G
 // rows (R even, at least K); the lattice rows have 2^wr_shift words. xbuf:
 // what Exchange needs (exchange_tagged: 2 G 4 K rows of tagged words,
 // zeroed); flags: G zeroed words, 1 once block b has read its rows (an
-// Exchange may use them too). Dynamic shared memory
-// (cuda.rs, TiledPlan): both colours' R + 2K rows, then two sets of
-// tiled_fields<E>() planes of R + 2K rows of 2^wr_shift words.
+// Exchange may use them too). Dynamic shared memory: a
+// TiledStrip<K, tiled_fields<E>()>.
 template <int K, int E, class Exchange = TaggedExchange>
 __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h,
                                              u32 R, u64 seed, u64 stream, u64 first_sweep, u32 sweeps, int sigma,
@@ -979,32 +1046,10 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
     extern __shared__ uint4 tile_raw[];
     __shared__ uint4 masks[33];
     fill_masks(masks, th0, th1, th2, th3);
-    u32* const tile = (u32*)tile_raw;
+    const TiledStrip<K, F> S((u32*)tile_raw, c0, c1, wr_shift, h, R);
     const u32 G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, T = blockDim.x;
     const u32 wr = 1u << wr_shift;
-    const u32 row_len = SL_P << wr_shift;
-    const u32 rows = R + 2 * K;
-    const u32 colour_len = rows * row_len;
-    u32* const words = tile + 2 * colour_len;
-    const int base = (int)(b * R), height = (int)h;
-    // The lattice row of strip row y (-K <= y < R + K; one wrap at most,
-    // as K <= R <= h). Strips start at even rows: y and its lattice row
-    // have the same parity.
-    auto lattice_row = [&](int y) -> u32 {
-        int g = base + y;
-        g += g < 0 ? height : 0;
-        g -= g >= height ? height : 0;
-        return (u32)g;
-    };
-    auto at = [&](int y, u32 w) -> u32 { return ((((u32)(y + K)) << wr_shift) + w) * SL_P; };
-    auto shared_row = [&](u32 c, int y) { return tile + c * colour_len + (u32)(y + K) * row_len; };
-    auto global_row = [&](u32 c, u32 yg) { return (c ? c1 : c0) + (u64)yg * row_len; };
-    // The random words of step i of the launch (colour step n0 + i) for row
-    // y, word w: field f at [f * fs]. Two sets, by the parity of i.
-    const u32 fs = rows << wr_shift;
-    auto words_at = [&](u32 i, int y, u32 w) -> u32* {
-        return words + (i & 1) * F * fs + ((u32)(y + K) << wr_shift) + w;
-    };
+    const u32 fs = S.fs;
     // The rows colour step j of a round updates: lo ... hi - 1.
     auto row_lo = [&](u32 j) { return -K + 1 + (int)j; };
     auto row_hi = [&](u32 j) { return (int)R + K - 1 - (int)j; };
@@ -1021,7 +1066,7 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
             const int y0 = 2 * (pair_lo + (int)(t >> wr_shift));
             const u32 w = t & (wr - 1);
             const int skip = y0 < lo ? 0 : y0 + 1 >= hi ? 1 : -1;
-            draw_row_pair<E>(seed, stream, n, lattice_row(y0), w, wr_shift, words_at(i, y0, w), skip, fs);
+            draw_row_pair<E>(seed, stream, n, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w), skip, fs);
         }
     };
     // Updates step i (step j of its round), as threads 0 ... stride - 1 of
@@ -1029,30 +1074,27 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
     // inlined loop knows it.
     auto update = [&](const int sg, u32 i, u32 j, u32 stride) {
         const u32 colour = i & 1;  // n0 is even
-        u32* mine = tile + colour * colour_len;
-        const u32* other = tile + (colour ^ 1) * colour_len;
+        u32* mine = S.tile + colour * S.colour_len;
+        const u32* other = S.tile + (colour ^ 1) * S.colour_len;
         const int lo = row_lo(j);
         const u32 tasks = (u32)(row_hi(j) - lo) << wr_shift;
         for (u32 t = tid; t < tasks; t += stride) {
             const int y = lo + (int)(t >> wr_shift);
             const u32 w = t & (wr - 1);
             u32 s[SL_P], nb[4][SL_P], side[SL_P];
-            shared_planes_load(s, mine + at(y, w));
-            shared_planes_load(nb[0], other + at(y - 1, w));
-            shared_planes_load(nb[1], other + at(y + 1, w));
-            shared_planes_load(nb[2], other + at(y, w));
+            shared_planes_load(s, mine + S.at(y, w));
+            shared_planes_load(nb[0], other + S.at(y - 1, w));
+            shared_planes_load(nb[1], other + S.at(y + 1, w));
+            shared_planes_load(nb[2], other + S.at(y, w));
             const u32 o = ((u32)y + colour) & 1u;
-            shared_planes_load(side, other + at(y, o ? (w + 1) & (wr - 1) : (w - 1) & (wr - 1)));
+            shared_planes_load(side, other + S.at(y, o ? (w + 1) & (wr - 1) : (w - 1) & (wr - 1)));
             side_shift(nb[3], nb[2], side, o);
-            drawn_word_update<E>(s, nb, words_at(i, y, w), fs, sg, masks);
-            shared_planes_store(mine + at(y, w), s);
+            drawn_word_update<E>(s, nb, S.words_at(i, y, w), fs, sg, masks);
+            shared_planes_store(mine + S.at(y, w), s);
         }
     };
     // The strip and its halo rows, both colours, and the first step's words.
-    for (u32 c = 0; c < 2; ++c)
-        copy_rows<true, false>(
-            rows, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
-            [&](u32 r) { return (const u32*)global_row(c, lattice_row((int)r - K)); });
+    S.load();
     const u32 steps = 2 * sweeps;
     draw(0, 0, 0, T);
     __syncthreads();
@@ -1087,18 +1129,13 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
         if (done + kr >= steps) break;
         // Publish rows 0 ... K - 1 (side 0) and R - K ... R - 1 (side 1) of
         // both colours, then take the neighbours' into the halo rows.
-        Exchange::template run<K>(xbuf, flags, round, G, b, up, down, R, wr_shift, row_len, shared_row);
+        Exchange::template run<K>(xbuf, flags, round, G, b, up, down, R, wr_shift, S.row_len,
+                                  [&](u32 c, int y) { return S.shared_row(c, y); });
         __syncthreads();
     }
     // The strip back to the lattice, once the neighbours have read their
     // halo rows from it.
-    if (tid == 0) wait_at_least(flags + up, 1);
-    if (tid == 32) wait_at_least(flags + down, 1);
-    __syncthreads();
-    for (u32 c = 0; c < 2; ++c)
-        copy_rows<false, false>(
-            R, wr_shift, [&](u32 r) { return global_row(c, lattice_row((int)r)); },
-            [&](u32 r) { return (const u32*)shared_row(c, (int)r); });
+    S.store(flags, up, down);
 }
 
 // sweeps (at most 2^24) sweeps from first_sweep as tiled_sweeps<1, E>
@@ -1129,27 +1166,11 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
     extern __shared__ uint4 tile_raw[];
     __shared__ uint4 masks[33];
     fill_masks(masks, th0, th1, th2, th3);
-    u32* const tile = (u32*)tile_raw;
+    const TiledStrip<K, F> S((u32*)tile_raw, c0, c1, wr_shift, h, R);
     const u32 G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, T = blockDim.x;
     const u32 wr = 1u << wr_shift;
-    const u32 row_len = SL_P << wr_shift;
-    const u32 rows = R + 2 * K;
-    const u32 colour_len = rows * row_len;
-    u32* const words = tile + 2 * colour_len;
-    const int base = (int)(b * R), height = (int)h;
-    auto lattice_row = [&](int y) -> u32 {
-        int g = base + y;
-        g += g < 0 ? height : 0;
-        g -= g >= height ? height : 0;
-        return (u32)g;
-    };
-    auto at = [&](int y, u32 w) -> u32 { return ((((u32)(y + K)) << wr_shift) + w) * SL_P; };
-    auto shared_row = [&](u32 c, int y) { return tile + c * colour_len + (u32)(y + K) * row_len; };
-    auto global_row = [&](u32 c, u32 yg) { return (c ? c1 : c0) + (u64)yg * row_len; };
-    const u32 fs = rows << wr_shift;
-    auto words_at = [&](u32 i, int y, u32 w) -> u32* {
-        return words + (i & 1) * F * fs + ((u32)(y + K) << wr_shift) + w;
-    };
+    const u32 row_len = S.row_len;
+    const u32 fs = S.fs;
     const u32 up = b == 0 ? G - 1 : b - 1, down = b + 1 == G ? 0 : b + 1;
     unsigned long long* const x = (unsigned long long*)xbuf;
     auto slot = [&](u32 i, u32 blk, u32 side) { return x + ((u64)((i & 1) * G + blk) * 2 + side) * row_len; };
@@ -1161,15 +1182,15 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
         for (u32 t = tid - first; t < tasks; t += stride) {
             const int y0 = 2 * (int)(t >> wr_shift);
             const u32 w = t & (wr - 1);
-            draw_row_pair<E>(seed, stream, n0 + i, lattice_row(y0), w, wr_shift, words_at(i, y0, w), -1, fs);
+            draw_row_pair<E>(seed, stream, n0 + i, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w), -1, fs);
         }
     };
     const u32 steps = 2 * sweeps;
     // Updates step i as threads 0 ... stride - 1; sg as in tiled_sweeps.
     auto update = [&](const int sg, u32 i, u32 stride) {
         const u32 colour = i & 1;  // n0 is even
-        u32* mine = tile + colour * colour_len;
-        const u32* other = tile + (colour ^ 1) * colour_len;
+        u32* mine = S.tile + colour * S.colour_len;
+        const u32* other = S.tile + (colour ^ 1) * S.colour_len;
         const u32 tasks = R << wr_shift;
         const unsigned long long want = (unsigned long long)i << 32;
         for (u32 t = tid; t < tasks; t += stride) {
@@ -1190,10 +1211,10 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
                     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(hv[q]) : "l"(src + q) : "memory");
             }
             u32 s[SL_P], nb[4][SL_P], side[SL_P];
-            shared_planes_load(s, mine + at(y, w));
-            shared_planes_load(nb[2], other + at(y, w));
+            shared_planes_load(s, mine + S.at(y, w));
+            shared_planes_load(nb[2], other + S.at(y, w));
             const u32 o = ((u32)y + colour) & 1u;
-            shared_planes_load(side, other + at(y, o ? (w + 1) & (wr - 1) : (w - 1) & (wr - 1)));
+            shared_planes_load(side, other + S.at(y, o ? (w + 1) & (wr - 1) : (w - 1) & (wr - 1)));
             side_shift(nb[3], nb[2], side, o);
             if (poll) {
 #pragma unroll
@@ -1205,16 +1226,16 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
 #pragma unroll
                 for (int q = 0; q < SL_P; ++q) nb[0][q] = (u32)hv[q];
             } else {
-                shared_planes_load(nb[0], other + at(y - 1, w));
+                shared_planes_load(nb[0], other + S.at(y - 1, w));
             }
             if (poll && r == 1) {
 #pragma unroll
                 for (int q = 0; q < SL_P; ++q) nb[1][q] = (u32)hv[q];
             } else {
-                shared_planes_load(nb[1], other + at(y + 1, w));
+                shared_planes_load(nb[1], other + S.at(y + 1, w));
             }
-            drawn_word_update<E>(s, nb, words_at(i, y, w), fs, sg, masks);
-            shared_planes_store(mine + at(y, w), s);
+            drawn_word_update<E>(s, nb, S.words_at(i, y, w), fs, sg, masks);
+            shared_planes_store(mine + S.at(y, w), s);
             if (edge && i + 1 < steps) {
                 unsigned long long* const dst = slot(i, b, r) + w * SL_P;
                 const unsigned long long tag = (unsigned long long)(i + 1) << 32;
@@ -1226,10 +1247,7 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
     };
     // The strip and its halo rows (for the first step), both colours, and
     // the first step's words.
-    for (u32 c = 0; c < 2; ++c)
-        copy_rows<true, false>(
-            rows, wr_shift, [&](u32 r) { return shared_row(c, (int)r - K); },
-            [&](u32 r) { return (const u32*)global_row(c, lattice_row((int)r - K)); });
+    S.load();
     draw(0, 0, T);
     __syncthreads();
     // 1: this block has read its rows (the neighbours may write theirs back).
@@ -1252,13 +1270,7 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
     }
     // The strip back to the lattice, once the neighbours have read their
     // halo rows from it.
-    if (tid == 0) wait_at_least(flags + up, 1);
-    if (tid == 32) wait_at_least(flags + down, 1);
-    __syncthreads();
-    for (u32 c = 0; c < 2; ++c)
-        copy_rows<false, false>(
-            R, wr_shift, [&](u32 r) { return global_row(c, lattice_row((int)r)); },
-            [&](u32 r) { return (const u32*)shared_row(c, (int)r); });
+    S.store(flags, up, down);
 }
 
 // The tiled kernel: TILED_HALO halo rows, TILED_DRAWS acceptance words
