@@ -110,6 +110,16 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     write(path, |out| out.write_all(bytes))
 }
 
+/// A new temporary file in `dir`. Its error names the directory, not the
+/// temporary file's random name, which the user never chose.
+fn temporary_in(builder: &tempfile::Builder<'_, '_>, dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    builder.tempfile_in(dir).map_err(|e| {
+        let message = e.to_string();
+        let cause = message.split(" at path \"").next().unwrap_or(&message);
+        io::Error::new(e.kind(), format!("cannot create a file in {}: {cause}", dir.display()))
+    })
+}
+
 /// The atomic replacement of a regular file (or creation of a new one).
 fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let dir = directory_of(target);
@@ -124,7 +134,7 @@ fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io:
         builder.permissions(fs::Permissions::from_mode(mode));
         mode
     };
-    let tmp = builder.tempfile_in(dir)?;
+    let tmp = temporary_in(&builder, dir)?;
     #[cfg(unix)]
     if exists {
         use std::os::unix::fs::PermissionsExt;
@@ -163,7 +173,9 @@ pub fn check_writable(path: &Path) -> Result<(), OutputError> {
                 // Appending nothing changes nothing but needs write access.
                 OpenOptions::new().append(true).open(&target).map_err(err)?;
             }
-            tempfile::Builder::new().prefix(".warpmc-").suffix(".tmp").tempfile_in(dir).map(drop).map_err(err)
+            let mut builder = tempfile::Builder::new();
+            builder.prefix(".warpmc-").suffix(".tmp");
+            temporary_in(&builder, dir).map(drop).map_err(err)
         }
     }
 }

@@ -154,3 +154,10 @@ fn an_output_onto_an_input_is_refused_and_two_inputs_are_not() {
     let null = Path::new("/dev/null");
     distinct(&[NamedFile::output("--out", null), NamedFile::output("--series", null)]).unwrap();
 }
+
+#[test]
+fn a_directory_that_takes_no_files_is_named_not_the_temporary_file() {
+    let e = check_writable(Path::new("/proc/warpmc-test-output")).unwrap_err().to_string();
+    assert!(e.contains("cannot create a file in /proc"), "{e}");
+    assert!(!e.contains(".warpmc-"), "{e}");
+}
