@@ -26,6 +26,15 @@ use warpmc_host::memory::human_bytes;
 
 use super::flame_animate;
 
+/// Appends a line to a `String` (infallible, unlike `writeln!`'s type
+/// says).
+macro_rules! outln {
+    ($text:expr, $($arg:tt)*) => {{
+        $text += &format!($($arg)*);
+        $text.push('\n');
+    }};
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct FlameArgs {
     #[command(subcommand)]
@@ -849,13 +858,15 @@ impl FrameTimes {
 fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     // Read leniently so that unsupported variations are listed, not fatal.
     let parsed = read_genome(&a.genome, false)?;
-    println!("{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
+    let mut text = String::new();
+    outln!(text, "{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
     for (i, f) in parsed.flames.iter().enumerate() {
         let mut used: Vec<VariationKind> =
             f.xforms.iter().chain(f.final_xform.iter()).flat_map(|x| x.variations.iter().map(|v| v.kind)).collect();
         used.sort();
         used.dedup();
-        println!(
+        outln!(
+            text,
             "  [{i}] {}: {}x{}, supersample {}, quality {}, {} xform(s){}, time {}",
             f.label(i),
             f.width,
@@ -866,36 +877,49 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             if f.final_xform.is_some() { " + final" } else { "" },
             f.time
         );
-        println!("      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
+        outln!(text, "      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
         let beyond: Vec<&str> = used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect();
         if !beyond.is_empty() {
-            println!("      beyond flam3's (flam3-render drops them): {}", beyond.join(", "));
+            outln!(text, "      beyond flam3's (flam3-render drops them): {}", beyond.join(", "));
         }
         match parsed.skipped_by_flame.get(i).filter(|s| !s.is_empty()) {
-            Some(s) => println!("      unsupported, dropped: {}", s.join(", ")),
-            None => println!("      unsupported: none"),
+            Some(s) => outln!(text, "      unsupported, dropped: {}", s.join(", ")),
+            None => outln!(text, "      unsupported: none"),
         }
     }
     // Whether `flame render` (without --strict) renders each flame.
     let iterable: Vec<Result<(), String>> =
         parsed.flames.iter().map(|f| warpmc_flame::render::check_iterable(f).map_err(|e| e.to_string())).collect();
-    print_coverage(&parsed.skipped_by_flame, &iterable);
+    text += &coverage(&parsed.skipped_by_flame, &iterable);
     match iterable.iter().enumerate().find_map(|(i, r)| r.as_ref().err().map(|e| (i, e))) {
-        None => println!("renders: yes"),
-        Some((i, e)) => println!("renders: no (flame {i}: {e})"),
+        None => outln!(text, "renders: yes"),
+        Some((i, e)) => outln!(text, "renders: no (flame {i}: {e})"),
     }
     if parsed.skipped.is_empty() {
-        println!("supported: yes (every variation is implemented)");
+        outln!(text, "supported: yes (every variation is implemented)");
     } else {
-        println!("supported: no (dropped: {})", parsed.skipped.join(", "));
+        outln!(text, "supported: no (dropped: {})", parsed.skipped.join(", "));
     }
     for w in &parsed.warnings {
-        println!("  warning: {w}");
+        outln!(text, "  warning: {w}");
     }
+    write_stdout(&text)?;
     if a.genome.strict && !parsed.skipped.is_empty() {
         bail!("{}: unknown variations or attributes (--strict)", a.genome.genome.display());
     }
     Ok(())
+}
+
+/// Writes `text` to standard output in one piece. A reader that stops
+/// early (`| head -1`) closes the pipe: that ends the output quietly, as
+/// it ends `cat`; any other failure (a full disk) is one error line.
+pub(super) fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("writing to standard output"),
+    }
 }
 
 /// How many of the file's genomes render with every variation
@@ -904,10 +928,12 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
 /// unknown variation from its parameters: a dropped name that extends
 /// another dropped name of its genome by `_…` counts as that one's
 /// parameter.
-fn print_coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), String>]) {
+fn coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), String>]) -> String {
+    let mut text = String::new();
     let rendering = iterable.iter().filter(|r| r.is_ok()).count();
     let complete = skipped_by_flame.iter().zip(iterable).filter(|(s, r)| s.is_empty() && r.is_ok()).count();
-    println!(
+    outln!(
+        text,
         "genomes: {complete} of {} render with every variation implemented ({rendering} render)",
         skipped_by_flame.len()
     );
@@ -922,8 +948,9 @@ fn print_coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), Strin
         let mut ranked: Vec<(&str, usize)> = missing.into_iter().collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         let listed: Vec<String> = ranked.iter().map(|(n, k)| format!("{n} ({k})")).collect();
-        println!("missing (genomes using each): {}", listed.join(", "));
+        outln!(text, "missing (genomes using each): {}", listed.join(", "));
     }
+    text
 }
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
@@ -937,13 +964,12 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
             .iter()
             .find(|(k, _)| k == key)
             .with_context(|| format!("{}: no text chunk '{key}'", a.a.display()))?;
-        println!("{}", v.1);
-        return Ok(());
+        return write_stdout(&format!("{}\n", v.1));
     }
     let b = a.b.as_ref().context("a second image is needed")?;
     let y = read_png(b)?;
     let p = psnr(&x, &y)?;
-    println!("{p:.3}");
+    write_stdout(&format!("{p:.3}\n"))?;
     if let Some(out) = &a.montage {
         // Three images side by side: checked before they are allocated.
         let width = x.width.checked_mul(3).context("the montage would be wider than a PNG can be")?;

@@ -81,7 +81,7 @@ struct Common {
     /// Seed of every random choice: the same seed gives the same output.
     #[arg(long, default_value_t = 0, value_parser = super::parse_u64)]
     seed: u64,
-    /// Output file (default: standard output). An existing file is
+    /// Output file (default, or -: standard output). An existing file is
     /// replaced, as `flame render` replaces its image.
     #[arg(long, short = 'o', value_name = "FILE")]
     out: Option<PathBuf>,
@@ -307,7 +307,7 @@ fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
 /// Checks what the flags name before any work: the output can be
 /// written, the palette file (when named) exists, the template reads.
 fn prepare(c: &Common) -> anyhow::Result<Option<Template>> {
-    if let Some(out) = &c.out {
+    if let Some(out) = output(c) {
         warpmc_host::output::check_writable(out)?;
     }
     PaletteLibrary::check_named(c.palettes.as_deref())?;
@@ -322,18 +322,18 @@ fn library(c: &Common) -> Option<PaletteLibrary> {
     PaletteLibrary::locate(c.palettes.as_deref()).ok()
 }
 
+/// The output file, or `None` for standard output (no -o, or -o -).
+fn output(c: &Common) -> Option<&Path> {
+    c.out.as_deref().filter(|p| p.as_os_str() != "-")
+}
+
 /// Writes the flames as one document.
 fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
     let version = format!("WARPMC-{}", env!("CARGO_PKG_VERSION"));
     let text = write_genome(flames, root, Some(&version));
-    match &c.out {
+    match output(c) {
         Some(out) => warpmc_host::output::write_bytes(out, text.as_bytes())?,
-        None => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(text.as_bytes()).context("writing to standard output")?;
-            stdout.flush().context("writing to standard output")?;
-        }
+        None => super::flame::write_stdout(&text)?,
     }
     Ok(())
 }
