@@ -110,3 +110,146 @@ fn a_full_standard_output_is_one_error_line() {
         assert!(e.to_lowercase().contains("no space"), "{args:?}: {e}");
     }
 }
+
+// ---- Outputs that would replace an input or another output ---------------
+
+/// Runs warpmc in `dir`.
+fn warpmc_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin()).args(args).current_dir(dir).output().expect("warpmc runs")
+}
+
+/// The names of the files in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn render_never_writes_over_its_genome() {
+    let dir = fresh_dir("render-over-genome");
+    // A genome named like an image: its default output is itself.
+    write(&dir.join("g.png"), QUICK);
+    let o = warpmc_in(&dir, &["flame", "render", "g.png", "--backend", "cpu", "--quiet"]);
+    assert_one_line_error(&o, &["default output", "GENOME", "g.png"]);
+    assert_eq!(std::fs::read_to_string(dir.join("g.png")).unwrap(), QUICK);
+    // Named outright, through another path to it, a symlink or a hard link.
+    write(&dir.join("g.flam3"), QUICK);
+    std::os::unix::fs::symlink("g.flam3", dir.join("link.png")).unwrap();
+    std::fs::hard_link(dir.join("g.flam3"), dir.join("hard.png")).unwrap();
+    for (genome, out) in [("g.png", "./g.png"), ("g.flam3", "link.png"), ("g.flam3", "hard.png")] {
+        let o = warpmc_in(&dir, &["flame", "render", genome, "-o", out, "--backend", "cpu", "--quiet"]);
+        assert_one_line_error(&o, &["--out", "GENOME"]);
+        assert_eq!(std::fs::read_to_string(dir.join(genome)).unwrap(), QUICK, "-o {out}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("g.flam3")).unwrap(), QUICK);
+    // Nor over the palette file it reads.
+    let palettes = dir.join("palettes.png");
+    std::fs::copy("/usr/share/flam3/flam3-palettes.xml", &palettes).ok();
+    if palettes.exists() {
+        let o = warpmc_in(
+            &dir,
+            &["flame", "render", "g.flam3", "--palettes", "palettes.png", "-o", "palettes.png", "--backend", "cpu"],
+        );
+        assert_one_line_error(&o, &["--out", "palette file"]);
+    }
+}
+
+#[test]
+fn an_image_output_named_dash_is_refused_not_a_file_named_dash() {
+    let dir = fresh_dir("dash");
+    write(&dir.join("g.flam3"), QUICK);
+    let o = warpmc_in(&dir, &["flame", "render", "g.flam3", "-o", "-", "--backend", "cpu", "--quiet"]);
+    assert_one_line_error(&o, &["--out -", "standard output"]);
+    let o = warpmc_in(&dir, &["flame", "render", "g.flam3", "-o", "a.png", "--backend", "cpu", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for args in [
+        &["flame", "compare", "a.png", "a.png", "--montage", "-"][..],
+        &["flame", "animate", "g.flam3", "--contact-sheet", "-", "--backend", "cpu", "--quiet"][..],
+        &["flame", "animate", "g.flam3", "--video", "-", "--backend", "cpu", "--quiet"][..],
+    ] {
+        let o = warpmc_in(&dir, args);
+        assert_one_line_error(&o, &["standard output"]);
+    }
+    assert_eq!(listing(&dir), ["a.png", "g.flam3"]);
+    // A genome is text: -o - is standard output.
+    let o = warpmc_in(&dir, &["flame", "genome", "clone", "g.flam3", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("<flame "));
+    assert_eq!(listing(&dir), ["a.png", "g.flam3"]);
+}
+
+#[test]
+fn animate_outputs_never_land_on_the_genome_or_a_frame() {
+    let dir = fresh_dir("animate-outputs");
+    // Named as an image, so that only the check of distinct files stops
+    // an output onto it.
+    let genome = write(&dir.join("g.png"), QUICK);
+    let args = |extra: &[&str]| {
+        let mut a = vec!["flame", "animate", "g.png", "--backend", "cpu", "--quiet", "-o", "f"];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        warpmc_in(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert_one_line_error(&run(&["--contact-sheet", "g.png"]), &["--contact-sheet", "GENOME"]);
+    assert_one_line_error(&run(&["--contact-sheet", "f00000.png"]), &["--contact-sheet", "frame at time 0"]);
+    assert_one_line_error(&run(&["--contact-sheet", "sheet.jpg"]), &["--contact-sheet", ".png"]);
+    assert_one_line_error(&run(&["--video", "./g.png"]), &["GENOME"]);
+    // A genome named as frame 7 of 0 to 20000 (more frames than are
+    // checked one by one).
+    std::fs::rename(&genome, dir.join("f07000.png")).unwrap();
+    let o = warpmc_in(
+        &dir,
+        &["flame", "animate", "f07000.png", "--begin", "0", "--end", "20000", "-o", "f", "--backend", "cpu"],
+    );
+    assert_one_line_error(&o, &["frame at time 7000", "GENOME"]);
+    assert_eq!(std::fs::read_to_string(dir.join("f07000.png")).unwrap(), QUICK);
+    assert_eq!(listing(&dir), ["f07000.png"]);
+}
+
+#[test]
+fn a_montage_never_lands_on_an_image_it_compares() {
+    let dir = fresh_dir("montage");
+    write(&dir.join("g.flam3"), QUICK);
+    let o = warpmc_in(&dir, &["flame", "render", "g.flam3", "-o", "a.png", "--backend", "cpu", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(dir.join("a.png")).unwrap();
+    std::fs::copy(dir.join("a.png"), dir.join("b.png")).unwrap();
+    for (montage, needles) in [
+        ("a.png", &["--montage", "A"][..]),
+        ("b.png", &["--montage", "B"][..]),
+        ("m.jpg", &["--montage", ".png"][..]),
+        ("m.txt", &["--montage", ".png"][..]),
+    ] {
+        let o = warpmc_in(&dir, &["flame", "compare", "a.png", "b.png", "--montage", montage]);
+        assert_one_line_error(&o, needles);
+        assert!(o.stdout.is_empty(), "{montage}: printed before refusing");
+    }
+    assert_eq!(std::fs::read(dir.join("a.png")).unwrap(), before);
+    assert_eq!(std::fs::read(dir.join("b.png")).unwrap(), before);
+    let o = warpmc_in(&dir, &["flame", "compare", "a.png", "b.png", "--montage", "m.png"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn genome_tools_never_write_over_what_they_read() {
+    let dir = fresh_dir("genome-tools");
+    write(&dir.join("g.flam3"), QUICK);
+    write(&dir.join("t.flam3"), r#"<flame size="40 32" quality="20"/>"#);
+    for args in [
+        &["flame", "genome", "clone", "g.flam3", "-o", "g.flam3"][..],
+        &["flame", "genome", "clone", "g.flam3", "-o", "./g.flam3"][..],
+        &["flame", "genome", "strip", "g.flam3", "-o", "g.flam3"][..],
+        &["flame", "genome", "cross", "t.flam3", "g.flam3", "-o", "g.flam3"][..],
+        &["flame", "genome", "random", "--template", "t.flam3", "-o", "t.flam3", "--tries", "0"][..],
+    ] {
+        let o = warpmc_in(&dir, args);
+        assert_one_line_error(&o, &["--out", "choose another output"]);
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("g.flam3")).unwrap(), QUICK);
+    assert_eq!(listing(&dir), ["g.flam3", "t.flam3"]);
+}

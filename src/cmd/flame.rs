@@ -588,6 +588,44 @@ fn check_format(out: &Path, o: &RenderOpts) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An error for an image output named `-`: images go to files (a PNG on
+/// a terminal is noise), and a file named "-" is never what was meant.
+fn not_standard_output(option: &str, path: &Path) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        bail!("{option} -: images are written to files, not to standard output; name a file such as out.png");
+    }
+    Ok(())
+}
+
+/// An error unless `path` (an output always written as PNG: a contact
+/// sheet, a montage) has the extension .png, or none.
+fn png_only(option: &str, path: &Path) -> anyhow::Result<()> {
+    not_standard_output(option, path)?;
+    if ImageFormat::from_path(path).ok() != Some(ImageFormat::Png) {
+        bail!("{option} {}: this output is a PNG image; give it the extension .png", path.display());
+    }
+    Ok(())
+}
+
+/// The files a genome command reads: the genome (unless it comes from
+/// standard input) and the palette file it would read.
+fn genome_inputs(g: &GenomeArgs) -> (Option<&Path>, Option<PathBuf>) {
+    let genome = (g.genome.as_os_str() != "-").then_some(g.genome.as_path());
+    (genome, PaletteLibrary::locate_path(g.palettes.as_deref()).ok())
+}
+
+/// Checks, before any work, that no output is another output or a file
+/// the command reads (`outputs` are (option, path) pairs).
+fn check_outputs_distinct(g: &GenomeArgs, outputs: &[(String, PathBuf)]) -> anyhow::Result<()> {
+    use warpmc_host::output::NamedFile;
+    let (genome, palettes) = genome_inputs(g);
+    let mut files: Vec<NamedFile<'_>> = Vec::new();
+    files.extend(genome.map(|p| NamedFile::input("GENOME", p)));
+    files.extend(palettes.as_deref().map(|p| NamedFile::input("the palette file", p)));
+    files.extend(outputs.iter().map(|(option, path)| NamedFile::output(option, path)));
+    warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)
+}
+
 /// Iterations per second of a rendered frame's chaos game.
 fn rate_of(frame: &RenderedFrame) -> Option<f64> {
     (frame.stats.iterate_seconds > 0.0).then(|| frame.stats.iterations as f64 / frame.stats.iterate_seconds)
@@ -627,10 +665,14 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
         .collect();
     // Every output is checked before the first frame: a render may take
     // hours, and a path that cannot be written must not cost them.
+    let option = if a.out.is_some() { "--out" } else { "the default output" };
     for out in &outs {
+        not_standard_output("--out", out)?;
         check_format(out, &a.opts)?;
         warpmc_host::output::check_writable(out)?;
     }
+    let named: Vec<(String, PathBuf)> = outs.iter().map(|o| (option.to_string(), o.clone())).collect();
+    check_outputs_distinct(&a.genome, &named)?;
     let engine = Engine::open(&a.opts, false)?;
     // Every frame's cost too: a file whose last flame cannot be rendered
     // fails before the first is.
@@ -680,21 +722,18 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     // A video path that cannot be written is an error whether or not
     // ffmpeg is there to write it.
     if let Some(v) = &a.video {
+        not_standard_output("--video", v)?;
         warpmc_host::output::check_writable(v)?;
     }
     // A video needs ffmpeg; without it the frames go to PNG files.
-    let video = match &a.video {
-        Some(v) if flame_animate::ffmpeg_available() => Some(v.clone()),
-        Some(v) => {
-            eprintln!(
-                "note: ffmpeg not found, so {} is not written; the frames go to {}NNNNN.png",
-                v.display(),
-                a.prefix
-            );
-            None
-        }
-        None => None,
-    };
+    let video = a.video.clone().filter(|_| flame_animate::ffmpeg_available());
+    if let Some(sheet) = &a.contact_sheet {
+        png_only("--contact-sheet", sheet)?;
+    }
+    check_outputs_distinct(&a.genome, &animation_outputs(&a, video.as_deref(), &frames))?;
+    if let (Some(v), None) = (&a.video, &video) {
+        eprintln!("note: ffmpeg not found, so {} is not written; the frames go to {}NNNNN.png", v.display(), a.prefix);
+    }
     let frame_path = |t: i64| flame_animate::Outputs::frame_path(&a.prefix, t);
     // Every output is checked before the first frame is rendered; for long
     // animations the first and the last frame stand for the rest (they
@@ -815,6 +854,47 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What an animation writes, as (option, path) pairs: the video (`video`
+/// when ffmpeg writes it), or the frames' files; the contact sheet. Up to [`MAX_CHECKED_FRAMES`] frames
+/// every frame's file; beyond, the first and the last, and any frame whose
+/// name another file of the command has (the genome `frame00042.png`
+/// among 100 000 frames).
+fn animation_outputs(a: &AnimateArgs, video: Option<&Path>, frames: &FrameTimes) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    // A video onto an input is a mistake whether or not ffmpeg is there
+    // to write it.
+    if let Some(v) = &a.video {
+        out.push(("--video".to_string(), v.clone()));
+    }
+    if video.is_none() {
+        let times: Vec<i64> = if frames.count() <= MAX_CHECKED_FRAMES {
+            frames.iter().collect()
+        } else {
+            let (genome, palettes) = genome_inputs(&a.genome);
+            let others = genome.map(Path::to_path_buf).into_iter().chain(palettes).chain(a.contact_sheet.clone());
+            let mut times = vec![frames.begin, frames.last()];
+            times.extend(others.filter_map(|p| frame_time_of(&a.prefix, &p)).filter(|&t| frames.contains(t)));
+            times
+        };
+        for t in times {
+            out.push((format!("the frame at time {t}"), flame_animate::Outputs::frame_path(&a.prefix, t)));
+        }
+    }
+    if let Some(sheet) = &a.contact_sheet {
+        out.push(("--contact-sheet".to_string(), sheet.clone()));
+    }
+    out
+}
+
+/// The time of the frame whose file name `path`'s has, when it has the
+/// form of a frame's name (PREFIXNNNNN.png).
+fn frame_time_of(prefix: &str, path: &Path) -> Option<i64> {
+    // The part of the prefix in the frames' file names ("" for "out/").
+    let stem = prefix.rsplit('/').next().unwrap_or(prefix);
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    name.strip_prefix(stem)?.strip_suffix(".png")?.parse().ok()
+}
+
 /// The PNG text chunks of a frame: versions, seed and sample counts, as
 /// flam3 writes them.
 fn frame_text(s: &RenderSettings, frame: &RenderedFrame) -> Vec<(String, String)> {
@@ -848,6 +928,11 @@ impl FrameTimes {
 
     fn last(&self) -> i64 {
         (i128::from(self.begin) + i128::from(self.count() - 1) * i128::from(self.dtime)) as i64
+    }
+
+    /// Whether `t` is one of the frame times.
+    fn contains(&self, t: i64) -> bool {
+        (self.begin..=self.end).contains(&t) && (i128::from(t) - i128::from(self.begin)) % i128::from(self.dtime) == 0
     }
 
     fn iter(&self) -> impl Iterator<Item = i64> + '_ {
@@ -955,7 +1040,12 @@ fn coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), String>]) -
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
     if let (Some(out), None) = (&a.montage, &a.text) {
+        png_only("--montage", out)?;
         warpmc_host::output::check_writable(out)?;
+        use warpmc_host::output::NamedFile;
+        let mut files = vec![NamedFile::input("A", &a.a), NamedFile::output("--montage", out)];
+        files.extend(a.b.as_deref().map(|b| NamedFile::input("B", b)));
+        warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)?;
     }
     let x = read_png(&a.a)?;
     if let Some(key) = &a.text {

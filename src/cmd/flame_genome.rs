@@ -305,10 +305,23 @@ fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
 }
 
 /// Checks what the flags name before any work: the output can be
-/// written, the palette file (when named) exists, the template reads.
-fn prepare(c: &Common) -> anyhow::Result<Option<Template>> {
+/// written and is none of the files read (`inputs`, the argument that
+/// names each and its path; `-` is standard input), the palette file (when
+/// named) exists, the template reads.
+fn prepare(c: &Common, inputs: &[(&str, &Path)]) -> anyhow::Result<Option<Template>> {
     if let Some(out) = output(c) {
         warpmc_host::output::check_writable(out)?;
+        use warpmc_host::output::NamedFile;
+        let palettes = PaletteLibrary::locate_path(c.palettes.as_deref()).ok();
+        let mut files: Vec<NamedFile<'_>> = inputs
+            .iter()
+            .filter(|(_, p)| p.as_os_str() != "-")
+            .map(|&(option, path)| NamedFile::input(option, path))
+            .collect();
+        files.extend(c.template.as_deref().map(|t| NamedFile::input("--template", t)));
+        files.extend(palettes.as_deref().map(|p| NamedFile::input("the palette file", p)));
+        files.push(NamedFile::output("--out", out));
+        warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)?;
     }
     PaletteLibrary::check_named(c.palettes.as_deref())?;
     let Some(t) = &c.template else { return Ok(None) };
@@ -392,7 +405,7 @@ fn finish(mut f: Flame, t: Option<&Template>, time: f64) -> Flame {
 }
 
 fn run_random(a: RandomArgs) -> anyhow::Result<()> {
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[])?;
     let opts = random_options(&a.variety, a.xforms, a.tries)?;
     let lib = library(&a.common);
     let mut base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
@@ -409,7 +422,7 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
 }
 
 fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     let opts = random_options(&a.variety, None, 0)?;
     let lib = library(&a.common);
@@ -439,7 +452,7 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
 }
 
 fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[("FIRST", &a.first), ("SECOND", &a.second)])?;
     let first = load(&a.first, &a.common)?;
     let second = load(&a.second, &a.common)?;
     let method = a.method.map(|m| match m {
@@ -473,7 +486,7 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
 }
 
 fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     if !(0.0..=1.0).contains(&a.stagger) {
         bail!("--stagger must be between 0 and 1, not {}", a.stagger);
@@ -490,7 +503,7 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
 }
 
 fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     if flames.len() != 1 {
         bail!("{}: rotation needs one flame, the file has {}", a.input.display(), flames.len());
@@ -510,7 +523,7 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.stagger) {
         bail!("--stagger must be between 0 and 1, not {}", a.stagger);
     }
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     if flames.len() != 2 {
         bail!("{}: a transition needs two flames, the file has {}", a.input.display(), flames.len());
@@ -527,7 +540,7 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
 }
 
 fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     let chosen: Vec<&Flame> = if let Some(i) = a.flame {
         let f = flames.get(i).with_context(|| {
@@ -544,7 +557,7 @@ fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
 }
 
 fn run_strip(a: StripArgs) -> anyhow::Result<()> {
-    let t = prepare(&a.common)?;
+    let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     if let Some(k) = a.strip.filter(|&k| k >= a.nstrips) {
         bail!("--strip {k}, but there are only {} strips (0 to {})", a.nstrips, a.nstrips - 1);
