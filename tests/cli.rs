@@ -72,6 +72,8 @@ fn user_mistakes_get_one_line_and_a_nonzero_exit() {
         &["rng", "multipliers", "--start", "0x100000000", "--count", "1"][..],
         &["--threads", "0", "devices"][..],
         &["--threads", "100000", "devices"][..],
+        &["rng", "multipliers", "--count", "18446744073709551615", "--start", "100"][..],
+        &["rng", "multipliers", "--count", "5", "--start", "100"][..],
         // Checked before a GPU is looked for.
         &["bench", "transpose", "--min-time=-1"][..],
         &["bench", "transpose", "--min-time", "nan"][..],
@@ -254,4 +256,23 @@ fn devices_on_this_machine_never_fails() {
         let d = &v["devices"][0];
         assert!(d["sm_count"].as_u64().unwrap() >= 1 && d["total_memory"].as_u64().unwrap() > 0, "{d}");
     }
+}
+
+#[test]
+fn a_short_multiplier_table_never_replaces_a_file() {
+    let dir = std::env::temp_dir().join(format!("warpmc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = dir.join("t.u32le");
+    std::fs::write(&table, b"the old table").unwrap();
+    let o = warpmc(&["rng", "multipliers", "--count", "100", "--start", "10", "--out", table.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("nothing written"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&table).unwrap(), b"the old table");
+}
+
+#[test]
+fn four_billion_interleaved_streams_are_refused_not_an_abort() {
+    let args = ["rng", "dump", "-g", "philox", "--count", "4", "--streams", "4294967295"];
+    let o = common::warpmc_within(4 << 20, &args);
+    assert!(!o.status.success() && stderr(&o).contains("of host memory"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked") && o.status.code() == Some(1), "{}", stderr(&o));
 }

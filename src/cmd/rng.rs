@@ -199,6 +199,10 @@ fn dump(args: DumpArgs) -> anyhow::Result<()> {
         Some(last) if last <= MAX_STREAM_INDEX => {}
         _ => bail!("--stream + --streams - 1 must not exceed {MAX_STREAM_INDEX} (2^48 - 1)"),
     }
+    // Each stream's generator state, boxed: at most about 128 bytes.
+    let bytes = u64::from(args.streams) * 128;
+    warpmc_host::check_allocation(&format!("the state of {} streams", args.streams), bytes)
+        .map_err(anyhow::Error::msg)?;
     let mut sources: Vec<Box<dyn RandomSource>> = (0..u64::from(args.streams))
         .map(|i| -> Box<dyn RandomSource> {
             let id = args.stream + i;
@@ -253,6 +257,7 @@ fn quiet_on_broken_pipe(e: io::Error) -> anyhow::Result<()> {
 fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
     let start = u32::try_from(args.start).context("--start must be below 2^32")?;
     ensure!(args.count >= 1, "--count must be at least 1");
+    ensure!(args.count <= MOST_MULTIPLIERS, "--count must be at most {MOST_MULTIPLIERS}");
     if let Some(path) = &args.out {
         // Found before the search, not after it.
         warpmc_host::output::check_writable(path)?;
@@ -264,15 +269,21 @@ fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
     );
     let found = multipliers::search(start, args.count, |n| bar.set_position(n as u64));
     bar.finish_and_clear();
-    if found.len() < args.count {
-        eprintln!("note: only {} good multipliers exist at or below {start}", found.len());
+    // A short table is not the table asked for: it is printed (without
+    // --out) but never replaces a file, and the command fails.
+    let short = (found.len() < args.count)
+        .then(|| format!("only {} good multipliers exist at or below {start}, not {}", found.len(), args.count));
+    if let (Some(short), Some(_)) = (&short, &args.out) {
+        bail!("{short}; nothing written");
     }
-    eprintln!(
-        "found {} multipliers from {} down to {}",
-        found.len(),
-        found.first().copied().unwrap_or(0),
-        found.last().copied().unwrap_or(0)
-    );
+    if short.is_none() {
+        eprintln!(
+            "found {} multipliers from {} down to {}",
+            found.len(),
+            found.first().copied().unwrap_or(0),
+            found.last().copied().unwrap_or(0)
+        );
+    }
 
     if args.verify {
         verify_against_table(&found)?;
@@ -292,8 +303,16 @@ fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
         }
         None => {}
     }
-    Ok(())
+    match short {
+        Some(short) => bail!("{short}"),
+        None => Ok(()),
+    }
 }
+
+/// The most multipliers `rng multipliers` searches for: more than exist
+/// below 2^32 (about 10^7: a·2^31 − 1 and a·2^32 − 1 are odd, and each is
+/// prime with probability about 2 / ln 2^63).
+const MOST_MULTIPLIERS: usize = 1 << 25;
 
 /// Both lists are runs of consecutive good multipliers in decreasing order,
 /// so on the range of values they share they must be equal.

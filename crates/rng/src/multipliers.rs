@@ -150,7 +150,8 @@ pub fn period(a: u32) -> u64 {
 /// `progress` is called with the number found so far after each chunk.
 pub fn search(start: u32, count: usize, mut progress: impl FnMut(usize)) -> Vec<u32> {
     const CHUNK: u32 = 1 << 16;
-    let mut found = Vec::with_capacity(count);
+    // Reserved for at most the table's length: `count` may exceed what exists.
+    let mut found = Vec::with_capacity(count.min(1 << 20));
     let mut top = u64::from(start);
     let batch = rayon::current_num_threads().max(1) as u64 * 4;
     while found.len() < count && top >= 2 {
