@@ -19,6 +19,14 @@ fn bad_bench_arguments_get_one_line_and_a_nonzero_exit() {
         &["bench", "atomics", "--runs", "0"][..],
         &["bench", "atomics", "--edge", "2000", "--per-cell", "1000"][..],
         &["bench", "shuffle", "--reps", "0"][..],
+        &["bench", "shuffle-diversity", "--rounds", "18446744073709551615", "--no-images"][..],
+        &["potts", "bench", "--seconds", "1e308"][..],
+        &["potts", "bench", "--sizes", "64,64"][..],
+        &["potts", "bench", "--q", "2,2"][..],
+        &["potts", "bench", "--sizes", "131072", "--backend", "cpu", "--ensembles", "off"][..],
+        &["potts", "bench", "--autocorrelation", "--tau-sizes", "8,8"][..],
+        &["potts", "bench", "--autocorrelation", "--tau-seconds", "1e308"][..],
+        &["potts", "bench", "--autocorrelation", "--tau-length", "inf"][..],
     ] {
         let o = warpmc(args);
         assert!(!o.status.success(), "{args:?} succeeded");
@@ -104,5 +112,27 @@ fn json_rows_have_the_documented_fields() {
         {
             assert!(v.get(key).is_some(), "{key} missing from {line}");
         }
+    }
+}
+
+#[test]
+fn a_full_or_closed_stdout_is_one_line_or_a_quiet_end_never_a_panic() {
+    use std::process::{Command, Stdio};
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    for args in [
+        &["devices"][..],
+        &["devices", "--json"][..],
+        &["bench", "shuffle-diversity", "--rounds", "1", "--no-images"][..],
+    ] {
+        let o = Command::new(common::bin()).args(args).stdout(full()).output().unwrap();
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains("No space left"), "{args:?}: {e}");
+        assert!(!e.contains("panicked") && e.lines().count() == 1, "{args:?}: {e}");
+        // A reader that has gone: a quiet end.
+        let mut child =
+            Command::new(common::bin()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success() && o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
     }
 }

@@ -117,9 +117,9 @@ pub(super) fn cuda_device(what: &str) -> anyhow::Result<Gpu> {
 
 fn print_row(row: &StreamRow, json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_value(row)?);
+        stdoutln!("{}", serde_json::to_value(row)?);
     } else {
-        println!(
+        stdoutln!(
             "{:<34} {:>11} {:>9.3} {:>9.1} {:>9.1} {:>7.1}% {:>9.2}",
             row.label,
             row.elements,
@@ -133,16 +133,23 @@ fn print_row(row: &StreamRow, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn header(p: &CudaPrims, json: bool) {
+fn header(p: &CudaPrims, json: bool) -> anyhow::Result<()> {
     if json {
-        return;
+        return Ok(());
     }
     let i = p.gpu().info();
-    println!("device: {} ({} SMs, {}), {} MiB L2", i.name, i.sm_count, i.arch(), i.l2_cache >> 20);
-    println!(
+    stdoutln!("device: {} ({} SMs, {}), {} MiB L2", i.name, i.sm_count, i.arch(), i.l2_cache >> 20);
+    stdoutln!(
         "{:<34} {:>11} {:>9} {:>9} {:>9} {:>8} {:>9}",
-        "operation", "elements", "ms", "GB/s", "copy GB/s", "of copy", "Gelem/s"
+        "operation",
+        "elements",
+        "ms",
+        "GB/s",
+        "copy GB/s",
+        "of copy",
+        "Gelem/s"
     );
+    Ok(())
 }
 
 fn run_stream(args: StreamArgs, scan: bool) -> anyhow::Result<()> {
@@ -154,7 +161,7 @@ fn run_stream(args: StreamArgs, scan: bool) -> anyhow::Result<()> {
         bail!("--exclusive applies to `bench scan` only");
     }
     let p = CudaPrims::new(cuda_device(what)?);
-    header(&p, args.json);
+    header(&p, args.json)?;
     let kind = if args.exclusive { ScanKind::Exclusive } else { ScanKind::Inclusive };
     for &ty in &args.types {
         for &op in &args.ops {
@@ -174,7 +181,7 @@ fn run_sort(args: SortArgs) -> anyhow::Result<()> {
         bail!("--n must be at least 1");
     }
     let p = CudaPrims::new(cuda_device("sort")?);
-    header(&p, args.json);
+    header(&p, args.json)?;
     for &ty in &args.keys {
         for with_values in if args.values { vec![false, true] } else { vec![false] } {
             print_row(&bench::sort(&p, ty, args.n, with_values, args.runs)?, args.json)?;

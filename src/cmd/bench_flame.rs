@@ -67,14 +67,26 @@ pub(crate) fn run_flame(a: FlameBenchArgs) -> anyhow::Result<()> {
     let device = select(BackendChoice::Cuda).context("bench flame needs a CUDA device")?;
     let gpu = device.gpu().context("bench flame needs a CUDA device")?;
     let info = gpu.info();
-    println!(
+    stdoutln!(
         "# warpmc bench flame — {} ({} SMs), {}x{}, quality {}",
-        info.name, info.sm_count, a.width, a.height, a.quality
+        info.name,
+        info.sm_count,
+        a.width,
+        a.height,
+        a.quality
     );
-    println!("# CPU backend: {} threads", rayon::current_num_threads());
-    println!(
+    stdoutln!("# CPU backend: {} threads", rayon::current_num_threads());
+    stdoutln!(
         "{:<28} {:>6} {:>10} {:>12} {:>9} {:>9} {:>9} {:>12} {:>12}",
-        "genome", "xforms", "iters", "GPU it/s", "iter s", "finish s", "PNG s", "PNG s (2nd)", "CPU it/s"
+        "genome",
+        "xforms",
+        "iters",
+        "GPU it/s",
+        "iter s",
+        "finish s",
+        "PNG s",
+        "PNG s (2nd)",
+        "CPU it/s"
     );
     let config = FlameBenchConfig {
         width: a.width,
@@ -85,17 +97,17 @@ pub(crate) fn run_flame(a: FlameBenchArgs) -> anyhow::Result<()> {
         out_dir: out_dir.clone(),
     };
     for path in &genomes {
-        print_flame_row(&bench::bench_genome(gpu, path, &config)?);
+        print_flame_row(&bench::bench_genome(gpu, path, &config)?)?;
     }
-    println!("# PNGs in {}", out_dir.display());
-    println!(
+    stdoutln!("# PNGs in {}", out_dir.display());
+    stdoutln!(
         "# anchors: Fractorium (OpenCL) 0.5-2.8e9 it/s on an R9 280X, ~0.7e9 on an RTX 2060; flam3 ~1e7 per CPU core"
     );
     Ok(())
 }
 
-fn print_flame_row(r: &FlameBenchRow) {
-    println!(
+fn print_flame_row(r: &FlameBenchRow) -> anyhow::Result<()> {
+    stdoutln!(
         "{:<28} {:>6} {:>10.3e} {:>12.3e} {:>9.3} {:>9.3} {:>9.3} {:>12.3} {:>12.3e}",
         r.genome,
         r.xforms,
@@ -108,8 +120,9 @@ fn print_flame_row(r: &FlameBenchRow) {
         r.cpu_rate.unwrap_or(f64::NAN)
     );
     for m in &r.modes {
-        println!("    {:<30} {:>12.3e} it/s  iterate {:.3} s", m.label, m.rate, m.iterate_seconds);
+        stdoutln!("    {:<30} {:>12.3e} it/s  iterate {:.3} s", m.label, m.rate, m.iterate_seconds);
     }
+    Ok(())
 }
 
 /// cuburn's point-shuffle experiment, then the same question as image noise.
@@ -158,16 +171,22 @@ pub(crate) struct DiversityArgs {
 }
 
 pub(crate) fn run_diversity(a: DiversityArgs) -> anyhow::Result<()> {
-    if a.rounds == 0 {
-        bail!("--rounds must be at least 1");
+    // 2^32 rounds of the largest geometry already take days.
+    if a.rounds == 0 || a.rounds > 1 << 32 {
+        bail!("--rounds must be between 1 and 2^32");
     }
-    println!("# part 1: cuburn's shuffle experiment, FUSE = 20, {} rounds, seed {}", a.rounds, a.seed);
-    println!(
+    stdoutln!("# part 1: cuburn's shuffle experiment, FUSE = 20, {} rounds, seed {}", a.rounds, a.seed);
+    stdoutln!(
         "{:<10} {:>10} {:>10} {:>10} {:>10} {:>12}",
-        "geometry", "none", "full", "simple", "better", "warp width 1"
+        "geometry",
+        "none",
+        "full",
+        "simple",
+        "better",
+        "warp width 1"
     );
     for row in diversity_table(a.rounds, a.seed)? {
-        print_diversity_row(&row);
+        print_diversity_row(&row)?;
     }
     if a.no_images {
         return Ok(());
@@ -175,13 +194,13 @@ pub(crate) fn run_diversity(a: DiversityArgs) -> anyhow::Result<()> {
     let device = match select(BackendChoice::Cuda) {
         Ok(d) => d,
         Err(e) => {
-            println!("# part 2 skipped: {e}");
+            stdoutln!("# part 2 skipped: {e}");
             return Ok(());
         }
     };
     let gpu = device.gpu().context("a CUDA device")?;
     let genomes = if a.genomes.is_empty() { default_genomes() } else { a.genomes.clone() };
-    println!(
+    stdoutln!(
         "# part 2: PSNR (dB) against a per-thread reference at quality {}, renders at quality {}, size scale {} — {}",
         a.reference_quality,
         a.quality,
@@ -192,7 +211,7 @@ pub(crate) fn run_diversity(a: DiversityArgs) -> anyhow::Result<()> {
     for (label, _) in &variants() {
         header += &format!(" {:>14}", label.split(" (").next().unwrap_or(label));
     }
-    println!("{header}");
+    stdoutln!("{header}");
     let config = NoiseConfig { size_scale: a.size_scale, quality: a.quality, reference_quality: a.reference_quality };
     for path in &genomes {
         let row = shuffle_noise(gpu, path, &config)?;
@@ -200,18 +219,19 @@ pub(crate) fn run_diversity(a: DiversityArgs) -> anyhow::Result<()> {
         for p in &row.psnr {
             line += &format!(" {p:>14.2}");
         }
-        println!("{line}");
+        stdoutln!("{line}");
     }
     Ok(())
 }
 
-fn print_diversity_row(r: &DiversityRow) {
+fn print_diversity_row(r: &DiversityRow) -> anyhow::Result<()> {
     let mut line = format!("{:<10}", format!("{}x{}", r.lanes, r.warps));
     for d in r.shuffles {
         line += &format!(" {d:>10.4}");
     }
     line += &format!(" {:>12.4}", r.per_thread);
-    println!("{line}");
+    stdoutln!("{line}");
+    Ok(())
 }
 
 /// GPU fractal-flame animation: frames written per second.
@@ -266,11 +286,17 @@ pub(crate) fn run_animate(a: AnimateBenchArgs) -> anyhow::Result<()> {
     let device = select(BackendChoice::Cuda).context("bench flame-animate needs a CUDA device")?;
     let gpu = device.gpu().context("bench flame-animate needs a CUDA device")?;
     let info = gpu.info();
-    println!(
+    stdoutln!(
         "# warpmc bench flame-animate — {} ({} SMs), {}x{}, quality {}, {} frames, {} PNG writer thread(s)",
-        info.name, info.sm_count, a.width, a.height, a.quality, a.frames, a.writers
+        info.name,
+        info.sm_count,
+        a.width,
+        a.height,
+        a.quality,
+        a.frames,
+        a.writers
     );
-    println!(
+    stdoutln!(
         "{:<28} {:>6} {:>9} {:>7} {:>10} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>8}",
         "genome",
         "xforms",
@@ -298,7 +324,7 @@ pub(crate) fn run_animate(a: AnimateBenchArgs) -> anyhow::Result<()> {
     };
     for path in &genomes {
         let r = bench::bench_animation(gpu, path, &config)?;
-        println!(
+        stdoutln!(
             "{:<28} {:>6} {:>9} {:>7} {:>10.3e} {:>10.2} {:>12.2} {:>9.2} {:>9.4} {:>9.4} {:>9.4} {:>8.4}",
             r.genome,
             r.xforms,
@@ -314,10 +340,10 @@ pub(crate) fn run_animate(a: AnimateBenchArgs) -> anyhow::Result<()> {
             r.write_seconds
         );
     }
-    println!("# columns: frames/s written by the pipeline; one-by-one: the same frames rendered and written in turn,");
-    println!(
+    stdoutln!("# columns: frames/s written by the pipeline; one-by-one: the same frames rendered and written in turn,");
+    stdoutln!(
         "# a new renderer's buffers per frame; ratio = pipeline / one-by-one; seconds are means per pipeline frame"
     );
-    println!("# PNGs in {}", out_dir.display());
+    stdoutln!("# PNGs in {}", out_dir.display());
     Ok(())
 }

@@ -107,21 +107,22 @@ pub(crate) fn run(args: TransposeArgs) -> anyhow::Result<()> {
     let p = CudaPrims::new(super::bench::cuda_device("transpose")?);
     if !args.json {
         let i = p.gpu().info();
-        println!("device: {} ({} SMs, {}), {} MiB L2", i.name, i.sm_count, i.arch(), i.l2_cache >> 20);
-        println!(
+        stdoutln!("device: {} ({} SMs, {}), {} MiB L2", i.name, i.sm_count, i.arch(), i.l2_cache >> 20);
+        stdoutln!(
             "block: 32 x 8 threads; effective bandwidth = 2 x bytes / time; time per call: the median of {}+ \
              batches of back-to-back calls over {} s or more",
-            args.runs, args.min_time
+            args.runs,
+            args.min_time
         );
     }
     let failures = run_transpose_bench(&p, &cfg, |report| {
         match report {
-            TransposeReport::Case(case) if !args.json => print_case(case),
+            TransposeReport::Case(case) if !args.json => print_case(case)?,
             TransposeReport::Case(_) => {}
             TransposeReport::Row(row) if args.json => {
-                println!("{}", serde_json::to_value(row).context("writing the results")?)
+                stdoutln!("{}", serde_json::to_value(row).context("writing the results")?)
             }
-            TransposeReport::Row(row) => print_row(row),
+            TransposeReport::Row(row) => print_row(row)?,
         }
         anyhow::Ok(())
     })?;
@@ -131,10 +132,10 @@ pub(crate) fn run(args: TransposeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_case(case: &MatrixCase) {
+fn print_case(case: &MatrixCase) -> anyhow::Result<()> {
     let shape = case.shape;
-    println!();
-    println!(
+    stdoutln!();
+    stdoutln!(
         "matrix {} x {} {} ({:.1} MiB{}); device memcpy {:.1} GB/s",
         shape.rows,
         shape.cols,
@@ -143,11 +144,12 @@ fn print_case(case: &MatrixCase) {
         if shape.batch > 1 { format!(", {} matrices", shape.batch) } else { String::new() },
         case.memcpy_gbs
     );
-    println!("{:>38} {:>16} {:>9} {:>10} {:>9}  check", "Routine", "Bandwidth (GB/s)", "of copy", "of memcpy", "ms");
+    stdoutln!("{:>38} {:>16} {:>9} {:>10} {:>9}  check", "Routine", "Bandwidth (GB/s)", "of copy", "of memcpy", "ms");
+    Ok(())
 }
 
-fn print_row(row: &TransposeRow) {
-    println!(
+fn print_row(row: &TransposeRow) -> anyhow::Result<()> {
+    stdoutln!(
         "{:>38} {:>16.1} {:>9} {:>9.1}% {:>9.3}  {}",
         row.routine,
         row.gbs,
@@ -156,4 +158,5 @@ fn print_row(row: &TransposeRow) {
         row.ms,
         if row.check { "ok" } else { "*** FAILED ***" }
     );
+    Ok(())
 }

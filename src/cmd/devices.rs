@@ -22,10 +22,10 @@ pub(crate) fn run(args: DevicesArgs) -> anyhow::Result<()> {
             "devices": ok_or_error(&probe.devices)?,
             "cpu_threads": cpu_threads,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        stdoutln!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
     }
-    print!("{}", describe(&probe, cpu_threads));
+    crate::cmd::write_stdout(format_args!("{}", describe(&probe, cpu_threads)))?;
     Ok(())
 }
 

@@ -1,5 +1,16 @@
 //! Subcommands of `warpmc`.
 
+/// `println!` without its panic, in a function returning
+/// `anyhow::Result`: see [`write_stdout`].
+macro_rules! stdoutln {
+    () => {
+        $crate::cmd::write_stdout(format_args!("\n"))?
+    };
+    ($($arg:tt)*) => {
+        $crate::cmd::write_stdout(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
 mod bench;
 mod bench_atomics;
 mod bench_flame;
@@ -118,6 +129,19 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Potts(args) => potts::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Flame(args) => flame::run(args),
+    }
+}
+
+/// Writes to standard output as `print!` does, without its panic: a
+/// reader that went away (`| head`) ends the program quietly with status
+/// 0; any other failure (`> /dev/full`) is an error.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(args).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(QuietExit(0).into()),
+        Err(e) => Err(anyhow::Error::new(e).context("writing to standard output")),
     }
 }
 

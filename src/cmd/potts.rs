@@ -952,6 +952,18 @@ impl Observer for Output {
     }
 }
 
+/// The longest a benchmark row may be timed, in seconds (an hour, as
+/// `bench transpose --min-time`).
+const MOST_BENCH_SECONDS: f64 = 3600.0;
+
+/// Refuses a list that names a value twice (it would be timed twice).
+fn no_repeats<T: PartialEq + std::fmt::Display>(flag: &str, values: &[T]) -> anyhow::Result<()> {
+    match values.iter().enumerate().find(|(i, v)| values[..*i].contains(v)) {
+        Some((_, v)) => bail!("{flag} lists {v} twice"),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     let (want_cpu, want_cuda) = match args.backend.as_str() {
         "all" => (true, true),
@@ -959,9 +971,12 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         "cuda" => (false, true),
         other => bail!("unknown --backend '{other}' (expected all, cpu or cuda)"),
     };
-    if !args.seconds.is_finite() || args.seconds <= 0.0 {
-        bail!("--seconds must be positive");
+    if !(args.seconds > 0.0 && args.seconds <= MOST_BENCH_SECONDS) {
+        bail!("--seconds must be positive and at most {MOST_BENCH_SECONDS}");
     }
+    no_repeats("--q", &args.qs)?;
+    no_repeats("--sizes", &args.sizes)?;
+    no_repeats("--tau-sizes", &args.tau_sizes)?;
     for &q in &args.qs {
         PottsModel::new(q, 2, 2)?;
     }
@@ -995,6 +1010,13 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     } else {
         None
     };
+    if gpu.is_none() && single_rows && args.sizes.iter().all(|&l| l > args.cpu_max_size) {
+        let why = format!("every --sizes is above --cpu-max-size {} and only the CPU is timed", args.cpu_max_size);
+        if !ensemble_rows {
+            bail!("nothing to time: {why}");
+        }
+        eprintln!("note: no single-lattice rows: {why}");
+    }
     let mut stdout = std::io::stdout().lock();
     let cpu_threads = rayon::current_num_threads();
     let mut copy_gbs = None;
@@ -1198,6 +1220,12 @@ fn autocorrelation_study(args: &BenchArgs) -> anyhow::Result<()> {
         "cpu" => BackendChoice::Cpu,
         _ => BackendChoice::Cuda,
     };
+    if !(args.tau_length >= 1.0 && args.tau_length <= 1e6) {
+        bail!("--tau-length must be between 1 and 1e6 τ_int");
+    }
+    if !(args.tau_seconds > 0.0 && args.tau_seconds <= MOST_BENCH_SECONDS) {
+        bail!("--tau-seconds must be positive and at most {MOST_BENCH_SECONDS}");
+    }
     let device = select_device(choice)?;
     PottsModel::new(args.tau_q, 2, 2)?;
     for &l in &args.tau_sizes {

@@ -108,7 +108,7 @@ pub fn diversity(t: usize, w: usize, group: usize, shuffle: StudyShuffle, rounds
     let mut tmp = Vec::with_capacity(t);
     let mut per_map: [Vec<f64>; 4] = Default::default();
     let mut sum = 0.0;
-    for round in 0..FUSE + rounds {
+    for round in 0..FUSE.saturating_add(rounds) {
         for v in &mut per_map {
             v.clear();
         }
