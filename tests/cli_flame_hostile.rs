@@ -253,3 +253,218 @@ fn genome_tools_never_write_over_what_they_read() {
     assert_eq!(std::fs::read_to_string(dir.join("g.flam3")).unwrap(), QUICK);
     assert_eq!(listing(&dir), ["g.flam3", "t.flam3"]);
 }
+
+// ---- Sizes from the input: memory, file sizes, years of rendering ---------
+
+/// Four GiB of address space: what an unchecked allocation of the sizes
+/// below would exceed at once.
+const FOUR_GIB_KIB: u64 = 4 << 20;
+
+#[test]
+fn genome_tools_refuse_outputs_beyond_memory_before_making_them() {
+    let dir = fresh_dir("genome-sizes");
+    let g = write(&dir.join("g.flam3"), QUICK);
+    for args in [
+        &["flame", "genome", "sequence", &g, "--loops", "1000000000"][..],
+        &["flame", "genome", "sequence", &g, "--nframes", "4294967295"][..],
+        &["flame", "genome", "random", "--repeat", "4294967295", "--tries", "0"][..],
+        &["flame", "genome", "mutate", &g, "--repeat", "4294967295"][..],
+        &["flame", "genome", "cross", &g, &g, "--repeat", "4294967295"][..],
+    ] {
+        let o = common::warpmc_within(FOUR_GIB_KIB, args);
+        assert_one_line_error(&o, &["needs", "host memory"]);
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn inputs_that_never_end_are_refused_at_a_bound() {
+    let Ok(zero) = std::fs::File::open("/dev/zero") else {
+        println!("SKIPPED: no /dev/zero on this system");
+        return;
+    };
+    drop(zero);
+    for (args, needles) in [
+        (&["flame", "info", "/dev/zero"][..], &["/dev/zero", "256", "genome"][..]),
+        (&["flame", "render", "/dev/zero", "-o", "/dev/null"][..], &["/dev/zero", "256"][..]),
+        (&["flame", "info", "x.flam3", "--palettes", "/dev/zero"][..], &["/dev/zero", "256", "palette"][..]),
+        (&["flame", "genome", "random", "--template", "/dev/zero"][..], &["/dev/zero", "256", "template"][..]),
+        (&["flame", "compare", "/dev/zero", "/dev/zero"][..], &["/dev/zero", "GiB", "PNG"][..]),
+    ] {
+        let dir = fresh_dir("endless");
+        // A genome with a numbered palette, for the palette file to be read.
+        write(&dir.join("x.flam3"), &QUICK.replace("quality=\"2\"", "quality=\"2\" palette=\"3\""));
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {FOUR_GIB_KIB} && exec \"$0\" \"$@\""))
+            .arg(bin())
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_one_line_error(&o, needles);
+    }
+    // Standard input too.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {FOUR_GIB_KIB} && exec \"$0\" flame genome clone - < /dev/zero"))
+        .arg(bin())
+        .output()
+        .unwrap();
+    assert_one_line_error(&o, &["standard input", "256"]);
+}
+
+#[test]
+fn thousands_of_attributes_read_in_linear_time_and_an_absurd_number_is_refused() {
+    let dir = fresh_dir("attributes");
+    // 20 000 distinct unknown attributes, 4000 on each of 5 xforms.
+    let xform = |k: usize| {
+        let attrs: String = (0..4000).map(|i| format!(" u{k}_{i}x=\"1\"")).collect();
+        format!("<xform weight=\"1\" linear=\"1\" coefs=\"0.5 0 0 0.5 0 0\"{attrs}/>")
+    };
+    let many = (0..5).map(xform).collect::<String>();
+    let g = write(&dir.join("many.flam3"), &format!("<flame size=\"24 16\" quality=\"1\">{many}</flame>"));
+    let start = std::time::Instant::now();
+    let o = warpmc(&["flame", "info", &g]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(start.elapsed().as_secs_f64() < 5.0, "took {:?}", start.elapsed());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("u4_3999x"));
+    // 100 000 attributes on one element: refused, quickly.
+    let attrs: String = (0..100_000).map(|i| format!(" v{i}=\"1\"")).collect();
+    let g = write(&dir.join("absurd.flam3"), &format!("<flame size=\"24 16\">\n<xform weight=\"1\"{attrs}/></flame>"));
+    let start = std::time::Instant::now();
+    let o = warpmc(&["flame", "info", &g]);
+    assert_one_line_error(&o, &["absurd.flam3", "more than 4096 attributes (line 2)"]);
+    assert!(start.elapsed().as_secs_f64() < 5.0, "took {:?}", start.elapsed());
+}
+
+#[test]
+fn a_quality_that_would_take_years_is_refused_with_the_limit() {
+    let dir = fresh_dir("years");
+    let g = write(&dir.join("g.flam3"), QUICK);
+    let out = dir.join("g.png");
+    let needles = ["2^53", "quality 200000000000000", "lower the quality"];
+    for command in ["render", "animate"] {
+        let o = warpmc(&["flame", command, &g, "-q", "1e14", "-o", out.to_str().unwrap(), "--backend", "cpu"]);
+        assert_one_line_error(&o, &needles);
+    }
+    assert_eq!(listing(&dir), ["g.flam3"]);
+}
+
+// ---- Values that succeeded with a wrong result -----------------------------
+
+#[test]
+fn a_quality_that_rounds_to_no_samples_is_refused_not_an_empty_image() {
+    let dir = fresh_dir("no-samples");
+    let g = write(&dir.join("g.flam3"), QUICK);
+    let out = dir.join("g.png");
+    let o = warpmc(&["flame", "render", &g, "-q", "1e-6", "-o", out.to_str().unwrap(), "--backend", "cpu"]);
+    assert_one_line_error(&o, &["round to none", "raise the quality"]);
+    // An animation shares each frame's iterations among its temporal
+    // samples: 0.38 iterations for each of 2 samples round to none.
+    let two = write(
+        &dir.join("two.flam3"),
+        &format!("<flames>{}{}</flames>", QUICK, QUICK.replace("<flame ", "<flame time=\"1\" ")),
+    );
+    let o = warpmc(&[
+        "flame",
+        "animate",
+        &two,
+        "-q",
+        "0.001",
+        "--temporal-samples",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert_one_line_error(&o, &["round to none", "temporal samples"]);
+    assert_eq!(listing(&dir), ["g.flam3", "two.flam3"]);
+}
+
+#[test]
+fn genome_tools_refuse_settings_whose_genomes_no_renderer_draws() {
+    let dir = fresh_dir("tool-settings");
+    let g = write(&dir.join("g.flam3"), QUICK);
+    for speed in ["nan", "inf", "-inf"] {
+        let speed = format!("--speed={speed}");
+        let o = warpmc(&["flame", "genome", "mutate", &g, "--method", "all-coefs", &speed]);
+        assert_one_line_error(&o, &["--speed", "finite"]);
+        assert!(o.stdout.is_empty());
+    }
+    for at in ["2", "-0.5", "nan", "inf"] {
+        let at = format!("--at={at}");
+        let o = warpmc(&["flame", "genome", "cross", &g, &g, "--method", "interpolate", &at]);
+        assert_one_line_error(&o, &["--at", "between 0", "and 1"]);
+        assert!(o.stdout.is_empty());
+    }
+    let o = warpmc(&["flame", "genome", "cross", &g, &g, "--method", "interpolate", "--at", "0.25"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn the_palette_file_is_needed_only_by_numbered_palettes() {
+    let dir = fresh_dir("palette-needed");
+    let inline =
+        write(&dir.join("inline.flam3"), &QUICK.replace("</flame>", "<color index=\"0\" rgb=\"255 0 0\"/></flame>"));
+    let numbered = write(&dir.join("numbered.flam3"), &QUICK.replace("quality=\"2\"", "quality=\"2\" palette=\"3\""));
+    let missing = "/nonexistent-warpmc/flam3-palettes.xml";
+    let run = |args: &[&str]| Command::new(bin()).args(args).env("FLAM3_PALETTES", missing).output().unwrap();
+    let out = dir.join("out.png");
+    let out = out.to_str().unwrap();
+    // flam3-render too renders such a genome with no palette file.
+    let o = run(&["flame", "render", &inline, "-o", out, "--backend", "cpu", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["flame", "info", &inline]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["flame", "render", &numbered, "-o", out, "--backend", "cpu", "--quiet"]);
+    assert_one_line_error(&o, &["numbered.flam3", missing, "$FLAM3_PALETTES"]);
+}
+
+#[test]
+fn a_palette_file_without_palettes_is_an_error_for_random_palettes() {
+    let dir = fresh_dir("no-palettes");
+    let empty = write(&dir.join("empty.xml"), "<palettes></palettes>");
+    for palettes in ["/dev/null", empty.as_str()] {
+        let o = warpmc(&["flame", "genome", "random", "--tries", "0", "--palettes", palettes]);
+        assert_one_line_error(&o, &[palettes]);
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn an_enormous_brightness_saturates_as_in_flam3_not_black() {
+    let dir = fresh_dir("brightness");
+    let g = write(
+        &dir.join("bright.flam3"),
+        &QUICK
+            .replace("quality=\"2\"", "quality=\"20\" brightness=\"1e100\"")
+            .replace("</flame>", "<color index=\"0\" rgb=\"255 0 0\"/><color index=\"255\" rgb=\"0 0 255\"/></flame>"),
+    );
+    let mut means = Vec::new();
+    for precision in ["f32", "f64"] {
+        let out = dir.join(format!("{precision}.png"));
+        let o = warpmc(&[
+            "flame",
+            "render",
+            &g,
+            "-o",
+            out.to_str().unwrap(),
+            "--precision",
+            precision,
+            "--backend",
+            "cpu",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let img = warpmc_flame::image::read_png(&out).unwrap();
+        let mean = img.pixels.iter().map(|p| p[0] + p[1] + p[2]).sum::<f64>() / (3 * img.pixels.len()) as f64;
+        means.push(mean);
+    }
+    // flam3-render draws this genome with a third of its pixels saturated.
+    assert!(means[0] > 20.0, "an all-black image: {means:?}");
+    let o = warpmc(&["flame", "compare", dir.join("f32.png").to_str().unwrap(), dir.join("f64.png").to_str().unwrap()]);
+    let psnr: f64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+    assert!(psnr > 40.0, "f32 and f64 differ: PSNR {psnr}");
+}

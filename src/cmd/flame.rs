@@ -271,10 +271,14 @@ pub(crate) fn run(args: FlameArgs) -> anyhow::Result<()> {
     }
 }
 
-/// The genome file read with the palette file the flags or the
-/// environment name (which must exist, whether or not the genome needs it).
+/// The genome file read with the palette file --palettes names (which
+/// must exist, whether or not the genome needs it) or the environment
+/// names. As flam3, the palette file is read only when a flame asks for a
+/// numbered palette: a genome with its colours inline renders without one.
 fn read_genome(g: &GenomeArgs, strict: bool) -> anyhow::Result<ParsedGenome> {
-    PaletteLibrary::check_named(g.palettes.as_deref())?;
+    if let Some(p) = &g.palettes {
+        PaletteLibrary::check_named(Some(p))?;
+    }
     let opts = ParseOptions { strict, palette_file: g.palettes.clone() };
     let parsed = super::flame_genome::read_input(&g.genome, &opts).map_err(|e| match e.downcast::<FlameError>() {
         Ok(e @ FlameError::UnknownVariation(_)) => anyhow!("{e} (without --strict they are dropped with a warning)"),
@@ -1024,7 +1028,9 @@ fn coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), String>]) -
     );
     let mut missing: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for names in skipped_by_flame {
-        let variations = names.iter().filter(|n| !names.iter().any(|o| o != *n && n.starts_with(&format!("{o}_"))));
+        let all: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+        let parameter = |n: &str| n.match_indices('_').any(|(i, _)| all.contains(&n[..i]));
+        let variations = names.iter().filter(|n| !parameter(n));
         for n in variations {
             *missing.entry(n.as_str()).or_default() += 1;
         }

@@ -1,7 +1,6 @@
 //! `warpmc flame genome`: flam3-genome's operations (random, mutate, cross,
 //! sequence, rotate, inter, clone, strip), writing flam3 XML.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -11,6 +10,7 @@ use warpmc_flame::genome::tools::{
     default_variations, frame_flame, inter, mutate, random, rotate, sequence, strip, truncate_variations,
 };
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file, parse_str, write_genome};
+use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::variations::VariationKind;
 
@@ -154,8 +154,9 @@ struct MutateArgs {
     /// The mutation (default: flam3's random choice).
     #[arg(long, value_enum)]
     method: Option<MutateArg>,
-    /// How far all-coefs moves the coefficients (flam3-genome's speed).
-    #[arg(long, default_value_t = 0.1)]
+    /// How far all-coefs moves the coefficients (flam3-genome's speed; a
+    /// finite number).
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     speed: f64,
     /// How many mutants.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
@@ -282,8 +283,10 @@ pub(crate) fn run(args: GenomeArgs) -> anyhow::Result<()> {
 /// outside the reader's set are dropped with the reader's warnings.
 pub(crate) fn read_input(path: &Path, opts: &ParseOptions) -> anyhow::Result<ParsedGenome> {
     let parsed = if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("reading the genome from standard input")?;
+        let bytes = read_bounded(std::io::stdin().lock(), MAX_GENOME_BYTES)
+            .context("reading the genome from standard input")?
+            .ok_or_else(|| too_large("standard input", MAX_GENOME_BYTES, "genome"))?;
+        let text = String::from_utf8(bytes).context("reading the genome from standard input: not UTF-8")?;
         parse_str(&text, "<stdin>", opts)?
     } else {
         parse_file(path, opts)?
@@ -325,14 +328,29 @@ fn prepare(c: &Common, inputs: &[(&str, &Path)]) -> anyhow::Result<Option<Templa
     }
     PaletteLibrary::check_named(c.palettes.as_deref())?;
     let Some(t) = &c.template else { return Ok(None) };
-    let text = std::fs::read_to_string(t).with_context(|| format!("{}: cannot read the template", t.display()))?;
+    let bytes = read_file(t, MAX_GENOME_BYTES, "template").map_err(|e| match e {
+        warpmc_flame::FlameError::Io { error, .. } => {
+            anyhow::anyhow!("{}: cannot read the template: {error}", t.display())
+        }
+        e => e.into(),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: the template is not UTF-8", t.display()))?;
     let opts = ParseOptions { strict: false, palette_file: c.palettes.clone() };
     Ok(Some(Template::from_xml(&text, &t.display().to_string(), &opts)?))
 }
 
-/// The palette library for random palettes, if one can be found.
-fn library(c: &Common) -> Option<PaletteLibrary> {
-    PaletteLibrary::locate(c.palettes.as_deref()).ok()
+/// The palette library for random palettes: the file --palettes or the
+/// environment names (an error when it cannot be read or holds no
+/// palette), else the installed one if there is one.
+fn library(c: &Common) -> anyhow::Result<Option<PaletteLibrary>> {
+    // prepare() has checked that a file named is there: an error here
+    // means that none is named and none is installed.
+    let Ok(path) = PaletteLibrary::locate_path(c.palettes.as_deref()) else { return Ok(None) };
+    let lib = PaletteLibrary::load(&path)?;
+    if lib.is_empty() {
+        bail!("{}: no <palette> elements; flam3's palette file is flam3-palettes.xml", path.display());
+    }
+    Ok(Some(lib))
 }
 
 /// The output file, or `None` for standard output (no -o, or -o -).
@@ -349,6 +367,19 @@ fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
         None => super::flame::write_stdout(&text)?,
     }
     Ok(())
+}
+
+/// Checks, before they are made, that `count` flames like `sample` fit in
+/// memory with the XML they are written as (`what`: "writing 10
+/// mutations").
+fn check_flames_fit(what: &str, count: f64, sample: &Flame) -> anyhow::Result<()> {
+    // The flame itself (its palette is 8 KiB), its xforms and their
+    // variations, and its text, which is larger than all of these.
+    let text = warpmc_flame::genome::write_flame(sample).len() as f64;
+    let per_flame = 2.0 * text + std::mem::size_of::<Flame>() as f64 + 8192.0;
+    let bytes = count * per_flame;
+    let bytes = if bytes < 1.8e19 { bytes as u64 } else { u64::MAX };
+    warpmc_host::check_allocation(what, bytes).map_err(anyhow::Error::msg)
 }
 
 /// A list of variations by name or flam3 number.
@@ -407,7 +438,7 @@ fn finish(mut f: Flame, t: Option<&Template>, time: f64) -> Flame {
 fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[])?;
     let opts = random_options(&a.variety, a.xforms, a.tries)?;
-    let lib = library(&a.common);
+    let lib = library(&a.common)?;
     let mut base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
     if let Some(t) = &t {
         t.apply(&mut base);
@@ -416,6 +447,9 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Random, u64::from(rep));
         let f = random(&base, &opts, lib.as_ref(), &mut rng)?;
+        if rep == 0 {
+            check_flames_fit(&format!("writing {} random flames", a.repeat), f64::from(a.repeat), &f)?;
+        }
         out.push(finish(f, None, f64::from(rep)));
     }
     emit(&a.common, &out, "pick")
@@ -424,8 +458,11 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
 fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
+    if !a.speed.is_finite() {
+        bail!("--speed {} is not a finite number", a.speed);
+    }
     let opts = random_options(&a.variety, None, 0)?;
-    let lib = library(&a.common);
+    let lib = library(&a.common)?;
     let method = a.method.map(|m| match m {
         MutateArg::AllVars => MutateMethod::AllVariations,
         MutateArg::OneXform => MutateMethod::OneXformCoefs,
@@ -435,6 +472,8 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
         MutateArg::DeleteXform => MutateMethod::DeleteXform,
         MutateArg::AllCoefs => MutateMethod::AllCoefs,
     });
+    let largest = flames.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
+    check_flames_fit(&format!("writing {} mutations", a.repeat), f64::from(a.repeat), largest)?;
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Mutate, u64::from(rep));
@@ -463,9 +502,16 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
     if a.at.is_some() && !matches!(method, Some(CrossMethod::Interpolate)) {
         bail!("--at goes with --method interpolate");
     }
-    if let Some(x) = a.at.filter(|x| !x.is_finite()) {
-        bail!("--at {x} is not a finite number");
+    // Beyond the parents the weights extrapolate, negative ones among
+    // them, which no renderer draws.
+    if let Some(x) = a.at.filter(|x| !(0.0..=1.0).contains(x)) {
+        bail!("--at must be between 0 (the first parent) and 1 (the second), not {x}");
     }
+    // A child has at most the xforms of both parents.
+    let largest = |fs: &[Flame]| fs.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame").clone();
+    let mut both = largest(&first);
+    both.xforms.extend(largest(&second).xforms);
+    check_flames_fit(&format!("writing {} children", a.repeat), f64::from(a.repeat), &both)?;
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Cross, u64::from(rep));
@@ -491,6 +537,11 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.stagger) {
         bail!("--stagger must be between 0 and 1, not {}", a.stagger);
     }
+    // Each keyframe's loops, a transition to the next, and the last frame.
+    let n = flames.len() as f64;
+    let count = n * f64::from(a.loops) * f64::from(a.nframes) + (n - 1.0) * f64::from(a.nframes) + 1.0;
+    let largest = flames.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
+    check_flames_fit(&format!("writing a sequence of {count} frames"), count, largest)?;
     let frames = sequence(&flames, a.nframes, a.loops, a.stagger)?;
     let frames: Vec<Flame> = frames
         .into_iter()

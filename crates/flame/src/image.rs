@@ -319,8 +319,7 @@ pub struct LoadedImage {
 
 /// Reads a PNG file (gray, gray+alpha, RGB, RGBA, palette; 8 or 16 bits).
 pub fn read_png(path: &Path) -> Result<LoadedImage> {
-    let bytes =
-        std::fs::read(path).map_err(|error| FlameError::Io { path: path.to_path_buf(), action: "read", error })?;
+    let bytes = crate::input::read_file(path, crate::input::MAX_IMAGE_BYTES, "PNG image")?;
     decode_png(&bytes).map_err(|e| match e {
         FlameError::Png(msg) => FlameError::Png(format!("{}: {msg}", path.display())),
         FlameError::OutOfHostMemory(msg) => FlameError::OutOfHostMemory(format!("{}: {msg}", path.display())),

@@ -55,6 +55,7 @@
 mod error;
 pub mod genome;
 pub mod image;
+pub mod input;
 pub mod interpolate;
 pub mod palette;
 pub mod render;

@@ -169,8 +169,13 @@ pub struct PaletteLibrary {
 impl PaletteLibrary {
     /// Reads the palette file at `path`.
     pub fn load(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| FlameError::Palette(format!("{}: cannot read the palette file: {e}", path.display())))?;
+        let bytes =
+            crate::input::read_file(path, crate::input::MAX_GENOME_BYTES, "palette file").map_err(|e| match e {
+                FlameError::Io { error, .. } => {
+                    FlameError::Palette(format!("{}: cannot read the palette file: {error}", path.display()))
+                }
+                e => e,
+            })?;
         let text = String::from_utf8_lossy(&bytes);
         Self::from_xml(&text, path)
     }

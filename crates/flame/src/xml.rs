@@ -1,5 +1,6 @@
 //! XML documents (genomes, the palette file) read with roxmltree after a
-//! check of how deeply their elements nest.
+//! check of how deeply their elements nest and how many attributes each
+//! has.
 //!
 //! roxmltree's parser recurses once per level of nesting, so a document
 //! nested tens of thousands of levels deep overflows the stack and aborts
@@ -12,6 +13,13 @@
 
 /// The deepest element nesting read (libxml2's `xmlParserMaxDepth`).
 pub(crate) const MAX_DEPTH: usize = 256;
+
+/// The most attributes one element may have. roxmltree looks for a
+/// duplicate among an element's earlier attributes as it reads each one,
+/// which takes seconds from some ten thousand attributes on (minutes for a
+/// hundred thousand); flam3's xform with every variation and parameter has
+/// a few hundred.
+pub(crate) const MAX_ATTRIBUTES: usize = 4096;
 
 /// How many entity references roxmltree expands inside one another.
 const MAX_ENTITY_NESTING: usize = 10;
@@ -35,12 +43,22 @@ struct Nesting {
     /// The deepest nesting inside any quoted string of a document type
     /// declaration's internal subset (entity values among them).
     in_entities: usize,
+    /// The byte offset of the first start tag with more than
+    /// [`MAX_ATTRIBUTES`] attributes.
+    crowded: Option<usize>,
 }
 
 /// An error unless the elements of `text`, entity expansions counted,
 /// nest at most [`MAX_DEPTH`] levels deep.
 fn check_depth(text: &[u8]) -> Result<(), String> {
     let n = scan(text, true);
+    if let Some(at) = n.crowded {
+        let line = text[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(format!(
+            "an element with more than {MAX_ATTRIBUTES} attributes (line {line}); flam3's genomes have a few hundred at \
+             most"
+        ));
+    }
     if n.depth > MAX_DEPTH {
         let line = text[..n.at].iter().filter(|&&b| b == b'\n').count() + 1;
         return Err(format!(
@@ -116,7 +134,12 @@ fn scan(text: &[u8], document: bool) -> Nesting {
             past(text, p + 2, b">")
         } else {
             // A start tag: its attribute values may hold '>' and "/>".
-            let Some(end) = until_unquoted(text, p + 1, b">", |_| {}) else { break };
+            let mut values = 0usize;
+            let Some(end) = until_unquoted(text, p + 1, b">", |_| values += 1) else { break };
+            if values > MAX_ATTRIBUTES {
+                n.crowded = Some(p);
+                break;
+            }
             if text[end - 1] != b'/' {
                 depth += 1;
                 if depth > n.depth {
@@ -184,6 +207,14 @@ mod tests {
         // Entity values are counted apart.
         let n = scan(b"<!DOCTYPE a [<!ENTITY e '<b><b></b></b>'> <!-- ] --> ]><a>&e;</a>", true);
         assert_eq!((n.depth, n.in_entities), (1, 2));
+    }
+
+    #[test]
+    fn elements_with_thousands_of_attributes_are_refused_before_parsing() {
+        let attrs = |n: usize| (0..n).map(|i| format!(" v{i}=\"1\"")).collect::<String>();
+        let e = parse(&format!("<flames>\n<flame{}/></flames>", attrs(MAX_ATTRIBUTES + 1))).unwrap_err();
+        assert!(e.contains("more than 4096 attributes (line 2)"), "{e}");
+        assert!(parse(&format!("<flame{}/>", attrs(MAX_ATTRIBUTES))).is_ok());
     }
 
     #[test]

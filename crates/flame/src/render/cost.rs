@@ -119,6 +119,7 @@ impl Sizing {
         check_iterations(iterations, &cp0)?;
         let passes = cp0.passes.max(1) as usize;
         let ntemporal = settings.temporal_samples.unwrap_or(1).max(1) as usize;
+        check_some_iterations(flames, &cp0, iterations, passes, ntemporal)?;
 
         let spatial = (sizes.filter_width as f64).powi(2) * 8.0;
         // Each pass builds the bank of its flame; the control points and
@@ -205,6 +206,58 @@ impl Sizing {
             strips: strips as u32,
             host_parts,
             in_strips,
+        }
+    }
+}
+
+/// An error unless each chaos-game job of the frame gets at least one
+/// iteration. The frame's iterations are shared among its passes and
+/// (for an animation) its temporal samples, each share rounded: when the
+/// shares round to zero, nothing is drawn and the image is only the
+/// background.
+fn check_some_iterations(
+    flames: &[Flame],
+    cp0: &Flame,
+    iterations: f64,
+    passes: usize,
+    ntemporal: usize,
+) -> Result<()> {
+    // A still runs its temporal samples as one job.
+    let jobs = if flames.len() == 1 { passes } else { passes * ntemporal };
+    if (iterations / jobs as f64).round() >= 1.0 {
+        return Ok(());
+    }
+    let shares = if jobs > 1 {
+        format!(
+            " shared among {passes} pass(es) × {} temporal sample(s)",
+            if flames.len() == 1 { 1 } else { ntemporal }
+        )
+    } else {
+        String::new()
+    };
+    let fewer = if jobs > passes { ", or lower the temporal samples" } else { "" };
+    Err(FlameError::invalid(format!(
+        "quality {} gives {} chaos-game iterations for the {} × {} frame{shares}, which round to none: the image \
+         would be empty; raise the quality or the quality scale{fewer}",
+        approx(cp0.quality),
+        approx(iterations),
+        cp0.width,
+        cp0.height
+    )))
+}
+
+/// `x` to four significant digits or so, for messages: 0.0614, 3.072,
+/// 2e-5.
+fn approx(x: f64) -> String {
+    if x != 0.0 && (1e-3..1e6).contains(&x.abs()) {
+        let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+        let s = format!("{x:.digits$}");
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+    } else {
+        let s = format!("{x:.3e}");
+        match s.split_once('e') {
+            Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
+            _ => s,
         }
     }
 }

@@ -310,18 +310,22 @@ pub(crate) fn frame_iterations(cp: &Flame) -> f64 {
     cp.quality * zoom * zoom * f64::from(cp.width) * f64::from(cp.height)
 }
 
-/// Iteration counts below this fit in 64 bits (2^64).
-const MAX_ITERATIONS: f64 = 18446744073709551616.0;
+/// The most chaos-game iterations a frame may take: 2^53 (9.0·10¹⁵), the
+/// largest count an f64 holds exactly, and a week of the fastest GPU
+/// (years of a CPU). Artists' renders stay far below: quality 5000 on an
+/// 8K frame is 1.7·10¹¹.
+pub(crate) const MAX_ITERATIONS: f64 = 9007199254740992.0;
 
 /// An error unless `n` iterations (of a frame of `cp`) is a count that can
-/// be run: finite and below 2^64.
+/// be run: finite and at most [`MAX_ITERATIONS`].
 pub(crate) fn check_iterations(n: f64, cp: &Flame) -> Result<()> {
-    if n.is_finite() && n < MAX_ITERATIONS {
+    if n.is_finite() && n <= MAX_ITERATIONS {
         return Ok(());
     }
     Err(FlameError::invalid(format!(
         "the frame asks for {n:.3e} chaos-game iterations (quality {} × 2^(2·zoom), zoom {}, × {} × {} pixels), \
-         more than can be counted (2^64); lower the quality or the zoom",
+         more than the 2^53 (9.0e15) a frame may take, years of rendering; lower the quality, the quality scale or \
+         the zoom",
         shown(cp.quality),
         shown(cp.zoom),
         cp.width,
@@ -390,16 +394,40 @@ struct PassTotals {
 }
 
 impl PassTotals {
-    /// flam3's k1 and k2 for the pass.
-    fn log_scale(&self, cp: &Flame, geometry: &FrameGeometry, passes: usize, temporal_mean: f64) -> LogScale {
+    /// flam3's k1 and k2 for the pass, k1 divided by `acc_scale` (see
+    /// [`accumulation_scale`]).
+    fn log_scale(
+        &self,
+        cp: &Flame,
+        geometry: &FrameGeometry,
+        passes: usize,
+        temporal_mean: f64,
+        acc_scale: f64,
+    ) -> LogScale {
         let FrameGeometry { ss, width, height, .. } = *geometry;
-        let k1 = cp.contrast * cp.brightness * 255.0 * 268.0 / passes as f64 / 256.0;
+        let k1 = cp.contrast * (cp.brightness / acc_scale) * 255.0 * 268.0 / passes as f64 / 256.0;
         let area = (width * height) as f64 / (self.ppu * self.ppu);
         let done_ratio = if self.asked > 0 && self.done > 0 { self.done as f64 / self.asked as f64 } else { 1.0 };
         let k2 =
             (ss * ss * passes) as f64 / (cp.contrast * area * 255.0 * self.sample_density * done_ratio * temporal_mean);
         LogScale { k1, k2 }
     }
+}
+
+/// The largest k1 (the brightness constant) whose log-scaled cells the
+/// accumulation buffer holds as they are. A cell holds about k1 × 10⁴ at
+/// most, and f32 reaches 3.4·10³⁸; flam3's brightness 4 gives k1 ≈ 1000.
+const K1_STORED: f64 = 1e20;
+
+/// What the accumulation buffer's values are divided by: 1, except for a
+/// brightness so large (1e100) that k1 exceeds [`K1_STORED`]. Its cells
+/// would overflow f32 to infinity, and the tone mapping would turn them to
+/// NaN, a black image, where flam3 draws saturated colours. The spatial
+/// filter multiplies the values back in f64, so the pixels are those of an
+/// f64 accumulation.
+fn accumulation_scale(cp: &Flame, passes: usize) -> f64 {
+    let over = cp.contrast.abs() * (cp.brightness.abs() / K1_STORED) * 255.0 * 268.0 / passes as f64 / 256.0;
+    if over > 1.0 && over.is_finite() { over } else { 1.0 }
 }
 
 /// What a chaos-game job needs besides its iteration count.
@@ -448,6 +476,7 @@ pub(crate) fn render_frame<B: FrameBackend>(
     let mut last_cp = plan.cp0.clone();
     let total_iters = plan.total_iterations();
     let mut done_iters = 0.0;
+    let acc_scale = accumulation_scale(&plan.cp0, plan.passes);
     let go_on = || match &settings.cancel {
         Some(flag) if flag.load(Ordering::Relaxed) => Err(FlameError::Interrupted),
         _ => Ok(()),
@@ -489,7 +518,7 @@ pub(crate) fn render_frame<B: FrameBackend>(
             stats.iterations = iterations_before + count.kept;
             stats.bad_values = bad_before + count.bad;
         }
-        let scale = totals.log_scale(&last_cp, geometry, plan.passes, plan.temporal.mean);
+        let scale = totals.log_scale(&last_cp, geometry, plan.passes, plan.temporal.mean, acc_scale);
         let filter_start = Instant::now();
         backend.end_pass(de.as_ref(), scale)?;
         stats.filter_seconds += filter_start.elapsed().as_secs_f64();
@@ -497,7 +526,13 @@ pub(crate) fn render_frame<B: FrameBackend>(
 
     let filter_start = Instant::now();
     let tone = tone.tone_map(&last_cp, &plan.cp0, settings.transparent);
-    let pixels = backend.finish(geometry, &tone)?;
+    let pixels = if acc_scale == 1.0 {
+        backend.finish(geometry, &tone)?
+    } else {
+        let mut scaled = geometry.clone();
+        scaled.filter.coefs.iter_mut().for_each(|c| *c *= acc_scale);
+        backend.finish(&scaled, &tone)?
+    };
     stats.filter_seconds += filter_start.elapsed().as_secs_f64();
     stats.iterate_seconds = start.elapsed().as_secs_f64() - stats.filter_seconds;
     progress(1.0);

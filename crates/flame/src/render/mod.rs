@@ -180,7 +180,7 @@ pub fn render_with_progress(
 /// What [`render`] takes for the frame at `time` of `flames`: iterations,
 /// passes, histogram cells and the host memory it holds at its peak,
 /// worked out without allocating. An error for settings no renderer can
-/// render (a negative spatial filter radius, iterations beyond 2^64, …);
+/// render (a negative spatial filter radius, iterations beyond 2^53, …);
 /// whether the memory is there is [`FrameCost::check_host_memory`]'s
 /// question.
 pub fn frame_cost(flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<FrameCost> {

@@ -7,7 +7,7 @@ use roxmltree::Node;
 use super::palette::PaletteBuild;
 use super::values::{ValueResult, int_in, integer, keyword, real, reals, shown};
 use super::xform::ReadXForm;
-use super::{Reader, attr_err, genome_err, note_once};
+use super::{NameList, Reader, attr_err, genome_err};
 use crate::error::Result;
 use crate::genome::{
     AffineInterpolation, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, TemporalFilter, XForm,
@@ -139,7 +139,7 @@ impl Reader<'_> {
             return Err(genome_err(&at, "the <flame> element has no attributes"));
         }
 
-        self.skipped_by_flame.push(Vec::new());
+        self.skipped_by_flame.push(NameList::default());
         let mut f = Flame::default();
         let mut extras = FlameExtras { palette_number: None, solo: None };
         for a in node.attributes() {
@@ -233,7 +233,9 @@ impl Reader<'_> {
             "curves" | "overall_curve" if identity_curves(v) => {}
             // Everything else, `contrast` included (flam3 3.1.1 no longer
             // reads it), is ignored with one warning per file.
-            _ => note_once(&mut self.ignored_attributes, name),
+            _ => {
+                self.ignored_attributes.insert(name);
+            }
         }
         Ok(())
     }
@@ -254,7 +256,9 @@ impl Reader<'_> {
                 "xform" => self.read_standard_xform(child, at, &mut c)?,
                 "finalxform" => self.read_final_xform(child, at, &mut c)?,
                 "edit" => {}
-                other => note_once(&mut self.ignored_elements, other),
+                other => {
+                    self.ignored_elements.insert(other);
+                }
             }
         }
         Ok(c)

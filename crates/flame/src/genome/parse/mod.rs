@@ -57,6 +57,7 @@ mod xform;
 
 pub(crate) use xform::symmetry_xforms;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -98,15 +99,14 @@ pub struct ParsedGenome {
     pub skipped_by_flame: Vec<Vec<String>>,
 }
 
-/// Reads a genome file.
+/// Reads a genome file (of at most [`MAX_GENOME_BYTES`](crate::input::MAX_GENOME_BYTES)).
 ///
 /// The file should be UTF-8; a file that is not, but declares an ISO-8859-1
 /// or Windows-1252 encoding (as some Windows editors write), is decoded as
 /// Latin-1.
 pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<ParsedGenome> {
     let source = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|error| FlameError::Io { path: path.to_path_buf(), action: "read", error })?;
+    let bytes = crate::input::read_file(path, crate::input::MAX_GENOME_BYTES, "genome file")?;
     let text = decode(&bytes).map_err(|m| FlameError::Genome(format!("{source}: {m}")))?;
     parse_str(&text, &source, opts)
 }
@@ -146,7 +146,8 @@ pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedG
 
     finish_sequence(&mut flames, &mut r.warnings, source);
     r.summarise_ignored();
-    Ok(ParsedGenome { flames, warnings: r.warnings, skipped: r.skipped, skipped_by_flame: r.skipped_by_flame })
+    let skipped_by_flame = r.skipped_by_flame.into_iter().map(|l| l.names).collect();
+    Ok(ParsedGenome { flames, warnings: r.warnings, skipped: r.skipped.names, skipped_by_flame })
 }
 
 /// The text of a file: UTF-8, or Latin-1 when the XML declaration says so.
@@ -220,11 +221,11 @@ struct Reader<'a> {
     source: &'a str,
     opts: &'a ParseOptions,
     warnings: Vec<String>,
-    skipped: Vec<String>,
+    skipped: NameList,
     /// [`ParsedGenome::skipped_by_flame`], the last entry the flame being read.
-    skipped_by_flame: Vec<Vec<String>>,
-    ignored_attributes: Vec<String>,
-    ignored_elements: Vec<String>,
+    skipped_by_flame: Vec<NameList>,
+    ignored_attributes: NameList,
+    ignored_elements: NameList,
     motion_seen: bool,
     /// Loaded when the first numbered palette is needed.
     library: Option<Arc<PaletteLibrary>>,
@@ -236,10 +237,10 @@ impl<'a> Reader<'a> {
             source,
             opts,
             warnings: Vec::new(),
-            skipped: Vec::new(),
+            skipped: NameList::default(),
             skipped_by_flame: Vec::new(),
-            ignored_attributes: Vec::new(),
-            ignored_elements: Vec::new(),
+            ignored_attributes: NameList::default(),
+            ignored_elements: NameList::default(),
             motion_seen: false,
             library: None,
         }
@@ -255,7 +256,7 @@ impl<'a> Reader<'a> {
             ));
         }
         if !self.ignored_elements.is_empty() {
-            let names: Vec<String> = self.ignored_elements.iter().map(|n| format!("<{n}>")).collect();
+            let names: Vec<String> = self.ignored_elements.names.iter().map(|n| format!("<{n}>")).collect();
             self.warnings.push(format!("{source}: elements flam3 does not read, ignored: {}", names.join(", ")));
         }
         if self.motion_seen {
@@ -277,9 +278,35 @@ fn attr_err(at: &str, name: &str, msg: impl std::fmt::Display) -> FlameError {
     FlameError::Genome(format!("{at}: attribute '{name}': {msg}"))
 }
 
-/// Adds `name` to `list` unless it is there already.
-fn note_once(list: &mut Vec<String>, name: &str) {
-    if !list.iter().any(|n| n == name) {
-        list.push(name.to_string());
+/// Names in the order first met, each once. Membership takes constant
+/// time: one element may carry tens of thousands of distinct unknown
+/// attributes, and a list searched for each would take minutes.
+#[derive(Debug, Default)]
+struct NameList {
+    names: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl NameList {
+    /// Adds `name` unless it is there already; whether it was new.
+    fn insert(&mut self, name: &str) -> bool {
+        if self.seen.contains(name) {
+            return false;
+        }
+        self.seen.insert(name.to_string());
+        self.names.push(name.to_string());
+        true
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.seen.contains(name)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    fn join(&self, separator: &str) -> String {
+        self.names.join(separator)
     }
 }

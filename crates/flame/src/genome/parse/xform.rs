@@ -220,10 +220,9 @@ impl Reader<'_> {
                 return Err(FlameError::UnknownVariation(msg));
             }
             if let Some(this_flame) = self.skipped_by_flame.last_mut() {
-                super::note_once(this_flame, name);
+                this_flame.insert(name);
             }
-            if !self.skipped.iter().any(|s| s == name) {
-                self.skipped.push(name.to_string());
+            if self.skipped.insert(name) {
                 self.warnings.push(format!(
                     "{msg}: dropped with its weight; the render will differ from the program that wrote the file"
                 ));
@@ -243,14 +242,14 @@ impl Reader<'_> {
             return Err(unknown_attribute(at, name, rest));
         }
         if let Some(this_flame) = self.skipped_by_flame.last_mut() {
-            super::note_once(this_flame, name);
+            this_flame.insert(name);
         }
-        if self.skipped.iter().any(|s| s == name) {
+        if self.skipped.contains(name) {
             return Ok(());
         }
-        let parameter_of_dropped =
-            self.skipped.iter().any(|s| name.strip_prefix(s.as_str()).is_some_and(|r| r.starts_with('_')));
-        self.skipped.push(name.to_string());
+        // A name that extends a dropped one by `_…` is its parameter.
+        let parameter_of_dropped = name.match_indices('_').any(|(i, _)| self.skipped.contains(&name[..i]));
+        self.skipped.insert(name);
         if !parameter_of_dropped {
             self.warnings.push(format!(
                 "{at}: attribute '{name}': unknown variation or attribute dropped with its weight (warpmc implements \
