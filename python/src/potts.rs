@@ -5,9 +5,10 @@
 use std::time::{Duration, Instant};
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use warpmc_gpu::Device;
+use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Lattice, Observer, PottsError, PottsModel,
@@ -116,6 +117,11 @@ fn run_study(study: &[ProtocolConfig], device: &Device, signals: &Signals) -> Re
 #[pyfunction]
 fn potts_run(py: Python<'_>, options: &str) -> PyResult<Vec<String>> {
     let study = study(options)?;
+    // The results come back as JSON lines, then dicts: a few KiB each in
+    // Python, checked before the run rather than after it.
+    let results = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.temperatures().len() as u64));
+    warpmc_host::check_allocation(&format!("keeping the {results} results"), results.saturating_mul(RESULT_BYTES))
+        .map_err(PyMemoryError::new_err)?;
     let device = devices::select(study[0].backend()).map_err(errors::gpu)?;
     let signals = Signals::new();
     match py.detach(|| run_study(&study, &device, &signals)) {
@@ -124,6 +130,10 @@ fn potts_run(py: Python<'_>, options: &str) -> PyResult<Vec<String>> {
         Err(e) => Err(errors::potts(e)),
     }
 }
+
+/// Host bytes one result takes at most: its JSON line in Rust and its dict
+/// in Python (about 8.4 KiB measured with CPython 3.11).
+const RESULT_BYTES: u64 = 16 << 10;
 
 /// Lends a value to [`Python::detach`], whose closure must be `Send`
 /// although it runs on the calling thread: the backends of a simulation
@@ -151,10 +161,59 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// True
 /// >>> sim.spins.shape, sim.spins.dtype
 /// ((64, 64), dtype('uint8'))
-#[pyclass(module = "warpmc.potts", name = "Simulation", unsendable)]
+#[pyclass(module = "warpmc.potts", name = "Simulation")]
 pub(crate) struct PySimulation {
-    sim: Simulation,
+    sim: OwnedByThread<Simulation>,
     seed: u64,
+}
+
+/// A value only the thread that made it may use: a simulation's backend
+/// may hold a GPU's buffers, which belong to that thread. Another thread
+/// gets a `RuntimeError` (not pyo3's panic for unsendable classes); a
+/// value dropped on another thread is leaked rather than freed there.
+struct OwnedByThread<T> {
+    owner: std::thread::ThreadId,
+    value: std::mem::ManuallyDrop<T>,
+}
+
+// SAFETY: the value is reached only through `get` and `get_mut`, which
+// refuse every thread but the owner, and `drop` frees it only on the owner
+// thread; moving the wrapper between threads moves no access to the value.
+unsafe impl<T> Send for OwnedByThread<T> {}
+// SAFETY: as for `Send`: no thread but the owner reaches the value.
+unsafe impl<T> Sync for OwnedByThread<T> {}
+
+impl<T> OwnedByThread<T> {
+    fn new(value: T) -> Self {
+        OwnedByThread { owner: std::thread::current().id(), value: std::mem::ManuallyDrop::new(value) }
+    }
+
+    fn check(&self) -> PyResult<()> {
+        if std::thread::current().id() == self.owner {
+            Ok(())
+        } else {
+            Err(PyRuntimeError::new_err("a Simulation can be used only by the thread that made it"))
+        }
+    }
+
+    fn get(&self) -> PyResult<&T> {
+        self.check()?;
+        Ok(&self.value)
+    }
+
+    fn get_mut(&mut self) -> PyResult<&mut T> {
+        self.check()?;
+        Ok(&mut self.value)
+    }
+}
+
+impl<T> Drop for OwnedByThread<T> {
+    fn drop(&mut self) {
+        if std::thread::current().id() == self.owner {
+            // SAFETY: dropped once, here, on the owner thread.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.value) }
+        }
+    }
 }
 
 fn invalid(e: PottsError) -> PyErr {
@@ -191,19 +250,27 @@ impl PySimulation {
             sim.start(init)?;
             Ok(OnThisThread(sim))
         });
-        Ok(PySimulation { sim: made.map_err(invalid)?.0, seed })
+        Ok(PySimulation { sim: OwnedByThread::new(made.map_err(invalid)?.0), seed })
     }
 
     /// Runs `n` sweeps (one update attempt per site each) and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
     /// `KeyboardInterrupt`; the sweeps done so far are kept.
     fn sweeps<'py>(mut slf: PyRefMut<'py, Self>, py: Python<'py>, n: u64) -> PyResult<PyRefMut<'py, Self>> {
+        // The chain's limit, checked before the first sweep rather than
+        // when it is reached.
+        let done = slf.sim.get()?.sweeps_done();
+        if done.checked_add(n).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
+            return Err(PyValueError::new_err(format!(
+                "a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps; {done} done and {n} more asked"
+            )));
+        }
         let mut left = n;
         let mut stretch = 1u64;
         while left > 0 {
             let count = stretch.min(left);
             let started = Instant::now();
-            let sim = OnThisThread(&mut slf.sim);
+            let sim = OnThisThread(slf.sim.get_mut()?);
             py.detach(move || {
                 let sim = sim;
                 sim.0.sweeps(count)?;
@@ -220,7 +287,7 @@ impl PySimulation {
 
     /// Energy per site, H/N.
     fn energy(&mut self, py: Python<'_>) -> PyResult<f64> {
-        let sim = OnThisThread(&mut self.sim);
+        let sim = OnThisThread(self.sim.get_mut()?);
         py.detach(move || {
             let sim = sim;
             sim.0.energy()
@@ -231,7 +298,7 @@ impl PySimulation {
     /// The order parameter (q·N_max/N − 1)/(q − 1): 1 when every spin is
     /// in one state, about 0 when the states are mixed.
     fn magnetization(&mut self, py: Python<'_>) -> PyResult<f64> {
-        let sim = OnThisThread(&mut self.sim);
+        let sim = OnThisThread(self.sim.get_mut()?);
         py.detach(move || {
             let sim = sim;
             sim.0.magnetization()
@@ -244,15 +311,22 @@ impl PySimulation {
     /// as the lattice.
     #[getter]
     fn spins<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
-        let lattice = self.sim.lattice().map_err(invalid)?;
+        let lattice = self.sim.get_mut()?.lattice().map_err(invalid)?;
         let (w, h) = (lattice.width(), lattice.height());
         PyArray1::from_slice(py, lattice.spins()).reshape([h, w])
     }
 
     #[setter]
     fn set_spins(&mut self, spins: &Bound<'_, PyAny>) -> PyResult<()> {
-        let model = self.sim.model();
+        let model = self.sim.get()?.model();
         let (w, h, q) = (model.width(), model.height(), model.q());
+        // The array as int64, the spins as bytes, and the lattice made of
+        // them.
+        warpmc_host::check_allocation(
+            &format!("loading a {w} × {h} lattice"),
+            (w as u64).saturating_mul(h as u64).saturating_mul(10),
+        )
+        .map_err(PyMemoryError::new_err)?;
         let shape_error = || PyValueError::new_err(format!("spins must be an integer array of shape ({h}, {w})"));
         let numpy = spins.py().import("numpy")?;
         let array = numpy.call_method1("asarray", (spins,))?;
@@ -269,38 +343,38 @@ impl PySimulation {
         let bad = || PyValueError::new_err(format!("spins must be states 0 … {} (q = {q})", q - 1));
         let bytes = values.iter().map(|&s| u8::try_from(s).map_err(|_| bad())).collect::<PyResult<Vec<u8>>>()?;
         let lattice = Lattice::from_spins(w, h, q, bytes).ok_or_else(bad)?;
-        self.sim.set_lattice(&lattice).map_err(invalid)?;
+        self.sim.get_mut()?.set_lattice(&lattice).map_err(invalid)?;
         Ok(())
     }
 
     /// The temperature of the next sweeps (assignable).
     #[getter]
-    fn temperature(&self) -> f64 {
-        self.sim.temperature()
+    fn temperature(&self) -> PyResult<f64> {
+        Ok(self.sim.get()?.temperature())
     }
 
     #[setter]
     fn set_temperature(&mut self, temp: f64) -> PyResult<()> {
-        self.sim.set_temperature(temp).map_err(invalid)?;
+        self.sim.get_mut()?.set_temperature(temp).map_err(invalid)?;
         Ok(())
     }
 
     /// Number of states.
     #[getter]
-    fn q(&self) -> u32 {
-        self.sim.model().q()
+    fn q(&self) -> PyResult<u32> {
+        Ok(self.sim.get()?.model().q())
     }
 
     /// Lattice width L.
     #[getter]
-    fn size(&self) -> usize {
-        self.sim.model().width()
+    fn size(&self) -> PyResult<usize> {
+        Ok(self.sim.get()?.model().width())
     }
 
     /// Lattice height L'.
     #[getter]
-    fn height(&self) -> usize {
-        self.sim.model().height()
+    fn height(&self) -> PyResult<usize> {
+        Ok(self.sim.get()?.model().height())
     }
 
     /// The seed of the chain's random numbers.
@@ -311,27 +385,28 @@ impl PySimulation {
 
     /// Sweeps done: the number of the next sweep.
     #[getter]
-    fn sweeps_done(&self) -> u64 {
-        self.sim.sweeps_done()
+    fn sweeps_done(&self) -> PyResult<u64> {
+        Ok(self.sim.get()?.sweeps_done())
     }
 
     /// Where the chain runs: CPU threads, or the GPU and its kernel.
     #[getter]
-    fn backend(&self) -> String {
-        self.sim.backend_description()
+    fn backend(&self) -> PyResult<String> {
+        Ok(self.sim.get()?.backend_description())
     }
 
-    fn __repr__(&self) -> String {
-        let m = self.sim.model();
-        format!(
+    fn __repr__(&self) -> PyResult<String> {
+        let sim = self.sim.get()?;
+        let m = sim.model();
+        Ok(format!(
             "Simulation(q={}, size={}, height={}, temp={:?}, seed={}, sweeps_done={}, backend={:?})",
             m.q(),
             m.width(),
             m.height(),
-            self.sim.temperature(),
+            sim.temperature(),
             self.seed,
-            self.sim.sweeps_done(),
-            self.sim.backend_name()
-        )
+            sim.sweeps_done(),
+            sim.backend_name()
+        ))
     }
 }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use numpy::{PyReadonlyArrayDyn, PyReadwriteArrayDyn};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use warpmc_gpu::{BackendChoice, Device};
 use warpmc_prims::{
@@ -194,10 +194,21 @@ fn contiguous() -> PyErr {
     PyValueError::new_err("the array must be C-contiguous")
 }
 
-/// A copy of a numpy array's elements.
+/// Copies of an array a host primitive holds at once: this copy, the
+/// backend's input, its output and the output read back (a transpose
+/// holds one more, its typed view of the bytes).
+const HOST_COPIES: u64 = 5;
+
+/// A copy of a numpy array's elements, once the copies the primitive will
+/// make of it are known to fit in host memory (a `MemoryError` otherwise,
+/// not an abort).
 fn host_elements<T: Pod + numpy::Element>(array: &Bound<'_, PyAny>) -> PyResult<Vec<T>> {
     let a: PyReadonlyArrayDyn<'_, T> = array.extract()?;
-    Ok(a.as_slice().map_err(|_| contiguous())?.to_vec())
+    let slice = a.as_slice().map_err(|_| contiguous())?;
+    let bytes = (size_of_val(slice) as u64).saturating_mul(HOST_COPIES);
+    warpmc_host::check_allocation(&format!("copies of an array of {} elements", slice.len()), bytes)
+        .map_err(PyMemoryError::new_err)?;
+    Ok(slice.to_vec())
 }
 
 /// Writes `values` into a numpy array of the same length.

@@ -168,3 +168,10 @@ def test_render_on_the_gpu_is_the_same_picture(gpu):
     # Different random streams: the same picture within Monte Carlo noise.
     mse = np.mean((cpu[..., :3] - cuda[..., :3]) ** 2)
     assert 10 * np.log10(255**2 / max(mse, 1e-12)) > 20
+
+
+def test_a_flame_is_chosen_by_an_integer_or_a_name_only():
+    assert np.array_equal(flame.render(SIERPINSKI, flame=np.int64(0), seed=1), flame.render(SIERPINSKI, flame=0, seed=1))
+    for bad in (True, 1.5, None):
+        with pytest.raises(TypeError, match="flame must be an index"):
+            flame.render(SIERPINSKI, flame=bad)

@@ -251,3 +251,34 @@ def test_run_on_the_gpu_equals_the_cli_on_the_gpu(cli, gpu):
     cpu = potts.run(q=2, size=64, temps="1.0:1.2:0.1", therm=50, sweeps=100, samples=3, backend="cpu")
     physics = ("energy", "magnetization", "binder", "specific_heat", "energy_moments", "tau_int_energy")
     assert [[r[k] for k in physics] for r in got] == [[r[k] for k in physics] for r in cpu]
+
+
+def test_a_simulation_refuses_other_threads_with_a_runtime_error():
+    sim = potts.Simulation(2, 8, 1.0, backend="cpu")
+    caught: list[BaseException] = []
+
+    def use() -> None:
+        try:
+            sim.sweeps(1)
+        except BaseException as e:  # noqa: BLE001 - a PanicException is a BaseException
+            caught.append(e)
+
+    t = threading.Thread(target=use)
+    t.start()
+    t.join()
+    assert len(caught) == 1 and type(caught[0]) is RuntimeError, caught
+    assert "thread that made it" in str(caught[0])
+    assert sim.sweeps(2).sweeps_done == 2
+
+
+def test_sweeps_beyond_a_chains_limit_are_refused_before_the_first():
+    sim = potts.Simulation(2, 8, 1.0, backend="cpu")
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="at most 2147483647 sweeps"):
+        sim.sweeps(2**31)
+    assert time.monotonic() - started < 5 and sim.sweeps_done == 0
+
+
+def test_init_none_is_the_documented_random_start():
+    args = dict(q=2, size=8, temps=[1.0], therm=0, sweeps=4, seed=3, backend="cpu")
+    assert without_speed(potts.run(**args, init=None)) == without_speed(potts.run(**args, init="random"))

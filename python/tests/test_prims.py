@@ -227,3 +227,22 @@ class EmptyOnGpu:
 def test_an_empty_gpu_array_sorts_without_touching_a_device():
     x = EmptyOnGpu()
     assert prims.sort(x, inplace=True) is x
+
+
+def test_an_array_whose_copies_do_not_fit_is_a_memory_error_not_an_abort():
+    import subprocess
+    import sys
+
+    # 1 GiB of int64 under a 2.5 GiB address-space limit: the copies the
+    # primitive would make cannot fit.
+    code = (
+        "import resource, numpy as np\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2600 << 20, resource.RLIM_INFINITY))\n"
+        "from warpmc import prims\n"
+        "try:\n"
+        "    prims.reduce(np.arange(2**27, dtype=np.int64), backend='cpu')\n"
+        "except MemoryError as e:\n"
+        "    print('MemoryError', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("MemoryError"), (out.returncode, out.stdout, out.stderr)

@@ -19,6 +19,7 @@ CPU core or on a CUDA GPU into numpy arrays.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import warnings
 from typing import Any, Optional, Union
@@ -74,8 +75,10 @@ def render(
     Runs with the GIL released; Ctrl-C stops it with KeyboardInterrupt.
     """
     text, is_xml = _source(genome)
-    index, name = (flame, None) if isinstance(flame, int) else (0, str(flame))
-    if isinstance(flame, int) and flame < 0:
+    if isinstance(flame, bool) or not isinstance(flame, (numbers.Integral, str)):
+        raise TypeError(f"flame must be an index (int) or a name (str), not {type(flame).__name__}")
+    index, name = (int(flame), None) if isinstance(flame, numbers.Integral) else (0, flame)
+    if index < 0:
         raise ValueError(f"flame {flame}: an index counts from 0")
     paths = None if palettes is None else os.fspath(palettes)
     array, notes = _native.flame_render(

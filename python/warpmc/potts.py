@@ -132,7 +132,8 @@ def run(
         "measure_every": measure_every,
         "samples": samples,
         "seed": seed,
-        "init": init,
+        # None means the default, as for the other arguments.
+        "init": "random" if init is None else init,
         "backend": backend,
         "algorithm": algorithm,
         "tempering": tempering,
