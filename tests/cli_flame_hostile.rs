@@ -468,3 +468,42 @@ fn an_enormous_brightness_saturates_as_in_flam3_not_black() {
     let psnr: f64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
     assert!(psnr > 40.0, "f32 and f64 differ: PSNR {psnr}");
 }
+
+// ---- Messages that name what is wrong ---------------------------------------
+
+#[test]
+fn render_errors_name_the_file_the_flame_and_the_attribute_written() {
+    let dir = fresh_dir("messages");
+    let out = dir.join("out.png");
+    let out = out.to_str().unwrap();
+    let render = |g: &str| warpmc(&["flame", "render", g, "-o", out, "--backend", "cpu", "--quiet"]);
+    let g = write(&dir.join("over.flam3"), &QUICK.replace("quality=\"2\"", "quality=\"2\" oversample=\"1000\""));
+    assert_one_line_error(&render(&g), &["over.flam3", "flame #0", "oversample", "1000"]);
+    // Only a final xform: nothing to iterate, said as such.
+    let g = write(
+        &dir.join("final.flam3"),
+        r#"<flame size="24 16" scale="10" quality="2"><finalxform linear="1" coefs="0.5 0 0 0.5 0 0"/></flame>"#,
+    );
+    let e = assert_one_line_error(&render(&g), &["final.flam3", "no <xform>", "finalxform"]);
+    assert!(!e.contains("weights are zero"), "{e}");
+    let o = warpmc(&["flame", "info", &g]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("renders: no (flame 0: no <xform>"), "{}", stderr(&o));
+    let g = write(&dir.join("named.flam3"), &QUICK.replace("<flame ", "<flame name=\"sheep\" "));
+    let o = warpmc(&["flame", "render", &g, "-q", "1e14", "-o", out, "--backend", "cpu"]);
+    assert_one_line_error(&o, &["named.flam3: flame 'sheep': ", "2^53"]);
+}
+
+#[test]
+fn memory_taken_by_temporal_samples_gets_advice_on_temporal_samples() {
+    let dir = fresh_dir("temporal-advice");
+    // 10⁸ passes: 1.6 GB of temporal sample times and weights.
+    let g = write(&dir.join("passes.flam3"), &QUICK.replace("quality=\"2\"", "quality=\"2\" passes=\"100000000\""));
+    let out = dir.join("out.png");
+    let o = common::warpmc_within(
+        1 << 20,
+        &["flame", "render", &g, "-q", "1e6", "-o", out.to_str().unwrap(), "--backend", "cpu", "--quiet"],
+    );
+    let e =
+        assert_one_line_error(&o, &["passes.flam3", "temporal samples", "lower the passes or the temporal samples"]);
+    assert!(!e.contains("reduce the size"), "{e}");
+}

@@ -684,7 +684,9 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
         .iter()
         .map(|&i| {
             let flame = &parsed.flames[i];
-            engine.checked_cost(std::slice::from_ref(flame), flame.time, &s, bits(&a.opts))
+            engine
+                .checked_cost(std::slice::from_ref(flame), flame.time, &s, bits(&a.opts))
+                .with_context(|| format!("{}: flame {}", a.genome.genome.display(), flame.label(i)))
         })
         .collect::<anyhow::Result<Vec<FrameCost>>>()?;
     let mut s = s;
@@ -693,7 +695,8 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     for ((&i, out), cost) in chosen.iter().zip(&outs).zip(&costs) {
         let flame = &parsed.flames[i];
         let label = format!("flame {}", flame.label(i));
-        let frame = render_to(&engine, std::slice::from_ref(flame), flame.time, &s, &a.opts, out, label, cost, rate)?;
+        let frame = render_to(&engine, std::slice::from_ref(flame), flame.time, &s, &a.opts, out, label, cost, rate)
+            .with_context(|| format!("{}: flame {}", a.genome.genome.display(), flame.label(i)))?;
         rate = rate_of(&frame);
     }
     Ok(())
@@ -763,8 +766,9 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         if frames.count() <= MAX_CHECKED_FRAMES { frames.iter().collect() } else { vec![frames.begin, frames.last()] };
     let mut iterations = 0.0;
     let mut first_cost = None;
+    let at = |t: i64| format!("{}: the frame at time {t}", a.genome.genome.display());
     for &t in &checked {
-        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts))?;
+        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts)).with_context(|| at(t))?;
         iterations += cost.iterations as f64;
         first_cost.get_or_insert(cost);
     }
@@ -809,7 +813,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let (mut done, mut rendered, mut bad) = (0.0f64, 0u64, 0u64);
     for (k, t) in frames.iter().enumerate() {
         b.set_message(format!("frame {}/{}", k + 1, frames.count()));
-        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts))?;
+        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts)).with_context(|| at(t))?;
         let share = cost.iterations as f64 / total.max(1.0);
         let frame = engine.render(&flames, t as f64, &s, &|f| b.set_position(((done + f * share) * len) as u64));
         let frame = match frame {
@@ -822,7 +826,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             Err(e) => {
                 b.finish_and_clear();
                 writers.abandon();
-                return Err(e.into());
+                return Err(anyhow::Error::from(e).context(at(t)));
             }
             Ok(f) => f,
         };

@@ -97,6 +97,8 @@ pub(crate) enum ChaosError {
     Empty(Option<usize>),
     /// More xforms than the choice tables can index.
     TooManyXForms(usize),
+    /// No standard xform at all (a final xform alone has no points to map).
+    NoXForms,
 }
 
 impl std::fmt::Display for ChaosError {
@@ -110,6 +112,11 @@ impl std::fmt::Display for ChaosError {
                 write!(f, "xform {i}: its chaos row gives every xform zero weight, so the chaos game stops there")
             }
             ChaosError::TooManyXForms(n) => write!(f, "{n} xforms is more than 65535"),
+            ChaosError::NoXForms => write!(
+                f,
+                "no <xform> to iterate (a <finalxform> only maps the points the xforms make; flam3-render says \
+                 \"cannot iterate empty flame\" and writes an empty image)"
+            ),
         }
     }
 }
@@ -118,6 +125,9 @@ impl ChaosGame {
     /// Compiles the xforms of `flame`.
     pub(crate) fn new(flame: &Flame) -> Result<Self, ChaosError> {
         let n = flame.xforms.len();
+        if n == 0 {
+            return Err(ChaosError::NoXForms);
+        }
         if n >= usize::from(u16::MAX) {
             return Err(ChaosError::TooManyXForms(n));
         }

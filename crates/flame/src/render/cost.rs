@@ -51,6 +51,8 @@ pub struct FrameCost {
     host_exact: f64,
     /// Whether the renderer could have split the frame into strips.
     in_strips: bool,
+    /// The host memory of the temporal samples' times and weights.
+    temporal_bytes: f64,
 }
 
 impl FrameCost {
@@ -67,7 +69,10 @@ impl FrameCost {
             Err(format!("{what} needs {} of host memory but only {} is free", bytes(self.host_exact), host_budget()))
         };
         checked.map_err(|m| {
-            let advice = if self.in_strips {
+            let advice = if self.temporal_bytes >= 0.5 * self.host_exact {
+                "; lower the passes or the temporal samples (the genome's passes and temporal_samples, or \
+                 --temporal-samples)"
+            } else if self.in_strips {
                 "; reduce the size, the supersampling or the size scale"
             } else {
                 "; the CPU renderer holds a frame whole: reduce the size, the supersampling or the size scale (the \
@@ -206,6 +211,7 @@ impl Sizing {
             strips: strips as u32,
             host_parts,
             in_strips,
+            temporal_bytes: self.temporal_bytes,
         }
     }
 }

@@ -164,7 +164,10 @@ impl FrameSizes {
 pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
     let first = &flames[0];
     if first.supersample < 1 || first.supersample > 64 {
-        return Err(FlameError::invalid(format!("supersample must be 1 to 64, not {}", first.supersample)));
+        return Err(FlameError::invalid(format!(
+            "supersample (or oversample) must be 1 to 64, not {}",
+            first.supersample
+        )));
     }
     let ss = first.supersample as usize;
     if cp0.passes < 1 {
