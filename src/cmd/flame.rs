@@ -996,23 +996,11 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     for w in &parsed.warnings {
         outln!(text, "  warning: {w}");
     }
-    write_stdout(&text)?;
+    super::write_stdout(format_args!("{text}"))?;
     if a.genome.strict && !parsed.skipped.is_empty() {
         bail!("{}: unknown variations or attributes (--strict)", a.genome.genome.display());
     }
     Ok(())
-}
-
-/// Writes `text` to standard output in one piece. A reader that stops
-/// early (`| head -1`) closes the pipe: that ends the output quietly, as
-/// it ends `cat`; any other failure (a full disk) is one error line.
-pub(super) fn write_stdout(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing to standard output"),
-    }
 }
 
 /// How many of the file's genomes render with every variation
@@ -1064,12 +1052,12 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
             .iter()
             .find(|(k, _)| k == key)
             .with_context(|| format!("{}: no text chunk '{key}'", a.a.display()))?;
-        return write_stdout(&format!("{}\n", v.1));
+        return super::write_stdout(format_args!("{}\n", v.1));
     }
     let b = a.b.as_ref().context("a second image is needed")?;
     let y = read_png(b)?;
     let p = psnr(&x, &y)?;
-    write_stdout(&format!("{p:.3}\n"))?;
+    super::write_stdout(format_args!("{p:.3}\n"))?;
     if let Some(out) = &a.montage {
         // Three images side by side: checked before they are allocated.
         let width = x.width.checked_mul(3).context("the montage would be wider than a PNG can be")?;

@@ -364,7 +364,7 @@ fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
     let text = write_genome(flames, root, Some(&version));
     match output(c) {
         Some(out) => warpmc_host::output::write_bytes(out, text.as_bytes())?,
-        None => super::flame::write_stdout(&text)?,
+        None => super::write_stdout(format_args!("{text}"))?,
     }
     Ok(())
 }

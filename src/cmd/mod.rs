@@ -133,8 +133,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// Writes to standard output as `print!` does, without its panic: a
-/// reader that went away (`| head`) ends the program quietly with status
-/// 0; any other failure (`> /dev/full`) is an error.
+/// reader that went away (`| head -1`) ends the program quietly with status
+/// 0, as it ends `cat`; any other failure (`> /dev/full`) is an error.
 pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
