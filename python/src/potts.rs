@@ -33,7 +33,15 @@ fn temperature_list(text: &str) -> PyResult<serde_json::Value> {
     }
     let list = text
         .split(',')
-        .map(|t| t.trim().parse::<f64>().map_err(|_| PyValueError::new_err(format!("temps: '{t}' is not a number"))))
+        .map(|t| {
+            // JSON, the way to the configuration reader, holds no NaN or
+            // infinity: refused here with the value named.
+            t.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| PyValueError::new_err(format!("temps: '{t}' is not a finite number")))
+        })
         .collect::<PyResult<Vec<f64>>>()?;
     Ok(list.into())
 }

@@ -282,3 +282,9 @@ def test_sweeps_beyond_a_chains_limit_are_refused_before_the_first():
 def test_init_none_is_the_documented_random_start():
     args = dict(q=2, size=8, temps=[1.0], therm=0, sweeps=4, seed=3, backend="cpu")
     assert without_speed(potts.run(**args, init=None)) == without_speed(potts.run(**args, init="random"))
+
+
+@pytest.mark.parametrize("temps", ["1,nan", "1,inf", "1,x"])
+def test_a_temperature_list_names_the_value_that_is_not_a_number(temps):
+    with pytest.raises(ValueError, match="is not a finite number"):
+        potts.run(q=2, size=8, temps=temps, therm=1, sweeps=1, backend="cpu")
