@@ -591,7 +591,7 @@ fn lattices_beyond_host_memory_are_one_line_not_an_abort() {
 #[test]
 fn measurements_beyond_host_memory_are_one_line_not_an_abort() {
     // A tiny lattice, 8.2e9 measurements kept (131 GB): refused before the
-    // first sweep, where it used to abort after the memory ran out.
+    // first sweep, not an abort once the memory runs out.
     let tiny = "potts run --backend cpu --q 2 --size 2 --therm 0 --measure-every 1";
     let many: Vec<&str> = tiny.split(' ').chain(["--temp", "1", "--sweeps", "2000000", "--samples", "4096"]).collect();
     assert_one_line_failure(&many, &warpmc_within(4 << 20, &many), "8.19e+9 measurements needs");
