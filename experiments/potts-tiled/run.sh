@@ -18,10 +18,11 @@ wait
 grep -A2 "Compiling entry.*tiled\|Compiling entry.*resident" "$out/ptxas-q9.txt" | grep -v "^--" | paste - - - |
     sed -E 's/ptxas (info|) *:? *//g' | cut -c1-220
 if [ -n "$PROFILE" ]; then
-    # One launch of each kernel (q = $PROFILE, L = 2048, 200 sweeps) under
+    # One launch of each kernel (q = $PROFILE, L = 2048, 200 sweeps: the
+    # resident kernel, the library's tiled kernel, the geometric skip) under
     # Nsight Compute: details.txt, and per SASS line the stall reasons
     # (sass.csv).
-    ncu --clock-control none --kernel-name regex:potts_sliced --set full --import-source yes \
+    ncu --clock-control none --kernel-name 'regex:potts_sliced|tiled_inline_rule' --set full --import-source yes \
         -o "$out/prof" ./tiled-q$PROFILE 2048 0 200 profile > "$out/ncu.log" 2>&1
     ncu --import "$out/prof.ncu-rep" --print-summary none --page details > "$out/details.txt"
     ncu --import "$out/prof.ncu-rep" --page source --csv --print-source sass > "$out/sass.csv"

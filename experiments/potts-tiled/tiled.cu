@@ -82,6 +82,105 @@ __global__ void __launch_bounds__(THREADS, 1)
                                  th3, xbuf, flags);
 }
 
+// Another acceptance test for the same proposals (different bits from the
+// library's rule; timed here to see what a change of rule would buy). The
+// uncertain sites of a word fall into four classes by |ΔE| (code1 code0),
+// each accepted with its own probability t_c. Instead of one random bit per
+// site and word until every site is decided (LazyBitSerial), each class
+// draws the gap to its next accepted site: with n candidates left, one
+// word U says "none of them" when U < T_c(n) = floor(2^32 (1 - t_c)^n),
+// and otherwise the first accepted candidate k, T_c(k + 1) <= U < T_c(k)
+// (T_c(0) = 2^32), after which the candidates beyond k start afresh
+// (the gaps of independent Bernoulli trials are geometric). Most words of
+// an ordered lattice need one random word per class present, and the four
+// classes' first words (drawn ahead) are tested side by side; k is
+// estimated from a logarithm and then fixed by comparing U with the
+// table, so the result is integer-exact whatever the logarithm's error.
+// SLOW = false accepts a class's lowest candidate where its first test
+// says some are accepted, instead of searching and drawing on (wrong bits
+// and statistics; timing only).
+template <bool SLOW = true>
+struct GeometricSkip {
+    // 1 / log2(1 - t_c), for the estimate of k.
+    __device__ __forceinline__ static float* inv_log2() {
+        __shared__ float v[4];
+        return v;
+    }
+    // table[n] = (T_0(n), T_1(n), T_2(n), T_3(n)) for n = 0 ... 32.
+    __device__ static void fill(uint4* table, u32 th0, u32 th1, u32 th2, u32 th3) {
+        const u32 n = threadIdx.x;
+        const u32 th[4] = {th0, th1, th2, th3};
+        u32 v[4];
+        for (int c = 0; c < 4; ++c) {
+            const double t = th[c] * 0x1p-32;
+            const double x = floor(ldexp(pow(1.0 - t, (double)n), 32));
+            v[c] = x >= 4294967295.0 ? 4294967295u : (u32)x;
+            if (n == 33) inv_log2()[c] = (float)(1.0 / log2(1.0 - t));
+        }
+        if (n < 33) table[n] = make_uint4(v[0], v[1], v[2], v[3]);
+        __syncthreads();
+    }
+    template <int C>
+    __device__ __forceinline__ static u32 at(const uint4& a) {
+        return C == 0 ? a.x : C == 1 ? a.y : C == 2 ? a.z : a.w;
+    }
+    // Class C's candidates m after its first word u was not below T_C(n):
+    // the accepted ones set in acc, further words from the generator.
+    template <int C>
+    __device__ __forceinline__ static void accept_class(u32 u, u32 m, const uint4* __restrict__ table, u32& gx,
+                                                        u32& gc, u32& acc) {
+        for (;;) {
+            const u32 n = __popc(m);
+            const float r = fminf(__log2f((float)u * 0x1p-32f) * inv_log2()[C], 31.0f);
+            u32 k = min((u32)fmaxf(r, 0.0f), n - 1);
+            while (k > 0 && u >= at<C>(table[k])) --k;
+            while (k + 1 < n && u < at<C>(table[k + 1])) ++k;
+            const u32 pos = __fns(m, 0, (int)k + 1);
+            acc |= 1u << pos;
+            m &= pos == 31 ? 0u : ~0u << (pos + 1);
+            if (m == 0) return;
+            u = warpmc::rng::mwc_step(gx, gc, MWC_A);
+            if (u < at<C>(table[__popc(m)])) return;
+        }
+    }
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ table, u32 code0,
+                                                  u32 code1, u32& und, u32& acc) {
+        static_assert(E >= 4, "one word drawn ahead per class");
+        const u32 m[4] = {und & ~code1 & ~code0, und & ~code1 & code0, und & code1 & ~code0, und & code1 & code0};
+        u32 u[4];
+        bool more[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            u[c] = wd[(SL_B + c) * fs];
+            const uint4 t = table[__popc(m[c])];
+            more[c] = m[c] != 0 && u[c] >= (c == 0 ? t.x : c == 1 ? t.y : c == 2 ? t.z : t.w);
+        }
+        und = 0;
+        if (!SLOW) {  // the lowest candidate instead of the search: timing only
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc |= more[c] ? m[c] & (0u - m[c]) : 0u;
+            return;
+        }
+        if (!(more[0] | more[1] | more[2] | more[3])) return;
+        u32 gx = wd[(SL_B + E) * fs], gc = wd[(SL_B + E + 1) * fs];
+        if (more[0]) accept_class<0>(u[0], m[0], table, gx, gc, acc);
+        if (more[1]) accept_class<1>(u[1], m[1], table, gx, gc, acc);
+        if (more[2]) accept_class<2>(u[2], m[2], table, gx, gc, acc);
+        if (more[3]) accept_class<3>(u[3], m[3], table, gx, gc, acc);
+    }
+};
+
+// tiled_sweeps_inline with the acceptance test Rule.
+template <int E, class Rule>
+__global__ void __launch_bounds__(1024, 1)
+    tiled_inline_rule(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h, u32 R, u64 seed, u64 stream,
+                      u64 first_sweep, u32 sweeps, int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
+                      u32* __restrict__ xbuf, u32* flags) {
+    tiled_sweeps_inline<E, Rule>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1, th2,
+                                 th3, xbuf, flags);
+}
+
 struct Variant {
     const void* kernel;
     int K, E, threads;
@@ -92,6 +191,11 @@ struct Variant {
     Variant{(const void*)tiled_variant<K, E, T, TaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T}
 #define INLINE(E, T) \
     Variant{(const void*)tiled_inline_variant<E, T>, 1, E, T, "K=1 E=" #E " threads=" #T " inline"}
+#define SKIP(E) \
+    Variant{(const void*)tiled_inline_rule<E, GeometricSkip<>>, 1, E, 1024, "K=1 E=" #E " inline, geometric skip"}
+#define SKIP_FIRST(E)                                                                         \
+    Variant{(const void*)tiled_inline_rule<E, GeometricSkip<false>>, 1, E, 1024,               \
+            "K=1 E=" #E " inline, geometric skip's first tests only"}
 #define FLAGGED(K, E, T) \
     Variant{(const void*)tiled_variant<K, E, T, FlaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T " flagged"}
 
@@ -118,7 +222,7 @@ int main(int argc, char** argv) {
     const u32 check_sweeps = argc > 2 ? atoi(argv[2]) : 37;
     const u32 time_sweeps = argc > 3 ? atoi(argv[3]) : 2000;
     // T_c of q = 9 (and a low temperature for Ising's ordered phase).
-    const double T = POTTS_Q == 2 ? 1.0 / log(1.0 + sqrt(2.0)) : 0.7212;
+    double T = POTTS_Q == 2 ? 1.0 / log(1.0 + sqrt(2.0)) : 0.7212;
     const u32 h = L, wr = L / 2 / 32;
     u32 wr_shift = 0;
     while ((1u << wr_shift) < wr) ++wr_shift;
@@ -126,7 +230,7 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device %s, %d SMs, L=%u q=%d T=%.6f\n", prop.name, prop.multiProcessorCount, L, POTTS_Q, T);
-    const u32 th[4] = {threshold(1, T), threshold(2, T), threshold(3, T), threshold(4, T)};
+    u32 th[4] = {threshold(1, T), threshold(2, T), threshold(3, T), threshold(4, T)};
     int sigma = 1;  // 0: every move accepted (timing only)
     const u64 seed = 0x1234567887654321ull, stream = 77;
     std::vector<u32> h0(words), h1(words), r0(words), r1(words), t0(words), t1(words);
@@ -231,6 +335,10 @@ int main(int argc, char** argv) {
         CK(cudaMemset(c1, 0, words * 4));
         run_resident(0, time_sweeps);
         run_tiled(library, 0, time_sweeps, pick(library, sms));
+        CK(cudaMemset(c0, 0, words * 4));
+        CK(cudaMemset(c1, 0, words * 4));
+        const Variant skip = SKIP(4);
+        run_tiled(skip, 0, time_sweeps, pick(skip, sms));
         CK(cudaDeviceSynchronize());
         return 0;
     }
@@ -246,6 +354,57 @@ int main(int argc, char** argv) {
     check(inline4, 2, 7, check_sweeps, false);
     check(inline4, 1, 7, 5, false);
     for (const Variant& v : variants) check(v, sms, 11, check_sweeps, false);
+    // The geometric skip gives other bits than the library's rule but must
+    // sample the same distribution: the mean energy per site of both rules,
+    // from the same start, at one temperature in each phase (on small
+    // lattices only: many short launches with a census after each).
+    if (L <= 256) {
+        unsigned long long* census;
+        CK(cudaMalloc(&census, (1 + POTTS_Q) * 8));
+        auto mean_energy = [&](const Variant& v, bool ordered, double& mean, double& err) {
+            const u32 G = pick(v, sms);
+            pack(h0, wr, h, 5, ordered);
+            pack(h1, wr, h, 6, ordered);
+            CK(cudaMemcpy(c0, h0.data(), words * 4, cudaMemcpyHostToDevice));
+            CK(cudaMemcpy(c1, h1.data(), words * 4, cudaMemcpyHostToDevice));
+            const u32 warm = 2000, every = 10, blocks = 25, per_block = 40;
+            run_tiled(v, 0, warm, G);
+            double sum = 0, sum2 = 0;
+            for (u32 bk = 0; bk < blocks; ++bk) {
+                double block = 0;
+                for (u32 m = 0; m < per_block; ++m) {
+                    run_tiled(v, warm + (u64)(bk * per_block + m) * every, every, G);
+                    CK(cudaMemset(census, 0, (1 + POTTS_Q) * 8));
+                    potts_sliced_census<<<64, 256>>>(c0, c1, wr, h, census);
+                    unsigned long long bonds;
+                    CK(cudaMemcpy(&bonds, census, 8, cudaMemcpyDeviceToHost));
+                    block += -(double)bonds / ((double)L * L);
+                }
+                block /= per_block;
+                sum += block;
+                sum2 += block * block;
+            }
+            mean = sum / blocks;
+            err = sqrt(fmax(sum2 / blocks - mean * mean, 0.0) / (blocks - 1));
+        };
+        const double temps[2] = {POTTS_Q == 2 ? 1.0 : 0.70, POTTS_Q == 2 ? 1.3 : 0.74};
+        const Variant lazy = INLINE(4, 1024), skip = SKIP(4);
+        for (int k = 0; k < 2; ++k) {
+            T = temps[k];
+            for (int d = 0; d < 4; ++d) th[d] = threshold(d + 1, T);
+            double m1, e1, m2, e2;
+            mean_energy(lazy, k == 0, m1, e1);
+            mean_energy(skip, k == 0, m2, e2);
+            const double z = (m2 - m1) / sqrt(e1 * e1 + e2 * e2);
+            const bool bad = !(fabs(z) < 4.0);
+            failures += bad;
+            printf("energy T=%.4f %s start: library rule %.6f(%.6f), geometric skip %.6f(%.6f), z=%+.2f%s\n", T,
+                   k == 0 ? "ordered" : "random", m1, e1, m2, e2, z, bad ? "  FAIL" : "");
+        }
+        T = POTTS_Q == 2 ? 1.0 / log(1.0 + sqrt(2.0)) : 0.7212;
+        for (int d = 0; d < 4; ++d) th[d] = threshold(d + 1, T);
+        CK(cudaFree(census));
+    }
     if (time_sweeps == 0) return failures != 0;
     timeit("resident", [&](u32 s) { run_resident(0, s); });
     for (const Variant& v : variants) {
@@ -254,6 +413,13 @@ int main(int argc, char** argv) {
         char name[96];
         snprintf(name, sizeof name, "tiled %s, %u blocks of %u rows", v.name, G, h / G);
         timeit(name, [&](u32 s) { run_tiled(v, 0, s, G); });
+    }
+    // Another acceptance test (other bits, same distribution: see above).
+    for (const Variant& v : {SKIP(4), SKIP(8), SKIP_FIRST(4)}) {
+        char name[96];
+        snprintf(name, sizeof name, "tiled %s (other bits)", v.name);
+        if (!pick(v, sms)) continue;
+        timeit(name, [&](u32 s) { run_tiled(v, 0, s, pick(v, sms)); });
     }
     // Fewer, taller strips (more rows per block, fewer halo rows in all).
     for (u32 most : {sms / 2, sms / 4}) {

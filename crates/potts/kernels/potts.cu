@@ -938,9 +938,31 @@ __device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 y
     }
 }
 
+// The acceptance test of the bit-sliced rule (sliced.rs) from words drawn
+// ahead: fill sets up its table in shared memory (the threshold masks,
+// fill_masks), accept decides the uncertain sites und of a word from the
+// acceptance words at wd[(SL_B + e) * fs] and the generator state after
+// the first E, setting the accepted ones in acc. A template parameter of
+// the tiled kernels so that experiments (experiments/potts-tiled) can time
+// other rules in the same kernel.
+struct LazyBitSerial {
+    __device__ __forceinline__ static void fill(uint4* table, u32 th0, u32 th1, u32 th2, u32 th3) {
+        fill_masks(table, th0, th1, th2, th3);
+    }
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
+                                                  u32 code1, u32& und, u32& acc) {
+        // Threshold bit 31 - e meets acceptance word e (masks[b + 1] holds
+        // bit b).
+#pragma unroll
+        for (int e = 0; e < E; ++e) accept_step(wd[(SL_B + e) * fs], masks[32 - e], code0, code1, und, acc);
+        if (und != 0) accept_rest<E>(wd[(SL_B + E) * fs], wd[(SL_B + E + 1) * fs], masks, code0, code1, und, acc);
+    }
+};
+
 // The update of one word s (sliced_word's rule) from its words drawn ahead
 // (field f at wd[f * fs]); sg: the rule's sigma, a literal at the call.
-template <int E>
+template <int E, class Rule = LazyBitSerial>
 __device__ __forceinline__ void drawn_word_update(u32* s, const u32 (*nb)[SL_P], const u32* wd, u32 fs, int sg,
                                                   const uint4* __restrict__ masks) {
     u32 kw[SL_KW], p[SL_P];
@@ -952,11 +974,7 @@ __device__ __forceinline__ void drawn_word_update(u32* s, const u32 (*nb)[SL_P],
         u32 code0, code1;
         u32 und = classify(s, p, nb, sg, code0, code1);
         acc = ~und;
-        // Threshold bit 31 - e meets acceptance word e (masks[b + 1] holds
-        // bit b).
-#pragma unroll
-        for (int e = 0; e < E; ++e) accept_step(wd[(SL_B + e) * fs], masks[32 - e], code0, code1, und, acc);
-        if (und != 0) accept_rest<E>(wd[(SL_B + E) * fs], wd[(SL_B + E + 1) * fs], masks, code0, code1, und, acc);
+        Rule::template accept<E>(wd, fs, masks, code0, code1, und, acc);
     }
 #pragma unroll
     for (int q = 0; q < SL_P; ++q) s[q] ^= (s[q] ^ p[q]) & acc;
@@ -1155,8 +1173,8 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
 // the thread that has meanwhile seen the neighbour's word of the step
 // between, which the neighbour computed from this slot's word. The halo
 // rows in shared memory serve the first step only. flags and shared memory
-// as tiled_sweeps<1, E>.
-template <int E>
+// as tiled_sweeps<1, E>; Rule: the acceptance test (LazyBitSerial).
+template <int E, class Rule = LazyBitSerial>
 __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h,
                                                     u32 R, u64 seed, u64 stream, u64 first_sweep, u32 sweeps,
                                                     int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
@@ -1165,7 +1183,7 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
     constexpr int F = tiled_fields<E>();
     extern __shared__ uint4 tile_raw[];
     __shared__ uint4 masks[33];
-    fill_masks(masks, th0, th1, th2, th3);
+    Rule::fill(masks, th0, th1, th2, th3);
     const TiledStrip<K, F> S((u32*)tile_raw, c0, c1, wr_shift, h, R);
     const u32 G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, T = blockDim.x;
     const u32 wr = 1u << wr_shift;
@@ -1234,7 +1252,7 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
             } else {
                 shared_planes_load(nb[1], other + S.at(y + 1, w));
             }
-            drawn_word_update<E>(s, nb, S.words_at(i, y, w), fs, sg, masks);
+            drawn_word_update<E, Rule>(s, nb, S.words_at(i, y, w), fs, sg, masks);
             shared_planes_store(mine + S.at(y, w), s);
             if (edge && i + 1 < steps) {
                 unsigned long long* const dst = slot(i, b, r) + w * SL_P;
