@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 // says some are accepted, instead of searching and drawing on (wrong bits
 // and statistics; timing only).
 template <bool SLOW = true>
-struct GeometricSkip {
+struct GeometricSkip : LazyBitSerial {  // its random words, its own test
     // 1 / log2(1 - t_c), for the estimate of k.
     __device__ __forceinline__ static float* inv_log2() {
         __shared__ float v[4];
@@ -171,6 +171,26 @@ struct GeometricSkip {
     }
 };
 
+// Base's rule with a cheap hash instead of the Philox block that seeds a
+// unit's two generators for each colour step (wrong bits: timing only; it
+// bounds what keeping generator states between sweeps could save).
+template <class Base>
+struct HashedGenerators : Base {
+    __device__ __forceinline__ static u64 mix(u64 x) {
+        x ^= x >> 31;
+        x *= 0x94d049bb133111ebull;
+        return x ^ (x >> 29);
+    }
+    __device__ __forceinline__ static void generators(u64 seed, u64 stream, u64 sweep, u32 colour, u64 unit, u64& g0,
+                                                      u64& g1) {
+        const u64 step = ((2 * sweep + colour) << 32) | unit;
+        const u64 z = seed ^ stream * 0x9e3779b97f4a7c15ull ^ step * 0xbf58476d1ce4e5b9ull;
+        const u64 a = mix(z), b = mix(z + 0x9e3779b97f4a7c15ull);
+        g0 = warpmc::rng::mwc_seed_state(MWC_A, (u32)a, (u32)(a >> 32));
+        g1 = warpmc::rng::mwc_seed_state(MWC_A, (u32)b, (u32)(b >> 32));
+    }
+};
+
 // tiled_sweeps_inline with the acceptance test Rule.
 template <int E, class Rule>
 __global__ void __launch_bounds__(1024, 1)
@@ -196,6 +216,7 @@ struct Variant {
 #define SKIP_FIRST(E)                                                                         \
     Variant{(const void*)tiled_inline_rule<E, GeometricSkip<false>>, 1, E, 1024,               \
             "K=1 E=" #E " inline, geometric skip's first tests only"}
+#define RULE(E, R, NAME) Variant{(const void*)tiled_inline_rule<E, R>, 1, E, 1024, "K=1 E=" #E " inline, " NAME}
 #define FLAGGED(K, E, T) \
     Variant{(const void*)tiled_variant<K, E, T, FlaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T " flagged"}
 
@@ -415,7 +436,14 @@ int main(int argc, char** argv) {
         timeit(name, [&](u32 s) { run_tiled(v, 0, s, G); });
     }
     // Another acceptance test (other bits, same distribution: see above).
-    for (const Variant& v : {SKIP(4), SKIP(8), SKIP_FIRST(4)}) {
+    const Variant others[] = {
+        SKIP(4),
+        SKIP(8),
+        SKIP_FIRST(4),
+        RULE(4, HashedGenerators<LazyBitSerial>, "library rule, hashed generators"),
+        RULE(4, HashedGenerators<GeometricSkip<false>>, "skip's first tests, hashed generators"),
+    };
+    for (const Variant& v : others) {
         char name[96];
         snprintf(name, sizeof name, "tiled %s (other bits)", v.name);
         if (!pick(v, sms)) continue;
@@ -437,5 +465,8 @@ int main(int argc, char** argv) {
     timeit("tiled inline K=1, every move accepted (wrong bits)",
            [&](u32 s) { run_tiled(inline4, 0, s, pick(inline4, sms)); });
     timeit("resident, every move accepted (wrong bits)", [&](u32 s) { run_resident(0, s); });
+    const Variant hashed = RULE(4, HashedGenerators<LazyBitSerial>, "hashed generators");
+    timeit("tiled inline K=1, hashed generators, every move accepted (wrong bits)",
+           [&](u32 s) { run_tiled(hashed, 0, s, pick(hashed, sms)); });
     return failures != 0;
 }

@@ -912,16 +912,43 @@ struct TaggedExchange {
     }
 };
 
+// The random words and the acceptance test of the bit-sliced rule
+// (sliced.rs) for words drawn ahead: generators seeds a unit's two row
+// generators (unit_generators), fill sets up the test's table in shared
+// memory (the threshold masks, fill_masks), accept decides the uncertain
+// sites und of a word from the acceptance words at wd[(SL_B + e) * fs]
+// and the generator state after the first E, setting the accepted ones in
+// acc. A template parameter of the tiled inline kernel so that experiments
+// (experiments/potts-tiled) can time other rules in the same kernel.
+struct LazyBitSerial {
+    __device__ __forceinline__ static void generators(u64 seed, u64 stream, u64 sweep, u32 colour, u64 unit, u64& g0,
+                                                      u64& g1) {
+        unit_generators(seed, stream, sweep, colour, unit, g0, g1);
+    }
+    __device__ __forceinline__ static void fill(uint4* table, u32 th0, u32 th1, u32 th2, u32 th3) {
+        fill_masks(table, th0, th1, th2, th3);
+    }
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
+                                                  u32 code1, u32& und, u32& acc) {
+        // Threshold bit 31 - e meets acceptance word e (masks[b + 1] holds
+        // bit b).
+#pragma unroll
+        for (int e = 0; e < E; ++e) accept_step(wd[(SL_B + e) * fs], masks[32 - e], code0, code1, und, acc);
+        if (und != 0) accept_rest<E>(wd[(SL_B + E) * fs], wd[(SL_B + E + 1) * fs], masks, code0, code1, und, acc);
+    }
+};
+
 // The random words of a row pair for colour step n (sweep n >> 1, colour
 // n & 1): strip rows y0, y0 + 1 at lattice rows yg, yg + 1 (yg even), word
 // w, one Philox block for both, as row_generators seeds them. Row y0 + r's
 // words go to wd + r * wr (field f at [f * fs]) unless r is skip (-1: none).
-template <int E>
+template <int E, class Rule = LazyBitSerial>
 __device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 yg, u32 w, u32 wr_shift, u32* wd,
                                               int skip, u32 fs) {
     const u64 k = ((u64)(yg / UNIT_ROWS) << wr_shift) + w;
     u64 g[2];
-    unit_generators(seed, stream, n >> 1, (u32)(n & 1), 4 * k + (yg % UNIT_ROWS) / 2, g[0], g[1]);
+    Rule::generators(seed, stream, n >> 1, (u32)(n & 1), 4 * k + (yg % UNIT_ROWS) / 2, g[0], g[1]);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         if (r == skip) continue;
@@ -937,28 +964,6 @@ __device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 y
         d[(SL_B + E + 1) * fs] = gc;
     }
 }
-
-// The acceptance test of the bit-sliced rule (sliced.rs) from words drawn
-// ahead: fill sets up its table in shared memory (the threshold masks,
-// fill_masks), accept decides the uncertain sites und of a word from the
-// acceptance words at wd[(SL_B + e) * fs] and the generator state after
-// the first E, setting the accepted ones in acc. A template parameter of
-// the tiled kernels so that experiments (experiments/potts-tiled) can time
-// other rules in the same kernel.
-struct LazyBitSerial {
-    __device__ __forceinline__ static void fill(uint4* table, u32 th0, u32 th1, u32 th2, u32 th3) {
-        fill_masks(table, th0, th1, th2, th3);
-    }
-    template <int E>
-    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
-                                                  u32 code1, u32& und, u32& acc) {
-        // Threshold bit 31 - e meets acceptance word e (masks[b + 1] holds
-        // bit b).
-#pragma unroll
-        for (int e = 0; e < E; ++e) accept_step(wd[(SL_B + e) * fs], masks[32 - e], code0, code1, und, acc);
-        if (und != 0) accept_rest<E>(wd[(SL_B + E) * fs], wd[(SL_B + E + 1) * fs], masks, code0, code1, und, acc);
-    }
-};
 
 // The update of one word s (sliced_word's rule) from its words drawn ahead
 // (field f at wd[f * fs]); sg: the rule's sigma, a literal at the call.
@@ -1200,7 +1205,8 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
         for (u32 t = tid - first; t < tasks; t += stride) {
             const int y0 = 2 * (int)(t >> wr_shift);
             const u32 w = t & (wr - 1);
-            draw_row_pair<E>(seed, stream, n0 + i, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w), -1, fs);
+            draw_row_pair<E, Rule>(seed, stream, n0 + i, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w), -1,
+                                   fs);
         }
     };
     const u32 steps = 2 * sweeps;
