@@ -72,7 +72,9 @@ pub(crate) fn potts(e: PottsError) -> PyErr {
 /// A flame error as a Python exception.
 pub(crate) fn flame(e: FlameError) -> PyErr {
     let kind = match &e {
-        FlameError::Io { .. } | FlameError::Output(_) => Kind::Os,
+        // A palette file that is missing, unreadable or not palettes is a
+        // file problem like any other.
+        FlameError::Io { .. } | FlameError::Output(_) | FlameError::Palette(_) => Kind::Os,
         FlameError::OutOfHostMemory(_) | FlameError::OutOfDeviceMemory { .. } => Kind::Memory,
         FlameError::Interrupted => Kind::Interrupt,
         FlameError::Gpu(g) => gpu_kind(g),

@@ -132,6 +132,14 @@ def test_bad_genomes_raise_the_cli_message(cli, tmp_path):
         flame.render(tmp_path / "missing.flam3")
     with pytest.raises(ValueError, match="bits must be 8 or 16"):
         flame.render(SIERPINSKI, bits=12)
+    # A numbered palette needs flam3's palette file: a missing one or a
+    # directory is a file problem, as the README promises.
+    numbered = SIERPINSKI.replace('quality="30"', 'quality="30" palette="7"')
+    for palettes in (tmp_path / "no-palettes.xml", tmp_path):
+        with pytest.raises(OSError, match="palette file"):
+            flame.render(numbered, backend="cpu", palettes=palettes)
+        with pytest.raises(OSError, match="palette file"):
+            flame.info(numbered, palettes=palettes)
     with pytest.raises(TypeError):
         flame.render(b"<flame/>")
 

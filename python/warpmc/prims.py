@@ -253,6 +253,11 @@ def scan(x: Array, op: str = "sum", *, inclusive: bool = True, backend: str = "a
     """The prefix ``op`` (``"sum"``, ``"min"`` or ``"max"``) of a 1-D array:
     ``out[i] = x[0] op … op x[i]`` (inclusive), or with ``out[0]`` the
     identity and ``x[i]`` left out (``inclusive=False``).
+
+    For floats, ``"min"`` and ``"max"`` skip NaN (IEEE 754 minNum and
+    maxNum, as numpy's ``nanmin``/``nanmax``, not ``min``/``max``): where
+    every element so far is NaN the result is the identity (+inf for min,
+    -inf for max). ``"sum"`` carries NaN on.
     """
     if _on_gpu(x):
         _gpu_backend(backend)
@@ -276,7 +281,8 @@ def reduce(x: Array, op: str = "sum", *, backend: str = "auto") -> Array:
     """``x[0] op x[1] op …`` over every element (``"sum"``, ``"min"`` or
     ``"max"``; the identity for an empty array): a numpy scalar for a numpy
     array, a 0-d array of the input's library for a GPU array (the value
-    stays on the GPU).
+    stays on the GPU). NaN as in :func:`scan`: min and max skip it (all
+    NaN gives the identity), sum carries it.
     """
     if _on_gpu(x):
         _gpu_backend(backend)
