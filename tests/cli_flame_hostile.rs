@@ -111,6 +111,25 @@ fn a_full_standard_output_is_one_error_line() {
     }
 }
 
+#[test]
+fn a_full_standard_error_still_writes_the_image() {
+    let dir = fresh_dir("full-stderr");
+    let Some(full) = dev_full() else {
+        println!("SKIPPED: no /dev/full on this system");
+        return;
+    };
+    let genome = write(&dir.join("g.flam3"), QUICK);
+    // Not --quiet: the render prints its backend and cost to standard error.
+    let o = Command::new(bin())
+        .args(["flame", "render", &genome, "-o", "g.png", "--backend", "cpu"])
+        .current_dir(&dir)
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", o.status);
+    assert!(std::fs::read(dir.join("g.png")).unwrap().starts_with(b"\x89PNG"));
+}
+
 // ---- Outputs that would replace an input or another output ---------------
 
 /// Runs warpmc in `dir`.

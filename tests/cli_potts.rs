@@ -664,6 +664,36 @@ fn results_to_dev_full_report_no_space_and_dev_null_stays_a_device() {
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null was replaced");
 }
 
+#[test]
+fn a_full_standard_error_loses_no_results() {
+    // Notes and warnings that standard error cannot take are dropped: the
+    // run still writes its results and exits 0 (it used to panic at the
+    // first note, before any sweep).
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("SKIPPED: no /dev/full on this system");
+        return;
+    };
+    let out = tmp("full-stderr.csv");
+    let series = tmp("full-stderr.npy");
+    let _ = std::fs::remove_file(&out);
+    let args = small(&[
+        "--temps",
+        "1,2",
+        "--therm",
+        "5",
+        "--sweeps",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+        "--series",
+        series.to_str().unwrap(),
+    ]);
+    let o = Command::new(bin()).args(&args).stderr(full).output().unwrap();
+    assert!(o.status.success(), "{:?}", o.status);
+    assert!(std::fs::read_to_string(&out).unwrap().contains("energy"));
+    assert!(std::fs::metadata(&series).unwrap().len() > 0);
+}
+
 /// A `.npy` file of little-endian float64 as (shape, values).
 fn read_f64_npy(path: &Path) -> (Vec<usize>, Vec<f64>) {
     let bytes = std::fs::read(path).unwrap();

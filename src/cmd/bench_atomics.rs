@@ -205,7 +205,7 @@ pub(crate) fn run(args: AtomicsArgs) -> anyhow::Result<()> {
         )?;
         out.flush()?;
     }
-    eprintln!("bench atomics: inputs are generated and summed on the CPU first; kernels compile on first use");
+    noteln!("bench atomics: inputs are generated and summed on the CPU first; kernels compile on first use");
     let mut mismatches = 0usize;
     let mut summaries = Vec::new();
     run_atomics_bench(&p, &cfg, |w| {

@@ -132,7 +132,7 @@ pub(crate) fn run(args: ShuffleArgs) -> anyhow::Result<()> {
         stdout.flush()?;
     }
 
-    eprintln!(
+    noteln!(
         "bench shuffle: kernels compile on first use (then come from the cache); every output is checked on the CPU"
     );
     let mut last_group: Option<(&'static str, &'static str)> = None;

@@ -294,7 +294,7 @@ fn read_genome(g: &GenomeArgs, strict: bool) -> anyhow::Result<ParsedGenome> {
 fn load(g: &GenomeArgs) -> anyhow::Result<ParsedGenome> {
     let parsed = read_genome(g, g.strict)?;
     for w in &parsed.warnings {
-        eprintln!("warning: {w}");
+        noteln!("warning: {w}");
     }
     Ok(parsed)
 }
@@ -326,13 +326,13 @@ impl Engine {
             }
             Device::Cpu { fallback } => {
                 if let (Some(why), false) = (fallback, o.quiet) {
-                    eprintln!("backend: cpu, {} threads ({why})", rayon::current_num_threads());
+                    noteln!("backend: cpu, {} threads ({why})", rayon::current_num_threads());
                 }
                 Engine::Cpu
             }
         };
         if let (Engine::Cuda(r), false) = (&engine, o.quiet) {
-            eprintln!("backend: cuda, {}", r.gpu().info().name);
+            noteln!("backend: cuda, {}", r.gpu().info().name);
         }
         Ok(engine)
     }
@@ -420,7 +420,7 @@ fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
     let seen = flag.clone();
     ctrlc::set_handler(move || {
         if seen.swap(true, Ordering::SeqCst) {
-            eprintln!("interrupted again: stopping at once");
+            noteln!("interrupted again: stopping at once");
             std::process::exit(130);
         }
     })
@@ -464,7 +464,7 @@ fn describe_cost(label: &str, c: &FrameCost, rate: Option<f64>) -> String {
 
 /// The message and exit status of a render stopped by Ctrl-C.
 fn interrupted(out: &Path) -> ! {
-    eprintln!("interrupted: the render stopped; {} was not written", out.display());
+    noteln!("interrupted: the render stopped; {} was not written", out.display());
     std::process::exit(130);
 }
 
@@ -500,7 +500,7 @@ fn render_to(
     rate: Option<f64>,
 ) -> anyhow::Result<RenderedFrame> {
     if !o.quiet || cost.iterations >= ENORMOUS {
-        eprintln!("{}", describe_cost(&label, cost, rate));
+        noteln!("{}", describe_cost(&label, cost, rate));
     }
     let b = bar(o.quiet, label, cost.iterations);
     let len = b.length().unwrap_or(1) as f64;
@@ -524,7 +524,7 @@ fn render_to(
     ];
     write_image(&frame, flames, time, o, out, &text)?;
     let rate = frame.stats.iterations as f64 / frame.stats.iterate_seconds.max(1e-9);
-    eprintln!(
+    noteln!(
         "{}: {}x{}, {:.3e} iterations in {:.2} s ({:.3e} it/s on {}; filtering {:.2} s)",
         out.display(),
         frame.width,
@@ -536,7 +536,7 @@ fn render_to(
         frame.stats.filter_seconds
     );
     if frame.stats.strips > 1 {
-        eprintln!(
+        noteln!(
             "  (in {} strips: the histogram did not fit in GPU memory; each strip ran the whole chaos game)",
             frame.stats.strips
         );
@@ -739,7 +739,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     check_outputs_distinct(&a.genome, &animation_outputs(&a, video.as_deref(), &frames))?;
     if let (Some(v), None) = (&a.video, &video) {
-        eprintln!("note: ffmpeg not found, so {} is not written; the frames go to {}NNNNN.png", v.display(), a.prefix);
+        noteln!("note: ffmpeg not found, so {} is not written; the frames go to {}NNNNN.png", v.display(), a.prefix);
     }
     let frame_path = |t: i64| flame_animate::Outputs::frame_path(&a.prefix, t);
     // Every output is checked before the first frame is rendered; for long
@@ -775,7 +775,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let first_cost = first_cost.expect("at least one frame");
     let total = iterations / checked.len() as f64 * frames.count() as f64;
     if !a.opts.quiet {
-        eprintln!("{}", describe_cost(&format!("animation: {} frame(s), each", frames.count()), &first_cost, None));
+        noteln!("{}", describe_cost(&format!("animation: {} frame(s), each", frames.count()), &first_cost, None));
     }
     let outputs = flame_animate::Outputs {
         png_prefix: video.is_none().then(|| a.prefix.clone()),
@@ -820,7 +820,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             Err(FlameError::Interrupted) => {
                 b.finish_and_clear();
                 writers.abandon();
-                eprintln!("interrupted: the frames before time {t} were written, no video");
+                noteln!("interrupted: the frames before time {t} were written, no video");
                 std::process::exit(130);
             }
             Err(e) => {
@@ -846,7 +846,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         (Some(v), _) => v.display().to_string(),
         (None, _) => format!("{}NNNNN.png", a.prefix),
     };
-    eprintln!(
+    noteln!(
         "{n} frame(s) of {}x{} into {into} in {secs:.2} s ({:.2} frames/s; {:.3e} iterations on {}, {bad} bad values; \
          writing {:.2} s per frame beside the renders)",
         first_cost.width,
@@ -857,7 +857,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         times.seconds / times.frames.max(1) as f64
     );
     if let Some(sheet) = &a.contact_sheet {
-        eprintln!("contact sheet: {}", sheet.display());
+        noteln!("contact sheet: {}", sheet.display());
     }
     Ok(())
 }

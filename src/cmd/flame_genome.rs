@@ -299,7 +299,7 @@ fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
     let opts = ParseOptions { strict: false, palette_file: c.palettes.clone() };
     let parsed = read_input(path, &opts)?;
     for w in &parsed.warnings {
-        eprintln!("warning: {w}");
+        noteln!("warning: {w}");
     }
     if parsed.flames.is_empty() {
         bail!("{}: no <flame> elements", path.display());

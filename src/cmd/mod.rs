@@ -11,6 +11,16 @@ macro_rules! stdoutln {
     };
 }
 
+/// `eprintln!` without its panic: a note, warning or progress line that
+/// standard error cannot take (a full disk, a closed pipe) is dropped and
+/// the command goes on, so that a long run still writes its results.
+macro_rules! noteln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod bench;
 mod bench_atomics;
 mod bench_flame;

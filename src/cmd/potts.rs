@@ -381,7 +381,7 @@ pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
 fn select_device(choice: BackendChoice) -> anyhow::Result<warpmc_gpu::Device> {
     let device = warpmc_gpu::select(choice)?;
     if let Some(why) = device.fallback() {
-        eprintln!("note: {why}; running on the CPU");
+        noteln!("note: {why}; running on the CPU");
     }
     Ok(device)
 }
@@ -437,7 +437,7 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
         }
         None if !args.physics_given() => {
             if team.is_first() {
-                eprintln!("note: no parameters given, running the quick example (examples/potts-quick.toml)");
+                noteln!("note: no parameters given, running the quick example (examples/potts-quick.toml)");
             }
             ConfigFile::parse(QUICK_EXAMPLE, Path::new("examples/potts-quick.toml"))?
         }
@@ -581,7 +581,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     let device = team.device(start.study[start.first].backend())?;
     let algorithm = start.study[start.first].algorithm();
     if !algorithm.runs_on_gpu() && device.name() == "cuda" && team.is_first() {
-        eprintln!("note: {algorithm} updates run on the CPU, whatever the backend");
+        noteln!("note: {algorithm} updates run on the CPU, whatever the backend");
     }
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
@@ -620,7 +620,7 @@ fn print_tempering_summary(state: &RunState, size: Option<usize>) {
     // A pair offered no swap yet (a run stopped before its first exchange)
     // has no rate: "-".
     let lowest = acceptance.iter().copied().filter(|a| !a.is_nan()).reduce(f64::min);
-    eprintln!(
+    noteln!(
         "tempering{}: {} exchange rounds, {} round trips; swap acceptance per pair {}{}",
         size.map(|l| format!(" (L = {l})")).unwrap_or_default(),
         stats.rounds,
@@ -633,7 +633,7 @@ fn print_tempering_summary(state: &RunState, size: Option<usize>) {
         lowest.map(|l| format!(" (lowest {l:.3})")).unwrap_or_default()
     );
     if stats.round_trips == 0 {
-        eprintln!(
+        noteln!(
             "warning: no replica went from the first temperature to the last and back: the replicas did not mix; \
              run longer or put the temperatures closer"
         );
@@ -653,7 +653,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         let mut r = team.agree(team.runner(cfg.clone(), &device))?;
         let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
         if team.is_first() {
-            eprintln!(
+            noteln!(
                 "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} {} sweeps each ({} site updates), on {}",
                 cfg.q(),
                 cfg.size(),
@@ -706,7 +706,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         let mut runs = state.study_series();
         runs.resize(study.len(), &[]);
         snapshot::write_series_npy(path, &runs, shape)?;
-        eprintln!("series: {}", path.display());
+        noteln!("series: {}", path.display());
     }
     match result {
         Ok(_) => {}
@@ -716,11 +716,11 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         Err(PottsError::Interrupted) => {
             if team.is_first() {
                 match &out.checkpoint_path {
-                    Some(path) => eprintln!(
+                    Some(path) => noteln!(
                         "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
                         p = path.display()
                     ),
-                    None => eprintln!(
+                    None => noteln!(
                         "interrupted: the temperatures finished so far are reported above{}; run with --checkpoint \
                          FILE to be able to continue a run",
                         args.out.as_ref().map(|p| format!(" and in {}", p.display())).unwrap_or_default()
@@ -736,13 +736,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         let lattice = runner.lattice()?;
         if team.is_first() {
             snapshot::write_snapshot(&lattice, path, &out.provenance.text_chunks())?;
-            eprintln!("snapshot: {}", path.display());
+            noteln!("snapshot: {}", path.display());
         }
     }
     if let Some(path) = &args.out
         && team.is_first()
     {
-        eprintln!("results: {}", path.display());
+        noteln!("results: {}", path.display());
     }
     Ok(Ended::Finished)
 }
@@ -838,7 +838,7 @@ impl Output {
             let tau = r.tau_int_energy.max(r.tau_int_magnetization);
             let tau = if tau.is_finite() { format!("τ_int = {tau:.1} sweeps") } else { "τ_int unknown".to_string() };
             self.bar.suspend(|| {
-                eprintln!(
+                noteln!(
                     "warning: T = {}: its {} measurements span fewer than {} τ_int ({tau}); its error bars are not \
                      to be trusted: run more --sweeps or --samples",
                     r.temperature,
@@ -1003,7 +1003,7 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         match warpmc_gpu::select(choice)? {
             warpmc_gpu::Device::Cuda(g) => Some(g),
             cpu => {
-                eprintln!("note: {}; timing the CPU only", cpu.fallback().unwrap_or("no GPU"));
+                noteln!("note: {}; timing the CPU only", cpu.fallback().unwrap_or("no GPU"));
                 None
             }
         }
@@ -1015,7 +1015,7 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         if !ensemble_rows {
             bail!("nothing to time: {why}");
         }
-        eprintln!("note: no single-lattice rows: {why}");
+        noteln!("note: no single-lattice rows: {why}");
     }
     let mut stdout = std::io::stdout().lock();
     let cpu_threads = rayon::current_num_threads();

@@ -132,7 +132,7 @@ impl Team {
         if let Some(why) = device.fallback()
             && self.is_first()
         {
-            eprintln!("note: {why}; running on the CPU");
+            noteln!("note: {why}; running on the CPU");
         }
         Ok(device)
     }

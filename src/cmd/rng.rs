@@ -277,7 +277,7 @@ fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
         bail!("{short}; nothing written");
     }
     if short.is_none() {
-        eprintln!(
+        noteln!(
             "found {} multipliers from {} down to {}",
             found.len(),
             found.first().copied().unwrap_or(0),
@@ -344,6 +344,6 @@ fn verify_against_table(found: &[u32]) -> anyhow::Result<()> {
             theirs.len()
         );
     }
-    eprintln!("verified: {} multipliers equal the built-in table between {lo} and {hi}", ours.len());
+    noteln!("verified: {} multipliers equal the built-in table between {lo} and {hi}", ours.len());
     Ok(())
 }
