@@ -12,7 +12,7 @@ use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Lattice, Observer, PottsError, PottsModel,
-    ProtocolConfig, Provenance, RunState, Runner, Simulation,
+    ProtocolConfig, Provenance, RunState, Runner, Simulation, describe_value_error,
 };
 
 use crate::devices;
@@ -76,6 +76,13 @@ fn study(options: &str) -> PyResult<Vec<ProtocolConfig>> {
     if let Some(serde_json::Value::String(s)) = map.get("temps") {
         let list = temperature_list(s)?;
         map.insert("temps".into(), list);
+    }
+    // Each key on its own first, so that an error can name it.
+    for (key, value) in &map {
+        let one = serde_json::Map::from_iter([(key.clone(), value.clone())]);
+        if let Err(e) = serde_json::from_value::<ConfigFile>(one.into()) {
+            return Err(config_error(&describe_value_error(key, &e.to_string())));
+        }
     }
     let file: ConfigFile = serde_json::from_value(map.into()).map_err(|e| config_error(&e.to_string()))?;
     file.resolve_sizes().map_err(|e| match e {
@@ -228,23 +235,45 @@ fn invalid(e: PottsError) -> PyErr {
     errors::potts(e)
 }
 
+/// The integer argument `name` within `min ..= max`: a `ValueError` that
+/// names the argument and the range otherwise, a `TypeError` for anything
+/// but an integer (a bool included). pyo3's own conversion names neither
+/// and raises `OverflowError` for a negative or huge value.
+fn whole(name: &str, value: &Bound<'_, PyAny>, min: i128, max: i128) -> PyResult<i128> {
+    let kind = || value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err(format!("{name} must be an integer, not bool")));
+    }
+    let Ok(index) = value.call_method0("__index__") else {
+        return Err(PyTypeError::new_err(format!("{name} must be an integer, not {}", kind())));
+    };
+    match index.extract::<i128>() {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(PyValueError::new_err(format!("{name} = {index}: expected a whole number from {min} to {max}"))),
+    }
+}
+
 #[pymethods]
 impl PySimulation {
     #[new]
-    #[pyo3(signature = (q, size, temp, seed=0, backend="auto", *, height=None, coupling=1.0, field=0.0, init="ordered"))]
+    #[pyo3(signature = (q, size, temp, seed=None, backend="auto", *, height=None, coupling=1.0, field=0.0, init="ordered"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        q: u32,
-        size: usize,
+        q: &Bound<'_, PyAny>,
+        size: &Bound<'_, PyAny>,
         temp: f64,
-        seed: u64,
+        seed: Option<&Bound<'_, PyAny>>,
         backend: &str,
-        height: Option<usize>,
+        height: Option<&Bound<'_, PyAny>>,
         coupling: f64,
         field: f64,
         init: &str,
     ) -> PyResult<Self> {
+        let q = whole("q", q, 0, u32::MAX.into())? as u32;
+        let size = whole("size", size, 0, i64::MAX.into())? as usize;
+        let seed = seed.map(|s| whole("seed", s, 0, u64::MAX.into())).transpose()?.unwrap_or(0) as u64;
+        let height = height.map(|h| whole("height", h, 0, i64::MAX.into())).transpose()?.map(|h| h as usize);
         let model = PottsModel::new(q, size, height.unwrap_or(size))
             .and_then(|m| m.with_coupling(coupling))
             .and_then(|m| m.with_field(field))
@@ -264,7 +293,12 @@ impl PySimulation {
     /// Runs `n` sweeps (one update attempt per site each) and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
     /// `KeyboardInterrupt`; the sweeps done so far are kept.
-    fn sweeps<'py>(mut slf: PyRefMut<'py, Self>, py: Python<'py>, n: u64) -> PyResult<PyRefMut<'py, Self>> {
+    fn sweeps<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        let n = whole("n", n, 0, u64::MAX.into())? as u64;
         // The chain's limit, checked before the first sweep rather than
         // when it is reached.
         let done = slf.sim.get()?.sweeps_done();

@@ -137,6 +137,25 @@ def test_bad_values_raise_with_the_cli_message(cli, kwargs, flags):
     assert line == f"error: {e.value}" or line.endswith(f": {e.value}"), (line, str(e.value))
 
 
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(q=-1), "q = -1: expected a whole number from 0 to 4294967295"),
+        (dict(q=2.5), "q = 2.5: expected a whole number"),
+        (dict(seed=2**64), "seed = 1.8446744073709552e+19: expected a whole number from 0 to 18446744073709551615"),
+        (dict(size=[8, "x"]), "size: expected a width or a list of widths"),
+        (dict(tempering=3), "tempering = 3: expected true or false"),
+        (dict(height="tall"), 'height = "tall": expected a whole number'),
+    ],
+)
+def test_a_value_of_the_wrong_kind_names_its_key(kwargs, words):
+    base = dict(q=2, size=8, temps=1.0, therm=1, sweeps=1, backend="cpu")
+    with pytest.raises(ValueError) as e:
+        potts.run(**{**base, **kwargs})
+    assert words in str(e.value)
+    assert "invalid type" not in str(e.value) and "untagged" not in str(e.value)
+
+
 def test_runs_too_short_for_their_error_bars_warn():
     with pytest.warns(RuntimeWarning, match="too few autocorrelation times"):
         rows = potts.run(q=2, size=16, temps=1.13, therm=10, sweeps=20, backend="cpu")
@@ -223,7 +242,24 @@ def test_simulation_rejects_bad_input():
         potts.Simulation(q=2, size=7, temp=1.0)
     with pytest.raises(ValueError):
         potts.Simulation(q=2, size=8, temp=-1.0)
+    # Integers out of range name the argument (pyo3 alone raised a bare
+    # OverflowError); other types are TypeErrors.
+    with pytest.raises(ValueError, match="q = -1: expected a whole number from 0 to 4294967295"):
+        potts.Simulation(q=-1, size=8, temp=1.0)
+    with pytest.raises(ValueError, match="seed = 18446744073709551616: expected"):
+        potts.Simulation(q=2, size=8, temp=1.0, seed=2**64)
+    with pytest.raises(ValueError, match="size = -8"):
+        potts.Simulation(q=2, size=-8, temp=1.0)
+    with pytest.raises(TypeError, match="q must be an integer, not float"):
+        potts.Simulation(q=2.0, size=8, temp=1.0)
+    with pytest.raises(TypeError, match="height must be an integer, not bool"):
+        potts.Simulation(q=2, size=8, temp=1.0, height=True)
+    assert potts.Simulation(q=np.uint8(3), size=np.int64(8), temp=1.0, seed=np.uint64(7), backend="cpu").q == 3
     sim = potts.Simulation(q=2, size=8, temp=1.0, backend="cpu")
+    with pytest.raises(ValueError, match="n = -1: expected a whole number"):
+        sim.sweeps(-1)
+    with pytest.raises(TypeError, match="n must be an integer, not str"):
+        sim.sweeps("10")
     with pytest.raises(ValueError, match="shape"):
         sim.spins = np.zeros((8, 6), dtype=np.uint8)
     with pytest.raises(ValueError, match="states 0"):

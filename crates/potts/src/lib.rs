@@ -100,7 +100,9 @@ pub use error::{PottsError, Result};
 pub use lattice::{Census, InitialState, Lattice};
 pub use model::PottsModel;
 pub use observables::{Measurement, TemperatureResult};
-pub use protocol::{ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing};
+pub use protocol::{
+    ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing, describe_value_error,
+};
 pub use provenance::Provenance;
 pub use simulation::{Chain, Simulation};
 pub use strip::{Strip, StripBackend, open_strip};

@@ -524,13 +524,62 @@ impl TryFrom<TomlConfig> for ConfigFile {
     }
 }
 
+/// serde's message about the value of `key` in words for a user, e.g.
+/// "q = -1: expected a whole number from 0 to 4294967295" for "invalid
+/// value: integer `-1`, expected u32". Messages it does not know (an unknown
+/// key or variant, a range check) keep their words, after the key.
+pub fn describe_value_error(key: &str, message: &str) -> String {
+    if message.starts_with("unknown field") || message.starts_with(key) {
+        return message.to_string();
+    }
+    const EXPECTED: [(&str, &str); 8] = [
+        ("expected u32", "a whole number from 0 to 4294967295"),
+        ("expected u64", "a whole number from 0 to 18446744073709551615"),
+        ("expected usize", "a whole number from 0 to 18446744073709551615"),
+        ("expected f64", "a number"),
+        ("expected a boolean", "true or false"),
+        ("expected a string", "a string"),
+        ("untagged enum SizeOrSizes", "a width or a list of widths (whole numbers)"),
+        ("untagged enum Temperatures", "a list of numbers or a range \"T0:T1:DT\""),
+    ];
+    let Some((_, what)) = EXPECTED.iter().find(|(pattern, _)| message.contains(pattern)) else {
+        return format!("{key}: {message}");
+    };
+    // serde names the value it got as `value` (numbers) or "value" (strings).
+    let got =
+        message.split_once('`').and_then(|(_, rest)| rest.split_once('`')).map(|(v, _)| v.to_string()).or_else(|| {
+            message
+                .split_once("string \"")
+                .and_then(|(_, rest)| rest.rsplit_once("\", "))
+                .map(|(v, _)| format!("\"{v}\""))
+        });
+    match got {
+        Some(v) => format!("{key} = {v}: expected {what}"),
+        None => format!("{key}: expected {what}"),
+    }
+}
+
 impl ConfigFile {
-    /// Parses TOML text (`path` only names the file in errors).
+    /// Parses TOML text (`path` only names the file in errors). A value of
+    /// the wrong kind is reported with its key, in words
+    /// ([`describe_value_error`]).
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        toml::from_str(text).map_err(|e| PottsError::Config {
-            path: path.to_path_buf(),
-            message: e.message().to_string() + &e.span().map(|s| format!(" (at byte {})", s.start)).unwrap_or_default(),
-        })
+        let config_error = |message: String| PottsError::Config { path: path.to_path_buf(), message };
+        let syntax = |e: toml::de::Error| {
+            config_error(
+                e.message().to_string() + &e.span().map(|s| format!(" (at byte {})", s.start)).unwrap_or_default(),
+            )
+        };
+        let table: toml::Table = toml::from_str(text).map_err(syntax)?;
+        // Each key on its own first, so that an error can name it (every
+        // key is optional, so a table of one key is a configuration).
+        for (key, value) in &table {
+            let one = toml::Table::from_iter([(key.clone(), value.clone())]);
+            if let Err(e) = toml::Value::Table(one).try_into::<ConfigFile>() {
+                return Err(config_error(describe_value_error(key, e.message())));
+            }
+        }
+        toml::Value::Table(table).try_into().map_err(syntax)
     }
 
     /// Reads and parses a TOML file.

@@ -383,3 +383,33 @@ fn checkpoints_that_contradict_themselves_are_refused() {
         }
     }
 }
+
+#[test]
+fn a_value_of_the_wrong_kind_is_named_by_its_key_in_words() {
+    let parse = |line: &str| {
+        let key = line.split(' ').next().unwrap();
+        let base = ["q = 3", "size = 8", "temps = [1.0]"].into_iter().filter(|l| !l.starts_with(key));
+        let text = base.chain([line]).collect::<Vec<_>>().join("\n");
+        match ConfigFile::parse(&text, std::path::Path::new("c.toml")) {
+            Ok(_) => panic!("{line}: accepted"),
+            Err(e) => e.to_string(),
+        }
+    };
+    for (line, words) in [
+        ("seed = -1", "seed = -1: expected a whole number from 0 to 18446744073709551615"),
+        ("samples = 2.5", "samples = 2.5: expected a whole number from 0 to 4294967295"),
+        ("height = [8]", "height: expected a whole number"),
+        ("coupling = \"strong\"", "coupling = \"strong\": expected a number"),
+        ("tempering = 1", "tempering = 1: expected true or false"),
+        ("measure_every = 1e30", "measure_every = 1000000000000000000000000000000.0: expected a whole number"),
+        ("init = \"hot\"", "init: unknown variant `hot`"),
+    ] {
+        let message = parse(line);
+        assert!(message.contains(words), "{line}: {message}");
+        assert!(!message.contains("invalid type") && !message.contains("invalid value"), "{line}: {message}");
+    }
+    // Lists name their key too; syntax errors keep their position.
+    assert!(parse("size = [8, \"x\"]").contains("size: expected a width or a list of widths"));
+    assert!(parse("temps = [1, \"x\"]").contains("temps: expected a list of numbers or a range"));
+    assert!(parse("therm = ").contains("at byte"));
+}
