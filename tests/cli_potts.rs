@@ -54,6 +54,8 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&neg, "positive");
     let zero = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temps", "0:1:0.5"];
     assert_one_line_error(&zero, "positive");
+    let tiny = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "2", "--height", "4", "--temp", "2"];
+    assert_one_line_error(&tiny, "cannot reach every state of a 2 × 4 torus");
     let cfg = tmp("unknown-key.toml");
     std::fs::write(&cfg, "q = 3\nsize = 8\ntemp = 1.0\nsweps = 100\n").unwrap();
     assert_one_line_error(&["potts", "run", "--config", cfg.to_str().unwrap()], "unknown field `sweps`");
@@ -592,7 +594,7 @@ fn lattices_beyond_host_memory_are_one_line_not_an_abort() {
 fn measurements_beyond_host_memory_are_one_line_not_an_abort() {
     // A tiny lattice, 8.2e9 measurements kept (131 GB): refused before the
     // first sweep, not an abort once the memory runs out.
-    let tiny = "potts run --backend cpu --q 2 --size 2 --therm 0 --measure-every 1";
+    let tiny = "potts run --backend cpu --q 3 --size 2 --therm 0 --measure-every 1";
     let many: Vec<&str> = tiny.split(' ').chain(["--temp", "1", "--sweeps", "2000000", "--samples", "4096"]).collect();
     assert_one_line_failure(&many, &warpmc_within(4 << 20, &many), "8.19e+9 measurements needs");
     // The checkpoints' copies count: 1e7 measurements (320 MB) fit in 1 GiB,

@@ -143,9 +143,11 @@ struct RunArgs {
     backend: Option<BackendChoice>,
     /// Update algorithm (default metropolis); a sweep is one update per
     /// site, and every algorithm gives the same bits on every backend:
-    ///   metropolis     the fastest sweep (bit-sliced where q ≤ 16); any q, J, h.
-    ///                  Use it away from critical points, and with --tempering
-    ///                  for first-order transitions (q ≥ 5).
+    ///   metropolis     the fastest sweep (bit-sliced where q ≤ 16); any q, J, h,
+    ///                  except q = 2 without a field on a torus of 8 sites or
+    ///                  fewer (not ergodic there: use heat-bath). Use it away
+    ///                  from critical points, and with --tempering for
+    ///                  first-order transitions (q ≥ 5).
     ///   heat-bath      each site drawn from its Boltzmann distribution given
     ///                  its neighbours; any q, J, h. Decorrelates in fewer
     ///                  sweeps than metropolis for large q, where most

@@ -177,6 +177,7 @@ impl ProtocolConfig {
     /// Checks every field; the first problem is returned as one line.
     pub(crate) fn validate(&self) -> Result<()> {
         self.algorithm.check(&self.model()?)?;
+        self.algorithm.check_ergodic(&self.model()?)?;
         if !self.sizes.is_empty() {
             if !self.sizes.contains(&self.size) {
                 return Err(PottsError::InvalidInput(format!(

@@ -104,6 +104,7 @@ impl Simulation {
     /// # Ok::<(), warpmc_potts::PottsError>(())
     /// ```
     pub fn with_algorithm(model: PottsModel, algorithm: Algorithm, temperature: f64, device: &Device) -> Result<Self> {
+        algorithm.check_ergodic(&model)?;
         let backend = open_backend_for(device, &model, algorithm)?;
         Self::with_backend_running(model, algorithm, temperature, backend)
     }

@@ -139,3 +139,36 @@ fn cluster_algorithms_decorrelate_ten_times_faster_at_tc() {
         assert!(growth > 2.0, "{a}: tau_int grew only {growth:.2} times from L = 32 to 128");
     }
 }
+
+#[test]
+fn metropolis_refuses_ising_tori_too_small_to_be_ergodic() {
+    // On 2 × 2 a q = 2 checkerboard Metropolis chain never visits 4 of the
+    // 16 states (its ΔE = 0 flips are deterministic): ⟨e⟩ at T = 2 comes out
+    // near −1.627 where enumeration gives −1.536. A run is refused there;
+    // heat-bath, a field, q = 3 and a larger torus run.
+    let open = |q: u32, w: usize, h: usize, field: f64, algorithm: Algorithm| {
+        let model = PottsModel::new(q, w, h).unwrap().with_field(field).unwrap();
+        Simulation::with_algorithm(model, algorithm, 2.0, &Device::CPU).map(drop)
+    };
+    for (w, h) in [(2, 2), (2, 4), (4, 2)] {
+        let e = open(2, w, h, 0.0, Algorithm::Metropolis).unwrap_err().to_string();
+        assert!(e.contains("cannot reach every state") && e.contains("heat-bath"), "{e}");
+    }
+    open(2, 2, 2, 0.0, Algorithm::HeatBath).unwrap();
+    open(2, 2, 2, 0.1, Algorithm::Metropolis).unwrap();
+    open(3, 2, 2, 0.0, Algorithm::Metropolis).unwrap();
+    open(2, 2, 6, 0.0, Algorithm::Metropolis).unwrap();
+    // Heat-bath's chain on 2 × 2 has the enumerated average.
+    let exact = warpmc_potts::exact::density_of_states(2, 2, 2).moments(2.0, 1.0).energy;
+    let model = PottsModel::new(2, 2, 2).unwrap();
+    let mut sim = Simulation::with_algorithm(model, Algorithm::HeatBath, 2.0, &Device::CPU).unwrap().with_seed(5);
+    sim.sweeps(1000).unwrap();
+    let n = 200_000;
+    let mut sum = 0.0;
+    for _ in 0..n {
+        sim.sweeps(1).unwrap();
+        sum += sim.energy().unwrap();
+    }
+    let mean = sum / n as f64;
+    assert!((mean - exact).abs() < 0.01, "heat-bath ⟨e⟩ = {mean}, exact {exact}");
+}
