@@ -581,3 +581,67 @@ fn the_progress_bar_and_its_eta_are_shown_on_a_terminal() {
     assert!(o.status.success(), "{text}");
     assert!(text.contains("eta") && text.contains('%'), "no progress bar: {text}");
 }
+
+/// PSNR of two PNGs as `warpmc flame compare` prints it.
+fn psnr(a: &Path, b: &Path) -> f64 {
+    let o = warpmc(&["flame", "compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn spatial_filters_and_tone_mapping_match_flam3_render() {
+    // flam3-render 3.1.1 draws another shape's kernel for seven of its
+    // filter names, shows white specks where a kernel's sample lands a
+    // hair below 0 (its -ffast-math build), and keeps colours for a
+    // negative vibrancy: each case against flam3's own seed-to-seed noise.
+    if Command::new("flam3-render").stdin(Stdio::null()).output().is_err() {
+        println!("SKIPPED: flam3-render is not installed (Debian: flam3-utils)");
+        return;
+    }
+    let dir = temp_dir().join("flam3-filters");
+    std::fs::create_dir_all(&dir).unwrap();
+    let genome = |attrs: &str| {
+        format!(
+            r#"<flame size="64 48" center="0.5 0.45" scale="40" quality="300" estimator_radius="0" palette="17" {attrs}>
+  <xform weight="1" color="0" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+  <xform weight="1" color="1" linear="1" coefs="0.5 0 0 0.5 0.5 0"/>
+  <xform weight="1" color="0.5" linear="1" coefs="0.5 0 0 0.5 0.25 0.5"/>
+</flame>"#
+        )
+    };
+    let cases = [
+        ("mitchell", r#"filter="1" filter_shape="mitchell""#),
+        ("lanczos2", r#"filter="1" filter_shape="lanczos2""#),
+        ("hamming", r#"filter="1.2" filter_shape="hamming""#),
+        ("catrom", r#"filter="0.5" supersample="2" filter_shape="catrom""#),
+        ("vibrancy", r#"vibrancy="-0.5""#),
+    ];
+    for (name, attrs) in cases {
+        let g = dir.join(format!("{name}.flam3"));
+        std::fs::write(&g, genome(attrs)).unwrap();
+        let flam3: Vec<PathBuf> = ["a", "b"]
+            .iter()
+            .map(|seed| {
+                let out = dir.join(format!("{name}.flam3-{seed}.png"));
+                let o = Command::new("flam3-render")
+                    .env("in", &g)
+                    .env("out", &out)
+                    .env("isaac_seed", seed)
+                    .env("nthreads", "1")
+                    .env("verbose", "0")
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap();
+                assert!(o.status.success() && out.exists(), "flam3-render {name}: {}", stderr(&o));
+                out
+            })
+            .collect();
+        let ours = dir.join(format!("{name}.warpmc.png"));
+        let o = warpmc(&["flame", "render", g.to_str().unwrap(), "-o", ours.to_str().unwrap(), "--backend", "cpu"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let floor = psnr(&flam3[0], &flam3[1]);
+        let against = (psnr(&ours, &flam3[0]) + psnr(&ours, &flam3[1])) / 2.0;
+        assert!(against > floor - 2.0, "{name}: {against:.2} dB against flam3, whose seeds differ by {floor:.2} dB");
+    }
+}

@@ -222,7 +222,8 @@ __device__ void calc_newrgb(const double *c, double ls, double highpow, double *
     } else {
         double adj = fmin(-highpow, 1.0);
         if (maxa <= 255.0) adj = 1.0;
-        double s = (1.0 - adj) * newls + adj * ls;
+        // tonemap.rs, calc_newrgb: ls alone where adj = 1.
+        double s = adj == 1.0 ? ls : (1.0 - adj) * newls + adj * ls;
         for (int k = 0; k < 3; ++k) out[k] = s * (c[k] / PREFILTER_WHITE);
     }
 }
@@ -273,7 +274,7 @@ extern "C" __global__ void flame_filter_map(const bucket *__restrict__ acc, int 
         } else {
             a = 0.0;
         }
-        px[k] = isnan(a) ? 0.0f : (float)fmin(fmax(a, 0.0), 255.0);
+        px[k] = isnan(a) ? 255.0f : (float)fmin(fmax(a, 0.0), 255.0);  // NaN: ToneMap::map
     }
     px[3] = (float)alpha;
 }

@@ -10,7 +10,29 @@ use super::{shown, try_buffer};
 use crate::error::{FlameError, Result};
 use crate::genome::{FilterShape, TemporalFilter};
 
-/// Half-width of each shape's support, in flam3's units.
+/// The shape whose kernel flam3-render draws for `shape`. flam3 3.1.1
+/// numbers the spatial filters twice: its parser (filters.h) gives
+/// lanczos3, lanczos2, mitchell, blackman, catrom, hamming and hanning the
+/// numbers 6 … 12 in that order, while its support table and kernel switch
+/// (filters.c) read 6 … 12 as mitchell, blackman, catrom, hanning, hamming,
+/// lanczos3, lanczos2. So those seven names draw another name's kernel,
+/// with that kernel's support. warpmc draws what flam3 draws, so that
+/// images match flam3-render's (the names are read and written unchanged).
+pub(crate) fn flam3_kernel(shape: FilterShape) -> FilterShape {
+    match shape {
+        FilterShape::Lanczos3 => FilterShape::Mitchell,
+        FilterShape::Lanczos2 => FilterShape::Blackman,
+        FilterShape::Mitchell => FilterShape::Catrom,
+        FilterShape::Blackman => FilterShape::Hanning,
+        FilterShape::Catrom => FilterShape::Hamming,
+        FilterShape::Hamming => FilterShape::Lanczos3,
+        FilterShape::Hanning => FilterShape::Lanczos2,
+        other => other,
+    }
+}
+
+/// Half-width of the support of the kernel named `shape` (its formula,
+/// before [`flam3_kernel`]), in flam3's units.
 pub(crate) fn support(shape: FilterShape) -> f64 {
     match shape {
         FilterShape::Gaussian => 1.5,
@@ -43,7 +65,8 @@ fn gaussian(x: f64) -> f64 {
 const MITCHELL_B: f64 = 1.0 / 3.0;
 const MITCHELL_C: f64 = 1.0 / 3.0;
 
-/// The one-dimensional kernel of `shape` at `x`.
+/// The one-dimensional kernel named `shape` at `x` (its formula, before
+/// [`flam3_kernel`]).
 pub(crate) fn shape_value(shape: FilterShape, x: f64) -> f64 {
     use std::f64::consts::PI;
     match shape {
@@ -104,7 +127,11 @@ pub(crate) fn shape_value(shape: FilterShape, x: f64) -> f64 {
                 0.0
             }
         }
-        FilterShape::Blackman => sinc(x) * (0.42 + 0.5 * (PI * x).cos() + 0.08 * (2.0 * PI * x).cos()),
+        // The cosine terms summed first, as flam3-render's -ffast-math
+        // build does: at x = ±1 that gives 0 where left to right gives
+        // −1.4·10⁻¹⁶, and the sign decides flam3's white specks (see
+        // SpatialFilter::new).
+        FilterShape::Blackman => sinc(x) * (0.42 + (0.5 * (PI * x).cos() + 0.08 * (2.0 * PI * x).cos())),
         FilterShape::Catrom => {
             if x < -2.0 {
                 0.0
@@ -174,7 +201,7 @@ impl SpatialFilter {
     /// leaves no cell (a negative one below about −1/(2·support·ss)); so
     /// does this, and a radius whose kernel would be absurdly wide.
     pub(crate) fn width(shape: FilterShape, radius: f64, supersample: u32) -> Result<usize> {
-        let fw = 2.0 * support(shape) * f64::from(supersample) * radius;
+        let fw = 2.0 * support(flam3_kernel(shape)) * f64::from(supersample) * radius;
         if fw.is_nan() || fw >= MAX_KERNEL_CELLS {
             return Err(FlameError::invalid(format!(
                 "spatial filter radius {} is too large: its kernel would be {fw:.3e} cells wide",
@@ -195,15 +222,25 @@ impl SpatialFilter {
     /// pixel (square pixels, whole frames).
     pub(crate) fn new(shape: FilterShape, radius: f64, supersample: u32) -> Result<Self> {
         let width = Self::width(shape, radius, supersample)?;
-        let supp = support(shape);
+        let kernel = flam3_kernel(shape);
+        let supp = support(kernel);
         let fw = 2.0 * supp * f64::from(supersample) * radius;
         let adjust = if fw > 0.0 { supp * width as f64 / fw } else { 1.0 };
         let mut coefs = try_buffer(width * width, 0.0, "the spatial filter kernel")?;
+        // flam3-render is built with -ffast-math (flam3's Makefile.am), and
+        // GCC then divides by the width as a multiplication by its
+        // reciprocal. The sample points move in their last bits, which
+        // decides the sign of kernel values that are 0 in exact arithmetic
+        // (catrom at ±1: −4.4·10⁻¹⁶ there) and with it where flam3's images
+        // show white specks: an empty cell beside a hit filters to a tiny
+        // negative density, NaN under the gamma, 255 after flam3's clamps
+        // (ToneMap::map).
+        let inv_width = 1.0 / width as f64;
         for j in 0..width {
             for i in 0..width {
-                let ii = ((2.0 * i as f64 + 1.0) / width as f64 - 1.0) * adjust;
-                let jj = ((2.0 * j as f64 + 1.0) / width as f64 - 1.0) * adjust;
-                coefs[i + j * width] = shape_value(shape, ii) * shape_value(shape, jj);
+                let ii = ((2.0 * i as f64 + 1.0) * inv_width - 1.0) * adjust;
+                let jj = ((2.0 * j as f64 + 1.0) * inv_width - 1.0) * adjust;
+                coefs[i + j * width] = shape_value(kernel, ii) * shape_value(kernel, jj);
             }
         }
         let sum: f64 = coefs.iter().sum();

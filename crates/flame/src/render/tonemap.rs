@@ -70,7 +70,11 @@ pub(crate) fn calc_newrgb(c: &[f64; 4], ls: f64, highpow: f64) -> [f64; 3] {
         if maxa <= 255.0 {
             adj = 1.0;
         }
-        let s = (1.0 - adj) * newls + adj * ls;
+        // With adj = 1, ls alone: the formula's other term is 0 · newls,
+        // which is NaN where no channel is positive (vibrancy < 0 makes
+        // every ls · c negative, so maxc stays 0), and flam3-render's
+        // images show ls · c there.
+        let s = if adj == 1.0 { ls } else { (1.0 - adj) * newls + adj * ls };
         [s * (c[0] / PREFILTER_WHITE), s * (c[1] / PREFILTER_WHITE), s * (c[2] / PREFILTER_WHITE)]
     }
 }
@@ -99,9 +103,11 @@ impl ToneMap {
             } else {
                 a = 0.0;
             }
-            // NaN (a negative lobe under a fractional power) ends up 0, as
-            // the C conversion does in practice.
-            out[k] = if a.is_nan() { 0.0 } else { a.clamp(0.0, 255.0) };
+            // NaN (a negative lobe of the spatial filter under a
+            // fractional power) ends up 255, as in flam3-render's images:
+            // its clamps `if (a > 255) a = 255; if (a < 0) a = 0;` compile
+            // to min/max instructions, which give the bound for NaN.
+            out[k] = if a.is_nan() { 255.0 } else { a.clamp(0.0, 255.0) };
         }
         (out, alpha)
     }
