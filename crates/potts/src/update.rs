@@ -47,17 +47,17 @@ pub enum Algorithm {
     Wolff,
 }
 
-/// The largest torus on which a run of checkerboard Metropolis with q = 2
-/// and no field is refused ([`Algorithm::check_ergodic`]). There every move with ΔE = 0 is made (the proposal
-/// is always the flip), so a checkerboard sweep is deterministic on such
-/// sites and closed classes of states appear that a chain never enters: on
-/// 2 × 2, 4 of the 16 states, which moves ⟨e⟩ at T = 2 from −1.536 to
-/// −1.627; on 2 × 4 and 4 × 2, 4 of 256 (χ about 1 % low). On larger tori the
-/// classes left out weigh too little to see (on 2 × 8, 4 of 65,536 states,
-/// χ moved by 10⁻⁵; on 4 × 4, 36 states, ⟨e⟩ by 6·10⁻⁵ at T = 2), and
-/// heat-bath, Swendsen–Wang and Wolff, a field or q ≥ 3 have no such
-/// classes.
-pub const METROPOLIS_MIN_ISING_SITES: usize = 8;
+/// Tori of at most this many sites refuse a run of checkerboard
+/// Metropolis with q = 2 and no field ([`Algorithm::check_ergodic`]).
+/// There every move with ΔE = 0 is made (the proposal is always the
+/// flip), so a checkerboard sweep is deterministic on such sites and
+/// closed classes of states appear that a chain never enters: on 2 × 2, 4
+/// of the 16 states, which moves ⟨e⟩ at T = 2 from −1.536 to −1.627; on
+/// 2 × 4 and 4 × 2, 4 of 256 (χ about 1 % low). On larger tori the classes
+/// left out weigh too little to see (on 2 × 8, 4 of 65,536 states, χ moved
+/// by 10⁻⁵; on 4 × 4, 36 states, ⟨e⟩ by 6·10⁻⁵ at T = 2), and heat-bath,
+/// Swendsen–Wang and Wolff, a field or q ≥ 3 have no such classes.
+pub const METROPOLIS_NON_ERGODIC_SITES: usize = 8;
 
 /// Every algorithm, in the order `--help` lists them.
 pub const ALGORITHMS: [Algorithm; 4] =
@@ -115,20 +115,20 @@ impl Algorithm {
     /// Checks that a chain of this algorithm on `model` can reach every
     /// state, as a run's averages need: checkerboard Metropolis with q = 2
     /// and no field cannot on a torus of at most
-    /// [`METROPOLIS_MIN_ISING_SITES`] sites. (The backends run such a
+    /// [`METROPOLIS_NON_ERGODIC_SITES`] sites. (The backends run such a
     /// lattice all the same: their sweeps are well defined, and the tests
     /// compare them on it.)
     pub fn check_ergodic(self, model: &PottsModel) -> Result<()> {
         if self == Algorithm::Metropolis
             && model.q() == 2
             && model.field() == 0.0
-            && model.sites() <= METROPOLIS_MIN_ISING_SITES
+            && model.sites() <= METROPOLIS_NON_ERGODIC_SITES
         {
             return Err(PottsError::InvalidInput(format!(
                 "checkerboard Metropolis with q = 2 and no field cannot reach every state of a {} × {} torus \
                  (a flip that costs no energy is always made, so under the checkerboard order some states are \
                  never visited and the averages are wrong): use the heat-bath algorithm, or a torus of more \
-                 than {METROPOLIS_MIN_ISING_SITES} sites",
+                 than {METROPOLIS_NON_ERGODIC_SITES} sites",
                 model.width(),
                 model.height()
             )));

@@ -104,9 +104,10 @@ impl ToneMap {
                 a = 0.0;
             }
             // NaN (a negative lobe of the spatial filter under a
-            // fractional power) ends up 255, as in flam3-render's images:
-            // its clamps `if (a > 255) a = 255; if (a < 0) a = 0;` compile
-            // to min/max instructions, which give the bound for NaN.
+            // fractional power) ends up 255, as measured in flam3-render's
+            // images: its clamps `if (a > 255) a = 255; if (a < 0) a = 0;`,
+            // built with -ffast-math, evidently become min/max
+            // instructions, which give the bound for NaN.
             out[k] = if a.is_nan() { 255.0 } else { a.clamp(0.0, 255.0) };
         }
         (out, alpha)
