@@ -129,7 +129,7 @@ pub(crate) fn shape_value(shape: FilterShape, x: f64) -> f64 {
         }
         // The cosine terms summed first, as flam3-render's -ffast-math
         // build does: at x = ±1 that gives 0 where left to right gives
-        // −1.4·10⁻¹⁶, and the sign decides flam3's white specks (see
+        // −1.4·10⁻¹⁷, and the sign decides flam3's white specks (see
         // SpatialFilter::new).
         FilterShape::Blackman => sinc(x) * (0.42 + (0.5 * (PI * x).cos() + 0.08 * (2.0 * PI * x).cos())),
         FilterShape::Catrom => {
