@@ -112,7 +112,7 @@ fn multipliers_command_reproduces_the_table() {
 
 #[test]
 fn multipliers_out_writes_the_table_format() {
-    let path = std::env::temp_dir().join(format!("warpmc-mult-{}.u32le", std::process::id()));
+    let path = warpmc_testkit::scratch_dir("cli").join("multipliers.u32le");
     let o = warpmc(&["rng", "multipliers", "--count", "20", "--out", path.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let bytes = std::fs::read(&path).unwrap();
@@ -177,7 +177,7 @@ STUB(cuEventElapsedTime_v2)
 /// compiler.
 fn fake_driver(old: bool) -> Option<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let dir = std::env::temp_dir().join(format!("warpmc-fake-cuda-{}-{old}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("fake-cuda").join(if old { "old" } else { "new" });
     std::fs::create_dir_all(&dir).ok()?;
     std::fs::write(dir.join("fake.c"), FAKE_DRIVER).ok()?;
     let mut cmd = Command::new(cc);
@@ -260,7 +260,7 @@ fn devices_on_this_machine_never_fails() {
 
 #[test]
 fn a_short_multiplier_table_never_replaces_a_file() {
-    let dir = std::env::temp_dir().join(format!("warpmc-cli-{}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("cli");
     std::fs::create_dir_all(&dir).unwrap();
     let table = dir.join("t.u32le");
     std::fs::write(&table, b"the old table").unwrap();

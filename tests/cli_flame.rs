@@ -12,7 +12,7 @@ fn example(name: &str) -> String {
 }
 
 fn temp_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpmc-cli-flame-{}", std::process::id()));
+    let d = warpmc_testkit::scratch_dir("cli-flame");
     std::fs::create_dir_all(&d).unwrap();
     d
 }

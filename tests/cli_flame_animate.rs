@@ -13,7 +13,7 @@ fn example(name: &str) -> String {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpmc-cli-animate-{name}-{}", std::process::id()));
+    let d = warpmc_testkit::scratch_dir("cli-animate").join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -11,7 +11,7 @@ use warpmc_flame::genome::{ParseOptions, parse_file, parse_str};
 use warpmc_flame::image::{LoadedImage, psnr_pixels, read_png};
 
 fn temp_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpmc-cli-genome-{}", std::process::id()));
+    let d = warpmc_testkit::scratch_dir("cli-genome");
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -18,7 +18,7 @@ const RANKS: [usize; 3] = [1, 2, 4];
 const HUNG: Duration = Duration::from_secs(120);
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpmc-cli-mpi-{}", std::process::id()));
+    let d = warpmc_testkit::scratch_dir("cli-mpi");
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
 }

@@ -9,7 +9,7 @@ mod common;
 use common::{bin, stderr, warpmc, warpmc_within};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("warpmc-cli-potts-{}", std::process::id()));
+    let d = warpmc_testkit::scratch_dir("cli-potts");
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
 }

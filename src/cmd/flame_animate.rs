@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn contact_sheet_places_frames_in_a_grid_of_means() {
-        let dir = std::env::temp_dir().join(format!("warpmc-sheet-{}", std::process::id()));
+        let dir = warpmc_testkit::scratch_dir("sheet");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("sheet.png");
         // 7 frames of 37 × 23: a 3 × 3 grid, thumbnails as wide as the frame.
@@ -411,7 +411,7 @@ mod tests {
             println!("SKIPPED video_frames_reach_ffmpeg_and_the_file_appears_only_at_the_end: no ffmpeg");
             return;
         }
-        let dir = std::env::temp_dir().join(format!("warpmc-video-{}", std::process::id()));
+        let dir = warpmc_testkit::scratch_dir("video");
         std::fs::create_dir_all(&dir).unwrap();
         let target = dir.join("out.mp4");
         let mut v = Video::start(&target, 33, 17, false, 10, 23).unwrap();

@@ -56,7 +56,7 @@ fn genomes_are_resized_like_flam3s_size_scale() {
 #[test]
 fn gpu_rows_are_filled_in() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("gpu_rows_are_filled_in") else { return };
-    let out_dir = std::env::temp_dir().join(format!("warpmc-bench-flame-test-{}", std::process::id()));
+    let out_dir = warpmc_testkit::scratch_dir("bench-flame-test");
     std::fs::create_dir_all(&out_dir).unwrap();
     let path = sample("electricsheep.244.80692.flam3");
     let config =

@@ -500,14 +500,14 @@ mod tests {
 
     /// A fresh, empty directory.
     fn tempfile_dir() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("warpmc-flame-image-alone-{}", std::process::id()));
+        let dir = warpmc_testkit::scratch_dir("flame-image").join("alone");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
 
     fn temp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("warpmc-flame-image-{}", std::process::id()));
+        let dir = warpmc_testkit::scratch_dir("flame-image");
         std::fs::create_dir_all(&dir).unwrap();
         dir.join(name)
     }

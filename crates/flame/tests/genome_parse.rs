@@ -575,7 +575,7 @@ fn flames_anywhere_but_not_inside_a_flame() {
 
 #[test]
 fn latin1_file_with_declaration() {
-    let dir = std::env::temp_dir().join(format!("warpmc-genome-parse-{}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("genome-parse");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("latin1.flame");
     let mut bytes = br#"<?xml version="1.0" encoding="ISO-8859-1"?><flame name="caf"#.to_vec();
@@ -969,7 +969,7 @@ fn numbered_palette_and_blend_form() {
 #[test]
 fn palette_file_missing_or_broken() {
     // A palette file that exists but is not XML is an error, not skipped.
-    let dir = std::env::temp_dir().join(format!("warpmc-palettes-{}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("genome-parse").join("palettes");
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.xml");
     std::fs::write(&bad, "not xml <").unwrap();

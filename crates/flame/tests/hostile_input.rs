@@ -14,7 +14,7 @@ use warpmc_flame::render::{RenderSettings, RenderedFrame, render};
 use warpmc_flame::{Flame, FlameError};
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpmc-flame-hostile-{}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("flame-hostile");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

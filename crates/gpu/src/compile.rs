@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn cache_files_are_written_atomically_and_named_by_key() {
-        let dir = std::env::temp_dir().join(format!("warpmc-cache-test-{}", std::process::id()));
+        let dir = warpmc_testkit::scratch_dir("cache-test");
         let src = KernelSource::new("my kernel.cu", "x");
         let t = Target::Cubin { arch: 90 };
         let path = cache_path(&dir, &src, &t, 0xabc);

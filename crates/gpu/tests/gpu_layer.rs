@@ -77,7 +77,7 @@ fn compiled_kernels_are_reused_from_the_disk_cache() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("compiled_kernels_are_reused_from_the_disk_cache") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("warpmc-disk-cache-{}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("disk-cache").join("cache");
     let _ = std::fs::remove_dir_all(&dir);
     let gpu = gpu.with_kernel_cache(KernelCache::Disk(dir.clone()));
     gpu.module(&squares_source(1)).unwrap();

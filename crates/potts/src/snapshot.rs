@@ -465,7 +465,7 @@ mod tests {
     fn temp_file(name: &str) -> PathBuf {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("warpmc-snapshot-{}-{n}", std::process::id()));
+        let dir = warpmc_testkit::scratch_dir("snapshot").join(n.to_string());
         std::fs::create_dir_all(&dir).unwrap();
         dir.join(name)
     }

@@ -80,7 +80,7 @@ fn header_compiled_for_the_host_matches_rust() {
         println!("SKIPPED header_compiled_for_the_host_matches_rust: no C++ compiler ({cxx})");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("warpmc-header-host-{}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("header-host");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("warpmc_rng.cuh"), warpmc_rng::CUDA_HEADER).unwrap();
     std::fs::write(dir.join("driver.cpp"), DRIVER).unwrap();

@@ -10,12 +10,17 @@
 //!   values included;
 //! - [`atomics::Reference`]: the check a GPU's sums by key are held to;
 //! - [`warp`]: runs the warp-level functions of `warp.cuh` one launch per
-//!   call, and their CPU references.
+//!   call, and their CPU references;
+//! - [`scratch_dir`]: a directory for a test's files, removed when the test
+//!   binary exits.
 
 #![deny(missing_docs)]
 
 pub mod atomics;
+mod scratch;
 pub mod warp;
+
+pub use scratch::{fresh_scratch_dir, scratch_dir};
 
 use std::io::Write;
 

@@ -27,7 +27,7 @@ use crate::render::Precision;
 /// A palette file with palettes 0 to 700 (all grey; flam3 numbers its own 0 to 700), for the test genomes
 /// with numbered palettes: the palette does not change the kernel.
 fn stand_in_palettes() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("warpmc-flame-compile-palettes-{}.xml", std::process::id()));
+    let path = warpmc_testkit::scratch_dir("flame-compile").join("palettes.xml");
     let data = "00808080".repeat(256);
     let palettes: String =
         (0..=700).map(|n| format!("<palette number=\"{n}\" name=\"grey\" data=\"{data}\"/>\n")).collect();

@@ -1040,7 +1040,7 @@ int main(int argc, char **argv) {
         "        default: return 3;\n        }\n        double dx = ox, dy = oy;\n        fwrite(&dx, 8, 1, o);\n        fwrite(&dy, 8, 1, o);\n        fwrite(&rng.state, 8, 1, o);\n    }\n    fclose(o);\n    return 0;\n}\n",
     );
 
-    let dir = std::env::temp_dir().join(format!("warpmc-varcode-{}-{name}", std::process::id()));
+    let dir = warpmc_testkit::scratch_dir("varcode").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let (cpp, bin, input, output) =
         (dir.join("variations.cpp"), dir.join("variations"), dir.join("in.bin"), dir.join("out.bin"));
