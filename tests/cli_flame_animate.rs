@@ -123,3 +123,179 @@ fn unwritable_outputs_fail_before_rendering() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Two flames of the same three xforms at times `t0` and `t1`, the second
+/// with its own coefficients and palette; `first` and `second` are more
+/// attributes of each, and the size and quality when they are not 64 × 48
+/// and 200.
+fn sequence(t0: f64, t1: f64, first: &str, second: &str) -> String {
+    let flame = |t: f64, palette: u32, attrs: &str, coefs: [&str; 3]| {
+        let mut attrs = attrs.to_string();
+        for default in [r#"size="64 48""#, r#"quality="200""#] {
+            if !attrs.contains(&default[..default.find('=').unwrap() + 1]) {
+                attrs = format!("{attrs} {default}");
+            }
+        }
+        format!(
+            r#"<flame time="{t}" palette="{palette}" scale="20" filter="0.5" brightness="4" gamma="4" estimator_radius="0" {attrs}>
+  <xform weight="0.5" color="0" spherical="1" coefs="{}"/>
+  <xform weight="0.3" color="0.5" linear="1" coefs="{}"/>
+  <xform weight="0.2" color="1" julia="0.7" linear="0.3" coefs="{}"/>
+</flame>"#,
+            coefs[0], coefs[1], coefs[2]
+        )
+    };
+    format!(
+        "<anim>\n{}\n{}\n</anim>\n",
+        flame(t0, 15, first, ["0.6 0.2 -0.3 0.7 0.1 0.2", "0.5 0 0 0.5 0.5 0.3", "-0.4 0.5 0.5 0.4 -0.3 0.1"]),
+        flame(t1, 29, second, ["-0.5 0.5 0.4 0.6 0.2 -0.1", "0.4 -0.3 0.3 0.4 -0.4 0.2", "0.5 0.3 -0.3 0.5 0.3 -0.2"])
+    )
+}
+
+fn flam3_animate_available() -> bool {
+    Command::new("flam3-animate").env("in", "/nonexistent").stdin(std::process::Stdio::null()).output().is_ok()
+}
+
+/// flam3-animate's frames of `genome` (env `begin`, `end` as given) with
+/// `seed`, under `prefix`.
+fn flam3_animate(genome: &Path, prefix: &str, seed: &str, range: Option<(i64, i64)>) {
+    let mut cmd = Command::new("flam3-animate");
+    cmd.env("in", genome).env("prefix", prefix).env("isaac_seed", seed).env("nthreads", "1").env("verbose", "0");
+    if let Some((b, e)) = range {
+        cmd.env("begin", b.to_string()).env("end", e.to_string());
+    }
+    let o = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    assert!(o.status.success(), "flam3-animate {}: {}", genome.display(), stderr(&o));
+}
+
+fn psnr(a: &Path, b: &Path) -> f64 {
+    let o = warpmc(&["flame", "compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+}
+
+/// The frame files under `dir` whose names start with `stem`, sorted.
+fn frames_named(dir: &Path, stem: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(stem))
+        .map(|n| n[stem.len()..].to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn frames_between_flames_match_flam3_animate() {
+    // What flam3-animate takes from the flame interpolated at the frame's
+    // time rather than from the first flame: the supersampling (a flame
+    // with supersample 2 half way), the temporal samples (1 and 1000:
+    // about 500 at t = 1, a motion blur over two time units), and the
+    // default frame range (the last flame's time excluded); the frame size
+    // is the first flame's throughout.
+    if !flam3_animate_available() {
+        println!(
+            "SKIPPED frames_between_flames_match_flam3_animate: flam3-animate is not installed (Debian: flam3-utils)"
+        );
+        return;
+    }
+    let dir = temp_dir("flam3-animate");
+    let cases = [
+        ("supersample", sequence(0.0, 10.0, "", r#"supersample="2""#), Some(5)),
+        (
+            "temporal",
+            sequence(0.0, 2.0, r#"temporal_samples="1" temporal_filter_width="2""#, r#"temporal_filter_width="2""#),
+            Some(1),
+        ),
+        ("size", sequence(0.0, 10.0, "", r#"size="80 60""#), Some(5)),
+    ];
+    for (name, xml, time) in cases {
+        let g = dir.join(format!("{name}.flam3"));
+        std::fs::write(&g, xml).unwrap();
+        let t = time.unwrap();
+        for seed in ["a", "b"] {
+            flam3_animate(&g, &dir.join(format!("{name}.flam3-{seed}.")).to_string_lossy(), seed, Some((t, t)));
+        }
+        let prefix = dir.join(format!("{name}.warpmc.")).to_string_lossy().into_owned();
+        let (ts, te) = (t.to_string(), t.to_string());
+        let o = warpmc(&[
+            "flame",
+            "animate",
+            g.to_str().unwrap(),
+            "--begin",
+            &ts,
+            "--end",
+            &te,
+            "-o",
+            &prefix,
+            "--backend",
+            "cpu",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        if name == "size" {
+            assert!(stderr(&o).contains("warning: flame") && stderr(&o).contains("64x48"), "{}", stderr(&o));
+        }
+        let frame = |who: &str| dir.join(format!("{name}.{who}.{t:05}.png"));
+        let floor = psnr(&frame("flam3-a"), &frame("flam3-b"));
+        let ours = frame("warpmc");
+        let against = (psnr(&ours, &frame("flam3-a")) + psnr(&ours, &frame("flam3-b"))) / 2.0;
+        assert!(against > floor - 2.0, "{name}: {against:.2} dB against flam3, whose seeds differ by {floor:.2} dB");
+    }
+
+    // The default range: flam3-animate renders from the first flame's time
+    // up to the frame before the last flame's, times truncated.
+    for (name, t0, t1) in [("range-a", 0.0, 2.7), ("range-b", 0.6, 3.0), ("range-c", -2.5, 1.0)] {
+        let g = dir.join(format!("{name}.flam3"));
+        let small = r#"quality="1" size="8 6" temporal_samples="1""#;
+        std::fs::write(&g, sequence(t0, t1, small, small)).unwrap();
+        flam3_animate(&g, &dir.join(format!("{name}.flam3.")).to_string_lossy(), "a", None);
+        let prefix = dir.join(format!("{name}.warpmc.")).to_string_lossy().into_owned();
+        let o = warpmc(&["flame", "animate", g.to_str().unwrap(), "-o", &prefix, "--backend", "cpu", "--quiet"]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let theirs = frames_named(&dir, &format!("{name}.flam3."));
+        assert!(!theirs.is_empty());
+        assert_eq!(frames_named(&dir, &format!("{name}.warpmc.")), theirs, "{name}");
+    }
+}
+
+#[test]
+fn each_frame_takes_the_temporal_samples_of_its_time() {
+    // Times 0 and 2 with 1 and 1001 temporal samples: the frame at t = 1
+    // has 501, the same bits as asking for 501 explicitly, and not those
+    // of the first flame's 1.
+    let dir = temp_dir("temporal-samples");
+    let g = dir.join("ts.flam3");
+    let small = r#"quality="5" size="24 16" temporal_filter_width="2""#;
+    std::fs::write(
+        &g,
+        sequence(0.0, 2.0, &format!(r#"{small} temporal_samples="1""#), &format!(r#"{small} temporal_samples="1001""#)),
+    )
+    .unwrap();
+    let render = |name: &str, extra: &[&str]| {
+        let prefix = dir.join(format!("{name}.")).to_string_lossy().into_owned();
+        let mut args = vec![
+            "flame",
+            "animate",
+            g.to_str().unwrap(),
+            "--begin",
+            "1",
+            "--end",
+            "1",
+            "-o",
+            &prefix,
+            "--backend",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        args.push("--quiet");
+        let o = warpmc(&args);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        std::fs::read(dir.join(format!("{name}.00001.png"))).unwrap()
+    };
+    let interpolated = render("interpolated", &[]);
+    assert_eq!(interpolated, render("explicit", &["--temporal-samples", "501"]));
+    assert_ne!(interpolated, render("first", &["--temporal-samples", "1"]));
+}

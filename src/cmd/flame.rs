@@ -138,8 +138,9 @@ struct RenderOpts {
     /// Bits per channel of the PNG.
     #[arg(long, default_value_t = 8, value_parser = parse_bits)]
     bits: u8,
-    /// Quality of JPEG output (.jpg, .jpeg), 1 to 100 (flam3's default 95).
-    #[arg(long, default_value_t = 95, value_parser = clap::value_parser!(u8).range(1..=100))]
+    /// Quality of JPEG output (.jpg, .jpeg), 1 to 100; flam3's default 75
+    /// (libjpeg's), with chroma at half resolution (4:2:0) as flam3 writes it.
+    #[arg(long, default_value_t = warpmc_flame::image::JPEG_DEFAULT_QUALITY, value_parser = clap::value_parser!(u8).range(1..=100))]
     jpeg_quality: u8,
     /// Transparent background (RGBA PNG) instead of the genome's colour.
     #[arg(long)]
@@ -192,10 +193,13 @@ struct RenderArgs {
 struct AnimateArgs {
     #[command(flatten)]
     genome: GenomeArgs,
-    /// First frame time (default: the first flame's time).
+    /// First frame time (default: the first flame's time, truncated to a
+    /// whole number).
     #[arg(long)]
     begin: Option<i64>,
-    /// Last frame time (default: the last flame's time).
+    /// Last frame time (default: one before the last flame's time, as
+    /// flam3-animate: in a looping sequence the last flame's frame is the
+    /// first of the next loop).
     #[arg(long)]
     end: Option<i64>,
     /// Time step between frames.
@@ -223,7 +227,8 @@ struct AnimateArgs {
     /// spaced).
     #[arg(long, value_name = "FILE.png")]
     contact_sheet: Option<PathBuf>,
-    /// Temporal samples per frame (default: the genome's temporal_samples).
+    /// Temporal samples per frame (default: the genome's temporal_samples
+    /// at the frame's time).
     #[arg(long)]
     temporal_samples: Option<u32>,
     #[command(flatten)]
@@ -713,18 +718,42 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let parsed = load(&a.genome)?;
     let mut flames = parsed.flames;
     flames.sort_by(|x, y| x.time.total_cmp(&y.time));
-    let t_first = flames[0].time.round() as i64;
-    let t_last = flames[flames.len() - 1].time.round() as i64;
+    // Every frame has the first flame's size, as in flam3-animate.
+    let (w0, h0) = (flames[0].width, flames[0].height);
+    for (i, f) in flames.iter_mut().enumerate().skip(1) {
+        if (f.width, f.height) != (w0, h0) {
+            noteln!(
+                "warning: flame {} (time {}) is {}x{}; every frame has the first flame's size, {w0}x{h0}",
+                f.label(i),
+                f.time,
+                f.width,
+                f.height
+            );
+            (f.width, f.height) = (w0, h0);
+        }
+    }
+    // flam3-animate's default range: from the first flame's time up to the
+    // frame before the last flame's (whose frame starts the next loop of a
+    // looping sequence); times truncated to whole numbers.
+    let t_first = flames[0].time.trunc() as i64;
+    let t_last = flames[flames.len() - 1].time.trunc() as i64;
     let begin = a.begin.unwrap_or(t_first);
-    let end = a.end.unwrap_or(t_last);
+    let end = a.end.unwrap_or_else(|| t_last.saturating_sub(1).max(begin));
     if a.dtime < 1 {
         bail!("--dtime must be at least 1");
     }
     if end < begin {
         bail!("--end ({end}) is before --begin ({begin})");
     }
-    let ts = a.temporal_samples.unwrap_or(flames[0].temporal_samples.max(1));
-    let s = settings(&a.opts, Some(ts))?;
+    let s = settings(&a.opts, None)?;
+    // Each frame's temporal samples: --temporal-samples, or the genome's
+    // value interpolated at the frame's time, as flam3-animate takes it.
+    let at_time = |s: &RenderSettings, t: i64| RenderSettings {
+        temporal_samples: Some(
+            a.temporal_samples.unwrap_or_else(|| interpolate(&flames, t as f64).temporal_samples).max(1),
+        ),
+        ..s.clone()
+    };
     let frames = FrameTimes { begin, end, dtime: a.dtime };
     // A video path that cannot be written is an error whether or not
     // ffmpeg is there to write it.
@@ -768,7 +797,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let mut first_cost = None;
     let at = |t: i64| format!("{}: the frame at time {t}", a.genome.genome.display());
     for &t in &checked {
-        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts)).with_context(|| at(t))?;
+        let cost = engine.checked_cost(&flames, t as f64, &at_time(&s, t), bits(&a.opts)).with_context(|| at(t))?;
         iterations += cost.iterations as f64;
         first_cost.get_or_insert(cost);
     }
@@ -813,9 +842,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let (mut done, mut rendered, mut bad) = (0.0f64, 0u64, 0u64);
     for (k, t) in frames.iter().enumerate() {
         b.set_message(format!("frame {}/{}", k + 1, frames.count()));
-        let cost = engine.checked_cost(&flames, t as f64, &s, bits(&a.opts)).with_context(|| at(t))?;
+        let st = at_time(&s, t);
+        let cost = engine.checked_cost(&flames, t as f64, &st, bits(&a.opts)).with_context(|| at(t))?;
         let share = cost.iterations as f64 / total.max(1.0);
-        let frame = engine.render(&flames, t as f64, &s, &|f| b.set_position(((done + f * share) * len) as u64));
+        let frame = engine.render(&flames, t as f64, &st, &|f| b.set_position(((done + f * share) * len) as u64));
         let frame = match frame {
             Err(FlameError::Interrupted) => {
                 b.finish_and_clear();

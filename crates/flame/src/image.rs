@@ -232,9 +232,16 @@ impl ImageFormat {
 /// The largest side of a JPEG image.
 pub const JPEG_MAX_SIDE: u32 = u16::MAX as u32;
 
-/// Encodes `frame` as a baseline JPEG of `quality` (1 to 100; flam3's
-/// default is 95), 8-bit RGB, quantised as for a PNG. A transparent
-/// frame's colours are written without their alpha.
+/// flam3's JPEG quality when none is asked for (libjpeg's default; the
+/// `jpeg` environment variable of flam3-render changes it).
+pub const JPEG_DEFAULT_QUALITY: u8 = 75;
+
+/// Encodes `frame` as a baseline JPEG of `quality` (1 to 100), 8-bit
+/// RGB, quantised as for a PNG, as flam3 writes it through libjpeg: the
+/// standard quantisation tables scaled to `quality` (flam3's default is
+/// libjpeg's 75, [`JPEG_DEFAULT_QUALITY`]) and chroma sampled at half
+/// resolution both ways (4:2:0). A transparent frame's colours are written
+/// without their alpha.
 pub fn encode_jpeg(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
     encode_jpeg_with(frame, quality, &[])
 }
@@ -283,7 +290,8 @@ fn encode_jpeg_plain(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
         }
     }
     let mut out = Vec::new();
-    let enc = jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100));
+    let mut enc = jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100));
+    enc.set_sampling_factor(jpeg_encoder::SamplingFactor::R_4_2_0);
     enc.encode(&rgb, w as u16, h as u16, jpeg_encoder::ColorType::Rgb)
         .map_err(|e| FlameError::Png(format!("cannot encode the JPEG: {e}")))?;
     Ok(out)
@@ -479,6 +487,53 @@ mod tests {
         // The over-long comment is left out; the rest is the plain image.
         assert_eq!(&with[6 + body.len()..], &plain[2..]);
         assert_eq!(plain.len() + 4 + body.len(), with.len());
+    }
+
+    /// The segment after `marker` (its length bytes excluded).
+    fn jpeg_segment(jpeg: &[u8], marker: u8) -> &[u8] {
+        let mut i = 2;
+        while i + 4 <= jpeg.len() {
+            assert_eq!(jpeg[i], 0xff, "segment boundary at byte {i}");
+            let len = usize::from(u16::from_be_bytes([jpeg[i + 2], jpeg[i + 3]]));
+            if jpeg[i + 1] == marker {
+                return &jpeg[i + 4..i + 2 + len];
+            }
+            i += 2 + len;
+        }
+        panic!("no segment 0xff{marker:02x}");
+    }
+
+    #[test]
+    fn jpeg_tables_and_chroma_sampling_are_libjpegs_as_flam3_writes_them() {
+        let frame = RenderedFrame {
+            width: 33,
+            height: 17,
+            pixels: (0..33 * 17).map(|i| [(i * 7 % 256) as f64, (i % 256) as f64, 128.0, 1.0]).collect(),
+            transparent: false,
+            stats: RenderStats::default(),
+        };
+        // ITU T.81 Annex K's luminance table, in zig-zag order.
+        const LUMA: [u32; 64] = [
+            16, 11, 12, 14, 12, 10, 16, 14, 13, 14, 18, 17, 16, 19, 24, 40, 26, 24, 22, 22, 24, 49, 35, 37, 29, 40, 58,
+            51, 61, 60, 57, 51, 56, 55, 64, 72, 92, 78, 64, 68, 87, 69, 55, 56, 80, 109, 81, 87, 95, 98, 103, 104, 103,
+            62, 77, 113, 121, 112, 100, 120, 92, 101, 103, 99,
+        ];
+        for quality in [JPEG_DEFAULT_QUALITY, 95, 30] {
+            let jpeg = encode_jpeg(&frame, quality).unwrap();
+            // libjpeg's scaling (jpeg_quality_scaling, jpeg_add_quant_table).
+            let q = u32::from(quality);
+            let scale = if q < 50 { 5000 / q } else { 200 - 2 * q };
+            let dqt = jpeg_segment(&jpeg, 0xdb);
+            assert_eq!(dqt[0], 0, "table 0, 8-bit entries");
+            for (k, &base) in LUMA.iter().enumerate() {
+                assert_eq!(u32::from(dqt[1 + k]), ((base * scale + 50) / 100).clamp(1, 255), "quality {q}, entry {k}");
+            }
+            // SOF0: precision, height, width, 3 components; Y sampled 2×2,
+            // Cb and Cr 1×1.
+            let sof = jpeg_segment(&jpeg, 0xc0);
+            assert_eq!(sof[5], 3);
+            assert_eq!([sof[7], sof[10], sof[13]], [0x22, 0x11, 0x11]);
+        }
     }
 
     fn frame(transparent: bool) -> RenderedFrame {

@@ -136,7 +136,7 @@ impl Sizing {
                     f.estimator_radius,
                     f.estimator_minimum,
                     f.estimator_curve,
-                    flames[0].supersample,
+                    cp0.supersample,
                 )?;
                 density = density.max(kernels as f64 * (per_kernel as f64 + 1.0) * 8.0);
             }

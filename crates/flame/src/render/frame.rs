@@ -149,7 +149,9 @@ impl FrameSizes {
     }
 
     /// The geometry, with the spatial filter kernel of the first flame of
-    /// `flames` (whose sizes these are) built.
+    /// `flames` (whose sizes these are) built: as in flam3, the kernel's
+    /// shape, radius and supersampling are the first flame's, while the
+    /// cells it steps over are the frame's (see [`frame_sizes`]).
     pub(crate) fn geometry(&self, flames: &[Flame]) -> Result<FrameGeometry> {
         let first = &flames[0];
         let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample)?;
@@ -160,16 +162,21 @@ impl FrameSizes {
 }
 
 /// Validates the frame's settings and works out its buffer sizes, without
-/// allocating.
+/// allocating. `cp0` is the flame at the frame's time: its supersampling
+/// sets the histogram's cells per pixel, the density estimation and the
+/// step of the spatial filter, as flam3 takes them from the interpolated
+/// flame; the filter kernel itself is the first flame's.
 pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
     let first = &flames[0];
-    if first.supersample < 1 || first.supersample > 64 {
-        return Err(FlameError::invalid(format!(
-            "supersample (or oversample) must be 1 to 64, not {}",
-            first.supersample
-        )));
+    for f in [first, cp0] {
+        if f.supersample < 1 || f.supersample > 64 {
+            return Err(FlameError::invalid(format!(
+                "supersample (or oversample) must be 1 to 64, not {}",
+                f.supersample
+            )));
+        }
     }
-    let ss = first.supersample as usize;
+    let ss = cp0.supersample as usize;
     if cp0.passes < 1 {
         return Err(FlameError::invalid("passes must be at least 1"));
     }
@@ -198,13 +205,23 @@ pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
     if de_gutter > 0 {
         de_gutter += ss - 1;
     }
-    let de_offset = if de_gutter > gutter {
+    let mut de_offset = if de_gutter > gutter {
         let off = de_gutter - gutter;
         gutter = de_gutter;
         off
     } else {
         0
     };
+    // A kernel built for the first flame's supersampling can be one cell
+    // wider than the gutter holds at the frame's (their parities differ):
+    // flam3 then reads past the end of the histogram's rows. Here the
+    // gutter grows by what the last window would overrun, and the windows
+    // move with it, so they cover the same cells of the image.
+    // (The last window of a row ends at de_offset + ss·(width − 1) +
+    // filter_width; the row holds ss·width + 2·gutter cells.)
+    let overrun = (de_offset + filter_width).saturating_sub(ss + 2 * gutter);
+    gutter += overrun;
+    de_offset += overrun;
     let hw = ss * width + 2 * gutter;
     let hh = ss * height + 2 * gutter;
     Ok(FrameSizes { ss, width, height, hw, hh, gutter, de_offset, filter_width })
@@ -270,7 +287,7 @@ impl<'a> FramePlan<'a> {
                 de_cp.estimator_radius,
                 de_cp.estimator_minimum,
                 de_cp.estimator_curve,
-                self.flames[0].supersample,
+                self.cp0.supersample,
             )?;
             Ok(Some(filters))
         } else {
