@@ -56,6 +56,12 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&zero, "positive");
     let tiny = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "2", "--height", "4", "--temp", "2"];
     assert_one_line_error(&tiny, "cannot reach every state of a 2 × 4 torus");
+    let uncoupled = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "16", "--temp", "1", "--coupling", "0"];
+    assert_one_line_error(&uncoupled, "J = 0");
+    // Inputs that are not files of the right kind: one line, not a process
+    // that reads /dev/zero until memory runs out.
+    assert_one_line_error(&["potts", "run", "--config", "/dev/zero"], "the most warpmc reads as a configuration file");
+    assert_one_line_error(&["potts", "run", "--resume", "/dev/zero"], "not a regular file");
     let cfg = tmp("unknown-key.toml");
     std::fs::write(&cfg, "q = 3\nsize = 8\ntemp = 1.0\nsweps = 100\n").unwrap();
     assert_one_line_error(&["potts", "run", "--config", cfg.to_str().unwrap()], "unknown field `sweps`");
@@ -588,6 +594,24 @@ fn lattices_beyond_host_memory_are_one_line_not_an_abort() {
         let args = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", size, "--temp", "1", "--sweeps", "10"];
         assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "of host memory but only");
     }
+}
+
+#[test]
+fn algorithm_and_ensemble_storage_beyond_host_memory_is_one_line_not_an_abort() {
+    // Wolff's copy of the lattice and its cluster stack (5 bytes a site)
+    // on 16384²: beyond 1.5 GiB once the lattice is counted.
+    let wolff = "potts run --backend cpu --q 2 --size 16384 --temp 0.5 --therm 0 --sweeps 1 --measure-every 1 \
+                 --algorithm wolff";
+    let args: Vec<&str> = wolff.split_whitespace().collect();
+    assert_one_line_failure(&args, &warpmc_within(1_500_000, &args), "Wolff on a 16384 × 16384 lattice needs");
+    // 16.7 million replicas of an 8² lattice: each replica's own storage
+    // counts, not only its 64 spins.
+    let replicas = "potts run --backend cpu --q 2 --size 8 --temps 1:2:6e-8 --therm 0 --sweeps 10 --tempering";
+    let args: Vec<&str> = replicas.split_whitespace().collect();
+    assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "lattices of 64 sites needs");
+    // The benchmark's lattice.
+    let bench = ["potts", "bench", "--backend", "cpu", "--sizes", "131072", "--cpu-max-size", "131072"];
+    assert_one_line_failure(&bench, &warpmc_within(4 << 20, &bench), "of host memory but only");
 }
 
 #[test]

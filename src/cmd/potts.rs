@@ -416,7 +416,7 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
         if args.physics_given() || args.config.is_some() {
             bail!("--resume takes the whole protocol from the checkpoint; drop the model and protocol flags");
         }
-        let bytes = team.read(path)?;
+        let bytes = team.read(path, checkpoint::read_bytes)?;
         let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::decode(&bytes).map_err(|e| match e {
             PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.clone(), message },
             other => other,
@@ -432,9 +432,13 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
     }
     let file = match &args.config {
         Some(path) => {
-            let text = String::from_utf8(team.read(path)?).map_err(|_| {
-                PottsError::io(path, std::io::Error::new(ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
-            })?;
+            let text =
+                String::from_utf8(team.read(path, warpmc_potts::protocol::read_config_bytes)?).map_err(|_| {
+                    PottsError::io(
+                        path,
+                        std::io::Error::new(ErrorKind::InvalidData, "stream did not contain valid UTF-8"),
+                    )
+                })?;
             ConfigFile::parse(&text, path)?
         }
         None if !args.physics_given() => {

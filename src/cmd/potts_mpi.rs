@@ -91,17 +91,18 @@ impl Team {
     }
 
     /// A file every process needs (a configuration, a checkpoint), read by
-    /// the first process and sent to the others.
-    pub(crate) fn read(&self, path: &Path) -> anyhow::Result<Vec<u8>> {
+    /// the first process with `reader` (which bounds what it reads) and
+    /// sent to the others.
+    pub(crate) fn read(
+        &self,
+        path: &Path,
+        reader: fn(&Path) -> Result<Vec<u8>, warpmc_potts::PottsError>,
+    ) -> anyhow::Result<Vec<u8>> {
         match self {
-            Team::Alone => Ok(std::fs::read(path).map_err(|e| warpmc_potts::PottsError::io(path, e))?),
+            Team::Alone => Ok(reader(path)?),
             #[cfg(feature = "mpi")]
             Team::Mpi { processes, .. } => {
-                let mine = if processes.is_first() {
-                    std::fs::read(path).map_err(|e| warpmc_potts::PottsError::io(path, e))
-                } else {
-                    Ok(Vec::new())
-                };
+                let mine = if processes.is_first() { reader(path) } else { Ok(Vec::new()) };
                 let bytes = self.agree(mine.map_err(anyhow::Error::from))?;
                 Ok(processes.first_sends(bytes))
             }

@@ -66,6 +66,9 @@ pub fn run_potts_bench<E: From<crate::BenchError>>(
     for &q in &cfg.qs {
         for &l in &cfg.sizes {
             let model = PottsModel::new(q, l, l).map_err(crate::BenchError::from)?;
+            // The lattice, its copies and a backend's storage, before any
+            // of them is allocated.
+            model.check_host_memory(0).map_err(crate::BenchError::from)?;
             let rows = time_model(cfg, &model)?;
             report(&rows)?;
         }

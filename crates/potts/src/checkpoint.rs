@@ -168,11 +168,32 @@ pub fn probe(path: &Path) -> Result<FileContents> {
 
 /// Reads and checks a checkpoint.
 pub fn read(path: &Path) -> Result<Checkpoint> {
-    let bytes = std::fs::read(path).map_err(|e| PottsError::io(path, e))?;
+    let bytes = read_bytes(path)?;
     decode(&bytes).map_err(|e| match e {
         PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.to_path_buf(), message },
         other => other,
     })
+}
+
+/// The bytes of the checkpoint file `path`, unchecked: an error naming it
+/// when it cannot be read, is not a regular file, or does not fit in the
+/// memory the process may still allocate.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    let bad = |message: String| PottsError::Checkpoint { path: path.to_path_buf(), message };
+    // Checkpoints are regular files that warpmc wrote whole; a device
+    // (/dev/zero) would be read until memory runs out, and opening a FIFO
+    // waits for a writer: both are refused before the file is opened.
+    let meta = std::fs::metadata(path).map_err(|e| PottsError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(bad("not a regular file, as warpmc writes checkpoints".into()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| PottsError::io(path, e))?;
+    let len = file.metadata().map_err(|e| PottsError::io(path, e))?.len();
+    warpmc_host::check_allocation(&format!("reading checkpoint {}", path.display()), len)
+        .map_err(PottsError::OutOfHostMemory)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, len), &mut bytes).map_err(|e| PottsError::io(path, e))?;
+    Ok(bytes)
 }
 
 /// Parses checkpoint bytes; a [`PottsError::BadCheckpoint`] says what is

@@ -16,6 +16,12 @@ use crate::model::PottsModel;
 use crate::simulation::Chain;
 use crate::update::{Algorithm, Update};
 
+/// What a member holds besides its lattice, in bytes, as an upper bound:
+/// the backend itself (under 1 KiB), its tables and small buffers. With
+/// it, an ensemble of millions of tiny lattices is refused up front
+/// instead of by the allocator, which would abort the process.
+const MEMBER_BYTES: u64 = 4096;
+
 /// Many lattices of one model on the host's cores.
 #[derive(Debug)]
 pub struct CpuEnsemble {
@@ -37,7 +43,7 @@ impl CpuEnsemble {
     /// member has its [`Update`] ([`Ensemble::set_update`]).
     pub fn for_algorithm(model: &PottsModel, algorithm: Algorithm, members: usize) -> Result<Self> {
         model.check_host_memory(0)?;
-        let total = (model.sites() as u64).saturating_mul(members as u64);
+        let total = (model.sites() as u64 + MEMBER_BYTES).saturating_mul(members as u64);
         warpmc_host::check_allocation(&format!("{members} lattices of {} sites", model.sites()), total)
             .map_err(crate::error::PottsError::OutOfHostMemory)?;
         Ok(CpuEnsemble {

@@ -394,6 +394,37 @@ impl ProtocolConfig {
     }
 }
 
+/// The largest configuration file read: a list of a million temperatures
+/// is about 10 MiB.
+pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
+
+/// The bytes of the configuration file `path`: an error naming it when it
+/// cannot be read or holds more than [`MAX_CONFIG_BYTES`] (a device such as
+/// /dev/zero is one error, not a process that grows until it is killed).
+pub fn read_config_bytes(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let io = |e| PottsError::io(path, e);
+    let too_large = || PottsError::Config {
+        path: path.to_path_buf(),
+        message: format!(
+            "more than {}, the most warpmc reads as a configuration file; is this the right file?",
+            warpmc_host::memory::human_bytes(MAX_CONFIG_BYTES)
+        ),
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    // A regular file too large is refused before it is read; a device or a
+    // pipe says its size only by being read.
+    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > MAX_CONFIG_BYTES) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
 /// The TOML form of a run. Every key is optional here; missing ones come
 /// from the command line or defaults. Unknown keys are an error.
 ///
@@ -583,9 +614,14 @@ impl ConfigFile {
         toml::Value::Table(table).try_into().map_err(syntax)
     }
 
-    /// Reads and parses a TOML file.
+    /// Reads and parses a TOML file (of at most [`MAX_CONFIG_BYTES`]).
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| PottsError::io(path, e))?;
+        let text = String::from_utf8(read_config_bytes(path)?).map_err(|_| {
+            PottsError::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"),
+            )
+        })?;
         Self::parse(&text, path)
     }
 

@@ -115,10 +115,20 @@ impl Algorithm {
     /// Checks that a chain of this algorithm on `model` can reach every
     /// state, as a run's averages need: checkerboard Metropolis with q = 2
     /// and no field cannot on a torus of at most
-    /// [`METROPOLIS_NON_ERGODIC_SITES`] sites. (The backends run such a
-    /// lattice all the same: their sweeps are well defined, and the tests
-    /// compare them on it.)
+    /// [`METROPOLIS_NON_ERGODIC_SITES`] sites, nor on any torus without a
+    /// coupling (J = 0: every flip is free and always made, so a sweep
+    /// flips every site and the chain alternates between two states).
+    /// (The backends run such a lattice all the same: their sweeps are well
+    /// defined, and the tests compare them on it.)
     pub fn check_ergodic(self, model: &PottsModel) -> Result<()> {
+        if self == Algorithm::Metropolis && model.q() == 2 && model.field() == 0.0 && model.coupling() == 0.0 {
+            return Err(PottsError::InvalidInput(
+                "checkerboard Metropolis with q = 2, J = 0 and no field flips every site at every sweep (a flip \
+                 that costs no energy is always made), so the chain never leaves the pair of states it starts \
+                 in: use the heat-bath algorithm"
+                    .into(),
+            ));
+        }
         if self == Algorithm::Metropolis
             && model.q() == 2
             && model.field() == 0.0

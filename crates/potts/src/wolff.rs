@@ -87,7 +87,9 @@ const CALIBRATION_CLUSTERS: u64 = 1_000_000;
 /// threshold only.
 pub fn clusters_per_sweep(model: &PottsModel, threshold: u32) -> Result<u64> {
     check_size(model)?;
-    let mut grid = Grid::new(&Lattice::new(model, InitialState::Ordered, 0, 0));
+    // The calibration lattice, and the grid's copy and stack.
+    check_memory(model.width(), model.height(), 2 + std::mem::size_of::<u32>() as u64)?;
+    let mut grid = Grid::new(&Lattice::new(model, InitialState::Ordered, 0, 0))?;
     let n = grid.spins.len() as u64;
     let stream = warpmc_rng::Domain::Potts.stream(warpmc_rng::stream::MAX_STREAM_INDEX);
     let mut k = 0u64;
@@ -129,13 +131,30 @@ pub fn sweeps_cpu(
     if first.checked_add(count).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
         return Err(PottsError::InvalidInput(format!("a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps")));
     }
-    let mut grid = Grid::new(lattice);
+    let mut grid = Grid::new(lattice)?;
     for sweep in first..first + count {
         for cluster in 0..clusters {
             grid.cluster(threshold, philox_block(seed, stream, cluster_counter(sweep, cluster)));
         }
     }
     *lattice = Lattice::from_spins(grid.width, grid.height, grid.q, grid.spins).expect("clusters keep spins below q");
+    Ok(())
+}
+
+/// Lattices up to this many bytes of Wolff's storage are not checked
+/// against the memory budget: reading it costs more than a small
+/// lattice's sweep.
+const SMALL_BYTES: u64 = 1 << 26;
+
+/// Fails with [`PottsError::OutOfHostMemory`] unless `per_site` bytes for
+/// each site of a `w × h` lattice fit in what the process may still
+/// allocate.
+fn check_memory(w: usize, h: usize, per_site: u64) -> Result<()> {
+    let bytes = (w as u64).saturating_mul(h as u64).saturating_mul(per_site);
+    if bytes > SMALL_BYTES {
+        warpmc_host::check_allocation(&format!("Wolff on a {w} × {h} lattice"), bytes)
+            .map_err(PottsError::OutOfHostMemory)?;
+    }
     Ok(())
 }
 
@@ -149,14 +168,18 @@ struct Grid {
 }
 
 impl Grid {
-    fn new(lattice: &Lattice) -> Self {
-        Grid {
-            spins: lattice.spins().to_vec(),
-            width: lattice.width(),
-            height: lattice.height(),
-            q: lattice.q(),
-            stack: Vec::new(),
-        }
+    /// A copy of `lattice` and a stack that holds every site, so that no
+    /// cluster, not even one as large as the lattice, grows it: what the
+    /// process may still allocate is checked for both first.
+    fn new(lattice: &Lattice) -> Result<Self> {
+        let n = lattice.spins().len();
+        let (w, h) = (lattice.width(), lattice.height());
+        check_memory(w, h, 1 + std::mem::size_of::<u32>() as u64)?;
+        let mut stack = Vec::new();
+        stack.try_reserve_exact(n).map_err(|_| {
+            PottsError::OutOfHostMemory(format!("Wolff on a {w} × {h} lattice: no memory for its cluster stack"))
+        })?;
+        Ok(Grid { spins: lattice.spins().to_vec(), width: w, height: h, q: lattice.q(), stack })
     }
 
     /// Grows and flips one cluster from its Philox block; returns its size.

@@ -156,6 +156,17 @@ fn metropolis_refuses_ising_tori_too_small_to_be_ergodic() {
     }
     open(2, 2, 2, 0.0, Algorithm::HeatBath).unwrap();
     open(2, 2, 2, 0.1, Algorithm::Metropolis).unwrap();
+    // Without a coupling every flip is free at any size: a sweep flips
+    // every site, and m stays 1 from an ordered start.
+    let uncoupled = |q: u32, algorithm: Algorithm, field: f64| {
+        let model = PottsModel::new(q, 64, 64).unwrap().with_coupling(0.0).unwrap().with_field(field).unwrap();
+        Simulation::with_algorithm(model, algorithm, 1.0, &Device::CPU).map(drop)
+    };
+    let e = uncoupled(2, Algorithm::Metropolis, 0.0).unwrap_err().to_string();
+    assert!(e.contains("J = 0") && e.contains("heat-bath"), "{e}");
+    uncoupled(2, Algorithm::HeatBath, 0.0).unwrap();
+    uncoupled(2, Algorithm::Metropolis, 0.5).unwrap();
+    uncoupled(3, Algorithm::Metropolis, 0.0).unwrap();
     open(3, 2, 2, 0.0, Algorithm::Metropolis).unwrap();
     open(2, 2, 6, 0.0, Algorithm::Metropolis).unwrap();
     // Heat-bath's chain on 2 × 2 has the enumerated average.
