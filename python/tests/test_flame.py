@@ -132,6 +132,16 @@ def test_bad_genomes_raise_the_cli_message(cli, tmp_path):
         flame.render(tmp_path / "missing.flam3")
     with pytest.raises(ValueError, match="bits must be 8 or 16"):
         flame.render(SIERPINSKI, bits=12)
+    # Integers out of range or of the wrong kind are named.
+    for kwargs, error, text in [
+        ({"seed": -1}, ValueError, "seed = -1"),
+        ({"seed": 2**64}, ValueError, "seed = 18446744073709551616"),
+        ({"seed": 1.5}, TypeError, "seed must be an integer"),
+        ({"bits": 2**70}, ValueError, "bits = "),
+        ({"flame": 2**70}, ValueError, "flame = "),
+    ]:
+        with pytest.raises(error, match=text):
+            flame.render(SIERPINSKI, backend="cpu", **kwargs)
     # A numbered palette needs flam3's palette file: a missing one or a
     # directory is a file problem, as the README promises.
     numbered = SIERPINSKI.replace('quality="30"', 'quality="30" palette="7"')

@@ -43,6 +43,17 @@ def _source(genome: Genome) -> tuple[str, bool]:
     return genome, genome.lstrip().startswith("<")
 
 
+def _whole(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an int from ``low`` to ``high``: a TypeError or a
+    ValueError naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    v = int(value)
+    if not low <= v <= high:
+        raise ValueError(f"{name} = {v}: expected a whole number from {low} to {high}")
+    return v
+
+
 def render(
     genome: Genome,
     quality_scale: float = 1.0,
@@ -80,6 +91,11 @@ def render(
     index, name = (int(flame), None) if isinstance(flame, numbers.Integral) else (0, flame)
     if index < 0:
         raise ValueError(f"flame {flame}: an index counts from 0")
+    index = _whole("flame", index, 0, 2**64 - 1)
+    seed = _whole("seed", seed, 0, 2**64 - 1)
+    bits = _whole("bits", bits, 8, 16)
+    if bits not in (8, 16):
+        raise ValueError(f"bits must be 8 or 16, not {bits}")
     paths = None if palettes is None else os.fspath(palettes)
     array, notes = _native.flame_render(
         text,

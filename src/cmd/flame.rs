@@ -850,7 +850,11 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             Err(FlameError::Interrupted) => {
                 b.finish_and_clear();
                 writers.abandon();
-                noteln!("interrupted: the frames before time {t} were written, no video");
+                match (k, &video) {
+                    (0, _) => noteln!("interrupted at the first frame: nothing was written"),
+                    (_, Some(v)) => noteln!("interrupted at time {t}: {} was not written", v.display()),
+                    (_, None) => noteln!("interrupted: the frames before time {t} were written"),
+                }
                 std::process::exit(130);
             }
             Err(e) => {

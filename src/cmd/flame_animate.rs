@@ -44,8 +44,14 @@ pub(crate) fn ffmpeg_available() -> bool {
 pub(crate) struct Video {
     child: Child,
     stdin: Option<ChildStdin>,
+    /// Where ffmpeg writes: a hidden file beside `target`, or `target`
+    /// itself when that is a device or FIFO.
     partial: PathBuf,
+    /// The file the video becomes: the path given, or the file its
+    /// symlinks point to.
     target: PathBuf,
+    /// The path as given, for messages.
+    shown: PathBuf,
     size: (u32, u32),
     channels: usize,
 }
@@ -63,8 +69,16 @@ impl Video {
         crf: u8,
     ) -> anyhow::Result<Video> {
         let ext = target.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let partial = target.with_file_name(format!(".{name}.partial.{}.{ext}", std::process::id()));
+        // The video is made beside the file a symlink points to and renamed
+        // over that file, so the link stays a link; a device or FIFO is
+        // written in place.
+        let (file, special) = warpmc_host::output::final_target(target)?;
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let partial = if special {
+            file.clone()
+        } else {
+            file.with_file_name(format!(".{name}.partial.{}.{ext}", std::process::id()))
+        };
         let mut cmd = Command::new("ffmpeg");
         cmd.args(["-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo"])
             .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
@@ -84,7 +98,8 @@ impl Video {
             child,
             stdin,
             partial,
-            target: target.to_path_buf(),
+            target: file,
+            shown: target.to_path_buf(),
             size: (width, height),
             channels: if transparent { 4 } else { 3 },
         })
@@ -112,11 +127,14 @@ impl Video {
         drop(self.stdin.take());
         let status = self.child.wait().context("waiting for ffmpeg")?;
         if !status.success() {
-            let _ = std::fs::remove_file(&self.partial);
-            bail!("ffmpeg failed ({status}); {} was not written", self.target.display());
+            self.remove_partial();
+            bail!("ffmpeg failed ({status}); {} was not written", self.shown.display());
+        }
+        if self.partial == self.target {
+            return Ok(());
         }
         std::fs::rename(&self.partial, &self.target)
-            .with_context(|| format!("moving the video into place at {}", self.target.display()))
+            .with_context(|| format!("moving the video into place at {}", self.shown.display()))
     }
 
     /// Stops ffmpeg and removes the partial video.
@@ -124,7 +142,15 @@ impl Video {
         drop(self.stdin.take());
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.partial);
+        self.remove_partial();
+    }
+
+    /// Removes the partial video, unless ffmpeg wrote into a device or FIFO
+    /// in place.
+    fn remove_partial(&self) {
+        if self.partial != self.target {
+            let _ = std::fs::remove_file(&self.partial);
+        }
     }
 }
 
@@ -425,6 +451,16 @@ mod tests {
         assert!(bytes.len() > 100 && &bytes[4..8] == b"ftyp", "an MP4 file");
         let leftovers = std::fs::read_dir(&dir).unwrap().count();
         assert_eq!(leftovers, 1, "no partial file left");
+        // Through a symlink: the file it points to is replaced, the link
+        // stays a link.
+        let link = dir.join("link.mp4");
+        std::os::unix::fs::symlink("out.mp4", &link).unwrap();
+        let mut v = Video::start(&link, 33, 17, false, 10, 23).unwrap();
+        v.push(&frame(33, 17, 200.0)).unwrap();
+        v.finish().unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_ne!(std::fs::read(&target).unwrap(), bytes, "the video behind the link is the new one");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no partial file left");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -464,6 +464,11 @@ const CHECKPOINT_BYTES_PER_MEASUREMENT: u64 = 16 + 2 * 77;
 /// largest lattice, before the first sweep rather than as an abort hours
 /// later.
 fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> anyhow::Result<()> {
+    // A lattice too large on its own is named as such, with no advice
+    // about measurements.
+    for cfg in study {
+        cfg.model()?.check_host_memory(0)?;
+    }
     let kept = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.stored_measurements()));
     let per_measurement = MEASUREMENT_HOST_BYTES + if checkpoints { CHECKPOINT_BYTES_PER_MEASUREMENT } else { 0 };
     let lattice =
@@ -483,6 +488,20 @@ fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> anyhow::Re
 /// that each file can be written, and that a new run's checkpoint file does
 /// not hold another run's state.
 fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()> {
+    // "-" would be a file of that name in the working directory; the
+    // results table goes to standard output when --out is left out.
+    for (option, path) in [
+        ("--out", args.out.as_deref()),
+        ("--snapshot", args.snapshot.as_deref()),
+        ("--series", args.series.as_deref()),
+        ("--checkpoint", args.checkpoint.as_deref()),
+    ] {
+        if path.is_some_and(|p| p.as_os_str() == "-") {
+            bail!(
+                "{option} -: this output is written to a file; name one (without --out the results go to standard output)"
+            );
+        }
+    }
     if let Some(s) = &args.snapshot {
         let ext = s.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
         if !matches!(ext.as_deref(), Some("png" | "npy")) {
@@ -725,6 +744,11 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                     Some(path) => noteln!(
                         "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
                         p = path.display()
+                    ),
+                    None if out.earlier.is_empty() && out.current.is_empty() => noteln!(
+                        "interrupted before any temperature finished: nothing was written{}; run with --checkpoint \
+                         FILE to be able to continue a run",
+                        args.out.as_ref().map(|p| format!(" ({} is as it was)", p.display())).unwrap_or_default()
                     ),
                     None => noteln!(
                         "interrupted: the temperatures finished so far are reported above{}; run with --checkpoint \

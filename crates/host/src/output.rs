@@ -78,6 +78,19 @@ fn resolve(path: &Path) -> io::Result<Target> {
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
+/// Where a write to `path` lands, for a writer that makes the file itself
+/// (ffmpeg writing a video): `Ok((file, false))` for a regular file,
+/// existing or not, at the end of any symlinks (write beside it and rename
+/// over it, as [`write`](fn@write) does, so that a link stays a link);
+/// `Ok((path, true))` for a device or FIFO, to be written in place; an
+/// error for a directory or a symlink loop.
+pub fn final_target(path: &Path) -> Result<(PathBuf, bool), OutputError> {
+    match resolve(path).map_err(|e| OutputError::new(path, e))? {
+        Target::File { path, .. } => Ok((path, false)),
+        Target::Special(path) => Ok((path, true)),
+    }
+}
+
 /// The directory a new file at `path` goes into.
 fn directory_of(path: &Path) -> &Path {
     match path.parent() {

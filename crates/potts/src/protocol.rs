@@ -92,7 +92,7 @@ impl Temperatures {
                     b.trim().parse().map_err(|_| bad())?,
                     d.trim().parse().map_err(|_| bad())?,
                 );
-                if !(d > 0.0 && b >= a && a.is_finite() && b.is_finite()) {
+                if !(d > 0.0 && d.is_finite() && b >= a && a.is_finite() && b.is_finite()) {
                     return Err(bad());
                 }
                 // Counted in f64 first (a tiny DT gives a huge or infinite count,
