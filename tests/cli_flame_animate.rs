@@ -298,4 +298,6 @@ fn each_frame_takes_the_temporal_samples_of_its_time() {
     let interpolated = render("interpolated", &[]);
     assert_eq!(interpolated, render("explicit", &["--temporal-samples", "501"]));
     assert_ne!(interpolated, render("first", &["--temporal-samples", "1"]));
+    let o = warpmc(&["flame", "animate", g.to_str().unwrap(), "--temporal-samples", "0", "--backend", "cpu"]);
+    assert!(!o.status.success() && stderr(&o).contains("--temporal-samples"), "{}", stderr(&o));
 }

@@ -105,6 +105,10 @@ def test_unknown_keywords_are_type_errors():
         potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=1, colour="red")
     with pytest.raises(TypeError, match="'sizes'"):
         potts.run(q=2, size=8, temps=1.0, therm=1, sweeps=1, sizes=[8])
+    # A dict or a set iterates as keys or in no order: not taken as a list.
+    for temps in ({1.0: 2.0}, {1.0, 2.0}):
+        with pytest.raises(TypeError, match="temps: a .* is not a list"):
+            potts.run(q=2, size=8, temps=temps, therm=1, sweeps=1, backend="cpu")
 
 
 @pytest.mark.parametrize(

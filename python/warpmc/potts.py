@@ -20,7 +20,8 @@ import json
 import math
 import numbers
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _native
@@ -50,6 +51,9 @@ def _plain(key: str, value: Any) -> Any:
         if not math.isfinite(value):
             raise ValueError(f"{key}: {value} is not a finite number")
         return value
+    if isinstance(value, (Mapping, AbstractSet)):
+        # Their iteration gives keys, or no order: never what a list means.
+        raise TypeError(f"{key}: a {type(value).__name__} is not a list; give the values as a list")
     if isinstance(value, Iterable):
         return [_plain(key, v) for v in value]
     raise TypeError(f"{key}: {type(value).__name__} is not a number, string, boolean or list")

@@ -229,7 +229,7 @@ struct AnimateArgs {
     contact_sheet: Option<PathBuf>,
     /// Temporal samples per frame (default: the genome's temporal_samples
     /// at the frame's time).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     temporal_samples: Option<u32>,
     #[command(flatten)]
     opts: RenderOpts,
