@@ -175,7 +175,7 @@ pub fn read(path: &Path) -> Result<Checkpoint> {
     })
 }
 
-/// The bytes of the checkpoint file `path`, unchecked: an error naming it
+/// The bytes of the checkpoint file `path`, not yet decoded: an error naming it
 /// when it cannot be read, is not a regular file, or does not fit in the
 /// memory the process may still allocate.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
