@@ -58,22 +58,8 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&infinite_step, "must be T0:T1:DT");
     let dash = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temp", "1", "--out", "-"];
     assert_one_line_error(&dash, "--out -: this output is written to a file");
-    let huge = [
-        "potts",
-        "run",
-        "--backend",
-        "cpu",
-        "--q",
-        "2",
-        "--size",
-        "65536",
-        "--temp",
-        "1",
-        "--sweeps",
-        "1",
-        "--measure-every",
-        "1",
-    ];
+    let huge: Vec<&str> =
+        "potts run --backend cpu --q 2 --size 65536 --temp 1 --sweeps 1 --measure-every 1".split(' ').collect();
     assert_one_line_failure(&huge, &warpmc_within(4 << 20, &huge), "a 65536 × 65536 lattice needs");
     let tiny = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "2", "--height", "4", "--temp", "2"];
     assert_one_line_error(&tiny, "cannot reach every state of a 2 × 4 torus");

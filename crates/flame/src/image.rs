@@ -462,15 +462,20 @@ mod tests {
         assert!(e.contains("unknown image extension '.ppm'"), "{e}");
     }
 
-    #[test]
-    fn jpeg_comments_follow_the_start_marker_and_the_image_stays_valid() {
-        let frame = RenderedFrame {
-            width: 17,
-            height: 9,
-            pixels: (0..17 * 9).map(|i| [(i * 7 % 256) as f64, (i % 256) as f64, 128.0, 1.0]).collect(),
+    /// An opaque `w × h` frame of colours that change from pixel to pixel.
+    fn striped(w: u32, h: u32) -> RenderedFrame {
+        RenderedFrame {
+            width: w,
+            height: h,
+            pixels: (0..w * h).map(|i| [(i * 7 % 256) as f64, (i % 256) as f64, 128.0, 1.0]).collect(),
             transparent: false,
             stats: RenderStats::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn jpeg_comments_follow_the_start_marker_and_the_image_stays_valid() {
+        let frame = striped(17, 9);
         let plain = encode_jpeg(&frame, 90).unwrap();
         let genome = "<flame size=\"17 9\"/>".to_string();
         let with = encode_jpeg_with(
@@ -505,13 +510,7 @@ mod tests {
 
     #[test]
     fn jpeg_tables_and_chroma_sampling_are_libjpegs_as_flam3_writes_them() {
-        let frame = RenderedFrame {
-            width: 33,
-            height: 17,
-            pixels: (0..33 * 17).map(|i| [(i * 7 % 256) as f64, (i % 256) as f64, 128.0, 1.0]).collect(),
-            transparent: false,
-            stats: RenderStats::default(),
-        };
+        let frame = striped(33, 17);
         // ITU T.81 Annex K's luminance table, in zig-zag order.
         const LUMA: [u32; 64] = [
             16, 11, 12, 14, 12, 10, 16, 14, 13, 14, 18, 17, 16, 19, 24, 40, 26, 24, 22, 22, 24, 49, 35, 37, 29, 40, 58,
