@@ -87,6 +87,16 @@ fn user_mistakes_get_one_line_and_a_nonzero_exit() {
     }
     let o = Command::new(bin()).arg("devices").env("RAYON_NUM_THREADS", "100000").output().unwrap();
     assert!(!o.status.success() && stderr(&o).contains("RAYON_NUM_THREADS=100000"), "{}", stderr(&o));
+    // rayon would ignore a value it cannot parse and use every core.
+    for bad in ["abc", "-2", "4.5"] {
+        let o = Command::new(bin()).arg("devices").env("RAYON_NUM_THREADS", bad).output().unwrap();
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains("is not a number of threads") && e.lines().count() == 1, "{e}");
+    }
+    let o = Command::new(bin()).args(["--threads", "1", "devices"]).env("RAYON_NUM_THREADS", "abc").output().unwrap();
+    assert!(o.status.success(), "--threads takes precedence: {}", stderr(&o));
+    let o = Command::new(bin()).arg("devices").env("RAYON_NUM_THREADS", "0").output().unwrap();
+    assert!(o.status.success(), "0 means every core: {}", stderr(&o));
     // Argument syntax errors come from clap: exit status 2, no panic.
     let o = warpmc(&["rng", "dump", "--generator", "xorshift"]);
     assert_eq!(o.status.code(), Some(2));

@@ -136,3 +136,20 @@ fn a_full_or_closed_stdout_is_one_line_or_a_quiet_end_never_a_panic() {
         assert!(o.status.success() && o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// The large-ensemble settings shape CUDA rows only: without a GPU (or
+/// with --backend cpu) the run says they are not timed.
+#[test]
+fn cuda_only_ensemble_settings_are_named_when_only_the_cpu_runs() {
+    let tiny = ["potts", "bench", "--backend", "cpu", "--ensembles", "only", "--ensemble-small", "16x4", "--q", "2"];
+    let with = |extra: &[&'static str]| {
+        let args: Vec<&str> = tiny.iter().copied().chain(extra.iter().copied()).chain(["--seconds", "0.01"]).collect();
+        let o = warpmc(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).contains("cpu-ensemble"), "{}", stdout(&o));
+        stderr(&o)
+    };
+    assert!(with(&["--ensemble-large", "64x2"]).contains("--ensemble-large and --ensemble-single set CUDA rows"));
+    assert!(with(&["--ensemble-single", "64"]).contains("are not timed"));
+    assert!(!with(&[]).contains("--ensemble-large"));
+}

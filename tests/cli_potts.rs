@@ -85,6 +85,30 @@ fn bad_input_is_one_clear_line() {
 }
 
 #[test]
+fn settings_that_do_nothing_useful_are_warned_about() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["potts", "run", "--backend", "cpu", "--q", "2", "--size", "8", "--therm", "1"];
+        args.extend_from_slice(&["--sweeps", "4", "--measure-every", "1"]);
+        args.extend_from_slice(extra);
+        let o = warpmc(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        stderr(&o)
+    };
+    // q = 2 Metropolis far above T_c: exp(-4/20) = 0.82, exp(-4/10) = 0.67.
+    let e = run(&["--temps", "40,1,20,10"]);
+    assert!(e.contains("warning: T ≥ 20 (2 temperatures): q = 2 Metropolis makes even the costliest flip"), "{e}");
+    assert!(e.contains("with probability 0.82 or more"), "{e}");
+    let e = run(&["--temps", "4", "--coupling", "0.5"]);
+    assert!(!e.contains("costliest flip"), "{e}");
+    let e = run(&["--temps", "40", "--algorithm", "heat-bath"]);
+    assert!(!e.contains("costliest flip"), "{e}");
+    // --decompose outside mpirun.
+    let e = run(&["--temps", "1", "--decompose", "strips"]);
+    assert!(e.contains("warning: --decompose applies only under mpirun"), "{e}");
+    assert!(!run(&["--temps", "1"]).contains("--decompose"));
+}
+
+#[test]
 fn json_lines_and_csv_carry_the_contract_fields() {
     let csv = tmp("results.csv");
     let o = run_small(&[

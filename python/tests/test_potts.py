@@ -184,6 +184,13 @@ def test_dataframe_has_a_row_per_temperature():
     assert list(df["energy_moments_2"]) == [r["energy_moments"][1] for r in rows]
     assert list(df["energy_moments_2_err"]) == [r["energy_moments_err"][1] for r in rows]
     assert df.attrs["run"]["q"] == 2
+    assert len(potts.dataframe([])) == 0
+    # Anything else is named, not a KeyError from deep inside.
+    for bad in ([{}], [rows[0], 3]):
+        with pytest.raises(ValueError, match=r"is not a row of potts.run"):
+            potts.dataframe(bad)
+    with pytest.raises(TypeError, match="list of rows"):
+        potts.dataframe(rows[0])
 
 
 def test_long_runs_release_the_gil():

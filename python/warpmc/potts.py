@@ -168,6 +168,11 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
         import pandas
     except ImportError as e:
         raise ImportError("warpmc.potts.dataframe needs pandas: pip install pandas") from e
+    if isinstance(rows, Mapping) or not isinstance(rows, (list, tuple)):
+        raise TypeError(f"dataframe takes the list of rows potts.run returned, not {type(rows).__name__}")
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping) or "run" not in r:
+            raise ValueError(f"rows[{i}] is not a row of potts.run (a dict with a 'run' entry)")
     flat = []
     for r in rows:
         row: dict[str, Any] = {}

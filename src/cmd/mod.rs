@@ -115,11 +115,22 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     // More threads than this never help (the CPU backends split work by
     // core) and would take minutes to start, or fail half-way.
     const MOST_THREADS: usize = 1024;
-    let from_env = std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok());
+    // rayon reads RAYON_NUM_THREADS itself, quietly ignoring a value it
+    // cannot parse (0 means every core).
     if cli.threads.is_none()
-        && let Some(n) = from_env.filter(|&n| n > MOST_THREADS)
+        && let Some(v) = std::env::var_os("RAYON_NUM_THREADS").filter(|v| !v.is_empty())
     {
-        anyhow::bail!("RAYON_NUM_THREADS={n} is more than the {MOST_THREADS} CPU threads warpmc starts at most");
+        let shown = v.to_string_lossy();
+        match shown.trim().parse::<usize>() {
+            Ok(n) if n > MOST_THREADS => {
+                anyhow::bail!("RAYON_NUM_THREADS={n} is more than the {MOST_THREADS} CPU threads warpmc starts at most")
+            }
+            Ok(_) => {}
+            Err(_) => anyhow::bail!(
+                "RAYON_NUM_THREADS={shown:?} is not a number of threads (a whole number, 0 for every core); set one \
+                 or unset it"
+            ),
+        }
     }
     if let Some(n) = cli.threads {
         anyhow::ensure!(n >= 1, "--threads must be at least 1");

@@ -306,13 +306,14 @@ pub(crate) struct BenchArgs {
     /// Size and number of the small lattices of the ensemble rows (L×N).
     #[arg(long, value_name = "LxN", default_value = "64x1024")]
     ensemble_small: String,
-    /// Size and number of the large lattices of the ensemble rows (L×N),
-    /// beside one lattice of --ensemble-single.
-    #[arg(long, value_name = "LxN", default_value = "2048x16")]
-    ensemble_large: String,
-    /// The single large lattice the large ensemble is compared with.
-    #[arg(long, value_name = "L", default_value_t = 16384)]
-    ensemble_single: usize,
+    /// Size and number of the large lattices of the CUDA ensemble rows
+    /// (L×N), beside one lattice of --ensemble-single [default: 2048x16].
+    #[arg(long, value_name = "LxN")]
+    ensemble_large: Option<String>,
+    /// The single large lattice the large CUDA ensemble is compared with
+    /// [default: 16384].
+    #[arg(long, value_name = "L")]
+    ensemble_single: Option<usize>,
     /// Time Swendsen–Wang cluster sweeps instead, beside Metropolis on the
     /// same lattice, for each --q and --sizes (e.g. --q 2 --sizes 8192).
     #[arg(long)]
@@ -608,6 +609,9 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     if !algorithm.runs_on_gpu() && device.name() == "cuda" && team.is_first() {
         noteln!("note: {algorithm} updates run on the CPU, whatever the backend");
     }
+    if team.is_first() {
+        warn_metropolis_alternates(cfg);
+    }
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
     // before the process ends.
@@ -617,8 +621,37 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     Ok(Prepared { start, device, interrupted })
 }
 
+/// Below this acceptance of the costliest flip, q = 2 Metropolis is left
+/// alone; above it most sites flip at every sweep and flip back at the next.
+const ALTERNATING_ACCEPTANCE: f64 = 0.8;
+
+/// A warning for the temperatures where q = 2 Metropolis makes almost every
+/// flip: each sweep then nearly inverts the lattice and the next nearly
+/// restores it, so the energy hardly moves and the chain decorrelates very
+/// slowly (the run is valid, only slow to mix; heat-bath is not affected).
+fn warn_metropolis_alternates(cfg: &ProtocolConfig) {
+    if cfg.algorithm() != Algorithm::Metropolis || cfg.q() != 2 {
+        return;
+    }
+    // The costliest flip: four equal neighbours made unequal, plus the field.
+    let cost = 4.0 * cfg.coupling().abs() + cfg.field().abs();
+    let hot: Vec<f64> =
+        cfg.temperatures().iter().copied().filter(|&t| (-cost / t).exp() > ALTERNATING_ACCEPTANCE).collect();
+    let Some(t) = hot.iter().copied().reduce(f64::min) else { return };
+    let which = if hot.len() > 1 { format!("T ≥ {t} ({} temperatures)", hot.len()) } else { format!("T = {t}") };
+    noteln!(
+        "warning: {which}: q = 2 Metropolis makes even the costliest flip with probability {:.2} or more, so each \
+         sweep flips most sites and the next flips them back: the chain mixes very slowly there; the heat-bath \
+         algorithm does not",
+        (-cost / t).exp()
+    );
+}
+
 fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     let team = Team::join(args.decompose)?;
+    if matches!(team, Team::Alone) && args.decompose != warpmc_mpi::Decompose::Auto {
+        noteln!("warning: --decompose applies only under mpirun; this run is one process and ignores it");
+    }
     let prepared = team.agree(prepare(&args, &team))?;
     match run_study(&args, &team, prepared) {
         Ok(Ended::Finished) => Ok(()),
@@ -1026,8 +1059,9 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         return autocorrelation_study(&args);
     }
     let small = parse_l_by_n("--ensemble-small", &args.ensemble_small)?;
-    let large = parse_l_by_n("--ensemble-large", &args.ensemble_large)?;
-    PottsModel::new(2, args.ensemble_single, args.ensemble_single)?;
+    let large = parse_l_by_n("--ensemble-large", args.ensemble_large.as_deref().unwrap_or("2048x16"))?;
+    let ensemble_single = args.ensemble_single.unwrap_or(16384);
+    PottsModel::new(2, ensemble_single, ensemble_single)?;
     let gpu = if want_cuda {
         let choice = if args.backend == "all" { BackendChoice::Auto } else { BackendChoice::Cuda };
         match warpmc_gpu::select(choice)? {
@@ -1040,6 +1074,9 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     } else {
         None
     };
+    if gpu.is_none() && ensemble_rows && (args.ensemble_large.is_some() || args.ensemble_single.is_some()) {
+        noteln!("note: --ensemble-large and --ensemble-single set CUDA rows; without a GPU they are not timed");
+    }
     if gpu.is_none() && single_rows && args.sizes.iter().all(|&l| l > args.cpu_max_size) {
         let why = format!("every --sizes is above --cpu-max-size {} and only the CPU is timed", args.cpu_max_size);
         if !ensemble_rows {
@@ -1088,7 +1125,7 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
             qs: args.qs.clone(),
             small,
             large,
-            single: args.ensemble_single,
+            single: ensemble_single,
             cpu: want_cpu,
             gpu,
             seconds: args.seconds,

@@ -164,6 +164,8 @@ struct LibPalette {
 pub struct PaletteLibrary {
     path: PathBuf,
     palettes: Vec<LibPalette>,
+    /// The palettes left out, by number, with why their data was unreadable.
+    unreadable: Vec<(i64, String)>,
 }
 
 impl PaletteLibrary {
@@ -185,20 +187,22 @@ impl PaletteLibrary {
     pub fn from_xml(xml: &str, path: &Path) -> Result<Self> {
         let doc = crate::xml::parse(xml).map_err(|e| FlameError::Palette(format!("{}: {e}", path.display())))?;
         let mut palettes = Vec::new();
+        let mut unreadable = Vec::new();
         // flam3 looks at every <palette> element of the document (but not
         // inside another <palette>).
         let mut stack = vec![doc.root()];
         while let Some(node) = stack.pop() {
             if node.is_element() && node.tag_name().name() == "palette" {
-                if let Some(p) = read_lib_palette(node) {
-                    palettes.push(p);
+                match read_lib_palette(node) {
+                    Ok(p) => palettes.push(p),
+                    Err(bad) => unreadable.push(bad),
                 }
                 continue;
             }
             let children: Vec<_> = node.children().collect();
             stack.extend(children.into_iter().rev());
         }
-        Ok(PaletteLibrary { path: path.to_path_buf(), palettes })
+        Ok(PaletteLibrary { path: path.to_path_buf(), palettes, unreadable })
     }
 
     /// The places [`PaletteLibrary::locate`] considers, in order: `explicit`,
@@ -333,28 +337,44 @@ impl PaletteLibrary {
     fn find(&self, number: i64) -> Option<&LibPalette> {
         self.palettes.iter().find(|p| p.number == number)
     }
+
+    /// Why the file's palette `number` was left out, when the file has one
+    /// with that number whose data could not be read (and no readable one).
+    pub fn unreadable(&self, number: i64) -> Option<&str> {
+        if self.find(number).is_some() {
+            return None;
+        }
+        self.unreadable.iter().find(|(n, _)| *n == number).map(|(_, why)| why.as_str())
+    }
 }
 
-/// One `<palette>` of the library, or `None` when its data is unreadable
-/// (flam3 skips such palettes).
-fn read_lib_palette(node: roxmltree::Node<'_, '_>) -> Option<LibPalette> {
+/// One `<palette>` of the library, or its number and what is wrong with its
+/// data (flam3 skips such palettes).
+fn read_lib_palette(node: roxmltree::Node<'_, '_>) -> std::result::Result<LibPalette, (i64, String)> {
     // flam3 reads `number` with atoi and leaves it 0 when absent.
     let number = node.attribute("number").map(atoi).unwrap_or(0);
+    let bad = |why: String| (number, why);
     let name = node.attribute("name").unwrap_or("").to_string();
-    let data = node.attribute("data")?;
+    let data = node.attribute("data").ok_or_else(|| bad("it has no data attribute".into()))?;
     let hex: Vec<u8> = data.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     let mut rgb = Box::new([[0u8; 3]; PALETTE_SIZE]);
     // 256 groups of 00RRGGBB; anything after them is ignored, as in flam3.
     for (i, entry) in rgb.iter_mut().enumerate() {
-        let group = hex.get(8 * i..8 * i + 8)?;
+        let group = hex.get(8 * i..8 * i + 8).ok_or_else(|| {
+            bad(format!(
+                "its data holds {} of the {PALETTE_SIZE} colours (8 hex digits, 00RRGGBB, each)",
+                hex.len() / 8
+            ))
+        })?;
+        let entry_err = || bad(format!("colour {i} of its data, {}, is not 00RRGGBB", String::from_utf8_lossy(group)));
         if &group[..2] != b"00" {
-            return None;
+            return Err(entry_err());
         }
         for (k, c) in entry.iter_mut().enumerate() {
-            *c = hex_byte(group[2 + 2 * k], group[3 + 2 * k])?;
+            *c = hex_byte(group[2 + 2 * k], group[3 + 2 * k]).ok_or_else(entry_err)?;
         }
     }
-    Some(LibPalette { number, name, rgb })
+    Ok(LibPalette { number, name, rgb })
 }
 
 /// Two hex digits to a byte.

@@ -982,6 +982,18 @@ fn palette_file_missing_or_broken() {
         "{e}"
     );
     assert!(e.contains("bad.xml: malformed XML"), "{e}");
+    // A palette whose data cannot be read is named as such, not as missing.
+    let short = dir.join("short.xml");
+    std::fs::write(&short, r#"<palettes><palette number="3" data="00ff0000 00ff00"/></palettes>"#).unwrap();
+    let o = ParseOptions { strict: true, palette_file: Some(short.clone()) };
+    let e = parse_str(r#"<flame name="n" palette="3"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("t.flam3: flame 'n': attribute 'palette': palette 3 of "), "{e}");
+    assert!(
+        e.ends_with("short.xml cannot be read: its data holds 1 of the 256 colours (8 hex digits, 00RRGGBB, each)"),
+        "{e}"
+    );
     // Not found anywhere: the error lists the places looked at.
     let nowhere = [dir.join("a.xml"), dir.join("b.xml")];
     let e = PaletteLibrary::locate_among(&nowhere).unwrap_err().to_string();
@@ -1034,6 +1046,16 @@ fn library_contents() {
     assert_eq!(small.name(4), Some("a"));
     assert!(small.get(5).is_none());
     assert_eq!(small.get(4).unwrap().entries[255], [1.0, 0.0, 0.0, 1.0]);
+    // What was wrong with a palette left out is kept for the error.
+    assert!(small.unreadable(5).unwrap().contains("1 of the 256 colours"), "{:?}", small.unreadable(5));
+    assert_eq!(small.unreadable(4), None);
+    assert_eq!(small.unreadable(6), None);
+    let bad_digit = data.replacen("0007", "00zz", 1);
+    let xml = format!(r#"<palettes><palette number="3" data="{bad_digit}"/></palettes>"#);
+    let lib = PaletteLibrary::from_xml(&xml, Path::new("mem")).unwrap();
+    assert!(lib.unreadable(3).unwrap().contains("colour 7 of its data, 00zz0000, is not 00RRGGBB"));
+    let lib = PaletteLibrary::from_xml(r#"<palette number="2"/>"#, Path::new("mem")).unwrap();
+    assert_eq!(lib.unreadable(2), Some("it has no data attribute"));
 }
 
 #[test]

@@ -591,6 +591,22 @@ pub fn describe_value_error(key: &str, message: &str) -> String {
     }
 }
 
+/// The message for an integer beyond TOML's (signed 64-bit) range, e.g.
+/// `seed = 18446744073709551615`, which toml reports at the value as "value
+/// was too large" or, beyond u64, as an i128 of invalid type; `None` for any
+/// other error.
+fn integer_too_large(text: &str, message: &str, at: usize) -> Option<String> {
+    if !["too large", "too small", "as i128"].iter().any(|m| message.contains(m)) {
+        return None;
+    }
+    let line_start = text.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next()?;
+    let (key, value) = line.split_once('=')?;
+    let (key, value) = (key.trim(), value.split('#').next()?.trim());
+    let seed = if key == "seed" { " (a larger seed can be given as --seed)" } else { "" };
+    Some(format!("{key} = {value}: TOML integers run from -2^63 to 2^63 - 1 = 9223372036854775807{seed}"))
+}
+
 impl ConfigFile {
     /// Parses TOML text (`path` only names the file in errors). A value of
     /// the wrong kind is reported with its key, in words
@@ -598,6 +614,9 @@ impl ConfigFile {
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
         let config_error = |message: String| PottsError::Config { path: path.to_path_buf(), message };
         let syntax = |e: toml::de::Error| {
+            if let Some(m) = e.span().and_then(|span| integer_too_large(text, e.message(), span.start)) {
+                return config_error(m);
+            }
             config_error(
                 e.message().to_string() + &e.span().map(|s| format!(" (at byte {})", s.start)).unwrap_or_default(),
             )

@@ -403,6 +403,13 @@ fn a_value_of_the_wrong_kind_is_named_by_its_key_in_words() {
         ("tempering = 1", "tempering = 1: expected true or false"),
         ("measure_every = 1e30", "measure_every = 1000000000000000000000000000000.0: expected a whole number"),
         ("init = \"hot\"", "init: unknown variant `hot`"),
+        // Beyond TOML's own integers (toml's message names no key).
+        (
+            "seed = 18446744073709551615",
+            "seed = 18446744073709551615: TOML integers run from -2^63 to 2^63 - 1 = 9223372036854775807 (a larger \
+             seed can be given as --seed)",
+        ),
+        ("therm = 99999999999999999999 # long", "therm = 99999999999999999999: TOML integers run from -2^63"),
     ] {
         let message = parse(line);
         assert!(message.contains(words), "{line}: {message}");

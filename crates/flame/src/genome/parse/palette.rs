@@ -70,6 +70,10 @@ impl Reader<'_> {
         match lib.get(n) {
             Some(p) => Ok(p.rotate_hue(hue)),
             None => {
+                if let Some(why) = lib.unreadable(n) {
+                    let file = lib.path().display();
+                    return Err(attr_err(at, attr, format!("palette {n} of {file} cannot be read: {why}")));
+                }
                 let (lo, hi) = lib.numbers().fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k), hi.max(k)));
                 let range = if lib.is_empty() { "it has none".to_string() } else { format!("numbers {lo} to {hi}") };
                 Err(attr_err(at, attr, format!("no palette {n} in {} ({range})", lib.path().display())))
