@@ -68,7 +68,7 @@ fn render_on(
 /// Renders flame `index` (or the one named `name`) of the genome and
 /// returns (pixels as an (H, W, 4) array, warnings from reading it).
 #[pyfunction]
-#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, palettes, strict))]
+#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, early_clip, palettes, strict))]
 #[allow(clippy::too_many_arguments)]
 fn flame_render<'py>(
     py: Python<'py>,
@@ -82,6 +82,7 @@ fn flame_render<'py>(
     backend: &str,
     bits: u8,
     transparent: bool,
+    early_clip: bool,
     palettes: Option<PathBuf>,
     strict: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
@@ -116,6 +117,7 @@ fn flame_render<'py>(
         size_scale,
         seed,
         transparent,
+        early_clip,
         cancel: Some(cancel.clone()),
         ..RenderSettings::default()
     };

@@ -77,6 +77,7 @@ def flame_render(
     backend: str,
     bits: int,
     transparent: bool,
+    early_clip: bool,
     palettes: Optional[str],
     strict: bool,
 ) -> tuple[npt.NDArray[Any], list[str]]: ...

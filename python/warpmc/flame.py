@@ -64,6 +64,7 @@ def render(
     *,
     flame: Union[int, str] = 0,
     transparent: bool = False,
+    early_clip: bool = False,
     palettes: Optional[Genome] = None,
     strict: bool = False,
 ) -> np.ndarray:
@@ -79,6 +80,8 @@ def render(
       (samples per pixel) and its size, as flam3-render's ``qs`` and ``ss``.
     - ``seed``: the same seed gives the same image (on one backend).
     - ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"``.
+    - ``early_clip``: tone-map each supersampled cell before the spatial
+      filter, as flam3-render's ``earlyclip=1`` (``--early-clip``).
     - ``palettes``: flam3-palettes.xml, for genomes with numbered palettes.
     - ``strict``: a variation warpmc does not know is an error instead of a
       warning (it is dropped, as flam3-render drops it).
@@ -107,7 +110,8 @@ def render(
         seed,
         backend,
         bits,
-        transparent,
+        bool(transparent),
+        bool(early_clip),
         paths,
         strict,
     )

@@ -228,13 +228,55 @@ __device__ void calc_newrgb(const double *c, double ls, double highpow, double *
     }
 }
 
+// ToneMap::map: filtered (or, clipping early, cell) values t to display
+// values, rgb in [0, 255] and alpha in [0, 1], into out[0..4].
+__device__ void tone_map(const double *t, const ToneParams &tone, double *out) {
+    double tmp = t[3] / PREFILTER_WHITE;
+    double alpha = 0.0, ls = 0.0;
+    if (t[3] > 0.0) {
+        alpha = calc_alpha(tmp, tone.inv_gamma, tone.gamma_threshold);
+        ls = tone.vibrancy * 256.0 * alpha / tmp;
+    }
+    alpha = fmin(fmax(alpha, 0.0), 1.0);
+    double newrgb[3];
+    calc_newrgb(t, ls, tone.highlight_power, newrgb);
+    for (int k = 0; k < 3; ++k) {
+        double a = newrgb[k] + (1.0 - tone.vibrancy) * 256.0 * pow(t[k] / PREFILTER_WHITE, tone.inv_gamma);
+        if (tone.transparent == 0.0) {
+            a += (1.0 - alpha) * tone.background[k];
+        } else if (alpha > 0.0) {
+            a /= alpha;
+        } else {
+            a = 0.0;
+        }
+        out[k] = isnan(a) ? 255.0 : fmin(fmax(a, 0.0), 255.0);  // NaN: ToneMap::map
+    }
+    out[3] = alpha;
+}
+
+// The early clip (tonemap.rs, clip_early): every accumulation cell, its
+// values multiplied by `scale`, replaced by its display values.
+extern "C" __global__ void flame_early_clip(bucket *__restrict__ acc, long cells, const ToneParams *__restrict__ tone_in,
+                                            double scale) {
+    long c = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cells) return;
+    const ToneParams tone = *tone_in;
+    bucket *cell = acc + 4 * c;
+    double t[4], out[4];
+    for (int k = 0; k < 4; ++k) t[k] = (double)cell[k] * scale;
+    tone_map(t, tone, out);
+    for (int k = 0; k < 4; ++k) cell[k] = (bucket)out[k];
+}
+
 // Spatial filter (fw × fw coefficients, row-major) and tone map: pixel
 // (i, j) of the output reads the window whose corner is accumulation cell
 // (offset + i·ss, first_row + offset + j·ss). Output: RGBA floats, rgb in
-// [0, 255] and alpha in [0, 1].
+// [0, 255] and alpha in [0, 1]. early: the cells hold display values
+// already (flame_early_clip), which are only clamped (tonemap.rs,
+// clamp_filtered).
 extern "C" __global__ void flame_filter_map(const bucket *__restrict__ acc, int acc_width, long first_row,
                                             const double *__restrict__ filter, int fw, int offset, int supersample,
-                                            const ToneParams *__restrict__ tone_in, int width, int height,
+                                            const ToneParams *__restrict__ tone_in, int early, int width, int height,
                                             float *__restrict__ out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     int j = blockIdx.y * blockDim.y + threadIdx.y;
@@ -254,27 +296,13 @@ extern "C" __global__ void flame_filter_map(const bucket *__restrict__ acc, int 
             t[3] += k * (double)row[4 * ii + 3];
         }
     }
-    // ToneMap::map.
-    double tmp = t[3] / PREFILTER_WHITE;
-    double alpha = 0.0, ls = 0.0;
-    if (t[3] > 0.0) {
-        alpha = calc_alpha(tmp, tone.inv_gamma, tone.gamma_threshold);
-        ls = tone.vibrancy * 256.0 * alpha / tmp;
+    double px[4];
+    if (early) {
+        for (int k = 0; k < 3; ++k) px[k] = isnan(t[k]) ? 255.0 : fmin(fmax(t[k], 0.0), 255.0);
+        px[3] = isnan(t[3]) ? 1.0 : fmin(fmax(t[3], 0.0), 1.0);
+    } else {
+        tone_map(t, tone, px);
     }
-    alpha = fmin(fmax(alpha, 0.0), 1.0);
-    double newrgb[3];
-    calc_newrgb(t, ls, tone.highlight_power, newrgb);
-    float *px = out + 4 * ((long)j * width + i);
-    for (int k = 0; k < 3; ++k) {
-        double a = newrgb[k] + (1.0 - tone.vibrancy) * 256.0 * pow(t[k] / PREFILTER_WHITE, tone.inv_gamma);
-        if (tone.transparent == 0.0) {
-            a += (1.0 - alpha) * tone.background[k];
-        } else if (alpha > 0.0) {
-            a /= alpha;
-        } else {
-            a = 0.0;
-        }
-        px[k] = isnan(a) ? 255.0f : (float)fmin(fmax(a, 0.0), 255.0);  // NaN: ToneMap::map
-    }
-    px[3] = (float)alpha;
+    float *o = out + 4 * ((long)j * width + i);
+    for (int k = 0; k < 4; ++k) o[k] = (float)px[k];
 }

@@ -24,16 +24,17 @@
 //
 // Shared with the Rust code, as -D options: FLAME_BLOCK (threads per
 // block), FLAME_CHOOSE_GRAIN (entries of a choice table), FLAME_PALETTE_SIZE,
-// FLAME_FUSE (iterations discarded after a restart), FLAME_STATE_FUSE_BITS
-// and FLAME_STATE_RETRY_BITS (the layout of ChaosPoint::state) and FLAME_POINT_BYTES (the size of a
-// ChaosPoint as the host writes it).
+// FLAME_STATE_FUSE_BITS and FLAME_STATE_RETRY_BITS (the layout of
+// ChaosPoint::state) and FLAME_POINT_BYTES (the size of a ChaosPoint as the
+// host writes it). The fuse (iterations discarded after a restart) is a
+// kernel argument: 15, or 100 with early clipping.
 #pragma once
 
 #include "flame_common.cuh"
 
-#if !defined(FLAME_BLOCK) || !defined(FLAME_CHOOSE_GRAIN) || !defined(FLAME_PALETTE_SIZE) || !defined(FLAME_FUSE) || \
+#if !defined(FLAME_BLOCK) || !defined(FLAME_CHOOSE_GRAIN) || !defined(FLAME_PALETTE_SIZE) || \
     !defined(FLAME_STATE_FUSE_BITS) || !defined(FLAME_STATE_RETRY_BITS) || !defined(FLAME_POINT_BYTES)
-#error "FLAME_BLOCK, FLAME_CHOOSE_GRAIN, FLAME_PALETTE_SIZE, FLAME_FUSE, FLAME_STATE_FUSE_BITS, FLAME_STATE_RETRY_BITS and FLAME_POINT_BYTES come from the Rust code that builds the source"
+#error "FLAME_BLOCK, FLAME_CHOOSE_GRAIN, FLAME_PALETTE_SIZE, FLAME_STATE_FUSE_BITS, FLAME_STATE_RETRY_BITS and FLAME_POINT_BYTES come from the Rust code that builds the source"
 #endif
 
 namespace flame {
@@ -89,13 +90,13 @@ struct Walker {
         retries = 0;
         return false;
     }
-    // The end of a sub-batch: a fresh random point and colour, fused, with
-    // no previous xform.
-    __device__ __forceinline__ void new_sub_batch(FlameRng &rng, int sub_batch) {
+    // The end of a sub-batch: a fresh random point and colour, fused (for
+    // `fuse_iters` iterations), with no previous xform.
+    __device__ __forceinline__ void new_sub_batch(FlameRng &rng, int sub_batch, int fuse_iters) {
         x = (real)2 * rng.uniform() - (real)1;
         y = (real)2 * rng.uniform() - (real)1;
         c = rng.uniform();
-        fuse = FLAME_FUSE;
+        fuse = fuse_iters;
         retries = 0;
         chaos_row = 0;
         left = sub_batch;
@@ -391,13 +392,13 @@ struct Runs {
                 run.c[1] = (bucket)col.y;
                 run.c[2] = (bucket)col.z;
                 run.c[3] = (bucket)col.w;
-                run.c[4] = (bucket)(255.0f * (float)vis);
+                run.c[4] = (bucket)floorf(255.0f * (float)vis);
             } else {
                 run.c[0] += (bucket)col.x;
                 run.c[1] += (bucket)col.y;
                 run.c[2] += (bucket)col.z;
                 run.c[3] += (bucket)col.w;
-                run.c[4] += (bucket)(255.0f * (float)vis);
+                run.c[4] += (bucket)floorf(255.0f * (float)vis);
             }
         }
 
@@ -454,6 +455,7 @@ struct ChaosGame {
         unsigned row0,                              // first row held (strips)
         int iters,
         int sub_batch,                              // plotted iterations per point
+        int fuse_iters,                             // iterations discarded after a restart
         unsigned plotting,                          // threads that plot (the first ones)
         unsigned long long *__restrict__ counters)  // [kept iterations, bad values]
     {
@@ -519,7 +521,7 @@ struct ChaosGame {
                 if (--p.left <= 0) {
                     // End of the point's sub-batch (this sample is still
                     // plotted, from fx, fy, fc).
-                    p.new_sub_batch(rng, sub_batch);
+                    p.new_sub_batch(rng, sub_batch, fuse_iters);
                 }
                 real px, py;
                 Camera<Genome>::rotate(P, fx, fy, px, py);
@@ -539,6 +541,8 @@ struct ChaosGame {
             }
             float4 col = make_float4(0.f, 0.f, 0.f, 0.f);
             if (valid) {
+                // Truncated to whole numbers, as flam3's integer histogram
+                // adds them (histogram.rs, hit_values).
                 col = Palette::lookup(pal, fc);
                 const float v = (float)vis;
                 if (v != 1.0f) {
@@ -547,6 +551,7 @@ struct ChaosGame {
                     col.z *= v;
                     col.w *= v;
                 }
+                col = make_float4(floorf(col.x), floorf(col.y), floorf(col.z), floorf(col.w));
             }
             acc.add(h, valid, cell, col, vis);
             shuffle.exchange(it, p, rng);

@@ -30,7 +30,7 @@ struct WarpAggregated {
             if (valid && (peers & warpmc::lanemask_lt()) == 0) {
                 warpmc::atomic_add_value<false, true>(h.values + 4ull * cell, val);
             }
-            if (H::HAS_COUNT && valid) atomicAdd(h.count + cell, (bucket)(255.0f * (float)vis));
+            if (H::HAS_COUNT && valid) atomicAdd(h.count + cell, (bucket)floorf(255.0f * (float)vis));
         }
 
         __device__ __forceinline__ void finish(const H &, unsigned) {}

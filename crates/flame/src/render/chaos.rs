@@ -3,7 +3,7 @@
 //!
 //! Semantics follow flam3 3.1.1's `flam3_iterate` and `apply_xform`: a
 //! 16384-entry lookup table per chaos row, 15 fuse iterations at the start
-//! of every sub-batch, up to four retries from a fresh random point when a
+//! of every sub-batch (100 with early clipping), up to four retries from a fresh random point when a
 //! transform produces NaN or |x| > 10¹⁰, the final xform applied with
 //! probability `opacity` and keeping the visibility of the xform before it.
 
@@ -16,6 +16,14 @@ use crate::variations::VariationSet;
 pub(crate) const CHOOSE_GRAIN: usize = 16384;
 /// Iterations discarded at the start of each sub-batch (flam3's fuse).
 pub(crate) const FUSE: usize = 15;
+/// The fuse of a render with early clipping (flam3 3.1.1 takes `FUSE_28`
+/// then: its earlyclip came with the 2.8 renderer).
+pub(crate) const EARLY_CLIP_FUSE: usize = 100;
+
+/// The fuse of a render, by whether it clips early.
+pub(crate) fn fuse(early_clip: bool) -> usize {
+    if early_clip { EARLY_CLIP_FUSE } else { FUSE }
+}
 
 /// One transform ready to apply.
 #[derive(Clone, Debug)]
@@ -157,15 +165,21 @@ impl ChaosGame {
         &self.tables
     }
 
-    /// Runs `FUSE` discarded iterations from a random start, then calls
+    /// Runs `fuse` discarded iterations from a random start, then calls
     /// `emit` with each of the next `n` points `(x, y, colour, visibility)`.
     /// Returns the number of bad values met (flam3's `badvals`).
-    pub(crate) fn run<R: RandomSource>(&self, n: usize, rng: &mut R, mut emit: impl FnMut(&[f64; 4])) -> u64 {
+    pub(crate) fn run<R: RandomSource>(
+        &self,
+        n: usize,
+        fuse: usize,
+        rng: &mut R,
+        mut emit: impl FnMut(&[f64; 4]),
+    ) -> u64 {
         let mut p = [2.0 * rng.next_f64() - 1.0, 2.0 * rng.next_f64() - 1.0, rng.next_f64(), rng.next_f64()];
         let mut consecutive_bad = 0;
         let mut bad_count = 0u64;
         let mut row = 0usize;
-        let total = FUSE + n;
+        let total = fuse + n;
         let mut i = 0;
         while i < total {
             let r = (rng.next_u32() as usize) & (CHOOSE_GRAIN - 1);
@@ -194,7 +208,7 @@ impl ChaosGame {
                 }
                 _ => p,
             };
-            if i >= FUSE {
+            if i >= fuse {
                 emit(&out);
             }
             i += 1;

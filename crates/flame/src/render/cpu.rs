@@ -10,7 +10,7 @@ use super::filters::DensityFilters;
 use super::frame::{FrameBackend, FrameGeometry, IterationCount, IterationJob, LogScale, render_frame};
 use super::histogram::{self, BandedSamples, Bucket, Sample};
 use super::tonemap::{self, ToneMap};
-use super::{RenderSettings, RenderedFrame, density, try_buffer};
+use super::{RenderSettings, RenderedFrame, chaos, density, try_buffer};
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
 
@@ -59,6 +59,8 @@ pub(super) struct CpuBackend<T: Bucket> {
     ss: usize,
     seed: u64,
     sub_batch_size: u64,
+    /// Iterations discarded at the start of each sub-batch.
+    fuse: usize,
     /// Next sub-batch index (its random stream).
     unit: u64,
     threads: usize,
@@ -88,6 +90,7 @@ impl<T: Bucket> CpuBackend<T> {
             ss: g.ss,
             seed: settings.seed,
             sub_batch_size: settings.sub_batch_size.max(1) as u64,
+            fuse: chaos::fuse(settings.early_clip),
             unit: 0,
             threads,
             bands: g.hh.div_ceil(band_rows),
@@ -106,7 +109,7 @@ impl<T: Bucket> CpuBackend<T> {
         let n = self.sub_batch_size.min(job.n_iter - s * self.sub_batch_size) as usize;
         let mut rng = sub_batch_rng(self.seed, self.unit + s);
         let mut raw = Vec::with_capacity(n);
-        let bad = job.game.run(n, &mut rng, |p| {
+        let bad = job.game.run(n, self.fuse, &mut rng, |p| {
             if p[3] == 0.0 {
                 return;
             }
@@ -165,6 +168,9 @@ impl<T: Bucket> FrameBackend for CpuBackend<T> {
 
     fn finish(&mut self, g: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>> {
         self.hist = Vec::new();
+        if tone.early_clip {
+            tonemap::clip_early(&mut self.acc, tone);
+        }
         let mut pixels = try_buffer(g.width * g.height, [0.0; 4], "the finished pixels")?;
         tonemap::filter_and_map(&self.acc, self.hw, &g.filter, g.de_offset, g.ss, tone, g.width, &mut pixels);
         Ok(pixels)

@@ -397,6 +397,8 @@ impl ToneSums {
             highlight_power: cp0.highlight_power,
             background: [bg[0] / n * 256.0, bg[1] / n * 256.0, bg[2] / n * 256.0],
             transparent,
+            early_clip: false,
+            cell_scale: 1.0,
         }
     }
 }
@@ -545,8 +547,13 @@ pub(crate) fn render_frame<B: FrameBackend>(
     }
 
     let filter_start = Instant::now();
-    let tone = tone.tone_map(&last_cp, &plan.cp0, settings.transparent);
-    let pixels = if acc_scale == 1.0 {
+    let mut tone = tone.tone_map(&last_cp, &plan.cp0, settings.transparent);
+    let pixels = if settings.early_clip {
+        // The cells are mapped one by one: the scale goes to them.
+        tone.early_clip = true;
+        tone.cell_scale = acc_scale;
+        backend.finish(geometry, &tone)?
+    } else if acc_scale == 1.0 {
         backend.finish(geometry, &tone)?
     } else {
         let mut scaled = geometry.clone();

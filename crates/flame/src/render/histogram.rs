@@ -135,6 +135,21 @@ fn prefetch<T>(p: &T) {
     let _ = p;
 }
 
+/// What one sample of palette colour `c` (premultiplied, see [`ColorMap`])
+/// and visibility `v` adds to its cell: r, g, b, alpha, hits, each
+/// truncated to a whole number. flam3-render's histogram (its default
+/// `bits=33`) holds unsigned integers, so each addition drops the
+/// fraction: a colour value of 100.9 adds 100, and a sample whose
+/// visibility makes a channel less than 1 adds nothing to it.
+#[inline(always)]
+pub(crate) fn hit_values(c: [f64; 4], v: f64) -> [f64; 5] {
+    if v == 1.0 {
+        [c[0].floor(), c[1].floor(), c[2].floor(), c[3].floor(), 255.0]
+    } else {
+        [(v * c[0]).floor(), (v * c[1]).floor(), (v * c[2]).floor(), (v * c[3]).floor(), (v * 255.0).floor()]
+    }
+}
+
 /// Adds the samples of one band, from sub-batches in order, into that
 /// band's cells (`cells` starts at cell `first_cell`).
 pub(crate) fn accumulate_band<T: Bucket>(
@@ -154,20 +169,9 @@ pub(crate) fn accumulate_band<T: Bucket>(
                 prefetch(&cells[(next.cell - first_cell) as usize]);
             }
             let cell = &mut cells[(s.cell - first_cell) as usize];
-            let c = cmap.lookup(f64::from(s.color));
-            let v = f64::from(s.visibility);
-            if v == 1.0 {
-                cell[0] += T::from_f64(c[0]);
-                cell[1] += T::from_f64(c[1]);
-                cell[2] += T::from_f64(c[2]);
-                cell[3] += T::from_f64(c[3]);
-                cell[4] += T::from_f64(255.0);
-            } else {
-                cell[0] += T::from_f64(v * c[0]);
-                cell[1] += T::from_f64(v * c[1]);
-                cell[2] += T::from_f64(v * c[2]);
-                cell[3] += T::from_f64(v * c[3]);
-                cell[4] += T::from_f64(v * 255.0);
+            let hit = hit_values(cmap.lookup(f64::from(s.color)), f64::from(s.visibility));
+            for (sum, v) in cell.iter_mut().zip(hit) {
+                *sum += T::from_f64(v);
             }
         }
     }
@@ -190,6 +194,16 @@ mod tests {
         assert_eq!(cells(0), vec![0, 1]);
         assert_eq!(cells(1), vec![5, 3, 4]);
         assert_eq!(cells(2), vec![7, 8]);
+    }
+
+    #[test]
+    fn each_hit_adds_whole_numbers_as_flam3s_integer_histogram() {
+        assert_eq!(hit_values([100.9, 40.0, 0.5, 255.0], 1.0), [100.0, 40.0, 0.0, 255.0, 255.0]);
+        // Just below a whole number: flam3 adds the one below.
+        assert_eq!(hit_values([99.99999999999999, 0.0, 0.0, 255.0], 1.0)[0], 99.0);
+        // Visibility scales before the truncation; the hits too.
+        assert_eq!(hit_values([100.9, 3.0, 1.5, 255.0], 0.5), [50.0, 1.0, 0.0, 127.0, 127.0]);
+        assert_eq!(hit_values([0.0; 4], 0.001), [0.0, 0.0, 0.0, 0.0, 0.0]);
     }
 
     #[test]

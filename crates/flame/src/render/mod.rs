@@ -8,7 +8,8 @@
 //! scaled (with density estimation when `estimator_radius` > 0) into an
 //! accumulation buffer. Finally the spatial filter takes cells to pixels and
 //! the tone mapping (gamma, vibrancy, highlight power, background) gives
-//! display values.
+//! display values (with [`RenderSettings::early_clip`], the other way
+//! round).
 //!
 //! The CPU's result depends only on the genome, the settings and the seed:
 //! every sub-batch of iterations has its own random stream, keyed by its
@@ -93,8 +94,14 @@ pub struct RenderSettings {
     /// still images (flam3-animate uses the genome's value).
     pub temporal_samples: Option<u32>,
     /// Iterations per sub-batch: each starts from a fresh random point and
-    /// discards 15 fuse iterations. flam3's default is 10000.
+    /// discards 15 fuse iterations (100 with `early_clip`). flam3's default
+    /// is 10000.
     pub sub_batch_size: usize,
+    /// flam3's `earlyclip=1`: tone-map and clip every accumulation cell
+    /// before the spatial filter (instead of each filtered pixel), and
+    /// discard 100 fuse iterations per sub-batch instead of 15, as
+    /// flam3-render and flam3-animate do with that setting.
+    pub early_clip: bool,
     /// When set, the render stops with [`FlameError::Interrupted`] soon
     /// after the flag becomes true (it is looked at between rounds of
     /// sub-batches on the CPU, between launches on the GPU, and between
@@ -112,6 +119,7 @@ impl Default for RenderSettings {
             transparent: false,
             temporal_samples: None,
             sub_batch_size: 10_000,
+            early_clip: false,
             cancel: None,
         }
     }

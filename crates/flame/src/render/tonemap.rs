@@ -1,7 +1,10 @@
 //! From the accumulation buffer to output pixels: the spatial filter, then
 //! gamma (with a linear segment below `gamma_threshold`), vibrancy,
-//! highlight power and the background, as flam3 does them (its default
-//! order: filter first, then tone mapping).
+//! highlight power and the background, as flam3 does them. flam3's default
+//! order filters first and then tone-maps; with early clipping (its
+//! `earlyclip=1`) every accumulation cell is tone-mapped and clipped first
+//! and the filter then blends display values, which keeps bright edges
+//! from ringing.
 
 use rayon::prelude::*;
 
@@ -20,6 +23,14 @@ pub(crate) struct ToneMap {
     /// Background colour scaled to 0–256.
     pub(crate) background: [f64; 3],
     pub(crate) transparent: bool,
+    /// Tone-map each accumulation cell before the spatial filter (flam3's
+    /// `earlyclip`), instead of each filtered pixel.
+    pub(crate) early_clip: bool,
+    /// With `early_clip`: what each accumulation value is multiplied by
+    /// before it is mapped (the accumulation buffer's scale, see
+    /// `frame::accumulation_scale`; 1 almost always). Without, the spatial
+    /// filter's coefficients carry that scale.
+    pub(crate) cell_scale: f64,
 }
 
 const PREFILTER_WHITE: f64 = 255.0;
@@ -114,9 +125,32 @@ impl ToneMap {
     }
 }
 
+/// The early clip: every accumulation cell becomes its display values (RGB
+/// in [0, 255], alpha in [0, 1]), in place, as flam3's `earlyclip` pass
+/// does before the spatial filter.
+pub(crate) fn clip_early<T: Bucket>(acc: &mut [[T; 4]], tone: &ToneMap) {
+    let s = tone.cell_scale;
+    acc.par_iter_mut().for_each(|cell| {
+        let t = cell.map(|v| v.to_f64() * s);
+        let (rgb, alpha) = tone.map(&t);
+        *cell = [rgb[0], rgb[1], rgb[2], alpha].map(T::from_f64);
+    });
+}
+
+/// A filtered pixel of early-clipped cells to display values: each value
+/// clamped to its range as flam3 clamps it (NaN to the top, see
+/// [`ToneMap::map`]).
+#[inline]
+pub(crate) fn clamp_filtered(t: &[f64; 4]) -> ([f64; 3], f64) {
+    let clamp = |v: f64, hi: f64| if v.is_nan() { hi } else { v.clamp(0.0, hi) };
+    ([clamp(t[0], 255.0), clamp(t[1], 255.0), clamp(t[2], 255.0)], clamp(t[3], 1.0))
+}
+
 /// Filters and tone-maps the accumulation buffer (`acc_width` cells wide)
 /// into `out` (RGBA, row-major, `width × height`): pixel (i, j) reads the
 /// filter window whose corner is cell `(offset + i·ss, offset + j·ss)`.
+/// With `tone.early_clip` the cells hold display values already
+/// ([`clip_early`]) and the filtered ones are only clamped.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn filter_and_map<T: Bucket>(
     acc: &[[T; 4]],
@@ -144,7 +178,7 @@ pub(crate) fn filter_and_map<T: Bucket>(
                     t[3] += k * a[3].to_f64();
                 }
             }
-            let (rgb, alpha) = tone.map(&t);
+            let (rgb, alpha) = if tone.early_clip { clamp_filtered(&t) } else { tone.map(&t) };
             *px = [rgb[0], rgb[1], rgb[2], alpha];
         }
     });
@@ -185,6 +219,8 @@ mod tests {
             highlight_power: -1.0,
             background: [256.0, 128.0, 0.0],
             transparent: false,
+            early_clip: false,
+            cell_scale: 1.0,
         };
         let (rgb, a) = tone.map(&[0.0; 4]);
         assert_eq!(a, 0.0);

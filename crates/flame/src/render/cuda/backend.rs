@@ -14,7 +14,7 @@ use super::finish::{Finisher, GpuBucket};
 use super::{CudaRenderer, IterationOptions, Strip};
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
-use crate::render::chaos::FUSE;
+use crate::render::chaos;
 use crate::render::cpu::sub_batch_rng;
 use crate::render::filters::DensityFilters;
 use crate::render::frame::{FrameBackend, FrameGeometry, IterationCount, IterationJob, LogScale};
@@ -36,7 +36,7 @@ pub(super) struct CompiledKernel {
 
 /// The chaos game's points at the start of a render: one per thread, each
 /// as a sub-batch starts on the CPU (flam3): at random in [-1, 1]² with a
-/// random colour, discarded for FUSE iterations, then plotted for
+/// random colour, discarded for `fuse` iterations, then plotted for
 /// `sub_batch` iterations before it restarts. Thread `t` draws from the
 /// CPU's stream of sub-batch `t`, and goes on with that generator.
 struct InitialPoints {
@@ -48,7 +48,7 @@ struct InitialPoints {
 }
 
 impl InitialPoints {
-    fn new(threads: usize, seed: u64, real: Precision, sub_batch: i32) -> Self {
+    fn new(threads: usize, seed: u64, real: Precision, sub_batch: i32, fuse: usize) -> Self {
         let size = point_bytes(real);
         let rb = real.bytes();
         let mut points = vec![0u8; threads * size];
@@ -64,12 +64,31 @@ impl InitialPoints {
                 }
             }
             // No previous xform: chaos row 0.
-            at[3 * rb..3 * rb + 4].copy_from_slice(&point_state(FUSE, 0).to_le_bytes());
+            at[3 * rb..3 * rb + 4].copy_from_slice(&point_state(fuse, 0).to_le_bytes());
             at[3 * rb + 4..3 * rb + 8].copy_from_slice(&sub_batch.to_le_bytes());
             rng_state.push(rng.state());
             rng_a.push(rng.multiplier());
         }
         InitialPoints { points, rng_state, rng_a }
+    }
+}
+
+/// The f32 nearest `v` whose floor is `v`'s: the kernels truncate each
+/// sample's colour as flam3's integer histogram does
+/// ([`histogram::hit_values`](crate::render::histogram::hit_values)), and
+/// a colour such as 99.99999999999999 (from a palette's HSV round trip)
+/// must not round up to 100 on the way to f32.
+pub(crate) fn f32_flooring_as(v: f64) -> f32 {
+    let x = v as f32;
+    if f64::from(x).floor() <= v.floor() {
+        return x;
+    }
+    // The f32 just below x (x > v, so neither NaN nor -inf; f32::next_down
+    // is newer than this crate's MSRV).
+    match x {
+        0.0 => -f32::from_bits(1),
+        _ if x > 0.0 => f32::from_bits(x.to_bits() - 1),
+        _ => f32::from_bits(x.to_bits() + 1),
     }
 }
 
@@ -82,6 +101,8 @@ pub(crate) struct BufferKey {
     count: bool,
     seed: u64,
     sub_batch: i32,
+    /// Iterations discarded after each restart.
+    fuse: usize,
     threads: usize,
     real: Precision,
 }
@@ -112,7 +133,7 @@ impl<T: GpuBucket> StripBuffers<T> {
         let hist = alloc::<T>(gpu, cells * 4, "the histogram of a strip")?;
         let count = if key.count { Some(alloc::<T>(gpu, cells, "the hit counts of a strip")?) } else { None };
         let acc = alloc::<T>(gpu, cells * 4, "the accumulation buffer of a strip")?;
-        let init = InitialPoints::new(key.threads, key.seed, key.real, key.sub_batch);
+        let init = InitialPoints::new(key.threads, key.seed, key.real, key.sub_batch, key.fuse);
         let start_points = gpu.upload(&init.points)?;
         let start_rng_state = gpu.upload(&init.rng_state)?;
         Ok(StripBuffers {
@@ -197,8 +218,8 @@ impl KeepBuffers for f64 {
 const MIN_ITERS_PER_THREAD: u64 = 8;
 
 /// Iterations each thread does at least over a pass of many jobs: every
-/// point's first FUSE iterations are not plotted, so this keeps the
-/// unplotted share of a pass under 1.5 % (flam3's is FUSE per 10000).
+/// point's first fuse iterations (15) are not plotted, so this keeps the
+/// unplotted share of a pass under 1.5 % (flam3's is 15 per 10000).
 const MIN_ITERS_PER_PASS: u64 = 1000;
 
 /// One strip of a frame rendered on the device: its buffers, and the
@@ -270,6 +291,7 @@ impl<'a, T: GpuBucket> GpuBackend<'a, T> {
             count: needs_count(flames),
             seed: settings.seed,
             sub_batch,
+            fuse: chaos::fuse(settings.early_clip),
             threads,
             real: o.real,
         };
@@ -353,6 +375,7 @@ impl<T: GpuBucket> GpuBackend<'_, T> {
         let block = self.options.block;
         let cfg = LaunchConfig { grid_dim: (l.blocks as u32, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
         let Launch { iters, sub_batch, plotting, .. } = l;
+        let fuse = self.buffers.key.fuse as i32;
         let (width, height, row0) = (self.hw as u32, self.hh as u32, self.row0 as u32);
         let b = &mut self.buffers;
         let count = match (&b.count, &args.no_count) {
@@ -382,6 +405,7 @@ impl<T: GpuBucket> GpuBackend<'_, T> {
                 .arg(&row0)
                 .arg(&iters)
                 .arg(&sub_batch)
+                .arg(&fuse)
                 .arg(&plotting)
                 .buf_mut(&mut b.counters)
                 .run(cfg)?;
@@ -431,7 +455,7 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
     ) -> Result<IterationCount> {
         let compiled = self.kernel(job.cp)?;
         let values = pack_params(job.cp, &compiled.generated.layout, job.camera);
-        let palette: Vec<f32> = job.cmap.entries.iter().flat_map(|e| e.map(|v| v as f32)).collect();
+        let palette: Vec<f32> = job.cmap.entries.iter().flat_map(|e| e.map(f32_flooring_as)).collect();
         let no_count =
             if self.buffers.count.is_some() { None } else { Some(alloc::<T>(self.gpu, 1, "a placeholder")?) };
         let args = JobArgs::<T> {
@@ -453,7 +477,7 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
             // iteration of the first threads (the rest of their blocks
             // iterate without plotting). The fuses of the job's restarts
             // plot nothing, so they run on top of its samples.
-            let n_run = job.n_iter + job.n_iter.div_ceil(sub_batch as u64) * FUSE as u64;
+            let n_run = job.n_iter + job.n_iter.div_ceil(sub_batch as u64) * self.buffers.key.fuse as u64;
             let block = block as u64;
             let max_blocks = (self.threads as u64 / block).max(1);
             let least = n_run
@@ -521,6 +545,9 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
         // row0 on and produces its out_rows.
         let rows = self.strip.out_rows.clone();
         let first_row = rows.start * g.ss - self.row0;
+        if tone.early_clip {
+            self.finisher.clip_early(self.gpu, &mut self.buffers.acc, self.hw * self.hh, tone)?;
+        }
         let px = self.finisher.filter_and_map_flat(
             self.gpu,
             &self.buffers.acc,
@@ -576,8 +603,11 @@ mod tests {
         let mut b = GpuBackend::<T>::new(&r, &flames, &g, &settings, strip, None).unwrap();
         b.begin_pass(jobs).unwrap();
         let game = ChaosGame::new(cp).unwrap();
-        // Every sample adds exactly 255 to alpha and 1, 2, 3 to r, g, b.
-        let cmap = ColorMap { entries: Box::new([[1.0, 2.0, 3.0, 255.0]; 256]), linear: false };
+        // Every sample adds exactly 255 to alpha and 1, 2, 3 to r, g, b:
+        // the fractions go, as in flam3's integer histogram (and
+        // 3.99999999999 stays below 4 on its way to f32).
+        let entries = [1.7, 2.25, 3.99999999999, 255.0];
+        let cmap = ColorMap { entries: Box::new([entries; 256]), linear: false };
         let camera = Camera::new(cp, g.gutter, g.ss, g.hw, g.hh);
         // Awkward sizes: a job smaller than the grid, one larger.
         let sizes = [3_000_017u64, 70_001, 1_234_567];
@@ -600,7 +630,7 @@ mod tests {
             // on top of its samples; every point's first fuse, and the
             // restarts that fall in another job than planned, are off by at
             // most a fuse per point.
-            let fuse = (FUSE * b.threads) as u64;
+            let fuse = (chaos::FUSE * b.threads) as u64;
             assert!(kept + fuse >= asked && kept <= asked + fuse, "{kept} for {asked}");
         }
         let hist = gpu.download(&b.buffers.hist).unwrap();
@@ -617,6 +647,18 @@ mod tests {
             [kept as f64, 2.0 * kept as f64, 3.0 * kept as f64, 255.0 * kept as f64],
             "{accumulation:?}, {jobs} job(s)"
         );
+    }
+
+    #[test]
+    fn f32_palette_values_floor_as_their_f64() {
+        for v in [0.0, 0.5, 99.99999999999999, 100.0, 100.9, 254.99999999, 255.0, 1e-300, -1e-300, -0.99999999999] {
+            let x = f32_flooring_as(v);
+            assert_eq!(f64::from(x).floor(), v.floor(), "{v}");
+            assert!((f64::from(x) - v).abs() <= 2.0 * f64::from(f32::EPSILON) * v.max(1.0), "{v}: {x}");
+        }
+        // Rounded to the nearest f32 it would be 100.
+        assert_eq!(99.99999999999999f64 as f32, 100.0);
+        assert!(f32_flooring_as(99.99999999999999) < 100.0);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::genome::{Affine, Flame, PaletteMode, XForm};
 use crate::palette::PALETTE_SIZE;
 use crate::render::Precision;
 use crate::render::camera::Camera;
-use crate::render::chaos::{CHOOSE_GRAIN, FUSE, adjust_opacity};
+use crate::render::chaos::{CHOOSE_GRAIN, EARLY_CLIP_FUSE, FUSE, adjust_opacity};
 
 /// The flame kernels' shared header: `real`, `FlameRng`.
 pub(crate) const FLAME_COMMON_CUH: &str = include_str!("../../../kernels/flame_common.cuh");
@@ -57,7 +57,7 @@ impl XformHeader {
 /// Bits of `ChaosPoint::state` (iterate.cuh) that hold the fuse count; the
 /// chaos row is above them.
 const STATE_FUSE_BITS: u32 = 8;
-const _: () = assert!(FUSE < 1 << STATE_FUSE_BITS);
+const _: () = assert!(FUSE < 1 << STATE_FUSE_BITS && EARLY_CLIP_FUSE < 1 << STATE_FUSE_BITS);
 /// Bits of `ChaosPoint::state` above the fuse count that hold the bad
 /// values met in a row (flam3 retries an iteration up to 4 times).
 const STATE_RETRY_BITS: u32 = 3;
@@ -153,7 +153,6 @@ fn shared_defines(opts: &IterationOptions) -> Vec<String> {
         format!("-DFLAME_BLOCK={}", opts.block),
         format!("-DFLAME_CHOOSE_GRAIN={CHOOSE_GRAIN}"),
         format!("-DFLAME_PALETTE_SIZE={PALETTE_SIZE}"),
-        format!("-DFLAME_FUSE={FUSE}"),
         format!("-DFLAME_STATE_FUSE_BITS={STATE_FUSE_BITS}"),
         format!("-DFLAME_STATE_RETRY_BITS={STATE_RETRY_BITS}"),
         format!("-DFLAME_POINT_BYTES={}", point_bytes(opts.real)),
@@ -237,10 +236,10 @@ flame_iterate(const real *__restrict__ gparams, const unsigned short *__restrict
               const float4 *__restrict__ gpalette, flame::ChaosPoint *__restrict__ points,
               unsigned long long *__restrict__ rng_state, const unsigned *__restrict__ rng_a,
               FlameChaosGame::bucket *__restrict__ hist, FlameChaosGame::bucket *__restrict__ count,
-              unsigned width, unsigned height, unsigned row0, int iters, int sub_batch, unsigned plotting,
-              unsigned long long *__restrict__ counters) {
+              unsigned width, unsigned height, unsigned row0, int iters, int sub_batch, int fuse_iters,
+              unsigned plotting, unsigned long long *__restrict__ counters) {
     FlameChaosGame::run(gparams, tables, gpalette, points, rng_state, rng_a, hist, count, width, height, row0, iters,
-                        sub_batch, plotting, counters);
+                        sub_batch, fuse_iters, plotting, counters);
 }
 "#;
 

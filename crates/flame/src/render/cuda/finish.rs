@@ -39,7 +39,22 @@ pub(crate) fn finish_source(precision: Precision) -> KernelSource {
 pub(crate) struct Finisher {
     log_scale: Kernel,
     density: Kernel,
+    early_clip: Kernel,
     filter_map: Kernel,
+}
+
+/// A tone map as finish.cu's `ToneParams`: 8 doubles in its order.
+fn tone_params(t: &ToneMap) -> [f64; 8] {
+    [
+        t.inv_gamma,
+        t.vibrancy,
+        t.gamma_threshold,
+        t.highlight_power,
+        t.background[0],
+        t.background[1],
+        t.background[2],
+        if t.transparent { 1.0 } else { 0.0 },
+    ]
 }
 
 /// 2-D launch over `w × h` threads in 32 × 8 blocks.
@@ -57,6 +72,7 @@ impl Finisher {
         Ok(Finisher {
             log_scale: module.kernel("flame_log_scale")?,
             density: module.kernel("flame_density")?,
+            early_clip: module.kernel("flame_early_clip")?,
             filter_map: module.kernel("flame_filter_map")?,
         })
     }
@@ -134,6 +150,32 @@ impl Finisher {
         }
     }
 
+    /// The early clip ([`tonemap::clip_early`](crate::render::tonemap)):
+    /// the first `cells` cells of `acc` replaced by their display values,
+    /// each value multiplied by `tone.cell_scale` first.
+    pub(crate) fn clip_early<T: GpuBucket>(
+        &self,
+        gpu: &Gpu,
+        acc: &mut DeviceBuffer<T>,
+        cells: usize,
+        tone: &ToneMap,
+    ) -> Result<(), GpuError> {
+        assert!(acc.len() >= cells * 4);
+        let params = gpu.upload(&tone_params(tone))?;
+        let n = cells as i64;
+        // SAFETY: flame_early_clip(acc, cells, tone, scale) reads and writes
+        // acc[0..4·cells] (at least that long) and reads the 8 doubles of
+        // ToneParams.
+        unsafe {
+            gpu.launch(&self.early_clip)
+                .buf_mut(acc)
+                .arg(&n)
+                .buf(&params)
+                .arg(&tone.cell_scale)
+                .run(grid_1d(cells, 256))
+        }
+    }
+
     /// Spatial filter and tone mapping into `width × height` pixels (rgb
     /// in [0, 255], alpha in [0, 1]); pixel (i, j) reads the filter window
     /// whose corner is cell `(offset + i·ss, first_row + offset + j·ss)` of
@@ -184,18 +226,8 @@ impl Finisher {
             + fw;
         assert!(last_cell * 4 <= acc.len(), "filter window outside the accumulation buffer");
         let coefs = gpu.upload(&filter.coefs)?;
-        let t = tone;
-        let tone = [
-            t.inv_gamma,
-            t.vibrancy,
-            t.gamma_threshold,
-            t.highlight_power,
-            t.background[0],
-            t.background[1],
-            t.background[2],
-            if t.transparent { 1.0 } else { 0.0 },
-        ];
-        let tone = gpu.upload(&tone)?;
+        let early = i32::from(tone.early_clip);
+        let tone = gpu.upload(&tone_params(tone))?;
         let mut out = gpu.alloc_zeros::<f32>(width * height * 4)?;
         let (aw, fr, fwi, off, ss) = (acc_width as i32, first_row as i64, fw as i32, offset as i32, supersample as i32);
         let (w, h) = (width as i32, height as i32);
@@ -212,6 +244,7 @@ impl Finisher {
                 .arg(&off)
                 .arg(&ss)
                 .buf(&tone)
+                .arg(&early)
                 .arg(&w)
                 .arg(&h)
                 .buf_mut(&mut out)
@@ -278,6 +311,8 @@ mod tests {
             highlight_power: if de { 0.5 } else { -1.0 },
             background: [20.0, 0.0, 200.0],
             transparent: separate_count,
+            early_clip: false,
+            cell_scale: 1.0,
         };
 
         // CPU, in the bucket type.
@@ -319,6 +354,23 @@ mod tests {
         let strip =
             finisher.filter_and_map(gpu, &d_acc, hw, r0 * ss, &filter, offset, ss, &tone, width, height - r0).unwrap();
         assert_eq!(strip, px[r0 * width..]);
+
+        // Clipping early: every cell mapped (with a scale) before the filter.
+        let early = ToneMap { early_clip: true, cell_scale: 1.7, ..tone };
+        tonemap::clip_early(&mut acc, &early);
+        tonemap::filter_and_map(&acc, hw, &filter, offset, ss, &early, width, &mut cpu);
+        finisher.clip_early(gpu, &mut d_acc, hw * hh, &early).unwrap();
+        let mapped = gpu.download(&d_acc).unwrap();
+        for (k, (g, c)) in mapped.chunks_exact(4).zip(&acc).enumerate() {
+            for ch in 0..4 {
+                let (g, c) = (g[ch].to_f64(), c[ch].to_f64());
+                let top = if ch == 3 { 1.0 } else { 255.0 };
+                assert!((0.0..=top).contains(&g), "cell {k} channel {ch}: {g} outside [0, {top}]");
+                assert!((g - c).abs() <= tol.max(1e-5) * top, "cell {k} channel {ch}: gpu {g} cpu {c}");
+            }
+        }
+        let px = finisher.filter_and_map(gpu, &d_acc, hw, 0, &filter, offset, ss, &early, width, height).unwrap();
+        compare(&format!("early clip ({precision:?}, de {de}, count {separate_count})"), &px, &cpu, tol.max(1e-5));
     }
 
     #[test]

@@ -110,7 +110,7 @@ fn policy_names_are_defined_in_the_headers() {
     assert!(defined(&histogram_policy(Precision::F64, true)));
     // Every constant the headers require is among the shared defines.
     let defines = shared_defines(&IterationOptions::default()).join(" ");
-    for name in ["FLAME_REAL", "FLAME_BLOCK", "FLAME_CHOOSE_GRAIN", "FLAME_PALETTE_SIZE", "FLAME_FUSE"] {
+    for name in ["FLAME_REAL", "FLAME_BLOCK", "FLAME_CHOOSE_GRAIN", "FLAME_PALETTE_SIZE"] {
         assert!(defines.contains(&format!("-D{name}=")), "{name}");
     }
     for name in ["FLAME_STATE_FUSE_BITS", "FLAME_STATE_RETRY_BITS", "FLAME_POINT_BYTES"] {
@@ -159,5 +159,6 @@ fn points_are_laid_out_as_the_kernel_reads_them() {
     assert_eq!(point_bytes(Precision::F32), 20);
     assert_eq!(point_bytes(Precision::F64), 32);
     assert_eq!(point_state(FUSE, 0), FUSE as i32);
+    assert_eq!(point_state(EARLY_CLIP_FUSE, 0), EARLY_CLIP_FUSE as i32);
     assert_eq!(point_state(3, 2), 3 | 2 << (STATE_FUSE_BITS + STATE_RETRY_BITS));
 }
