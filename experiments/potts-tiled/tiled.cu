@@ -171,6 +171,66 @@ struct GeometricSkip : LazyBitSerial {  // its random words, its own test
     }
 };
 
+// The same rule (the same bits) with the whole test drawn ahead: for each
+// of the four thresholds t_c (|d| = c + 1), the drawing thread compares
+// every site's U = 0.u1 u2 ... with t_c, most significant bit first, until
+// all 32 sites have decided against all four thresholds (at most 32
+// words), and stores the sites where U < t_c, word A_c. The update then
+// only picks, site by site, the A_c of its |d|: its chain of dependent
+// steps loses the acceptance words, and the warps that draw are those a
+// colour step leaves idle. SPLIT_ROWS: the comparisons take longer than
+// a pair of rows leaves time for. Word-exact with the library's rule, and
+// slower at L = 2048 (README.md: the drawing warps' four comparisons per
+// site cost more than the update saves).
+struct DecisionsAhead : LazyBitSerial {
+    static constexpr bool SPLIT_ROWS = true;
+    // One threshold bit t (all ones or zeros) met by the word u.
+    __device__ __forceinline__ static void compare(u32 u, u32 t, u32& und, u32& acc) {
+        const u32 dec = und & (t ^ u);
+        acc |= dec & t;
+        und ^= dec;
+    }
+    template <int E>
+    __device__ __forceinline__ static void draw(u32 gx, u32 gc, u32* d, u32 fs, const uint4* __restrict__ masks) {
+        static_assert(E + 2 >= 4, "four decision words in the fields of the acceptance words");
+        // Ising's |d| is 2 or 4 (classes 1 and 3) only.
+        constexpr bool ALL = POTTS_Q != 2;
+        u32 u0 = ALL ? ~0u : 0u, u1 = ~0u, u2 = ALL ? ~0u : 0u, u3 = ~0u;
+        u32 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (int bit = 31; bit >= 0 && (u0 | u1 | u2 | u3) != 0; bit -= 4) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const u32 u = warpmc::rng::mwc_step(gx, gc, MWC_A);
+                const uint4 m = masks[bit - k + 1];
+                if (ALL) compare(u, m.x, u0, a0);
+                compare(u, m.y, u1, a1);
+                if (ALL) compare(u, m.z, u2, a2);
+                compare(u, m.w, u3, a3);
+            }
+        }
+        d[SL_B * fs] = a0;
+        d[(SL_B + 1) * fs] = a1;
+        d[(SL_B + 2) * fs] = a2;
+        d[(SL_B + 3) * fs] = a3;
+    }
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ /*masks*/,
+                                                  u32 code0, u32 code1, u32& und, u32& acc) {
+#if POTTS_Q == 2
+        (void)code0;
+        const u32 a1 = wd[(SL_B + 1) * fs], a3 = wd[(SL_B + 3) * fs];
+        const u32 t = a1 ^ ((a1 ^ a3) & code1);
+#else
+        const u32 a0 = wd[SL_B * fs], a1 = wd[(SL_B + 1) * fs], a2 = wd[(SL_B + 2) * fs], a3 = wd[(SL_B + 3) * fs];
+        const u32 x0 = a0 ^ ((a0 ^ a1) & code0);
+        const u32 x1 = a2 ^ ((a2 ^ a3) & code0);
+        const u32 t = x0 ^ ((x0 ^ x1) & code1);
+#endif
+        acc |= und & t;
+        und = 0;
+    }
+};
+
 // Base's rule with a cheap hash instead of the Philox block that seeds a
 // unit's two generators for each colour step (wrong bits: timing only; it
 // bounds what keeping generator states between sweeps could save).
@@ -350,6 +410,7 @@ int main(int argc, char** argv) {
     const Variant variants[] = {
         library,          INLINE(4, 1024), INLINE(4, 512), INLINE(8, 1024), VARIANT(1, 4, 1024),
         VARIANT(8, 4, 1024), FLAGGED(4, 4, 1024), VARIANT(2, 4, 1024),
+        RULE(4, DecisionsAhead, "decisions drawn ahead"),
     };
     if (argc > 4) {  // one launch of each for a profiler, ordered start
         CK(cudaMemset(c0, 0, words * 4));
@@ -374,6 +435,11 @@ int main(int argc, char** argv) {
     check(inline4, 3, 7, check_sweeps, false);
     check(inline4, 2, 7, check_sweeps, false);
     check(inline4, 1, 7, 5, false);
+    const Variant ahead = RULE(4, DecisionsAhead, "decisions ahead");
+    check(ahead, sms, 12345, check_sweeps, false);
+    check(ahead, sms, 7, check_sweeps, true);
+    check(ahead, 3, 7, check_sweeps, false);
+    check(ahead, 1, 7, 5, false);
     for (const Variant& v : variants) check(v, sms, 11, check_sweeps, false);
     // The geometric skip gives other bits than the library's rule but must
     // sample the same distribution: the mean energy per site of both rules,
@@ -442,6 +508,7 @@ int main(int argc, char** argv) {
         SKIP_FIRST(4),
         RULE(4, HashedGenerators<LazyBitSerial>, "library rule, hashed generators"),
         RULE(4, HashedGenerators<GeometricSkip<false>>, "skip's first tests, hashed generators"),
+        RULE(4, HashedGenerators<DecisionsAhead>, "decisions drawn ahead, hashed generators"),
     };
     for (const Variant& v : others) {
         char name[96];

@@ -915,12 +915,26 @@ struct TaggedExchange {
 // The random words and the acceptance test of the bit-sliced rule
 // (sliced.rs) for words drawn ahead: generators seeds a unit's two row
 // generators (unit_generators), fill sets up the test's table in shared
-// memory (the threshold masks, fill_masks), accept decides the uncertain
-// sites und of a word from the acceptance words at wd[(SL_B + e) * fs]
-// and the generator state after the first E, setting the accepted ones in
-// acc. A template parameter of the tiled inline kernel so that experiments
+// memory (the threshold masks, fill_masks), draw stores what the test
+// needs of a row word's acceptance words, from the generator state (gx,
+// gc) after its proposal words, at d[(SL_B + f) * fs] (f < E + 2), and
+// accept decides the uncertain sites und of a word from them, setting the
+// accepted ones in acc. SPLIT_ROWS: the drawing threads take one row each
+// (two threads draw a pair's Philox block) instead of a pair. A template
+// parameter of the tiled inline kernel so that experiments
 // (experiments/potts-tiled) can time other rules in the same kernel.
+//
+// LazyBitSerial stores the first E acceptance words and the generator
+// state after them; accept goes on drawing while a site is undecided.
 struct LazyBitSerial {
+    static constexpr bool SPLIT_ROWS = false;
+    template <int E>
+    __device__ __forceinline__ static void draw(u32 gx, u32 gc, u32* d, u32 fs, const uint4* __restrict__ /*masks*/) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) d[(SL_B + e) * fs] = warpmc::rng::mwc_step(gx, gc, MWC_A);
+        d[(SL_B + E) * fs] = gx;
+        d[(SL_B + E + 1) * fs] = gc;
+    }
     __device__ __forceinline__ static void generators(u64 seed, u64 stream, u64 sweep, u32 colour, u64 unit, u64& g0,
                                                       u64& g1) {
         unit_generators(seed, stream, sweep, colour, unit, g0, g1);
@@ -945,7 +959,7 @@ struct LazyBitSerial {
 // words go to wd + r * wr (field f at [f * fs]) unless r is skip (-1: none).
 template <int E, class Rule = LazyBitSerial>
 __device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 yg, u32 w, u32 wr_shift, u32* wd,
-                                              int skip, u32 fs) {
+                                              int skip, u32 fs, const uint4* __restrict__ masks) {
     const u64 k = ((u64)(yg / UNIT_ROWS) << wr_shift) + w;
     u64 g[2];
     Rule::generators(seed, stream, n >> 1, (u32)(n & 1), 4 * k + (yg % UNIT_ROWS) / 2, g[0], g[1]);
@@ -957,11 +971,7 @@ __device__ __forceinline__ void draw_row_pair(u64 seed, u64 stream, u64 n, u32 y
         proposal_words(g[r], kw);
 #pragma unroll
         for (int f = 0; f < SL_B; ++f) d[f * fs] = kw[f < SL_B ? f : 0];
-        u32 gx = (u32)g[r], gc = (u32)(g[r] >> 32);
-#pragma unroll
-        for (int e = 0; e < E; ++e) d[(SL_B + e) * fs] = warpmc::rng::mwc_step(gx, gc, MWC_A);
-        d[(SL_B + E) * fs] = gx;
-        d[(SL_B + E + 1) * fs] = gc;
+        Rule::template draw<E>((u32)g[r], (u32)(g[r] >> 32), d, fs, masks);
     }
 }
 
@@ -1089,7 +1099,7 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
             const int y0 = 2 * (pair_lo + (int)(t >> wr_shift));
             const u32 w = t & (wr - 1);
             const int skip = y0 < lo ? 0 : y0 + 1 >= hi ? 1 : -1;
-            draw_row_pair<E>(seed, stream, n, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w), skip, fs);
+            draw_row_pair<E>(seed, stream, n, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w), skip, fs, masks);
         }
     };
     // Updates step i (step j of its round), as threads 0 ... stride - 1 of
@@ -1201,12 +1211,23 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
     // Draws the words of step i (every strip row), as threads first ...
     // first + stride - 1 of the block.
     auto draw = [&](u32 i, u32 first, u32 stride) {
+        if (Rule::SPLIT_ROWS) {
+            // A row each: the thread of row y0 + r skips row y0 + 1 - r.
+            const u32 tasks = R << wr_shift;
+            for (u32 t = tid - first; t < tasks; t += stride) {
+                const int y = (int)(t >> wr_shift), y0 = y & ~1;
+                const u32 w = t & (wr - 1);
+                draw_row_pair<E, Rule>(seed, stream, n0 + i, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w),
+                                       (y & 1) ^ 1, fs, masks);
+            }
+            return;
+        }
         const u32 tasks = (R >> 1) << wr_shift;
         for (u32 t = tid - first; t < tasks; t += stride) {
             const int y0 = 2 * (int)(t >> wr_shift);
             const u32 w = t & (wr - 1);
             draw_row_pair<E, Rule>(seed, stream, n0 + i, S.lattice_row(y0), w, wr_shift, S.words_at(i, y0, w), -1,
-                                   fs);
+                                   fs, masks);
         }
     };
     const u32 steps = 2 * sweeps;
