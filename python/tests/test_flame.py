@@ -93,6 +93,16 @@ def test_transparent_alpha_equals_the_cli_png(cli, tmp_path):
     assert (image[..., 3] == 0).any() and (image[..., 3] > 0).any()
 
 
+def test_early_clip_equals_the_cli_png(cli, tmp_path):
+    genome = tmp_path / "s.flam3"
+    genome.write_text(SIERPINSKI)
+    png = tmp_path / "e.png"
+    cli("flame", "render", str(genome), "-o", str(png), "--early-clip", "--seed", "2", "--backend", "cpu", "--quiet")
+    image = flame.render(str(genome), seed=2, backend="cpu", early_clip=True)
+    assert np.array_equal(image[..., :3], read_png(png))
+    assert not np.array_equal(image, flame.render(str(genome), seed=2, backend="cpu"))
+
+
 def test_sixteen_bits_are_eight_bits_with_more_precision():
     a8 = flame.render(SIERPINSKI, seed=1, backend="cpu")
     a16 = flame.render(SIERPINSKI, seed=1, backend="cpu", bits=16)
