@@ -103,6 +103,18 @@ def test_early_clip_equals_the_cli_png(cli, tmp_path):
     assert not np.array_equal(image, flame.render(str(genome), seed=2, backend="cpu"))
 
 
+def test_switches_take_booleans_and_palettes_a_path():
+    # A non-empty string is true to Python: "no" must not turn a switch on.
+    for name in ("transparent", "early_clip", "strict"):
+        with pytest.raises(TypeError, match=f"{name} must be True or False, not str"):
+            flame.render(SIERPINSKI, backend="cpu", **{name: "no"})
+    assert flame.render(SIERPINSKI, backend="cpu", transparent=np.bool_(False)).shape == (29, 37, 4)
+    with pytest.raises(TypeError, match="path of flam3-palettes.xml, not its XML text"):
+        flame.render(SIERPINSKI, backend="cpu", palettes=SIERPINSKI)
+    with pytest.raises(TypeError, match="path of flam3-palettes.xml, not int"):
+        flame.info(SIERPINSKI, palettes=3)
+
+
 def test_sixteen_bits_are_eight_bits_with_more_precision():
     a8 = flame.render(SIERPINSKI, seed=1, backend="cpu")
     a16 = flame.render(SIERPINSKI, seed=1, backend="cpu", bits=16)

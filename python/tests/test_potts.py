@@ -146,7 +146,7 @@ def test_bad_values_raise_with_the_cli_message(cli, kwargs, flags):
     [
         (dict(q=-1), "q = -1: expected a whole number from 0 to 4294967295"),
         (dict(q=2.5), "q = 2.5: expected a whole number"),
-        (dict(seed=2**64), "seed = 1.8446744073709552e+19: expected a whole number from 0 to 18446744073709551615"),
+        (dict(seed=2**64), "seed = 18446744073709551616: out of range (warpmc's whole numbers run from"),
         (dict(size=[8, "x"]), "size: expected a width or a list of widths"),
         (dict(tempering=3), "tempering = 3: expected true or false"),
         (dict(height="tall"), 'height = "tall": expected a whole number'),
@@ -329,6 +329,16 @@ def test_sweeps_beyond_a_chains_limit_are_refused_before_the_first():
 def test_init_none_is_the_documented_random_start():
     args = dict(q=2, size=8, temps=[1.0], therm=0, sweeps=4, seed=3, backend="cpu")
     assert without_speed(potts.run(**args, init=None)) == without_speed(potts.run(**args, init="random"))
+    # None is this function's default, never the command line's.
+    nones = dict(measure_every=None, samples=None, algorithm=None, tempering=None)
+    assert without_speed(potts.run(**args, **nones)) == without_speed(potts.run(**args))
+    assert without_speed(potts.run(**{**args, "seed": None})) == without_speed(potts.run(**{**args, "seed": 0}))
+    with pytest.raises(TypeError, match="therm has no default"):
+        potts.run(**{**args, "therm": None})
+    # Integers beyond any value are named, not a JSON parser's message.
+    for key, value in (("temps", 10**400), ("seed", 2**64), ("therm", -(2**63) - 1)):
+        with pytest.raises(ValueError, match=f"^{key} = .*: out of range"):
+            potts.run(**{**args, key: value})
 
 
 @pytest.mark.parametrize("temps", ["1,nan", "1,inf", "1,x"])

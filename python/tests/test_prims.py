@@ -76,6 +76,12 @@ def test_sort_in_place_sorts_the_array_itself():
     untouched = np.array([3, 1, 2], dtype=np.uint32)
     prims.sort(untouched)
     assert list(untouched) == [3, 1, 2]
+    # Keys and values that overlap cannot both be sorted in place.
+    a = np.array([5, 3, 1, 2], dtype=np.uint32)
+    with pytest.raises(ValueError, match="share memory"):
+        prims.sort(a[:3], a[1:4], inplace=True, backend="cpu")
+    assert list(a) == [5, 3, 1, 2]
+    assert [list(x) for x in prims.sort(a[:3], a[1:4], backend="cpu")] == [[1, 3, 5], [2, 1, 3]]
 
 
 def wrapping_cumsum(x: np.ndarray) -> np.ndarray:

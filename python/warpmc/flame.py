@@ -43,6 +43,18 @@ def _source(genome: Genome) -> tuple[str, bool]:
     return genome, genome.lstrip().startswith("<")
 
 
+def _palette_path(palettes: Optional[Union[str, os.PathLike]]) -> Optional[str]:
+    """The palette file's path, or None; XML text is not a path."""
+    if palettes is None:
+        return None
+    if not isinstance(palettes, (str, os.PathLike)):
+        raise TypeError(f"palettes must be the path of flam3-palettes.xml, not {type(palettes).__name__}")
+    path = os.fspath(palettes)
+    if path.lstrip().startswith("<"):
+        raise TypeError("palettes must be the path of flam3-palettes.xml, not its XML text")
+    return path
+
+
 def _whole(name: str, value: Any, low: int, high: int) -> int:
     """``value`` as an int from ``low`` to ``high``: a TypeError or a
     ValueError naming ``name`` otherwise."""
@@ -65,7 +77,7 @@ def render(
     flame: Union[int, str] = 0,
     transparent: bool = False,
     early_clip: bool = False,
-    palettes: Optional[Genome] = None,
+    palettes: Optional[Union[str, os.PathLike]] = None,
     strict: bool = False,
 ) -> np.ndarray:
     """Renders a flame and returns its pixels: a numpy array of shape
@@ -99,7 +111,10 @@ def render(
     bits = _whole("bits", bits, 8, 16)
     if bits not in (8, 16):
         raise ValueError(f"bits must be 8 or 16, not {bits}")
-    paths = None if palettes is None else os.fspath(palettes)
+    for switch, value in (("transparent", transparent), ("early_clip", early_clip), ("strict", strict)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{switch} must be True or False, not {type(value).__name__}")
+    paths = _palette_path(palettes)
     array, notes = _native.flame_render(
         text,
         is_xml,
@@ -113,14 +128,14 @@ def render(
         bool(transparent),
         bool(early_clip),
         paths,
-        strict,
+        bool(strict),
     )
     for note in notes:
         warnings.warn(note, stacklevel=2)
     return array
 
 
-def info(genome: Genome, *, palettes: Optional[Genome] = None, strict: bool = False) -> dict[str, Any]:
+def info(genome: Genome, *, palettes: Optional[Union[str, os.PathLike]] = None, strict: bool = False) -> dict[str, Any]:
     """What a genome holds, as ``warpmc flame info`` reports it: a dict with
     ``flames`` (one dict each: ``index``, ``name``, ``width``, ``height``,
     ``supersample``, ``quality``, ``time``, ``xforms``, ``final_xform``,
@@ -129,5 +144,5 @@ def info(genome: Genome, *, palettes: Optional[Genome] = None, strict: bool = Fa
     variation warpmc does not know is a ValueError.
     """
     text, is_xml = _source(genome)
-    paths = None if palettes is None else os.fspath(palettes)
+    paths = _palette_path(palettes)
     return json.loads(_native.flame_info(text, is_xml, paths, strict))

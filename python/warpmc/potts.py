@@ -45,7 +45,12 @@ def _plain(key: str, value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, numbers.Integral):
-        return int(value)
+        v = int(value)
+        if not -(2**63) <= v < 2**64:
+            digits = str(v)
+            shown = digits if len(digits) <= 24 else f"{digits[:8]}… ({len(digits)} digits)"
+            raise ValueError(f"{key} = {shown}: out of range (warpmc's whole numbers run from -2^63 to 2^64 - 1)")
+        return v
     if isinstance(value, numbers.Real):
         value = float(value)
         if not math.isfinite(value):
@@ -127,20 +132,21 @@ def run(
         if "continue" in more:
             raise TypeError("give continue or continue_, not both")
         more["continue"] = more.pop("continue_")
+    for name, value in (("q", q), ("size", size), ("temps", temps), ("therm", therm), ("sweeps", sweeps)):
+        if value is None:
+            raise TypeError(f"{name} has no default: give it")
+    # None means this function's default (not the command line's).
+    given = {"measure_every": measure_every, "samples": samples, "seed": seed, "init": init, "backend": backend,
+             "algorithm": algorithm, "tempering": tempering}
+    defaults = {"measure_every": 1, "samples": 1, "seed": 0, "init": "random", "backend": "auto",
+                "algorithm": "metropolis", "tempering": False}
     options: dict[str, Any] = {
         "q": q,
         "size": size,
         "temps": [temps] if isinstance(temps, numbers.Real) else temps,
         "therm": therm,
         "sweeps": sweeps,
-        "measure_every": measure_every,
-        "samples": samples,
-        "seed": seed,
-        # None means the default, as for the other arguments.
-        "init": "random" if init is None else init,
-        "backend": backend,
-        "algorithm": algorithm,
-        "tempering": tempering,
+        **{key: defaults[key] if value is None else value for key, value in given.items()},
         **more,
     }
     text = json.dumps({key: _plain(key, value) for key, value in options.items()})

@@ -235,6 +235,8 @@ def sort(
         _number(v_host.dtype.name)
         if v_host.shape != k_host.shape:
             raise ValueError(f"values of shape {v_host.shape} for keys of shape {k_host.shape}")
+        if inplace and np.shares_memory(k_host, v_host):
+            raise ValueError("keys and values share memory: sorting them in place would mix them up")
     _native.prims_sort_host(
         k_host, k_host.dtype.name, v_host, None if v_host is None else v_host.dtype.name, backend
     )
