@@ -19,7 +19,12 @@ fn main() -> ExitCode {
         // others leave quietly, with status 0 so that mpirun does not end
         // the first before it has printed.
         Err(_) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => std::process::exit(0),
-        Err(e) => e.exit(),
+        // --help and --version, on standard output as clap prints them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            cmd::print_error(&one_line(&e.render().to_string()));
+            std::process::exit(e.exit_code());
+        }
     };
     match cmd::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -33,4 +38,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// clap's message for a mistake in the arguments as one line (its
+/// "error: " prefix dropped, for print_error to add): the message and its
+/// tips, without the usage and the pointer to --help that follow.
+fn one_line(rendered: &str) -> String {
+    let mut parts = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line);
+        }
+    }
+    let text = parts.iter().fold(String::new(), |text, part| match (text.is_empty(), part.starts_with("tip:")) {
+        (true, _) => part.to_string(),
+        (false, true) => format!("{text}; {part}"),
+        (false, false) => format!("{text} {part}"),
+    });
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    format!("{text} (see --help)")
 }

@@ -123,6 +123,30 @@ fn a_missing_genome_is_one_message_said_once() {
     assert_eq!(e.matches("(os error").count(), 1, "{e}");
 }
 
+#[test]
+fn a_name_two_flames_share_is_refused() {
+    let flame = |q: u32| {
+        format!(r#"<flame name="g" size="8 6" scale="4" quality="{q}"><xform weight="1" linear="1"/></flame>"#)
+    };
+    let g = genome_file("twins.flam3", &format!("<flames>{}{}</flames>", flame(5), flame(6)));
+    let out = temp_dir().join("twins.png");
+    let o = warpmc(&[
+        "flame",
+        "render",
+        g.to_str().unwrap(),
+        "--name",
+        "g",
+        "-o",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.lines().count() == 1, "{e}");
+    assert!(e.contains("2 flames are named 'g' (flames 0, 1); choose one with --flame"), "{e}");
+    assert!(!out.exists());
+}
+
 /// The backend is resolved as every command resolves it: WARPMC_DEVICE
 /// names the GPU for auto and cuda (a value that is not an ordinal is an
 /// error, not a silent fallback), and does not matter for cpu.
@@ -259,6 +283,29 @@ fn run_at_most(args: &[&str], limit: Duration) -> (Output, Duration, bool) {
     }
     let out = child.wait_with_output().unwrap();
     (out, start.elapsed(), killed)
+}
+
+#[test]
+fn a_genome_redirected_into_standard_input_is_not_overwritten() {
+    // `warpmc flame render - -o gen.png < gen.png`: the output is the file
+    // being read.
+    let g = genome_file("stdin-gen.png", QUICK);
+    let o = Command::new(bin())
+        .args(["flame", "render", "-", "-o", g.to_str().unwrap(), "--backend", "cpu", "--quiet"])
+        .stdin(std::fs::File::open(&g).unwrap())
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("--out would overwrite GENOME"), "{e}");
+    assert_eq!(std::fs::read_to_string(&g).unwrap(), QUICK);
+    // From a pipe, or from another file, it renders.
+    let out = temp_dir().join("from-stdin.png");
+    let o = Command::new(bin())
+        .args(["flame", "render", "-", "-o", out.to_str().unwrap(), "--backend", "cpu", "--quiet"])
+        .stdin(std::fs::File::open(&g).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success() && is_png(&std::fs::read(&out).unwrap()), "{}", stderr(&o));
 }
 
 #[test]

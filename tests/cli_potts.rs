@@ -65,6 +65,9 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&tiny, "cannot reach every state of a 2 × 4 torus");
     let uncoupled = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "16", "--temp", "1", "--coupling", "0"];
     assert_one_line_error(&uncoupled, "J = 0");
+    let unsaved =
+        ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "8", "--temp", "1", "--checkpoint-every", "5"];
+    assert_one_line_error(&unsaved, "--checkpoint-every needs a checkpoint to write");
     // Inputs that are not files of the right kind: one line, not a process
     // that reads /dev/zero until memory runs out.
     assert_one_line_error(&["potts", "run", "--config", "/dev/zero"], "the most warpmc reads as a configuration file");

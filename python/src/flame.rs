@@ -96,11 +96,21 @@ fn flame_render<'py>(
     let n = parsed.flames.len();
     let at = label(source, is_xml);
     let i = match &name {
-        Some(name) => parsed
-            .flames
-            .iter()
-            .position(|f| f.name.as_deref() == Some(name.as_str()))
-            .ok_or_else(|| errors::flame(FlameError::Invalid(format!("{at}: no flame named '{name}'"))))?,
+        Some(name) => {
+            let named: Vec<usize> =
+                (0..n).filter(|&i| parsed.flames[i].name.as_deref() == Some(name.as_str())).collect();
+            match named[..] {
+                [i] => i,
+                [] => return Err(errors::flame(FlameError::Invalid(format!("{at}: no flame named '{name}'")))),
+                _ => {
+                    let which = named.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+                    return Err(errors::flame(FlameError::Invalid(format!(
+                        "{at}: {} flames are named '{name}' (flames {which}); choose one by its index",
+                        named.len()
+                    ))));
+                }
+            }
+        }
         None if n == 0 => return Err(errors::flame(FlameError::Invalid(format!("{at}: no <flame> elements")))),
         None if index >= n => {
             return Err(errors::flame(FlameError::Invalid(format!(

@@ -140,6 +140,9 @@ def test_scales_and_flame_choice():
         flame.render(two, flame=2, backend="cpu")
     with pytest.raises(ValueError, match="no flame named 'third'"):
         flame.render(two, flame="third", backend="cpu")
+    twins = two.replace('name="second"', 'name="sierpinski"')
+    with pytest.raises(ValueError, match=r"2 flames are named 'sierpinski' \(flames 0, 1\)"):
+        flame.render(twins, flame="sierpinski", backend="cpu")
 
 
 def test_bad_genomes_raise_the_cli_message(cli, tmp_path):

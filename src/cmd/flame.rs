@@ -623,10 +623,16 @@ fn png_only(option: &str, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The files a genome command reads: the genome (unless it comes from
-/// standard input) and the palette file it would read.
-fn genome_inputs(g: &GenomeArgs) -> (Option<&Path>, Option<PathBuf>) {
-    let genome = (g.genome.as_os_str() != "-").then_some(g.genome.as_path());
+/// The files a genome command reads: the genome (from standard input, the
+/// file redirected into it, if any) and the palette file it would read.
+fn genome_inputs(g: &GenomeArgs) -> (Option<PathBuf>, Option<PathBuf>) {
+    let genome = if g.genome.as_os_str() == "-" {
+        // `< file` makes /dev/stdin a link to the file; a pipe resolves to
+        // no path.
+        std::fs::canonicalize("/dev/stdin").ok().filter(|p| p.is_file())
+    } else {
+        Some(g.genome.clone())
+    };
     (genome, PaletteLibrary::locate_path(g.palettes.as_deref()).ok())
 }
 
@@ -636,7 +642,7 @@ fn check_outputs_distinct(g: &GenomeArgs, outputs: &[(String, PathBuf)]) -> anyh
     use warpmc_host::output::NamedFile;
     let (genome, palettes) = genome_inputs(g);
     let mut files: Vec<NamedFile<'_>> = Vec::new();
-    files.extend(genome.map(|p| NamedFile::input("GENOME", p)));
+    files.extend(genome.as_deref().map(|p| NamedFile::input("GENOME", p)));
     files.extend(palettes.as_deref().map(|p| NamedFile::input("the palette file", p)));
     files.extend(outputs.iter().map(|(option, path)| NamedFile::output(option, path)));
     warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)
@@ -657,12 +663,17 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
         }
         vec![i]
     } else if let Some(name) = &a.name {
-        let i = parsed
-            .flames
-            .iter()
-            .position(|f| f.name.as_deref() == Some(name.as_str()))
-            .with_context(|| format!("{}: no flame named '{name}'", a.genome.genome.display()))?;
-        vec![i]
+        let named: Vec<usize> = (0..n).filter(|&i| parsed.flames[i].name.as_deref() == Some(name.as_str())).collect();
+        match named[..] {
+            [] => bail!("{}: no flame named '{name}'", a.genome.genome.display()),
+            [i] => vec![i],
+            _ => bail!(
+                "{}: {} flames are named '{name}' (flames {}); choose one with --flame",
+                a.genome.genome.display(),
+                named.len(),
+                named.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        }
     } else {
         (0..n).collect()
     };
@@ -920,7 +931,7 @@ fn animation_outputs(a: &AnimateArgs, video: Option<&Path>, frames: &FrameTimes)
             frames.iter().collect()
         } else {
             let (genome, palettes) = genome_inputs(&a.genome);
-            let others = genome.map(Path::to_path_buf).into_iter().chain(palettes).chain(a.contact_sheet.clone());
+            let others = genome.into_iter().chain(palettes).chain(a.contact_sheet.clone());
             let mut times = vec![frames.begin, frames.last()];
             times.extend(others.filter_map(|p| frame_time_of(&a.prefix, &p)).filter(|&t| frames.contains(t)));
             times

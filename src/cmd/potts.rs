@@ -207,9 +207,9 @@ struct RunArgs {
     /// Let a new run's --checkpoint replace an existing file.
     #[arg(long, help_heading = "Checkpoints")]
     force: bool,
-    /// Seconds between checkpoints.
-    #[arg(long, value_name = "SECS", default_value_t = 300.0, help_heading = "Checkpoints")]
-    checkpoint_every: f64,
+    /// Seconds between checkpoints [default: 300].
+    #[arg(long, value_name = "SECS", help_heading = "Checkpoints")]
+    checkpoint_every: Option<f64>,
     /// Continue a run from its checkpoint; results equal an uninterrupted
     /// run's bit for bit. Keeps checkpointing to the same file unless
     /// --checkpoint names another.
@@ -585,9 +585,17 @@ struct Prepared {
 
 /// Everything checked and opened before the first sweep (output paths by
 /// the first process only: it alone writes them).
+/// Seconds between checkpoints unless --checkpoint-every says otherwise.
+const DEFAULT_CHECKPOINT_SECONDS: f64 = 300.0;
+
 fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
-    if !args.checkpoint_every.is_finite() || args.checkpoint_every <= 0.0 {
-        bail!("--checkpoint-every must be a positive number of seconds");
+    if let Some(every) = args.checkpoint_every {
+        if !every.is_finite() || every <= 0.0 {
+            bail!("--checkpoint-every must be a positive number of seconds");
+        }
+        if args.checkpoint.is_none() && args.resume.is_none() {
+            bail!("--checkpoint-every needs a checkpoint to write: give --checkpoint FILE (or --resume FILE)");
+        }
     }
     let start = starting_point(args, team)?;
     check_study_memory(&start.study, start.checkpoint.is_some())?;
@@ -621,6 +629,18 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     Ok(Prepared { start, device, interrupted })
 }
 
+/// A temperature for messages: as written for ordinary values, in
+/// scientific notation for tiny or huge ones (1e-300, not 300 zeros).
+fn temperature_text(t: f64) -> String {
+    if (1e-4..1e6).contains(&t.abs()) { format!("{t}") } else { format!("{t:.4e}") }
+}
+
+/// A temperature for the table's column: six decimals for ordinary values,
+/// scientific notation where they would show nothing (1e-7) or too much.
+fn temperature_column(t: f64) -> String {
+    if (1e-3..1e5).contains(&t.abs()) { format!("{t:.6}") } else { format!("{t:.4e}") }
+}
+
 /// Below this acceptance of the costliest flip, q = 2 Metropolis is left
 /// alone; above it most sites flip at every sweep and flip back at the next.
 const ALTERNATING_ACCEPTANCE: f64 = 0.8;
@@ -638,7 +658,9 @@ fn warn_metropolis_alternates(cfg: &ProtocolConfig) {
     let hot: Vec<f64> =
         cfg.temperatures().iter().copied().filter(|&t| (-cost / t).exp() > ALTERNATING_ACCEPTANCE).collect();
     let Some(t) = hot.iter().copied().reduce(f64::min) else { return };
-    let which = if hot.len() > 1 { format!("T ≥ {t} ({} temperatures)", hot.len()) } else { format!("T = {t}") };
+    let shown = temperature_text(t);
+    let which =
+        if hot.len() > 1 { format!("T ≥ {shown} ({} temperatures)", hot.len()) } else { format!("T = {shown}") };
     noteln!(
         "warning: {which}: q = 2 Metropolis makes even the costliest flip with probability {:.2} or more, so each \
          sweep flips most sites and the next flips them back: the chain mixes very slowly there; the heat-bath \
@@ -864,7 +886,8 @@ impl Output {
             bar,
             checkpoint_path: checkpoint_path.filter(|_| writes),
             // Beyond Duration's range means "never on a timer".
-            every: Duration::try_from_secs_f64(args.checkpoint_every).unwrap_or(Duration::MAX),
+            every: Duration::try_from_secs_f64(args.checkpoint_every.unwrap_or(DEFAULT_CHECKPOINT_SECONDS))
+                .unwrap_or(Duration::MAX),
             last_checkpoint: Instant::now(),
             earlier: Vec::new(),
             current: Vec::new(),
@@ -904,7 +927,7 @@ impl Output {
                 noteln!(
                     "warning: T = {}: its {} measurements span fewer than {} τ_int ({tau}); its error bars are not \
                      to be trusted: run more --sweeps or --samples",
-                    r.temperature,
+                    temperature_text(r.temperature),
                     r.measurements,
                     warpmc_potts::observables::TOO_SHORT_TAUS
                 )
@@ -928,9 +951,9 @@ impl Output {
             self.bar.suspend(|| {
                 writeln!(
                     stdout,
-                    "{:>6} {:>10.6} {} {} {} {} {} {:>9.3}",
+                    "{:>6} {:>10} {} {} {} {} {} {:>9.3}",
                     r.size,
-                    r.temperature,
+                    temperature_column(r.temperature),
                     pm(r.energy, r.energy_err, 22),
                     pm(r.magnetization, r.magnetization_err, 20),
                     pm(r.binder, r.binder_err, 17),

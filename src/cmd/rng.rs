@@ -255,7 +255,9 @@ fn quiet_on_broken_pipe(e: io::Error) -> anyhow::Result<()> {
 }
 
 fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
-    let start = u32::try_from(args.start).context("--start must be below 2^32")?;
+    let Ok(start) = u32::try_from(args.start) else {
+        anyhow::bail!("--start {} must be below 2^32 = 4294967296", args.start);
+    };
     ensure!(args.count >= 1, "--count must be at least 1");
     ensure!(args.count <= MOST_MULTIPLIERS, "--count must be at most {MOST_MULTIPLIERS}");
     if let Some(path) = &args.out {

@@ -591,6 +591,19 @@ pub fn describe_value_error(key: &str, message: &str) -> String {
     }
 }
 
+/// Where byte `at` of `text` is, for a syntax error: " at line N: the
+/// line" (the line shortened when long).
+fn at_line(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let Some(before) = text.get(..at) else { return format!(" (at byte {at})") };
+    let number = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("").trim();
+    let line: String =
+        if line.chars().count() > 60 { line.chars().take(60).collect::<String>() + "…" } else { line.into() };
+    format!(" at line {number}: {line}")
+}
+
 /// The message for an integer beyond TOML's (signed 64-bit) range, e.g.
 /// `seed = 18446744073709551615`, which toml reports at the value as "value
 /// was too large" or, beyond u64, as an i128 of invalid type; `None` for any
@@ -617,9 +630,7 @@ impl ConfigFile {
             if let Some(m) = e.span().and_then(|span| integer_too_large(text, e.message(), span.start)) {
                 return config_error(m);
             }
-            config_error(
-                e.message().to_string() + &e.span().map(|s| format!(" (at byte {})", s.start)).unwrap_or_default(),
-            )
+            config_error(e.message().to_string() + &e.span().map(|s| at_line(text, s.start)).unwrap_or_default())
         };
         let table: toml::Table = toml::from_str(text).map_err(syntax)?;
         // Each key on its own first, so that an error can name it (every

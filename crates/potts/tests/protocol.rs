@@ -418,5 +418,8 @@ fn a_value_of_the_wrong_kind_is_named_by_its_key_in_words() {
     // Lists name their key too; syntax errors keep their position.
     assert!(parse("size = [8, \"x\"]").contains("size: expected a width or a list of widths"));
     assert!(parse("temps = [1, \"x\"]").contains("temps: expected a list of numbers or a range"));
-    assert!(parse("therm = ").contains("at byte"));
+    assert!(parse("therm = ").contains("at line 4: therm ="), "{}", parse("therm = "));
+    // A key given twice is named by its line.
+    let e = ConfigFile::parse("q = 3\nsize = 8\nsize = 9\n", std::path::Path::new("c.toml")).unwrap_err().to_string();
+    assert!(e.contains("duplicate key at line 3: size = 9"), "{e}");
 }
