@@ -42,7 +42,7 @@ fn main() -> ExitCode {
 
 /// clap's message for a mistake in the arguments as one line (its
 /// "error: " prefix dropped, for print_error to add): the message and its
-/// tips, without the usage and the pointer to --help that follow.
+/// tips, without the usage block and the pointer to --help that follow.
 fn one_line(rendered: &str) -> String {
     let mut parts = Vec::new();
     for line in rendered.lines().map(str::trim) {
@@ -58,6 +58,5 @@ fn one_line(rendered: &str) -> String {
         (false, true) => format!("{text}; {part}"),
         (false, false) => format!("{text} {part}"),
     });
-    let text = text.strip_prefix("error: ").unwrap_or(&text);
-    format!("{text} (see --help)")
+    text.strip_prefix("error: ").unwrap_or(&text).to_string()
 }

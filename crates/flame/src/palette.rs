@@ -92,9 +92,11 @@ pub fn hsv_to_rgb(hsv: [f64; 3]) -> [f64; 3] {
     let [mut h, s, v] = hsv;
     if h.is_infinite() {
         h = 0.0;
-    } else if h.abs() > 1e9 {
-        // flam3 subtracts whole turns one at a time; far away that is the
-        // same as the remainder, without the endless loop.
+    } else if h.abs() > 600.0 {
+        // flam3 adds or subtracts whole turns one at a time. Each such step
+        // is exact below 2^53, so the remainder is the same number, without
+        // a loop of up to 10^15 steps (a flame interpolated far outside its
+        // control points has such hues).
         h = h.rem_euclid(6.0);
     }
     while h >= 6.0 {

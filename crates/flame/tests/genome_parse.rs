@@ -1074,6 +1074,11 @@ fn hsv_conversions_hand_computed() {
     assert_eq!(hsv_to_rgb([8.0, 1.0, 1.0]), [0.0, 1.0, 0.0]);
     assert_eq!(hsv_to_rgb([-4.0, 1.0, 1.0]), [0.0, 1.0, 0.0]);
     assert_eq!(hsv_to_rgb([3.0, 0.0, 0.25]), [0.25, 0.25, 0.25]);
+    // Far-away hues (a flame interpolated far outside its control points)
+    // take whole turns off at once: the same value, without 10^8 steps.
+    assert_eq!(hsv_to_rgb([6.0 * 1e8 + 2.0, 1.0, 1.0]), [0.0, 1.0, 0.0]);
+    assert_eq!(hsv_to_rgb([-6.0 * 1e8 + 4.0, 1.0, 1.0]), [0.0, 0.0, 1.0]);
+    assert_eq!(hsv_to_rgb([700.25, 1.0, 1.0]), hsv_to_rgb([700.25 - 696.0, 1.0, 1.0]));
     // No endless loop on an infinite hue.
     let _ = hsv_to_rgb([f64::INFINITY, 1.0, 1.0]);
     let _ = hsv_to_rgb([1e300, 1.0, 1.0]);
