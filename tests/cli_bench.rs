@@ -27,9 +27,11 @@ fn bad_bench_arguments_get_one_line_and_a_nonzero_exit() {
         &["potts", "bench", "--autocorrelation", "--tau-sizes", "8,8"][..],
         &["potts", "bench", "--autocorrelation", "--tau-seconds", "1e308"][..],
         &["potts", "bench", "--autocorrelation", "--tau-length", "inf"][..],
+        &["potts", "bench", "--backend", "cpu", "--ensembles", "only", "--ensemble-small", "64x99999999999"][..],
     ] {
         let o = warpmc(args);
         assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stdout(&o).is_empty(), "{args:?} printed before failing: {}", stdout(&o));
         let e = stderr(&o);
         assert!(e.starts_with("error: ") && e.lines().count() == 1, "{args:?}: {e:?}");
         assert!(!e.contains("panicked"), "{e}");

@@ -113,6 +113,8 @@ def test_switches_take_booleans_and_palettes_a_path():
         flame.render(SIERPINSKI, backend="cpu", palettes=SIERPINSKI)
     with pytest.raises(TypeError, match="path of flam3-palettes.xml, not int"):
         flame.info(SIERPINSKI, palettes=3)
+    with pytest.raises(TypeError, match="quality_scale must be a number, not str"):
+        flame.render(SIERPINSKI, backend="cpu", quality_scale="3")
 
 
 def test_sixteen_bits_are_eight_bits_with_more_precision():

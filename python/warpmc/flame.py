@@ -55,6 +55,14 @@ def _palette_path(palettes: Optional[Union[str, os.PathLike]]) -> Optional[str]:
     return path
 
 
+def _real(name: str, value: Any) -> float:
+    """``value`` as a float: a TypeError naming ``name`` for anything but a
+    number (a string such as "3" included, as for the integer arguments)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
 def _whole(name: str, value: Any, low: int, high: int) -> int:
     """``value`` as an int from ``low`` to ``high``: a TypeError or a
     ValueError naming ``name`` otherwise."""
@@ -120,8 +128,8 @@ def render(
         is_xml,
         index,
         name,
-        float(quality_scale),
-        float(size_scale),
+        _real("quality_scale", quality_scale),
+        _real("size_scale", size_scale),
         seed,
         backend,
         bits,

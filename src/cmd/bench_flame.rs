@@ -57,15 +57,24 @@ pub(crate) struct FlameBenchArgs {
     out_dir: Option<PathBuf>,
 }
 
+/// The directory the rendered PNGs go to, made if missing (once a device
+/// is there to render them).
+fn make_out_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!("--out-dir {}: is a file, not a directory", dir.display());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+}
+
 pub(crate) fn run_flame(a: FlameBenchArgs) -> anyhow::Result<()> {
     let genomes = if a.genomes.is_empty() { default_genomes() } else { a.genomes.clone() };
     if genomes.is_empty() {
         bail!("no genomes: pass --genomes FILE,… (the default is examples/flames/*.flam3, run from the repository)");
     }
     let out_dir = a.out_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("warpmc-bench-flame"));
-    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let device = select(BackendChoice::Cuda).context("bench flame needs a CUDA device")?;
     let gpu = device.gpu().context("bench flame needs a CUDA device")?;
+    make_out_dir(&out_dir)?;
     let info = gpu.info();
     stdoutln!(
         "# warpmc bench flame — {} ({} SMs), {}x{}, quality {}",
@@ -285,6 +294,7 @@ pub(crate) fn run_animate(a: AnimateBenchArgs) -> anyhow::Result<()> {
     let out_dir = a.out_dir.unwrap_or_else(|| std::env::temp_dir().join("warpmc-bench-flame-animate"));
     let device = select(BackendChoice::Cuda).context("bench flame-animate needs a CUDA device")?;
     let gpu = device.gpu().context("bench flame-animate needs a CUDA device")?;
+    make_out_dir(&out_dir)?;
     let info = gpu.info();
     stdoutln!(
         "# warpmc bench flame-animate — {} ({} SMs), {}x{}, quality {}, {} frames, {} PNG writer thread(s)",

@@ -1085,6 +1085,10 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     let large = parse_l_by_n("--ensemble-large", args.ensemble_large.as_deref().unwrap_or("2048x16"))?;
     let ensemble_single = args.ensemble_single.unwrap_or(16384);
     PottsModel::new(2, ensemble_single, ensemble_single)?;
+    if want_cpu && ensemble_rows {
+        // Before any row is printed.
+        warpmc_potts::CpuEnsemble::check_host_memory(&PottsModel::new(2, small.0, small.0)?, small.1)?;
+    }
     let gpu = if want_cuda {
         let choice = if args.backend == "all" { BackendChoice::Auto } else { BackendChoice::Cuda };
         match warpmc_gpu::select(choice)? {

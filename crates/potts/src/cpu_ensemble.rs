@@ -38,14 +38,20 @@ impl CpuEnsemble {
         Self::for_algorithm(model, Algorithm::Metropolis, members)
     }
 
+    /// An error unless `members` lattices of `model` fit in the host memory
+    /// the process may still allocate; nothing is allocated.
+    pub fn check_host_memory(model: &PottsModel, members: usize) -> Result<()> {
+        model.check_host_memory(0)?;
+        let total = (model.sites() as u64 + MEMBER_BYTES).saturating_mul(members as u64);
+        warpmc_host::check_allocation(&format!("{members} lattices of {} sites", model.sites()), total)
+            .map_err(crate::error::PottsError::OutOfHostMemory)
+    }
+
     /// `members` lattices of `model` running `algorithm` (each a
     /// [`CpuBackend::for_algorithm`]); sweeps are refused until every
     /// member has its [`Update`] ([`Ensemble::set_update`]).
     pub fn for_algorithm(model: &PottsModel, algorithm: Algorithm, members: usize) -> Result<Self> {
-        model.check_host_memory(0)?;
-        let total = (model.sites() as u64 + MEMBER_BYTES).saturating_mul(members as u64);
-        warpmc_host::check_allocation(&format!("{members} lattices of {} sites", model.sites()), total)
-            .map_err(crate::error::PottsError::OutOfHostMemory)?;
+        Self::check_host_memory(model, members)?;
         Ok(CpuEnsemble {
             members: (0..members).map(|_| CpuBackend::for_algorithm(model, algorithm)).collect::<Result<_>>()?,
             table_set: vec![false; members],
