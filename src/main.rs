@@ -19,8 +19,11 @@ fn main() -> ExitCode {
         // others leave quietly, with status 0 so that mpirun does not end
         // the first before it has printed.
         Err(_) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => std::process::exit(0),
-        // --help and --version, on standard output as clap prints them.
-        Err(e) if !e.use_stderr() => e.exit(),
+        // --help, --version, and the help of a command given without its
+        // subcommand, as clap prints them.
+        Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit()
+        }
         Err(e) => {
             cmd::print_error(&one_line(&e.render().to_string()));
             std::process::exit(e.exit_code());

@@ -149,6 +149,14 @@ fn help_teaches() {
     let o = warpmc(&["--help"]);
     let h = String::from_utf8(o.stdout).unwrap();
     assert!(h.contains("devices") && h.contains("rng"), "{h}");
+    // A command without its subcommand shows the whole help (exit status 2),
+    // not an argument error shortened to one line.
+    for args in [&[][..], &["potts"][..], &["flame", "genome"][..]] {
+        let o = warpmc(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(e.contains("Usage:") && e.contains("Commands:") && !e.starts_with("error"), "{args:?}: {e}");
+    }
 }
 
 // ---- `warpmc devices` on machines without a usable GPU ---------------------
