@@ -663,6 +663,8 @@ fn spatial_filters_and_tone_mapping_match_flam3_render() {
         ("hamming", r#"filter="1.2" filter_shape="hamming""#),
         ("catrom", r#"filter="0.5" supersample="2" filter_shape="catrom""#),
         ("vibrancy", r#"vibrancy="-0.5""#),
+        // A shape flam3 does not know: it warns and filters with a gaussian.
+        ("unknown-shape", r#"filter="1.5" filter_shape="Sinc""#),
     ];
     for (name, attrs) in cases {
         let g = dir.join(format!("{name}.flam3"));
@@ -687,6 +689,13 @@ fn spatial_filters_and_tone_mapping_match_flam3_render() {
         let ours = dir.join(format!("{name}.warpmc.png"));
         let o = warpmc(&["flame", "render", g.to_str().unwrap(), "-o", ours.to_str().unwrap(), "--backend", "cpu"]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
+        if name == "unknown-shape" {
+            let e = stderr(&o);
+            assert!(
+                e.contains("attribute 'filter_shape': unknown value \"Sinc\"") && e.contains("using gaussian"),
+                "{e}"
+            );
+        }
         let floor = psnr(&flam3[0], &flam3[1]);
         let against = (psnr(&ours, &flam3[0]) + psnr(&ours, &flam3[1])) / 2.0;
         assert!(against > floor - 2.0, "{name}: {against:.2} dB against flam3, whose seeds differ by {floor:.2} dB");

@@ -103,8 +103,10 @@ def render(
     - ``early_clip``: tone-map each supersampled cell before the spatial
       filter, as flam3-render's ``earlyclip=1`` (``--early-clip``).
     - ``palettes``: flam3-palettes.xml, for genomes with numbered palettes.
-    - ``strict``: a variation warpmc does not know is an error instead of a
-      warning (it is dropped, as flam3-render drops it).
+    - ``strict``: a variation warpmc does not know, or a keyword flam3 does
+      not know (``filter_shape="sinc"``), is an error instead of a warning
+      (the variation is dropped and the keyword's default kept, as
+      flam3-render does).
 
     Runs with the GIL released; Ctrl-C stops it with KeyboardInterrupt.
     """

@@ -114,8 +114,9 @@ struct GenomeArgs {
     #[arg(long, value_name = "FILE")]
     palettes: Option<PathBuf>,
     /// Fail when a genome uses a variation or xform attribute warpmc does
-    /// not know, instead of dropping it with a warning (the default, as
-    /// flam3-render does).
+    /// not know, or a keyword flam3 does not know (filter_shape="sinc"),
+    /// instead of dropping it or keeping the default with a warning (the
+    /// default, as flam3-render does).
     #[arg(long)]
     strict: bool,
     /// Accepted for older scripts; unknown variations are dropped by

@@ -144,7 +144,7 @@ impl Reader<'_> {
         let mut extras = FlameExtras { palette_number: None, solo: None };
         for a in node.attributes() {
             let name = a.name();
-            self.flame_attribute(&mut f, &mut extras, name, a.value()).map_err(|m| attr_err(&at, name, m))?;
+            self.flame_attribute(&at, &mut f, &mut extras, name, a.value()).map_err(|m| attr_err(&at, name, m))?;
         }
 
         let mut children = self.read_flame_children(node, &at)?;
@@ -166,55 +166,67 @@ impl Reader<'_> {
 
     /// Applies one attribute of a `<flame>` element; attributes flam3 does
     /// not read are noted for the file's warning.
-    fn flame_attribute(&mut self, f: &mut Flame, extras: &mut FlameExtras, name: &str, v: &str) -> ValueResult<()> {
+    fn flame_attribute(
+        &mut self,
+        at: &str,
+        f: &mut Flame,
+        extras: &mut FlameExtras,
+        name: &str,
+        v: &str,
+    ) -> ValueResult<()> {
         if let Some((_, field)) = REAL_ATTRIBUTES.iter().find(|(n, _)| *n == name) {
             *field(f) = real(v)?;
             return Ok(());
         }
         match name {
-            "interpolation" => {
-                f.interpolation = keyword(v, &[("linear", Interpolation::Linear), ("smooth", Interpolation::Smooth)])?
-            }
-            "palette_interpolation" => {
-                f.palette_interpolation = keyword(
-                    v,
-                    &[
-                        ("hsv", PaletteInterpolation::Hsv),
-                        ("sweep", PaletteInterpolation::Sweep),
-                        ("hsv_circular", PaletteInterpolation::HsvCircular),
-                        ("rgb", PaletteInterpolation::Rgb),
-                    ],
-                )?
-            }
-            "interpolation_space" | "interpolation_type" => {
-                f.affine_interpolation = keyword(
-                    v,
-                    &[
-                        ("linear", AffineInterpolation::Linear),
-                        ("log", AffineInterpolation::Log),
-                        ("old", AffineInterpolation::Compat),
-                        ("older", AffineInterpolation::Older),
-                    ],
-                )?
-            }
-            "temporal_filter_type" => {
-                f.temporal_filter = keyword(
-                    v,
-                    &[
-                        ("box", TemporalFilter::Box),
-                        ("gaussian", TemporalFilter::Gaussian),
-                        ("exp", TemporalFilter::Exp),
-                    ],
-                )?
-            }
-            "palette_mode" => {
-                f.palette_mode = keyword(v, &[("step", PaletteMode::Step), ("linear", PaletteMode::Linear)])?
-            }
+            "interpolation" => self.keyword_or_default(
+                at,
+                name,
+                v,
+                &[("linear", Interpolation::Linear), ("smooth", Interpolation::Smooth)],
+                &mut f.interpolation,
+            )?,
+            "palette_interpolation" => self.keyword_or_default(
+                at,
+                name,
+                v,
+                &[
+                    ("hsv", PaletteInterpolation::Hsv),
+                    ("sweep", PaletteInterpolation::Sweep),
+                    ("hsv_circular", PaletteInterpolation::HsvCircular),
+                    ("rgb", PaletteInterpolation::Rgb),
+                ],
+                &mut f.palette_interpolation,
+            )?,
+            "interpolation_space" | "interpolation_type" => self.keyword_or_default(
+                at,
+                name,
+                v,
+                &[
+                    ("linear", AffineInterpolation::Linear),
+                    ("log", AffineInterpolation::Log),
+                    ("old", AffineInterpolation::Compat),
+                    ("older", AffineInterpolation::Older),
+                ],
+                &mut f.affine_interpolation,
+            )?,
+            "temporal_filter_type" => self.keyword_or_default(
+                at,
+                name,
+                v,
+                &[("box", TemporalFilter::Box), ("gaussian", TemporalFilter::Gaussian), ("exp", TemporalFilter::Exp)],
+                &mut f.temporal_filter,
+            )?,
+            "palette_mode" => self.keyword_or_default(
+                at,
+                name,
+                v,
+                &[("step", PaletteMode::Step), ("linear", PaletteMode::Linear)],
+                &mut f.palette_mode,
+            )?,
             "filter_shape" => {
-                f.filter_shape = FilterShape::ALL.into_iter().find(|s| s.name() == v).ok_or_else(|| {
-                    let names: Vec<&str> = FilterShape::ALL.iter().map(|s| s.name()).collect();
-                    format!("unknown filter shape {} (flam3 knows {})", shown(v), names.join(", "))
-                })?
+                let shapes: Vec<(&str, FilterShape)> = FilterShape::ALL.iter().map(|&s| (s.name(), s)).collect();
+                self.keyword_or_default(at, name, v, &shapes, &mut f.filter_shape)?
             }
             "name" => f.name = Some(v.to_string()),
             // flam3 takes −1 as "no numbered palette".
@@ -235,6 +247,29 @@ impl Reader<'_> {
             // reads it), is ignored with one warning per file.
             _ => {
                 self.ignored_attributes.insert(name);
+            }
+        }
+        Ok(())
+    }
+
+    /// A keyword attribute: flam3 warns about a value it does not know and
+    /// keeps the default (gaussian filter, box temporal filter, step palette
+    /// mode, ...), and renders; so does this reader, unless
+    /// [`ParseOptions::strict`](super::ParseOptions::strict).
+    fn keyword_or_default<T: Copy + PartialEq>(
+        &mut self,
+        at: &str,
+        name: &str,
+        v: &str,
+        options: &[(&str, T)],
+        field: &mut T,
+    ) -> ValueResult<()> {
+        match keyword(v, options) {
+            Ok(t) => *field = t,
+            Err(m) if self.opts.strict => return Err(m),
+            Err(m) => {
+                let kept = options.iter().find(|(_, t)| t == field).map_or("the default", |(k, _)| k);
+                self.warnings.push(format!("{at}: attribute '{name}': {m}; using {kept}, as flam3 does"));
             }
         }
         Ok(())

@@ -75,7 +75,9 @@ pub struct ParseOptions {
     /// dropping it with a warning. By default such an attribute is dropped,
     /// as flam3-render drops the variations it does not know: the xform
     /// keeps its other variations, and the dropped variation's weight is
-    /// simply gone (the other weights are not rescaled).
+    /// simply gone (the other weights are not rescaled). Also fail on a
+    /// keyword flam3 does not know (`filter_shape="sinc"`), where flam3 and
+    /// the default reader warn and keep the default.
     pub strict: bool,
     /// Where flam3-palettes.xml is, for numbered palettes; `None` searches the
     /// usual places (see [`crate::palette::PaletteLibrary::locate`]).
