@@ -981,3 +981,101 @@ fn a_build_without_mpi_under_mpirun_says_so_once() {
     assert_eq!(stderr(&second), "", "only the first process speaks");
     assert!(as_rank("0", "1").status.success());
 }
+
+#[test]
+fn exact_values_are_the_library_s_and_a_run_reproduces_them() {
+    use warpmc_potts::exact::{density_of_states, ising_torus};
+    // The enumerated q = 3 torus: CSV with its `#` head, JSON lines, and the
+    // library's numbers to the last digit.
+    let csv = tmp("exact-q3.csv");
+    let o = warpmc(&[
+        "potts",
+        "exact",
+        "--q",
+        "3",
+        "--size",
+        "6",
+        "--temps",
+        "0.8,1.2",
+        "--json",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dos = density_of_states(3, 6, 6);
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    for (v, t) in lines.iter().zip([0.8, 1.2]) {
+        let m = dos.moments(t, 1.0);
+        assert_eq!((v["L"].as_u64(), v["height"].as_u64(), v["q"].as_u64()), (Some(6), Some(6), Some(3)));
+        assert_eq!(v["temperature"].as_f64(), Some(t));
+        assert_eq!(v["energy"].as_f64(), Some(m.energy));
+        assert_eq!(v["specific_heat"].as_f64(), Some(m.specific_heat));
+        assert!(v["method"].as_str().unwrap().contains("enumeration") && v["warpmc"].is_string(), "{v}");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(text.starts_with("# warpmc ") && text.contains("q = 3") && text.contains("enumeration"), "{text}");
+    assert_eq!(body[0], "L,height,temperature,energy,specific_heat");
+    let first: Vec<f64> = body[1].split(',').map(|x| x.parse().unwrap()).collect();
+    assert_eq!(first, vec![6.0, 6.0, 0.8, dos.moments(0.8, 1.0).energy, dos.moments(0.8, 1.0).specific_heat]);
+
+    // A Metropolis run on the same torus agrees within its error bars.
+    let o = warpmc(&[
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--q",
+        "3",
+        "--size",
+        "6",
+        "--temps",
+        "0.8,1.2",
+        "--therm",
+        "2000",
+        "--sweeps",
+        "60000",
+        "--measure-every",
+        "5",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (v, t) in physics(&o.stdout).iter().zip([0.8, 1.2]) {
+        let m = dos.moments(t, 1.0);
+        for (key, exact) in [("energy", m.energy), ("specific_heat", m.specific_heat)] {
+            let (x, e) = (v[key].as_f64().unwrap(), v[format!("{key}_err")].as_f64().unwrap());
+            assert!(((x - exact) / e).abs() < 4.5, "T = {t}: {key} {x} ± {e}, exact {exact}");
+        }
+    }
+
+    // Kaufman's torus for q = 2, any size, and a rectangle.
+    let o = warpmc(&["potts", "exact", "--size", "16,48", "--height", "20", "--temp", "1.1", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for (v, l) in lines.iter().zip([16, 48]) {
+        let m = ising_torus(l, 20, 1.1, 1.0).unwrap();
+        assert_eq!((v["L"].as_u64(), v["height"].as_u64()), (Some(l as u64), Some(20)));
+        assert_eq!(v["energy"].as_f64(), Some(m.energy));
+        assert!(v["method"].as_str().unwrap().contains("Kaufman"), "{v}");
+    }
+    // The table names its columns.
+    let o = warpmc(&["potts", "exact", "--size", "8", "--temps", "1.0:1.2:0.1"]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).lines().count() == 5, "{}", stderr(&o));
+
+    for (args, needle) in [
+        (&["--q", "3", "--size", "9", "--temp", "1"][..], "reaches 7 × 7 for q = 3"),
+        (&["--size", "0", "--temp", "1"][..], "both sides ≥ 1"),
+        (&["--size", "8"][..], "missing --temp or --temps"),
+        (&["--size", "5", "--temp", "1", "--coupling", "-1"][..], "needs both sides even"),
+        (&["--size", "8", "--temp", "-1"][..], "positive and finite"),
+        (&["--size", "8", "--temps", "1,x"][..], "'x' is not a number"),
+        (&["--size", "8", "--temp", "1", "--coupling", "inf"][..], "finite"),
+        (&["--q", "1", "--size", "8", "--temp", "1"][..], "q must be at least 2"),
+    ] {
+        let all: Vec<&str> = ["potts", "exact"].iter().copied().chain(args.iter().copied()).collect();
+        assert_one_line_error(&all, needle);
+    }
+}

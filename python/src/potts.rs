@@ -21,6 +21,7 @@ use crate::signals::Signals;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(potts_run, m)?)?;
+    m.add_function(wrap_pyfunction!(potts_exact, m)?)?;
     m.add_class::<PySimulation>()?;
     Ok(())
 }
@@ -144,6 +145,34 @@ fn potts_run(py: Python<'_>, options: &str) -> PyResult<Vec<String>> {
         Err(PottsError::Interrupted) => Err(signals.raised()),
         Err(e) => Err(errors::potts(e)),
     }
+}
+
+/// The exact values of `warpmc potts exact` as its JSON lines (without the
+/// version, which the package adds): `temps` is `T0:T1:DT` or a comma list.
+#[pyfunction]
+fn potts_exact(
+    py: Python<'_>,
+    q: u32,
+    sizes: Vec<usize>,
+    height: Option<usize>,
+    temps: &str,
+    coupling: f64,
+) -> PyResult<Vec<String>> {
+    let temperatures = match temperature_list(temps)? {
+        serde_json::Value::String(range) => warpmc_potts::Temperatures::Range(range),
+        list => warpmc_potts::Temperatures::List(
+            list.as_array().map(|v| v.iter().filter_map(serde_json::Value::as_f64).collect()).unwrap_or_default(),
+        ),
+    }
+    .expand()
+    .map_err(errors::potts)?;
+    if sizes.is_empty() {
+        return Err(PyValueError::new_err("size: give at least one lattice size"));
+    }
+    let tori: Vec<(usize, usize)> = sizes.iter().map(|&l| (l, height.unwrap_or(l))).collect();
+    let rows =
+        py.detach(|| warpmc_potts::exact::exact_rows(q, &tori, &temperatures, coupling)).map_err(errors::potts)?;
+    Ok(rows.iter().map(|r| serde_json::to_string(r).expect("plain fields serialize")).collect())
 }
 
 /// Host bytes one result takes at most: its JSON line in Rust and its dict

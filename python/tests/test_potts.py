@@ -345,3 +345,35 @@ def test_init_none_is_the_documented_random_start():
 def test_a_temperature_list_names_the_value_that_is_not_a_number(temps):
     with pytest.raises(ValueError, match="is not a finite number"):
         potts.run(q=2, size=8, temps=temps, therm=1, sweeps=1, backend="cpu")
+
+
+def test_exact_equals_the_cli_json_and_a_run_reproduces_it(cli):
+    args = ["potts", "exact", "--size", "6,16", "--temps", "0.9,1.3", "--json"]
+    expected = [json.loads(line) for line in cli(*args).stdout.splitlines()]
+    for row in expected:
+        assert row.pop("warpmc") == warpmc.__version__
+        row.pop("commit")
+    assert potts.exact(size=[6, 16], temps=[0.9, 1.3]) == expected
+    # A run of the same torus agrees within its error bars.
+    (exact,) = potts.exact(size=6, temps=1.3, q=3)
+    (row,) = potts.run(q=3, size=6, temps=1.3, therm=1000, sweeps=40000, measure_every=4, backend="cpu")
+    for key in ("energy", "specific_heat"):
+        assert abs(row[key] - exact[key]) < 4.5 * row[f"{key}_err"], (key, row[key], row[f"{key}_err"], exact[key])
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(size=9, temps=1.0, q=3), ValueError, "reaches 7 × 7 for q = 3"),
+        (dict(size=8, temps=[]), ValueError, "at least one temperature"),
+        (dict(size=8, temps=-1.0), ValueError, "positive and finite"),
+        (dict(size=-1, temps=1.0), ValueError, "size = -1"),
+        (dict(size=8, temps=1.0, coupling=float("nan")), ValueError, "finite"),
+        (dict(size=8, temps=1.0, q=True), TypeError, "q must be a whole number"),
+        (dict(size=8, temps=[1.0, "x"]), TypeError, "temps"),
+        (dict(size=5, temps=1.0, coupling=-1.0), ValueError, "both sides even"),
+    ],
+)
+def test_exact_refuses_what_it_cannot_answer(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        potts.exact(**kwargs)

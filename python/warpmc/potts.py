@@ -5,6 +5,8 @@
   ``warpmc potts run --json`` prints for the same arguments, bit for bit.
 - :func:`dataframe`: those results as a pandas DataFrame.
 - :class:`Simulation`: one lattice and one Markov chain, sweep by sweep.
+- :func:`exact`: the exact energy and specific heat of finite tori, which
+  a run on the same torus must reproduce within its error bars.
 
 >>> from warpmc import potts
 >>> rows = potts.run(q=2, size=16, temps=[0.8, 3.0], therm=200, sweeps=400, backend="cpu")
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
 Simulation = _native.Simulation
 
-__all__ = ["run", "dataframe", "Simulation"]
+__all__ = ["run", "dataframe", "Simulation", "exact"]
 
 Temperatures = Union[float, str, Sequence[float]]
 Sizes = Union[int, Sequence[int]]
@@ -196,3 +198,54 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
     if rows:
         df.attrs["run"] = rows[0]["run"]
     return df
+
+
+def exact(
+    size: Sizes,
+    temps: Temperatures,
+    q: int = 2,
+    height: Union[int, None] = None,
+    coupling: float = 1.0,
+) -> list[dict[str, Any]]:
+    """The exact energy and specific heat per site of periodic tori, one
+    dict per size and temperature with ``L``, ``height``, ``temperature``,
+    ``energy``, ``specific_heat``, ``q``, ``coupling`` and ``method``: the
+    objects ``warpmc potts exact --json`` prints (less its version keys).
+
+    q = 2 (Ising): Kaufman's solution (Kaufman 1949, in the torus form of
+    Ferdinand and Fisher 1969), any size. Other q: the configurations
+    counted exactly, on small tori only (7×7 for q = 3, 6×6 for q = 4, 5×5
+    for q = 5); larger ones are a ValueError saying how far it reaches.
+
+    ``size`` and ``temps`` as in :func:`run`; ``height`` defaults to
+    ``size``; ``coupling`` is J.
+
+    >>> e = exact(size=[16, 32], temps=[1.0, 1.2])
+    >>> [(r["L"], r["temperature"]) for r in e]
+    [(16, 1.0), (16, 1.2), (32, 1.0), (32, 1.2)]
+    >>> round(exact(size=4, temps=1.0, q=3)[0]["energy"], 6)
+    -1.702421
+    """
+    sizes = _plain("size", size)
+    sizes = sizes if isinstance(sizes, list) else [sizes]
+    for name, value in (("q", q), *(("size", s) for s in sizes), ("height", height)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be a whole number, not {value!r}")
+        if not 0 <= value < (2**32 if name == "q" else 2**64):
+            raise ValueError(f"{name} = {value}: out of range")
+    if isinstance(coupling, bool) or not isinstance(coupling, numbers.Real):
+        raise TypeError(f"coupling must be a number, not {coupling!r}")
+    if isinstance(temps, str):
+        text = temps
+    else:
+        values = _plain("temps", [temps] if isinstance(temps, numbers.Real) else temps)
+        if not isinstance(values, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise TypeError("temps: give a number, a list of numbers or a range 'T0:T1:DT'")
+        if not values:
+            raise ValueError("temps: give at least one temperature")
+        text = ",".join(repr(float(v)) for v in values)
+    lines = _native.potts_exact(int(q), [int(s) for s in sizes], None if height is None else int(height), text,
+                                float(coupling))
+    return [json.loads(line) for line in lines]

@@ -77,6 +77,20 @@ enum PottsCommand {
     /// there (--ensembles, --ensemble-small, --ensemble-large).
     #[command(verbatim_doc_comment)]
     Bench(Box<BenchArgs>),
+    /// Exact energy and specific heat per site of finite periodic tori, the
+    /// values a run on the same torus must reproduce within its error bars.
+    ///
+    /// q = 2 (Ising): Kaufman's solution (Kaufman 1949, in the torus form of
+    /// Ferdinand and Fisher 1969), any size. Other q: the configurations
+    /// counted exactly by a transfer matrix, on small tori only (7×7 for
+    /// q = 3, 6×6 for q = 4, 5×5 for q = 5, 3×3 for q ≤ 16).
+    ///
+    /// Examples:
+    ///   warpmc potts exact --size 16,32,64 --temps 1.0:1.3:0.02
+    ///   warpmc potts exact --q 3 --size 6 --temp 0.99 --json
+    ///   warpmc potts exact --size 32 --temps 1.1,1.13,1.16 --out exact32.csv
+    #[command(verbatim_doc_comment)]
+    Exact(Box<super::potts_exact::ExactArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -377,6 +391,7 @@ pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
     match args.command {
         PottsCommand::Run(a) => run_protocol(*a),
         PottsCommand::Bench(a) => run_bench(*a),
+        PottsCommand::Exact(a) => super::potts_exact::run(*a),
     }
 }
 

@@ -343,6 +343,113 @@ pub fn ising_torus(width: usize, height: usize, temperature: f64, coupling: f64)
     Ok(ExactMoments { energy, energy_sq: energy * energy + specific_heat * t * t / sites, specific_heat })
 }
 
+/// The most work [`ExactTorus::new`] gives an enumeration: q^(w+1)·w·h·2N
+/// additions before the saving from symmetric first rows (q = 4 on 6 × 6 is
+/// 4.2·10⁷, about a second on two cores).
+pub const MAX_ENUMERATION_WORK: f64 = 1.5e8;
+
+/// Whether [`density_of_states`] counts q states on `width` × `height`
+/// within its limits (it asserts the first two) and
+/// [`MAX_ENUMERATION_WORK`].
+fn enumeration_reaches(q: u32, width: usize, height: usize) -> bool {
+    let rows = u32::try_from(width.min(height)).ok().and_then(|e| (q as usize).checked_pow(e));
+    let all = width.checked_mul(height).and_then(|n| u32::try_from(n).ok()).and_then(|n| u128::from(q).checked_pow(n));
+    let sites = (width as f64) * (height as f64);
+    let work = f64::from(q).powf(width.min(height) as f64 + 1.0) * sites * 2.0 * sites;
+    rows.is_some_and(|r| r <= MAX_ROW_STATES) && all.is_some() && work <= MAX_ENUMERATION_WORK
+}
+
+/// Exact energy and specific heat of one torus at any temperature, by the
+/// method that reaches it: Kaufman's solution for q = 2 (any size,
+/// [`ising_torus`]), the enumeration of [`density_of_states`] for other q on
+/// lattices small enough for it (counted once, then evaluated at each
+/// temperature).
+///
+/// ```
+/// use warpmc_potts::exact::ExactTorus;
+///
+/// let ising = ExactTorus::new(2, 32, 32)?;
+/// assert!(ising.moments(1.0, 1.0)?.energy < -1.8);
+/// let three = ExactTorus::new(3, 4, 4)?;
+/// assert!(three.moments(1.0, 1.0)?.specific_heat > 0.0);
+/// assert!(ExactTorus::new(3, 64, 64).is_err()); // no exact method reaches it
+/// # Ok::<(), warpmc_potts::PottsError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub enum ExactTorus {
+    /// q = 2: Kaufman (1949) in the form of Ferdinand and Fisher (1969).
+    Kaufman {
+        /// Sites per row.
+        width: usize,
+        /// Rows.
+        height: usize,
+    },
+    /// Any q on a small torus: its counted density of states.
+    Enumerated(DensityOfStates),
+}
+
+impl ExactTorus {
+    /// Whether an exact method reaches the q-state model on a `width` ×
+    /// `height` torus (cheap: nothing is counted), or why not.
+    pub fn check(q: u32, width: usize, height: usize) -> Result<()> {
+        if width == 0 || height == 0 {
+            return Err(PottsError::InvalidInput(format!("the torus needs both sides ≥ 1, got {width} × {height}")));
+        }
+        if q < 2 {
+            return Err(PottsError::InvalidInput(format!("q must be at least 2, got {q}")));
+        }
+        if q == 2 {
+            return Ok(());
+        }
+        if !enumeration_reaches(q, width, height) {
+            let reach = match (1..).take_while(|&l| enumeration_reaches(q, l, l)).last() {
+                Some(l) => format!("{l} × {l}"),
+                None => "no torus".to_string(),
+            };
+            return Err(PottsError::InvalidInput(format!(
+                "no exact result for q = {q} on {width} × {height}: only q = 2 has a closed form (Kaufman 1949); \
+                 other q are counted exactly by a transfer matrix, which reaches {reach} for q = {q} \
+                 (q^min(L, L') ≤ {MAX_ROW_STATES}, q^(L·L') < 2^128)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The exact method for the q-state model on a `width` × `height`
+    /// torus (for q ≠ 2 this counts its configurations: up to a few seconds),
+    /// or an error saying why none reaches it.
+    pub fn new(q: u32, width: usize, height: usize) -> Result<ExactTorus> {
+        Self::check(q, width, height)?;
+        if q == 2 {
+            return Ok(ExactTorus::Kaufman { width, height });
+        }
+        Ok(ExactTorus::Enumerated(density_of_states(q, width, height)))
+    }
+
+    /// How the values are obtained, for output headers.
+    pub fn method(&self) -> &'static str {
+        match self {
+            ExactTorus::Kaufman { .. } => "Kaufman 1949 (Ferdinand and Fisher 1969 torus form)",
+            ExactTorus::Enumerated(_) => "exact enumeration (transfer matrix over rows)",
+        }
+    }
+
+    /// Energy per site and specific heat per site at `temperature` for
+    /// coupling J.
+    pub fn moments(&self, temperature: f64, coupling: f64) -> Result<ExactMoments> {
+        match self {
+            ExactTorus::Kaufman { width, height } => ising_torus(*width, *height, temperature, coupling),
+            ExactTorus::Enumerated(dos) => {
+                let t = check_temperature(temperature)?;
+                if !coupling.is_finite() {
+                    return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
+                }
+                Ok(dos.moments(t, coupling))
+            }
+        }
+    }
+}
+
 /// Mean and variance of B = Σ σᵢσⱼ over the bonds of the Ising torus: the
 /// first two derivatives of ln Z in K.
 struct IsingBonds {
@@ -602,9 +709,105 @@ pub struct TransitionEnergies {
     pub disordered: f64,
 }
 
+/// One torus at one temperature, as `warpmc potts exact` and
+/// `warpmc.potts.exact` report it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ExactRow {
+    /// q.
+    pub q: u32,
+    /// J.
+    pub coupling: f64,
+    /// Sites per row.
+    #[serde(rename = "L")]
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// T.
+    pub temperature: f64,
+    /// ⟨e⟩ per site.
+    pub energy: f64,
+    /// Specific heat per site.
+    pub specific_heat: f64,
+    /// [`ExactTorus::method`].
+    pub method: &'static str,
+}
+
+/// The exact values of every torus (width, height) at every temperature,
+/// torus by torus. Every torus is checked before any is counted, so a bad
+/// one late in the list costs no enumeration.
+pub fn exact_rows(q: u32, tori: &[(usize, usize)], temperatures: &[f64], coupling: f64) -> Result<Vec<ExactRow>> {
+    if !coupling.is_finite() {
+        return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
+    }
+    for &t in temperatures {
+        check_temperature(t)?;
+    }
+    for &(w, h) in tori {
+        ExactTorus::check(q, w, h)?;
+    }
+    let mut rows = Vec::with_capacity(tori.len() * temperatures.len());
+    for &(width, height) in tori {
+        let exact = ExactTorus::new(q, width, height)?;
+        for &temperature in temperatures {
+            let m = exact.moments(temperature, coupling)?;
+            rows.push(ExactRow {
+                q,
+                coupling,
+                width,
+                height,
+                temperature,
+                energy: m.energy,
+                specific_heat: m.specific_heat,
+                method: exact.method(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_torus_takes_kaufman_for_ising_and_counts_other_q() {
+        let k = ExactTorus::new(2, 24, 16).unwrap();
+        assert!(matches!(k, ExactTorus::Kaufman { width: 24, height: 16 }));
+        for (t, j) in [(0.8, 1.0), (1.1346, 1.0), (3.0, 1.0), (1.0, -1.0)] {
+            assert_eq!(k.moments(t, j).unwrap(), ising_torus(24, 16, t, j).unwrap());
+        }
+        for (q, w, h) in [(3, 4, 4), (3, 3, 5), (5, 4, 4), (9, 3, 3), (4, 6, 6)] {
+            let e = ExactTorus::new(q, w, h).unwrap();
+            let dos = density_of_states(q, w, h);
+            for t in [0.3, 0.7, 1.5] {
+                assert_eq!(e.moments(t, 1.0).unwrap(), dos.moments(t, 1.0), "q = {q}, {w} × {h}, T = {t}");
+            }
+            assert!(e.moments(0.0, 1.0).is_err() && e.moments(f64::NAN, 1.0).is_err());
+            assert!(e.moments(1.0, f64::INFINITY).is_err());
+        }
+    }
+
+    #[test]
+    fn exact_torus_refuses_what_no_method_reaches_without_panicking() {
+        for (q, w, h, largest) in [
+            (3, 8, 8, "7 × 7"),
+            (4, 7, 7, "6 × 6"),
+            (9, 4, 4, "3 × 3"),
+            (3, 4, 100, "7 × 7"),
+            (255, 3, 3, "1 × 1"),
+            (5000, 1, 1, "no torus"),
+        ] {
+            let e = ExactTorus::new(q, w, h).unwrap_err().to_string();
+            assert!(e.contains(&format!("q = {q} on {w} × {h}")) && e.contains(largest), "{e}");
+        }
+        for (q, w, h) in [(1, 4, 4), (0, 4, 4), (3, 0, 4), (2, 4, 0), (3, usize::MAX, 2), (3, usize::MAX, usize::MAX)] {
+            assert!(ExactTorus::new(q, w, h).is_err(), "q = {q}, {w} × {h}");
+        }
+        // The largest reachable squares are reached.
+        for (q, l) in [(3, 7), (4, 6), (5, 5), (8, 4), (16, 3)] {
+            assert!(enumeration_reaches(q, l, l) && !enumeration_reaches(q, l + 1, l + 1), "q = {q}, L = {l}");
+        }
+    }
 
     /// Counts by brute force over all q^(W·H) configurations, each site
     /// contributing its bonds to (x+1 mod W, y) and (x, y+1 mod H).

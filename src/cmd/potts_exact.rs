@@ -1,0 +1,106 @@
+//! `warpmc potts exact`: exact energies and specific heats of finite tori,
+//! the numbers a run on the same torus must reproduce within its errors.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use warpmc_potts::Temperatures;
+use warpmc_potts::exact::exact_rows;
+
+#[derive(Debug, Args)]
+pub(crate) struct ExactArgs {
+    /// Number of states q (default 2: Kaufman's solution, any size; other
+    /// q are counted exactly on small tori, up to 7×7 for q = 3, 6×6 for
+    /// q = 4, 5×5 for q = 5).
+    #[arg(long, value_name = "Q", default_value_t = 2)]
+    q: u32,
+    /// Lattice width L, or a comma list L1,L2,… of square tori.
+    #[arg(long, value_name = "L", value_delimiter = ',', required = true)]
+    size: Vec<usize>,
+    /// Lattice height L' (default L).
+    #[arg(long, value_name = "L2")]
+    height: Option<usize>,
+    /// Coupling J (default 1; J < 0 needs even sides for q = 2).
+    #[arg(long, value_name = "J", default_value_t = 1.0, allow_negative_numbers = true)]
+    coupling: f64,
+    /// A single temperature.
+    #[arg(long, value_name = "T", conflicts_with = "temps", allow_negative_numbers = true)]
+    temp: Option<f64>,
+    /// Temperatures: T0:T1:DT (inclusive range) or a comma list T1,T2,….
+    #[arg(long, value_name = "T0:T1:DT")]
+    temps: Option<String>,
+    /// Write the values as CSV (columns L, height, temperature, energy,
+    /// specific_heat), opening with `#` lines that say what they are
+    /// (pandas: `read_csv(FILE, comment="#")`).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Print one JSON object per torus and temperature instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Columns of the CSV, in order (named as in `warpmc potts run`'s).
+const COLUMNS: [&str; 5] = ["L", "height", "temperature", "energy", "specific_heat"];
+
+pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
+    let temperatures = match (&a.temps, a.temp) {
+        (Some(s), _) if s.contains(':') => Temperatures::Range(s.clone()),
+        (Some(s), _) => Temperatures::List(
+            s.split(',')
+                .map(|t| t.trim().parse::<f64>().with_context(|| format!("--temps: '{t}' is not a number")))
+                .collect::<anyhow::Result<_>>()?,
+        ),
+        (None, Some(t)) => Temperatures::List(vec![t]),
+        (None, None) => bail!("missing --temp or --temps"),
+    }
+    .expand()?;
+    let tori: Vec<(usize, usize)> = a.size.iter().map(|&l| (l, a.height.unwrap_or(l))).collect();
+    let rows = exact_rows(a.q, &tori, &temperatures, a.coupling)?;
+    let method = rows.first().map_or("", |r| r.method);
+    let commit = option_env!("WARPMC_COMMIT").filter(|c| !c.is_empty());
+    if let Some(path) = &a.out {
+        let mut text = format!(
+            "# warpmc {}{}\n# exact values per site of the q = {} Potts model, H = -J sum delta(s_i, s_j), J = {}, \
+             on periodic tori: {method}\n",
+            env!("CARGO_PKG_VERSION"),
+            commit.map(|c| format!(" (commit {c})")).unwrap_or_default(),
+            a.q,
+            a.coupling,
+        );
+        text += &COLUMNS.join(",");
+        text.push('\n');
+        for r in &rows {
+            text += &format!("{},{},{},{},{}\n", r.width, r.height, r.temperature, r.energy, r.specific_heat);
+        }
+        warpmc_host::output::write_bytes(path, text.as_bytes())?;
+    }
+    if a.json {
+        for r in &rows {
+            let mut v = serde_json::to_value(r)?;
+            v["warpmc"] = env!("CARGO_PKG_VERSION").into();
+            v["commit"] = commit.into();
+            stdoutln!("{v}");
+        }
+        return Ok(());
+    }
+    stdoutln!(
+        "exact: q = {}, J = {}, {} torus(es), {} temperature(s); {method}",
+        a.q,
+        a.coupling,
+        tori.len(),
+        temperatures.len()
+    );
+    stdoutln!("{:>6} {:>6} {:>12} {:>20} {:>20}", "L", "L'", "T", "energy", "specific heat");
+    for r in &rows {
+        stdoutln!(
+            "{:>6} {:>6} {:>12} {:>20.12} {:>20.12}",
+            r.width,
+            r.height,
+            r.temperature,
+            r.energy,
+            r.specific_heat
+        );
+    }
+    Ok(())
+}
