@@ -226,6 +226,9 @@ def exact(
     >>> round(exact(size=4, temps=1.0, q=3)[0]["energy"], 6)
     -1.702421
     """
+    for name, value in (("size", size), ("temps", temps), ("q", q)):
+        if value is None:
+            raise TypeError(f"{name} has no default: give it")
     sizes = _plain("size", size)
     sizes = sizes if isinstance(sizes, list) else [sizes]
     for name, value in (("q", q), *(("size", s) for s in sizes), ("height", height)):
@@ -241,7 +244,8 @@ def exact(
         text = temps
     else:
         values = _plain("temps", [temps] if isinstance(temps, numbers.Real) else temps)
-        if not isinstance(values, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        numeric = isinstance(values, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        if not numeric:
             raise TypeError("temps: give a number, a list of numbers or a range 'T0:T1:DT'")
         if not values:
             raise ValueError("temps: give at least one temperature")
