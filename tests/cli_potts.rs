@@ -1074,6 +1074,7 @@ fn exact_values_are_the_library_s_and_a_run_reproduces_them() {
         (&["--size", "8", "--temps", "1,x"][..], "'x' is not a number"),
         (&["--size", "8", "--temp", "1", "--coupling", "inf"][..], "finite"),
         (&["--q", "1", "--size", "8", "--temp", "1"][..], "q must be at least 2"),
+        (&["--size", "16,16777217", "--temp", "1"][..], "sides up to 16777216"),
     ] {
         let all: Vec<&str> = ["potts", "exact"].iter().copied().chain(args.iter().copied()).collect();
         assert_one_line_error(&all, needle);

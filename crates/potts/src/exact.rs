@@ -260,6 +260,24 @@ impl DensityOfStates {
     }
 }
 
+/// The longest side [`ising_torus`] takes, 2^24: its sums have a term per
+/// row and column, and take about 3 s at this size.
+pub const MAX_KAUFMAN_SIDE: usize = 1 << 24;
+
+/// The sides [`ising_torus`] takes.
+fn check_kaufman_sides(width: usize, height: usize) -> Result<()> {
+    if width == 0 || height == 0 {
+        return Err(PottsError::InvalidInput(format!("the torus needs both sides ≥ 1, got {width} × {height}")));
+    }
+    if width.max(height) > MAX_KAUFMAN_SIDE {
+        return Err(PottsError::InvalidInput(format!(
+            "the exact torus result takes sides up to {MAX_KAUFMAN_SIDE} (its sums have a term per row and \
+             column: seconds at that size), got {width} × {height}"
+        )));
+    }
+    Ok(())
+}
+
 /// Exact energy and specific heat of the q = 2 Potts model (the Ising
 /// model) on a periodic `width` × `height` lattice at `temperature` T with
 /// coupling J, for lattices far too large to enumerate.
@@ -298,7 +316,7 @@ impl DensityOfStates {
 ///
 /// # Errors
 ///
-/// [`PottsError::InvalidInput`] for a side of 0, a temperature that is not
+/// [`PottsError::InvalidInput`] for a side of 0 or above [`MAX_KAUFMAN_SIDE`], a temperature that is not
 /// positive and finite, a coupling that is not finite, or J < 0 with an
 /// odd side (the antiferromagnet is the ferromagnet with one sublattice's
 /// spins flipped only when both sides are even).
@@ -316,9 +334,7 @@ impl DensityOfStates {
 /// # Ok::<(), warpmc_potts::PottsError>(())
 /// ```
 pub fn ising_torus(width: usize, height: usize, temperature: f64, coupling: f64) -> Result<ExactMoments> {
-    if width == 0 || height == 0 {
-        return Err(PottsError::InvalidInput(format!("the torus needs both sides ≥ 1, got {width} × {height}")));
-    }
+    check_kaufman_sides(width, height)?;
     let t = check_temperature(temperature)?;
     if !coupling.is_finite() {
         return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
@@ -399,7 +415,7 @@ impl ExactTorus {
             return Err(PottsError::InvalidInput(format!("q must be at least 2, got {q}")));
         }
         if q == 2 {
-            return Ok(());
+            return check_kaufman_sides(width, height);
         }
         if !enumeration_reaches(q, width, height) {
             let reach = match (1..).take_while(|&l| enumeration_reaches(q, l, l)).last() {
@@ -803,6 +819,13 @@ mod tests {
         for (q, w, h) in [(1, 4, 4), (0, 4, 4), (3, 0, 4), (2, 4, 0), (3, usize::MAX, 2), (3, usize::MAX, usize::MAX)] {
             assert!(ExactTorus::new(q, w, h).is_err(), "q = {q}, {w} × {h}");
         }
+        // Kaufman's sums have a term per row and column: sides up to 2^24.
+        for (w, h) in [(MAX_KAUFMAN_SIDE + 1, 4), (4, usize::MAX), (usize::MAX, usize::MAX)] {
+            let e = ExactTorus::check(2, w, h).unwrap_err().to_string();
+            assert!(e.contains("sides up to 16777216"), "{e}");
+            assert!(ising_torus(w, h, 1.0, 1.0).is_err());
+        }
+        assert!(ExactTorus::check(2, 4, MAX_KAUFMAN_SIDE).is_ok());
         // The largest reachable squares are reached.
         for (q, l) in [(3, 7), (4, 6), (5, 5), (8, 4), (16, 3)] {
             assert!(enumeration_reaches(q, l, l) && !enumeration_reaches(q, l + 1, l + 1), "q = {q}, L = {l}");
