@@ -253,15 +253,7 @@ impl RunArgs {
     }
 
     fn as_config(&self) -> anyhow::Result<ConfigFile> {
-        let temps = match &self.temps {
-            None => None,
-            Some(s) if s.contains(':') => Some(Temperatures::Range(s.clone())),
-            Some(s) => Some(Temperatures::List(
-                s.split(',')
-                    .map(|t| t.trim().parse::<f64>().with_context(|| format!("--temps: '{t}' is not a number")))
-                    .collect::<anyhow::Result<_>>()?,
-            )),
-        };
+        let temps = self.temps.as_deref().map(temperatures_flag).transpose()?;
         let (size, sizes) = match self.size.as_slice() {
             [] => (None, None),
             [l] => (Some(*l), None),
@@ -366,6 +358,18 @@ pub(crate) struct BenchArgs {
     /// Most seconds per run (shorter runs report how many τ_int they covered).
     #[arg(long, value_name = "SECS", default_value_t = 120.0, help_heading = "Autocorrelation study")]
     tau_seconds: f64,
+}
+
+/// `--temps` as given: `T0:T1:DT` is a range, anything else a comma list.
+pub(super) fn temperatures_flag(text: &str) -> anyhow::Result<Temperatures> {
+    if text.contains(':') {
+        return Ok(Temperatures::Range(text.to_string()));
+    }
+    let list = text
+        .split(',')
+        .map(|t| t.trim().parse::<f64>().with_context(|| format!("--temps: '{t}' is not a number")))
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Temperatures::List(list))
 }
 
 /// "LxN" (or "L×N") as (L, N).

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
 use warpmc_potts::Temperatures;
 use warpmc_potts::exact::exact_rows;
@@ -45,12 +45,7 @@ const COLUMNS: [&str; 5] = ["L", "height", "temperature", "energy", "specific_he
 
 pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
     let temperatures = match (&a.temps, a.temp) {
-        (Some(s), _) if s.contains(':') => Temperatures::Range(s.clone()),
-        (Some(s), _) => Temperatures::List(
-            s.split(',')
-                .map(|t| t.trim().parse::<f64>().with_context(|| format!("--temps: '{t}' is not a number")))
-                .collect::<anyhow::Result<_>>()?,
-        ),
+        (Some(s), _) => super::potts::temperatures_flag(s)?,
         (None, Some(t)) => Temperatures::List(vec![t]),
         (None, None) => bail!("missing --temp or --temps"),
     }
