@@ -213,7 +213,7 @@ def exact(
     objects ``warpmc potts exact --json`` prints (less its version keys).
 
     q = 2 (Ising): Kaufman's solution (Kaufman 1949, in the torus form of
-    Ferdinand and Fisher 1969), any size. Other q: the configurations
+    Ferdinand and Fisher 1969), sides up to 2**24. Other q: the configurations
     counted exactly, on small tori only (7×7 for q = 3, 6×6 for q = 4, 5×5
     for q = 5); larger ones are a ValueError saying how far it reaches.
 

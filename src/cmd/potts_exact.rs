@@ -10,7 +10,7 @@ use warpmc_potts::exact::exact_rows;
 
 #[derive(Debug, Args)]
 pub(crate) struct ExactArgs {
-    /// Number of states q (default 2: Kaufman's solution, any size; other
+    /// Number of states q (default 2: Kaufman's solution, sides up to 2^24; other
     /// q are counted exactly on small tori, up to 7×7 for q = 3, 6×6 for
     /// q = 4, 5×5 for q = 5).
     #[arg(long, value_name = "Q", default_value_t = 2)]

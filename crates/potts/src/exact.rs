@@ -9,8 +9,8 @@
 //!   correct sampler must reproduce within its statistical error (no
 //!   finite-size extrapolation involved).
 //! * [`ising_torus`]: the same two numbers for q = 2 on tori of any size
-//!   (16², 512², …), from Kaufman's partition function (Kaufman 1949;
-//!   Ferdinand and Fisher 1969).
+//!   (16², 512², … up to sides of 2^24), from Kaufman's partition function
+//!   (Kaufman 1949; Ferdinand and Fisher 1969).
 //! * Onsager's energy and Yang's spontaneous magnetization of the infinite
 //!   square-lattice Ising model, rewritten for the q = 2 Potts model
 //!   ([`ising_energy_per_site`], [`ising_magnetization`]).
@@ -376,7 +376,7 @@ fn enumeration_reaches(q: u32, width: usize, height: usize) -> bool {
 }
 
 /// Exact energy and specific heat of one torus at any temperature, by the
-/// method that reaches it: Kaufman's solution for q = 2 (any size,
+/// method that reaches it: Kaufman's solution for q = 2 (sides up to 2^24,
 /// [`ising_torus`]), the enumeration of [`density_of_states`] for other q on
 /// lattices small enough for it (counted once, then evaluated at each
 /// temperature).
