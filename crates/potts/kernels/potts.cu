@@ -1189,7 +1189,9 @@ __device__ __forceinline__ void tiled_sweeps(u32* __restrict__ c0, u32* __restri
 // between, which the neighbour computed from this slot's word. The halo
 // rows in shared memory serve the first step only. flags and shared memory
 // as tiled_sweeps<1, E>; Rule: the acceptance test (LazyBitSerial).
-template <int E, class Rule = LazyBitSerial>
+// WAIT = false takes the edge words without waiting for their step (wrong
+// bits: experiments/potts-registers times what the wait costs).
+template <int E, class Rule = LazyBitSerial, bool WAIT = true>
 __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* __restrict__ c1, u32 wr_shift, u32 h,
                                                     u32 R, u64 seed, u64 stream, u64 first_sweep, u32 sweeps,
                                                     int sigma, u32 th0, u32 th1, u32 th2, u32 th3,
@@ -1264,7 +1266,7 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
             if (poll) {
 #pragma unroll
                 for (int q = 0; q < SL_P; ++q)
-                    while ((hv[q] & ~0xffffffffull) != want)
+                    while (WAIT && (hv[q] & ~0xffffffffull) != want)
                         asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(hv[q]) : "l"(src + q) : "memory");
             }
             if (poll && r == 0) {
