@@ -31,6 +31,21 @@ typedef unsigned char u8;
 #define HB_ENTRIES POTTS_HB_ENTRIES
 #define HB_TABLE_WORDS (HB_ENTRIES + HB_ENTRIES * HB_ENTRIES)
 
+// The kernels to compile: POTTS_KERNELS is a mask of the groups POTTS_K_*
+// (cuda.rs, KernelSet: the byte-per-spin kernels, the per-colour, resident,
+// tiled and tiled-inline bit-plane kernels, the bit-plane census, the sweep
+// advance), so that a backend compiles only what it launches (NVRTC takes
+// seconds for the whole file). Without it, every kernel compiles.
+#ifdef POTTS_KERNELS
+#if !defined(POTTS_K_GENERIC) || !defined(POTTS_K_SLICED) || !defined(POTTS_K_RESIDENT) || !defined(POTTS_K_TILED) || \
+    !defined(POTTS_K_TILED_INLINE) || !defined(POTTS_K_SLICED_CENSUS) || !defined(POTTS_K_ADVANCE)
+#error "POTTS_KERNELS needs the POTTS_K_* groups (cuda.rs, with_potts_constants)"
+#endif
+#define POTTS_WANT(group) ((POTTS_KERNELS) & (group))
+#else
+#define POTTS_WANT(group) 1
+#endif
+
 // One step of a unit's multiply-with-carry generator (the multiplier is
 // fixed, see algorithm.rs); returns the new x.
 __device__ __forceinline__ u32 mwc_step(u64& g) { return warpmc::rng::mwc_step(g, MWC_A); }
@@ -173,6 +188,7 @@ __device__ __forceinline__ void generic_units(u8* __restrict__ mine, const u8* _
     }
 }
 
+#if POTTS_WANT(POTTS_K_GENERIC)
 // One colour of one Metropolis sweep; thread k (grid-stride) serves unit k.
 extern "C" __global__ void potts_generic_colour(u8* __restrict__ mine, const u8* __restrict__ other, u32 hw, u32 h,
                                                 u32 q, u64 seed, u64 stream, u64 sweep, u32 colour,
@@ -193,6 +209,7 @@ extern "C" __global__ void potts_heat_bath_colour(u8* __restrict__ mine, const u
     __syncthreads();
     generic_units(mine, other, hw, h, seed, stream, sweep, colour, units_per_row, units, HeatBathSite{table, q});
 }
+#endif
 
 // Equal-neighbour bonds and state counts of the byte-per-spin lattice (c0,
 // c1), added to out[0] (bonds) and out[1 + s] (sites in state s) by the
@@ -238,6 +255,7 @@ __device__ __forceinline__ void generic_census_into(const u8* __restrict__ c0, c
         if (hist[i]) atomicAdd(&out[1 + i], (unsigned long long)hist[i]);
 }
 
+#if POTTS_WANT(POTTS_K_GENERIC)
 // Equal-neighbour bonds and state counts. out[0] = bonds, out[1 + s] = sites
 // in state s; out must be zeroed before the launch. Only these q + 1 numbers
 // leave the device.
@@ -245,6 +263,7 @@ extern "C" __global__ void potts_generic_census(const u8* __restrict__ c0, const
                                                 u32 q, unsigned long long* out) {
     generic_census_into<false>(c0, c1, hw, h, q, out);
 }
+#endif
 
 // ---- Bit planes: the bit-sliced rule (crates/potts/src/sliced.rs) ----------
 //
@@ -652,13 +671,16 @@ __device__ __forceinline__ void sliced_colour(u32* __restrict__ mine, const u32*
         sliced_colour<PAR>(mine, other, wr, h, seed, stream, sweep_base, sweep_add, colour, sigma, th0, th1, \
                            th2, th3, units);                                                                   \
     }
+#if POTTS_WANT(POTTS_K_SLICED)
 // One thread per unit; two, four and eight (four, two rows, one row each)
 // per unit for lattices too small to fill the GPU otherwise.
 SLICED_KERNEL(potts_sliced_colour, 1)
 SLICED_KERNEL(potts_sliced_colour_split, 2)
 SLICED_KERNEL(potts_sliced_colour_split4, 4)
 SLICED_KERNEL(potts_sliced_colour_split8, 8)
+#endif
 
+#if POTTS_WANT(POTTS_K_RESIDENT)
 // Many sweeps in one launch, for lattices whose threads all fit on the GPU
 // at once (launched cooperatively, so every block is resident). Thread
 // mapping as potts_sliced_colour_split8: blocks 2m and 2m + 1 serve units
@@ -726,6 +748,7 @@ extern "C" __global__ void __launch_bounds__(128) potts_sliced_resident(
         }
     }
 }
+#endif
 
 // ---- One lattice in shared memory: strips, halo rows, random words drawn ahead
 //
@@ -1320,6 +1343,7 @@ __device__ __forceinline__ void tiled_sweeps_inline(u32* __restrict__ c0, u32* _
     S.store(flags, up, down);
 }
 
+#if POTTS_WANT(POTTS_K_TILED)
 // The tiled kernel: TILED_HALO halo rows, TILED_DRAWS acceptance words
 // drawn ahead (cuda.rs, TiledPlan).
 extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
@@ -1329,7 +1353,9 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
     tiled_sweeps<TILED_HALO, TILED_DRAWS>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1,
                                           th2, th3, xbuf, flags);
 }
+#endif
 
+#if POTTS_WANT(POTTS_K_TILED_INLINE)
 // The tiled kernel with edge rows traded inside the update (one halo row,
 // TILED_DRAWS acceptance words drawn ahead; cuda.rs, TiledPlan).
 extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
@@ -1339,6 +1365,7 @@ extern "C" __global__ void __launch_bounds__(TILED_THREADS, 1)
     tiled_sweeps_inline<TILED_DRAWS>(c0, c1, wr_shift, h, R, seed, stream, first_sweep, sweeps, sigma, th0, th1, th2,
                                      th3, xbuf, flags);
 }
+#endif
 
 // The census of the planes storage (c0, c1), added to out[0] (equal bonds)
 // and out[1 + v] (sites in state v) by the block's threads (the grid
@@ -1387,15 +1414,19 @@ __device__ __forceinline__ void sliced_census_into(const u32* __restrict__ c0, c
     }
 }
 
+#if POTTS_WANT(POTTS_K_SLICED_CENSUS)
 // The census of the planes storage: out[0] equal bonds, out[1 + v] sites in
 // state v; out must be zeroed before the launch.
 extern "C" __global__ void potts_sliced_census(const u32* __restrict__ c0, const u32* __restrict__ c1, u32 wr,
                                                u32 h, unsigned long long* out) {
     sliced_census_into<false>(c0, c1, wr, h, out);
 }
+#endif
 
+#if POTTS_WANT(POTTS_K_ADVANCE)
 // Moves the sweep base of a recorded graph on by n.
 extern "C" __global__ void potts_advance(u64* base, u64 n) {
     if (threadIdx.x == 0 && blockIdx.x == 0) *base += n;
 }
+#endif
 

@@ -1,7 +1,7 @@
 //! The CUDA backend: the lattice lives on the device; only the q + 1 census
 //! integers come back per measurement.
 
-use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig, Module};
+use warpmc_gpu::{DeviceBuffer, Gpu, Graph, Kernel, KernelSource, LaunchConfig};
 
 use crate::algorithm::{AcceptanceTable, MWC_MULTIPLIER, TABLE_LEN, UNIT_ROWS, units_per_row};
 use crate::backend::Backend;
@@ -20,6 +20,62 @@ pub fn kernel_source(q: u32) -> KernelSource {
     with_potts_constants(KernelSource::new("potts.cu", include_str!("../kernels/potts.cu")), q)
 }
 
+/// Groups of the kernels in potts.cu that compile apart (`POTTS_KERNELS`):
+/// a backend compiles only the groups it launches or asks the occupancy
+/// of. NVRTC takes about 2 s for all of potts.cu at q = 9 and 0.5 s for the
+/// tiled kernel alone, which is most of a first run's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KernelSet(u32);
+
+impl KernelSet {
+    /// None of potts.cu's kernels (a file that includes it for its device
+    /// functions).
+    pub(crate) const NONE: Self = Self(0);
+    /// The byte-per-spin kernels: Metropolis, heat bath and their census.
+    pub(crate) const GENERIC: Self = Self(1);
+    /// The bit-plane kernels with one launch per colour (all four splits).
+    pub(crate) const SLICED: Self = Self(1 << 1);
+    /// [`CudaKernel::SlicedResident`].
+    pub(crate) const RESIDENT: Self = Self(1 << 2);
+    /// [`CudaKernel::SlicedTiled`].
+    pub(crate) const TILED: Self = Self(1 << 3);
+    /// [`CudaKernel::SlicedTiledInline`].
+    pub(crate) const TILED_INLINE: Self = Self(1 << 4);
+    /// The bit-plane census.
+    pub(crate) const SLICED_CENSUS: Self = Self(1 << 5);
+    /// The advance of a recorded graph's sweep base.
+    pub(crate) const ADVANCE: Self = Self(1 << 6);
+}
+
+/// Every kernel of potts.cu and the group it compiles in.
+const POTTS_KERNELS: [(&str, KernelSet); 12] = [
+    ("potts_generic_colour", KernelSet::GENERIC),
+    ("potts_heat_bath_colour", KernelSet::GENERIC),
+    ("potts_generic_census", KernelSet::GENERIC),
+    ("potts_sliced_colour", KernelSet::SLICED),
+    ("potts_sliced_colour_split", KernelSet::SLICED),
+    ("potts_sliced_colour_split4", KernelSet::SLICED),
+    ("potts_sliced_colour_split8", KernelSet::SLICED),
+    ("potts_sliced_resident", KernelSet::RESIDENT),
+    ("potts_sliced_tiled", KernelSet::TILED),
+    ("potts_sliced_tiled_inline", KernelSet::TILED_INLINE),
+    ("potts_sliced_census", KernelSet::SLICED_CENSUS),
+    ("potts_advance", KernelSet::ADVANCE),
+];
+
+/// `source` (potts.cu or a file that includes it) compiling only `set` of
+/// potts.cu's kernels.
+pub(crate) fn only(source: KernelSource, set: KernelSet) -> KernelSource {
+    source.option(format!("-DPOTTS_KERNELS={}u", set.0))
+}
+
+/// potts.cu's kernel `name` for q, from a module of its group alone
+/// (compiled once per process and group, and cached on disk).
+fn potts_kernel(gpu: &Gpu, q: u32, name: &str) -> Result<Kernel> {
+    let set = POTTS_KERNELS.iter().find(|(n, _)| *n == name).map_or(KernelSet::NONE, |&(_, set)| set);
+    Ok(gpu.module(&only(kernel_source(q), set))?.kernel(name)?)
+}
+
 /// `source` (potts.cu or a file that includes it) with the rng header and
 /// the -D options of every constant potts.cu shares with this crate.
 pub(crate) fn with_potts_constants(source: KernelSource, q: u32) -> KernelSource {
@@ -34,6 +90,13 @@ pub(crate) fn with_potts_constants(source: KernelSource, q: u32) -> KernelSource
         .option(format!("-DPOTTS_TILED_HALO={TILED_HALO}"))
         .option(format!("-DPOTTS_TILED_THREADS={TILED_THREADS}"))
         .option(format!("-DPOTTS_TILED_DRAWS={TILED_DRAWS}"))
+        .option(format!("-DPOTTS_K_GENERIC={}u", KernelSet::GENERIC.0))
+        .option(format!("-DPOTTS_K_SLICED={}u", KernelSet::SLICED.0))
+        .option(format!("-DPOTTS_K_RESIDENT={}u", KernelSet::RESIDENT.0))
+        .option(format!("-DPOTTS_K_TILED={}u", KernelSet::TILED.0))
+        .option(format!("-DPOTTS_K_TILED_INLINE={}u", KernelSet::TILED_INLINE.0))
+        .option(format!("-DPOTTS_K_SLICED_CENSUS={}u", KernelSet::SLICED_CENSUS.0))
+        .option(format!("-DPOTTS_K_ADVANCE={}u", KernelSet::ADVANCE.0))
 }
 
 /// Halo rows of the tiled kernel: its blocks trade edge rows once every
@@ -392,8 +455,8 @@ impl CudaBackend {
     /// A backend using `kernel` (an error if the model does not fit it).
     pub fn with_kernel(gpu: Gpu, model: &PottsModel, kernel: CudaKernel) -> Result<Self> {
         check_fits(&gpu, device_bytes(model.sites()))?;
-        let module = gpu.module(&kernel_source(model.q()))?;
-        let (kernel, tiled) = choose_kernel(&gpu, &module, model, kernel)?;
+        let (kernel, tiled) = choose_kernel(&gpu, model, kernel)?;
+        let potts = |name| potts_kernel(&gpu, model.q(), name);
         let units = model.sites() / 2 / (UNIT_ROWS * 32);
         let n = model.sites() / 2;
         let (storage, update, census) = match kernel {
@@ -431,21 +494,22 @@ impl CudaBackend {
                         planes,
                         launch,
                     },
-                    module.kernel(name)?,
-                    module.kernel("potts_sliced_census")?,
+                    potts(name)?,
+                    potts("potts_sliced_census")?,
                 )
             }
             _ => (
                 Storage::Generic {
                     colours: [gpu.alloc_zeros::<u8>(n)?, gpu.alloc_zeros::<u8>(n)?],
-                    heat_bath: module.kernel("potts_heat_bath_colour")?,
+                    heat_bath: potts("potts_heat_bath_colour")?,
                     heat_bath_table: gpu.alloc_zeros::<u64>(TABLE_WORDS)?,
                     heat_bath_on: false,
                 },
-                module.kernel("potts_generic_colour")?,
-                module.kernel("potts_generic_census")?,
+                potts("potts_generic_colour")?,
+                potts("potts_generic_census")?,
             ),
         };
+        let advance = potts("potts_advance")?;
         let table = gpu.alloc_zeros::<u64>(TABLE_LEN)?;
         let sweep_base = gpu.alloc_zeros::<u64>(1)?;
         let counts = gpu.alloc_zeros::<u64>(1 + model.q() as usize)?;
@@ -466,7 +530,7 @@ impl CudaBackend {
             table,
             rule: SlicedRule::accept_all(model.q()),
             sweep_base,
-            advance: module.kernel("potts_advance")?,
+            advance,
             graph: None,
             table_version: 0,
             counts,
@@ -520,56 +584,64 @@ impl CudaBackend {
 /// else eight threads per unit; the generic kernel where the bit-sliced
 /// rule does not fit. An explicit kernel is checked against the model and
 /// the GPU.
-fn choose_kernel(
-    gpu: &Gpu,
-    module: &Module,
-    model: &PottsModel,
-    requested: CudaKernel,
-) -> Result<(CudaKernel, Option<TiledPlan>)> {
+fn choose_kernel(gpu: &Gpu, model: &PottsModel, requested: CudaKernel) -> Result<(CudaKernel, Option<TiledPlan>)> {
     let info = gpu.info();
     let wave = (info.sm_count * info.max_threads_per_sm) as usize;
     let units = model.sites() / 2 / (UNIT_ROWS * 32);
-    let resident_fits = info.cooperative_launch && {
-        let per_sm = module.kernel("potts_sliced_resident")?.max_resident_blocks_per_sm(BLOCK)?;
-        (8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize
+    // Each of these compiles the kernel it asks about, so they are asked
+    // only when the choice gets to them.
+    let resident_fits = || -> Result<bool> {
+        if !info.cooperative_launch {
+            return Ok(false);
+        }
+        let kernel = potts_kernel(gpu, model.q(), "potts_sliced_resident")?;
+        let per_sm = kernel.max_resident_blocks_per_sm(BLOCK)?;
+        Ok((8 * units).div_ceil(BLOCK as usize) <= (per_sm * info.sm_count) as usize)
     };
     let plan = |exchange| match info.cooperative_launch {
-        true => tiled_plan(gpu, module, model, exchange),
+        true => tiled_plan(gpu, model, exchange),
         false => Ok(None),
     };
-    let (rounds, inline) = (plan(TiledExchange::Rounds)?, plan(TiledExchange::Inline)?);
-    let inline_wins = inline.is_some_and(|p| model.q() == 2 || p.step_words() >= TILED_INLINE_MIN_WORDS);
     let sliced = crate::sliced::fits(model);
     let kernel = match requested {
-        CudaKernel::Auto if sliced && units >= wave => CudaKernel::Sliced,
-        CudaKernel::Auto if sliced && 2 * units >= wave => CudaKernel::SlicedSplit,
-        CudaKernel::Auto if sliced && 4 * units >= wave => CudaKernel::SlicedSplit4,
-        CudaKernel::Auto if sliced && (inline_wins || (inline.is_some() && rounds.is_none())) => {
-            CudaKernel::SlicedTiledInline
+        CudaKernel::Auto if !sliced => CudaKernel::Generic,
+        CudaKernel::Auto if units >= wave => CudaKernel::Sliced,
+        CudaKernel::Auto if 2 * units >= wave => CudaKernel::SlicedSplit,
+        CudaKernel::Auto if 4 * units >= wave => CudaKernel::SlicedSplit4,
+        CudaKernel::Auto => {
+            let inline = plan(TiledExchange::Inline)?;
+            if inline.is_some_and(|p| model.q() == 2 || p.step_words() >= TILED_INLINE_MIN_WORDS) {
+                return Ok((CudaKernel::SlicedTiledInline, inline));
+            }
+            let rounds = plan(TiledExchange::Rounds)?;
+            match (inline, rounds) {
+                (Some(_), None) => return Ok((CudaKernel::SlicedTiledInline, inline)),
+                (_, Some(_)) => return Ok((CudaKernel::SlicedTiled, rounds)),
+                _ if resident_fits()? => CudaKernel::SlicedResident,
+                _ => CudaKernel::SlicedSplit8,
+            }
         }
-        CudaKernel::Auto if sliced && rounds.is_some() => CudaKernel::SlicedTiled,
-        CudaKernel::Auto if sliced && resident_fits => CudaKernel::SlicedResident,
-        CudaKernel::Auto if sliced => CudaKernel::SlicedSplit8,
-        CudaKernel::Auto => CudaKernel::Generic,
-        CudaKernel::SlicedResident if !resident_fits => {
+        CudaKernel::SlicedResident if !resident_fits()? => {
             return Err(PottsError::InvalidInput(format!(
                 "the resident kernel needs cooperative launches and all {} of its threads on the GPU at once; \
                  this GPU gives neither or holds fewer",
                 8 * units
             )));
         }
-        k @ (CudaKernel::SlicedTiled | CudaKernel::SlicedTiledInline)
-            if sliced && (if k == CudaKernel::SlicedTiled { rounds } else { inline }).is_none() =>
-        {
-            let halo = if k == CudaKernel::SlicedTiled { TILED_HALO } else { 1 };
-            return Err(PottsError::InvalidInput(format!(
-                "the {k:?} kernel needs cooperative launches, a power of two of 32-site words per row, and \
-                 strips of an even number of rows (at least {halo}), one per multiprocessor, that fit in \
-                 its shared memory; q={} {}x{} on this GPU does not",
-                model.q(),
-                model.width(),
-                model.height()
-            )));
+        k @ (CudaKernel::SlicedTiled | CudaKernel::SlicedTiledInline) if sliced => {
+            let exchange = if k == CudaKernel::SlicedTiled { TiledExchange::Rounds } else { TiledExchange::Inline };
+            let Some(tiled) = plan(exchange)? else {
+                return Err(PottsError::InvalidInput(format!(
+                    "the {k:?} kernel needs cooperative launches, a power of two of 32-site words per row, and \
+                     strips of an even number of rows (at least {}), one per multiprocessor, that fit in \
+                     its shared memory; q={} {}x{} on this GPU does not",
+                    exchange.halo(),
+                    model.q(),
+                    model.width(),
+                    model.height()
+                )));
+            };
+            return Ok((k, Some(tiled)));
         }
         k if k.fits(model) => k,
         k => {
@@ -583,24 +655,19 @@ fn choose_kernel(
             )));
         }
     };
-    let tiled = match kernel {
-        CudaKernel::SlicedTiled => rounds,
-        CudaKernel::SlicedTiledInline => inline,
-        _ => None,
-    };
-    Ok((kernel, tiled))
+    Ok((kernel, None))
 }
 
 /// A tiled kernel's plan for `model` on `gpu`: the most strips that fit
 /// one per multiprocessor with their shared memory, or `None`.
-fn tiled_plan(gpu: &Gpu, module: &Module, model: &PottsModel, exchange: TiledExchange) -> Result<Option<TiledPlan>> {
+fn tiled_plan(gpu: &Gpu, model: &PottsModel, exchange: TiledExchange) -> Result<Option<TiledPlan>> {
     let info = gpu.info();
     // The kernel's own shared memory (its table of threshold bits) comes
     // out of the same per-block allowance.
     const STATIC_SHARED: u64 = 33 * 16;
     let max_shared = info.max_shared_per_block_optin.saturating_sub(STATIC_SHARED);
     let Some(plan) = TiledPlan::new(model, exchange, info.sm_count, max_shared) else { return Ok(None) };
-    let kernel = module.kernel(exchange.kernel_name())?;
+    let kernel = potts_kernel(gpu, model.q(), exchange.kernel_name())?;
     kernel.set_max_dynamic_shared_bytes(plan.shared_bytes)?;
     let per_sm = kernel.max_resident_blocks_per_sm_with_shared(TILED_THREADS, plan.shared_bytes)?;
     Ok((per_sm >= 1).then_some(plan))
@@ -1010,6 +1077,38 @@ impl Backend for CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether a compiled image defines the kernel `name` (its symbol,
+    /// NUL-terminated in the ELF string table, so that `potts_sliced_tiled`
+    /// does not match `potts_sliced_tiled_inline`).
+    fn defines(image: &[u8], name: &str) -> bool {
+        let symbol = [name.as_bytes(), b"\0"].concat();
+        image.windows(symbol.len()).any(|w| w == symbol.as_slice())
+    }
+
+    #[test]
+    fn each_kernel_group_compiles_its_kernels_and_no_others() {
+        use warpmc_gpu::{GpuError, Target, compile};
+        let target = Target::Cubin { arch: 90 };
+        for q in [2, 9] {
+            let mut groups: Vec<KernelSet> = POTTS_KERNELS.iter().map(|&(_, set)| set).collect();
+            groups.dedup();
+            groups.push(KernelSet::NONE);
+            for set in groups {
+                let image = match compile(&only(kernel_source(q), set), &target) {
+                    Ok(image) => image,
+                    Err(GpuError::NoDevice(why)) => {
+                        eprintln!("SKIPPED each_kernel_group_compiles_its_kernels_and_no_others: {why}");
+                        return;
+                    }
+                    Err(e) => panic!("q = {q}, {set:?}: {e}"),
+                };
+                for &(name, of) in &POTTS_KERNELS {
+                    assert_eq!(defines(&image, name), of == set, "q = {q}, {set:?}: {name}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn tiled_plan_takes_the_most_strips_that_fit() {

@@ -28,12 +28,16 @@ use crate::sliced::{SlicedRule, planes, words_per_row};
 use crate::update::{Algorithm, Update};
 
 /// The ensemble kernels for q (the bit-sliced ones compiled for min(q, 16)),
-/// with potts.cu's update code as a header and the same constants.
+/// with potts.cu's update code as a header and the same constants; of
+/// potts.cu's own kernels only the sweep advance compiles.
 pub fn kernel_source(q: u32) -> KernelSource {
-    crate::cuda::with_potts_constants(
-        KernelSource::new("potts_ensemble.cu", include_str!("../kernels/potts_ensemble.cu"))
-            .header("potts.cu", include_str!("../kernels/potts.cu")),
-        q,
+    crate::cuda::only(
+        crate::cuda::with_potts_constants(
+            KernelSource::new("potts_ensemble.cu", include_str!("../kernels/potts_ensemble.cu"))
+                .header("potts.cu", include_str!("../kernels/potts.cu")),
+            q,
+        ),
+        crate::cuda::KernelSet::ADVANCE,
     )
 }
 

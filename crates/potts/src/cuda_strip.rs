@@ -33,12 +33,16 @@ use crate::strip::{
 };
 
 /// The strip kernels, for NVRTC (compiled for one q at a time, as
-/// [`crate::cuda::kernel_source`]; potts.cu comes in as a header).
+/// [`crate::cuda::kernel_source`]; potts.cu comes in as a header, none of
+/// its own kernels compiled).
 pub fn kernel_source(q: u32) -> KernelSource {
-    crate::cuda::with_potts_constants(
-        KernelSource::new("potts_strip.cu", include_str!("../kernels/potts_strip.cu"))
-            .header("potts.cu", include_str!("../kernels/potts.cu")),
-        q,
+    crate::cuda::only(
+        crate::cuda::with_potts_constants(
+            KernelSource::new("potts_strip.cu", include_str!("../kernels/potts_strip.cu"))
+                .header("potts.cu", include_str!("../kernels/potts.cu")),
+            q,
+        ),
+        crate::cuda::KernelSet::NONE,
     )
 }
 
