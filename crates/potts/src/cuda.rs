@@ -22,8 +22,9 @@ pub fn kernel_source(q: u32) -> KernelSource {
 
 /// Groups of the kernels in potts.cu that compile apart (`POTTS_KERNELS`):
 /// a backend compiles only the groups it launches or asks the occupancy
-/// of. NVRTC takes about 2 s for all of potts.cu at q = 9 and 0.5 s for the
-/// tiled kernel alone, which is most of a first run's start.
+/// of. NVRTC takes seconds for all of potts.cu (4.8 s at q = 9 on an H200
+/// machine, BENCHMARKS.md) and a fifth of that for the tiled kernel alone,
+/// which was most of a first run's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct KernelSet(u32);
 
