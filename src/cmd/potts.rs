@@ -117,7 +117,7 @@ struct RunArgs {
     #[arg(long, value_name = "T", conflicts_with = "temps", allow_negative_numbers = true, help_heading = "Protocol")]
     temp: Option<f64>,
     /// Temperatures: T0:T1:DT (inclusive range) or a comma list T1,T2,….
-    #[arg(long, value_name = "T0:T1:DT", help_heading = "Protocol")]
+    #[arg(long, value_name = "T0:T1:DT", allow_hyphen_values = true, help_heading = "Protocol")]
     temps: Option<String>,
     /// Start state: ordered (all 0) or random (default ordered).
     #[arg(long, value_name = "STATE", help_heading = "Protocol")]

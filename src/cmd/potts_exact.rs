@@ -28,7 +28,7 @@ pub(crate) struct ExactArgs {
     #[arg(long, value_name = "T", conflicts_with = "temps", allow_negative_numbers = true)]
     temp: Option<f64>,
     /// Temperatures: T0:T1:DT (inclusive range) or a comma list T1,T2,….
-    #[arg(long, value_name = "T0:T1:DT")]
+    #[arg(long, value_name = "T0:T1:DT", allow_hyphen_values = true)]
     temps: Option<String>,
     /// Write the values as CSV (columns L, height, temperature, energy,
     /// specific_heat), opening with `#` lines that say what they are
@@ -66,7 +66,14 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         text += &COLUMNS.join(",");
         text.push('\n');
         for r in &rows {
-            text += &format!("{},{},{},{},{}\n", r.width, r.height, r.temperature, r.energy, r.specific_heat);
+            text += &format!(
+                "{},{},{},{},{}\n",
+                r.width,
+                r.height,
+                temperature_text(r.temperature),
+                r.energy,
+                r.specific_heat
+            );
         }
         warpmc_host::output::write_bytes(path, text.as_bytes())?;
     }
@@ -92,10 +99,16 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
             "{:>6} {:>6} {:>12} {:>20.12} {:>20.12}",
             r.width,
             r.height,
-            r.temperature,
+            temperature_text(r.temperature),
             r.energy,
             r.specific_heat
         );
     }
     Ok(())
+}
+
+/// A temperature as given, to every digit: plainly for ordinary values, in
+/// scientific notation for tiny or huge ones (1e-300, not 300 zeros).
+fn temperature_text(t: f64) -> String {
+    if (1e-4..1e9).contains(&t.abs()) { format!("{t}") } else { format!("{t:e}") }
 }

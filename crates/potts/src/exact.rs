@@ -237,12 +237,16 @@ impl DensityOfStates {
     /// ```
     pub fn moments(&self, temperature: f64, coupling: f64) -> ExactMoments {
         let n = self.sites as f64;
+        // Levels are at least one bond apart, so beyond |J|/T = SATURATED_BETA
+        // only the ground level has weight in f64; clamping keeps J/T · k
+        // finite at the smallest temperatures.
+        let beta = (coupling / temperature).clamp(-SATURATED_BETA, SATURATED_BETA);
         let terms: Vec<(f64, f64)> = self
             .counts
             .iter()
             .enumerate()
             .filter(|&(_, &c)| c > 0)
-            .map(|(k, &c)| (-coupling * k as f64 / n, (c as f64).ln() + coupling * k as f64 / temperature))
+            .map(|(k, &c)| (-coupling * k as f64 / n, (c as f64).ln() + beta * k as f64))
             .collect();
         let max = terms.iter().map(|&(_, lw)| lw).fold(f64::NEG_INFINITY, f64::max);
         let (mut z, mut s1, mut s2) = (0.0, 0.0, 0.0);
@@ -259,6 +263,11 @@ impl DensityOfStates {
         ExactMoments { energy, energy_sq, specific_heat: n * variance / temperature / temperature }
     }
 }
+
+/// |J|/T (and K) beyond which an exact sum is its ground state's term alone:
+/// the next level is at least one bond (one 2K) higher, and e^-2000 is far
+/// below the smallest f64.
+const SATURATED_BETA: f64 = 1000.0;
 
 /// The longest side [`ising_torus`] takes, 2^24: its sums have a term per
 /// row and column, and take about 3 s at this size.
@@ -310,9 +319,11 @@ fn check_kaufman_sides(width: usize, height: usize) -> Result<()> {
 /// grow.
 ///
 /// Accuracy: within 10⁻¹¹ relative of the exact enumeration of small tori
-/// (10⁻¹³ for J > 0); far above T_c the derivatives lose digits to
-/// cancellation between the prefactor and the products, about log₁₀(1/K²)
-/// (two at T = 5J).
+/// (10⁻¹³ for J > 0). Far above T_c (K < 0.2) the sums take another form
+/// that keeps the small numbers there, e + J and c: within 10⁻⁸ relative
+/// of the enumeration up to T = 10⁶ J, and on the high-temperature series
+/// to T = 10¹⁰⁰ J. At the smallest temperatures the result is the ground
+/// state's, c = 0.
 ///
 /// # Errors
 ///
@@ -352,10 +363,13 @@ pub fn ising_torus(width: usize, height: usize, temperature: f64, coupling: f64)
         return Ok(ExactMoments { energy: -coupling, energy_sq: coupling * coupling, specific_heat: 0.0 });
     }
     // A bipartite torus maps K to −K by flipping one sublattice: B → −B.
-    let bonds = IsingBonds::kaufman(width, height, k.abs());
+    // Beyond SATURATED_BETA every excitation's weight is below f64's range:
+    // the sums see the ground state alone, whatever K is (and K itself may
+    // be infinite at the smallest temperatures).
+    let bonds = IsingBonds::kaufman(width, height, k.abs().min(SATURATED_BETA));
     let mean_b = bonds.mean.copysign(k);
     let energy = -coupling - 0.5 * coupling * mean_b / sites;
-    let specific_heat = k * k * bonds.variance / sites;
+    let specific_heat = if k.abs() >= SATURATED_BETA { 0.0 } else { k * k * bonds.variance / sites };
     Ok(ExactMoments { energy, energy_sq: energy * energy + specific_heat * t * t / sites, specific_heat })
 }
 
@@ -536,6 +550,9 @@ fn log_2sinh(x: Taylor) -> Taylor {
 impl IsingBonds {
     /// From Kaufman's Z at K > 0 on `n` (spins per row) × `m` (rows).
     fn kaufman(n: usize, m: usize, k: f64) -> Self {
+        if k < SMALL_K {
+            return Self::kaufman_small_k(n, m, k);
+        }
         let half_m = 0.5 * m as f64;
         let scaled = |g: Taylor| Taylor { v: half_m * g.v, d1: half_m * g.d1, d2: half_m * g.d2 };
         // γ₀ = 2K + ln tanh K = 2(K − K*) with K* the dual coupling.
@@ -560,32 +577,112 @@ impl IsingBonds {
         logs[3].add(Taylor { v: x0.v.abs(), d1: s * x0.d1, d2: s * x0.d2 });
         let e = (-2.0 * x0.v.abs()).exp();
         let g4 = Taylor { v: s * (1.0 - e), d1: 2.0 * x0.d1 * e, d2: 2.0 * e * (x0.d2 - 2.0 * s * x0.d1 * x0.d1) };
-        let one = Taylor { v: 1.0, d1: 0.0, d2: 0.0 };
-        let factors = [one, one, one, g4];
-
-        // Z_i = e^{L_i}·g_i relative to the largest e^{L_i}:
-        // Z′/Z = Σ e^{L_i}(g L′ + g′) / Σ e^{L_i} g, and (ln Z)″ from the
-        // centred sum Σ e^{L_i}[g(L″ + (L′ − D)²) + 2g′(L′ − D) + g″] / Z
-        // with D = Z′/Z, which cancels nothing large.
-        let top = logs.iter().map(|l| l.v).fold(f64::NEG_INFINITY, f64::max);
-        let weights: Vec<f64> = logs.iter().map(|l| (l.v - top).exp()).collect();
-        let (mut z, mut z1) = (0.0, 0.0);
-        for ((w, l), g) in weights.iter().zip(&logs).zip(&factors) {
-            z += w * g.v;
-            z1 += w * (g.v * l.d1 + g.d1);
-        }
-        let d = z1 / z;
-        let mut z2 = 0.0;
-        for ((w, l), g) in weights.iter().zip(&logs).zip(&factors) {
-            let u = l.d1 - d;
-            z2 += w * (g.v * (l.d2 + u * u) + 2.0 * g.d1 * u + g.d2);
-        }
+        let (d, second) = log_sum_derivatives(&logs, &g4);
         // The prefactor (2 sinh 2K)^{N/2}: N coth 2K and −2N/sinh² 2K.
         let sites = (n * m) as f64;
         // A variance rounds below zero only where it is ~10⁻¹⁶ of N anyway.
-        let variance = (z2 / z - 2.0 * sites / (s2k * s2k)).max(0.0);
+        let variance = (second - 2.0 * sites / (s2k * s2k)).max(0.0);
         IsingBonds { mean: sites * coth2k + d, variance }
     }
+
+    /// [`IsingBonds::kaufman`] for K < [`SMALL_K`] (high temperatures).
+    ///
+    /// There the prefactor's derivatives, N coth 2K ≈ N/2K and
+    /// −2N/sinh² 2K, cancel against the products' to leave about 2NK and 2N:
+    /// a loss of log₁₀(1/K²) digits (all of them by K ~ 10⁻⁸). So the
+    /// prefactor goes into the factors instead: each of a product's n
+    /// factors takes (2 sinh 2K)^{m/2}, and with S = 2 sinh 2K,
+    /// (2 sinh 2K)^{m/2} · 2 cosh(mγ/2) = e^{mφ/2}(1 + e^{−m|γ|}) where
+    /// φ = |γ| + ln S = ln(P + √(P² − S²)), P = S cosh γ_l.
+    /// With cosh γ_l = cosh γ₀ + δ_l and S cosh γ₀ = 2 cosh² 2K − 2 sinh 2K,
+    /// P = 2 cosh² 2K − 2(1 − δ_l) sinh 2K: about 2 as K → 0, with every
+    /// derivative of order one. The remaining terms, e^{−m|γ|}, are small.
+    fn kaufman_small_k(n: usize, m: usize, k: f64) -> Self {
+        let half_m = 0.5 * m as f64;
+        let (c, s) = ((2.0 * k).cosh(), (2.0 * k).sinh());
+        let big_s = Taylor { v: 2.0 * s, d1: 4.0 * c, d2: 8.0 * s };
+        let ln_s = Taylor { v: big_s.v.ln(), d1: 2.0 * c / s, d2: -4.0 / (s * s) };
+        // (φ_l, |γ_l|) for δ_l = 2 sin²(πl/2n).
+        let phi_and_gamma = |delta: f64| {
+            let a = 1.0 - delta;
+            let p = Taylor {
+                v: 2.0 * c * c - 2.0 * a * s,
+                d1: 8.0 * c * s - 4.0 * a * c,
+                d2: 16.0 * (s * s + c * c) - 8.0 * a * s,
+            };
+            let r = (p.v * p.v - big_s.v * big_s.v).sqrt();
+            let rr = p.v * p.d1 - big_s.v * big_s.d1; // r r′
+            let r1 = rr / r;
+            let r2 = (p.d1 * p.d1 + p.v * p.d2 - big_s.d1 * big_s.d1 - big_s.v * big_s.d2) / r - rr * rr / (r * r * r);
+            let w = p.v + r;
+            let f1 = (p.d1 + r1) / w;
+            let phi = Taylor { v: w.ln(), d1: f1, d2: (p.d2 + r2) / w - f1 * f1 };
+            let gamma = Taylor { v: phi.v - ln_s.v, d1: phi.d1 - ln_s.d1, d2: phi.d2 - ln_s.d2 };
+            (phi, gamma)
+        };
+        let scaled = |g: Taylor| Taylor { v: half_m * g.v, d1: half_m * g.d1, d2: half_m * g.d2 };
+
+        // The logarithms of [Z₁, Z₂, Z₃, Z₄ without the sign of sinh(x₀)],
+        // each with its share of the prefactor.
+        let mut logs = [Taylor::default(); 4];
+        for l in 0..2 * n {
+            let delta = 2.0 * (std::f64::consts::FRAC_PI_2 * l as f64 / n as f64).sin().powi(2);
+            let (phi, gamma) = phi_and_gamma(delta);
+            let (base, x) = (scaled(phi), scaled(gamma)); // x = m|γ|/2
+            // Odd l: Z₁ (cosh) and Z₂ (sinh); even l: Z₃ and Z₄.
+            let cosh_product = 2 * (1 - l % 2);
+            logs[cosh_product].add(base);
+            logs[cosh_product].add(log_1p_exp_m2(x, 1.0));
+            logs[cosh_product + 1].add(base);
+            logs[cosh_product + 1].add(log_1p_exp_m2(x, -1.0));
+        }
+        // l = 0: γ₀ = 2K + ln tanh K < 0 here, so Z₄'s factor 2 sinh(mγ₀/2)
+        // is −e^{m|γ₀|/2}(1 − e^{−m|γ₀|}): its sign joins the factor g4
+        // (the logarithm above took ln(1 − e^{−m|γ₀|})).
+        let minus = Taylor { v: -1.0, d1: 0.0, d2: 0.0 };
+        let (d, variance) = log_sum_derivatives(&logs, &minus);
+        IsingBonds { mean: d, variance: variance.max(0.0) }
+    }
+}
+
+/// Below this K the Kaufman sums take the prefactor into each factor
+/// ([`IsingBonds::kaufman_small_k`]); above it, where T approaches T_c
+/// (K_c = 0.4407) and γ₀ → 0, the form with γ₀ kept apart.
+const SMALL_K: f64 = 0.2;
+
+/// ln(1 ± e^{−2x}) for x > 0 (`sign` = ±1), with its derivatives in K.
+/// With E = ±e^{−2x}: d/dx = −2E/(1 + E), d²/dx² = 4E/(1 + E)².
+fn log_1p_exp_m2(x: Taylor, sign: f64) -> Taylor {
+    let e = sign * (-2.0 * x.v).exp();
+    let one = if sign > 0.0 { 1.0 + e } else { -(-2.0 * x.v).exp_m1() };
+    let (a, b) = (-2.0 * e / one, 4.0 * e / (one * one));
+    Taylor { v: one.ln(), d1: a * x.d1, d2: b * x.d1 * x.d1 + a * x.d2 }
+}
+
+/// First and second derivatives in K of ln Σᵢ e^{Lᵢ}·gᵢ, where L = `logs`
+/// and g = (1, 1, 1, `g4`): the four Kaufman products.
+///
+/// Each Zᵢ = e^{Lᵢ}·gᵢ is taken relative to the largest e^{Lᵢ}:
+/// Z′/Z = Σ e^{Lᵢ}(g L′ + g′) / Σ e^{Lᵢ} g, and (ln Z)″ from the centred
+/// sum Σ e^{Lᵢ}[g(L″ + (L′ − D)²) + 2g′(L′ − D) + g″] / Z with D = Z′/Z,
+/// which cancels nothing large.
+fn log_sum_derivatives(logs: &[Taylor; 4], g4: &Taylor) -> (f64, f64) {
+    let one = Taylor { v: 1.0, d1: 0.0, d2: 0.0 };
+    let factors = [one, one, one, *g4];
+    let top = logs.iter().map(|l| l.v).fold(f64::NEG_INFINITY, f64::max);
+    let weights: Vec<f64> = logs.iter().map(|l| (l.v - top).exp()).collect();
+    let (mut z, mut z1) = (0.0, 0.0);
+    for ((w, l), g) in weights.iter().zip(logs).zip(&factors) {
+        z += w * g.v;
+        z1 += w * (g.v * l.d1 + g.d1);
+    }
+    let d = z1 / z;
+    let mut z2 = 0.0;
+    for ((w, l), g) in weights.iter().zip(logs).zip(&factors) {
+        let u = l.d1 - d;
+        z2 += w * (g.v * (l.d2 + u * u) + 2.0 * g.d1 * u + g.d2);
+    }
+    (d, z2 / z)
 }
 
 /// Arithmetic–geometric mean of two non-negative numbers (0 if either is).
@@ -1011,6 +1108,46 @@ mod tests {
     }
 
     #[test]
+    fn kaufman_torus_keeps_its_digits_at_high_temperature() {
+        // Far above T_c the energy's distance from −J and the specific heat
+        // are small numbers; they must come out to many digits, not as the
+        // rounding left of two large cancelling terms. Against the
+        // enumeration (exact sums of positive terms) up to T = 10⁶ ...
+        for &(w, h) in &[(4, 4), (2, 6), (3, 5), (6, 6)] {
+            let dos = density_of_states(2, w, h);
+            // The first two on either side of K = SMALL_K, where the sums
+            // change form.
+            let switch = 0.5 / SMALL_K;
+            for t in [switch * (1.0 - 1e-9), switch * (1.0 + 1e-9), 2.6, 4.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6] {
+                let (a, b) = (ising_torus(w, h, t, 1.0).unwrap(), dos.moments(t, 1.0));
+                let re = (a.energy / b.energy - 1.0).abs();
+                let rd = ((a.energy + 1.0) / (b.energy + 1.0) - 1.0).abs();
+                let rc = (a.specific_heat / b.specific_heat - 1.0).abs();
+                assert!(re < 1e-13 && rd < 1e-8 && rc < 1e-8, "{w}x{h} T={t}: {a:?} vs {b:?}");
+                if t < 3.0 {
+                    assert!(rc < 1e-12, "{w}x{h} T={t}: {a:?} vs {b:?}");
+                }
+            }
+        }
+        // ... and against the high-temperature series beyond, where the
+        // torus is the infinite lattice to this order (its shortest winding
+        // loop is L bonds long): with t = tanh K, K = J/2T,
+        // e + 1 = −t − 2t³(1 − t²) + O(t⁵) and c = 2K²(1 − t²) + O(K⁴).
+        for l in [16, 64, 1024] {
+            for t in [1e3, 1e5, 1e8, 1e12, 1e15, 1e100] {
+                let m = ising_torus(l, l, t, 1.0).unwrap();
+                let k: f64 = 0.5 / t;
+                let th = k.tanh();
+                let series_e = -th - 2.0 * th.powi(3);
+                let series_c = 2.0 * k * k * (1.0 - th * th);
+                // (e itself holds e + 1 to f64's spacing near 1.)
+                assert!((m.energy + 1.0 - series_e).abs() < 1e-6 * series_e.abs() + 4e-16, "L={l} T={t:e}: {m:?}");
+                assert!((m.specific_heat / series_c - 1.0).abs() < 1e-5, "L={l} T={t:e}: {m:?}");
+            }
+        }
+    }
+
+    #[test]
     fn kaufman_torus_approaches_onsager_away_from_tc() {
         // The finite-size corrections of a torus decay as e^{−L/ξ} away from
         // T_c: at L = 512 they are below rounding from T = 0.5 to 5.
@@ -1096,6 +1233,26 @@ mod tests {
                     (a.specific_heat - b.specific_heat).abs() < 1e-10 * a.specific_heat,
                     "{w}x{h} T={t}: {a:?} {b:?}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn exact_tori_reach_their_ground_state_at_the_smallest_temperatures() {
+        // J/T · k and K² overflow long before T reaches f64's smallest
+        // normal number; the answer there is the ground state, C = 0.
+        let tiny = [1e-3, 1e-100, 1e-160, 1e-200, 1e-300, f64::MIN_POSITIVE];
+        for t in tiny {
+            for (j, ground) in [(1.0, -2.0), (10.0, -20.0), (-1.0, 0.0)] {
+                for l in [4, 16, 64] {
+                    let m = ising_torus(l, l, t, j).unwrap();
+                    assert_eq!((m.energy, m.specific_heat), (ground, 0.0), "L={l} T={t:e} J={j}: {m:?}");
+                    assert!(m.energy_sq.is_finite(), "L={l} T={t:e} J={j}: {m:?}");
+                }
+                for q in [2, 3] {
+                    let m = ExactTorus::new(q, 4, 4).unwrap().moments(t, j).unwrap();
+                    assert_eq!((m.energy, m.specific_heat), (ground, 0.0), "q={q} T={t:e} J={j}: {m:?}");
+                }
             }
         }
     }
