@@ -152,6 +152,12 @@ struct RenderOpts {
     /// restart of the chaos game instead of 15, as flam3 does then.
     #[arg(long)]
     early_clip: bool,
+    /// Width over height of each output pixel (flam3-render's and
+    /// flam3-animate's pixel_aspect), for video shown on non-square pixels,
+    /// e.g. 0.90909 for NTSC: the flame is drawn stretched so that it looks
+    /// right on them. The default 1 is square pixels.
+    #[arg(long, value_name = "R", default_value_t = 1.0, allow_negative_numbers = true)]
+    pixel_aspect: f64,
     /// Where to render: auto (CUDA when a device is usable, else all CPU
     /// cores), cpu, or cuda (an error when there is no device). The GPU is
     /// the one WARPMC_DEVICE names (0 by default).
@@ -418,6 +424,7 @@ fn settings(o: &RenderOpts, temporal_samples: Option<u32>) -> anyhow::Result<Ren
         transparent: o.transparent,
         temporal_samples,
         early_clip: o.early_clip,
+        pixel_aspect: o.pixel_aspect,
         ..RenderSettings::default()
     })
 }

@@ -60,6 +60,29 @@ fn gpu_renders_within_the_cpu_noise_floor() {
 }
 
 #[test]
+fn pixel_aspect_renders_within_the_cpu_noise_floor() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("pixel_aspect_renders_within_the_cpu_noise_floor") else { return };
+    let r = CudaRenderer::new(gpu);
+    let f = genome("electricsheep.244.80692.flam3");
+    let one = std::slice::from_ref(&f);
+    for aspect in [0.5, 1.7] {
+        let s = |seed| RenderSettings { pixel_aspect: aspect, ..settings(seed, 0.25, 0.2) };
+        let (cpu_a, cpu_b) = (render(one, f.time, &s(1)).unwrap(), render(one, f.time, &s(2)).unwrap());
+        let gpu = r.render(one, f.time, &s(3)).unwrap();
+        let (a, b, g) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&gpu));
+        let (p, floor) = (psnr_pixels(&g, &a), psnr_pixels(&b, &a));
+        // Against the square-pixel render: far outside the noise.
+        let square = quantized_pixels(&render(one, f.time, &settings(1, 0.25, 0.2)).unwrap());
+        let off = psnr_pixels(&g, &square);
+        println!(
+            "pixel aspect {aspect}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB, GPU vs square pixels {off:.2} dB"
+        );
+        assert!(p > floor - 0.5, "pixel aspect {aspect}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+        assert!(off < floor - 6.0, "pixel aspect {aspect}: the GPU image is as close to square pixels' ({off:.2} dB)");
+    }
+}
+
+#[test]
 fn every_gpu_variant_renders_within_the_noise_floor() {
     let Some(gpu) = warpmc_testkit::gpu_or_skip("every_gpu_variant_renders_within_the_noise_floor") else {
         return;

@@ -22,11 +22,20 @@ pub(crate) struct Camera {
 
 impl Camera {
     /// The camera of `cp` for a `width × height`-cell histogram with
-    /// `gutter` cells on each side at `supersample` cells per pixel.
-    pub(crate) fn new(cp: &Flame, gutter: usize, supersample: usize, width: usize, height: usize) -> Self {
+    /// `gutter` cells on each side at `supersample` cells per pixel, for
+    /// pixels `pixel_aspect` times as wide as they are high (flam3 divides
+    /// the horizontal pixels per unit by it).
+    pub(crate) fn new(
+        cp: &Flame,
+        gutter: usize,
+        supersample: usize,
+        width: usize,
+        height: usize,
+        pixel_aspect: f64,
+    ) -> Self {
         let zoom = 2f64.powf(cp.zoom);
-        let ppux = cp.scale * zoom;
-        let ppuy = ppux;
+        let ppuy = cp.scale * zoom;
+        let ppux = ppuy / pixel_aspect;
         let t0 = gutter as f64 / (supersample as f64 * ppux);
         let t1 = gutter as f64 / (supersample as f64 * ppuy);
         let corner0 = cp.center[0] - f64::from(cp.width) / ppux / 2.0;

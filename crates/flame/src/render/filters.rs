@@ -200,11 +200,15 @@ impl SpatialFilter {
     /// for the parity of the supersampling. flam3 refuses a radius that
     /// leaves no cell (a negative one below about −1/(2·support·ss)); so
     /// does this, and a radius whose kernel would be absurdly wide.
-    pub(crate) fn width(shape: FilterShape, radius: f64, supersample: u32) -> Result<usize> {
-        let fw = 2.0 * support(flam3_kernel(shape)) * f64::from(supersample) * radius;
+    /// `pixel_aspect` (width over height of a pixel, flam3-render's
+    /// `pixel_aspect`) widens the kernel, in cells, by its inverse.
+    pub(crate) fn width(shape: FilterShape, radius: f64, supersample: u32, pixel_aspect: f64) -> Result<usize> {
+        let fw = 2.0 * support(flam3_kernel(shape)) * f64::from(supersample) * radius / pixel_aspect;
         if fw.is_nan() || fw >= MAX_KERNEL_CELLS {
+            let at =
+                if pixel_aspect == 1.0 { String::new() } else { format!(" at pixel aspect {}", shown(pixel_aspect)) };
             return Err(FlameError::invalid(format!(
-                "spatial filter radius {} is too large: its kernel would be {fw:.3e} cells wide",
+                "spatial filter radius {}{at} is too large: its kernel would be {fw:.3e} cells wide",
                 shown(radius)
             )));
         }
@@ -219,12 +223,16 @@ impl SpatialFilter {
     }
 
     /// The kernel for a radius in output pixels at `supersample` cells per
-    /// pixel (square pixels, whole frames).
-    pub(crate) fn new(shape: FilterShape, radius: f64, supersample: u32) -> Result<Self> {
-        let width = Self::width(shape, radius, supersample)?;
+    /// pixel (whole frames). Pixels `pixel_aspect` times as wide as they
+    /// are high take flam3's kernel for them: the window 1/aspect times as
+    /// many cells wide, and the vertical argument divided by the aspect,
+    /// so that the kernel spans 1/aspect times its cells across and as many
+    /// as before down: the same shape on the display.
+    pub(crate) fn new(shape: FilterShape, radius: f64, supersample: u32, pixel_aspect: f64) -> Result<Self> {
+        let width = Self::width(shape, radius, supersample, pixel_aspect)?;
         let kernel = flam3_kernel(shape);
         let supp = support(kernel);
-        let fw = 2.0 * supp * f64::from(supersample) * radius;
+        let fw = 2.0 * supp * f64::from(supersample) * radius / pixel_aspect;
         let adjust = if fw > 0.0 { supp * width as f64 / fw } else { 1.0 };
         let mut coefs = try_buffer(width * width, 0.0, "the spatial filter kernel")?;
         // flam3-render is built with -ffast-math (flam3's Makefile.am), and
@@ -239,7 +247,7 @@ impl SpatialFilter {
         for j in 0..width {
             for i in 0..width {
                 let ii = ((2.0 * i as f64 + 1.0) * inv_width - 1.0) * adjust;
-                let jj = ((2.0 * j as f64 + 1.0) * inv_width - 1.0) * adjust;
+                let jj = ((2.0 * j as f64 + 1.0) * inv_width - 1.0) * adjust / pixel_aspect;
                 coefs[i + j * width] = shape_value(kernel, ii) * shape_value(kernel, jj);
             }
         }
@@ -474,7 +482,7 @@ mod tests {
         for shape in FilterShape::ALL {
             for ss in 1..=4 {
                 for radius in [0.5, 1.0, 1.7] {
-                    let f = SpatialFilter::new(shape, radius, ss).unwrap();
+                    let f = SpatialFilter::new(shape, radius, ss, 1.0).unwrap();
                     assert_eq!(f.width % 2, ss as usize % 2, "{shape:?} parity");
                     let sum: f64 = f.coefs.iter().sum();
                     assert!((sum - 1.0).abs() < 1e-12);
@@ -501,9 +509,54 @@ mod tests {
     #[test]
     fn gaussian_width_matches_flam3_rule() {
         // radius 1, ss 1: fw = 2·1.5·1·1 = 3 → width 4 → parity fix → 5.
-        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 1.0, 1).unwrap().width, 5);
+        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 1.0, 1, 1.0).unwrap().width, 5);
         // radius 0.5, ss 4: fw = 6 → 7 → parity with 4 → 8.
-        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 0.5, 4).unwrap().width, 8);
+        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 0.5, 4, 1.0).unwrap().width, 8);
+    }
+
+    #[test]
+    fn pixel_aspect_shapes_the_kernel_as_flam3_does() {
+        // flam3_create_spatial_filter: fw = 2·support·ss·radius / aspect;
+        // coefficient (i, j) ∝ f(x_i)·f(x_j / aspect) with
+        // x_k = ((2k + 1)/width − 1)·support·width/fw.
+        for (shape, ss, radius, aspect) in [
+            (FilterShape::Gaussian, 1, 1.0, 0.5),
+            (FilterShape::Gaussian, 3, 0.7, 1.7),
+            (FilterShape::Mitchell, 2, 1.2, 0.90909),
+        ] {
+            let f = SpatialFilter::new(shape, radius, ss, aspect).unwrap();
+            let supp = support(flam3_kernel(shape));
+            let fw = 2.0 * supp * f64::from(ss) * radius / aspect;
+            let mut width = fw as usize + 1;
+            width += (width ^ ss as usize) & 1;
+            assert_eq!(f.width, width, "{shape:?} ss {ss} radius {radius} aspect {aspect}");
+            let x = |k: usize| ((2.0 * k as f64 + 1.0) / width as f64 - 1.0) * supp * width as f64 / fw;
+            let value = |i: usize, j: usize| {
+                shape_value(flam3_kernel(shape), x(i)) * shape_value(flam3_kernel(shape), x(j) / aspect)
+            };
+            let sum: f64 = (0..width).flat_map(|j| (0..width).map(move |i| (i, j))).map(|(i, j)| value(i, j)).sum();
+            for j in 0..width {
+                for i in 0..width {
+                    let want = value(i, j) / sum;
+                    assert!((f.coefs[i + j * width] - want).abs() < 1e-14, "{shape:?} ({i}, {j})");
+                }
+            }
+            // Narrow pixels (aspect < 1): the kernel spreads wider across
+            // than down, in cells; wide pixels the other way (measured on
+            // the positive kernels).
+            if shape != FilterShape::Gaussian {
+                continue;
+            }
+            let c = (width as f64 - 1.0) / 2.0;
+            let (mut across, mut down) = (0.0, 0.0);
+            for j in 0..width {
+                for i in 0..width {
+                    across += f.coefs[i + j * width] * (i as f64 - c).powi(2);
+                    down += f.coefs[i + j * width] * (j as f64 - c).powi(2);
+                }
+            }
+            assert_eq!(across > down, aspect < 1.0, "{shape:?} aspect {aspect}: {across} across, {down} down");
+        }
     }
 
     #[test]

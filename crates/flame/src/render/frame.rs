@@ -126,6 +126,8 @@ pub(crate) struct FrameGeometry {
     /// Corner of the spatial filter window of pixel (0, 0).
     pub(crate) de_offset: usize,
     pub(crate) filter: SpatialFilter,
+    /// Width over height of a pixel ([`RenderSettings::pixel_aspect`]).
+    pub(crate) pixel_aspect: f64,
 }
 
 /// The sizes of a frame's buffers, worked out without allocating any.
@@ -140,6 +142,8 @@ pub(crate) struct FrameSizes {
     pub(crate) de_offset: usize,
     /// Side of the spatial filter kernel, in cells.
     pub(crate) filter_width: usize,
+    /// Width over height of a pixel ([`RenderSettings::pixel_aspect`]).
+    pub(crate) pixel_aspect: f64,
 }
 
 impl FrameSizes {
@@ -154,10 +158,10 @@ impl FrameSizes {
     /// cells it steps over are the frame's (see [`frame_sizes`]).
     pub(crate) fn geometry(&self, flames: &[Flame]) -> Result<FrameGeometry> {
         let first = &flames[0];
-        let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample)?;
+        let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample, self.pixel_aspect)?;
         debug_assert_eq!(filter.width, self.filter_width);
-        let FrameSizes { ss, width, height, hw, hh, gutter, de_offset, .. } = *self;
-        Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter })
+        let FrameSizes { ss, width, height, hw, hh, gutter, de_offset, pixel_aspect, .. } = *self;
+        Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter, pixel_aspect })
     }
 }
 
@@ -165,8 +169,10 @@ impl FrameSizes {
 /// allocating. `cp0` is the flame at the frame's time: its supersampling
 /// sets the histogram's cells per pixel, the density estimation and the
 /// step of the spatial filter, as flam3 takes them from the interpolated
-/// flame; the filter kernel itself is the first flame's.
-pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
+/// flame; the filter kernel itself is the first flame's. `pixel_aspect`:
+/// width over height of a pixel ([`RenderSettings::pixel_aspect`]).
+pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame, pixel_aspect: f64) -> Result<FrameSizes> {
+    check_pixel_aspect(pixel_aspect)?;
     let first = &flames[0];
     for f in [first, cp0] {
         if f.supersample < 1 || f.supersample > 64 {
@@ -181,7 +187,7 @@ pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
         return Err(FlameError::invalid("passes must be at least 1"));
     }
     let (width, height) = (cp0.width as usize, cp0.height as usize);
-    let filter_width = SpatialFilter::width(first.filter_shape, first.filter_radius, first.supersample)?;
+    let filter_width = SpatialFilter::width(first.filter_shape, first.filter_radius, first.supersample, pixel_aspect)?;
 
     // Gutter: room for the spatial filter and the density kernels.
     let mut gutter = ((filter_width as i64 - ss as i64) / 2).max(0) as usize;
@@ -224,14 +230,23 @@ pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame) -> Result<FrameSizes> {
     de_offset += overrun;
     let hw = ss * width + 2 * gutter;
     let hh = ss * height + 2 * gutter;
-    Ok(FrameSizes { ss, width, height, hw, hh, gutter, de_offset, filter_width })
+    Ok(FrameSizes { ss, width, height, hw, hh, gutter, de_offset, filter_width, pixel_aspect })
+}
+
+/// flam3-render's check of `pixel_aspect`.
+fn check_pixel_aspect(pixel_aspect: f64) -> Result<()> {
+    if pixel_aspect > 0.0 && pixel_aspect.is_finite() {
+        Ok(())
+    } else {
+        Err(FlameError::invalid(format!("pixel aspect ratio must be positive, not {}", shown(pixel_aspect))))
+    }
 }
 
 /// Validates the frame's settings and works out its buffer sizes; builds
 /// the spatial filter kernel.
 #[cfg(all(test, feature = "cuda"))]
 pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeometry> {
-    frame_sizes(flames, cp0)?.geometry(flames)
+    frame_sizes(flames, cp0, 1.0)?.geometry(flames)
 }
 
 /// Temporal samples iterated as one job: at `time`, colours weighted by
@@ -426,9 +441,10 @@ impl PassTotals {
         temporal_mean: f64,
         acc_scale: f64,
     ) -> LogScale {
-        let FrameGeometry { ss, width, height, .. } = *geometry;
+        let FrameGeometry { ss, width, height, pixel_aspect, .. } = *geometry;
         let k1 = cp.contrast * (cp.brightness / acc_scale) * 255.0 * 268.0 / passes as f64 / 256.0;
-        let area = (width * height) as f64 / (self.ppu * self.ppu);
+        // flam3: W·H / (ppux·ppuy), ppux = ppu / pixel_aspect.
+        let area = (width * height) as f64 / (self.ppu / pixel_aspect * self.ppu);
         let done_ratio = if self.asked > 0 && self.done > 0 { self.done as f64 / self.asked as f64 } else { 1.0 };
         let k2 =
             (ss * ss * passes) as f64 / (cp.contrast * area * 255.0 * self.sample_density * done_ratio * temporal_mean);
@@ -461,21 +477,15 @@ struct PreparedJob {
 }
 
 impl PreparedJob {
-    fn new(
-        plan: &FramePlan<'_>,
-        group: &TemporalGroup,
-        gutter: usize,
-        ss: usize,
-        hw: usize,
-        hh: usize,
-    ) -> Result<Self> {
+    fn new(plan: &FramePlan<'_>, group: &TemporalGroup, geometry: &FrameGeometry) -> Result<Self> {
+        let FrameGeometry { gutter, ss, hw, hh, pixel_aspect, .. } = *geometry;
         let cp = plan.flame(group);
         if cp.quality.is_nan() || cp.quality <= 0.0 {
             return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", shown(cp.quality))));
         }
         let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
         let cmap = color_map(&cp, group.color_scalar);
-        let camera = Camera::new(&cp, gutter, ss, hw, hh);
+        let camera = Camera::new(&cp, gutter, ss, hw, hh, pixel_aspect);
         Ok(PreparedJob { cp, game, cmap, camera })
     }
 }
@@ -492,7 +502,7 @@ pub(crate) fn render_frame<B: FrameBackend>(
 ) -> Result<RenderedFrame> {
     let start = Instant::now();
     let plan = FramePlan::new(flames, time, settings);
-    let FrameGeometry { ss, width, height, gutter, hw, hh, .. } = *geometry;
+    let FrameGeometry { width, height, .. } = *geometry;
     let mut stats = RenderStats::default();
     let mut tone = ToneSums::default();
     let mut last_cp = plan.cp0.clone();
@@ -512,7 +522,7 @@ pub(crate) fn render_frame<B: FrameBackend>(
         let mut totals = PassTotals::default();
         let (iterations_before, bad_before) = (stats.iterations, stats.bad_values);
         for group in groups {
-            let PreparedJob { cp, game, cmap, camera } = PreparedJob::new(&plan, &group, gutter, ss, hw, hh)?;
+            let PreparedJob { cp, game, cmap, camera } = PreparedJob::new(&plan, &group, geometry)?;
             let zoom = 2f64.powf(cp.zoom);
             totals.sample_density = cp.quality * zoom * zoom;
             totals.ppu = cp.scale * zoom;

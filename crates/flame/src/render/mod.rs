@@ -107,6 +107,11 @@ pub struct RenderSettings {
     /// sub-batches on the CPU, between launches on the GPU, and between
     /// passes): a Ctrl-C handler sets it.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Width over height of each output pixel, flam3-render's and
+    /// flam3-animate's `pixel_aspect` (e.g. 0.90909 for NTSC video): the
+    /// flame is drawn stretched so that it looks right on such pixels.
+    /// Default 1 (square pixels).
+    pub pixel_aspect: f64,
 }
 
 impl Default for RenderSettings {
@@ -121,6 +126,7 @@ impl Default for RenderSettings {
             sub_batch_size: 10_000,
             early_clip: false,
             cancel: None,
+            pixel_aspect: 1.0,
         }
     }
 }
