@@ -877,6 +877,7 @@ fn a_random_start_below_tc_too_short_to_trust_is_flagged() {
     let line: serde_json::Value =
         serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
     assert_eq!(line["too_short"], false, "{line}");
+    assert_eq!(line["slow_mode"], false, "{line}");
     assert!(!stderr(&o).contains("warning:"), "{}", stderr(&o));
 }
 

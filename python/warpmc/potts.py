@@ -90,7 +90,9 @@ def run(
     ``binder``, ``specific_heat``, ``susceptibility`` (each with ``_err``),
     their moments, the integrated autocorrelation times ``tau_int_energy``
     and ``tau_int_magnetization``, ``measurements``, ``too_short`` (True
-    when the run was too short for its error bars), ``backend``,
+    when the run was too short for its error bars), ``slow_mode`` (True when
+    its batch means spread more than its autocorrelation allows; the errors
+    were widened to that spread), ``backend``,
     ``flips_per_ns`` and, under ``run``, the provenance: warpmc's version
     and commit, the model, the seed, the algorithm, the backend and the
     whole resolved configuration.
@@ -157,7 +159,9 @@ def run(
         if r.get("too_short"):
             warnings.warn(
                 f"L = {r['L']}, T = {r['temperature']}: its {r['measurements']} measurements span too few "
-                "autocorrelation times; its error bars are not to be trusted: run more sweeps or samples",
+                "autocorrelation times"
+                + (" (its batch means show a slow mode the run has not resolved)" if r.get("slow_mode") else "")
+                + "; its error bars are not to be trusted: run more sweeps or samples",
                 RuntimeWarning,
                 stacklevel=2,
             )

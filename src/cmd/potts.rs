@@ -943,13 +943,23 @@ impl Output {
             let tau = r.tau_int_energy.max(r.tau_int_magnetization);
             let tau = if tau.is_finite() { format!("τ_int = {tau:.1} sweeps") } else { "τ_int unknown".to_string() };
             self.bar.suspend(|| {
-                noteln!(
-                    "warning: T = {}: its {} measurements span fewer than {} τ_int ({tau}); its error bars are not \
-                     to be trusted: run more --sweeps or --samples",
-                    temperature_text(r.temperature),
-                    r.measurements,
-                    warpmc_potts::observables::TOO_SHORT_TAUS
-                )
+                if r.slow_mode {
+                    noteln!(
+                        "warning: T = {}: its batch means spread more than its autocorrelation (τ_int) allows: a slow \
+                         mode (metastable phases, replicas crossing a first-order transition) the run has not \
+                         resolved. Its error bars were widened to that spread ({tau}) and may still be low: run \
+                         more --sweeps or --samples",
+                        temperature_text(r.temperature)
+                    )
+                } else {
+                    noteln!(
+                        "warning: T = {}: its {} measurements span fewer than {} τ_int ({tau}); its error bars are \
+                         not to be trusted: run more --sweeps or --samples",
+                        temperature_text(r.temperature),
+                        r.measurements,
+                        warpmc_potts::observables::TOO_SHORT_TAUS
+                    )
+                }
             });
         }
         let mut stdout = std::io::stdout().lock();

@@ -91,10 +91,17 @@ pub struct TemperatureResult {
     /// Samples.
     pub samples: u32,
     /// Fewer measurements than [`TOO_SHORT_TAUS`] times the larger τ_int of
-    /// e and m (or τ_int unknown): the errors, and the derived quantities
-    /// most of all, are not to be trusted.
+    /// e and m (or τ_int unknown), or `slow_mode`: the errors, and the
+    /// derived quantities most of all, are not to be trusted.
     #[serde(default)]
     pub too_short: bool,
+    /// The batch means of e, m, the specific heat or the susceptibility
+    /// spread more than their autocorrelation functions allow (a slow mode
+    /// the run has not resolved: metastable phases, replicas at a
+    /// first-order transition); their errors and τ_int were widened to that
+    /// spread ([`stats`](crate::stats)), and `too_short` is set.
+    #[serde(default)]
+    pub slow_mode: bool,
     /// Site updates per nanosecond over this temperature's sweeps (timing:
     /// the one field that differs between identical runs).
     pub flips_per_ns: f64,
@@ -131,21 +138,25 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
     let t = temperature;
     let energy = g.analyze(|v| v[0]);
     let magnetization = g.analyze(|v| v[4]);
+    // Divided by T twice: T² underflows to zero below T ≈ 1e-154.
+    let specific_heat = g.analyze(|v| n * (v[1] - v[0] * v[0]) / t / t);
+    let susceptibility = g.analyze(|v| n * (v[5] - v[4] * v[4]) / t);
+    let slow_mode = energy.slow_mode || magnetization.slow_mode || specific_heat.slow_mode || susceptibility.slow_mode;
     let moment = |i: usize| if i == 0 { energy.estimate() } else { g.estimate(move |v| v[i]) };
     let m_moment = |i: usize| if i == 4 { magnetization.estimate() } else { g.estimate(move |v| v[i]) };
     Analysis {
         energy: [0, 1, 2, 3].map(moment),
         magnetization: [4, 5, 6, 7].map(m_moment),
         binder: g.estimate(|v| 1.0 - v[7] / (3.0 * v[5] * v[5])),
-        // Divided by T twice: T² underflows to zero below T ≈ 1e-154.
-        specific_heat: g.estimate(|v| n * (v[1] - v[0] * v[0]) / t / t),
-        susceptibility: g.estimate(|v| n * (v[5] - v[4] * v[4]) / t),
+        specific_heat: specific_heat.estimate(),
+        susceptibility: susceptibility.estimate(),
         tau_int_energy: energy.tau_int * measure_every as f64,
         tau_int_energy_err: energy.tau_int_err * measure_every as f64,
         tau_int_magnetization: magnetization.tau_int * measure_every as f64,
         tau_int_magnetization_err: magnetization.tau_int_err * measure_every as f64,
         measurements: g.measurements(),
-        too_short: too_short(g.measurements(), energy.tau_int.max(magnetization.tau_int)),
+        too_short: slow_mode || too_short(g.measurements(), energy.tau_int.max(magnetization.tau_int)),
+        slow_mode,
     }
 }
 
@@ -186,6 +197,8 @@ pub struct Analysis {
     pub measurements: usize,
     /// See [`TemperatureResult::too_short`].
     pub too_short: bool,
+    /// See [`TemperatureResult::slow_mode`].
+    pub slow_mode: bool,
 }
 
 /// What a result row records besides the statistics: how the temperature
@@ -235,6 +248,7 @@ impl Analysis {
             sweeps,
             samples,
             too_short: self.too_short,
+            slow_mode: self.slow_mode,
             flips_per_ns,
             backend: backend.to_string(),
             exchange_acceptance: None,
@@ -281,6 +295,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "sweeps",
     "samples",
     "too_short",
+    "slow_mode",
     "flips_per_ns",
     "backend",
 ];
@@ -322,6 +337,7 @@ impl TemperatureResult {
             self.sweeps.to_string(),
             self.samples.to_string(),
             self.too_short.to_string(),
+            self.slow_mode.to_string(),
             f(self.flips_per_ns),
             self.backend.clone(),
         ]);

@@ -26,6 +26,23 @@
 //! - σ_F² = C_F/N, τ_int = C_F/(2Γ_F(0)) and its error
 //!   τ_int·√(2(2W + 1)/N) (Madras and Sokal 1988).
 //!
+//! A second look guards against a slow mode the window cannot see: an
+//! autocorrelation function that drops fast and then keeps a long tail of
+//! small amplitude, as the energy of a replica-exchange run has at a
+//! first-order transition (each temperature's series decorrelates within a
+//! phase in a few sweeps, and the share of ordered replicas changes over
+//! thousands), stops Sokal's window early and gives errors several times too
+//! small. So the series are also cut into [`BATCHES`] batches of equal
+//! length (none straddling two replicas, none longer than the shortest
+//! replica: many short replicas are each a batch), and the variance of the batch
+//! means is compared with the one the Γ-method predicts for them, C_F/L for
+//! batches of L measurements: (M − 1)·s²/(C_F/L) follows χ² with M − 1
+//! degrees of freedom when the Γ-method is right and the batches are longer
+//! than τ_int (shorter batches only lower it). Above its 99.9 % point the
+//! error becomes the batch means' s/√M, τ_int grows to match, and the
+//! estimate is marked [`GammaEstimate::slow_mode`]: the run has not resolved
+//! its slowest mode, and even the widened error may be low.
+//!
 //! Over many short correlated series this gives errors whose mean is the
 //! true error within a few per cent from 50 τ_int on; the jackknife over
 //! blocks of 5 τ_int it replaced reported errors 10–13 % too small
@@ -42,6 +59,15 @@ use rayon::prelude::*;
 /// truncation leaves out e^{−C} of τ_int (0.25 %), while the statistical
 /// error of τ_int grows as √C.
 pub const SOKAL_C: f64 = 6.0;
+
+/// Batches the series are cut into for the check of the Γ-method's error
+/// against the spread of batch means (module notes): enough that their
+/// variance is known to ±35 %, few enough that each batch is long.
+pub const BATCHES: usize = 16;
+
+/// The one-sided significance of that check: a correct error is widened in
+/// about one estimate in a thousand.
+const SLOW_MODE_Z: f64 = 3.090; // the 99.9 % point of the standard normal
 
 /// Integrated autocorrelation time, in measurements, of one or more
 /// independent series of the same process (the Γ-method of the plain
@@ -83,6 +109,10 @@ pub struct GammaEstimate {
     pub tau_int_err: f64,
     /// The summation window W, in measurements.
     pub window: usize,
+    /// The batch means spread more than the autocorrelation function
+    /// allows (module notes): the error and `tau_int` were widened to that
+    /// spread, and the run has not resolved its slowest mode.
+    pub slow_mode: bool,
 }
 
 impl GammaEstimate {
@@ -107,6 +137,10 @@ pub struct GammaMethod {
     column_lags: Vec<Vec<f64>>,
     /// Measurement pairs at each lag, all replicas.
     pairs: Vec<usize>,
+    /// `batch_means[α][j]`: the mean of quantity α over batch j (see
+    /// [`BATCHES`]), batches of `batch_len` measurements within replicas.
+    batch_means: Vec<Vec<f64>>,
+    batch_len: usize,
     sokal_c: f64,
     /// The largest of the quantities' own windows: the least any function
     /// of them is summed over.
@@ -136,12 +170,26 @@ impl GammaMethod {
             .collect();
         let max_len = replicas.iter().map(|r| r[0].len()).max().unwrap_or(0);
         let pairs = (0..max_len).map(|t| replicas.iter().map(|r| r[0].len().saturating_sub(t)).sum()).collect();
+        // Batches within replicas: at most the shortest replica long (many
+        // short replicas are then each a batch of their own).
+        let shortest = replicas.iter().map(|r| r[0].len()).min().unwrap_or(0);
+        let batch_len = (measurements / BATCHES).min(shortest).max(1);
+        let batch_means = (0..k)
+            .map(|a| {
+                replicas
+                    .iter()
+                    .flat_map(|r| r[a].chunks_exact(batch_len).map(|b| b.iter().sum::<f64>() / batch_len as f64))
+                    .collect()
+            })
+            .collect();
         let mut g = GammaMethod {
             replicas,
             means,
             measurements,
             column_lags: Vec::new(),
             pairs,
+            batch_means,
+            batch_len,
             sokal_c: SOKAL_C,
             min_window: 0,
         };
@@ -199,7 +247,14 @@ impl GammaMethod {
     pub fn analyze(&self, f: impl Fn(&[f64]) -> f64) -> GammaEstimate {
         let value = f(&self.means);
         if self.measurements < 2 {
-            return GammaEstimate { value, error: f64::NAN, tau_int: 0.5, tau_int_err: f64::NAN, window: 0 };
+            return GammaEstimate {
+                value,
+                error: f64::NAN,
+                tau_int: 0.5,
+                tau_int_err: f64::NAN,
+                window: 0,
+                slow_mode: false,
+            };
         }
         let grad = self.gradient(&f);
         let nonzero: Vec<usize> = (0..grad.len()).filter(|&a| grad[a] != 0.0).collect();
@@ -211,7 +266,39 @@ impl GammaMethod {
             }
             _ => self.gamma(&self.lagged_sums(&grad), self.min_window),
         };
-        GammaEstimate { value, ..estimate }
+        GammaEstimate { value, ..self.batch_check(&grad, estimate) }
+    }
+
+    /// The Γ-method's `estimate` of the function with gradient `grad`,
+    /// checked against the spread of its batch means (module notes) and
+    /// widened to it where that spread is significantly larger.
+    fn batch_check(&self, grad: &[f64], estimate: GammaEstimate) -> GammaEstimate {
+        let batches = self.batch_means.first().map_or(0, Vec::len);
+        if batches < 8 || estimate.error.is_nan() || estimate.error <= 0.0 {
+            return estimate;
+        }
+        // The batch means of the projected series p = Σ_α grad_α a_α.
+        let p: Vec<f64> = (0..batches)
+            .map(|j| grad.iter().zip(&self.batch_means).filter(|(g, _)| **g != 0.0).map(|(g, b)| g * b[j]).sum())
+            .collect();
+        let mean = p.iter().sum::<f64>() / batches as f64;
+        let s2 = p.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (batches - 1) as f64;
+        // Var(batch mean) = C_F / L = N σ² / L by the Γ-method.
+        let predicted = self.measurements as f64 * estimate.error * estimate.error / self.batch_len as f64;
+        let dof = (batches - 1) as f64;
+        let statistic = dof * s2 / predicted;
+        if statistic.is_nan() || statistic <= chi2_upper_point(dof, SLOW_MODE_Z) {
+            return estimate;
+        }
+        let widened = (s2 / batches as f64).sqrt();
+        let ratio = (widened / estimate.error).powi(2);
+        GammaEstimate {
+            error: widened,
+            tau_int: estimate.tau_int * ratio,
+            tau_int_err: estimate.tau_int_err * ratio,
+            slow_mode: true,
+            ..estimate
+        }
     }
 
     /// The Γ-method on the lagged sums of a projected series, with a window
@@ -222,10 +309,24 @@ impl GammaMethod {
         let autocov = |t: usize| lags[t] / self.pairs[t] as f64;
         let g0 = if lags.is_empty() { 0.0 } else { autocov(0) };
         if g0.is_nan() {
-            return GammaEstimate { value: 0.0, error: f64::NAN, tau_int: f64::NAN, tau_int_err: f64::NAN, window: 0 };
+            return GammaEstimate {
+                value: 0.0,
+                error: f64::NAN,
+                tau_int: f64::NAN,
+                tau_int_err: f64::NAN,
+                window: 0,
+                slow_mode: false,
+            };
         }
         if g0 <= 0.0 {
-            return GammaEstimate { value: 0.0, error: 0.0, tau_int: 0.5, tau_int_err: 0.0, window: 0 };
+            return GammaEstimate {
+                value: 0.0,
+                error: 0.0,
+                tau_int: 0.5,
+                tau_int_err: 0.0,
+                window: 0,
+                slow_mode: false,
+            };
         }
         // Sokal's automatic window on the uncorrected Γ_F, but never
         // shorter than the slowest quantity's own window.
@@ -248,7 +349,7 @@ impl GammaMethod {
         let tau_int = (c_f / (2.0 * g0_corrected)).max(0.5);
         let error = (2.0 * tau_int * g0_corrected / n).sqrt();
         let tau_int_err = tau_int * (2.0 * lag_count / n).sqrt();
-        GammaEstimate { value: 0.0, error, tau_int, tau_int_err, window }
+        GammaEstimate { value: 0.0, error, tau_int, tau_int_err, window, slow_mode: false }
     }
 
     /// ∂f/∂A_α at the means by central differences, with steps of a quarter
@@ -289,6 +390,14 @@ impl GammaMethod {
         }
         sums
     }
+}
+
+/// The upper point of χ² with `dof` degrees of freedom at the normal
+/// quantile `z` (Wilson and Hilferty 1931: χ²/k is nearly normal in its cube
+/// root; within 1 % of the exact point from 7 degrees of freedom at z = 3.09).
+fn chi2_upper_point(dof: f64, z: f64) -> f64 {
+    let c = 2.0 / (9.0 * dof);
+    dof * (1.0 - c + z * c.sqrt()).powi(3)
 }
 
 /// Longest series whose quantities are transformed in parallel (4 MiB of
@@ -430,6 +539,40 @@ mod tests {
         let nf = n as f64;
         let sum: f64 = (1..n).map(|t| (1.0 - t as f64 / nf) * phi.powi(t as i32)).sum();
         (1.0 + 2.0 * sum) / (nf * (1.0 - phi * phi))
+    }
+
+    /// A slow mode of small amplitude under a fast one (the energy of a
+    /// replica-exchange run at a first-order transition): Sokal's window
+    /// stops at the fast mode and the Γ-method alone reports 0.26 of the
+    /// variance of the mean (measured with the check switched off); with
+    /// the batch means, 0.78, and 17 of the 24 series are flagged. A
+    /// single fast mode is not flagged.
+    #[test]
+    fn batch_means_catch_a_slow_mode_the_window_misses() {
+        let n = 20_000;
+        let (fast, slow): (f64, f64) = (0.5, 0.998);
+        // The slow mode carries 1 % of the variance but 3/4 of Var(x̄).
+        let amplitude = (0.01 * (1.0 / (1.0 - fast * fast)) * (1.0 - slow * slow)).sqrt();
+        let truth = ar1_variance_of_mean(fast, n) + amplitude * amplitude * ar1_variance_of_mean(slow, n);
+        let (mut flagged, mut ratio) = (0, 0.0);
+        let seeds = 24;
+        for seed in 0..seeds {
+            let a = gaussian_ar1(fast, n, seed);
+            let b = gaussian_ar1(slow, n, seed + 1_000_000);
+            let x: Vec<f64> = a.iter().zip(&b).map(|(a, b)| a + amplitude * b).collect();
+            let g = GammaMethod::new(vec![vec![x]]).analyze(|v| v[0]);
+            flagged += usize::from(g.slow_mode);
+            ratio += g.error * g.error / truth / seeds as f64;
+        }
+        println!("flagged {flagged} of {seeds}, mean reported / true variance of the mean {ratio:.2}");
+        assert!(flagged >= seeds as usize / 2, "flagged {flagged} of {seeds}");
+        assert!(ratio > 0.6, "mean reported / true variance of the mean {ratio:.2}");
+        // One fast mode: the check stays quiet (one in a thousand by design).
+        let quiet = (0..200).filter(|&seed| {
+            let x = gaussian_ar1(0.9, 4000, 5000 + seed);
+            GammaMethod::new(vec![vec![x]]).analyze(|v| v[0]).slow_mode
+        });
+        assert!(quiet.count() <= 2);
     }
 
     /// The reported error of a mean is unbiased for short series too:
