@@ -19,15 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "../../crates/potts/kernels/potts.cu"
-
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e = (x);                                                                   \
-        if (e != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
+#include "../potts-common/host.cuh"
 
 // Words per colour-row: the lattice is 2048 sites wide.
 constexpr u32 WR = 32;
@@ -43,6 +35,60 @@ struct Colour {
 // exactly as sliced_word draws and decides them, with the test's loop
 // shared by the rows (a row's generator advancing past the point where its
 // sites have all decided changes nothing: the generator is not used again).
+// Stores v's SL_P words at dst, each tagged with `tag` in its upper half
+// (read by request_words and await_words).
+__device__ __forceinline__ void store_tagged(unsigned long long* dst, unsigned long long tag, const u32 (&v)[SL_P]) {
+#pragma unroll
+    for (int q = 0; q < SL_P; ++q)
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q), "l"(tag | v[q]) : "memory");
+}
+
+// Asks for the SL_P tagged words at src (relaxed loads, an L2 round trip);
+// await_words waits for them later.
+__device__ __forceinline__ void request_words(bool ask, const unsigned long long* src, unsigned long long (&v)[SL_P]) {
+    if (ask)
+#pragma unroll
+        for (int q = 0; q < SL_P; ++q)
+            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v[q]) : "l"(src + q) : "memory");
+}
+
+// The words request_words asked for, polled until each shows the tag
+// `want` (WAIT = false takes them as they are: wrong bits, for timing what
+// the wait costs), into out.
+template <bool WAIT = true>
+__device__ __forceinline__ void await_words(bool ask, const unsigned long long* src, unsigned long long (&v)[SL_P],
+                                            unsigned long long want, u32 (&out)[SL_P]) {
+    if (ask)
+#pragma unroll
+        for (int q = 0; q < SL_P; ++q) {
+            while (WAIT && (v[q] & ~0xffffffffull) != want)
+                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v[q]) : "l"(src + q) : "memory");
+            out[q] = (u32)v[q];
+        }
+}
+
+// The neighbour words (up, down, same row, side) of a warp's RPW rows of
+// colour C, all from its registers: side bits by shuffle from the next
+// lane; the first row's up and the last row's down words are left for the
+// caller (they come from beyond the warp).
+template <u32 C, int RPW>
+__device__ __forceinline__ void row_neighbours(const u32 (&lat)[2][RPW][SL_P], u32 y0, u32 lane,
+                                               u32 (&nb)[RPW][4][SL_P]) {
+#pragma unroll
+    for (int j = 0; j < RPW; ++j) {
+        const u32 o = (y0 + j + C) & 1u;
+        u32 beside[SL_P];
+#pragma unroll
+        for (int q = 0; q < SL_P; ++q) {
+            nb[j][2][q] = lat[C ^ 1][j][q];
+            beside[q] = __shfl_sync(~0u, lat[C ^ 1][j][q], o ? (lane + 1) & 31 : (lane - 1) & 31);
+            if (j > 0) nb[j][0][q] = lat[C ^ 1][j > 0 ? j - 1 : 0][q];
+            if (j + 1 < RPW) nb[j][1][q] = lat[C ^ 1][j + 1 < RPW ? j + 1 : j][q];
+        }
+        side_shift(nb[j][3], nb[j][2], beside, o);
+    }
+}
+
 template <int RPW, int SG>
 __device__ __forceinline__ void update_rows(u32 (&s)[RPW][SL_P], const u32 (&nb)[RPW][4][SL_P], u64 (&gen)[RPW],
                                             const uint4* __restrict__ masks) {
@@ -122,14 +168,8 @@ __device__ __forceinline__ void register_sweeps(u32* __restrict__ c0, u32* __res
         unsigned long long vu[SL_P], vd[SL_P];
         const unsigned long long* su = slot(i - 1, up, 1);
         const unsigned long long* sd = slot(i - 1, down, 0);
-        if (poll_up)
-#pragma unroll
-            for (int q = 0; q < SL_P; ++q)
-                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vu[q]) : "l"(su + q) : "memory");
-        if (poll_dn)
-#pragma unroll
-            for (int q = 0; q < SL_P; ++q)
-                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vd[q]) : "l"(sd + q) : "memory");
+        request_words(poll_up, su, vu);
+        request_words(poll_dn, sd, vd);
         // The generators: one Philox block per pair of rows.
         u64 gen[RPW];
 #pragma unroll
@@ -144,19 +184,7 @@ __device__ __forceinline__ void register_sweeps(u32* __restrict__ c0, u32* __res
         }
         // Neighbours: up, down, same row, side.
         u32 nb[RPW][4][SL_P];
-#pragma unroll
-        for (int j = 0; j < RPW; ++j) {
-            const u32 o = (y0 + j + C) & 1u;
-            u32 beside[SL_P];
-#pragma unroll
-            for (int q = 0; q < SL_P; ++q) {
-                nb[j][2][q] = lat[C ^ 1][j][q];
-                beside[q] = __shfl_sync(~0u, lat[C ^ 1][j][q], o ? (lane + 1) & 31 : (lane - 1) & 31);
-                if (j > 0) nb[j][0][q] = lat[C ^ 1][j > 0 ? j - 1 : 0][q];
-                if (j + 1 < RPW) nb[j][1][q] = lat[C ^ 1][j + 1 < RPW ? j + 1 : j][q];
-            }
-            side_shift(nb[j][3], nb[j][2], beside, o);
-        }
+        row_neighbours<C, RPW>(lat, y0, lane, nb);
         if (i > 0) {
             const u32 pp = (i - 1) & 1;
             if (warp > 0)
@@ -166,20 +194,8 @@ __device__ __forceinline__ void register_sweeps(u32* __restrict__ c0, u32* __res
 #pragma unroll
                 for (int q = 0; q < SL_P; ++q) hd[q] = edge[pp][warp + 1][0][q][lane];
             const unsigned long long want = (unsigned long long)i << 32;
-            if (poll_up)
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q) {
-                    while ((vu[q] & ~0xffffffffull) != want)
-                        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vu[q]) : "l"(su + q) : "memory");
-                    hu[q] = (u32)vu[q];
-                }
-            if (poll_dn)
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q) {
-                    while ((vd[q] & ~0xffffffffull) != want)
-                        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vd[q]) : "l"(sd + q) : "memory");
-                    hd[q] = (u32)vd[q];
-                }
+            await_words(poll_up, su, vu, want, hu);
+            await_words(poll_dn, sd, vd, want, hd);
         }
 #pragma unroll
         for (int q = 0; q < SL_P; ++q) {
@@ -196,20 +212,8 @@ __device__ __forceinline__ void register_sweeps(u32* __restrict__ c0, u32* __res
         }
         if (i + 1 < steps) {
             const unsigned long long tag = (unsigned long long)(i + 1) << 32;
-            if (warp == 0) {
-                unsigned long long* const dst = slot(i, b, 0);
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q)
-                    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q), "l"(tag | lat[C][0][q])
-                                 : "memory");
-            }
-            if (warp == NW - 1) {
-                unsigned long long* const dst = slot(i, b, 1);
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q)
-                    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q), "l"(tag | lat[C][RPW - 1][q])
-                                 : "memory");
-            }
+            if (warp == 0) store_tagged(slot(i, b, 0), tag, lat[C][0]);
+            if (warp == NW - 1) store_tagged(slot(i, b, 1), tag, lat[C][RPW - 1]);
         }
         __syncthreads();
     };
@@ -361,28 +365,10 @@ __device__ __forceinline__ void register_sweeps_drawn(u32* __restrict__ c0, u32*
         unsigned long long vu[SL_P], vd[SL_P];
         const unsigned long long* su = slot(i - 1, up, 1);
         const unsigned long long* sd = slot(i - 1, down, 0);
-        if (poll_up)
-#pragma unroll
-            for (int q = 0; q < SL_P; ++q)
-                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vu[q]) : "l"(su + q) : "memory");
-        if (poll_dn)
-#pragma unroll
-            for (int q = 0; q < SL_P; ++q)
-                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vd[q]) : "l"(sd + q) : "memory");
+        request_words(poll_up, su, vu);
+        request_words(poll_dn, sd, vd);
         u32 nb[RPW][4][SL_P];
-#pragma unroll
-        for (int j = 0; j < RPW; ++j) {
-            const u32 o = (y0 + j + C) & 1u;
-            u32 beside[SL_P];
-#pragma unroll
-            for (int q = 0; q < SL_P; ++q) {
-                nb[j][2][q] = lat[C ^ 1][j][q];
-                beside[q] = __shfl_sync(~0u, lat[C ^ 1][j][q], o ? (lane + 1) & 31 : (lane - 1) & 31);
-                if (j > 0) nb[j][0][q] = lat[C ^ 1][j > 0 ? j - 1 : 0][q];
-                if (j + 1 < RPW) nb[j][1][q] = lat[C ^ 1][j + 1 < RPW ? j + 1 : j][q];
-            }
-            side_shift(nb[j][3], nb[j][2], beside, o);
-        }
+        row_neighbours<C, RPW>(lat, y0, lane, nb);
         if (i > 0) {
             const u32 pp = (i - 1) & 1;
             if (slab > 0)
@@ -392,20 +378,8 @@ __device__ __forceinline__ void register_sweeps_drawn(u32* __restrict__ c0, u32*
 #pragma unroll
                 for (int q = 0; q < SL_P; ++q) hd[q] = edge[pp][slab + 1][0][q][lane];
             const unsigned long long want = (unsigned long long)i << 32;
-            if (poll_up)
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q) {
-                    while (MODE != 1 && (vu[q] & ~0xffffffffull) != want)
-                        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vu[q]) : "l"(su + q) : "memory");
-                    hu[q] = (u32)vu[q];
-                }
-            if (poll_dn)
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q) {
-                    while (MODE != 1 && (vd[q] & ~0xffffffffull) != want)
-                        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vd[q]) : "l"(sd + q) : "memory");
-                    hd[q] = (u32)vd[q];
-                }
+            await_words<MODE != 1>(poll_up, su, vu, want, hu);
+            await_words<MODE != 1>(poll_dn, sd, vd, want, hd);
         }
 #pragma unroll
         for (int q = 0; q < SL_P; ++q) {
@@ -420,20 +394,8 @@ __device__ __forceinline__ void register_sweeps_drawn(u32* __restrict__ c0, u32*
         }
         if (i + 1 < steps) {
             const unsigned long long tag = (unsigned long long)(i + 1) << 32;
-            if (slab == 0) {
-                unsigned long long* const dst = slot(i, b, 0);
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q)
-                    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q), "l"(tag | lat[C][0][q])
-                                 : "memory");
-            }
-            if (slab == NW - 1) {
-                unsigned long long* const dst = slot(i, b, 1);
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q)
-                    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q), "l"(tag | lat[C][RPW - 1][q])
-                                 : "memory");
-            }
+            if (slab == 0) store_tagged(slot(i, b, 0), tag, lat[C][0]);
+            if (slab == NW - 1) store_tagged(slot(i, b, 1), tag, lat[C][RPW - 1]);
         }
     };
     unsigned long long busy = 0, t0 = 0;
@@ -560,28 +522,10 @@ __device__ __forceinline__ void register_sweeps_flow(u32* __restrict__ c0, u32* 
             unsigned long long vu[SL_P], vd[SL_P];
             const unsigned long long* su = slot(i - 1, up, 1);
             const unsigned long long* sd = slot(i - 1, down, 0);
-            if (poll_up)
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q)
-                    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vu[q]) : "l"(su + q) : "memory");
-            if (poll_dn)
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q)
-                    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vd[q]) : "l"(sd + q) : "memory");
+            request_words(poll_up, su, vu);
+            request_words(poll_dn, sd, vd);
             u32 nb[RPW][4][SL_P];
-#pragma unroll
-            for (int j = 0; j < RPW; ++j) {
-                const u32 o = (y0 + j + C) & 1u;
-                u32 beside[SL_P];
-#pragma unroll
-                for (int q = 0; q < SL_P; ++q) {
-                    nb[j][2][q] = lat[C ^ 1][j][q];
-                    beside[q] = __shfl_sync(~0u, lat[C ^ 1][j][q], o ? (lane + 1) & 31 : (lane - 1) & 31);
-                    if (j > 0) nb[j][0][q] = lat[C ^ 1][j > 0 ? j - 1 : 0][q];
-                    if (j + 1 < RPW) nb[j][1][q] = lat[C ^ 1][j + 1 < RPW ? j + 1 : j][q];
-                }
-                side_shift(nb[j][3], nb[j][2], beside, o);
-            }
+            row_neighbours<C, RPW>(lat, y0, lane, nb);
             if (i > 0) {
                 const unsigned long long want = (unsigned long long)i << 32;
                 if (u > 0)
@@ -600,20 +544,8 @@ __device__ __forceinline__ void register_sweeps_flow(u32* __restrict__ c0, u32* 
                         while ((v & ~0xffffffffull) != want) v = *src;
                         hd[q] = (u32)v;
                     }
-                if (poll_up)
-#pragma unroll
-                    for (int q = 0; q < SL_P; ++q) {
-                        while ((vu[q] & ~0xffffffffull) != want)
-                            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vu[q]) : "l"(su + q) : "memory");
-                        hu[q] = (u32)vu[q];
-                    }
-                if (poll_dn)
-#pragma unroll
-                    for (int q = 0; q < SL_P; ++q) {
-                        while ((vd[q] & ~0xffffffffull) != want)
-                            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(vd[q]) : "l"(sd + q) : "memory");
-                        hd[q] = (u32)vd[q];
-                    }
+                await_words(poll_up, su, vu, want, hu);
+                await_words(poll_dn, sd, vd, want, hd);
             }
 #pragma unroll
             for (int q = 0; q < SL_P; ++q) {
@@ -628,21 +560,8 @@ __device__ __forceinline__ void register_sweeps_flow(u32* __restrict__ c0, u32* 
                 *(volatile unsigned long long*)xe_at(i, u, 1, q) = tag | lat[C][RPW - 1][q];
             }
             if (i + 1 < steps) {
-                if (u == 0) {
-                    unsigned long long* const dst = slot(i, b, 0);
-#pragma unroll
-                    for (int q = 0; q < SL_P; ++q)
-                        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q), "l"(tag | lat[C][0][q])
-                                     : "memory");
-                }
-                if (u == NW - 1) {
-                    unsigned long long* const dst = slot(i, b, 1);
-#pragma unroll
-                    for (int q = 0; q < SL_P; ++q)
-                        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(dst + q),
-                                     "l"(tag | lat[C][RPW - 1][q])
-                                     : "memory");
-                }
+                if (u == 0) store_tagged(slot(i, b, 0), tag, lat[C][0]);
+                if (u == NW - 1) store_tagged(slot(i, b, 1), tag, lat[C][RPW - 1]);
             }
             pair_sync();
         };
@@ -726,24 +645,6 @@ struct Variant {
 #define FLOW(NW, RPW, E)                                                                      \
     Variant{(const void*)potts_sliced_registers_flow<NW, RPW, E>, NW, RPW, NW, E,              \
             "flow NW=" #NW " RPW=" #RPW " E=" #E, true}
-
-static u32 threshold(double d, double T) {
-    const double v = floor(exp(-d / T) * 4294967296.0);
-    return v >= 4294967295.0 ? 4294967294u : (u32)v;
-}
-
-static void pack(std::vector<u32>& a, u32 wr, u32 h, unsigned seed, bool ordered) {
-    srand(seed);
-    for (u32 y = 0; y < h; ++y)
-        for (u32 w = 0; w < wr; ++w) {
-            u32 pl[SL_P] = {0};
-            for (int bit = 0; bit < 32; ++bit) {
-                const u32 v = ordered ? 0 : (u32)(rand() % POTTS_Q);
-                for (int p = 0; p < SL_P; ++p) pl[p] |= ((v >> p) & 1u) << bit;
-            }
-            for (int p = 0; p < SL_P; ++p) a[((size_t)y * wr + w) * SL_P + p] = pl[p];
-        }
-}
 
 int main(int argc, char** argv) {
     const u32 check_sweeps = argc > 1 ? atoi(argv[1]) : 37;

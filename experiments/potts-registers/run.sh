@@ -5,12 +5,8 @@
 set -e
 cd "$(dirname "$0")"
 out=${OUT:-.}
-build() {
-    nvcc -O3 -arch=sm_90 -std=c++17 -lineinfo -I../../crates/rng/kernels -DPOTTS_Q=$1 -DPOTTS_TABLE_LEN=27 \
-        -DPOTTS_UNIT_ROWS=8 -DPOTTS_UNIT_COLS=8 -DPOTTS_MWC_A=4278189678u -DPOTTS_HB_ENTRIES=10 \
-        -DPOTTS_TILED_HALO=4 -DPOTTS_TILED_THREADS=1024 -DPOTTS_TILED_DRAWS=4 \
-        -Xptxas -v -o registers-q$1 registers.cu 2> "$out/ptxas-q$1.txt" || { cat "$out/ptxas-q$1.txt"; exit 1; }
-}
+. ../potts-common/build.sh
+build() { potts_build registers.cu $1 "$out/ptxas-q$1.txt"; }
 build 9 &
 build 2 &
 wait

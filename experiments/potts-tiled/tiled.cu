@@ -16,15 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "../../crates/potts/kernels/potts.cu"
-
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e = (x);                                                                   \
-        if (e != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
+#include "../potts-common/host.cuh"
 
 // The library's exchange before edge rows travelled as tagged words: store
 // the rows, a barrier, release a flag with the round (a fence), wait for the
@@ -279,24 +271,6 @@ struct Variant {
 #define RULE(E, R, NAME) Variant{(const void*)tiled_inline_rule<E, R>, 1, E, 1024, "K=1 E=" #E " inline, " NAME}
 #define FLAGGED(K, E, T) \
     Variant{(const void*)tiled_variant<K, E, T, FlaggedExchange>, K, E, T, "K=" #K " E=" #E " threads=" #T " flagged"}
-
-static u32 threshold(double d, double T) {
-    const double v = floor(exp(-d / T) * 4294967296.0);
-    return v >= 4294967295.0 ? 4294967294u : (u32)v;
-}
-
-static void pack(std::vector<u32>& a, u32 wr, u32 h, unsigned seed, bool ordered) {
-    srand(seed);
-    for (u32 y = 0; y < h; ++y)
-        for (u32 w = 0; w < wr; ++w) {
-            u32 pl[SL_P] = {0};
-            for (int bit = 0; bit < 32; ++bit) {
-                const u32 v = ordered ? 0 : (u32)(rand() % POTTS_Q);
-                for (int p = 0; p < SL_P; ++p) pl[p] |= ((v >> p) & 1u) << bit;
-            }
-            for (int p = 0; p < SL_P; ++p) a[((size_t)y * wr + w) * SL_P + p] = pl[p];
-        }
-}
 
 int main(int argc, char** argv) {
     const u32 L = argc > 1 ? atoi(argv[1]) : 2048;
