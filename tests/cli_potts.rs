@@ -882,6 +882,57 @@ fn a_random_start_below_tc_too_short_to_trust_is_flagged() {
 }
 
 #[test]
+fn tempering_flags_replicas_that_have_not_relaxed() {
+    // q = 10 on 16² across its first-order transition: the replicas swap
+    // freely, but the share of them in the ordered phase changes over
+    // thousands of sweeps, which 5,000 sweeps cannot resolve.
+    let csv = tmp("replicas-not-relaxed.csv");
+    let csv_arg = csv.to_str().unwrap();
+    let pt = ["potts", "run", "--backend", "cpu", "--tempering", "--exchange-every", "5", "--json", "--out", csv_arg];
+    let q10 = [
+        "--q",
+        "10",
+        "--size",
+        "16",
+        "--temps",
+        "0.704:0.714:0.002",
+        "--init",
+        "ordered",
+        "--therm",
+        "1000",
+        "--sweeps",
+        "5000",
+        "--measure-every",
+        "10",
+    ];
+    let o = warpmc(&[&pt[..], &q10[..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        assert_eq!(r["too_short"], true, "{r}");
+        assert!(r["replica_tau_int"].as_f64().unwrap() > 50.0, "{r}");
+    }
+    let err = stderr(&o);
+    let warning = err.lines().find(|l| l.contains("replicas' summed energy")).unwrap_or_else(|| panic!("{err}"));
+    assert!(warning.starts_with("warning:") && warning.contains("--sweeps"), "{warning}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    assert!(header.ends_with(",round_trips,replica_tau_int"), "{header}");
+    // Ising far from a first-order transition: the replicas relax in a few
+    // sweeps, and 20,000 sweeps are plenty.
+    let q2 = ["--q", "2", "--size", "8", "--temps", "2.0:2.6:0.2", "--sweeps", "20000"];
+    let o = warpmc(&[&pt[..], &q2[..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("summed energy"), "{}", stderr(&o));
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(r["replica_tau_int"].as_f64().unwrap() < 20.0, "{r}");
+    }
+}
+
+#[test]
 fn json_lines_summarise_long_temperature_lists_in_their_run_object() {
     // 101 temperatures: each line's `run` names the list by count and ends
     // instead of repeating it (a run of millions would repeat it millions of

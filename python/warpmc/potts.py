@@ -93,7 +93,11 @@ def run(
     when the run was too short for its error bars), ``slow_mode`` (True when
     its batch means spread more than its autocorrelation allows; the errors
     were widened to that spread), ``backend``,
-    ``flips_per_ns`` and, under ``run``, the provenance: warpmc's version
+    ``flips_per_ns``; with ``tempering``, ``exchange_acceptance``,
+    ``round_trips`` and ``replica_tau_int`` (the integrated autocorrelation
+    time, in sweeps, of the replicas' summed energy, which swaps do not
+    change: a run that measured fewer than 100 of it has every row
+    ``too_short``); and, under ``run``, the provenance: warpmc's version
     and commit, the model, the seed, the algorithm, the backend and the
     whole resolved configuration.
 
@@ -161,6 +165,11 @@ def run(
                 f"L = {r['L']}, T = {r['temperature']}: its {r['measurements']} measurements span too few "
                 "autocorrelation times"
                 + (" (its batch means show a slow mode the run has not resolved)" if r.get("slow_mode") else "")
+                + (
+                    f" (or of the tempered replicas' summed energy: τ_int = {r['replica_tau_int']:.0f} sweeps)"
+                    if r.get("replica_tau_int") is not None
+                    else ""
+                )
                 + "; its error bars are not to be trusted: run more sweeps or samples",
                 RuntimeWarning,
                 stacklevel=2,

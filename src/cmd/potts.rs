@@ -12,10 +12,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
 use warpmc_host::output::NamedFile;
-use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS};
+use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, spans_too_few_taus};
 use warpmc_potts::protocol::MEASUREMENT_HOST_BYTES;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
+use warpmc_potts::tempering::summed_energy_tau_int;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig,
     Provenance, RunState, TemperatureResult, Temperatures, checkpoint, snapshot,
@@ -146,7 +147,9 @@ struct RunArgs {
     /// at once, neighbouring temperatures offering to swap their replicas
     /// every --exchange-every sweeps (temperatures strictly increasing or
     /// decreasing; not with --continue). Adds the swap acceptance of each
-    /// pair and the replicas' round trips to the output (docs/tempering.md).
+    /// pair, the replicas' round trips and the τ_int of their summed energy
+    /// (replica_tau_int: a run shorter than 100 of it is flagged too_short)
+    /// to the output (docs/tempering.md).
     #[arg(long, help_heading = "Protocol")]
     tempering: bool,
     /// Sweeps between replica-exchange rounds (default 10).
@@ -712,7 +715,7 @@ enum Ended {
 
 /// The exchange statistics of a tempering run's size, on stderr (`size`:
 /// the lattice size, named when the study has several).
-fn print_tempering_summary(state: &RunState, size: Option<usize>) {
+fn print_tempering_summary(cfg: &ProtocolConfig, state: &RunState, size: Option<usize>) {
     let Some(t) = state.tempering() else { return };
     let stats = t.replicas().stats();
     let acceptance = stats.acceptance();
@@ -735,6 +738,18 @@ fn print_tempering_summary(state: &RunState, size: Option<usize>) {
         noteln!(
             "warning: no replica went from the first temperature to the last and back: the replicas did not mix; \
              run longer or put the temperatures closer"
+        );
+    }
+    let series = state.series();
+    let measurements = series.first().map_or(0, |t| t.iter().map(Vec::len).sum());
+    let tau = summed_energy_tau_int(series, cfg.measure_every());
+    if measurements > 0 && spans_too_few_taus(measurements, cfg.measure_every(), tau) {
+        noteln!(
+            "warning: the replicas' summed energy, which swaps do not change, has τ_int = {tau:.1} sweeps, and the \
+             run's {measurements} measurements per temperature span fewer than {TOO_SHORT_TAUS} of it: the replicas \
+             themselves have not relaxed (at a first-order transition, the share of them in each phase), so every \
+             temperature's error bars may be several times too small; all rows are flagged too_short: run more \
+             --sweeps or --samples"
         );
     }
 }
@@ -770,7 +785,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
             Some(o) => o,
             None => {
                 let provenance = Provenance::new(&study[0], r.backend_description(), option_env!("WARPMC_COMMIT"))?;
-                let o = Output::new(args, provenance, checkpoint_path.clone(), interrupted.clone(), team.is_first())?;
+                let o = Output::new(
+                    args,
+                    provenance,
+                    checkpoint_path.clone(),
+                    interrupted.clone(),
+                    team.is_first(),
+                    study[0].measure_every(),
+                )?;
                 // What a resumed run had finished.
                 let o = out.insert(o);
                 for r in state.study_results(cfg)? {
@@ -782,7 +804,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         o.begin_size(cfg, &state)?;
         let result = r.run(&mut state, &mut TeamObserver::new(team, o));
         if result.is_ok() && team.is_first() {
-            print_tempering_summary(&state, (study.len() > 1).then_some(cfg.size()));
+            print_tempering_summary(cfg, &state, (study.len() > 1).then_some(cfg.size()));
         }
         if result.is_err() || at + 1 == study.len() {
             break (result, r);
@@ -875,6 +897,8 @@ struct Output {
     stdout_closed: bool,
     /// Prints and writes nothing: another process of an MPI team does.
     quiet: bool,
+    /// Sweeps between measurements (the same for every size of a study).
+    measure_every: u64,
 }
 
 impl Output {
@@ -886,6 +910,7 @@ impl Output {
         checkpoint_path: Option<PathBuf>,
         interrupted: Arc<AtomicBool>,
         writes: bool,
+        measure_every: u64,
     ) -> anyhow::Result<Self> {
         let bar = if writes && std::io::stderr().is_terminal() {
             let b = ProgressBar::new(0);
@@ -915,6 +940,7 @@ impl Output {
             printed_header: false,
             stdout_closed: false,
             quiet: !writes,
+            measure_every,
         })
     }
 
@@ -940,8 +966,12 @@ impl Output {
             return Ok(());
         }
         if r.too_short {
-            let tau = r.tau_int_energy.max(r.tau_int_magnetization);
-            let tau = if tau.is_finite() { format!("τ_int = {tau:.1} sweeps") } else { "τ_int unknown".to_string() };
+            let tau_sweeps = r.tau_int_energy.max(r.tau_int_magnetization);
+            let tau = if tau_sweeps.is_finite() {
+                format!("τ_int = {tau_sweeps:.1} sweeps")
+            } else {
+                "τ_int unknown".to_string()
+            };
             self.bar.suspend(|| {
                 if r.slow_mode {
                     noteln!(
@@ -951,15 +981,16 @@ impl Output {
                          more --sweeps or --samples",
                         temperature_text(r.temperature)
                     )
-                } else {
+                } else if spans_too_few_taus(r.measurements, self.measure_every, tau_sweeps) {
                     noteln!(
-                        "warning: T = {}: its {} measurements span fewer than {} τ_int ({tau}); its error bars are \
-                         not to be trusted: run more --sweeps or --samples",
+                        "warning: T = {}: its {} measurements span fewer than {TOO_SHORT_TAUS} τ_int ({tau}); its \
+                         error bars are not to be trusted: run more --sweeps or --samples",
                         temperature_text(r.temperature),
                         r.measurements,
-                        warpmc_potts::observables::TOO_SHORT_TAUS
                     )
                 }
+                // Otherwise the replicas' summed energy flagged it; the
+                // tempering summary says so once for the run.
             });
         }
         let mut stdout = std::io::stdout().lock();

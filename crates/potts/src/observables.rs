@@ -117,6 +117,15 @@ pub struct TemperatureResult {
     /// row).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_trips: Option<u64>,
+    /// With parallel tempering: the integrated autocorrelation time, in
+    /// sweeps, of the replicas' summed energy (the same on every row; see
+    /// [`summed_energy_tau_int`](crate::tempering::summed_energy_tau_int)).
+    /// Swaps leave that sum unchanged, so it relaxes only as fast as the
+    /// replicas do: at a first-order transition, as fast as the share of
+    /// replicas in each phase changes. A run that measured fewer than
+    /// [`TOO_SHORT_TAUS`] of it has every row `too_short`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_tau_int: Option<f64>,
 }
 
 /// Analyses the measurement series of one temperature (one series per
@@ -155,7 +164,12 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
         tau_int_magnetization: magnetization.tau_int * measure_every as f64,
         tau_int_magnetization_err: magnetization.tau_int_err * measure_every as f64,
         measurements: g.measurements(),
-        too_short: slow_mode || too_short(g.measurements(), energy.tau_int.max(magnetization.tau_int)),
+        too_short: slow_mode
+            || spans_too_few_taus(
+                g.measurements(),
+                measure_every,
+                energy.tau_int.max(magnetization.tau_int) * measure_every as f64,
+            ),
         slow_mode,
     }
 }
@@ -166,10 +180,11 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
 /// 20–30 % small in variance below about 150 τ_int; docs/statistics.md).
 pub const TOO_SHORT_TAUS: f64 = 100.0;
 
-/// Whether `measurements` (pooled) are too few for `tau_int` (in
-/// measurements; NaN when it could not be estimated).
-fn too_short(measurements: usize, tau_int: f64) -> bool {
-    !tau_int.is_finite() || (measurements as f64) < TOO_SHORT_TAUS * tau_int
+/// Whether `measurements` (pooled over samples), `measure_every` sweeps
+/// apart, span fewer than [`TOO_SHORT_TAUS`] times `tau_int` (in sweeps;
+/// NaN when it could not be estimated).
+pub fn spans_too_few_taus(measurements: usize, measure_every: u64, tau_int: f64) -> bool {
+    !tau_int.is_finite() || (measurements as f64) * (measure_every as f64) < TOO_SHORT_TAUS * tau_int
 }
 
 /// The statistics of one temperature, before timing and run metadata.
@@ -253,12 +268,13 @@ impl Analysis {
             backend: backend.to_string(),
             exchange_acceptance: None,
             round_trips: None,
+            replica_tau_int: None,
         }
     }
 }
 
 /// Columns a tempering run's CSV adds after [`CSV_COLUMNS`].
-pub const TEMPERING_CSV_COLUMNS: &[&str] = &["exchange_acceptance", "round_trips"];
+pub const TEMPERING_CSV_COLUMNS: &[&str] = &["exchange_acceptance", "round_trips", "replica_tau_int"];
 
 /// Column names of the CSV output, in order (the scalar fields of
 /// [`TemperatureResult`]; moments are expanded as energy_moment2 etc.).
@@ -344,6 +360,7 @@ impl TemperatureResult {
         if let Some(trips) = self.round_trips {
             v.push(self.exchange_acceptance.map(f).unwrap_or_default());
             v.push(trips.to_string());
+            v.push(self.replica_tau_int.map(f).unwrap_or_default());
         }
         v.join(",")
     }

@@ -42,9 +42,9 @@ use crate::ensemble::{Ensemble, EnsembleOpener};
 use crate::error::{PottsError, Result};
 use crate::lattice::{InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
-use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze};
+use crate::observables::{Measurement, RunFacts, TemperatureResult, analyze, spans_too_few_taus};
 use crate::simulation::{Chain, Simulation};
-use crate::tempering::{ExchangeStats, Stop, TemperingState};
+use crate::tempering::{ExchangeStats, Stop, TemperingState, summed_energy_tau_int};
 use crate::update::{Algorithm, Update};
 
 /// Host bytes one stored measurement may take: two f64 in a vector whose
@@ -869,11 +869,21 @@ pub(crate) struct SizeRecord {
 
 /// Adds a tempering run's exchange statistics to its results: each
 /// temperature's swap acceptance with the next, and the round trips.
-fn add_exchange(results: &mut [TemperatureResult], stats: &ExchangeStats) {
+/// Adds a tempering run's exchange statistics and the τ_int of its
+/// replicas' summed energy to its rows; a run that measured too few of
+/// the latter has every row `too_short`.
+pub(crate) fn add_exchange(
+    results: &mut [TemperatureResult],
+    stats: &ExchangeStats,
+    replica_tau_int: f64,
+    measure_every: u64,
+) {
     let acceptance = stats.acceptance();
     for (t, r) in results.iter_mut().enumerate() {
         r.exchange_acceptance = acceptance.get(t).copied();
         r.round_trips = Some(stats.round_trips);
+        r.replica_tau_int = Some(replica_tau_int);
+        r.too_short |= spans_too_few_taus(r.measurements, measure_every, replica_tau_int);
     }
 }
 
@@ -957,7 +967,8 @@ impl RunState {
             };
             let mut results: Vec<_> = (0..at.temperatures.len()).map(|t| done.result(&at, &model, t)).collect();
             if let Some(stats) = &r.exchange {
-                add_exchange(&mut results, stats);
+                let tau = summed_energy_tau_int(&r.series, at.measure_every);
+                add_exchange(&mut results, stats, tau, at.measure_every);
             }
             all.extend(results);
         }
@@ -998,8 +1009,9 @@ impl RunState {
         let model = cfg.model()?;
         let mut results: Vec<_> =
             (0..self.temp_index.min(cfg.temperatures.len())).map(|t| self.result(cfg, &model, t)).collect();
-        if let Some(t) = &self.tempering {
-            add_exchange(&mut results, t.replicas().stats());
+        if let Some(t) = self.tempering.as_ref().filter(|_| !results.is_empty()) {
+            let tau = summed_energy_tau_int(&self.series, cfg.measure_every);
+            add_exchange(&mut results, t.replicas().stats(), tau, cfg.measure_every);
         }
         Ok(results)
     }

@@ -4,6 +4,7 @@
 //! device agree bit for bit.
 
 use warpmc_potts::exact::{ising_torus, potts_critical_temperature};
+use warpmc_potts::observables::spans_too_few_taus;
 use warpmc_potts::tempering::{Stop, TemperingState, advance};
 use warpmc_potts::{
     Algorithm, ConfigFile, Control, Device, Ensemble, Independent, InitialState, Observer, ProtocolConfig, Runner,
@@ -75,6 +76,18 @@ fn physics(r: &TemperatureResult) -> TemperatureResult {
     TemperatureResult { flips_per_ns: 0.0, backend: String::new(), ..r.clone() }
 }
 
+/// A row without what only tempering adds (the replicas' summed energy can
+/// also set `too_short`).
+fn untempered(r: &TemperatureResult) -> TemperatureResult {
+    TemperatureResult {
+        exchange_acceptance: None,
+        round_trips: None,
+        replica_tau_int: None,
+        too_short: false,
+        ..physics(r)
+    }
+}
+
 /// With exchanges offered less often than the run is long, tempering is
 /// the plain protocol: replica r runs the chain of temperature r.
 #[test]
@@ -83,7 +96,8 @@ fn tempering_without_exchanges_is_the_plain_protocol() {
     let plain = Runner::on(cfg.clone(), &Device::CPU).unwrap().run_all().unwrap();
     let state = tempered(&Device::CPU, &cfg, 1 << 40, None);
     let pt = state.results(&cfg, "cpu").unwrap();
-    assert_eq!(pt.iter().map(physics).collect::<Vec<_>>(), plain.iter().map(physics).collect::<Vec<_>>());
+    assert_eq!(pt.iter().map(untempered).collect::<Vec<_>>(), plain.iter().map(untempered).collect::<Vec<_>>());
+    assert!(pt.iter().zip(&plain).all(|(t, p)| t.too_short >= p.too_short));
     assert_eq!(state.replicas().stats().rounds, 0);
 }
 
@@ -126,11 +140,9 @@ fn every_algorithm_tempers_and_resumes() {
         let with = ConfigFile { tempering: Some(true), exchange_every: Some(3), ..f }.resolve().unwrap();
         let runner = Runner::on(with, &Device::CPU).unwrap().run_all().unwrap();
         let reference = whole.results(&cfg, "cpu").unwrap();
-        // (The runner adds the exchange statistics to its results.)
-        let bare =
-            |r: &TemperatureResult| TemperatureResult { exchange_acceptance: None, round_trips: None, ..physics(r) };
-        assert_eq!(runner.iter().map(bare).collect::<Vec<_>>(), reference.iter().map(bare).collect::<Vec<_>>());
+        assert_eq!(runner.iter().map(physics).collect::<Vec<_>>(), reference.iter().map(physics).collect::<Vec<_>>());
         assert_eq!(runner[0].round_trips, Some(whole.replicas().stats().round_trips), "{algorithm}");
+        assert!(runner.iter().all(|r| r.replica_tau_int.is_some_and(|t| t > 0.0)), "{algorithm}");
     }
 }
 
@@ -145,7 +157,14 @@ fn tempering_matches_kaufman(device: &Device) {
         let stats = state.replicas().stats();
         eprintln!("{} {size}²: acceptance {:?}, round trips {}", device.name(), stats.acceptance(), stats.round_trips);
         assert!(stats.round_trips > 0, "no replica crossed the temperature range");
-        for r in state.results(&cfg, device.name()).unwrap() {
+        let results = state.results(&cfg, device.name()).unwrap();
+        let replica_tau = results[0].replica_tau_int.unwrap();
+        let measurements = results[0].measurements;
+        eprintln!("  replica τ_int {replica_tau:.1} sweeps, {measurements} measurements 3 sweeps apart");
+        // A continuous transition: the replicas relax about as fast as each
+        // temperature's series, well within the run.
+        assert!(!spans_too_few_taus(measurements, 3, replica_tau), "replica τ_int {replica_tau}");
+        for r in results {
             let exact = ising_torus(size, size, r.temperature, 1.0).unwrap();
             let ze = (r.energy - exact.energy) / r.energy_err;
             let zc = (r.specific_heat - exact.specific_heat) / r.specific_heat_err;
@@ -253,4 +272,16 @@ fn tempered_q10_replicas_cross_the_first_order_transition() {
     assert!((0.2..0.8).contains(&ordered), "tempered replicas spent {ordered} of the time ordered");
     assert!(2 * dip < *low_peak.min(high_peak), "the energy histogram is not bimodal: {hist:?}");
     assert!(crossings >= 10 * plain_crossings.max(1), "{crossings} tempered crossings, {plain_crossings} plain");
+
+    // The share of ordered replicas changes far more slowly than each
+    // temperature's series decorrelates: the replicas' summed energy shows
+    // it, and flags every row of this 10,000-sweep run.
+    let results = state.results(&cfg, "cpu").unwrap();
+    let replica_tau = results[0].replica_tau_int.unwrap();
+    eprintln!(
+        "replica τ_int {replica_tau:.0} sweeps; rows' own τ_int {:?}",
+        results.iter().map(|r| r.tau_int_energy.round()).collect::<Vec<_>>()
+    );
+    assert!(spans_too_few_taus(results[0].measurements, 10, replica_tau), "replica τ_int {replica_tau}");
+    assert!(results.iter().all(|r| r.too_short));
 }
