@@ -16,7 +16,6 @@ use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TA
 use warpmc_potts::protocol::MEASUREMENT_HOST_BYTES;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
-use warpmc_potts::tempering::summed_energy_tau_int;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig,
     Provenance, RunState, TemperatureResult, Temperatures, checkpoint, snapshot,
@@ -715,7 +714,7 @@ enum Ended {
 
 /// The exchange statistics of a tempering run's size, on stderr (`size`:
 /// the lattice size, named when the study has several).
-fn print_tempering_summary(cfg: &ProtocolConfig, state: &RunState, size: Option<usize>) {
+fn print_tempering_summary(state: &RunState, size: Option<usize>) {
     let Some(t) = state.tempering() else { return };
     let stats = t.replicas().stats();
     let acceptance = stats.acceptance();
@@ -738,18 +737,6 @@ fn print_tempering_summary(cfg: &ProtocolConfig, state: &RunState, size: Option<
         noteln!(
             "warning: no replica went from the first temperature to the last and back: the replicas did not mix; \
              run longer or put the temperatures closer"
-        );
-    }
-    let series = state.series();
-    let measurements = series.first().map_or(0, |t| t.iter().map(Vec::len).sum());
-    let tau = summed_energy_tau_int(series, cfg.measure_every());
-    if measurements > 0 && spans_too_few_taus(measurements, cfg.measure_every(), tau) {
-        noteln!(
-            "warning: the replicas' summed energy, which swaps do not change, has τ_int = {tau:.1} sweeps, and the \
-             run's {measurements} measurements per temperature span fewer than {TOO_SHORT_TAUS} of it: the replicas \
-             themselves have not relaxed (at a first-order transition, the share of them in each phase), so every \
-             temperature's error bars may be several times too small; all rows are flagged too_short: run more \
-             --sweeps or --samples"
         );
     }
 }
@@ -804,7 +791,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         o.begin_size(cfg, &state)?;
         let result = r.run(&mut state, &mut TeamObserver::new(team, o));
         if result.is_ok() && team.is_first() {
-            print_tempering_summary(cfg, &state, (study.len() > 1).then_some(cfg.size()));
+            print_tempering_summary(&state, (study.len() > 1).then_some(cfg.size()));
         }
         if result.is_err() || at + 1 == study.len() {
             break (result, r);
@@ -899,6 +886,9 @@ struct Output {
     quiet: bool,
     /// Sweeps between measurements (the same for every size of a study).
     measure_every: u64,
+    /// Whether this size's warning about the tempered replicas' summed
+    /// energy has been printed.
+    replicas_warned: bool,
 }
 
 impl Output {
@@ -941,6 +931,7 @@ impl Output {
             stdout_closed: false,
             quiet: !writes,
             measure_every,
+            replicas_warned: false,
         })
     }
 
@@ -956,6 +947,7 @@ impl Output {
             self.earlier = state.earlier_results(cfg)?;
             self.begun = true;
         }
+        self.replicas_warned = false;
         self.bar.set_length(cfg.total_sweeps());
         self.bar.set_position(state.sweeps_done(cfg));
         Ok(())
@@ -972,6 +964,7 @@ impl Output {
             } else {
                 "τ_int unknown".to_string()
             };
+            let replicas_warned = &mut self.replicas_warned;
             self.bar.suspend(|| {
                 if r.slow_mode {
                     noteln!(
@@ -988,9 +981,21 @@ impl Output {
                         temperature_text(r.temperature),
                         r.measurements,
                     )
+                } else if !*replicas_warned {
+                    // Only the replicas' summed energy flagged it: said
+                    // once for the size, as it holds for every row.
+                    *replicas_warned = true;
+                    noteln!(
+                        "warning: L = {}: the replicas' summed energy, which swaps do not change, has τ_int = {} \
+                         sweeps, and the {} measurements per temperature span fewer than {TOO_SHORT_TAUS} of it: the \
+                         replicas themselves have not relaxed (at a first-order transition, the share of them in \
+                         each phase), so the error bars may be several times too small; every row is flagged \
+                         too_short: run more --sweeps or --samples",
+                        r.size,
+                        r.replica_tau_int.map_or("unknown".into(), |t| format!("{t:.1}")),
+                        r.measurements,
+                    )
                 }
-                // Otherwise the replicas' summed energy flagged it; the
-                // tempering summary says so once for the run.
             });
         }
         let mut stdout = std::io::stdout().lock();
