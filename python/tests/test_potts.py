@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -164,6 +165,21 @@ def test_runs_too_short_for_their_error_bars_warn():
     with pytest.warns(RuntimeWarning, match="too few autocorrelation times"):
         rows = potts.run(q=2, size=16, temps=1.13, therm=10, sweeps=20, backend="cpu")
     assert rows[0]["too_short"] is True
+
+
+def test_tempered_replicas_that_have_not_relaxed_are_named_in_the_warning():
+    # q = 10 across its first-order transition: every row is flagged by the
+    # replicas' summed energy, and the warning says so.
+    with pytest.warns(RuntimeWarning, match="replicas' summed energy") as record:
+        rows = potts.run(q=10, size=16, temps=[0.704, 0.706, 0.708, 0.71, 0.712, 0.714], therm=1000, sweeps=5000,
+                         init="ordered", measure_every=10, tempering=True, exchange_every=5, backend="cpu")
+    assert all(r["too_short"] and r["replica_tau_int"] > 50 for r in rows)
+    assert len(record) == len(rows)
+    # Ising: the replicas relax in a few sweeps, and nothing is flagged.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = potts.run(q=2, size=8, temps=[2.0, 2.2], therm=100, sweeps=2000, tempering=True, backend="cpu")
+    assert all(r["replica_tau_int"] < 20 and not r["too_short"] for r in rows)
 
 
 def test_an_unknown_algorithm_is_the_librarys_error(cli):

@@ -166,8 +166,8 @@ def run(
                 "autocorrelation times"
                 + (" (its batch means show a slow mode the run has not resolved)" if r.get("slow_mode") else "")
                 + (
-                    f" (or of the tempered replicas' summed energy: τ_int = {r['replica_tau_int']:.0f} sweeps)"
-                    if r.get("replica_tau_int") is not None
+                    f" (those of the tempered replicas' summed energy: τ_int = {r['replica_tau_int']:.0f} sweeps)"
+                    if _replicas_too_short(r)
                     else ""
                 )
                 + "; its error bars are not to be trusted: run more sweeps or samples",
@@ -175,6 +175,16 @@ def run(
                 stacklevel=2,
             )
     return rows
+
+
+def _replicas_too_short(row: dict[str, Any]) -> bool:
+    """Whether a tempering row's measurements span fewer than 100 τ_int of
+    the replicas' summed energy (what flags every row of such a run)."""
+    tau = row.get("replica_tau_int")
+    every = row.get("run", {}).get("config", {}).get("measure_every")
+    if tau is None or every is None:
+        return False
+    return not math.isfinite(tau) or row["measurements"] * every < 100 * tau
 
 
 def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":

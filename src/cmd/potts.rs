@@ -886,9 +886,9 @@ struct Output {
     quiet: bool,
     /// Sweeps between measurements (the same for every size of a study).
     measure_every: u64,
-    /// Whether this size's warning about the tempered replicas' summed
-    /// energy has been printed.
-    replicas_warned: bool,
+    /// The lattice size whose warning about the tempered replicas' summed
+    /// energy was printed last.
+    replicas_warned: Option<usize>,
 }
 
 impl Output {
@@ -931,7 +931,7 @@ impl Output {
             stdout_closed: false,
             quiet: !writes,
             measure_every,
-            replicas_warned: false,
+            replicas_warned: None,
         })
     }
 
@@ -947,7 +947,6 @@ impl Output {
             self.earlier = state.earlier_results(cfg)?;
             self.begun = true;
         }
-        self.replicas_warned = false;
         self.bar.set_length(cfg.total_sweeps());
         self.bar.set_position(state.sweeps_done(cfg));
         Ok(())
@@ -957,6 +956,26 @@ impl Output {
         if self.quiet {
             return Ok(());
         }
+        // The replicas' relaxation holds for every row of the size: said
+        // once, before the first row, whatever else flagged the rows (their
+        // own τ_int can be far shorter than the replicas').
+        if let Some(tau) = r.replica_tau_int
+            && spans_too_few_taus(r.measurements, self.measure_every, tau)
+            && self.replicas_warned != Some(r.size)
+        {
+            self.replicas_warned = Some(r.size);
+            self.bar.suspend(|| {
+                noteln!(
+                    "warning: L = {}: the replicas' summed energy, which swaps do not change, has τ_int = {tau:.1} \
+                     sweeps, and the {} measurements per temperature span fewer than {TOO_SHORT_TAUS} of it: the \
+                     replicas themselves have not relaxed (at a first-order transition, the share of them in each \
+                     phase), so the error bars may be several times too small; every row is flagged too_short: run \
+                     more --sweeps or --samples",
+                    r.size,
+                    r.measurements,
+                )
+            });
+        }
         if r.too_short {
             let tau_sweeps = r.tau_int_energy.max(r.tau_int_magnetization);
             let tau = if tau_sweeps.is_finite() {
@@ -964,7 +983,6 @@ impl Output {
             } else {
                 "τ_int unknown".to_string()
             };
-            let replicas_warned = &mut self.replicas_warned;
             self.bar.suspend(|| {
                 if r.slow_mode {
                     noteln!(
@@ -981,21 +999,8 @@ impl Output {
                         temperature_text(r.temperature),
                         r.measurements,
                     )
-                } else if !*replicas_warned {
-                    // Only the replicas' summed energy flagged it: said
-                    // once for the size, as it holds for every row.
-                    *replicas_warned = true;
-                    noteln!(
-                        "warning: L = {}: the replicas' summed energy, which swaps do not change, has τ_int = {} \
-                         sweeps, and the {} measurements per temperature span fewer than {TOO_SHORT_TAUS} of it: the \
-                         replicas themselves have not relaxed (at a first-order transition, the share of them in \
-                         each phase), so the error bars may be several times too small; every row is flagged \
-                         too_short: run more --sweeps or --samples",
-                        r.size,
-                        r.replica_tau_int.map_or("unknown".into(), |t| format!("{t:.1}")),
-                        r.measurements,
-                    )
                 }
+                // Otherwise the replicas' summed energy alone flagged it.
             });
         }
         let mut stdout = std::io::stdout().lock();

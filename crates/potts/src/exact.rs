@@ -357,20 +357,32 @@ pub fn ising_torus(width: usize, height: usize, temperature: f64, coupling: f64)
         )));
     }
     let sites = (width * height) as f64;
-    let k = coupling / (2.0 * t);
-    if k == 0.0 {
-        // J = 0 (or T so large that K underflows): no energy, no fluctuation.
-        return Ok(ExactMoments { energy: -coupling, energy_sq: coupling * coupling, specific_heat: 0.0 });
+    if coupling == 0.0 {
+        return Ok(ExactMoments { energy: 0.0, energy_sq: 0.0, specific_heat: 0.0 });
     }
+    if width == 1 && height == 1 {
+        // Both bonds join the one spin to itself: always equal.
+        let e = -2.0 * coupling;
+        return Ok(ExactMoments { energy: e, energy_sq: e * e, specific_heat: 0.0 });
+    }
+    // The sums lose digits at high temperature with a single row (m = 1):
+    // the torus is the same with its sides swapped.
+    let (width, height) = if height == 1 { (height, width) } else { (width, height) };
+    let k = coupling / (2.0 * t);
     // A bipartite torus maps K to −K by flipping one sublattice: B → −B.
     // Beyond SATURATED_BETA every excitation's weight is below f64's range:
     // the sums see the ground state alone, whatever K is (and K itself may
     // be infinite at the smallest temperatures).
-    let bonds = IsingBonds::kaufman(width, height, k.abs().min(SATURATED_BETA));
+    // Below SMALLEST_K the sums take K = SMALLEST_K: what that changes in
+    // ⟨B⟩ and Var(B) is of relative order K, far below f64's resolution.
+    let bonds = IsingBonds::kaufman(width, height, k.abs().clamp(SMALLEST_K, SATURATED_BETA));
     let mean_b = bonds.mean.copysign(k);
     let energy = -coupling - 0.5 * coupling * mean_b / sites;
-    let specific_heat = if k.abs() >= SATURATED_BETA { 0.0 } else { k * k * bonds.variance / sites };
-    Ok(ExactMoments { energy, energy_sq: energy * energy + specific_heat * t * t / sites, specific_heat })
+    let saturated = k.abs() >= SATURATED_BETA;
+    let specific_heat = if saturated { 0.0 } else { k * k * bonds.variance / sites };
+    // Var(e) = (J/2N)²·Var(B), without K² (which underflows at large T).
+    let variance = if saturated { 0.0 } else { 0.25 * coupling * coupling * bonds.variance / sites / sites };
+    Ok(ExactMoments { energy, energy_sq: energy * energy + variance, specific_heat })
 }
 
 /// The most work [`ExactTorus::new`] gives an enumeration: q^(w+1)·w·h·2N
@@ -644,6 +656,11 @@ impl IsingBonds {
         IsingBonds { mean: d, variance: variance.max(0.0) }
     }
 }
+
+/// The smallest K the Kaufman sums are taken at ([`ising_torus`]): below
+/// about 10⁻¹⁵⁰ their derivatives (of order 1/K²) overflow and lose the
+/// terms they would cancel.
+const SMALLEST_K: f64 = 1e-100;
 
 /// Below this K the Kaufman sums take the prefactor into each factor
 /// ([`IsingBonds::kaufman_small_k`]); above it, where T approaches T_c
@@ -1107,14 +1124,35 @@ mod tests {
         eprintln!("worst relative difference {worst:e}");
     }
 
+    /// ⟨e⟩ at infinite temperature: each bond to another spin equal half
+    /// the time, a bond of a spin to itself (a side of 1) always.
+    fn limit_energy(w: usize, h: usize) -> f64 {
+        let bond = |side: usize| if side == 1 { -1.0 } else { -0.5 };
+        bond(w) + bond(h)
+    }
+
     #[test]
     fn kaufman_torus_keeps_its_digits_at_high_temperature() {
         // Far above T_c the energy's distance from −J and the specific heat
         // are small numbers; they must come out to many digits, not as the
         // rounding left of two large cancelling terms. Against the
         // enumeration (exact sums of positive terms) up to T = 10⁶ ...
-        for &(w, h) in &[(4, 4), (2, 6), (3, 5), (6, 6)] {
+        for &(w, h) in &[(4, 4), (2, 6), (3, 5), (6, 6), (4, 1), (1, 4), (1, 1), (2, 2)] {
             let dos = density_of_states(2, w, h);
+            // Var(e) (the variance of a single row, m = 1, once came out
+            // twice too large at T = 10⁵⁰), on to f64's largest T.
+            let limit = dos.moments(1e12, 1.0);
+            let limit = limit.energy_sq - limit.energy * limit.energy;
+            for t in [1e12, 1e50, 1e100, 1e200, f64::MAX] {
+                let a = ising_torus(w, h, t, 1.0).unwrap();
+                let got = a.energy_sq - a.energy * a.energy;
+                assert!((got - limit).abs() <= 1e-9 * limit + 1e-15, "{w}x{h} T={t:e}: Var(e) {got} vs {limit}");
+                assert!(t < 1e20 || (a.energy - limit_energy(w, h)).abs() < 1e-12, "{w}x{h} T={t:e}: {a:?}");
+            }
+            if w * h == 1 {
+                // Nothing fluctuates: e = −2J, c = 0 (checked above).
+                continue;
+            }
             // The first two on either side of K = SMALL_K, where the sums
             // change form.
             let switch = 0.5 / SMALL_K;
@@ -1143,6 +1181,16 @@ mod tests {
                 // (e itself holds e + 1 to f64's spacing near 1.)
                 assert!((m.energy + 1.0 - series_e).abs() < 1e-6 * series_e.abs() + 4e-16, "L={l} T={t:e}: {m:?}");
                 assert!((m.specific_heat / series_c - 1.0).abs() < 1e-5, "L={l} T={t:e}: {m:?}");
+            }
+            // Var(e) = c·T²/N = J²(1 − t²)/2N, also where K² and c
+            // underflow (and K itself, beyond T ≈ 10³⁰⁸).
+            for t in [1e3, 1e100, 1e200, 1e300, f64::MAX] {
+                let m = ising_torus(l, l, t, 1.0).unwrap();
+                let th = (0.5 / t).tanh();
+                let variance = (1.0 - th * th) / (2.0 * (l * l) as f64);
+                let got = m.energy_sq - m.energy * m.energy;
+                assert!((got / variance - 1.0).abs() < 1e-5, "L={l} T={t:e}: Var(e) {got} vs {variance}");
+                assert!(m.energy == -1.0 || t < 1e20, "L={l} T={t:e}: {m:?}");
             }
         }
     }

@@ -91,7 +91,9 @@ pub struct TemperatureResult {
     /// Samples.
     pub samples: u32,
     /// Fewer measurements than [`TOO_SHORT_TAUS`] times the larger τ_int of
-    /// e and m (or τ_int unknown), or `slow_mode`: the errors, and the
+    /// e and m (or τ_int unknown), or `slow_mode`, or with parallel
+    /// tempering fewer than [`TOO_SHORT_TAUS`] times
+    /// [`replica_tau_int`](Self::replica_tau_int): the errors, and the
     /// derived quantities most of all, are not to be trusted.
     #[serde(default)]
     pub too_short: bool,
