@@ -68,7 +68,7 @@ fn render_on(
 /// Renders flame `index` (or the one named `name`) of the genome and
 /// returns (pixels as an (H, W, 4) array, warnings from reading it).
 #[pyfunction]
-#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, early_clip, palettes, strict))]
+#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, early_clip, pixel_aspect, palettes, strict))]
 #[allow(clippy::too_many_arguments)]
 fn flame_render<'py>(
     py: Python<'py>,
@@ -83,6 +83,7 @@ fn flame_render<'py>(
     bits: u8,
     transparent: bool,
     early_clip: bool,
+    pixel_aspect: f64,
     palettes: Option<PathBuf>,
     strict: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
@@ -128,6 +129,7 @@ fn flame_render<'py>(
         seed,
         transparent,
         early_clip,
+        pixel_aspect,
         cancel: Some(cancel.clone()),
         ..RenderSettings::default()
     };

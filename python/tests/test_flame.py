@@ -103,6 +103,20 @@ def test_early_clip_equals_the_cli_png(cli, tmp_path):
     assert not np.array_equal(image, flame.render(str(genome), seed=2, backend="cpu"))
 
 
+def test_pixel_aspect_equals_the_cli_png(cli, tmp_path):
+    genome = tmp_path / "s.flam3"
+    genome.write_text(SIERPINSKI)
+    png = tmp_path / "a.png"
+    cli("flame", "render", str(genome), "-o", str(png), "--pixel-aspect", "0.7", "--backend", "cpu", "--quiet")
+    image = flame.render(str(genome), backend="cpu", pixel_aspect=0.7)
+    assert np.array_equal(image[..., :3], read_png(png))
+    assert not np.array_equal(image, flame.render(str(genome), backend="cpu"))
+    with pytest.raises(ValueError, match="pixel aspect ratio must be positive"):
+        flame.render(SIERPINSKI, backend="cpu", pixel_aspect=0.0)
+    with pytest.raises(TypeError, match="pixel_aspect must be a number"):
+        flame.render(SIERPINSKI, backend="cpu", pixel_aspect="1")
+
+
 def test_switches_take_booleans_and_palettes_a_path():
     # A non-empty string is true to Python: "no" must not turn a switch on.
     for name in ("transparent", "early_clip", "strict"):

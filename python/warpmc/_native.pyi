@@ -79,6 +79,7 @@ def flame_render(
     bits: int,
     transparent: bool,
     early_clip: bool,
+    pixel_aspect: float,
     palettes: Optional[str],
     strict: bool,
 ) -> tuple[npt.NDArray[Any], list[str]]: ...

@@ -85,6 +85,7 @@ def render(
     flame: Union[int, str] = 0,
     transparent: bool = False,
     early_clip: bool = False,
+    pixel_aspect: float = 1.0,
     palettes: Optional[Union[str, os.PathLike]] = None,
     strict: bool = False,
 ) -> np.ndarray:
@@ -102,6 +103,9 @@ def render(
     - ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"``.
     - ``early_clip``: tone-map each supersampled cell before the spatial
       filter, as flam3-render's ``earlyclip=1`` (``--early-clip``).
+    - ``pixel_aspect``: the width of a pixel over its height, for displays
+      with non-square pixels, as flam3-render's ``pixel_aspect``
+      (``--pixel-aspect``).
     - ``palettes``: flam3-palettes.xml, for genomes with numbered palettes.
     - ``strict``: a variation warpmc does not know, or a keyword flam3 does
       not know (``filter_shape="sinc"``), is an error instead of a warning
@@ -137,6 +141,7 @@ def render(
         bits,
         bool(transparent),
         bool(early_clip),
+        _real("pixel_aspect", pixel_aspect),
         paths,
         bool(strict),
     )
