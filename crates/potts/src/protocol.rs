@@ -867,11 +867,10 @@ pub(crate) struct SizeRecord {
     pub(crate) exchange: Option<ExchangeStats>,
 }
 
-/// Adds a tempering run's exchange statistics to its results: each
-/// temperature's swap acceptance with the next, and the round trips.
-/// Adds a tempering run's exchange statistics and the τ_int of its
-/// replicas' summed energy to its rows; a run that measured too few of
-/// the latter has every row `too_short`.
+/// Adds a tempering run's exchange statistics to its results (each
+/// temperature's swap acceptance with the next, and the round trips) and
+/// the τ_int of its replicas' summed energy; a run that measured too few
+/// of the latter has every row `too_short`.
 pub(crate) fn add_exchange(
     results: &mut [TemperatureResult],
     stats: &ExchangeStats,

@@ -33,7 +33,10 @@
 //! it). [`ExchangeStats`] gives the acceptance rate of each neighbouring
 //! pair and the round trips: a replica completes one when it has travelled
 //! from the lowest-index temperature to the highest and back
-//! (Katzgraber, Trebst, Huse and Troyer 2006).
+//! (Katzgraber, Trebst, Huse and Troyer 2006). [`summed_energy_tau_int`]
+//! gives how fast the replicas themselves relax, which round trips do not
+//! show at a first-order transition; a run shorter than 100 of it has
+//! every row `too_short`.
 
 use std::time::Instant;
 
