@@ -9,10 +9,8 @@ mod cmd;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = match cmd::Cli::try_parse() {
+    let cli = match cmd::Cli::try_parse_args() {
         Ok(cli) => cli,
         // Under mpirun every process parses the same flags: the first
         // prints the error (or --help) and sets the job's status; the

@@ -101,6 +101,19 @@ fn user_mistakes_get_one_line_and_a_nonzero_exit() {
     let o = warpmc(&["rng", "dump", "--generator", "xorshift"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("possible values: philox, mwc"));
+    // A negative number is a value, told what is wrong with it, in every
+    // command (not "unexpected argument '-5'").
+    for (args, value) in [
+        (&["--threads", "-2", "devices"][..], "-2"),
+        (&["potts", "run", "--q", "2", "--size", "8", "--temp", "1", "--sweeps", "-5"][..], "-5"),
+        (&["bench", "transpose", "--runs", "-3"][..], "-3"),
+        (&["rng", "dump", "--count", "-1"][..], "-1"),
+    ] {
+        let o = warpmc(args);
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains(&format!("invalid value '{value}'")), "{args:?}: {e}");
+        assert!(e.lines().count() == 1 && !e.contains("unexpected argument"), "{args:?}: {e}");
+    }
 }
 
 #[test]

@@ -301,3 +301,32 @@ fn each_frame_takes_the_temporal_samples_of_its_time() {
     let o = warpmc(&["flame", "animate", g.to_str().unwrap(), "--temporal-samples", "0", "--backend", "cpu"]);
     assert!(!o.status.success() && stderr(&o).contains("--temporal-samples"), "{}", stderr(&o));
 }
+
+/// Negative numbers are values, not options: a negative frame time is a
+/// time like any other (flam3-animate's begin=-2), and a negative rate
+/// gets the range it must lie in rather than clap's "unexpected argument".
+#[test]
+fn negative_numbers_are_values() {
+    let dir = temp_dir("negative");
+    let genome = example("test.flam3");
+    let prefix = dir.join("n.").to_string_lossy().into_owned();
+    let mut args = animate_args(&genome, &["-o", &prefix]);
+    let at = args.iter().position(|a| *a == "--begin").unwrap();
+    args.splice(at..at + 4, ["--begin", "-2", "--end", "-1"]);
+    let o = warpmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for t in ["-0002", "-0001"] {
+        assert!(
+            dir.join(format!("n.{t}.png")).exists(),
+            "frame {t}: {:?}",
+            std::fs::read_dir(&dir).unwrap().collect::<Vec<_>>()
+        );
+    }
+    for (flag, words) in
+        [("--fps", "not in 1..=1000"), ("--crf", "not in 0..=51"), ("--dtime", "--dtime must be at least 1")]
+    {
+        let o = warpmc(&animate_args(&genome, &["-o", &prefix, flag, "-1"]));
+        let err = stderr(&o);
+        assert!(!o.status.success() && err.contains(words) && !err.contains("unexpected argument"), "{flag}: {err}");
+    }
+}

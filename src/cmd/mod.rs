@@ -54,6 +54,26 @@ pub(crate) struct Cli {
     command: Command,
 }
 
+impl Cli {
+    /// Parses the command line, with a negative number taken as a value
+    /// wherever an option takes one: `--begin -2` is a frame time and
+    /// `--fps -1` is told its range, where clap would call "-1" an unknown
+    /// option.
+    pub(crate) fn try_parse_args() -> Result<Self, clap::Error> {
+        let mut command = negative_numbers_are_values(<Self as clap::CommandFactory>::command());
+        let mut matches = command.try_get_matches_from_mut(std::env::args_os())?;
+        <Self as clap::FromArgMatches>::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
+    }
+}
+
+/// `command` and its subcommands, every option that takes a value
+/// accepting a negative number as one.
+fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
+    command
+        .mut_args(|a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a })
+        .mut_subcommands(negative_numbers_are_values)
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List CUDA devices (or say why there are none) and the CPU threads in use.
