@@ -1139,8 +1139,8 @@ mod tests {
         // enumeration (exact sums of positive terms) up to T = 10⁶ ...
         for &(w, h) in &[(4, 4), (2, 6), (3, 5), (6, 6), (4, 1), (1, 4), (1, 1), (2, 2)] {
             let dos = density_of_states(2, w, h);
-            // Var(e) (the variance of a single row, m = 1, once came out
-            // twice too large at T = 10⁵⁰), on to f64's largest T.
+            // Var(e), on to f64's largest T (a single row, m = 1, is where
+            // the sums lose the most digits).
             let limit = dos.moments(1e12, 1.0);
             let limit = limit.energy_sq - limit.energy * limit.energy;
             for t in [1e12, 1e50, 1e100, 1e200, f64::MAX] {
