@@ -2,9 +2,11 @@
 //! Open MPI's mpirun) as a user runs it: for 1, 2 and 4 processes, one
 //! lattice cut into strips and an ensemble dealt out give one process's
 //! output bit for bit (timing aside); a checkpoint written by two processes
-//! resumes under one and under four; a failing process ends the job with one
-//! message; bad input is one line.
+//! stopped with SIGTERM resumes under one and under four; Ctrl-C on mpirun
+//! leaves a checkpoint; a failing process ends the job with one message; bad
+//! input is one line.
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -15,7 +17,7 @@ use common::{bin, stderr, warpmc};
 const RANKS: [usize; 3] = [1, 2, 4];
 
 /// Longest a job may take before the test calls it hung.
-const HUNG: Duration = Duration::from_secs(120);
+const HUNG: Duration = Duration::from_secs(300);
 
 fn tmp(name: &str) -> PathBuf {
     let d = warpmc_testkit::scratch_dir("cli-mpi");
@@ -271,10 +273,39 @@ fn tempering_across_processes_is_one_process_bit_for_bit() {
     same_on_every_rank_count(&strips, false, "tempering-strips");
 }
 
+/// The processes mpirun started (its children), by reading /proc.
+fn processes_of(mpirun: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        // /proc/PID/stat: "PID (COMMAND) STATE PPID …"; the command may hold
+        // spaces and brackets, so the fields are counted from the last ')'.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        if rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(mpirun) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn signal(pid: u32, name: &str) {
+    Command::new("kill").args([&format!("-{name}"), &pid.to_string()]).status().unwrap();
+}
+
+/// Waits for a run's first checkpoint file.
+fn first_checkpoint(path: &std::path::Path) {
+    let started = Instant::now();
+    while !path.exists() {
+        assert!(started.elapsed() < HUNG, "no checkpoint appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn a_checkpoint_of_two_processes_resumes_under_one_and_four() {
     let protocol =
-        ["--q", "9", "--size", "128", "--temps", "0.6:0.9:0.1", "--continue", "--therm", "300", "--sweeps", "6000"];
+        ["--q", "9", "--size", "128", "--temps", "0.6:0.9:0.1", "--continue", "--therm", "100", "--sweeps", "2000"];
     let mut whole_args = vec!["potts", "run", "--backend", "cpu", "--json"];
     whole_args.extend(protocol);
     let whole = warpmc(&whole_args);
@@ -285,21 +316,19 @@ fn a_checkpoint_of_two_processes_resumes_under_one_and_four() {
     let mut args = whole_args.clone();
     args.extend(["--checkpoint-every", "0.05", "--checkpoint", ckpt.to_str().unwrap()]);
     let child = spawn_mpi(2, &args, &[]);
-    let started = Instant::now();
-    while !ckpt.exists() {
-        assert!(started.elapsed() < HUNG, "no checkpoint appeared");
-        std::thread::sleep(Duration::from_millis(20));
+    first_checkpoint(&ckpt);
+    // SIGTERM to every process, as a batch system ends a job (and as
+    // mpirun does a second after Ctrl-C: that path has its own test).
+    for pid in processes_of(child.id()) {
+        signal(pid, "TERM");
     }
-    std::thread::sleep(Duration::from_millis(300));
-    // mpirun passes Ctrl-C on to its processes, which save and stop.
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let stopped = wait(child, "the interrupted run");
     let err = stderr(&stopped);
-    assert!(err.contains("interrupted: state saved"), "{err}");
     assert!(
         physics(&stopped.stdout).len() < physics(&whole.stdout).len(),
-        "the run finished before it was interrupted; make it longer"
+        "the run finished before it was interrupted; make it longer: {err}"
     );
+    assert!(err.contains("interrupted: state saved"), "{err}");
     let written = std::fs::read(&ckpt).unwrap();
     for n in [1, 4] {
         let copy = tmp(&format!("two-resumed-{n}.ckpt"));
@@ -308,6 +337,62 @@ fn a_checkpoint_of_two_processes_resumes_under_one_and_four() {
         assert!(resumed.status.success(), "{n} processes: {}", stderr(&resumed));
         assert_eq!(physics(&resumed.stdout), physics(&whole.stdout), "resumed on {n} processes");
     }
+}
+
+#[test]
+fn ctrl_c_on_mpirun_saves_the_state() {
+    // Open MPI 4's mpirun answers Ctrl-C with SIGCONT to its processes,
+    // SIGTERM a second later and SIGKILL a second after that
+    // (odls_base_sigkill_timeout): the processes have that second to agree,
+    // gather the lattice and write it. The run is far too long to end
+    // first, and its only checkpoint is the one Ctrl-C asks for.
+    let ckpt = tmp("ctrl-c.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let args = [
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--q",
+        "3",
+        "--size",
+        "32",
+        "--temps",
+        "1.0",
+        "--sweeps",
+        "100000000",
+        "--checkpoint-every",
+        "3600",
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+    ];
+    let mut child = spawn_mpi(2, &args, &[]);
+    // The first process names the run when it starts it.
+    let (lines, started) = std::sync::mpsc::channel();
+    let reader = BufReader::new(child.stderr.take().unwrap());
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in reader.lines().map_while(Result::ok) {
+            let _ = lines.send(line.clone());
+            text += &line;
+            text.push('\n');
+        }
+        text
+    });
+    loop {
+        match started.recv_timeout(HUNG) {
+            Ok(line) if line.starts_with("potts:") => break,
+            Ok(_) => {}
+            Err(e) => panic!("the run did not start: {e}"),
+        }
+    }
+    signal(child.id(), "INT");
+    let stopped = wait(child, "the run given Ctrl-C");
+    let err = err.join().unwrap();
+    assert!(err.contains("interrupted: state saved"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(ckpt.exists(), "no checkpoint was written: {err}");
+    assert!(stopped.stdout.is_empty(), "the run finished: {err}");
 }
 
 /// A job that fails: it ends (no process left waiting), non-zero, with one
