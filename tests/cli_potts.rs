@@ -320,6 +320,13 @@ fn tempering_run_resumes_bit_for_bit_after_ctrl_c() {
     interrupted_run_resumes_exactly("-INT-tempering", &protocol, false);
 }
 
+/// A lattice of another height than width resumes at its own shape.
+#[test]
+fn rectangular_run_resumes_bit_for_bit_after_ctrl_c() {
+    let protocol: Vec<&str> = CONTINUED.iter().copied().chain(["--height", "256"]).collect();
+    interrupted_run_resumes_exactly("-INT-rectangle", &protocol, true);
+}
+
 /// A heat-bath run's checkpoint carries its algorithm: the resumed run is
 /// heat-bath again and equals an uninterrupted one.
 #[test]

@@ -319,10 +319,13 @@ impl ProtocolConfig {
         if self.sizes.is_empty() { vec![self.size] } else { self.sizes.clone() }
     }
 
-    /// The same protocol (the same study) at size `l` × `l`, which must be
-    /// one of the study's sizes.
+    /// The same protocol (the same study) at size `l`, which must be one of
+    /// the study's sizes: the protocol itself at its own size (whose height
+    /// may differ), `l` × `l` at another (a study of several sizes runs
+    /// square lattices).
     pub fn for_size(&self, l: usize) -> Result<Self> {
-        let cfg = ProtocolConfig { size: l, height: l, ..self.clone() };
+        let height = if l == self.size { self.height } else { l };
+        let cfg = ProtocolConfig { size: l, height, ..self.clone() };
         cfg.validate()?;
         Ok(cfg)
     }
