@@ -80,6 +80,39 @@ fn info_lists_flames_and_unsupported_variations() {
     assert!(!o.status.success());
 }
 
+/// `flame info --strict` fails where `flame render --strict` does: on a
+/// keyword flam3 does not know as well as on an unknown variation, read
+/// from a file or from standard input.
+#[test]
+fn info_strict_refuses_what_render_strict_refuses() {
+    let text = std::fs::read_to_string(example("test.flam3")).unwrap();
+    assert!(text.contains("<flame "));
+    let sinc = text.replacen("<flame ", "<flame filter_shape=\"sinc\" ", 1);
+    let path = temp_dir().join("sinc.flam3");
+    std::fs::write(&path, &sinc).unwrap();
+    let path = path.to_str().unwrap();
+    let o = warpmc(&["flame", "info", path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rendered = warpmc(&["flame", "render", path, "--strict", "-o", "/dev/null"]);
+    assert!(!rendered.status.success());
+    let o = warpmc(&["flame", "info", "--strict", path]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.lines().filter(|l| l.starts_with("error")).count() == 1 && e.contains("sinc"), "{e}");
+    let mut child = Command::new(bin())
+        .args(["flame", "info", "--strict", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(sinc.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sinc") && String::from_utf8_lossy(&o.stdout).contains("2 flame(s)"), "{}", stderr(&o));
+}
+
 /// A genome with a variation warpmc does not implement (synth).
 fn unknown_variation_genome() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

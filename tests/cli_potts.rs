@@ -1132,6 +1132,9 @@ fn exact_values_are_the_library_s_and_a_run_reproduces_them() {
         (&["--size", "8", "--temp", "-1"][..], "positive and finite"),
         (&["--size", "8", "--temps", "1,x"][..], "'x' is not a number"),
         (&["--size", "8", "--temp", "1", "--coupling", "inf"][..], "finite"),
+        // Beyond the run's bound the sums leave f64 (-inf, NaN).
+        (&["--size", "16", "--temp", "1", "--coupling", "1e308"][..], "2|J| must be at most 1e70"),
+        (&["--q", "3", "--size", "4", "--temp", "1", "--coupling", "-1e71"][..], "2|J| must be at most 1e70"),
         (&["--q", "1", "--size", "8", "--temp", "1"][..], "q must be at least 2"),
         (&["--size", "16,16777217", "--temp", "1"][..], "sides up to 16777216"),
     ] {

@@ -1010,7 +1010,19 @@ impl FrameTimes {
 
 fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     // Read leniently so that unsupported variations are listed, not fatal.
-    let parsed = read_genome(&a.genome, false)?;
+    let (parsed, strict_error) = if a.genome.strict {
+        if let Some(p) = &a.genome.palettes {
+            PaletteLibrary::check_named(Some(p))?;
+        }
+        let (parsed, strict_error) =
+            super::flame_genome::read_input_lenient_and_strict(&a.genome.genome, a.genome.palettes.clone())?;
+        if parsed.flames.is_empty() {
+            bail!("{}: no <flame> elements", a.genome.genome.display());
+        }
+        (parsed, strict_error)
+    } else {
+        (read_genome(&a.genome, false)?, None)
+    };
     let mut text = String::new();
     outln!(text, "{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
     for (i, f) in parsed.flames.iter().enumerate() {
@@ -1057,8 +1069,15 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
         outln!(text, "  warning: {w}");
     }
     super::write_stdout(format_args!("{text}"))?;
-    if a.genome.strict && !parsed.skipped.is_empty() {
-        bail!("{}: unknown variations or attributes (--strict)", a.genome.genome.display());
+    if a.genome.strict {
+        if !parsed.skipped.is_empty() {
+            bail!("{}: unknown variations or attributes (--strict)", a.genome.genome.display());
+        }
+        // What else --strict refuses (a keyword flam3 does not know): the
+        // error `flame render --strict` gives.
+        if let Some(e) = strict_error {
+            return Err(e.into());
+        }
     }
     Ok(())
 }

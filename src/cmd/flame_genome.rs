@@ -282,16 +282,33 @@ pub(crate) fn run(args: GenomeArgs) -> anyhow::Result<()> {
 /// Reads a genome from `path`, or standard input for `-`; variations
 /// outside the reader's set are dropped with the reader's warnings.
 pub(crate) fn read_input(path: &Path, opts: &ParseOptions) -> anyhow::Result<ParsedGenome> {
-    let parsed = if path.as_os_str() == "-" {
-        let bytes = read_bounded(std::io::stdin().lock(), MAX_GENOME_BYTES)
-            .context("reading the genome from standard input")?
-            .ok_or_else(|| too_large("standard input", MAX_GENOME_BYTES, "genome"))?;
-        let text = String::from_utf8(bytes).context("reading the genome from standard input: not UTF-8")?;
-        parse_str(&text, "<stdin>", opts)?
-    } else {
-        parse_file(path, opts)?
-    };
+    let parsed =
+        if path.as_os_str() == "-" { parse_str(&stdin_text()?, "<stdin>", opts)? } else { parse_file(path, opts)? };
     Ok(parsed)
+}
+
+/// The genome on standard input, as text.
+fn stdin_text() -> anyhow::Result<String> {
+    let bytes = read_bounded(std::io::stdin().lock(), MAX_GENOME_BYTES)
+        .context("reading the genome from standard input")?
+        .ok_or_else(|| too_large("standard input", MAX_GENOME_BYTES, "genome"))?;
+    String::from_utf8(bytes).context("reading the genome from standard input: not UTF-8")
+}
+
+/// [`read_input`] twice over one read of the input: leniently, and the
+/// error a strict read (`--strict`) gives, if any.
+pub(crate) fn read_input_lenient_and_strict(
+    path: &Path,
+    palette_file: Option<PathBuf>,
+) -> anyhow::Result<(ParsedGenome, Option<warpmc_flame::FlameError>)> {
+    let lenient = ParseOptions { strict: false, palette_file: palette_file.clone() };
+    let strict = ParseOptions { strict: true, palette_file };
+    if path.as_os_str() == "-" {
+        let text = stdin_text()?;
+        Ok((parse_str(&text, "<stdin>", &lenient)?, parse_str(&text, "<stdin>", &strict).err()))
+    } else {
+        Ok((parse_file(path, &lenient)?, parse_file(path, &strict).err()))
+    }
 }
 
 /// The flames of an input file, warnings printed; at least one.

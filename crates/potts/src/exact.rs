@@ -869,6 +869,15 @@ pub fn exact_rows(q: u32, tori: &[(usize, usize)], temperatures: &[f64], couplin
     if !coupling.is_finite() {
         return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
     }
+    // The bound `potts run` keeps (beyond it the sums over bonds and their
+    // squares leave f64).
+    if 2.0 * coupling.abs() > crate::model::MAX_ENERGY_SCALE {
+        return Err(PottsError::InvalidInput(format!(
+            "J = {coupling:?} gives energies up to {:e} per site; 2|J| must be at most {:e}, as for a run",
+            2.0 * coupling.abs(),
+            crate::model::MAX_ENERGY_SCALE
+        )));
+    }
     for &t in temperatures {
         check_temperature(t)?;
     }
