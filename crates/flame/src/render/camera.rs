@@ -48,7 +48,10 @@ impl Camera {
         ];
         let size0 = 1.0 / (bounds[2] - bounds[0]);
         let size1 = 1.0 / (bounds[3] - bounds[1]);
-        let th = cp.rotate * 2.0 * std::f64::consts::PI / 360.0;
+        // rotate·π/180 with the constant folded, as flam3's -ffast-math build
+        // computes rotate·2π/360 (rect.c): a finite angle for every finite
+        // rotate (rotate·2 overflows above 9e307).
+        let th = cp.rotate.to_radians();
         let rot = (cp.rotate != 0.0).then(|| [[th.cos(), -th.sin()], [th.sin(), th.cos()]]);
         let ws0 = width as f64 * size0;
         let hs1 = height as f64 * size1;
@@ -83,6 +86,29 @@ impl Camera {
             Some((ix + self.width * iy) as u32)
         } else {
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::genome::{ParseOptions, parse_str};
+
+    /// Every finite rotate gives a rotation (flam3-render draws the flame at
+    /// rotate = 1e308; rotate·2 is infinite there).
+    #[test]
+    fn a_huge_rotate_is_still_a_rotation() {
+        for rotate in [30.0, -169.0, 1e307, 1e308, -1e308, f64::MAX] {
+            let xml =
+                format!(r#"<flame size="32 24" scale="10" rotate="{rotate:e}"><xform weight="1" linear="1"/></flame>"#);
+            let flame = &parse_str(&xml, "rotate", &ParseOptions::default()).unwrap().flames[0];
+            let rot = Camera::new(flame, 0, 1, 32, 24, 1.0).rot.unwrap();
+            let det = rot[0][0] * rot[1][1] - rot[0][1] * rot[1][0];
+            assert!(
+                rot.iter().flatten().all(|v| v.is_finite()) && (det - 1.0).abs() < 1e-12,
+                "rotate {rotate}: {rot:?}"
+            );
         }
     }
 }
