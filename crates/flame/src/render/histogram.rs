@@ -102,7 +102,9 @@ impl ColorMap {
         let scaled = c * 256.0;
         let idx = scaled as i64;
         if self.linear {
-            let (i, frac) = if idx < 0 {
+            // NaN (`as` gives 0) takes the first entry, as on the GPU: its
+            // fraction would be NaN.
+            let (i, frac) = if idx < 0 || scaled.is_nan() {
                 (0usize, 0.0)
             } else if idx >= 255 {
                 (254usize, 1.0)
@@ -220,5 +222,14 @@ mod tests {
         assert!((lin.lookup(0.5 + 0.25 / 256.0)[0] - 128.25).abs() < 1e-9);
         assert_eq!(lin.lookup(1.0)[0], 255.0);
         assert_eq!(lin.lookup(-1.0)[0], 0.0);
+        // A colour coordinate driven out of range (color_speed > 1) or to
+        // NaN: an entry of the palette, as on the GPU, never NaN.
+        for c in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300] {
+            for map in [&step, &lin] {
+                assert!(map.lookup(c).iter().all(|v| v.is_finite()), "{c}: {:?}", map.lookup(c));
+            }
+        }
+        assert_eq!(lin.lookup(f64::NAN)[0], 0.0);
+        assert_eq!(step.lookup(f64::NAN)[0], 0.0);
     }
 }
