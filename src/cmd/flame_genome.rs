@@ -295,8 +295,9 @@ fn stdin_text() -> anyhow::Result<String> {
     String::from_utf8(bytes).context("reading the genome from standard input: not UTF-8")
 }
 
-/// [`read_input`] twice over one read of the input: leniently, and the
-/// error a strict read (`--strict`) gives, if any.
+/// [`read_input`] twice: leniently, and the error a strict read
+/// (`--strict`) gives, if any. Standard input is read once for both; a file
+/// is read again.
 pub(crate) fn read_input_lenient_and_strict(
     path: &Path,
     palette_file: Option<PathBuf>,
