@@ -289,6 +289,39 @@ fn bad_genome_tool_input_is_one_line() {
     }
 }
 
+#[test]
+fn a_result_the_reader_would_refuse_is_not_written() {
+    let dir = temp_dir();
+    // Turning coefficients near the largest f64 overflows them; cutting a
+    // flame of scale 0 into strips divides by zero.
+    let huge = dir.join("huge-coefs.flam3");
+    std::fs::write(
+        &huge,
+        r#"<flame size="64 48" scale="20"><xform weight="1" linear="1" coefs="1.7e308 1.7e308 1.7e308 -1.7e308 0 0"/></flame>"#,
+    )
+    .unwrap();
+    let flat = dir.join("scale-0.flam3");
+    std::fs::write(
+        &flat,
+        r#"<flame size="64 48" scale="0"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>"#,
+    )
+    .unwrap();
+    let out = dir.join("kept.flam3");
+    let (huge, flat, out_s) = (huge.to_str().unwrap(), flat.to_str().unwrap(), out.to_str().unwrap());
+    for args in [
+        &["flame", "genome", "rotate", huge, "--frame", "5", "--nframes", "40", "-o", out_s][..],
+        &["flame", "genome", "strip", flat, "--nstrips", "2", "-o", out_s][..],
+    ] {
+        std::fs::write(&out, "earlier work").unwrap();
+        let o = warpmc(args);
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{args:?} exited 0");
+        assert!(e.contains("is not a finite number") && e.contains("nothing was written"), "{args:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{args:?}: {e}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier work", "{args:?}");
+    }
+}
+
 fn have(program: &str) -> bool {
     Command::new("sh").arg("-c").arg(format!("command -v {program}")).output().is_ok_and(|o| o.status.success())
 }

@@ -380,6 +380,12 @@ fn output(c: &Common) -> Option<&Path> {
 fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
     let version = format!("WARPMC-{}", env!("CARGO_PKG_VERSION"));
     let text = write_genome(flames, root, Some(&version));
+    // What the reader would refuse is not written: extreme inputs can make
+    // a number infinite or NaN (a mutation with --speed 1e308, an
+    // interpolation between coefficients near 1e308, a strip of a flame
+    // with scale 0), and a genome holding one renders nowhere.
+    parse_str(&text, "the result", &ParseOptions::default())
+        .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
     match output(c) {
         Some(out) => warpmc_host::output::write_bytes(out, text.as_bytes())?,
         None => super::write_stdout(format_args!("{text}"))?,
