@@ -736,6 +736,66 @@ fn spatial_filters_and_tone_mapping_match_flam3_render() {
 }
 
 #[test]
+fn colour_coordinates_beyond_int_range_take_the_first_entry_as_in_flam3_render() {
+    // flam3 indexes the palette with C's (int) of the coordinate × 256; on
+    // x86 a value beyond int's range gives INT_MIN, so entry 0 (here red),
+    // while one just inside the range takes the last (blue).
+    if Command::new("flam3-render").stdin(Stdio::null()).output().is_err() {
+        println!("SKIPPED: flam3-render is not installed (Debian: flam3-utils)");
+        return;
+    }
+    let dir = temp_dir().join("flam3-colour-range");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mean = |png: &Path| {
+        let img = warpmc_flame::image::read_png(png).unwrap();
+        let mut m = [0.0; 3];
+        for p in &img.pixels {
+            for c in 0..3 {
+                m[c] += p[c] / img.pixels.len() as f64;
+            }
+        }
+        m
+    };
+    for mode in ["linear", "step"] {
+        for (colour, red) in [("1e7", true), ("3e6", false), ("1e300", true), ("-1e300", true)] {
+            let g = dir.join(format!("{mode}-{colour}.flam3"));
+            std::fs::write(
+                &g,
+                format!(
+                    r#"<flame size="64 48" center="0 0" scale="20" quality="100" estimator_radius="0" palette_mode="{mode}">
+  <xform weight="1" color="{colour}" color_speed="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+  <xform weight="1" color="{colour}" color_speed="1" linear="1" coefs="0.5 0 0 0.5 0.5 0.5"/>
+  <color index="0" rgb="200 0 0"/>
+  <color index="128" rgb="100 100 100"/>
+  <color index="255" rgb="0 0 200"/>
+</flame>"#
+                ),
+            )
+            .unwrap();
+            let theirs = dir.join(format!("{mode}-{colour}.flam3.png"));
+            let o = Command::new("flam3-render")
+                .env("in", &g)
+                .env("out", &theirs)
+                .env("nthreads", "1")
+                .env("verbose", "0")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(o.status.success() && theirs.exists(), "flam3-render {mode} {colour}: {}", stderr(&o));
+            let ours = dir.join(format!("{mode}-{colour}.warpmc.png"));
+            let o = warpmc(&["flame", "render", g.to_str().unwrap(), "-o", ours.to_str().unwrap(), "--backend", "cpu"]);
+            assert!(o.status.success(), "{mode} {colour}: {}", stderr(&o));
+            let (f, w) = (mean(&theirs), mean(&ours));
+            let (lit, dark) = if red { (0, 2) } else { (2, 0) };
+            for m in [f, w] {
+                assert!(m[lit] > 0.0 && m[dark] == 0.0 && m[1] == 0.0, "{mode} {colour}: flam3 {f:?}, warpmc {w:?}");
+            }
+            assert!((w[lit] / f[lit] - 1.0).abs() < 0.1, "{mode} {colour}: flam3 {f:?}, warpmc {w:?}");
+        }
+    }
+}
+
+#[test]
 fn early_clip_matches_flam3_render_with_earlyclip() {
     // flam3-render's earlyclip=1 tone-maps every supersampled cell before
     // the spatial filter. A bright genome with a kernel of negative lobes

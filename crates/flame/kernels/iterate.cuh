@@ -214,14 +214,20 @@ struct BetterShuffle : SimpleShuffle<BUFFERS> {
 // The palette colour (premultiplied by 255 and the temporal weight) at
 // colour coordinate c, as the CPU's ColorMap::lookup finds it.
 
+// flam3's (int) of c × the palette size, as the CPU's ColorMap::lookup
+// takes it: truncation towards zero, and x86's INT_MIN for a value beyond
+// int's range or NaN (CUDA's conversion saturates instead), which selects
+// entry 0 as a negative index does.
+__device__ __forceinline__ int palette_index(real c) {
+    const float scaled = (float)c * (float)FLAME_PALETTE_SIZE;
+    return scaled < 2147483648.0f ? (int)scaled : -2147483647 - 1;
+}
+
 // flam3's step mode: the entry c falls in.
 struct StepPalette {
     __device__ static __forceinline__ float4 lookup(const float4 *pal, real c) {
-        const float scaled = (float)c * (float)FLAME_PALETTE_SIZE;
-        int idx = (int)scaled;  // truncation, as the CPU's `as i64`
-        if (!(scaled >= 0.0f)) idx = 0;  // negative or NaN
-        if (idx > FLAME_PALETTE_SIZE - 1) idx = FLAME_PALETTE_SIZE - 1;
-        return pal[idx];
+        const int idx = palette_index(c);
+        return pal[idx < 0 ? 0 : (idx > FLAME_PALETTE_SIZE - 1 ? FLAME_PALETTE_SIZE - 1 : idx)];
     }
 };
 
@@ -229,9 +235,9 @@ struct StepPalette {
 struct LinearPalette {
     __device__ static __forceinline__ float4 lookup(const float4 *pal, real c) {
         const float scaled = (float)c * (float)FLAME_PALETTE_SIZE;
-        int idx = (int)scaled;  // truncation, as the CPU's `as i64`
+        int idx = palette_index(c);
         float frac;
-        if (!(scaled >= 0.0f)) {  // negative or NaN
+        if (idx < 0) {
             idx = 0;
             frac = 0.0f;
         } else if (idx >= FLAME_PALETTE_SIZE - 1) {

@@ -302,3 +302,33 @@ fn fractorium_variations_render_within_the_cpu_noise_floor() {
     }
     assert!(below.is_empty(), "below the CPU's noise floor:\n{}", below.join("\n"));
 }
+
+/// Colour coordinates off the palette (color_speed 1 puts every point at
+/// the xforms' colour): beyond int's range entry 0 as in flam3, just below
+/// 0 linear mode's negative fraction, both backends alike.
+#[test]
+fn colour_coordinates_off_the_palette_look_up_as_on_the_cpu() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("colour_coordinates_off_the_palette_look_up_as_on_the_cpu") else {
+        return;
+    };
+    let r = CudaRenderer::new(gpu);
+    for mode in ["linear", "step"] {
+        for colour in ["1e7", "3e6", "-1e300", "-0.001953125", "0.5"] {
+            let xml = format!(
+                r#"<flame size="160 120" center="0.5 0.5" scale="100" quality="50" estimator_radius="0" palette_mode="{mode}">
+  <xform weight="1" color="{colour}" color_speed="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+  <xform weight="1" color="{colour}" color_speed="1" linear="1" coefs="0.5 0 0 0.5 0.5 0"/>
+  <xform weight="1" color="{colour}" color_speed="1" linear="1" coefs="0.5 0 0 0.5 0.25 0.5"/>
+  <color index="0" rgb="100 0 0"/>
+  <color index="1" rgb="0 100 0"/>
+  <color index="128" rgb="60 60 60"/>
+  <color index="255" rgb="0 0 200"/>
+</flame>"#
+            );
+            let f = warpmc_flame::genome::parse_str(&xml, "colour.flam3", &options(true)).unwrap().flames.remove(0);
+            let (p, floor) = gap(&r, &f, 1.0, 1.0, Precision::F32);
+            println!("{mode} {colour}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+            assert!(p > floor - 0.5, "{mode} {colour}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+        }
+    }
+}

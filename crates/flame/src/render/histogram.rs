@@ -100,11 +100,14 @@ impl ColorMap {
     #[inline(always)]
     pub(crate) fn lookup(&self, c: f64) -> [f64; 4] {
         let scaled = c * 256.0;
-        let idx = scaled as i64;
+        // flam3 takes C's (int) of the scaled coordinate, which truncates
+        // towards zero; on x86 a value beyond int's range, and NaN, give
+        // INT_MIN, so they select entry 0 (with no fraction), as a negative
+        // index does. A coordinate in (-1/256, 0) truncates to 0 and keeps
+        // its negative fraction in linear mode.
+        let idx = if scaled < 2_147_483_648.0 { scaled as i64 } else { i64::MIN };
         if self.linear {
-            // NaN (`as` gives 0) takes the first entry, as on the GPU: its
-            // fraction would be NaN.
-            let (i, frac) = if idx < 0 || scaled.is_nan() {
+            let (i, frac) = if idx < 0 {
                 (0usize, 0.0)
             } else if idx >= 255 {
                 (254usize, 1.0)
@@ -229,7 +232,18 @@ mod tests {
                 assert!(map.lookup(c).iter().all(|v| v.is_finite()), "{c}: {:?}", map.lookup(c));
             }
         }
-        assert_eq!(lin.lookup(f64::NAN)[0], 0.0);
-        assert_eq!(step.lookup(f64::NAN)[0], 0.0);
+        // As flam3's (int) on x86: beyond int's range, and NaN, entry 0.
+        let int_min = 2_147_483_648.0 / 256.0;
+        for c in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300, int_min, -int_min - 1.0] {
+            assert_eq!(lin.lookup(c)[0], 0.0, "{c}");
+            assert_eq!(step.lookup(c)[0], 0.0, "{c}");
+        }
+        let below = int_min - 1.0 / 256.0;
+        assert_eq!(lin.lookup(below)[0], 255.0);
+        assert_eq!(step.lookup(below)[0], 255.0);
+        // Just below 0 the index truncates to 0 and linear mode extrapolates
+        // with the negative fraction.
+        assert_eq!(lin.lookup(-0.5 / 256.0)[0], -0.5);
+        assert_eq!(step.lookup(-0.5 / 256.0)[0], 0.0);
     }
 }
