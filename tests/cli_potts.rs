@@ -804,6 +804,36 @@ fn series_holds_every_measurement_behind_the_averages() {
 }
 
 #[test]
+fn a_run_stopped_before_any_temperature_finished_keeps_an_existing_series_file() {
+    let earlier = b"earlier work".to_vec();
+    // Stopped by an error: the first result cannot be written.
+    if Path::new("/dev/full").exists() {
+        let series = tmp("kept-on-error.npy");
+        std::fs::write(&series, &earlier).unwrap();
+        let o = run_small(&["--temps", "0.9,1.0", "--out", "/dev/full", "--series", series.to_str().unwrap()]);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("is as it was"), "{}", stderr(&o));
+        assert_eq!(std::fs::read(&series).unwrap(), earlier);
+    }
+    // Stopped by Ctrl-C long before the first temperature ends.
+    let series = tmp("kept-on-ctrl-c.npy");
+    std::fs::write(&series, &earlier).unwrap();
+    let args = small(&["--temps", "0.9,1.0", "--therm", "100000000", "--series", series.to_str().unwrap()]);
+    let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut text = String::new();
+    use std::io::BufRead;
+    while !text.contains("potts:") {
+        assert!(err.read_line(&mut text).unwrap() > 0, "the run ended early: {text}");
+    }
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    std::io::Read::read_to_string(&mut err, &mut text).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{text}");
+    assert!(text.contains(&format!("series: {} is as it was", series.display())), "{text}");
+    assert_eq!(std::fs::read(&series).unwrap(), earlier);
+}
+
+#[test]
 fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_results() {
     let csv = tmp("five-million.csv");
     let series = tmp("five-million.npy");

@@ -801,8 +801,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     };
     let out = out.expect("the first size made the output");
     out.bar.finish_and_clear();
-    // Whatever ended the run, the measurements taken are kept.
-    if let Some(path) = &args.series
+    // Whatever ended the run, the measurements taken are kept, except that
+    // a run stopped before any temperature finished leaves a file already
+    // at the path as it was, as it leaves --out (the checkpoint, if any,
+    // holds its measurements).
+    let finished_any = result.is_ok() || !out.earlier.is_empty() || !out.current.is_empty();
+    let series = args.series.as_deref().filter(|p| finished_any || std::fs::symlink_metadata(p).is_err());
+    if let Some(path) = series
         && team.is_first()
     {
         let cfg = &study[at];
@@ -815,6 +820,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         runs.resize(study.len(), &[]);
         snapshot::write_series_npy(path, &runs, shape)?;
         noteln!("series: {}", path.display());
+    } else if let Some(path) = &args.series
+        && team.is_first()
+    {
+        noteln!(
+            "series: {} is as it was: no temperature finished{}",
+            path.display(),
+            if out.checkpoint_path.is_some() { " (the checkpoint holds the measurements taken)" } else { "" }
+        );
     }
     match result {
         Ok(_) => {}
@@ -828,7 +841,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                         "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
                         p = path.display()
                     ),
-                    None if out.earlier.is_empty() && out.current.is_empty() => noteln!(
+                    None if !finished_any => noteln!(
                         "interrupted before any temperature finished: nothing was written{}; run with --checkpoint \
                          FILE to be able to continue a run",
                         args.out.as_ref().map(|p| format!(" ({} is as it was)", p.display())).unwrap_or_default()
