@@ -329,4 +329,15 @@ fn negative_numbers_are_values() {
         let err = stderr(&o);
         assert!(!o.status.success() && err.contains(words) && !err.contains("unexpected argument"), "{flag}: {err}");
     }
+    // Frame times beyond flam3-animate's ints (whose full i64 span would
+    // overflow the frame count) are refused in one line.
+    for (begin, end) in [("-9223372036854775808", "9223372036854775807"), ("0", "2147483648")] {
+        let mut args = animate_args(&genome, &["-o", &prefix]);
+        let at = args.iter().position(|a| *a == "--begin").unwrap();
+        args.splice(at..at + 4, ["--begin", begin, "--end", end]);
+        let o = warpmc(&args);
+        let err = stderr(&o);
+        assert!(!o.status.success() && err.contains("beyond the frame times"), "{begin}..{end}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }

@@ -768,6 +768,13 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     if a.dtime < 1 {
         bail!("--dtime must be at least 1");
     }
+    // flam3-animate's frame times are C ints; beyond them a time would also
+    // lose its last digits as the f64 the flames are interpolated at.
+    for (option, t) in [("--begin", begin), ("--end", end)] {
+        if i32::try_from(t).is_err() {
+            bail!("{option} ({t}) is beyond the frame times flam3-animate takes (-2147483648 to 2147483647)");
+        }
+    }
     if end < begin {
         bail!("--end ({end}) is before --begin ({begin})");
     }
