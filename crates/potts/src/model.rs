@@ -20,6 +20,11 @@ pub const MAX_SITES: u64 = 1 << 34;
 /// stay finite in f64.
 pub const MAX_ENERGY_SCALE: f64 = 1e70;
 
+/// Smallest |J| and |h| other than zero: with energies below it the fourth
+/// moment of the energy underflows in f64, and the specific heat and the
+/// error bars with it (measure T in units of J instead).
+pub const MIN_ENERGY_SCALE: f64 = 1e-70;
+
 /// A Potts model on a periodic `width` × `height` lattice (both even, so the
 /// checkerboard colouring is consistent across the periodic boundaries).
 #[derive(Clone, Debug, PartialEq)]
@@ -80,8 +85,9 @@ impl PottsModel {
         Ok(self)
     }
 
-    /// Refuses couplings and fields whose energies would overflow the
-    /// statistics ([`MAX_ENERGY_SCALE`]).
+    /// Refuses couplings and fields whose energies would overflow or
+    /// underflow the statistics ([`MAX_ENERGY_SCALE`],
+    /// [`MIN_ENERGY_SCALE`]).
     fn check_energy_scale(&self) -> Result<()> {
         let scale = 2.0 * self.coupling.abs() + self.field.abs();
         if scale > MAX_ENERGY_SCALE {
@@ -90,6 +96,14 @@ impl PottsModel {
                  {MAX_ENERGY_SCALE:e}, beyond which the energy moments overflow",
                 self.coupling, self.field
             )));
+        }
+        for (name, v) in [("the coupling J", self.coupling), ("the field h", self.field)] {
+            if v != 0.0 && v.abs() < MIN_ENERGY_SCALE {
+                return Err(PottsError::InvalidInput(format!(
+                    "{name} = {v:?} is too small: it must be 0 or at least {MIN_ENERGY_SCALE:e} in magnitude, \
+                     below which the energy moments underflow (measure the temperatures in units of J)"
+                )));
+            }
         }
         Ok(())
     }
