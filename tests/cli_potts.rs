@@ -40,6 +40,36 @@ fn run_small(extra: &[&str]) -> Output {
 }
 
 #[test]
+fn a_negative_number_with_a_negative_exponent_is_a_value() {
+    // clap takes "-1e-3" for an option; the field it gives is the same as
+    // "-0.001"'s, to the bit.
+    let run = |h: &str| {
+        let o = warpmc(&[
+            "potts",
+            "run",
+            "--backend",
+            "cpu",
+            "--q",
+            "3",
+            "--size",
+            "8",
+            "--temp",
+            "1",
+            "--therm",
+            "10",
+            "--sweeps",
+            "100",
+            "--json",
+            "--field",
+            h,
+        ]);
+        assert!(o.status.success(), "--field {h}: {}", stderr(&o));
+        physics(&o.stdout)
+    };
+    assert_eq!(run("-1e-3"), run("-0.001"));
+}
+
+#[test]
 fn bad_input_is_one_clear_line() {
     let base = ["potts", "run", "--backend", "cpu", "--temp", "1", "--therm", "1", "--sweeps", "10"];
     let with = |extra: &[&'static str]| base.iter().copied().chain(extra.iter().copied()).collect::<Vec<&str>>();
@@ -50,6 +80,10 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&with(&["--q", "3", "--size", "8", "--height", "5"]), "height must be even");
     assert_one_line_error(&with(&["--q", "3", "--size", "8", "--snapshot", "x.jpg"]), ".png or .npy");
     assert_one_line_error(&with(&["--q", "3"]), "missing --size");
+    // Energies so small that their fourth moment underflows (C = 0 and NaN
+    // error bars before): refused, J and h alike.
+    assert_one_line_error(&with(&["--q", "2", "--size", "8", "--coupling", "1e-300"]), "must be 0 or at least 1e-70");
+    assert_one_line_error(&with(&["--q", "3", "--size", "8", "--field", "-1e-71"]), "must be 0 or at least 1e-70");
     let neg = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temp", "-1"];
     assert_one_line_error(&neg, "positive");
     let zero = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temps", "0:1:0.5"];

@@ -61,7 +61,8 @@ impl Cli {
     /// option.
     pub(crate) fn try_parse_args() -> Result<Self, clap::Error> {
         let mut command = negative_numbers_are_values(<Self as clap::CommandFactory>::command());
-        let mut matches = command.try_get_matches_from_mut(std::env::args_os())?;
+        let args = numbers_joined_to_options(&command, std::env::args_os().collect());
+        let mut matches = command.try_get_matches_from_mut(args)?;
         <Self as clap::FromArgMatches>::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command))
     }
 }
@@ -72,6 +73,49 @@ fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
     command
         .mut_args(|a| if a.get_action().takes_values() { a.allow_negative_numbers(true) } else { a })
         .mut_subcommands(negative_numbers_are_values)
+}
+
+/// `args` with `--name VALUE` written as `--name=VALUE` where VALUE is a
+/// negative number clap does not take for one (a negative exponent:
+/// `--field -1e-3`) and some subcommand's `--name` takes a value.
+fn numbers_joined_to_options(command: &clap::Command, args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    fn value_options(c: &clap::Command, out: &mut std::collections::HashSet<String>) {
+        for a in c.get_arguments() {
+            if let Some(long) = a.get_long()
+                && a.get_action().takes_values()
+            {
+                out.insert(format!("--{long}"));
+            }
+        }
+        for sub in c.get_subcommands() {
+            value_options(sub, out);
+        }
+    }
+    let mut takes_value = std::collections::HashSet::new();
+    value_options(command, &mut takes_value);
+    let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
+    let mut args = args.into_iter().peekable();
+    while let Some(a) = args.next() {
+        if a == "--" {
+            out.push(a);
+            out.extend(args);
+            break;
+        }
+        let negative_number = |v: &std::ffi::OsString| {
+            v.to_str().is_some_and(|v| v.starts_with('-') && v.len() > 1 && v.parse::<f64>().is_ok())
+        };
+        if a.to_str().is_some_and(|name| takes_value.contains(name))
+            && let Some(v) = args.next_if(negative_number)
+        {
+            let mut joined = a;
+            joined.push("=");
+            joined.push(v);
+            out.push(joined);
+        } else {
+            out.push(a);
+        }
+    }
+    out
 }
 
 #[derive(Debug, Subcommand)]
