@@ -110,6 +110,13 @@ def test_unknown_keywords_are_type_errors():
     for temps in ({1.0: 2.0}, {1.0, 2.0}):
         with pytest.raises(TypeError, match="temps: a .* is not a list"):
             potts.run(q=2, size=8, temps=temps, therm=1, sweeps=1, backend="cpu")
+    # Bytes iterate as byte values: b"1.0" is not the temperatures 49, 46, 48.
+    for key, value in (("temps", b"1.0"), ("temps", bytearray(b"\x01\x02")), ("size", b"\x08")):
+        kwargs = {"q": 2, "size": 8, "temps": 1.0, "therm": 1, "sweeps": 1, "backend": "cpu", key: value}
+        with pytest.raises(TypeError, match=f"{key}: .* decode it first"):
+            potts.run(**kwargs)
+        with pytest.raises(TypeError, match=f"{key}: .* decode it first"):
+            potts.exact(**{k: kwargs[k] for k in ("q", "size", "temps")})
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,9 @@ def _plain(key: str, value: Any) -> Any:
     if isinstance(value, (Mapping, AbstractSet)):
         # Their iteration gives keys, or no order: never what a list means.
         raise TypeError(f"{key}: a {type(value).__name__} is not a list; give the values as a list")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        # Their iteration gives byte values: b"1.0" would be [49, 46, 48].
+        raise TypeError(f"{key}: {type(value).__name__} is not a number, string or list; decode it first")
     if isinstance(value, Iterable):
         return [_plain(key, v) for v in value]
     raise TypeError(f"{key}: {type(value).__name__} is not a number, string, boolean or list")
