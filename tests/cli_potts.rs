@@ -40,6 +40,38 @@ fn run_small(extra: &[&str]) -> Output {
 }
 
 #[test]
+fn row_warnings_stop_after_a_hundred_with_one_line_saying_so() {
+    // 201 temperatures, each far too short to trust on a 2 × 2 torus.
+    let o = warpmc(&[
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--q",
+        "3",
+        "--size",
+        "2",
+        "--temps",
+        "1:1.0002:0.000001",
+        "--algorithm",
+        "heat-bath",
+        "--therm",
+        "10",
+        "--sweeps",
+        "100",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = physics(&o.stdout);
+    let flagged = rows.iter().filter(|r| r["too_short"] == true).count();
+    assert!(flagged > 150, "only {flagged} of {} rows flagged", rows.len());
+    let err = stderr(&o);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: T = ")).collect();
+    assert_eq!(warnings.len(), 100, "{err}");
+    assert_eq!(err.matches("their warnings are not printed").count(), 1, "{err}");
+}
+
+#[test]
 fn a_negative_number_with_a_negative_exponent_is_a_value() {
     // clap takes "-1e-3" for an option; the field it gives is the same as
     // "-0.001"'s, to the bit.

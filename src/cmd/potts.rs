@@ -902,7 +902,15 @@ struct Output {
     /// The lattice size whose warning about the tempered replicas' summed
     /// energy was printed last.
     replicas_warned: Option<usize>,
+    /// Rows flagged too_short so far, each warned of up to
+    /// [`MAX_ROW_WARNINGS`].
+    rows_flagged: u64,
 }
+
+/// Rows whose too_short warning is printed; beyond them one line says the
+/// rest are flagged in the output only (a list of a million temperatures
+/// would otherwise print a million warnings).
+const MAX_ROW_WARNINGS: u64 = 100;
 
 impl Output {
     /// The output of a run; `writes` is false for the processes of an MPI
@@ -945,6 +953,7 @@ impl Output {
             quiet: !writes,
             measure_every,
             replicas_warned: None,
+            rows_flagged: 0,
         })
     }
 
@@ -990,6 +999,17 @@ impl Output {
             });
         }
         if r.too_short {
+            self.rows_flagged += 1;
+        }
+        if r.too_short && self.rows_flagged == MAX_ROW_WARNINGS + 1 {
+            self.bar.suspend(|| {
+                noteln!(
+                    "warning: more rows are too short to trust; their warnings are not printed, but the too_short \
+                     and slow_mode fields (--json, --out) flag each"
+                )
+            });
+        }
+        if r.too_short && self.rows_flagged <= MAX_ROW_WARNINGS {
             let tau_sweeps = r.tau_int_energy.max(r.tau_int_magnetization);
             let tau = if tau_sweeps.is_finite() {
                 format!("τ_int = {tau_sweeps:.1} sweeps")
