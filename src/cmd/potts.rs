@@ -966,7 +966,9 @@ impl Output {
             let done = std::mem::take(&mut self.current);
             self.earlier.extend(done);
         } else {
+            // On resuming, those of this size the checkpoint holds too.
             self.earlier = state.earlier_results(cfg)?;
+            self.current = state.results(cfg)?;
             self.begun = true;
         }
         self.bar.set_length(cfg.total_sweeps());
