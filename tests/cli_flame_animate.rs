@@ -156,11 +156,12 @@ fn flam3_animate_available() -> bool {
     Command::new("flam3-animate").env("in", "/nonexistent").stdin(std::process::Stdio::null()).output().is_ok()
 }
 
-/// flam3-animate's frames of `genome` (env `begin`, `end` as given) with
-/// `seed`, under `prefix`.
-fn flam3_animate(genome: &Path, prefix: &str, seed: &str, range: Option<(i64, i64)>) {
+/// flam3-animate's frames of `genome` (env `begin`, `end` as given, and
+/// `more`) with `seed`, under `prefix`.
+fn flam3_animate(genome: &Path, prefix: &str, seed: &str, range: Option<(i64, i64)>, more: &[(&str, &str)]) {
     let mut cmd = Command::new("flam3-animate");
     cmd.env("in", genome).env("prefix", prefix).env("isaac_seed", seed).env("nthreads", "1").env("verbose", "0");
+    cmd.envs(more.iter().copied());
     if let Some((b, e)) = range {
         cmd.env("begin", b.to_string()).env("end", e.to_string());
     }
@@ -216,7 +217,7 @@ fn frames_between_flames_match_flam3_animate() {
         std::fs::write(&g, xml).unwrap();
         let t = time.unwrap();
         for seed in ["a", "b"] {
-            flam3_animate(&g, &dir.join(format!("{name}.flam3-{seed}.")).to_string_lossy(), seed, Some((t, t)));
+            flam3_animate(&g, &dir.join(format!("{name}.flam3-{seed}.")).to_string_lossy(), seed, Some((t, t)), &[]);
         }
         let prefix = dir.join(format!("{name}.warpmc.")).to_string_lossy().into_owned();
         let (ts, te) = (t.to_string(), t.to_string());
@@ -251,7 +252,7 @@ fn frames_between_flames_match_flam3_animate() {
         let g = dir.join(format!("{name}.flam3"));
         let small = r#"quality="1" size="8 6" temporal_samples="1""#;
         std::fs::write(&g, sequence(t0, t1, small, small)).unwrap();
-        flam3_animate(&g, &dir.join(format!("{name}.flam3.")).to_string_lossy(), "a", None);
+        flam3_animate(&g, &dir.join(format!("{name}.flam3.")).to_string_lossy(), "a", None, &[]);
         let prefix = dir.join(format!("{name}.warpmc.")).to_string_lossy().into_owned();
         let o = warpmc(&["flame", "animate", g.to_str().unwrap(), "-o", &prefix, "--backend", "cpu", "--quiet"]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
@@ -300,6 +301,56 @@ fn each_frame_takes_the_temporal_samples_of_its_time() {
     assert_ne!(interpolated, render("first", &["--temporal-samples", "1"]));
     let o = warpmc(&["flame", "animate", g.to_str().unwrap(), "--temporal-samples", "0", "--backend", "cpu"]);
     assert!(!o.status.success() && stderr(&o).contains("--temporal-samples"), "{}", stderr(&o));
+}
+
+#[test]
+fn fields_match_flam3_animate() {
+    // flam3-animate's fields=1: the even rows at the frame's time, the odd
+    // rows half a frame later, each field half the height with rows twice
+    // as tall; an odd height leaves the last row empty. Also with pixels
+    // that are not square (the fields' shift is half a pixel's width), a
+    // rotation and supersampling.
+    if !flam3_animate_available() {
+        println!("SKIPPED fields_match_flam3_animate: flam3-animate is not installed (Debian: flam3-utils)");
+        return;
+    }
+    let dir = temp_dir("fields");
+    let cases = [
+        ("square", r#"size="80 61" quality="2000""#, "1"),
+        ("aspect", r#"size="80 60" quality="2000" supersample="2" rotate="30""#, "0.8"),
+    ];
+    for (name, attrs, aspect) in cases {
+        let g = dir.join(format!("{name}.flam3"));
+        std::fs::write(&g, sequence(0.0, 10.0, attrs, attrs)).unwrap();
+        for seed in ["a", "b"] {
+            let prefix = dir.join(format!("{name}.flam3-{seed}.")).to_string_lossy().into_owned();
+            flam3_animate(&g, &prefix, seed, Some((3, 3)), &[("fields", "1"), ("pixel_aspect", aspect)]);
+        }
+        let render = |who: &str, extra: &[&str]| {
+            let prefix = dir.join(format!("{name}.{who}.")).to_string_lossy().into_owned();
+            let mut args = vec!["flame", "animate", g.to_str().unwrap(), "--begin", "3", "--end", "3", "-o", &prefix];
+            args.extend(["--pixel-aspect", aspect, "--backend", "cpu", "--quiet"]);
+            args.extend(extra);
+            let o = warpmc(&args);
+            assert!(o.status.success(), "{name}: {}", stderr(&o));
+        };
+        render("warpmc", &["--fields"]);
+        render("whole", &[]);
+        let frame = |who: &str| dir.join(format!("{name}.{who}.00003.png"));
+        let floor = psnr(&frame("flam3-a"), &frame("flam3-b"));
+        let against = |who: &str| (psnr(&frame(who), &frame("flam3-a")) + psnr(&frame(who), &frame("flam3-b"))) / 2.0;
+        let (fields, whole) = (against("warpmc"), against("whole"));
+        println!(
+            "{name}: fields {fields:.2} dB, whole frames {whole:.2} dB against flam3, whose seeds differ by {floor:.2} dB"
+        );
+        assert!(fields > floor - 2.0, "{name}: {fields:.2} dB against flam3, whose seeds differ by {floor:.2} dB");
+        // What the comparison tells apart: the frame without fields.
+        assert!(whole < floor - 6.0, "{name}: a whole frame is {whole:.2} dB from flam3's fields (floor {floor:.2})");
+        if name == "square" {
+            let img = warpmc_flame::image::read_png(&frame("warpmc")).unwrap();
+            assert!(img.pixels[60 * 80..].iter().all(|p| p[..3] == [0.0; 3]), "the 61st row is not empty");
+        }
+    }
 }
 
 /// Negative numbers are values, not options: a negative frame time is a

@@ -19,7 +19,9 @@ use warpmc_flame::image::{
 use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
-use warpmc_flame::render::{FrameCost, Precision, RenderSettings, RenderedFrame, frame_cost, render_with_progress};
+use warpmc_flame::render::{
+    Field, FrameCost, Precision, RenderSettings, RenderStats, RenderedFrame, frame_cost, render_with_progress,
+};
 use warpmc_flame::variations::VariationKind;
 use warpmc_gpu::{BackendChoice, Device, select};
 use warpmc_host::memory::human_bytes;
@@ -244,6 +246,11 @@ struct AnimateArgs {
     /// at the frame's time).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     temporal_samples: Option<u32>,
+    /// Interlaced frames for field-based video (flam3-animate's fields=1):
+    /// the even rows of frame t show the flame at time t, the odd rows at
+    /// time t + 0.5, each field rendered at half the height.
+    #[arg(long)]
+    fields: bool,
     #[command(flatten)]
     opts: RenderOpts,
 }
@@ -787,6 +794,9 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         ),
         ..s.clone()
     };
+    if a.fields && flames.iter().any(|f| (f64::from(f.height) * a.opts.size_scale) < 2.0) {
+        bail!("--fields: an image one pixel high has no field of interlaced rows");
+    }
     let frames = FrameTimes { begin, end, dtime: a.dtime };
     // A video path that cannot be written is an error whether or not
     // ffmpeg is there to write it.
@@ -878,7 +888,18 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let st = at_time(&s, t);
         let cost = engine.checked_cost(&flames, t as f64, &st, bits(&a.opts)).with_context(|| at(t))?;
         let share = cost.iterations as f64 / total.max(1.0);
-        let frame = engine.render(&flames, t as f64, &st, &|f| b.set_position(((done + f * share) * len) as u64));
+        let frame = if a.fields {
+            // flam3-animate: the even field at t, the odd one at t + 0.5,
+            // each with the frame's temporal samples.
+            let field = |field, time: f64, half: f64| {
+                let st = RenderSettings { field, ..st.clone() };
+                engine.render(&flames, time, &st, &|f| b.set_position(((done + (half + f / 2.0) * share) * len) as u64))
+            };
+            field(Field::Even, t as f64, 0.0)
+                .and_then(|even| Ok(interlace(&even, &field(Field::Odd, t as f64 + 0.5, 0.5)?, cost.height)))
+        } else {
+            engine.render(&flames, t as f64, &st, &|f| b.set_position(((done + f * share) * len) as u64))
+        };
         let frame = match frame {
             Err(FlameError::Interrupted) => {
                 b.finish_and_clear();
@@ -987,6 +1008,34 @@ fn frame_text(s: &RenderSettings, frame: &RenderedFrame) -> Vec<(String, String)
 /// Animations with at most this many frames have every frame's file
 /// checked before rendering starts.
 const MAX_CHECKED_FRAMES: u64 = 10_000;
+
+/// The frame of `height` rows whose even rows are `even`'s and odd rows
+/// `odd`'s (fields of `height / 2` rows each); the last row of an odd
+/// height stays empty, as in flam3-animate's frames.
+fn interlace(even: &RenderedFrame, odd: &RenderedFrame, height: u32) -> RenderedFrame {
+    let width = even.width as usize;
+    let mut pixels = vec![[0.0; 4]; width * height as usize];
+    for (y, row) in pixels.chunks_exact_mut(width).enumerate() {
+        let (field, k) = (if y % 2 == 0 { even } else { odd }, y / 2);
+        if k < field.height as usize {
+            row.copy_from_slice(&field.pixels[k * width..][..width]);
+        }
+    }
+    let (e, o) = (&even.stats, &odd.stats);
+    RenderedFrame {
+        width: even.width,
+        height,
+        pixels,
+        transparent: even.transparent,
+        stats: RenderStats {
+            iterations: e.iterations + o.iterations,
+            bad_values: e.bad_values + o.bad_values,
+            iterate_seconds: e.iterate_seconds + o.iterate_seconds,
+            filter_seconds: e.filter_seconds + o.filter_seconds,
+            strips: e.strips.max(o.strips),
+        },
+    }
+}
 
 /// The frame times `begin, begin + dtime, …` up to `end` (`begin <= end`,
 /// `dtime >= 1`).

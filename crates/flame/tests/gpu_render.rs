@@ -8,7 +8,7 @@ use std::path::Path;
 use warpmc_flame::genome::{Flame, ParseOptions, parse_file};
 use warpmc_flame::image::{psnr_pixels, quantized_pixels};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
-use warpmc_flame::render::{Precision, RenderSettings, render};
+use warpmc_flame::render::{Field, Precision, RenderSettings, render};
 
 /// Parse options that find flam3-palettes.xml next to the checkout
 /// (../shared/palettes) when it is there, and in the usual places otherwise:
@@ -330,5 +330,28 @@ fn colour_coordinates_off_the_palette_look_up_as_on_the_cpu() {
             println!("{mode} {colour}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
             assert!(p > floor - 0.5, "{mode} {colour}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
         }
+    }
+}
+
+/// A field of an interlaced frame (half the rows, twice as tall, the view
+/// moved by half a pixel) on both backends, with pixels that are not
+/// square.
+#[test]
+fn fields_render_within_the_cpu_noise_floor() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("fields_render_within_the_cpu_noise_floor") else { return };
+    let r = CudaRenderer::new(gpu);
+    let f = genome("electricsheep.244.80692.flam3");
+    let one = std::slice::from_ref(&f);
+    for field in [Field::Even, Field::Odd] {
+        let at = |seed| RenderSettings { field, pixel_aspect: 0.9, ..settings(seed, 0.25, 0.2) };
+        let cpu_a = render(one, f.time, &at(1)).unwrap();
+        let cpu_b = render(one, f.time, &at(2)).unwrap();
+        let gpu = r.render(one, f.time, &at(3)).unwrap();
+        assert_eq!((gpu.width, gpu.height), (cpu_a.width, cpu_a.height));
+        assert_eq!(cpu_a.height, (f64::from(f.height) * 0.25) as u32 / 2);
+        let (a, b, g) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&gpu));
+        let (p, floor) = (psnr_pixels(&g, &a), psnr_pixels(&b, &a));
+        println!("{field:?}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+        assert!(p > floor - 0.5, "{field:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
     }
 }

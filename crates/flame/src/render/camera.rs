@@ -1,5 +1,6 @@
 //! flam3's camera: from plane coordinates to histogram cells.
 
+use super::Field;
 use crate::genome::Flame;
 
 /// Maps plane coordinates to histogram cells (flam3's camera).
@@ -24,7 +25,9 @@ impl Camera {
     /// The camera of `cp` for a `width × height`-cell histogram with
     /// `gutter` cells on each side at `supersample` cells per pixel, for
     /// pixels `pixel_aspect` times as wide as they are high (flam3 divides
-    /// the horizontal pixels per unit by it).
+    /// the horizontal pixels per unit by it), drawing `field` (of a flame
+    /// whose height is already the field's: its rows are twice as tall,
+    /// and flam3 moves the view by its shift).
     pub(crate) fn new(
         cp: &Flame,
         gutter: usize,
@@ -32,19 +35,22 @@ impl Camera {
         width: usize,
         height: usize,
         pixel_aspect: f64,
+        field: Field,
     ) -> Self {
         let zoom = 2f64.powf(cp.zoom);
-        let ppuy = cp.scale * zoom;
-        let ppux = ppuy / pixel_aspect;
+        let ppu = cp.scale * zoom;
+        let ppux = ppu / pixel_aspect;
+        let ppuy = if field == Field::Both { ppu } else { ppu / 2.0 };
+        let shift = field.shift(ppux);
         let t0 = gutter as f64 / (supersample as f64 * ppux);
         let t1 = gutter as f64 / (supersample as f64 * ppuy);
         let corner0 = cp.center[0] - f64::from(cp.width) / ppux / 2.0;
         let corner1 = cp.center[1] - f64::from(cp.height) / ppuy / 2.0;
         let bounds = [
             corner0 - t0,
-            corner1 - t1,
+            corner1 - t1 + shift,
             corner0 + f64::from(cp.width) / ppux + t0,
-            corner1 + f64::from(cp.height) / ppuy + t1,
+            corner1 + f64::from(cp.height) / ppuy + t1 + shift,
         ];
         let size0 = 1.0 / (bounds[2] - bounds[0]);
         let size1 = 1.0 / (bounds[3] - bounds[1]);
@@ -103,7 +109,7 @@ mod tests {
             let xml =
                 format!(r#"<flame size="32 24" scale="10" rotate="{rotate:e}"><xform weight="1" linear="1"/></flame>"#);
             let flame = &parse_str(&xml, "rotate", &ParseOptions::default()).unwrap().flames[0];
-            let rot = Camera::new(flame, 0, 1, 32, 24, 1.0).rot.unwrap();
+            let rot = Camera::new(flame, 0, 1, 32, 24, 1.0, Field::Both).rot.unwrap();
             let det = rot[0][0] * rot[1][1] - rot[0][1] * rot[1][0];
             assert!(
                 rot.iter().flatten().all(|v| v.is_finite()) && (det - 1.0).abs() < 1e-12,

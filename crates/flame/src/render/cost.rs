@@ -113,7 +113,7 @@ impl Sizing {
     /// error for a setting no renderer can render.
     pub(crate) fn new(flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<Self> {
         let cp0 = interpolate(flames, time);
-        let sizes = frame_sizes(flames, &cp0, settings.pixel_aspect)?;
+        let sizes = frame_sizes(flames, &cp0, settings.pixel_aspect, settings.field)?;
         if cp0.quality.is_nan() || cp0.quality <= 0.0 {
             return Err(FlameError::invalid(format!(
                 "quality must be greater than zero, not {}",

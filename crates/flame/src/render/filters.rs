@@ -227,8 +227,16 @@ impl SpatialFilter {
     /// are high take flam3's kernel for them: the window 1/aspect times as
     /// many cells wide, and the vertical argument divided by the aspect,
     /// so that the kernel spans 1/aspect times its cells across and as many
-    /// as before down: the same shape on the display.
-    pub(crate) fn new(shape: FilterShape, radius: f64, supersample: u32, pixel_aspect: f64) -> Result<Self> {
+    /// as before down: the same shape on the display. A `field` (one of an
+    /// interlaced frame's, whose rows are twice as tall) doubles the
+    /// vertical argument, as flam3 does.
+    pub(crate) fn new(
+        shape: FilterShape,
+        radius: f64,
+        supersample: u32,
+        pixel_aspect: f64,
+        field: bool,
+    ) -> Result<Self> {
         let width = Self::width(shape, radius, supersample, pixel_aspect)?;
         let kernel = flam3_kernel(shape);
         let supp = support(kernel);
@@ -247,7 +255,8 @@ impl SpatialFilter {
         for j in 0..width {
             for i in 0..width {
                 let ii = ((2.0 * i as f64 + 1.0) * inv_width - 1.0) * adjust;
-                let jj = ((2.0 * j as f64 + 1.0) * inv_width - 1.0) * adjust / pixel_aspect;
+                let jj =
+                    ((2.0 * j as f64 + 1.0) * inv_width - 1.0) * adjust * if field { 2.0 } else { 1.0 } / pixel_aspect;
                 coefs[i + j * width] = shape_value(kernel, ii) * shape_value(kernel, jj);
             }
         }
@@ -482,7 +491,7 @@ mod tests {
         for shape in FilterShape::ALL {
             for ss in 1..=4 {
                 for radius in [0.5, 1.0, 1.7] {
-                    let f = SpatialFilter::new(shape, radius, ss, 1.0).unwrap();
+                    let f = SpatialFilter::new(shape, radius, ss, 1.0, false).unwrap();
                     assert_eq!(f.width % 2, ss as usize % 2, "{shape:?} parity");
                     let sum: f64 = f.coefs.iter().sum();
                     assert!((sum - 1.0).abs() < 1e-12);
@@ -509,9 +518,9 @@ mod tests {
     #[test]
     fn gaussian_width_matches_flam3_rule() {
         // radius 1, ss 1: fw = 2·1.5·1·1 = 3 → width 4 → parity fix → 5.
-        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 1.0, 1, 1.0).unwrap().width, 5);
+        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 1.0, 1, 1.0, false).unwrap().width, 5);
         // radius 0.5, ss 4: fw = 6 → 7 → parity with 4 → 8.
-        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 0.5, 4, 1.0).unwrap().width, 8);
+        assert_eq!(SpatialFilter::new(FilterShape::Gaussian, 0.5, 4, 1.0, false).unwrap().width, 8);
     }
 
     #[test]
@@ -524,7 +533,7 @@ mod tests {
             (FilterShape::Gaussian, 3, 0.7, 1.7),
             (FilterShape::Mitchell, 2, 1.2, 0.90909),
         ] {
-            let f = SpatialFilter::new(shape, radius, ss, aspect).unwrap();
+            let f = SpatialFilter::new(shape, radius, ss, aspect, false).unwrap();
             let supp = support(flam3_kernel(shape));
             let fw = 2.0 * supp * f64::from(ss) * radius / aspect;
             let mut width = fw as usize + 1;

@@ -12,7 +12,7 @@ use super::chaos::ChaosGame;
 use super::filters::{DensityFilters, MAX_KERNEL_CELLS, SpatialFilter, TemporalSamples};
 use super::histogram::ColorMap;
 use super::tonemap::ToneMap;
-use super::{RenderSettings, RenderStats, RenderedFrame, shown};
+use super::{Field, RenderSettings, RenderStats, RenderedFrame, shown};
 use crate::error::{FlameError, Result};
 use crate::genome::{Flame, PaletteMode};
 use crate::interpolate::interpolate;
@@ -47,6 +47,14 @@ pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>>
             f.scale *= s.size_scale;
             if f.width == 0 || f.height == 0 {
                 return Err(FlameError::invalid("the output image would have no pixels"));
+            }
+            if s.field != Field::Both {
+                if f.height < 2 {
+                    return Err(FlameError::invalid("an image one pixel high has no field of interlaced rows"));
+                }
+                // flam3's image_height = cp.height / 2; the camera draws
+                // the whole view into it.
+                f.height /= 2;
             }
             Ok(f)
         })
@@ -128,6 +136,8 @@ pub(crate) struct FrameGeometry {
     pub(crate) filter: SpatialFilter,
     /// Width over height of a pixel ([`RenderSettings::pixel_aspect`]).
     pub(crate) pixel_aspect: f64,
+    /// The rows drawn ([`RenderSettings::field`]).
+    pub(crate) field: Field,
 }
 
 /// The sizes of a frame's buffers, worked out without allocating any.
@@ -144,6 +154,8 @@ pub(crate) struct FrameSizes {
     pub(crate) filter_width: usize,
     /// Width over height of a pixel ([`RenderSettings::pixel_aspect`]).
     pub(crate) pixel_aspect: f64,
+    /// The rows drawn ([`RenderSettings::field`]).
+    pub(crate) field: Field,
 }
 
 impl FrameSizes {
@@ -158,10 +170,16 @@ impl FrameSizes {
     /// cells it steps over are the frame's (see [`frame_sizes`]).
     pub(crate) fn geometry(&self, flames: &[Flame]) -> Result<FrameGeometry> {
         let first = &flames[0];
-        let filter = SpatialFilter::new(first.filter_shape, first.filter_radius, first.supersample, self.pixel_aspect)?;
+        let filter = SpatialFilter::new(
+            first.filter_shape,
+            first.filter_radius,
+            first.supersample,
+            self.pixel_aspect,
+            self.field != Field::Both,
+        )?;
         debug_assert_eq!(filter.width, self.filter_width);
-        let FrameSizes { ss, width, height, hw, hh, gutter, de_offset, pixel_aspect, .. } = *self;
-        Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter, pixel_aspect })
+        let FrameSizes { ss, width, height, hw, hh, gutter, de_offset, pixel_aspect, field, .. } = *self;
+        Ok(FrameGeometry { ss, width, height, hw, hh, gutter, de_offset, filter, pixel_aspect, field })
     }
 }
 
@@ -170,8 +188,10 @@ impl FrameSizes {
 /// sets the histogram's cells per pixel, the density estimation and the
 /// step of the spatial filter, as flam3 takes them from the interpolated
 /// flame; the filter kernel itself is the first flame's. `pixel_aspect`:
-/// width over height of a pixel ([`RenderSettings::pixel_aspect`]).
-pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame, pixel_aspect: f64) -> Result<FrameSizes> {
+/// width over height of a pixel ([`RenderSettings::pixel_aspect`]);
+/// `field`: the rows drawn ([`RenderSettings::field`]; the flames are
+/// already a field's height, see [`scaled`]).
+pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame, pixel_aspect: f64, field: Field) -> Result<FrameSizes> {
     check_pixel_aspect(pixel_aspect)?;
     let first = &flames[0];
     for f in [first, cp0] {
@@ -230,7 +250,7 @@ pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame, pixel_aspect: f64) -> R
     de_offset += overrun;
     let hw = ss * width + 2 * gutter;
     let hh = ss * height + 2 * gutter;
-    Ok(FrameSizes { ss, width, height, hw, hh, gutter, de_offset, filter_width, pixel_aspect })
+    Ok(FrameSizes { ss, width, height, hw, hh, gutter, de_offset, filter_width, pixel_aspect, field })
 }
 
 /// flam3-render's check of `pixel_aspect`.
@@ -246,7 +266,7 @@ fn check_pixel_aspect(pixel_aspect: f64) -> Result<()> {
 /// the spatial filter kernel.
 #[cfg(all(test, feature = "cuda"))]
 pub(crate) fn frame_geometry(flames: &[Flame], cp0: &Flame) -> Result<FrameGeometry> {
-    frame_sizes(flames, cp0, 1.0)?.geometry(flames)
+    frame_sizes(flames, cp0, 1.0, Field::Both)?.geometry(flames)
 }
 
 /// Temporal samples iterated as one job: at `time`, colours weighted by
@@ -441,10 +461,12 @@ impl PassTotals {
         temporal_mean: f64,
         acc_scale: f64,
     ) -> LogScale {
-        let FrameGeometry { ss, width, height, pixel_aspect, .. } = *geometry;
+        let FrameGeometry { ss, width, height, pixel_aspect, field, .. } = *geometry;
         let k1 = cp.contrast * (cp.brightness / acc_scale) * 255.0 * 268.0 / passes as f64 / 256.0;
-        // flam3: W·H / (ppux·ppuy), ppux = ppu / pixel_aspect.
-        let area = (width * height) as f64 / (self.ppu / pixel_aspect * self.ppu);
+        // flam3: W·H / (ppux·ppuy), ppux = ppu / pixel_aspect, and ppuy =
+        // ppu / 2 for a field (whose H is half the frame's).
+        let ppuy = if field == Field::Both { self.ppu } else { self.ppu / 2.0 };
+        let area = (width * height) as f64 / (self.ppu / pixel_aspect * ppuy);
         let done_ratio = if self.asked > 0 && self.done > 0 { self.done as f64 / self.asked as f64 } else { 1.0 };
         let k2 =
             (ss * ss * passes) as f64 / (cp.contrast * area * 255.0 * self.sample_density * done_ratio * temporal_mean);
@@ -478,14 +500,14 @@ struct PreparedJob {
 
 impl PreparedJob {
     fn new(plan: &FramePlan<'_>, group: &TemporalGroup, geometry: &FrameGeometry) -> Result<Self> {
-        let FrameGeometry { gutter, ss, hw, hh, pixel_aspect, .. } = *geometry;
+        let FrameGeometry { gutter, ss, hw, hh, pixel_aspect, field, .. } = *geometry;
         let cp = plan.flame(group);
         if cp.quality.is_nan() || cp.quality <= 0.0 {
             return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", shown(cp.quality))));
         }
         let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
         let cmap = color_map(&cp, group.color_scalar);
-        let camera = Camera::new(&cp, gutter, ss, hw, hh, pixel_aspect);
+        let camera = Camera::new(&cp, gutter, ss, hw, hh, pixel_aspect, field);
         Ok(PreparedJob { cp, game, cmap, camera })
     }
 }

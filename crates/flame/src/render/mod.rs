@@ -112,6 +112,41 @@ pub struct RenderSettings {
     /// flame is drawn stretched so that it looks right on such pixels.
     /// Default 1 (square pixels).
     pub pixel_aspect: f64,
+    /// The whole frame, or one field of an interlaced frame
+    /// (flam3-animate's `fields=1`).
+    pub field: Field,
+}
+
+/// The rows a render draws: the whole frame, or one field of an interlaced
+/// video frame, as flam3-animate renders with `fields=1`. A field is an
+/// image of half the frame's height (rounded down) covering the whole
+/// frame's view: its rows are twice as tall, its spatial filter half as
+/// high in rows, and its samples those of half the pixels. Each field is
+/// moved half a pixel's width up (even) or down (odd), as flam3 moves it,
+/// which for square pixels centres its rows on the frame rows they
+/// become. flam3-animate renders the even field at the frame's time and
+/// the odd one half a frame later, and interleaves their rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Field {
+    /// Every row.
+    #[default]
+    Both,
+    /// Rows 0, 2, 4, … of the frame.
+    Even,
+    /// Rows 1, 3, 5, … of the frame.
+    Odd,
+}
+
+impl Field {
+    /// The vertical shift of the view, in plane units, for `ppux`
+    /// horizontal pixels per unit (flam3's `shift`).
+    pub(crate) fn shift(self, ppux: f64) -> f64 {
+        match self {
+            Field::Both => 0.0,
+            Field::Even => -0.5 / ppux,
+            Field::Odd => 0.5 / ppux,
+        }
+    }
 }
 
 impl Default for RenderSettings {
@@ -127,6 +162,7 @@ impl Default for RenderSettings {
             early_clip: false,
             cancel: None,
             pixel_aspect: 1.0,
+            field: Field::Both,
         }
     }
 }

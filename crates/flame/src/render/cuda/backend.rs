@@ -608,7 +608,7 @@ mod tests {
         // 3.99999999999 stays below 4 on its way to f32).
         let entries = [1.7, 2.25, 3.99999999999, 255.0];
         let cmap = ColorMap { entries: Box::new([entries; 256]), linear: false };
-        let camera = Camera::new(cp, g.gutter, g.ss, g.hw, g.hh, g.pixel_aspect);
+        let camera = Camera::new(cp, g.gutter, g.ss, g.hw, g.hh, g.pixel_aspect, g.field);
         // Awkward sizes: a job smaller than the grid, one larger.
         let sizes = [3_000_017u64, 70_001, 1_234_567];
         let mut asked = 0;

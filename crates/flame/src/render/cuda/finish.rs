@@ -298,7 +298,7 @@ mod tests {
 
     fn finish_both<T: GpuBucket>(gpu: &Gpu, precision: Precision, de: bool, separate_count: bool, tol: f64) {
         let (hw, hh, ss) = (203usize, 157usize, 2usize);
-        let filter = SpatialFilter::new(FilterShape::Gaussian, 1.0, ss as u32, 1.0).unwrap();
+        let filter = SpatialFilter::new(FilterShape::Gaussian, 1.0, ss as u32, 1.0, false).unwrap();
         let offset = 3usize;
         let (width, height) = ((hw - 2 * offset - filter.width) / ss + 1, (hh - 2 * offset - filter.width) / ss + 1);
         let dens = DensityFilters::new(9.0, 0.0, 0.4, ss as u32).unwrap();

@@ -531,7 +531,7 @@ mod tests {
         f.supersample = 2;
         f.estimator_radius = 9.0;
         let flames = [f];
-        let g = frame_sizes(&flames, &flames[0], 1.0).unwrap();
+        let g = frame_sizes(&flames, &flames[0], 1.0, crate::render::Field::Both).unwrap();
         assert_eq!(strip_plan(&g, g.hh as u64).unwrap().len(), 1);
         for max_rows in [150u64, 200, 333] {
             let strips = strip_plan(&g, max_rows).unwrap();
