@@ -114,6 +114,21 @@ fn user_mistakes_get_one_line_and_a_nonzero_exit() {
         assert!(!o.status.success() && e.contains(&format!("invalid value '{value}'")), "{args:?}: {e}");
         assert!(e.lines().count() == 1 && !e.contains("unexpected argument"), "{args:?}: {e}");
     }
+    // Also with a negative exponent, which clap alone takes for an option,
+    // after a long or a short option.
+    let genome = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/flames/test.flam3");
+    for (args, words) in [
+        (&["potts", "run", "--q", "3", "--size", "8", "--temp", "1", "--field", "-1e-80"][..], "the field h = -1e-80"),
+        (
+            &["flame", "render", genome, "-o", "x.png", "--backend", "cpu", "-s", "-1e-3"][..],
+            "size scale must be positive",
+        ),
+    ] {
+        let o = warpmc(args);
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains(words), "{args:?}: {e}");
+        assert!(e.trim().lines().count() == 1 && !e.contains("unexpected argument"), "{args:?}: {e}");
+    }
 }
 
 #[test]

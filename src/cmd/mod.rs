@@ -75,17 +75,15 @@ fn negative_numbers_are_values(command: clap::Command) -> clap::Command {
         .mut_subcommands(negative_numbers_are_values)
 }
 
-/// `args` with `--name VALUE` written as `--name=VALUE` where VALUE is a
-/// negative number clap does not take for one (a negative exponent:
-/// `--field -1e-3`) and some subcommand's `--name` takes a value.
+/// `args` with `--name VALUE` written as `--name=VALUE` (`-n VALUE` as
+/// `-nVALUE`) where VALUE is a negative number clap does not take for one
+/// (a negative exponent: `--field -1e-3`) and some subcommand's `--name`
+/// takes a value.
 fn numbers_joined_to_options(command: &clap::Command, args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     fn value_options(c: &clap::Command, out: &mut std::collections::HashSet<String>) {
-        for a in c.get_arguments() {
-            if let Some(long) = a.get_long()
-                && a.get_action().takes_values()
-            {
-                out.insert(format!("--{long}"));
-            }
+        for a in c.get_arguments().filter(|a| a.get_action().takes_values()) {
+            out.extend(a.get_long().map(|long| format!("--{long}")));
+            out.extend(a.get_short().map(|short| format!("-{short}")));
         }
         for sub in c.get_subcommands() {
             value_options(sub, out);
@@ -107,8 +105,11 @@ fn numbers_joined_to_options(command: &clap::Command, args: Vec<std::ffi::OsStri
         if a.to_str().is_some_and(|name| takes_value.contains(name))
             && let Some(v) = args.next_if(negative_number)
         {
+            let long = a.to_str().is_some_and(|name| name.starts_with("--"));
             let mut joined = a;
-            joined.push("=");
+            if long {
+                joined.push("=");
+            }
             joined.push(v);
             out.push(joined);
         } else {
