@@ -391,4 +391,10 @@ fn negative_numbers_are_values() {
         assert!(!o.status.success() && err.contains("beyond the frame times"), "{begin}..{end}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+    // The same for the default range, from the genome's times.
+    let late = dir.join("late.flam3");
+    std::fs::write(&late, sequence(0.0, 3e9, r#"quality="1" size="8 6""#, r#"quality="1" size="8 6""#)).unwrap();
+    let o = warpmc(&["flame", "animate", late.to_str().unwrap(), "-o", &prefix, "--backend", "cpu"]);
+    let err = stderr(&o);
+    assert!(!o.status.success() && err.contains("the default --end (2999999999, one before the last"), "{err}");
 }

@@ -777,9 +777,13 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     // flam3-animate's frame times are C ints; beyond them a time would also
     // lose its last digits as the f64 the flames are interpolated at.
-    for (option, t) in [("--begin", begin), ("--end", end)] {
+    for (option, given, t, default) in [
+        ("--begin", a.begin.is_some(), begin, "the first flame's time"),
+        ("--end", a.end.is_some(), end, "one before the last flame's time"),
+    ] {
         if i32::try_from(t).is_err() {
-            bail!("{option} ({t}) is beyond the frame times flam3-animate takes (-2147483648 to 2147483647)");
+            let what = if given { format!("{option} ({t})") } else { format!("the default {option} ({t}, {default})") };
+            bail!("{what} is beyond the frame times flam3-animate takes (-2147483648 to 2147483647)");
         }
     }
     if end < begin {
