@@ -118,7 +118,10 @@ struct GenomeArgs {
     /// Fail when a genome uses a variation or xform attribute warpmc does
     /// not know, or a keyword flam3 does not know (filter_shape="sinc"),
     /// instead of dropping it or keeping the default with a warning (the
-    /// default, as flam3-render does).
+    /// default, as flam3-render does); also fail, as flam3 does, on a palette
+    /// of more than 256 colours (Fractorium's; otherwise averaged to 256) and
+    /// on a chaos row that gives every xform zero weight (otherwise xform 0
+    /// follows, as in Fractorium).
     #[arg(long)]
     strict: bool,
     /// Accepted for older scripts; unknown variations are dropped by

@@ -68,3 +68,33 @@ fn fractorium_variations_render_on_the_cpu() {
         }
     }
 }
+
+/// Three xforms pulling towards different corners; xform 2's chaos row is
+/// `row`.
+fn corners_with_row(row: &str) -> Flame {
+    let xml = format!(
+        r#"<flame time="0" size="64 64" center="0 0" scale="24" quality="20" supersample="1" filter="0.5">
+        <xform weight="1" color="0" linear="1" coefs="0.5 0 0 0.5 -0.5 -0.5"/>
+        <xform weight="0" color="0.5" linear="1" coefs="0.5 0 0 0.5 0.5 -0.5"/>
+        <xform weight="1" color="1" linear="1" coefs="0.5 0 0 0.5 0 0.5" chaos="{row}"/>
+        <color index="0" rgb="255 0 0"/><color index="128" rgb="0 255 0"/><color index="255" rgb="0 0 255"/>
+        </flame>"#
+    );
+    let parsed = warpmc_flame::genome::parse_str(&xml, "corners.flam3", &ParseOptions::default()).unwrap();
+    parsed.flames.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_chaos_row_that_reaches_no_xform_is_followed_by_xform_0_as_in_fractorium() {
+    let settings = RenderSettings { seed: 3, ..RenderSettings::default() };
+    let image = |row: &str| {
+        let f = corners_with_row(row);
+        render(std::slice::from_ref(&f), f.time, &settings).unwrap_or_else(|e| panic!("chaos=\"{row}\": {e}")).pixels
+    };
+    // "0 1 0" reaches only xform 1, whose weight is 0; "1 0 0" reaches
+    // xform 0 alone: the same choice after xform 2, the same image.
+    let dead = image("0 1 0");
+    assert_eq!(dead, image("1 0 0"));
+    // The default row (xform 0 or 2 after xform 2) is another image.
+    assert_ne!(dead, image("1 1 1"));
+}

@@ -698,6 +698,29 @@ fn chaos_rows() {
 }
 
 #[test]
+fn a_chaos_row_that_reaches_no_xform_warns_and_strict_refuses_it() {
+    // xform 1's row reaches only xform 1... of weight 0 here: every product
+    // is zero. flam3 refuses the flame; Fractorium goes on with xform 0.
+    let xml = r#"<flame name="dead" time="0"><xform weight="1" linear="1"/><xform weight="0" linear="1" chaos="0 1"/>
+        <xform weight="1" linear="1" chaos="0 1 0"/></flame>"#;
+    let p = ok(xml);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(
+        p.warnings[0].contains(
+            "flame 'dead': xform 2: its chaos row gives every xform zero weight; xform 0 follows it, as in Fractorium"
+        ),
+        "{:?}",
+        p.warnings
+    );
+    let e = err_with(xml, &strict_opts());
+    assert!(e.contains("xform 2: its chaos row gives every xform zero weight (flam3 refuses"), "{e}");
+    // A row of zeros where every weight is zero anyway is the flame's own
+    // emptiness, not the row's: no warning (rendering refuses it).
+    let p = ok(r#"<flame time="0"><xform weight="0" linear="1" chaos="0"/></flame>"#);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+}
+
+#[test]
 fn variation_forms_and_parameters() {
     let f = one(r#"<flame time="0">
         <xform weight="1" var1="2"/>
@@ -892,7 +915,9 @@ fn hex_palettes() {
         (r#"<palette count="1" format="RGB">FF00GG</palette>"#, "colour 0: \"FF00GG\" is not 6 hex digits"),
         (r#"<palette count="1" format="BGR">FF0000</palette>"#, "attribute 'format': unknown value \"BGR\""),
         (r#"<palette count="1">FF0000</palette>"#, "attribute 'format': missing"),
-        (r#"<palette count="300" format="RGB">FF0000</palette>"#, "attribute 'count': 300 is out of range"),
+        (r#"<palette count="300" format="RGB">FF0000</palette>"#, "expected 300 colours of 6 hex digits"),
+        (r#"<palette count="65537" format="RGB">FF0000</palette>"#, "attribute 'count': 65537 is out of range"),
+        (r#"<colors count="257" data="00ff8000"/>"#, "attribute 'count': 257 is out of range"),
         (r#"<palette count="1" format="RGB" index0="3">FF0000</palette>"#, "mixes the count/format form"),
         (r#"<palette count="1" format="RGB" foo="1">FF0000</palette>"#, "unknown <palette> attribute"),
         (r#"<colors count="1" data="11ff8000"/>"#, "does not start with 00"),
@@ -907,6 +932,54 @@ fn hex_palettes() {
         assert!(e.starts_with("t.flam3: flame 'p': <"), "{e}");
         assert!(e.contains(want), "{xml}: {e}");
     }
+}
+
+/// A `<palette>` of `n` colours, the first `split` red and the rest blue,
+/// in a flame with the given `palette_mode`.
+fn two_colour_palette(mode: &str, n: usize, split: usize) -> String {
+    let hex: String = (0..n).map(|j| if j < split { "FF0000" } else { "0000FF" }).collect();
+    format!(
+        r#"<flame name="big" time="0" palette_mode="{mode}"><xform weight="1" linear="1"/><palette count="{n}" format="RGB">{hex}</palette></flame>"#
+    )
+}
+
+#[test]
+fn fractorium_palettes_of_more_than_256_colours_are_averaged_to_256() {
+    let (red, blue) = ([1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]);
+    // 512 colours, red up to entry 255. Fractorium's step lookup takes entry
+    // floor(511 c): red below c = 256/511, which is 128.2505 entries of 256,
+    // so entry 128 is a quarter (and a little) red and the rest blue.
+    let parsed = ok(&two_colour_palette("step", 512, 256));
+    let e = &parsed.flames[0].palette.entries;
+    let share = 256.0 * 256.0 / 511.0 - 128.0;
+    assert!(close4(e[0], red) && close4(e[127], red), "{:?} {:?}", e[0], e[127]);
+    assert!(close4(e[128], [share, 0.0, 1.0 - share, 1.0]), "{:?}", e[128]);
+    assert!(close4(e[129], blue) && close4(e[255], blue), "{:?} {:?}", e[129], e[255]);
+    assert_eq!(parsed.warnings.len(), 1, "{:?}", parsed.warnings);
+    assert!(
+        parsed.warnings[0].contains("512 colours (Fractorium's; flam3 reads 256), averaged to 256 entries"),
+        "{:?}",
+        parsed.warnings
+    );
+    // Linear mode: red to position 255 of 511, a ramp to blue at 256, so
+    // from 127.75 to 128.25 entries of 256 (to 3 decimals). Entry 128 is the
+    // knot at 128/256, the mean over 127.5 to 128.5: as much red as blue on
+    // either side of the ramp, which is symmetric about 128.
+    let e = one(&two_colour_palette("linear", 512, 256)).palette.entries;
+    assert!(close4(e[0], red) && close4(e[127], red), "{:?} {:?}", e[0], e[127]);
+    assert!(close4(e[128], [0.5, 0.0, 0.5, 1.0]), "{:?}", e[128]);
+    assert!(close4(e[129], blue) && close4(e[255], blue), "{:?} {:?}", e[129], e[255]);
+    // 1024 colours of one value stay that value; the split lands where the
+    // entries put it (red below 700/1023 = 175.17 of 256).
+    let e = one(&two_colour_palette("step", 1024, 1024)).palette.entries;
+    assert!(e.iter().all(|c| close4(*c, red)));
+    let e = one(&two_colour_palette("step", 1024, 700)).palette.entries;
+    let share = 700.0 / 1023.0 * 256.0 - 175.0;
+    assert!(close4(e[174], red) && close4(e[176], blue));
+    assert!(close4(e[175], [share, 0.0, 1.0 - share, 1.0]), "{:?}", e[175]);
+    // --strict: flam3 reads at most 256 colours.
+    let m = err_with(&two_colour_palette("step", 512, 256), &strict_opts());
+    assert!(m.contains("attribute 'count': 512 colours: flam3 reads at most 256"), "{m}");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! by weight (and by the previous xform's chaos row), fuse, final xform.
 //!
 //! Semantics follow flam3 3.1.1's `flam3_iterate` and `apply_xform`: a
-//! 16384-entry lookup table per chaos row, 15 fuse iterations at the start
+//! 16384-entry lookup table per chaos row (a row that gives every xform
+//! zero weight, which flam3 refuses, leads to xform 0, as in Fractorium), 15 fuse iterations at the start
 //! of every sub-batch (100 with early clipping), up to four retries from a fresh random point when a
 //! transform produces NaN or |x| > 10¹⁰, the final xform applied with
 //! probability `opacity` and keeping the visibility of the xform before it.
@@ -101,8 +102,8 @@ pub(crate) struct ChaosGame {
 pub(crate) enum ChaosError {
     /// A negative weight or chaos entry.
     NegativeWeight(usize),
-    /// All weights (in some chaos row) are zero.
-    Empty(Option<usize>),
+    /// All xform weights are zero.
+    Empty,
     /// More xforms than the choice tables can index.
     TooManyXForms(usize),
     /// No standard xform at all (a final xform alone has no points to map).
@@ -115,10 +116,7 @@ impl std::fmt::Display for ChaosError {
             ChaosError::NegativeWeight(i) => {
                 write!(f, "xform {i}: weight (or a chaos entry) is negative")
             }
-            ChaosError::Empty(None) => write!(f, "all xform weights are zero: nothing to iterate"),
-            ChaosError::Empty(Some(i)) => {
-                write!(f, "xform {i}: its chaos row gives every xform zero weight, so the chaos game stops there")
-            }
+            ChaosError::Empty => write!(f, "all xform weights are zero: nothing to iterate"),
             ChaosError::TooManyXForms(n) => write!(f, "{n} xforms is more than 65535"),
             ChaosError::NoXForms => write!(
                 f,
@@ -218,7 +216,11 @@ impl ChaosGame {
 }
 
 /// Fills one choice table: entry `k` is the xform whose cumulative weight
-/// interval contains `k / CHOOSE_GRAIN` of the total (flam3's rule).
+/// interval contains `k / CHOOSE_GRAIN` of the total (flam3's rule). A
+/// chaos row whose products are all zero makes every entry xform 0:
+/// flam3 refuses such a flame ("cannot iterate empty flame"), Fractorium
+/// goes on with its first xform, and so does warpmc (the genome reader
+/// warns, and refuses it with `--strict`).
 fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<(), ChaosError> {
     let weight = |j: usize| -> f64 {
         let w = flame.xforms[j].weight;
@@ -236,8 +238,12 @@ fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<
         }
         total += w;
     }
-    if n == 0 || total == 0.0 {
-        return Err(ChaosError::Empty(from));
+    if n == 0 || (total == 0.0 && from.is_none()) {
+        return Err(ChaosError::Empty);
+    }
+    if total == 0.0 {
+        table.fill(0);
+        return Ok(());
     }
     let step = total / CHOOSE_GRAIN as f64;
     let mut j = 0;
@@ -282,8 +288,21 @@ mod tests {
         assert_eq!(c0, CHOOSE_GRAIN / 4);
         assert_eq!(c1, 0);
         assert_eq!(c2, 3 * CHOOSE_GRAIN / 4);
+        // xform 0's row reaches only xform 1, of weight 0: every entry is
+        // xform 0 (Fractorium's rule), as a row reaching xform 0 alone gives.
         f.xforms[0].chaos = vec![0.0, 1.0, 0.0];
-        assert_eq!(build_table(&f, Some(0), &mut t), Err(ChaosError::Empty(Some(0))));
+        t.fill(7);
+        build_table(&f, Some(0), &mut t).unwrap();
+        assert!(t.iter().all(|&v| v == 0));
+        f.xforms[0].chaos = vec![1.0, 0.0, 0.0];
+        let mut only_first = vec![7u16; CHOOSE_GRAIN];
+        build_table(&f, Some(0), &mut only_first).unwrap();
+        assert_eq!(t, only_first);
+        for x in &mut f.xforms {
+            x.weight = 0.0;
+        }
+        assert_eq!(build_table(&f, None, &mut t), Err(ChaosError::Empty));
+        f.xforms[2].weight = 3.0;
         f.xforms[2].weight = -1.0;
         assert!(matches!(build_table(&f, None, &mut t), Err(ChaosError::NegativeWeight(2))));
     }

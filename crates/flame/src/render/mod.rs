@@ -240,9 +240,9 @@ pub fn frame_cost(flames: &[Flame], time: f64, settings: &RenderSettings) -> Res
 }
 
 /// Whether the chaos game can iterate `flame` as the renderers check it:
-/// every weight and chaos entry non-negative, some xform of positive
-/// weight, and no chaos row that leaves no xform to choose (flam3 refuses
-/// that too). The error says which xform fails.
+/// every weight and chaos entry non-negative and some xform of positive
+/// weight. (A chaos row that leaves no xform to choose leads to xform 0,
+/// as in Fractorium; flam3 refuses it.) The error says which xform fails.
 pub fn check_iterable(flame: &Flame) -> Result<()> {
     chaos::ChaosGame::new(flame).map(|_| ()).map_err(|e| FlameError::invalid(e.to_string()))
 }

@@ -104,9 +104,9 @@ struct FlameChildren {
 }
 
 impl FlameChildren {
-    fn new() -> Self {
+    fn new(mode: PaletteMode) -> Self {
         FlameChildren {
-            palette: PaletteBuild::new(),
+            palette: PaletteBuild::new(mode),
             xforms: Vec::new(),
             final_xform: None,
             num_std: -1,
@@ -147,11 +147,11 @@ impl Reader<'_> {
             self.flame_attribute(&at, &mut f, &mut extras, name, a.value()).map_err(|m| attr_err(&at, name, m))?;
         }
 
-        let mut children = self.read_flame_children(node, &at)?;
+        let mut children = self.read_flame_children(node, &at, f.palette_mode)?;
         if let Some(s) = extras.solo {
             solo_xform(&mut children.xforms, s);
         }
-        self.apply_chaos(&at, &mut children.xforms, children.xaos);
+        self.apply_chaos(&at, &mut children.xforms, children.xaos)?;
         f.xforms = children.xforms;
         f.final_xform = children.final_xform;
 
@@ -277,8 +277,8 @@ impl Reader<'_> {
 
     /// The children of a `<flame>`: palette elements, xforms, the final
     /// xform and symmetry; `<edit>` is skipped, anything else noted.
-    fn read_flame_children(&mut self, node: Node<'_, '_>, at: &str) -> Result<FlameChildren> {
-        let mut c = FlameChildren::new();
+    fn read_flame_children(&mut self, node: Node<'_, '_>, at: &str, mode: PaletteMode) -> Result<FlameChildren> {
+        let mut c = FlameChildren::new(mode);
         for child in node.children().filter(Node::is_element) {
             match child.tag_name().name() {
                 "color" => self.read_color(child, at, &mut c.palette)?,
@@ -331,7 +331,7 @@ impl Reader<'_> {
 
     /// Chaos rows: what the file gave, up to the last entry that is not 1
     /// (entries past the end of a row are 1, see `XForm::chaos_to`).
-    fn apply_chaos(&mut self, at: &str, xforms: &mut [XForm], xaos: Vec<ChaosEntry>) {
+    fn apply_chaos(&mut self, at: &str, xforms: &mut [XForm], xaos: Vec<ChaosEntry>) -> Result<()> {
         let n = xforms.len();
         let mut final_chaos_warned = false;
         let mut dropped = 0usize;
@@ -364,6 +364,27 @@ impl Reader<'_> {
                 if dropped == 1 { "y" } else { "ies" }
             ));
         }
+        // A row that gives every xform zero weight (while the weights alone
+        // do not): flam3 refuses the flame, Fractorium takes xform 0 next.
+        let any_weight = xforms.iter().any(|x| x.weight > 0.0);
+        for (i, x) in xforms.iter().enumerate() {
+            let dead = (0..n).all(|j| xforms[j].weight * x.chaos_to(j) == 0.0);
+            if any_weight && dead {
+                let what = format!("xform {i}: its chaos row gives every xform zero weight");
+                if self.opts.strict {
+                    return Err(genome_err(
+                        at,
+                        format!(
+                            "{what} (flam3 refuses such a flame; without --strict xform 0 follows it, as in \
+                             Fractorium)"
+                        ),
+                    ));
+                }
+                self.warnings
+                    .push(format!("{at}: {what}; xform 0 follows it, as in Fractorium (flam3 refuses such a flame)"));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -77,7 +77,11 @@ pub struct ParseOptions {
     /// keeps its other variations, and the dropped variation's weight is
     /// simply gone (the other weights are not rescaled). Also fail on a
     /// keyword flam3 does not know (`filter_shape="sinc"`), where flam3 and
-    /// the default reader warn and keep the default.
+    /// the default reader warn and keep the default, and, as flam3 does, on a
+    /// `<palette>` of more than 256 colours (Fractorium's), which the default
+    /// reader averages to flam3's 256 entries with a warning, and on a chaos
+    /// row that gives every xform zero weight (the default reader warns; the
+    /// renderers then take xform 0 after it, as Fractorium does).
     pub strict: bool,
     /// Where flam3-palettes.xml is, for numbered palettes; `None` searches the
     /// usual places (see [`crate::palette::PaletteLibrary::locate`]).

@@ -1,7 +1,8 @@
 //! Palette elements as flam3 reads them: `<color>`, `<colors>`,
 //! `<palette>` (hex data or the old blend of two numbered palettes), the
 //! numbered palettes of flam3's palette file, and the entries no element
-//! set, interpolated from their neighbours.
+//! set, interpolated from their neighbours. Fractorium's palettes of more
+//! than 256 colours are averaged to 256 entries ([`average_to_256`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,6 +12,7 @@ use roxmltree::Node;
 use super::values::{ValueError, ValueResult, int_in, integer, keyword, real, reals};
 use super::{Reader, attr_err, genome_err};
 use crate::error::Result;
+use crate::genome::PaletteMode;
 use crate::palette::{PALETTE_SIZE, Palette, PaletteLibrary, hex_byte, hsv_to_rgb, rgb_to_hsv};
 
 /// The palette being assembled from `<color>`, `<colors>` and `<palette>`:
@@ -18,12 +20,19 @@ use crate::palette::{PALETTE_SIZE, Palette, PaletteLibrary, hex_byte, hsv_to_rgb
 pub(super) struct PaletteBuild {
     entries: [[f64; 4]; PALETTE_SIZE],
     set: [bool; PALETTE_SIZE],
+    /// The flame's `palette_mode`: how Fractorium would look up a palette
+    /// of more than 256 colours, which decides how it is averaged.
+    mode: PaletteMode,
 }
 
+/// Most colours a `<palette>` element may give. flam3 reads at most 256;
+/// Fractorium writes larger palettes (512 and 1024 colours in its examples).
+pub(super) const MAX_HEX_COLOURS: usize = 65_536;
+
 impl PaletteBuild {
-    /// No entry set yet.
-    pub(super) fn new() -> Self {
-        PaletteBuild { entries: [[0.0; 4]; PALETTE_SIZE], set: [false; PALETTE_SIZE] }
+    /// No entry set yet; `mode` is the flame's `palette_mode`.
+    pub(super) fn new(mode: PaletteMode) -> Self {
+        PaletteBuild { entries: [[0.0; 4]; PALETTE_SIZE], set: [false; PALETTE_SIZE], mode }
     }
 
     /// The palette: `numbered` (a `palette="n"` attribute) replaces every
@@ -132,7 +141,8 @@ impl Reader<'_> {
         }
         if let Some(d) = data {
             let n = count.ok_or_else(|| attr_err(&cat, "count", "missing (needed with data)"))?;
-            read_hex(d, n, HexFormat::ZeroRgb, pal).map_err(|m| attr_err(&cat, "data", m))?;
+            let colours = read_hex(d, n, HexFormat::ZeroRgb).map_err(|m| attr_err(&cat, "data", m))?;
+            pal.set_first(&colours);
         }
         Ok(())
     }
@@ -164,9 +174,29 @@ impl Reader<'_> {
         }
         let n = attrs.count.ok_or_else(|| attr_err(&cat, "count", "missing"))?;
         let fmt = attrs.format.ok_or_else(|| attr_err(&cat, "format", "missing (RGB or RGBA)"))?;
+        if n > PALETTE_SIZE && self.opts.strict {
+            return Err(attr_err(
+                &cat,
+                "count",
+                format!(
+                    "{n} colours: flam3 reads at most {PALETTE_SIZE} (without --strict, Fractorium's larger palettes \
+                     are averaged to {PALETTE_SIZE} entries)"
+                ),
+            ));
+        }
         // flam3 reads the whole text content of the element.
         let text: String = node.descendants().filter(Node::is_text).filter_map(|t| t.text()).collect();
-        read_hex(&text, n, fmt, pal).map_err(|m| genome_err(&cat, format!("hex colour data: {m}")))
+        let colours = read_hex(&text, n, fmt).map_err(|m| genome_err(&cat, format!("hex colour data: {m}")))?;
+        if n <= PALETTE_SIZE {
+            pal.set_first(&colours);
+        } else {
+            pal.entries = average_to_256(&colours, pal.mode);
+            pal.set = [true; PALETTE_SIZE];
+            self.warnings.push(format!(
+                "{cat}: {n} colours (Fractorium's; flam3 reads {PALETTE_SIZE}), averaged to {PALETTE_SIZE} entries"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -209,7 +239,9 @@ impl PaletteAttributes {
                 "hue0" => (p.old_form, p.hue0) = (true, real(v).map_err(e)?),
                 "hue1" => (p.old_form, p.hue1) = (true, real(v).map_err(e)?),
                 "blend" => (p.old_form, p.blend) = (true, real(v).map_err(e)?),
-                "count" => (p.new_form, p.count) = (true, Some(int_in(v, 1, 256).map_err(e)? as usize)),
+                "count" => {
+                    (p.new_form, p.count) = (true, Some(int_in(v, 1, MAX_HEX_COLOURS as i64).map_err(e)? as usize));
+                }
                 "format" => {
                     p.new_form = true;
                     p.format = Some(keyword(v, &[("RGB", HexFormat::Rgb), ("RGBA", HexFormat::Rgba)]).map_err(e)?);
@@ -239,10 +271,20 @@ enum HexFormat {
     Rgba,
 }
 
-/// Reads `count` colours of hex data into the first entries of the palette
-/// (not premultiplied, as in flam3). White space between the digits is
-/// ignored; exactly `count` colours must be there.
-fn read_hex(data: &str, count: usize, format: HexFormat, pal: &mut PaletteBuild) -> ValueResult<()> {
+impl PaletteBuild {
+    /// Sets the first entries to `colours` (at most 256).
+    fn set_first(&mut self, colours: &[[f64; 4]]) {
+        for (i, c) in colours.iter().enumerate().take(PALETTE_SIZE) {
+            self.entries[i] = *c;
+            self.set[i] = true;
+        }
+    }
+}
+
+/// Reads `count` colours of hex data (not premultiplied, as in flam3).
+/// White space between the digits is ignored; exactly `count` colours must
+/// be there.
+fn read_hex(data: &str, count: usize, format: HexFormat) -> ValueResult<Vec<[f64; 4]>> {
     let digits: Vec<u8> = data.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     let width = match format {
         HexFormat::Rgb => 6,
@@ -256,6 +298,7 @@ fn read_hex(data: &str, count: usize, format: HexFormat, pal: &mut PaletteBuild)
         )
         .into());
     }
+    let mut colours = Vec::with_capacity(count);
     for (i, group) in digits.chunks_exact(width).enumerate() {
         let bad = || ValueError(format!("colour {i}: {:?} is not {width} hex digits", String::from_utf8_lossy(group)));
         let bytes: Vec<u8> =
@@ -271,11 +314,64 @@ fn read_hex(data: &str, count: usize, format: HexFormat, pal: &mut PaletteBuild)
             HexFormat::Rgb => (&bytes[0..3], 255),
             HexFormat::Rgba => (&bytes[0..3], bytes[3]),
         };
-        pal.entries[i] =
-            [f64::from(rgb[0]) / 255.0, f64::from(rgb[1]) / 255.0, f64::from(rgb[2]) / 255.0, f64::from(a) / 255.0];
-        pal.set[i] = true;
+        colours.push([
+            f64::from(rgb[0]) / 255.0,
+            f64::from(rgb[1]) / 255.0,
+            f64::from(rgb[2]) / 255.0,
+            f64::from(a) / 255.0,
+        ]);
     }
-    Ok(())
+    Ok(colours)
+}
+
+/// The colour Fractorium looks up at colour coordinate `c` in a palette of
+/// `e.len()` entries (`Renderer::Accumulate`): position c·(n − 1), the
+/// entry below it in step mode, linear interpolation to the next in linear
+/// mode, the last entry from the end on.
+fn fractorium_lookup(e: &[[f64; 4]], mode: PaletteMode, c: f64) -> [f64; 4] {
+    let last = e.len() - 1;
+    let pos = c * last as f64;
+    let i = pos as usize;
+    if i >= last {
+        return e[last];
+    }
+    match mode {
+        PaletteMode::Step => e[i],
+        PaletteMode::Linear => {
+            let f = pos - i as f64;
+            std::array::from_fn(|k| e[i][k] * (1.0 - f) + e[i + 1][k] * f)
+        }
+    }
+}
+
+/// A palette of more than 256 colours (Fractorium's) as 256 entries for
+/// flam3's lookup: each entry the mean of Fractorium's colour over the
+/// coordinates that entry stands for. In step mode entry k is used for
+/// c in [k/256, (k+1)/256); in linear mode it is the knot at c = k/256, and
+/// the mean is over [(k − ½)/256, (k + ½)/256] within [0, 1]. Fractorium's
+/// colour is constant (step) or linear (linear mode) between the positions
+/// j/(n − 1) of its entries, so the midpoint of each piece between them
+/// gives the piece's mean exactly.
+fn average_to_256(colours: &[[f64; 4]], mode: PaletteMode) -> [[f64; 4]; PALETTE_SIZE] {
+    let last = (colours.len() - 1) as f64;
+    let cell = 1.0 / PALETTE_SIZE as f64;
+    let centre_offset = if mode == PaletteMode::Linear { 0.5 } else { 0.0 };
+    std::array::from_fn(|k| {
+        let lo = ((k as f64 - centre_offset) * cell).max(0.0);
+        let hi = ((k as f64 + 1.0 - centre_offset) * cell).min(1.0);
+        // The pieces: from lo to each entry position inside, then to hi.
+        let inside = ((lo * last).floor() as usize + 1..).map(|j| j as f64 / last).take_while(|&c| c < hi);
+        let mut sum = [0.0; 4];
+        let mut from = lo;
+        for to in inside.chain(std::iter::once(hi)) {
+            let v = fractorium_lookup(colours, mode, 0.5 * (from + to));
+            for (s, x) in sum.iter_mut().zip(v) {
+                *s += x * (to - from);
+            }
+            from = to;
+        }
+        sum.map(|s| s / (hi - lo))
+    })
 }
 
 /// flam3's `interpolate_cmap`: two (hue-rotated) library palettes blended
