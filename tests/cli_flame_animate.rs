@@ -398,3 +398,37 @@ fn negative_numbers_are_values() {
     let err = stderr(&o);
     assert!(!o.status.success() && err.contains("the default --end (2999999999, one before the last"), "{err}");
 }
+
+/// Keyframes out of time order are sorted with a warning; two at one time
+/// are refused in one line (flam3-animate refuses both).
+#[test]
+fn keyframes_out_of_order_warn_and_two_at_one_time_are_refused() {
+    let dir = temp_dir("order");
+    let flame = |t: &str, c: &str| {
+        format!(
+            r#"<flame time="{t}" size="16 12" scale="8" quality="5" estimator_radius="0"><xform weight="1" linear="1" coefs="{c}"/><color index="0" rgb="255 255 255"/></flame>"#
+        )
+    };
+    let write = |name: &str, flames: &[String]| {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("<anim>{}</anim>", flames.concat())).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let prefix = dir.join("o.").to_string_lossy().into_owned();
+    let common = ["--backend", "cpu", "-o", &prefix, "--temporal-samples", "2"];
+    let unsorted = write("unsorted.flam3", &[flame("2", "0.5 0 0 0.5 0 0"), flame("0", "0.6 0 0 0.6 0.1 0")]);
+    let mut args = vec!["flame", "animate", &unsorted];
+    args.extend_from_slice(&common);
+    let o = warpmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not in time order; sorted by time"), "{}", stderr(&o));
+    assert!(dir.join("o.00000.png").exists() && dir.join("o.00001.png").exists());
+    let twice = write("twice.flam3", &[flame("1", "0.5 0 0 0.5 0 0"), flame("1", "0.6 0 0 0.6 0.1 0")]);
+    let mut args = vec!["flame", "animate", &twice];
+    args.extend_from_slice(&common);
+    let o = warpmc(&args);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("flames #0 and #1 both have time 1"), "{err}");
+}

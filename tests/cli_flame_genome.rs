@@ -391,3 +391,86 @@ fn inter_matches_flam3_genome() {
         }
     }
 }
+
+/// flam3-genome applies a template to each loop frame before the loop's
+/// own settings (linear interpolation, hsv_circular palettes with no RGB
+/// blend), and cuts a strip before the template (a template's size is the
+/// strip's size); a strip has no motion elements. Compared with
+/// flam3-genome's output where it is installed.
+#[test]
+fn templates_and_strips_follow_flam3_genome() {
+    let dir = temp_dir();
+    let flame = dir.join("tmpl-one.flam3");
+    std::fs::write(
+        &flame,
+        r#"<flame size="200 160" center="0.1 0.2" scale="40" rotate="20" zoom="0.5">
+        <xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"><motion motion_frequency="1" color="0.5"/></xform>
+        <xform weight="1" spherical="1" coefs="0.5 0.1 -0.1 0.5 0.5 0"/></flame>"#,
+    )
+    .unwrap();
+    let template = dir.join("tmpl-settings.flam3");
+    std::fs::write(
+        &template,
+        r#"<flame size="100 80" palette_interpolation="sweep" hsv_rgb_palette_blend="0.25" interpolation="smooth"/>"#,
+    )
+    .unwrap();
+    let (f, t) = (flame.to_str().unwrap(), template.to_str().unwrap());
+    let rotated = genome(&["rotate", f, "--frame", "3", "--nframes", "10", "--template", t]);
+    let rotated = parse_str(&rotated, "rotate", &lenient()).unwrap().flames;
+    for g in &rotated {
+        assert_eq!(g.palette_interpolation, warpmc_flame::genome::PaletteInterpolation::HsvCircular);
+        assert_eq!(g.hsv_rgb_palette_blend, 0.0);
+        assert_eq!(g.interpolation, warpmc_flame::genome::Interpolation::Linear);
+        assert_eq!((g.width, g.height), (100, 80));
+    }
+    let strip = genome(&["strip", f, "--nstrips", "4", "--strip", "1", "--template", t]);
+    let strip = parse_str(&strip, "strip", &lenient()).unwrap().flames.remove(0);
+    assert_eq!((strip.width, strip.height), (100, 80), "the template's size, not 200×40");
+    assert!(strip.xforms.iter().all(|x| x.motion.is_empty()));
+    // The strip's camera: cut from the 200×160 flame (rows 40 to 79, centre
+    // 0.5 rows of 40 above the middle, turned by 20°), then the template's
+    // height rescales the scale by 80/40.
+    let ppu = 40.0 * 2f64.powf(0.5);
+    let dy = -20.0 / ppu;
+    let th = 20f64.to_radians();
+    let want = [0.1 + th.sin() * dy, 0.2 + th.cos() * dy];
+    assert!(
+        (strip.center[0] - want[0]).abs() < 1e-12 && (strip.center[1] - want[1]).abs() < 1e-12,
+        "{:?}",
+        strip.center
+    );
+    assert!((strip.scale - 80.0).abs() < 1e-12, "{}", strip.scale);
+    if !have("flam3-genome") {
+        println!("SKIPPED the comparison with flam3-genome: not installed");
+        return;
+    }
+    for (mode, env, ours) in [
+        ("rotate", vec![("rotate", f), ("frame", "3"), ("nframes", "10")], &rotated[..]),
+        ("strip", vec![("strip", f), ("nframes", "4"), ("frame", "1")], std::slice::from_ref(&strip)),
+    ] {
+        let mut c = Command::new("flam3-genome");
+        c.env("template", t);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let r = c.output().unwrap();
+        assert!(r.status.success(), "{mode}: {}", String::from_utf8_lossy(&r.stderr));
+        let theirs = parse_str(&String::from_utf8_lossy(&r.stdout), "flam3", &lenient()).unwrap().flames;
+        assert_eq!(theirs.len(), ours.len(), "{mode}");
+        for (a, b) in ours.iter().zip(&theirs) {
+            assert_eq!((a.width, a.height, a.palette_interpolation), (b.width, b.height, b.palette_interpolation));
+            assert_eq!(a.interpolation, b.interpolation);
+            // flam3 writes the blend only where it is used (hsv_circular).
+            if a.palette_interpolation == warpmc_flame::genome::PaletteInterpolation::HsvCircular {
+                assert_eq!(a.hsv_rgb_palette_blend, b.hsv_rgb_palette_blend, "{mode}");
+            }
+            let close = |u: f64, v: f64| (u - v).abs() <= 1e-5 * u.abs().max(1.0);
+            assert!(close(a.scale, b.scale) && close(a.center[0], b.center[0]) && close(a.center[1], b.center[1]));
+            assert_eq!(a.xforms.len(), b.xforms.len());
+            for (xa, xb) in a.xforms.iter().zip(&b.xforms) {
+                assert!(close(xa.color, xb.color), "{mode}: colour {} vs flam3's {}", xa.color, xb.color);
+                assert_eq!(xa.motion.len(), xb.motion.len(), "{mode}");
+            }
+        }
+    }
+}

@@ -753,6 +753,27 @@ fn numbered(out: &Path, i: usize) -> PathBuf {
 fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let parsed = load(&a.genome)?;
     let mut flames = parsed.flames;
+    // flam3-animate refuses keyframes out of time order and two at one
+    // time. Out of order they are sorted here, with a warning; two at one
+    // time leave the animation undefined between them.
+    if flames.windows(2).any(|w| w[1].time < w[0].time) {
+        noteln!(
+            "warning: {}: the flames are not in time order; sorted by time (flam3-animate refuses such a file)",
+            a.genome.genome.display()
+        );
+    }
+    let mut order: Vec<usize> = (0..flames.len()).collect();
+    order.sort_by(|&i, &j| flames[i].time.total_cmp(&flames[j].time));
+    if let Some(w) = order.windows(2).find(|w| flames[w[0]].time == flames[w[1]].time) {
+        bail!(
+            "{}: flames {} and {} both have time {}; an animation needs one keyframe per time (flam3-animate \
+             refuses this too)",
+            a.genome.genome.display(),
+            flames[w[0]].label(w[0]),
+            flames[w[1]].label(w[1]),
+            flames[w[0]].time
+        );
+    }
     flames.sort_by(|x, y| x.time.total_cmp(&y.time));
     // Every frame has the first flame's size, as in flam3-animate.
     let (w0, h0) = (flames[0].width, flames[0].height);

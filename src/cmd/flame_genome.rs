@@ -199,7 +199,8 @@ struct SequenceArgs {
     /// Frames per loop and per transition.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     nframes: u32,
-    /// Full turns of each keyframe (0: transitions only).
+    /// Full turns of each keyframe (0: transitions only). flam3-genome
+    /// 3.1.1 makes one turn for any loops other than 0; here 2 makes two.
     #[arg(long, default_value_t = 1)]
     loops: u32,
     /// Spread of the xforms' transitions over the segment (0 to 1).
@@ -566,14 +567,7 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     let count = n * f64::from(a.loops) * f64::from(a.nframes) + (n - 1.0) * f64::from(a.nframes) + 1.0;
     let largest = flames.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
     check_flames_fit(&format!("writing a sequence of {count} frames"), count, largest)?;
-    let frames = sequence(&flames, a.nframes, a.loops, a.stagger)?;
-    let frames: Vec<Flame> = frames
-        .into_iter()
-        .map(|f| {
-            let time = f.time;
-            finish(f, t.as_ref(), time)
-        })
-        .collect();
+    let frames = sequence(&flames, a.nframes, a.loops, a.stagger, t.as_ref())?;
     emit(&a.common, &frames, "sequence")
 }
 
@@ -583,14 +577,7 @@ fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
     if flames.len() != 1 {
         bail!("{}: rotation needs one flame, the file has {}", a.input.display(), flames.len());
     }
-    let frames = rotate(&flames[0], a.frame, a.nframes)?;
-    let frames: Vec<Flame> = frames
-        .into_iter()
-        .map(|f| {
-            let time = f.time;
-            finish(f, t.as_ref(), time)
-        })
-        .collect();
+    let frames = rotate(&flames[0], a.frame, a.nframes, t.as_ref())?;
     emit(&a.common, &frames, "pick")
 }
 
@@ -603,14 +590,7 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
     if flames.len() != 2 {
         bail!("{}: a transition needs two flames, the file has {}", a.input.display(), flames.len());
     }
-    let frames = inter(&flames[0], &flames[1], a.frame, a.nframes, a.stagger)?;
-    let frames: Vec<Flame> = frames
-        .into_iter()
-        .map(|f| {
-            let time = f.time;
-            finish(f, t.as_ref(), time)
-        })
-        .collect();
+    let frames = inter(&flames[0], &flames[1], a.frame, a.nframes, a.stagger, t.as_ref())?;
     emit(&a.common, &frames, "pick")
 }
 
@@ -639,13 +619,14 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
     }
     let mut out = Vec::new();
     for f in &flames {
-        // The template first, so that the strips cut its size.
-        let f = finish(f.clone(), t.as_ref(), f.time);
-        let strips = strip(&f, a.nstrips)?;
-        match a.strip {
-            Some(k) => out.push(strips[k as usize].clone()),
-            None => out.extend(strips),
-        }
+        // Cut, then the template, as flam3-genome does: a template's size
+        // is the strips' size.
+        let strips = strip(f, a.nstrips)?;
+        let chosen = match a.strip {
+            Some(k) => vec![strips[k as usize].clone()],
+            None => strips,
+        };
+        out.extend(chosen.into_iter().map(|s| finish(s, t.as_ref(), f.time)));
     }
     emit(&a.common, &out, "pick")
 }

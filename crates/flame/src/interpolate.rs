@@ -32,8 +32,10 @@
 //!    only in alignment, which they skip, and in the sheep rotations).
 //!    Palettes are blended in HSV (optionally mixed with RGB) or swept.
 //!
-//! The result has `interpolation = linear`, `time = time` and no name.
-//! Motion elements are not modelled.
+//! The result has `interpolation = linear`, `time = time`, no name and no
+//! motion elements: as flam3-animate does, interpolation ignores them.
+//! Only [`sheep_loop`] and [`sheep_edge`] apply them, as flam3-genome's
+//! loops and transitions do.
 //!
 //! # Where this differs from flam3
 //!
@@ -58,7 +60,7 @@ mod palette;
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use crate::genome::{Affine, AffineInterpolation, Flame, Interpolation, XForm};
+use crate::genome::{Affine, AffineInterpolation, Flame, Interpolation, Motion, MotionFunction, XForm};
 use crate::variations::{VariationKind, VariationSpec};
 
 /// The flame at `time` in the sequence `flames` (sorted by `time`), as flam3
@@ -96,19 +98,34 @@ pub fn interpolate_with_stagger(flames: &[Flame], time: f64, stagger: f64) -> Fl
     result
 }
 
+/// `flame` with each xform's `<motion>` elements applied at `blend`; the
+/// result has none.
+fn with_motion_applied(flame: &Flame, blend: f64) -> Flame {
+    let mut out = flame.clone();
+    for x in out.xforms.iter_mut().chain(out.final_xform.as_mut()) {
+        if !x.motion.is_empty() {
+            let mut slot = Slot::from_xform(x);
+            slot.apply_motion(&x.motion, blend);
+            *x = slot.to_xform(std::mem::take(&mut x.chaos));
+        }
+    }
+    out
+}
+
 /// flam3's `smoother`: the cubic ease `3t² − 2t³` (0 at 0, 1 at 1, flat at
 /// both ends).
 pub fn smoother(t: f64) -> f64 {
     3.0 * t * t - 2.0 * t * t * t
 }
 
-/// flam3's `sheep_loop` without motion elements: `flame` with every
-/// animated (`animate ≠ 0`) standard xform's linear part rotated by
-/// `blend · 360` degrees. This is frame `blend` (0…1) of a loop, as
-/// flam3-genome's `sequence=`/`rotate=` modes make it; the time, name and
-/// interpolation settings are left as in `flame`.
+/// flam3's `sheep_loop`: `flame` with each xform's `<motion>` elements
+/// applied at `blend` ([`Motion`]; the result has none) and every animated
+/// (`animate ≠ 0`) standard xform's linear part rotated by `blend · 360`
+/// degrees. This is frame `blend` (0…1) of a loop, as flam3-genome's
+/// `sequence=`/`rotate=` modes make it; the time, name and interpolation
+/// settings are left as in `flame`.
 pub fn sheep_loop(flame: &Flame, blend: f64) -> Flame {
-    let mut out = flame.clone();
+    let mut out = with_motion_applied(flame, blend);
     let turn = affine::Turn::degrees(blend * 360.0);
     for x in out.xforms.iter_mut().filter(|x| x.animate != 0.0) {
         turn.apply(&mut x.coefs);
@@ -116,21 +133,26 @@ pub fn sheep_loop(flame: &Flame, blend: f64) -> Flame {
     out
 }
 
-/// flam3's `sheep_edge` without motion elements: frame `blend` (0…1) of the
-/// transition from `from` to `to` in flam3-genome's
-/// `sequence=`/`inter=` modes. Both parents are aligned, rotated by
+/// flam3's `sheep_edge`: frame `blend` (0…1) of the transition from `from`
+/// to `to` in flam3-genome's `sequence=`/`inter=` modes. Both parents'
+/// `<motion>` elements are applied at `blend`, then the parents are aligned, rotated by
 /// `blend · 360` degrees (xforms that do not animate keep their angle, and
 /// the rotation of a pair where only one side animates is wound
 /// consistently), then interpolated at `smoother(blend)` with `stagger`.
 ///
 /// `sequence` is flam3's `seqflag`: with it and `blend == 0`, `from` is
-/// returned unchanged. The result's time is `smoother(blend)`
+/// returned unchanged (but for its motion elements, applied at 0). The result's time is `smoother(blend)`
 /// (flam3-genome overwrites it with the frame number).
 pub fn sheep_edge(from: &Flame, to: &Flame, blend: f64, stagger: f64, sequence: bool) -> Flame {
     if sequence && blend == 0.0 {
-        return from.clone();
+        return with_motion_applied(from, blend);
     }
-    let pre = [WorkFlame::from_flame(from), WorkFlame::from_flame(to)];
+    let mut pre = [WorkFlame::from_flame(from), WorkFlame::from_flame(to)];
+    for (work, parent) in pre.iter_mut().zip([from, to]) {
+        for (i, x) in parent.xforms.iter().chain(parent.final_xform.as_ref()).enumerate() {
+            work.slot_mut(i).apply_motion(&x.motion, blend);
+        }
+    }
     let mut spun = align::align(&pre);
     spun[0].time = 0.0;
     spun[1].time = 1.0;
@@ -229,6 +251,46 @@ impl Slot {
         s
     }
 
+    /// flam3's `apply_motion_parameters`: each element's changes times
+    /// f(frequency · blend) for its own function f, then colour clamped to
+    /// [0, 1] and weight to 0 and above. (The flam3 3.1.1 sources read the
+    /// first element's frequency and function for every element; its
+    /// builds, Debian's flam3-genome among them, give each element its own,
+    /// as later sources do.)
+    fn apply_motion(&mut self, motion: &[Motion], blend: f64) {
+        if motion.is_empty() {
+            return;
+        }
+        for m in motion {
+            let amount = m.function.unwrap_or(MotionFunction::Hill).at(m.frequency as f64 * blend);
+            self.weight += m.weight * amount;
+            self.color += m.color * amount;
+            self.opacity += m.opacity * amount;
+            self.color_speed += m.color_speed * amount;
+            self.animate += m.animate * amount;
+            for v in &m.variations {
+                let var = self.vars.entry(v.kind.index()).or_insert_with(|| Var::absent(v.kind));
+                var.weight += v.weight * amount;
+                for (j, change) in v.params.iter().enumerate() {
+                    if *change != 0.0 {
+                        let name = v.kind.params()[j].name;
+                        var.set_param(name, var.param(j) + change * amount);
+                    }
+                }
+            }
+            for (row, change) in self.coefs.c.iter_mut().zip(&m.coefs.c) {
+                row[0] += change[0] * amount;
+                row[1] += change[1] * amount;
+            }
+            for (row, change) in self.post.c.iter_mut().zip(&m.post.c) {
+                row[0] += change[0] * amount;
+                row[1] += change[1] * amount;
+            }
+        }
+        self.color = self.color.clamp(0.0, 1.0);
+        self.weight = self.weight.max(0.0);
+    }
+
     /// The weight of variation `index` (0 when absent).
     fn var_weight(&self, index: usize) -> f64 {
         self.vars.get(&index).map_or(0.0, |v| v.weight)
@@ -250,6 +312,7 @@ impl Slot {
                 .map(|v| VariationSpec { kind: v.kind, weight: v.weight, params: v.params.clone() })
                 .collect(),
             chaos,
+            motion: Vec::new(),
         }
     }
 }

@@ -826,7 +826,10 @@ fn motion_elements() {
         <motion motion_frequency="2" motion_function="sin" weight="-0.5" julian_power="1"/></xform></flame>"#);
     assert_eq!(vars(&p.flames[0].xforms[0]), vec![("linear", 1.0)]);
     assert_eq!(p.warnings.len(), 1);
-    assert!(p.warnings[0].contains("<motion> elements ignored"), "{}", p.warnings[0]);
+    assert!(p.warnings[0].contains("<motion> elements: renders ignore them"), "{}", p.warnings[0]);
+    let m = &p.flames[0].xforms[0].motion;
+    assert_eq!((m.len(), m[0].frequency, m[0].weight), (1, 2, -0.5));
+    assert_eq!((m[0].variations[0].kind.name(), m[0].variations[0].params[0]), ("julian", 1.0));
     let e = err(r#"<flame time="0"><xform weight="1" motion_frequency="2" linear="1"/></flame>"#);
     assert!(e.contains("xform 0: motion_frequency/motion_function belong in a <motion>"), "{e}");
     let e = err(r#"<flame time="0"><xform weight="1" linear="1"><motion chaos="1"/></xform></flame>"#);

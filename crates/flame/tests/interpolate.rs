@@ -945,9 +945,27 @@ fn flam3_stagger() {
 /// last loop frame at blend 0.
 #[test]
 fn flam3_sequence() {
-    let cps = control_points("sequence");
-    let frames = read_flames(&data("sequence.out.flam3"), false);
-    let nframes = 4;
+    compare_sequence("sequence", &control_points("sequence"), 4);
+}
+
+/// The same with `<motion>` elements (motion.in.flam3, nframes=5): several
+/// per xform, each with its own function and frequency (the hill function
+/// where none is named), changes of weights, colour (clamped), opacity,
+/// colour speed, affine and post maps, variation weights (a variation the
+/// xform lacks among them) and parameters, and on the final xform.
+/// flam3-genome applies them to loop and transition frames alike.
+#[test]
+fn flam3_sequence_with_motion() {
+    // This file's reader leaves motion elements out: warpmc's reads them.
+    let parsed = warpmc_flame::genome::parse_str(&data("motion.in.flam3"), "motion.in.flam3", &Default::default());
+    let cps = parsed.unwrap().flames;
+    assert_eq!(cps[0].xforms[0].motion.len(), 2);
+    assert_eq!(cps[0].final_xform.as_ref().unwrap().motion.len(), 1);
+    compare_sequence("motion", &cps, 5);
+}
+
+fn compare_sequence(name: &str, cps: &[Flame], nframes: usize) {
+    let frames = read_flames(&data(&format!("{name}.out.flam3")), false);
     let mut expected: Vec<(String, Flame)> = Vec::new();
     for (i, cp) in cps.iter().enumerate() {
         for k in 0..nframes {

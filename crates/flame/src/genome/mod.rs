@@ -233,6 +233,104 @@ pub struct XForm {
     /// this one was applied. Entries missing from the file are 1. Empty for
     /// the final xform.
     pub chaos: Vec<f64>,
+    /// `<motion>` children: how the xform moves in the frames flam3-genome's
+    /// `rotate=`, `inter=` and `sequence=` write (renders ignore them, as
+    /// flam3-render and flam3-animate do).
+    pub motion: Vec<Motion>,
+}
+
+/// One `<motion>` element of an xform (flam3-genome's motion language):
+/// changes added to the xform's values in a loop or transition frame at
+/// blend b (0…1), each scaled by f(frequency · b) for the periodic
+/// [`MotionFunction`] f. Values the element does not give are 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Motion {
+    /// `motion_frequency`: periods per loop (flam3 reads an integer).
+    pub frequency: i64,
+    /// `motion_function`; `None` when not given, which flam3 evaluates as
+    /// [`MotionFunction::Hill`].
+    pub function: Option<MotionFunction>,
+    /// Change of `weight`.
+    pub weight: f64,
+    /// Change of `color`.
+    pub color: f64,
+    /// Change of `color_speed`.
+    pub color_speed: f64,
+    /// Change of `animate`.
+    pub animate: f64,
+    /// Change of `opacity`.
+    pub opacity: f64,
+    /// Changes of the `coefs` numbers.
+    pub coefs: Affine,
+    /// Changes of the `post` numbers.
+    pub post: Affine,
+    /// Changes of variation weights (`weight`) and parameters (`params`,
+    /// 0 where not given), one entry per variation the element names.
+    pub variations: Vec<VariationSpec>,
+}
+
+/// The periodic functions of `motion_function` (flam3's `motion_funcs`):
+/// each 0 at whole periods, at most 1 in size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MotionFunction {
+    /// `sin`: sin(2π t).
+    Sin,
+    /// `triangle`: a triangle wave rising to 1 at t = ¼ and falling to −1
+    /// at t = ¾.
+    Triangle,
+    /// `hill`: (1 − cos 2π t) / 2.
+    Hill,
+}
+
+impl MotionFunction {
+    /// The attribute value.
+    pub fn name(self) -> &'static str {
+        match self {
+            MotionFunction::Sin => "sin",
+            MotionFunction::Triangle => "triangle",
+            MotionFunction::Hill => "hill",
+        }
+    }
+
+    /// The function at `t` (flam3's `motion_funcs`).
+    pub fn at(self, t: f64) -> f64 {
+        match self {
+            MotionFunction::Sin => (2.0 * std::f64::consts::PI * t).sin(),
+            MotionFunction::Triangle => {
+                let mut fr = t % 1.0;
+                if fr < 0.0 {
+                    fr += 1.0;
+                }
+                if fr <= 0.25 {
+                    4.0 * fr
+                } else if fr <= 0.75 {
+                    -4.0 * fr + 2.0
+                } else {
+                    4.0 * fr - 4.0
+                }
+            }
+            MotionFunction::Hill => (1.0 - (2.0 * std::f64::consts::PI * t).cos()) * 0.5,
+        }
+    }
+}
+
+impl Motion {
+    /// An element that changes nothing: frequency 0, every change 0.
+    pub fn zero() -> Self {
+        let zero = Affine { c: [[0.0; 2]; 3] };
+        Motion {
+            frequency: 0,
+            function: None,
+            weight: 0.0,
+            color: 0.0,
+            color_speed: 0.0,
+            animate: 0.0,
+            opacity: 0.0,
+            coefs: zero,
+            post: zero,
+            variations: Vec::new(),
+        }
+    }
 }
 
 impl XForm {
@@ -249,6 +347,7 @@ impl XForm {
             post: Affine::IDENTITY,
             variations: Vec::new(),
             chaos: Vec::new(),
+            motion: Vec::new(),
         }
     }
 

@@ -16,7 +16,7 @@
 use std::fmt::Write as _;
 
 use super::{AffineInterpolation, Flame, Interpolation, PaletteInterpolation, PaletteMode, TemporalFilter, XForm};
-use crate::genome::Affine;
+use crate::genome::{Affine, Motion};
 
 /// The flames as one document: a single flame as a bare `<flame>`
 /// element, several inside `<root>` (flam3-genome uses `pick`, `sequence`,
@@ -166,8 +166,11 @@ fn write_xform(out: &mut String, x: &XForm, tag: &str, indent: &str) {
         for (i, p) in v.kind.params().iter().enumerate() {
             // A parameter Fractorium added to a flam3 variation is left out
             // at its default, so that flam3-render reads the file without a
-            // warning and the reader restores the default.
-            if v.kind.is_flam3() && i >= v.kind.flam3_params() && v.param(i) == p.default {
+            // warning and the reader restores the default. Interpolation
+            // between two equal values can land an ulp or two away from
+            // the default (c₀·e + c₁·e): that is still the default.
+            let at_default = (v.param(i) - p.default).abs() <= 4.0 * f64::EPSILON * p.default.abs();
+            if v.kind.is_flam3() && i >= v.kind.flam3_params() && at_default {
                 continue;
             }
             a.num(p.name, v.param(i));
@@ -181,7 +184,50 @@ fn write_xform(out: &mut String, x: &XForm, tag: &str, indent: &str) {
         a.nums("chaos", &x.chaos);
     }
     a.num("opacity", x.opacity);
-    let _ = writeln!(out, "{indent}<{tag}{}/>", a.0);
+    if x.motion.is_empty() {
+        let _ = writeln!(out, "{indent}<{tag}{}/>", a.0);
+        return;
+    }
+    let _ = writeln!(out, "{indent}<{tag}{}>", a.0);
+    for m in &x.motion {
+        write_motion(out, m, &format!("{indent}   "));
+    }
+    let _ = writeln!(out, "{indent}</{tag}>");
+}
+
+/// A `<motion>` element: its frequency and function, then the changes that
+/// are not 0 (as flam3 writes them).
+fn write_motion(out: &mut String, m: &Motion, indent: &str) {
+    let mut a = Attributes::new();
+    a.raw("motion_frequency", m.frequency.to_string());
+    if let Some(f) = m.function {
+        a.text("motion_function", f.name());
+    }
+    let mut nonzero = |name: &str, x: f64| {
+        if x != 0.0 {
+            a.num(name, x);
+        }
+    };
+    nonzero("weight", m.weight);
+    nonzero("color", m.color);
+    nonzero("color_speed", m.color_speed);
+    nonzero("animate", m.animate);
+    nonzero("opacity", m.opacity);
+    for v in &m.variations {
+        nonzero(v.kind.name(), v.weight);
+    }
+    for v in &m.variations {
+        for (i, p) in v.kind.params().iter().enumerate() {
+            nonzero(p.name, v.param(i));
+        }
+    }
+    for (name, affine) in [("coefs", &m.coefs), ("post", &m.post)] {
+        let numbers = affine_numbers(affine);
+        if numbers.iter().any(|&x| x != 0.0) {
+            a.nums(name, &numbers);
+        }
+    }
+    let _ = writeln!(out, "{indent}<motion{}/>", a.0);
 }
 
 /// The six numbers of an affine map in the file's order (`a d b e c f`).
@@ -296,7 +342,7 @@ fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::genome::{ParseOptions, parse_str};
+    use crate::genome::{MotionFunction, ParseOptions, parse_str};
 
     fn round_trip(xml: &str) {
         let opts = ParseOptions { strict: false, ..ParseOptions::default() };
@@ -401,5 +447,55 @@ mod tests {
     #[test]
     fn a_flame_without_colours_keeps_its_transparent_palette() {
         round_trip(r#"<flame size="10 10"><xform weight="1" coefs="1 0 0 1 0 0"/></flame>"#);
+    }
+
+    #[test]
+    fn a_fractorium_parameter_an_ulp_from_its_default_is_left_out() {
+        // log_base (Fractorium's parameter of flam3's log) after blending
+        // e with e: flam3-render would warn about an unknown variation.
+        let xml = r#"<flame size="10 10"><xform weight="1" log="1" coefs="1 0 0 1 0 0"/></flame>"#;
+        let mut f = parse_str(xml, "l", &ParseOptions::default()).unwrap().flames.remove(0);
+        let e = std::f64::consts::E;
+        for base in [e + 4.0 * f64::EPSILON, e - 2.0 * f64::EPSILON, e] {
+            f.xforms[0].variations[0].params[0] = base;
+            assert!(!write_flame(&f).contains("log_base"), "{base}");
+        }
+        f.xforms[0].variations[0].params[0] = 2.0;
+        assert!(write_flame(&f).contains("log_base=\"2\""));
+    }
+
+    #[test]
+    fn motion_elements_are_read_and_written_back() {
+        let xml = r#"<flame size="10 10">
+            <xform weight="1" linear="1" julian="0.5" coefs="1 0 0 1 0 0">
+              <motion motion_frequency="2" motion_function="triangle" weight="-0.5" color="0.25" julian_power="3"/>
+              <motion motion_frequency="1" swirl="0.5" coefs="0 0.1 0 0 0 0.2" post="0.1 0 0 0 0 0"/>
+            </xform>
+            <finalxform linear="1"><motion motion_frequency="3" motion_function="sin" opacity="0.5"/></finalxform>
+            </flame>"#;
+        round_trip(xml);
+        let f = &parse_str(xml, "m", &ParseOptions::default()).unwrap().flames[0];
+        let m = &f.xforms[0].motion;
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[0].frequency, m[0].function, m[0].weight, m[0].color),
+            (2, Some(MotionFunction::Triangle), -0.5, 0.25)
+        );
+        // julian named by a parameter only: weight change 0, the other
+        // parameter's change 0.
+        assert_eq!(m[0].variations.len(), 1);
+        let j = &m[0].variations[0];
+        assert_eq!((j.kind.name(), j.weight, j.params.as_slice()), ("julian", 0.0, &[3.0, 0.0][..]));
+        assert_eq!((m[1].function, m[1].variations[0].kind.name(), m[1].variations[0].weight), (None, "swirl", 0.5));
+        assert_eq!(m[1].coefs.c, [[0.0, 0.1], [0.0, 0.0], [0.0, 0.2]]);
+        assert_eq!(m[1].post.c, [[0.1, 0.0], [0.0, 0.0], [0.0, 0.0]]);
+        assert_eq!(m[1].opacity, 0.0, "values not given are 0");
+        assert_eq!(f.final_xform.as_ref().unwrap().motion[0].opacity, 0.5);
+        // flam3's motion functions: 0 at whole periods.
+        for func in [MotionFunction::Sin, MotionFunction::Triangle, MotionFunction::Hill] {
+            assert!(func.at(0.0).abs() < 1e-12 && func.at(2.0).abs() < 1e-12, "{func:?}");
+        }
+        assert_eq!((MotionFunction::Triangle.at(0.25), MotionFunction::Triangle.at(-0.25)), (1.0, -1.0));
+        assert_eq!(MotionFunction::Hill.at(0.5), 1.0);
     }
 }

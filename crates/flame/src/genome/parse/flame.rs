@@ -309,7 +309,7 @@ impl Reader<'_> {
         let created_at = c.xforms.len() + usize::from(c.final_xform.is_some());
         c.num_std += 1;
         let xat = format!("{at}: xform {}", c.xforms.len());
-        let ReadXForm { xform, chaos } = self.read_xform(node, &xat, created_at, false)?;
+        let ReadXForm { xform, chaos } = self.read_xform(node, &xat, created_at)?;
         c.add_chaos(chaos, false);
         c.xforms.push(xform);
         Ok(())
@@ -320,7 +320,7 @@ impl Reader<'_> {
         if c.final_xform.is_some() {
             return Err(genome_err(&xat, "more than one <finalxform>"));
         }
-        let ReadXForm { xform, chaos } = self.read_xform(node, &xat, c.xforms.len(), false)?;
+        let ReadXForm { xform, chaos } = self.read_xform(node, &xat, c.xforms.len())?;
         if xform.weight != 0.0 {
             return Err(attr_err(&xat, "weight", "a final xform takes no weight (flam3 refuses it)"));
         }

@@ -46,9 +46,10 @@
 //! naming the file, the flame, the xform and the attribute.
 //! Flame attributes flam3 does not read are ignored with one warning per
 //! file (the ones flam3's own tools and Electric Sheep write, `version`,
-//! `nick`, `url`, `id` and `gen`, silently). `<motion>` elements are checked
-//! and then ignored with a warning: flam3-render and flam3-animate ignore
-//! them too (only flam3-genome's loops and sequences use them).
+//! `nick`, `url`, `id` and `gen`, silently). `<motion>` elements are read
+//! into [`XForm::motion`](crate::genome::XForm::motion), with a warning:
+//! renders ignore them, as flam3-render and flam3-animate do, and the
+//! genome tools' loops and transitions apply them, as flam3-genome's do.
 
 mod flame;
 mod palette;
@@ -267,8 +268,8 @@ impl<'a> Reader<'a> {
         }
         if self.motion_seen {
             self.warnings.push(format!(
-                "{source}: <motion> elements ignored (flam3-render and flam3-animate ignore them too; \
-                 only flam3-genome's loops and sequences use them)"
+                "{source}: <motion> elements: renders ignore them, as flam3-render and flam3-animate do; `flame \
+                 genome rotate`, `inter` and `sequence` apply them, as flam3-genome's loops and transitions do"
             ));
         }
     }

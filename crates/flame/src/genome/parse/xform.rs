@@ -7,7 +7,7 @@ use super::flame::MAX_XFORMS;
 use super::values::{ValueError, ValueResult, int_in, integer, keyword, real, reals, round6, shown};
 use super::{Reader, attr_err, genome_err};
 use crate::error::{FlameError, Result};
-use crate::genome::{Affine, XForm};
+use crate::genome::{Affine, Motion, MotionFunction, XForm};
 use crate::variations::{Stage, VARIATION_COUNT, VariationKind, VariationSpec, param_owner};
 
 /// An xform as read, and its `chaos` row as given (not yet filed).
@@ -28,6 +28,12 @@ struct XFormBuild {
     chaos: Option<Vec<f64>>,
     /// Whether `motion_frequency` or `motion_function` was given.
     motion_params: bool,
+    /// `motion_frequency` and `motion_function`, for a `<motion>` element.
+    frequency: i64,
+    function: Option<MotionFunction>,
+    /// Whether this is a `<motion>` element: every value starts at 0 (flam3
+    /// clears the element), parameters included.
+    motion: bool,
 }
 
 impl XFormBuild {
@@ -39,7 +45,28 @@ impl XFormBuild {
             forms: Vec::new(),
             chaos: None,
             motion_params: false,
+            frequency: 0,
+            function: None,
+            motion: false,
         }
+    }
+
+    /// A `<motion>` element: all values 0.
+    fn new_motion() -> Self {
+        let m = Motion::zero();
+        let mut b = XFormBuild::new(0);
+        b.xf = XForm {
+            weight: 0.0,
+            color: 0.0,
+            color_speed: 0.0,
+            animate: 0.0,
+            opacity: 0.0,
+            coefs: m.coefs,
+            post: m.post,
+            ..XForm::flam3_default(0)
+        };
+        b.motion = true;
+        b
     }
 
     /// Applies one of flam3's fixed xform attributes; `Ok(false)` when
@@ -62,9 +89,19 @@ impl XFormBuild {
             }
             "color_speed" => xf.color_speed = real(v)?,
             "animate" => xf.animate = real(v)?,
-            "motion_frequency" => self.motion_params |= integer(v)? != 0,
+            "motion_frequency" => {
+                self.frequency = integer(v)?;
+                self.motion_params |= self.frequency != 0;
+            }
             "motion_function" => {
-                keyword(v, &[("sin", ()), ("triangle", ()), ("hill", ())])?;
+                self.function = Some(keyword(
+                    v,
+                    &[
+                        ("sin", MotionFunction::Sin),
+                        ("triangle", MotionFunction::Triangle),
+                        ("hill", MotionFunction::Hill),
+                    ],
+                )?);
                 self.motion_params = true;
             }
             "color" => {
@@ -128,7 +165,8 @@ impl XFormBuild {
             if specs.get(pi).is_some_and(|p| p.name == "super_shape_rnd") {
                 x = x.clamp(0.0, 1.0);
             }
-            let slot = self.params[kind.index()].get_or_insert_with(|| specs.iter().map(|p| p.default).collect());
+            let start = |p: &crate::variations::ParamSpec| if self.motion { 0.0 } else { p.default };
+            let slot = self.params[kind.index()].get_or_insert_with(|| specs.iter().map(start).collect());
             if let Some(p) = slot.get_mut(pi) {
                 *p = x;
             }
@@ -159,23 +197,80 @@ impl XFormBuild {
         }
         ReadXForm { xform: self.xf, chaos: self.chaos }
     }
+
+    /// A `<motion>` element: the changes it gives, one variation entry for
+    /// each variation whose weight or a parameter it names.
+    fn finish_motion(mut self) -> Motion {
+        let regular =
+            (0..self.weights.len()).filter_map(VariationKind::from_index).filter(|k| k.stage() == Stage::Regular);
+        let mut order: Vec<VariationKind> = regular.chain(std::mem::take(&mut self.forms)).collect();
+        // A pre_/post_ form named by a parameter only.
+        let named_by_parameter: Vec<VariationKind> = (0..self.params.len())
+            .filter(|&k| self.params[k].is_some())
+            .filter_map(VariationKind::from_index)
+            .filter(|kind| !order.contains(kind))
+            .collect();
+        order.extend(named_by_parameter);
+        let mut variations = Vec::new();
+        for kind in order {
+            let k = kind.index();
+            let params = self.params[k].take();
+            if self.weights[k] == 0.0 && params.is_none() {
+                continue;
+            }
+            let mut spec = VariationSpec::new(kind, self.weights[k]);
+            spec.params = params.unwrap_or_else(|| vec![0.0; kind.params().len()]);
+            variations.push(spec);
+        }
+        let xf = self.xf;
+        Motion {
+            frequency: self.frequency,
+            function: self.function,
+            weight: xf.weight,
+            color: xf.color,
+            color_speed: xf.color_speed,
+            animate: xf.animate,
+            opacity: xf.opacity,
+            coefs: xf.coefs,
+            post: xf.post,
+            variations,
+        }
+    }
 }
 
 impl Reader<'_> {
-    /// One `<xform>`, `<finalxform>` or (with `motion`) `<motion>` element.
-    /// `created_at` is the position in flam3's array where the xform was
-    /// initialised (its default colour is that parity).
-    pub(super) fn read_xform(
-        &mut self,
-        node: Node<'_, '_>,
-        at: &str,
-        created_at: usize,
-        motion: bool,
-    ) -> Result<ReadXForm> {
+    /// One `<xform>` or `<finalxform>` element with its `<motion>`
+    /// children. `created_at` is the position in flam3's array where the
+    /// xform was initialised (its default colour is that parity).
+    pub(super) fn read_xform(&mut self, node: Node<'_, '_>, at: &str, created_at: usize) -> Result<ReadXForm> {
+        let mut b = XFormBuild::new(created_at);
+        self.read_attributes(node, at, &mut b)?;
+        if b.motion_params {
+            return Err(genome_err(
+                at,
+                "motion_frequency/motion_function belong in a <motion> child element, not on the xform \
+                 (flam3 refuses this)",
+            ));
+        }
+        let mut motion = Vec::new();
+        for (mi, m) in node.children().filter(|c| c.is_element() && c.tag_name().name() == "motion").enumerate() {
+            let mut mb = XFormBuild::new_motion();
+            self.read_attributes(m, &format!("{at}: <motion> {mi}"), &mut mb)?;
+            motion.push(mb.finish_motion());
+            self.motion_seen = true;
+        }
+        let mut read = b.finish();
+        read.xform.motion = motion;
+        self.drop_unsupported(at, &mut read.xform)?;
+        Ok(read)
+    }
+
+    /// The attributes of an `<xform>`, `<finalxform>` or `<motion>` element.
+    fn read_attributes(&mut self, node: Node<'_, '_>, at: &str, b: &mut XFormBuild) -> Result<()> {
         if node.attributes().len() == 0 {
             return Err(genome_err(at, "the element has no attributes"));
         }
-        let mut b = XFormBuild::new(created_at);
+        let motion = b.motion;
         let attrs: Vec<Attribute<'_, '_>> = node.attributes().collect();
         for (ai, att) in attrs.iter().enumerate() {
             let (name, v) = (att.name(), att.value());
@@ -188,19 +283,7 @@ impl Reader<'_> {
             }
             self.unknown_xform_attribute(at, name, &attrs[ai + 1..])?;
         }
-        if b.motion_params && !motion {
-            return Err(genome_err(
-                at,
-                "motion_frequency/motion_function belong in a <motion> child element, not on the xform \
-                 (flam3 refuses this)",
-            ));
-        }
-        if !motion {
-            self.check_motion_children(node, at)?;
-        }
-        let mut read = b.finish();
-        self.drop_unsupported(at, &mut read.xform)?;
-        Ok(read)
+        Ok(())
     }
 
     /// Variations whose parameters ask for what warpmc does not implement
@@ -256,16 +339,6 @@ impl Reader<'_> {
                  flam3's 99 variations and some of Fractorium's); the render will differ from the program that \
                  wrote the file"
             ));
-        }
-        Ok(())
-    }
-
-    /// `<motion>` children: checked as flam3 reads them, then ignored.
-    fn check_motion_children(&mut self, node: Node<'_, '_>, at: &str) -> Result<()> {
-        for (mi, m) in node.children().filter(|c| c.is_element() && c.tag_name().name() == "motion").enumerate() {
-            let mat = format!("{at}: <motion> {mi}");
-            self.read_xform(m, &mat, 0, true)?;
-            self.motion_seen = true;
         }
         Ok(())
     }

@@ -3,20 +3,23 @@
 //! (`inter=`), and sequences of loops joined by transitions (`sequence=`),
 //! built from [`sheep_loop`] and [`sheep_edge`].
 
+use super::Template;
 use crate::error::{FlameError, Result};
 use crate::genome::{Flame, Interpolation, PaletteInterpolation};
 use crate::interpolate::{sheep_edge, sheep_loop};
 
 /// Frame `frame` of `flame` rotating once in `nframes` frames, with the
 /// frames before and after it (for motion blur), as flam3-genome's
-/// `rotate=` writes them: times `frame − 1`, `frame`, `frame + 1`.
-pub fn rotate(flame: &Flame, frame: i64, nframes: u32) -> Result<Vec<Flame>> {
+/// `rotate=` writes them: times `frame − 1`, `frame`, `frame + 1`. A
+/// `template` is applied to each frame before the loop's own settings
+/// (linear interpolation, `hsv_circular` palettes), as flam3-genome does.
+pub fn rotate(flame: &Flame, frame: i64, nframes: u32, template: Option<&Template>) -> Result<Vec<Flame>> {
     if nframes == 0 {
         return Err(FlameError::invalid("the number of frames must be positive"));
     }
     let blend = frame as f64 / f64::from(nframes);
     let spread = 1.0 / f64::from(nframes);
-    Ok((-1..=1).map(|d| spin(flame, frame + d, blend + d as f64 * spread)).collect())
+    Ok((-1..=1).map(|d| spin(flame, frame + d, blend + d as f64 * spread, template)).collect())
 }
 
 /// Frame `frame` of the transition from `from` to `to` in `nframes`
@@ -24,19 +27,22 @@ pub fn rotate(flame: &Flame, frame: i64, nframes: u32) -> Result<Vec<Flame>> {
 /// flam3-genome's `inter=` writes them: times `frame − 1`, `frame`,
 /// `frame + 1`. Frames 0 and `nframes` are the two flames, each turned by
 /// the same whole turn a `rotate=` loop ends with; `stagger` (0…1) spreads
-/// the xforms' transitions out.
-pub fn inter(from: &Flame, to: &Flame, frame: i64, nframes: u32, stagger: f64) -> Result<Vec<Flame>> {
+/// the xforms' transitions out. A `template` is applied to each frame.
+pub fn inter(
+    from: &Flame,
+    to: &Flame,
+    frame: i64,
+    nframes: u32,
+    stagger: f64,
+    template: Option<&Template>,
+) -> Result<Vec<Flame>> {
     if nframes == 0 {
         return Err(FlameError::invalid("the number of frames must be positive"));
     }
     let blend = frame as f64 / f64::from(nframes);
     let spread = 1.0 / f64::from(nframes);
     Ok((-1..=1)
-        .map(|d| {
-            let mut g = sheep_edge(from, to, blend + d as f64 * spread, stagger, false);
-            name_frame(&mut g, frame + d);
-            g
-        })
+        .map(|d| edge_frame(sheep_edge(from, to, blend + d as f64 * spread, stagger, false), frame + d, template))
         .collect())
 }
 
@@ -44,8 +50,15 @@ pub fn inter(from: &Flame, to: &Flame, frame: i64, nframes: u32, stagger: f64) -
 /// `nframes` frames each (flam3-genome's `loops`, 1; 0 leaves the loops
 /// out), then `nframes` frames of transition to the next flame, and a
 /// last frame equal to the last flame's first. `stagger` (0…1) spreads the
-/// xforms' transitions out (flam3-genome's `stagger`).
-pub fn sequence(flames: &[Flame], nframes: u32, loops: u32, stagger: f64) -> Result<Vec<Flame>> {
+/// xforms' transitions out (flam3-genome's `stagger`). A `template` is
+/// applied to each frame (to loop frames before their own settings).
+pub fn sequence(
+    flames: &[Flame],
+    nframes: u32,
+    loops: u32,
+    stagger: f64,
+    template: Option<&Template>,
+) -> Result<Vec<Flame>> {
     if nframes == 0 {
         return Err(FlameError::invalid("the number of frames must be positive"));
     }
@@ -58,7 +71,7 @@ pub fn sequence(flames: &[Flame], nframes: u32, loops: u32, stagger: f64) -> Res
     for (i, f) in flames.iter().enumerate() {
         for _ in 0..loops {
             for k in 0..nframes {
-                out.push(spin(f, count, f64::from(k) / n));
+                out.push(spin(f, count, f64::from(k) / n, template));
                 count += 1;
             }
         }
@@ -66,25 +79,36 @@ pub fn sequence(flames: &[Flame], nframes: u32, loops: u32, stagger: f64) -> Res
             for k in 0..nframes {
                 let blend = f64::from(k) / n;
                 let edge = k == 0 || k == nframes - 1;
-                let mut g = sheep_edge(f, next, blend, stagger, edge);
-                name_frame(&mut g, count);
-                out.push(g);
+                out.push(edge_frame(sheep_edge(f, next, blend, stagger, edge), count, template));
                 count += 1;
             }
         }
     }
-    out.push(spin(flames.last().expect("not empty"), count, 0.0));
+    out.push(spin(flames.last().expect("not empty"), count, 0.0, template));
     Ok(out)
 }
 
-/// flam3-genome's `spin`: `flame` turned by `blend` of a full turn, at
-/// time `frame`, named after it, with linear interpolation and the
-/// default palette interpolation.
-fn spin(flame: &Flame, frame: i64, blend: f64) -> Flame {
+/// flam3-genome's `spin`: `flame` turned by `blend` of a full turn, the
+/// template applied, at time `frame`, named after it, with linear
+/// interpolation and the default palette interpolation.
+fn spin(flame: &Flame, frame: i64, blend: f64, template: Option<&Template>) -> Flame {
     let mut g = sheep_loop(flame, blend);
+    if let Some(t) = template {
+        t.apply(&mut g);
+    }
     g.interpolation = Interpolation::Linear;
     g.palette_interpolation = PaletteInterpolation::HsvCircular;
     g.hsv_rgb_palette_blend = 0.0;
+    name_frame(&mut g, frame);
+    g
+}
+
+/// flam3-genome's `spin_inter` after `sheep_edge`: the template applied, at
+/// time `frame`, named after it.
+fn edge_frame(mut g: Flame, frame: i64, template: Option<&Template>) -> Flame {
+    if let Some(t) = template {
+        t.apply(&mut g);
+    }
     name_frame(&mut g, frame);
     g
 }
@@ -107,7 +131,7 @@ mod tests {
     #[test]
     fn a_full_turn_returns_the_flame() {
         let f = flame(0);
-        let r = rotate(&f, 10, 10).unwrap();
+        let r = rotate(&f, 10, 10, None).unwrap();
         assert_eq!(r.len(), 3);
         assert_eq!(r.iter().map(|g| g.time).collect::<Vec<_>>(), [9.0, 10.0, 11.0]);
         for (a, b) in r[1].xforms.iter().zip(&f.xforms) {
@@ -118,21 +142,21 @@ mod tests {
             }
         }
         // Half a turn negates the linear part of each animated xform.
-        let h = rotate(&f, 5, 10).unwrap();
+        let h = rotate(&f, 5, 10, None).unwrap();
         assert!((h[1].xforms[0].coefs.c[0][0] + f.xforms[0].coefs.c[0][0]).abs() < 1e-12);
-        assert!(rotate(&f, 0, 0).is_err());
+        assert!(rotate(&f, 0, 0, None).is_err());
     }
 
     #[test]
     fn sequences_have_the_frame_count_and_start_at_the_first_keyframe() {
         let keys = [flame(1), flame(2), flame(3)];
-        let s = sequence(&keys, 7, 1, 0.0).unwrap();
+        let s = sequence(&keys, 7, 1, 0.0, None).unwrap();
         // Three loops, two transitions, one closing frame.
         assert_eq!(s.len(), 3 * 7 + 2 * 7 + 1);
         assert_eq!(s.iter().map(|g| g.time).collect::<Vec<_>>(), (0..s.len()).map(|t| t as f64).collect::<Vec<_>>());
         let first = Flame { time: 0.0, name: Some("0.000000".into()), ..keys[0].clone() };
         assert_eq!(s[0], first);
-        let s0 = sequence(&keys, 4, 0, 0.0).unwrap();
+        let s0 = sequence(&keys, 4, 0, 0.0, None).unwrap();
         assert_eq!(s0.len(), 2 * 4 + 1);
         // The first transition frame is the first keyframe itself.
         assert_eq!(s0[0].xforms, keys[0].xforms);

@@ -7,7 +7,8 @@ use crate::genome::Flame;
 /// The `nstrips` strips of `flame`, top to bottom: each `height / nstrips`
 /// pixels high (integer division, as flam3-genome), with the camera
 /// moved so that the strips' images stacked give the flame's image (in the
-/// flame's rotated frame). The height must be at least `nstrips`.
+/// flame's rotated frame). The height must be at least `nstrips`. The
+/// strips have no `<motion>` elements (flam3-genome strips them out).
 pub fn strip(flame: &Flame, nstrips: u32) -> Result<Vec<Flame>> {
     if nstrips == 0 {
         return Err(FlameError::invalid("the number of strips must be positive"));
@@ -24,6 +25,9 @@ pub fn strip(flame: &Flame, nstrips: u32) -> Result<Vec<Flame>> {
     Ok((0..nstrips)
         .map(|k| {
             let mut s = flame.clone();
+            for x in s.xforms.iter_mut().chain(s.final_xform.as_mut()) {
+                x.motion.clear();
+            }
             s.height = h;
             let mut c = [old[0], old[1] - f64::from(nstrips - 1) * f64::from(h) / (2.0 * ppu)];
             c[1] += f64::from(h) * f64::from(k) / ppu;

@@ -40,3 +40,5 @@ done
 animate smooth 1 39 32 2>/dev/null
 stagger=0.6 animate stagger 0 8 64
 env noedits=1 sequence=sequence.in.flam3 nframes=4 flam3-genome | thin 64 >sequence.out.flam3
+# Motion elements (flam3-genome's loops and transitions apply them).
+env noedits=1 sequence=motion.in.flam3 nframes=5 flam3-genome | thin 64 >motion.out.flam3
