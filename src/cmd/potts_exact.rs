@@ -89,7 +89,7 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
     stdoutln!(
         "exact: q = {}, J = {}, {} torus(es), {} temperature(s); {method}",
         a.q,
-        a.coupling,
+        temperature_text(a.coupling),
         tori.len(),
         temperatures.len()
     );

@@ -241,26 +241,29 @@ impl DensityOfStates {
         // only the ground level has weight in f64; clamping keeps J/T · k
         // finite at the smallest temperatures.
         let beta = (coupling / temperature).clamp(-SATURATED_BETA, SATURATED_BETA);
+        // Moments of the equal-bond count k, then scaled by J: with J and T
+        // both tiny (1e-200) the energies' squares would underflow.
         let terms: Vec<(f64, f64)> = self
             .counts
             .iter()
             .enumerate()
             .filter(|&(_, &c)| c > 0)
-            .map(|(k, &c)| (-coupling * k as f64 / n, (c as f64).ln() + beta * k as f64))
+            .map(|(k, &c)| (k as f64, (c as f64).ln() + beta * k as f64))
             .collect();
         let max = terms.iter().map(|&(_, lw)| lw).fold(f64::NEG_INFINITY, f64::max);
-        let (mut z, mut s1, mut s2) = (0.0, 0.0, 0.0);
-        for &(e, lw) in &terms {
+        let (mut z, mut s1) = (0.0, 0.0);
+        for &(k, lw) in &terms {
             let w = (lw - max).exp();
             z += w;
-            s1 += w * e;
-            s2 += w * e * e;
+            s1 += w * k;
         }
-        let energy = s1 / z;
-        let energy_sq = s2 / z;
-        // Variance from centred terms: no cancellation between ⟨e²⟩ and ⟨e⟩².
-        let variance = terms.iter().map(|&(e, lw)| (lw - max).exp() * (e - energy) * (e - energy)).sum::<f64>() / z;
-        ExactMoments { energy, energy_sq, specific_heat: n * variance / temperature / temperature }
+        let mean_k = s1 / z;
+        // Variance from centred terms: no cancellation between ⟨k²⟩ and ⟨k⟩².
+        let var_k = terms.iter().map(|&(k, lw)| (lw - max).exp() * (k - mean_k) * (k - mean_k)).sum::<f64>() / z;
+        let energy = -coupling * (mean_k / n);
+        let energy_sq = energy * energy + (coupling / n) * (coupling / n) * var_k;
+        // c = N·Var(e)/T² = (J/T)²·Var(k)/N; beyond SATURATED_BETA Var(k) is 0.
+        ExactMoments { energy, energy_sq, specific_heat: beta * beta * var_k / n }
     }
 }
 
@@ -507,11 +510,30 @@ struct Taylor {
     d2: f64,
 }
 
-impl Taylor {
+/// A compensated (Neumaier) sum of [`Taylor`] terms. The Kaufman products'
+/// logarithms are sums of up to 2^25 terms reaching ~10¹⁴ on the largest
+/// tori, where plain summation loses whole units and the four products'
+/// weights with them; each component here keeps its rounding error apart.
+#[derive(Clone, Copy, Debug, Default)]
+struct TaylorSum {
+    sum: Taylor,
+    carry: Taylor,
+}
+
+impl TaylorSum {
     fn add(&mut self, o: Taylor) {
-        self.v += o.v;
-        self.d1 += o.d1;
-        self.d2 += o.d2;
+        let add = |sum: &mut f64, carry: &mut f64, x: f64| {
+            let t = *sum + x;
+            *carry += if sum.abs() >= x.abs() { (*sum - t) + x } else { (x - t) + *sum };
+            *sum = t;
+        };
+        add(&mut self.sum.v, &mut self.carry.v, o.v);
+        add(&mut self.sum.d1, &mut self.carry.d1, o.d1);
+        add(&mut self.sum.d2, &mut self.carry.d2, o.d2);
+    }
+
+    fn total(&self) -> Taylor {
+        Taylor { v: self.sum.v + self.carry.v, d1: self.sum.d1 + self.carry.d1, d2: self.sum.d2 + self.carry.d2 }
     }
 }
 
@@ -574,8 +596,8 @@ impl IsingBonds {
         let x0 = scaled(g0);
 
         // The regular logarithms of the four products: [Z₁, Z₂, Z₃, Z₄ without sinh(x₀)].
-        let mut logs = [Taylor::default(); 4];
-        logs[2] = log_2cosh(x0);
+        let mut logs = [TaylorSum::default(); 4];
+        logs[2].add(log_2cosh(x0));
         for l in 1..2 * n {
             let delta = 2.0 * (std::f64::consts::FRAC_PI_2 * l as f64 / n as f64).sin().powi(2);
             let x = scaled(kaufman_gamma(g0, delta));
@@ -589,7 +611,7 @@ impl IsingBonds {
         logs[3].add(Taylor { v: x0.v.abs(), d1: s * x0.d1, d2: s * x0.d2 });
         let e = (-2.0 * x0.v.abs()).exp();
         let g4 = Taylor { v: s * (1.0 - e), d1: 2.0 * x0.d1 * e, d2: 2.0 * e * (x0.d2 - 2.0 * s * x0.d1 * x0.d1) };
-        let (d, second) = log_sum_derivatives(&logs, &g4);
+        let (d, second) = log_sum_derivatives(&logs.map(|l| l.total()), &g4);
         // The prefactor (2 sinh 2K)^{N/2}: N coth 2K and −2N/sinh² 2K.
         let sites = (n * m) as f64;
         // A variance rounds below zero only where it is ~10⁻¹⁶ of N anyway.
@@ -636,7 +658,7 @@ impl IsingBonds {
 
         // The logarithms of [Z₁, Z₂, Z₃, Z₄ without the sign of sinh(x₀)],
         // each with its share of the prefactor.
-        let mut logs = [Taylor::default(); 4];
+        let mut logs = [TaylorSum::default(); 4];
         for l in 0..2 * n {
             let delta = 2.0 * (std::f64::consts::FRAC_PI_2 * l as f64 / n as f64).sin().powi(2);
             let (phi, gamma) = phi_and_gamma(delta);
@@ -652,7 +674,7 @@ impl IsingBonds {
         // is −e^{m|γ₀|/2}(1 − e^{−m|γ₀|}): its sign joins the factor g4
         // (the logarithm above took ln(1 − e^{−m|γ₀|})).
         let minus = Taylor { v: -1.0, d1: 0.0, d2: 0.0 };
-        let (d, variance) = log_sum_derivatives(&logs, &minus);
+        let (d, variance) = log_sum_derivatives(&logs.map(|l| l.total()), &minus);
         IsingBonds { mean: d, variance: variance.max(0.0) }
     }
 }
@@ -924,6 +946,34 @@ mod tests {
             assert!(e.moments(0.0, 1.0).is_err() && e.moments(f64::NAN, 1.0).is_err());
             assert!(e.moments(1.0, f64::INFINITY).is_err());
         }
+    }
+
+    /// Tori with both sides near 2^24 (2.8·10¹⁴ sites): away from T_c they
+    /// are the infinite lattice to every digit, and the sums, of 2^25 terms
+    /// reaching 10¹⁴, must keep them (plainly summed they gave c = 8732
+    /// instead of 1.123 at 2^24 × (2^24 − 1)).
+    #[test]
+    fn the_largest_tori_keep_their_digits() {
+        for t in [1.2, 3.0] {
+            let reference = ising_torus(1 << 12, 1 << 12, t, 1.0).unwrap();
+            for (w, h) in [(1 << 24, (1 << 24) - 1), (16_777_000, (1 << 24) - 1)] {
+                let m = ising_torus(w, h, t, 1.0).unwrap();
+                let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+                assert!(close(m.energy, reference.energy), "{w} × {h}, T = {t}: e = {}", m.energy);
+                assert!(close(m.specific_heat, reference.specific_heat), "{w} × {h}, T = {t}: c = {}", m.specific_heat);
+            }
+        }
+    }
+
+    /// Tiny J and T: the moments are taken in bonds and scaled, so ⟨e²⟩'s
+    /// underflow does not take the specific heat with it.
+    #[test]
+    fn tiny_couplings_keep_the_specific_heat() {
+        let dos = density_of_states(3, 4, 4);
+        let one = dos.moments(1.0, 1.0);
+        let tiny = dos.moments(1e-200, 1e-200);
+        assert!((tiny.specific_heat - one.specific_heat).abs() <= 1e-12 * one.specific_heat);
+        assert!((tiny.energy / 1e-200 - one.energy).abs() <= 1e-12);
     }
 
     #[test]
