@@ -648,8 +648,42 @@ fn extreme_temperatures_give_numbers_or_one_line() {
     let args = small(&["--temp", "1e-310", "--sweeps", "10"]);
     assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "temperatures must be at least");
     // Tempering that would never exchange.
-    let args = small(&["--temps", "1,2", "--therm", "10", "--sweeps", "100", "--tempering", "--exchange-every", "111"]);
-    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "no replicas would ever be exchanged");
+    for every in ["111", "110"] {
+        // Exchanges follow sweeps every, 2·every, … before the last (110).
+        let args =
+            small(&["--temps", "1,2", "--therm", "10", "--sweeps", "100", "--tempering", "--exchange-every", every]);
+        assert_one_line_error(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            "no replicas would ever be exchanged",
+        );
+    }
+    // --exchange-every without --tempering: one line from the protocol, not
+    // clap's (a config file may turn tempering on).
+    let args = small(&["--temps", "1,2", "--exchange-every", "5"]);
+    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "tempering (--tempering) is not on");
+}
+
+#[test]
+fn exchange_every_overrides_a_config_that_turns_tempering_on() {
+    let cfg = tmp("pt-on.toml");
+    std::fs::write(&cfg, "q = 2\nsize = 8\ntemps = [1.0, 1.2]\ntempering = true\ntherm = 10\nsweeps = 40\n").unwrap();
+    let o = warpmc(&[
+        "potts",
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--exchange-every",
+        "5",
+        "--backend",
+        "cpu",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"exchange_every\":5"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 #[test]
@@ -1237,4 +1271,45 @@ fn exact_values_are_the_library_s_and_a_run_reproduces_them() {
         let all: Vec<&str> = ["potts", "exact"].iter().copied().chain(args.iter().copied()).collect();
         assert_one_line_error(&all, needle);
     }
+}
+
+#[test]
+fn a_checkpoint_that_is_not_a_regular_file_and_a_repeated_size_are_refused() {
+    let args = small(&["--temp", "1", "--sweeps", "20", "--checkpoint", "/dev/null"]);
+    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "a checkpoint must be a regular file");
+    // A list is one --size with commas; a second --size is a mistake, not a
+    // second size.
+    assert_one_line_error(
+        &["potts", "run", "--q", "2", "--size", "16", "--size", "32", "--temp", "1"],
+        "'--size <L>' cannot be used multiple times",
+    );
+}
+
+/// A reader of the table that goes away (`| head -1`) does not end a run
+/// that writes files: it goes on without printing and writes them all.
+/// (2,501 JSON rows overflow the pipe's buffer, so the run meets the closed
+/// pipe.)
+#[test]
+fn a_closed_stdout_does_not_end_a_run_that_writes_files() {
+    let csv = tmp("closed-stdout.csv");
+    let _ = std::fs::remove_file(&csv);
+    let mut child = Command::new(bin())
+        .args(["potts", "run", "--q", "2", "--size", "8", "--temps", "1.0:3.5:0.001", "--therm", "2", "--sweeps", "20"])
+        .args(["--measure-every", "1", "--backend", "cpu", "--json", "--out", csv.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first line and close the pipe, as `head -1` does.
+    {
+        use std::io::BufRead;
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("standard output was closed; the run goes on"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows = text.lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(rows, 1 + 2501);
 }

@@ -101,7 +101,7 @@ struct RunArgs {
     /// Lattice width L (even), or a comma list L1,L2,… of square lattices
     /// run one after another (a finite-size-scaling study: the output gains
     /// their L, the --series file one slice per size).
-    #[arg(long, value_name = "L", value_delimiter = ',', help_heading = "Model")]
+    #[arg(long, value_name = "L", value_delimiter = ',', action = clap::ArgAction::Set, help_heading = "Model")]
     size: Vec<usize>,
     /// Lattice height L' (even; default L).
     #[arg(long, value_name = "L2", help_heading = "Model")]
@@ -152,7 +152,7 @@ struct RunArgs {
     #[arg(long, help_heading = "Protocol")]
     tempering: bool,
     /// Sweeps between replica-exchange rounds (default 10).
-    #[arg(long, value_name = "N", requires = "tempering", help_heading = "Protocol")]
+    #[arg(long, value_name = "N", help_heading = "Protocol")]
     exchange_every: Option<u64>,
     /// Where to run: auto (CUDA if a device is usable), cpu or cuda.
     #[arg(long, value_name = "B", help_heading = "Protocol")]
@@ -558,6 +558,14 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()
     }
     warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)?;
     if let Some(path) = checkpoint {
+        // A device or a FIFO would take the state and never give it back.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            bail!(
+                "{}: a checkpoint must be a regular file, to be read back with --resume (this is a device, a FIFO or \
+                 a directory)",
+                path.display()
+            );
+        }
         let resuming_here = args.resume.as_deref().is_some_and(|r| same_file(r, path));
         if !resuming_here && !args.force {
             match checkpoint::probe(path)? {
@@ -621,12 +629,13 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     let start = starting_point(args, team)?;
     check_study_memory(&start.study, start.checkpoint.is_some())?;
     let cfg = &start.study[start.first];
+    // Exchanges come after sweeps every, 2·every, … before the last.
     if let Some(every) = cfg.exchange_every()
-        && every > cfg.sweeps_per_chain()
+        && every >= cfg.sweeps_per_chain()
     {
         bail!(
-            "--exchange-every {every} is more than the run's {} sweeps (therm + sweeps): no replicas would ever be \
-             exchanged",
+            "--exchange-every {every} is not less than the run's {} sweeps (therm + sweeps): no replicas would ever \
+             be exchanged",
             cfg.sweeps_per_chain()
         );
     }
@@ -838,11 +847,12 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
             if team.is_first() {
                 match &out.checkpoint_path {
                     Some(path) => noteln!(
-                        "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}",
-                        p = path.display()
+                        "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}{outputs}",
+                        p = path.display(),
+                        outputs = resume_outputs(args)
                     ),
                     None if !finished_any => noteln!(
-                        "interrupted before any temperature finished: nothing was written{}; run with --checkpoint \
+                        "interrupted before any temperature finished: no results were written{}; run with --checkpoint \
                          FILE to be able to continue a run",
                         args.out.as_ref().map(|p| format!(" ({} is as it was)", p.display())).unwrap_or_default()
                     ),
@@ -873,6 +883,29 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     Ok(Ended::Finished)
 }
 
+/// The output options a resumed run needs to write what this one would
+/// have (the checkpoint does not hold them), shell-quoted where needed.
+fn resume_outputs(args: &RunArgs) -> String {
+    let quote = |p: &std::path::Path| {
+        let t = p.display().to_string();
+        if !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:=@%".contains(c)) {
+            t
+        } else {
+            format!("'{}'", t.replace('\'', "'\\''"))
+        }
+    };
+    let mut s = String::new();
+    for (flag, path) in [("--out", &args.out), ("--series", &args.series), ("--snapshot", &args.snapshot)] {
+        if let Some(p) = path {
+            s += &format!(" {flag} {}", quote(p));
+        }
+    }
+    if args.json {
+        s += " --json";
+    }
+    s
+}
+
 /// Progress bar, result printing, CSV, checkpoints: the run's observer.
 struct Output {
     json: bool,
@@ -895,6 +928,9 @@ struct Output {
     printed_header: bool,
     /// Set when writing to stdout found the reader gone.
     stdout_closed: bool,
+    /// Whether the run writes files (`--out`, `--series`, `--snapshot`,
+    /// `--checkpoint`): then a closed stdout does not end it.
+    writes_files: bool,
     /// Prints and writes nothing: another process of an MPI team does.
     quiet: bool,
     /// Sweeps between measurements (the same for every size of a study).
@@ -939,7 +975,7 @@ impl Output {
             provenance,
             csv: args.out.clone().filter(|_| writes),
             bar,
-            checkpoint_path: checkpoint_path.filter(|_| writes),
+            checkpoint_path: checkpoint_path.clone().filter(|_| writes),
             // Beyond Duration's range means "never on a timer".
             every: Duration::try_from_secs_f64(args.checkpoint_every.unwrap_or(DEFAULT_CHECKPOINT_SECONDS))
                 .unwrap_or(Duration::MAX),
@@ -950,6 +986,10 @@ impl Output {
             interrupted,
             printed_header: false,
             stdout_closed: false,
+            writes_files: args.out.is_some()
+                || args.series.is_some()
+                || args.snapshot.is_some()
+                || checkpoint_path.is_some(),
             quiet: !writes,
             measure_every,
             replicas_warned: None,
@@ -1038,6 +1078,9 @@ impl Output {
                 // Otherwise the replicas' summed energy alone flagged it.
             });
         }
+        if self.stdout_closed {
+            return Ok(());
+        }
         let mut stdout = std::io::stdout().lock();
         if self.json {
             writeln!(stdout, "{}", self.json_lines.line(r))?;
@@ -1115,7 +1158,13 @@ impl Observer for Output {
                 Ok(()) => {}
                 Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) => {
                     self.stdout_closed = true;
-                    return Err(PottsError::Interrupted);
+                    // Its files are what a run is for: it goes on without
+                    // printing. Without any, it ends as quietly as `cat`.
+                    if !self.writes_files {
+                        return Err(PottsError::Interrupted);
+                    }
+                    self.bar
+                        .suspend(|| noteln!("note: standard output was closed; the run goes on and writes its files"));
                 }
                 Err(e) => return Err(PottsError::InvalidInput(format!("writing results: {e:#}"))),
             }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use warpmc_gpu::BackendChoice;
 
-use crate::algorithm::{MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
+use crate::algorithm::{ALWAYS, MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
 use crate::backend::{Backend, open_backend_for};
 use crate::ensemble::{Ensemble, EnsembleOpener};
 use crate::error::{PottsError, Result};
@@ -178,6 +178,14 @@ impl ProtocolConfig {
     pub(crate) fn validate(&self) -> Result<()> {
         self.algorithm.check(&self.model()?)?;
         self.algorithm.check_ergodic(&self.model()?)?;
+        if let Some(&t) = self.temperatures.iter().find(|&&t| self.metropolis_rejection(t) < 1.5 / ALWAYS as f64) {
+            return Err(PottsError::InvalidInput(format!(
+                "at T = {t} checkerboard Metropolis with q = 2 rejects even the costliest flip (e^(-{}/T)) only \
+                 once in 2^32 tries, so every sweep flips every site and the chain never leaves the pair of \
+                 states it starts in: use the heat-bath algorithm",
+                4.0 * self.coupling.abs() + self.field.abs()
+            )));
+        }
         if !self.sizes.is_empty() {
             if !self.sizes.contains(&self.size) {
                 return Err(PottsError::InvalidInput(format!(
@@ -346,6 +354,28 @@ impl ProtocolConfig {
     /// measurement.
     pub fn sweeps_per_chain(&self) -> u64 {
         self.therm + self.sweeps
+    }
+
+    /// For q = 2 Metropolis: the probability that the 32-bit acceptance
+    /// test rejects the costliest flip (four equal neighbours made unequal,
+    /// against the field) at `temperature`; 1 for other models and
+    /// algorithms. Near 0 each sweep flips almost every site and the next
+    /// flips them back: the chain leaves that alternation only through
+    /// rejections, so it needs many times 1/rejection sweeps to mix.
+    pub fn metropolis_rejection(&self, temperature: f64) -> f64 {
+        if self.algorithm != Algorithm::Metropolis || self.q != 2 {
+            return 1.0;
+        }
+        let cost = 4.0 * self.coupling.abs() + self.field.abs();
+        1.0 - crate::algorithm::threshold(cost, temperature) as f64 / ALWAYS as f64
+    }
+
+    /// Whether a chain at `temperature` is too short for its q = 2
+    /// Metropolis alternation ([`ProtocolConfig::metropolis_rejection`]):
+    /// fewer than [`MIN_ALTERNATION_REJECTIONS`] rejections per site over
+    /// all its sweeps.
+    pub(crate) fn too_short_to_alternate(&self, temperature: f64) -> bool {
+        self.sweeps_per_chain() as f64 * self.metropolis_rejection(temperature) < MIN_ALTERNATION_REJECTIONS
     }
 
     /// Measurements per sample and temperature.
@@ -743,7 +773,7 @@ impl ConfigFile {
                 (false, None) => None,
                 (false, Some(_)) => {
                     return Err(PottsError::InvalidInput(
-                        "the sweeps between replica exchanges are given but tempering is not on".into(),
+                        "the sweeps between replica exchanges (exchange_every, --exchange-every) are given but tempering (--tempering) is not on".into(),
                     ));
                 }
             },
@@ -869,6 +899,13 @@ pub(crate) struct SizeRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) exchange: Option<ExchangeStats>,
 }
+
+/// The rejections per site a q = 2 Metropolis chain needs over its sweeps
+/// before its results count ([`ProtocolConfig::too_short_to_alternate`]):
+/// its alternation between a configuration and its near-inverse breaks
+/// only through rejections, so its relaxation takes about 1/rejection
+/// sweeps, and a run is trusted with about 100 relaxation times.
+pub const MIN_ALTERNATION_REJECTIONS: f64 = 100.0;
 
 /// Adds a tempering run's exchange statistics to its results (each
 /// temperature's swap acceptance with the next, and the round trips) and
@@ -1020,14 +1057,16 @@ impl RunState {
 
     fn result(&self, cfg: &ProtocolConfig, model: &PottsModel, t: usize) -> TemperatureResult {
         let temperature = cfg.temperatures[t];
-        analyze(model, temperature, &self.series[t], cfg.measure_every).into_result(&RunFacts {
+        let mut r = analyze(model, temperature, &self.series[t], cfg.measure_every).into_result(&RunFacts {
             size: cfg.size,
             temperature,
             sweeps: cfg.sweeps_per_chain(),
             samples: cfg.samples,
             flips_per_ns: self.timing[t].flips_per_ns(),
             backend: &self.backends[t],
-        })
+        });
+        r.too_short |= cfg.too_short_to_alternate(temperature);
+        r
     }
 
     /// Opens the books of temperature `t` (on first reaching it).

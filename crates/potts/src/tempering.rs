@@ -368,14 +368,16 @@ impl TemperingState {
             .iter()
             .enumerate()
             .map(|(t, &temperature)| {
-                analyze(&model, temperature, &self.series[t], cfg.measure_every()).into_result(&RunFacts {
+                let mut r = analyze(&model, temperature, &self.series[t], cfg.measure_every()).into_result(&RunFacts {
                     size: cfg.size(),
                     temperature,
                     sweeps: cfg.sweeps_per_chain(),
                     samples: cfg.samples(),
                     flips_per_ns: self.timing.flips_per_ns(),
                     backend,
-                })
+                });
+                r.too_short |= cfg.too_short_to_alternate(temperature);
+                r
             })
             .collect();
         let tau = summed_energy_tau_int(&self.series, cfg.measure_every());

@@ -423,3 +423,34 @@ fn a_value_of_the_wrong_kind_is_named_by_its_key_in_words() {
     let e = ConfigFile::parse("q = 3\nsize = 8\nsize = 9\n", std::path::Path::new("c.toml")).unwrap_err().to_string();
     assert!(e.contains("duplicate key at line 3: size = 9"), "{e}");
 }
+
+/// q = 2 Metropolis far above T_c makes almost every flip: each sweep
+/// nearly inverts the lattice and the next restores it. Where the 32-bit
+/// test rejects the costliest flip once in 2^32 tries the run is refused
+/// (the chain never leaves its two states); where rejections are too rare
+/// for the run's sweeps, its rows are flagged too short. The energy such a
+/// chain reports (−2 at T = 10⁹, where the exact value is −1) would
+/// otherwise pass as trustworthy.
+#[test]
+fn q2_metropolis_that_hardly_ever_rejects_is_refused_or_flagged() {
+    let cfg = |temps: Vec<f64>, algorithm: Algorithm| {
+        ConfigFile {
+            q: Some(2),
+            size: Some(16),
+            temps: Some(Temperatures::List(temps)),
+            therm: Some(100),
+            sweeps: Some(2000),
+            algorithm: Some(algorithm),
+            backend: Some(warpmc_gpu::BackendChoice::Cpu),
+            ..Default::default()
+        }
+        .resolve()
+    };
+    let e = cfg(vec![2.0, 1e11], Algorithm::Metropolis).unwrap_err().to_string();
+    assert!(e.contains("at T = 100000000000") && e.contains("use the heat-bath algorithm"), "{e}");
+    assert!(cfg(vec![1e11], Algorithm::HeatBath).is_ok());
+    let c = cfg(vec![2.0, 1e9], Algorithm::Metropolis).unwrap();
+    let results = Runner::new(c).unwrap().run_all().unwrap();
+    assert!(!results[0].too_short, "T = 2 mixes");
+    assert!(results[1].too_short, "T = 1e9: 2100 sweeps with a rejection of 4e-9");
+}
