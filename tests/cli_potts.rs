@@ -747,7 +747,7 @@ fn algorithm_and_ensemble_storage_beyond_host_memory_is_one_line_not_an_abort() 
     assert_one_line_failure(&args, &warpmc_within(1_500_000, &args), "Wolff on a 16384 × 16384 lattice needs");
     // 16.7 million replicas of an 8² lattice: each replica's own storage
     // counts, not only its 64 spins.
-    let replicas = "potts run --backend cpu --q 2 --size 8 --temps 1:2:6e-8 --therm 0 --sweeps 10 --tempering";
+    let replicas = "potts run --backend cpu --q 2 --size 8 --temps 1:2:6e-8 --therm 0 --sweeps 20 --tempering";
     let args: Vec<&str> = replicas.split_whitespace().collect();
     assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "lattices of 64 sites needs");
     // The benchmark's lattice.

@@ -808,8 +808,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         state = state.next_size(cfg, &study[at + 1])?;
         at += 1;
     };
-    let out = out.expect("the first size made the output");
+    let mut out = out.expect("the first size made the output");
     out.bar.finish_and_clear();
+    // Results that came since the CSV was last written. Failing that is the
+    // run's error unless it already has another.
+    let result = match (result, out.write_csv()) {
+        (Ok(_) | Err(PottsError::Interrupted), Err(e)) => Err(e),
+        (result, _) => result,
+    };
     // Whatever ended the run, the measurements taken are kept, except that
     // a run stopped before any temperature finished leaves a file already
     // at the path as it was, as it leaves --out (the checkpoint, if any,
@@ -922,6 +928,16 @@ struct Output {
     earlier: Vec<TemperatureResult>,
     /// Results of the size running, as last reported.
     current: Vec<TemperatureResult>,
+    /// The CSV rows of `earlier` and `current`, grown as results come in
+    /// (rebuilding them per result made 10⁶ temperatures take hours).
+    csv_rows: String,
+    /// How many results `csv_rows` holds.
+    csv_rows_of: usize,
+    /// When the CSV file was last written; rows since then are `csv_due`.
+    csv_written: Option<Instant>,
+    csv_due: bool,
+    /// Whether the rows have a tempering run's columns.
+    csv_tempering: bool,
     /// Whether a size has begun.
     begun: bool,
     interrupted: Arc<AtomicBool>,
@@ -982,6 +998,11 @@ impl Output {
             last_checkpoint: Instant::now(),
             earlier: Vec::new(),
             current: Vec::new(),
+            csv_rows: String::new(),
+            csv_rows_of: 0,
+            csv_written: None,
+            csv_due: false,
+            csv_tempering: false,
             begun: false,
             interrupted,
             printed_header: false,
@@ -1128,6 +1149,29 @@ fn with_error(v: f64, e: f64) -> String {
     format!("{v:.decimals$}({digits})")
 }
 
+/// Results that come faster than this are written to the CSV together
+/// (and all of them when the run ends, however it ends).
+const CSV_EVERY: Duration = Duration::from_secs(1);
+
+impl Output {
+    /// Writes the CSV file with every result so far, if any came since the
+    /// last write.
+    fn write_csv(&mut self) -> warpmc_potts::Result<()> {
+        let Some(path) = self.csv.as_ref().filter(|_| self.csv_due) else {
+            return Ok(());
+        };
+        let mut columns = CSV_COLUMNS.to_vec();
+        if self.csv_tempering {
+            columns.extend(TEMPERING_CSV_COLUMNS);
+        }
+        let text = self.provenance.comment_lines() + &columns.join(",") + "\n" + &self.csv_rows;
+        warpmc_host::output::write_bytes(path, text.as_bytes())?;
+        self.csv_written = Some(Instant::now());
+        self.csv_due = false;
+        Ok(())
+    }
+}
+
 impl Observer for Output {
     fn progress(&mut self, done: u64, _total: u64) {
         self.bar.set_position(done);
@@ -1138,21 +1182,37 @@ impl Observer for Output {
     }
 
     fn temperatures_done(&mut self, new: &[TemperatureResult], all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
+        // Usually the new results extend those of the size so far.
+        let extends = self.current.len() + new.len() == all.len();
         // The file first: it must hold every finished temperature even when
-        // stdout has gone.
-        if let Some(path) = &self.csv {
-            let mut columns = CSV_COLUMNS.to_vec();
-            if all.first().is_some_and(|r| r.round_trips.is_some()) {
-                columns.extend(TEMPERING_CSV_COLUMNS);
+        // stdout has gone (and a run whose first result cannot be written
+        // has finished none).
+        if self.csv.is_some() {
+            let held = self.earlier.len() + all.len();
+            if extends && self.csv_rows_of + new.len() == held {
+                for r in new {
+                    self.csv_rows += &r.csv_row();
+                    self.csv_rows.push('\n');
+                }
+            } else {
+                self.csv_rows.clear();
+                for r in self.earlier.iter().chain(all) {
+                    self.csv_rows += &r.csv_row();
+                    self.csv_rows.push('\n');
+                }
             }
-            let mut text = self.provenance.comment_lines() + &columns.join(",") + "\n";
-            for r in self.earlier.iter().chain(all) {
-                text += &r.csv_row();
-                text.push('\n');
+            self.csv_rows_of = held;
+            self.csv_tempering = self.earlier.first().or(all.first()).is_some_and(|r| r.round_trips.is_some());
+            self.csv_due = true;
+            if self.csv_written.is_none_or(|t| t.elapsed() >= CSV_EVERY) {
+                self.write_csv()?;
             }
-            warpmc_host::output::write_bytes(path, text.as_bytes())?;
         }
-        self.current = all.to_vec();
+        if extends {
+            self.current.extend_from_slice(new);
+        } else {
+            self.current = all.to_vec();
+        }
         for result in new {
             match self.emit(result) {
                 Ok(()) => {}
