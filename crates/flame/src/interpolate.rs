@@ -443,6 +443,32 @@ fn blend_int(c: &[f64], f: impl FnMut(usize) -> f64) -> u32 {
     blend(c, f).round_ties_even() as u32
 }
 
+/// Fractorium's curves between control points: each point blended where
+/// every control point has curves with the same numbers of points (as
+/// Fractorium assumes), else the first control point's.
+fn blend_curves(cps: &[WorkFlame<'_>], c: &[f64]) -> Option<crate::genome::Curves> {
+    let first = cps[0].flame.curves.as_ref();
+    let same_shape = cps.iter().all(|w| {
+        w.flame
+            .curves
+            .as_ref()
+            .zip(first)
+            .is_some_and(|(a, b)| a.points.iter().zip(&b.points).all(|(p, q)| p.len() == q.len()))
+    });
+    if !same_shape {
+        return first.cloned();
+    }
+    let mut out = first.cloned()?;
+    for (ch, points) in out.points.iter_mut().enumerate() {
+        for (j, p) in points.iter_mut().enumerate() {
+            for (axis, v) in p.iter_mut().enumerate() {
+                *v = blend(c, |k| cps[k].flame.curves.as_ref().expect("same shape").points[ch][j][axis]);
+            }
+        }
+    }
+    Some(out)
+}
+
 /// `flam3_interpolate_n`: blends aligned flames with weights `c`.
 fn interpolate_n(cps: &[WorkFlame<'_>], c: &[f64], stagger: f64) -> Flame {
     let first = cps[0].flame;
@@ -485,6 +511,7 @@ fn interpolate_n(cps: &[WorkFlame<'_>], c: &[f64], stagger: f64) -> Flame {
         affine_interpolation: first.affine_interpolation,
         palette_interpolation: first.palette_interpolation,
         hsv_rgb_palette_blend: first.hsv_rgb_palette_blend,
+        curves: blend_curves(cps, c),
         palette: palette::blend_palettes(cps, c),
         xforms: Vec::new(),
         final_xform: None,

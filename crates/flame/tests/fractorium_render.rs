@@ -98,3 +98,32 @@ fn a_chaos_row_that_reaches_no_xform_is_followed_by_xform_0_as_in_fractorium() {
     // The default row (xform 0 or 2 after xform 2) is another image.
     assert_ne!(dead, image("1 1 1"));
 }
+
+/// Fractorium's curves act on the finished image: an overall curve
+/// y = 1 − x inverts it (to the curve tables' resolution), on the same
+/// samples (same seed) as the plain render.
+#[test]
+fn an_inverting_overall_curve_inverts_the_image() {
+    let settings = RenderSettings { seed: 4, ..RenderSettings::default() };
+    let image = |curve: &str| {
+        let xml = format!(
+            r#"<flame time="0" size="48 36" scale="16" quality="30" supersample="1" {curve}>
+            <xform weight="1" color="0" linear="1" coefs="0.5 0 0 0.5 -0.5 -0.5"/>
+            <xform weight="1" color="1" spherical="1" coefs="0.5 0 0 0.5 0.5 0.5"/>
+            <color index="0" rgb="255 90 0"/><color index="255" rgb="0 120 255"/></flame>"#
+        );
+        let f =
+            warpmc_flame::genome::parse_str(&xml, "curve.flam3", &ParseOptions::default()).unwrap().flames.remove(0);
+        render(std::slice::from_ref(&f), f.time, &settings).unwrap().pixels
+    };
+    let plain = image("");
+    let inverted = image(r#"overall_curve="0 1 1 0""#);
+    let lit = plain.iter().filter(|p| p[0] + p[1] + p[2] > 30.0).count();
+    assert!(lit > 50, "only {lit} pixels lit");
+    for (p, q) in plain.iter().zip(&inverted) {
+        for k in 0..3 {
+            assert!((q[k] - (255.0 - p[k])).abs() <= 255.0 * 2.0 / 65535.0 + 1e-9, "{p:?} → {q:?}");
+        }
+        assert_eq!(p[3], q[3], "alpha stays");
+    }
+}

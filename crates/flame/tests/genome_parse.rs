@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use warpmc_flame::FlameError;
 use warpmc_flame::genome::{
-    AffineInterpolation, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, ParseOptions,
+    AffineInterpolation, Curves, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, ParseOptions,
     ParsedGenome, TemporalFilter, parse_file, parse_str,
 };
 use warpmc_flame::palette::{Palette, PaletteLibrary, hsv_to_rgb, rgb_to_hsv};
@@ -543,19 +543,19 @@ fn flame_defaults_and_every_attribute() {
 #[test]
 fn unknown_flame_attributes_warn_and_contrast_is_ignored() {
     // Fractorium's attributes that change nothing in the plane are quiet
-    // (fuse, cam_zpos="0", identity curves); a 3-D camera that is not at
-    // zero or curves that are not the identity are not.
+    // (fuse, cam_zpos="0"); a 3-D camera that is not at zero is not.
+    // Its colour curves are read (a malformed one is left out with a
+    // warning of its own).
     let p = ok(r#"<flame version="FLAM3-3.1.1" nick="me" url="x" id="3" gen="4" contrast="2" fuse="15"
         cam_zpos="0" cam_pitch="0.5" curves="0 0 1 1 1 1" overall_curve="0 0 1 0.5 0.7 1"
         plugins="linear" new_linear="1"><xform weight="1" linear="1"/><foo/><edit><flame time="9"/></edit></flame>"#);
     let f = &p.flames[0];
     assert_eq!(f.contrast, 1.0, "flam3 3.1.1 does not read contrast");
-    assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
-    assert_eq!(
-        p.warnings[0],
-        "t.flam3: flame attributes flam3 does not read, ignored: contrast, cam_pitch, overall_curve"
-    );
-    assert_eq!(p.warnings[1], "t.flam3: elements flam3 does not read, ignored: <foo>");
+    assert_eq!(f.curves.as_ref().unwrap().points[0], vec![[0.0, 0.0], [0.7, 1.0], [1.0, 0.5]]);
+    assert_eq!(p.warnings.len(), 3, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("attribute 'curves': expected 48 numbers"), "{:?}", p.warnings);
+    assert_eq!(p.warnings[1], "t.flam3: flame attributes flam3 does not read, ignored: contrast, cam_pitch");
+    assert_eq!(p.warnings[2], "t.flam3: elements flam3 does not read, ignored: <foo>");
     assert!(p.skipped.is_empty());
 }
 
@@ -1490,5 +1490,57 @@ fn attribute_values_swapped_do_not_panic() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn fractorium_curves_are_read_as_fractorium_reads_them() {
+    let flame = |attrs: &str| format!(r#"<flame name="c" {attrs}><xform weight="1" linear="1"/></flame>"#);
+    // The per-channel form; the others keep the default.
+    let f = one(&flame(r#"red_curve="0 0 0.3 0.6 1 1" overall_curve="1 1 0 0 0.5 0.4""#));
+    let c = f.curves.expect("set");
+    assert_eq!(c.points[0], vec![[0.0, 0.0], [0.5, 0.4], [1.0, 1.0]], "sorted by x");
+    assert_eq!(c.points[1], vec![[0.0, 0.0], [0.3, 0.6], [1.0, 1.0]]);
+    assert_eq!(c.points[2], Curves::DEFAULT.to_vec());
+    // Two points on y = x are not Fractorium's default five: set (and the
+    // identity when applied).
+    let f = one(&flame(r#"blue_curve="0 0 1 1""#));
+    assert_eq!(f.curves.expect("set").points[3], vec![[0.0, 0.0], [1.0, 1.0]]);
+    // Coordinates clamped to [0, 1].
+    let f = one(&flame(r#"green_curve="-1 0.2 2 3""#));
+    assert_eq!(f.curves.unwrap().points[2], vec![[0.0, 0.2], [1.0, 1.0]]);
+    // A later attribute replaces an earlier one (Fractorium writes the older
+    // `curves` first, then the per-channel ones).
+    let older = "0 0 1 0.2 0.6 1 0.5 0.5 1 1 1 1 ".repeat(4);
+    let f = one(&flame(&format!(r#"curves="{older}" red_curve="0 0 0.4 0.5 1 1""#)));
+    let c = f.curves.unwrap();
+    assert_eq!(c.points[1], vec![[0.0, 0.0], [0.4, 0.5], [1.0, 1.0]]);
+    assert_eq!(c.points[0], vec![[0.0, 0.0], [0.2, 0.6], [0.5, 0.5], [1.0, 1.0]]);
+    // The older form: 4 curves of 4 (x, y, weight) points, with
+    // Fractorium's fix-ups of doubled end points: (0,0),(0,0),(1,1),(1,1)
+    // becomes (0,0),(¼,¼),(¾,¾),(1,1), the line y = x.
+    let doubled = "0 0 1 0 0 1 1 1 1 1 1 1 ".repeat(4);
+    let f = one(&flame(&format!(r#"curves="{doubled}""#)));
+    let c = f.curves.expect("four points are not Fractorium's default five");
+    assert_eq!(c.points[3], vec![[0.0, 0.0], [0.25, 0.25], [0.75, 0.75], [1.0, 1.0]]);
+    // Only the defaults: no curves.
+    let five = "0 0 0.25 0.25 0.5 0.5 0.75 0.75 1 1";
+    let f = one(&flame(&format!(r#"overall_curve="{five}" red_curve="{five}""#)));
+    assert!(f.curves.is_none());
+    for (attrs, want) in [
+        (r#"red_curve="0 0 1""#, "expected points of 2 numbers, found 3"),
+        (r#"red_curve="0.5 0.5""#, "at least two points with different x"),
+        (r#"red_curve="0.5 0.1 0.5 0.9""#, "at least two points with different x"),
+        (r#"red_curve="0 x 1 1""#, "is not a number"),
+        (r#"curves="0 0 1 1 1 1""#, "expected 48 numbers"),
+    ] {
+        // Left out with a warning (that curve keeps its default), as
+        // Fractorium renders past it; --strict refuses it.
+        let p = ok(&flame(attrs));
+        assert!(p.flames[0].curves.is_none(), "{attrs}");
+        assert_eq!(p.warnings.len(), 1, "{attrs}: {:?}", p.warnings);
+        assert!(p.warnings[0].contains(want) && p.warnings[0].contains("ignored"), "{attrs}: {:?}", p.warnings);
+        let e = err_with(&flame(attrs), &strict_opts());
+        assert!(e.contains(want), "{attrs}: {e}");
     }
 }

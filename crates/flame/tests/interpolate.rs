@@ -994,3 +994,22 @@ fn compare_sequence(name: &str, cps: &[Flame], nframes: usize) {
     }
     report(errors, expected.len());
 }
+
+/// Fractorium's curves between keyframes: each point blended where the
+/// curves have the same numbers of points (as Fractorium assumes), else the
+/// first keyframe's.
+#[test]
+fn curves_blend_point_by_point() {
+    let with_red = |t: f64, y: f64, n: usize| {
+        let mut f = flame_at(t, vec![xf(1.0, [1.0, 0.0, 0.0, 1.0, 0.0, 0.0], vec![plain(0, 1.0)])]);
+        let mut red = vec![[0.0, 0.0], [0.5, y], [1.0, 1.0]];
+        red.truncate(n);
+        let d = warpmc_flame::genome::Curves::DEFAULT.to_vec();
+        f.curves = Some(warpmc_flame::genome::Curves { points: [d.clone(), red, d.clone(), d] });
+        f
+    };
+    let mid = interpolate(&[with_red(0.0, 0.2, 3), with_red(2.0, 0.6, 3)], 1.0);
+    assert_close(mid.curves.unwrap().points[1][1][1], 0.4, 1e-12, "red curve's middle point");
+    let mixed = interpolate(&[with_red(0.0, 0.2, 3), with_red(2.0, 0.6, 2)], 1.0);
+    assert_eq!(mixed.curves.unwrap().points[1][1], [0.5, 0.2], "the first keyframe's");
+}

@@ -901,7 +901,8 @@ pub(crate) struct SizeRecord {
 }
 
 /// The rejections per site a q = 2 Metropolis chain needs over its sweeps
-/// before its results count ([`ProtocolConfig::too_short_to_alternate`]):
+/// ([`ProtocolConfig::metropolis_rejection`] each sweep) before its results
+/// count; fewer flag its rows `too_short`:
 /// its alternation between a configuration and its near-inverse breaks
 /// only through rejections, so its relaxation takes about 1/rejection
 /// sweeps, and a run is trusted with about 100 relaxation times.

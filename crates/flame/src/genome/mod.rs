@@ -357,6 +357,28 @@ impl XForm {
     }
 }
 
+/// Fractorium's colour curves: control points (x, y) in [0, 1]², sorted by
+/// x, of the overall curve and of the red, green and blue ones. Each is the
+/// cubic spline of Fractorium's `Spline` through its points (flat beyond
+/// the first and last x); a finished channel value v becomes
+/// channel(overall(v)) (`render::curves`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curves {
+    /// `[overall, red, green, blue]`.
+    pub points: [Vec<[f64; 2]>; 4],
+}
+
+impl Curves {
+    /// Fractorium's default curve: five points on the line y = x.
+    pub const DEFAULT: [[f64; 2]; 5] = [[0.0, 0.0], [0.25, 0.25], [0.5, 0.5], [0.75, 0.75], [1.0, 1.0]];
+
+    /// Whether any curve differs from [`Curves::DEFAULT`] (Fractorium's
+    /// `CurvesSet`: only then are curves applied).
+    pub fn is_set(&self) -> bool {
+        self.points.iter().any(|p| p.as_slice() != Curves::DEFAULT.as_slice())
+    }
+}
+
 /// One `<flame>` element: camera, rendering settings, palette and xforms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flame {
@@ -432,6 +454,11 @@ pub struct Flame {
     pub palette_interpolation: PaletteInterpolation,
     /// `hsv_rgb_palette_blend`. Default 0.
     pub hsv_rgb_palette_blend: f64,
+    /// Fractorium's colour curves (`overall_curve`, `red_curve`,
+    /// `green_curve`, `blue_curve`, or the older `curves`), applied to the
+    /// finished image; `None` when the genome gives none or only
+    /// Fractorium's defaults.
+    pub curves: Option<Curves>,
     /// The palette: 256 RGBA entries (all zero, alpha included, when the
     /// genome gives no colours, as in flam3).
     pub palette: Palette,
@@ -479,6 +506,7 @@ impl Default for Flame {
             affine_interpolation: AffineInterpolation::Log,
             palette_interpolation: PaletteInterpolation::HsvCircular,
             hsv_rgb_palette_blend: 0.0,
+            curves: None,
             palette: Palette::black(),
             xforms: Vec::new(),
             final_xform: None,

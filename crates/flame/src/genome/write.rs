@@ -137,6 +137,13 @@ fn write_flame_into(out: &mut String, f: &Flame, version: Option<&str>, indent: 
     if f.hsv_rgb_palette_blend != 0.0 {
         a.num("hsv_rgb_palette_blend", f.hsv_rgb_palette_blend);
     }
+    // Fractorium's curves (flam3 ignores these attributes).
+    if let Some(c) = &f.curves {
+        for (name, points) in ["overall_curve", "red_curve", "green_curve", "blue_curve"].iter().zip(&c.points) {
+            let numbers: Vec<f64> = points.iter().flatten().copied().collect();
+            a.nums(name, &numbers);
+        }
+    }
     let _ = writeln!(out, "{indent}<flame{}>", a.0);
     let inner = format!("{indent}   ");
     for x in &f.xforms {
@@ -447,6 +454,13 @@ mod tests {
     #[test]
     fn a_flame_without_colours_keeps_its_transparent_palette() {
         round_trip(r#"<flame size="10 10"><xform weight="1" coefs="1 0 0 1 0 0"/></flame>"#);
+    }
+
+    #[test]
+    fn fractorium_curves_round_trip() {
+        round_trip(
+            r#"<flame size="10 10" red_curve="0 0 0.3 0.6 1 1" blue_curve="0 0.1 1 0.9"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>"#,
+        );
     }
 
     #[test]

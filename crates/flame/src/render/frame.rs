@@ -580,7 +580,7 @@ pub(crate) fn render_frame<B: FrameBackend>(
 
     let filter_start = Instant::now();
     let mut tone = tone.tone_map(&last_cp, &plan.cp0, settings.transparent);
-    let pixels = if settings.early_clip {
+    let mut pixels = if settings.early_clip {
         // The cells are mapped one by one: the scale goes to them.
         tone.early_clip = true;
         tone.cell_scale = acc_scale;
@@ -592,6 +592,10 @@ pub(crate) fn render_frame<B: FrameBackend>(
         scaled.filter.coefs.iter_mut().for_each(|c| *c *= acc_scale);
         backend.finish(&scaled, &tone)?
     };
+    // Fractorium's colour curves, on the finished values of either backend.
+    if let Some(curves) = &last_cp.curves {
+        super::curves::CurveTables::new(curves).apply(&mut pixels);
+    }
     stats.filter_seconds += filter_start.elapsed().as_secs_f64();
     stats.iterate_seconds = start.elapsed().as_secs_f64() - stats.filter_seconds;
     progress(1.0);

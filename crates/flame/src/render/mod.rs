@@ -40,6 +40,7 @@ mod cost;
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod curves;
 mod density;
 mod filters;
 mod frame;

@@ -10,7 +10,8 @@ use super::xform::ReadXForm;
 use super::{NameList, Reader, attr_err, genome_err};
 use crate::error::Result;
 use crate::genome::{
-    AffineInterpolation, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, TemporalFilter, XForm,
+    AffineInterpolation, Curves, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, TemporalFilter,
+    XForm,
 };
 
 /// The most standard xforms a flame may have (real genomes have tens; the
@@ -41,12 +42,40 @@ const SILENT_FLAME_ATTRIBUTES: [&str; 11] = [
 /// (ignored silently then, noted for the file's warning otherwise).
 const CAMERA_3D_ATTRIBUTES: [&str; 6] = ["cam_zpos", "cam_persp", "cam_yaw", "cam_pitch", "cam_dof", "blur_curve"];
 
-/// Whether a Fractorium colour curve attribute (`curves`,
-/// `overall_curve`: control points as (x, y, weight) triples) is the
-/// identity, every point on the line y = x.
-fn identity_curves(v: &str) -> bool {
-    let numbers: Option<Vec<f64>> = v.split_whitespace().map(|w| w.parse().ok()).collect();
-    numbers.is_some_and(|n| !n.is_empty() && n.len() % 3 == 0 && n.chunks_exact(3).all(|t| t[0] == t[1]))
+/// Fractorium's colour curve attributes, by the curve each sets.
+const CURVE_ATTRIBUTES: [(&str, usize); 4] =
+    [("overall_curve", 0), ("red_curve", 1), ("green_curve", 2), ("blue_curve", 3)];
+
+/// A curve's control points as Fractorium reads them: each coordinate
+/// clamped to [0, 1], sorted by x, a second point at the origin moved to
+/// (¼, ¼) and a fourth at (1, 1) after a third there moved to (¾, ¾) (its
+/// fix-ups for curves saved with doubled end points). Of points with one x
+/// the first is kept (Fractorium's spline would divide by zero).
+fn curve_points(numbers: &[f64]) -> ValueResult<Vec<[f64; 2]>> {
+    let mut v: Vec<[f64; 2]> = numbers.chunks_exact(2).map(|p| [p[0].clamp(0.0, 1.0), p[1].clamp(0.0, 1.0)]).collect();
+    v.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    if v.len() >= 2 && v[0] == [0.0, 0.0] && v[1] == [0.0, 0.0] {
+        v[1] = [0.25, 0.25];
+    }
+    if v.len() >= 4 && v[2] == [1.0, 1.0] && v[3] == [1.0, 1.0] {
+        v[3] = [0.75, 0.75];
+    }
+    v.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    v.dedup_by(|later, earlier| later[0] == earlier[0]);
+    if v.len() < 2 {
+        return Err("a curve needs at least two points with different x".into());
+    }
+    Ok(v)
+}
+
+/// Numbers of a curve attribute, `per_point` to a point (x, y or x, y,
+/// weight).
+fn curve_numbers(v: &str, per_point: usize) -> ValueResult<Vec<f64>> {
+    let numbers = v.split_whitespace().map(real).collect::<ValueResult<Vec<f64>>>()?;
+    if numbers.is_empty() || numbers.len() % per_point != 0 {
+        return Err(format!("expected points of {per_point} numbers, found {} numbers", numbers.len()).into());
+    }
+    Ok(numbers)
 }
 
 /// The field of a flame an attribute sets.
@@ -79,6 +108,8 @@ struct FlameExtras {
     palette_number: Option<i64>,
     /// `soloxform`: the only standard xform left visible.
     solo: Option<f64>,
+    /// Fractorium's curves as given, `[overall, red, green, blue]`.
+    curves: [Option<Vec<[f64; 2]>>; 4],
 }
 
 /// One `chaos` entry as the file gave it: the weight of the move from
@@ -141,7 +172,7 @@ impl Reader<'_> {
 
         self.skipped_by_flame.push(NameList::default());
         let mut f = Flame::default();
-        let mut extras = FlameExtras { palette_number: None, solo: None };
+        let mut extras = FlameExtras { palette_number: None, solo: None, curves: Default::default() };
         for a in node.attributes() {
             let name = a.name();
             self.flame_attribute(&at, &mut f, &mut extras, name, a.value()).map_err(|m| attr_err(&at, name, m))?;
@@ -161,6 +192,10 @@ impl Reader<'_> {
             None => None,
         };
         f.palette = children.palette.finish(numbered);
+        if extras.curves.iter().any(Option::is_some) {
+            let curves = Curves { points: extras.curves.map(|c| c.unwrap_or_else(|| Curves::DEFAULT.to_vec())) };
+            f.curves = curves.is_set().then_some(curves);
+        }
         Ok(f)
     }
 
@@ -242,7 +277,37 @@ impl Reader<'_> {
             "soloxform" => extras.solo = Some(real(v)?),
             _ if SILENT_FLAME_ATTRIBUTES.contains(&name) => {}
             _ if CAMERA_3D_ATTRIBUTES.contains(&name) && v.trim().parse::<f64>() == Ok(0.0) => {}
-            "curves" | "overall_curve" if identity_curves(v) => {}
+            // Fractorium's older form: four curves of four (x, y, weight)
+            // points; the weights are not used.
+            "curves" => {
+                let read = || -> ValueResult<Vec<Vec<[f64; 2]>>> {
+                    let n = curve_numbers(v, 3)?;
+                    if n.len() != 48 {
+                        return Err(format!(
+                            "expected 48 numbers (4 curves of 4 points x y weight), found {}",
+                            n.len()
+                        )
+                        .into());
+                    }
+                    n.chunks_exact(12)
+                        .map(|group| {
+                            curve_points(&group.chunks_exact(3).flat_map(|p| [p[0], p[1]]).collect::<Vec<_>>())
+                        })
+                        .collect()
+                };
+                if let Some(curves) = self.curve_or_warning(at, name, read())? {
+                    for (c, points) in curves.into_iter().enumerate() {
+                        extras.curves[c] = Some(points);
+                    }
+                }
+            }
+            _ if CURVE_ATTRIBUTES.iter().any(|(n, _)| *n == name) => {
+                let c = CURVE_ATTRIBUTES.iter().find(|(n, _)| *n == name).expect("one of them").1;
+                let read = curve_numbers(v, 2).and_then(|n| curve_points(&n));
+                if let Some(points) = self.curve_or_warning(at, name, read)? {
+                    extras.curves[c] = Some(points);
+                }
+            }
             // Everything else, `contrast` included (flam3 3.1.1 no longer
             // reads it), is ignored with one warning per file.
             _ => {
@@ -250,6 +315,20 @@ impl Reader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A Fractorium curve attribute as read: a malformed one is left out with
+    /// a warning (the image keeps that curve's default), or under
+    /// [`ParseOptions::strict`](super::ParseOptions::strict) is the error.
+    fn curve_or_warning<T>(&mut self, at: &str, name: &str, read: ValueResult<T>) -> ValueResult<Option<T>> {
+        match read {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if !self.opts.strict => {
+                self.warnings.push(format!("{at}: attribute '{name}': {e}; ignored (Fractorium's colour curve)"));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// A keyword attribute: flam3 warns about a value it does not know and
