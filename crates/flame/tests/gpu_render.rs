@@ -355,3 +355,37 @@ fn fields_render_within_the_cpu_noise_floor() {
         assert!(p > floor - 0.5, "{field:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
     }
 }
+
+/// Fractorium's colour curves on the GPU's frames: the same seed with an
+/// overall curve y = 1 − x gives the inverted image (to the curve tables'
+/// resolution), on kept buffers (the animation path) as on fresh ones.
+#[test]
+fn colour_curves_apply_to_gpu_frames() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("colour_curves_apply_to_gpu_frames") else { return };
+    let f = genome("test.flam3");
+    let inverted = Flame {
+        curves: Some(warpmc_flame::genome::Curves {
+            points: [
+                vec![[0.0, 1.0], [1.0, 0.0]],
+                warpmc_flame::genome::Curves::DEFAULT.to_vec(),
+                warpmc_flame::genome::Curves::DEFAULT.to_vec(),
+                warpmc_flame::genome::Curves::DEFAULT.to_vec(),
+            ],
+        }),
+        ..f.clone()
+    };
+    for r in [CudaRenderer::new(gpu.clone()), CudaRenderer::new(gpu.clone()).keeping_buffers()] {
+        let s = settings(5, 0.2, 0.1);
+        let plain = r.render(std::slice::from_ref(&f), f.time, &s).unwrap();
+        let inv = r.render(std::slice::from_ref(&inverted), f.time, &s).unwrap();
+        let lit = plain.pixels.iter().filter(|p| p[0] + p[1] + p[2] > 30.0).count();
+        assert!(lit > 100, "only {lit} pixels lit");
+        // The tables' two truncating lookups (2/65535 of the range), and the
+        // order of the GPU's float atomics, which may differ between runs.
+        for (p, q) in plain.pixels.iter().zip(&inv.pixels) {
+            for k in 0..3 {
+                assert!((q[k] - (255.0 - p[k])).abs() <= 0.05, "{p:?} → {q:?}");
+            }
+        }
+    }
+}
