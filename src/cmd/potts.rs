@@ -929,7 +929,7 @@ struct Output {
     /// Results of the size running, as last reported.
     current: Vec<TemperatureResult>,
     /// The CSV rows of `earlier` and `current`, grown as results come in
-    /// (rebuilding them per result made 10⁶ temperatures take hours).
+    /// (rebuilding them per result made 10⁶ temperatures quadratic in time).
     csv_rows: String,
     /// How many results `csv_rows` holds.
     csv_rows_of: usize,
