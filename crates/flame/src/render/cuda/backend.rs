@@ -568,27 +568,12 @@ impl<T: GpuBucket> FrameBackend for GpuBackend<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::genome::{Affine, XForm};
     use crate::render::camera::Camera;
     use crate::render::chaos::ChaosGame;
     use crate::render::cuda::Accumulation;
+    use crate::render::cuda::tests::sierpinski;
     use crate::render::frame::frame_geometry;
     use crate::render::histogram::ColorMap;
-    use crate::variations::{VariationKind, VariationSpec};
-
-    /// The Sierpinski triangle, wholly inside the view.
-    fn sierpinski() -> Flame {
-        let mut f = Flame { width: 64, height: 48, center: [0.5, 0.5], scale: 40.0, quality: 1.0, ..Flame::default() };
-        let linear = VariationKind::from_name("linear").unwrap();
-        for (i, (cx, cy)) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5)].into_iter().enumerate() {
-            let mut x = XForm::flam3_default(i);
-            x.weight = 1.0;
-            x.coefs = Affine::from_xml_order([0.5, 0.0, 0.0, 0.5, cx, cy]);
-            x.variations = vec![VariationSpec::new(linear, 1.0)];
-            f.xforms.push(x);
-        }
-        f
-    }
 
     /// `jobs` jobs of one pass (more than one: launched without waiting,
     /// counted at the pass's end), every sample adding a known colour.

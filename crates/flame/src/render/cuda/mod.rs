@@ -510,8 +510,9 @@ mod tests {
     use crate::render::frame::frame_sizes;
     use crate::variations::{VariationKind, VariationSpec};
 
-    /// The Sierpinski triangle, wholly inside the view.
-    fn sierpinski() -> Flame {
+    /// The Sierpinski triangle, wholly inside the view (also used by
+    /// `backend`'s tests).
+    pub(super) fn sierpinski() -> Flame {
         let mut f = Flame { width: 64, height: 48, center: [0.5, 0.5], scale: 40.0, quality: 1.0, ..Flame::default() };
         let linear = VariationKind::from_name("linear").unwrap();
         for (i, (cx, cy)) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5)].into_iter().enumerate() {
