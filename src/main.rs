@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         // prints the error (or --help) and sets the job's status; the
         // others leave quietly, with status 0 so that mpirun does not end
         // the first before it has printed.
-        Err(_) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => std::process::exit(0),
+        Err(e) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => later_process_refuses(&e),
         // --help, --version, and the help of a command given without its
         // subcommand, as clap prints them.
         Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
@@ -39,6 +39,25 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A process other than the first that cannot parse its arguments under
+/// mpirun. Started with the same flags as the first (as it should be), it
+/// leaves quietly: the first prints the error, and its status ends the job
+/// while this process waits. Started with other flags, the first is
+/// waiting for it in MPI for ever: after the wait this process says why
+/// and ends the job with clap's status.
+fn later_process_refuses(e: &clap::Error) -> ! {
+    if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        std::process::exit(0);
+    }
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let (rank, size) = warpmc_mpi::Launch::from_env().map_or((0, 1), |l| (l.rank, l.size));
+    cmd::print_error(&format!(
+        "process {rank} of {size}: {} (every process of a run must be started with the same command)",
+        one_line(&e.render().to_string())
+    ));
+    std::process::exit(e.exit_code());
 }
 
 /// clap's message for a mistake in the arguments as one line (its

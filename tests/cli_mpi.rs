@@ -3,8 +3,10 @@
 //! lattice cut into strips and an ensemble dealt out give one process's
 //! output bit for bit (timing aside); a checkpoint written by two processes
 //! stopped with SIGTERM resumes under one and under four; Ctrl-C on mpirun
-//! leaves a checkpoint; a failing process ends the job with one message; bad
-//! input is one line.
+//! or SIGTERM to any one process leaves a checkpoint; a failing process
+//! ends the job with one message, the first keeping what was measured;
+//! processes started with different arguments are refused; bad input is
+//! one line.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -406,6 +408,20 @@ fn assert_fails_once(out: &Output, needle: &str) {
     assert!(lines[0].contains(needle), "expected '{needle}' in: {err}");
 }
 
+/// The CSV rows of a file without the columns that name how they were
+/// computed (rate, backend).
+fn csv_physics(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut rows = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = rows.next().expect("a header").split(',').collect();
+    let keep: Vec<usize> = (0..header.len()).filter(|&i| !matches!(header[i], "flips_per_ns" | "backend")).collect();
+    rows.map(|r| {
+        let fields: Vec<&str> = r.split(',').collect();
+        keep.iter().map(|&i| fields[i]).collect::<Vec<_>>().join(",")
+    })
+    .collect()
+}
+
 #[test]
 fn a_failing_process_ends_the_job_with_one_message() {
     // Each temperature continues from the last, so the others go on to the
@@ -427,12 +443,155 @@ fn a_failing_process_ends_the_job_with_one_message() {
         "--sweeps",
         "2000",
     ];
-    let child = spawn_mpi(2, &args, &[("WARPMC_MPI_TEST_FAIL_RANK", "1")]);
+    let (csv, series) = (tmp("failing.csv"), tmp("failing.npy"));
+    let _ = (std::fs::remove_file(&csv), std::fs::remove_file(&series));
+    let mut keeping = args.to_vec();
+    keeping.extend(["--out", csv.to_str().unwrap(), "--series", series.to_str().unwrap()]);
+    let child = spawn_mpi(2, &keeping, &[("WARPMC_MPI_TEST_FAIL_RANK", "1")]);
     assert_fails_once(&wait(child, "a failing process"), "process 1 of 2: failing on purpose");
+    // The first process kept what was measured, as one process would.
+    assert_eq!(csv_physics(&csv).len(), 1, "{}", std::fs::read_to_string(&csv).unwrap());
+    assert!(std::fs::metadata(&series).unwrap().len() > 0);
     // The first process cannot write its results (a full disk).
     let mut full = args.to_vec();
     full.extend(["--out", "/dev/full"]);
     assert_fails_once(&mpi(2, &full), "process 0 of 2: /dev/full");
+}
+
+#[test]
+fn a_process_whose_lattices_fail_leaves_the_measurements_taken() {
+    // Four samples of each temperature, two on each process; process 1's
+    // sweeps fail (its GPU, say) partway through the second temperature.
+    let protocol = [
+        "--backend",
+        "cpu",
+        "--q",
+        "3",
+        "--size",
+        "16",
+        "--temps",
+        "1,1.1,1.2",
+        "--continue",
+        "--samples",
+        "4",
+        "--therm",
+        "10",
+        "--sweeps",
+        "2000",
+        "--measure-every",
+        "100",
+    ];
+    let (one, csv, series) = (tmp("lattices-one.csv"), tmp("lattices-fail.csv"), tmp("lattices-fail.npy"));
+    let _ = (std::fs::remove_file(&csv), std::fs::remove_file(&series));
+    let mut args = vec!["potts", "run", "--out", one.to_str().unwrap(), "--force"];
+    args.extend(protocol);
+    let whole = warpmc(&args);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let mut args = vec!["potts", "run", "--decompose", "ensemble", "--out", csv.to_str().unwrap()];
+    args.extend(["--series", series.to_str().unwrap()]);
+    args.extend(protocol);
+    let child = spawn_mpi(2, &args, &[("WARPMC_MPI_TEST_FAIL_SWEEPS", "1@30")]);
+    assert_fails_once(&wait(child, "a process whose sweeps fail"), "process 1 of 2: failing on purpose");
+    let kept = csv_physics(&csv);
+    assert!(!kept.is_empty() && kept.len() < 3, "{kept:?}");
+    assert_eq!(kept[..], csv_physics(&one)[..kept.len()], "the temperatures finished before the failure");
+    assert!(std::fs::metadata(&series).unwrap().len() > 0);
+    // A strip's neighbours wait for it at every half-sweep: a failing strip
+    // ends every process at once.
+    let args = ["potts", "run", "--decompose", "strips", "--backend", "cpu", "--q", "3", "--size", "16", "--temp", "1"];
+    let child = spawn_mpi(2, &args, &[("WARPMC_MPI_TEST_FAIL_SWEEPS", "1@2")]);
+    assert_fails_once(&wait(child, "a strip whose sweeps fail"), "process 1 of 2: failing on purpose");
+}
+
+#[test]
+fn processes_started_with_other_arguments_are_refused() {
+    // mpirun's form for processes of different commands: `-np 1 A : -np 1 B`.
+    // Processes that disagree about the run would give wrong results or
+    // wait for each other for ever.
+    let run = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "16", "--temp", "1", "--sweeps", "100"];
+    let other_arguments = "process 1 of 2: this process was started with other arguments than process 0";
+    for (other, says) in [
+        (&["--seed", "7"][..], other_arguments),
+        (&["--therm", "7"], other_arguments),
+        // Only the second process refuses its arguments: the first would
+        // wait for it for ever.
+        (&["--size", "32"], "process 1 of 2: the argument '--size <L>' cannot be used multiple times"),
+    ] {
+        let out = Command::new("mpirun")
+            .args(["--oversubscribe", "-np", "1"])
+            .arg(bin())
+            .args(run)
+            .arg(":")
+            .args(["-np", "1"])
+            .arg(bin())
+            .args(run)
+            .args(other)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .unwrap();
+        assert_fails_once(&out, says);
+    }
+}
+
+/// The processes mpirun started for a job, by rank (Open MPI puts the rank
+/// in each one's environment).
+fn process_of_rank(mpirun: u32, rank: usize) -> u32 {
+    let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
+    let started = Instant::now();
+    loop {
+        for pid in processes_of(mpirun) {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            if env.split(|&b| b == 0).any(|v| v == wanted.as_bytes()) {
+                return pid;
+            }
+        }
+        assert!(started.elapsed() < HUNG, "no process of rank {rank}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_to_any_process_stops_every_process_with_a_checkpoint() {
+    let ckpt = tmp("sigterm-last.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let args = [
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--q",
+        "3",
+        "--size",
+        "32",
+        "--temps",
+        "1.0",
+        "--sweeps",
+        "100000000",
+        "--checkpoint-every",
+        "3600",
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+    ];
+    let mut child = spawn_mpi(3, &args, &[]);
+    // The first process names the run when it starts it.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("potts:") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the run did not start");
+    }
+    signal(process_of_rank(child.id(), 2), "TERM");
+    let rest = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut text);
+        text
+    });
+    let stopped = wait(child, "the run whose last process got SIGTERM");
+    let err = rest.join().unwrap();
+    assert!(err.contains("interrupted: state saved"), "{err}");
+    assert!(ckpt.exists(), "no checkpoint was written: {err}");
+    assert!(stopped.stdout.is_empty(), "the run finished: {err}");
 }
 
 #[test]

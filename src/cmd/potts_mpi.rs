@@ -3,8 +3,9 @@
 //! Every process runs the whole protocol: the same flags, the same state,
 //! the same calls in the same order. The lattices are placed by
 //! warpmc-mpi's opener; the checks and files that must happen once happen
-//! on the first process (rank 0), which alone prints and writes, and its
-//! decisions (checkpoint now, stop) reach the others.
+//! on the first process (rank 0), which alone prints and writes; its
+//! decision to checkpoint, and any process's decision to stop, reach the
+//! others.
 
 #[cfg(feature = "mpi")]
 use std::cell::Cell;
@@ -16,7 +17,7 @@ use super::QuietExit;
 
 use warpmc_mpi::Decompose;
 #[cfg(feature = "mpi")]
-use warpmc_mpi::{MpiOpener, Processes};
+use warpmc_mpi::{FailureNotice, MpiOpener, Processes};
 
 /// Makes process R (a rank) fail at its first finished temperature, so
 /// that tests can check that one failing process ends the whole job with
@@ -29,9 +30,11 @@ pub(crate) enum Team {
     /// One process.
     Alone,
     /// One of the processes mpirun started, MPI running. `agreed` is set
-    /// once every process knows that a step failed ([`Team::agree`]).
+    /// once every process knows that a step before the run failed
+    /// ([`Team::agree`]), `failed` once every process knows which process
+    /// failed during the run.
     #[cfg(feature = "mpi")]
-    Mpi { processes: Processes, decompose: Decompose, agreed: Cell<bool> },
+    Mpi { processes: Processes, decompose: Decompose, agreed: Cell<bool>, failed: FailureNotice },
 }
 
 impl Team {
@@ -45,7 +48,9 @@ impl Team {
             let _ = launch;
             let processes = Processes::init()?;
             share_cores(processes.local_size());
-            Ok(Team::Mpi { processes, decompose, agreed: Cell::new(false) })
+            let team = Team::Mpi { processes, decompose, agreed: Cell::new(false), failed: FailureNotice::default() };
+            team.agree(team.same_command())?;
+            Ok(team)
         }
         #[cfg(not(feature = "mpi"))]
         {
@@ -53,6 +58,24 @@ impl Team {
             without_mpi(launch)?;
             Ok(Team::Alone)
         }
+    }
+
+    /// Fails on each process started with other arguments, or by another
+    /// warpmc build, than the first: every process parses its own command
+    /// line, and processes that disagree about the run would give wrong
+    /// results or wait for each other for ever.
+    #[cfg(feature = "mpi")]
+    fn same_command(&self) -> anyhow::Result<()> {
+        let Team::Mpi { processes, .. } = self else { return Ok(()) };
+        let mine = command_fingerprint().to_le_bytes();
+        let first = processes.first_sends(mine.to_vec());
+        anyhow::ensure!(
+            first == mine,
+            "this process was started with other arguments than process 0, or by another warpmc build; every \
+             process of a run must be started with the same command (the same `warpmc potts run …` after mpirun's \
+             own options)"
+        );
+        Ok(())
     }
 
     /// Whether this process prints and writes the run's output.
@@ -143,14 +166,15 @@ impl Team {
         match self {
             Team::Alone => Ok(Runner::on(cfg, device)?),
             #[cfg(feature = "mpi")]
-            Team::Mpi { processes, decompose, .. } => {
-                let opener = MpiOpener::new(processes, device.clone(), *decompose)?;
+            Team::Mpi { processes, decompose, failed, .. } => {
+                let opener = MpiOpener::new(processes, device.clone(), *decompose)?.reporting_to(failed.clone());
                 Ok(Runner::with_opener(cfg, Box::new(opener))?)
             }
         }
     }
 
-    /// The first process's decision, on every process.
+    /// The weightiest of every process's decisions, on every process:
+    /// whichever process was sent Ctrl-C or SIGTERM stops them all.
     fn control(&self, mine: Control) -> Control {
         match self {
             Team::Alone => mine,
@@ -161,7 +185,7 @@ impl Team {
                     Control::Checkpoint => 1,
                     Control::CheckpointAndStop => 2,
                 };
-                match processes.first_says(code) {
+                match processes.largest(code) {
                     0 => Control::Continue,
                     1 => Control::Checkpoint,
                     _ => Control::CheckpointAndStop,
@@ -179,16 +203,56 @@ impl Team {
         }
     }
 
+    /// Whether every process got through a step of the run, all processes
+    /// together: `r` when all did; otherwise every process returns an
+    /// error, the lowest failing process its own, and
+    /// [`fail`](Team::fail) later ends each process as it should.
+    pub(crate) fn settle(&self, r: warpmc_potts::Result<()>) -> warpmc_potts::Result<()> {
+        match self {
+            Team::Alone => r,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, failed, .. } => {
+                let Some(f) = processes.first_failure(r.is_ok()) else { return r };
+                failed.set(f);
+                match r {
+                    Err(e) if f == processes.rank() => Err(e),
+                    _ => Err(warpmc_potts::PottsError::InvalidInput(warpmc_mpi::failed_elsewhere(f, processes.size()))),
+                }
+            }
+        }
+    }
+
     /// Ends the run after an error that struck once the processes had set
     /// off together: alone, or when every process knows of the failure
-    /// ([`Team::agree`]), the error goes back to be printed; otherwise this
-    /// process prints it with its rank and ends every process (MPI_Abort),
-    /// since the others may be waiting for it.
+    /// ([`Team::agree`], [`Team::settle`], or an ensemble's own), the error
+    /// goes back to be printed, by the failed process alone, once the first
+    /// process has written its files; otherwise this process prints it with
+    /// its rank and ends every process (MPI_Abort), since the others may be
+    /// waiting for it.
     pub(crate) fn fail(&self, e: anyhow::Error) -> anyhow::Error {
         match self {
             Team::Alone => e,
             #[cfg(feature = "mpi")]
             Team::Mpi { agreed, .. } if agreed.get() => e,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, failed, .. } if failed.process().is_some() => {
+                // Every process is here: the first has written what was
+                // measured, and no process ends before it has.
+                processes.first_failure(true);
+                let f = failed.process().unwrap_or(0);
+                let only_news = matches!(
+                    e.downcast_ref::<warpmc_potts::PottsError>(),
+                    Some(warpmc_potts::PottsError::InvalidInput(m)) if *m == warpmc_mpi::failed_elsewhere(f, processes.size())
+                );
+                if only_news {
+                    // Status 0, as in `agree`.
+                    QuietExit(0).into()
+                } else {
+                    // The failed process's error, or one of this process's
+                    // own since (writing the series, say).
+                    e.context(format!("process {} of {}", processes.rank(), processes.size()))
+                }
+            }
             #[cfg(feature = "mpi")]
             Team::Mpi { processes, .. } => {
                 super::print_error(&format!("process {} of {}: {e:#}", processes.rank(), processes.size()));
@@ -205,6 +269,24 @@ impl Team {
             Team::Mpi { processes, .. } => processes.finish_and_exit(code),
         }
     }
+}
+
+/// A fingerprint of this process's command line (all but the program's
+/// path, which may differ between machines) and of the build: 64-bit
+/// FNV-1a over each argument's bytes, each preceded by its length.
+#[cfg(feature = "mpi")]
+fn command_fingerprint() -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let build = format!("{} {}", env!("CARGO_PKG_VERSION"), option_env!("WARPMC_COMMIT").unwrap_or(""));
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let pieces = std::iter::once(build.as_bytes()).chain(args.iter().map(|a| a.as_bytes()));
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for piece in pieces {
+        for &b in (piece.len() as u64).to_le_bytes().iter().chain(piece) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// Gives each of the `local` processes on this machine its share of the
@@ -282,16 +364,23 @@ impl<O: Observer> Observer for TeamObserver<'_, O> {
 
     fn temperatures_done(&mut self, new: &[TemperatureResult], all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
         #[cfg(feature = "mpi")]
-        if self.fail_here {
-            return Err(warpmc_potts::PottsError::InvalidInput(format!("failing on purpose ({FAIL_RANK} is set)")));
-        }
-        match self.inner.temperatures_done(new, all) {
+        let mine = if self.fail_here {
+            Err(warpmc_potts::PottsError::InvalidInput(format!("failing on purpose ({FAIL_RANK} is set)")))
+        } else {
+            self.inner.temperatures_done(new, all)
+        };
+        #[cfg(not(feature = "mpi"))]
+        let mine = self.inner.temperatures_done(new, all);
+        let mine = match mine {
             Err(warpmc_potts::PottsError::Interrupted) if !matches!(self.team, Team::Alone) => {
                 self.stop = true;
                 Ok(())
             }
             other => other,
-        }
+        };
+        // A process that cannot take its results (the first, its disk full)
+        // ends every process together with it.
+        self.team.settle(mine)
     }
 
     fn control(&mut self) -> Control {

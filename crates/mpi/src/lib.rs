@@ -46,7 +46,7 @@ pub use launch::{Decompose, Launch};
 #[cfg(feature = "mpi")]
 pub use opener::MpiOpener;
 #[cfg(feature = "mpi")]
-pub use processes::Processes;
+pub use processes::{FailureNotice, Processes, failed_elsewhere};
 #[cfg(feature = "mpi")]
 pub use spread::SpreadEnsemble;
 #[cfg(feature = "mpi")]

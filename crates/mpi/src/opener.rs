@@ -7,7 +7,7 @@ use warpmc_gpu::Device;
 use warpmc_potts::{Algorithm, Ensemble, EnsembleOpener, PottsError, PottsModel};
 
 use crate::launch::Decompose;
-use crate::processes::Processes;
+use crate::processes::{FailureNotice, Processes};
 use crate::spread::SpreadEnsemble;
 use crate::strips::StripEnsemble;
 
@@ -22,6 +22,7 @@ pub struct MpiOpener {
     device: Device,
     decompose: Decompose,
     all_gpus: bool,
+    notice: FailureNotice,
 }
 
 impl std::fmt::Debug for MpiOpener {
@@ -37,7 +38,16 @@ impl MpiOpener {
     pub fn new(processes: &Processes, device: Device, decompose: Decompose) -> warpmc_potts::Result<Self> {
         let gpu_here = device.name() == "cuda";
         let all_gpus = processes.first_failure(gpu_here).is_none();
-        Ok(MpiOpener { comm: Rc::new(processes.communicator()), device, decompose, all_gpus })
+        let notice = FailureNotice::default();
+        Ok(MpiOpener { comm: Rc::new(processes.communicator()), device, decompose, all_gpus, notice })
+    }
+
+    /// Where the ensembles this opener deals out record a process's failure
+    /// once every process knows of it (lattices cut into strips end every
+    /// process instead: their neighbours would wait for the failed strip).
+    pub fn reporting_to(mut self, notice: FailureNotice) -> Self {
+        self.notice = notice;
+        self
     }
 
     /// Whether an ensemble of `members` lattices is cut into strips.
@@ -71,7 +81,8 @@ impl EnsembleOpener for MpiOpener {
             }
             Ok(Box::new(StripEnsemble::new(self.comm.clone(), &self.device, model, members)?))
         } else {
-            Ok(Box::new(SpreadEnsemble::new(self.comm.clone(), &self.device, model, algorithm, members)?))
+            let spread = SpreadEnsemble::new(self.comm.clone(), &self.device, model, algorithm, members)?;
+            Ok(Box::new(spread.reporting_to(self.notice.clone())))
         }
     }
 }

@@ -1,6 +1,9 @@
 //! The processes of one run: MPI started, who is who, and the few
 //! collective steps the run needs besides its ensembles'.
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 use mpi::Threading;
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
@@ -86,10 +89,7 @@ impl Processes {
     /// Whether every process got through a step: `None` when all did, else
     /// the lowest rank that did not. Every process must call it.
     pub fn first_failure(&self, ok: bool) -> Option<usize> {
-        let mine = if ok { self.size as u64 } else { self.rank as u64 };
-        let mut lowest = 0u64;
-        self.world.all_reduce_into(&mine, &mut lowest, SystemOperation::min());
-        (lowest < self.size as u64).then_some(lowest as usize)
+        lowest_failing(&self.world, ok)
     }
 
     /// The first process's `value`, on every process.
@@ -97,6 +97,13 @@ impl Processes {
         let mut v = value;
         self.world.process_at_rank(0).broadcast_into(&mut v);
         v
+    }
+
+    /// The largest of every process's `value`, on every process.
+    pub fn largest(&self, value: u8) -> u8 {
+        let mut out = 0u8;
+        self.world.all_reduce_into(&value, &mut out, SystemOperation::max());
+        out
     }
 
     /// The first process's `bytes` (ignored elsewhere), on every process.
@@ -123,6 +130,59 @@ impl Processes {
         drop(self.universe.take());
         std::process::exit(code)
     }
+}
+
+/// Which process failed, once every process knows ([`SpreadEnsemble`]
+/// holds a process's failure back until its next collective step, where
+/// every process learns of it together and returns an error, so that the
+/// first process can still write what was measured before the run ends).
+/// Clones share one notice.
+///
+/// [`SpreadEnsemble`]: crate::SpreadEnsemble
+#[derive(Clone, Debug, Default)]
+pub struct FailureNotice(Rc<Cell<Option<usize>>>);
+
+impl FailureNotice {
+    /// The lowest rank among the processes that failed, once every process
+    /// knows; `None` while none has.
+    pub fn process(&self) -> Option<usize> {
+        self.0.get()
+    }
+
+    /// Records that every process knows that `rank` failed.
+    pub fn set(&self, rank: usize) {
+        self.0.set(Some(rank));
+    }
+}
+
+/// The error of the processes that learn that process `failed` of `size`
+/// failed: they can end quietly, the failed process saying why.
+pub fn failed_elsewhere(failed: usize, size: usize) -> String {
+    format!("process {failed} of {size} failed")
+}
+
+/// `R` or `R@N`: makes process R's sweeps fail from its N-th call of a
+/// run's ensemble on (the first by default), so that tests can check how a
+/// run ends when one process fails in the middle of it. Only the tests set
+/// it.
+pub(crate) const FAIL_SWEEPS: &str = "WARPMC_MPI_TEST_FAIL_SWEEPS";
+
+/// The call of its sweeps from which process `rank` must fail
+/// ([`FAIL_SWEEPS`]), counted from 1; `None` for every other process.
+pub(crate) fn failing_sweeps_call(rank: usize) -> Option<u64> {
+    let value = std::env::var(FAIL_SWEEPS).ok()?;
+    let (r, n) = value.split_once('@').unwrap_or((&value, "1"));
+    (r.parse::<usize>().ok()? == rank).then_some(n.parse().ok()?)
+}
+
+/// The lowest rank whose `ok` is false, on every process (`None` when all
+/// are true).
+pub(crate) fn lowest_failing(comm: &SimpleCommunicator, ok: bool) -> Option<usize> {
+    let size = comm.size() as u64;
+    let mine = if ok { size } else { comm.rank() as u64 };
+    let mut lowest = 0u64;
+    comm.all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+    (lowest < size).then_some(lowest as usize)
 }
 
 /// Broadcasts `buf` from `root` in pieces MPI's int counts can hold.

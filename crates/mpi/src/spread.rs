@@ -13,7 +13,9 @@ use warpmc_potts::{
     AcceptanceTable, Algorithm, Census, Chain, Ensemble, Lattice, PottsError, PottsModel, Update, open_ensemble_for,
 };
 
-use crate::processes::{all_max, broadcast_pieces};
+use crate::processes::{
+    FAIL_SWEEPS, FailureNotice, all_max, broadcast_pieces, failed_elsewhere, failing_sweeps_call, lowest_failing,
+};
 
 /// The members each of `size` processes holds when `members` lattices are
 /// dealt out: consecutive runs, the first processes taking one more where
@@ -35,6 +37,11 @@ pub(crate) fn deal(members: usize, size: usize) -> Vec<Range<usize>> {
 /// is asked for ([`Ensemble::lattice`]: its holder broadcasts it) and its
 /// census reaches every process ([`Ensemble::census`]: an all-gather), so
 /// tempering decisions and measurements are made alike everywhere.
+///
+/// A step that fails on one process (its GPU, say) is held back until the
+/// next collective step, where every process learns of it and returns an
+/// error together: the run then ends on every process as it ends on one,
+/// the first process writing what was measured.
 pub struct SpreadEnsemble {
     comm: Rc<SimpleCommunicator>,
     /// Members held by each process.
@@ -42,6 +49,13 @@ pub struct SpreadEnsemble {
     rank: usize,
     mine: Option<Box<dyn Ensemble>>,
     model: PottsModel,
+    /// This process's failure, until the next collective step.
+    held: Option<PottsError>,
+    notice: FailureNotice,
+    /// Calls of `sweeps` so far, and the one from which they fail
+    /// ([`FAIL_SWEEPS`]).
+    sweeps_calls: u64,
+    fail_from: Option<u64>,
 }
 
 impl std::fmt::Debug for SpreadEnsemble {
@@ -70,7 +84,48 @@ impl SpreadEnsemble {
             0 => None,
             n => Some(open_ensemble_for(device, model, algorithm, n)?),
         };
-        Ok(SpreadEnsemble { comm, shares, rank, mine, model: model.clone() })
+        let fail_from = failing_sweeps_call(rank);
+        Ok(SpreadEnsemble {
+            comm,
+            shares,
+            rank,
+            mine,
+            model: model.clone(),
+            held: None,
+            notice: FailureNotice::default(),
+            sweeps_calls: 0,
+            fail_from,
+        })
+    }
+
+    /// Records in `notice` which process failed, once every process knows.
+    pub fn reporting_to(mut self, notice: FailureNotice) -> Self {
+        self.notice = notice;
+        self
+    }
+
+    /// Holds back the error of a step this process took alone. After one,
+    /// its later steps are skipped until the next collective step ends the
+    /// run.
+    fn hold(&mut self, r: warpmc_potts::Result<()>) {
+        if let Err(e) = r
+            && self.held.is_none()
+        {
+            self.held = Some(e);
+        }
+    }
+
+    /// Every process learns whether any holds a failure back (an
+    /// all-reduce); if one does, every process returns an error: the lowest
+    /// failing process its own, the others one that names it. Every process
+    /// must call it.
+    fn settle(&mut self) -> warpmc_potts::Result<()> {
+        let Some(failed) = lowest_failing(&self.comm, self.held.is_none()) else { return Ok(()) };
+        self.notice.set(failed);
+        match self.held.take() {
+            Some(e) if failed == self.rank => Err(e),
+            _ => Err(PottsError::InvalidInput(failed_elsewhere(failed, self.shares.len()))),
+        }
     }
 
     /// The process holding member `index`, and the member's place there.
@@ -108,58 +163,99 @@ impl Ensemble for SpreadEnsemble {
     }
 
     fn load(&mut self, index: usize, lattice: &Lattice) -> warpmc_potts::Result<()> {
-        match self.local(index)? {
+        if self.held.is_some() {
+            return Ok(());
+        }
+        let r = match self.local(index)? {
             Some((e, at)) => e.load(at, lattice),
             None => Ok(()),
-        }
+        };
+        self.hold(r);
+        Ok(())
     }
 
     fn lattice(&mut self, index: usize) -> warpmc_potts::Result<Lattice> {
         let (holder, _) = self.holder(index)?;
         let (w, h, q) = (self.model.width(), self.model.height(), self.model.q());
-        let mut spins = match self.local(index)? {
-            Some((e, at)) => e.lattice(at)?.spins().to_vec(),
+        let healthy = self.held.is_none();
+        let mine = match self.local(index)? {
+            Some((e, at)) if healthy => Some(e.lattice(at)),
+            _ => None,
+        };
+        let mut spins = match mine {
+            Some(Ok(l)) => l.spins().to_vec(),
+            Some(Err(e)) => {
+                self.hold(Err(e));
+                Vec::new()
+            }
             None => vec![0u8; w * h],
         };
+        self.settle()?;
         broadcast_pieces(&self.comm, holder, &mut spins);
         Lattice::from_spins(w, h, q, spins)
             .ok_or_else(|| PottsError::InvalidInput(format!("process {holder} sent a lattice with spins of q or more")))
     }
 
     fn set_table(&mut self, index: usize, table: &AcceptanceTable) -> warpmc_potts::Result<()> {
-        match self.local(index)? {
+        if self.held.is_some() {
+            return Ok(());
+        }
+        let r = match self.local(index)? {
             Some((e, at)) => e.set_table(at, table),
             None => Ok(()),
-        }
+        };
+        self.hold(r);
+        Ok(())
     }
 
     fn set_update(&mut self, index: usize, update: &Update) -> warpmc_potts::Result<()> {
-        match self.local(index)? {
+        if self.held.is_some() {
+            return Ok(());
+        }
+        let r = match self.local(index)? {
             Some((e, at)) => e.set_update(at, update),
             None => Ok(()),
-        }
+        };
+        self.hold(r);
+        Ok(())
     }
 
     fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> warpmc_potts::Result<()> {
         check_chains(self.len(), chains)?;
+        if self.held.is_some() {
+            return Ok(());
+        }
         let share = self.shares[self.rank].clone();
-        match &mut self.mine {
+        self.sweeps_calls += 1;
+        let r = match &mut self.mine {
+            Some(_) if self.fail_from.is_some_and(|n| self.sweeps_calls >= n) => {
+                Err(PottsError::InvalidInput(format!("failing on purpose ({FAIL_SWEEPS} is set)")))
+            }
             Some(e) => e.sweeps(&chains[share], first, count),
             None => Ok(()),
-        }
+        };
+        self.hold(r);
+        Ok(())
     }
 
     fn census(&mut self) -> warpmc_potts::Result<Vec<Census>> {
         // Each member's census as q + 1 integers: equal bonds, then counts.
         let per = self.model.q() as usize + 1;
-        let mine: Vec<u64> = match &mut self.mine {
-            Some(e) => e
-                .census()?
+        let mine = match &mut self.mine {
+            Some(e) if self.held.is_none() => e.census(),
+            _ => Ok(Vec::new()),
+        };
+        let mine: Vec<u64> = match mine {
+            Ok(censuses) => censuses
                 .iter()
                 .flat_map(|c| std::iter::once(c.equal_bonds()).chain(c.counts().iter().copied()))
                 .collect(),
-            None => Vec::new(),
+            Err(e) => {
+                self.hold(Err(e));
+                Vec::new()
+            }
         };
+        self.settle()?;
         let counts: Vec<Count> = self.shares.iter().map(|s| (s.len() * per) as Count).collect();
         let displs: Vec<Count> = self.shares.iter().map(|s| (s.start * per) as Count).collect();
         let mut all = vec![0u64; self.len() * per];
@@ -171,13 +267,16 @@ impl Ensemble for SpreadEnsemble {
     }
 
     fn synchronize(&mut self) -> warpmc_potts::Result<()> {
-        match &mut self.mine {
-            Some(e) => e.synchronize(),
-            None => Ok(()),
-        }
+        let r = match &mut self.mine {
+            Some(e) if self.held.is_none() => e.synchronize(),
+            _ => Ok(()),
+        };
+        self.hold(r);
+        Ok(())
     }
 
     fn agreed_seconds(&mut self, local: f64) -> warpmc_potts::Result<f64> {
+        self.settle()?;
         Ok(all_max(&self.comm, local))
     }
 }

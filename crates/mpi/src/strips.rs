@@ -10,7 +10,7 @@ use warpmc_potts::ensemble::{check_chains, check_member};
 use warpmc_potts::strip::{Halo, HaloExchange, Strip, open_strip, strip_rows};
 use warpmc_potts::{AcceptanceTable, Census, Chain, Ensemble, Lattice, PottsError, PottsModel};
 
-use crate::processes::{all_max, broadcast_pieces};
+use crate::processes::{FAIL_SWEEPS, all_max, broadcast_pieces, failing_sweeps_call};
 
 /// Tag of a strip's first row (the strip above keeps it as its lower halo).
 const FIRST_ROW: i32 = 1;
@@ -62,6 +62,8 @@ pub struct StripEnsemble {
     rank: usize,
     /// This process's strip of each member (empty past the last strip).
     mine: Vec<Box<dyn Strip>>,
+    /// Calls of `sweeps` so far ([`FAIL_SWEEPS`]).
+    sweeps_calls: u64,
 }
 
 impl std::fmt::Debug for StripEnsemble {
@@ -93,7 +95,7 @@ impl StripEnsemble {
             Some(r) => (0..members).map(|_| open_strip(device, model, r.clone())).collect::<Result<_, _>>()?,
             None => Vec::new(),
         };
-        Ok(StripEnsemble { comm, model: model.clone(), members, strips: rows.len(), rank, mine })
+        Ok(StripEnsemble { comm, model: model.clone(), members, strips: rows.len(), rank, mine, sweeps_calls: 0 })
     }
 
     /// Strips each lattice is cut into (processes holding a part of it).
@@ -163,6 +165,10 @@ impl Ensemble for StripEnsemble {
         check_chains(self.members, chains)?;
         let k = self.strips as i32;
         let r = self.rank as i32;
+        self.sweeps_calls += 1;
+        if failing_sweeps_call(self.rank).is_some_and(|n| self.sweeps_calls >= n) {
+            return Err(PottsError::InvalidInput(format!("failing on purpose ({FAIL_SWEEPS} is set)")));
+        }
         let mut neighbours = Neighbours { comm: &self.comm, up: (r + k - 1) % k, down: (r + 1) % k };
         for (strip, chain) in self.mine.iter_mut().zip(chains) {
             strip.sweeps(chain.seed, chain.stream, first, count, &mut neighbours)?;
