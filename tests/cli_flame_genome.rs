@@ -474,3 +474,36 @@ fn templates_and_strips_follow_flam3_genome() {
         }
     }
 }
+
+#[test]
+fn strips_that_leave_rows_out_say_so() {
+    let dir = temp_dir();
+    let g = dir.join("tall.flam3");
+    std::fs::write(&g, r#"<flame size="8 47"><xform weight="1" coefs="1 0 0 1 0 0" linear="1" color="0"/></flame>"#)
+        .unwrap();
+    let o = warpmc(&["flame", "genome", "strip", g.to_str().unwrap(), "--nstrips", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("size=\"8 15\"").count(), 3, "{}", stdout(&o));
+    assert!(stderr(&o).contains("the last 2 rows of the image are in none of them"), "{}", stderr(&o));
+    let o = warpmc(&["flame", "genome", "strip", g.to_str().unwrap(), "--nstrips", "47"]);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_output_onto_the_file_standard_input_reads_is_refused() {
+    let dir = temp_dir();
+    let g = dir.join("own.flam3");
+    let xml =
+        r#"<flame size="8 8"><xform weight="1" coefs="1 0 0 1 0 0" linear="1" color="0"/><edit nick="alice"/></flame>"#;
+    std::fs::write(&g, xml).unwrap();
+    for tool in ["clone", "strip", "mutate"] {
+        let o = Command::new(bin())
+            .args(["flame", "genome", tool, "-", "-o", g.to_str().unwrap()])
+            .stdin(std::fs::File::open(&g).unwrap())
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{tool}: {}", stderr(&o));
+        assert!(stderr(&o).contains("which this command reads"), "{tool}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&g).unwrap(), xml, "{tool} replaced its input");
+    }
+}

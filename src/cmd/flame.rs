@@ -459,6 +459,11 @@ fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether Ctrl-C (or SIGTERM) has asked the job to stop.
+fn cancelled(s: &RenderSettings) -> bool {
+    s.cancel.as_ref().is_some_and(|c| c.load(Ordering::SeqCst))
+}
+
 /// Frames of at least this many iterations are announced even with
 /// --quiet: they take hours on a CPU and minutes on a GPU.
 const ENORMOUS: u64 = 1_000_000_000_000;
@@ -553,6 +558,12 @@ fn render_to(
         ("warpmc_seconds".to_string(), format!("{secs:.3}")),
     ];
     write_image(&frame, flames, time, o, out, &text)?;
+    if cancelled(s) {
+        // Ctrl-C while the image was encoded: it is whole, but the job
+        // stops (a shell loop over genomes sees status 130).
+        noteln!("interrupted: {} was written; stopping", out.display());
+        std::process::exit(130);
+    }
     let rate = frame.stats.iterations as f64 / frame.stats.iterate_seconds.max(1e-9);
     noteln!(
         "{}: {}x{}, {:.3e} iterations in {:.2} s ({:.3e} it/s on {}; filtering {:.2} s)",
@@ -644,14 +655,14 @@ fn png_only(option: &str, path: &Path) -> anyhow::Result<()> {
 /// The files a genome command reads: the genome (from standard input, the
 /// file redirected into it, if any) and the palette file it would read.
 fn genome_inputs(g: &GenomeArgs) -> (Option<PathBuf>, Option<PathBuf>) {
-    let genome = if g.genome.as_os_str() == "-" {
-        // `< file` makes /dev/stdin a link to the file; a pipe resolves to
-        // no path.
-        std::fs::canonicalize("/dev/stdin").ok().filter(|p| p.is_file())
-    } else {
-        Some(g.genome.clone())
-    };
+    let genome = if g.genome.as_os_str() == "-" { stdin_file() } else { Some(g.genome.clone()) };
     (genome, PaletteLibrary::locate_path(g.palettes.as_deref()).ok())
+}
+
+/// The file standard input reads, when it is one: `< file` makes
+/// /dev/stdin a link to the file; a pipe resolves to no path.
+pub(crate) fn stdin_file() -> Option<PathBuf> {
+    std::fs::canonicalize("/dev/stdin").ok().filter(|p| p.is_file())
 }
 
 /// Checks, before any work, that no output is another output or a file
@@ -956,6 +967,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let times = writers.finish();
     b.finish_and_clear();
     let times = times?;
+    if cancelled(&s) {
+        noteln!("interrupted while the last frames were written: every frame was written; stopping");
+        std::process::exit(130);
+    }
     let secs = start.elapsed().as_secs_f64();
     let n = frames.count();
     let into = match (&video, &a.contact_sheet) {

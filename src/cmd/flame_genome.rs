@@ -259,7 +259,9 @@ struct StripArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
-    /// How many strips.
+    /// How many strips. Each is height / N rows high (whole rows, as
+    /// flam3-genome cuts them): a height N does not divide leaves its last
+    /// rows out, with a warning.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     nstrips: u32,
     /// Only strip K (0 is the top).
@@ -335,10 +337,14 @@ fn prepare(c: &Common, inputs: &[(&str, &Path)]) -> anyhow::Result<Option<Templa
         warpmc_host::output::check_writable(out)?;
         use warpmc_host::output::NamedFile;
         let palettes = PaletteLibrary::locate_path(c.palettes.as_deref()).ok();
+        // `-` is standard input: the file behind it, if any, is an input too.
+        let stdin = super::flame::stdin_file();
         let mut files: Vec<NamedFile<'_>> = inputs
             .iter()
-            .filter(|(_, p)| p.as_os_str() != "-")
-            .map(|&(option, path)| NamedFile::input(option, path))
+            .filter_map(|&(option, path)| match path.as_os_str() == "-" {
+                true => stdin.as_deref().map(|p| NamedFile::input(option, p)),
+                false => Some(NamedFile::input(option, path)),
+            })
             .collect();
         files.extend(c.template.as_deref().map(|t| NamedFile::input("--template", t)));
         files.extend(palettes.as_deref().map(|p| NamedFile::input("the palette file", p)));
@@ -618,6 +624,17 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
         bail!("--strip {k}, but there are only {} strips (0 to {})", a.nstrips, a.nstrips - 1);
     }
     let mut out = Vec::new();
+    // flam3-genome drops the rows the division leaves over; say so once.
+    if let Some(f) = flames.iter().find(|f| f.height % a.nstrips != 0) {
+        let n = a.nstrips;
+        noteln!(
+            "warning: {} rows do not divide into {n} strips: each strip is {} rows high and the last {} rows of the \
+             image are in none of them (as flam3-genome cuts); a height divisible by {n} keeps every row",
+            f.height,
+            f.height / n,
+            f.height % n
+        );
+    }
     for f in &flames {
         // Cut, then the template, as flam3-genome does: a template's size
         // is the strips' size.

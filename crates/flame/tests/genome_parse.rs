@@ -1544,3 +1544,13 @@ fn fractorium_curves_are_read_as_fractorium_reads_them() {
         assert!(e.contains(want), "{attrs}: {e}");
     }
 }
+
+#[test]
+fn a_negative_opacity_is_kept_with_a_warning_and_refused_when_strict() {
+    let xml = r#"<flame size="8 8"><xform weight="1" color="0" linear="1" coefs="1 0 0 1 0 0" opacity="-0.5"/><color index="0" rgb="255 0 0"/></flame>"#;
+    let p = ok(xml);
+    assert_eq!(p.flames[0].xforms[0].opacity, -0.5, "kept as written, for the genome tools");
+    assert!(p.warnings.iter().any(|w| w.contains("opacity -0.5 is negative")), "{:?}", p.warnings);
+    let e = parse_str(xml, "t.flam3", &strict_opts()).unwrap_err().to_string();
+    assert!(e.contains("opacity -0.5 is negative"), "{e}");
+}

@@ -182,3 +182,19 @@ fn progress_rises_to_one() {
     // With or without an observer, the same image.
     assert_eq!(render(std::slice::from_ref(&flame), 0.0, &s).unwrap().pixels, frame.pixels);
 }
+
+#[test]
+fn a_negative_opacity_draws_nothing() {
+    // flam3's visibility formula is NaN below zero; the xform's points are
+    // left out, exactly as at opacity 0 (no NaN reaches the image).
+    let s = RenderSettings { seed: 5, sub_batch_size: 1000, ..RenderSettings::default() };
+    let image = |opacity: f64| {
+        let mut f = sierpinski(40, 30);
+        f.xforms[1].opacity = opacity;
+        render(std::slice::from_ref(&f), 0.0, &s).unwrap()
+    };
+    let (negative, zero) = (image(-0.5), image(0.0));
+    assert!(negative.pixels.iter().flatten().all(|v| v.is_finite()));
+    assert_eq!(negative.pixels, zero.pixels);
+    assert_ne!(image(1.0).pixels, zero.pixels);
+}

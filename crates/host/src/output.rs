@@ -54,6 +54,11 @@ enum Target {
 
 /// Follows symlinks from `path` and says what is at the end.
 fn resolve(path: &Path) -> io::Result<Target> {
+    // `out.png/` names a directory whether or not one is there: writing it
+    // would fail only after all the work.
+    if path.as_os_str().as_encoded_bytes().last() == Some(&b'/') {
+        return Err(io::Error::new(io::ErrorKind::IsADirectory, "ends with '/', so it names a directory, not a file"));
+    }
     let mut current = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         match fs::symlink_metadata(&current) {
@@ -251,37 +256,43 @@ fn identity(path: &Path) -> Option<(u64, u64, Option<PathBuf>)> {
 /// `..` and hard links. Two inputs may be the same file, and so may two
 /// outputs that are devices (`/dev/null`).
 pub fn check_distinct(files: &[NamedFile<'_>]) -> Result<(), String> {
-    let ids: Vec<_> = files.iter().map(|f| identity(f.path)).collect();
-    for (i, a) in files.iter().enumerate() {
-        for (j, b) in files.iter().enumerate().skip(i + 1) {
-            if !(a.written || b.written) {
-                continue;
+    // Each file's identity, with the first file and the first written file
+    // seen with it: one pass, so that thousands of outputs (a file of many
+    // flames) are checked at once.
+    let mut seen: std::collections::HashMap<_, (usize, Option<usize>)> = std::collections::HashMap::new();
+    for (j, b) in files.iter().enumerate() {
+        let Some(id) = identity(b.path) else { continue };
+        match seen.get_mut(&id) {
+            None => {
+                seen.insert(id, (j, b.written.then_some(j)));
             }
-            let same = match (&ids[i], &ids[j]) {
-                (Some(x), Some(y)) => x == y,
-                _ => false,
-            };
-            if !same {
-                continue;
+            Some((first, first_written)) => {
+                let clash = if b.written { Some(*first) } else { *first_written };
+                if let Some(i) = clash {
+                    return Err(same_file_message(&files[i], b));
+                }
             }
-            let path = b.path.display();
-            return Err(match (a.written, b.written) {
-                (true, true) => format!(
-                    "{} and {} name the same file ({path}); give each output a file of its own",
-                    a.option, b.option
-                ),
-                (true, false) => format!(
-                    "{} would overwrite {} ({path}), which this command reads; choose another output file",
-                    a.option, b.option
-                ),
-                _ => format!(
-                    "{} would overwrite {} ({path}), which this command reads; choose another output file",
-                    b.option, a.option
-                ),
-            });
         }
     }
     Ok(())
+}
+
+/// Why `a` and `b`, one of them written, cannot be the same file.
+fn same_file_message(a: &NamedFile<'_>, b: &NamedFile<'_>) -> String {
+    let path = b.path.display();
+    match (a.written, b.written) {
+        (true, true) => {
+            format!("{} and {} name the same file ({path}); give each output a file of its own", a.option, b.option)
+        }
+        (true, false) => format!(
+            "{} would overwrite {} ({path}), which this command reads; choose another output file",
+            a.option, b.option
+        ),
+        _ => format!(
+            "{} would overwrite {} ({path}), which this command reads; choose another output file",
+            b.option, a.option
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -161,3 +161,34 @@ fn a_directory_that_takes_no_files_is_named_not_the_temporary_file() {
     assert!(e.contains("cannot create a file in /proc"), "{e}");
     assert!(!e.contains(".warpmc-"), "{e}");
 }
+
+#[test]
+fn an_output_ending_in_a_slash_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("y.png/");
+    let e = check_writable(&out).unwrap_err().to_string();
+    assert!(e.contains("names a directory"), "{e}");
+    assert!(write_bytes(&out, b"x").is_err());
+    assert!(!dir.path().join("y.png").exists());
+}
+
+#[test]
+fn thousands_of_outputs_are_checked_at_once() {
+    // A file of many flames names an output per flame: the check must not
+    // compare every pair (50,000 outputs took minutes that way).
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<_> = (0..50_000).map(|i| dir.path().join(format!("f{i}.png"))).collect();
+    let input = dir.path().join("genome.flam3");
+    fs::write(&input, "<flame/>").unwrap();
+    let mut files: Vec<NamedFile<'_>> = vec![NamedFile::input("GENOME", &input)];
+    files.extend(paths.iter().map(|p| NamedFile::output("--out", p)));
+    distinct(&files).unwrap();
+    // The clash is found wherever it is: the last output onto the first.
+    files.push(NamedFile::output("--name", &paths[0]));
+    let e = distinct(&files).unwrap_err();
+    assert!(e.contains("--out and --name name the same file"), "{e}");
+    files.pop();
+    files.push(NamedFile::output("--last", &input));
+    let e = distinct(&files).unwrap_err();
+    assert!(e.contains("--last would overwrite GENOME"), "{e}");
+}

@@ -40,9 +40,11 @@ pub(crate) struct CompiledXForm {
     variations: VariationSet,
 }
 
-/// flam3's perceptual mapping of opacity to visibility.
+/// flam3's perceptual mapping of opacity to visibility. A negative opacity
+/// (written, or a smooth interpolation's overshoot) draws nothing: flam3's
+/// formula gives NaN there, which turns the cells it reaches black.
 pub(crate) fn adjust_opacity(opacity: f64) -> f64 {
-    if opacity == 0.0 { 0.0 } else { 10f64.powf(-(1.0 / opacity).ln() / std::f64::consts::LN_2) }
+    if opacity <= 0.0 || opacity.is_nan() { 0.0 } else { 10f64.powf(-(1.0 / opacity).ln() / std::f64::consts::LN_2) }
 }
 
 impl CompiledXForm {
@@ -267,6 +269,8 @@ mod tests {
     #[test]
     fn opacity_mapping_matches_flam3() {
         assert_eq!(adjust_opacity(0.0), 0.0);
+        assert_eq!(adjust_opacity(-0.5), 0.0);
+        assert_eq!(adjust_opacity(-1e-300), 0.0);
         assert!((adjust_opacity(1.0) - 1.0).abs() < 1e-15);
         // 0.5 → 10^(-1) = 0.1
         assert!((adjust_opacity(0.5) - 0.1).abs() < 1e-15);

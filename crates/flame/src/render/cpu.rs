@@ -2,6 +2,9 @@
 //! sub-batches on every core, sums in an order that does not depend on the
 //! thread count.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 use warpmc_rng::{Domain, Mwc, multipliers, mwc::seed_state, philox_block};
 
@@ -67,6 +70,9 @@ pub(super) struct CpuBackend<T: Bucket> {
     /// Row bands for deterministic parallel accumulation.
     bands: usize,
     cells_per_band: u32,
+    /// The render's cancel flag: density estimation and the spatial filter
+    /// stop early once it is set.
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 /// The samples one sub-batch put in the histogram, by band, and the bad
@@ -95,7 +101,17 @@ impl<T: Bucket> CpuBackend<T> {
             threads,
             bands: g.hh.div_ceil(band_rows),
             cells_per_band: (band_rows * g.hw) as u32,
+            cancel: settings.cancel.clone(),
         })
+    }
+
+    /// An error once the render was cancelled: what the last step made is
+    /// incomplete.
+    fn check_cancel(&self) -> Result<()> {
+        match &self.cancel {
+            Some(c) if c.load(Ordering::Relaxed) => Err(FlameError::Interrupted),
+            _ => Ok(()),
+        }
     }
 
     /// Bytes of the histogram and the accumulation buffer.
@@ -160,10 +176,13 @@ impl<T: Bucket> FrameBackend for CpuBackend<T> {
     fn end_pass(&mut self, de: Option<&DensityFilters>, scale: LogScale) -> Result<()> {
         let LogScale { k1, k2 } = scale;
         match de {
-            Some(de) => density::density_estimate(&self.hist, &mut self.acc, self.hw, self.hh, self.ss, de, k1, k2),
+            Some(de) => {
+                let cancel = self.cancel.as_deref();
+                density::density_estimate(&self.hist, &mut self.acc, self.hw, self.hh, self.ss, de, k1, k2, cancel)
+            }
             None => density::log_scale(&self.hist, &mut self.acc, self.hw, k1, k2),
         }
-        Ok(())
+        self.check_cancel()
     }
 
     fn finish(&mut self, g: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>> {
@@ -172,7 +191,81 @@ impl<T: Bucket> FrameBackend for CpuBackend<T> {
             tonemap::clip_early(&mut self.acc, tone);
         }
         let mut pixels = try_buffer(g.width * g.height, [0.0; 4], "the finished pixels")?;
-        tonemap::filter_and_map(&self.acc, self.hw, &g.filter, g.de_offset, g.ss, tone, g.width, &mut pixels);
+        let cancel = self.cancel.as_deref();
+        tonemap::filter_and_map(&self.acc, self.hw, &g.filter, g.de_offset, g.ss, tone, g.width, &mut pixels, cancel);
+        self.check_cancel()?;
         Ok(pixels)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::genome::{Affine, XForm};
+    use crate::render::frame::IterationCount;
+    use crate::variations::{VariationKind, VariationSpec};
+
+    /// The CPU backend, with Ctrl-C arriving as a chosen step begins.
+    struct CtrlCAt {
+        inner: CpuBackend<f64>,
+        flag: Arc<AtomicBool>,
+        step: &'static str,
+    }
+
+    impl CtrlCAt {
+        fn arrive(&self, step: &str) {
+            if step == self.step {
+                self.flag.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    impl FrameBackend for CtrlCAt {
+        fn begin_pass(&mut self, jobs: usize) -> Result<()> {
+            self.inner.begin_pass(jobs)
+        }
+        fn iterate(
+            &mut self,
+            job: &IterationJob<'_>,
+            progress: &mut dyn FnMut(u64) -> Result<()>,
+        ) -> Result<IterationCount> {
+            self.inner.iterate(job, progress)
+        }
+        fn end_pass(&mut self, de: Option<&DensityFilters>, scale: LogScale) -> Result<()> {
+            self.arrive("density");
+            self.inner.end_pass(de, scale)
+        }
+        fn finish(&mut self, g: &FrameGeometry, tone: &ToneMap) -> Result<Vec<[f64; 4]>> {
+            self.arrive("filter");
+            self.inner.finish(g, tone)
+        }
+    }
+
+    #[test]
+    fn ctrl_c_during_density_estimation_or_the_filter_stops_the_frame() {
+        let mut f = Flame { width: 64, height: 48, center: [0.5, 0.5], scale: 40.0, quality: 5.0, ..Flame::default() };
+        f.estimator_radius = 9.0;
+        let linear = VariationKind::from_name("linear").unwrap();
+        for (i, (cx, cy)) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5)].into_iter().enumerate() {
+            let mut x = XForm::flam3_default(i);
+            x.weight = 1.0;
+            x.coefs = Affine::from_xml_order([0.5, 0.0, 0.0, 0.5, cx, cy]);
+            x.variations = vec![VariationSpec::new(linear, 1.0)];
+            f.xforms.push(x);
+        }
+        let flames = [f];
+        for step in ["density", "filter", "never"] {
+            let flag = Arc::new(AtomicBool::new(false));
+            let settings = RenderSettings { cancel: Some(flag.clone()), ..RenderSettings::default() };
+            let sizing = Sizing::new(&flames, 0.0, &settings).unwrap();
+            let geometry = sizing.sizes.geometry(&flames).unwrap();
+            let inner = CpuBackend::<f64>::new(&geometry, &settings).unwrap();
+            let mut backend = CtrlCAt { inner, flag, step };
+            let r = render_frame(&flames, 0.0, &settings, &geometry, &mut backend, &|_| {});
+            match step {
+                "never" => assert!(r.is_ok()),
+                _ => assert!(matches!(r, Err(FlameError::Interrupted)), "Ctrl-C in the {step} step"),
+            }
+        }
     }
 }

@@ -12,6 +12,8 @@
 //! never overlap, and every cell receives its contributions in the same
 //! order whatever the number of threads.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use super::filters::DensityFilters;
@@ -33,7 +35,9 @@ pub(crate) fn log_scale<T: Bucket>(hist: &[[T; 5]], acc: &mut [[T; 4]], width: u
     });
 }
 
-/// Log scaling with density estimation (flam3's `de_thread`).
+/// Log scaling with density estimation (flam3's `de_thread`). Once
+/// `cancel` is set the rows not yet begun are left undone (the caller
+/// discards the frame): a wide estimator on a large frame takes seconds.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn density_estimate<T: Bucket>(
     hist: &[[T; 5]],
@@ -44,6 +48,7 @@ pub(crate) fn density_estimate<T: Bucket>(
     de: &DensityFilters,
     k1: f64,
     k2: f64,
+    cancel: Option<&AtomicBool>,
 ) {
     let hs = de.half_size;
     let band_rows = (2 * hs + 1).max(32);
@@ -80,6 +85,9 @@ pub(crate) fn density_estimate<T: Bucket>(
         pieces.into_par_iter().for_each(|(piece, (start, end, w0))| {
             let h_piece = piece.len() / width;
             for j in start..end {
+                if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    return;
+                }
                 density_row(hist, piece, width, j, w0, h_piece, supersample, de, k1, k2);
             }
         });
@@ -195,7 +203,7 @@ mod tests {
             }
         }
         let mut par = vec![[0.0f64; 4]; w * h];
-        density_estimate(&hist, &mut par, w, h, ss, &de, 2.0, 0.01);
+        density_estimate(&hist, &mut par, w, h, ss, &de, 2.0, 0.01, None);
         let mut seq = vec![[0.0f64; 4]; w * h];
         for j in ss - 1..h - (ss - 1) {
             density_row(&hist, &mut seq, w, j, 0, h, ss, &de, 2.0, 0.01);
@@ -207,5 +215,11 @@ mod tests {
                 assert!((a[k] - b[k]).abs() <= 1e-12 * b[k].abs().max(1.0));
             }
         }
+        // Cancelled before it began: no row is spread.
+        let mut cancelled = vec![[0.0f64; 4]; w * h];
+        density_estimate(&hist, &mut cancelled, w, h, ss, &de, 2.0, 0.01, Some(&AtomicBool::new(true)));
+        assert!(cancelled.iter().all(|c| *c == [0.0; 4]));
+        density_estimate(&hist, &mut cancelled, w, h, ss, &de, 2.0, 0.01, Some(&AtomicBool::new(false)));
+        assert_eq!(cancelled, par);
     }
 }

@@ -574,11 +574,13 @@ pub(crate) fn render_frame<B: FrameBackend>(
         }
         let scale = totals.log_scale(&last_cp, geometry, plan.passes, plan.temporal.mean, acc_scale);
         let filter_start = Instant::now();
+        go_on()?;
         backend.end_pass(de.as_ref(), scale)?;
         stats.filter_seconds += filter_start.elapsed().as_secs_f64();
     }
 
     let filter_start = Instant::now();
+    go_on()?;
     let mut tone = tone.tone_map(&last_cp, &plan.cp0, settings.transparent);
     let mut pixels = if settings.early_clip {
         // The cells are mapped one by one: the scale goes to them.
@@ -598,6 +600,9 @@ pub(crate) fn render_frame<B: FrameBackend>(
     }
     stats.filter_seconds += filter_start.elapsed().as_secs_f64();
     stats.iterate_seconds = start.elapsed().as_secs_f64() - stats.filter_seconds;
+    // A frame finished after Ctrl-C is not handed on as if nothing had
+    // happened: the caller stops as it would have a moment earlier.
+    go_on()?;
     progress(1.0);
     Ok(RenderedFrame { width: width as u32, height: height as u32, pixels, transparent: settings.transparent, stats })
 }

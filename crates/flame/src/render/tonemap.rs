@@ -6,6 +6,8 @@
 //! and the filter then blends display values, which keeps bright edges
 //! from ringing.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use super::filters::SpatialFilter;
@@ -150,7 +152,9 @@ pub(crate) fn clamp_filtered(t: &[f64; 4]) -> ([f64; 3], f64) {
 /// into `out` (RGBA, row-major, `width × height`): pixel (i, j) reads the
 /// filter window whose corner is cell `(offset + i·ss, offset + j·ss)`.
 /// With `tone.early_clip` the cells hold display values already
-/// ([`clip_early`]) and the filtered ones are only clamped.
+/// ([`clip_early`]) and the filtered ones are only clamped. Once `cancel`
+/// is set the rows not yet begun are left undone (the caller discards the
+/// frame).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn filter_and_map<T: Bucket>(
     acc: &[[T; 4]],
@@ -161,9 +165,13 @@ pub(crate) fn filter_and_map<T: Bucket>(
     tone: &ToneMap,
     width: usize,
     out: &mut [[f64; 4]],
+    cancel: Option<&AtomicBool>,
 ) {
     let fw = filter.width;
     out.par_chunks_mut(width).enumerate().for_each(|(j, row)| {
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return;
+        }
         let y = offset + j * supersample;
         for (i, px) in row.iter_mut().enumerate() {
             let x = offset + i * supersample;

@@ -260,6 +260,16 @@ impl Reader<'_> {
             self.motion_seen = true;
         }
         let mut read = b.finish();
+        if read.xform.opacity < 0.0 {
+            let what = format!("opacity {} is negative", read.xform.opacity);
+            if self.opts.strict {
+                return Err(genome_err(at, &what));
+            }
+            self.warnings.push(format!(
+                "{at}: {what}: the xform's points are not drawn (flam3's formula makes them NaN, which blackens the \
+                 cells they reach)"
+            ));
+        }
         read.xform.motion = motion;
         self.drop_unsupported(at, &mut read.xform)?;
         Ok(read)

@@ -5,7 +5,8 @@ use crate::error::{FlameError, Result};
 use crate::genome::Flame;
 
 /// The `nstrips` strips of `flame`, top to bottom: each `height / nstrips`
-/// pixels high (integer division, as flam3-genome), with the camera
+/// pixels high (integer division, as flam3-genome: the last
+/// `height % nstrips` rows are in no strip), with the camera
 /// moved so that the strips' images stacked give the flame's image (in the
 /// flame's rotated frame). The height must be at least `nstrips`. The
 /// strips have no `<motion>` elements (flam3-genome strips them out).

@@ -319,12 +319,12 @@ mod tests {
         let cells: Vec<[T; 5]> = hist.iter().map(|c| c.map(T::from_f64)).collect();
         let mut acc = vec![[T::from_f64(0.0); 4]; hw * hh];
         if de {
-            density::density_estimate(&cells, &mut acc, hw, hh, ss, &dens, k1, k2);
+            density::density_estimate(&cells, &mut acc, hw, hh, ss, &dens, k1, k2, None);
         } else {
             density::log_scale(&cells, &mut acc, hw, k1, k2);
         }
         let mut cpu = vec![[0.0f64; 4]; width * height];
-        tonemap::filter_and_map(&acc, hw, &filter, offset, ss, &tone, width, &mut cpu);
+        tonemap::filter_and_map(&acc, hw, &filter, offset, ss, &tone, width, &mut cpu, None);
 
         // GPU.
         let finisher = Finisher::new(gpu, precision).unwrap();
@@ -358,7 +358,7 @@ mod tests {
         // Clipping early: every cell mapped (with a scale) before the filter.
         let early = ToneMap { early_clip: true, cell_scale: 1.7, ..tone };
         tonemap::clip_early(&mut acc, &early);
-        tonemap::filter_and_map(&acc, hw, &filter, offset, ss, &early, width, &mut cpu);
+        tonemap::filter_and_map(&acc, hw, &filter, offset, ss, &early, width, &mut cpu, None);
         finisher.clip_early(gpu, &mut d_acc, hw * hh, &early).unwrap();
         let mapped = gpu.download(&d_acc).unwrap();
         for (k, (g, c)) in mapped.chunks_exact(4).zip(&acc).enumerate() {
