@@ -507,3 +507,24 @@ fn an_output_onto_the_file_standard_input_reads_is_refused() {
         assert_eq!(std::fs::read_to_string(&g).unwrap(), xml, "{tool} replaced its input");
     }
 }
+
+#[test]
+fn genome_tools_keep_the_edit_history() {
+    let dir = temp_dir();
+    let g = dir.join("history.flam3");
+    let xml = r#"<flame size="16 16" scale="8"><xform weight="1" coefs="0.5 0 0 0.5 0 0" linear="1" color="0"/>
+      <xform weight="1" coefs="0.5 0 0 0.5 0.5 0" linear="1" color="1"/>
+      <edit date="today" nick="alice"><edit date="earlier" action="random"/></edit></flame>"#;
+    std::fs::write(&g, xml).unwrap();
+    let history = r#"<edit date="today" nick="alice"><edit date="earlier" action="random"/></edit>"#;
+    let f = g.to_str().unwrap();
+    for args in [
+        vec!["clone", f],
+        vec!["mutate", f, "--seed", "3"],
+        vec!["strip", f, "--nstrips", "2"],
+        vec!["rotate", f, "--frame", "3", "--nframes", "10"],
+    ] {
+        let out = genome(&args);
+        assert!(out.contains(history), "{args:?}: {out}");
+    }
+}

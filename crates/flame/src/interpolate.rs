@@ -512,6 +512,8 @@ fn interpolate_n(cps: &[WorkFlame<'_>], c: &[f64], stagger: f64) -> Flame {
         palette_interpolation: first.palette_interpolation,
         hsv_rgb_palette_blend: first.hsv_rgb_palette_blend,
         curves: blend_curves(cps, c),
+        // The edit history cannot be blended: the nearest control point's.
+        edits: (0..cps.len()).max_by(|&a, &b| c[a].total_cmp(&c[b]).then(b.cmp(&a))).and_then(|k| g(k).edits.clone()),
         palette: palette::blend_palettes(cps, c),
         xforms: Vec::new(),
         final_xform: None,

@@ -189,3 +189,25 @@ fn log_base_written_only_when_not_e() {
     assert_same(&plain, &read(&text), "log");
     flam3_renders(&plain, "log");
 }
+
+#[test]
+fn the_edit_history_is_kept() {
+    let xml = r#"<!DOCTYPE flame [<!ENTITY who "me &amp; you">]>
+<flame size="8 8"><xform weight="1" coefs="1 0 0 1 0 0" linear="1" color="0"/>
+  <edit date="today" nick="&who;" comm="a &lt; b"><!-- dropped --><edit date="earlier" action="random"/>
+    <comm>first "try"</comm></edit></flame>"#;
+    let p = parse_str(xml, "t.flam3", &ParseOptions::default()).unwrap();
+    let edits = p.flames[0].edits.clone().unwrap();
+    assert_eq!(
+        edits,
+        r#"<edit date="today" nick="me &amp; you" comm="a &lt; b"><edit date="earlier" action="random"/><comm>first "try"</comm></edit>"#
+    );
+    // Written back after the palette, as flam3 prints it, and read again.
+    let written = write_genome(&p.flames, "flames", None);
+    assert!(written.contains(&edits), "{written}");
+    let again = parse_str(&written, "again.flam3", &ParseOptions::default()).unwrap();
+    assert_eq!(again.flames[0].edits.as_deref(), Some(edits.as_str()));
+    // A genome without one gets none.
+    let plain = parse_str(r#"<flame size="8 8"><xform weight="1" linear="1"/></flame>"#, "p", &ParseOptions::default());
+    assert_eq!(plain.unwrap().flames[0].edits, None);
+}

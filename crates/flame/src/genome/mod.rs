@@ -459,6 +459,11 @@ pub struct Flame {
     /// finished image; `None` when the genome gives none or only
     /// Fractorium's defaults.
     pub curves: Option<Curves>,
+    /// The genome's `<edit>` element (flam3's record of who made it and
+    /// from what, a tree of nested `<edit>`s) as XML, kept as read and
+    /// written back, so that the genome tools do not lose it; `None` when
+    /// it has none. Rendering ignores it.
+    pub edits: Option<String>,
     /// The palette: 256 RGBA entries (all zero, alpha included, when the
     /// genome gives no colours, as in flam3).
     pub palette: Palette,
@@ -507,6 +512,7 @@ impl Default for Flame {
             palette_interpolation: PaletteInterpolation::HsvCircular,
             hsv_rgb_palette_blend: 0.0,
             curves: None,
+            edits: None,
             palette: Palette::black(),
             xforms: Vec::new(),
             final_xform: None,

@@ -155,6 +155,10 @@ fn write_flame_into(out: &mut String, f: &Flame, version: Option<&str>, indent: 
     for (i, e) in f.palette.entries.iter().enumerate() {
         let _ = writeln!(out, "{inner}<color index=\"{i}\" {}/>", color_attribute(*e));
     }
+    // The edit history after the palette, where flam3 prints it.
+    if let Some(e) = &f.edits {
+        let _ = writeln!(out, "{inner}{e}");
+    }
     let _ = writeln!(out, "{indent}</flame>");
 }
 
@@ -329,7 +333,7 @@ impl Attributes {
 /// `s` escaped for an attribute value in double quotes (white space other
 /// than a space is written as a character reference, so that attribute
 /// value normalisation gives it back).
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

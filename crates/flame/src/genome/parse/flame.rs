@@ -132,6 +132,8 @@ struct FlameChildren {
     /// before the first. Chaos rows are filed under it.
     num_std: i64,
     xaos: Vec<ChaosEntry>,
+    /// The `<edit>` element, re-serialised (the last, as flam3 keeps).
+    edits: Option<String>,
 }
 
 impl FlameChildren {
@@ -142,6 +144,7 @@ impl FlameChildren {
             final_xform: None,
             num_std: -1,
             xaos: Vec::new(),
+            edits: None,
         }
     }
 
@@ -185,6 +188,7 @@ impl Reader<'_> {
         self.apply_chaos(&at, &mut children.xforms, children.xaos)?;
         f.xforms = children.xforms;
         f.final_xform = children.final_xform;
+        f.edits = children.edits;
 
         // The palette: a numbered one replaces whatever the elements gave.
         let numbered = match extras.palette_number {
@@ -355,7 +359,7 @@ impl Reader<'_> {
     }
 
     /// The children of a `<flame>`: palette elements, xforms, the final
-    /// xform and symmetry; `<edit>` is skipped, anything else noted.
+    /// xform, symmetry and the `<edit>` history; anything else noted.
     fn read_flame_children(&mut self, node: Node<'_, '_>, at: &str, mode: PaletteMode) -> Result<FlameChildren> {
         let mut c = FlameChildren::new(mode);
         for child in node.children().filter(Node::is_element) {
@@ -369,7 +373,7 @@ impl Reader<'_> {
                 }
                 "xform" => self.read_standard_xform(child, at, &mut c)?,
                 "finalxform" => self.read_final_xform(child, at, &mut c)?,
-                "edit" => {}
+                "edit" => c.edits = Some(element_xml(child)),
                 other => {
                     self.ignored_elements.insert(other);
                 }
@@ -488,4 +492,41 @@ fn solo_xform(xforms: &mut [XForm], solo: f64) {
             }
         }
     }
+}
+
+/// An element and everything in it written out again as XML: elements,
+/// attributes and text (entities resolved, then escaped), without comments
+/// or processing instructions, so that the result is well-formed whatever
+/// the file declared.
+fn element_xml(node: Node<'_, '_>) -> String {
+    fn write(node: Node<'_, '_>, out: &mut String) {
+        if node.is_text() {
+            let text = node.text().unwrap_or_default();
+            if !text.trim().is_empty() {
+                out.push_str(&text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;"));
+            }
+            return;
+        }
+        if !node.is_element() {
+            return;
+        }
+        let name = node.tag_name().name();
+        out.push('<');
+        out.push_str(name);
+        for a in node.attributes() {
+            out.push_str(&format!(" {}=\"{}\"", a.name(), crate::genome::write::escape(a.value())));
+        }
+        if node.has_children() {
+            out.push('>');
+            for c in node.children() {
+                write(c, out);
+            }
+            out.push_str(&format!("</{name}>"));
+        } else {
+            out.push_str("/>");
+        }
+    }
+    let mut out = String::new();
+    write(node, &mut out);
+    out
 }
