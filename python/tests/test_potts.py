@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -398,3 +400,21 @@ def test_exact_equals_the_cli_json_and_a_run_reproduces_it(cli):
 def test_exact_refuses_what_it_cannot_answer(kwargs, error, words):
     with pytest.raises(error, match=words):
         potts.exact(**kwargs)
+
+
+def test_exact_rows_that_do_not_fit_in_memory_are_a_memory_error():
+    # 16.7 million temperatures: the rows and their dicts would take tens of
+    # GiB. Under a 3 GiB address-space limit, refused before any is
+    # computed (the temperatures themselves, 128 MiB, fit).
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))\n"
+        "from warpmc import potts\n"
+        "try:\n"
+        "    potts.exact(size=2, temps='1:2:6e-8')\n"
+        "except MemoryError as e:\n"
+        "    print('MemoryError', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.startswith("MemoryError"), (out.returncode, out.stdout, out.stderr)
+    assert "exact values needs" in out.stdout and "fewer temperatures" in out.stdout, out.stdout
