@@ -57,14 +57,18 @@ struct DlManagedTensor {
     dl_tensor: DlTensor,
 }
 
-/// numpy's name of a DLPack element type.
+/// numpy's name of a DLPack element type, or "bfloat16" (DLPack's
+/// `kDLBfloat`, which numpy lacks: PyTorch's name for it), which only a
+/// transpose takes (it moves 2-byte elements whatever they mean).
 fn dtype_name(t: &DlDataType) -> PyResult<String> {
     let kind = match t.code {
         0 => "int",
         1 => "uint",
         2 => "float",
+        4 if t.bits == 16 => "bfloat",
         5 => "complex",
         6 => "bool",
+        4 => return Err(PyValueError::new_err(format!("DLPack bfloat elements of {} bits are not supported", t.bits))),
         c => return Err(PyValueError::new_err(format!("DLPack element type code {c} has no numpy equivalent"))),
     };
     if t.lanes != 1 {

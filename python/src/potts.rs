@@ -5,13 +5,14 @@
 use std::time::{Duration, Instant};
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyBool;
 use warpmc_gpu::Device;
 use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
-    Algorithm, BackendChoice, ConfigFile, Control, InitialState, Lattice, Observer, PottsError, PottsModel,
+    Algorithm, BackendChoice, ConfigFile, Control, CpuBackend, InitialState, Lattice, Observer, PottsError, PottsModel,
     ProtocolConfig, Provenance, RunState, Runner, Simulation, describe_value_error,
 };
 
@@ -170,10 +171,23 @@ fn potts_exact(
         return Err(PyValueError::new_err("size: give at least one lattice size"));
     }
     let tori: Vec<(usize, usize)> = sizes.iter().map(|&l| (l, height.unwrap_or(l))).collect();
-    let rows =
-        py.detach(|| warpmc_potts::exact::exact_rows(q, &tori, &temperatures, coupling)).map_err(errors::potts)?;
-    Ok(rows.iter().map(|r| serde_json::to_string(r).expect("plain fields serialize")).collect())
+    let signals = Signals::new();
+    let rows = py.detach(|| {
+        warpmc_potts::exact::exact_rows_or_stop(q, &tori, &temperatures, coupling, EXACT_ROW_BYTES, &mut || {
+            signals.stop()
+        })
+    });
+    match rows {
+        Ok(rows) => Ok(rows.iter().map(|r| serde_json::to_string(r).expect("plain fields serialize")).collect()),
+        Err(PottsError::Interrupted) => Err(signals.raised()),
+        Err(e) => Err(errors::potts(e)),
+    }
 }
+
+/// Host bytes one exact row takes besides the library's own: its JSON line
+/// in Rust and in Python and its dict (about 1.3 KiB measured with CPython
+/// 3.11).
+const EXACT_ROW_BYTES: u64 = 3 << 10;
 
 /// Host bytes one result takes at most: its JSON line in Rust and its dict
 /// in Python (about 8.4 KiB measured with CPython 3.11).
@@ -195,7 +209,18 @@ const STRETCH: Duration = Duration::from_millis(100);
 
 /// A Potts lattice at a temperature on a backend, advanced one sweep at a
 /// time: one Markov chain of warpmc's checkerboard Metropolis update, the
-/// same bits on the CPU and on a GPU.
+/// same bits on the CPU and on a GPU. `algorithm` picks another update, as
+/// in `run`: "heat-bath", "swendsen-wang" or "wolff" (which runs on the
+/// CPU whatever the backend). Temperatures at which q = 2 Metropolis would
+/// hardly ever reject a flip ((4|J| + |h|)/T below about 3.5e-10) are
+/// refused, as `run` refuses them: there the chain only alternates between
+/// two states.
+///
+/// A Simulation belongs to the thread that made it: another thread that
+/// uses it gets a `RuntimeError` (a GPU's buffers and CUDA graphs belong
+/// to their thread). Make one per thread. One on the CPU is freed by
+/// whichever thread drops it; one on a GPU dropped by another thread
+/// keeps its memory until the process ends.
 ///
 /// Example:
 ///
@@ -207,14 +232,52 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// ((64, 64), dtype('uint8'))
 #[pyclass(module = "warpmc.potts", name = "Simulation")]
 pub(crate) struct PySimulation {
-    sim: OwnedByThread<Simulation>,
+    sim: Held,
     seed: u64,
 }
 
+/// A simulation as its Python object holds it.
+enum Held {
+    /// On the host's cores: `Send`, so any thread may free it, although
+    /// only the owner uses it (one rule for every backend).
+    Cpu { owner: std::thread::ThreadId, sim: Simulation<CpuBackend> },
+    /// On a GPU (or any backend whose type is not known).
+    Device(OwnedByThread<Simulation>),
+}
+
+/// The simulation `$held` holds as `$s` in `$body`, whatever its backend's
+/// type, once this thread is known to be its owner (`$get`: `get` or
+/// `get_mut`, as `$held` is borrowed).
+macro_rules! with_sim {
+    ($held:expr, $get:ident, $s:ident => $body:expr) => {
+        match $held {
+            Held::Cpu { owner, sim: $s } => {
+                check_owner(*owner)?;
+                $body
+            }
+            Held::Device(owned) => {
+                let $s = owned.$get()?;
+                $body
+            }
+        }
+    };
+}
+
+fn check_owner(owner: std::thread::ThreadId) -> PyResult<()> {
+    if std::thread::current().id() == owner {
+        Ok(())
+    } else {
+        Err(PyRuntimeError::new_err(
+            "a Simulation can be used only by the thread that made it (make one in each thread)",
+        ))
+    }
+}
+
 /// A value only the thread that made it may use: a simulation's backend
-/// may hold a GPU's buffers, which belong to that thread. Another thread
-/// gets a `RuntimeError` (not pyo3's panic for unsendable classes); a
-/// value dropped on another thread is leaked rather than freed there.
+/// may hold a GPU's buffers and CUDA graphs, which belong to that thread.
+/// Another thread gets a `RuntimeError` (not pyo3's panic for unsendable
+/// classes); a value dropped on another thread is leaked rather than freed
+/// there.
 struct OwnedByThread<T> {
     owner: std::thread::ThreadId,
     value: std::mem::ManuallyDrop<T>,
@@ -232,21 +295,13 @@ impl<T> OwnedByThread<T> {
         OwnedByThread { owner: std::thread::current().id(), value: std::mem::ManuallyDrop::new(value) }
     }
 
-    fn check(&self) -> PyResult<()> {
-        if std::thread::current().id() == self.owner {
-            Ok(())
-        } else {
-            Err(PyRuntimeError::new_err("a Simulation can be used only by the thread that made it"))
-        }
-    }
-
     fn get(&self) -> PyResult<&T> {
-        self.check()?;
+        check_owner(self.owner)?;
         Ok(&self.value)
     }
 
     fn get_mut(&mut self) -> PyResult<&mut T> {
-        self.check()?;
+        check_owner(self.owner)?;
         Ok(&mut self.value)
     }
 }
@@ -269,12 +324,11 @@ fn invalid(e: PottsError) -> PyErr {
 /// but an integer (a bool included). pyo3's own conversion names neither
 /// and raises `OverflowError` for a negative or huge value.
 fn whole(name: &str, value: &Bound<'_, PyAny>, min: i128, max: i128) -> PyResult<i128> {
-    let kind = || value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
-    if value.is_instance_of::<pyo3::types::PyBool>() {
+    if is_bool(value) {
         return Err(PyTypeError::new_err(format!("{name} must be an integer, not bool")));
     }
     let Ok(index) = value.call_method0("__index__") else {
-        return Err(PyTypeError::new_err(format!("{name} must be an integer, not {}", kind())));
+        return Err(PyTypeError::new_err(format!("{name} must be an integer, not {}", type_name(value))));
     };
     match index.extract::<i128>() {
         Ok(v) if (min..=max).contains(&v) => Ok(v),
@@ -282,27 +336,67 @@ fn whole(name: &str, value: &Bound<'_, PyAny>, min: i128, max: i128) -> PyResult
     }
 }
 
+/// The real argument `name`: a `TypeError` naming it for a bool (Python's
+/// or numpy's, which would pass as 1.0 or 0.0) or anything but a number,
+/// and a `ValueError` naming it for an integer beyond a float's range
+/// (where Python's float() says only "int too large to convert to float").
+fn real(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    if is_bool(value) {
+        return Err(PyTypeError::new_err(format!("{name} must be a number, not bool")));
+    }
+    match value.extract::<f64>() {
+        Ok(v) => Ok(v),
+        Err(e) if e.is_instance_of::<PyOverflowError>(value.py()) => {
+            let digits = value.str().map(|s| s.to_string()).unwrap_or_default();
+            let shown = if digits.len() <= 24 {
+                digits
+            } else {
+                format!("{}… ({} digits)", &digits[..8], digits.trim_start_matches('-').len())
+            };
+            Err(PyValueError::new_err(format!("{name} = {shown}: out of range (beyond the largest float)")))
+        }
+        Err(_) => Err(PyTypeError::new_err(format!("{name} must be a number, not {}", type_name(value)))),
+    }
+}
+
+/// Whether `value` is a bool, Python's or numpy's.
+fn is_bool(value: &Bound<'_, PyAny>) -> bool {
+    value.is_instance_of::<PyBool>() || value.get_type().name().is_ok_and(|n| n == "bool_" || n == "bool")
+}
+
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+}
+
 #[pymethods]
 impl PySimulation {
     #[new]
-    #[pyo3(signature = (q, size, temp, seed=None, backend="auto", *, height=None, coupling=1.0, field=0.0, init="ordered"))]
+    #[pyo3(signature = (
+        q, size, temp, seed=None, backend="auto", *, height=None, coupling=None, field=None, init="ordered",
+        algorithm="metropolis"
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         q: &Bound<'_, PyAny>,
         size: &Bound<'_, PyAny>,
-        temp: f64,
+        temp: &Bound<'_, PyAny>,
         seed: Option<&Bound<'_, PyAny>>,
         backend: &str,
         height: Option<&Bound<'_, PyAny>>,
-        coupling: f64,
-        field: f64,
+        coupling: Option<&Bound<'_, PyAny>>,
+        field: Option<&Bound<'_, PyAny>>,
         init: &str,
+        algorithm: &str,
     ) -> PyResult<Self> {
         let q = whole("q", q, 0, u32::MAX.into())? as u32;
         let size = whole("size", size, 0, i64::MAX.into())? as usize;
+        let temp = real("temp", temp)?;
         let seed = seed.map(|s| whole("seed", s, 0, u64::MAX.into())).transpose()?.unwrap_or(0) as u64;
         let height = height.map(|h| whole("height", h, 0, i64::MAX.into())).transpose()?.map(|h| h as usize);
+        // None: the defaults, J = 1 and no field.
+        let coupling = coupling.map(|j| real("coupling", j)).transpose()?.unwrap_or(1.0);
+        let field = field.map(|h| real("field", h)).transpose()?.unwrap_or(0.0);
         let model = PottsModel::new(q, size, height.unwrap_or(size))
             .and_then(|m| m.with_coupling(coupling))
             .and_then(|m| m.with_field(field))
@@ -310,13 +404,29 @@ impl PySimulation {
         // Sizes are checked before anything is allocated.
         model.check_host_memory(0).map_err(invalid)?;
         let init: InitialState = init.parse().map_err(invalid)?;
+        let algorithm: Algorithm = algorithm.parse().map_err(invalid)?;
         let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
-        let made = py.detach(|| -> Result<OnThisThread<Simulation>, PottsError> {
-            let mut sim = Simulation::new(model, temp, &device)?.with_seed(seed);
-            sim.start(init)?;
-            Ok(OnThisThread(sim))
-        });
-        Ok(PySimulation { sim: OwnedByThread::new(made.map_err(invalid)?.0), seed })
+        let sim = match device {
+            // With its backend's type known, a CPU simulation is `Send`:
+            // any thread may free it.
+            Device::Cpu { .. } => {
+                let sim = py.detach(|| -> Result<Simulation<CpuBackend>, PottsError> {
+                    let mut sim = Simulation::on_cpu_with(model, algorithm, temp)?.with_seed(seed);
+                    sim.start(init)?;
+                    Ok(sim)
+                });
+                Held::Cpu { owner: std::thread::current().id(), sim: sim.map_err(invalid)? }
+            }
+            device => {
+                let made = py.detach(|| -> Result<OnThisThread<Simulation>, PottsError> {
+                    let mut sim = Simulation::with_algorithm(model, algorithm, temp, &device)?.with_seed(seed);
+                    sim.start(init)?;
+                    Ok(OnThisThread(sim))
+                });
+                Held::Device(OwnedByThread::new(made.map_err(invalid)?.0))
+            }
+        };
+        Ok(PySimulation { sim, seed })
     }
 
     /// Runs `n` sweeps (one update attempt per site each) and returns the
@@ -330,7 +440,7 @@ impl PySimulation {
         let n = whole("n", n, 0, u64::MAX.into())? as u64;
         // The chain's limit, checked before the first sweep rather than
         // when it is reached.
-        let done = slf.sim.get()?.sweeps_done();
+        let done = with_sim!(&slf.sim, get, s => s.sweeps_done());
         if done.checked_add(n).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
             return Err(PyValueError::new_err(format!(
                 "a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps; {done} done and {n} more asked"
@@ -341,13 +451,15 @@ impl PySimulation {
         while left > 0 {
             let count = stretch.min(left);
             let started = Instant::now();
-            let sim = OnThisThread(slf.sim.get_mut()?);
-            py.detach(move || {
-                let sim = sim;
-                sim.0.sweeps(count)?;
-                sim.0.synchronize()
-            })
-            .map_err(invalid)?;
+            with_sim!(&mut slf.sim, get_mut, s => {
+                let sim = OnThisThread(s);
+                py.detach(move || {
+                    let sim = sim;
+                    sim.0.sweeps(count)?;
+                    sim.0.synchronize()
+                })
+                .map_err(invalid)?
+            });
             left -= count;
             py.check_signals()?;
             let per_sweep = started.elapsed().as_secs_f64() / count as f64;
@@ -358,39 +470,55 @@ impl PySimulation {
 
     /// Energy per site, H/N.
     fn energy(&mut self, py: Python<'_>) -> PyResult<f64> {
-        let sim = OnThisThread(self.sim.get_mut()?);
-        py.detach(move || {
-            let sim = sim;
-            sim.0.energy()
+        with_sim!(&mut self.sim, get_mut, s => {
+            let sim = OnThisThread(s);
+            py.detach(move || {
+                let sim = sim;
+                sim.0.energy()
+            })
+            .map_err(invalid)
         })
-        .map_err(invalid)
     }
 
     /// The order parameter (q·N_max/N − 1)/(q − 1): 1 when every spin is
     /// in one state, about 0 when the states are mixed.
     fn magnetization(&mut self, py: Python<'_>) -> PyResult<f64> {
-        let sim = OnThisThread(self.sim.get_mut()?);
-        py.detach(move || {
-            let sim = sim;
-            sim.0.magnetization()
+        with_sim!(&mut self.sim, get_mut, s => {
+            let sim = OnThisThread(s);
+            py.detach(move || {
+                let sim = sim;
+                sim.0.magnetization()
+            })
+            .map_err(invalid)
         })
-        .map_err(invalid)
     }
 
     /// The spins, a new numpy `uint8` array of shape (height, size) with
     /// values 0 … q − 1. Assigning an integer array of that shape loads it
-    /// as the lattice.
+    /// as the lattice (a masked array is refused: its masked elements hold
+    /// no spin).
     #[getter]
     fn spins<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
-        let lattice = self.sim.get_mut()?.lattice().map_err(invalid)?;
+        let lattice = with_sim!(&mut self.sim, get_mut, s => s.lattice().map_err(invalid)?);
         let (w, h) = (lattice.width(), lattice.height());
         PyArray1::from_slice(py, lattice.spins()).reshape([h, w])
     }
 
     #[setter]
     fn set_spins(&mut self, spins: &Bound<'_, PyAny>) -> PyResult<()> {
-        let model = self.sim.get()?.model();
-        let (w, h, q) = (model.width(), model.height(), model.q());
+        let (w, h, q) = with_sim!(&self.sim, get, s => {
+            let model = s.model();
+            (model.width(), model.height(), model.q())
+        });
+        let numpy = spins.py().import("numpy")?;
+        // numpy.asarray would drop the mask and load whatever the masked
+        // elements hold.
+        if spins.is_instance(&numpy.getattr("ma")?.getattr("MaskedArray")?)? {
+            return Err(PyTypeError::new_err(
+                "spins cannot be a masked array (a masked element holds no spin): fill it first, e.g. \
+                 spins.filled(0)",
+            ));
+        }
         // The array as int64, the spins as bytes, and the lattice made of
         // them.
         warpmc_host::check_allocation(
@@ -399,7 +527,6 @@ impl PySimulation {
         )
         .map_err(PyMemoryError::new_err)?;
         let shape_error = || PyValueError::new_err(format!("spins must be an integer array of shape ({h}, {w})"));
-        let numpy = spins.py().import("numpy")?;
         let array = numpy.call_method1("asarray", (spins,))?;
         let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
         if !matches!(kind.as_str(), "i" | "u") {
@@ -414,38 +541,44 @@ impl PySimulation {
         let bad = || PyValueError::new_err(format!("spins must be states 0 … {} (q = {q})", q - 1));
         let bytes = values.iter().map(|&s| u8::try_from(s).map_err(|_| bad())).collect::<PyResult<Vec<u8>>>()?;
         let lattice = Lattice::from_spins(w, h, q, bytes).ok_or_else(bad)?;
-        self.sim.get_mut()?.set_lattice(&lattice).map_err(invalid)?;
+        with_sim!(&mut self.sim, get_mut, s => {
+            s.set_lattice(&lattice).map_err(invalid)?;
+        });
         Ok(())
     }
 
-    /// The temperature of the next sweeps (assignable).
+    /// The temperature of the next sweeps (assignable; refused, as by
+    /// `run`, where q = 2 Metropolis would hardly ever reject a flip).
     #[getter]
     fn temperature(&self) -> PyResult<f64> {
-        Ok(self.sim.get()?.temperature())
+        Ok(with_sim!(&self.sim, get, s => s.temperature()))
     }
 
     #[setter]
-    fn set_temperature(&mut self, temp: f64) -> PyResult<()> {
-        self.sim.get_mut()?.set_temperature(temp).map_err(invalid)?;
+    fn set_temperature(&mut self, temp: &Bound<'_, PyAny>) -> PyResult<()> {
+        let temp = real("temperature", temp)?;
+        with_sim!(&mut self.sim, get_mut, s => {
+            s.set_temperature(temp).map_err(invalid)?;
+        });
         Ok(())
     }
 
     /// Number of states.
     #[getter]
     fn q(&self) -> PyResult<u32> {
-        Ok(self.sim.get()?.model().q())
+        Ok(with_sim!(&self.sim, get, s => s.model().q()))
     }
 
     /// Lattice width L.
     #[getter]
     fn size(&self) -> PyResult<usize> {
-        Ok(self.sim.get()?.model().width())
+        Ok(with_sim!(&self.sim, get, s => s.model().width()))
     }
 
     /// Lattice height L'.
     #[getter]
     fn height(&self) -> PyResult<usize> {
-        Ok(self.sim.get()?.model().height())
+        Ok(with_sim!(&self.sim, get, s => s.model().height()))
     }
 
     /// The seed of the chain's random numbers.
@@ -454,30 +587,40 @@ impl PySimulation {
         self.seed
     }
 
+    /// The update algorithm: "metropolis", "heat-bath", "swendsen-wang"
+    /// or "wolff".
+    #[getter]
+    fn algorithm(&self) -> PyResult<&'static str> {
+        Ok(with_sim!(&self.sim, get, s => s.algorithm().name()))
+    }
+
     /// Sweeps done: the number of the next sweep.
     #[getter]
     fn sweeps_done(&self) -> PyResult<u64> {
-        Ok(self.sim.get()?.sweeps_done())
+        Ok(with_sim!(&self.sim, get, s => s.sweeps_done()))
     }
 
     /// Where the chain runs: CPU threads, or the GPU and its kernel.
     #[getter]
     fn backend(&self) -> PyResult<String> {
-        Ok(self.sim.get()?.backend_description())
+        Ok(with_sim!(&self.sim, get, s => s.backend_description()))
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        let sim = self.sim.get()?;
-        let m = sim.model();
-        Ok(format!(
-            "Simulation(q={}, size={}, height={}, temp={:?}, seed={}, sweeps_done={}, backend={:?})",
-            m.q(),
-            m.width(),
-            m.height(),
-            sim.temperature(),
-            self.seed,
-            sim.sweeps_done(),
-            sim.backend_name()
-        ))
+        with_sim!(&self.sim, get, sim => {
+            let m = sim.model();
+            Ok(format!(
+                "Simulation(q={}, size={}, height={}, temp={:?}, seed={}, sweeps_done={}, backend={:?}, \
+                 algorithm={:?})",
+                m.q(),
+                m.width(),
+                m.height(),
+                sim.temperature(),
+                self.seed,
+                sim.sweeps_done(),
+                sim.backend_name(),
+                sim.algorithm().name()
+            ))
+        })
     }
 }

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use numpy::{PyReadonlyArrayDyn, PyReadwriteArrayDyn};
+use numpy::{PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use warpmc_gpu::{BackendChoice, Device};
@@ -190,8 +190,18 @@ fn transpose_on<P: Primitives, T: Pod>(p: &P, x: &[T], shape: MatrixShape) -> Re
     p.download(&p.transpose(&p.upload(x)?, shape)?)
 }
 
-fn contiguous() -> PyErr {
-    PyValueError::new_err("the array must be C-contiguous")
+/// Why a numpy array's elements cannot be taken as one slice: they are
+/// not in one block, or not at addresses of their type's alignment (a view
+/// into bytes at an odd offset, which numpy allows).
+fn not_a_slice(aligned: bool) -> PyErr {
+    if aligned {
+        PyValueError::new_err("the array must be C-contiguous")
+    } else {
+        PyValueError::new_err(
+            "the array's elements must be aligned in memory (this one is a view at an offset that is not a \
+             multiple of its element size): np.require(x, requirements='A') makes an aligned copy",
+        )
+    }
 }
 
 /// Copies of an array a host primitive holds at once: this copy, the
@@ -204,7 +214,7 @@ const HOST_COPIES: u64 = 5;
 /// not an abort).
 fn host_elements<T: Pod + numpy::Element>(array: &Bound<'_, PyAny>) -> PyResult<Vec<T>> {
     let a: PyReadonlyArrayDyn<'_, T> = array.extract()?;
-    let slice = a.as_slice().map_err(|_| contiguous())?;
+    let slice = a.as_slice().map_err(|_| not_a_slice(a.is_aligned()))?;
     let bytes = (size_of_val(slice) as u64).saturating_mul(HOST_COPIES);
     warpmc_host::check_allocation(&format!("copies of an array of {} elements", slice.len()), bytes)
         .map_err(PyMemoryError::new_err)?;
@@ -214,7 +224,8 @@ fn host_elements<T: Pod + numpy::Element>(array: &Bound<'_, PyAny>) -> PyResult<
 /// Writes `values` into a numpy array of the same length.
 fn write_host<T: Pod + numpy::Element>(array: &Bound<'_, PyAny>, values: &[T]) -> PyResult<()> {
     let mut a: PyReadwriteArrayDyn<'_, T> = array.extract()?;
-    let slice = a.as_slice_mut().map_err(|_| contiguous())?;
+    let aligned = a.is_aligned();
+    let slice = a.as_slice_mut().map_err(|_| not_a_slice(aligned))?;
     if slice.len() != values.len() {
         return Err(PyValueError::new_err(format!("{} results for an array of {}", values.len(), slice.len())));
     }

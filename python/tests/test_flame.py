@@ -234,3 +234,13 @@ def test_a_flame_is_chosen_by_an_integer_or_a_name_only():
     for bad in (True, 1.5, None):
         with pytest.raises(TypeError, match="flame must be an index"):
             flame.render(SIERPINSKI, flame=bad)
+
+
+def test_xml_text_with_a_byte_order_mark_is_a_genome_not_a_path():
+    # Text read with encoding="utf-8" keeps a file's BOM.
+    plain = flame.render(SIERPINSKI, seed=2, backend="cpu")
+    with_bom = flame.render("\ufeff" + SIERPINSKI, seed=2, backend="cpu")
+    assert np.array_equal(with_bom, plain)
+    assert flame.info("\ufeff" + SIERPINSKI) == flame.info(SIERPINSKI)
+    with pytest.raises(TypeError, match="not its XML text"):
+        flame.render(SIERPINSKI, palettes="\ufeff<palettes/>")

@@ -15,6 +15,8 @@ import pytest
 LONG_CALLS = {
     "potts.run": "potts.run(q=2, size=512, temps=[1.0, 1.1], therm=10**6, sweeps=10**6, backend='cpu')",
     "Simulation.sweeps": "potts.Simulation(q=2, size=1024, temp=1.0, backend='cpu').sweeps(10**7)",
+    # Seconds per temperature, in one long sum: Ctrl-C is heard inside it.
+    "potts.exact": "potts.exact(size=2**24, temps=[1.0] * 33)",
     "flame.render": (
         "flame.render('''<flame size=\"64 64\" center=\"0 0\" scale=\"30\" quality=\"1e7\">"
         "<xform weight=\"1\" coefs=\"0.5 0 0 0.5 0 0\" linear=\"1\" color=\"0\"/>"

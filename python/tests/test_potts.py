@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -398,3 +401,108 @@ def test_exact_equals_the_cli_json_and_a_run_reproduces_it(cli):
 def test_exact_refuses_what_it_cannot_answer(kwargs, error, words):
     with pytest.raises(error, match=words):
         potts.exact(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(temp=1e300), dict(temp=1.0, coupling=1e-60), dict(temp=1e11, field=0.5)],
+)
+def test_a_simulation_refuses_the_frozen_metropolis_that_run_refuses(kwargs):
+    # There q = 2 Metropolis flips every site every sweep: a chain of it
+    # reported e = -2 (the frozen pair of states it started in).
+    with pytest.raises(ValueError) as run_error:
+        potts.run(q=2, size=8, temps=kwargs["temp"], therm=10, sweeps=10, backend="cpu",
+                  **{k: v for k, v in kwargs.items() if k != "temp"})
+    assert "use the heat-bath algorithm" in str(run_error.value)
+    with pytest.raises(ValueError) as e:
+        potts.Simulation(2, 8, backend="cpu", **kwargs)
+    assert str(e.value) == str(run_error.value)
+    # An assigned temperature likewise; the simulation keeps its own.
+    sim = potts.Simulation(2, 8, 1.0 if "coupling" not in kwargs else 1e-59, backend="cpu",
+                           **{k: v for k, v in kwargs.items() if k != "temp"})
+    before = sim.temperature
+    with pytest.raises(ValueError) as e:
+        sim.temperature = kwargs["temp"]
+    assert str(e.value) == str(run_error.value) and sim.temperature == before
+    # The algorithm the message names takes it (without a field, as the
+    # cluster algorithms need).
+    if "field" not in kwargs:
+        for algorithm in ("heat-bath", "swendsen-wang", "wolff"):
+            s = potts.Simulation(2, 8, backend="cpu", algorithm=algorithm, **kwargs)
+            assert s.algorithm == algorithm and -2.0 <= s.sweeps(20).energy() <= 0.0
+
+
+def test_simulation_arguments_are_checked_by_kind_and_named():
+    for name in ("temp", "coupling", "field"):
+        args = {"temp": 1.0, name: True}
+        with pytest.raises(TypeError, match=f"^{name} must be a number, not bool"):
+            potts.Simulation(2, 8, backend="cpu", **args)
+        args = {"temp": 1.0, name: np.True_}
+        with pytest.raises(TypeError, match=f"^{name} must be a number, not bool"):
+            potts.Simulation(2, 8, backend="cpu", **args)
+        args = {"temp": 1.0, name: "1"}
+        with pytest.raises(TypeError, match=f"^{name} must be a number, not str"):
+            potts.Simulation(2, 8, backend="cpu", **args)
+        args = {"temp": 1.0, name: 10**400}
+        with pytest.raises(ValueError, match=rf"^{name} = 10000000… \(401 digits\): out of range"):
+            potts.Simulation(2, 8, backend="cpu", **args)
+    sim = potts.Simulation(2, 8, np.float32(1.5), coupling=np.int64(2), field=0, backend="cpu")
+    assert sim.temperature == 1.5
+    with pytest.raises(TypeError, match="temperature must be a number, not bool"):
+        sim.temperature = True
+    with pytest.raises(ValueError, match="^temperature = 10000000… .*: out of range"):
+        sim.temperature = 10**400
+    with pytest.raises(ValueError, match="glauber"):
+        potts.Simulation(2, 8, 1.0, backend="cpu", algorithm="glauber")
+    assert sim.temperature == 1.5 and sim.algorithm == "metropolis"
+
+
+def test_a_masked_array_is_not_loaded_as_spins():
+    sim = potts.Simulation(2, 8, 1.0, backend="cpu")
+    spins = np.ma.array(np.ones((8, 8), dtype=np.int64), mask=np.eye(8, dtype=bool))
+    with pytest.raises(TypeError, match="masked array"):
+        sim.spins = spins
+    assert not sim.spins.any()
+    sim.spins = spins.filled(1)
+    assert sim.spins.all()
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads the resident size from /proc")
+def test_a_cpu_simulation_dropped_by_another_thread_is_freed():
+    def made_here_dropped_there() -> None:
+        # 4096² heat-bath: a byte a site, 16 MiB of lattice.
+        sims = [potts.Simulation(2, 4096, 1.0, backend="cpu", algorithm="heat-bath")]
+        t = threading.Thread(target=sims.clear)
+        t.start()
+        t.join()
+        assert not sims
+
+    made_here_dropped_there()
+    before = rss_bytes()
+    for _ in range(8):
+        made_here_dropped_there()
+    # Kept, the eight lattices would hold 128 MiB.
+    assert rss_bytes() - before < 48 << 20
+
+
+def test_exact_rows_that_do_not_fit_in_memory_are_a_memory_error():
+    # 16.7 million temperatures: the rows and their dicts would take tens of
+    # GiB. Under a 3 GiB address-space limit, refused before any is
+    # computed (the temperatures themselves, 128 MiB, fit).
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))\n"
+        "from warpmc import potts\n"
+        "try:\n"
+        "    potts.exact(size=2, temps='1:2:6e-8')\n"
+        "except MemoryError as e:\n"
+        "    print('MemoryError', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.startswith("MemoryError"), (out.returncode, out.stdout, out.stderr)
+    assert "exact values needs" in out.stdout and "fewer temperatures" in out.stdout, out.stdout

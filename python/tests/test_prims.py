@@ -3,10 +3,13 @@ on random inputs of awkward sizes, degenerate values included."""
 
 from __future__ import annotations
 
+import ctypes
+import sys
+
 import numpy as np
 import pytest
 
-from warpmc import prims
+from warpmc import _native, prims
 
 NUMBERS = ["int32", "uint32", "int64", "uint64", "float32", "float64"]
 SIZES = [0, 1, 2, 31, 32, 33, 1000, 4099, 65537]
@@ -252,3 +255,144 @@ def test_an_array_whose_copies_do_not_fit_is_a_memory_error_not_an_abort():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.startswith("MemoryError"), (out.returncode, out.stdout, out.stderr)
+
+
+def test_masked_arrays_are_refused_not_unmasked():
+    x = np.ma.array([3, 2, 1], mask=[0, 1, 0])
+    for call in (prims.sort, prims.scan, prims.reduce, lambda a: prims.sort(a, inplace=True)):
+        with pytest.raises(TypeError, match="masked arrays are not supported"):
+            call(x)
+    with pytest.raises(TypeError, match="masked arrays are not supported"):
+        prims.transpose(np.ma.array(np.ones((2, 3)), mask=np.eye(2, 3, dtype=bool)))
+    with pytest.raises(TypeError, match="masked arrays are not supported"):
+        prims.sort(np.array([2, 1]), np.ma.array([1, 2], mask=[1, 0]))
+    assert list(x.data) == [3, 2, 1]
+
+
+def unaligned(values, dtype) -> np.ndarray:
+    """A C-contiguous view whose elements start one byte past an aligned
+    address (numpy allows it; the elements are not aligned)."""
+    dtype = np.dtype(dtype)
+    buffer = bytearray(len(values) * dtype.itemsize + 1)
+    x = np.frombuffer(buffer, dtype, offset=1, count=len(values))
+    x[:] = values
+    assert x.flags.c_contiguous and not x.flags.aligned
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "uint32"])
+def test_unaligned_arrays_are_worked_on_in_an_aligned_copy(dtype):
+    values = [5, 3, 4, 1, 2]
+    x = unaligned(values, dtype)
+    assert list(prims.sort(x)) == sorted(values) and list(x) == values
+    assert list(prims.scan(x)) == list(np.cumsum(values))
+    assert prims.reduce(x, "max") == 5
+    m = unaligned(range(6), dtype).reshape(2, 3)
+    assert np.array_equal(prims.transpose(m), np.arange(6, dtype=dtype).reshape(2, 3).T)
+    # In place: sorted in an aligned copy and copied back.
+    keys, payload = unaligned(values, dtype), unaligned([10, 30, 40, 50, 20], "int32")
+    k, v = prims.sort(keys, payload, inplace=True)
+    assert k is keys and v is payload
+    assert list(keys) == [1, 2, 3, 4, 5] and list(payload) == [50, 20, 30, 40, 10]
+    # The native module tells misalignment from a gap between elements.
+    with pytest.raises(ValueError, match="aligned"):
+        _native.prims_reduce_host(x, dtype, "sum", "cpu")
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _native.prims_reduce_host(np.arange(10, dtype=dtype)[::2], dtype, "sum", "cpu")
+
+
+def test_zero_dimensional_arrays_are_not_taken_as_one_dimensional():
+    with pytest.raises(ValueError, match=r"sort takes a 1-D array, not one of shape \(\)"):
+        prims.sort(np.float64(3))
+    with pytest.raises(ValueError, match=r"sort takes a 1-D array, not one of shape \(\)"):
+        prims.sort(np.array(3, dtype=np.int64), inplace=True)
+    with pytest.raises(ValueError, match=r"scan takes a 1-D array, not one of shape \(\)"):
+        prims.scan(np.int64(5))
+    with pytest.raises(ValueError, match=r"transpose takes a 2-D or 3-D array, not one of shape \(\)"):
+        prims.transpose(np.int32(3))
+    # A reduction of every element, as numpy's, takes a 0-d array.
+    assert prims.reduce(np.float64(3)) == 3.0 and prims.reduce(np.array(7, dtype=np.int32), "min") == 7
+
+
+def test_true_or_false_arguments_take_only_booleans():
+    x = np.array([3, 1, 2], dtype=np.int32)
+    with pytest.raises(TypeError, match="inplace must be True or False, not str"):
+        prims.sort(x, inplace="no")
+    with pytest.raises(TypeError, match="inclusive must be True or False, not int"):
+        prims.scan(x, inclusive=0)
+    assert list(x) == [3, 1, 2]
+    assert list(prims.scan(x, inclusive=np.False_)) == [0, 3, 4]
+    assert prims.sort(x, inplace=np.True_) is x and list(x) == [1, 2, 3]
+
+
+def test_gpu_arrays_of_other_libraries_need_cupy_for_their_copies(monkeypatch):
+    # Without CuPy (an import of it fails), a sorted copy of a GPU array
+    # that is neither CuPy's nor PyTorch's has no library to live in.
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    for call in (prims.sort, prims.scan, prims.reduce):
+        with pytest.raises(TypeError, match="EmptyOnGpu arrays are CuPy arrays, and CuPy is not installed"):
+            call(EmptyOnGpu())
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class DLPackOnGpu:
+    """A GPU tensor seen only through DLPack (as JAX's and PyTorch's are),
+    of the DLPack element type `code` and `bits`, at a made-up address
+    (nothing here reads it)."""
+
+    def __init__(self, shape: tuple[int, ...], code: int, bits: int) -> None:
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.managed = DLManagedTensor(
+            DLTensor(0x7F0000000000, DLDevice(2, 0), len(shape), DLDataType(code, bits, 1), self.shape, None, 0)
+        )
+        self.name = b"dltensor"
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self.managed), self.name, None)
+
+
+def test_bfloat16_gpu_tensors_are_transposed_as_two_byte_elements_and_refused_elsewhere(monkeypatch):
+    x = DLPackOnGpu((3, 5), code=4, bits=16)  # kDLBfloat
+    assert _native.dlpack_view(x.__dlpack__())[3] == "bfloat16"
+    # What transpose asks of the native module, without a GPU.
+    calls = []
+    monkeypatch.setattr(_native, "stream_handle", lambda ordinal: 0)
+    monkeypatch.setattr(_native, "prims_transpose_device", lambda *args: calls.append(args))
+    monkeypatch.setattr(prims, "_empty_gpu", lambda like, ordinal, shape, dtype: DLPackOnGpu(shape, 4, 16))
+    out = prims.transpose(x)
+    assert bytes(out.shape) == bytes((ctypes.c_int64 * 2)(5, 3))
+    (ordinal, src, dst, itemsize, batch, rows, cols), = calls
+    assert (src[1:], dst[1:], itemsize, batch, rows, cols) == ((15, "bfloat16"), (15, "bfloat16"), 2, 1, 3, 5)
+    for call in (lambda a: prims.sort(a, inplace=True), prims.scan, prims.reduce):
+        with pytest.raises(TypeError, match="dtype bfloat16 is not supported: sort, scan and reduce take"):
+            call(x)
+    with pytest.raises(ValueError, match="bfloat elements of 32 bits are not supported"):
+        _native.dlpack_view(DLPackOnGpu((4,), code=4, bits=32).__dlpack__())

@@ -191,3 +191,12 @@ def test_gpu_arrays_refuse_what_cannot_work(cupy, torch):
     # Non-contiguous inputs of read-only operations are made contiguous on
     # the GPU.
     assert np.array_equal(cupy.asnumpy(prims.scan(x[::2])), np.cumsum(np.arange(0, 10, 2)))
+
+
+def test_torch_bfloat16_is_transposed_as_two_byte_elements_and_refused_elsewhere(torch):
+    x = torch.randn(3, 33, 65, device="cuda").to(torch.bfloat16)
+    t = prims.transpose(x)
+    assert t.dtype == torch.bfloat16 and t.shape == (3, 65, 33)
+    assert torch.equal(t.cpu(), x.transpose(-1, -2).contiguous().cpu())
+    with pytest.raises(TypeError, match="dtype bfloat16 is not supported"):
+        prims.sort(x[0, 0], inplace=True)

@@ -21,7 +21,12 @@ def potts_exact(q: int, sizes: list[int], height: Optional[int], temps: str, cou
 
 class Simulation:
     """A Potts lattice at a temperature on a backend, advanced one sweep at
-    a time: one Markov chain, the same bits on the CPU and on a GPU."""
+    a time: one Markov chain, the same bits on the CPU and on a GPU.
+
+    A Simulation belongs to the thread that made it: another thread that
+    uses it gets a RuntimeError. One on the CPU is freed by whichever
+    thread drops it; one on a GPU dropped by another thread keeps its
+    memory until the process ends."""
 
     def __init__(
         self,
@@ -35,6 +40,7 @@ class Simulation:
         coupling: float = 1.0,
         field: float = 0.0,
         init: str = "ordered",
+        algorithm: str = "metropolis",
     ) -> None: ...
     def sweeps(self, n: int) -> "Simulation":
         """Runs `n` sweeps and returns the simulation (Ctrl-C stops between
@@ -46,11 +52,13 @@ class Simulation:
     @property
     def spins(self) -> npt.NDArray[np.uint8]:
         """The lattice, shape (height, size), values 0 … q − 1; assigning
-        an integer array of that shape loads it."""
+        an integer array of that shape (not a masked one) loads it."""
     @spins.setter
     def spins(self, value: npt.ArrayLike) -> None: ...
     @property
-    def temperature(self) -> float: ...
+    def temperature(self) -> float:
+        """The temperature of the next sweeps; assigning one that q = 2
+        Metropolis cannot mix at (as potts.run refuses) is a ValueError."""
     @temperature.setter
     def temperature(self, value: float) -> None: ...
     @property
@@ -61,6 +69,8 @@ class Simulation:
     def height(self) -> int: ...
     @property
     def seed(self) -> int: ...
+    @property
+    def algorithm(self) -> str: ...
     @property
     def sweeps_done(self) -> int: ...
     @property

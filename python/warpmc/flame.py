@@ -35,12 +35,25 @@ Genome = Union[str, "os.PathLike[str]"]
 
 def _source(genome: Genome) -> tuple[str, bool]:
     """The genome as (text, whether it is XML): a string that starts with
-    ``<`` is XML, anything else a path."""
+    ``<`` is XML (after a byte-order mark, which text read from a file with
+    encoding "utf-8" rather than "utf-8-sig" keeps, and white space),
+    anything else a path."""
     if isinstance(genome, os.PathLike):
         return os.fspath(genome), False
     if not isinstance(genome, str):
         raise TypeError(f"genome must be a path or an XML string, not {type(genome).__name__}")
-    return genome, genome.lstrip().startswith("<")
+    if _is_xml(genome):
+        return genome.removeprefix(_BOM), True
+    return genome, False
+
+
+_BOM = "\ufeff"
+
+
+def _is_xml(text: str) -> bool:
+    """Whether `text` is XML rather than a path: its first character after
+    a byte-order mark and white space is ``<``."""
+    return text.removeprefix(_BOM).lstrip().startswith("<")
 
 
 def _palette_path(palettes: Optional[Union[str, os.PathLike]]) -> Optional[str]:
@@ -50,7 +63,7 @@ def _palette_path(palettes: Optional[Union[str, os.PathLike]]) -> Optional[str]:
     if not isinstance(palettes, (str, os.PathLike)):
         raise TypeError(f"palettes must be the path of flam3-palettes.xml, not {type(palettes).__name__}")
     path = os.fspath(palettes)
-    if path.lstrip().startswith("<"):
+    if _is_xml(path):
         raise TypeError("palettes must be the path of flam3-palettes.xml, not its XML text")
     return path
 

@@ -244,7 +244,10 @@ def exact(
     for q = 5); larger ones are a ValueError saying how far it reaches.
 
     ``size`` and ``temps`` as in :func:`run`; ``height`` defaults to
-    ``size``; ``coupling`` is J.
+    ``size``; ``coupling`` is J. More rows than fit in memory are a
+    MemoryError before any is computed. Runs with the GIL released (a
+    torus of side 2**24 takes seconds per temperature); Ctrl-C stops it
+    with KeyboardInterrupt.
 
     >>> e = exact(size=[16, 32], temps=[1.0, 1.2])
     >>> [(r["L"], r["temperature"]) for r in e]

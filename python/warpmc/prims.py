@@ -14,8 +14,15 @@ library on the input's device.
 
 Sort, scan and reduce take ``int32``, ``uint32``, ``int64``, ``uint64``,
 ``float32`` and ``float64``; transpose any element of 1, 2, 4, 8 or 16
-bytes. Integer sums wrap. Results equal the CPU's bit for bit, except
-floating-point sums, whose rounding depends on the order of the additions.
+bytes (``bfloat16`` GPU tensors included). Integer sums wrap. Results equal
+the CPU's bit for bit, except floating-point sums, whose rounding depends
+on the order of the additions, and the sign of a zero that min or max
+picks from zeros of both signs, which no backend defines (IEEE 754-2008's
+minNum and maxNum leave it open; numpy's min gives either too).
+
+Masked arrays are refused (a TypeError): their masked elements would be
+taken as data. Sort and scan take 1-D arrays, transpose 2-D or 3-D ones;
+reduce takes any shape, a 0-d array included.
 
 >>> import numpy as np
 >>> from warpmc import prims
@@ -149,12 +156,9 @@ def _empty_gpu(like: Any, ordinal: int, shape: tuple[int, ...], dtype: str) -> A
         import torch
 
         return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
-    try:
-        import cupy
-    except ImportError as e:
-        raise TypeError(
-            f"results for {type(like).__name__} arrays are CuPy arrays, and CuPy is not installed"
-        ) from e
+    cupy = _cupy(like, "results")
+    if dtype == "bfloat16":
+        raise TypeError(f"results for {type(like).__name__} arrays are CuPy arrays, and CuPy has no bfloat16")
     with cupy.cuda.Device(ordinal):
         return cupy.empty(shape, dtype=dtype)
 
@@ -166,9 +170,19 @@ def _copy_gpu(x: Any) -> Any:
         import torch
 
         return x.clone(memory_format=torch.contiguous_format)
-    import cupy
-
+    cupy = _cupy(x, "copies")
     return cupy.array(x, copy=True, order="C")
+
+
+def _cupy(like: Any, what: str) -> Any:
+    """The cupy module, which makes the new GPU arrays for inputs of
+    libraries other than PyTorch: a TypeError naming `like`'s type when it
+    is not installed."""
+    try:
+        import cupy
+    except ImportError as e:
+        raise TypeError(f"{what} of {type(like).__name__} arrays are CuPy arrays, and CuPy is not installed") from e
+    return cupy
 
 
 def _gpu_backend(backend: str) -> None:
@@ -177,11 +191,33 @@ def _gpu_backend(backend: str) -> None:
 
 
 def _host(x: Any) -> np.ndarray:
-    """`x` as a C-ordered numpy array in the machine's byte order."""
+    """`x` as a C-ordered, aligned numpy array in the machine's byte order,
+    of its own shape (0-d included: np.ascontiguousarray would make that
+    1-D)."""
+    _not_masked(x)
     a = np.asarray(x)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
-    return np.ascontiguousarray(a)
+    if not (a.flags.c_contiguous and a.flags.aligned):
+        a = np.array(a, order="C", copy=True)
+    return a
+
+
+def _not_masked(x: Any) -> None:
+    """A TypeError for a masked array, whose mask np.asarray would drop."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            "masked arrays are not supported (their masked elements would be taken as data): "
+            "give x.filled(value) or x.compressed()"
+        )
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A True/False argument: a TypeError for anything else (a string
+    such as "no" would be true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return bool(value)
 
 
 def _number(dtype: str) -> None:
@@ -206,6 +242,7 @@ def sort(
     writable) and returns them; otherwise sorted copies are returned and
     the inputs are left alone.
     """
+    inplace = _flag("inplace", inplace)
     if _on_gpu(keys):
         _gpu_backend(backend)
         if values is not None and not _on_gpu(values):
@@ -237,13 +274,25 @@ def sort(
             raise ValueError(f"values of shape {v_host.shape} for keys of shape {k_host.shape}")
         if inplace and np.shares_memory(k_host, v_host):
             raise ValueError("keys and values share memory: sorting them in place would mix them up")
+    # An unaligned array (a view into bytes at an odd offset) is sorted in
+    # an aligned copy, then copied back.
+    k_work = _aligned(k_host)
+    v_work = None if v_host is None else _aligned(v_host)
     _native.prims_sort_host(
-        k_host, k_host.dtype.name, v_host, None if v_host is None else v_host.dtype.name, backend
+        k_work, k_work.dtype.name, v_work, None if v_work is None else v_work.dtype.name, backend
     )
+    for work, given in ((k_work, k_host), (v_work, v_host)):
+        if work is not given:
+            given[...] = work
     return k_host if v_host is None else (k_host, v_host)
 
 
+def _aligned(x: np.ndarray) -> np.ndarray:
+    return x if x.flags.aligned else x.copy()
+
+
 def _inplace_host(x: Any) -> np.ndarray:
+    _not_masked(x)
     if not isinstance(x, np.ndarray):
         raise TypeError(f"inplace=True needs a numpy array, not {type(x).__name__}")
     if not (x.flags.c_contiguous and x.flags.writeable and x.dtype.isnative):
@@ -261,6 +310,7 @@ def scan(x: Array, op: str = "sum", *, inclusive: bool = True, backend: str = "a
     every element so far is NaN the result is the identity (+inf for min,
     -inf for max). ``"sum"`` carries NaN on.
     """
+    inclusive = _flag("inclusive", inclusive)
     if _on_gpu(x):
         _gpu_backend(backend)
         src = _Lent(_contiguous_gpu(x), writable=False)
@@ -284,7 +334,8 @@ def reduce(x: Array, op: str = "sum", *, backend: str = "auto") -> Array:
     ``"max"``; the identity for an empty array): a numpy scalar for a numpy
     array, a 0-d array of the input's library for a GPU array (the value
     stays on the GPU). NaN as in :func:`scan`: min and max skip it (all
-    NaN gives the identity), sum carries it.
+    NaN gives the identity), sum carries it. Among zeros of both signs, min
+    and max may give either (as numpy's may).
     """
     if _on_gpu(x):
         _gpu_backend(backend)
@@ -315,7 +366,7 @@ def transpose(x: Array, *, backend: str = "auto") -> Array:
         out = _empty_gpu(x, src.ordinal, shape, src.dtype)
         if src.size:
             dst = _Lent(out, writable=True)
-            itemsize = np.dtype(src.dtype).itemsize
+            itemsize = _itemsize(src.dtype)
             _native.prims_transpose_device(src.ordinal, src.native(), dst.native(), itemsize, batch, rows, cols)
         return out
     a = _host(x)
@@ -331,6 +382,12 @@ def transpose(x: Array, *, backend: str = "auto") -> Array:
         backend,
     )
     return out
+
+
+def _itemsize(dtype: str) -> int:
+    """Bytes per element of a GPU array's dtype (bfloat16, which numpy
+    lacks, included)."""
+    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
 
 
 def _matrices(shape: tuple[int, ...]) -> tuple[int, int, int]:

@@ -348,6 +348,28 @@ fn check_kaufman_sides(width: usize, height: usize) -> Result<()> {
 /// # Ok::<(), warpmc_potts::PottsError>(())
 /// ```
 pub fn ising_torus(width: usize, height: usize, temperature: f64, coupling: f64) -> Result<ExactMoments> {
+    ising_torus_or_stop(width, height, temperature, coupling, &mut || false)
+}
+
+/// Kaufman's sums look at their [`Stop`] hook once per this many terms:
+/// about every 5 ms, so a hook that polls a clock costs nothing.
+const TERMS_BETWEEN_STOPS: usize = 1 << 16;
+
+/// Asked during long exact computations, on the calling thread, whether to
+/// give up: `true` ends the computation with [`PottsError::Interrupted`].
+/// It is asked between tori and temperatures and every 65,536 terms of
+/// Kaufman's sums (a torus of side 2^24 takes seconds per temperature). Counting a torus for q ≠ 2 is not
+/// interrupted: [`MAX_ENUMERATION_WORK`] keeps it to about a second.
+pub type Stop<'a> = &'a mut dyn FnMut() -> bool;
+
+/// [`ising_torus`], giving up when `stop` says so.
+fn ising_torus_or_stop(
+    width: usize,
+    height: usize,
+    temperature: f64,
+    coupling: f64,
+    stop: Stop<'_>,
+) -> Result<ExactMoments> {
     check_kaufman_sides(width, height)?;
     let t = check_temperature(temperature)?;
     if !coupling.is_finite() {
@@ -378,7 +400,7 @@ pub fn ising_torus(width: usize, height: usize, temperature: f64, coupling: f64)
     // be infinite at the smallest temperatures).
     // Below SMALLEST_K the sums take K = SMALLEST_K: what that changes in
     // ⟨B⟩ and Var(B) is of relative order K, far below f64's resolution.
-    let bonds = IsingBonds::kaufman(width, height, k.abs().clamp(SMALLEST_K, SATURATED_BETA));
+    let bonds = IsingBonds::kaufman(width, height, k.abs().clamp(SMALLEST_K, SATURATED_BETA), stop)?;
     let mean_b = bonds.mean.copysign(k);
     let energy = -coupling - 0.5 * coupling * mean_b / sites;
     let saturated = k.abs() >= SATURATED_BETA;
@@ -482,8 +504,13 @@ impl ExactTorus {
     /// Energy per site and specific heat per site at `temperature` for
     /// coupling J.
     pub fn moments(&self, temperature: f64, coupling: f64) -> Result<ExactMoments> {
+        self.moments_or_stop(temperature, coupling, &mut || false)
+    }
+
+    /// [`ExactTorus::moments`], giving up when `stop` says so.
+    fn moments_or_stop(&self, temperature: f64, coupling: f64, stop: Stop<'_>) -> Result<ExactMoments> {
         match self {
-            ExactTorus::Kaufman { width, height } => ising_torus(*width, *height, temperature, coupling),
+            ExactTorus::Kaufman { width, height } => ising_torus_or_stop(*width, *height, temperature, coupling, stop),
             ExactTorus::Enumerated(dos) => {
                 let t = check_temperature(temperature)?;
                 if !coupling.is_finite() {
@@ -583,9 +610,9 @@ fn log_2sinh(x: Taylor) -> Taylor {
 
 impl IsingBonds {
     /// From Kaufman's Z at K > 0 on `n` (spins per row) × `m` (rows).
-    fn kaufman(n: usize, m: usize, k: f64) -> Self {
+    fn kaufman(n: usize, m: usize, k: f64, stop: Stop<'_>) -> Result<Self> {
         if k < SMALL_K {
-            return Self::kaufman_small_k(n, m, k);
+            return Self::kaufman_small_k(n, m, k, stop);
         }
         let half_m = 0.5 * m as f64;
         let scaled = |g: Taylor| Taylor { v: half_m * g.v, d1: half_m * g.d1, d2: half_m * g.d2 };
@@ -599,6 +626,9 @@ impl IsingBonds {
         let mut logs = [TaylorSum::default(); 4];
         logs[2].add(log_2cosh(x0));
         for l in 1..2 * n {
+            if (l + 1) % TERMS_BETWEEN_STOPS == 0 && stop() {
+                return Err(PottsError::Interrupted);
+            }
             let delta = 2.0 * (std::f64::consts::FRAC_PI_2 * l as f64 / n as f64).sin().powi(2);
             let x = scaled(kaufman_gamma(g0, delta));
             let odd = l % 2;
@@ -616,7 +646,7 @@ impl IsingBonds {
         let sites = (n * m) as f64;
         // A variance rounds below zero only where it is ~10⁻¹⁶ of N anyway.
         let variance = (second - 2.0 * sites / (s2k * s2k)).max(0.0);
-        IsingBonds { mean: sites * coth2k + d, variance }
+        Ok(IsingBonds { mean: sites * coth2k + d, variance })
     }
 
     /// [`IsingBonds::kaufman`] for K < [`SMALL_K`] (high temperatures).
@@ -631,7 +661,7 @@ impl IsingBonds {
     /// With cosh γ_l = cosh γ₀ + δ_l and S cosh γ₀ = 2 cosh² 2K − 2 sinh 2K,
     /// P = 2 cosh² 2K − 2(1 − δ_l) sinh 2K: about 2 as K → 0, with every
     /// derivative of order one. The remaining terms, e^{−m|γ|}, are small.
-    fn kaufman_small_k(n: usize, m: usize, k: f64) -> Self {
+    fn kaufman_small_k(n: usize, m: usize, k: f64, stop: Stop<'_>) -> Result<Self> {
         let half_m = 0.5 * m as f64;
         let (c, s) = ((2.0 * k).cosh(), (2.0 * k).sinh());
         let big_s = Taylor { v: 2.0 * s, d1: 4.0 * c, d2: 8.0 * s };
@@ -660,6 +690,9 @@ impl IsingBonds {
         // each with its share of the prefactor.
         let mut logs = [TaylorSum::default(); 4];
         for l in 0..2 * n {
+            if (l + 1) % TERMS_BETWEEN_STOPS == 0 && stop() {
+                return Err(PottsError::Interrupted);
+            }
             let delta = 2.0 * (std::f64::consts::FRAC_PI_2 * l as f64 / n as f64).sin().powi(2);
             let (phi, gamma) = phi_and_gamma(delta);
             let (base, x) = (scaled(phi), scaled(gamma)); // x = m|γ|/2
@@ -675,7 +708,7 @@ impl IsingBonds {
         // (the logarithm above took ln(1 − e^{−m|γ₀|})).
         let minus = Taylor { v: -1.0, d1: 0.0, d2: 0.0 };
         let (d, variance) = log_sum_derivatives(&logs.map(|l| l.total()), &minus);
-        IsingBonds { mean: d, variance: variance.max(0.0) }
+        Ok(IsingBonds { mean: d, variance: variance.max(0.0) })
     }
 }
 
@@ -886,8 +919,35 @@ pub struct ExactRow {
 
 /// The exact values of every torus (width, height) at every temperature,
 /// torus by torus. Every torus is checked before any is counted, so a bad
-/// one late in the list costs no enumeration.
+/// one late in the list costs no enumeration, and so is the memory the
+/// rows take ([`PottsError::OutOfHostMemory`] rather than an abort).
 pub fn exact_rows(q: u32, tori: &[(usize, usize)], temperatures: &[f64], coupling: f64) -> Result<Vec<ExactRow>> {
+    exact_rows_or_stop(q, tori, temperatures, coupling, 0, &mut || false)
+}
+
+/// [`exact_rows`], for a caller that keeps `more_bytes_per_row` of its own
+/// for each row (checked with the rows' memory, before any is computed),
+/// giving up with [`PottsError::Interrupted`] when `stop` says so (see
+/// [`Stop`]).
+///
+/// ```
+/// use warpmc_potts::PottsError;
+/// use warpmc_potts::exact::exact_rows_or_stop;
+///
+/// let rows = exact_rows_or_stop(2, &[(16, 16)], &[1.0, 2.0], 1.0, 0, &mut || false)?;
+/// assert_eq!(rows.len(), 2);
+/// let stopped = exact_rows_or_stop(2, &[(16, 16)], &[1.0, 2.0], 1.0, 0, &mut || true);
+/// assert!(matches!(stopped, Err(PottsError::Interrupted)));
+/// # Ok::<(), PottsError>(())
+/// ```
+pub fn exact_rows_or_stop(
+    q: u32,
+    tori: &[(usize, usize)],
+    temperatures: &[f64],
+    coupling: f64,
+    more_bytes_per_row: u64,
+    stop: Stop<'_>,
+) -> Result<Vec<ExactRow>> {
     if !coupling.is_finite() {
         return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
     }
@@ -906,11 +966,21 @@ pub fn exact_rows(q: u32, tori: &[(usize, usize)], temperatures: &[f64], couplin
     for &(w, h) in tori {
         ExactTorus::check(q, w, h)?;
     }
+    let count = (tori.len() as u64).saturating_mul(temperatures.len() as u64);
+    let row_bytes = (size_of::<ExactRow>() as u64).saturating_add(more_bytes_per_row);
+    warpmc_host::check_allocation(&format!("keeping the {count} exact values"), count.saturating_mul(row_bytes))
+        .map_err(|e| PottsError::OutOfHostMemory(format!("{e}; ask for fewer temperatures or sizes")))?;
     let mut rows = Vec::with_capacity(tori.len() * temperatures.len());
     for &(width, height) in tori {
+        if stop() {
+            return Err(PottsError::Interrupted);
+        }
         let exact = ExactTorus::new(q, width, height)?;
         for &temperature in temperatures {
-            let m = exact.moments(temperature, coupling)?;
+            if stop() {
+                return Err(PottsError::Interrupted);
+            }
+            let m = exact.moments_or_stop(temperature, coupling, stop)?;
             rows.push(ExactRow {
                 q,
                 coupling,
@@ -929,6 +999,44 @@ pub fn exact_rows(q: u32, tori: &[(usize, usize)], temperatures: &[f64], couplin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_is_heard_inside_kaufmans_sums_and_between_temperatures() {
+        // 2^20 spins per row: 2^21 terms a temperature, 32 looks at the hook.
+        let tori = [(1 << 20, 4)];
+        for temperature in [1.0, 100.0] {
+            // Asked before the torus, before the temperature, then inside
+            // the sums, where the third answer stops it.
+            let mut asked = 0;
+            let r = exact_rows_or_stop(2, &tori, &[temperature], 1.0, 0, &mut || {
+                asked += 1;
+                asked == 3
+            });
+            assert!(matches!(r, Err(PottsError::Interrupted)), "{r:?}");
+            assert_eq!(asked, 3);
+        }
+        let mut asked = 0;
+        let rows = exact_rows_or_stop(2, &[(8, 8)], &[1.0, 2.0], 1.0, 0, &mut || {
+            asked += 1;
+            false
+        })
+        .unwrap();
+        assert_eq!((rows.len(), asked), (2, 3));
+        assert_eq!(rows, exact_rows(2, &[(8, 8)], &[1.0, 2.0], 1.0).unwrap());
+    }
+
+    #[test]
+    fn rows_that_do_not_fit_in_memory_are_refused_before_any_is_computed() {
+        let mut asked = false;
+        let e = exact_rows_or_stop(3, &[(6, 6)], &[1.0, 2.0], 1.0, 1 << 62, &mut || {
+            asked = true;
+            false
+        })
+        .unwrap_err();
+        assert!(matches!(e, PottsError::OutOfHostMemory(_)), "{e}");
+        assert!(e.to_string().contains("keeping the 2 exact values needs"), "{e}");
+        assert!(!asked, "refused before the first torus");
+    }
 
     #[test]
     fn exact_torus_takes_kaufman_for_ising_and_counts_other_q() {

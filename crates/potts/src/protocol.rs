@@ -178,13 +178,9 @@ impl ProtocolConfig {
     pub(crate) fn validate(&self) -> Result<()> {
         self.algorithm.check(&self.model()?)?;
         self.algorithm.check_ergodic(&self.model()?)?;
-        if let Some(&t) = self.temperatures.iter().find(|&&t| self.metropolis_rejection(t) < 1.5 / ALWAYS as f64) {
-            return Err(PottsError::InvalidInput(format!(
-                "at T = {t} checkerboard Metropolis with q = 2 rejects even the costliest flip (e^(-{}/T)) only \
-                 once in 2^32 tries, so every sweep flips every site and the chain never leaves the pair of \
-                 states it starts in: use the heat-bath algorithm",
-                4.0 * self.coupling.abs() + self.field.abs()
-            )));
+        let model = self.model()?;
+        for &t in &self.temperatures {
+            check_metropolis_rejects(&model, self.algorithm, t)?;
         }
         if !self.sizes.is_empty() {
             if !self.sizes.contains(&self.size) {
@@ -363,11 +359,7 @@ impl ProtocolConfig {
     /// flips them back: the chain leaves that alternation only through
     /// rejections, so it needs many times 1/rejection sweeps to mix.
     pub fn metropolis_rejection(&self, temperature: f64) -> f64 {
-        if self.algorithm != Algorithm::Metropolis || self.q != 2 {
-            return 1.0;
-        }
-        let cost = 4.0 * self.coupling.abs() + self.field.abs();
-        1.0 - crate::algorithm::threshold(cost, temperature) as f64 / ALWAYS as f64
+        costliest_flip_rejection(self.algorithm, self.q, self.coupling, self.field, temperature)
     }
 
     /// Whether a chain at `temperature` is too short for its q = 2
@@ -425,6 +417,36 @@ impl ProtocolConfig {
         };
         stop.min(self.sweeps_per_chain())
     }
+}
+
+/// [`ProtocolConfig::metropolis_rejection`] of `algorithm` on a model of
+/// `q` states, coupling J and field h.
+fn costliest_flip_rejection(algorithm: Algorithm, q: u32, coupling: f64, field: f64, temperature: f64) -> f64 {
+    if algorithm != Algorithm::Metropolis || q != 2 {
+        return 1.0;
+    }
+    let cost = 4.0 * coupling.abs() + field.abs();
+    1.0 - crate::algorithm::threshold(cost, temperature) as f64 / ALWAYS as f64
+}
+
+/// Refuses a temperature at which `algorithm` on `model` is q = 2
+/// Metropolis that rejects even its costliest flip less than 1.5 times in
+/// 2^32 tries ([`ProtocolConfig::metropolis_rejection`]): every sweep then
+/// flips every site and the next flips them back, and no run or
+/// simulation is long enough to leave that alternation. A run checks every
+/// temperature of its protocol, a [`crate::Simulation`] each temperature
+/// it is given.
+pub(crate) fn check_metropolis_rejects(model: &PottsModel, algorithm: Algorithm, temperature: f64) -> Result<()> {
+    let rejection = costliest_flip_rejection(algorithm, model.q(), model.coupling(), model.field(), temperature);
+    if rejection < 1.5 / ALWAYS as f64 {
+        return Err(PottsError::InvalidInput(format!(
+            "at T = {temperature:?} checkerboard Metropolis with q = 2 rejects even the costliest flip \
+             (e^(-{:?}/T)) only once in 2^32 tries, so every sweep flips every site and the chain never leaves \
+             the pair of states it starts in: use the heat-bath algorithm",
+            4.0 * model.coupling().abs() + model.field().abs()
+        )));
+    }
+    Ok(())
 }
 
 /// The largest configuration file read: a list of a million temperatures

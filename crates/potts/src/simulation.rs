@@ -30,10 +30,12 @@
 
 use crate::algorithm::{MAX_SWEEPS_PER_CHAIN, chain_stream};
 use crate::backend::{Backend, open_backend_for};
+use crate::cpu::CpuBackend;
 use crate::error::{PottsError, Result};
 use crate::lattice::{Census, InitialState, Lattice};
 use crate::model::{PottsModel, check_temperature};
 use crate::observables::Measurement;
+use crate::protocol::check_metropolis_rejects;
 use crate::update::{Algorithm, Update};
 use warpmc_gpu::Device;
 
@@ -62,17 +64,22 @@ impl Chain {
 
 /// A lattice on a backend at a temperature, advanced one chain of random
 /// numbers at a time.
-pub struct Simulation {
+///
+/// `B` is the backend's type: any backend by default (`Simulation` holds a
+/// `Box<dyn Backend>`, which may hold a GPU's buffers and so is not
+/// `Send`), or a known one such as [`CpuBackend`]
+/// ([`Simulation::on_cpu_with`]), with which the simulation is `Send`.
+pub struct Simulation<B: Backend + ?Sized = dyn Backend> {
     model: PottsModel,
     algorithm: Algorithm,
-    backend: Box<dyn Backend>,
+    backend: Box<B>,
     temperature: f64,
     chain: Chain,
     /// Sweeps the chain has done: the next sweep's number.
     sweep: u64,
 }
 
-impl std::fmt::Debug for Simulation {
+impl<B: Backend + ?Sized> std::fmt::Debug for Simulation<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulation")
             .field("model", &self.model)
@@ -115,7 +122,7 @@ impl Simulation {
     }
 
     /// `model` at `temperature` on a backend made by the caller (a
-    /// [`CpuBackend`](crate::CpuBackend) without AVX2, a chosen CUDA
+    /// [`CpuBackend`] without AVX2, a chosen CUDA
     /// kernel, …), which must have been made for `model`. Its lattice is
     /// replaced by the ordered start state.
     pub fn with_backend(model: PottsModel, temperature: f64, backend: Box<dyn Backend>) -> Result<Self> {
@@ -130,6 +137,36 @@ impl Simulation {
         temperature: f64,
         backend: Box<dyn Backend>,
     ) -> Result<Self> {
+        Self::running(model, algorithm, temperature, backend)
+    }
+}
+
+impl Simulation<CpuBackend> {
+    /// As [`Simulation::with_algorithm`] on the host's cores, with the
+    /// backend's type kept: this simulation is `Send` (it holds no GPU
+    /// state), so another thread may take it or drop it.
+    ///
+    /// ```
+    /// use warpmc_potts::{Algorithm, PottsModel, Simulation};
+    ///
+    /// let sim = Simulation::on_cpu_with(PottsModel::new(2, 16, 16)?, Algorithm::HeatBath, 1.0)?;
+    /// let e = std::thread::spawn(move || sim.with_seed(1).sweeps(10).and_then(|s| s.energy())).join().unwrap()?;
+    /// assert!(e < 0.0);
+    /// # Ok::<(), warpmc_potts::PottsError>(())
+    /// ```
+    pub fn on_cpu_with(model: PottsModel, algorithm: Algorithm, temperature: f64) -> Result<Self> {
+        algorithm.check_ergodic(&model)?;
+        // What `open_backend_for` checks before it opens a CPU backend.
+        model.check_host_memory(0)?;
+        let backend = Box::new(CpuBackend::for_algorithm(&model, algorithm)?);
+        Self::running(model, algorithm, temperature, backend)
+    }
+}
+
+impl<B: Backend + ?Sized> Simulation<B> {
+    /// The simulation of `backend` at `temperature`, in the ordered start
+    /// state on the chain of seed 0.
+    fn running(model: PottsModel, algorithm: Algorithm, temperature: f64, backend: Box<B>) -> Result<Self> {
         let mut sim = Simulation { model, algorithm, backend, temperature: 1.0, chain: Chain::of_seed(0), sweep: 0 };
         sim.set_temperature(temperature)?;
         sim.start(InitialState::Ordered)?;
@@ -157,9 +194,13 @@ impl Simulation {
         self.temperature
     }
 
-    /// Sets the temperature of the following sweeps.
+    /// Sets the temperature of the following sweeps. Refused, as by a run,
+    /// where q = 2 Metropolis would reject even its costliest flip too
+    /// seldom to leave the alternation of two states
+    /// ([`ProtocolConfig::metropolis_rejection`](crate::ProtocolConfig::metropolis_rejection)).
     pub fn set_temperature(&mut self, temperature: f64) -> Result<&mut Self> {
         let t = check_temperature(temperature)?;
+        check_metropolis_rejects(&self.model, self.algorithm, t)?;
         self.backend.set_update(&Update::new(self.algorithm, &self.model, t)?)?;
         self.temperature = t;
         Ok(self)

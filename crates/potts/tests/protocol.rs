@@ -4,8 +4,8 @@
 
 use warpmc_potts::checkpoint::{Checkpoint, decode, encode};
 use warpmc_potts::{
-    Algorithm, ConfigFile, Control, Device, InitialState, Lattice, Observer, ProtocolConfig, Quiet, RunState, Runner,
-    TemperatureResult, Temperatures,
+    Algorithm, ConfigFile, Control, Device, InitialState, Lattice, Observer, PottsModel, ProtocolConfig, Quiet,
+    RunState, Runner, Simulation, TemperatureResult, Temperatures,
 };
 
 use warpmc_potts::update::ALGORITHMS;
@@ -453,4 +453,53 @@ fn q2_metropolis_that_hardly_ever_rejects_is_refused_or_flagged() {
     let results = Runner::new(c).unwrap().run_all().unwrap();
     assert!(!results[0].too_short, "T = 2 mixes");
     assert!(results[1].too_short, "T = 1e9: 2100 sweeps with a rejection of 4e-9");
+}
+
+/// A simulation refuses what a run refuses, with the run's words: at T =
+/// 10³⁰⁰, or with J = 10⁻⁶⁰ at T = 1, q = 2 Metropolis flips every site
+/// every sweep, and a chain of it reported e = −2 (a frozen pair of
+/// states) where the exact value is about 0.
+#[test]
+fn a_simulation_refuses_the_frozen_metropolis_a_run_refuses() {
+    let run_error = |coupling: f64, field: f64, t: f64| {
+        ConfigFile {
+            q: Some(2),
+            size: Some(8),
+            coupling: Some(coupling),
+            field: Some(field),
+            temps: Some(Temperatures::List(vec![t])),
+            therm: Some(10),
+            sweeps: Some(10),
+            backend: Some(warpmc_gpu::BackendChoice::Cpu),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap_err()
+        .to_string()
+    };
+    let model = |coupling: f64, field: f64| {
+        PottsModel::new(2, 8, 8).unwrap().with_coupling(coupling).unwrap().with_field(field).unwrap()
+    };
+    for (coupling, field, t) in [(1.0, 0.0, 1e300), (1e-60, 0.0, 1.0), (1.0, 0.5, 1e11)] {
+        let expected = run_error(coupling, field, t);
+        assert!(expected.contains("use the heat-bath algorithm"), "{expected}");
+        let e = Simulation::on_cpu(model(coupling, field), t).unwrap_err().to_string();
+        assert_eq!(e, expected);
+        let e = Simulation::on_cpu_with(model(coupling, field), Algorithm::Metropolis, t).unwrap_err().to_string();
+        assert_eq!(e, expected);
+        // A simulation already made is refused the temperature and keeps
+        // its own.
+        let start = if coupling == 1.0 { 1.0 } else { 1e-59 };
+        let mut sim = Simulation::on_cpu(model(coupling, field), start).unwrap();
+        assert_eq!(sim.set_temperature(t).unwrap_err().to_string(), expected);
+        assert_eq!(sim.temperature(), start);
+        // The other algorithms and q ≠ 2 have no such alternation.
+        for algorithm in [Algorithm::HeatBath, Algorithm::SwendsenWang, Algorithm::Wolff] {
+            if field == 0.0 {
+                Simulation::with_algorithm(model(coupling, field), algorithm, t, &Device::CPU).unwrap();
+            }
+        }
+        let q3 = PottsModel::new(3, 8, 8).unwrap().with_coupling(coupling).unwrap().with_field(field).unwrap();
+        Simulation::on_cpu(q3, t).unwrap();
+    }
 }
