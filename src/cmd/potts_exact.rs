@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use anyhow::bail;
 use clap::Args;
 use warpmc_potts::Temperatures;
-use warpmc_potts::exact::exact_rows;
+use warpmc_potts::exact::exact_rows_or_stop;
+
+/// Bytes of CSV or JSON text a row may take besides itself, checked with the
+/// rows' memory before any is computed.
+const TEXT_BYTES_PER_ROW: u64 = 256;
 
 #[derive(Debug, Args)]
 pub(crate) struct ExactArgs {
@@ -51,7 +55,9 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
     }
     .expand()?;
     let tori: Vec<(usize, usize)> = a.size.iter().map(|&l| (l, a.height.unwrap_or(l))).collect();
-    let rows = exact_rows(a.q, &tori, &temperatures, a.coupling)?;
+    // Ctrl-C ends the process as it is (no handler): nothing is written
+    // before every row is computed.
+    let rows = exact_rows_or_stop(a.q, &tori, &temperatures, a.coupling, TEXT_BYTES_PER_ROW, &mut || false)?;
     let method = rows.first().map_or("", |r| r.method);
     let commit = option_env!("WARPMC_COMMIT").filter(|c| !c.is_empty());
     if let Some(path) = &a.out {
