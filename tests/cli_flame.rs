@@ -54,6 +54,12 @@ fn renders_an_electric_sheep_genome_deterministically() {
     assert!(o.status.success(), "{}", stderr(&o));
     let samples: f64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
     assert_eq!(samples, (2000.0f64 * 0.002 * 200.0 * 148.0).round());
+    // --text prints and compares nothing: a montage beside it is refused.
+    let m = a.with_extension("montage.png");
+    let o =
+        warpmc(&["flame", "compare", "--text", "flam3_samples", a.to_str().unwrap(), "--montage", m.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    assert!(!m.exists());
 }
 
 #[test]

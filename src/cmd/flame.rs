@@ -61,8 +61,8 @@ enum FlameCommand {
     /// whether warpmc supports them all (how many genomes have every
     /// variation implemented, which variations the others lack).
     Info(InfoArgs),
-    /// PSNR between two PNG images of the same size (RGB, 8-bit scale);
-    /// optionally a side-by-side picture.
+    /// PSNR between two PNG images of the same size (RGB, 8-bit scale, as
+    /// they show over black); optionally a side-by-side picture.
     Compare(CompareArgs),
     /// Make and change genomes as flam3-genome does: random, mutate, cross,
     /// sequence, rotate, inter, clone, strip.
@@ -273,7 +273,7 @@ struct CompareArgs {
     b: Option<PathBuf>,
     /// Also write a PNG with the first image, the second, and their
     /// difference ×4, side by side.
-    #[arg(long, value_name = "OUT.png")]
+    #[arg(long, value_name = "OUT.png", conflicts_with = "text")]
     montage: Option<PathBuf>,
     /// Print the PNG text chunk KEY of the first image (e.g. flam3_samples)
     /// instead of comparing.

@@ -390,13 +390,17 @@ pub fn decode_png(bytes: &[u8]) -> Result<LoadedImage> {
 }
 
 /// Peak signal-to-noise ratio in dB between two images of equal size, over
-/// the RGB channels on the 8-bit scale (peak 255). Identical images give
-/// infinity.
+/// the RGB channels on the 8-bit scale (peak 255), of the images as they
+/// show over black: each channel times its pixel's alpha, so that opaque
+/// images are compared as they are and a transparent render's noisy colour
+/// where it is nearly transparent counts as little as it shows. Identical
+/// images give infinity.
 pub fn psnr(a: &LoadedImage, b: &LoadedImage) -> Result<f64> {
     if (a.width, a.height) != (b.width, b.height) {
         return Err(FlameError::SizeMismatch { first: (a.width, a.height), second: (b.width, b.height) });
     }
-    Ok(psnr_pixels(&a.pixels, &b.pixels))
+    let shown = |p: &[f64; 4]| [p[0] * p[3], p[1] * p[3], p[2] * p[3]];
+    Ok(psnr_rgb(a.pixels.iter().zip(&b.pixels).map(|(p, q)| (shown(p), shown(q))), a.pixels.len()))
 }
 
 /// The 8-bit image a frame's PNG holds, as pixels for [`psnr_pixels`]
@@ -406,16 +410,22 @@ pub fn quantized_pixels(frame: &RenderedFrame) -> Vec<[f64; 4]> {
     q.samples.chunks(q.channels).map(|c| [f64::from(c[0]), f64::from(c[1]), f64::from(c[2]), 0.0]).collect()
 }
 
-/// PSNR over the RGB channels of two equally long pixel lists.
+/// PSNR over the RGB channels of two equally long pixel lists (alpha
+/// ignored).
 pub fn psnr_pixels(a: &[[f64; 4]], b: &[[f64; 4]]) -> f64 {
+    psnr_rgb(a.iter().zip(b).map(|(p, q)| ([p[0], p[1], p[2]], [q[0], q[1], q[2]])), a.len())
+}
+
+/// PSNR of `n` pairs of RGB values on the 8-bit scale.
+fn psnr_rgb(pairs: impl Iterator<Item = ([f64; 3], [f64; 3])>, n: usize) -> f64 {
     let mut se = 0.0;
-    for (p, q) in a.iter().zip(b) {
+    for (p, q) in pairs {
         for k in 0..3 {
             let d = p[k] - q[k];
             se += d * d;
         }
     }
-    let mse = se / (3 * a.len().max(1)) as f64;
+    let mse = se / (3 * n.max(1)) as f64;
     if mse == 0.0 { f64::INFINITY } else { 10.0 * (255.0 * 255.0 / mse).log10() }
 }
 
@@ -613,9 +623,28 @@ mod tests {
             let mut other = back.clone();
             other.pixels[0][0] += 10.0;
             let p = psnr(&back, &other).unwrap();
-            let want = 10.0 * (255.0f64 * 255.0 / (100.0 / 18.0)).log10();
-            assert!((p - want).abs() < 1e-9);
+            // The change as it shows over black: times the pixel's alpha.
+            let alpha = back.pixels[0][3];
+            let want = 10.0 * (255.0f64 * 255.0 / (100.0 * alpha * alpha / 18.0)).log10();
+            assert!((p - want).abs() < 1e-9, "{p} {want}");
         }
+    }
+
+    #[test]
+    fn psnr_compares_images_as_they_show_over_black() {
+        let image = |pixels: Vec<[f64; 4]>| LoadedImage { width: 2, height: 1, pixels, text: Vec::new() };
+        // Colour where nothing shows (alpha 0) does not count.
+        let a = image(vec![[10.0, 20.0, 30.0, 1.0], [200.0, 0.0, 0.0, 0.0]]);
+        let b = image(vec![[10.0, 20.0, 30.0, 1.0], [0.0, 90.0, 255.0, 0.0]]);
+        assert_eq!(psnr(&a, &b).unwrap(), f64::INFINITY);
+        // Half-transparent: half the difference; opaque: all of it.
+        let c = image(vec![[10.0, 20.0, 30.0, 1.0], [100.0, 0.0, 0.0, 0.5]]);
+        let d = image(vec![[10.0, 20.0, 30.0, 1.0], [120.0, 0.0, 0.0, 0.5]]);
+        let want = 10.0 * (255.0f64 * 255.0 / (100.0 / 6.0)).log10();
+        assert!((psnr(&c, &d).unwrap() - want).abs() < 1e-9);
+        let opaque = |v: f64| image(vec![[10.0, 20.0, 30.0, 1.0], [v, 0.0, 0.0, 1.0]]);
+        let want = 10.0 * (255.0f64 * 255.0 / (400.0 / 6.0)).log10();
+        assert!((psnr(&opaque(100.0), &opaque(120.0)).unwrap() - want).abs() < 1e-9);
     }
 
     #[test]
