@@ -138,7 +138,16 @@ fn flame_render<'py>(
             cancel.store(true, Ordering::Relaxed);
         }
     };
-    let rendered = py.detach(|| render_on(&device, &parsed.flames[i], &settings, bits, &stop));
+    let flame = &parsed.flames[i];
+    let rendered = py.detach(|| match &device {
+        // The CPU's density estimation and spatial filter call no hook (they
+        // read the cancel flag between rows, and can take a minute on a
+        // large frame with a wide filter): the render runs on a thread of
+        // its own while this one, Python's main thread, runs the signal
+        // handlers.
+        Device::Cpu { .. } => signals.watch(&cancel, || render_on(&device, flame, &settings, bits, &|_| {})),
+        Device::Cuda(_) => render_on(&device, flame, &settings, bits, &stop),
+    });
     let (frame, samples) = match rendered {
         Ok(r) => r,
         Err(FlameError::Interrupted) => return Err(signals.raised()),

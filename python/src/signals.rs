@@ -6,6 +6,7 @@
 //! stop at its next clean point and the exception is raised afterwards.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -13,6 +14,9 @@ use pyo3::{PyErr, Python};
 
 /// How often the signal handlers run during long work.
 const POLL: Duration = Duration::from_millis(50);
+
+/// How often [`Signals::watch`] looks whether its work has finished.
+const WATCH: Duration = Duration::from_millis(5);
 
 /// What the signal handlers said during one call.
 #[derive(Debug)]
@@ -44,6 +48,23 @@ impl Signals {
             *raised = Some(e);
         }
         raised.is_some()
+    }
+
+    /// Runs `work` on a thread of its own while this thread (Python's main
+    /// thread, where the signal handlers run) calls [`Signals::stop`] every
+    /// few milliseconds and sets `cancel` once it says stop: for work whose
+    /// long steps call no hook but read `cancel`.
+    pub(crate) fn watch<T: Send>(&self, cancel: &AtomicBool, work: impl FnOnce() -> T + Send) -> T {
+        std::thread::scope(|s| {
+            let worker = s.spawn(work);
+            while !worker.is_finished() {
+                std::thread::sleep(WATCH);
+                if self.stop() {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+            }
+            worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
     }
 
     /// The exception for work that stopped because [`Signals::stop`] said

@@ -22,6 +22,13 @@ LONG_CALLS = {
         "<xform weight=\"1\" coefs=\"0.5 0 0 0.5 0 0\" linear=\"1\" color=\"0\"/>"
         "<xform weight=\"1\" coefs=\"0.5 0 0 0.5 0.5 0\" linear=\"1\" color=\"1\"/></flame>''', backend='cpu')"
     ),
+    # A moment of chaos game, then a minute of spatial filter (no progress
+    # hook runs there): Ctrl-C is heard by the thread watching the render.
+    "flame.render (filter)": (
+        "flame.render('''<flame size=\"1000 1000\" center=\"0 0\" scale=\"300\" quality=\"0.05\" filter=\"80\">"
+        "<xform weight=\"1\" coefs=\"0.5 0 0 0.5 0 0\" linear=\"1\" color=\"0\"/>"
+        "<xform weight=\"1\" coefs=\"0.5 0 0 0.5 0.5 0\" linear=\"1\" color=\"1\"/></flame>''', backend='cpu')"
+    ),
 }
 
 
