@@ -13,9 +13,8 @@ fn main() -> ExitCode {
     let cli = match cmd::Cli::try_parse_args() {
         Ok(cli) => cli,
         // Under mpirun every process parses the same flags: the first
-        // prints the error (or --help) and sets the job's status; the
-        // others leave quietly, with status 0 so that mpirun does not end
-        // the first before it has printed.
+        // prints the error (or --help) and sets the job's status, and the
+        // others leave quietly (unless the first is left waiting).
         Err(e) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => later_process_refuses(&e),
         // --help, --version, and the help of a command given without its
         // subcommand, as clap prints them.

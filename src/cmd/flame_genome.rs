@@ -341,9 +341,12 @@ fn prepare(c: &Common, inputs: &[(&str, &Path)]) -> anyhow::Result<Option<Templa
         let stdin = super::flame::stdin_file();
         let mut files: Vec<NamedFile<'_>> = inputs
             .iter()
-            .filter_map(|&(option, path)| match path.as_os_str() == "-" {
-                true => stdin.as_deref().map(|p| NamedFile::input(option, p)),
-                false => Some(NamedFile::input(option, path)),
+            .filter_map(|&(option, path)| {
+                if path.as_os_str() == "-" {
+                    stdin.as_deref().map(|p| NamedFile::input(option, p))
+                } else {
+                    Some(NamedFile::input(option, path))
+                }
             })
             .collect();
         files.extend(c.template.as_deref().map(|t| NamedFile::input("--template", t)));
