@@ -341,14 +341,12 @@ fn a_checkpoint_of_two_processes_resumes_under_one_and_four() {
     }
 }
 
-#[test]
-fn ctrl_c_on_mpirun_saves_the_state() {
-    // Open MPI 4's mpirun answers Ctrl-C with SIGCONT to its processes,
-    // SIGTERM a second later and SIGKILL a second after that
-    // (odls_base_sigkill_timeout): the processes have that second to agree,
-    // gather the lattice and write it. The run is far too long to end
-    // first, and its only checkpoint is the one Ctrl-C asks for.
-    let ckpt = tmp("ctrl-c.ckpt");
+/// A run of `n` processes far too long to end by itself, whose only
+/// checkpoint is the one a stop asks for: `stop` is called with mpirun's
+/// pid once the first process has named the run, and the run must then
+/// end with that checkpoint written and no results.
+fn stopped_with_a_checkpoint(n: usize, tag: &str, stop: impl FnOnce(u32)) {
+    let ckpt = tmp(&format!("{tag}.ckpt"));
     let _ = std::fs::remove_file(&ckpt);
     let args = [
         "potts",
@@ -368,7 +366,7 @@ fn ctrl_c_on_mpirun_saves_the_state() {
         "--checkpoint",
         ckpt.to_str().unwrap(),
     ];
-    let mut child = spawn_mpi(2, &args, &[]);
+    let mut child = spawn_mpi(n, &args, &[]);
     // The first process names the run when it starts it.
     let (lines, started) = std::sync::mpsc::channel();
     let reader = BufReader::new(child.stderr.take().unwrap());
@@ -385,16 +383,25 @@ fn ctrl_c_on_mpirun_saves_the_state() {
         match started.recv_timeout(HUNG) {
             Ok(line) if line.starts_with("potts:") => break,
             Ok(_) => {}
-            Err(e) => panic!("the run did not start: {e}"),
+            Err(e) => panic!("{tag}: the run did not start: {e}"),
         }
     }
-    signal(child.id(), "INT");
-    let stopped = wait(child, "the run given Ctrl-C");
+    stop(child.id());
+    let stopped = wait(child, tag);
     let err = err.join().unwrap();
-    assert!(err.contains("interrupted: state saved"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(ckpt.exists(), "no checkpoint was written: {err}");
-    assert!(stopped.stdout.is_empty(), "the run finished: {err}");
+    assert!(err.contains("interrupted: state saved"), "{tag}: {err}");
+    assert!(!err.contains("panicked"), "{tag}: {err}");
+    assert!(ckpt.exists(), "{tag}: no checkpoint was written: {err}");
+    assert!(stopped.stdout.is_empty(), "{tag}: the run finished: {err}");
+}
+
+#[test]
+fn ctrl_c_on_mpirun_saves_the_state() {
+    // Open MPI 4's mpirun answers Ctrl-C with SIGCONT to its processes,
+    // SIGTERM a second later and SIGKILL a second after that
+    // (odls_base_sigkill_timeout): the processes have that second to agree,
+    // gather the lattice and write it.
+    stopped_with_a_checkpoint(2, "ctrl-c", |mpirun| signal(mpirun, "INT"));
 }
 
 /// A job that fails: it ends (no process left waiting), non-zero, with one
@@ -553,45 +560,8 @@ fn process_of_rank(mpirun: u32, rank: usize) -> u32 {
 
 #[test]
 fn sigterm_to_any_process_stops_every_process_with_a_checkpoint() {
-    let ckpt = tmp("sigterm-last.ckpt");
-    let _ = std::fs::remove_file(&ckpt);
-    let args = [
-        "potts",
-        "run",
-        "--backend",
-        "cpu",
-        "--q",
-        "3",
-        "--size",
-        "32",
-        "--temps",
-        "1.0",
-        "--sweeps",
-        "100000000",
-        "--checkpoint-every",
-        "3600",
-        "--checkpoint",
-        ckpt.to_str().unwrap(),
-    ];
-    let mut child = spawn_mpi(3, &args, &[]);
-    // The first process names the run when it starts it.
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.starts_with("potts:") {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "the run did not start");
-    }
-    signal(process_of_rank(child.id(), 2), "TERM");
-    let rest = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut text);
-        text
-    });
-    let stopped = wait(child, "the run whose last process got SIGTERM");
-    let err = rest.join().unwrap();
-    assert!(err.contains("interrupted: state saved"), "{err}");
-    assert!(ckpt.exists(), "no checkpoint was written: {err}");
-    assert!(stopped.stdout.is_empty(), "the run finished: {err}");
+    // The last process alone is told to stop; the others learn of it.
+    stopped_with_a_checkpoint(3, "sigterm-last", |mpirun| signal(process_of_rank(mpirun, 2), "TERM"));
 }
 
 #[test]

@@ -201,9 +201,8 @@ impl<T: Bucket> FrameBackend for CpuBackend<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::genome::{Affine, XForm};
     use crate::render::frame::IterationCount;
-    use crate::variations::{VariationKind, VariationSpec};
+    use crate::render::test_flames::sierpinski;
 
     /// The CPU backend, with Ctrl-C arriving as a chosen step begins.
     struct CtrlCAt {
@@ -243,16 +242,9 @@ mod tests {
 
     #[test]
     fn ctrl_c_during_density_estimation_or_the_filter_stops_the_frame() {
-        let mut f = Flame { width: 64, height: 48, center: [0.5, 0.5], scale: 40.0, quality: 5.0, ..Flame::default() };
+        let mut f = sierpinski();
+        f.quality = 5.0;
         f.estimator_radius = 9.0;
-        let linear = VariationKind::from_name("linear").unwrap();
-        for (i, (cx, cy)) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5)].into_iter().enumerate() {
-            let mut x = XForm::flam3_default(i);
-            x.weight = 1.0;
-            x.coefs = Affine::from_xml_order([0.5, 0.0, 0.0, 0.5, cx, cy]);
-            x.variations = vec![VariationSpec::new(linear, 1.0)];
-            f.xforms.push(x);
-        }
         let flames = [f];
         for step in ["density", "filter", "never"] {
             let flag = Arc::new(AtomicBool::new(false));

@@ -47,6 +47,27 @@ mod frame;
 mod histogram;
 mod tonemap;
 
+/// Flames the renderer's unit tests share.
+#[cfg(test)]
+pub(crate) mod test_flames {
+    use crate::genome::{Affine, Flame, XForm};
+    use crate::variations::{VariationKind, VariationSpec};
+
+    /// The Sierpinski triangle on 64 × 48 pixels, wholly inside the view.
+    pub(crate) fn sierpinski() -> Flame {
+        let mut f = Flame { width: 64, height: 48, center: [0.5, 0.5], scale: 40.0, quality: 1.0, ..Flame::default() };
+        let linear = VariationKind::from_name("linear").unwrap();
+        for (i, (cx, cy)) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5)].into_iter().enumerate() {
+            let mut x = XForm::flam3_default(i);
+            x.weight = 1.0;
+            x.coefs = Affine::from_xml_order([0.5, 0.0, 0.0, 0.5, cx, cy]);
+            x.variations = vec![VariationSpec::new(linear, 1.0)];
+            f.xforms.push(x);
+        }
+        f
+    }
+}
+
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 

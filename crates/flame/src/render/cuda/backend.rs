@@ -571,9 +571,9 @@ mod tests {
     use crate::render::camera::Camera;
     use crate::render::chaos::ChaosGame;
     use crate::render::cuda::Accumulation;
-    use crate::render::cuda::tests::sierpinski;
     use crate::render::frame::frame_geometry;
     use crate::render::histogram::ColorMap;
+    use crate::render::test_flames::sierpinski;
 
     /// `jobs` jobs of one pass (more than one: launched without waiting,
     /// counted at the pass's end), every sample adding a known colour.

@@ -506,24 +506,9 @@ fn fixed_rows(g: &FrameSizes) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::genome::{Affine, XForm};
     use crate::render::frame::frame_sizes;
-    use crate::variations::{VariationKind, VariationSpec};
 
-    /// The Sierpinski triangle, wholly inside the view (also used by
-    /// `backend`'s tests).
-    pub(super) fn sierpinski() -> Flame {
-        let mut f = Flame { width: 64, height: 48, center: [0.5, 0.5], scale: 40.0, quality: 1.0, ..Flame::default() };
-        let linear = VariationKind::from_name("linear").unwrap();
-        for (i, (cx, cy)) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5)].into_iter().enumerate() {
-            let mut x = XForm::flam3_default(i);
-            x.weight = 1.0;
-            x.coefs = Affine::from_xml_order([0.5, 0.0, 0.0, 0.5, cx, cy]);
-            x.variations = vec![VariationSpec::new(linear, 1.0)];
-            f.xforms.push(x);
-        }
-        f
-    }
+    use crate::render::test_flames::sierpinski;
 
     #[test]
     fn strips_cover_the_frame_with_their_margins() {
