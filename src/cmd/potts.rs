@@ -186,6 +186,13 @@ struct RunArgs {
     /// same bits as one process's either way (docs/mpi.md).
     #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
     decompose: warpmc_mpi::Decompose,
+    /// Under mpirun, how strips trade their edge rows after each
+    /// half-sweep: nccl (GPU to GPU through NVIDIA's NCCL library, queued
+    /// beside the interior's update; needs every process on a GPU of its
+    /// own), mpi (through host memory), or auto (nccl where it can be, mpi
+    /// otherwise). The same bits either way (docs/mpi.md).
+    #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
+    halo: warpmc_mpi::HaloTransport,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a
     /// range string or list, `continue = true`); flags override it.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
@@ -700,9 +707,12 @@ fn warn_metropolis_alternates(cfg: &ProtocolConfig) {
 }
 
 fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
-    let team = Team::join(args.decompose)?;
+    let team = Team::join(args.decompose, args.halo)?;
     if matches!(team, Team::Alone) && args.decompose != warpmc_mpi::Decompose::Auto {
         noteln!("warning: --decompose applies only under mpirun; this run is one process and ignores it");
+    }
+    if matches!(team, Team::Alone) && args.halo != warpmc_mpi::HaloTransport::Auto {
+        noteln!("warning: --halo applies only under mpirun; this run is one process and ignores it");
     }
     let prepared = team.agree(prepare(&args, &team))?;
     match run_study(&args, &team, prepared) {

@@ -15,7 +15,7 @@ use warpmc_potts::{BackendChoice, Control, Observer, ProtocolConfig, RunState, R
 
 use super::QuietExit;
 
-use warpmc_mpi::Decompose;
+use warpmc_mpi::{Decompose, HaloTransport};
 #[cfg(feature = "mpi")]
 use warpmc_mpi::{FailureNotice, MpiOpener, Processes};
 
@@ -34,27 +34,28 @@ pub(crate) enum Team {
     /// ([`Team::agree`]), `failed` once every process knows which process
     /// failed during the run.
     #[cfg(feature = "mpi")]
-    Mpi { processes: Processes, decompose: Decompose, agreed: Cell<bool>, failed: FailureNotice },
+    Mpi { processes: Processes, decompose: Decompose, halo: HaloTransport, agreed: Cell<bool>, failed: FailureNotice },
 }
 
 impl Team {
     /// The team this process belongs to: MPI's when a launcher started it
     /// (and this build has MPI), else this process alone. `decompose` says
-    /// where the lattices go.
-    pub(crate) fn join(decompose: Decompose) -> anyhow::Result<Team> {
+    /// where the lattices go, `halo` how strips trade their edge rows.
+    pub(crate) fn join(decompose: Decompose, halo: HaloTransport) -> anyhow::Result<Team> {
         let Some(launch) = warpmc_mpi::Launch::from_env() else { return Ok(Team::Alone) };
         #[cfg(feature = "mpi")]
         {
             let _ = launch;
             let processes = Processes::init()?;
             share_cores(processes.local_size());
-            let team = Team::Mpi { processes, decompose, agreed: Cell::new(false), failed: FailureNotice::default() };
+            let team =
+                Team::Mpi { processes, decompose, halo, agreed: Cell::new(false), failed: FailureNotice::default() };
             team.agree(team.same_command())?;
             Ok(team)
         }
         #[cfg(not(feature = "mpi"))]
         {
-            let _ = decompose;
+            let _ = (decompose, halo);
             without_mpi(launch)?;
             Ok(Team::Alone)
         }
@@ -166,8 +167,10 @@ impl Team {
         match self {
             Team::Alone => Ok(Runner::on(cfg, device)?),
             #[cfg(feature = "mpi")]
-            Team::Mpi { processes, decompose, failed, .. } => {
-                let opener = MpiOpener::new(processes, device.clone(), *decompose)?.reporting_to(failed.clone());
+            Team::Mpi { processes, decompose, halo, failed, .. } => {
+                let opener = MpiOpener::new(processes, device.clone(), *decompose)?
+                    .reporting_to(failed.clone())
+                    .with_halo(*halo);
                 Ok(Runner::with_opener(cfg, Box::new(opener))?)
             }
         }

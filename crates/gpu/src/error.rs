@@ -47,6 +47,14 @@ pub enum GpuError {
         /// The source file of the module.
         module: String,
     },
+    /// NCCL could not be loaded, or an NCCL call failed.
+    #[error("NCCL error in {op}: {message}")]
+    Nccl {
+        /// What was being done.
+        op: &'static str,
+        /// NCCL's description of the error, or why the library is missing.
+        message: String,
+    },
     /// A caller passed something that cannot work (sizes, shapes).
     #[error("{0}")]
     InvalidArgument(String),

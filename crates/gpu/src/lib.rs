@@ -13,6 +13,8 @@
 //! - [`BorrowedBuffer`]: device memory another library (CuPy, PyTorch)
 //!   allocated, used in place ([`Gpu::borrow_device_memory`]), with that
 //!   library's streams ordered against warpmc's.
+//! - [`nccl`]: NVIDIA's collective library, loaded at run time, for sends,
+//!   receives and all-reduce between the GPUs of one or several processes.
 //! - [`select`]: the one place where a [`BackendChoice`] (`auto`, `cpu`,
 //!   `cuda`) and `WARPMC_DEVICE` become a [`Device`].
 //!
@@ -49,6 +51,8 @@ mod graph;
 mod launch;
 #[cfg(feature = "cuda")]
 mod loader;
+#[cfg(feature = "cuda")]
+pub mod nccl;
 #[cfg(feature = "cuda")]
 mod stream;
 #[cfg(feature = "cuda")]

@@ -207,7 +207,7 @@ fn nvrtc_dirs() -> Vec<PathBuf> {
 /// NVIDIA's NVRTC wheel into: the system's, an active virtual or conda
 /// environment, `pip install --user`, pyenv, and virtual environments
 /// under /opt (such as /opt/torch/.venv).
-fn python_site_packages() -> Vec<PathBuf> {
+pub(crate) fn python_site_packages() -> Vec<PathBuf> {
     let mut lib_dirs: Vec<PathBuf> = ["/usr/local/lib", "/usr/lib", "/opt"].iter().map(PathBuf::from).collect();
     for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
         if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {

@@ -176,3 +176,62 @@ fn memory_info_is_consistent() {
     assert!(buf.is_empty());
     assert!(matches!(gpu.copy_to_device(&[1u8], &mut buf), Err(GpuError::InvalidArgument(_))));
 }
+
+#[test]
+fn nccl_sums_and_moves_rows_between_every_gpu() {
+    let Some(first) = warpmc_testkit::gpu_or_skip("nccl_sums_and_moves_rows_between_every_gpu") else { return };
+    let lib = match warpmc_gpu::nccl::library() {
+        Ok(lib) => lib,
+        Err(e) => {
+            let required = std::env::var("WARPMC_REQUIRE_GPU").is_ok_and(|v| v == "1");
+            assert!(!required, "WARPMC_REQUIRE_GPU=1 but {e}");
+            eprintln!("SKIPPED nccl_sums_and_moves_rows_between_every_gpu: {e}");
+            return;
+        }
+    };
+    assert_eq!(std::env::var("NCCL_NVLS_ENABLE").as_deref(), Ok("0"), "NVLink SHARP must be off before NCCL starts");
+    let n = probe().devices.map_or(1, |d| d.len());
+    let mut gpus = vec![first];
+    gpus.extend((1..n).map(|i| Gpu::open(i).unwrap()));
+    eprintln!("NCCL {:?} ({}) over {n} GPU(s)", lib.version(), lib.name());
+    let comms = warpmc_gpu::nccl::Communicator::for_devices(&gpus).unwrap();
+    // Rank r holds r·1000 + i, plus odd values near the top of u64's range
+    // whose sum must come back exact.
+    let len = 1037;
+    let host = |r: usize| -> Vec<u64> {
+        (0..len).map(|i| if i % 7 == 0 { u64::MAX / 8 - i as u64 } else { (r * 1000 + i) as u64 }).collect()
+    };
+    let mut bufs: Vec<_> = gpus.iter().enumerate().map(|(r, g)| g.upload(&host(r)).unwrap()).collect();
+    // Every rank's row to the next rank (a ring; a lone GPU to itself) into
+    // a second buffer, and the sum over ranks in place, one group (a
+    // thread driving several devices must queue them together).
+    let mut rows: Vec<_> = gpus.iter().map(|g| g.alloc_zeros::<u64>(len).unwrap()).collect();
+    lib.group(|| {
+        for (r, ((c, g), b)) in comms.iter().zip(&gpus).zip(&bufs).enumerate() {
+            c.send(g, b, 0..len, (r + 1) % n)?;
+        }
+        for (r, ((c, g), row)) in comms.iter().zip(&gpus).zip(&mut rows).enumerate() {
+            c.recv(g, row, 0..len, (r + n - 1) % n)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    lib.group(|| {
+        for ((c, g), b) in comms.iter().zip(&gpus).zip(&mut bufs) {
+            c.all_reduce_sum(g, b)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let sum: Vec<u64> = (0..len).map(|i| (0..n).map(|r| host(r)[i]).fold(0u64, u64::wrapping_add)).collect();
+    for (r, g) in gpus.iter().enumerate() {
+        assert_eq!(g.download(&rows[r]).unwrap(), host((r + n - 1) % n), "rank {r}: the row received");
+        assert_eq!(g.download(&bufs[r]).unwrap(), sum, "rank {r}: the sum");
+        comms[r].async_error().unwrap();
+    }
+    // Out-of-range rows and peers are errors, not undefined behaviour.
+    let e = comms[0].send(&gpus[0], &bufs[0], 0..len + 1, 0).unwrap_err().to_string();
+    assert!(e.contains("of a device buffer of 1037"), "{e}");
+    let e = comms[0].send(&gpus[0], &bufs[0], 0..1, n).unwrap_err().to_string();
+    assert!(e.contains("peer"), "{e}");
+}

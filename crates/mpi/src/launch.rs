@@ -79,6 +79,48 @@ impl FromStr for Decompose {
     }
 }
 
+/// How the strips of a lattice trade their edge rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HaloTransport {
+    /// NCCL when every process holds a strip on a GPU of its own and finds
+    /// the NCCL library, MPI otherwise.
+    #[default]
+    Auto,
+    /// Device to device through NCCL (an error where that cannot be).
+    Nccl,
+    /// Through host memory and MPI.
+    Mpi,
+}
+
+impl HaloTransport {
+    /// `auto`, `nccl` or `mpi`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HaloTransport::Auto => "auto",
+            HaloTransport::Nccl => "nccl",
+            HaloTransport::Mpi => "mpi",
+        }
+    }
+}
+
+impl std::fmt::Display for HaloTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for HaloTransport {
+    type Err = MpiError;
+    fn from_str(s: &str) -> Result<Self, MpiError> {
+        match s {
+            "auto" => Ok(HaloTransport::Auto),
+            "nccl" => Ok(HaloTransport::Nccl),
+            "mpi" => Ok(HaloTransport::Mpi),
+            _ => Err(MpiError::InvalidInput(format!("unknown halo transport '{s}' (expected auto, nccl or mpi)"))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +148,10 @@ mod tests {
         }
         let e = "rows".parse::<Decompose>().unwrap_err().to_string();
         assert_eq!(e, "unknown decomposition 'rows' (expected auto, strips or ensemble)");
+        for t in [HaloTransport::Auto, HaloTransport::Nccl, HaloTransport::Mpi] {
+            assert_eq!(t.name().parse::<HaloTransport>().unwrap(), t);
+        }
+        let e = "nvlink".parse::<HaloTransport>().unwrap_err().to_string();
+        assert_eq!(e, "unknown halo transport 'nvlink' (expected auto, nccl or mpi)");
     }
 }

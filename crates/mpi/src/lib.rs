@@ -8,7 +8,9 @@
 //!   random-number row-blocks ([`warpmc_potts::strip`]), one per process,
 //!   each on its process's CPU or its own GPU; halo rows are traded after
 //!   every half-sweep, while the interior rows are updated, and the census
-//!   is summed with an all-reduce;
+//!   is summed with an all-reduce — device to device through NCCL when
+//!   every process holds its strip on a GPU of its own
+//!   ([`HaloTransport`]), else through host memory and MPI;
 //! - `SpreadEnsemble`: the lattices of an ensemble (temperatures,
 //!   samples, tempering replicas) dealt out to the processes, each running
 //!   its share on its own backend (CPU, or its own GPU); censuses are
@@ -42,7 +44,7 @@ mod spread;
 mod strips;
 
 pub use error::{MpiError, Result};
-pub use launch::{Decompose, Launch};
+pub use launch::{Decompose, HaloTransport, Launch};
 #[cfg(feature = "mpi")]
 pub use opener::MpiOpener;
 #[cfg(feature = "mpi")]

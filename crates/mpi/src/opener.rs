@@ -6,7 +6,7 @@ use mpi::topology::SimpleCommunicator;
 use warpmc_gpu::Device;
 use warpmc_potts::{Algorithm, Ensemble, EnsembleOpener, PottsError, PottsModel};
 
-use crate::launch::Decompose;
+use crate::launch::{Decompose, HaloTransport};
 use crate::processes::{FailureNotice, Processes};
 use crate::spread::SpreadEnsemble;
 use crate::strips::StripEnsemble;
@@ -21,6 +21,7 @@ pub struct MpiOpener {
     comm: Rc<SimpleCommunicator>,
     device: Device,
     decompose: Decompose,
+    halo: HaloTransport,
     all_gpus: bool,
     notice: FailureNotice,
 }
@@ -39,7 +40,14 @@ impl MpiOpener {
         let gpu_here = device.name() == "cuda";
         let all_gpus = processes.first_failure(gpu_here).is_none();
         let notice = FailureNotice::default();
-        Ok(MpiOpener { comm: Rc::new(processes.communicator()), device, decompose, all_gpus, notice })
+        Ok(MpiOpener {
+            comm: Rc::new(processes.communicator()),
+            device,
+            decompose,
+            halo: HaloTransport::Auto,
+            all_gpus,
+            notice,
+        })
     }
 
     /// Where the ensembles this opener deals out record a process's failure
@@ -47,6 +55,12 @@ impl MpiOpener {
     /// process instead: their neighbours would wait for the failed strip).
     pub fn reporting_to(mut self, notice: FailureNotice) -> Self {
         self.notice = notice;
+        self
+    }
+
+    /// How strips trade their edge rows (`auto` unless set).
+    pub fn with_halo(mut self, halo: HaloTransport) -> Self {
+        self.halo = halo;
         self
     }
 
@@ -79,7 +93,7 @@ impl EnsembleOpener for MpiOpener {
                      --decompose ensemble (whole lattices dealt out to the processes)"
                 )));
             }
-            Ok(Box::new(StripEnsemble::new(self.comm.clone(), &self.device, model, members)?))
+            Ok(Box::new(StripEnsemble::new(self.comm.clone(), &self.device, model, members, self.halo)?))
         } else {
             let spread = SpreadEnsemble::new(self.comm.clone(), &self.device, model, algorithm, members)?;
             Ok(Box::new(spread.reporting_to(self.notice.clone())))

@@ -10,7 +10,8 @@ use warpmc_potts::ensemble::{check_chains, check_member};
 use warpmc_potts::strip::{Halo, HaloExchange, Strip, open_strip, strip_rows};
 use warpmc_potts::{AcceptanceTable, Census, Chain, Ensemble, Lattice, PottsError, PottsModel};
 
-use crate::processes::{FAIL_SWEEPS, all_max, broadcast_pieces, failing_sweeps_call};
+use crate::launch::HaloTransport;
+use crate::processes::{FAIL_SWEEPS, all_max, broadcast_pieces, failing_sweeps_call, lowest_failing};
 
 /// Tag of a strip's first row (the strip above keeps it as its lower halo).
 const FIRST_ROW: i32 = 1;
@@ -60,10 +61,46 @@ pub struct StripEnsemble {
     /// Strips of each member (the same for all), in process order.
     strips: usize,
     rank: usize,
-    /// This process's strip of each member (empty past the last strip).
-    mine: Vec<Box<dyn Strip>>,
+    /// This process's strip of each member (none past the last strip).
+    mine: Held,
     /// Calls of `sweeps` so far ([`FAIL_SWEEPS`]).
     sweeps_calls: u64,
+}
+
+/// This process's strips, and how they trade edge rows.
+enum Held {
+    /// On the CPU or a GPU, edge rows through host memory and MPI.
+    Host(Vec<Box<dyn Strip>>),
+    /// On this process's own GPU, edge rows and census through NCCL (every
+    /// process holds a strip; NCCL rank = MPI rank).
+    #[cfg(feature = "cuda")]
+    Nccl { strips: Vec<warpmc_potts::CudaStripBackend>, comm: warpmc_gpu::nccl::Communicator },
+}
+
+impl Held {
+    fn get_mut(&mut self, i: usize) -> Option<&mut dyn Strip> {
+        match self {
+            Held::Host(v) => v.get_mut(i).map(|s| &mut **s as &mut dyn Strip),
+            #[cfg(feature = "cuda")]
+            Held::Nccl { strips, .. } => strips.get_mut(i).map(|s| s as &mut dyn Strip),
+        }
+    }
+
+    fn first(&self) -> Option<&dyn Strip> {
+        match self {
+            Held::Host(v) => v.first().map(|s| &**s),
+            #[cfg(feature = "cuda")]
+            Held::Nccl { strips, .. } => strips.first().map(|s| s as &dyn Strip),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Held::Host(v) => v.len(),
+            #[cfg(feature = "cuda")]
+            Held::Nccl { strips, .. } => strips.len(),
+        }
+    }
 }
 
 impl std::fmt::Debug for StripEnsemble {
@@ -79,21 +116,50 @@ impl std::fmt::Debug for StripEnsemble {
 impl StripEnsemble {
     /// `members` lattices of `model`, each cut into one strip per process of
     /// `comm` (or per row-block, when there are fewer), this process's
-    /// strips on `device`. Every process must call it.
+    /// strips on `device`, their edge rows traded as `transport` says.
+    /// Every process must call it.
     pub fn new(
         comm: Rc<SimpleCommunicator>,
         device: &Device,
         model: &PottsModel,
         members: usize,
+        transport: HaloTransport,
     ) -> warpmc_potts::Result<Self> {
         if members == 0 {
             return Err(PottsError::InvalidInput("an ensemble needs at least one lattice".into()));
         }
         let (rank, size) = (comm.rank() as usize, comm.size() as usize);
         let rows = strip_rows(model.height(), size);
+        let nccl = match transport {
+            HaloTransport::Mpi => false,
+            HaloTransport::Auto | HaloTransport::Nccl => {
+                let why_not = nccl_unfit(&comm, device, rows.len());
+                match lowest_failing(&comm, why_not.is_none()) {
+                    None => true,
+                    Some(_) if transport == HaloTransport::Auto => false,
+                    Some(p) => {
+                        let mut reason = [0u8; 240];
+                        if let Some(w) = &why_not {
+                            let n = w.len().min(reason.len());
+                            reason[..n].copy_from_slice(&w.as_bytes()[..n]);
+                        }
+                        broadcast_pieces(&comm, p, &mut reason);
+                        let text = String::from_utf8_lossy(&reason);
+                        return Err(PottsError::InvalidInput(format!(
+                            "--halo nccl: process {p} cannot trade edge rows through NCCL: {}",
+                            text.trim_end_matches('\0')
+                        )));
+                    }
+                }
+            }
+        };
         let mine = match rows.get(rank) {
-            Some(r) => (0..members).map(|_| open_strip(device, model, r.clone())).collect::<Result<_, _>>()?,
-            None => Vec::new(),
+            #[cfg(feature = "cuda")]
+            Some(r) if nccl => open_nccl(&comm, device, model, r.clone(), members)?,
+            Some(r) => {
+                Held::Host((0..members).map(|_| open_strip(device, model, r.clone())).collect::<Result<_, _>>()?)
+            }
+            None => Held::Host(Vec::new()),
         };
         Ok(StripEnsemble { comm, model: model.clone(), members, strips: rows.len(), rank, mine, sweeps_calls: 0 })
     }
@@ -102,6 +168,64 @@ impl StripEnsemble {
     pub fn strips(&self) -> usize {
         self.strips
     }
+}
+
+/// Why this process cannot trade edge rows through NCCL (`None`: it can):
+/// its strip must be on a GPU, every process must hold one, each on a GPU
+/// no other process of its machine uses, and the NCCL library must load.
+/// Every process must call it (it gathers every process's GPU).
+fn nccl_unfit(comm: &SimpleCommunicator, device: &Device, strips: usize) -> Option<String> {
+    // Which GPU of which machine, u64::MAX for none.
+    let mut here = u64::MAX;
+    let mut why = None;
+    #[cfg(feature = "cuda")]
+    if let Device::Cuda(gpu) = device {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        mpi::environment::processor_name().unwrap_or_default().hash(&mut h);
+        here = (h.finish() << 8) | gpu.info().ordinal as u64 & 0xff;
+    }
+    let mut all = vec![0u64; comm.size() as usize];
+    comm.all_gather_into(&here, &mut all[..]);
+    if here == u64::MAX {
+        why = Some(format!("its strips run on the {}, not a GPU", device.name()));
+    } else if strips < comm.size() as usize {
+        why = Some(format!("the lattice makes {strips} strips for {} processes", comm.size()));
+    } else if let Some(other) = all.iter().enumerate().position(|(p, &g)| g == here && p != comm.rank() as usize) {
+        why = Some(format!("it shares its GPU with process {other}"));
+    } else {
+        #[cfg(feature = "cuda")]
+        if let Err(e) = warpmc_gpu::nccl::library() {
+            why = Some(e.to_string());
+        }
+    }
+    why
+}
+
+/// This process's strips of `members` lattices on its GPU, joined by an
+/// NCCL communicator whose ranks are the MPI ranks (made by the first
+/// process, its id sent by MPI). Every process must call it.
+#[cfg(feature = "cuda")]
+fn open_nccl(
+    comm: &SimpleCommunicator,
+    device: &Device,
+    model: &PottsModel,
+    rows: std::ops::Range<usize>,
+    members: usize,
+) -> warpmc_potts::Result<Held> {
+    use warpmc_gpu::nccl::{Communicator, UniqueId, library};
+    let Device::Cuda(gpu) = device else {
+        return Err(PottsError::InvalidInput("NCCL strips need a GPU".into()));
+    };
+    let mut id = [0u8; 128];
+    let made = if comm.rank() == 0 { library().and_then(|l| l.unique_id()).map(|u| id = u.0) } else { Ok(()) };
+    comm.process_at_rank(0).broadcast_into(&mut id[..]);
+    made?;
+    let nccl = Communicator::new(gpu, &UniqueId(id), comm.rank() as usize, comm.size() as usize)?;
+    let strips = (0..members)
+        .map(|_| warpmc_potts::CudaStripBackend::new(gpu.clone(), model, rows.clone()))
+        .collect::<Result<_, _>>()?;
+    Ok(Held::Nccl { strips, comm: nccl })
 }
 
 impl Ensemble for StripEnsemble {
@@ -122,7 +246,12 @@ impl Ensemble for StripEnsemble {
             n => format!("{n} lattices of {w} × {h}, one after another, each"),
         };
         let here = self.mine.first().map_or_else(|| "none here".to_string(), |s| s.description());
-        format!("{lattices} in {} strips on {on}; process {}: {here}", self.strips, self.rank)
+        let trade = match self.mine {
+            Held::Host(_) => "edge rows through MPI",
+            #[cfg(feature = "cuda")]
+            Held::Nccl { .. } => "edge rows GPU to GPU through NCCL",
+        };
+        format!("{lattices} in {} strips on {on}, {trade}; process {}: {here}", self.strips, self.rank)
     }
 
     fn len(&self) -> usize {
@@ -169,19 +298,35 @@ impl Ensemble for StripEnsemble {
         if failing_sweeps_call(self.rank).is_some_and(|n| self.sweeps_calls >= n) {
             return Err(PottsError::InvalidInput(format!("failing on purpose ({FAIL_SWEEPS} is set)")));
         }
-        let mut neighbours = Neighbours { comm: &self.comm, up: (r + k - 1) % k, down: (r + 1) % k };
-        for (strip, chain) in self.mine.iter_mut().zip(chains) {
-            strip.sweeps(chain.seed, chain.stream, first, count, &mut neighbours)?;
+        let (up, down) = ((r + k - 1) % k, (r + 1) % k);
+        match &mut self.mine {
+            Held::Host(strips) => {
+                let mut neighbours = Neighbours { comm: &self.comm, up, down };
+                for (strip, chain) in strips.iter_mut().zip(chains) {
+                    strip.sweeps(chain.seed, chain.stream, first, count, &mut neighbours)?;
+                }
+            }
+            #[cfg(feature = "cuda")]
+            Held::Nccl { strips, comm } => {
+                for (strip, chain) in strips.iter_mut().zip(chains) {
+                    strip.sweeps_nccl(chain.seed, chain.stream, first, count, comm, (up as usize, down as usize))?;
+                }
+            }
         }
         Ok(())
     }
 
     fn census(&mut self) -> warpmc_potts::Result<Vec<Census>> {
+        #[cfg(feature = "cuda")]
+        if let Held::Nccl { strips, comm } = &mut self.mine {
+            return strips.iter_mut().map(|s| s.census_nccl(comm)).collect();
+        }
         // Each member's part as q + 1 integers (equal bonds, then counts),
         // summed over the processes: integers, so the sum is exact.
         let per = self.model.q() as usize + 1;
         let mut mine = vec![0u64; self.members * per];
-        for (part, strip) in mine.chunks_exact_mut(per).zip(&mut self.mine) {
+        for (i, part) in mine.chunks_exact_mut(per).enumerate().take(self.mine.len()) {
+            let Some(strip) = self.mine.get_mut(i) else { break };
             let c = strip.census()?;
             part[0] = c.equal_bonds();
             part[1..].copy_from_slice(c.counts());
@@ -192,6 +337,13 @@ impl Ensemble for StripEnsemble {
     }
 
     fn synchronize(&mut self) -> warpmc_potts::Result<()> {
+        #[cfg(feature = "cuda")]
+        if let Held::Nccl { strips, comm } = &self.mine {
+            for s in strips {
+                s.gpu().synchronize()?;
+            }
+            comm.async_error()?;
+        }
         Ok(())
     }
 

@@ -16,9 +16,17 @@
 //! and uploads the halo rows it receives on the main stream, which then
 //! waits for the interior before the next half-sweep. The census is
 //! counted on the device; only its q + 1 integers come back.
+//!
+//! With strips on several GPUs, [`CudaStripBackend::sweeps_nccl`] trades
+//! the edge rows device to device through NCCL instead: the sends and
+//! receives are queued on the main stream behind the edges, the interior
+//! runs beside them on the second stream, and the host waits for nothing
+//! (its census, [`CudaStripBackend::census_nccl`], is summed by an NCCL
+//! all-reduce).
 
 use std::ops::Range;
 
+use warpmc_gpu::nccl::{Communicator, NcclType};
 use warpmc_gpu::{DeviceBuffer, DeviceRepr, Gpu, Kernel, KernelSource, LaunchConfig, PinnedBuffer, ValidAsZeroBits};
 
 use crate::algorithm::{AcceptanceTable, Scheme, TABLE_LEN, UNIT_ROWS, units_per_row};
@@ -108,6 +116,15 @@ pub struct CudaStripBackend {
     update: Kernel,
     census: Kernel,
     max_blocks: u32,
+}
+
+/// Where a half-sweep's edge rows go.
+enum Trade<'a> {
+    /// Through page-locked host memory, to a [`HaloExchange`].
+    Host(&'a mut dyn HaloExchange),
+    /// Device to device through NCCL, to the ranks holding the strips above
+    /// and below.
+    Nccl { comm: &'a Communicator, up: usize, down: usize },
 }
 
 /// Which sweep of which chain a half-sweep belongs to, and its colour.
@@ -203,7 +220,7 @@ impl CudaStripBackend {
 
     /// One half-sweep: edges, their rows to the host, the interior on the
     /// side stream during the exchange, the halo rows back.
-    fn half_sweep(&mut self, at: HalfSweep, exchange: &mut dyn HaloExchange) -> Result<()> {
+    fn half_sweep(&mut self, at: HalfSweep, trade: &mut Trade<'_>) -> Result<()> {
         let blocks = self.blocks();
         let n = self.rows.len();
         let edges =
@@ -250,7 +267,7 @@ impl CudaStripBackend {
                             .run(cfg)
                     }
                 };
-                overlapped(gpu, side, a, at.colour, n, edges, interior, &launch, exchange)
+                overlapped(gpu, side, a, at.colour, n, edges, interior, &launch, trade)
             }
             Storage::Planes { arrays: a, .. } => {
                 let Some(rule) = self.rule else {
@@ -298,7 +315,7 @@ impl CudaStripBackend {
                             .run(cfg)
                     }
                 };
-                overlapped(gpu, side, a, at.colour, n, edges, interior, &launch, exchange)
+                overlapped(gpu, side, a, at.colour, n, edges, interior, &launch, trade)
             }
         }
     }
@@ -324,7 +341,7 @@ type Launcher<'a, T> = dyn Fn(&Gpu, &mut DeviceBuffer<T>, &DeviceBuffer<T>, Bloc
 /// One half-sweep of colour `colour` of a strip of `n` rows (see the
 /// module's documentation): `launch` queues an update of some row-blocks.
 #[allow(clippy::too_many_arguments)]
-fn overlapped<T: Word + DeviceRepr + ValidAsZeroBits>(
+fn overlapped<T: Word + DeviceRepr + ValidAsZeroBits + NcclType>(
     gpu: &Gpu,
     side: &Gpu,
     a: &mut Arrays<T>,
@@ -333,12 +350,32 @@ fn overlapped<T: Word + DeviceRepr + ValidAsZeroBits>(
     edges: Blocks,
     interior: Blocks,
     launch: &Launcher<'_, T>,
-    exchange: &mut dyn HaloExchange,
+    trade: &mut Trade<'_>,
 ) -> Result<()> {
     let row_len = a.row_len;
     let [c0, c1] = &mut a.colours;
     let (mine, other) = if colour == 0 { (c0, &*c1) } else { (c1, &*c0) };
     launch(gpu, mine, other, edges)?;
+    let exchange = match trade {
+        Trade::Host(exchange) => exchange,
+        Trade::Nccl { comm, up, down } => {
+            // The interior beside the trade; the rows it reads and writes
+            // are neither the edge rows sent nor the halo rows received.
+            launch(side, mine, other, interior)?;
+            // Between two strips (each the other's neighbour on both sides)
+            // and for a lone strip, the sends and receives of one pair of
+            // ranks match in the order queued: the last row first, then the
+            // first, and the upper halo before the lower.
+            comm.library().group(|| {
+                comm.send(gpu, mine, n * row_len..(n + 1) * row_len, *down)?;
+                comm.send(gpu, mine, row_len..2 * row_len, *up)?;
+                comm.recv(gpu, mine, 0..row_len, *up)?;
+                comm.recv(gpu, mine, (n + 1) * row_len..(n + 2) * row_len, *down)
+            })?;
+            gpu.wait_for(side)?;
+            return Ok(());
+        }
+    };
     // Strip row j is array row j + 1.
     gpu.copy_to_pinned(mine, row_len, &mut a.send_up)?;
     gpu.copy_to_pinned(mine, n * row_len, &mut a.send_down)?;
@@ -420,15 +457,55 @@ impl Strip for CudaStripBackend {
         count: u64,
         exchange: &mut dyn HaloExchange,
     ) -> Result<()> {
+        self.sweeps_with(seed, stream, first, count, &mut Trade::Host(exchange))
+    }
+
+    fn census(&mut self) -> Result<Census> {
+        self.count_census()?;
+        let out = self.gpu.download(&self.counts)?;
+        Ok(Census::new(out[0], out[1..].to_vec()))
+    }
+}
+
+impl CudaStripBackend {
+    fn sweeps_with(&mut self, seed: u64, stream: u64, first: u64, count: u64, trade: &mut Trade<'_>) -> Result<()> {
         for sweep in first..first + count {
             for colour in 0..2 {
-                self.half_sweep(HalfSweep { seed, stream, sweep, colour }, exchange)?;
+                self.half_sweep(HalfSweep { seed, stream, sweep, colour }, trade)?;
             }
         }
         Ok(())
     }
 
-    fn census(&mut self) -> Result<Census> {
+    /// [`Strip::sweeps`] with the edge rows traded device to device through
+    /// `comm`, whose ranks `(up, down)` hold the strips above and below
+    /// (this strip's own rank for a lone strip). Every rank must make the
+    /// same call; the work is queued, and the call returns without waiting
+    /// for it.
+    pub fn sweeps_nccl(
+        &mut self,
+        seed: u64,
+        stream: u64,
+        first: u64,
+        count: u64,
+        comm: &Communicator,
+        (up, down): (usize, usize),
+    ) -> Result<()> {
+        self.sweeps_with(seed, stream, first, count, &mut Trade::Nccl { comm, up, down })
+    }
+
+    /// The whole lattice's census: this strip's part summed over the ranks
+    /// of `comm` (one strip each) by an NCCL all-reduce. Every rank must
+    /// make the same call.
+    pub fn census_nccl(&mut self, comm: &Communicator) -> Result<Census> {
+        self.count_census()?;
+        comm.all_reduce_sum(&self.gpu, &mut self.counts)?;
+        let out = self.gpu.download(&self.counts)?;
+        Ok(Census::new(out[0], out[1..].to_vec()))
+    }
+
+    /// Queues the strip's census into `counts`.
+    fn count_census(&mut self) -> Result<()> {
         self.gpu.memset_bytes(&mut self.counts, 0)?;
         let n = self.rows.len() as u32;
         match &self.storage {
@@ -468,7 +545,6 @@ impl Strip for CudaStripBackend {
                 }
             }
         }
-        let out = self.gpu.download(&self.counts)?;
-        Ok(Census::new(out[0], out[1..].to_vec()))
+        Ok(())
     }
 }

@@ -258,3 +258,97 @@ fn a_gpu_strip_refuses_rows_and_lattices_that_do_not_fit() {
     let other = Lattice::new(&PottsModel::new(3, 16, 24).unwrap(), InitialState::Random, 1, 2);
     assert!(s.load(&other).unwrap_err().to_string().contains("does not fit"));
 }
+
+/// The GPUs of this machine and NCCL, or `None` after printing why the
+/// NCCL tests are skipped (a failure under `WARPMC_REQUIRE_GPU=1`).
+fn gpus_with_nccl(test: &str) -> Option<Vec<warpmc_gpu::Gpu>> {
+    let first = warpmc_testkit::gpu_or_skip(test)?;
+    if let Err(e) = warpmc_gpu::nccl::library() {
+        let required = std::env::var("WARPMC_REQUIRE_GPU").is_ok_and(|v| v == "1");
+        assert!(!required, "{test}: WARPMC_REQUIRE_GPU=1 but {e}");
+        eprintln!("SKIPPED {test}: {e}");
+        return None;
+    }
+    let n = warpmc_gpu::probe().devices.map_or(1, |d| d.len());
+    let mut gpus = vec![first];
+    gpus.extend((1..n).map(|i| warpmc_gpu::Gpu::open(i).unwrap()));
+    Some(gpus)
+}
+
+/// The lattice and census after `stretches` on one strip per GPU of
+/// `gpus`, each driven by its own thread, edge rows and census through
+/// NCCL.
+fn nccl_run(
+    model: &PottsModel,
+    start: &Lattice,
+    gpus: &[warpmc_gpu::Gpu],
+    chain: (u64, u64),
+    stretches: &[Stretch],
+) -> (Lattice, Census) {
+    let rows = strip_rows(model.height(), gpus.len());
+    assert_eq!(rows.len(), gpus.len(), "the test lattice is too small for {} strips", gpus.len());
+    let k = rows.len();
+    let comms = warpmc_gpu::nccl::Communicator::for_devices(gpus).unwrap();
+    let results: Vec<(Vec<u8>, Census)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .zip(gpus)
+            .zip(&rows)
+            .enumerate()
+            .map(|(i, ((comm, gpu), r))| {
+                scope.spawn(move || {
+                    let mut strip = warpmc_potts::CudaStripBackend::new(gpu.clone(), model, r.clone()).unwrap();
+                    strip.load(start).unwrap();
+                    for s in stretches {
+                        strip.set_table(&AcceptanceTable::metropolis(model, s.temperature)).unwrap();
+                        let (up, down) = ((i + k - 1) % k, (i + 1) % k);
+                        strip.sweeps_nccl(chain.0, chain.1, s.first, s.count, &comm, (up, down)).unwrap();
+                    }
+                    (strip.spins().unwrap(), strip.census_nccl(&comm).unwrap())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // Every strip's census is already the whole lattice's.
+    for (_, c) in &results[1..] {
+        assert_eq!(*c, results[0].1, "the ranks' all-reduced censuses differ");
+    }
+    let census = results[0].1.clone();
+    let spins: Vec<u8> = results.into_iter().flat_map(|(s, _)| s).collect();
+    (Lattice::from_spins(model.width(), model.height(), model.q(), spins).unwrap(), census)
+}
+
+#[test]
+fn gpu_strips_trading_through_nccl_match_one_backend() {
+    let Some(gpus) = gpus_with_nccl("gpu_strips_trading_through_nccl_match_one_backend") else { return };
+    eprintln!(
+        "NCCL {:?} from {}, {} GPU(s)",
+        warpmc_gpu::nccl::library().unwrap().version(),
+        warpmc_gpu::nccl::library().unwrap().name(),
+        gpus.len()
+    );
+    // Both rules, a field, strips of one row-block and of many, a lone
+    // strip trading with itself and (on a machine with several GPUs) one
+    // strip per GPU.
+    for (q, width, height, field, scheme, sweeps) in [
+        (3, 10, 22, 0.3, Scheme::SiteWords, 200),
+        (9, 66, 40, 0.1, Scheme::SiteWords, 60),
+        (9, 128, 48, 0.0, Scheme::Sliced, 200),
+        (2, 1024, 256, 0.0, Scheme::Sliced, 60),
+        (10, 576, 32, 0.0, Scheme::Sliced, 30),
+    ] {
+        let model = PottsModel::new(q, width, height).unwrap().with_field(field).unwrap();
+        assert_eq!(Scheme::for_model(&model), scheme);
+        let chain = (0x5eed ^ u64::from(q), 0xabc0 + width as u64);
+        let start = Lattice::new(&model, InitialState::Random, chain.0, chain.1);
+        let plan = stretches(q, sweeps);
+        let (lattice, census) = whole_run(&model, &start, chain, &plan);
+        assert_ne!(lattice.spins(), start.spins(), "nothing moved: the test would prove nothing");
+        for n in 1..=gpus.len().min(height / 8) {
+            let (l, c) = nccl_run(&model, &start, &gpus[..n], chain, &plan);
+            assert!(l.spins() == lattice.spins(), "q={q} {width}x{height} h={field}, {n} GPUs: the lattices differ");
+            assert_eq!(c, census, "q={q} {width}x{height} h={field}, {n} GPUs: the censuses differ");
+        }
+    }
+}
