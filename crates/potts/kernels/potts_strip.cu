@@ -94,6 +94,46 @@ extern "C" __global__ void __launch_bounds__(128)
     store_planes(mine, s, y + 1, wx, wr);
 }
 
+// The same update, one thread per unit (its eight rows in turn, as
+// potts_sliced_colour): for launches of enough units to fill the GPU that
+// way, where it issues fewer instructions per site. The bits are those of
+// potts_strip_sliced (each row's generator is drawn as there).
+extern "C" __global__ void __launch_bounds__(128)
+    potts_strip_sliced_unit(u32* __restrict__ mine, const u32* __restrict__ other, u32 wr, u64 seed, u64 stream,
+                            u64 sweep, u32 colour, int sigma, u32 th0, u32 th1, u32 th2, u32 th3, u64 first_unit,
+                            u32 b0, u32 step, u64 units) {
+    __shared__ uint4 masks[33];
+    fill_masks(masks, th0, th1, th2, th3);
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= units) return;
+    const u32 nth = (u32)(i / wr);
+    const u32 wx = (u32)(i - (u64)nth * wr);
+    const u32 b = b0 + nth * step;
+    const u64 k = first_unit + (u64)b * wr + wx;
+    const u32 y0 = b * UNIT_ROWS;  // strip row; array row y0 + 1
+    u32 nb[4][SL_P];               // up, down, same row, side
+    load_planes(nb[0], other, y0, wx, wr);
+    load_planes(nb[2], other, y0 + 1, wx, wr);
+    u64 g[UNIT_ROWS];
+#pragma unroll
+    for (int r = 0; r < UNIT_ROWS; ++r) {
+        const u32 y = y0 + r;
+        // One Philox block per pair of rows, as row_generator draws them.
+        if (r % 2 == 0) row_generators<2>(seed, stream, sweep, colour, k, r, g + r);
+        u32 s[SL_P];
+        load_planes(nb[1], other, y + 2, wx, wr);
+        load_planes(s, mine, y + 1, wx, wr);
+        side_planes(nb[3], nb[2], other, y + 1, wx, wr, (y + colour) & 1u);
+        sliced_word<false>(s, nb, g[r], sigma, masks);
+        store_planes(mine, s, y + 1, wx, wr);
+#pragma unroll
+        for (int p = 0; p < SL_P; ++p) {
+            nb[0][p] = nb[2][p];
+            nb[2][p] = nb[1][p];
+        }
+    }
+}
+
 // The strip's part of the census on bit planes (as
 // potts_strip_generic_census): out[0] equal bonds, out[1 + v] sites in
 // state v; out must be zeroed before the launch.

@@ -114,6 +114,11 @@ pub struct CudaStripBackend {
     rule: Option<SlicedRule>,
     counts: DeviceBuffer<u64>,
     update: Kernel,
+    /// The bit-sliced update with one thread per unit (None under the
+    /// one-word-per-site rule).
+    update_unit: Option<Kernel>,
+    /// Launches of at least this many units take `update_unit`.
+    unit_launch_from: u64,
     census: Kernel,
     max_blocks: u32,
 }
@@ -161,10 +166,11 @@ impl CudaStripBackend {
         let main = gpu.fork_stream()?;
         let side = main.fork_stream()?;
         let module = main.module(&kernel_source(model.q()))?;
-        let (storage, update, census) = match Scheme::for_model(model) {
+        let (storage, update, update_unit, census) = match Scheme::for_model(model) {
             Scheme::SiteWords => (
                 Storage::Bytes(Arrays::new(&main, n, w / 2)?),
                 module.kernel("potts_strip_generic")?,
+                None,
                 module.kernel("potts_strip_generic_census")?,
             ),
             Scheme::Sliced => {
@@ -172,11 +178,16 @@ impl CudaStripBackend {
                 (
                     Storage::Planes { arrays: Arrays::new(&main, n, words_per_row(w) * planes)?, planes },
                     module.kernel("potts_strip_sliced")?,
+                    Some(module.kernel("potts_strip_sliced_unit")?),
                     module.kernel("potts_strip_sliced_census")?,
                 )
             }
         };
-        let max_blocks = main.info().sm_count * (main.info().max_threads_per_sm / BLOCK).max(1) * 4;
+        let info = main.info();
+        let max_blocks = info.sm_count * (info.max_threads_per_sm / BLOCK).max(1) * 4;
+        // A unit per thread once the units fill every resident thread (as
+        // CudaKernel::Auto picks the whole lattice's kernel).
+        let unit_launch_from = info.sm_count as u64 * info.max_threads_per_sm as u64;
         Ok(CudaStripBackend {
             table: main.upload(AcceptanceTable::reject_all().thresholds())?,
             counts: main.alloc_zeros(1 + model.q() as usize)?,
@@ -189,9 +200,20 @@ impl CudaStripBackend {
             storage,
             rule: None,
             update,
+            update_unit,
+            unit_launch_from,
             census,
             max_blocks,
         })
+    }
+
+    /// Updates launches of at least `units` bit-sliced units with one
+    /// thread per unit, and smaller ones with a thread per row (by default
+    /// from as many units as the device has resident threads). The bits are
+    /// the same either way: for tests, and for timing the two.
+    pub fn with_unit_threads_from(mut self, units: u64) -> Self {
+        self.unit_launch_from = units;
+        self
     }
 
     /// The device the strip runs on.
@@ -280,22 +302,26 @@ impl CudaStripBackend {
                     if units == 0 {
                         return Ok(());
                     }
-                    // Eight threads (rows) per unit, in groups of 32 units.
-                    let threads = UNIT_ROWS as u64 * units.div_ceil(32) * 32;
+                    // Eight threads (rows) per unit, in groups of 32 units;
+                    // or one per unit.
+                    let (kernel, threads) = match &self.update_unit {
+                        Some(k) if units >= self.unit_launch_from => (k, units),
+                        _ => (&self.update, UNIT_ROWS as u64 * units.div_ceil(32) * 32),
+                    };
                     let cfg = LaunchConfig {
                         grid_dim: (threads.div_ceil(BLOCK as u64) as u32, 1, 1),
                         block_dim: (BLOCK, 1, 1),
                         shared_mem_bytes: 0,
                     };
                     let first_unit = first_block * wr as u64;
-                    // SAFETY: potts_strip_sliced(u32* mine, const u32* other, u32 wr, u64 seed,
-                    // u64 stream, u64 sweep, u32 colour, int sigma, u32 th0..th3, u64 first_unit,
-                    // u32 b0, u32 step, u64 units): both arrays hold (n + 2)·wr·P words for the P the
-                    // module was compiled with; the strip's rows are whole row-blocks under this rule,
-                    // the launch's row-blocks are the strip's, so its rows lie in 0 … n + 1; threads
-                    // past `units` return.
+                    // SAFETY: potts_strip_sliced and potts_strip_sliced_unit(u32* mine, const u32*
+                    // other, u32 wr, u64 seed, u64 stream, u64 sweep, u32 colour, int sigma, u32
+                    // th0..th3, u64 first_unit, u32 b0, u32 step, u64 units): both arrays hold
+                    // (n + 2)·wr·P words for the P the module was compiled with; the strip's rows are
+                    // whole row-blocks under this rule, the launch's row-blocks are the strip's, so
+                    // its rows lie in 0 … n + 1; threads past `units` return.
                     unsafe {
-                        on.launch(&self.update)
+                        on.launch(kernel)
                             .buf_mut(mine)
                             .buf(other)
                             .arg(&wr)

@@ -123,6 +123,9 @@ enum Placement {
     Cpu { simd: bool },
     /// Every strip on the GPU.
     Gpu,
+    /// Every strip on the GPU, every bit-sliced launch with one thread per
+    /// unit.
+    GpuUnits,
     /// Strips alternately on the GPU and the CPU, the first on the GPU
     /// when `gpu_first`.
     Mixed { gpu_first: bool },
@@ -155,6 +158,11 @@ fn check_on(
                         return Box::new(if simd { strip } else { strip.without_simd() });
                     }
                     Placement::Gpu => true,
+                    Placement::GpuUnits => {
+                        let Device::Cuda(gpu) = device else { panic!("GPU placement on {device:?}") };
+                        let strip = warpmc_potts::CudaStripBackend::new(gpu.clone(), &model, rows).unwrap();
+                        return Box::new(strip.with_unit_threads_from(0));
+                    }
                     Placement::Mixed { gpu_first } => (i % 2 == 0) == gpu_first,
                 };
                 let strip = open_strip(if on_gpu { device } else { &Device::CPU }, &model, rows).unwrap();
@@ -180,7 +188,12 @@ fn check(q: u32, width: usize, height: usize, field: f64, scheme: Scheme, parts:
 
 /// GPU strips, alone and mixed with CPU strips, on `device`.
 fn check_gpu(device: &Device, lattice: (u32, usize, usize, f64), scheme: Scheme, parts: &[usize], sweeps: u64) {
-    let placements = [Placement::Gpu, Placement::Mixed { gpu_first: true }, Placement::Mixed { gpu_first: false }];
+    let placements = [
+        Placement::Gpu,
+        Placement::GpuUnits,
+        Placement::Mixed { gpu_first: true },
+        Placement::Mixed { gpu_first: false },
+    ];
     check_on(lattice, scheme, parts, sweeps, &placements, device);
 }
 
@@ -284,6 +297,7 @@ fn nccl_run(
     gpus: &[warpmc_gpu::Gpu],
     chain: (u64, u64),
     stretches: &[Stretch],
+    unit_threads_from: u64,
 ) -> (Lattice, Census) {
     let rows = strip_rows(model.height(), gpus.len());
     assert_eq!(rows.len(), gpus.len(), "the test lattice is too small for {} strips", gpus.len());
@@ -297,7 +311,9 @@ fn nccl_run(
             .enumerate()
             .map(|(i, ((comm, gpu), r))| {
                 scope.spawn(move || {
-                    let mut strip = warpmc_potts::CudaStripBackend::new(gpu.clone(), model, r.clone()).unwrap();
+                    let mut strip = warpmc_potts::CudaStripBackend::new(gpu.clone(), model, r.clone())
+                        .unwrap()
+                        .with_unit_threads_from(unit_threads_from);
                     strip.load(start).unwrap();
                     for s in stretches {
                         strip.set_table(&AcceptanceTable::metropolis(model, s.temperature)).unwrap();
@@ -346,9 +362,13 @@ fn gpu_strips_trading_through_nccl_match_one_backend() {
         let (lattice, census) = whole_run(&model, &start, chain, &plan);
         assert_ne!(lattice.spins(), start.spins(), "nothing moved: the test would prove nothing");
         for n in 1..=gpus.len().min(height / 8) {
-            let (l, c) = nccl_run(&model, &start, &gpus[..n], chain, &plan);
-            assert!(l.spins() == lattice.spins(), "q={q} {width}x{height} h={field}, {n} GPUs: the lattices differ");
-            assert_eq!(c, census, "q={q} {width}x{height} h={field}, {n} GPUs: the censuses differ");
+            // A thread per row, and a thread per unit (the kernel of large strips).
+            for unit_threads_from in [u64::MAX, 0] {
+                let (l, c) = nccl_run(&model, &start, &gpus[..n], chain, &plan, unit_threads_from);
+                let what = format!("q={q} {width}x{height} h={field}, {n} GPUs, unit threads from {unit_threads_from}");
+                assert!(l.spins() == lattice.spins(), "{what}: the lattices differ");
+                assert_eq!(c, census, "{what}: the censuses differ");
+            }
         }
     }
 }
