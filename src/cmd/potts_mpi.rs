@@ -159,6 +159,21 @@ impl Team {
         {
             noteln!("note: {why}; running on the CPU");
         }
+        // mpirun binds each of one or two processes to a single core by
+        // default: the process's threads (NCCL's proxy among them) then take
+        // turns on it, and every half-sweep of a GPU strip waits for them.
+        #[cfg(feature = "mpi")]
+        if let Team::Mpi { processes, .. } = self
+            && device.name() == "cuda"
+            && processes.size() > 1
+            && processes.is_first()
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() == 1)
+        {
+            noteln!(
+                "note: mpirun bound this process to one CPU core, which slows GPU strips down several times; \
+                 start it with --bind-to none (or --map-by slot:PE=4)"
+            );
+        }
         Ok(device)
     }
 

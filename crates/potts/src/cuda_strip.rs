@@ -385,9 +385,8 @@ fn overlapped<T: Word + DeviceRepr + ValidAsZeroBits + NcclType>(
     let exchange = match trade {
         Trade::Host(exchange) => exchange,
         Trade::Nccl { comm, up, down } => {
-            // The interior beside the trade; the rows it reads and writes
-            // are neither the edge rows sent nor the halo rows received.
-            launch(side, mine, other, interior)?;
+            // The trade is queued before the interior, so that its kernel
+            // finds room on the GPU before the interior's blocks fill it.
             // Between two strips (each the other's neighbour on both sides)
             // and for a lone strip, the sends and receives of one pair of
             // ranks match in the order queued: the last row first, then the
@@ -398,6 +397,9 @@ fn overlapped<T: Word + DeviceRepr + ValidAsZeroBits + NcclType>(
                 comm.recv(gpu, mine, 0..row_len, *up)?;
                 comm.recv(gpu, mine, (n + 1) * row_len..(n + 2) * row_len, *down)
             })?;
+            // The interior beside the trade; the rows it reads and writes
+            // are neither the edge rows sent nor the halo rows received.
+            launch(side, mine, other, interior)?;
             gpu.wait_for(side)?;
             return Ok(());
         }
