@@ -39,6 +39,8 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuCtxSetCurrent",
     "cuCtxGetCurrent",
     "cuCtxSynchronize",
+    "cuCtxGetStreamPriorityRange",
+    "cuStreamCreateWithPriority",
     "cuStreamSynchronize",
     "cuMemAlloc_v2",
     "cuMemAllocAsync",

@@ -74,6 +74,22 @@ impl Gpu {
         Ok(forked)
     }
 
+    /// As [`fork_stream`](Gpu::fork_stream), on a stream of the device's
+    /// highest priority: as multiprocessors free up, the blocks of its
+    /// kernels are started before those of kernels queued on ordinary
+    /// streams (for short work, such as a trade between GPUs, that must not
+    /// wait behind a long kernel beside it).
+    pub fn fork_urgent_stream(&self) -> Result<Gpu> {
+        self.ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+        let (_least, greatest) =
+            cudarc::driver::result::stream::get_priority_range().during("cuCtxGetStreamPriorityRange")?;
+        let stream = self.ctx.new_stream_with_priority(greatest).during("cuStreamCreateWithPriority")?;
+        stream.join(&self.stream).during("cuStreamWaitEvent")?;
+        let mut forked = self.clone();
+        forked.stream = stream;
+        Ok(forked)
+    }
+
     /// Makes the work issued on this handle's stream from now on wait for
     /// the work issued so far on `other`'s (a handle on the same device),
     /// without blocking the host.

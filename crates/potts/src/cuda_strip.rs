@@ -9,7 +9,7 @@
 //!
 //! The strip's colour arrays (its rows and a halo row above and below)
 //! live on the device. The first and last row-blocks are updated on the
-//! strip's main stream and their edge rows copied to page-locked host
+//! strip's main stream (of the device's highest priority) and their edge rows copied to page-locked host
 //! memory behind them; the interior row-blocks are updated meanwhile on a
 //! second stream. The host waits only for the two edge rows, hands them to
 //! the [`HaloExchange`] while the interior is still running on the GPU,
@@ -163,7 +163,9 @@ impl CudaStripBackend {
         let (w, n) = (model.width(), rows.len());
         // Both colours with their halo rows, at a byte per spin at most.
         check_fits(&gpu, ((n + 2) * w) as u64 + (TABLE_LEN as u64 + 257) * 8)?;
-        let main = gpu.fork_stream()?;
+        // The edges and the trade on an urgent stream: they start as soon
+        // as room frees up beside the interior's long kernel.
+        let main = gpu.fork_urgent_stream()?;
         let side = main.fork_stream()?;
         let module = main.module(&kernel_source(model.q()))?;
         let (storage, update, update_unit, census) = match Scheme::for_model(model) {
