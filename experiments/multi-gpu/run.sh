@@ -108,13 +108,13 @@ print(rows[-1]['flips_per_ns'])")
 # processes to one core each by default, which slows every half-sweep down
 # several times: --bind-to none.)
 for q in 2 9; do
-    scale $q 1 32768 32768 whole 1000
+    scale $q 1 32768 32768 whole 3000
     for n in $(seq 1 "$NG"); do
-        scale $q "$n" 32768 $((32768 * n)) nccl 1000
+        scale $q "$n" 32768 $((32768 * n)) nccl 3000
     done
+    scale $q "$NG" 32768 $((32768 * NG)) mpi 3000
 done
-scale 2 "$NG" 32768 $((32768 * NG)) mpi 1000
 for n in $(seq 1 "$NG"); do
-    scale 2 "$n" 65536 65536 nccl 300
+    scale 2 "$n" 65536 65536 nccl 1000
 done
 exit $fail

@@ -221,10 +221,13 @@ fn open_nccl(
     let made = if comm.rank() == 0 { library().and_then(|l| l.unique_id()).map(|u| id = u.0) } else { Ok(()) };
     comm.process_at_rank(0).broadcast_into(&mut id[..]);
     made?;
-    let nccl = Communicator::new(gpu, &UniqueId(id), comm.rank() as usize, comm.size() as usize)?;
-    let strips = (0..members)
+    let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+    let nccl = Communicator::new(gpu, &UniqueId(id), rank, size)?;
+    let mut strips: Vec<warpmc_potts::CudaStripBackend> = (0..members)
         .map(|_| warpmc_potts::CudaStripBackend::new(gpu.clone(), model, rows.clone()))
         .collect::<Result<_, _>>()?;
+    // NCCL's connections now, not during the first timed sweeps.
+    strips[0].connect_nccl(&nccl, ((rank + size - 1) % size, (rank + 1) % size))?;
     Ok(Held::Nccl { strips, comm: nccl })
 }
 

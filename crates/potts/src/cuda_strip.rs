@@ -393,12 +393,7 @@ fn overlapped<T: Word + DeviceRepr + ValidAsZeroBits + NcclType>(
             // and for a lone strip, the sends and receives of one pair of
             // ranks match in the order queued: the last row first, then the
             // first, and the upper halo before the lower.
-            comm.library().group(|| {
-                comm.send(gpu, mine, n * row_len..(n + 1) * row_len, *down)?;
-                comm.send(gpu, mine, row_len..2 * row_len, *up)?;
-                comm.recv(gpu, mine, 0..row_len, *up)?;
-                comm.recv(gpu, mine, (n + 1) * row_len..(n + 2) * row_len, *down)
-            })?;
+            nccl_trade(comm, gpu, mine, n, row_len, (*up, *down))?;
             // The interior beside the trade; the rows it reads and writes
             // are neither the edge rows sent nor the halo rows received.
             launch(side, mine, other, interior)?;
@@ -424,6 +419,25 @@ fn overlapped<T: Word + DeviceRepr + ValidAsZeroBits + NcclType>(
     // The next half-sweep reads the interior this one wrote.
     gpu.wait_for(side)?;
     Ok(())
+}
+
+/// Queues on `gpu`'s stream the trade of one colour array's edge rows
+/// (strip rows 0 and n − 1, array rows 1 and n) for its halo rows (array
+/// rows 0 and n + 1) with the ranks `(up, down)` of `comm`.
+fn nccl_trade<T: NcclType>(
+    comm: &Communicator,
+    gpu: &Gpu,
+    colour: &mut DeviceBuffer<T>,
+    n: usize,
+    row_len: usize,
+    (up, down): (usize, usize),
+) -> Result<()> {
+    Ok(comm.library().group(|| {
+        comm.send(gpu, colour, n * row_len..(n + 1) * row_len, down)?;
+        comm.send(gpu, colour, row_len..2 * row_len, up)?;
+        comm.recv(gpu, colour, 0..row_len, up)?;
+        comm.recv(gpu, colour, (n + 1) * row_len..(n + 2) * row_len, down)
+    })?)
 }
 
 impl Strip for CudaStripBackend {
@@ -522,6 +536,34 @@ impl CudaStripBackend {
         (up, down): (usize, usize),
     ) -> Result<()> {
         self.sweeps_with(seed, stream, first, count, &mut Trade::Nccl { comm, up, down })
+    }
+
+    /// Makes NCCL's connections to the strips above and below and those of
+    /// the census's all-reduce, and waits for them: NCCL makes them at the
+    /// first operation, which takes a fraction of a second that would
+    /// otherwise fall into the first sweeps. Trades both colours' edge rows
+    /// once (a halo row receives the neighbour's edge row, as after every
+    /// half-sweep, so a loaded strip is unchanged). Every rank must make the
+    /// same call.
+    pub fn connect_nccl(&mut self, comm: &Communicator, neighbours: (usize, usize)) -> Result<()> {
+        let n = self.rows.len();
+        match &mut self.storage {
+            Storage::Bytes(a) => {
+                for c in &mut a.colours {
+                    nccl_trade(comm, &self.gpu, c, n, a.row_len, neighbours)?;
+                }
+            }
+            Storage::Planes { arrays: a, .. } => {
+                for c in &mut a.colours {
+                    nccl_trade(comm, &self.gpu, c, n, a.row_len, neighbours)?;
+                }
+            }
+        }
+        self.count_census()?;
+        comm.all_reduce_sum(&self.gpu, &mut self.counts)?;
+        self.gpu.synchronize()?;
+        comm.async_error()?;
+        Ok(())
     }
 
     /// The whole lattice's census: this strip's part summed over the ranks

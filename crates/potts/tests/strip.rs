@@ -315,6 +315,10 @@ fn nccl_run(
                         .unwrap()
                         .with_unit_threads_from(unit_threads_from);
                     strip.load(start).unwrap();
+                    if unit_threads_from == 0 {
+                        // Connecting trades the edge rows once: a loaded strip is unchanged.
+                        strip.connect_nccl(&comm, ((i + k - 1) % k, (i + 1) % k)).unwrap();
+                    }
                     for s in stretches {
                         strip.set_table(&AcceptanceTable::metropolis(model, s.temperature)).unwrap();
                         let (up, down) = ((i + k - 1) % k, (i + 1) % k);
