@@ -578,6 +578,18 @@ fn bad_input_under_mpirun_is_one_line() {
 }
 
 #[test]
+fn nccl_halos_off_the_gpu_are_one_line() {
+    // NCCL trades between GPUs: strips on the CPU are refused with the
+    // reason, by one process, and nothing waits.
+    let run = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "64", "--temp", "1", "--sweeps", "10"];
+    let out = mpi(2, &[&run[..], &["--decompose", "strips", "--halo", "nccl"]].concat());
+    assert_fails_once(&out, "process 0 cannot trade edge rows through NCCL: its strips run on the cpu, not a GPU");
+    let out = mpi(2, &[&run[..], &["--halo", "nvlink"]].concat());
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("unknown halo transport 'nvlink' (expected mpi or nccl)"), "{}", stderr(&out));
+}
+
+#[test]
 fn the_first_process_alone_writes_files() {
     let csv = tmp("first.csv");
     let out = mpi(

@@ -187,11 +187,13 @@ struct RunArgs {
     #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
     decompose: warpmc_mpi::Decompose,
     /// Under mpirun, how strips trade their edge rows after each
-    /// half-sweep: nccl (GPU to GPU through NVIDIA's NCCL library, queued
-    /// beside the interior's update; needs every process on a GPU of its
-    /// own), mpi (through host memory), or auto (nccl where it can be, mpi
-    /// otherwise). The same bits either way (docs/mpi.md).
-    #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
+    /// half-sweep: mpi (through page-locked host memory and MPI, beside the
+    /// interior's update) or nccl (GPU to GPU through NVIDIA's NCCL
+    /// library, queued beside the interior's update, and the census summed
+    /// by NCCL; needs every process on a GPU of its own). mpi was the
+    /// faster on two NVLink-joined H200s (BENCHMARKS.md). The same bits
+    /// either way (docs/mpi.md).
+    #[arg(long, value_name = "HOW", default_value = "mpi", help_heading = "Protocol")]
     halo: warpmc_mpi::HaloTransport,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a
     /// range string or list, `continue = true`); flags override it.
@@ -711,7 +713,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     if matches!(team, Team::Alone) && args.decompose != warpmc_mpi::Decompose::Auto {
         noteln!("warning: --decompose applies only under mpirun; this run is one process and ignores it");
     }
-    if matches!(team, Team::Alone) && args.halo != warpmc_mpi::HaloTransport::Auto {
+    if matches!(team, Team::Alone) && args.halo != warpmc_mpi::HaloTransport::Mpi {
         noteln!("warning: --halo applies only under mpirun; this run is one process and ignores it");
     }
     let prepared = team.agree(prepare(&args, &team))?;

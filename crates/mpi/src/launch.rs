@@ -82,23 +82,23 @@ impl FromStr for Decompose {
 /// How the strips of a lattice trade their edge rows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HaloTransport {
-    /// NCCL when every process holds a strip on a GPU of its own and finds
-    /// the NCCL library, MPI otherwise.
+    /// Through page-locked host memory and MPI, the device copies beside
+    /// the interior's update: the faster of the two on the machines
+    /// measured (BENCHMARKS.md, two H200s joined by NVLink).
     #[default]
-    Auto,
-    /// Device to device through NCCL (an error where that cannot be).
-    Nccl,
-    /// Through host memory and MPI.
     Mpi,
+    /// Device to device through NCCL, queued beside the interior's update;
+    /// every process must hold a strip on a GPU of its own (an error
+    /// otherwise).
+    Nccl,
 }
 
 impl HaloTransport {
-    /// `auto`, `nccl` or `mpi`.
+    /// `mpi` or `nccl`.
     pub fn name(self) -> &'static str {
         match self {
-            HaloTransport::Auto => "auto",
-            HaloTransport::Nccl => "nccl",
             HaloTransport::Mpi => "mpi",
+            HaloTransport::Nccl => "nccl",
         }
     }
 }
@@ -113,10 +113,9 @@ impl FromStr for HaloTransport {
     type Err = MpiError;
     fn from_str(s: &str) -> Result<Self, MpiError> {
         match s {
-            "auto" => Ok(HaloTransport::Auto),
-            "nccl" => Ok(HaloTransport::Nccl),
             "mpi" => Ok(HaloTransport::Mpi),
-            _ => Err(MpiError::InvalidInput(format!("unknown halo transport '{s}' (expected auto, nccl or mpi)"))),
+            "nccl" => Ok(HaloTransport::Nccl),
+            _ => Err(MpiError::InvalidInput(format!("unknown halo transport '{s}' (expected mpi or nccl)"))),
         }
     }
 }
@@ -148,10 +147,10 @@ mod tests {
         }
         let e = "rows".parse::<Decompose>().unwrap_err().to_string();
         assert_eq!(e, "unknown decomposition 'rows' (expected auto, strips or ensemble)");
-        for t in [HaloTransport::Auto, HaloTransport::Nccl, HaloTransport::Mpi] {
+        for t in [HaloTransport::Nccl, HaloTransport::Mpi] {
             assert_eq!(t.name().parse::<HaloTransport>().unwrap(), t);
         }
         let e = "nvlink".parse::<HaloTransport>().unwrap_err().to_string();
-        assert_eq!(e, "unknown halo transport 'nvlink' (expected auto, nccl or mpi)");
+        assert_eq!(e, "unknown halo transport 'nvlink' (expected mpi or nccl)");
     }
 }

@@ -8,9 +8,8 @@
 //!   random-number row-blocks ([`warpmc_potts::strip`]), one per process,
 //!   each on its process's CPU or its own GPU; halo rows are traded after
 //!   every half-sweep, while the interior rows are updated, and the census
-//!   is summed with an all-reduce — device to device through NCCL when
-//!   every process holds its strip on a GPU of its own
-//!   ([`HaloTransport`]), else through host memory and MPI;
+//!   is summed with an all-reduce — through host memory and MPI, or
+//!   device to device through NCCL ([`HaloTransport`]);
 //! - `SpreadEnsemble`: the lattices of an ensemble (temperatures,
 //!   samples, tempering replicas) dealt out to the processes, each running
 //!   its share on its own backend (CPU, or its own GPU); censuses are

@@ -44,7 +44,7 @@ impl MpiOpener {
             comm: Rc::new(processes.communicator()),
             device,
             decompose,
-            halo: HaloTransport::Auto,
+            halo: HaloTransport::Mpi,
             all_gpus,
             notice,
         })
@@ -58,7 +58,7 @@ impl MpiOpener {
         self
     }
 
-    /// How strips trade their edge rows (`auto` unless set).
+    /// How strips trade their edge rows (through MPI unless set).
     pub fn with_halo(mut self, halo: HaloTransport) -> Self {
         self.halo = halo;
         self

@@ -132,11 +132,10 @@ impl StripEnsemble {
         let rows = strip_rows(model.height(), size);
         let nccl = match transport {
             HaloTransport::Mpi => false,
-            HaloTransport::Auto | HaloTransport::Nccl => {
+            HaloTransport::Nccl => {
                 let why_not = nccl_unfit(&comm, device, rows.len());
                 match lowest_failing(&comm, why_not.is_none()) {
                     None => true,
-                    Some(_) if transport == HaloTransport::Auto => false,
                     Some(p) => {
                         let mut reason = [0u8; 240];
                         if let Some(w) = &why_not {
