@@ -165,7 +165,6 @@ impl Team {
         #[cfg(feature = "mpi")]
         if let Team::Mpi { processes, .. } = self
             && device.name() == "cuda"
-            && processes.size() > 1
             && processes.is_first()
             && std::thread::available_parallelism().is_ok_and(|n| n.get() == 1)
         {
