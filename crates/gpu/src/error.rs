@@ -47,10 +47,11 @@ pub enum GpuError {
         /// The source file of the module.
         module: String,
     },
-    /// NCCL could not be loaded, or an NCCL call failed.
-    #[error("NCCL error in {op}: {message}")]
+    /// NCCL could not be loaded (`op` is "NCCL"), or an NCCL call failed
+    /// (`op` names it).
+    #[error("{op}: {message}")]
     Nccl {
-        /// What was being done.
+        /// The NCCL call, or "NCCL" for the library itself.
         op: &'static str,
         /// NCCL's description of the error, or why the library is missing.
         message: String,

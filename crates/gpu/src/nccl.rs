@@ -91,7 +91,7 @@ impl std::fmt::Debug for Library {
 /// why it could not be (and every later call gives the same error).
 pub fn library() -> Result<&'static Library> {
     static LIB: OnceLock<std::result::Result<Library, String>> = OnceLock::new();
-    LIB.get_or_init(load).as_ref().map_err(|e| GpuError::Nccl { op: "loading NCCL", message: e.clone() })
+    LIB.get_or_init(load).as_ref().map_err(|e| GpuError::Nccl { op: "NCCL", message: e.clone() })
 }
 
 /// Every symbol, in the order of [`Api`]'s fields.
@@ -119,7 +119,7 @@ fn load() -> std::result::Result<Library, String> {
         // and none of its other threads read or write the environment.
         unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
     }
-    let (name, lib) = open_library()?;
+    let (name, lib) = open_library(std::env::var_os("WARPMC_NCCL"))?;
     for s in SYMBOLS {
         // SAFETY: presence only; nothing is called here.
         if unsafe { lib.get::<*const c_void>(s.as_bytes()) }.is_err() {
@@ -156,8 +156,9 @@ fn load() -> std::result::Result<Library, String> {
 /// Names the dynamic loader is asked for.
 const NAMES: &[&str] = &["libnccl.so.2", "libnccl.so"];
 
-fn open_library() -> std::result::Result<(String, libloading::Library), String> {
-    if let Some(v) = std::env::var_os("WARPMC_NCCL").filter(|v| !v.is_empty()) {
+/// The library as `explicit` (`WARPMC_NCCL`'s value) names it, or found.
+fn open_library(explicit: Option<std::ffi::OsString>) -> std::result::Result<(String, libloading::Library), String> {
+    if let Some(v) = explicit.filter(|v| !v.is_empty()) {
         let p = PathBuf::from(&v);
         let file = if p.is_dir() { NAMES.iter().map(|n| p.join(n)).find(|f| f.exists()).unwrap_or(p) } else { p };
         // SAFETY: NCCL's initialisers have no preconditions (as below).
@@ -183,7 +184,7 @@ fn open_library() -> std::result::Result<(String, libloading::Library), String> 
             }
         }
     }
-    Err("NCCL (libnccl.so.2) was not found: install NCCL (e.g. `pip install nvidia-nccl-cu13`, or the \
+    Err("the library (libnccl.so.2) was not found: install NCCL (e.g. `pip install nvidia-nccl-cu13`, or the \
          libnccl2 package), add its directory to LD_LIBRARY_PATH, or set WARPMC_NCCL to its path"
         .to_string())
 }
@@ -411,7 +412,7 @@ impl Communicator {
         let mut r: RawResult = 0;
         // SAFETY: `raw` is a live communicator.
         self.lib.check("ncclCommGetAsyncError", unsafe { (self.lib.api.comm_get_async_error)(self.raw, &mut r) })?;
-        self.lib.check("an NCCL operation", r)
+        self.lib.check("NCCL (a queued operation)", r)
     }
 }
 
@@ -433,5 +434,97 @@ impl Drop for Communicator {
         // SAFETY: `raw` is live and dropped once; ncclCommDestroy waits for
         // the communicator's queued operations.
         let _ = unsafe { (self.lib.api.comm_destroy)(self.raw) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_library_that_is_not_there_is_one_line() {
+        let e = open_library(Some("/nonexistent/libnccl.so.2".into())).expect_err("refused");
+        assert!(e.starts_with("WARPMC_NCCL=/nonexistent/libnccl.so.2: "), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        // A directory without the library in it.
+        let dir = std::env::temp_dir();
+        let e = open_library(Some(dir.clone().into_os_string())).expect_err("refused");
+        assert!(e.starts_with(&format!("WARPMC_NCCL={}: ", dir.display())), "{e}");
+    }
+
+    #[test]
+    fn versions_read_in_both_of_nccls_encodings() {
+        let lib = |version| Library {
+            api: Api {
+                name: String::new(),
+                version,
+                get_unique_id: unreachable_id,
+                comm_init_rank: unreachable_init_rank,
+                comm_init_all: unreachable_init_all,
+                comm_destroy: unreachable_comm,
+                comm_get_async_error: unreachable_async,
+                get_error_string: unreachable_string,
+                group_start: unreachable_group,
+                group_end: unreachable_group,
+                send: unreachable_send,
+                recv: unreachable_recv,
+                all_reduce: unreachable_all_reduce,
+            },
+        };
+        assert_eq!(lib(22803).version(), (2, 28, 3));
+        assert_eq!(lib(2804).version(), (2, 8, 4));
+    }
+
+    unsafe extern "C" fn unreachable_id(_: *mut RawId) -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_init_rank(_: *mut RawComm, _: c_int, _: RawId, _: c_int) -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_init_all(_: *mut RawComm, _: c_int, _: *const c_int) -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_comm(_: RawComm) -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_async(_: RawComm, _: *mut RawResult) -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_string(_: RawResult) -> *const c_char {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_group() -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_send(
+        _: *const c_void,
+        _: usize,
+        _: c_int,
+        _: c_int,
+        _: RawComm,
+        _: RawStream,
+    ) -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_recv(
+        _: *mut c_void,
+        _: usize,
+        _: c_int,
+        _: c_int,
+        _: RawComm,
+        _: RawStream,
+    ) -> RawResult {
+        unreachable!()
+    }
+    unsafe extern "C" fn unreachable_all_reduce(
+        _: *const c_void,
+        _: *mut c_void,
+        _: usize,
+        _: c_int,
+        _: c_int,
+        _: RawComm,
+        _: RawStream,
+    ) -> RawResult {
+        unreachable!()
     }
 }

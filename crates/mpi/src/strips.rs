@@ -152,6 +152,8 @@ impl StripEnsemble {
                 }
             }
         };
+        #[cfg(not(feature = "cuda"))]
+        let _ = nccl;
         let mine = match rows.get(rank) {
             #[cfg(feature = "cuda")]
             Some(r) if nccl => open_nccl(&comm, device, model, r.clone(), members)?,
@@ -175,15 +177,19 @@ impl StripEnsemble {
 /// Every process must call it (it gathers every process's GPU).
 fn nccl_unfit(comm: &SimpleCommunicator, device: &Device, strips: usize) -> Option<String> {
     // Which GPU of which machine, u64::MAX for none.
-    let mut here = u64::MAX;
-    let mut why = None;
     #[cfg(feature = "cuda")]
-    if let Device::Cuda(gpu) = device {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        mpi::environment::processor_name().unwrap_or_default().hash(&mut h);
-        here = (h.finish() << 8) | gpu.info().ordinal as u64 & 0xff;
-    }
+    let here = match device {
+        Device::Cuda(gpu) => {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            mpi::environment::processor_name().unwrap_or_default().hash(&mut h);
+            (h.finish() << 8) | gpu.info().ordinal as u64 & 0xff
+        }
+        _ => u64::MAX,
+    };
+    #[cfg(not(feature = "cuda"))]
+    let here = u64::MAX;
+    let mut why = None;
     let mut all = vec![0u64; comm.size() as usize];
     comm.all_gather_into(&here, &mut all[..]);
     if here == u64::MAX {
