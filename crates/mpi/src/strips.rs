@@ -137,7 +137,7 @@ impl StripEnsemble {
                 match lowest_failing(&comm, why_not.is_none()) {
                     None => true,
                     Some(p) => {
-                        let mut reason = [0u8; 240];
+                        let mut reason = [0u8; 1024];
                         if let Some(w) = &why_not {
                             let n = w.len().min(reason.len());
                             reason[..n].copy_from_slice(&w.as_bytes()[..n]);
