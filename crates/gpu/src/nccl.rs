@@ -197,9 +197,7 @@ impl Library {
 
     /// NCCL's version as (major, minor, patch).
     pub fn version(&self) -> (u32, u32, u32) {
-        let v = self.api.version.max(0) as u32;
-        // 2.9 and later: major·10000 + minor·100 + patch; before: ·1000.
-        if v >= 20900 { (v / 10000, v / 100 % 100, v % 100) } else { (v / 1000, v / 100 % 10, v % 100) }
+        decode_version(self.api.version)
     }
 
     /// A new communicator's name, for every process that will join it.
@@ -238,6 +236,14 @@ impl Library {
         let r = r?;
         end.map(|_| r)
     }
+}
+
+/// (major, minor, patch) from `ncclGetVersion`'s number: major·10000 +
+/// minor·100 + patch from NCCL 2.9 on, major·1000 + minor·100 + patch
+/// before.
+fn decode_version(v: c_int) -> (u32, u32, u32) {
+    let v = v.max(0) as u32;
+    if v >= 20900 { (v / 10000, v / 100 % 100, v % 100) } else { (v / 1000, v / 100 % 10, v % 100) }
 }
 
 /// Element types NCCL moves and sums.
@@ -454,77 +460,8 @@ mod tests {
 
     #[test]
     fn versions_read_in_both_of_nccls_encodings() {
-        let lib = |version| Library {
-            api: Api {
-                name: String::new(),
-                version,
-                get_unique_id: unreachable_id,
-                comm_init_rank: unreachable_init_rank,
-                comm_init_all: unreachable_init_all,
-                comm_destroy: unreachable_comm,
-                comm_get_async_error: unreachable_async,
-                get_error_string: unreachable_string,
-                group_start: unreachable_group,
-                group_end: unreachable_group,
-                send: unreachable_send,
-                recv: unreachable_recv,
-                all_reduce: unreachable_all_reduce,
-            },
-        };
-        assert_eq!(lib(22803).version(), (2, 28, 3));
-        assert_eq!(lib(2804).version(), (2, 8, 4));
-    }
-
-    unsafe extern "C" fn unreachable_id(_: *mut RawId) -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_init_rank(_: *mut RawComm, _: c_int, _: RawId, _: c_int) -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_init_all(_: *mut RawComm, _: c_int, _: *const c_int) -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_comm(_: RawComm) -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_async(_: RawComm, _: *mut RawResult) -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_string(_: RawResult) -> *const c_char {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_group() -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_send(
-        _: *const c_void,
-        _: usize,
-        _: c_int,
-        _: c_int,
-        _: RawComm,
-        _: RawStream,
-    ) -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_recv(
-        _: *mut c_void,
-        _: usize,
-        _: c_int,
-        _: c_int,
-        _: RawComm,
-        _: RawStream,
-    ) -> RawResult {
-        unreachable!()
-    }
-    unsafe extern "C" fn unreachable_all_reduce(
-        _: *const c_void,
-        _: *mut c_void,
-        _: usize,
-        _: c_int,
-        _: c_int,
-        _: RawComm,
-        _: RawStream,
-    ) -> RawResult {
-        unreachable!()
+        assert_eq!(decode_version(22803), (2, 28, 3));
+        assert_eq!(decode_version(2804), (2, 8, 4));
+        assert_eq!(decode_version(-1), (0, 0, 0));
     }
 }
