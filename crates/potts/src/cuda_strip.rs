@@ -9,9 +9,9 @@
 //!
 //! The strip's colour arrays (its rows and a halo row above and below)
 //! live on the device. The first and last row-blocks are updated on the
-//! strip's main stream (of the device's highest priority) and their edge rows copied to page-locked host
-//! memory behind them; the interior row-blocks are updated meanwhile on a
-//! second stream. The host waits only for the two edge rows, hands them to
+//! strip's main stream (of the device's highest priority) and their edge
+//! rows copied to page-locked host memory behind them; the interior
+//! row-blocks are updated meanwhile on a second stream. The host waits only for the two edge rows, hands them to
 //! the [`HaloExchange`] while the interior is still running on the GPU,
 //! and uploads the halo rows it receives on the main stream, which then
 //! waits for the interior before the next half-sweep. The census is
