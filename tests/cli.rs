@@ -209,7 +209,8 @@ CUresult cuDeviceGetAttribute(int* v, int attr, int d) { (void)d; *v = attr == 7
 CUresult cuDeviceTotalMem_v2(size_t* b, int d) { (void)d; *b = (size_t)80 << 30; return 0; }
 #define STUB(name) CUresult name(void) { return 999; }
 STUB(cuDevicePrimaryCtxRetain) STUB(cuDevicePrimaryCtxRelease_v2) STUB(cuCtxSetCurrent)
-STUB(cuCtxGetCurrent) STUB(cuCtxSynchronize) STUB(cuStreamSynchronize) STUB(cuMemAlloc_v2)
+STUB(cuCtxGetCurrent) STUB(cuCtxSynchronize) STUB(cuCtxGetStreamPriorityRange) STUB(cuStreamCreateWithPriority)
+STUB(cuStreamSynchronize) STUB(cuMemAlloc_v2)
 STUB(cuMemAllocAsync) STUB(cuMemFree_v2) STUB(cuMemGetInfo_v2) STUB(cuMemFreeAsync)
 STUB(cuMemcpyHtoDAsync_v2) STUB(cuMemcpyDtoHAsync_v2) STUB(cuMemcpyDtoDAsync_v2) STUB(cuMemsetD8Async)
 STUB(cuModuleLoadData) STUB(cuModuleGetFunction) STUB(cuModuleUnload) STUB(cuLaunchKernel)
