@@ -10,6 +10,11 @@ mod cmd;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // NVLink SHARP stays off in NCCL (warpmc never creates multicast
+    // objects), set before anything can start NCCL or another thread.
+    // SAFETY: the first statement of main: no other thread exists yet to
+    // read the environment while it changes.
+    unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
     let cli = match cmd::Cli::try_parse_args() {
         Ok(cli) => cli,
         // Under mpirun every process parses the same flags: the first

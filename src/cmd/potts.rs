@@ -182,17 +182,19 @@ struct RunArgs {
     /// strips (every lattice cut into horizontal strips, one per process,
     /// each on its CPU or its own GPU), ensemble (the lattices of each
     /// group dealt out whole, likewise), or auto (strips for a lone lattice
-    /// unless every process has a GPU, ensemble otherwise). Results are the
-    /// same bits as one process's either way (docs/mpi.md).
+    /// unless every process has a GPU and --halo is mpi, ensemble
+    /// otherwise). Results are the same bits as one process's either way
+    /// (docs/mpi.md).
     #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
     decompose: warpmc_mpi::Decompose,
     /// Under mpirun, how strips trade their edge rows after each
     /// half-sweep: mpi (through page-locked host memory and MPI, beside the
     /// interior's update) or nccl (GPU to GPU through NVIDIA's NCCL
     /// library, queued beside the interior's update, and the census summed
-    /// by NCCL; needs every process on a GPU of its own). mpi was the
-    /// faster on two NVLink-joined H200s (BENCHMARKS.md). The same bits
-    /// either way (docs/mpi.md).
+    /// by NCCL; needs every process on a GPU of its own; a lone lattice is
+    /// then cut into strips under --decompose auto). mpi was the faster on
+    /// two NVLink-joined H200s (BENCHMARKS.md). The same bits either way
+    /// (docs/mpi.md).
     #[arg(long, value_name = "HOW", default_value = "mpi", help_heading = "Protocol")]
     halo: warpmc_mpi::HaloTransport,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a
@@ -715,6 +717,11 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     }
     if matches!(team, Team::Alone) && args.halo != warpmc_mpi::HaloTransport::Mpi {
         noteln!("warning: --halo applies only under mpirun; this run is one process and ignores it");
+    } else if args.halo != warpmc_mpi::HaloTransport::Mpi
+        && args.decompose == warpmc_mpi::Decompose::Ensemble
+        && team.is_first()
+    {
+        noteln!("warning: --halo applies only to lattices cut into strips; --decompose ensemble deals them out whole");
     }
     let prepared = team.agree(prepare(&args, &team))?;
     match run_study(&args, &team, prepared) {

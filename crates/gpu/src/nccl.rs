@@ -10,8 +10,11 @@
 //! name through the dynamic loader, then in the `nvidia/nccl/lib` directory
 //! of NVIDIA's Python wheels (where PyTorch's NCCL lives).
 //!
-//! Before NCCL starts, warpmc sets `NCCL_NVLS_ENABLE=0`: NVLink SHARP
-//! (multicast objects) stays off whatever the environment says.
+//! NVLink SHARP (multicast objects) stays off: `NCCL_NVLS_ENABLE=0`. The
+//! warpmc binary sets it first thing in `main`; a program that uses this
+//! module itself and starts threads before loading NCCL should set it
+//! before those threads start too, since otherwise [`library`] sets it
+//! while they may be reading the environment.
 //!
 //! # One process per GPU
 //!
@@ -114,9 +117,11 @@ fn load() -> std::result::Result<Library, String> {
     // NVLink SHARP off before NCCL reads its environment (at the first
     // communicator): warpmc never uses multicast objects.
     if std::env::var_os("NCCL_NVLS_ENABLE").is_none_or(|v| v != "0") {
-        // SAFETY: set once, before NCCL (the only reader of this variable)
-        // is loaded; warpmc calls this from the thread that drives its GPUs,
-        // and none of its other threads read or write the environment.
+        // SAFETY: setenv may race a getenv on another thread. The warpmc
+        // binary sets the variable before any thread starts, so this runs
+        // only for programs that use the library directly and did not; the
+        // module's documentation asks them to (and NCCL, the variable's
+        // reader, is not loaded yet).
         unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
     }
     let (name, lib) = open_library(std::env::var_os("WARPMC_NCCL"))?;

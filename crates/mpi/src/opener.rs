@@ -14,8 +14,9 @@ use crate::strips::StripEnsemble;
 /// Opens a [`Runner`](warpmc_potts::Runner)'s ensembles across the
 /// processes: [`StripEnsemble`] or [`SpreadEnsemble`] as the
 /// [`Decompose`] choice says. `auto` cuts a lone lattice into strips unless
-/// every process has a GPU, and deals out the lattices otherwise (a lone
-/// lattice then runs whole on the first process's GPU). Each process runs
+/// every process has a GPU (and the halo transport is not NCCL), and deals
+/// out the lattices otherwise (a lone lattice then runs whole on the first
+/// process's GPU). Each process runs
 /// its strips on its own device, CPU or GPU.
 pub struct MpiOpener {
     comm: Rc<SimpleCommunicator>,
@@ -69,7 +70,7 @@ impl MpiOpener {
         match self.decompose {
             Decompose::Strips => true,
             Decompose::Ensemble => false,
-            Decompose::Auto => members == 1 && !self.all_gpus,
+            Decompose::Auto => members == 1 && (!self.all_gpus || self.halo == HaloTransport::Nccl),
         }
     }
 }

@@ -176,14 +176,18 @@ impl StripEnsemble {
 /// no other process of its machine uses, and the NCCL library must load.
 /// Every process must call it (it gathers every process's GPU).
 fn nccl_unfit(comm: &SimpleCommunicator, device: &Device, strips: usize) -> Option<String> {
-    // Which GPU of which machine, u64::MAX for none.
+    // Which GPU of which machine (by PCI bus where the driver says, so
+    // that processes each shown one GPU as device 0 differ), u64::MAX for
+    // none.
     #[cfg(feature = "cuda")]
     let here = match device {
         Device::Cuda(gpu) => {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             mpi::environment::processor_name().unwrap_or_default().hash(&mut h);
-            (h.finish() << 8) | gpu.info().ordinal as u64 & 0xff
+            let info = gpu.info();
+            info.pci_bus.map_or((1u8, info.ordinal as u64), |b| (0u8, b as u64)).hash(&mut h);
+            h.finish().min(u64::MAX - 1)
         }
         _ => u64::MAX,
     };
@@ -209,7 +213,10 @@ fn nccl_unfit(comm: &SimpleCommunicator, device: &Device, strips: usize) -> Opti
 
 /// This process's strips of `members` lattices on its GPU, joined by an
 /// NCCL communicator whose ranks are the MPI ranks (made by the first
-/// process, its id sent by MPI). Every process must call it.
+/// process, its id sent by MPI). Every process must call it; each step
+/// that can fail on one process is agreed on before the next collective
+/// step, so that a failure ends every process instead of leaving the
+/// others waiting in NCCL.
 #[cfg(feature = "cuda")]
 fn open_nccl(
     comm: &SimpleCommunicator,
@@ -222,15 +229,44 @@ fn open_nccl(
     let Device::Cuda(gpu) = device else {
         return Err(PottsError::InvalidInput("NCCL strips need a GPU".into()));
     };
-    let mut id = [0u8; 128];
-    let made = if comm.rank() == 0 { library().and_then(|l| l.unique_id()).map(|u| id = u.0) } else { Ok(()) };
+    let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+    // Fails on every process when `mine` fails on any: its own error where
+    // it failed, a line naming the process elsewhere.
+    let agree = |mine: warpmc_potts::Result<()>, what: &str| -> warpmc_potts::Result<()> {
+        match (lowest_failing(comm, mine.is_ok()), mine) {
+            (None, _) => Ok(()),
+            (Some(_), Err(e)) => Err(e),
+            (Some(p), Ok(())) => {
+                Err(PottsError::InvalidInput(format!("process {p} could not {what} (its own message says why)")))
+            }
+        }
+    };
+    let strips: warpmc_potts::Result<Vec<warpmc_potts::CudaStripBackend>> =
+        (0..members).map(|_| warpmc_potts::CudaStripBackend::new(gpu.clone(), model, rows.clone())).collect();
+    let made = strips.as_ref().map(|_| ()).map_err(|e| PottsError::InvalidInput(e.to_string()));
+    agree(made, "open its strips")?;
+    let mut strips = strips?;
+    // The id, and after it whether the first process could make one.
+    let mut id = [0u8; 129];
+    let made = if rank == 0 {
+        library().and_then(|l| l.unique_id()).map(|u| {
+            id[..128].copy_from_slice(&u.0);
+            id[128] = 1;
+        })
+    } else {
+        Ok(())
+    };
     comm.process_at_rank(0).broadcast_into(&mut id[..]);
     made?;
-    let (rank, size) = (comm.rank() as usize, comm.size() as usize);
-    let nccl = Communicator::new(gpu, &UniqueId(id), rank, size)?;
-    let mut strips: Vec<warpmc_potts::CudaStripBackend> = (0..members)
-        .map(|_| warpmc_potts::CudaStripBackend::new(gpu.clone(), model, rows.clone()))
-        .collect::<Result<_, _>>()?;
+    if id[128] != 1 {
+        return Err(PottsError::InvalidInput("process 0 could not make an NCCL communicator".into()));
+    }
+    let mut unique = [0u8; 128];
+    unique.copy_from_slice(&id[..128]);
+    let nccl = Communicator::new(gpu, &UniqueId(unique), rank, size);
+    let joined = nccl.as_ref().map(|_| ()).map_err(|e| PottsError::InvalidInput(e.to_string()));
+    agree(joined, "join the NCCL communicator")?;
+    let nccl = nccl?;
     // NCCL's connections now, not during the first timed sweeps.
     strips[0].connect_nccl(&nccl, ((rank + size - 1) % size, (rank + 1) % size))?;
     Ok(Held::Nccl { strips, comm: nccl })

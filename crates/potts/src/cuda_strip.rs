@@ -525,7 +525,11 @@ impl CudaStripBackend {
     /// `comm`, whose ranks `(up, down)` hold the strips above and below
     /// (this strip's own rank for a lone strip). Every rank must make the
     /// same call; the work is queued, and the call returns without waiting
-    /// for it.
+    /// for it. A rank that stops making the calls (it failed, or died)
+    /// leaves the others' queued receives waiting: later waits on this
+    /// strip's stream do not return, and the program must end the others
+    /// (warpmc's MPI runs abort every process on a failure mid-run), or
+    /// poll [`Communicator::async_error`] instead of waiting.
     pub fn sweeps_nccl(
         &mut self,
         seed: u64,
