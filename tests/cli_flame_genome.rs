@@ -490,6 +490,19 @@ fn strips_that_leave_rows_out_say_so() {
 }
 
 #[test]
+fn strips_too_thin_to_cut_are_one_error_line_without_the_rows_warning() {
+    let dir = temp_dir();
+    let g = dir.join("short.flam3");
+    std::fs::write(&g, r#"<flame size="8 5"><xform weight="1" coefs="1 0 0 1 0 0" linear="1" color="0"/></flame>"#)
+        .unwrap();
+    let o = warpmc(&["flame", "genome", "strip", g.to_str().unwrap(), "--nstrips", "7"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("5 pixels high cannot be cut into 7 strips"), "{e}");
+}
+
+#[test]
 fn an_output_onto_the_file_standard_input_reads_is_refused() {
     let dir = temp_dir();
     let g = dir.join("own.flam3");

@@ -627,17 +627,6 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
         bail!("--strip {k}, but there are only {} strips (0 to {})", a.nstrips, a.nstrips - 1);
     }
     let mut out = Vec::new();
-    // flam3-genome drops the rows the division leaves over; say so once.
-    if let Some(f) = flames.iter().find(|f| f.height % a.nstrips != 0) {
-        let n = a.nstrips;
-        noteln!(
-            "warning: {} rows do not divide into {n} strips: each strip is {} rows high and the last {} rows of the \
-             image are in none of them (as flam3-genome cuts); a height divisible by {n} keeps every row",
-            f.height,
-            f.height / n,
-            f.height % n
-        );
-    }
     for f in &flames {
         // Cut, then the template, as flam3-genome does: a template's size
         // is the strips' size.
@@ -647,6 +636,18 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
             None => strips,
         };
         out.extend(chosen.into_iter().map(|s| finish(s, t.as_ref(), f.time)));
+    }
+    // flam3-genome drops the rows the division leaves over; say so once,
+    // after every flame is cut (a flame too short to cut is the one error).
+    if let Some(f) = flames.iter().find(|f| f.height % a.nstrips != 0) {
+        let n = a.nstrips;
+        noteln!(
+            "warning: {} rows do not divide into {n} strips: each strip is {} rows high and the last {} rows of the \
+             image are in none of them (as flam3-genome cuts); a height divisible by {n} keeps every row",
+            f.height,
+            f.height / n,
+            f.height % n
+        );
     }
     emit(&a.common, &out, "pick")
 }
