@@ -1313,3 +1313,17 @@ fn a_closed_stdout_does_not_end_a_run_that_writes_files() {
     let rows = text.lines().filter(|l| !l.starts_with('#')).count();
     assert_eq!(rows, 1 + 2501);
 }
+
+#[test]
+fn exact_finds_a_bad_out_path_before_computing() {
+    // Four seconds per temperature at the largest side: the error must
+    // come before the values, not minutes later.
+    let temps = (0..40).map(|i| format!("{}", 1.0 + 0.01 * i as f64)).collect::<Vec<_>>().join(",");
+    let started = Instant::now();
+    let args = ["potts", "exact", "--size", "16777216", "--temps", &temps, "--out", "/nonexistent/dir/x.csv"];
+    assert_one_line_error(&args, "/nonexistent/dir");
+    assert!(started.elapsed() < Duration::from_secs(20), "the error came after the work");
+    // "-" would be a file of that name, as for `potts run --out -`.
+    let dash = ["potts", "exact", "--size", "4", "--temp", "1", "--out", "-"];
+    assert_one_line_error(&dash, "--out -: this output is written to a file");
+}

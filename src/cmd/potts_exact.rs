@@ -54,6 +54,16 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         (None, None) => bail!("missing --temp or --temps"),
     }
     .expand()?;
+    // The values take up to minutes to compute: an output that cannot be
+    // written is refused first, not after them.
+    if let Some(path) = &a.out {
+        if path.as_os_str() == "-" {
+            bail!(
+                "--out -: this output is written to a file; name one (without --out the values go to standard output)"
+            );
+        }
+        warpmc_host::output::check_writable(path)?;
+    }
     let tori: Vec<(usize, usize)> = a.size.iter().map(|&l| (l, a.height.unwrap_or(l))).collect();
     // Ctrl-C ends the process as it is (no handler): nothing is written
     // before every row is computed.

@@ -254,6 +254,18 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     if !consistent || header.saved.len() != RunState::new(&cfg).saved.len() {
         return Err("inconsistent run position".into());
     }
+    // Time, and site updates of at most the whole run on a lattice of
+    // `sites` (the run adds to them as it goes on).
+    let timing_fits = |t: &Timing, sites: u128| {
+        let run_updates = cfg.sweeps_per_chain() as u128 * sites * temps as u128 * cfg.samples() as u128;
+        t.seconds >= 0.0 && t.seconds.is_finite() && t.updates as u128 <= run_updates
+    };
+    if !header.timing.iter().all(|t| timing_fits(t, n as u128))
+        || !header.earlier.iter().all(|r| r.timing.iter().all(|t| timing_fits(t, r.size as u128 * r.size as u128)))
+        || header.tempering.as_ref().is_some_and(|t| !timing_fits(&t.timing, n as u128))
+    {
+        return Err("inconsistent timing".into());
+    }
     // Every chain's measurements so far: all of a finished chain's, those
     // up to `sweep` of a chain under way, none of a chain not yet started
     // (chains run temperature by temperature, samples within).
@@ -288,8 +300,17 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     }
     if let Some(t) = header.tempering {
         let finished = header.temp_index == temps && t.sweep == cfg.sweeps_per_chain();
+        // One exchange round at most every `exchange_every` sweeps, each
+        // offering every pair at most once per sample and completing at
+        // most one round trip per sample.
+        let stats = t.replicas.stats();
+        let per_rounds = stats.rounds.saturating_mul(cfg.samples() as u64);
+        let counts_fit = cfg.exchange_every().is_some_and(|every| stats.rounds <= t.sweep / every)
+            && stats.attempts.iter().all(|&a| a <= per_rounds)
+            && stats.round_trips <= per_rounds;
         let fits = cfg.exchange_every().is_some()
             && t.replicas.fits(&cfg)
+            && counts_fit
             && (current.len() == t.replicas.members() || finished && current.is_empty())
             && (header.temp_index == 0 || finished)
             && t.sweep <= cfg.sweeps_per_chain()

@@ -371,7 +371,25 @@ fn checkpoints_that_contradict_themselves_are_refused() {
             put_back(v, chain);
         };
         refused(&edit(&bytes, &one_fewer), "a measurement too few");
+        // Counters the rest of the run would carry past u64::MAX, and time
+        // that runs backwards.
+        let set_timing = |v: &mut serde_json::Value, seconds: f64, updates: u64| {
+            let t = if tempering { &mut v["tempering"]["timing"] } else { &mut v["timing"][0] };
+            assert!(t.is_array(), "{t}");
+            *t = serde_json::json!([seconds, updates]);
+        };
+        refused(&edit(&bytes, &|v| set_timing(v, 1.0, u64::MAX)), "site updates beyond the run's");
+        refused(&edit(&bytes, &|v| set_timing(v, -1.0, 1)), "negative seconds");
         if tempering {
+            for key in ["rounds", "round_trips"] {
+                refused(&edit(&bytes, &|v| v["tempering"]["replicas"]["stats"][key] = u64::MAX.into()), key);
+            }
+            let offered_ever = |v: &mut serde_json::Value| {
+                let stats = &mut v["tempering"]["replicas"]["stats"];
+                stats["attempts"][0] = u64::MAX.into();
+                stats["accepted"][0] = u64::MAX.into();
+            };
+            refused(&edit(&bytes, &offered_ever), "more offers than rounds");
             let accepted_more = |v: &mut serde_json::Value| {
                 let stats = &mut v["tempering"]["replicas"]["stats"];
                 stats["accepted"][0] = (stats["attempts"][0].as_u64().unwrap() + 1).into();
