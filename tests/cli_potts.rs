@@ -1327,3 +1327,13 @@ fn exact_finds_a_bad_out_path_before_computing() {
     let dash = ["potts", "exact", "--size", "4", "--temp", "1", "--out", "-"];
     assert_one_line_error(&dash, "--out -: this output is written to a file");
 }
+
+#[test]
+fn lists_and_modes_that_contradict_themselves_are_refused() {
+    // A size named twice would print its rows twice, as `potts run` refuses.
+    assert_one_line_error(&["potts", "exact", "--size", "4,8,4", "--temp", "1"], "--size lists 4 twice");
+    // The bench's two studies are one or the other, not the second silently.
+    let o = warpmc(&["potts", "bench", "--backend", "cpu", "--autocorrelation", "--swendsen-wang"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}

@@ -335,7 +335,7 @@ pub(crate) struct BenchArgs {
     ensemble_single: Option<usize>,
     /// Time Swendsen–Wang cluster sweeps instead, beside Metropolis on the
     /// same lattice, for each --q and --sizes (e.g. --q 2 --sizes 8192).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "autocorrelation")]
     swendsen_wang: bool,
     /// Measure instead the integrated autocorrelation time of the energy
     /// at T_c for each algorithm and --tau-sizes, each beside Metropolis at
@@ -1276,7 +1276,7 @@ impl Observer for Output {
 const MOST_BENCH_SECONDS: f64 = 3600.0;
 
 /// Refuses a list that names a value twice (it would be timed twice).
-fn no_repeats<T: PartialEq + std::fmt::Display>(flag: &str, values: &[T]) -> anyhow::Result<()> {
+pub(crate) fn no_repeats<T: PartialEq + std::fmt::Display>(flag: &str, values: &[T]) -> anyhow::Result<()> {
     match values.iter().enumerate().find(|(i, v)| values[..*i].contains(v)) {
         Some((_, v)) => bail!("{flag} lists {v} twice"),
         None => Ok(()),

@@ -64,6 +64,7 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         }
         warpmc_host::output::check_writable(path)?;
     }
+    super::potts::no_repeats("--size", &a.size)?;
     let tori: Vec<(usize, usize)> = a.size.iter().map(|&l| (l, a.height.unwrap_or(l))).collect();
     // Ctrl-C ends the process as it is (no handler): nothing is written
     // before every row is computed.
