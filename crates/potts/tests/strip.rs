@@ -158,11 +158,14 @@ fn check_on(
                         return Box::new(if simd { strip } else { strip.without_simd() });
                     }
                     Placement::Gpu => true,
+                    #[cfg(feature = "cuda")]
                     Placement::GpuUnits => {
                         let Device::Cuda(gpu) = device else { panic!("GPU placement on {device:?}") };
                         let strip = warpmc_potts::CudaStripBackend::new(gpu.clone(), &model, rows).unwrap();
                         return Box::new(strip.with_unit_threads_from(0));
                     }
+                    #[cfg(not(feature = "cuda"))]
+                    Placement::GpuUnits => unreachable!("GPU placements need the cuda feature"),
                     Placement::Mixed { gpu_first } => (i % 2 == 0) == gpu_first,
                 };
                 let strip = open_strip(if on_gpu { device } else { &Device::CPU }, &model, rows).unwrap();
@@ -272,6 +275,7 @@ fn a_gpu_strip_refuses_rows_and_lattices_that_do_not_fit() {
     assert!(s.load(&other).unwrap_err().to_string().contains("does not fit"));
 }
 
+#[cfg(feature = "cuda")]
 /// The GPUs of this machine and NCCL, or `None` after printing why the
 /// NCCL tests are skipped (a failure under `WARPMC_REQUIRE_GPU=1`).
 fn gpus_with_nccl(test: &str) -> Option<Vec<warpmc_gpu::Gpu>> {
@@ -288,6 +292,7 @@ fn gpus_with_nccl(test: &str) -> Option<Vec<warpmc_gpu::Gpu>> {
     Some(gpus)
 }
 
+#[cfg(feature = "cuda")]
 /// The lattice and census after `stretches` on one strip per GPU of
 /// `gpus`, each driven by its own thread, edge rows and census through
 /// NCCL.
@@ -339,6 +344,7 @@ fn nccl_run(
     (Lattice::from_spins(model.width(), model.height(), model.q(), spins).unwrap(), census)
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn gpu_strips_trading_through_nccl_match_one_backend() {
     let Some(gpus) = gpus_with_nccl("gpu_strips_trading_through_nccl_match_one_backend") else { return };
