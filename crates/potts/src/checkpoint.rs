@@ -254,6 +254,14 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     if !consistent || header.saved.len() != RunState::new(&cfg).saved.len() {
         return Err("inconsistent run position".into());
     }
+    // Backend names are warpmc's own words ("cpu", "cuda"); they land in
+    // CSV and JSON as they are.
+    let plain = |b: &String| {
+        !b.is_empty() && b.len() <= 64 && b.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_+.".contains(&c))
+    };
+    if !header.backends.iter().chain(header.earlier.iter().flat_map(|r| &r.backends)).all(plain) {
+        return Err("a backend name that no backend has".into());
+    }
     // Time, and site updates of at most the whole run on a lattice of
     // `sites` (the run adds to them as it goes on).
     let timing_fits = |t: &Timing, sites: u128| {

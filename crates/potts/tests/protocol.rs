@@ -380,6 +380,10 @@ fn checkpoints_that_contradict_themselves_are_refused() {
         };
         refused(&edit(&bytes, &|v| set_timing(v, 1.0, u64::MAX)), "site updates beyond the run's");
         refused(&edit(&bytes, &|v| set_timing(v, -1.0, 1)), "negative seconds");
+        // A backend name that would break the CSV's columns.
+        if !tempering {
+            refused(&edit(&bytes, &|v| v["backends"][0] = "cpu,\nx".into()), "a backend name with a comma");
+        }
         if tempering {
             for key in ["rounds", "round_trips"] {
                 refused(&edit(&bytes, &|v| v["tempering"]["replicas"]["stats"][key] = u64::MAX.into()), key);
