@@ -1114,18 +1114,8 @@ impl Output {
                         temperature_text(r.temperature),
                         r.measurements,
                     )
-                } else if !r.replica_tau_int.is_some_and(|t| spans_too_few_taus(r.measurements, self.measure_every, t))
-                {
-                    // The replicas' summed energy, warned about above, did
-                    // not flag it: a derived quantity's τ_int did.
-                    noteln!(
-                        "warning: T = {}: its {} measurements span fewer than {TOO_SHORT_TAUS} τ_int of the specific \
-                         heat, the susceptibility or the Binder cumulant (e and m: {tau}); their error bars are not to \
-                         be trusted: run more --sweeps or --samples",
-                        temperature_text(r.temperature),
-                        r.measurements,
-                    )
                 }
+                // Otherwise the replicas' summed energy alone flagged it.
             });
         }
         if self.stdout_closed {
