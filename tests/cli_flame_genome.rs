@@ -189,6 +189,40 @@ fn png_carries_the_genome_seed_and_samples() {
     assert!(stdout(&o).starts_with("<flame"));
 }
 
+/// With --size-scale and --quality-scale the PNG carries the genome as it
+/// was rendered (flam3-render writes `ss` and `qs` into it too): rendering
+/// that genome again gives the same image.
+#[test]
+fn png_genome_is_the_scaled_one_and_renders_the_same_image() {
+    let dir = temp_dir();
+    let g = dir.join("scaled.flam3");
+    std::fs::write(
+        &g,
+        genome(&["random", "--seed", "5", "--tries", "0", "--template", small_template(&dir).to_str().unwrap()]),
+    )
+    .unwrap();
+    let out = dir.join("scaled.png");
+    let r = render(&g, &out, &["--seed", "9", "--size-scale", "0.75", "--quality-scale", "0.5"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let img = read_png(&out).unwrap();
+    let embedded = img.text.iter().find(|(k, _)| k == "flam3_genome").map(|(_, v)| v.clone()).unwrap();
+    let written = &parse_file(&g, &lenient()).unwrap().flames[0];
+    let back = &parse_str(&embedded, "png", &lenient()).unwrap().flames[0];
+    assert_eq!(
+        (back.width, back.height),
+        ((written.width as f64 * 0.75) as u32, (written.height as f64 * 0.75) as u32)
+    );
+    assert_eq!((img.width, img.height), (back.width, back.height));
+    assert_eq!(back.scale, written.scale * 0.75);
+    assert_eq!(back.quality, written.quality * 0.5);
+    let again = dir.join("embedded.flam3");
+    std::fs::write(&again, &embedded).unwrap();
+    let out2 = dir.join("again.png");
+    let r = render(&again, &out2, &["--seed", "9"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(read_png(&out2).unwrap().pixels, img.pixels);
+}
+
 #[test]
 fn jpeg_extension_writes_jpeg_and_unknown_extensions_fail_first() {
     let dir = temp_dir();

@@ -21,6 +21,7 @@ use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{
     Field, FrameCost, Precision, RenderSettings, RenderStats, RenderedFrame, frame_cost, render_with_progress,
+    with_scales,
 };
 use warpmc_flame::variations::VariationKind;
 use warpmc_gpu::{BackendChoice, Device, select};
@@ -557,7 +558,7 @@ fn render_to(
         ),
         ("warpmc_seconds".to_string(), format!("{secs:.3}")),
     ];
-    write_image(&frame, flames, time, o, out, &text)?;
+    write_image(&frame, flames, time, s, o, out, &text)?;
     if cancelled(s) {
         // Ctrl-C while the image was encoded: it is whole, but the job
         // stops (a shell loop over genomes sees status 130).
@@ -592,18 +593,19 @@ fn write_image(
     frame: &RenderedFrame,
     flames: &[Flame],
     time: f64,
+    s: &RenderSettings,
     o: &RenderOpts,
     out: &Path,
     text: &[(String, String)],
 ) -> anyhow::Result<()> {
     let bytes = match ImageFormat::from_path(out)? {
         ImageFormat::Png => {
-            let genome = [("flam3_genome".to_string(), genome(flames, time))];
+            let genome = [("flam3_genome".to_string(), genome(flames, time, s)?)];
             encode_png_with(frame, bits(o), text, &genome, PngCompression::Balanced)?
         }
         ImageFormat::Jpeg => {
             let mut comments = text.to_vec();
-            comments.push(("flam3_genome".to_string(), genome(flames, time)));
+            comments.push(("flam3_genome".to_string(), genome(flames, time, s)?));
             encode_jpeg_with(frame, o.jpeg_quality, &comments)?
         }
     };
@@ -611,12 +613,14 @@ fn write_image(
     Ok(())
 }
 
-/// The genome of the frame at `time`, as flam3 XML.
-fn genome(flames: &[Flame], time: f64) -> String {
-    match flames {
+/// The genome of the frame at `time` as it was rendered (quality and size
+/// times `s`'s scales, as flam3-render writes it), as flam3 XML.
+fn genome(flames: &[Flame], time: f64, s: &RenderSettings) -> anyhow::Result<String> {
+    let flames = with_scales(flames, s)?;
+    Ok(match &flames[..] {
         [one] => write_flame(one),
-        _ => write_flame(&interpolate(flames, time)),
-    }
+        _ => write_flame(&interpolate(&flames, time)),
+    })
 }
 
 /// An error, before rendering, for an output whose extension warpmc does
@@ -961,7 +965,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         rendered += frame.stats.iterations;
         bad += frame.stats.bad_values;
         let text = frame_text(&s, &frame);
-        let compressed = vec![("flam3_genome".to_string(), genome(&flames, t as f64))];
+        let compressed = vec![("flam3_genome".to_string(), genome(&flames, t as f64, &st)?)];
         writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed })?;
     }
     let times = writers.finish();

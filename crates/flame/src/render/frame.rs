@@ -18,8 +18,29 @@ use crate::genome::{Flame, PaletteMode};
 use crate::interpolate::interpolate;
 use crate::palette::PALETTE_SIZE;
 
-/// Applies the size and quality scales to a copy of the sequence.
+/// Applies the size and quality scales to a copy of the sequence, and
+/// halves the height for a field of interlaced rows.
 pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>> {
+    let mut flames = with_scales(flames, s)?;
+    if s.field != Field::Both {
+        for f in &mut flames {
+            if f.height < 2 {
+                return Err(FlameError::invalid("an image one pixel high has no field of interlaced rows"));
+            }
+            // flam3's image_height = cp.height / 2; the camera draws the
+            // whole view into it.
+            f.height /= 2;
+        }
+    }
+    Ok(flames)
+}
+
+/// The sequence as it is rendered under `s`: each flame's quality times
+/// the quality scale, its image size (truncated to whole pixels) and camera
+/// scale times the size scale, as flam3-render applies `qs` and `ss`, and
+/// as it writes the genome into its PNGs, so that the embedded genome
+/// renders the same image again.
+pub fn with_scales(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>> {
     if flames.is_empty() {
         return Err(FlameError::invalid("no flame to render"));
     }
@@ -47,14 +68,6 @@ pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>>
             f.scale *= s.size_scale;
             if f.width == 0 || f.height == 0 {
                 return Err(FlameError::invalid("the output image would have no pixels"));
-            }
-            if s.field != Field::Both {
-                if f.height < 2 {
-                    return Err(FlameError::invalid("an image one pixel high has no field of interlaced rows"));
-                }
-                // flam3's image_height = cp.height / 2; the camera draws
-                // the whole view into it.
-                f.height /= 2;
             }
             Ok(f)
         })

@@ -72,6 +72,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use cost::FrameCost;
+pub use frame::with_scales;
 
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
