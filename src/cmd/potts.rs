@@ -1156,16 +1156,28 @@ impl Output {
     }
 }
 
-/// A value with its error in the last two digits, as in -1.9288(32). An
-/// error that is zero, or rounds to zero at 12 decimals (the rounding
-/// noise of a series that never changed), is not an error bar: "(?)".
+/// A value with its error in the last two digits, as in -1.9288(32), or in
+/// scientific notation where either is very small or very large, as in
+/// -3.12(45)e-71. An error that is zero, or at the rounding noise of a
+/// series that never changed (below 10⁻¹² of the value, or below 5·10⁻¹³
+/// of a value that is zero), is not an error bar: "(?)".
 fn with_error(v: f64, e: f64) -> String {
-    let decimals = if e.is_finite() && e > 0.0 { (1 - e.log10().floor() as i32).clamp(0, 12) as usize } else { 0 };
-    let digits = (e * 10f64.powi(decimals as i32)).round();
-    if !(e.is_finite() && digits >= 1.0) {
-        return format!("{v:.6}(?)");
+    let noise = if v == 0.0 || !v.is_finite() { 5e-13 } else { v.abs() * 1e-12 };
+    let plain = |x: f64| x == 0.0 || (1e-4..1e7).contains(&x.abs()) || !x.is_finite();
+    if !(e.is_finite() && e > 0.0 && e >= noise) {
+        return if plain(v) { format!("{v:.6}(?)") } else { format!("{v:.6e}(?)") };
     }
-    format!("{v:.decimals$}({digits})")
+    // The error's second significant digit is the last one printed.
+    let last = e.log10().floor() as i32 - 1;
+    if plain(v) && e < 1e7 && last >= -12 {
+        let decimals = (-last).max(0) as usize;
+        let digits = (e * 10f64.powi(decimals as i32)).round();
+        return format!("{v:.decimals$}({digits})");
+    }
+    let lead = if v.is_finite() && v.abs() > e { v.abs().log10().floor() as i32 } else { last + 1 };
+    let decimals = (lead - last) as usize;
+    let digits = (e / 10f64.powi(last)).round();
+    format!("{:.decimals$}({digits})e{lead}", v / 10f64.powi(lead))
 }
 
 /// Results that come faster than this are written to the CSV together
@@ -1663,5 +1675,15 @@ mod tests {
         for e in [0.0, 3e-13, f64::NAN, f64::INFINITY] {
             assert_eq!(with_error(0.5625, e), "0.562500(?)", "{e}");
         }
+        assert_eq!(with_error(0.0, 1e-13), "0.000000(?)");
+        // Very small and very large values and errors in scientific notation.
+        assert_eq!(with_error(-3.1234e-71, 4.5e-72), "-3.12(45)e-71");
+        assert_eq!(with_error(3.523e68, 1.6465e68), "3.5(16)e68");
+        assert_eq!(with_error(2.0e-9, 3.0e-8), "0.2(30)e-8");
+        assert_eq!(with_error(1.2345e9, 120.0), "1.23450000(12)e9");
+        assert_eq!(with_error(-3.1e-71, 0.0), "-3.100000e-71(?)");
+        assert_eq!(with_error(-3.1e-71, 1e-90), "-3.100000e-71(?)");
+        // Moderate values with tiny errors keep the fixed form up to 12 decimals.
+        assert_eq!(with_error(0.25, 1.2e-11), "0.250000000000(12)");
     }
 }
