@@ -4,7 +4,7 @@
 //! tiny run prints its table or its JSON rows.
 
 mod common;
-use common::{stderr, stdout, warpmc};
+use common::{stderr, stdout, warpmc, warpmc_within};
 
 #[test]
 fn bad_bench_arguments_get_one_line_and_a_nonzero_exit() {
@@ -154,4 +154,16 @@ fn cuda_only_ensemble_settings_are_named_when_only_the_cpu_runs() {
     assert!(with(&["--ensemble-large", "64x2"]).contains("--ensemble-large and --ensemble-single set CUDA rows"));
     assert!(with(&["--ensemble-single", "64"]).contains("are not timed"));
     assert!(!with(&[]).contains("--ensemble-large"));
+}
+
+/// A size too large for memory after one that fits is refused before the
+/// first is timed (under a 4 GiB address-space limit, as on any machine).
+#[test]
+fn potts_bench_checks_every_size_before_timing_the_first() {
+    let args = ["potts", "bench", "--sizes", "64,65536", "--q", "9", "--backend", "cpu", "--ensembles", "off"];
+    let o = warpmc_within(4 << 20, &args);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(stdout(&o).is_empty(), "{args:?} printed before failing: {}", stdout(&o));
+    let e = stderr(&o);
+    assert!(e.starts_with("error: a 65536 × 65536 lattice needs") && e.lines().count() == 1, "{e:?}");
 }

@@ -1330,6 +1330,14 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     let large = parse_l_by_n("--ensemble-large", args.ensemble_large.as_deref().unwrap_or("2048x16"))?;
     let ensemble_single = args.ensemble_single.unwrap_or(16384);
     PottsModel::new(2, ensemble_single, ensemble_single)?;
+    if single_rows {
+        // Every size's lattice and copies, before any row is printed.
+        for &q in &args.qs {
+            for &l in &args.sizes {
+                PottsModel::new(q, l, l)?.check_host_memory(0)?;
+            }
+        }
+    }
     if want_cpu && ensemble_rows {
         // Before any row is printed.
         warpmc_potts::CpuEnsemble::check_host_memory(&PottsModel::new(2, small.0, small.0)?, small.1)?;

@@ -63,15 +63,20 @@ pub fn run_potts_bench<E: From<crate::BenchError>>(
     cfg: &PottsBenchConfig,
     mut report: impl FnMut(&[BenchRow]) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
+    // Every model and its memory (the lattice, its copies and a backend's
+    // storage) is checked before the first is timed: a size that cannot
+    // run fails the bench at once, not after the sizes before it.
+    let mut models = Vec::new();
     for &q in &cfg.qs {
         for &l in &cfg.sizes {
             let model = PottsModel::new(q, l, l).map_err(crate::BenchError::from)?;
-            // The lattice, its copies and a backend's storage, before any
-            // of them is allocated.
             model.check_host_memory(0).map_err(crate::BenchError::from)?;
-            let rows = time_model(cfg, &model)?;
-            report(&rows)?;
+            models.push(model);
         }
+    }
+    for model in &models {
+        let rows = time_model(cfg, model)?;
+        report(&rows)?;
     }
     Ok(())
 }
