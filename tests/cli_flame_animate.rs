@@ -107,6 +107,45 @@ fn video_through_ffmpeg_or_frames_with_a_note() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Video settings that would lose what the frames hold are refused before
+/// anything is rendered, with ffmpeg or without: alpha outside a .mov, and
+/// 16-bit samples.
+#[test]
+fn videos_that_would_drop_alpha_or_bits_are_refused_first() {
+    let dir = temp_dir("video-options");
+    let genome = example("test.flam3");
+    let prefix = dir.join("f.").to_string_lossy().into_owned();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let (mp4, webm, mov) = (path("a.mp4"), path("a.webm"), path("a.mov"));
+    for (extra, expected) in [
+        (&["--video", &mp4, "--transparent"][..], "no alpha channel"),
+        (&["--video", &webm, "--transparent"][..], "no alpha channel"),
+        (&["--video", &mov, "--bits", "16"][..], "8-bit frames"),
+    ] {
+        let mut args = extra.to_vec();
+        args.extend_from_slice(&["-o", &prefix]);
+        let o = warpmc(&animate_args(&genome, &args));
+        assert!(!o.status.success(), "{extra:?} succeeded");
+        let e = stderr(&o);
+        assert!(e.contains(expected) && e.lines().count() == 1, "{extra:?}: {e}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{extra:?}: nothing written");
+    }
+    if ffmpeg_available() {
+        // A .mov keeps the alpha channel (ProRes 4444).
+        let o = warpmc(&animate_args(&genome, &["--video", &mov, "--transparent"]));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let probe = Command::new("ffprobe")
+            .args(["-v", "error", "-show_entries", "stream=codec_name,pix_fmt", "-of", "csv=p=0"])
+            .arg(&mov)
+            .output();
+        if let Some(p) = probe.ok().filter(|p| p.status.success()) {
+            let text = String::from_utf8_lossy(&p.stdout).into_owned();
+            assert!(text.contains("prores") && text.contains("yuva"), "{text}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn unwritable_outputs_fail_before_rendering() {
     let dir = temp_dir("unwritable");

@@ -149,7 +149,8 @@ struct RenderOpts {
     /// (libjpeg's), with chroma at half resolution (4:2:0) as flam3 writes it.
     #[arg(long, default_value_t = warpmc_flame::image::JPEG_DEFAULT_QUALITY, value_parser = clap::value_parser!(u8).range(1..=100))]
     jpeg_quality: u8,
-    /// Transparent background (RGBA PNG) instead of the genome's colour.
+    /// Transparent background (RGBA PNG; with `flame animate --video`, a
+    /// .mov in ProRes 4444 with alpha) instead of the genome's colour.
     #[arg(long)]
     transparent: bool,
     /// Tone-map and clip each supersampled cell before the spatial filter
@@ -227,9 +228,11 @@ struct AnimateArgs {
     /// Output file prefix; frames are PREFIXNNNNN.png.
     #[arg(long, short = 'o', default_value = "frame", value_name = "PREFIX")]
     prefix: String,
-    /// Encode the frames into this video (e.g. out.mp4: H.264) through
-    /// ffmpeg instead of writing PNG files; without ffmpeg the frames are
-    /// written as PNG files, with a note.
+    /// Encode the frames into this video (e.g. out.mp4: H.264; with
+    /// --transparent, out.mov: ProRes 4444 with alpha) through ffmpeg
+    /// instead of writing PNG files; without ffmpeg the frames are written
+    /// as PNG files, with a note. Interrupted, the frames so far are kept
+    /// as OUT.frames-FIRST-LAST.mp4.
     #[arg(long, value_name = "OUT.mp4")]
     video: Option<PathBuf>,
     /// Frames per second of the video.
@@ -845,6 +848,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     // ffmpeg is there to write it.
     if let Some(v) = &a.video {
         not_standard_output("--video", v)?;
+        flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts))?;
         warpmc_host::output::check_writable(v)?;
     }
     // A video needs ffmpeg; without it the frames go to PNG files.
@@ -888,6 +892,12 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         first_cost.get_or_insert(cost);
     }
     let first_cost = first_cost.expect("at least one frame");
+    if video.is_some()
+        && !a.opts.quiet
+        && let Some(note) = flame_animate::padding_note(a.opts.transparent, first_cost.width, first_cost.height)
+    {
+        noteln!("{note}");
+    }
     let total = iterations / checked.len() as f64 * frames.count() as f64;
     if !a.opts.quiet {
         noteln!("{}", describe_cost(&format!("animation: {} frame(s), each", frames.count()), &first_cost, None));
@@ -946,11 +956,17 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let frame = match frame {
             Err(FlameError::Interrupted) => {
                 b.finish_and_clear();
-                writers.abandon();
-                match (k, &video) {
-                    (0, _) => noteln!("interrupted at the first frame: nothing was written"),
-                    (_, Some(v)) => noteln!("interrupted at time {t}: {} was not written", v.display()),
-                    (_, None) => noteln!("interrupted: the frames before time {t} were written"),
+                let kept = writers.keep();
+                match (k, &video, kept) {
+                    (0, _, _) => noteln!("interrupted at the first frame: nothing was written"),
+                    (_, Some(v), Some((part, (first, last)))) => noteln!(
+                        "interrupted at time {t}: {} was not written; the frames of times {first} to {last} are in {} \
+                         (go on with --begin {t} and join the two videos)",
+                        v.display(),
+                        part.display()
+                    ),
+                    (_, Some(v), None) => noteln!("interrupted at time {t}: {} was not written", v.display()),
+                    (_, None, _) => noteln!("interrupted: the frames before time {t} were written"),
                 }
                 std::process::exit(130);
             }

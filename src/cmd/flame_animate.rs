@@ -38,6 +38,37 @@ pub(crate) fn ffmpeg_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Refuses video settings that would lose what the frames hold: an alpha
+/// channel anywhere but in a .mov (ProRes 4444; H.264 and the other
+/// containers' default codecs drop it, leaving unassociated colours at full
+/// strength), and 16-bit samples (the video takes 8-bit frames).
+pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits) -> anyhow::Result<()> {
+    let ext = video.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    if transparent && ext != "mov" {
+        bail!(
+            "--transparent with --video {}: this video would have no alpha channel; write a .mov (ProRes 4444 with \
+             alpha) or PNG frames (leave out --video)",
+            video.display()
+        );
+    }
+    if bits == Bits::Sixteen {
+        bail!("--bits 16 with --video: the video takes 8-bit frames; leave out one of them");
+    }
+    Ok(())
+}
+
+/// A note for frames H.264 pads to even sides (none with `transparent`,
+/// whose ProRes takes any size).
+pub(crate) fn padding_note(transparent: bool, width: u32, height: u32) -> Option<String> {
+    (!transparent && (width % 2 == 1 || height % 2 == 1)).then(|| {
+        format!(
+            "note: {width}x{height} has an odd side, so the video is {}x{}: a black row or column is added",
+            width + width % 2,
+            height + height % 2
+        )
+    })
+}
+
 /// A video being encoded by ffmpeg from raw frames on its stdin, into a
 /// file beside the target that replaces it when the encoding succeeds (so
 /// an interrupted or failed encoding leaves what was there untouched).
@@ -54,12 +85,16 @@ pub(crate) struct Video {
     shown: PathBuf,
     size: (u32, u32),
     channels: usize,
+    /// The times of the first and the last frame encoded so far.
+    times: Option<(i64, i64)>,
 }
 
 impl Video {
-    /// Starts ffmpeg for `width × height` frames (RGBA when `transparent`)
-    /// at `fps`, H.264 (yuv420p) at constant quality `crf` for MP4, MKV and
-    /// MOV targets, the container's default codec otherwise.
+    /// Starts ffmpeg for `width × height` frames at `fps`: H.264 (yuv420p,
+    /// odd sides padded by a pixel) at constant quality `crf` for MP4, MKV
+    /// and MOV targets, the container's default codec otherwise; with
+    /// `transparent`, RGBA frames as ProRes 4444 with alpha (MOV only, see
+    /// [`check_video_options`]).
     pub(crate) fn start(
         target: &Path,
         width: u32,
@@ -82,16 +117,26 @@ impl Video {
         let mut cmd = Command::new("ffmpeg");
         cmd.args(["-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo"])
             .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
-            .args(["-s", &format!("{width}x{height}"), "-r", &fps.to_string(), "-i", "pipe:0"])
+            .args(["-s", &format!("{width}x{height}"), "-r", &fps.to_string(), "-i", "pipe:0"]);
+        if transparent {
+            // ProRes 4444 keeps the alpha channel, unassociated as in the
+            // PNG frames (`check_video_options` allows only .mov here).
+            cmd.args(["-c:v", "prores_ks", "-profile:v", "4444", "-pix_fmt", "yuva444p10le"]);
+        } else {
             // 4:2:0 chroma needs even sides.
-            .args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
-        if matches!(ext.as_str(), "mp4" | "m4v" | "mkv" | "mov") {
-            cmd.args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string(), "-pix_fmt", "yuv420p"]);
+            cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
+            if matches!(ext.as_str(), "mp4" | "m4v" | "mkv" | "mov") {
+                cmd.args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string(), "-pix_fmt", "yuv420p"]);
+            }
         }
         if matches!(ext.as_str(), "mp4" | "m4v" | "mov") {
             cmd.args(["-movflags", "+faststart"]);
         }
         cmd.arg(&partial).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::inherit());
+        // A process group of its own: Ctrl-C in the terminal reaches warpmc
+        // alone, which ends ffmpeg's input so that the frames so far make a
+        // whole video (`keep`); ffmpeg stopped by the signal would leave none.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().context("starting ffmpeg")?;
         let stdin = child.stdin.take();
         Ok(Video {
@@ -102,10 +147,11 @@ impl Video {
             shown: target.to_path_buf(),
             size: (width, height),
             channels: if transparent { 4 } else { 3 },
+            times: None,
         })
     }
 
-    fn push(&mut self, frame: &RenderedFrame) -> anyhow::Result<()> {
+    fn push(&mut self, frame: &RenderedFrame, time: i64) -> anyhow::Result<()> {
         if (frame.width, frame.height) != self.size {
             bail!(
                 "a frame of {} × {} in a video of {} × {}: every frame of a video has one size",
@@ -119,7 +165,32 @@ impl Video {
         debug_assert_eq!(q.channels, self.channels);
         let bytes: Vec<u8> = q.samples.iter().map(|&v| v as u8).collect();
         let stdin = self.stdin.as_mut().context("ffmpeg's input is closed")?;
-        stdin.write_all(&bytes).map_err(|e| anyhow!("ffmpeg stopped reading frames ({e}); see its message above"))
+        stdin.write_all(&bytes).map_err(|e| anyhow!("ffmpeg stopped reading frames ({e}); see its message above"))?;
+        self.times = Some((self.times.map_or(time, |(first, _)| first), time));
+        Ok(())
+    }
+
+    /// After an interruption: ends the input so that ffmpeg closes the
+    /// video of the frames so far, and keeps it under a name of its own
+    /// beside the target, `NAME.frames-FIRST-LAST.EXT` (never over an
+    /// existing file, and never over the target, which stays as it was).
+    /// The kept file and its frames' times, or None where nothing was kept.
+    fn keep(mut self) -> Option<(PathBuf, (i64, i64))> {
+        drop(self.stdin.take());
+        let status = self.child.wait();
+        let times = self.times;
+        let kept = match (status, times) {
+            (Ok(status), Some((first, last))) if status.success() && self.partial != self.target => {
+                let stem = self.shown.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let ext = self.shown.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+                let kept = self.shown.with_file_name(format!("{stem}.frames-{first}-{last}.{ext}"));
+                // A hard link fails where the name is taken: nothing is replaced.
+                std::fs::hard_link(&self.partial, &kept).ok().map(|()| (kept, (first, last)))
+            }
+            _ => None,
+        };
+        self.remove_partial();
+        kept
     }
 
     /// Ends the input, waits for ffmpeg and moves the video into place.
@@ -355,12 +426,25 @@ impl Writers {
     }
 
     /// Waits for the frames handed over so far to be written, and drops the
-    /// video (after an interruption): PNG frames already written stay.
+    /// video (after an error): PNG frames already written stay.
     pub(crate) fn abandon(mut self) {
         let _ = self.join();
         if let Some(v) = lock(&self.shared.video).take() {
             v.abandon();
         }
+    }
+
+    /// After an interruption: waits for the frames handed over so far to be
+    /// written (PNG frames stay), and keeps the video of them under a name
+    /// of its own ([`Video::keep`]), returned with its first and last time.
+    pub(crate) fn keep(mut self) -> Option<(PathBuf, (i64, i64))> {
+        let written = self.join();
+        let video = lock(&self.shared.video).take()?;
+        if written.is_err() {
+            video.abandon();
+            return None;
+        }
+        video.keep()
     }
 }
 
@@ -378,7 +462,7 @@ fn write_frames(receiver: &Mutex<Receiver<FrameOut>>, shared: &Shared) -> anyhow
             sheet.add(out.index, &out.frame);
         }
         if let Some(v) = lock(&shared.video).as_mut() {
-            v.push(&out.frame)?;
+            v.push(&out.frame, out.time)?;
         } else if let Some(prefix) = &shared.png_prefix {
             let path = Outputs::frame_path(prefix, out.time);
             write_png_with(&out.frame, shared.bits, &path, &out.text, &out.compressed, shared.compression)?;
@@ -442,9 +526,9 @@ mod tests {
         let target = dir.join("out.mp4");
         let mut v = Video::start(&target, 33, 17, false, 10, 23).unwrap();
         for i in 0..5 {
-            v.push(&frame(33, 17, 40.0 * i as f64)).unwrap();
+            v.push(&frame(33, 17, 40.0 * i as f64), i as i64).unwrap();
         }
-        assert!(v.push(&frame(32, 17, 0.0)).is_err(), "a frame of another size");
+        assert!(v.push(&frame(32, 17, 0.0), 9).is_err(), "a frame of another size");
         assert!(!target.exists());
         v.finish().unwrap();
         let bytes = std::fs::read(&target).unwrap();
@@ -456,10 +540,42 @@ mod tests {
         let link = dir.join("link.mp4");
         std::os::unix::fs::symlink("out.mp4", &link).unwrap();
         let mut v = Video::start(&link, 33, 17, false, 10, 23).unwrap();
-        v.push(&frame(33, 17, 200.0)).unwrap();
+        v.push(&frame(33, 17, 200.0), 0).unwrap();
         v.finish().unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_ne!(std::fs::read(&target).unwrap(), bytes, "the video behind the link is the new one");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no partial file left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_interrupted_video_is_kept_beside_the_target_never_over_a_file() {
+        if !ffmpeg_available() {
+            println!("SKIPPED an_interrupted_video_is_kept_beside_the_target_never_over_a_file: no ffmpeg");
+            return;
+        }
+        let dir = warpmc_testkit::scratch_dir("video-keep");
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("out.mp4");
+        std::fs::write(&target, b"an earlier video").unwrap();
+        let start = |n: i64| {
+            let mut v = Video::start(&target, 33, 17, false, 10, 23).unwrap();
+            for t in 3..3 + n {
+                v.push(&frame(33, 17, 40.0 * t as f64), t).unwrap();
+            }
+            v
+        };
+        let (kept, times) = start(4).keep().expect("a video of the frames so far");
+        assert_eq!(kept, dir.join("out.frames-3-6.mp4"));
+        assert_eq!(times, (3, 6));
+        assert_eq!(&std::fs::read(&kept).unwrap()[4..8], b"ftyp", "an MP4 file");
+        assert_eq!(std::fs::read(&target).unwrap(), b"an earlier video", "the target is untouched");
+        // The name taken: nothing is kept, nothing replaced, nothing left.
+        let before = std::fs::read(&kept).unwrap();
+        assert!(start(4).keep().is_none());
+        assert_eq!(std::fs::read(&kept).unwrap(), before);
+        // No frame encoded: nothing to keep.
+        assert!(start(0).keep().is_none());
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no partial file left");
         std::fs::remove_dir_all(&dir).unwrap();
     }
