@@ -87,6 +87,8 @@ fn every_operation_writes_genomes_that_render() {
     let o = one.to_str().unwrap();
     let cases: Vec<(&str, Vec<&str>, usize)> = vec![
         ("mutate", vec!["mutate", k, "--repeat", "3"], 3),
+        // flam3-genome's spelling of the method, as README shows it.
+        ("mutate-post", vec!["mutate", k, "--method", "post_xforms", "--repeat", "2"], 2),
         ("cross", vec!["cross", k, k, "--method", "alternate"], 1),
         ("sequence", vec!["sequence", k, "--nframes", "3"], 2 * 3 + 3 + 1),
         ("rotate", vec!["rotate", o, "--frame", "4", "--nframes", "8"], 3),

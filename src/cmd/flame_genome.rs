@@ -131,14 +131,23 @@ struct RandomArgs {
     tries: u32,
 }
 
+/// The mutations, named with hyphens or, as flam3-genome spells them, with
+/// underscores (all_vars, post_xforms, …).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum MutateArg {
+    #[value(alias = "all_vars")]
     AllVars,
+    #[value(alias = "one_xform")]
     OneXform,
+    #[value(alias = "add_symmetry")]
     AddSymmetry,
+    #[value(alias = "post_xforms")]
     PostXforms,
+    #[value(alias = "color_palette")]
     ColorPalette,
+    #[value(alias = "delete_xform")]
     DeleteXform,
+    #[value(alias = "all_coefs")]
     AllCoefs,
 }
 
