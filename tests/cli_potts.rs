@@ -1337,3 +1337,49 @@ fn lists_and_modes_that_contradict_themselves_are_refused() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }
+
+/// In a study of several sizes each JSON row's provenance names its own
+/// lattice, the CSV's summary line lists them all, and the snapshot (of
+/// the last size) carries that size's.
+#[test]
+fn each_size_of_a_study_has_its_own_provenance() {
+    let csv = tmp("sizes-provenance.csv");
+    let png = tmp("sizes-provenance.png");
+    let o = warpmc(&[
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--q",
+        "2",
+        "--size",
+        "8,16",
+        "--temps",
+        "1.0,1.2",
+        "--therm",
+        "20",
+        "--sweeps",
+        "40",
+        "--json",
+        "--out",
+        csv.to_str().unwrap(),
+        "--snapshot",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        let l = r["L"].as_u64().unwrap();
+        assert_eq!((r["run"]["width"].as_u64(), r["run"]["height"].as_u64()), (Some(l), Some(l)), "{r}");
+        assert_eq!(r["run"]["sizes"], serde_json::json!([8, 16]));
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.lines().nth(1).unwrap().contains("8 x 8, 16 x 16 tori"), "{text}");
+    let reader = png::Decoder::new(std::io::Cursor::new(std::fs::read(&png).unwrap())).read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (16, 16));
+    let chunk = reader.info().utf8_text.iter().find(|t| t.keyword == "warpmc-provenance").unwrap();
+    let run: serde_json::Value = serde_json::from_str(&chunk.get_text().unwrap()).unwrap();
+    assert_eq!((run["width"].as_u64(), run["height"].as_u64()), (Some(16), Some(16)));
+}

@@ -108,18 +108,13 @@ impl Observer for Watch<'_> {
 /// does) and returns the JSON line of each result.
 fn run_study(study: &[ProtocolConfig], device: &Device, signals: &Signals) -> Result<Vec<String>, PottsError> {
     let mut state = RunState::new(&study[0]);
-    let mut json: Option<JsonLines> = None;
     let mut lines = Vec::new();
     for (i, cfg) in study.iter().enumerate() {
         let mut runner = Runner::on(cfg.clone(), device)?;
-        let json = match &mut json {
-            Some(j) => j,
-            None => {
-                let provenance =
-                    Provenance::new(&study[0], runner.backend_description(), option_env!("WARPMC_COMMIT"))?;
-                json.insert(JsonLines::new(&provenance))
-            }
-        };
+        // Each size's rows carry its own lattice and backend.
+        let backend = runner.backend_description();
+        let provenance = Provenance::new(&study[0], backend.clone(), option_env!("WARPMC_COMMIT"))?;
+        let json = JsonLines::new(&provenance.at_size(cfg.size(), Some(&backend))?);
         let results = runner.run(&mut state, &mut Watch { signals })?;
         lines.extend(results.iter().map(|r| json.line(r)));
         if let Some(next) = study.get(i + 1) {

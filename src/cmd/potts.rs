@@ -816,7 +816,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 o
             }
         };
-        o.begin_size(cfg, &state)?;
+        o.begin_size(cfg, &state, r.backend_description())?;
         let result = r.run(&mut state, &mut TeamObserver::new(team, o));
         if result.is_ok() && team.is_first() {
             print_tempering_summary(&state, (study.len() > 1).then_some(cfg.size()));
@@ -896,7 +896,9 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         // Every process takes part in gathering the lattice.
         let lattice = runner.lattice()?;
         if team.is_first() {
-            snapshot::write_snapshot(&lattice, path, &out.provenance.text_chunks())?;
+            // The lattice of the study's last size.
+            let provenance = out.provenance_of(lattice.width())?;
+            snapshot::write_snapshot(&lattice, path, &provenance.text_chunks())?;
             noteln!("snapshot: {}", path.display());
         }
     }
@@ -936,8 +938,12 @@ struct Output {
     json: bool,
     /// Written with every result: CSV comment lines, a JSON `run` object.
     provenance: Provenance,
-    /// Makes the JSON lines (`--json`).
+    /// Makes the JSON lines (`--json`) of the size `json_size`, whose
+    /// width, height and backend the `run` object gives.
     json_lines: JsonLines,
+    json_size: usize,
+    /// The backend that ran each size of the study so far.
+    backends: Vec<(usize, String)>,
     csv: Option<PathBuf>,
     bar: ProgressBar,
     checkpoint_path: Option<PathBuf>,
@@ -1007,6 +1013,8 @@ impl Output {
         Ok(Output {
             json: args.json,
             json_lines: JsonLines::new(&provenance),
+            json_size: provenance.width,
+            backends: Vec::new(),
             provenance,
             csv: args.out.clone().filter(|_| writes),
             bar,
@@ -1041,7 +1049,10 @@ impl Output {
     /// counts its sweeps, and the CSV keeps the results of the sizes before
     /// it (those of the size just finished, or on resuming those the
     /// checkpoint holds).
-    fn begin_size(&mut self, cfg: &ProtocolConfig, state: &RunState) -> anyhow::Result<()> {
+    fn begin_size(&mut self, cfg: &ProtocolConfig, state: &RunState, backend: String) -> anyhow::Result<()> {
+        self.backends.retain(|(l, _)| *l != cfg.size());
+        self.backends.push((cfg.size(), backend));
+        self.json_for(cfg.size())?;
         if self.begun {
             let done = std::mem::take(&mut self.current);
             self.earlier.extend(done);
@@ -1056,7 +1067,24 @@ impl Output {
         Ok(())
     }
 
+    /// The provenance of the results of size `l`: its lattice and, where
+    /// it has run, its backend.
+    fn provenance_of(&self, l: usize) -> anyhow::Result<Provenance> {
+        let backend = self.backends.iter().find(|(size, _)| *size == l).map(|(_, b)| b.as_str());
+        Ok(self.provenance.at_size(l, backend)?)
+    }
+
+    /// Makes the JSON lines carry the provenance of size `l`.
+    fn json_for(&mut self, l: usize) -> anyhow::Result<()> {
+        self.json_lines = JsonLines::new(&self.provenance_of(l)?);
+        self.json_size = l;
+        Ok(())
+    }
+
     fn emit(&mut self, r: &TemperatureResult) -> anyhow::Result<()> {
+        if r.size != self.json_size {
+            self.json_for(r.size)?;
+        }
         if self.quiet {
             return Ok(());
         }

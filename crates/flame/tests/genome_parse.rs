@@ -552,11 +552,12 @@ fn unknown_flame_attributes_warn_and_contrast_is_ignored() {
     let f = &p.flames[0];
     assert_eq!(f.contrast, 1.0, "flam3 3.1.1 does not read contrast");
     assert_eq!(f.curves.as_ref().unwrap().points[0], vec![[0.0, 0.0], [0.7, 1.0], [1.0, 0.5]]);
-    assert_eq!(p.warnings.len(), 3, "{:?}", p.warnings);
-    assert!(p.warnings[0].contains("attribute 'curves': expected 48 numbers"), "{:?}", p.warnings);
-    assert_eq!(p.warnings[1], "t.flam3: flame attributes flam3 does not read, ignored: contrast, cam_pitch");
-    assert_eq!(p.warnings[2], "t.flam3: elements flam3 does not read, ignored: <foo>");
-    assert!(p.skipped.is_empty());
+    assert_eq!(p.warnings.len(), 4, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("attribute 'cam_pitch': Fractorium's 3-D camera"), "{:?}", p.warnings);
+    assert!(p.warnings[1].contains("attribute 'curves': expected 48 numbers"), "{:?}", p.warnings);
+    assert_eq!(p.warnings[2], "t.flam3: flame attributes flam3 does not read, ignored: contrast");
+    assert_eq!(p.warnings[3], "t.flam3: elements flam3 does not read, ignored: <foo>");
+    assert_eq!(p.skipped, ["cam_pitch"], "the flat render is a dropped feature");
 }
 
 #[test]
@@ -1553,4 +1554,24 @@ fn a_negative_opacity_is_kept_with_a_warning_and_refused_when_strict() {
     assert!(p.warnings.iter().any(|w| w.contains("opacity -0.5 is negative")), "{:?}", p.warnings);
     let e = parse_str(xml, "t.flam3", &strict_opts()).unwrap_err().to_string();
     assert!(e.contains("opacity -0.5 is negative"), "{e}");
+}
+
+/// Fractorium's 3-D camera, set, is drawn flat: listed as dropped with a
+/// warning, and the error under strict reading; at zero it means nothing.
+#[test]
+fn a_set_3d_camera_is_dropped_and_strict_refuses_it() {
+    let xml = |attrs: &str| {
+        format!(
+            r#"<flame size="16 16" scale="8" {attrs}><xform weight="1" coefs="0.5 0 0 0.5 0 0" linear="1"/></flame>"#
+        )
+    };
+    let flat = parse_str(&xml(r#"cam_pitch="0" cam_zpos="0""#), "t.flame", &strict_opts()).unwrap();
+    assert!(flat.skipped.is_empty() && flat.warnings.is_empty(), "{:?}", flat.warnings);
+    let tilted = parse_str(&xml(r#"cam_pitch="0.8" cam_persp="0.3""#), "t.flame", &opts()).unwrap();
+    assert_eq!(tilted.skipped, ["cam_pitch", "cam_persp"]);
+    assert_eq!(tilted.skipped_by_flame, vec![vec!["cam_pitch".to_string(), "cam_persp".to_string()]]);
+    assert_eq!(tilted.warnings.iter().filter(|w| w.contains("3-D camera")).count(), 2, "{:?}", tilted.warnings);
+    assert!(tilted.warnings.iter().all(|w| !w.contains("flame attributes")), "{:?}", tilted.warnings);
+    let e = parse_str(&xml(r#"cam_yaw="0.1""#), "t.flame", &strict_opts()).unwrap_err().to_string();
+    assert!(e.contains("cam_yaw") && e.contains("3-D camera") && !e.contains('\n'), "{e}");
 }

@@ -26,12 +26,13 @@ pub struct Provenance {
     pub coupling: f64,
     /// The field h on state 0.
     pub field: f64,
-    /// Lattice width (sites per row).
+    /// Lattice width (sites per row) of the results this provenance goes
+    /// with: in a study of several sizes, the row's own (see
+    /// [`at_size`](Self::at_size)); in a CSV file's header, the first's.
     pub width: usize,
-    /// Lattice height (rows).
+    /// Lattice height (rows), as `width`.
     pub height: usize,
-    /// Every size L of the study, in run order (one for a run of one size;
-    /// width and height are then the first size's).
+    /// Every size L of the study, in run order (one for a run of one size).
     pub sizes: Vec<usize>,
     /// Seed of every random stream of the run.
     pub seed: u64,
@@ -80,6 +81,41 @@ impl Provenance {
         })
     }
 
+    /// The provenance of the study's results of size `l`: that lattice's
+    /// width and height (square but for the study's own first size, as
+    /// [`ProtocolConfig::for_size`] makes them) and the backend that ran it,
+    /// where known (`None` keeps this one's).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::PottsError::InvalidInput`] if `l` is not a valid size of the study.
+    pub fn at_size(&self, l: usize, backend: Option<&str>) -> Result<Provenance> {
+        let cfg = self.config.for_size(l)?;
+        Ok(Provenance {
+            width: cfg.size(),
+            height: cfg.height(),
+            backend: backend.map_or_else(|| self.backend.clone(), str::to_string),
+            ..self.clone()
+        })
+    }
+
+    /// The lattices of the study, as "8 x 8 torus" or "8 x 8, 16 x 16 tori".
+    fn tori(&self) -> String {
+        if self.sizes.len() <= 1 {
+            return format!("{} x {} torus", self.width, self.height);
+        }
+        let each: Vec<String> = self
+            .sizes
+            .iter()
+            .map(|&l| {
+                self.config
+                    .for_size(l)
+                    .map_or_else(|_| format!("{l} x {l}"), |c| format!("{} x {}", c.size(), c.height()))
+            })
+            .collect();
+        format!("{} tori", each.join(", "))
+    }
+
     /// The provenance as one line of JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("provenance serializes: plain fields and a serializable config")
@@ -94,14 +130,13 @@ impl Provenance {
             InitialState::Random => "random",
         };
         format!(
-            "# warpmc {}{commit}\n# q = {}, J = {}, h = {}, {} x {} torus, seed {}, {start} start\n\
+            "# warpmc {}{commit}\n# q = {}, J = {}, h = {}, {}, seed {}, {start} start\n\
              # {}; backend: {}\n# provenance: {}\n",
             self.warpmc,
             self.q,
             self.coupling,
             self.field,
-            self.width,
-            self.height,
+            self.tori(),
             self.seed,
             self.algorithm,
             self.backend,

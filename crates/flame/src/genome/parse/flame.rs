@@ -281,6 +281,23 @@ impl Reader<'_> {
             "soloxform" => extras.solo = Some(real(v)?),
             _ if SILENT_FLAME_ATTRIBUTES.contains(&name) => {}
             _ if CAMERA_3D_ATTRIBUTES.contains(&name) && v.trim().parse::<f64>() == Ok(0.0) => {}
+            // Set: the flame is drawn flat, unlike in Fractorium, so the
+            // attribute is listed as dropped (`flame info` says so) and is
+            // the error under `strict`.
+            _ if CAMERA_3D_ATTRIBUTES.contains(&name) => {
+                if self.opts.strict {
+                    return Err("Fractorium's 3-D camera is not implemented: the flame would be drawn flat".into());
+                }
+                if let Some(this_flame) = self.skipped_by_flame.last_mut() {
+                    this_flame.insert(name);
+                }
+                if self.skipped.insert(name) {
+                    self.warnings.push(format!(
+                        "{at}: attribute '{name}': Fractorium's 3-D camera is not implemented; the flame is drawn \
+                         flat, unlike in Fractorium"
+                    ));
+                }
+            }
             // Fractorium's older form: four curves of four (x, y, weight)
             // points; the weights are not used.
             "curves" => {

@@ -44,6 +44,10 @@
 //! warns and renders something else in other ways (filter shapes,
 //! enumeration values, missing palettes), this reader fails with one line
 //! naming the file, the flame, the xform and the attribute.
+//! Fractorium's 3-D camera (`cam_pitch`, `cam_yaw`, `cam_persp`, `cam_zpos`,
+//! `cam_dof`, `blur_curve`) is ignored quietly at zero; set, it is listed in
+//! [`ParsedGenome::skipped`] with a warning (the flame is drawn flat), and
+//! is the error under [`ParseOptions::strict`].
 //! Flame attributes flam3 does not read are ignored with one warning per
 //! file (the ones flam3's own tools and Electric Sheep write, `version`,
 //! `nick`, `url`, `id` and `gen`, silently). `<motion>` elements are read
@@ -100,7 +104,9 @@ pub struct ParsedGenome {
     /// (variations it does not implement, their parameters and other
     /// attributes), each name once, in the order first met. Each unknown
     /// variation, and each unknown attribute that is not a parameter of one,
-    /// also has a warning. Empty means every variation of the file renders.
+    /// also has a warning. Fractorium's 3-D camera attributes (`cam_pitch`,
+    /// `cam_persp`, …), where set, are listed too: the flame is drawn flat.
+    /// Empty means every variation of the file renders.
     pub skipped: Vec<String>,
     /// The same names for each flame of [`flames`](Self::flames), in order.
     pub skipped_by_flame: Vec<Vec<String>>,
