@@ -1135,6 +1135,14 @@ impl Output {
                          more --sweeps or --samples",
                         temperature_text(r.temperature)
                     )
+                } else if r.energy_err == 0.0 || r.magnetization_err == 0.0 {
+                    noteln!(
+                        "warning: T = {}: its {} measurements of e or m never changed, so the run has no error bar to \
+                         give (the 0 reported is not one): run more --sweeps or --samples, or check that the lattice \
+                         can move at this temperature",
+                        temperature_text(r.temperature),
+                        r.measurements,
+                    )
                 } else if spans_too_few_taus(r.measurements, self.measure_every, tau_sweeps) {
                     noteln!(
                         "warning: T = {}: its {} measurements span fewer than {TOO_SHORT_TAUS} τ_int ({tau}); its \

@@ -91,7 +91,8 @@ pub struct TemperatureResult {
     /// Samples.
     pub samples: u32,
     /// Fewer measurements than [`TOO_SHORT_TAUS`] times the larger τ_int of
-    /// e and m (or τ_int unknown), or `slow_mode`, or with parallel
+    /// e and m (or τ_int unknown), or e or m never changed (their error,
+    /// then 0, is no error bar), or `slow_mode`, or with parallel
     /// tempering fewer than [`TOO_SHORT_TAUS`] times
     /// [`replica_tau_int`](Self::replica_tau_int): the errors, and the
     /// derived quantities most of all, are not to be trusted.
@@ -174,7 +175,11 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
         tau_int_magnetization: magnetization.tau_int * measure_every as f64,
         tau_int_magnetization_err: magnetization.tau_int_err * measure_every as f64,
         measurements: g.measurements(),
+        // A series that never changed has no error bar to give (the 0 it
+        // reports is not one): the run saw no fluctuation to measure.
         too_short: slow_mode
+            || never_changed(&energy)
+            || never_changed(&magnetization)
             || spans_too_few_taus(
                 g.measurements(),
                 measure_every,
@@ -182,6 +187,12 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
             ),
         slow_mode,
     }
+}
+
+/// Whether a quantity's measurements were all the same (at least two of
+/// them): its error comes out as exactly 0.
+fn never_changed(g: &crate::stats::GammaEstimate) -> bool {
+    g.error == 0.0
 }
 
 /// Measurements (all samples together) a temperature needs, in units of its
@@ -416,5 +427,22 @@ mod tests {
             assert!(!fast.too_short && !fast.slow_mode, "flagged without a slow mode: {what}");
             assert!(slow.binder.error > 4.0 * fast.binder.error, "{what}");
         }
+    }
+
+    /// A run whose e (or m) never changed reports an error of 0, which is
+    /// no error bar: the row is too short, however many measurements.
+    #[test]
+    fn a_series_that_never_changed_is_too_short() {
+        let model = PottsModel::new(2, 16, 16).unwrap();
+        let frozen = vec![Measurement { energy: -2.0, magnetization: 1.0 }; 100_000];
+        let a = analyze(&model, 0.3, &[frozen.clone(), frozen], 10);
+        assert_eq!((a.energy[0].error, a.magnetization[0].error), (0.0, 0.0));
+        assert!(a.too_short && !a.slow_mode, "{a:?}");
+        // One that moves is not flagged at that length.
+        let mut r = PhiloxStream::new(5, warpmc_rng::Domain::Test.stream(4));
+        let moving: Vec<Measurement> = (0..100_000)
+            .map(|_| Measurement { energy: -2.0 + 0.01 * r.next_f64(), magnetization: 1.0 - 0.01 * r.next_f64() })
+            .collect();
+        assert!(!analyze(&model, 0.3, &[moving], 10).too_short);
     }
 }
