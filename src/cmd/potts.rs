@@ -652,6 +652,12 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     }
     if team.is_first() {
         check_outputs(args, start.checkpoint.as_deref())?;
+        if let Some(series) = &args.series {
+            // Written once, at the end: room for it is checked now, not
+            // after the run (two numbers of 8 bytes a measurement).
+            let measurements = start.study.iter().fold(0u64, |n, c| n.saturating_add(c.stored_measurements()));
+            warpmc_host::output::check_space(series, measurements.saturating_mul(16).saturating_add(4096))?;
+        }
     }
     let device = team.device(start.study[start.first].backend())?;
     let algorithm = start.study[start.first].algorithm();
@@ -852,7 +858,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         };
         let mut runs = state.study_series();
         runs.resize(study.len(), &[]);
-        snapshot::write_series_npy(path, &runs, shape)?;
+        snapshot::write_series_npy(path, &runs, shape).map_err(|e| match &out.checkpoint_path {
+            Some(c) => anyhow::anyhow!(
+                "{e}; the checkpoint {c} holds the measurements up to it: `--resume {c} --series OTHER.npy` \
+                 writes them elsewhere, running again only what came after it",
+                c = c.display()
+            ),
+            None => e.into(),
+        })?;
         noteln!("series: {}", path.display());
     } else if let Some(path) = &args.series
         && team.is_first()

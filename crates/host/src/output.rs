@@ -170,6 +170,60 @@ fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io:
     Ok(())
 }
 
+/// Checks, before any work starts, that the file system of an output at
+/// `path` has room for `bytes` of it (beside the file already there, which
+/// the new one replaces only once it is whole). Devices and FIFOs, and file
+/// systems that do not say, pass.
+pub fn check_space(path: &Path, bytes: u64) -> Result<(), OutputError> {
+    let err = |e| OutputError::new(path, e);
+    let Target::File { path: target, .. } = resolve(path).map_err(err)? else {
+        return Ok(());
+    };
+    let Some(free) = free_bytes(directory_of(&target)) else {
+        return Ok(());
+    };
+    if free < bytes {
+        return Err(err(io::Error::new(
+            io::ErrorKind::StorageFull,
+            format!(
+                "needs about {} of disk space, but its file system has {} free",
+                bytes_text(bytes),
+                bytes_text(free)
+            ),
+        )));
+    }
+    Ok(())
+}
+
+/// Bytes an unprivileged process may still write in the file system of
+/// `dir`, where the system says.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `st` points to writable
+    // memory of the struct's size; statvfs only writes it.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled the struct.
+    let st = unsafe { st.assume_init() };
+    (st.f_bavail as u64).checked_mul(st.f_frsize as u64)
+}
+
+/// A size in bytes for messages: "3.2 GiB".
+fn bytes_text(bytes: u64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{bytes} bytes") } else { format!("{v:.1} {}", units[u]) }
+}
+
 /// Checks, before any work starts, that an output at `path` can be
 /// written: the directory exists and takes new files, an existing file can
 /// be written, and the path is not a directory. Nothing at `path` changes.
@@ -339,5 +393,20 @@ mod tests {
         assert!(e.to_string().contains("does not exist"), "{e}");
         assert!(check_writable(&dir.path().join("fine.csv")).is_ok());
         assert!(!dir.path().join("fine.csv").exists());
+    }
+
+    #[test]
+    fn room_on_the_disk_is_checked_before_work_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("series.npy");
+        assert!(check_space(&out, 1024).is_ok());
+        let e = check_space(&out, u64::MAX / 2).unwrap_err();
+        assert_eq!(e.cause.kind(), io::ErrorKind::StorageFull);
+        assert!(e.to_string().contains("series.npy") && e.to_string().contains("EiB"), "{e}");
+        assert!(!out.exists());
+        // A device takes what it takes.
+        assert!(check_space(Path::new("/dev/null"), u64::MAX).is_ok());
+        assert_eq!(bytes_text(1536), "1.5 KiB");
+        assert_eq!(bytes_text(10), "10 bytes");
     }
 }
