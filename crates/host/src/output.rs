@@ -209,6 +209,8 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled the struct.
     let st = unsafe { st.assume_init() };
+    // fsblkcnt_t and c_ulong are u64 here, 32 bits on other targets.
+    #[allow(clippy::unnecessary_cast)]
     (st.f_bavail as u64).checked_mul(st.f_frsize as u64)
 }
 
