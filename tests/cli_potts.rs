@@ -1051,6 +1051,11 @@ fn tempering_flags_replicas_that_have_not_relaxed() {
         assert_eq!(r["too_short"], true, "{r}");
         assert!(r["replica_tau_int"].as_f64().unwrap() > 50.0, "{r}");
     }
+    // Every row has the pair's acceptance: a rate below the last, null there.
+    for (i, r) in rows.iter().enumerate() {
+        let a = r.get("exchange_acceptance").unwrap_or_else(|| panic!("row {i} lacks exchange_acceptance: {r}"));
+        assert_eq!(a.is_null(), i == rows.len() - 1, "{r}");
+    }
     let err = stderr(&o);
     let warning = err.lines().find(|l| l.contains("replicas' summed energy")).unwrap_or_else(|| panic!("{err}"));
     assert!(warning.starts_with("warning:") && warning.contains("--sweeps"), "{warning}");

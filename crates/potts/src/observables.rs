@@ -112,8 +112,8 @@ pub struct TemperatureResult {
     /// "cpu" or "cuda".
     pub backend: String,
     /// With parallel tempering: the acceptance rate of the replica swaps
-    /// offered between this temperature and the next (absent for the last;
-    /// NaN when none was offered).
+    /// offered between this temperature and the next (None for the last,
+    /// `null` in JSON lines and empty in CSV; NaN when none was offered).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exchange_acceptance: Option<f64>,
     /// With parallel tempering: the round trips (first → last → first

@@ -66,7 +66,14 @@ impl JsonLines {
     pub fn line(&self, result: &TemperatureResult) -> String {
         let fields = serde_json::to_string(result).expect("a result serializes: plain fields");
         let fields = fields.strip_suffix('}').expect("a result serializes as a JSON object");
-        format!("{fields},\"run\":{}}}", self.run)
+        // Every row of a tempering run has the key (null for the last
+        // temperature, which has no pair above it), so readers can index it.
+        let last_pair = if result.round_trips.is_some() && result.exchange_acceptance.is_none() {
+            ",\"exchange_acceptance\":null"
+        } else {
+            ""
+        };
+        format!("{fields}{last_pair},\"run\":{}}}", self.run)
     }
 }
 
