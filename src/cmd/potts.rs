@@ -116,7 +116,8 @@ struct RunArgs {
     /// A single temperature.
     #[arg(long, value_name = "T", conflicts_with = "temps", allow_negative_numbers = true, help_heading = "Protocol")]
     temp: Option<f64>,
-    /// Temperatures: T0:T1:DT (inclusive range) or a comma list T1,T2,….
+    /// Temperatures: T0:T1:DT (inclusive range; DT < 0 runs down, T0 ≥ T1)
+    /// or a comma list T1,T2,….
     #[arg(long, value_name = "T0:T1:DT", allow_hyphen_values = true, help_heading = "Protocol")]
     temps: Option<String>,
     /// Start state: ordered (all 0) or random (default ordered).

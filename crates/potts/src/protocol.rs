@@ -60,7 +60,8 @@ pub const MEASURE_LESS: &str = "measure less often, run fewer sweeps or samples,
 #[serde(untagged)]
 pub enum Temperatures {
     /// `"T0:T1:dT"`: T0, T0 + dT, … up to T1 (inclusive, with a tolerance of
-    /// 10⁻⁹·dT for rounding).
+    /// 10⁻⁹·dT for rounding), going down when dT < 0 (T1 ≤ T0); a string
+    /// without a colon is a comma list, `"1.0,1.1"` (as `--temps` takes it).
     Range(String),
     /// An explicit list, in run order.
     List(Vec<f64>),
@@ -79,11 +80,22 @@ impl Temperatures {
     pub fn expand(&self) -> Result<Vec<f64>> {
         let temps = match self {
             Temperatures::List(v) => v.clone(),
+            Temperatures::Range(s) if !s.contains(':') => s
+                .split(',')
+                .map(|t| {
+                    t.trim().parse::<f64>().map_err(|_| {
+                        PottsError::InvalidInput(format!(
+                            "temperatures '{s}': '{t}' is not a number (a list is T1,T2,…; a range T0:T1:DT)"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<f64>>>()?,
             Temperatures::Range(s) => {
                 let parts: Vec<&str> = s.split(':').collect();
                 let bad = || {
                     PottsError::InvalidInput(format!(
-                        "temperature range '{s}' must be T0:T1:DT with T0 ≤ T1 and DT > 0 (e.g. 0.7:0.8:0.01)"
+                        "temperature range '{s}' must be T0:T1:DT with DT > 0 going up (T0 ≤ T1) or DT < 0 going \
+                         down (T1 ≤ T0), e.g. 0.7:0.8:0.01 or 0.8:0.7:-0.01"
                     ))
                 };
                 let [a, b, d] = parts.as_slice() else { return Err(bad()) };
@@ -92,11 +104,13 @@ impl Temperatures {
                     b.trim().parse().map_err(|_| bad())?,
                     d.trim().parse().map_err(|_| bad())?,
                 );
-                if !(d > 0.0 && d.is_finite() && b >= a && a.is_finite() && b.is_finite()) {
+                let up = d > 0.0 && b >= a;
+                let down = d < 0.0 && b <= a;
+                if !((up || down) && d.is_finite() && a.is_finite() && b.is_finite()) {
                     return Err(bad());
                 }
                 // Counted in f64 first (a tiny DT gives a huge or infinite count,
-                // which would overflow the integer; never NaN, as b - a ≥ 0 and d > 0).
+                // which would overflow the integer; never NaN, as (b - a)/d ≥ 0).
                 let steps = ((b - a) / d + 1e-9).floor();
                 if steps >= (MAX_CHAIN_INDEX - 1) as f64 {
                     return Err(PottsError::InvalidInput(format!(

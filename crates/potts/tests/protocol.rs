@@ -302,6 +302,24 @@ fn temperature_ranges_with_too_many_points_are_refused() {
     assert_eq!(Temperatures::Range("1:2:0.25".into()).expand().unwrap(), vec![1.0, 1.25, 1.5, 1.75, 2.0]);
 }
 
+/// A range runs down with a negative step (a cooling schedule), a string
+/// without a colon is a comma list (TOML's `temps = "1.0,1.1"`), and a step
+/// against the direction of the range is refused.
+#[test]
+fn temperature_ranges_run_down_and_strings_can_be_lists() {
+    let t = |s: &str| Temperatures::Range(s.into()).expand();
+    assert_eq!(t("1.1:0.9:-0.05").unwrap(), vec![1.1, 1.05, 1.0, 0.95, 0.9]);
+    assert_eq!(t("2:2:-1").unwrap(), vec![2.0]);
+    assert_eq!(t("1.0, 1.1,0.95").unwrap(), vec![1.0, 1.1, 0.95]);
+    assert_eq!(t("1.25").unwrap(), vec![1.25]);
+    for bad in ["1:2:-0.1", "2:1:0.1", "1:2:0", "1,x", "1:2:nan"] {
+        let e = t(bad).unwrap_err().to_string();
+        assert!(e.contains(bad), "{bad}: {e}");
+    }
+    let f = ConfigFile::parse("q = 2\nsize = 8\ntemps = \"1.0,1.1\"\n", std::path::Path::new("x")).unwrap();
+    assert_eq!(f.resolve().unwrap().temperatures(), [1.0, 1.1]);
+}
+
 /// A checkpoint whose checksum is right but whose header contradicts
 /// itself (hand-edited, or written by a broken build) is refused with a
 /// reason, never a panic or a silently wrong continuation.
