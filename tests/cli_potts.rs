@@ -335,6 +335,7 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
         );
     }
     let resumed_series = tmp(&format!("resumed-{name}.npy"));
+    let resumed_csv = tmp(&format!("resumed-{name}.csv"));
     let resumed = warpmc(&[
         "potts",
         "run",
@@ -345,8 +346,12 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
         ckpt.to_str().unwrap(),
         "--series",
         resumed_series.to_str().unwrap(),
+        "--out",
+        resumed_csv.to_str().unwrap(),
     ]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let text = std::fs::read_to_string(&resumed_csv).unwrap();
+    assert!(!text.contains("# incomplete"), "{text}");
     assert_eq!(physics(&resumed.stdout), physics(&whole.stdout), "resumed after {signal}");
     let bits = |p: &Path| read_f64_npy(p).1.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&resumed_series), bits(&whole_series), "the resumed run's series differs after {signal}");
@@ -971,6 +976,9 @@ fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_
     // What was finished is kept: the CSV's rows and the series' measurements.
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.lines().filter(|l| !l.starts_with('#')).count() >= 2, "{text}");
+    // … and says it is not the whole study.
+    let marker = text.lines().find(|l| l.starts_with("# incomplete: ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(marker.contains("of 5000001 rows"), "{marker}");
     let (shape, values) = read_f64_npy(&series);
     assert_eq!(shape, [1, 5_000_001, 1, 1, 2]);
     assert!(values[0].is_finite() && values[1].is_finite());
@@ -1382,6 +1390,7 @@ fn each_size_of_a_study_has_its_own_provenance() {
     }
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.lines().nth(1).unwrap().contains("8 x 8, 16 x 16 tori"), "{text}");
+    assert!(!text.contains("# incomplete"), "a finished study is whole: {text}");
     let reader = png::Decoder::new(std::io::Cursor::new(std::fs::read(&png).unwrap())).read_info().unwrap();
     assert_eq!((reader.info().width, reader.info().height), (16, 16));
     let chunk = reader.info().utf8_text.iter().find(|t| t.keyword == "warpmc-provenance").unwrap();

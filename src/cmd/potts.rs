@@ -206,7 +206,8 @@ struct RunArgs {
     /// Write results as CSV (rewritten after each temperature). It opens
     /// with `#` lines recording how the results were made (warpmc version
     /// and commit, model, seed, start, algorithm, backend and the whole
-    /// configuration as JSON); pandas reads it with
+    /// configuration as JSON), and `# incomplete: N of M rows` while the
+    /// run has not finished them all; pandas reads it with
     /// `read_csv(FILE, comment="#")`.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     out: Option<PathBuf>,
@@ -683,10 +684,16 @@ fn temperature_text(t: f64) -> String {
     if (1e-4..1e6).contains(&t.abs()) { format!("{t}") } else { format!("{t:.4e}") }
 }
 
-/// A temperature for the table's column: six decimals for ordinary values,
-/// scientific notation where they would show nothing (1e-7) or too much.
+/// A temperature for the table's column: six decimals for ordinary values
+/// (more where six would not tell it apart from its neighbours: all its
+/// digits), scientific notation where they would show nothing (1e-7) or
+/// too much.
 fn temperature_column(t: f64) -> String {
-    if (1e-3..1e5).contains(&t.abs()) { format!("{t:.6}") } else { format!("{t:.4e}") }
+    if !(1e-3..1e5).contains(&t.abs()) {
+        return format!("{t:.4e}");
+    }
+    let six = format!("{t:.6}");
+    if six.parse::<f64>() == Ok(t) { six } else { format!("{t}") }
 }
 
 /// Below this acceptance of the costliest flip, q = 2 Metropolis is left
@@ -1140,28 +1147,30 @@ impl Output {
             } else {
                 "τ_int unknown".to_string()
             };
+            // "L = 16, T = 1.1" in a study of several sizes.
+            let at = match self.provenance.sizes.len() {
+                1 => format!("T = {}", temperature_text(r.temperature)),
+                _ => format!("L = {}, T = {}", r.size, temperature_text(r.temperature)),
+            };
             self.bar.suspend(|| {
                 if r.slow_mode {
                     noteln!(
-                        "warning: T = {}: its batch means spread more than its autocorrelation (τ_int) allows: a slow \
+                        "warning: {at}: its batch means spread more than its autocorrelation (τ_int) allows: a slow \
                          mode (metastable phases, replicas crossing a first-order transition) the run has not \
                          resolved. Its error bars were widened to that spread ({tau}) and may still be low: run \
-                         more --sweeps or --samples",
-                        temperature_text(r.temperature)
+                         more --sweeps or --samples"
                     )
                 } else if r.energy_err == 0.0 || r.magnetization_err == 0.0 {
                     noteln!(
-                        "warning: T = {}: its {} measurements of e or m never changed, so the run has no error bar to \
+                        "warning: {at}: its {} measurements of e or m never changed, so the run has no error bar to \
                          give (the 0 reported is not one): run more --sweeps or --samples, or check that the lattice \
                          can move at this temperature",
-                        temperature_text(r.temperature),
                         r.measurements,
                     )
                 } else if spans_too_few_taus(r.measurements, self.measure_every, tau_sweeps) {
                     noteln!(
-                        "warning: T = {}: its {} measurements span fewer than {TOO_SHORT_TAUS} τ_int ({tau}); its \
+                        "warning: {at}: its {} measurements span fewer than {TOO_SHORT_TAUS} τ_int ({tau}); its \
                          error bars are not to be trusted: run more --sweeps or --samples",
-                        temperature_text(r.temperature),
                         r.measurements,
                     )
                 }
@@ -1245,7 +1254,19 @@ impl Output {
         if self.csv_tempering {
             columns.extend(TEMPERING_CSV_COLUMNS);
         }
-        let text = self.provenance.comment_lines() + &columns.join(",") + "\n" + &self.csv_rows;
+        // A file of fewer rows than the study has says so (the run is still
+        // going, or stopped), so that it is not taken for the whole study.
+        let total = self.provenance.sizes.len() * self.provenance.config.temperatures().len();
+        let incomplete = if self.csv_rows_of < total {
+            format!(
+                "# incomplete: {} of {total} rows (the run is going on or was stopped; --resume with its checkpoint \
+                 continues it)\n",
+                self.csv_rows_of
+            )
+        } else {
+            String::new()
+        };
+        let text = self.provenance.comment_lines() + &incomplete + &columns.join(",") + "\n" + &self.csv_rows;
         warpmc_host::output::write_bytes(path, text.as_bytes())?;
         self.csv_written = Some(Instant::now());
         self.csv_due = false;
