@@ -379,6 +379,10 @@ fn a_quality_that_rounds_to_no_samples_is_refused_not_an_empty_image() {
     let out = dir.join("g.png");
     let o = warpmc(&["flame", "render", &g, "-q", "1e-6", "-o", out.to_str().unwrap(), "--backend", "cpu"]);
     assert_one_line_error(&o, &["round to none", "raise the quality"]);
+    // A far negative zoom takes the samples away: it is named.
+    let zoomed = write(&dir.join("zoomed.flam3"), &QUICK.replacen("<flame ", "<flame zoom=\"-50\" ", 1));
+    let o = warpmc(&["flame", "render", &zoomed, "-o", out.to_str().unwrap(), "--backend", "cpu"]);
+    assert_one_line_error(&o, &["round to none", "at zoom -50", "raise the zoom"]);
     // An animation shares each frame's iterations among its temporal
     // samples: 0.38 iterations for each of 2 samples round to none.
     let two = write(
@@ -399,7 +403,7 @@ fn a_quality_that_rounds_to_no_samples_is_refused_not_an_empty_image() {
         "cpu",
     ]);
     assert_one_line_error(&o, &["round to none", "temporal samples"]);
-    assert_eq!(listing(&dir), ["g.flam3", "two.flam3"]);
+    assert_eq!(listing(&dir), ["g.flam3", "two.flam3", "zoomed.flam3"]);
 }
 
 #[test]

@@ -242,9 +242,15 @@ fn check_some_iterations(
         String::new()
     };
     let fewer = if jobs > passes { ", or lower the temporal samples" } else { "" };
+    // Samples per pixel go with 4^zoom: a negative zoom takes them away.
+    let (zoomed, raise_zoom) = if cp0.zoom < 0.0 {
+        (format!(" at zoom {}", approx(cp0.zoom)), ", or raise the zoom")
+    } else {
+        (String::new(), "")
+    };
     Err(FlameError::invalid(format!(
-        "quality {} gives {} chaos-game iterations for the {} × {} frame{shares}, which round to none: the image \
-         would be empty; raise the quality or the quality scale{fewer}",
+        "quality {}{zoomed} gives {} chaos-game iterations for the {} × {} frame{shares}, which round to none: the \
+         image would be empty; raise the quality or the quality scale{raise_zoom}{fewer}",
         approx(cp0.quality),
         approx(iterations),
         cp0.width,
