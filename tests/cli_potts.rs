@@ -1397,3 +1397,18 @@ fn each_size_of_a_study_has_its_own_provenance() {
     let run: serde_json::Value = serde_json::from_str(&chunk.get_text().unwrap()).unwrap();
     assert_eq!((run["width"].as_u64(), run["height"].as_u64()), (Some(16), Some(16)));
 }
+
+/// A finished run leaves its end in the checkpoint (even one shorter than
+/// the time between checkpoints): resuming it gives the same results.
+#[test]
+fn a_finished_run_checkpoints_its_end() {
+    let ckpt = tmp("finished.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let protocol = ["--q", "3", "--size", "12", "--temps", "0.9,1.0", "--therm", "50", "--sweeps", "200"];
+    let whole = run_small_with(&protocol, &["--json", "--checkpoint", ckpt.to_str().unwrap()]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    assert!(ckpt.exists(), "no checkpoint after the run");
+    let resumed = warpmc(&["potts", "run", "--json", "--resume", ckpt.to_str().unwrap()]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(physics(&resumed.stdout), physics(&whole.stdout));
+}

@@ -228,9 +228,11 @@ struct RunArgs {
     #[arg(long, value_name = "FILE.npy", help_heading = "Output")]
     series: Option<PathBuf>,
 
-    /// Save the run's state to FILE every --checkpoint-every seconds and on
-    /// Ctrl-C (written atomically). A FILE that already holds something (the
-    /// checkpoint of another run) is refused unless --force is given.
+    /// Save the run's state to FILE every --checkpoint-every seconds, on
+    /// Ctrl-C and when the run finishes (written atomically; resuming a
+    /// finished run gives its results without sweeping again). A FILE that
+    /// already holds something (the checkpoint of another run) is refused
+    /// unless --force is given.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     checkpoint: Option<PathBuf>,
     /// Let a new run's --checkpoint replace an existing file.
@@ -843,6 +845,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     };
     let mut out = out.expect("the first size made the output");
     out.bar.finish_and_clear();
+    // A finished run's checkpoint holds its end, not a state from before
+    // it: resuming it gives the results at once, without sweeping again.
+    // (Strips across processes gather their lattice for it inside the run.)
+    let result = match (result, &out.checkpoint_path) {
+        (Ok(r), Some(path)) if matches!(team, Team::Alone) => checkpoint::write(path, &study[at], &state).map(|()| r),
+        (result, _) => result,
+    };
     // Results that came since the CSV was last written. Failing that is the
     // run's error unless it already has another.
     let result = match (result, out.write_csv()) {
