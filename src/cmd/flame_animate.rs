@@ -172,20 +172,27 @@ impl Video {
 
     /// After an interruption: ends the input so that ffmpeg closes the
     /// video of the frames so far, and keeps it under a name of its own
-    /// beside the target, `NAME.frames-FIRST-LAST.EXT` (never over an
-    /// existing file, and never over the target, which stays as it was).
-    /// The kept file and its frames' times, or None where nothing was kept.
+    /// beside the target (the file a symlink points to),
+    /// `NAME.frames-FIRST-LAST.EXT`, never over an existing file and never
+    /// over the target, which stays as it was. The kept file and its
+    /// frames' times, or None where nothing was kept.
     fn keep(mut self) -> Option<(PathBuf, (i64, i64))> {
         drop(self.stdin.take());
         let status = self.child.wait();
-        let times = self.times;
-        let kept = match (status, times) {
+        let kept = match (status, self.times) {
             (Ok(status), Some((first, last))) if status.success() && self.partial != self.target => {
-                let stem = self.shown.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                let ext = self.shown.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
-                let kept = self.shown.with_file_name(format!("{stem}.frames-{first}-{last}.{ext}"));
-                // A hard link fails where the name is taken: nothing is replaced.
-                std::fs::hard_link(&self.partial, &kept).ok().map(|()| (kept, (first, last)))
+                let stem = self.target.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let ext = self.target.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+                let kept = self.target.with_file_name(format!("{stem}.frames-{first}-{last}.{ext}"));
+                // A hard link fails where the name is taken, so nothing is
+                // replaced; where the file system has no hard links, a
+                // rename to a name that is free.
+                let placed = match std::fs::hard_link(&self.partial, &kept) {
+                    Ok(()) => true,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+                    Err(_) => !kept.exists() && std::fs::rename(&self.partial, &kept).is_ok(),
+                };
+                placed.then_some((kept, (first, last)))
             }
             _ => None,
         };
