@@ -169,6 +169,11 @@ def run(
                 "autocorrelation times"
                 + (" (its batch means show a slow mode the run has not resolved)" if r.get("slow_mode") else "")
                 + (
+                    " (its e or m never changed: the error of 0 is no error bar)"
+                    if r.get("energy_err") == 0 or r.get("magnetization_err") == 0
+                    else ""
+                )
+                + (
                     f" (those of the tempered replicas' summed energy: τ_int = {r['replica_tau_int']:.0f} sweeps)"
                     if _replicas_too_short(r)
                     else ""
