@@ -317,8 +317,10 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
     Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(!finished_early, "the run finished before it could be interrupted; make it longer");
-    if signal == "-INT" {
-        assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    if signal == "-INT" || signal == "-TERM" {
+        // 128 + the signal's number, as a shell reports it.
+        let status = if signal == "-INT" { 130 } else { 143 };
+        assert_eq!(out.status.code(), Some(status), "{}", stderr(&out));
         assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
     }
     if signal == "-INT" && one_after_another {
@@ -484,6 +486,13 @@ fn wolff_asked_for_on_a_gpu_runs_on_the_cpu_with_a_note() {
     assert!(o.status.success() && !stderr(&o).contains("note:"), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(o.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
     assert_eq!(v["backend"], "cuda");
+}
+
+/// A batch system's SIGTERM stops the run as Ctrl-C does; the exit status
+/// says which signal it was.
+#[test]
+fn sigterm_checkpoints_exits_143_and_resume_finishes_bit_for_bit() {
+    interrupted_run_resumes_exactly("-TERM", CONTINUED, false);
 }
 
 #[test]

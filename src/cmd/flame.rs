@@ -452,13 +452,12 @@ fn bits(o: &RenderOpts) -> Bits {
 fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
     let flag = Arc::new(AtomicBool::new(false));
     let seen = flag.clone();
-    ctrlc::set_handler(move || {
+    super::on_interrupt(move || {
         if seen.swap(true, Ordering::SeqCst) {
             noteln!("interrupted again: stopping at once");
-            std::process::exit(130);
+            std::process::exit(super::interrupted_status());
         }
-    })
-    .context("installing the Ctrl-C handler")?;
+    })?;
     s.cancel = Some(flag);
     Ok(())
 }
@@ -504,7 +503,7 @@ fn describe_cost(label: &str, c: &FrameCost, rate: Option<f64>) -> String {
 /// The message and exit status of a render stopped by Ctrl-C.
 fn interrupted(out: &Path) -> ! {
     noteln!("interrupted: the render stopped; {} was not written", out.display());
-    std::process::exit(130);
+    std::process::exit(super::interrupted_status());
 }
 
 fn bar(quiet: bool, label: String, iterations: u64) -> ProgressBar {
@@ -564,9 +563,10 @@ fn render_to(
     write_image(&frame, flames, time, s, o, out, &text)?;
     if cancelled(s) {
         // Ctrl-C while the image was encoded: it is whole, but the job
-        // stops (a shell loop over genomes sees status 130).
+        // stops (a shell loop over genomes sees status 130, or 143 after
+        // SIGTERM).
         noteln!("interrupted: {} was written; stopping", out.display());
-        std::process::exit(130);
+        std::process::exit(super::interrupted_status());
     }
     let rate = frame.stats.iterations as f64 / frame.stats.iterate_seconds.max(1e-9);
     noteln!(
@@ -968,7 +968,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                     (_, Some(v), None) => noteln!("interrupted at time {t}: {} was not written", v.display()),
                     (_, None, _) => noteln!("interrupted: the frames before time {t} were written"),
                 }
-                std::process::exit(130);
+                std::process::exit(super::interrupted_status());
             }
             Err(e) => {
                 b.finish_and_clear();
@@ -989,7 +989,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let times = times?;
     if cancelled(&s) {
         noteln!("interrupted while the last frames were written: every frame was written; stopping");
-        std::process::exit(130);
+        std::process::exit(super::interrupted_status());
     }
     let secs = start.elapsed().as_secs_f64();
     let n = frames.count();

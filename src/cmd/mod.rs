@@ -241,3 +241,35 @@ pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
     };
     r.map_err(|_| format!("'{s}' is not an unsigned 64-bit integer (decimal, or hex with 0x)"))
 }
+
+/// Set when SIGTERM (a batch system's stop) arrived; it is then handled as
+/// Ctrl-C, and only the exit status tells them apart.
+static TERMINATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_sigterm(_: libc::c_int) {
+    TERMINATED.store(true, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: raise is async-signal-safe; ctrlc's SIGINT handler takes it
+    // from here as it takes Ctrl-C.
+    unsafe {
+        libc::raise(libc::SIGINT);
+    }
+}
+
+/// Calls `handler` on Ctrl-C (SIGINT), SIGTERM and SIGHUP, from a thread of
+/// its own, and remembers a SIGTERM for [`interrupted_status`].
+pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    ctrlc::set_handler(handler).context("installing the Ctrl-C handler")?;
+    // SAFETY: on_sigterm is an extern "C" function of the signature a
+    // handler has, and does only async-signal-safe things (an atomic store,
+    // raise); it replaces ctrlc's SIGTERM handler, whose work it hands on.
+    let previous = unsafe { libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t) };
+    anyhow::ensure!(previous != libc::SIG_ERR, "installing the SIGTERM handler");
+    Ok(())
+}
+
+/// The exit status of a command stopped by a signal: 143 (128 + SIGTERM)
+/// after SIGTERM, else 130 (128 + SIGINT), as shells report them.
+pub(crate) fn interrupted_status() -> i32 {
+    if TERMINATED.load(std::sync::atomic::Ordering::SeqCst) { 143 } else { 130 }
+}

@@ -676,7 +676,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     // before the process ends.
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("installing the Ctrl-C handler")?;
+    super::on_interrupt(move || flag.store(true, Ordering::SeqCst))?;
     Ok(Prepared { start, device, interrupted })
 }
 
@@ -742,7 +742,7 @@ fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
     let prepared = team.agree(prepare(&args, &team))?;
     match run_study(&args, &team, prepared) {
         Ok(Ended::Finished) => Ok(()),
-        Ok(Ended::Interrupted) => team.exit(130),
+        Ok(Ended::Interrupted) => team.exit(super::interrupted_status()),
         Err(e) => Err(team.fail(e)),
     }
 }
