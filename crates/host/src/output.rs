@@ -22,6 +22,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::memory::human_bytes;
+
 /// An output that could not be written: the path and the cause, as one
 /// line.
 #[derive(Debug, thiserror::Error)]
@@ -187,8 +189,8 @@ pub fn check_space(path: &Path, bytes: u64) -> Result<(), OutputError> {
             io::ErrorKind::StorageFull,
             format!(
                 "needs about {} of disk space, but its file system has {} free",
-                bytes_text(bytes),
-                bytes_text(free)
+                human_bytes(bytes),
+                human_bytes(free)
             ),
         )));
     }
@@ -212,18 +214,6 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     // fsblkcnt_t and c_ulong are u64 here, 32 bits on other targets.
     #[allow(clippy::unnecessary_cast)]
     (st.f_bavail as u64).checked_mul(st.f_frsize as u64)
-}
-
-/// A size in bytes for messages: "3.2 GiB".
-fn bytes_text(bytes: u64) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 { format!("{bytes} bytes") } else { format!("{v:.1} {}", units[u]) }
 }
 
 /// Checks, before any work starts, that an output at `path` can be
@@ -408,7 +398,5 @@ mod tests {
         assert!(!out.exists());
         // A device takes what it takes.
         assert!(check_space(Path::new("/dev/null"), u64::MAX).is_ok());
-        assert_eq!(bytes_text(1536), "1.5 KiB");
-        assert_eq!(bytes_text(10), "10 bytes");
     }
 }
