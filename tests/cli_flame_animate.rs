@@ -74,7 +74,7 @@ fn frames_and_contact_sheet_are_written() {
 }
 
 #[test]
-fn video_through_ffmpeg_or_frames_with_a_note() {
+fn video_through_ffmpeg_and_refused_without_it() {
     let dir = temp_dir("video");
     let genome = example("test.flam3");
     let prefix = dir.join("f.").to_string_lossy().into_owned();
@@ -89,9 +89,10 @@ fn video_through_ffmpeg_or_frames_with_a_note() {
         // Nothing but the video is left in the directory.
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     } else {
-        println!("note: no ffmpeg here; only the fallback is tested");
+        println!("note: no ffmpeg here; only the refusal is tested");
     }
-    // Without ffmpeg on the PATH: one line says so and the frames are PNGs.
+    // Without ffmpeg on the PATH: one line says so, before anything is
+    // rendered, and the exit status is not 0.
     let empty = dir.join("no-ffmpeg");
     std::fs::create_dir_all(&empty).unwrap();
     let o = Command::new(bin())
@@ -99,11 +100,10 @@ fn video_through_ffmpeg_or_frames_with_a_note() {
         .env("PATH", &empty)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let notes: Vec<String> = stderr(&o).lines().filter(|l| l.contains("ffmpeg")).map(String::from).collect();
-    assert_eq!(notes.len(), 1, "{}", stderr(&o));
-    assert!(dir.join("f.00010.png").exists() && dir.join("f.00013.png").exists());
-    assert!(!dir.join("other.mp4").exists());
+    assert!(!o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("needs ffmpeg") && e.lines().count() == 1, "{e}");
+    assert!(!dir.join("f.00010.png").exists() && !dir.join("other.mp4").exists(), "nothing rendered");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -347,6 +347,8 @@ fn a_result_the_reader_would_refuse_is_not_written() {
     for args in [
         &["flame", "genome", "rotate", huge, "--frame", "5", "--nframes", "40", "-o", out_s][..],
         &["flame", "genome", "strip", flat, "--nstrips", "2", "-o", out_s][..],
+        // A sequence is written frame by frame; its second frame overflows.
+        &["flame", "genome", "sequence", huge, "--nframes", "8", "-o", out_s][..],
     ] {
         std::fs::write(&out, "earlier work").unwrap();
         let o = warpmc(args);
@@ -356,6 +358,13 @@ fn a_result_the_reader_would_refuse_is_not_written() {
         assert_eq!(e.trim().lines().count(), 1, "{args:?}: {e}");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier work", "{args:?}");
     }
+    // To standard output the frames before the bad one are out already:
+    // the error says where the output ends, and the status is not 0.
+    let o = warpmc(&["flame", "genome", "sequence", huge, "--nframes", "8"]);
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    assert!(e.contains("is not a finite number") && e.contains("the output ends before this flame"), "{e}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout).matches("<flame ").count(), 1);
 }
 
 fn have(program: &str) -> bool {

@@ -230,9 +230,9 @@ struct AnimateArgs {
     prefix: String,
     /// Encode the frames into this video (e.g. out.mp4: H.264; with
     /// --transparent, out.mov: ProRes 4444 with alpha) through ffmpeg
-    /// instead of writing PNG files; without ffmpeg the frames are written
-    /// as PNG files, with a note. Interrupted, the frames so far are kept
-    /// as OUT.frames-FIRST-LAST.mp4.
+    /// instead of writing PNG files (ffmpeg must be on the PATH; without it
+    /// the command stops before rendering). Interrupted, the frames so far
+    /// are kept as OUT.frames-FIRST-LAST.mp4.
     #[arg(long, value_name = "OUT.mp4")]
     video: Option<PathBuf>,
     /// Frames per second of the video.
@@ -844,22 +844,26 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         bail!("--fields: an image one pixel high has no field of interlaced rows");
     }
     let frames = FrameTimes { begin, end, dtime: a.dtime };
-    // A video path that cannot be written is an error whether or not
-    // ffmpeg is there to write it.
     if let Some(v) = &a.video {
         not_standard_output("--video", v)?;
         flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts))?;
         warpmc_host::output::check_writable(v)?;
+        // Frames in place of the video asked for would leave a script that
+        // goes on to use the video with nothing to use: stop here instead.
+        if !flame_animate::ffmpeg_available() {
+            bail!(
+                "--video {} needs ffmpeg, which is not on the PATH: install it, or leave out --video to write \
+                 the frames as {}NNNNN.png",
+                v.display(),
+                a.prefix
+            );
+        }
     }
-    // A video needs ffmpeg; without it the frames go to PNG files.
-    let video = a.video.clone().filter(|_| flame_animate::ffmpeg_available());
+    let video = &a.video;
     if let Some(sheet) = &a.contact_sheet {
         png_only("--contact-sheet", sheet)?;
     }
-    check_outputs_distinct(&a.genome, &animation_outputs(&a, video.as_deref(), &frames))?;
-    if let (Some(v), None) = (&a.video, &video) {
-        noteln!("note: ffmpeg not found, so {} is not written; the frames go to {}NNNNN.png", v.display(), a.prefix);
-    }
+    check_outputs_distinct(&a.genome, &animation_outputs(&a, &frames))?;
     let frame_path = |t: i64| flame_animate::Outputs::frame_path(&a.prefix, t);
     // Every output is checked before the first frame is rendered; for long
     // animations the first and the last frame stand for the rest (they
@@ -1013,19 +1017,16 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What an animation writes, as (option, path) pairs: the video (`video`
-/// when ffmpeg writes it), or the frames' files; the contact sheet. Up to [`MAX_CHECKED_FRAMES`] frames
+/// What an animation writes, as (option, path) pairs: the video, or the
+/// frames' files; the contact sheet. Up to [`MAX_CHECKED_FRAMES`] frames
 /// every frame's file; beyond, the first and the last, and any frame whose
 /// name another file of the command has (the genome `frame00042.png`
 /// among 100 000 frames).
-fn animation_outputs(a: &AnimateArgs, video: Option<&Path>, frames: &FrameTimes) -> Vec<(String, PathBuf)> {
+fn animation_outputs(a: &AnimateArgs, frames: &FrameTimes) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
-    // A video onto an input is a mistake whether or not ffmpeg is there
-    // to write it.
     if let Some(v) = &a.video {
         out.push(("--video".to_string(), v.clone()));
-    }
-    if video.is_none() {
+    } else {
         let times: Vec<i64> = if frames.count() <= MAX_CHECKED_FRAMES {
             frames.iter().collect()
         } else {

@@ -7,9 +7,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
     CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, RandomOptions, Template, cross,
-    default_variations, frame_flame, inter, mutate, random, rotate, sequence, strip, truncate_variations,
+    default_variations, frame_flame, inter, mutate, random, rotate, sequence_frames, strip, truncate_variations,
 };
-use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome, parse_file, parse_str, write_genome};
+use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str, write_genome};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::variations::VariationKind;
@@ -412,6 +412,71 @@ fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes the flames as [`emit`] does, one at a time as they are made, for
+/// documents too long to hold. Each flame is checked as `emit` checks the
+/// whole: a flame the reader would refuse leaves a file output as it was,
+/// and ends standard output before that flame. `frame_bytes` is about the
+/// largest flame's size as text, to check the disk's room.
+fn emit_frames(
+    c: &Common,
+    mut frames: impl ExactSizeIterator<Item = Flame>,
+    frame_bytes: usize,
+    root: &str,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let count = frames.len();
+    let Some(first) = frames.next() else { bail!("no flames to write") };
+    if count == 1 {
+        return emit(c, &[first], root);
+    }
+    let version = format!("WARPMC-{}", env!("CARGO_PKG_VERSION"));
+    let doc = Document::new(root, Some(&version));
+    let checked = |f: &Flame| -> anyhow::Result<String> {
+        let text = doc.flame(f);
+        parse_str(&text, "the result", &ParseOptions::default())?;
+        Ok(text)
+    };
+    let first = checked(&first)?;
+    let mut failed = None;
+    let mut body = |w: &mut dyn Write| -> std::io::Result<()> {
+        w.write_all(doc.start().as_bytes())?;
+        w.write_all(first.as_bytes())?;
+        for f in frames.by_ref() {
+            match checked(&f) {
+                Ok(text) => w.write_all(text.as_bytes())?,
+                Err(e) => {
+                    failed = Some(e);
+                    return Err(std::io::Error::other("a frame was refused"));
+                }
+            }
+        }
+        w.write_all(doc.end().as_bytes())
+    };
+    match output(c) {
+        Some(out) => {
+            let bytes = (frame_bytes.max(first.len()) as u64).saturating_mul(count as u64);
+            warpmc_host::output::check_space(out, bytes)?;
+            let written = warpmc_host::output::write(out, &mut body);
+            if let Some(e) = failed {
+                bail!("{e}; nothing was written");
+            }
+            written?;
+        }
+        None => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            let written = body(&mut w).and_then(|()| w.flush());
+            if let Some(e) = failed {
+                bail!("{e}; the output ends before this flame");
+            }
+            match written {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Err(super::QuietExit(0).into()),
+                written => written.context("writing to standard output")?,
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks, before they are made, that `count` flames like `sample` fit in
 /// memory with the XML they are written as (`what`: "writing 10
 /// mutations").
@@ -580,13 +645,15 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.stagger) {
         bail!("--stagger must be between 0 and 1, not {}", a.stagger);
     }
-    // Each keyframe's loops, a transition to the next, and the last frame.
-    let n = flames.len() as f64;
-    let count = n * f64::from(a.loops) * f64::from(a.nframes) + (n - 1.0) * f64::from(a.nframes) + 1.0;
+    // Made and written one frame at a time, as flam3-genome does: a long
+    // sequence (each frame's XML holds a whole palette) need not fit in
+    // memory. A frame is at most as large as the keyframe of most xforms
+    // (with the template's settings).
     let largest = flames.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
-    check_flames_fit(&format!("writing a sequence of {count} frames"), count, largest)?;
-    let frames = sequence(&flames, a.nframes, a.loops, a.stagger, t.as_ref())?;
-    emit(&a.common, &frames, "sequence")
+    let largest = sequence_frames(std::slice::from_ref(largest), 1, 0, 0.0, t.as_ref())?.next();
+    let frame_bytes = largest.map_or(0, |f| warpmc_flame::genome::write_flame(&f).len());
+    let frames = sequence_frames(&flames, a.nframes, a.loops, a.stagger, t.as_ref())?;
+    emit_frames(&a.common, frames, frame_bytes, "sequence")
 }
 
 fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {

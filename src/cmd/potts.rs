@@ -231,7 +231,7 @@ struct RunArgs {
     /// Save the run's state to FILE every --checkpoint-every seconds, on
     /// Ctrl-C and when the run finishes (written atomically; resuming a
     /// finished run gives its results without sweeping again). A FILE that
-    /// already holds something (the checkpoint of another run) is refused
+    /// already holds something (a run's checkpoint) is refused
     /// unless --force is given.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     checkpoint: Option<PathBuf>,
@@ -586,8 +586,8 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()
             match checkpoint::probe(path)? {
                 checkpoint::FileContents::Nothing => {}
                 checkpoint::FileContents::Checkpoint => bail!(
-                    "{p} holds the checkpoint of another run; continue that run with --resume {p}, or pass --force \
-                     to start a new run over it",
+                    "{p} already holds a run's checkpoint; continue that run with --resume {p} (a finished run's \
+                     checkpoint gives its results again), or pass --force to start a new run over it",
                     p = path.display()
                 ),
                 checkpoint::FileContents::Other => bail!(

@@ -11,7 +11,7 @@ mod write;
 
 pub(crate) use parse::symmetry_xforms;
 pub use parse::{ParseOptions, ParsedGenome, parse_file, parse_str};
-pub use write::{write_flame, write_genome};
+pub use write::{Document, write_flame, write_genome};
 
 use crate::palette::Palette;
 use crate::variations::VariationSpec;

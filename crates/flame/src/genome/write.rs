@@ -33,24 +33,70 @@ use crate::genome::{Affine, Motion};
 /// # Ok::<(), warpmc_flame::FlameError>(())
 /// ```
 pub fn write_genome(flames: &[Flame], root: &str, version: Option<&str>) -> String {
-    let mut out = String::new();
     if flames.len() == 1 {
+        let mut out = String::new();
         write_flame_into(&mut out, &flames[0], version, "");
         return out;
     }
-    let root =
-        if root.is_empty() || !root.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') { "flames" } else { root };
-    out.push('<');
-    out.push_str(root);
-    if let Some(v) = version {
-        let _ = write!(out, " version=\"{}\"", escape(v));
-    }
-    out.push_str(">\n");
+    let doc = Document::new(root, version);
+    let mut out = doc.start();
     for f in flames {
-        write_flame_into(&mut out, f, version, "");
+        out.push_str(&doc.flame(f));
     }
-    let _ = writeln!(out, "</{root}>");
+    out.push_str(&doc.end());
     out
+}
+
+/// A document of several flames written a piece at a time, for outputs
+/// too long to hold in memory (flam3-genome's `sequence=` of thousands of
+/// frames): [`start`](Self::start), then [`flame`](Self::flame) for each
+/// flame, then [`end`](Self::end) give the text [`write_genome`] gives for
+/// the same flames (when there are two or more).
+///
+/// ```
+/// use warpmc_flame::genome::{Document, Flame, write_genome};
+///
+/// let flames = [Flame::default(), Flame { time: 1.0, ..Flame::default() }];
+/// let doc = Document::new("sequence", Some("WARPMC"));
+/// let text = doc.start() + &doc.flame(&flames[0]) + &doc.flame(&flames[1]) + &doc.end();
+/// assert_eq!(text, write_genome(&flames, "sequence", Some("WARPMC")));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Document {
+    root: String,
+    version: Option<String>,
+}
+
+impl Document {
+    /// A document whose flames sit inside `<root>` (`flames` where `root`
+    /// is empty or not a plain name); `version` goes into each flame's
+    /// `version` attribute when given.
+    pub fn new(root: &str, version: Option<&str>) -> Self {
+        let plain = !root.is_empty() && root.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        Document { root: if plain { root } else { "flames" }.to_string(), version: version.map(str::to_string) }
+    }
+
+    /// The opening tag of the root element, ending in a newline.
+    pub fn start(&self) -> String {
+        let mut out = format!("<{}", self.root);
+        if let Some(v) = &self.version {
+            let _ = write!(out, " version=\"{}\"", escape(v));
+        }
+        out.push_str(">\n");
+        out
+    }
+
+    /// One flame of the document, ending in a newline.
+    pub fn flame(&self, flame: &Flame) -> String {
+        let mut out = String::new();
+        write_flame_into(&mut out, flame, self.version.as_deref(), "");
+        out
+    }
+
+    /// The closing tag of the root element, ending in a newline.
+    pub fn end(&self) -> String {
+        format!("</{}>\n", self.root)
+    }
 }
 
 /// One `<flame>` element, ending in a newline.

@@ -52,6 +52,7 @@ pub fn inter(
 /// last frame equal to the last flame's first. `stagger` (0…1) spreads the
 /// xforms' transitions out (flam3-genome's `stagger`). A `template` is
 /// applied to each frame (to loop frames before their own settings).
+/// [`sequence_frames`] gives the same frames one at a time.
 pub fn sequence(
     flames: &[Flame],
     nframes: u32,
@@ -59,34 +60,75 @@ pub fn sequence(
     stagger: f64,
     template: Option<&Template>,
 ) -> Result<Vec<Flame>> {
+    Ok(sequence_frames(flames, nframes, loops, stagger, template)?.collect())
+}
+
+/// The frames of [`sequence`], made as they are taken, so that a sequence
+/// too long to hold can be written out frame by frame. The iterator knows
+/// its length: `flames.len() × loops × nframes + (flames.len() − 1) ×
+/// nframes + 1`.
+pub fn sequence_frames<'a>(
+    flames: &'a [Flame],
+    nframes: u32,
+    loops: u32,
+    stagger: f64,
+    template: Option<&'a Template>,
+) -> Result<impl ExactSizeIterator<Item = Flame> + 'a> {
     if nframes == 0 {
         return Err(FlameError::invalid("the number of frames must be positive"));
     }
-    if flames.is_empty() {
+    let Some(last) = flames.last() else {
         return Err(FlameError::invalid("a sequence needs at least one flame"));
-    }
+    };
+    let count = (flames.len() as u64 * u64::from(loops) + flames.len() as u64 - 1) * u64::from(nframes) + 1;
+    let count = usize::try_from(count).map_err(|_| {
+        FlameError::invalid(format!("a sequence of {count} frames is more than this machine can count"))
+    })?;
     let n = f64::from(nframes);
-    let mut out = Vec::new();
-    let mut count = 0i64;
-    for (i, f) in flames.iter().enumerate() {
-        for _ in 0..loops {
-            for k in 0..nframes {
-                out.push(spin(f, count, f64::from(k) / n, template));
-                count += 1;
-            }
-        }
-        if let Some(next) = flames.get(i + 1) {
-            for k in 0..nframes {
-                let blend = f64::from(k) / n;
+    // Frames per keyframe: its loops, then (but for the last) its transition.
+    let loop_frames = i64::from(loops) * i64::from(nframes);
+    let stride = loop_frames + i64::from(nframes);
+    let frames = flames.iter().enumerate().flat_map(move |(i, f)| {
+        let first = i as i64 * stride;
+        let spins = (0..loop_frames).map(move |j| {
+            let k = (j % i64::from(nframes)) as f64;
+            spin(f, first + j, k / n, template)
+        });
+        let edges = flames.get(i + 1).into_iter().flat_map(move |next| {
+            (0..nframes).map(move |k| {
                 let edge = k == 0 || k == nframes - 1;
-                out.push(edge_frame(sheep_edge(f, next, blend, stagger, edge), count, template));
-                count += 1;
-            }
-        }
-    }
-    out.push(spin(flames.last().expect("not empty"), count, 0.0, template));
-    Ok(out)
+                let g = sheep_edge(f, next, f64::from(k) / n, stagger, edge);
+                edge_frame(g, first + loop_frames + i64::from(k), template)
+            })
+        });
+        spins.chain(edges)
+    });
+    let end = (flames.len() as i64 - 1) * stride + loop_frames;
+    Ok(Counted { inner: frames.chain(std::iter::once_with(move || spin(last, end, 0.0, template))), left: count })
 }
+
+/// An iterator that yields exactly `left` more items (what
+/// `flat_map` cannot tell its caller).
+struct Counted<I> {
+    inner: I,
+    left: usize,
+}
+
+impl<I: Iterator> Iterator for Counted<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.inner.next();
+        self.left = self.left.saturating_sub(usize::from(item.is_some()));
+        item
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for Counted<I> {}
 
 /// flam3-genome's `spin`: `flame` turned by `blend` of a full turn, the
 /// template applied, at time `frame`, named after it, with linear
@@ -160,5 +202,45 @@ mod tests {
         assert_eq!(s0.len(), 2 * 4 + 1);
         // The first transition frame is the first keyframe itself.
         assert_eq!(s0[0].xforms, keys[0].xforms);
+    }
+
+    /// The frames as flam3-genome's loops make them, one after another:
+    /// the reference for the lazy iterator.
+    fn sequence_by_loops(flames: &[Flame], nframes: u32, loops: u32, stagger: f64) -> Vec<Flame> {
+        let n = f64::from(nframes);
+        let mut out = Vec::new();
+        let mut count = 0i64;
+        for (i, f) in flames.iter().enumerate() {
+            for _ in 0..loops {
+                for k in 0..nframes {
+                    out.push(spin(f, count, f64::from(k) / n, None));
+                    count += 1;
+                }
+            }
+            if let Some(next) = flames.get(i + 1) {
+                for k in 0..nframes {
+                    let edge = k == 0 || k == nframes - 1;
+                    out.push(edge_frame(sheep_edge(f, next, f64::from(k) / n, stagger, edge), count, None));
+                    count += 1;
+                }
+            }
+        }
+        out.push(spin(flames.last().unwrap(), count, 0.0, None));
+        out
+    }
+
+    #[test]
+    fn the_lazy_sequence_is_the_loops_frame_for_frame() {
+        let keys = [flame(4), flame(5), flame(6), flame(7)];
+        for (flames, nframes, loops, stagger) in
+            [(&keys[..], 5, 2, 0.3), (&keys[..1], 3, 0, 0.0), (&keys[..1], 1, 3, 0.0), (&keys[..2], 1, 0, 1.0)]
+        {
+            let lazy = sequence_frames(flames, nframes, loops, stagger, None).unwrap();
+            let expected = sequence_by_loops(flames, nframes, loops, stagger);
+            assert_eq!(lazy.len(), expected.len(), "{nframes} frames, {loops} loops");
+            assert_eq!(lazy.collect::<Vec<_>>(), expected, "{nframes} frames, {loops} loops");
+        }
+        assert!(sequence_frames(&keys, 0, 1, 0.0, None).is_err());
+        assert!(sequence_frames(&[], 3, 1, 0.0, None).is_err());
     }
 }

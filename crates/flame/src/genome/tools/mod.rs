@@ -19,7 +19,7 @@ mod random;
 mod strip;
 mod template;
 
-pub use anim::{inter, rotate, sequence};
+pub use anim::{inter, rotate, sequence, sequence_frames};
 pub use cross::{CrossMethod, cross};
 pub use mutate::{MutateMethod, mutate};
 pub use random::{RandomOptions, default_variations, frame_flame, random};
