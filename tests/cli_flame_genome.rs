@@ -254,6 +254,50 @@ fn jpeg_extension_writes_jpeg_and_unknown_extensions_fail_first() {
     assert!(!r.status.success() && stderr(&r).contains("8 bits"), "{}", stderr(&r));
 }
 
+/// .ppm writes flam3-render's format=ppm: P6, the PNG's samples without a
+/// genome (8 or 16 bits); it has no alpha, so --transparent is refused.
+#[test]
+fn ppm_extension_writes_the_png_samples() {
+    let dir = temp_dir();
+    let g = dir.join("ppm.flam3");
+    std::fs::write(
+        &g,
+        genome(&["random", "--seed", "5", "--tries", "0", "--template", small_template(&dir).to_str().unwrap()]),
+    )
+    .unwrap();
+    let png = dir.join("ppm.png");
+    assert!(render(&g, &png, &["--bits", "16", "--seed", "3"]).status.success());
+    let png = read_png(&png).unwrap();
+    for (name, bits) in [("ppm8.ppm", "8"), ("ppm16.PPM", "16")] {
+        let out = dir.join(name);
+        let r = render(&g, &out, &["--bits", bits, "--seed", "3"]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        let bytes = std::fs::read(&out).unwrap();
+        let header = format!("P6\n{} {}\n{}\n", png.width, png.height, if bits == "8" { 255 } else { 65535 });
+        assert_eq!(&bytes[..header.len()], header.as_bytes(), "{name}");
+        let body = &bytes[header.len()..];
+        assert_eq!(body.len(), png.pixels.len() * 3 * if bits == "8" { 1 } else { 2 }, "{name}");
+        // read_png gives 16-bit samples divided by 256: the 8-bit ones are
+        // their whole part, the 16-bit ones exact.
+        for (i, p) in png.pixels.iter().enumerate() {
+            for c in 0..3 {
+                let v = if bits == "8" {
+                    f64::from(body[3 * i + c])
+                } else {
+                    f64::from(u16::from_be_bytes([body[6 * i + 2 * c], body[6 * i + 2 * c + 1]])) / 256.0
+                };
+                let expected = if bits == "8" { p[c].floor() } else { p[c] };
+                assert_eq!(v, expected, "{name}: pixel {i}, channel {c}");
+            }
+        }
+    }
+    let out = dir.join("alpha.ppm");
+    let r = render(&g, &out, &["--transparent"]);
+    assert!(!r.status.success() && stderr(&r).contains("PPM has no transparency"), "{}", stderr(&r));
+    assert_eq!(stderr(&r).trim().lines().count(), 1);
+    assert!(!out.exists());
+}
+
 #[test]
 fn dash_reads_the_genome_from_standard_input() {
     let dir = temp_dir();

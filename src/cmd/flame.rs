@@ -13,8 +13,8 @@ use warpmc_flame::FlameError;
 use warpmc_flame::genome::write_flame;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome};
 use warpmc_flame::image::{
-    Bits, ImageFormat, LoadedImage, PngCompression, encode_jpeg_with, encode_png_with, encoding_bytes, psnr, read_png,
-    write_png,
+    Bits, ImageFormat, LoadedImage, PngCompression, encode_jpeg_with, encode_png_with, encode_ppm, encoding_bytes,
+    psnr, read_png, write_png,
 };
 use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
@@ -195,8 +195,9 @@ struct RenderOpts {
 struct RenderArgs {
     #[command(flatten)]
     genome: GenomeArgs,
-    /// Output image: .png, or .jpg/.jpeg for JPEG (default: the genome's
-    /// file name with .png; with several flames, NAME.00000.png, …).
+    /// Output image: .png, .jpg/.jpeg for JPEG, or .ppm for binary PPM
+    /// (default: the genome's file name with .png; with several flames,
+    /// NAME.00000.png, …).
     #[arg(long, short = 'o', value_name = "OUT.png")]
     out: Option<PathBuf>,
     /// Render only the flame with this index (0-based, file order).
@@ -591,7 +592,8 @@ fn render_to(
 
 /// Writes a frame as the image `out`'s extension names: a PNG with `text`
 /// and the frame's genome in a compressed `flam3_genome` chunk (as
-/// flam3-render stores it), or a JPEG with them as comments.
+/// flam3-render stores it), a JPEG with them as comments, or a PPM (which
+/// holds neither).
 fn write_image(
     frame: &RenderedFrame,
     flames: &[Flame],
@@ -611,6 +613,7 @@ fn write_image(
             comments.push(("flam3_genome".to_string(), genome(flames, time, s)?));
             encode_jpeg_with(frame, o.jpeg_quality, &comments)?
         }
+        ImageFormat::Ppm => encode_ppm(frame, bits(o))?,
     };
     warpmc_host::output::write_bytes(out, &bytes)?;
     Ok(())
@@ -629,12 +632,20 @@ fn genome(flames: &[Flame], time: f64, s: &RenderSettings) -> anyhow::Result<Str
 /// An error, before rendering, for an output whose extension warpmc does
 /// not write, or a JPEG asked to hold what it cannot.
 fn check_format(out: &Path, o: &RenderOpts) -> anyhow::Result<()> {
-    if ImageFormat::from_path(out)? == ImageFormat::Jpeg {
-        if o.bits == 16 {
-            bail!("{}: JPEG holds 8 bits per channel; use .png with --bits 16", out.display());
+    match ImageFormat::from_path(out)? {
+        ImageFormat::Png => {}
+        ImageFormat::Jpeg => {
+            if o.bits == 16 {
+                bail!("{}: JPEG holds 8 bits per channel; use .png or .ppm with --bits 16", out.display());
+            }
+            if o.transparent {
+                bail!("{}: JPEG has no transparency; use .png with --transparent", out.display());
+            }
         }
-        if o.transparent {
-            bail!("{}: JPEG has no transparency; use .png with --transparent", out.display());
+        ImageFormat::Ppm => {
+            if o.transparent {
+                bail!("{}: PPM has no transparency; use .png with --transparent", out.display());
+            }
         }
     }
     Ok(())

@@ -211,6 +211,9 @@ pub enum ImageFormat {
     Png,
     /// `.jpg` or `.jpeg`: 8-bit RGB.
     Jpeg,
+    /// `.ppm`: binary Netpbm RGB (P6), 8 or 16 bits, as flam3-render's
+    /// `format=ppm` writes it (8 bits there).
+    Ppm,
 }
 
 impl ImageFormat {
@@ -221,8 +224,9 @@ impl ImageFormat {
             None => Ok(ImageFormat::Png),
             Some(e) if e == "png" => Ok(ImageFormat::Png),
             Some(e) if e == "jpg" || e == "jpeg" => Ok(ImageFormat::Jpeg),
+            Some(e) if e == "ppm" => Ok(ImageFormat::Ppm),
             Some(e) => Err(FlameError::invalid(format!(
-                "{}: unknown image extension '.{e}' (warpmc writes .png, .jpg and .jpeg)",
+                "{}: unknown image extension '.{e}' (warpmc writes .png, .jpg, .jpeg and .ppm)",
                 path.display()
             ))),
         }
@@ -294,6 +298,34 @@ fn encode_jpeg_plain(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
     enc.set_sampling_factor(jpeg_encoder::SamplingFactor::R_4_2_0);
     enc.encode(&rgb, w as u16, h as u16, jpeg_encoder::ColorType::Rgb)
         .map_err(|e| FlameError::Png(format!("cannot encode the JPEG: {e}")))?;
+    Ok(out)
+}
+
+/// Encodes `frame` as a binary PPM (P6): RGB samples quantised as for a
+/// PNG of `bits`, 16-bit samples most significant byte first (maxval
+/// 65535), as Netpbm defines it. A transparent frame's colours are written
+/// without their alpha; PPM has no comments that flam3 reads, so no genome
+/// is stored.
+pub fn encode_ppm(frame: &RenderedFrame, bits: Bits) -> Result<Vec<u8>> {
+    let (w, h) = (frame.width, frame.height);
+    let what = format!("encoding a {w} × {h} PPM");
+    check_memory(&what, encoding_bytes(w, h, 3, bits))?;
+    let (maxval, depth) = match bits {
+        Bits::Eight => (255, 1),
+        Bits::Sixteen => (65535, 2),
+    };
+    let header = format!("P6\n{w} {h}\n{maxval}\n");
+    let mut out = try_bytes(header.len() + frame.pixels.len() * 3 * depth, &what)?;
+    out[..header.len()].copy_from_slice(header.as_bytes());
+    for (p, px) in frame.pixels.iter().zip(out[header.len()..].chunks_exact_mut(3 * depth)) {
+        for c in 0..3 {
+            let v = sample(p, c, bits);
+            match bits {
+                Bits::Eight => px[c] = v as u8,
+                Bits::Sixteen => px[2 * c..2 * c + 2].copy_from_slice(&v.to_be_bytes()),
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -468,8 +500,56 @@ mod tests {
         assert_eq!(ImageFormat::from_path(Path::new("a.jpg")).unwrap(), ImageFormat::Jpeg);
         assert_eq!(ImageFormat::from_path(Path::new("a.Jpeg")).unwrap(), ImageFormat::Jpeg);
         assert_eq!(ImageFormat::from_path(Path::new("/dev/null")).unwrap(), ImageFormat::Png);
-        let e = ImageFormat::from_path(Path::new("a.ppm")).unwrap_err().to_string();
-        assert!(e.contains("unknown image extension '.ppm'"), "{e}");
+        assert_eq!(ImageFormat::from_path(Path::new("a.PPM")).unwrap(), ImageFormat::Ppm);
+        let e = ImageFormat::from_path(Path::new("a.tiff")).unwrap_err().to_string();
+        assert!(e.contains("unknown image extension '.tiff'"), "{e}");
+    }
+
+    #[test]
+    fn ppm_samples_are_the_png_samples_without_alpha() {
+        // Awkward values: out of range, fractions, NaN, infinities.
+        let pixels: Vec<[f64; 4]> = [
+            [-3.0, 0.5, 254.99, 0.25],
+            [255.0, 300.0, 17.2, 1.5],
+            [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0],
+            [12.7, 128.0, 0.0, -0.1],
+            [1.0, 2.0, 3.0, 1.0],
+            [0.0, 0.0, 0.0, 0.0],
+        ]
+        .to_vec();
+        for transparent in [false, true] {
+            let frame = RenderedFrame {
+                width: 3,
+                height: 2,
+                pixels: pixels.clone(),
+                transparent,
+                stats: RenderStats::default(),
+            };
+            for (bits, maxval, depth) in [(Bits::Eight, 255, 1), (Bits::Sixteen, 65535, 2)] {
+                let ppm = encode_ppm(&frame, bits).unwrap();
+                let header = format!("P6\n3 2\n{maxval}\n");
+                assert_eq!(&ppm[..header.len()], header.as_bytes());
+                let body = &ppm[header.len()..];
+                assert_eq!(body.len(), 6 * 3 * depth);
+                let png = quantize(&frame, bits);
+                for (i, px) in body.chunks(3 * depth).enumerate() {
+                    for c in 0..3 {
+                        let v =
+                            if depth == 1 { u16::from(px[c]) } else { u16::from_be_bytes([px[2 * c], px[2 * c + 1]]) };
+                        assert_eq!(v, png.samples[i * png.channels + c], "pixel {i}, channel {c}");
+                    }
+                }
+            }
+        }
+        // An empty frame is a header alone.
+        let empty = RenderedFrame {
+            width: 0,
+            height: 0,
+            pixels: Vec::new(),
+            transparent: false,
+            stats: RenderStats::default(),
+        };
+        assert_eq!(encode_ppm(&empty, Bits::Eight).unwrap(), b"P6\n0 0\n255\n");
     }
 
     /// An opaque `w × h` frame of colours that change from pixel to pixel.
