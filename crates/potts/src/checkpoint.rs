@@ -5,11 +5,11 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (5; versions 3 and 4 are read too: their runs are Metropolis, and version 3 holds at most one chain under way; versions 1
-//! |   | and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit) |
+//! | 4 | format version (6; versions 3 to 5 are read too: they hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
+//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
-//! | N each | lattices, row-major one byte per site: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
+//! | N each | lattices, row-major, packed at b = 1, 2, 4 or 8 bits per site (the fewest that hold q − 1), lowest bits first, each lattice padded with zero bits to whole bytes: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
 //! | 8 | FNV-1a 64 of everything before |
 //!
 //! Random numbers need no saved state: they are a function of (seed, chain,
@@ -27,10 +27,14 @@ use crate::protocol::{ProtocolConfig, RunState, SizeRecord, Timing};
 use crate::tempering::{Replicas, TemperingState};
 
 const MAGIC: &[u8; 8] = b"WMCPOTTS";
-/// Version 5 records the update algorithm in the protocol: a warpmc that
-/// reads only version 4 would continue a heat-bath or cluster run with
-/// Metropolis, so it must refuse the file.
-const VERSION: u32 = 5;
+/// Version 6 packs the lattices at the bits a spin needs (a 65536² Ising
+/// checkpoint is 512 MiB, not 4 GiB). Version 5 recorded the update
+/// algorithm in the protocol: a warpmc that reads only version 4 would
+/// continue a heat-bath or cluster run with Metropolis, so it must refuse
+/// the file.
+const VERSION: u32 = 6;
+/// The last version of one byte per site.
+const LAST_BYTE_PER_SITE: u32 = 5;
 /// The oldest version read: versions 3 and 4 hold Metropolis runs (their
 /// protocol has no algorithm), and version 3 says whether one chain is
 /// under way (`has_current`) rather than how many (`current`).
@@ -81,6 +85,47 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// Bits per site in a checkpoint: the fewest of 1, 2, 4 and 8 that hold
+/// every spin of a q-state lattice.
+fn bits_per_site(q: u32) -> u32 {
+    match q {
+        0..=2 => 1,
+        3..=4 => 2,
+        5..=16 => 4,
+        _ => 8,
+    }
+}
+
+/// Bytes of `sites` spins packed at `bits` each.
+fn packed_len(sites: usize, bits: u32) -> usize {
+    sites.div_ceil(8 / bits as usize)
+}
+
+/// Appends `spins` packed at `bits` (1, 2, 4 or 8) each, lowest bits first.
+fn pack(spins: &[u8], bits: u32, out: &mut Vec<u8>) {
+    if bits == 8 {
+        out.extend_from_slice(spins);
+        return;
+    }
+    let per_byte = 8 / bits as usize;
+    out.extend(spins.chunks(per_byte).map(|c| c.iter().rev().fold(0u8, |b, &s| (b << bits) | s)));
+}
+
+/// `sites` spins unpacked from `bytes` (packed by [`pack`]).
+fn unpack(bytes: &[u8], bits: u32, sites: usize) -> Vec<u8> {
+    if bits == 8 {
+        return bytes[..sites.min(bytes.len())].to_vec();
+    }
+    let per_byte = 8 / bits as usize;
+    let mask = ((1u16 << bits) - 1) as u8;
+    let mut spins = Vec::with_capacity(bytes.len() * per_byte);
+    for &b in bytes {
+        spins.extend((0..per_byte).map(|j| (b >> (j as u32 * bits)) & mask));
+    }
+    spins.truncate(sites);
+    spins
+}
+
 /// Serialises a run state.
 pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
     let tempering = state.tempering.as_ref();
@@ -114,7 +159,7 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
     out.extend_from_slice(&json);
     for l in under_way.iter().chain(state.saved.iter().flatten()) {
-        out.extend_from_slice(l.spins());
+        pack(l.spins(), bits_per_site(cfg.q()), &mut out);
     }
     let sum = fnv1a64(&out);
     out.extend_from_slice(&sum.to_le_bytes());
@@ -226,14 +271,16 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let cfg = header.config;
     cfg.validate().map_err(|e| format!("invalid protocol: {e}"))?;
     let n = cfg.size() * cfg.height();
+    let bits = if version <= LAST_BYTE_PER_SITE { 8 } else { bits_per_site(cfg.q()) };
+    let per_lattice = packed_len(n, bits);
     let under_way = if version == 3 { header.has_current as usize } else { header.current };
     let lattices = under_way.checked_add(header.saved.iter().filter(|&&b| b).count()).ok_or("too many lattices")?;
-    if lattices.checked_mul(n).is_none_or(|b| b != body.len() - json_end) {
-        return Err(format!("expected {lattices} lattices of {n} bytes"));
+    if lattices.checked_mul(per_lattice).is_none_or(|b| b != body.len() - json_end) {
+        return Err(format!("expected {lattices} lattices of {per_lattice} bytes"));
     }
-    let mut chunks = body[json_end..].chunks_exact(n.max(1));
+    let mut chunks = body[json_end..].chunks_exact(per_lattice.max(1));
     let mut next = || -> std::result::Result<Lattice, String> {
-        let spins = chunks.next().ok_or("missing lattice")?.to_vec();
+        let spins = unpack(chunks.next().ok_or("missing lattice")?, bits, n);
         Lattice::from_spins(cfg.size(), cfg.height(), cfg.q(), spins).ok_or_else(|| "a lattice holds spins ≥ q".into())
     };
     let current = (0..under_way).map(|_| next()).collect::<Result<Vec<_>, _>>()?;
@@ -352,4 +399,31 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         earlier: header.earlier,
     };
     Ok((cfg, state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_keeps_every_spin() {
+        for (q, bits) in [(1, 1), (2, 1), (3, 2), (4, 2), (5, 4), (9, 4), (16, 4), (17, 8), (255, 8)] {
+            assert_eq!(bits_per_site(q), bits);
+            // Awkward lengths: empty, shorter than a byte, one past a byte.
+            for sites in [0usize, 1, 3, 7, 8, 9, 31, 1000] {
+                let spins: Vec<u8> = (0..sites).map(|i| ((i * 7919 + 13) % q as usize) as u8).collect();
+                let mut packed = Vec::new();
+                pack(&spins, bits, &mut packed);
+                assert_eq!(packed.len(), packed_len(sites, bits), "q={q} sites={sites}");
+                assert_eq!(unpack(&packed, bits, sites), spins, "q={q} sites={sites}");
+            }
+        }
+        // The lowest bits hold the first site; padding bits are zero.
+        let mut packed = Vec::new();
+        pack(&[1, 0, 1], 1, &mut packed);
+        assert_eq!(packed, [0b101]);
+        packed.clear();
+        pack(&[3, 1, 2], 2, &mut packed);
+        assert_eq!(packed, [0b10_01_11]);
+    }
 }

@@ -175,7 +175,9 @@ warpmc_testkit::test_device!(
     ensemble_runs_equal_sequential_runs_cuda
 );
 
-/// A checkpoint in `version` with its JSON header edited by `edit`.
+/// A checkpoint in `version` with its JSON header edited by `edit`; from
+/// version 6 to versions 3 to 5, with its lattices unpacked to one byte per
+/// site.
 fn rewritten(bytes: &[u8], version: u32, edit: impl Fn(&str) -> String) -> Vec<u8> {
     let json_len = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
     let json = edit(std::str::from_utf8(&bytes[20..20 + json_len]).unwrap());
@@ -183,7 +185,27 @@ fn rewritten(bytes: &[u8], version: u32, edit: impl Fn(&str) -> String) -> Vec<u
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
     out.extend_from_slice(json.as_bytes());
-    out.extend_from_slice(&bytes[20 + json_len..bytes.len() - 8]);
+    let from = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if version <= 5 && from == 6 {
+        // Version 6 packs 1, 2, 4 or 8 bits per site, lowest bits first,
+        // each lattice padded to whole bytes.
+        let config = decode(bytes).unwrap().config;
+        let bits = match config.q() {
+            2 => 1,
+            3..=4 => 2,
+            5..=16 => 4,
+            _ => 8,
+        };
+        let sites = config.size() * config.height();
+        let per_lattice = (sites * bits).div_ceil(8);
+        for lattice in bytes[20 + json_len..bytes.len() - 8].chunks(per_lattice) {
+            let spins =
+                lattice.iter().flat_map(|&b| (0..8 / bits).map(move |j| (b >> (j * bits)) & ((1 << bits) - 1) as u8));
+            out.extend(spins.take(sites));
+        }
+    } else {
+        out.extend_from_slice(&bytes[20 + json_len..bytes.len() - 8]);
+    }
     let sum = out.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
     out.extend_from_slice(&sum.to_le_bytes());
     out
@@ -201,15 +223,16 @@ fn checkpoints_move_between_runners() {
     let mut stop = StopAt { looks: 0, stop_at: 30, saved: None };
     let mut state = RunState::new(&cfg);
     assert!(Runner::sequential(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop).is_err());
-    let v5 = stop.saved.unwrap();
-    assert_eq!(u32::from_le_bytes(v5[8..12].try_into().unwrap()), 5);
+    let v6 = stop.saved.unwrap();
+    assert_eq!(u32::from_le_bytes(v6[8..12].try_into().unwrap()), 6);
+    let v5 = rewritten(&v6, 5, str::to_string);
     let no_algorithm = |j: &str| {
         assert!(j.contains(",\"algorithm\":\"metropolis\""), "{j}");
         j.replace(",\"algorithm\":\"metropolis\"", "")
     };
     let v4 = rewritten(&v5, 4, no_algorithm);
     let v3 = rewritten(&v5, 3, |j| no_algorithm(j).replace("\"current\":1", "\"has_current\":true"));
-    for bytes in [v5, v4, v3] {
+    for bytes in [v6, v5, v4, v3] {
         let Checkpoint { config, mut state } = decode(&bytes).unwrap();
         assert_eq!(config.algorithm(), Algorithm::Metropolis);
         let resumed = Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap();
@@ -222,8 +245,8 @@ fn checkpoints_move_between_runners() {
     assert!(Runner::on(hb.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&hb), &mut stop).is_err());
     let bytes = stop.saved.unwrap();
     assert_eq!(decode(&bytes).unwrap().config.algorithm(), Algorithm::HeatBath);
-    let e = decode(&rewritten(&bytes, 6, str::to_string)).unwrap_err().to_string();
-    assert!(e.contains("reads version 5"), "{e}");
+    let e = decode(&rewritten(&bytes, 7, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("reads version 6"), "{e}");
     let mut stop = StopAt { looks: 0, stop_at: 3, saved: None };
     let _ = Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop);
     let Checkpoint { config, mut state } = decode(&stop.saved.unwrap()).unwrap();
@@ -326,7 +349,7 @@ fn temperature_ranges_run_down_and_strings_can_be_lists() {
 #[test]
 fn checkpoints_that_contradict_themselves_are_refused() {
     let edit = |bytes: &[u8], f: &dyn Fn(&mut serde_json::Value)| {
-        rewritten(bytes, 5, |j| {
+        rewritten(bytes, 6, |j| {
             let mut v: serde_json::Value = serde_json::from_str(j).unwrap();
             f(&mut v);
             v.to_string()
