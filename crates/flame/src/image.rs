@@ -367,8 +367,18 @@ pub fn read_png(path: &Path) -> Result<LoadedImage> {
     })
 }
 
+/// The most text, in bytes, a PNG read here may hold in all its text
+/// chunks once inflated: room for the genome of a frame of tens of
+/// thousands of xforms, far short of what a small file can inflate to.
+pub const MAX_PNG_TEXT_BYTES: usize = 64 << 20;
+
 /// Decodes a PNG held in memory, as [`read_png`] reads a file.
 pub fn decode_png(bytes: &[u8]) -> Result<LoadedImage> {
+    decode_png_within(bytes, MAX_PNG_TEXT_BYTES)
+}
+
+/// [`decode_png`] with at most `max_text` bytes of text.
+fn decode_png_within(bytes: &[u8], max_text: usize) -> Result<LoadedImage> {
     let mut dec = png::Decoder::new(io::Cursor::new(bytes));
     dec.set_transformations(png::Transformations::EXPAND);
     let mut reader = dec.read_info().map_err(|e| FlameError::Png(format!("not a readable PNG ({e})")))?;
@@ -411,12 +421,28 @@ pub fn decode_png(bytes: &[u8]) -> Result<LoadedImage> {
     let meta = reader.info();
     let mut text: Vec<(String, String)> =
         meta.uncompressed_latin1_text.iter().map(|t| (t.keyword.clone(), t.text.clone())).collect();
-    let corrupt = |k: &str| FlameError::Png(format!("corrupt compressed text chunk '{k}'"));
+    // Compressed text is inflated within what is left of a budget for all
+    // of it: a few kilobytes of zTXt can inflate to gigabytes.
+    let mut left = max_text.saturating_sub(text.iter().map(|(_, t)| t.len()).sum());
+    let too_much = |k: &str| {
+        FlameError::Png(format!(
+            "compressed text chunk '{k}' is corrupt, or inflates past the {} of text a PNG may hold here",
+            warpmc_host::memory::human_bytes(max_text as u64)
+        ))
+    };
     for t in &meta.compressed_latin1_text {
-        text.push((t.keyword.clone(), t.get_text().map_err(|_| corrupt(&t.keyword))?));
+        let mut t = t.clone();
+        let inflated = t.decompress_text_with_limit(left).ok().and_then(|()| t.get_text().ok());
+        let inflated = inflated.ok_or_else(|| too_much(&t.keyword))?;
+        left -= inflated.len().min(left);
+        text.push((t.keyword.clone(), inflated));
     }
     for t in &meta.utf8_text {
-        text.push((t.keyword.clone(), t.get_text().map_err(|_| corrupt(&t.keyword))?));
+        let mut t = t.clone();
+        let inflated = t.decompress_text_with_limit(left).ok().and_then(|()| t.get_text().ok());
+        let inflated = inflated.ok_or_else(|| too_much(&t.keyword))?;
+        left -= inflated.len().min(left);
+        text.push((t.keyword.clone(), inflated));
     }
     Ok(LoadedImage { width: info.width, height: info.height, pixels, text })
 }
@@ -503,6 +529,35 @@ mod tests {
         assert_eq!(ImageFormat::from_path(Path::new("a.PPM")).unwrap(), ImageFormat::Ppm);
         let e = ImageFormat::from_path(Path::new("a.tiff")).unwrap_err().to_string();
         assert!(e.contains("unknown image extension '.tiff'"), "{e}");
+    }
+
+    #[test]
+    fn compressed_text_inflates_only_within_its_budget() {
+        let big = "A".repeat(5000);
+        // A 1 × 1 PNG with a tEXt, a zTXt and a compressed iTXt chunk.
+        let png = |ztxt: &str, itxt: &str| {
+            let mut out = Vec::new();
+            let mut enc = png::Encoder::new(&mut out, 1, 1);
+            enc.set_color(png::ColorType::Rgb);
+            enc.add_text_chunk("plain".into(), "tEXt".into()).unwrap();
+            enc.add_ztxt_chunk("z".into(), ztxt.into()).unwrap();
+            let mut w = enc.write_header().unwrap();
+            let mut chunk = png::text_metadata::ITXtChunk::new("i", itxt);
+            chunk.compressed = true;
+            w.write_text_chunk(&chunk).unwrap();
+            w.write_image_data(&[1, 2, 3]).unwrap();
+            w.finish().unwrap();
+            out
+        };
+        for (ztxt, itxt) in [(big.as_str(), "x\u{263a}"), ("x", big.as_str())] {
+            let png = png(ztxt, itxt);
+            let all = decode_png_within(&png, 6000).unwrap();
+            assert_eq!(all.pixels, [[1.0, 2.0, 3.0, 1.0]]);
+            assert_eq!(all.text.len(), 3);
+            assert!(all.text.contains(&("z".into(), ztxt.into())) && all.text.contains(&("i".into(), itxt.into())));
+            let e = decode_png_within(&png, 4000).unwrap_err().to_string();
+            assert!(e.contains("inflates past") && e.contains("3.906 KiB"), "{e}");
+        }
     }
 
     #[test]

@@ -29,8 +29,98 @@ const MAX_ENTITY_NESTING: usize = 10;
 pub(crate) fn parse(text: &str) -> Result<roxmltree::Document<'_>, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     check_depth(text.as_bytes())?;
+    check_expansion(text.as_bytes())?;
     let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
     roxmltree::Document::parse_with_options(text, opts).map_err(|e| format!("malformed XML: {e}"))
+}
+
+/// The most text entity references may expand to in one document.
+/// roxmltree's time grows with the square of the references into a text
+/// node (a 106 kB file of 2,000 references to a 100 kB entity takes
+/// minutes); flam3's genomes use no entities beyond the five predefined
+/// ones and character references.
+pub(crate) const MAX_ENTITY_EXPANSION: u64 = 1 << 20;
+
+/// An error if the entities declared in `text`'s document type declaration,
+/// expanded wherever they are referenced, would make more than
+/// [`MAX_ENTITY_EXPANSION`] bytes of text.
+fn check_expansion(text: &[u8]) -> Result<(), String> {
+    let Some(p) = find(text, 0, b"<!DOCTYPE") else { return Ok(()) };
+    let end = doctype(text, p, &mut 0);
+    let declared = entities(&text[p..end]);
+    if declared.is_empty() {
+        return Ok(());
+    }
+    // Each entity's text once expanded, its references inside it followed
+    // as deep as roxmltree follows them.
+    let mut sizes = std::collections::HashMap::new();
+    fn size<'a>(
+        name: &'a [u8],
+        declared: &[(&'a [u8], &'a [u8])],
+        sizes: &mut std::collections::HashMap<&'a [u8], u64>,
+        depth: usize,
+    ) -> u64 {
+        if let Some(&n) = sizes.get(name) {
+            return n;
+        }
+        let Some(&(_, value)) = declared.iter().find(|(n, _)| *n == name) else { return 0 };
+        let mut n = value.len() as u64;
+        if depth < MAX_ENTITY_NESTING {
+            for r in references(value) {
+                n = n.saturating_add(size(r, declared, sizes, depth + 1));
+            }
+        }
+        sizes.insert(name, n);
+        n
+    }
+    let mut total = 0u64;
+    for r in references(&text[end..]) {
+        total = total.saturating_add(size(r, &declared, &mut sizes, 1));
+        if total > MAX_ENTITY_EXPANSION {
+            return Err(format!(
+                "its entity references expand to more than {} MiB of text; flam3 genomes need no declared \
+                 entities",
+                MAX_ENTITY_EXPANSION >> 20
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The general entities (`<!ENTITY name "value">`) a document type
+/// declaration declares, as (name, value).
+fn entities(doctype: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(k) = find(doctype, i, b"<!ENTITY") {
+        i = k + 8;
+        let skip_space = |mut j: usize| {
+            while doctype.get(j).is_some_and(u8::is_ascii_whitespace) {
+                j += 1;
+            }
+            j
+        };
+        let start = skip_space(i);
+        if doctype.get(start) == Some(&b'%') {
+            continue; // a parameter entity: never expanded in the document
+        }
+        let name_end =
+            doctype[start..].iter().position(|b| b.is_ascii_whitespace()).map_or(doctype.len(), |n| start + n);
+        let quote_at = skip_space(name_end);
+        let Some(&quote) = doctype.get(quote_at).filter(|&&q| q == b'"' || q == b'\'') else { continue };
+        let Some(len) = doctype[quote_at + 1..].iter().position(|&b| b == quote) else { break };
+        out.push((&doctype[start..name_end], &doctype[quote_at + 1..quote_at + 1 + len]));
+        i = quote_at + 1 + len;
+    }
+    out
+}
+
+/// The names of the entity references (`&name;`, not `&#…;`) in `text`.
+fn references(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    text.split(|&b| b == b'&').skip(1).filter_map(|after| {
+        let end = after.iter().position(|&b| b == b';' || b == b'&' || b == b'<' || b.is_ascii_whitespace())?;
+        (after[end] == b';' && end > 0 && after[0] != b'#').then(|| &after[..end])
+    })
 }
 
 /// What [`scan`] found.
@@ -215,6 +305,33 @@ mod tests {
         let e = parse(&format!("<flames>\n<flame{}/></flames>", attrs(MAX_ATTRIBUTES + 1))).unwrap_err();
         assert!(e.contains("more than 4096 attributes (line 2)"), "{e}");
         assert!(parse(&format!("<flame{}/>", attrs(MAX_ATTRIBUTES))).is_ok());
+    }
+
+    #[test]
+    fn entity_expansion_is_bounded_before_parsing() {
+        let doc = |value: &str, refs: usize| {
+            format!(
+                "<!DOCTYPE f [<!ENTITY e \"{value}\"> <!ENTITY d '&e;&e;'>]>\n<f a=\"&e;\">{}</f>",
+                "&d;".repeat(refs)
+            )
+        };
+        // Predefined entities and character references are not counted.
+        assert!(parse("<f a=\"&amp;&#65;\">&lt;&#x42;</f>").is_ok());
+        // 1 + 2 × 100 references of 1,000 bytes: parsed.
+        let fine = doc(&"x".repeat(1000), 100);
+        let fine = parse(&fine).unwrap();
+        assert_eq!(fine.root_element().text().unwrap().len(), 200_000);
+        // 1 + 2 × 600 of them: more than 1 MiB, refused.
+        let e = parse(&doc(&"x".repeat(1000), 600)).unwrap_err();
+        assert!(e.contains("expand to more than 1 MiB"), "{e}");
+        // References inside entities multiply (the billion laughs).
+        let laughs = "<!DOCTYPE f [<!ENTITY a 'xxxxxxxxxx'><!ENTITY b '&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;'>\
+                      <!ENTITY c '&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;'><!ENTITY d '&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;'>\
+                      <!ENTITY e '&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;'>]><f>&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;</f>";
+        assert!(parse(laughs).unwrap_err().contains("expand to more than"));
+        // Entities declared but not used, and parameter entities, cost nothing.
+        let unused = format!("<!DOCTYPE f [<!ENTITY e '{}'><!ENTITY % p 'y'>]><f/>", "x".repeat(2 << 20));
+        assert!(parse(&unused).is_ok());
     }
 
     #[test]
