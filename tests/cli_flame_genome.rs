@@ -107,6 +107,18 @@ fn every_operation_writes_genomes_that_render() {
         assert!(r.status.success(), "{name}: {}", stderr(&r));
         assert!(read_png(&out).is_ok(), "{name}");
     }
+    // Frame times are flam3's C ints: the last frame whose neighbours fit
+    // is written, one further is refused rather than wrapped around.
+    let text = genome(&["rotate", o, "--frame", "2147483646"]);
+    let times: Vec<f64> = parse_str(&text, "rotate", &lenient()).unwrap().flames.iter().map(|f| f.time).collect();
+    assert_eq!(times, [2147483645.0, 2147483646.0, 2147483647.0]);
+    for (tool, input, frame) in
+        [("rotate", o, "2147483647"), ("inter", k, "-2147483648"), ("rotate", o, "9223372036854775807")]
+    {
+        let r = warpmc(&["flame", "genome", tool, input, "--frame", frame]);
+        assert!(!r.status.success() && stderr(&r).contains("2147483646"), "{tool} {frame}: {}", stderr(&r));
+        assert!(r.stdout.is_empty());
+    }
 }
 
 #[test]

@@ -283,9 +283,17 @@ const FOUR_GIB_KIB: u64 = 4 << 20;
 fn genome_tools_refuse_outputs_beyond_memory_before_making_them() {
     let dir = fresh_dir("genome-sizes");
     let g = write(&dir.join("g.flam3"), QUICK);
+    // A sequence is written frame by frame, in little memory; its frame
+    // times are flam3's C ints.
     for args in [
         &["flame", "genome", "sequence", &g, "--loops", "1000000000"][..],
         &["flame", "genome", "sequence", &g, "--nframes", "4294967295"][..],
+    ] {
+        let o = common::warpmc_within(FOUR_GIB_KIB, args);
+        assert_one_line_error(&o, &["frame times beyond flam3's"]);
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    for args in [
         &["flame", "genome", "random", "--repeat", "4294967295", "--tries", "0"][..],
         &["flame", "genome", "mutate", &g, "--repeat", "4294967295"][..],
         &["flame", "genome", "cross", &g, &g, "--repeat", "4294967295"][..],
@@ -511,6 +519,21 @@ fn render_errors_name_the_file_the_flame_and_the_attribute_written() {
     assert!(!e.contains("weights are zero"), "{e}");
     let o = warpmc(&["flame", "info", &g]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("renders: no (flame 0: no <xform>"), "{}", stderr(&o));
+    // Huge numbers are shown in scientific notation, not in 309 digits.
+    let g = write(&dir.join("weight.flam3"), &QUICK.replacen("weight=\"1\"", "weight=\"-1e308\"", 1));
+    let e = assert_one_line_error(&render(&g), &["negative weight -1e308"]);
+    assert!(e.len() < 200, "{e}");
+    // flame info says "renders: no" wherever flame render refuses the
+    // frame: a filter too small for a kernel, years of iterations.
+    for (name, attribute, why) in
+        [("filter.flam3", "filter=\"-1\"", "spatial filter radius -1"), ("q.flam3", "quality=\"1e308\"", "2^53")]
+    {
+        let g = write(&dir.join(name), &QUICK.replace("quality=\"2\"", attribute));
+        assert_one_line_error(&render(&g), &[why]);
+        let o = warpmc(&["flame", "info", &g]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("renders: no (flame 0: ") && out.contains(why), "{name}: {out}");
+    }
     let g = write(&dir.join("named.flam3"), &QUICK.replace("<flame ", "<flame name=\"sheep\" "));
     let o = warpmc(&["flame", "render", &g, "-q", "1e14", "-o", out, "--backend", "cpu"]);
     assert_one_line_error(&o, &["named.flam3: flame 'sheep': ", "2^53"]);

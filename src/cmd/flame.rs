@@ -1168,10 +1168,10 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             f.width,
             f.height,
             f.supersample,
-            f.quality,
+            warpmc_flame::render::shown(f.quality),
             f.xforms.len(),
             if f.final_xform.is_some() { " + final" } else { "" },
-            f.time
+            warpmc_flame::render::shown(f.time)
         );
         outln!(text, "      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
         let beyond: Vec<&str> = used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect();
@@ -1183,9 +1183,16 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             None => outln!(text, "      unsupported: none"),
         }
     }
-    // Whether `flame render` (without --strict) renders each flame.
-    let iterable: Vec<Result<(), String>> =
-        parsed.flames.iter().map(|f| warpmc_flame::render::check_iterable(f).map_err(|e| e.to_string())).collect();
+    // Whether `flame render` (without --strict or other options) renders
+    // each flame: the chaos game can iterate it, and its frame's filters
+    // and number of iterations are within bounds (host memory, which
+    // depends on the machine and the backend, is left to the render).
+    let renders = |f: &Flame| -> Result<(), String> {
+        warpmc_flame::render::check_iterable(f).map_err(|e| e.to_string())?;
+        frame_cost(std::slice::from_ref(f), f.time, &RenderSettings::default()).map_err(|e| e.to_string())?;
+        Ok(())
+    };
+    let iterable: Vec<Result<(), String>> = parsed.flames.iter().map(renders).collect();
     text += &coverage(&parsed.skipped_by_flame, &iterable);
     match iterable.iter().enumerate().find_map(|(i, r)| r.as_ref().err().map(|e| (i, e))) {
         None => outln!(text, "renders: yes"),

@@ -114,24 +114,11 @@ impl Video {
         } else {
             file.with_file_name(format!(".{name}.partial.{}.{ext}", std::process::id()))
         };
-        let mut cmd = Command::new("ffmpeg");
-        cmd.args(["-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo"])
-            .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
-            .args(["-s", &format!("{width}x{height}"), "-r", &fps.to_string(), "-i", "pipe:0"]);
-        if transparent {
-            // ProRes 4444 keeps the alpha channel, unassociated as in the
-            // PNG frames (`check_video_options` allows only .mov here).
-            cmd.args(["-c:v", "prores_ks", "-profile:v", "4444", "-pix_fmt", "yuva444p10le"]);
-        } else {
-            // 4:2:0 chroma needs even sides.
-            cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
-            if matches!(ext.as_str(), "mp4" | "m4v" | "mkv" | "mov") {
-                cmd.args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string(), "-pix_fmt", "yuv420p"]);
-            }
-        }
-        if matches!(ext.as_str(), "mp4" | "m4v" | "mov") {
-            cmd.args(["-movflags", "+faststart"]);
-        }
+        // ffmpeg fails on a container or codec it cannot write only once
+        // it has a frame: two black frames written to a scratch file first
+        // find that out before any frame is rendered.
+        probe(target, &ext, width, height, transparent, fps, crf)?;
+        let mut cmd = ffmpeg_command(&ext, width, height, transparent, fps, crf);
         cmd.arg(&partial).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::inherit());
         // A process group of its own: Ctrl-C in the terminal reaches warpmc
         // alone, which ends ffmpeg's input so that the frames so far make a
@@ -173,8 +160,9 @@ impl Video {
     /// After an interruption: ends the input so that ffmpeg closes the
     /// video of the frames so far, and keeps it under a name of its own
     /// beside the target (the file a symlink points to),
-    /// `NAME.frames-FIRST-LAST.EXT`, never over an existing file and never
-    /// over the target, which stays as it was. The kept file and its
+    /// `NAME.frames-FIRST-LAST.EXT` (or `….1.EXT`, `….2.EXT`, … where that
+    /// is taken), never over an existing file and never over the target,
+    /// which stays as it was. The kept file and its
     /// frames' times, or None where nothing was kept.
     fn keep(mut self) -> Option<(PathBuf, (i64, i64))> {
         drop(self.stdin.take());
@@ -183,16 +171,20 @@ impl Video {
             (Ok(status), Some((first, last))) if status.success() && self.partial != self.target => {
                 let stem = self.target.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 let ext = self.target.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
-                let kept = self.target.with_file_name(format!("{stem}.frames-{first}-{last}.{ext}"));
-                // A hard link fails where the name is taken, so nothing is
-                // replaced; where the file system has no hard links, a
-                // rename to a name that is free.
-                let placed = match std::fs::hard_link(&self.partial, &kept) {
-                    Ok(()) => true,
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
-                    Err(_) => !kept.exists() && std::fs::rename(&self.partial, &kept).is_ok(),
-                };
-                placed.then_some((kept, (first, last)))
+                // The first free name of NAME.frames-FIRST-LAST.EXT,
+                // NAME.frames-FIRST-LAST.1.EXT, … A hard link fails where
+                // the name is taken, so nothing is replaced; where the file
+                // system has no hard links, a rename to a name that is free.
+                (0..100).find_map(|n| {
+                    let again = if n == 0 { String::new() } else { format!(".{n}") };
+                    let kept = self.target.with_file_name(format!("{stem}.frames-{first}-{last}{again}.{ext}"));
+                    let placed = match std::fs::hard_link(&self.partial, &kept) {
+                        Ok(()) => true,
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+                        Err(_) => !kept.exists() && std::fs::rename(&self.partial, &kept).is_ok(),
+                    };
+                    placed.then_some((kept, (first, last)))
+                })
             }
             _ => None,
         };
@@ -230,6 +222,69 @@ impl Video {
             let _ = std::fs::remove_file(&self.partial);
         }
     }
+}
+
+/// The ffmpeg command that encodes raw `width × height` frames from its
+/// standard input into a video of the container `ext` names (the output
+/// path is left to add): see [`Video::start`].
+fn ffmpeg_command(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, crf: u8) -> Command {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(["-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo"])
+        .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
+        .args(["-s", &format!("{width}x{height}"), "-r", &fps.to_string(), "-i", "pipe:0"]);
+    if transparent {
+        // ProRes 4444 keeps the alpha channel, unassociated as in the
+        // PNG frames (`check_video_options` allows only .mov here).
+        cmd.args(["-c:v", "prores_ks", "-profile:v", "4444", "-pix_fmt", "yuva444p10le"]);
+    } else {
+        // 4:2:0 chroma needs even sides.
+        cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
+        if matches!(ext, "mp4" | "m4v" | "mkv" | "mov") {
+            cmd.args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string(), "-pix_fmt", "yuv420p"]);
+        }
+    }
+    if matches!(ext, "mp4" | "m4v" | "mov") {
+        cmd.args(["-movflags", "+faststart"]);
+    }
+    cmd
+}
+
+/// An error, naming ffmpeg's reason, unless ffmpeg writes two small black
+/// frames into a scratch video of `target`'s container with these settings.
+fn probe(
+    target: &Path,
+    ext: &str,
+    width: u32,
+    height: u32,
+    transparent: bool,
+    fps: u32,
+    crf: u8,
+) -> anyhow::Result<()> {
+    let refused = |why: &str| {
+        anyhow!("--video {}: ffmpeg cannot write this video ({why}); name a .mp4, .mkv or .mov file", target.display())
+    };
+    if ext.is_empty() {
+        return Err(refused("no extension names its container"));
+    }
+    // Small frames of the same parity: the container and codec are what is
+    // in question, and a frame of the full size may be gigabytes.
+    let (width, height) = (width.min(64 + width % 2), height.min(64 + height % 2));
+    let dir = tempfile::Builder::new().prefix("warpmc-video-").tempdir().context("making a scratch directory")?;
+    let mut cmd = ffmpeg_command(ext, width, height, transparent, fps, crf);
+    cmd.arg(dir.path().join(format!("probe.{ext}"))).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().context("starting ffmpeg")?;
+    let frame = vec![0u8; width as usize * height as usize * if transparent { 4 } else { 3 }];
+    if let Some(mut stdin) = child.stdin.take() {
+        // A write error means ffmpeg stopped; its status says why.
+        let _ = stdin.write_all(&frame).and_then(|()| stdin.write_all(&frame));
+    }
+    let out = child.wait_with_output().context("waiting for ffmpeg")?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let message = String::from_utf8_lossy(&out.stderr);
+    let why = message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string();
+    Err(refused(&why))
 }
 
 /// A grid of small frames.
@@ -556,6 +611,28 @@ mod tests {
     }
 
     #[test]
+    fn containers_ffmpeg_cannot_write_are_refused_at_the_start() {
+        if !ffmpeg_available() {
+            println!("SKIPPED containers_ffmpeg_cannot_write_are_refused_at_the_start: no ffmpeg");
+            return;
+        }
+        let dir = warpmc_testkit::scratch_dir("video-probe");
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["out.png", "out.txt", "out.flam3", "out"] {
+            let e = Video::start(&dir.join(name), 4001, 17, false, 10, 23).err().expect(name).to_string();
+            assert!(e.contains("ffmpeg cannot write this video") && e.lines().count() == 1, "{name}: {e}");
+        }
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+        // Containers it writes pass, at odd sizes too.
+        for name in ["ok.mkv", "ok.webm"] {
+            let v = Video::start(&dir.join(name), 4001, 17, false, 10, 23).unwrap();
+            v.abandon();
+        }
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn an_interrupted_video_is_kept_beside_the_target_never_over_a_file() {
         if !ffmpeg_available() {
             println!("SKIPPED an_interrupted_video_is_kept_beside_the_target_never_over_a_file: no ffmpeg");
@@ -577,13 +654,14 @@ mod tests {
         assert_eq!(times, (3, 6));
         assert_eq!(&std::fs::read(&kept).unwrap()[4..8], b"ftyp", "an MP4 file");
         assert_eq!(std::fs::read(&target).unwrap(), b"an earlier video", "the target is untouched");
-        // The name taken: nothing is kept, nothing replaced, nothing left.
+        // The name taken: the next free one, nothing replaced.
         let before = std::fs::read(&kept).unwrap();
-        assert!(start(4).keep().is_none());
+        let (again, _) = start(4).keep().expect("kept under another name");
+        assert_eq!(again, dir.join("out.frames-3-6.1.mp4"));
         assert_eq!(std::fs::read(&kept).unwrap(), before);
         // No frame encoded: nothing to keep.
         assert!(start(0).keep().is_none());
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no partial file left");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3, "no partial file left");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -223,8 +223,9 @@ struct RotateArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
-    /// The frame.
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    /// The frame (its neighbours are written too, and all three times are
+    /// flam3's C ints).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-2147483647..=2147483646))]
     frame: i64,
     /// Frames per full turn.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
@@ -237,8 +238,9 @@ struct InterArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
-    /// The frame (0 is the first flame, NFRAMES the second).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    /// The frame (0 is the first flame, NFRAMES the second; its neighbours
+    /// are written too, and all three times are flam3's C ints).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-2147483647..=2147483646))]
     frame: i64,
     /// Frames of the transition.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
@@ -613,7 +615,7 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
     // Beyond the parents the weights extrapolate, negative ones among
     // them, which no renderer draws.
     if let Some(x) = a.at.filter(|x| !(0.0..=1.0).contains(x)) {
-        bail!("--at must be between 0 (the first parent) and 1 (the second), not {x}");
+        bail!("--at must be between 0 (the first parent) and 1 (the second), not {}", warpmc_flame::render::shown(x));
     }
     // A child has at most the xforms of both parents.
     let largest = |fs: &[Flame]| fs.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame").clone();
@@ -653,6 +655,14 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     let largest = sequence_frames(std::slice::from_ref(largest), 1, 0, 0.0, t.as_ref())?.next();
     let frame_bytes = largest.map_or(0, |f| warpmc_flame::genome::write_flame(&f).len());
     let frames = sequence_frames(&flames, a.nframes, a.loops, a.stagger, t.as_ref())?;
+    // Frame times are flam3's C ints (flame animate takes no others).
+    if frames.len() > i32::MAX as usize + 1 {
+        bail!(
+            "a sequence of {} frames has frame times beyond flam3's (0 to 2147483647); use fewer --loops or \
+             --nframes",
+            frames.len()
+        );
+    }
     emit_frames(&a.common, frames, frame_bytes, "sequence")
 }
 

@@ -272,7 +272,12 @@ pub fn check_iterable(flame: &Flame) -> Result<()> {
 
 /// A number for messages: as written for ordinary magnitudes, in
 /// scientific notation for huge or tiny ones (1e308, not 309 digits).
-pub(crate) fn shown(x: f64) -> String {
+///
+/// ```
+/// assert_eq!(warpmc_flame::render::shown(0.25), "0.25");
+/// assert_eq!(warpmc_flame::render::shown(-1e308), "-1e308");
+/// ```
+pub fn shown(x: f64) -> String {
     if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) { format!("{x}") } else { format!("{x:e}") }
 }
 

@@ -79,7 +79,7 @@ impl XFormBuild {
             "weight" => {
                 xf.weight = real(v)?;
                 if xf.weight < 0.0 && !motion {
-                    return Err(format!("negative weight {}", xf.weight).into());
+                    return Err(format!("negative weight {}", crate::render::shown(xf.weight)).into());
                 }
             }
             "symmetry" => {
@@ -261,7 +261,7 @@ impl Reader<'_> {
         }
         let mut read = b.finish();
         if read.xform.opacity < 0.0 {
-            let what = format!("opacity {} is negative", read.xform.opacity);
+            let what = format!("opacity {} is negative", crate::render::shown(read.xform.opacity));
             if self.opts.strict {
                 return Err(genome_err(at, &what));
             }
