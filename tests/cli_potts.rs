@@ -359,6 +359,69 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
     assert_eq!(bits(&resumed_series), bits(&whole_series), "the resumed run's series differs after {signal}");
 }
 
+/// A second Ctrl-C ends the process at once, for what the first cannot
+/// stop: here a finished run writing its results into a FIFO nobody reads.
+#[test]
+fn a_second_ctrl_c_stops_a_blocked_output_at_once() {
+    let fifo = tmp("blocked.csv");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        println!("SKIPPED a_second_ctrl_c_stops_a_blocked_output_at_once: no mkfifo");
+        return;
+    }
+    let mut child = Command::new(bin())
+        .args(small(&["--temps", "1.0", "--therm", "10", "--sweeps", "50", "--out", fifo.to_str().unwrap()]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run takes a fraction of a second; then it waits for a reader.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(child.try_wait().unwrap().is_none(), "the run should be blocked on the FIFO");
+    for _ in 0..2 {
+        Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < Duration::from_secs(10), "two Ctrl-C did not stop the run");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted again"), "{}", stderr(&out));
+    std::fs::remove_file(&fifo).unwrap();
+}
+
+/// Wolff runs on the CPU whatever the backend, so asking for CUDA where
+/// there is none still runs it (with a note).
+#[test]
+fn wolff_needs_no_gpu_even_when_cuda_is_asked_for() {
+    let o = warpmc(&[
+        "potts",
+        "run",
+        "--q",
+        "2",
+        "--size",
+        "8",
+        "--temps",
+        "1.0",
+        "--therm",
+        "10",
+        "--sweeps",
+        "20",
+        "--algorithm",
+        "wolff",
+        "--backend",
+        "cuda",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("run on the CPU"), "{}", stderr(&o));
+    assert_eq!(physics(&o.stdout)[0]["backend"], "cpu");
+}
+
 fn run_small_with(protocol: &[&str], extra: &[&str]) -> Output {
     let mut args = vec!["potts", "run", "--backend", "cpu"];
     args.extend(protocol);

@@ -230,7 +230,8 @@ struct RunArgs {
 
     /// Save the run's state to FILE every --checkpoint-every seconds, on
     /// Ctrl-C and when the run finishes (written atomically; resuming a
-    /// finished run gives its results without sweeping again). A FILE that
+    /// finished run gives its results without sweeping again; a second
+    /// Ctrl-C stops at once, without saving). A FILE that
     /// already holds something (a run's checkpoint) is refused
     /// unless --force is given.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
@@ -663,9 +664,16 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
             warpmc_host::output::check_space(series, measurements.saturating_mul(16).saturating_add(4096))?;
         }
     }
-    let device = team.device(start.study[start.first].backend())?;
     let algorithm = start.study[start.first].algorithm();
-    if !algorithm.runs_on_gpu() && device.name() == "cuda" && team.is_first() {
+    let backend = start.study[start.first].backend();
+    // An update that only the CPU runs needs no GPU, even where one is
+    // asked for (and missing).
+    let device = if !algorithm.runs_on_gpu() && backend == BackendChoice::Cuda {
+        team.device(BackendChoice::Cpu)?
+    } else {
+        team.device(backend)?
+    };
+    if !algorithm.runs_on_gpu() && (device.name() == "cuda" || backend == BackendChoice::Cuda) && team.is_first() {
         noteln!("note: {algorithm} updates run on the CPU, whatever the backend");
     }
     if team.is_first() {
@@ -673,10 +681,20 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     }
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
-    // before the process ends.
+    // before the process ends. A second one ends the process at once: for
+    // a stretch that takes long to end (a Wolff calibration on a large
+    // lattice) or an output that blocks (a FIFO nobody reads).
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
-    super::on_interrupt(move || flag.store(true, Ordering::SeqCst))?;
+    super::on_interrupt(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            noteln!(
+                "interrupted again: stopping at once (outputs not yet written are lost; files are replaced whole \
+                     or not at all)"
+            );
+            std::process::exit(super::interrupted_status());
+        }
+    })?;
     Ok(Prepared { start, device, interrupted })
 }
 

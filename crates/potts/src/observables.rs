@@ -444,5 +444,10 @@ mod tests {
             .map(|_| Measurement { energy: -2.0 + 0.01 * r.next_f64(), magnetization: 1.0 - 0.01 * r.next_f64() })
             .collect();
         assert!(!analyze(&model, 0.3, &[moving], 10).too_short);
+        // Frozen at m = 0 (an antiferromagnet's ground state): the Binder
+        // cumulant is 0/0, and so is its error, not 0.
+        let zero = vec![Measurement { energy: 2.0, magnetization: 0.0 }; 1000];
+        let a = analyze(&model, 0.05, &[zero], 1);
+        assert!(a.binder.value.is_nan() && a.binder.error.is_nan(), "{:?}", a.binder);
     }
 }

@@ -256,7 +256,12 @@ impl GammaMethod {
             }
             _ => self.gamma(&self.lagged_sums(&grad), self.min_window),
         };
-        GammaEstimate { value, ..self.batch_check(&grad, estimate) }
+        let checked = self.batch_check(&grad, estimate);
+        // A value that is not a number (a ratio of means that are both 0:
+        // the Binder cumulant of a lattice that never left m = 0) has no
+        // error bar either, whatever its gradient gave.
+        let error = if value.is_finite() { checked.error } else { f64::NAN };
+        GammaEstimate { value, error, ..checked }
     }
 
     /// The Γ-method's `estimate` of the function with gradient `grad`,
