@@ -859,22 +859,24 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         not_standard_output("--video", v)?;
         flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts))?;
         warpmc_host::output::check_writable(v)?;
-        // Frames in place of the video asked for would leave a script that
-        // goes on to use the video with nothing to use: stop here instead.
-        if !flame_animate::ffmpeg_available() {
-            bail!(
-                "--video {} needs ffmpeg, which is not on the PATH: install it, or leave out --video to write \
-                 the frames as {}NNNNN.png",
-                v.display(),
-                a.prefix
-            );
-        }
     }
     let video = &a.video;
     if let Some(sheet) = &a.contact_sheet {
         png_only("--contact-sheet", sheet)?;
     }
     check_outputs_distinct(&a.genome, &animation_outputs(&a, &frames))?;
+    // Frames in place of the video asked for would leave a script that goes
+    // on to use the video with nothing to use: stop here instead.
+    if let Some(v) = video
+        && !flame_animate::ffmpeg_available()
+    {
+        bail!(
+            "--video {} needs ffmpeg, which is not on the PATH: install it, or leave out --video to write the \
+             frames as {}NNNNN.png",
+            v.display(),
+            a.prefix
+        );
+    }
     let frame_path = |t: i64| flame_animate::Outputs::frame_path(&a.prefix, t);
     // Every output is checked before the first frame is rendered; for long
     // animations the first and the last frame stand for the rest (they
