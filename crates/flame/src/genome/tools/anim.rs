@@ -80,10 +80,13 @@ pub fn sequence_frames<'a>(
     let Some(last) = flames.last() else {
         return Err(FlameError::invalid("a sequence needs at least one flame"));
     };
-    let count = (flames.len() as u64 * u64::from(loops) + flames.len() as u64 - 1) * u64::from(nframes) + 1;
-    let count = usize::try_from(count).map_err(|_| {
-        FlameError::invalid(format!("a sequence of {count} frames is more than this machine can count"))
-    })?;
+    let keys = flames.len() as u128;
+    let count = (keys * u128::from(loops) + keys - 1) * u128::from(nframes) + 1;
+    // Frame times are i64 (and the frames' count a usize).
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&n| i64::try_from(n).is_ok())
+        .ok_or_else(|| FlameError::invalid(format!("a sequence of {count} frames has more frames than times")))?;
     let n = f64::from(nframes);
     // Frames per keyframe: its loops, then (but for the last) its transition.
     let loop_frames = i64::from(loops) * i64::from(nframes);
@@ -242,5 +245,8 @@ mod tests {
         }
         assert!(sequence_frames(&keys, 0, 1, 0.0, None).is_err());
         assert!(sequence_frames(&[], 3, 1, 0.0, None).is_err());
+        // u32::MAX loops of u32::MAX frames: counted without overflow.
+        let many = sequence_frames(&keys, u32::MAX, u32::MAX, 0.0, None);
+        assert!(many.is_err() || many.unwrap().len() > u32::MAX as usize);
     }
 }
