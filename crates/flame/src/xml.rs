@@ -102,7 +102,7 @@ fn entities(doctype: &[u8]) -> Vec<(&[u8], &[u8])> {
         };
         let start = skip_space(i);
         if doctype.get(start) == Some(&b'%') {
-            continue; // a parameter entity: never expanded in the document
+            continue; // a parameter entity: used only inside the DTD, never in elements or attributes
         }
         let name_end =
             doctype[start..].iter().position(|b| b.is_ascii_whitespace()).map_or(doctype.len(), |n| start + n);

@@ -86,7 +86,7 @@ impl Document {
         out
     }
 
-    /// One flame of the document, ending in a newline.
+    /// One `<flame>` element inside the root, ending in a newline.
     pub fn flame(&self, flame: &Flame) -> String {
         let mut out = String::new();
         write_flame_into(&mut out, flame, self.version.as_deref(), "");
