@@ -335,6 +335,11 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let series_fit = |series: &[Vec<Vec<Measurement>>], expected: &dyn Fn(usize, usize) -> usize| {
         series.iter().enumerate().all(|(t, per)| per.iter().enumerate().all(|(s, m)| m.len() == expected(t, s)))
     };
+    // A tempering run writes its checkpoints from inside the exchange loop,
+    // so every one of them carries the tempering block.
+    if cfg.exchange_every().is_some() && header.tempering.is_none() {
+        return Err("a tempering run's checkpoint without its replicas".into());
+    }
     if header.tempering.is_none() && !series_fit(&header.series, &expected) {
         return Err("the measurements do not match the run position".into());
     }

@@ -440,6 +440,10 @@ fn checkpoints_that_contradict_themselves_are_refused() {
                 stats["accepted"][0] = (stats["attempts"][0].as_u64().unwrap() + 1).into();
             };
             refused(&edit(&bytes, &accepted_more), "more swaps accepted than offered");
+            // The replicas' block taken out: the run would start its
+            // tempering again from the start, under the old position.
+            let e = decode(&edit(&bytes, &|v| v["tempering"] = serde_json::Value::Null)).unwrap_err().to_string();
+            assert!(e.contains("without its replicas"), "{e}");
         } else {
             // Continuation keeps one saved lattice per sample.
             refused(&edit(&bytes, &|v| v["saved"] = serde_json::json!([])), "no saved lattices");
