@@ -452,12 +452,9 @@ fn bits(o: &RenderOpts) -> Bits {
 /// cancel flag, at their next check; a second one ends the process at once.
 fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
     let flag = Arc::new(AtomicBool::new(false));
-    let seen = flag.clone();
-    super::on_interrupt(move || {
-        if seen.swap(true, Ordering::SeqCst) {
-            noteln!("interrupted again: stopping at once");
-            std::process::exit(super::interrupted_status());
-        }
+    super::stop_on_signals(flag.clone(), || {
+        noteln!("interrupted again: stopping at once");
+        std::process::exit(super::interrupted_status());
     })?;
     s.cancel = Some(flag);
     Ok(())

@@ -268,6 +268,29 @@ pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Re
     Ok(())
 }
 
+/// A signal this soon after the first is the same request, not a second
+/// one: `timeout` and some batch systems send SIGTERM to the process and
+/// then to its process group, microseconds apart.
+const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The first Ctrl-C, SIGTERM or SIGHUP sets `stop` (the job stops at its
+/// next check, saving what it has); one that comes later calls `again`,
+/// which ends the process at once.
+pub(crate) fn stop_on_signals(
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    mut again: impl FnMut() + Send + 'static,
+) -> anyhow::Result<()> {
+    let mut first: Option<std::time::Instant> = None;
+    on_interrupt(move || match first {
+        None => {
+            first = Some(std::time::Instant::now());
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        Some(at) if at.elapsed() < SAME_REQUEST => {}
+        Some(_) => again(),
+    })
+}
+
 /// The exit status of a command stopped by a signal: 143 (128 + SIGTERM)
 /// after SIGTERM, else 130 (128 + SIGINT), as shells report them.
 pub(crate) fn interrupted_status() -> i32 {

@@ -203,7 +203,9 @@ struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     config: Option<PathBuf>,
 
-    /// Write results as CSV (rewritten after each temperature). It opens
+    /// Write results as CSV (rewritten after each temperature; a write that
+    /// fails, as on a full disk, is warned of and tried again, and the
+    /// run goes on to its end and its checkpoint). It opens
     /// with `#` lines recording how the results were made (warpmc version
     /// and commit, model, seed, start, algorithm, backend and the whole
     /// configuration as JSON), and `# incomplete: N of M rows` while the
@@ -685,15 +687,12 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     // a stretch that takes long to end (a Wolff calibration on a large
     // lattice) or an output that blocks (a FIFO nobody reads).
     let interrupted = Arc::new(AtomicBool::new(false));
-    let flag = interrupted.clone();
-    super::on_interrupt(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            noteln!(
-                "interrupted again: stopping at once (outputs not yet written are lost; files are replaced whole \
-                     or not at all)"
-            );
-            std::process::exit(super::interrupted_status());
-        }
+    super::stop_on_signals(interrupted.clone(), || {
+        noteln!(
+            "interrupted again: stopping at once (outputs not yet written are lost; files are replaced whole or not \
+             at all)"
+        );
+        std::process::exit(super::interrupted_status());
     })?;
     Ok(Prepared { start, device, interrupted })
 }
@@ -870,11 +869,25 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         (Ok(r), Some(path)) if matches!(team, Team::Alone) => checkpoint::write(path, &study[at], &state).map(|()| r),
         (result, _) => result,
     };
+    // The checkpoint holds the run as far as it went: written just now at
+    // its end, or on the way out of an interruption.
+    let saved_in = out
+        .checkpoint_path
+        .clone()
+        .filter(|_| matches!(result, Ok(_) | Err(PottsError::Interrupted)) && team.is_first());
+    let elsewhere = |e: &dyn std::fmt::Display, flag: &str| match &saved_in {
+        Some(c) => anyhow::anyhow!(
+            "{e}; the checkpoint {c} holds the measurements: `--resume {c} {flag}` writes them elsewhere, running \
+             again only what came after it",
+            c = c.display()
+        ),
+        None => anyhow::anyhow!("{e}"),
+    };
     // Results that came since the CSV was last written. Failing that is the
     // run's error unless it already has another.
-    let result = match (result, out.write_csv()) {
-        (Ok(_) | Err(PottsError::Interrupted), Err(e)) => Err(e),
-        (result, _) => result,
+    let csv_error = match (&result, out.write_csv()) {
+        (Ok(_) | Err(PottsError::Interrupted), Err(e)) => Some(elsewhere(&e, "--out OTHER.csv")),
+        _ => None,
     };
     // Whatever ended the run, the measurements taken are kept, except that
     // a run stopped before any temperature finished leaves a file already
@@ -893,14 +906,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         };
         let mut runs = state.study_series();
         runs.resize(study.len(), &[]);
-        snapshot::write_series_npy(path, &runs, shape).map_err(|e| match &out.checkpoint_path {
-            Some(c) => anyhow::anyhow!(
-                "{e}; the checkpoint {c} holds the measurements up to it: `--resume {c} --series OTHER.npy` \
-                 writes them elsewhere, running again only what came after it",
-                c = c.display()
-            ),
-            None => e.into(),
-        })?;
+        snapshot::write_series_npy(path, &runs, shape).map_err(|e| elsewhere(&e, "--series OTHER.npy"))?;
         noteln!("series: {}", path.display());
     } else if let Some(path) = &args.series
         && team.is_first()
@@ -910,6 +916,9 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
             path.display(),
             if out.checkpoint_path.is_some() { " (the checkpoint holds the measurements taken)" } else { "" }
         );
+    }
+    if let Some(e) = csv_error {
+        return Err(e);
     }
     match result {
         Ok(_) => {}
@@ -1009,6 +1018,9 @@ struct Output {
     /// When the CSV file was last written; rows since then are `csv_due`.
     csv_written: Option<Instant>,
     csv_due: bool,
+    /// Whether the last write of the CSV failed (warned of once until a
+    /// write succeeds).
+    csv_failed: bool,
     /// Whether the rows have a tempering run's columns.
     csv_tempering: bool,
     /// Whether a size has begun.
@@ -1077,6 +1089,7 @@ impl Output {
             csv_rows_of: 0,
             csv_written: None,
             csv_due: false,
+            csv_failed: false,
             csv_tempering: false,
             begun: false,
             interrupted,
@@ -1105,10 +1118,16 @@ impl Output {
             let done = std::mem::take(&mut self.current);
             self.earlier.extend(done);
         } else {
-            // On resuming, those of this size the checkpoint holds too.
+            // On resuming, those of this size the checkpoint holds too; the
+            // CSV gets them whether or not another temperature finishes
+            // (a finished run's checkpoint has nothing left to run).
             self.earlier = state.earlier_results(cfg)?;
             self.current = state.results(cfg)?;
             self.begun = true;
+            if !self.earlier.is_empty() || !self.current.is_empty() {
+                let all = self.current.clone();
+                self.set_csv_rows(&all);
+            }
         }
         self.bar.set_length(cfg.total_sweeps());
         self.bar.set_position(state.sweeps_done(cfg));
@@ -1271,6 +1290,35 @@ fn with_error(v: f64, e: f64) -> String {
 const CSV_EVERY: Duration = Duration::from_secs(1);
 
 impl Output {
+    /// The CSV rows: the earlier sizes' results, then `all` of the size
+    /// running.
+    fn set_csv_rows(&mut self, all: &[TemperatureResult]) {
+        self.csv_rows.clear();
+        for r in self.earlier.iter().chain(all) {
+            self.csv_rows += &r.csv_row();
+            self.csv_rows.push('\n');
+        }
+        self.csv_rows_of = self.earlier.len() + all.len();
+        self.csv_tempering = self.earlier.first().or(all.first()).is_some_and(|r| r.round_trips.is_some());
+        self.csv_due = true;
+    }
+
+    /// Writes the CSV while the run goes on. A failure (a full disk, a
+    /// directory gone) does not stop the run: the rows stay due and the
+    /// next result, and the run's end, try again; the run's end reports
+    /// the error if the last try fails too.
+    fn write_csv_or_warn(&mut self) {
+        if let Err(e) = self.write_csv() {
+            if !self.csv_failed {
+                self.bar
+                    .suspend(|| noteln!("warning: {e}; the run goes on and writes the results file again when it can"));
+                self.csv_failed = true;
+            }
+        } else {
+            self.csv_failed = false;
+        }
+    }
+
     /// Writes the CSV file with every result so far, if any came since the
     /// last write.
     fn write_csv(&mut self) -> warpmc_potts::Result<()> {
@@ -1323,18 +1371,14 @@ impl Observer for Output {
                     self.csv_rows += &r.csv_row();
                     self.csv_rows.push('\n');
                 }
+                self.csv_rows_of = held;
+                self.csv_due = true;
             } else {
-                self.csv_rows.clear();
-                for r in self.earlier.iter().chain(all) {
-                    self.csv_rows += &r.csv_row();
-                    self.csv_rows.push('\n');
-                }
+                self.set_csv_rows(all);
             }
-            self.csv_rows_of = held;
             self.csv_tempering = self.earlier.first().or(all.first()).is_some_and(|r| r.round_trips.is_some());
-            self.csv_due = true;
             if self.csv_written.is_none_or(|t| t.elapsed() >= CSV_EVERY) {
-                self.write_csv()?;
+                self.write_csv_or_warn();
             }
         }
         if extends {
