@@ -145,6 +145,29 @@ fn listing(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A flame that cannot be iterated (every weight zero) is found before the
+/// first frame is written: the images of a file's other flames, and an
+/// animation's earlier frames, are left as they were.
+#[test]
+fn a_flame_with_nothing_to_iterate_fails_before_any_image_is_written() {
+    let dir = fresh_dir("zero-weights");
+    let flame = |time: u32, weight: u32| {
+        format!(
+            r#"<flame time="{time}" size="16 16" scale="4" quality="2"><xform weight="{weight}" linear="1" coefs="0.5 0 0 0.5 0 0"/></flame>"#
+        )
+    };
+    write(&dir.join("mix.flam3"), &format!("<f>{}{}</f>", flame(0, 1), flame(1, 0)));
+    write(&dir.join("mix.00000.png"), "earlier work");
+    let o = warpmc_in(&dir, &["flame", "render", "mix.flam3", "--backend", "cpu", "--quiet"]);
+    assert_one_line_error(&o, &["flame #1", "weights are zero"]);
+    assert_eq!(std::fs::read_to_string(dir.join("mix.00000.png")).unwrap(), "earlier work");
+
+    write(&dir.join("anim.flam3"), &format!("<f>{}{}{}</f>", flame(0, 1), flame(4, 0), flame(8, 1)));
+    let o = warpmc_in(&dir, &["flame", "animate", "anim.flam3", "--backend", "cpu", "--quiet", "-o", "f"]);
+    assert_one_line_error(&o, &["time 4", "weights are zero"]);
+    assert_eq!(listing(&dir), ["anim.flam3", "mix.00000.png", "mix.flam3"]);
+}
+
 #[test]
 fn render_never_writes_over_its_genome() {
     let dir = fresh_dir("render-over-genome");
@@ -302,6 +325,65 @@ fn genome_tools_refuse_outputs_beyond_memory_before_making_them() {
         assert_one_line_error(&o, &["needs", "host memory"]);
         assert!(o.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// A flame holds an 8 KiB palette whatever its text: a 19 MB file of a
+/// million empty flames would need 9 GB once read, and a flame 100,000
+/// rows high cut into 100,000 strips 5 GB. Both are refused before.
+#[test]
+fn many_small_flames_are_refused_before_they_fill_memory() {
+    let dir = fresh_dir("many-flames");
+    let many = dir.join("many.flam3");
+    std::fs::write(&many, format!("<f>{}</f>", "<flame size=\"1 1\"/>".repeat(1_000_000))).unwrap();
+    let tall = write(
+        &dir.join("tall.flam3"),
+        r#"<flame size="10 100000" scale="10"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/></flame>"#,
+    );
+    let many = many.to_str().unwrap();
+    for (args, needles) in [
+        (&["flame", "info", many][..], &["1000000 flames", "host memory"][..]),
+        (&["flame", "genome", "clone", many][..], &["1000000 flames", "host memory"][..]),
+        (&["flame", "render", many, "--flame", "0", "-o", "/dev/null"][..], &["1000000 flames", "host memory"][..]),
+        (&["flame", "genome", "strip", &tall, "--nstrips", "100000"][..], &["100000 strips", "host memory"][..]),
+    ] {
+        let o = common::warpmc_within(FOUR_GIB_KIB, args);
+        assert_one_line_error(&o, needles);
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// Interpolated flames carry a chaos row only where an entry is not 1,
+/// and only up to the last such entry, as flam3-genome prints them: full
+/// rows made the output of two 3,000-xform flames 55 MB and that of two
+/// 10,000-xform flames more than 4 GiB of memory.
+#[test]
+fn interpolated_chaos_rows_stay_as_short_as_flam3_writes_them() {
+    let dir = fresh_dir("chaos-rows");
+    let xform = |chaos: &str| format!(r#"<xform weight="0.5" linear="1" coefs="0.5 0 0 0.5 0.5 0"{chaos}/>"#);
+    let flame = |t: u32, chaos: &str| {
+        format!(r#"<flame time="{t}" size="8 8" scale="4">{}{}{}</flame>"#, xform(""), xform(chaos), xform(""))
+    };
+    let pair = write(&dir.join("pair.flam3"), &format!("<p>{}{}</p>", flame(0, r#" chaos="1 0.5""#), flame(1, "")));
+    let o = common::warpmc_within(FOUR_GIB_KIB, &["flame", "genome", "inter", &pair, "--frame", "1", "--nframes", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<&str> = text.split("chaos=\"").skip(1).map(|r| r.split('"').next().unwrap()).collect();
+    // Three frames (before, at and after --frame, for motion blur): the
+    // first two have one row, without its trailing 1; at the second
+    // flame every entry is 1 and no row is written (flam3-genome prints
+    // "1 0.5 ", "1 0.75 " and none).
+    assert_eq!(rows, ["1 0.5", "1 0.75"], "{text}");
+
+    let big = |t: u32| {
+        let xforms: String = (0..10_000)
+            .map(|i| format!(r#"<xform weight="1" linear="1" coefs="0.5 0 0 0.5 {} 0"/>"#, f64::from(i) / 1e4))
+            .collect();
+        format!(r#"<flame time="{t}" size="8 8" scale="1">{xforms}</flame>"#)
+    };
+    let wide = write(&dir.join("wide.flam3"), &format!("<p>{}{}</p>", big(0), big(1)));
+    let o = common::warpmc_within(FOUR_GIB_KIB, &["flame", "genome", "inter", &wide, "--frame", "1", "--nframes", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("chaos"));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use warpmc_flame::genome::tools::{
     CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, RandomOptions, Template, cross,
     default_variations, frame_flame, inter, mutate, random, rotate, sequence_frames, strip, truncate_variations,
 };
-use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str, write_genome};
+use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::variations::VariationKind;
@@ -400,13 +400,20 @@ fn output(c: &Common) -> Option<&Path> {
 /// Writes the flames as one document.
 fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
     let version = format!("WARPMC-{}", env!("CARGO_PKG_VERSION"));
-    let text = write_genome(flames, root, Some(&version));
+    let doc = Document::new(root, Some(&version));
     // What the reader would refuse is not written: extreme inputs can make
     // a number infinite or NaN (a mutation with --speed 1e308, an
     // interpolation between coefficients near 1e308, a strip of a flame
-    // with scale 0), and a genome holding one renders nowhere.
-    parse_str(&text, "the result", &ParseOptions::default())
-        .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
+    // with scale 0), and a genome holding one renders nowhere. Each flame
+    // is read back alone, so that only one is held twice at a time.
+    let mut text = doc.start();
+    for f in flames {
+        let flame = doc.flame(f);
+        parse_str(&flame, "the result", &ParseOptions::default())
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
+        text += &flame;
+    }
+    text += &doc.end();
     match output(c) {
         Some(out) => warpmc_host::output::write_bytes(out, text.as_bytes())?,
         None => super::write_stdout(format_args!("{text}"))?,
@@ -702,6 +709,9 @@ fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
     } else {
         flames.iter().collect()
     };
+    if let Some(largest) = chosen.iter().max_by_key(|f| f.xforms.len()) {
+        check_flames_fit(&format!("writing {} clones", chosen.len()), chosen.len() as f64, largest)?;
+    }
     let out: Vec<Flame> = chosen.into_iter().map(|f| finish(f.clone(), t.as_ref(), f.time)).collect();
     emit(&a.common, &out, "clone_all")
 }
@@ -711,6 +721,12 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
     let flames = load(&a.input, &a.common)?;
     if let Some(k) = a.strip.filter(|&k| k >= a.nstrips) {
         bail!("--strip {k}, but there are only {} strips (0 to {})", a.nstrips, a.nstrips - 1);
+    }
+    if let Some(largest) = flames.iter().max_by_key(|f| f.xforms.len()) {
+        // Each flame is cut into all its strips, then those asked for kept.
+        let nstrips = f64::from(a.nstrips);
+        let kept = if a.strip.is_some() { flames.len() as f64 } else { nstrips * flames.len() as f64 };
+        check_flames_fit(&format!("cutting into {} strips", a.nstrips), kept + nstrips, largest)?;
     }
     let mut out = Vec::new();
     for f in &flames {

@@ -326,8 +326,21 @@ struct WorkFlame<'a> {
     time: f64,
     xforms: Vec<Slot>,
     final_xform: Option<Slot>,
-    /// `chaos[i][j]`, square, one row per standard xform.
+    /// One chaos row per standard xform, each up to its last entry that is
+    /// not 1 ([`WorkFlame::chaos_at`] reads the rest as 1): a full matrix
+    /// of 10,000 xforms would take 800 MB per control point.
     chaos: Vec<Vec<f64>>,
+}
+
+/// A chaos row without its trailing entries of 1 (flam3 writes a row up to
+/// its last entry that is not 1, and none where all are 1).
+pub(crate) fn trimmed_chaos(mut row: Vec<f64>) -> Vec<f64> {
+    while row.last() == Some(&1.0) {
+        row.pop();
+    }
+    // A row of n entries that was all 1 would otherwise keep their room.
+    row.shrink_to_fit();
+    row
 }
 
 impl<'a> WorkFlame<'a> {
@@ -338,8 +351,13 @@ impl<'a> WorkFlame<'a> {
             time: f.time,
             xforms: f.xforms.iter().map(Slot::from_xform).collect(),
             final_xform: f.final_xform.as_ref().map(Slot::from_xform),
-            chaos: f.xforms.iter().map(|x| (0..n).map(|j| x.chaos_to(j)).collect()).collect(),
+            chaos: f.xforms.iter().map(|x| trimmed_chaos(x.chaos.iter().take(n).copied().collect())).collect(),
         }
+    }
+
+    /// Chaos from standard xform `i` to standard xform `j`.
+    fn chaos_at(&self, i: usize, j: usize) -> f64 {
+        self.chaos[i].get(j).copied().unwrap_or(1.0)
     }
 
     /// All xforms, the final one last (flam3's single array).
@@ -519,11 +537,12 @@ fn interpolate_n(cps: &[WorkFlame<'_>], c: &[f64], stagger: f64) -> Flame {
         final_xform: None,
     };
 
-    // Chaos between standard xforms: blended, then kept non-negative (full
-    // rows, as the genome reader makes them).
+    // Chaos between standard xforms: every entry blended, then kept
+    // non-negative, each row kept up to its last entry that is not 1.
     let nstd = cps[0].xforms.len();
-    let chaos: Vec<Vec<f64>> =
-        (0..nstd).map(|i| (0..nstd).map(|j| non_negative(blend(c, |k| cps[k].chaos[i][j]))).collect()).collect();
+    let chaos: Vec<Vec<f64>> = (0..nstd)
+        .map(|i| trimmed_chaos((0..nstd).map(|j| non_negative(blend(c, |k| cps[k].chaos_at(i, j)))).collect()))
+        .collect();
 
     let log = first.affine_interpolation == AffineInterpolation::Log;
     let staggered = c.len() == 2 && stagger > 0.0;

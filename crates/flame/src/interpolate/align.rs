@@ -71,8 +71,10 @@ const NEUTRAL_VARIATIONS: [NeutralVariation; 7] = [
 fn copy_padded<'a>(src: &WorkFlame<'a>, nstd: usize, with_final: bool) -> WorkFlame<'a> {
     let have = src.xforms.len();
     let xforms = (0..nstd).map(|i| if i < have { src.xforms[i].clone() } else { Slot::padding(i) }).collect();
+    // Rows up to their last entry that is not 1, as in `src`; a padding
+    // xform's row is all 1.
     let chaos = (0..nstd)
-        .map(|i| (0..nstd).map(|j| if i < have && j < have { src.chaos[i][j] } else { 1.0 }).collect())
+        .map(|i| if i < have { src.chaos[i].iter().take(have).copied().collect() } else { Vec::new() })
         .collect();
     let final_xform = with_final.then(|| match &src.final_xform {
         Some(f) => f.clone(),

@@ -133,13 +133,8 @@ impl ChaosGame {
     /// Compiles the xforms of `flame`.
     pub(crate) fn new(flame: &Flame) -> Result<Self, ChaosError> {
         let n = flame.xforms.len();
-        if n == 0 {
-            return Err(ChaosError::NoXForms);
-        }
-        if n >= usize::from(u16::MAX) {
-            return Err(ChaosError::TooManyXForms(n));
-        }
-        let chaos = flame.xforms.iter().any(|x| (0..n).any(|j| (x.chaos_to(j) - 1.0).abs() > 1e-10));
+        check_size(n)?;
+        let chaos = has_chaos(flame);
         let rows = if chaos { n + 1 } else { 1 };
         let mut tables = vec![0u16; rows * CHOOSE_GRAIN];
         build_table(flame, None, &mut tables[..CHOOSE_GRAIN])?;
@@ -217,24 +212,51 @@ impl ChaosGame {
     }
 }
 
-/// Fills one choice table: entry `k` is the xform whose cumulative weight
-/// interval contains `k / CHOOSE_GRAIN` of the total (flam3's rule). A
-/// chaos row whose products are all zero makes every entry xform 0:
-/// flam3 refuses such a flame ("cannot iterate empty flame"), Fractorium
-/// goes on with its first xform, and so does warpmc (the genome reader
-/// warns, and refuses it with `--strict`).
-fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<(), ChaosError> {
-    let weight = |j: usize| -> f64 {
-        let w = flame.xforms[j].weight;
-        match from {
-            Some(i) => w * flame.xforms[i].chaos_to(j),
-            None => w,
+/// Whether [`ChaosGame::new`] would compile `flame`, without building its
+/// tables (which take 32 KiB per xform with chaos).
+pub(crate) fn check(flame: &Flame) -> Result<(), ChaosError> {
+    check_size(flame.xforms.len())?;
+    row_total(flame, None)?;
+    if has_chaos(flame) {
+        for i in 0..flame.xforms.len() {
+            row_total(flame, Some(i))?;
         }
-    };
+    }
+    Ok(())
+}
+
+fn check_size(n: usize) -> Result<(), ChaosError> {
+    if n == 0 {
+        return Err(ChaosError::NoXForms);
+    }
+    if n >= usize::from(u16::MAX) {
+        return Err(ChaosError::TooManyXForms(n));
+    }
+    Ok(())
+}
+
+/// Whether some chaos entry differs from 1 (then each xform has a table).
+fn has_chaos(flame: &Flame) -> bool {
+    let n = flame.xforms.len();
+    flame.xforms.iter().any(|x| (0..n).any(|j| (x.chaos_to(j) - 1.0).abs() > 1e-10))
+}
+
+/// The weight of xform `j` as chosen after xform `from` (`None`: the first
+/// choice, by weight alone).
+fn row_weight(flame: &Flame, from: Option<usize>, j: usize) -> f64 {
+    let w = flame.xforms[j].weight;
+    match from {
+        Some(i) => w * flame.xforms[i].chaos_to(j),
+        None => w,
+    }
+}
+
+/// The total weight of a table's row, or why the row cannot be built.
+fn row_total(flame: &Flame, from: Option<usize>) -> Result<f64, ChaosError> {
     let n = flame.xforms.len();
     let mut total = 0.0;
     for j in 0..n {
-        let w = weight(j);
+        let w = row_weight(flame, from, j);
         if w < 0.0 || w.is_nan() {
             return Err(ChaosError::NegativeWeight(from.unwrap_or(j)));
         }
@@ -243,6 +265,19 @@ fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<
     if n == 0 || (total == 0.0 && from.is_none()) {
         return Err(ChaosError::Empty);
     }
+    Ok(total)
+}
+
+/// Fills one choice table: entry `k` is the xform whose cumulative weight
+/// interval contains `k / CHOOSE_GRAIN` of the total (flam3's rule). A
+/// chaos row whose products are all zero makes every entry xform 0:
+/// flam3 refuses such a flame ("cannot iterate empty flame"), Fractorium
+/// goes on with its first xform, and so does warpmc (the genome reader
+/// warns, and refuses it with `--strict`).
+fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<(), ChaosError> {
+    let weight = |j: usize| row_weight(flame, from, j);
+    let n = flame.xforms.len();
+    let total = row_total(flame, from)?;
     if total == 0.0 {
         table.fill(0);
         return Ok(());

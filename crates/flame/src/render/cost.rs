@@ -120,6 +120,10 @@ impl Sizing {
                 super::shown(cp0.quality)
             )));
         }
+        // The flame at the frame's time must have xforms to iterate (a
+        // keyframe of zero weights must fail here, before a file's or an
+        // animation's earlier frames are rendered and written).
+        super::check_iterable(&cp0)?;
         let iterations = frame_iterations(&cp0);
         check_iterations(iterations, &cp0)?;
         let passes = cp0.passes.max(1) as usize;

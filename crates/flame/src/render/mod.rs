@@ -267,7 +267,7 @@ pub fn frame_cost(flames: &[Flame], time: f64, settings: &RenderSettings) -> Res
 /// weight. (A chaos row that leaves no xform to choose leads to xform 0,
 /// as in Fractorium; flam3 refuses it.) The error says which xform fails.
 pub fn check_iterable(flame: &Flame) -> Result<()> {
-    chaos::ChaosGame::new(flame).map(|_| ()).map_err(|e| FlameError::invalid(e.to_string()))
+    chaos::check(flame).map_err(|e| FlameError::invalid(e.to_string()))
 }
 
 /// A number for messages: as written for ordinary magnitudes, in

@@ -141,6 +141,7 @@ pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<ParsedGenome> {
 /// ```
 pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedGenome> {
     let doc = crate::xml::parse(xml).map_err(|e| FlameError::Genome(format!("{source}: {e}")))?;
+    check_flames_fit(&doc, source)?;
 
     let mut r = Reader::new(source, opts);
     // flam3 starts at the root element and descends into everything that is
@@ -161,6 +162,25 @@ pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedG
     r.summarise_ignored();
     let skipped_by_flame = r.skipped_by_flame.into_iter().map(|l| l.names).collect();
     Ok(ParsedGenome { flames, warnings: r.warnings, skipped: r.skipped.names, skipped_by_flame })
+}
+
+/// Checks that the flames of `doc` fit in memory once read: a flame holds
+/// a palette of 8 KiB whatever its text, so a file of a million empty
+/// `<flame>` elements (19 MB) would need 9 GB.
+fn check_flames_fit(doc: &roxmltree::Document<'_>, source: &str) -> Result<()> {
+    let (mut flames, mut xforms) = (0u64, 0u64);
+    for node in doc.descendants().filter(Node::is_element) {
+        match node.tag_name().name() {
+            "flame" => flames += 1,
+            "xform" | "finalxform" => xforms += 1,
+            _ => {}
+        }
+    }
+    let palette = std::mem::size_of::<[f64; 4]>() * crate::palette::PALETTE_SIZE;
+    let bytes = flames * (std::mem::size_of::<Flame>() + palette) as u64
+        + xforms * (std::mem::size_of::<super::XForm>() as u64 + 64);
+    warpmc_host::memory::check_allocation(&format!("{source}: reading its {flames} flames"), bytes)
+        .map_err(FlameError::OutOfHostMemory)
 }
 
 /// The text of a file: UTF-8, or Latin-1 when the XML declaration says so.
