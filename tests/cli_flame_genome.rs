@@ -642,3 +642,22 @@ fn genome_tools_keep_the_edit_history() {
         assert!(out.contains(history), "{args:?}: {out}");
     }
 }
+
+/// Standard input can be read once: two inputs naming `-` are refused
+/// with that reason, not with the second read's empty document.
+#[test]
+fn standard_input_named_twice_is_refused_with_the_reason() {
+    let o = Command::new(bin())
+        .args(["flame", "genome", "cross", "-", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+        .wait_with_output()
+        .unwrap();
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("FIRST and SECOND both read standard input"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}

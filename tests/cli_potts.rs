@@ -1572,3 +1572,42 @@ fn a_results_file_that_cannot_be_written_loses_no_results() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(csv_rows_without_rate(&csv).len(), 3);
 }
+
+/// `--config -` reads the TOML from standard input; its errors name it.
+#[test]
+fn a_configuration_can_come_from_standard_input() {
+    let run = |toml: &str| {
+        let mut child = Command::new(bin())
+            .args(["potts", "run", "--backend", "cpu", "--json", "--config", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), toml.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = run("q = 3\nsize = 6\ntemps = [1.0, 1.2]\ntherm = 10\nsweeps = 50\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let from_flags = warpmc(&[
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--json",
+        "--q",
+        "3",
+        "--size",
+        "6",
+        "--temps",
+        "1.0,1.2",
+        "--therm",
+        "10",
+        "--sweeps",
+        "50",
+    ]);
+    assert!(from_flags.status.success(), "{}", stderr(&from_flags));
+    assert_eq!(physics(&o.stdout), physics(&from_flags.stdout));
+    let o = run("q = \"3\"\nsize = 6\ntemps = [1.0]\n");
+    assert!(stderr(&o).contains("standard input: q = \"3\": expected a whole number from 2 to 255"), "{}", stderr(&o));
+}

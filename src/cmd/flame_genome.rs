@@ -344,6 +344,13 @@ fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
 /// names each and its path; `-` is standard input), the palette file (when
 /// named) exists, the template reads.
 fn prepare(c: &Common, inputs: &[(&str, &Path)]) -> anyhow::Result<Option<Template>> {
+    let from_stdin: Vec<&str> = inputs.iter().filter(|(_, p)| p.as_os_str() == "-").map(|&(o, _)| o).collect();
+    if from_stdin.len() > 1 {
+        bail!(
+            "{} both read standard input (-), which can be read only once; save it to a file and name that",
+            from_stdin.join(" and ")
+        );
+    }
     if let Some(out) = output(c) {
         warpmc_host::output::check_writable(out)?;
         use warpmc_host::output::NamedFile;

@@ -199,7 +199,8 @@ struct RunArgs {
     #[arg(long, value_name = "HOW", default_value = "mpi", help_heading = "Protocol")]
     halo: warpmc_mpi::HaloTransport,
     /// Read parameters from a TOML file (keys as the flags, `temps` as a
-    /// range string or list, `continue = true`); flags override it.
+    /// range string or list, `continue = true`; `-` reads standard input);
+    /// flags override it.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     config: Option<PathBuf>,
 
@@ -479,7 +480,8 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
                         std::io::Error::new(ErrorKind::InvalidData, "stream did not contain valid UTF-8"),
                     )
                 })?;
-            ConfigFile::parse(&text, path)?
+            let named = if path.as_os_str() == "-" { Path::new("standard input") } else { path.as_path() };
+            ConfigFile::parse(&text, named)?
         }
         None if !args.physics_given() => {
             if team.is_first() {

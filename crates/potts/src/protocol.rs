@@ -470,6 +470,7 @@ pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
 /// The bytes of the configuration file `path`: an error naming it when it
 /// cannot be read or holds more than [`MAX_CONFIG_BYTES`] (a device such as
 /// /dev/zero is one error, not a process that grows until it is killed).
+/// `-` is standard input.
 pub fn read_config_bytes(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let io = |e| PottsError::io(path, e);
@@ -480,14 +481,18 @@ pub fn read_config_bytes(path: &Path) -> Result<Vec<u8>> {
             warpmc_host::memory::human_bytes(MAX_CONFIG_BYTES)
         ),
     };
-    let file = std::fs::File::open(path).map_err(io)?;
-    // A regular file too large is refused before it is read; a device or a
-    // pipe says its size only by being read.
-    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > MAX_CONFIG_BYTES) {
-        return Err(too_large());
-    }
     let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    if path.as_os_str() == "-" {
+        std::io::stdin().lock().take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(io)?;
+        // A regular file too large is refused before it is read; a device
+        // or a pipe says its size only by being read.
+        if file.metadata().is_ok_and(|m| m.is_file() && m.len() > MAX_CONFIG_BYTES) {
+            return Err(too_large());
+        }
+        file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).map_err(io)?;
+    }
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(too_large());
     }
@@ -646,6 +651,9 @@ pub fn describe_value_error(key: &str, message: &str) -> String {
     let Some((_, what)) = EXPECTED.iter().find(|(pattern, _)| message.contains(pattern)) else {
         return format!("{key}: {message}");
     };
+    // The type's range would mislead where the key's own is narrower.
+    let q_range = format!("a whole number from 2 to {}", crate::model::MAX_Q);
+    let what = if key == "q" { q_range.as_str() } else { what };
     // serde names the value it got as `value` (numbers) or "value" (strings).
     let got =
         message.split_once('`').and_then(|(_, rest)| rest.split_once('`')).map(|(v, _)| v.to_string()).or_else(|| {
