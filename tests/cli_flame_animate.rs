@@ -435,7 +435,10 @@ fn negative_numbers_are_values() {
     std::fs::write(&late, sequence(0.0, 3e9, r#"quality="1" size="8 6""#, r#"quality="1" size="8 6""#)).unwrap();
     let o = warpmc(&["flame", "animate", late.to_str().unwrap(), "-o", &prefix, "--backend", "cpu"]);
     let err = stderr(&o);
-    assert!(!o.status.success() && err.contains("the default --end (2999999999, one before the last"), "{err}");
+    assert!(
+        !o.status.success() && err.contains("the default --end (one before the last flame's time, 3000000000)"),
+        "{err}"
+    );
 }
 
 /// Keyframes out of time order are sorted with a warning; two at one time

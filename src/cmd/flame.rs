@@ -827,12 +827,16 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     // flam3-animate's frame times are C ints; beyond them a time would also
     // lose its last digits as the f64 the flames are interpolated at.
+    // A default from a time beyond i64 is named by that time, not by the
+    // saturated whole number.
+    let (first_time, last_time) =
+        (warpmc_flame::render::shown(flames[0].time), warpmc_flame::render::shown(flames[flames.len() - 1].time));
     for (option, given, t, default) in [
-        ("--begin", a.begin.is_some(), begin, "the first flame's time"),
-        ("--end", a.end.is_some(), end, "one before the last flame's time"),
+        ("--begin", a.begin.is_some(), begin, format!("the first flame's time, {first_time}")),
+        ("--end", a.end.is_some(), end, format!("one before the last flame's time, {last_time}")),
     ] {
         if i32::try_from(t).is_err() {
-            let what = if given { format!("{option} ({t})") } else { format!("the default {option} ({t}, {default})") };
+            let what = if given { format!("{option} ({t})") } else { format!("the default {option} ({default})") };
             bail!("{what} is beyond the frame times flam3-animate takes (-2147483648 to 2147483647)");
         }
     }

@@ -115,8 +115,18 @@ impl Sizing {
         let cp0 = interpolate(flames, time);
         let sizes = frame_sizes(flames, &cp0, settings.pixel_aspect, settings.field)?;
         if cp0.quality.is_nan() || cp0.quality <= 0.0 {
+            // The genome's value, which the scaled one would hide.
+            let scaled = if settings.quality_scale == 1.0 {
+                String::new()
+            } else {
+                format!(
+                    " (the genome's {} times the quality scale {})",
+                    super::shown(cp0.quality / settings.quality_scale),
+                    super::shown(settings.quality_scale)
+                )
+            };
             return Err(FlameError::invalid(format!(
-                "quality must be greater than zero, not {}",
+                "quality must be greater than zero, not {}{scaled}",
                 super::shown(cp0.quality)
             )));
         }

@@ -337,9 +337,11 @@ pub fn frame_flame(f: &mut Flame, rng: &mut GenomeRng) {
         };
         f.center = [m0 * lo[0] + (1.0 - m0) * hi[0], m1 * lo[1] + (1.0 - m1) * hi[1]];
     }
-    let w = hi[0] - lo[0];
-    if w > 0.0 && w.is_finite() {
-        f.scale = f64::from(f.width) / w;
+    // A box of (nearly) no width, an attractor of one point, leaves the
+    // scale as it was: width / 1e-320 would be infinite.
+    let scale = f64::from(f.width) / (hi[0] - lo[0]);
+    if scale > 0.0 && scale.is_finite() {
+        f.scale = scale;
     }
 }
 
