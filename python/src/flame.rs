@@ -139,6 +139,7 @@ fn flame_render<'py>(
         }
     };
     let flame = &parsed.flames[i];
+    crate::fork::check_threads()?;
     let rendered = py.detach(|| match &device {
         // The CPU's density estimation and spatial filter call no hook (they
         // read the cancel flag between rows, and can take a minute on a

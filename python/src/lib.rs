@@ -6,6 +6,7 @@
 mod devices;
 mod errors;
 mod flame;
+mod fork;
 mod interop;
 mod potts;
 mod prims;

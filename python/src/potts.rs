@@ -136,6 +136,7 @@ fn potts_run(py: Python<'_>, options: &str) -> PyResult<Vec<String>> {
         .map_err(PyMemoryError::new_err)?;
     let device = devices::select(study[0].backend()).map_err(errors::gpu)?;
     let signals = Signals::new();
+    crate::fork::check_threads()?;
     match py.detach(|| run_study(&study, &device, &signals)) {
         Ok(lines) => Ok(lines),
         Err(PottsError::Interrupted) => Err(signals.raised()),
@@ -210,6 +211,11 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// hardly ever reject a flip ((4|J| + |h|)/T below about 3.5e-10) are
 /// refused, as `run` refuses them: there the chain only alternates between
 /// two states.
+///
+/// `seed` names the chain's random numbers: the same seed gives the same
+/// chain on every backend. Without one, a fresh seed is drawn from the
+/// operating system, so that simulations made alike are independent
+/// chains; `sim.seed` tells it, to run the chain again.
 ///
 /// A Simulation belongs to the thread that made it: another thread that
 /// uses it gets a `RuntimeError` (a GPU's buffers and CUDA graphs belong
@@ -310,6 +316,13 @@ impl<T> Drop for OwnedByThread<T> {
     }
 }
 
+/// A seed from the operating system's randomness (std's hasher keys come
+/// from it).
+fn fresh_seed() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+}
+
 fn invalid(e: PottsError) -> PyErr {
     errors::potts(e)
 }
@@ -387,7 +400,12 @@ impl PySimulation {
         let q = whole("q", q, 0, u32::MAX.into())? as u32;
         let size = whole("size", size, 0, i64::MAX.into())? as usize;
         let temp = real("temp", temp)?;
-        let seed = seed.map(|s| whole("seed", s, 0, u64::MAX.into())).transpose()?.unwrap_or(0) as u64;
+        // Without a seed, a fresh one: chains made alike must not share
+        // their random numbers (their error bars would come out too small).
+        let seed = match seed {
+            Some(s) => whole("seed", s, 0, u64::MAX.into())? as u64,
+            None => fresh_seed(),
+        };
         let height = height.map(|h| whole("height", h, 0, i64::MAX.into())).transpose()?.map(|h| h as usize);
         // None: the defaults, J = 1 and no field.
         let coupling = coupling.map(|j| real("coupling", j)).transpose()?.unwrap_or(1.0);
@@ -401,6 +419,7 @@ impl PySimulation {
         let init: InitialState = init.parse().map_err(invalid)?;
         let algorithm: Algorithm = algorithm.parse().map_err(invalid)?;
         let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
+        crate::fork::check_threads()?;
         let sim = match device {
             // With its backend's type known, a CPU simulation is `Send`:
             // any thread may free it.
@@ -424,7 +443,9 @@ impl PySimulation {
         Ok(PySimulation { sim, seed })
     }
 
-    /// Runs `n` sweeps (one update attempt per site each) and returns the
+    /// Runs `n` sweeps (Metropolis and heat-bath: one update per site;
+    /// Swendsen–Wang: one flip of every cluster; Wolff: clusters of about N
+    /// sites in all) and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
     /// `KeyboardInterrupt`; the sweeps done so far are kept.
     fn sweeps<'py>(
@@ -441,6 +462,7 @@ impl PySimulation {
                 "a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps; {done} done and {n} more asked"
             )));
         }
+        crate::fork::check_threads()?;
         let mut left = n;
         let mut stretch = 1u64;
         while left > 0 {
@@ -457,14 +479,14 @@ impl PySimulation {
             });
             left -= count;
             py.check_signals()?;
-            let per_sweep = started.elapsed().as_secs_f64() / count as f64;
-            stretch = ((STRETCH.as_secs_f64() / per_sweep.max(1e-9)) as u64).clamp(1, 1 << 20);
+            stretch = warpmc_potts::next_stretch(count, started.elapsed().as_secs_f64(), STRETCH.as_secs_f64());
         }
         Ok(slf)
     }
 
     /// Energy per site, H/N.
     fn energy(&mut self, py: Python<'_>) -> PyResult<f64> {
+        crate::fork::check_threads()?;
         with_sim!(&mut self.sim, get_mut, s => {
             let sim = OnThisThread(s);
             py.detach(move || {
@@ -478,6 +500,7 @@ impl PySimulation {
     /// The order parameter (q·N_max/N − 1)/(q − 1): 1 when every spin is
     /// in one state, about 0 when the states are mixed.
     fn magnetization(&mut self, py: Python<'_>) -> PyResult<f64> {
+        crate::fork::check_threads()?;
         with_sim!(&mut self.sim, get_mut, s => {
             let sim = OnThisThread(s);
             py.detach(move || {

@@ -145,10 +145,13 @@ fn host_backend(backend: &str) -> PyResult<Host> {
 macro_rules! on_host {
     ($py:expr, $host:expr, |$p:ident| $work:expr) => {
         match $host {
-            Host::Cpu => $py.detach(|| {
-                let $p = &CpuPrims;
-                $work
-            }),
+            Host::Cpu => {
+                crate::fork::check_threads()?;
+                $py.detach(|| {
+                    let $p = &CpuPrims;
+                    $work
+                })
+            }
             Host::Cuda(cuda) => $py.detach(|| {
                 let $p = cuda;
                 $work

@@ -512,3 +512,34 @@ def test_exact_rows_that_do_not_fit_in_memory_are_a_memory_error():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.startswith("MemoryError"), (out.returncode, out.stdout, out.stderr)
     assert "exact values needs" in out.stdout and "fewer temperatures" in out.stdout, out.stdout
+
+
+def test_simulations_without_a_seed_are_independent_chains_and_tell_their_seed():
+    a = potts.Simulation(q=2, size=16, temp=2.5, backend="cpu", init="random")
+    b = potts.Simulation(q=2, size=16, temp=2.5, backend="cpu", init="random")
+    assert a.seed != b.seed
+    assert not np.array_equal(a.sweeps(20).spins, b.sweeps(20).spins)
+    again = potts.Simulation(q=2, size=16, temp=2.5, seed=a.seed, backend="cpu", init="random")
+    assert np.array_equal(again.sweeps(20).spins, a.spins)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this system")
+def test_a_child_forked_after_warpmc_started_its_threads_is_told_how_to_go_on():
+    # The parent's worker threads do not exist in a forked child: a call
+    # there would wait for them forever. It raises instead.
+    code = """
+import os, sys
+from warpmc import potts
+potts.Simulation(q=2, size=16, temp=1.0, seed=1, backend="cpu").sweeps(1)
+pid = os.fork()
+if pid == 0:
+    try:
+        potts.Simulation(q=2, size=16, temp=1.0, seed=1, backend="cpu").sweeps(1)
+        os._exit(3)
+    except RuntimeError as e:
+        os._exit(0 if "spawn" in str(e) else 4)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+    done = subprocess.run([sys.executable, "-c", code], timeout=60)
+    assert done.returncode == 0

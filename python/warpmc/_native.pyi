@@ -23,6 +23,9 @@ class Simulation:
     """A Potts lattice at a temperature on a backend, advanced one sweep at
     a time: one Markov chain, the same bits on the CPU and on a GPU.
 
+    Without a seed, a fresh one is drawn from the operating system (``seed``
+    tells it), so that simulations made alike are independent chains.
+
     A Simulation belongs to the thread that made it: another thread that
     uses it gets a RuntimeError. One on the CPU is freed by whichever
     thread drops it; one on a GPU dropped by another thread keeps its
@@ -33,7 +36,7 @@ class Simulation:
         q: int,
         size: int,
         temp: float,
-        seed: int = 0,
+        seed: Optional[int] = None,
         backend: str = "auto",
         *,
         height: Optional[int] = None,

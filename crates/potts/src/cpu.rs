@@ -396,7 +396,8 @@ impl Backend for CpuBackend {
                 format!("{planes} bit plane{s}, bit-sliced{avx2}")
             }
         };
-        format!("CPU, {} threads, {storage}", rayon::current_num_threads())
+        let threads = rayon::current_num_threads();
+        format!("CPU, {threads} thread{}, {storage}", if threads == 1 { "" } else { "s" })
     }
 
     fn load(&mut self, lattice: &Lattice) -> Result<()> {

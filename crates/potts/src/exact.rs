@@ -95,6 +95,7 @@ pub struct ExactMoments {
 /// ```
 pub fn density_of_states(q: u32, width: usize, height: usize) -> DensityOfStates {
     assert!(q >= 1 && width >= 1 && height >= 1, "density_of_states needs q, width and height ≥ 1");
+    assert!(q <= crate::model::MAX_Q, "density_of_states counts spins in bytes: q ≤ {}", crate::model::MAX_Q);
     // Rows along the shorter side.
     let (w, h) = (width.min(height), width.max(height));
     let qs = q as usize;
@@ -462,8 +463,9 @@ impl ExactTorus {
         if width == 0 || height == 0 {
             return Err(PottsError::InvalidInput(format!("the torus needs both sides ≥ 1, got {width} × {height}")));
         }
-        if q < 2 {
-            return Err(PottsError::InvalidInput(format!("q must be at least 2, got {q}")));
+        // Spins are bytes, in the simulations as in the counting.
+        if !(2..=crate::model::MAX_Q).contains(&q) {
+            return Err(PottsError::InvalidInput(format!("q must be from 2 to {}, got {q}", crate::model::MAX_Q)));
         }
         if q == 2 {
             return check_kaufman_sides(width, height);
@@ -1023,6 +1025,27 @@ mod tests {
         .unwrap();
         assert_eq!((rows.len(), asked), (2, 3));
         assert_eq!(rows, exact_rows(2, &[(8, 8)], &[1.0, 2.0], 1.0).unwrap());
+    }
+
+    /// q beyond a byte was counted as q mod 256 on 1-wide tori (q = 300
+    /// gave q = 44's energy); it is refused as the simulations refuse it.
+    #[test]
+    fn q_beyond_a_byte_is_refused_not_wrapped() {
+        assert!(ExactTorus::check(255, 1, 2).is_ok());
+        for q in [256, 258, 300, 4096] {
+            let e = ExactTorus::check(q, 1, 2).unwrap_err().to_string();
+            assert!(e.contains("from 2 to 255"), "{q}: {e}");
+            assert!(exact_rows(q, &[(1, 2)], &[1.0], 1.0).is_err(), "{q}");
+        }
+        // q = 255 on the 1 × 2 torus: each site's horizontal bond is to
+        // itself (−J each, always), and two vertical bonds join the two
+        // sites (−2J when they agree), so E/N = −1 − ⟨δ⟩ with
+        // ⟨δ⟩ = q e^{2βJ} / (q e^{2βJ} + q(q − 1)).
+        let m = ExactTorus::new(255, 1, 2).unwrap().moments(1.0, 1.0).unwrap();
+        let (q, b) = (255.0f64, 1.0f64);
+        let agree = q * (2.0 * b).exp();
+        let e = -1.0 - agree / (agree + q * (q - 1.0));
+        assert!((m.energy - e).abs() < 1e-12, "{} vs {e}", m.energy);
     }
 
     #[test]

@@ -1177,6 +1177,21 @@ impl Observer for Quiet {}
 /// Longest stretch of sweeps between two looks at the observer, in seconds.
 const CHUNK_SECONDS: f64 = 0.25;
 
+/// Most sweeps in one stretch between looks at the observer.
+const MAX_STRETCH: u64 = 1 << 20;
+
+/// The sweeps of the next stretch, after one of `count` sweeps took `secs`:
+/// as many as fit in `target_secs` at that pace, but at most twice `count`.
+/// Sweeps can grow much slower as a run goes on (Wolff from a random start:
+/// microseconds while the clusters are small, then about N site visits
+/// each once the lattice orders); sized from the first sweeps alone, a
+/// stretch of 2^20 sweeps would leave Ctrl-C and checkpoints waiting for
+/// minutes.
+pub fn next_stretch(count: u64, secs: f64, target_secs: f64) -> u64 {
+    let at_pace = (target_secs / (secs / count.max(1) as f64).max(1e-9)) as u64;
+    at_pace.min(count.saturating_mul(2)).clamp(1, MAX_STRETCH)
+}
+
 /// Most spins the chains of one group hold together (a group's lattices
 /// are held on the host at checkpoints, one byte per spin).
 const GROUP_SITES: u64 = 1 << 28;
@@ -1455,7 +1470,7 @@ impl Runner {
                 state.timing[t].seconds += secs / n as f64;
                 state.timing[t].updates += count * sites;
             }
-            self.chunk = ((CHUNK_SECONDS / (secs / count as f64).max(1e-9)) as u64).clamp(1, 1 << 20);
+            self.chunk = next_stretch(count, secs, CHUNK_SECONDS);
             observer.progress(state.sweeps_done(cfg), cfg.total_sweeps());
             let control = observer.control();
             if control != Control::Continue {
@@ -1557,7 +1572,7 @@ impl Runner {
             let secs = started.elapsed().as_secs_f64();
             state.timing[t].seconds += secs;
             state.timing[t].updates += count * sites;
-            self.chunk = ((CHUNK_SECONDS / (secs / count as f64).max(1e-9)) as u64).clamp(1, 1 << 20);
+            self.chunk = next_stretch(count, secs, CHUNK_SECONDS);
             observer.progress(state.sweeps_done(&self.cfg), self.cfg.total_sweeps());
             let control = observer.control();
             if control != Control::Continue {
@@ -1609,3 +1624,24 @@ pub(crate) fn group_len(cfg: &ProtocolConfig, state: &RunState) -> usize {
 /// few enough that results keep coming while a run of very many
 /// temperatures goes on.
 const MAX_GROUP: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::next_stretch;
+
+    #[test]
+    fn stretches_grow_at_most_twofold_and_shrink_at_once() {
+        // Fast first sweeps (1 µs each) do not buy a stretch of 2^18 sweeps
+        // at once: sweeps may slow down a thousandfold as the run goes on.
+        assert_eq!(next_stretch(1, 1e-6, 0.25), 2);
+        assert_eq!(next_stretch(1024, 1024e-6, 0.25), 2048);
+        // Slow sweeps shrink the next stretch to the target at once.
+        assert_eq!(next_stretch(2048, 2048.0 * 0.01, 0.25), 25);
+        assert_eq!(next_stretch(10, 100.0, 0.25), 1);
+        // Bounds: at least one sweep, at most 2^20; zero time and zero
+        // counts are no trouble.
+        assert_eq!(next_stretch(1 << 20, 0.0, 0.25), 1 << 20);
+        assert_eq!(next_stretch(0, 0.0, 0.25), 1);
+        assert_eq!(next_stretch(u64::MAX, 1.0, 0.25), 1 << 20);
+    }
+}

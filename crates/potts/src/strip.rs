@@ -505,7 +505,8 @@ impl StripBackend {
                 format!("{planes} bit plane{s}, bit-sliced{avx2}")
             }
         };
-        format!("CPU, {} threads, {storage}", rayon::current_num_threads())
+        let threads = rayon::current_num_threads();
+        format!("CPU, {threads} thread{}, {storage}", if threads == 1 { "" } else { "s" })
     }
 
     /// Takes the strip's rows, and its halo rows, from a whole lattice of

@@ -491,7 +491,7 @@ pub fn advance(
         let secs = ensemble.agreed_seconds(started.elapsed().as_secs_f64())?;
         state.timing.seconds += secs;
         state.timing.updates += count * sites;
-        chunk = ((0.25 / (secs / count as f64).max(1e-9)) as u64).clamp(1, 1 << 20);
+        chunk = crate::protocol::next_stretch(count, secs, 0.25);
         observer.progress(state.sweep * ensemble.len() as u64, total * ensemble.len() as u64);
         let asked = observer.control();
         if asked != Control::Continue {

@@ -275,13 +275,24 @@ fn row_total(flame: &Flame, from: Option<usize>) -> Result<f64, ChaosError> {
 /// goes on with its first xform, and so does warpmc (the genome reader
 /// warns, and refuses it with `--strict`).
 fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<(), ChaosError> {
-    let weight = |j: usize| row_weight(flame, from, j);
     let n = flame.xforms.len();
-    let total = row_total(flame, from)?;
+    let mut total = row_total(flame, from)?;
     if total == 0.0 {
         table.fill(0);
         return Ok(());
     }
+    // Finite weights whose sum overflows (three of 1e308) are divided by
+    // the largest first: otherwise the step is infinite and every entry
+    // is xform 0. Weights that sum to a finite total keep their bits.
+    let mut scale = 1.0;
+    if total.is_infinite() {
+        let largest = (0..n).map(|j| row_weight(flame, from, j)).fold(0.0, f64::max);
+        if largest.is_finite() {
+            scale = 1.0 / largest;
+            total = (0..n).map(|j| row_weight(flame, from, j) * scale).sum();
+        }
+    }
+    let weight = |j: usize| row_weight(flame, from, j) * scale;
     let step = total / CHOOSE_GRAIN as f64;
     let mut j = 0;
     let mut t = weight(0);
@@ -300,6 +311,25 @@ fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Three weights of 1e308 sum to infinity; they still share the table
+    /// equally, as three weights of 1 do.
+    #[test]
+    fn weights_whose_sum_overflows_share_the_table_as_their_ratios_say() {
+        let mut f = Flame {
+            xforms: (0..3).map(|i| XForm { weight: 1e308, ..XForm::flam3_default(i) }).collect(),
+            ..Flame::default()
+        };
+        let mut huge = vec![0u16; CHOOSE_GRAIN];
+        build_table(&f, None, &mut huge).unwrap();
+        for x in &mut f.xforms {
+            x.weight = 1.0;
+        }
+        let mut one = vec![0u16; CHOOSE_GRAIN];
+        build_table(&f, None, &mut one).unwrap();
+        assert_eq!(huge, one);
+        assert!((0..3).all(|j| one.contains(&j)));
+    }
 
     #[test]
     fn opacity_mapping_matches_flam3() {
