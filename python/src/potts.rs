@@ -397,7 +397,7 @@ impl PySimulation {
         init: &str,
         algorithm: &str,
     ) -> PyResult<Self> {
-        let q = whole("q", q, 0, u32::MAX.into())? as u32;
+        let q = whole("q", q, 2, warpmc_potts::model::MAX_Q.into())? as u32;
         let size = whole("size", size, 0, i64::MAX.into())? as usize;
         let temp = real("temp", temp)?;
         // Without a seed, a fresh one: chains made alike must not share

@@ -150,7 +150,7 @@ def test_bad_values_raise_with_the_cli_message(cli, kwargs, flags):
 @pytest.mark.parametrize(
     "kwargs, words",
     [
-        (dict(q=-1), "q = -1: expected a whole number from 0 to 4294967295"),
+        (dict(q=-1), "q = -1: expected a whole number from 2 to 255"),
         (dict(q=2.5), "q = 2.5: expected a whole number"),
         (dict(seed=2**64), "seed = 18446744073709551616: out of range (warpmc's whole numbers run from"),
         (dict(size=[8, "x"]), "size: expected a width or a list of widths"),
@@ -282,7 +282,7 @@ def test_simulation_rejects_bad_input():
         potts.Simulation(q=2, size=8, temp=-1.0)
     # Integers out of range name the argument (pyo3 alone raised a bare
     # OverflowError); other types are TypeErrors.
-    with pytest.raises(ValueError, match="q = -1: expected a whole number from 0 to 4294967295"):
+    with pytest.raises(ValueError, match="q = -1: expected a whole number from 2 to 255"):
         potts.Simulation(q=-1, size=8, temp=1.0)
     with pytest.raises(ValueError, match="seed = 18446744073709551616: expected"):
         potts.Simulation(q=2, size=8, temp=1.0, seed=2**64)
