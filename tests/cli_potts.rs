@@ -1356,7 +1356,7 @@ fn exact_values_are_the_library_s_and_a_run_reproduces_them() {
         // Beyond the run's bound the sums leave f64 (-inf, NaN).
         (&["--size", "16", "--temp", "1", "--coupling", "1e308"][..], "2|J| must be at most 1e70"),
         (&["--q", "3", "--size", "4", "--temp", "1", "--coupling", "-1e71"][..], "2|J| must be at most 1e70"),
-        (&["--q", "1", "--size", "8", "--temp", "1"][..], "q must be at least 2"),
+        (&["--q", "1", "--size", "8", "--temp", "1"][..], "q must be from 2 to 255"),
         (&["--size", "16,16777217", "--temp", "1"][..], "sides up to 16777216"),
     ] {
         let all: Vec<&str> = ["potts", "exact"].iter().copied().chain(args.iter().copied()).collect();
