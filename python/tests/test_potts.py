@@ -202,6 +202,17 @@ def test_an_unknown_algorithm_is_the_librarys_error(cli):
     assert line.endswith(str(e.value)), (line, str(e.value))
 
 
+def test_dataframe_columns_of_numbers_some_rows_lack_are_float_with_nan():
+    pytest.importorskip("pandas")
+    rows = potts.run(q=2, size=8, temps=[1.0, 1.1, 1.2], therm=10, sweeps=60, tempering=True, exchange_every=3,
+                     backend="cpu")
+    assert rows[-1]["exchange_acceptance"] is None
+    df = potts.dataframe(rows)
+    assert df["exchange_acceptance"].dtype == "float64"
+    assert np.isnan(df["exchange_acceptance"].iloc[-1])
+    assert list(df["exchange_acceptance"].iloc[:-1]) == [r["exchange_acceptance"] for r in rows[:-1]]
+
+
 def test_dataframe_has_a_row_per_temperature():
     pandas = pytest.importorskip("pandas")
     rows = potts.run(q=2, size=8, temps=[1.0, 1.2, 1.4], therm=5, sweeps=10, backend="cpu")

@@ -226,6 +226,14 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
                 row[key] = value
         flat.append(row)
     df = pandas.DataFrame(flat)
+    # A number that some rows lack (the last temperature's
+    # exchange_acceptance: no pair above it) is NaN in a float column, not
+    # None in an object one.
+    for column in df.columns:
+        if df[column].dtype == object:
+            given = [v for v in df[column] if v is not None]
+            if given and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
+                df[column] = df[column].astype("float64")
     if rows:
         df.attrs["run"] = rows[0]["run"]
     return df
