@@ -479,7 +479,8 @@ impl PySimulation {
             });
             left -= count;
             py.check_signals()?;
-            stretch = warpmc_potts::next_stretch(count, started.elapsed().as_secs_f64(), STRETCH.as_secs_f64());
+            stretch =
+                warpmc_potts::next_stretch(stretch, count, started.elapsed().as_secs_f64(), STRETCH.as_secs_f64());
         }
         Ok(slf)
     }

@@ -1180,16 +1180,17 @@ const CHUNK_SECONDS: f64 = 0.25;
 /// Most sweeps in one stretch between looks at the observer.
 const MAX_STRETCH: u64 = 1 << 20;
 
-/// The sweeps of the next stretch, after one of `count` sweeps took `secs`:
-/// as many as fit in `target_secs` at that pace, but at most twice `count`.
-/// Sweeps can grow much slower as a run goes on (Wolff from a random start:
-/// microseconds while the clusters are small, then about N site visits
-/// each once the lattice orders); sized from the first sweeps alone, a
-/// stretch of 2^20 sweeps would leave Ctrl-C and checkpoints waiting for
-/// minutes.
-pub fn next_stretch(count: u64, secs: f64, target_secs: f64) -> u64 {
+/// The sweeps the next stretch may run, after one of `count` sweeps (of at
+/// most `chunk` allowed) took `secs`: as many as fit in `target_secs` at
+/// that pace, and beyond `chunk` at most twice `count`. Sweeps can grow
+/// much slower as a run goes on (Wolff from a random start: microseconds
+/// while the clusters are small, then about N site visits each once the
+/// lattice orders); sized from the first sweeps alone, a stretch of 2^20
+/// sweeps would leave Ctrl-C and checkpoints waiting for minutes. A
+/// stretch cut short by a measurement leaves the allowance as it was.
+pub fn next_stretch(chunk: u64, count: u64, secs: f64, target_secs: f64) -> u64 {
     let at_pace = (target_secs / (secs / count.max(1) as f64).max(1e-9)) as u64;
-    at_pace.min(count.saturating_mul(2)).clamp(1, MAX_STRETCH)
+    at_pace.min(chunk.max(count.saturating_mul(2))).clamp(1, MAX_STRETCH)
 }
 
 /// Most spins the chains of one group hold together (a group's lattices
@@ -1470,7 +1471,7 @@ impl Runner {
                 state.timing[t].seconds += secs / n as f64;
                 state.timing[t].updates += count * sites;
             }
-            self.chunk = next_stretch(count, secs, CHUNK_SECONDS);
+            self.chunk = next_stretch(self.chunk, count, secs, CHUNK_SECONDS);
             observer.progress(state.sweeps_done(cfg), cfg.total_sweeps());
             let control = observer.control();
             if control != Control::Continue {
@@ -1572,7 +1573,7 @@ impl Runner {
             let secs = started.elapsed().as_secs_f64();
             state.timing[t].seconds += secs;
             state.timing[t].updates += count * sites;
-            self.chunk = next_stretch(count, secs, CHUNK_SECONDS);
+            self.chunk = next_stretch(self.chunk, count, secs, CHUNK_SECONDS);
             observer.progress(state.sweeps_done(&self.cfg), self.cfg.total_sweeps());
             let control = observer.control();
             if control != Control::Continue {
@@ -1633,15 +1634,17 @@ mod tests {
     fn stretches_grow_at_most_twofold_and_shrink_at_once() {
         // Fast first sweeps (1 µs each) do not buy a stretch of 2^18 sweeps
         // at once: sweeps may slow down a thousandfold as the run goes on.
-        assert_eq!(next_stretch(1, 1e-6, 0.25), 2);
-        assert_eq!(next_stretch(1024, 1024e-6, 0.25), 2048);
+        assert_eq!(next_stretch(1, 1, 1e-6, 0.25), 2);
+        assert_eq!(next_stretch(1024, 1024, 1024e-6, 0.25), 2048);
+        // A stretch cut short (by a measurement) keeps the allowance.
+        assert_eq!(next_stretch(4096, 100, 100e-6, 0.25), 4096);
         // Slow sweeps shrink the next stretch to the target at once.
-        assert_eq!(next_stretch(2048, 2048.0 * 0.01, 0.25), 25);
-        assert_eq!(next_stretch(10, 100.0, 0.25), 1);
+        assert_eq!(next_stretch(2048, 2048, 2048.0 * 0.01, 0.25), 25);
+        assert_eq!(next_stretch(4096, 10, 100.0, 0.25), 1);
         // Bounds: at least one sweep, at most 2^20; zero time and zero
         // counts are no trouble.
-        assert_eq!(next_stretch(1 << 20, 0.0, 0.25), 1 << 20);
-        assert_eq!(next_stretch(0, 0.0, 0.25), 1);
-        assert_eq!(next_stretch(u64::MAX, 1.0, 0.25), 1 << 20);
+        assert_eq!(next_stretch(1 << 20, 1 << 20, 0.0, 0.25), 1 << 20);
+        assert_eq!(next_stretch(0, 0, 0.0, 0.25), 1);
+        assert_eq!(next_stretch(u64::MAX, u64::MAX, 1.0, 0.25), 1 << 20);
     }
 }
