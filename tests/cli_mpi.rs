@@ -415,20 +415,6 @@ fn assert_fails_once(out: &Output, needle: &str) {
     assert!(lines[0].contains(needle), "expected '{needle}' in: {err}");
 }
 
-/// The CSV rows of a file without the columns that name how they were
-/// computed (rate, backend).
-fn csv_physics(path: &std::path::Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut rows = text.lines().filter(|l| !l.starts_with('#'));
-    let header: Vec<&str> = rows.next().expect("a header").split(',').collect();
-    let keep: Vec<usize> = (0..header.len()).filter(|&i| !matches!(header[i], "flips_per_ns" | "backend")).collect();
-    rows.map(|r| {
-        let fields: Vec<&str> = r.split(',').collect();
-        keep.iter().map(|&i| fields[i]).collect::<Vec<_>>().join(",")
-    })
-    .collect()
-}
-
 #[test]
 fn a_failing_process_ends_the_job_with_one_message() {
     // Each temperature continues from the last, so the others go on to the
@@ -457,7 +443,7 @@ fn a_failing_process_ends_the_job_with_one_message() {
     let child = spawn_mpi(2, &keeping, &[("WARPMC_MPI_TEST_FAIL_RANK", "1")]);
     assert_fails_once(&wait(child, "a failing process"), "process 1 of 2: failing on purpose");
     // The first process kept what was measured, as one process would.
-    assert_eq!(csv_physics(&csv).len(), 1, "{}", std::fs::read_to_string(&csv).unwrap());
+    assert_eq!(common::csv_physics(&csv).len(), 1, "{}", std::fs::read_to_string(&csv).unwrap());
     assert!(std::fs::metadata(&series).unwrap().len() > 0);
     // The first process cannot write its results (a full disk).
     let mut full = args.to_vec();
@@ -499,9 +485,9 @@ fn a_process_whose_lattices_fail_leaves_the_measurements_taken() {
     args.extend(protocol);
     let child = spawn_mpi(2, &args, &[("WARPMC_MPI_TEST_FAIL_SWEEPS", "1@30")]);
     assert_fails_once(&wait(child, "a process whose sweeps fail"), "process 1 of 2: failing on purpose");
-    let kept = csv_physics(&csv);
+    let kept = common::csv_physics(&csv);
     assert!(!kept.is_empty() && kept.len() < 3, "{kept:?}");
-    assert_eq!(kept[..], csv_physics(&one)[..kept.len()], "the temperatures finished before the failure");
+    assert_eq!(kept[..], common::csv_physics(&one)[..kept.len()], "the temperatures finished before the failure");
     assert!(std::fs::metadata(&series).unwrap().len() > 0);
     // A strip's neighbours wait for it at every half-sweep: a failing strip
     // ends every process at once.

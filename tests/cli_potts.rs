@@ -1491,20 +1491,6 @@ fn a_finished_run_checkpoints_its_end() {
     assert_eq!(physics(&resumed.stdout), physics(&whole.stdout));
 }
 
-/// The CSV rows of a file without the columns that say how fast they were
-/// computed.
-fn csv_rows_without_rate(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut rows = text.lines().filter(|l| !l.starts_with('#'));
-    let header: Vec<&str> = rows.next().expect("a header").split(',').collect();
-    let keep: Vec<usize> = (0..header.len()).filter(|&i| header[i] != "flips_per_ns").collect();
-    rows.map(|r| {
-        let fields: Vec<&str> = r.split(',').collect();
-        keep.iter().map(|&i| fields[i]).collect::<Vec<_>>().join(",")
-    })
-    .collect()
-}
-
 /// A finished run's checkpoint gives its results again without sweeping:
 /// on the screen, and in the CSV that --out names.
 #[test]
@@ -1528,9 +1514,9 @@ fn resuming_a_finished_run_writes_its_csv() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = warpmc(&["potts", "run", "--resume", ckpt.to_str().unwrap(), "--out", again.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = csv_rows_without_rate(&again);
+    let rows = common::csv_physics(&again);
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert_eq!(rows, csv_rows_without_rate(&first));
+    assert_eq!(rows, common::csv_physics(&first));
 }
 
 /// A results file that cannot be written (here /dev/full, as a full disk)
@@ -1570,7 +1556,7 @@ fn a_results_file_that_cannot_be_written_loses_no_results() {
     assert!(series.exists(), "the series was not written: {err}");
     let o = warpmc(&["potts", "run", "--resume", ckpt.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(csv_rows_without_rate(&csv).len(), 3);
+    assert_eq!(common::csv_physics(&csv).len(), 3);
 }
 
 /// `--config -` reads the TOML from standard input; its errors name it.

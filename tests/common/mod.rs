@@ -43,3 +43,17 @@ pub(crate) fn warpmc_within(kib: u64, args: &[&str]) -> Output {
         .output()
         .expect("sh runs")
 }
+
+/// The CSV rows of a `potts run --out` file without its `#` lines and the
+/// columns that name how they were computed (rate, backend).
+pub(crate) fn csv_physics(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut rows = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = rows.next().expect("a header").split(',').collect();
+    let keep: Vec<usize> = (0..header.len()).filter(|&i| !matches!(header[i], "flips_per_ns" | "backend")).collect();
+    rows.map(|r| {
+        let fields: Vec<&str> = r.split(',').collect();
+        keep.iter().map(|&i| fields[i]).collect::<Vec<_>>().join(",")
+    })
+    .collect()
+}
