@@ -9,36 +9,12 @@ mod cmd;
 
 use std::process::ExitCode;
 
-/// Opens /dev/null onto standard input, output or error where the process
-/// was started with one closed (`warpmc … >&-`). Otherwise the first file
-/// warpmc opens would take that descriptor, and what is printed to the
-/// stream would be written into the file (an output image or checkpoint).
-fn open_closed_standard_streams() {
-    for fd in 0..=2 {
-        // SAFETY: fcntl(F_GETFD) only asks whether the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
-            let flags = if fd == 0 { libc::O_RDONLY } else { libc::O_WRONLY };
-            // SAFETY: a NUL-terminated path; open returns the lowest free
-            // descriptor, which is `fd` since the ones below it are open.
-            let opened = unsafe { libc::open(c"/dev/null".as_ptr(), flags) };
-            if opened >= 0 && opened != fd {
-                // SAFETY: both are descriptors this process owns.
-                unsafe {
-                    libc::dup2(opened, fd);
-                    libc::close(opened);
-                }
-            }
-        }
-    }
-}
-
 fn main() -> ExitCode {
     // NVLink SHARP stays off in NCCL (warpmc never creates multicast
     // objects), set before anything can start NCCL or another thread.
     // SAFETY: the first statement of main: no other thread exists yet to
     // read the environment while it changes.
     unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
-    open_closed_standard_streams();
     let cli = match cmd::Cli::try_parse_args() {
         Ok(cli) => cli,
         // Under mpirun every process parses the same flags: the first

@@ -414,6 +414,18 @@ fn a_result_the_reader_would_refuse_is_not_written() {
         assert_eq!(e.trim().lines().count(), 1, "{args:?}: {e}");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier work", "{args:?}");
     }
+    // An unnamed flame the reader refuses is named by its place in the
+    // result: here the first strip of the second flame.
+    let two = dir.join("second-scale-0.flam3");
+    std::fs::write(
+        &two,
+        r#"<flames><flame size="64 48" scale="20"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame><flame size="64 48" scale="0"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame></flames>"#,
+    )
+    .unwrap();
+    let o = warpmc(&["flame", "genome", "strip", two.to_str().unwrap(), "--nstrips", "2", "-o", out_s]);
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    assert!(e.starts_with("error: the result: flame #2: ") && e.contains("nothing was written"), "{e}");
     // To standard output the frames before the bad one are out already:
     // the error says where the output ends, and the status is not 0.
     let o = warpmc(&["flame", "genome", "sequence", huge, "--nframes", "8"]);

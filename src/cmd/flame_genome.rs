@@ -414,10 +414,9 @@ fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
     // with scale 0), and a genome holding one renders nowhere. Each flame
     // is read back alone, so that only one is held twice at a time.
     let mut text = doc.start();
-    for f in flames {
+    for (index, f) in flames.iter().enumerate() {
         let flame = doc.flame(f);
-        parse_str(&flame, "the result", &ParseOptions::default())
-            .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
+        read_back(&flame, index).map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
         text += &flame;
     }
     text += &doc.end();
@@ -426,6 +425,21 @@ fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
         None => super::write_stdout(format_args!("{text}"))?,
     }
     Ok(())
+}
+
+/// Reads back one flame of a result as a reader would (`xml` the flame's
+/// element alone), so that a flame the reader would refuse is never
+/// written. An error names the flame by its place in the whole result.
+fn read_back(xml: &str, index: usize) -> anyhow::Result<()> {
+    const SOURCE: &str = "the result";
+    parse_str(xml, SOURCE, &ParseOptions::default()).map(drop).map_err(|e| {
+        // Read alone, an unnamed flame is the reader's flame #0.
+        let text = e.to_string();
+        match text.strip_prefix(&format!("{SOURCE}: flame #0")) {
+            Some(rest) => anyhow::anyhow!("{SOURCE}: flame #{index}{rest}"),
+            None => e.into(),
+        }
+    })
 }
 
 /// Writes the flames as [`emit`] does, one at a time as they are made, for
@@ -447,18 +461,18 @@ fn emit_frames(
     }
     let version = format!("WARPMC-{}", env!("CARGO_PKG_VERSION"));
     let doc = Document::new(root, Some(&version));
-    let checked = |f: &Flame| -> anyhow::Result<String> {
+    let checked = |f: &Flame, index: usize| -> anyhow::Result<String> {
         let text = doc.flame(f);
-        parse_str(&text, "the result", &ParseOptions::default())?;
+        read_back(&text, index)?;
         Ok(text)
     };
-    let first = checked(&first)?;
+    let first = checked(&first, 0)?;
     let mut failed = None;
     let mut body = |w: &mut dyn Write| -> std::io::Result<()> {
         w.write_all(doc.start().as_bytes())?;
         w.write_all(first.as_bytes())?;
-        for f in frames.by_ref() {
-            match checked(&f) {
+        for (index, f) in (1..).zip(frames.by_ref()) {
+            match checked(&f, index) {
                 Ok(text) => w.write_all(text.as_bytes())?,
                 Err(e) => {
                     failed = Some(e);
