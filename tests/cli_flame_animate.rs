@@ -474,3 +474,62 @@ fn keyframes_out_of_order_warn_and_two_at_one_time_are_refused() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("flames #0 and #1 both have time 1"), "{err}");
 }
+
+#[test]
+fn a_log_is_told_the_progress_and_an_interrupted_animation_where_to_go_on() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let dir = temp_dir("interrupted");
+    let genome = example("test.flam3");
+    let prefix = dir.join("f.").to_string_lossy().into_owned();
+    // Frames of a few seconds each on one thread; standard error a pipe,
+    // as in a batch job's log.
+    let mut child = Command::new(bin())
+        .args(["--threads", "1", "flame", "animate", &genome, "--begin", "10", "--end", "13", "-s", "0.1"])
+        .args(["-q", "4000", "--backend", "cpu", "-o", &prefix])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok);
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let first_frame = line.starts_with("frame 1/4 rendered (time 10) after ");
+        seen.push(line);
+        if first_frame {
+            break;
+        }
+    }
+    assert!(seen.last().is_some_and(|l| l.contains("to go")), "no progress line: {seen:?}");
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    seen.extend(lines);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen:?}");
+    let last = seen.last().unwrap();
+    let t: i64 = last
+        .strip_prefix("interrupted: the frames before time ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{seen:?}"));
+    assert!(last.ends_with(&format!("(go on with --begin {t})")), "{last}");
+    assert!((11..=13).contains(&t), "{last}");
+    for time in 10..t {
+        assert!(Path::new(&format!("{prefix}{time:05}.png")).exists(), "frame {time} missing: {last}");
+    }
+}
+
+#[test]
+fn frame_times_are_whole_numbers() {
+    let genome = example("test.flam3");
+    for (flag, value, says) in [
+        ("--begin", "0.5", "frame times are whole numbers, as in flam3-animate (0.5 is not)"),
+        ("--dtime", "2.5", "frame times are whole numbers"),
+        ("--end", "1e30", "beyond the range of frame times"),
+        ("--end", "ten", "'ten' is not a whole number"),
+    ] {
+        let o = warpmc(&["flame", "animate", &genome, flag, value, "--backend", "cpu", "--quiet", "-o", "/nonexistent/f"]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let e = stderr(&o);
+        assert!(e.contains(says) && e.trim().lines().count() == 1, "{flag} {value}: {e}");
+    }
+}

@@ -216,15 +216,15 @@ struct AnimateArgs {
     genome: GenomeArgs,
     /// First frame time (default: the first flame's time, truncated to a
     /// whole number).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_frame_time)]
     begin: Option<i64>,
     /// Last frame time (default: one before the last flame's time, as
     /// flam3-animate: in a looping sequence the last flame's frame is the
     /// first of the next loop).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_frame_time)]
     end: Option<i64>,
     /// Time step between frames.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_frame_time)]
     dtime: i64,
     /// Output file prefix; frames are PREFIXNNNNN.png.
     #[arg(long, short = 'o', default_value = "frame", value_name = "PREFIX")]
@@ -359,7 +359,7 @@ impl Engine {
             }
             Device::Cpu { fallback } => {
                 if let (Some(why), false) = (fallback, o.quiet) {
-                    noteln!("backend: cpu, {} threads ({why})", rayon::current_num_threads());
+                    noteln!("backend: cpu, {} ({why})", cpu_threads());
                 }
                 Engine::Cpu
             }
@@ -402,7 +402,7 @@ impl Engine {
 
     fn describe(&self) -> String {
         match self {
-            Engine::Cpu => format!("{} threads", rayon::current_num_threads()),
+            Engine::Cpu => cpu_threads(),
             Engine::Cuda(r) => r.gpu().info().name.clone(),
         }
     }
@@ -469,13 +469,35 @@ fn cancelled(s: &RenderSettings) -> bool {
 /// --quiet: they take hours on a CPU and minutes on a GPU.
 const ENORMOUS: u64 = 1_000_000_000_000;
 
+/// A frame time or step: a whole number, as flam3-animate's.
+fn parse_frame_time(s: &str) -> Result<i64, String> {
+    s.trim().parse().map_err(|_| match s.trim().parse::<f64>() {
+        Ok(v) if v.fract() != 0.0 => format!("frame times are whole numbers, as in flam3-animate ({v} is not)"),
+        Ok(v) if v.is_finite() => format!("{s} is beyond the range of frame times (64-bit integers)"),
+        _ => format!("'{s}' is not a whole number"),
+    })
+}
+
+/// The CPU renderer's threads, in words ("1 thread", "16 threads").
+fn cpu_threads() -> String {
+    match rayon::current_num_threads() {
+        1 => "1 thread".to_string(),
+        n => format!("{n} threads"),
+    }
+}
+
 /// A duration in the largest unit that keeps it readable.
 fn duration(secs: f64) -> String {
     const UNITS: [(f64, &str); 5] =
         [(365.25 * 86400.0, "years"), (86400.0, "days"), (3600.0, "hours"), (60.0, "minutes"), (1.0, "seconds")];
     let (size, name) = UNITS.iter().find(|(size, _)| secs >= 2.0 * size).copied().unwrap_or((1.0, "seconds"));
     let n = secs / size;
-    if n < 1e6 { format!("{n:.0} {name}") } else { format!("{n:.1e} {name}") }
+    match n {
+        _ if secs < 1.0 => "less than a second".to_string(),
+        n if n < 1.5 => format!("1 {}", name.trim_end_matches('s')),
+        n if n < 1e6 => format!("{n:.0} {name}"),
+        n => format!("{n:.1e} {name}"),
+    }
 }
 
 /// One line on what a frame takes: size, iterations, passes, memory, and
@@ -953,6 +975,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let b = bar(a.opts.quiet, format!("frame 1/{}", frames.count()), total.min(u64::MAX as f64) as u64);
     let len = b.length().unwrap_or(1) as f64;
     let start = Instant::now();
+    let mut log = FrameLog::new(a.opts.quiet, frames.count());
     let (mut done, mut rendered, mut bad) = (0.0f64, 0u64, 0u64);
     for (k, t) in frames.iter().enumerate() {
         b.set_message(format!("frame {}/{}", k + 1, frames.count()));
@@ -984,7 +1007,9 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                         part.display()
                     ),
                     (_, Some(v), None) => noteln!("interrupted at time {t}: {} was not written", v.display()),
-                    (_, None, _) => noteln!("interrupted: the frames before time {t} were written"),
+                    (_, None, _) => {
+                        noteln!("interrupted: the frames before time {t} were written (go on with --begin {t})")
+                    }
                 }
                 std::process::exit(super::interrupted_status());
             }
@@ -1001,6 +1026,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let text = frame_text(&s, &frame);
         let compressed = vec![("flam3_genome".to_string(), genome(&flames, t as f64, &st)?)];
         writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed })?;
+        log.rendered(k as u64 + 1, t, done);
     }
     let times = writers.finish();
     b.finish_and_clear();
@@ -1029,6 +1055,40 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         noteln!("contact sheet: {}", sheet.display());
     }
     Ok(())
+}
+
+/// Progress of an animation as lines, for a standard error that is not a
+/// terminal (a batch job's log, `nohup`), where the bar is not drawn: a
+/// line after the first frame, then at most one a minute.
+struct FrameLog {
+    frames: u64,
+    start: Instant,
+    last: Option<Instant>,
+    on: bool,
+}
+
+impl FrameLog {
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+    fn new(quiet: bool, frames: u64) -> Self {
+        use std::io::IsTerminal;
+        FrameLog { frames, start: Instant::now(), last: None, on: !quiet && !std::io::stderr().is_terminal() }
+    }
+
+    /// After frame `done_frames` (time `t`); `share` the fraction of the
+    /// whole animation's iterations done.
+    fn rendered(&mut self, done_frames: u64, t: i64, share: f64) {
+        if !self.on || done_frames == self.frames || self.last.is_some_and(|l| l.elapsed() < Self::EVERY) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        let secs = self.start.elapsed().as_secs_f64();
+        let eta = match duration(secs * (1.0 - share) / share.max(1e-300)) {
+            d if d.starts_with("less") => format!(", {d} to go"),
+            d => format!(", about {d} to go"),
+        };
+        noteln!("frame {done_frames}/{} rendered (time {t}) after {}{eta}", self.frames, duration(secs));
+    }
 }
 
 /// What an animation writes, as (option, path) pairs: the video, or the

@@ -148,17 +148,21 @@ fn delete_xform(f: &mut Flame, k: usize) {
 
 /// flam3's post-map mutation: a random subset of rotation (pre by `φ`,
 /// post by `−φ`), scaling (pre by `1/f, 1/g`, post by `f, g`) and
-/// translation (pre by `−t`, post by `+t`); a quarter of the time every
-/// xform takes the first xform's post map.
+/// translation (pre by `−t`, post by `+t`) of the first xform; three
+/// times in four every other xform then takes the first xform's new post
+/// map (their pre maps unchanged), otherwise each is changed in the same
+/// way with its own random numbers.
 fn post_xforms(f: &mut Flame, rng: &mut GenomeRng) {
     let b = 1 + rng.below(6);
     let same = rng.below(4) != 0;
-    let first_post = f.xforms[0].post;
-    for (i, x) in f.xforms.iter_mut().enumerate() {
+    for i in 0..f.xforms.len() {
         if i > 0 && same {
-            x.post = first_post;
+            // The first xform's post map as this mutation left it, as in
+            // flam3: every xform then shares the new post map.
+            f.xforms[i].post = f.xforms[0].post;
             continue;
         }
+        let x = &mut f.xforms[i];
         let rot = |m: &mut [[f64; 2]; 3], phi: f64| {
             let (s, c) = phi.sin_cos();
             for row in m.iter_mut().take(2) {
@@ -238,5 +242,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn post_xforms_shares_the_first_xforms_new_post_map_or_changes_each() {
+        let p = parent();
+        let opts = RandomOptions::default();
+        let (mut shared, mut each) = (0, 0);
+        for seed in 0..40 {
+            let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+            let (c, _) = mutate(&p, Some(MutateMethod::PostXforms), &opts, 0.1, None, &mut rng).unwrap();
+            assert_ne!(c.xforms[0].post, p.xforms[0].post, "seed {seed}");
+            let rest_kept = c.xforms[1..].iter().zip(&p.xforms[1..]).all(|(a, b)| a.coefs == b.coefs);
+            if rest_kept {
+                shared += 1;
+                assert!(c.xforms[1..].iter().all(|x| x.post == c.xforms[0].post), "seed {seed}");
+            } else {
+                each += 1;
+                assert!(c.xforms.iter().zip(&p.xforms).all(|(a, b)| a.coefs != b.coefs), "seed {seed}");
+            }
+        }
+        // flam3 shares three times in four.
+        assert!(shared > each && each > 0, "{shared} shared, {each} each");
     }
 }
