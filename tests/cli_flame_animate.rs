@@ -527,7 +527,8 @@ fn frame_times_are_whole_numbers() {
         ("--end", "1e30", "beyond the range of frame times"),
         ("--end", "ten", "'ten' is not a whole number"),
     ] {
-        let o = warpmc(&["flame", "animate", &genome, flag, value, "--backend", "cpu", "--quiet", "-o", "/nonexistent/f"]);
+        let o =
+            warpmc(&["flame", "animate", &genome, flag, value, "--backend", "cpu", "--quiet", "-o", "/nonexistent/f"]);
         assert_eq!(o.status.code(), Some(2), "{flag} {value}");
         let e = stderr(&o);
         assert!(e.contains(says) && e.trim().lines().count() == 1, "{flag} {value}: {e}");

@@ -1056,13 +1056,27 @@ fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_
     assert!(text.lines().filter(|l| !l.starts_with('#')).count() >= 2, "{text}");
     // … and says it is not the whole study.
     let marker = text.lines().find(|l| l.starts_with("# incomplete: ")).unwrap_or_else(|| panic!("{text}"));
-    assert!(marker.contains("of 5000001 rows"), "{marker}");
+    assert!(marker.contains("of 5000001 rows") && marker.contains("it has no checkpoint"), "{marker}");
     let (shape, values) = read_f64_npy(&series);
     assert_eq!(shape, [1, 5_000_001, 1, 1, 2]);
     assert!(values[0].is_finite() && values[1].is_finite());
     assert!(values.last().unwrap().is_nan());
     // 80 MB of mostly NaN: not left behind in the temporary directory.
     let _ = std::fs::remove_file(&series);
+}
+
+#[test]
+fn a_single_measurement_has_no_error_bar_and_no_tau_int() {
+    let args = ["potts", "run", "--backend", "cpu", "--q", "2", "--size", "8", "--temp", "1", "--therm", "10"];
+    let o = warpmc(&[&args[..], &["--sweeps", "10", "--measure-every", "10", "--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("warning: T = 1: a single measurement has no error bar"), "{e}");
+    let row: serde_json::Value = serde_json::from_str(String::from_utf8(o.stdout).unwrap().trim()).unwrap();
+    for key in ["energy_err", "tau_int_energy", "tau_int_magnetization"] {
+        assert!(row[key].is_null(), "{key}: {row}");
+    }
+    assert_eq!(row["too_short"], true, "{row}");
 }
 
 #[test]

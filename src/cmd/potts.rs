@@ -85,6 +85,11 @@ enum PottsCommand {
     /// counted exactly by a transfer matrix, on small tori only (7×7 for
     /// q = 3, 6×6 for q = 4, 5×5 for q = 5, 3×3 for q ≤ 16).
     ///
+    /// Precision: at least 10 significant digits where the specific heat
+    /// exceeds about 1e-6. Below that (q = 2 under T ≈ 0.2|J|) Kaufman's
+    /// four sums cancel, and only the absolute error stays small (under
+    /// 1e-15).
+    ///
     /// Examples:
     ///   warpmc potts exact --size 16,32,64 --temps 1.0:1.3:0.02
     ///   warpmc potts exact --q 3 --size 6 --temp 0.99 --json
@@ -1215,6 +1220,11 @@ impl Output {
                          can move at this temperature",
                         r.measurements,
                     )
+                } else if r.measurements < 2 {
+                    noteln!(
+                        "warning: {at}: a single measurement has no error bar (and no τ_int): run more --sweeps or \
+                         --samples"
+                    )
                 } else if spans_too_few_taus(r.measurements, self.measure_every, tau_sweeps) {
                     noteln!(
                         "warning: {at}: its {} measurements span fewer than {TOO_SHORT_TAUS} τ_int ({tau}); its \
@@ -1335,9 +1345,12 @@ impl Output {
         // going, or stopped), so that it is not taken for the whole study.
         let total = self.provenance.sizes.len() * self.provenance.config.temperatures().len();
         let incomplete = if self.csv_rows_of < total {
+            let go_on = match &self.checkpoint_path {
+                Some(c) => format!("--resume {} continues it", c.display()),
+                None => "it has no checkpoint: a run with --checkpoint can be continued".to_string(),
+            };
             format!(
-                "# incomplete: {} of {total} rows (the run is going on or was stopped; --resume with its checkpoint \
-                 continues it)\n",
+                "# incomplete: {} of {total} rows (the run is going on or was stopped; {go_on})\n",
                 self.csv_rows_of
             )
         } else {

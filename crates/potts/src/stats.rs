@@ -237,10 +237,11 @@ impl GammaMethod {
     pub fn analyze(&self, f: impl Fn(&[f64]) -> f64) -> GammaEstimate {
         let value = f(&self.means);
         if self.measurements < 2 {
+            // One measurement has no autocorrelation to estimate.
             return GammaEstimate {
                 value,
                 error: f64::NAN,
-                tau_int: 0.5,
+                tau_int: f64::NAN,
                 tau_int_err: f64::NAN,
                 window: 0,
                 slow_mode: false,
@@ -690,9 +691,9 @@ mod tests {
 
     #[test]
     fn one_measurement_gives_no_error_and_constants_no_spread() {
-        let e = GammaMethod::new(vec![vec![vec![1.5]]]).estimate(|m| m[0]);
+        let e = GammaMethod::new(vec![vec![vec![1.5]]]).analyze(|m| m[0]);
         assert_eq!(e.value, 1.5);
-        assert!(e.error.is_nan());
+        assert!(e.error.is_nan() && e.tau_int.is_nan(), "{e:?}");
         let e = GammaMethod::new(vec![vec![vec![2.0; 50]], vec![vec![2.0; 10]]]).analyze(|m| 3.0 * m[0]);
         assert_eq!((e.value, e.error, e.tau_int), (6.0, 0.0, 0.5));
     }
