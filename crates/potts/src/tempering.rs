@@ -9,7 +9,10 @@
 //!
 //! min(1, exp((1/T_t − 1/T_{t+1})·(E_a − E_b))),
 //!
-//! which keeps every temperature's Boltzmann distribution. Rounds alternate
+//! which keeps every temperature's Boltzmann distribution. There is no round
+//! after the run's last sweep, where a swap would change nothing measured:
+//! S sweeps in all (thermalization included) give ⌊(S − 1)/exchange_every⌋
+//! rounds. Rounds alternate
 //! between the pairs with even t and those with odd t, so each round's
 //! decisions are independent of one another.
 //!
