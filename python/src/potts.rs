@@ -538,27 +538,37 @@ impl PySimulation {
                  spins.filled(0)",
             ));
         }
-        // The array as int64, the spins as bytes, and the lattice made of
-        // them.
-        warpmc_host::check_allocation(
-            &format!("loading a {w} × {h} lattice"),
-            (w as u64).saturating_mul(h as u64).saturating_mul(10),
-        )
-        .map_err(PyMemoryError::new_err)?;
         let shape_error = || PyValueError::new_err(format!("spins must be an integer array of shape ({h}, {w})"));
+        let bad = || PyValueError::new_err(format!("spins must be states 0 … {} (q = {q})", q - 1));
         let array = numpy.call_method1("asarray", (spins,))?;
-        let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+        let dtype = array.getattr("dtype")?;
+        let kind: String = dtype.getattr("kind")?.extract()?;
         if !matches!(kind.as_str(), "i" | "u") {
             return Err(shape_error());
         }
-        let array = numpy.call_method1("ascontiguousarray", (array, "int64"))?;
-        let array: PyReadonlyArray2<'_, i64> = array.extract().map_err(|_| shape_error())?;
-        if array.shape() != [h, w] {
-            return Err(shape_error());
-        }
-        let values = array.as_slice().map_err(|_| shape_error())?;
-        let bad = || PyValueError::new_err(format!("spins must be states 0 … {} (q = {q})", q - 1));
-        let bytes = values.iter().map(|&s| u8::try_from(s).map_err(|_| bad())).collect::<PyResult<Vec<u8>>>()?;
+        let sites = (w as u64).saturating_mul(h as u64);
+        let bytes = if dtype.getattr("itemsize")?.extract::<usize>()? == 1 && kind == "u" {
+            // Bytes already (the dtype `spins` gives): copied as they are.
+            warpmc_host::check_allocation(&format!("loading a {w} × {h} lattice"), sites.saturating_mul(3))
+                .map_err(PyMemoryError::new_err)?;
+            let array = numpy.call_method1("ascontiguousarray", (array,))?;
+            let array: PyReadonlyArray2<'_, u8> = array.extract().map_err(|_| shape_error())?;
+            if array.shape() != [h, w] {
+                return Err(shape_error());
+            }
+            array.as_slice().map_err(|_| shape_error())?.to_vec()
+        } else {
+            // Any other integers through int64, each checked to be a state.
+            warpmc_host::check_allocation(&format!("loading a {w} × {h} lattice"), sites.saturating_mul(10))
+                .map_err(PyMemoryError::new_err)?;
+            let array = numpy.call_method1("ascontiguousarray", (array, "int64"))?;
+            let array: PyReadonlyArray2<'_, i64> = array.extract().map_err(|_| shape_error())?;
+            if array.shape() != [h, w] {
+                return Err(shape_error());
+            }
+            let values = array.as_slice().map_err(|_| shape_error())?;
+            values.iter().map(|&s| u8::try_from(s).map_err(|_| bad())).collect::<PyResult<Vec<u8>>>()?
+        };
         let lattice = Lattice::from_spins(w, h, q, bytes).ok_or_else(bad)?;
         with_sim!(&mut self.sim, get_mut, s => {
             s.set_lattice(&lattice).map_err(invalid)?;
