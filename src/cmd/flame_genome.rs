@@ -333,6 +333,14 @@ fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
     for w in &parsed.warnings {
         noteln!("warning: {w}");
     }
+    if !parsed.not_written.is_empty() {
+        noteln!(
+            "note: {}: attributes that change nothing warpmc or flam3 draws are not carried into the output, as in \
+             flam3-genome's: {}",
+            path.display(),
+            parsed.not_written.join(", ")
+        );
+    }
     if parsed.flames.is_empty() {
         bail!("{}: no <flame> elements", path.display());
     }

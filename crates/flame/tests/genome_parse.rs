@@ -1575,3 +1575,19 @@ fn a_set_3d_camera_is_dropped_and_strict_refuses_it() {
     let e = parse_str(&xml(r#"cam_yaw="0.1""#), "t.flame", &strict_opts()).unwrap_err().to_string();
     assert!(e.contains("cam_yaw") && e.contains("3-D camera") && !e.contains('\n'), "{e}");
 }
+
+#[test]
+fn attributes_read_silently_that_a_written_genome_lacks_are_listed() {
+    let p = ok(
+        r#"<flame version="Fractorium 23" plugins="linear" new_linear="1" cam_zpos="0" size="8 8" scale="1" nick="me">
+  <xform weight="1" name="spiral arm" var_color="1" linear="1" waves2_freqz="2" auger_half_scale="0.5" coefs="1 0 0 1 0 0"/>
+</flame>"#,
+    );
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    assert_eq!(p.not_written, ["plugins", "new_linear", "cam_zpos", "nick", "name", "var_color", "waves2_freqz"]);
+    // A file of flam3's own attributes loses nothing.
+    let plain = ok(
+        r#"<flame version="flam3 3.1.1" size="8 8" scale="1"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>"#,
+    );
+    assert!(plain.not_written.is_empty(), "{:?}", plain.not_written);
+}

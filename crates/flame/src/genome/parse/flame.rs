@@ -279,8 +279,14 @@ impl Reader<'_> {
             // C's fmod: the sign of the value is kept.
             "hue" => f.hue_rotation = real(v)? % 1.0,
             "soloxform" => extras.solo = Some(real(v)?),
-            _ if SILENT_FLAME_ATTRIBUTES.contains(&name) => {}
-            _ if CAMERA_3D_ATTRIBUTES.contains(&name) && v.trim().parse::<f64>() == Ok(0.0) => {}
+            // The writer gives its own version.
+            "version" => {}
+            _ if SILENT_FLAME_ATTRIBUTES.contains(&name) => {
+                self.not_written.insert(name);
+            }
+            _ if CAMERA_3D_ATTRIBUTES.contains(&name) && v.trim().parse::<f64>() == Ok(0.0) => {
+                self.not_written.insert(name);
+            }
             // Set: the flame is drawn flat, unlike in Fractorium, so the
             // attribute is listed as dropped (`flame info` says so) and is
             // the error under `strict`.

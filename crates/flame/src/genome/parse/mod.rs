@@ -110,6 +110,13 @@ pub struct ParsedGenome {
     pub skipped: Vec<String>,
     /// The same names for each flame of [`flames`](Self::flames), in order.
     pub skipped_by_flame: Vec<Vec<String>>,
+    /// Attributes read without a warning, because they change nothing a
+    /// flam3 render draws, that a genome written from these flames does not
+    /// carry (as flam3-genome's output does not): Fractorium's xform labels
+    /// (`name`), `var_color`, `plugins`, `new_linear`, its 3-D camera at
+    /// zero, `nick`, `url` and similar. Each name once, in the order first
+    /// met; the genome tools say so when they write.
+    pub not_written: Vec<String>,
 }
 
 /// Reads a genome file (of at most [`MAX_GENOME_BYTES`](crate::input::MAX_GENOME_BYTES)).
@@ -161,7 +168,13 @@ pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedG
     finish_sequence(&mut flames, &mut r.warnings, source);
     r.summarise_ignored();
     let skipped_by_flame = r.skipped_by_flame.into_iter().map(|l| l.names).collect();
-    Ok(ParsedGenome { flames, warnings: r.warnings, skipped: r.skipped.names, skipped_by_flame })
+    Ok(ParsedGenome {
+        flames,
+        warnings: r.warnings,
+        skipped: r.skipped.names,
+        skipped_by_flame,
+        not_written: r.not_written.names,
+    })
 }
 
 /// Checks that the flames of `doc` fit in memory once read: a flame holds
@@ -259,6 +272,8 @@ struct Reader<'a> {
     skipped_by_flame: Vec<NameList>,
     ignored_attributes: NameList,
     ignored_elements: NameList,
+    /// [`ParsedGenome::not_written`].
+    not_written: NameList,
     motion_seen: bool,
     /// Loaded when the first numbered palette is needed.
     library: Option<Arc<PaletteLibrary>>,
@@ -274,6 +289,7 @@ impl<'a> Reader<'a> {
             skipped_by_flame: Vec::new(),
             ignored_attributes: NameList::default(),
             ignored_elements: NameList::default(),
+            not_written: NameList::default(),
             motion_seen: false,
             library: None,
         }

@@ -285,10 +285,14 @@ impl Reader<'_> {
         for (ai, att) in attrs.iter().enumerate() {
             let (name, v) = (att.name(), att.value());
             let e = |m: ValueError| attr_err(at, name, m);
-            if b.fixed_attribute(name, v, motion).map_err(e)?
-                || b.variation_attribute(name, v).map_err(e)?
-                || is_quietly_ignored(name)
-            {
+            if b.fixed_attribute(name, v, motion).map_err(e)? || b.variation_attribute(name, v).map_err(e)? {
+                continue;
+            }
+            if is_quietly_ignored(name) {
+                // Fractorium recomputes auger_half_scale from auger_scale.
+                if name != "auger_half_scale" {
+                    self.not_written.insert(name);
+                }
                 continue;
             }
             self.unknown_xform_attribute(at, name, &attrs[ai + 1..])?;
