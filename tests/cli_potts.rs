@@ -1051,6 +1051,7 @@ fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("5000001 temperature(s)") && err.contains("site updates"), "no work estimate: {err}");
     assert!(err.contains("interrupted") && err.contains("--checkpoint"), "{err}");
+    assert!(err.contains(&format!("{} holds the measurements taken", series.display())), "{err}");
     // What was finished is kept: the CSV's rows and the series' measurements.
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.lines().filter(|l| !l.starts_with('#')).count() >= 2, "{text}");

@@ -16,9 +16,9 @@ Sort, scan and reduce take ``int32``, ``uint32``, ``int64``, ``uint64``,
 ``float32`` and ``float64``; transpose any element of 1, 2, 4, 8 or 16
 bytes (``bfloat16`` GPU tensors included). Integer sums wrap. Results equal
 the CPU's bit for bit, except floating-point sums, whose rounding depends
-on the order of the additions, and the sign of a zero that min or max
-picks from zeros of both signs, which no backend defines (IEEE 754-2008's
-minNum and maxNum leave it open; numpy's min gives either too).
+on the order of the additions. Of zeros of both signs, min gives -0 and
+max +0 (IEEE 754-2008's minNum and maxNum leave it open, and numpy's min
+gives either).
 
 Masked arrays are refused (a TypeError): their masked elements would be
 taken as data. Sort and scan take 1-D arrays, transpose 2-D or 3-D ones;
@@ -238,6 +238,10 @@ def sort(
     ``values`` (the same length), a stable sort by key that moves the
     values with their keys; returns (keys, values).
 
+    A NaN's sign bit decides its end: the NaN that x86 arithmetic makes
+    (``np.zeros(1) / 0``, ``inf - inf``) is negative and sorts first, where
+    ``np.sort`` puts every NaN last (``np.nan`` itself is positive).
+
     ``inplace=True`` sorts the given arrays themselves (C-contiguous,
     writable) and returns them; otherwise sorted copies are returned and
     the inputs are left alone.
@@ -335,7 +339,7 @@ def reduce(x: Array, op: str = "sum", *, backend: str = "auto") -> Array:
     array, a 0-d array of the input's library for a GPU array (the value
     stays on the GPU). NaN as in :func:`scan`: min and max skip it (all
     NaN gives the identity), sum carries it. Among zeros of both signs, min
-    and max may give either (as numpy's may).
+    gives -0 and max +0 (numpy's may give either).
     """
     if _on_gpu(x):
         _gpu_backend(backend)

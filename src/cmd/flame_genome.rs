@@ -31,6 +31,7 @@ enum GenomeCommand {
     ///   warpmc flame genome random --seed 7 -o new.flam3
     ///   warpmc flame genome random --repeat 10 --template vidres.flam3 --symmetry 3 > pick.flam3
     ///   warpmc flame genome random --vars julian,spherical,linear --xforms 3
+    #[command(verbatim_doc_comment)]
     Random(RandomArgs),
     /// Mutations of a flame picked from a file (flam3-genome's mutate=).
     /// As flam3-genome, half the time the camera is framed anew on the

@@ -941,14 +941,16 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                         outputs = resume_outputs(args)
                     ),
                     None if !finished_any => noteln!(
-                        "interrupted before any temperature finished: no results were written{}; run with --checkpoint \
-                         FILE to be able to continue a run",
-                        args.out.as_ref().map(|p| format!(" ({} is as it was)", p.display())).unwrap_or_default()
+                        "interrupted before any temperature finished: no temperature's results were written{}{series}; run with \
+                         --checkpoint FILE to be able to continue a run",
+                        args.out.as_ref().map(|p| format!(" ({} is as it was)", p.display())).unwrap_or_default(),
+                        series = series_note(args)
                     ),
                     None => noteln!(
-                        "interrupted: the temperatures finished so far are reported above{}; run with --checkpoint \
-                         FILE to be able to continue a run",
-                        args.out.as_ref().map(|p| format!(" and in {}", p.display())).unwrap_or_default()
+                        "interrupted: the temperatures finished so far are reported above{}{series}; run with \
+                         --checkpoint FILE to be able to continue a run",
+                        args.out.as_ref().map(|p| format!(" and in {}", p.display())).unwrap_or_default(),
+                        series = series_note(args)
                     ),
                 }
             }
@@ -995,6 +997,15 @@ fn resume_outputs(args: &RunArgs) -> String {
         s += " --json";
     }
     s
+}
+
+/// What an interrupted run's message says of its `--series` file, which
+/// holds the measurements taken (NaN for the rest).
+fn series_note(args: &RunArgs) -> String {
+    match &args.series {
+        Some(p) => format!("; {} holds the measurements taken, NaN for the rest", p.display()),
+        None => String::new(),
+    }
 }
 
 /// Progress bar, result printing, CSV, checkpoints: the run's observer.

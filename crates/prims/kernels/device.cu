@@ -49,7 +49,8 @@ __device__ __forceinline__ long long lowest(long long) { return (long long)0x800
 __device__ __forceinline__ unsigned long long lowest(unsigned long long) { return 0ull; }
 
 struct OpSum {
-    template <class V> __device__ __forceinline__ V operator()(V a, V b) const { return a + b; }
+    // Signed integers wrap, as in the warp-level operators.
+    template <class V> __device__ __forceinline__ V operator()(V a, V b) const { return warpmc::detail::add(a, b); }
     template <class V> __device__ __forceinline__ static V identity() { return V(0); }
 };
 struct OpMin {
@@ -289,11 +290,13 @@ __device__ void segmented_reduce(const value_t *__restrict__ x, const unsigned *
                                  value_t *__restrict__ out) {
     const Op op;
     const unsigned lane = threadIdx.x % 32;
-    const unsigned warps = gridDim.x * (BLOCK / 32);
-    for (unsigned s = blockIdx.x * (BLOCK / 32) + threadIdx.x / 32; s < nseg; s += warps) {
-        const unsigned begin = offsets[s], end = offsets[s + 1];
+    const unsigned long long warps = gridDim.x * (BLOCK / 32);
+    // 64-bit counters: offsets reach 2^32 - 1, where a 32-bit i + 32 would
+    // wrap and read the segment again.
+    for (unsigned long long s = blockIdx.x * (BLOCK / 32) + threadIdx.x / 32; s < nseg; s += warps) {
+        const unsigned long long begin = offsets[s], end = offsets[s + 1];
         value_t v = Op::template identity<value_t>();
-        for (unsigned i = begin + lane; i < end; i += 32) v = op(v, x[i]);
+        for (unsigned long long i = begin + lane; i < end; i += 32) v = op(v, x[i]);
         v = warpmc::warp_reduce(v, op);
         if (lane == 0) out[s] = v;
     }

@@ -154,7 +154,7 @@ sort_histogram(const sort_key_t *__restrict__ keys, unsigned n, unsigned *__rest
     for (unsigned i = t; i < PASSES * RADIX; i += BLOCK) s_hist[i] = 0;
     __syncthreads();
 
-    // 16-byte loads; the buffer comes from cuMemAlloc (256-byte aligned).
+    // 16-byte loads; the host stages buffers to start on 256 bytes.
     const unsigned VEC = 16 / sizeof(sort_key_t);
     const unsigned nv = n / VEC;
     const KeyVec *kv = (const KeyVec *)keys;

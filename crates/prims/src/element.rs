@@ -161,8 +161,24 @@ macro_rules! float_element {
             const NAME: &'static str = stringify!($t);
             const FLOAT: bool = true;
             fn combine(op: Op, a: Self, b: Self) -> Self {
+                // Of two zeros, min is −0 and max +0 in either order, as the
+                // kernels' fminf/fmaxf give (f32::min leaves it open).
                 match op {
                     Op::Sum => a + b,
+                    Op::Min if a == b => {
+                        if a.is_sign_negative() {
+                            a
+                        } else {
+                            b
+                        }
+                    }
+                    Op::Max if a == b => {
+                        if a.is_sign_negative() {
+                            b
+                        } else {
+                            a
+                        }
+                    }
                     Op::Min => a.min(b),
                     Op::Max => a.max(b),
                 }

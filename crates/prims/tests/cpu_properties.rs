@@ -70,3 +70,16 @@ proptest! {
         prop_assert_eq!(nz.len(), x.iter().filter(|&&v| v != 0).count());
     }
 }
+
+#[test]
+fn min_of_zeros_is_negative_and_max_positive_in_either_order() {
+    for x in [vec![0.0f32, -0.0], vec![-0.0, 0.0], vec![-0.0, 0.0, 0.0, -0.0]] {
+        assert_eq!(CpuPrims.reduce(&x, Op::Min).unwrap().to_bits(), (-0.0f32).to_bits(), "{x:?}");
+        assert_eq!(CpuPrims.reduce(&x, Op::Max).unwrap().to_bits(), 0.0f32.to_bits(), "{x:?}");
+        let scan = CpuPrims.inclusive_scan(&x, Op::Min).unwrap();
+        assert!(scan[1..].iter().all(|v| v.to_bits() == (-0.0f32).to_bits()), "{x:?}: {scan:?}");
+    }
+    let x = vec![0.0f64, -0.0];
+    assert_eq!(CpuPrims.reduce(&x, Op::Min).unwrap().to_bits(), (-0.0f64).to_bits());
+    assert_eq!(CpuPrims.reduce(&x.iter().rev().copied().collect(), Op::Max).unwrap().to_bits(), 0.0f64.to_bits());
+}

@@ -164,3 +164,109 @@ fn select_if_matches_the_cpu_for_every_type() {
     check_select::<f32>(&p);
     check_select::<f64>(&p);
 }
+
+/// `n` values drawn from `specials` (zeros of both signs, infinities, NaN,
+/// subnormals, the extremes).
+fn specials<T: Copy>(specials: &[T], n: usize, seed: u64) -> Vec<T> {
+    let mut s = seed;
+    (0..n).map(|_| specials[(splitmix(&mut s) % specials.len() as u64) as usize]).collect()
+}
+
+/// Min and max over degenerate floats, reduced and scanned, bit for bit
+/// against the CPU (sums of them depend on the order of the additions:
+/// `MAX + MAX − MAX` is inf or MAX).
+fn check_min_max_of_specials<T: Element + std::fmt::Debug>(p: &CudaPrims, values: &[T], bits: fn(T) -> u64) {
+    for (k, n) in [1usize, 2, 33, 4097, 100_003].into_iter().enumerate() {
+        let x = specials(values, n, 91 + k as u64);
+        let dx = p.upload(&x).unwrap();
+        for op in [Op::Min, Op::Max] {
+            let (want, got) = (CpuPrims.reduce(&x, op).unwrap(), p.reduce(&dx, op).unwrap());
+            assert_eq!(bits(got), bits(want), "{} reduce {op:?} n={n}: {got:?} vs {want:?}", T::NAME);
+            for inclusive in [true, false] {
+                let want = if inclusive { CpuPrims.inclusive_scan(&x, op) } else { CpuPrims.exclusive_scan(&x, op) };
+                let out = if inclusive { p.inclusive_scan(&dx, op) } else { p.exclusive_scan(&dx, op) };
+                let (want, got) = (want.unwrap(), p.download(&out.unwrap()).unwrap());
+                if let Some(i) = (0..n).find(|&i| bits(got[i]) != bits(want[i])) {
+                    panic!("{} scan {op:?} n={n} at {i}: {:?} vs {:?}", T::NAME, got[i], want[i]);
+                }
+            }
+        }
+        // Sums: NaN where the CPU's is NaN (every order meets the NaN).
+        if x.iter().any(|v| v.to_f64().is_nan()) {
+            assert!(p.reduce(&dx, Op::Sum).unwrap().to_f64().is_nan(), "{} sum n={n}", T::NAME);
+        }
+    }
+}
+
+#[test]
+fn min_and_max_of_zeros_infinities_and_nan_match_the_cpu_bit_for_bit() {
+    let Some(p) = gpu("min_and_max_of_zeros_infinities_and_nan_match_the_cpu_bit_for_bit") else { return };
+    check_min_max_of_specials(&p, &warpmc_testkit::SPECIAL_F32, |v| u64::from(v.to_bits()));
+    check_min_max_of_specials(&p, &warpmc_testkit::SPECIAL_F64, f64::to_bits);
+    // Zeros alone, in both orders: −0 for min, +0 for max.
+    for x in [[0.0f32, -0.0], [-0.0, 0.0]] {
+        let dx = p.upload(&x).unwrap();
+        assert_eq!(p.reduce(&dx, Op::Min).unwrap().to_bits(), (-0.0f32).to_bits(), "{x:?}");
+        assert_eq!(p.reduce(&dx, Op::Max).unwrap().to_bits(), 0.0f32.to_bits(), "{x:?}");
+    }
+}
+
+#[test]
+fn buffers_borrowed_at_any_offset_give_the_same_results() {
+    // Another library's arrays can start anywhere (a CuPy view x[1:]); the
+    // kernels load 16 bytes at a time from where a buffer starts.
+    let Some(p) = gpu("buffers_borrowed_at_any_offset_give_the_same_results") else { return };
+    let (n, pad) = (100_003usize, 64usize);
+    let x = random::<f32>(n + pad, 5);
+    let keys = random::<u32>(n + pad, 6);
+    let base = p.upload(&x).unwrap();
+    let mut key_base = p.upload(&keys).unwrap();
+    for off in [1usize, 3, 4, 17] {
+        let at = |b: &warpmc_gpu::DeviceBuffer<f32>| b.address() + (4 * off) as u64;
+        // SAFETY: `base` holds n + pad elements and outlives the view.
+        let view = unsafe { p.gpu().borrow_device_memory::<f32>(at(&base), n) }.unwrap();
+        let host = x[off..off + n].to_vec();
+        for op in Op::ALL {
+            assert_eq!(p.reduce(&view, op).unwrap(), CpuPrims.reduce(&host, op).unwrap(), "offset {off} {op:?}");
+        }
+        // Into an output view: its elements written, its neighbours kept.
+        let out_base = p.gpu().alloc_zeros::<f32>(n + pad).unwrap();
+        {
+            // SAFETY: as for `view`.
+            let mut out = unsafe { p.gpu().borrow_device_memory::<f32>(at(&out_base), n) }.unwrap();
+            p.inclusive_scan_into(&view, &mut out, Op::Sum).unwrap();
+        }
+        let got = p.download(&out_base).unwrap();
+        assert_eq!(got[off..off + n], CpuPrims.inclusive_scan(&host, Op::Sum).unwrap()[..], "offset {off} scan");
+        assert!(got[..off].iter().chain(&got[off + n..]).all(|&v| v == 0.0), "offset {off}: neighbours written");
+        // A sort in place of a view, with values.
+        let mut want_keys = keys[off..off + n].to_vec();
+        let mut want_values = x[off..off + n].to_vec();
+        CpuPrims.sort_pairs(&mut want_keys, &mut want_values).unwrap();
+        {
+            // SAFETY: as for `view`; the sort is the only user of these.
+            let mut k =
+                unsafe { p.gpu().borrow_device_memory::<u32>(key_base.address() + (4 * off) as u64, n) }.unwrap();
+            // SAFETY: as for `view`.
+            let mut v = unsafe { p.gpu().borrow_device_memory::<f32>(at(&out_base), n) }.unwrap();
+            p.gpu().copy_device(&view, &mut v).unwrap();
+            p.sort_pairs(&mut k, &mut v).unwrap();
+            assert_eq!(p.download(&k).unwrap(), want_keys, "offset {off} sort keys");
+            assert_eq!(p.download(&v).unwrap(), want_values, "offset {off} sort values");
+        }
+        let key_host = p.download(&key_base).unwrap();
+        assert_eq!(key_host[..off], keys[..off], "offset {off}: keys before the view");
+        // The sort left its keys sorted in place: the next offset starts afresh.
+        p.gpu().copy_to_device(&keys, &mut key_base).unwrap();
+        // A transpose from a view into a view.
+        let shape = warpmc_prims::MatrixShape::new(331, 302);
+        let m = 331 * 302;
+        // SAFETY: as for `view` (m < n).
+        let src = unsafe { p.gpu().borrow_device_memory::<f32>(at(&base), m) }.unwrap();
+        // SAFETY: as for `view`.
+        let mut dst = unsafe { p.gpu().borrow_device_memory::<f32>(at(&out_base), m) }.unwrap();
+        p.transpose_into(&src, &mut dst, shape, Default::default()).unwrap();
+        let want = CpuPrims.transpose(&x[off..off + m].to_vec(), shape).unwrap();
+        assert_eq!(p.download(&dst).unwrap(), want, "offset {off} transpose");
+    }
+}

@@ -136,6 +136,8 @@ impl CudaPrims {
     /// ([`crate::Primitives::reduce`] returns the value to the host).
     pub fn reduce_into<T: Element>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>, op: Op) -> Result<()> {
         ensure(!out.is_empty(), || "a reduction needs an output buffer of at least one element".into())?;
+        let mut copy = None;
+        let x = self.aligned_input(x, &mut copy)?;
         let m = self.device_module::<T>()?;
         let n = x.len() as u64;
         let vec = (16 / size_of::<T>()) as u64;
@@ -148,8 +150,8 @@ impl CudaPrims {
         let fin = m.kernel(&format!("reduce_final_{}", op.name()))?;
         let count = blocks as u32;
         // SAFETY: reduce_partial_<op>(const T* x, u64 n, T* partials): x has n
-        // elements (16-byte aligned: device allocations are 256-byte
-        // aligned), partials one per block of this grid.
+        // elements (aligned: KERNEL_ALIGNMENT), partials one per block of
+        // this grid.
         unsafe { self.gpu.launch(&partial).buf(x).arg(&n).buf_mut(&mut partials).run(one_block_per(blocks))? };
         // SAFETY: reduce_final_<op>(const T* partials, u32 count, T* out):
         // `count` partials, one output element (out is not empty).
@@ -190,6 +192,19 @@ impl CudaPrims {
         if x.is_empty() {
             return Ok(());
         }
+        let mut copy = None;
+        let x = self.aligned_input(x, &mut copy)?;
+        self.with_aligned_output(out, false, |out| self.scan_aligned(x, out, op, inclusive))
+    }
+
+    /// [`Self::scan_into`] of buffers that start on [`super::KERNEL_ALIGNMENT`].
+    fn scan_aligned<T: Element>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        op: Op,
+        inclusive: bool,
+    ) -> Result<()> {
         let tiles = x.len().div_ceil(scan_tile_elems::<T>());
         ensure(tiles < u32::MAX as usize, || format!("scan of {} elements: too many tiles", x.len()))?;
         let m = self.device_module::<T>()?;

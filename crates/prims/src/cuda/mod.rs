@@ -35,6 +35,14 @@ use crate::element::{Element, Op, Pod, Predicate, SortKey};
 use crate::error::Result;
 use crate::transpose::MatrixShape;
 
+/// Where the kernels need a buffer to start: the reduction, the scans and
+/// the sort load 16 bytes at a time, and the transposes count their rows'
+/// alignment from the start. `cuMemAlloc` gives 256 bytes; memory borrowed
+/// from another library ([`warpmc_gpu::Gpu::borrow_device_memory`]: a CuPy
+/// view `x[1:]`) can start anywhere, and such a buffer is copied to an
+/// aligned one first (and an output copied back).
+pub const KERNEL_ALIGNMENT: u64 = 256;
+
 /// Primitives on a CUDA device, over [`DeviceBuffer`]s. Work is issued on
 /// the device's one stream; results that come back to the host (a
 /// reduction's value, a compaction's count) synchronise.
@@ -57,6 +65,47 @@ impl CudaPrims {
     /// The device.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// `x` itself when it starts on [`KERNEL_ALIGNMENT`], else an aligned
+    /// copy of it, kept in `copy`.
+    pub(crate) fn aligned_input<'a, T: Pod>(
+        &self,
+        x: &'a DeviceBuffer<T>,
+        copy: &'a mut Option<DeviceBuffer<T>>,
+    ) -> Result<&'a DeviceBuffer<T>> {
+        if x.is_empty() || x.address() % KERNEL_ALIGNMENT == 0 {
+            return Ok(x);
+        }
+        // SAFETY: every element is copied from `x` before a kernel reads it.
+        let mut c = unsafe { self.gpu.alloc_uninit::<T>(x.len())? };
+        self.gpu.copy_device(x, &mut c)?;
+        Ok(copy.insert(c))
+    }
+
+    /// Runs `work` on `out` when it starts on [`KERNEL_ALIGNMENT`], else on
+    /// an aligned buffer (holding `out`'s elements first when `read`) that
+    /// is copied into `out` once `work` succeeds; `out` is left as it was
+    /// when `work` fails.
+    pub(crate) fn with_aligned_output<T: Pod, R>(
+        &self,
+        out: &mut DeviceBuffer<T>,
+        read: bool,
+        work: impl FnOnce(&mut DeviceBuffer<T>) -> Result<R>,
+    ) -> Result<R> {
+        if out.is_empty() || out.address() % KERNEL_ALIGNMENT == 0 {
+            return work(out);
+        }
+        // SAFETY: `read` copies every element in before `work` runs;
+        // otherwise `work` writes every element it reads (each operation
+        // here writes its whole output).
+        let mut c = unsafe { self.gpu.alloc_uninit::<T>(out.len())? };
+        if read {
+            self.gpu.copy_device(out, &mut c)?;
+        }
+        let r = work(&mut c)?;
+        self.gpu.copy_device(&c, out)?;
+        Ok(r)
     }
 
     /// The module built from `source`, compiled once per `CudaPrims`.

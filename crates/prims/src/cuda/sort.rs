@@ -277,7 +277,24 @@ impl CudaPrims {
         self.sort_run(keys, values, &mut scratch)
     }
 
+    /// [`Self::sort_run_aligned`] of keys and values wherever they start.
     fn sort_run<K: SortKey, V: Element>(
+        &self,
+        keys: &mut DeviceBuffer<K>,
+        values: Option<&mut DeviceBuffer<V>>,
+        scratch: &mut SortScratch,
+    ) -> Result<()> {
+        self.with_aligned_output(keys, true, |keys| match values {
+            Some(values) => {
+                self.with_aligned_output(values, true, |values| self.sort_run_aligned(keys, Some(values), scratch))
+            }
+            None => self.sort_run_aligned::<K, V>(keys, None, scratch),
+        })
+    }
+
+    /// The sort of keys (and values) that start on
+    /// [`super::KERNEL_ALIGNMENT`].
+    fn sort_run_aligned<K: SortKey, V: Element>(
         &self,
         keys: &mut DeviceBuffer<K>,
         mut values: Option<&mut DeviceBuffer<V>>,

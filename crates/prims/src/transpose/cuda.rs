@@ -169,6 +169,21 @@ impl CudaPrims {
         if src.is_empty() {
             return Ok(());
         }
+        let mut copy = None;
+        let src = self.aligned_input(src, &mut copy)?;
+        self.with_aligned_output(dst, false, |dst| self.transpose_aligned(src, dst, shape, kernel))
+    }
+
+    /// [`Self::transpose_into`] of checked, non-empty buffers that start on
+    /// [`crate::cuda::KERNEL_ALIGNMENT`].
+    fn transpose_aligned<T: Pod>(
+        &self,
+        src: &DeviceBuffer<T>,
+        dst: &mut DeviceBuffer<T>,
+        shape: MatrixShape,
+        kernel: TransposeKernel,
+    ) -> Result<()> {
+        let e = size_of::<T>();
         let m = self.transpose_module(e)?;
         match kernel.resolve(e, shape) {
             TransposeKernel::Sector => self.launch_sector(&m, src, dst, shape),
