@@ -576,8 +576,8 @@ fn flames_anywhere_but_not_inside_a_flame() {
 
 #[test]
 fn latin1_file_with_declaration() {
-    let dir = warpmc_testkit::scratch_dir("genome-parse");
-    std::fs::create_dir_all(&dir).unwrap();
+    // A directory of its own: tests run in parallel, and this one removes it.
+    let dir = warpmc_testkit::fresh_scratch_dir("genome-parse", "latin1");
     let path = dir.join("latin1.flame");
     let mut bytes = br#"<?xml version="1.0" encoding="ISO-8859-1"?><flame name="caf"#.to_vec();
     bytes.push(0xe9);
@@ -1046,8 +1046,7 @@ fn numbered_palette_and_blend_form() {
 #[test]
 fn palette_file_missing_or_broken() {
     // A palette file that exists but is not XML is an error, not skipped.
-    let dir = warpmc_testkit::scratch_dir("genome-parse").join("palettes");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = warpmc_testkit::fresh_scratch_dir("genome-parse", "palettes");
     let bad = dir.join("bad.xml");
     std::fs::write(&bad, "not xml <").unwrap();
     let o = ParseOptions { strict: true, palette_file: Some(bad.clone()) };
