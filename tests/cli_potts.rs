@@ -1364,7 +1364,7 @@ fn exact_values_are_the_library_s_and_a_run_reproduces_them() {
         (&["--q", "3", "--size", "9", "--temp", "1"][..], "reaches 7 × 7 for q = 3"),
         (&["--size", "0", "--temp", "1"][..], "both sides ≥ 1"),
         (&["--size", "8"][..], "missing --temp or --temps"),
-        (&["--size", "5", "--temp", "1", "--coupling", "-1"][..], "needs both sides even"),
+        (&["--size", "15", "--temp", "1", "--coupling", "-1"][..], "needs both sides even, or a torus small enough"),
         (&["--size", "8", "--temp", "-1"][..], "positive and finite"),
         (&["--size", "8", "--temps", "1,x"][..], "'x' is not a number"),
         (&["--size", "8", "--temp", "1", "--coupling", "inf"][..], "finite"),

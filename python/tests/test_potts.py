@@ -409,7 +409,7 @@ def test_exact_equals_the_cli_json_and_a_run_reproduces_it(cli):
         (dict(size=8, temps=1.0, coupling=float("nan")), ValueError, "finite"),
         (dict(size=8, temps=1.0, q=True), TypeError, "q must be a whole number"),
         (dict(size=8, temps=[1.0, "x"]), TypeError, "temps"),
-        (dict(size=5, temps=1.0, coupling=-1.0), ValueError, "both sides even"),
+        (dict(size=15, temps=1.0, coupling=-1.0), ValueError, "both sides even"),
         (dict(size=None, temps=1.0), TypeError, "size has no default"),
         (dict(size=[8, 8.5], temps=1.0), TypeError, "size must be a whole number"),
         (dict(size=8, temps={1.0: 2}), TypeError, "not a list"),

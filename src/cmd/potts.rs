@@ -81,7 +81,8 @@ enum PottsCommand {
     /// values a run on the same torus must reproduce within its error bars.
     ///
     /// q = 2 (Ising): Kaufman's solution (Kaufman 1949, in the torus form of
-    /// Ferdinand and Fisher 1969), sides up to 2^24. Other q: the configurations
+    /// Ferdinand and Fisher 1969), sides up to 2^24; J < 0 with an odd side
+    /// (frustrated, no Kaufman solution) is counted. Other q: the configurations
     /// counted exactly by a transfer matrix, on small tori only (7×7 for
     /// q = 3, 6×6 for q = 4, 5×5 for q = 5, 3×3 for q ≤ 16).
     ///

@@ -25,7 +25,8 @@ pub(crate) struct ExactArgs {
     /// Lattice height L' (default L).
     #[arg(long, value_name = "L2")]
     height: Option<usize>,
-    /// Coupling J (default 1; J < 0 needs even sides for q = 2).
+    /// Coupling J (default 1; for q = 2, J < 0 on a torus with an odd side,
+    /// a frustrated antiferromagnet, is counted: up to 11×11).
     #[arg(long, value_name = "J", default_value_t = 1.0, allow_negative_numbers = true)]
     coupling: f64,
     /// A single temperature.

@@ -376,10 +376,11 @@ fn ising_torus_or_stop(
     if !coupling.is_finite() {
         return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
     }
-    if coupling < 0.0 && (width % 2 != 0 || height % 2 != 0) {
+    if frustrated(width, height, coupling) {
+        let reach = (1..).take_while(|&l| enumeration_reaches(2, l, l)).last().unwrap_or(1);
         return Err(PottsError::InvalidInput(format!(
-            "the exact torus result for J < 0 needs both sides even (a frustrated {width} × {height} \
-             antiferromagnet has no Kaufman solution here)"
+            "the exact torus result for J < 0 needs both sides even, or a torus small enough to count (up to \
+             {reach} × {reach}): a frustrated {width} × {height} antiferromagnet has no Kaufman solution"
         )));
     }
     let sites = (width * height) as f64;
@@ -409,6 +410,12 @@ fn ising_torus_or_stop(
     // Var(e) = (J/2N)²·Var(B), without K² (which underflows at large T).
     let variance = if saturated { 0.0 } else { 0.25 * coupling * coupling * bonds.variance / sites / sites };
     Ok(ExactMoments { energy, energy_sq: energy * energy + variance, specific_heat })
+}
+
+/// Whether the Ising torus of coupling J is a frustrated antiferromagnet:
+/// J < 0 with an odd side, which Kaufman's solution does not cover.
+fn frustrated(width: usize, height: usize, coupling: f64) -> bool {
+    coupling < 0.0 && (width % 2 != 0 || height % 2 != 0)
 }
 
 /// The most work [`ExactTorus::new`] gives an enumeration: q^(w+1)·w·h·2N
@@ -451,6 +458,10 @@ pub enum ExactTorus {
         width: usize,
         /// Rows.
         height: usize,
+        /// For J < 0 on a torus with an odd side (a frustrated
+        /// antiferromagnet, which Kaufman's solution does not cover): its
+        /// configurations counted, when first asked for and small enough.
+        counted: std::sync::OnceLock<DensityOfStates>,
     },
     /// Any q on a small torus: its counted density of states.
     Enumerated(DensityOfStates),
@@ -490,16 +501,24 @@ impl ExactTorus {
     pub fn new(q: u32, width: usize, height: usize) -> Result<ExactTorus> {
         Self::check(q, width, height)?;
         if q == 2 {
-            return Ok(ExactTorus::Kaufman { width, height });
+            return Ok(ExactTorus::Kaufman { width, height, counted: std::sync::OnceLock::new() });
         }
         Ok(ExactTorus::Enumerated(density_of_states(q, width, height)))
     }
 
     /// How the values are obtained, for output headers.
     pub fn method(&self) -> &'static str {
+        self.method_for(1.0)
+    }
+
+    /// How the values for coupling J are obtained: the frustrated Ising
+    /// antiferromagnet (J < 0, an odd side) is counted.
+    pub fn method_for(&self, coupling: f64) -> &'static str {
         match self {
-            ExactTorus::Kaufman { .. } => "Kaufman 1949 (Ferdinand and Fisher 1969 torus form)",
-            ExactTorus::Enumerated(_) => "exact enumeration (transfer matrix over rows)",
+            ExactTorus::Kaufman { width, height, .. } if !frustrated(*width, *height, coupling) => {
+                "Kaufman 1949 (Ferdinand and Fisher 1969 torus form)"
+            }
+            _ => "exact enumeration (transfer matrix over rows)",
         }
     }
 
@@ -512,7 +531,15 @@ impl ExactTorus {
     /// [`ExactTorus::moments`], giving up when `stop` says so.
     fn moments_or_stop(&self, temperature: f64, coupling: f64, stop: Stop<'_>) -> Result<ExactMoments> {
         match self {
-            ExactTorus::Kaufman { width, height } => ising_torus_or_stop(*width, *height, temperature, coupling, stop),
+            ExactTorus::Kaufman { width, height, counted }
+                if frustrated(*width, *height, coupling) && enumeration_reaches(2, *width, *height) =>
+            {
+                let t = check_temperature(temperature)?;
+                Ok(counted.get_or_init(|| density_of_states(2, *width, *height)).moments(t, coupling))
+            }
+            ExactTorus::Kaufman { width, height, .. } => {
+                ising_torus_or_stop(*width, *height, temperature, coupling, stop)
+            }
             ExactTorus::Enumerated(dos) => {
                 let t = check_temperature(temperature)?;
                 if !coupling.is_finite() {
@@ -991,7 +1018,7 @@ pub fn exact_rows_or_stop(
                 temperature,
                 energy: m.energy,
                 specific_heat: m.specific_heat,
-                method: exact.method(),
+                method: exact.method_for(coupling),
             });
         }
     }
@@ -1064,7 +1091,7 @@ mod tests {
     #[test]
     fn exact_torus_takes_kaufman_for_ising_and_counts_other_q() {
         let k = ExactTorus::new(2, 24, 16).unwrap();
-        assert!(matches!(k, ExactTorus::Kaufman { width: 24, height: 16 }));
+        assert!(matches!(k, ExactTorus::Kaufman { width: 24, height: 16, .. }));
         for (t, j) in [(0.8, 1.0), (1.1346, 1.0), (3.0, 1.0), (1.0, -1.0)] {
             assert_eq!(k.moments(t, j).unwrap(), ising_torus(24, 16, t, j).unwrap());
         }
@@ -1077,6 +1104,31 @@ mod tests {
             assert!(e.moments(0.0, 1.0).is_err() && e.moments(f64::NAN, 1.0).is_err());
             assert!(e.moments(1.0, f64::INFINITY).is_err());
         }
+    }
+
+    /// The frustrated Ising antiferromagnet (J < 0, an odd side) has no
+    /// Kaufman solution: small tori are counted, the rest refused.
+    #[test]
+    fn frustrated_ising_tori_are_counted() {
+        for (w, h) in [(3, 3), (5, 4), (3, 7), (1, 5)] {
+            let k = ExactTorus::new(2, w, h).unwrap();
+            let dos = density_of_states(2, w, h);
+            for t in [0.3, 1.0, 4.0] {
+                assert_eq!(k.moments(t, -1.0).unwrap(), dos.moments(t, -1.0), "{w} × {h}, T = {t}");
+                assert_eq!(k.moments(t, 1.0).unwrap(), ising_torus(w, h, t, 1.0).unwrap(), "{w} × {h}, T = {t}");
+            }
+            assert!(k.method_for(-1.0).starts_with("exact enumeration") && k.method_for(1.0).starts_with("Kaufman"));
+        }
+        // Even sides stay Kaufman's, which the count confirms.
+        let (k, dos) = (ExactTorus::new(2, 4, 6).unwrap(), density_of_states(2, 4, 6));
+        assert!(k.method_for(-0.5).starts_with("Kaufman"));
+        let (a, b) = (k.moments(0.7, -0.5).unwrap(), dos.moments(0.7, -0.5));
+        assert!(
+            (a.energy - b.energy).abs() < 1e-12 && (a.specific_heat - b.specific_heat).abs() < 1e-11,
+            "{a:?} {b:?}"
+        );
+        let e = ExactTorus::new(2, 15, 15).unwrap().moments(1.0, -1.0).unwrap_err().to_string();
+        assert!(e.contains("needs both sides even, or a torus small enough to count (up to 11 × 11)"), "{e}");
     }
 
     /// Tori with both sides near 2^24 (2.8·10¹⁴ sites): away from T_c they
