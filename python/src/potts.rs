@@ -221,7 +221,8 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// uses it gets a `RuntimeError` (a GPU's buffers and CUDA graphs belong
 /// to their thread). Make one per thread. One on the CPU is freed by
 /// whichever thread drops it; one on a GPU dropped by another thread
-/// keeps its memory until the process ends.
+/// keeps its memory until the process ends. `close()`, or a `with` block,
+/// frees it at once.
 ///
 /// Example:
 ///
@@ -244,6 +245,8 @@ enum Held {
     Cpu { owner: std::thread::ThreadId, sim: Simulation<CpuBackend> },
     /// On a GPU (or any backend whose type is not known).
     Device(OwnedByThread<Simulation>),
+    /// Closed: its memory given back ([`PySimulation::close`]).
+    Closed,
 }
 
 /// The simulation `$held` holds as `$s` in `$body`, whatever its backend's
@@ -260,8 +263,13 @@ macro_rules! with_sim {
                 let $s = owned.$get()?;
                 $body
             }
+            Held::Closed => return Err(closed()),
         }
     };
+}
+
+fn closed() -> PyErr {
+    PyValueError::new_err("the Simulation is closed")
 }
 
 fn check_owner(owner: std::thread::ThreadId) -> PyResult<()> {
@@ -635,7 +643,36 @@ impl PySimulation {
         Ok(with_sim!(&self.sim, get, s => s.backend_description()))
     }
 
+    /// Frees the lattice and its buffers now (GPU memory included) rather
+    /// than when the object is collected; the simulation is then closed,
+    /// and using it raises ValueError. Closing twice is allowed. ``with
+    /// Simulation(...) as sim:`` closes it at the end of the block.
+    fn close(&mut self) -> PyResult<()> {
+        match &self.sim {
+            Held::Closed => return Ok(()),
+            Held::Cpu { owner, .. } => check_owner(*owner)?,
+            Held::Device(owned) => {
+                owned.get()?;
+            }
+        }
+        self.sim = Held::Closed;
+        Ok(())
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&mut self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close()?;
+        Ok(false)
+    }
+
     fn __repr__(&self) -> PyResult<String> {
+        if matches!(self.sim, Held::Closed) {
+            return Ok(format!("Simulation(closed, seed={})", self.seed));
+        }
         with_sim!(&self.sim, get, sim => {
             let m = sim.model();
             Ok(format!(

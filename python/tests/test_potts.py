@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -554,3 +555,21 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
     done = subprocess.run([sys.executable, "-c", code], timeout=60)
     assert done.returncode == 0
+
+
+def test_a_closed_simulation_gives_back_its_memory_and_refuses_use():
+    with potts.Simulation(q=3, size=16, temp=1.0, seed=3, backend="cpu") as sim:
+        sim.sweeps(5)
+        e = sim.energy()
+    assert math.isfinite(e)
+    assert repr(sim) == "Simulation(closed, seed=3)" and sim.seed == 3
+    for use in (lambda: sim.sweeps(1), sim.energy, lambda: sim.spins, lambda: setattr(sim, "temperature", 1.1)):
+        with pytest.raises(ValueError, match="the Simulation is closed"):
+            use()
+    sim.close()  # again: nothing to do
+    # An exception inside the block still closes it, and is not swallowed.
+    with pytest.raises(KeyError):
+        with potts.Simulation(q=2, size=8, temp=2.0, seed=1, backend="cpu") as other:
+            raise KeyError("x")
+    with pytest.raises(ValueError, match="closed"):
+        other.energy()

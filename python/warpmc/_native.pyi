@@ -29,7 +29,8 @@ class Simulation:
     A Simulation belongs to the thread that made it: another thread that
     uses it gets a RuntimeError. One on the CPU is freed by whichever
     thread drops it; one on a GPU dropped by another thread keeps its
-    memory until the process ends."""
+    memory until the process ends. ``close()``, or a ``with`` block, frees
+    it at once."""
 
     def __init__(
         self,
@@ -78,6 +79,11 @@ class Simulation:
     def sweeps_done(self) -> int: ...
     @property
     def backend(self) -> str: ...
+    def close(self) -> None:
+        """Frees the lattice and its buffers (GPU memory included) now; the
+        simulation is then closed, and using it raises ValueError."""
+    def __enter__(self) -> "Simulation": ...
+    def __exit__(self, *exc: object) -> bool: ...
 
 # warpmc.flame
 def flame_render(
