@@ -264,6 +264,14 @@ fn jpeg_extension_writes_jpeg_and_unknown_extensions_fail_first() {
     assert!(!bad.exists());
     let r = render(&g, &dir.join("fmt16.jpg"), &["--bits", "16"]);
     assert!(!r.status.success() && stderr(&r).contains("8 bits"), "{}", stderr(&r));
+    // A JPEG quality for another format is a mistake, not silently dropped.
+    let png = dir.join("fmt-quality.png");
+    let r = render(&g, &png, &["--jpeg-quality", "90"]);
+    assert!(!r.status.success() && stderr(&r).contains("--jpeg-quality is for JPEG output"), "{}", stderr(&r));
+    assert!(!png.exists());
+    let prefix = dir.join("anim").to_string_lossy().into_owned();
+    let r = warpmc(&["flame", "animate", g.to_str().unwrap(), "--jpeg-quality", "90", "-o", &prefix]);
+    assert!(!r.status.success() && stderr(&r).contains("an animation writes PNG frames"), "{}", stderr(&r));
 }
 
 /// .ppm writes flam3-render's format=ppm: P6, the PNG's samples without a

@@ -13,8 +13,8 @@ use warpmc_flame::FlameError;
 use warpmc_flame::genome::write_flame;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome};
 use warpmc_flame::image::{
-    Bits, ImageFormat, LoadedImage, PngCompression, encode_jpeg_with, encode_png_with, encode_ppm, encoding_bytes,
-    psnr, read_png, write_png,
+    Bits, ImageFormat, JPEG_DEFAULT_QUALITY, LoadedImage, PngCompression, encode_jpeg_with, encode_png_with,
+    encode_ppm, encoding_bytes, psnr, read_png, write_png,
 };
 use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
@@ -147,8 +147,8 @@ struct RenderOpts {
     bits: u8,
     /// Quality of JPEG output (.jpg, .jpeg), 1 to 100; flam3's default 75
     /// (libjpeg's), with chroma at half resolution (4:2:0) as flam3 writes it.
-    #[arg(long, default_value_t = warpmc_flame::image::JPEG_DEFAULT_QUALITY, value_parser = clap::value_parser!(u8).range(1..=100))]
-    jpeg_quality: u8,
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
+    jpeg_quality: Option<u8>,
     /// Transparent background (RGBA PNG; with `flame animate --video`, a
     /// .mov in ProRes 4444 with alpha) instead of the genome's colour.
     #[arg(long)]
@@ -630,7 +630,7 @@ fn write_image(
         ImageFormat::Jpeg => {
             let mut comments = text.to_vec();
             comments.push(("flam3_genome".to_string(), genome(flames, time, s)?));
-            encode_jpeg_with(frame, o.jpeg_quality, &comments)?
+            encode_jpeg_with(frame, o.jpeg_quality.unwrap_or(JPEG_DEFAULT_QUALITY), &comments)?
         }
         ImageFormat::Ppm => encode_ppm(frame, bits(o))?,
     };
@@ -651,7 +651,11 @@ fn genome(flames: &[Flame], time: f64, s: &RenderSettings) -> anyhow::Result<Str
 /// An error, before rendering, for an output whose extension warpmc does
 /// not write, or a JPEG asked to hold what it cannot.
 fn check_format(out: &Path, o: &RenderOpts) -> anyhow::Result<()> {
-    match ImageFormat::from_path(out)? {
+    let format = ImageFormat::from_path(out)?;
+    if format != ImageFormat::Jpeg && o.jpeg_quality.is_some() {
+        bail!("{}: --jpeg-quality is for JPEG output (.jpg, .jpeg); this file is not one", out.display());
+    }
+    match format {
         ImageFormat::Png => {}
         ImageFormat::Jpeg => {
             if o.bits == 16 {
@@ -799,6 +803,9 @@ fn numbered(out: &Path, i: usize) -> PathBuf {
 }
 
 fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
+    if a.opts.jpeg_quality.is_some() {
+        bail!("--jpeg-quality is for `flame render` to .jpg; an animation writes PNG frames or a video");
+    }
     let parsed = load(&a.genome)?;
     let mut flames = parsed.flames;
     // flam3-animate refuses keyframes out of time order and two at one
