@@ -1065,7 +1065,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
 }
 
 /// Progress of an animation as lines, for a standard error that is not a
-/// terminal (a batch job's log, `nohup`), where the bar is not drawn: a
+/// terminal (a batch job's log, `nohup`), where the progress bar is not drawn: a
 /// line after the first frame, then at most one a minute.
 struct FrameLog {
     frames: u64,
