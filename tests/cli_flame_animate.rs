@@ -146,6 +146,40 @@ fn videos_that_would_drop_alpha_or_bits_are_refused_first() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A frame wider than libx264 takes (16,384) is refused in one line
+/// before the first frame is rendered, not by ffmpeg after it.
+#[test]
+fn a_video_too_wide_for_its_codec_is_refused_first() {
+    if !ffmpeg_available() {
+        println!("SKIPPED: no ffmpeg here");
+        return;
+    }
+    let dir = temp_dir("video-wide");
+    let genome = dir.join("wide.flam3");
+    let flame = |t: u32| {
+        format!(
+            r#"<flame time="{t}" size="16386 2" scale="20" quality="1" palette="15"><xform weight="1" linear="1" coefs="0.5 0 0 0.5 0 0"/></flame>"#
+        )
+    };
+    std::fs::write(&genome, format!("<anim>{}{}</anim>", flame(0), flame(2))).unwrap();
+    let video = dir.join("wide.mp4");
+    let o = warpmc(&[
+        "flame",
+        "animate",
+        &genome.to_string_lossy(),
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--video",
+        &video.to_string_lossy(),
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.starts_with("error: --video") && e.contains("16386") && e.trim().lines().count() == 1, "{e}");
+    assert!(!video.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn unwritable_outputs_fail_before_rendering() {
     let dir = temp_dir("unwritable");
@@ -533,4 +567,21 @@ fn frame_times_are_whole_numbers() {
         let e = stderr(&o);
         assert!(e.contains(says) && e.trim().lines().count() == 1, "{flag} {value}: {e}");
     }
+    // Whole numbers written as decimals are taken: the error is the output's.
+    let o = warpmc(&[
+        "flame",
+        "animate",
+        &genome,
+        "--begin",
+        "1e1",
+        "--end",
+        "11.0",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "-o",
+        "/nonexistent/f",
+    ]);
+    let e = stderr(&o);
+    assert!(o.status.code() != Some(2) && e.contains("/nonexistent"), "{e}");
 }

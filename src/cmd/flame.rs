@@ -13,8 +13,8 @@ use warpmc_flame::FlameError;
 use warpmc_flame::genome::write_flame;
 use warpmc_flame::genome::{Flame, ParseOptions, ParsedGenome};
 use warpmc_flame::image::{
-    Bits, ImageFormat, JPEG_DEFAULT_QUALITY, LoadedImage, PngCompression, encode_jpeg_with, encode_png_with,
-    encode_ppm, encoding_bytes, psnr, read_png, write_png,
+    Bits, ImageFormat, JPEG_DEFAULT_QUALITY, LoadedImage, MAX_PNG_TEXT_BYTES, PngCompression, encode_jpeg_with,
+    encode_png_with, encode_ppm, encoding_bytes, psnr, read_png, write_png,
 };
 use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
@@ -469,13 +469,22 @@ fn cancelled(s: &RenderSettings) -> bool {
 /// --quiet: they take hours on a CPU and minutes on a GPU.
 const ENORMOUS: u64 = 1_000_000_000_000;
 
-/// A frame time or step: a whole number, as flam3-animate's.
+/// A frame time or step: a whole number, as flam3-animate's (also when
+/// written `2.0` or `1e3`).
 fn parse_frame_time(s: &str) -> Result<i64, String> {
-    s.trim().parse().map_err(|_| match s.trim().parse::<f64>() {
-        Ok(v) if v.fract() != 0.0 => format!("frame times are whole numbers, as in flam3-animate ({v} is not)"),
-        Ok(v) if v.is_finite() => format!("{s} is beyond the range of frame times (64-bit integers)"),
-        _ => format!("'{s}' is not a whole number"),
-    })
+    if let Ok(t) = s.trim().parse() {
+        return Ok(t);
+    }
+    // 2⁶³ as f64; every whole f64 below it in magnitude is an i64.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v.fract() != 0.0 => {
+            Err(format!("frame times are whole numbers, as in flam3-animate ({v} is not)"))
+        }
+        Ok(v) if v.is_finite() && v.abs() < LIMIT => Ok(v as i64),
+        Ok(v) if v.is_finite() => Err(format!("{s} is beyond the range of frame times (64-bit integers)")),
+        _ => Err(format!("'{s}' is not a whole number")),
+    }
 }
 
 /// The CPU renderer's threads, in words ("1 thread", "16 threads").
@@ -624,12 +633,12 @@ fn write_image(
 ) -> anyhow::Result<()> {
     let bytes = match ImageFormat::from_path(out)? {
         ImageFormat::Png => {
-            let genome = [("flam3_genome".to_string(), genome(flames, time, s)?)];
+            let genome = genome_chunk(flames, time, s)?;
             encode_png_with(frame, bits(o), text, &genome, PngCompression::Balanced)?
         }
         ImageFormat::Jpeg => {
             let mut comments = text.to_vec();
-            comments.push(("flam3_genome".to_string(), genome(flames, time, s)?));
+            comments.extend(genome_chunk(flames, time, s)?);
             encode_jpeg_with(frame, o.jpeg_quality.unwrap_or(JPEG_DEFAULT_QUALITY), &comments)?
         }
         ImageFormat::Ppm => encode_ppm(frame, bits(o))?,
@@ -646,6 +655,22 @@ fn genome(flames: &[Flame], time: f64, s: &RenderSettings) -> anyhow::Result<Str
         [one] => write_flame(one),
         _ => write_flame(&interpolate(&flames, time)),
     })
+}
+
+/// The `flam3_genome` text an image stores: none, with a warning, for a
+/// genome larger than a PNG read here may hold
+/// ([`MAX_PNG_TEXT_BYTES`], less a MiB for the other text), so that
+/// `flame compare` and the genome tools still open the image.
+fn genome_chunk(flames: &[Flame], time: f64, s: &RenderSettings) -> anyhow::Result<Vec<(String, String)>> {
+    let xml = genome(flames, time, s)?;
+    if xml.len() > MAX_PNG_TEXT_BYTES - (1 << 20) {
+        noteln!(
+            "warning: the frame's genome ({}) is too large to keep in the image; it is left out",
+            human_bytes(xml.len() as u64)
+        );
+        return Ok(Vec::new());
+    }
+    Ok(vec![("flam3_genome".to_string(), xml)])
 }
 
 /// An error, before rendering, for an output whose extension warpmc does
@@ -1031,7 +1056,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         rendered += frame.stats.iterations;
         bad += frame.stats.bad_values;
         let text = frame_text(&s, &frame);
-        let compressed = vec![("flam3_genome".to_string(), genome(&flames, t as f64, &st)?)];
+        let compressed = genome_chunk(&flames, t as f64, &st)?;
         writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed })?;
         log.rendered(k as u64 + 1, t, done);
     }

@@ -249,8 +249,11 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, transparent: bool, fps: u3
     cmd
 }
 
-/// An error, naming ffmpeg's reason, unless ffmpeg writes two small black
-/// frames into a scratch video of `target`'s container with these settings.
+/// An error, naming ffmpeg's reason, unless ffmpeg writes two black frames
+/// into a scratch video of `target`'s container with these settings: one
+/// as wide as the video and at most 65 rows high, one as high and at most
+/// 65 columns wide, so that a codec's limit on either side (libx264 takes
+/// at most 16,384) shows before any frame is rendered.
 fn probe(
     target: &Path,
     ext: &str,
@@ -266,25 +269,40 @@ fn probe(
     if ext.is_empty() {
         return Err(refused("no extension names its container"));
     }
-    // Small frames of the same parity: the container and codec are what is
-    // in question, and a frame of the full size may be gigabytes.
-    let (width, height) = (width.min(64 + width % 2), height.min(64 + height % 2));
-    let dir = tempfile::Builder::new().prefix("warpmc-video-").tempdir().context("making a scratch directory")?;
+    // Thin frames of the same parity: a frame of the full size may be
+    // gigabytes.
+    let thin = |side: u32| side.min(64 + side % 2);
+    let mut shapes = vec![(width, thin(height))];
+    if height > thin(height) {
+        shapes.push((thin(width), height));
+    }
+    for (w, h) in shapes {
+        probe_shape(ext, w, h, transparent, fps, crf).map_err(|why| refused(&why))?;
+    }
+    Ok(())
+}
+
+/// ffmpeg's first line of complaint, if it cannot write two black frames
+/// of `width` × `height`.
+fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, crf: u8) -> Result<(), String> {
+    let dir = tempfile::Builder::new()
+        .prefix("warpmc-video-")
+        .tempdir()
+        .map_err(|e| format!("making a scratch directory: {e}"))?;
     let mut cmd = ffmpeg_command(ext, width, height, transparent, fps, crf);
     cmd.arg(dir.path().join(format!("probe.{ext}"))).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().context("starting ffmpeg")?;
+    let mut child = cmd.spawn().map_err(|e| format!("starting ffmpeg: {e}"))?;
     let frame = vec![0u8; width as usize * height as usize * if transparent { 4 } else { 3 }];
     if let Some(mut stdin) = child.stdin.take() {
         // A write error means ffmpeg stopped; its status says why.
         let _ = stdin.write_all(&frame).and_then(|()| stdin.write_all(&frame));
     }
-    let out = child.wait_with_output().context("waiting for ffmpeg")?;
+    let out = child.wait_with_output().map_err(|e| format!("waiting for ffmpeg: {e}"))?;
     if out.status.success() {
         return Ok(());
     }
     let message = String::from_utf8_lossy(&out.stderr);
-    let why = message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string();
-    Err(refused(&why))
+    Err(message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string())
 }
 
 /// A grid of small frames.

@@ -253,3 +253,25 @@ fn a_png_declaring_100000_square_is_refused_before_allocating() {
     let e = read_png(&path).unwrap_err().to_string();
     assert!(e.contains("huge.png: a 100000 × 100000 image needs "), "{e}");
 }
+
+/// A long flame name repeated in a warning per xform made a 1.4 MB genome
+/// need gigabytes: labels quote the name's first characters, and a file's
+/// warnings stop at `MAX_WARNINGS` and count the rest.
+#[test]
+fn a_long_name_and_a_warning_per_xform_stay_small() {
+    use warpmc_flame::genome::MAX_WARNINGS;
+    let name = "n".repeat(100_000);
+    let xforms = r#"<xform weight="1" linear="1" opacity="-1" coefs="0.5 0 0 0.5 0 0"/>"#.repeat(3 * MAX_WARNINGS);
+    let xml = format!(r#"<flame name="{name}" size="64 48">{xforms}<xform weight="1" linear="1"/></flame>"#);
+    let parsed = parse_str(&xml, "long.flam3", &ParseOptions::default()).unwrap();
+    assert_eq!(parsed.warnings.len(), MAX_WARNINGS + 1);
+    assert!(parsed.warnings.iter().all(|w| w.len() < 400), "{}", parsed.warnings[0]);
+    assert!(parsed.warnings[0].contains(&format!("'{}…': xform 0: opacity -1", &name[..60])), "{}", parsed.warnings[0]);
+    let last = parsed.warnings.last().unwrap();
+    assert_eq!(last, &format!("long.flam3: {} more warnings not shown", 2 * MAX_WARNINGS));
+    // Errors quote the same label.
+    let e = parse_str(&format!(r#"<flame name="{name}" size="64"/>"#), "bad.flam3", &ParseOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.len() < 300 && e.starts_with(&format!("bad.flam3: flame '{}…'", &name[..60])), "{e}");
+}

@@ -10,7 +10,7 @@ pub mod tools;
 mod write;
 
 pub(crate) use parse::symmetry_xforms;
-pub use parse::{ParseOptions, ParsedGenome, parse_file, parse_str};
+pub use parse::{MAX_WARNINGS, ParseOptions, ParsedGenome, parse_file, parse_str};
 pub use write::{Document, write_flame, write_genome};
 
 use crate::palette::Palette;
@@ -521,11 +521,25 @@ impl Default for Flame {
 }
 
 impl Flame {
-    /// A short label for messages: the name, or `#index` when unnamed.
+    /// A short label for messages: the name (its first
+    /// [`LABEL_NAME_CHARS`] characters), or `#index` when unnamed.
     pub fn label(&self, index: usize) -> String {
-        match &self.name {
-            Some(n) => format!("'{n}'"),
-            None => format!("#{index}"),
-        }
+        flame_label(self.name.as_deref(), index)
+    }
+}
+
+/// Characters of a flame's name that messages quote; a longer name is cut
+/// there and ends in "…", so that a file with a name of megabytes does not
+/// repeat it in every message about its xforms.
+pub const LABEL_NAME_CHARS: usize = 60;
+
+/// [`Flame::label`] from a name and an index.
+pub(crate) fn flame_label(name: Option<&str>, index: usize) -> String {
+    match name {
+        Some(n) => match n.char_indices().nth(LABEL_NAME_CHARS) {
+            Some((cut, _)) => format!("'{}…'", &n[..cut]),
+            None => format!("'{n}'"),
+        },
+        None => format!("#{index}"),
     }
 }

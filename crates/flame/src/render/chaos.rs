@@ -284,6 +284,9 @@ fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<
     // Finite weights whose sum overflows (three of 1e308) are divided by
     // the largest first: otherwise the step is infinite and every entry
     // is xform 0. Weights that sum to a finite total keep their bits.
+    // Weights so small that the step would lose its bits or round to
+    // zero (two of 1e-320) are multiplied by 2¹⁰⁰⁰ first, which changes no
+    // ratio between normal numbers.
     let mut scale = 1.0;
     if total.is_infinite() {
         let largest = (0..n).map(|j| row_weight(flame, from, j)).fold(0.0, f64::max);
@@ -291,6 +294,9 @@ fn build_table(flame: &Flame, from: Option<usize>, table: &mut [u16]) -> Result<
             scale = 1.0 / largest;
             total = (0..n).map(|j| row_weight(flame, from, j) * scale).sum();
         }
+    } else if total / (CHOOSE_GRAIN as f64) < f64::MIN_POSITIVE {
+        scale = 2f64.powi(1000);
+        total = (0..n).map(|j| row_weight(flame, from, j) * scale).sum();
     }
     let weight = |j: usize| row_weight(flame, from, j) * scale;
     let step = total / CHOOSE_GRAIN as f64;
@@ -329,6 +335,32 @@ mod tests {
         build_table(&f, None, &mut one).unwrap();
         assert_eq!(huge, one);
         assert!((0..3).all(|j| one.contains(&j)));
+    }
+
+    /// Weights whose step rounds to zero (subnormal weights) or loses bits
+    /// (2⁻¹⁰²⁰) still share the table as their ratios say.
+    #[test]
+    fn weights_too_small_for_the_step_share_the_table_as_their_ratios_say() {
+        let table_of = |weights: [f64; 3]| {
+            let f = Flame {
+                xforms: weights
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &weight)| XForm { weight, ..XForm::flam3_default(i) })
+                    .collect(),
+                ..Flame::default()
+            };
+            let mut t = vec![0u16; CHOOSE_GRAIN];
+            build_table(&f, None, &mut t).unwrap();
+            t
+        };
+        // Powers of two apart from 1, 1, 2: the same table bit for bit.
+        let one = table_of([1.0, 1.0, 2.0]);
+        for e in [-1020, -1070] {
+            let w = 2f64.powi(e);
+            assert!(table_of([w, w, 2.0 * w]) == one, "weights 2^{e}");
+        }
+        assert_eq!(one.iter().filter(|&&v| v == 2).count(), CHOOSE_GRAIN / 2);
     }
 
     #[test]

@@ -164,10 +164,7 @@ impl FlameChildren {
 
 impl Reader<'_> {
     pub(super) fn read_flame(&mut self, node: Node<'_, '_>, index: usize) -> Result<Flame> {
-        let label = match node.attribute("name") {
-            Some(n) => format!("'{n}'"),
-            None => format!("#{index}"),
-        };
+        let label = crate::genome::flame_label(node.attribute("name"), index);
         let at = format!("{}: flame {label}", self.source);
         if node.attributes().len() == 0 {
             return Err(genome_err(&at, "the <flame> element has no attributes"));

@@ -98,7 +98,9 @@ pub struct ParseOptions {
 pub struct ParsedGenome {
     /// The `<flame>` elements, in file order.
     pub flames: Vec<Flame>,
-    /// Warnings (skipped variations and similar), one line each.
+    /// Warnings (skipped variations and similar), one line each: at most
+    /// [`MAX_WARNINGS`] and the summaries of what was ignored, then a line
+    /// that counts the rest.
     pub warnings: Vec<String>,
     /// The xform attributes dropped because warpmc does not know them
     /// (variations it does not implement, their parameters and other
@@ -127,7 +129,7 @@ pub struct ParsedGenome {
 pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<ParsedGenome> {
     let source = path.display().to_string();
     let bytes = crate::input::read_file(path, crate::input::MAX_GENOME_BYTES, "genome file")?;
-    let text = decode(&bytes).map_err(|m| FlameError::Genome(format!("{source}: {m}")))?;
+    let text = decode(bytes).map_err(|m| FlameError::Genome(format!("{source}: {m}")))?;
     parse_str(&text, &source, opts)
 }
 
@@ -170,7 +172,7 @@ pub fn parse_str(xml: &str, source: &str, opts: &ParseOptions) -> Result<ParsedG
     let skipped_by_flame = r.skipped_by_flame.into_iter().map(|l| l.names).collect();
     Ok(ParsedGenome {
         flames,
-        warnings: r.warnings,
+        warnings: r.warnings.finish(source),
         skipped: r.skipped.names,
         skipped_by_flame,
         not_written: r.not_written.names,
@@ -197,10 +199,12 @@ fn check_flames_fit(doc: &roxmltree::Document<'_>, source: &str) -> Result<()> {
 }
 
 /// The text of a file: UTF-8, or Latin-1 when the XML declaration says so.
-fn decode(bytes: &[u8]) -> std::result::Result<String, values::ValueError> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(s.to_string()),
+fn decode(bytes: Vec<u8>) -> std::result::Result<String, values::ValueError> {
+    // By value: a genome near the size limit is not copied once more.
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(s),
         Err(e) => {
+            let (e, bytes) = (e.utf8_error(), e.into_bytes());
             let head: String = bytes.iter().take(200).map(|&b| b as char).collect::<String>().to_ascii_lowercase();
             let decl = head.split("?>").next().unwrap_or("");
             let latin = ["iso-8859-1", "iso8859-1", "latin1", "latin-1", "windows-1252", "cp1252"];
@@ -219,9 +223,9 @@ fn decode(bytes: &[u8]) -> std::result::Result<String, values::ValueError> {
 
 /// What flam3 does to a sequence after reading it: no smooth interpolation
 /// on the first and the second-to-last flame, and rotations unwound.
-fn finish_sequence(flames: &mut [Flame], warnings: &mut Vec<String>, source: &str) {
+fn finish_sequence(flames: &mut [Flame], warnings: &mut Warnings, source: &str) {
     let n = flames.len();
-    let mut reset = |i: usize, warnings: &mut Vec<String>| {
+    let mut reset = |i: usize, warnings: &mut Warnings| {
         if flames[i].interpolation == Interpolation::Smooth {
             flames[i].interpolation = Interpolation::Linear;
             // With a single flame there is nothing to interpolate: no warning.
@@ -262,11 +266,46 @@ fn finish_sequence(flames: &mut [Flame], warnings: &mut Vec<String>, source: &st
     }
 }
 
+/// Warnings a file may give before the rest are only counted: a file
+/// that repeats one fault in thousands of xforms or flames gets a
+/// readable message, and its warnings cannot outgrow memory.
+pub const MAX_WARNINGS: usize = 100;
+
+/// The warnings of one file: the first [`MAX_WARNINGS`] kept, the rest
+/// counted.
+#[derive(Default)]
+struct Warnings {
+    kept: Vec<String>,
+    more: usize,
+}
+
+impl Warnings {
+    fn push(&mut self, w: String) {
+        if self.kept.len() < MAX_WARNINGS {
+            self.kept.push(w);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// A warning that sums up the file (one of a few), kept past the limit.
+    fn summary(&mut self, w: String) {
+        self.kept.push(w);
+    }
+
+    fn finish(mut self, source: &str) -> Vec<String> {
+        if self.more > 0 {
+            self.kept.push(format!("{source}: {} more warnings not shown", self.more));
+        }
+        self.kept
+    }
+}
+
 /// State of one `parse_str` call.
 struct Reader<'a> {
     source: &'a str,
     opts: &'a ParseOptions,
-    warnings: Vec<String>,
+    warnings: Warnings,
     skipped: NameList,
     /// [`ParsedGenome::skipped_by_flame`], the last entry the flame being read.
     skipped_by_flame: Vec<NameList>,
@@ -284,7 +323,7 @@ impl<'a> Reader<'a> {
         Reader {
             source,
             opts,
-            warnings: Vec::new(),
+            warnings: Warnings::default(),
             skipped: NameList::default(),
             skipped_by_flame: Vec::new(),
             ignored_attributes: NameList::default(),
@@ -299,17 +338,17 @@ impl<'a> Reader<'a> {
     fn summarise_ignored(&mut self) {
         let source = self.source;
         if !self.ignored_attributes.is_empty() {
-            self.warnings.push(format!(
+            self.warnings.summary(format!(
                 "{source}: flame attributes flam3 does not read, ignored: {}",
                 self.ignored_attributes.join(", ")
             ));
         }
         if !self.ignored_elements.is_empty() {
             let names: Vec<String> = self.ignored_elements.names.iter().map(|n| format!("<{n}>")).collect();
-            self.warnings.push(format!("{source}: elements flam3 does not read, ignored: {}", names.join(", ")));
+            self.warnings.summary(format!("{source}: elements flam3 does not read, ignored: {}", names.join(", ")));
         }
         if self.motion_seen {
-            self.warnings.push(format!(
+            self.warnings.summary(format!(
                 "{source}: <motion> elements: renders ignore them, as flam3-render and flam3-animate do; `flame \
                  genome rotate`, `inter` and `sequence` apply them, as flam3-genome's loops and transitions do"
             ));
