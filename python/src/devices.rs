@@ -13,7 +13,7 @@ use warpmc_gpu::{BackendChoice, Device, Gpu, GpuError, Target};
 /// CUDA is not usable, or null).
 #[pyfunction]
 pub(crate) fn devices_json(py: Python<'_>) -> String {
-    let (probe, threads) = py.detach(|| (warpmc_gpu::probe(), rayon::current_num_threads()));
+    let (probe, threads) = py.detach(|| (warpmc_gpu::probe(), crate::fork::cpu_threads()));
     let reason = probe.unusable_reason();
     let mut list = Vec::new();
     if let (None, Ok(devices), Ok(driver), Ok(nvrtc)) = (&reason, &probe.devices, &probe.driver, &probe.nvrtc) {

@@ -24,3 +24,19 @@ pub(crate) fn check_threads() -> PyResult<()> {
         )),
     }
 }
+
+/// The threads warpmc's CPU work runs on, without starting them: rayon's
+/// pool once this process has started it, else the count it would start
+/// with (`RAYON_NUM_THREADS`, or every core). Asking rayon itself would
+/// start its pool, and a child forked afterwards would hang in its first
+/// call instead of getting [`check_threads`]'s error.
+pub(crate) fn cpu_threads() -> usize {
+    if THREADS_STARTED_IN.load(Ordering::SeqCst) == std::process::id() {
+        return rayon::current_num_threads();
+    }
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+}

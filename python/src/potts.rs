@@ -105,20 +105,36 @@ impl Observer for Watch<'_> {
 }
 
 /// Runs every size of the study one after another (as `warpmc potts run`
-/// does) and returns the JSON line of each result.
-fn run_study(study: &[ProtocolConfig], device: &Device, signals: &Signals) -> Result<Vec<String>, PottsError> {
-    let mut state = RunState::new(&study[0]);
+/// does) and returns the JSON line of each result. Stopped by Ctrl-C, it
+/// returns the lines of the temperatures finished before.
+fn run_study(
+    study: &[ProtocolConfig],
+    device: &Device,
+    signals: &Signals,
+) -> Result<Vec<String>, (PottsError, Vec<String>)> {
     let mut lines = Vec::new();
+    let mut state = RunState::new(&study[0]);
     for (i, cfg) in study.iter().enumerate() {
-        let mut runner = Runner::on(cfg.clone(), device)?;
+        let failed = |e: PottsError, lines: &mut Vec<String>| (e, std::mem::take(lines));
+        let mut runner = Runner::on(cfg.clone(), device).map_err(|e| failed(e, &mut lines))?;
         // Each size's rows carry its own lattice and backend.
         let backend = runner.backend_description();
-        let provenance = Provenance::new(&study[0], backend.clone(), option_env!("WARPMC_COMMIT"))?;
-        let json = JsonLines::new(&provenance.at_size(cfg.size(), Some(&backend))?);
-        let results = runner.run(&mut state, &mut Watch { signals })?;
-        lines.extend(results.iter().map(|r| json.line(r)));
+        let json = Provenance::new(&study[0], backend.clone(), option_env!("WARPMC_COMMIT"))
+            .and_then(|p| p.at_size(cfg.size(), Some(&backend)))
+            .map(|p| JsonLines::new(&p))
+            .map_err(|e| failed(e, &mut lines))?;
+        match runner.run(&mut state, &mut Watch { signals }) {
+            Ok(results) => lines.extend(results.iter().map(|r| json.line(r))),
+            Err(PottsError::Interrupted) => {
+                if let Ok(done) = state.results(cfg) {
+                    lines.extend(done.iter().map(|r| json.line(r)));
+                }
+                return Err((PottsError::Interrupted, lines));
+            }
+            Err(e) => return Err(failed(e, &mut lines)),
+        }
         if let Some(next) = study.get(i + 1) {
-            state = state.next_size(cfg, next)?;
+            state = state.next_size(cfg, next).map_err(|e| failed(e, &mut lines))?;
         }
     }
     Ok(lines)
@@ -139,8 +155,14 @@ fn potts_run(py: Python<'_>, options: &str) -> PyResult<Vec<String>> {
     crate::fork::check_threads()?;
     match py.detach(|| run_study(&study, &device, &signals)) {
         Ok(lines) => Ok(lines),
-        Err(PottsError::Interrupted) => Err(signals.raised()),
-        Err(e) => Err(errors::potts(e)),
+        Err((PottsError::Interrupted, finished)) => {
+            // The rows finished before the interruption travel with the
+            // exception (the package reads them into its `results`).
+            let e = signals.raised();
+            let _ = e.value(py).setattr("_warpmc_rows", finished);
+            Err(e)
+        }
+        Err((e, _)) => Err(errors::potts(e)),
     }
 }
 
@@ -167,6 +189,8 @@ fn potts_exact(
         return Err(PyValueError::new_err("size: give at least one lattice size"));
     }
     let tori: Vec<(usize, usize)> = sizes.iter().map(|&l| (l, height.unwrap_or(l))).collect();
+    // q ≥ 3 counts on the CPU threads.
+    crate::fork::check_threads()?;
     let signals = Signals::new();
     let rows = py.detach(|| {
         warpmc_potts::exact::exact_rows_or_stop(q, &tori, &temperatures, coupling, EXACT_ROW_BYTES, &mut || {
@@ -554,12 +578,19 @@ impl PySimulation {
         if !matches!(kind.as_str(), "i" | "u") {
             return Err(shape_error());
         }
+        // The shape before any conversion: a broadcast view of a huge shape
+        // is refused, not copied.
+        if array.getattr("shape")?.extract::<Vec<usize>>().ok().as_deref() != Some(&[h, w][..]) {
+            return Err(shape_error());
+        }
+        // Contiguous and aligned (a view at an odd byte offset is copied).
+        let require = |dtype: &str| numpy.call_method1("require", (&array, dtype, ["C", "A"]));
         let sites = (w as u64).saturating_mul(h as u64);
         let bytes = if dtype.getattr("itemsize")?.extract::<usize>()? == 1 && kind == "u" {
             // Bytes already (the dtype `spins` gives): copied as they are.
             warpmc_host::check_allocation(&format!("loading a {w} × {h} lattice"), sites.saturating_mul(3))
                 .map_err(PyMemoryError::new_err)?;
-            let array = numpy.call_method1("ascontiguousarray", (array,))?;
+            let array = require("uint8")?;
             let array: PyReadonlyArray2<'_, u8> = array.extract().map_err(|_| shape_error())?;
             if array.shape() != [h, w] {
                 return Err(shape_error());
@@ -569,7 +600,7 @@ impl PySimulation {
             // Any other integers through int64, each checked to be a state.
             warpmc_host::check_allocation(&format!("loading a {w} × {h} lattice"), sites.saturating_mul(10))
                 .map_err(PyMemoryError::new_err)?;
-            let array = numpy.call_method1("ascontiguousarray", (array, "int64"))?;
+            let array = require("int64")?;
             let array: PyReadonlyArray2<'_, i64> = array.extract().map_err(|_| shape_error())?;
             if array.shape() != [h, w] {
                 return Err(shape_error());
@@ -669,10 +700,18 @@ impl PySimulation {
         Ok(false)
     }
 
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(&self) -> String {
         if matches!(self.sim, Held::Closed) {
-            return Ok(format!("Simulation(closed, seed={})", self.seed));
+            return format!("Simulation(closed, seed={})", self.seed);
         }
+        // Shown anywhere (a debugger, a list printed by another thread):
+        // only the owner may look inside.
+        self.describe().unwrap_or_else(|_| format!("Simulation(owned by another thread, seed={})", self.seed))
+    }
+}
+
+impl PySimulation {
+    fn describe(&self) -> PyResult<String> {
         with_sim!(&self.sim, get, sim => {
             let m = sim.model();
             Ok(format!(

@@ -219,8 +219,8 @@ fn host_elements<T: Pod + numpy::Element>(array: &Bound<'_, PyAny>) -> PyResult<
     let a: PyReadonlyArrayDyn<'_, T> = array.extract()?;
     let slice = a.as_slice().map_err(|_| not_a_slice(a.is_aligned()))?;
     let bytes = (size_of_val(slice) as u64).saturating_mul(HOST_COPIES);
-    warpmc_host::check_allocation(&format!("copies of an array of {} elements", slice.len()), bytes)
-        .map_err(PyMemoryError::new_err)?;
+    let size = warpmc_host::memory::human_bytes(size_of_val(slice) as u64);
+    warpmc_host::check_allocation(&format!("copies of an array of {size}"), bytes).map_err(PyMemoryError::new_err)?;
     Ok(slice.to_vec())
 }
 

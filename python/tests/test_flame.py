@@ -129,6 +129,8 @@ def test_switches_take_booleans_and_palettes_a_path():
         flame.info(SIERPINSKI, palettes=3)
     with pytest.raises(TypeError, match="quality_scale must be a number, not str"):
         flame.render(SIERPINSKI, backend="cpu", quality_scale="3")
+    with pytest.raises(ValueError, match="size_scale = 10000000… .401 digits.: out of range"):
+        flame.render(SIERPINSKI, backend="cpu", size_scale=10**400)
 
 
 def test_sixteen_bits_are_eight_bits_with_more_precision():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -317,6 +318,20 @@ def test_simulation_rejects_bad_input():
     with pytest.raises(ValueError, match="shape"):
         sim.spins = np.zeros((8, 8), dtype=np.float32)
     assert not sim.spins.any()
+    # A huge broadcast view is refused by its shape, not copied.
+    with pytest.raises(ValueError, match="shape"):
+        sim.spins = np.broadcast_to(np.int32(1), (2**40, 8))
+    # Views at an odd byte offset (not aligned) load as their copies do.
+    for dtype in (np.int64, np.uint8, np.int16):
+        odd = np.ndarray((8, 8), dtype, buffer=bytearray(64 * np.dtype(dtype).itemsize + 1), offset=1)
+        odd[:] = np.arange(64).reshape(8, 8) % 2
+        sim.spins = odd
+        assert np.array_equal(sim.spins, odd)
+    # Numbers beyond any float name their argument.
+    with pytest.raises(ValueError, match="coupling = 10000000… .401 digits.: out of range"):
+        potts.exact(q=2, size=4, temps=1.0, coupling=10**400)
+    with pytest.raises(ValueError, match="temps = .*: out of range"):
+        potts.exact(q=2, size=4, temps=[1.0, 10**400])
 
 
 def test_a_simulation_runs_on_the_gpu_with_the_cpus_bits(gpu):
@@ -355,6 +370,12 @@ def test_a_simulation_refuses_other_threads_with_a_runtime_error():
     assert len(caught) == 1 and type(caught[0]) is RuntimeError, caught
     assert "thread that made it" in str(caught[0])
     assert sim.sweeps(2).sweeps_done == 2
+    # Shown by another thread (a debugger, a printed list), it says whose it is.
+    shown: list[str] = []
+    t = threading.Thread(target=lambda: shown.append(repr(sim)))
+    t.start()
+    t.join()
+    assert shown == [f"Simulation(owned by another thread, seed={sim.seed})"]
 
 
 def test_sweeps_beyond_a_chains_limit_are_refused_before_the_first():
@@ -535,21 +556,61 @@ def test_simulations_without_a_seed_are_independent_chains_and_tell_their_seed()
     assert np.array_equal(again.sweeps(20).spins, a.spins)
 
 
+def test_an_interrupted_run_hands_over_the_temperatures_it_finished():
+    # A chain of temperatures (continue): Ctrl-C, here an alarm raising
+    # KeyboardInterrupt, after about two and a half of ten.
+    args = dict(q=2, size=32, therm=1000, sweeps=20000, seed=5, backend="cpu", **{"continue": True})
+    started = time.monotonic()
+    potts.run(temps=1.0, **args)
+    one = time.monotonic() - started
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 2.5 * one)
+        with pytest.raises(KeyboardInterrupt) as e:
+            potts.run(temps="1.0:1.45:0.05", **args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    finished = e.value.results
+    assert 1 <= len(finished) < 10
+    # The rows a run of just those temperatures gives.
+    temps = [r["temperature"] for r in finished]
+    alone = potts.run(temps=temps, **args)
+    fields = ("temperature", "energy", "energy_err", "magnetization", "specific_heat", "susceptibility")
+    assert [[r[k] for k in fields] for r in finished] == [[r[k] for k in fields] for r in alone]
+
+
+_FORK_CALLS = {
+    "sweeps": 'potts.Simulation(q=2, size=16, temp=1.0, seed=1, backend="cpu").sweeps(1)',
+    "run": 'potts.run(q=2, size=16, temps=1.0, therm=1, sweeps=4, backend="cpu")',
+    "exact q=3": "potts.exact(q=3, size=4, temps=1.0)",
+    "devices": "warpmc.devices()",
+}
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this system")
-def test_a_child_forked_after_warpmc_started_its_threads_is_told_how_to_go_on():
+@pytest.mark.parametrize("parent", list(_FORK_CALLS))
+@pytest.mark.parametrize("child", ["sweeps", "run", "exact q=3"])
+def test_a_child_forked_after_warpmc_started_its_threads_is_told_how_to_go_on(parent, child):
     # The parent's worker threads do not exist in a forked child: a call
-    # there would wait for them forever. It raises instead.
-    code = """
+    # there would wait for them forever. It raises instead; and asking what
+    # the machine offers starts no threads, so a child may use them then.
+    code = f"""
 import os, sys
+import warpmc
 from warpmc import potts
-potts.Simulation(q=2, size=16, temp=1.0, seed=1, backend="cpu").sweeps(1)
+{_FORK_CALLS[parent]}
 pid = os.fork()
 if pid == 0:
     try:
-        potts.Simulation(q=2, size=16, temp=1.0, seed=1, backend="cpu").sweeps(1)
-        os._exit(3)
+        {_FORK_CALLS[child]}
+        os._exit(0 if {parent == "devices"} else 3)
     except RuntimeError as e:
-        os._exit(0 if "spawn" in str(e) else 4)
+        os._exit(0 if "spawn" in str(e) and not {parent == "devices"} else 4)
 _, status = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(status))
 """

@@ -27,6 +27,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from . import _native
+from ._numbers import as_float
 
 __all__ = ["render", "info"]
 
@@ -73,7 +74,7 @@ def _real(name: str, value: Any) -> float:
     number (a string such as "3" included, as for the integer arguments)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, not {type(value).__name__}")
-    return float(value)
+    return as_float(name, value)
 
 
 def _whole(name: str, value: Any, low: int, high: int) -> int:

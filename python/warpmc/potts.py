@@ -27,6 +27,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _native
+from ._numbers import as_float, shown
 
 if TYPE_CHECKING:
     import pandas
@@ -49,12 +50,10 @@ def _plain(key: str, value: Any) -> Any:
     if isinstance(value, numbers.Integral):
         v = int(value)
         if not -(2**63) <= v < 2**64:
-            digits = str(v)
-            shown = digits if len(digits) <= 24 else f"{digits[:8]}… ({len(digits)} digits)"
-            raise ValueError(f"{key} = {shown}: out of range (warpmc's whole numbers run from -2^63 to 2^64 - 1)")
+            raise ValueError(f"{key} = {shown(v)}: out of range (warpmc's whole numbers run from -2^63 to 2^64 - 1)")
         return v
     if isinstance(value, numbers.Real):
-        value = float(value)
+        value = as_float(key, value)
         if not math.isfinite(value):
             raise ValueError(f"{key}: {value} is not a finite number")
         return value
@@ -133,7 +132,11 @@ def run(
     given the same values.
 
     Runs with the GIL released; Ctrl-C stops it between sweeps with
-    KeyboardInterrupt.
+    KeyboardInterrupt, whose ``results`` attribute holds the rows of the
+    temperatures finished before, so that an interrupted study keeps what
+    it measured. Temperatures that run together (an ensemble of
+    independent chains, a tempering run) finish together: until then
+    ``results`` is empty.
 
     >>> rows = run(q=3, size=8, temps="2.0:2.2:0.1", therm=20, sweeps=400, backend="cpu")
     >>> len(rows), rows[0]["run"]["q"]
@@ -161,7 +164,17 @@ def run(
         **more,
     }
     text = json.dumps({key: _plain(key, value) for key, value in options.items()})
-    rows = [json.loads(line) for line in _native.potts_run(text)]
+    try:
+        lines = _native.potts_run(text)
+    except BaseException as e:
+        finished = getattr(e, "_warpmc_rows", None)
+        if finished is not None:
+            del e._warpmc_rows
+            e.results = [json.loads(line) for line in finished]
+            if finished and hasattr(e, "add_note"):
+                e.add_note(f"warpmc: the {len(finished)} rows finished before the interruption are in .results")
+        raise
+    rows = [json.loads(line) for line in lines]
     for r in rows:
         if r.get("too_short"):
             warnings.warn(
@@ -291,7 +304,7 @@ def exact(
             raise TypeError("temps: give a number, a list of numbers or a range 'T0:T1:DT'")
         if not values:
             raise ValueError("temps: give at least one temperature")
-        text = ",".join(repr(float(v)) for v in values)
+        text = ",".join(repr(as_float("temps", v)) for v in values)
     lines = _native.potts_exact(int(q), [int(s) for s in sizes], None if height is None else int(height), text,
-                                float(coupling))
+                                as_float("coupling", coupling))
     return [json.loads(line) for line in lines]
