@@ -323,9 +323,15 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
     }
     let out = child.wait_with_output().unwrap();
     assert!(!finished_early, "the run finished before it could be interrupted; make it longer");
-    if signal == "-INT" || signal == "-TERM" {
-        // 128 + the signal's number, as a shell reports it.
-        let status = if signal == "-INT" { 130 } else { 143 };
+    // 128 + the signal's number, as a shell reports it.
+    let status = match signal.as_str() {
+        "-INT" => Some(130),
+        "-TERM" => Some(143),
+        "-USR1" => Some(128 + 10),
+        "-XCPU" => Some(128 + 24),
+        _ => None,
+    };
+    if let Some(status) = status {
         assert_eq!(out.status.code(), Some(status), "{}", stderr(&out));
         assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
     }
@@ -571,6 +577,15 @@ fn sigterm_checkpoints_exits_143_and_resume_finishes_bit_for_bit() {
 #[test]
 fn sigterm_sent_twice_at_once_still_checkpoints() {
     interrupted_run_resumes_exactly("-TERM-twice", CONTINUED, false);
+}
+
+/// What batch systems send ahead of a limit (SIGUSR1 with SLURM's
+/// --signal, SIGXCPU at a soft CPU-time limit) saves and stops as Ctrl-C
+/// does, instead of ending the run unsaved.
+#[test]
+fn sigusr1_and_sigxcpu_checkpoint_and_resume_finishes_bit_for_bit() {
+    interrupted_run_resumes_exactly("-USR1", CONTINUED, false);
+    interrupted_run_resumes_exactly("-XCPU", CONTINUED, false);
 }
 
 #[test]
@@ -837,11 +852,11 @@ fn algorithm_and_ensemble_storage_beyond_host_memory_is_one_line_not_an_abort() 
                  --algorithm wolff";
     let args: Vec<&str> = wolff.split_whitespace().collect();
     assert_one_line_failure(&args, &warpmc_within(1_500_000, &args), "Wolff on a 16384 × 16384 lattice needs");
-    // 16.7 million replicas of an 8² lattice: each replica's own storage
-    // counts, not only its 64 spins.
-    let replicas = "potts run --backend cpu --q 2 --size 8 --temps 1:2:6e-8 --therm 0 --sweeps 20 --tempering";
+    // A million replicas of a 32² lattice: each replica's own storage
+    // counts, not only its 1024 spins.
+    let replicas = "potts run --backend cpu --q 2 --size 32 --temps 1:2:1e-6 --therm 0 --sweeps 20 --tempering";
     let args: Vec<&str> = replicas.split_whitespace().collect();
-    assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "lattices of 64 sites needs");
+    assert_one_line_failure(&args, &warpmc_within(4 << 20, &args), "lattices of 1024 sites needs");
     // The benchmark's lattice.
     let bench = ["potts", "bench", "--backend", "cpu", "--sizes", "131072", "--cpu-max-size", "131072"];
     assert_one_line_failure(&bench, &warpmc_within(4 << 20, &bench), "of host memory but only");
@@ -863,6 +878,10 @@ fn measurements_beyond_host_memory_are_one_line_not_an_abort() {
         .chain(["--temps", "1,2", "--sweeps", "5000000", "--checkpoint", ckpt.to_str().unwrap()])
         .collect();
     assert_one_line_failure(&few, &warpmc_within(1 << 20, &few), "and checkpointing them");
+    // Each row of results counts too: 3.3 million temperatures of a 2²
+    // lattice (which ran out of memory before the first measurement).
+    let rows: Vec<&str> = tiny.split(' ').chain(["--temps", "1:2:3e-7", "--sweeps", "1"]).collect();
+    assert_one_line_failure(&rows, &warpmc_within(4 << 20, &rows), "3.33e+6 rows of results");
 }
 
 #[test]
@@ -951,6 +970,131 @@ fn a_full_standard_error_loses_no_results() {
     assert!(o.status.success(), "{:?}", o.status);
     assert!(std::fs::read_to_string(&out).unwrap().contains("energy"));
     assert!(std::fs::metadata(&series).unwrap().len() > 0);
+}
+
+/// Standard output that fails for another reason than a closed pipe (a
+/// full disk under a log) does not end a run that writes files.
+#[test]
+fn a_full_standard_output_does_not_end_a_run_that_writes_files() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("SKIPPED: no /dev/full on this system");
+        return;
+    };
+    let (out, ckpt) = (tmp("full-stdout.csv"), tmp("full-stdout.ckpt"));
+    for p in [&out, &ckpt] {
+        let _ = std::fs::remove_file(p);
+    }
+    let args = small(&[
+        "--temps",
+        "1,2",
+        "--therm",
+        "5",
+        "--sweeps",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+    ]);
+    let o = Command::new(bin()).args(&args).stdout(full).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("standard output failed"), "{}", stderr(&o));
+    assert_eq!(common::csv_physics(&out).len(), 2);
+    assert!(ckpt.exists());
+}
+
+/// A periodic checkpoint that cannot be written (here its directory is
+/// gone for a while, as a disk can be full for a while) is warned of once;
+/// the run goes on, writes the next one when it can, and saves on Ctrl-C.
+#[test]
+fn a_checkpoint_that_cannot_be_written_on_the_way_is_warned_of_and_tried_again() {
+    use std::io::BufRead;
+    let dir = tmp("checkpoint-dir-gone");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ckpt = dir.join("run.ckpt");
+    let mut args: Vec<&str> = vec!["potts", "run", "--backend", "cpu", "--json", "--checkpoint-every", "0.05"];
+    args.extend(["--q", "3", "--size", "64", "--temps", "1", "--therm", "0", "--sweeps", "100000000"]);
+    args.extend(["--checkpoint", ckpt.to_str().unwrap()]);
+    let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    let reader = std::io::BufReader::new(child.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        for line in reader.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let wait_for = |what: &dyn Fn() -> bool, why: &str| {
+        let started = Instant::now();
+        while !what() {
+            assert!(started.elapsed() < Duration::from_secs(60), "{why}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for(&|| ckpt.exists(), "no first checkpoint");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut stderr_lines = Vec::new();
+    loop {
+        let line = seen.recv_timeout(Duration::from_secs(60)).expect("no warning about the checkpoint");
+        let warned = line.contains("the previous checkpoint is kept");
+        stderr_lines.push(line);
+        if warned {
+            break;
+        }
+    }
+    // Failing again and again, it warns once.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::create_dir_all(&dir).unwrap();
+    wait_for(&|| ckpt.exists(), "no checkpoint once the directory was back");
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = child.wait().unwrap();
+    stderr_lines.extend(seen.try_iter());
+    assert_eq!(status.code(), Some(130), "{stderr_lines:#?}");
+    let warnings = stderr_lines.iter().filter(|l| l.contains("the previous checkpoint is kept")).count();
+    assert_eq!(warnings, 1, "{stderr_lines:#?}");
+    assert!(!stderr_lines.iter().any(|l| l.contains(".warpmc-")), "a temporary file's name: {stderr_lines:#?}");
+    assert!(stderr_lines.iter().any(|l| l.contains("state saved to")), "{stderr_lines:#?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A run resumed from a checkpoint older than its CSV (kill -9 after a
+/// temperature finished, before the next checkpoint) and stopped again
+/// leaves the CSV's rows: the file is not rewritten with fewer.
+#[test]
+fn an_interrupted_resume_keeps_the_rows_its_csv_already_held() {
+    let (ckpt, early, csv) = (tmp("older.ckpt"), tmp("older-copy.ckpt"), tmp("older.csv"));
+    for p in [&ckpt, &early, &csv] {
+        let _ = std::fs::remove_file(p);
+    }
+    let interrupt_when = |args: &[&str], ready: &dyn Fn() -> bool| {
+        let child = Command::new(bin()).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let started = Instant::now();
+        while !ready() {
+            assert!(started.elapsed() < Duration::from_secs(60), "never ready");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    };
+    let rows = || if csv.exists() { common::csv_physics(&csv).len() } else { 0 };
+    // A checkpoint after the first temperature.
+    let mut args = vec!["potts", "run", "--backend", "cpu", "--checkpoint-every", "1000"];
+    args.extend(CONTINUED);
+    args.extend(["--checkpoint", ckpt.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
+    interrupt_when(&args, &|| rows() >= 1);
+    std::fs::copy(&ckpt, &early).unwrap();
+    let held = rows();
+    // The run to its end: the CSV holds every row.
+    let o = warpmc(&["potts", "run", "--resume", ckpt.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = common::csv_physics(&csv);
+    assert!(whole.len() == 4 && held < 4, "{held} rows, then {whole:?}");
+    // From the older checkpoint, stopped at once: the CSV is as it was.
+    let args = ["potts", "run", "--resume", early.to_str().unwrap(), "--out", csv.to_str().unwrap()];
+    let started = Instant::now();
+    interrupt_when(&args, &|| started.elapsed() > Duration::from_millis(300));
+    assert_eq!(common::csv_physics(&csv), whole);
 }
 
 /// A `.npy` file of little-endian float64 as (shape, values).
@@ -1495,7 +1639,7 @@ fn each_size_of_a_study_has_its_own_provenance() {
 /// the time between checkpoints): resuming it gives the same results.
 #[test]
 fn a_finished_run_checkpoints_its_end() {
-    let ckpt = tmp("finished.ckpt");
+    let ckpt = tmp("finished-end.ckpt");
     let _ = std::fs::remove_file(&ckpt);
     let protocol = ["--q", "3", "--size", "12", "--temps", "0.9,1.0", "--therm", "50", "--sweeps", "200"];
     let whole = run_small_with(&protocol, &["--json", "--checkpoint", ckpt.to_str().unwrap()]);
@@ -1504,6 +1648,13 @@ fn a_finished_run_checkpoints_its_end() {
     let resumed = warpmc(&["potts", "run", "--json", "--resume", ckpt.to_str().unwrap()]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(physics(&resumed.stdout), physics(&whole.stdout));
+    // It holds no lattice: a snapshot asked of it is refused, not a
+    // lattice that was never swept written.
+    let snapshot = tmp("finished-snapshot.npy");
+    let _ = std::fs::remove_file(&snapshot);
+    let args = ["potts", "run", "--resume", ckpt.to_str().unwrap(), "--snapshot", snapshot.to_str().unwrap()];
+    assert_one_line_error(&args, "checkpoint of a finished run");
+    assert!(!snapshot.exists());
 }
 
 /// A finished run's checkpoint gives its results again without sweeping:

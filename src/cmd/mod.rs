@@ -242,12 +242,17 @@ pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
     r.map_err(|_| format!("'{s}' is not an unsigned 64-bit integer (decimal, or hex with 0x)"))
 }
 
-/// Set when SIGTERM (a batch system's stop) arrived; it is then handled as
-/// Ctrl-C, and only the exit status tells them apart.
-static TERMINATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The signal that asked the job to stop when it was not SIGINT (SIGTERM
+/// from a batch system, SIGXCPU at a soft CPU-time limit, SIGUSR1 or SIGUSR2
+/// sent ahead of a time limit); 0 otherwise. It is handled as Ctrl-C, and
+/// only the exit status tells them apart.
+static STOPPED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-extern "C" fn on_sigterm(_: libc::c_int) {
-    TERMINATED.store(true, std::sync::atomic::Ordering::SeqCst);
+/// Signals, besides SIGINT and SIGHUP, that stop a job as Ctrl-C does.
+const STOP_SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2];
+
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    STOPPED_BY.store(signal, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: raise is async-signal-safe; ctrlc's SIGINT handler takes it
     // from here as it takes Ctrl-C.
     unsafe {
@@ -255,16 +260,20 @@ extern "C" fn on_sigterm(_: libc::c_int) {
     }
 }
 
-/// Calls `handler` on Ctrl-C (SIGINT), SIGTERM and SIGHUP, from a thread of
-/// its own, and remembers a SIGTERM for [`interrupted_status`].
+/// Calls `handler` on Ctrl-C (SIGINT), SIGHUP, SIGTERM, SIGXCPU, SIGUSR1
+/// and SIGUSR2, from a thread of its own, and remembers which of the last
+/// four came for [`interrupted_status`].
 pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Result<()> {
     use anyhow::Context as _;
     ctrlc::set_handler(handler).context("installing the Ctrl-C handler")?;
-    // SAFETY: on_sigterm is an extern "C" function of the signature a
-    // handler has, and does only async-signal-safe things (an atomic store,
-    // raise); it replaces ctrlc's SIGTERM handler, whose work it hands on.
-    let previous = unsafe { libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t) };
-    anyhow::ensure!(previous != libc::SIG_ERR, "installing the SIGTERM handler");
+    for signal in STOP_SIGNALS {
+        // SAFETY: on_stop_signal is an extern "C" function of the signature
+        // a handler has, and does only async-signal-safe things (an atomic
+        // store, raise); it replaces ctrlc's SIGTERM handler, whose work it
+        // hands on.
+        let previous = unsafe { libc::signal(signal, on_stop_signal as *const () as libc::sighandler_t) };
+        anyhow::ensure!(previous != libc::SIG_ERR, "installing the handler of signal {signal}");
+    }
     Ok(())
 }
 
@@ -273,7 +282,7 @@ pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Re
 /// then to its process group, microseconds apart.
 const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(300);
 
-/// The first Ctrl-C, SIGTERM or SIGHUP sets `stop` (the job stops at its
+/// The first Ctrl-C, SIGHUP or other stop signal ([`on_interrupt`]) sets `stop` (the job stops at its
 /// next check, saving what it has); one that comes later calls `again`,
 /// which ends the process at once.
 pub(crate) fn stop_on_signals(
@@ -291,8 +300,12 @@ pub(crate) fn stop_on_signals(
     })
 }
 
-/// The exit status of a command stopped by a signal: 143 (128 + SIGTERM)
-/// after SIGTERM, else 130 (128 + SIGINT), as shells report them.
+/// The exit status of a command stopped by a signal, as shells report
+/// them: 128 + the signal's number (143 after SIGTERM, 152 after SIGXCPU),
+/// 130 (SIGINT) after Ctrl-C or SIGHUP.
 pub(crate) fn interrupted_status() -> i32 {
-    if TERMINATED.load(std::sync::atomic::Ordering::SeqCst) { 143 } else { 130 }
+    match STOPPED_BY.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => 130,
+        signal => 128 + signal,
+    }
 }

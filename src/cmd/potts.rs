@@ -240,7 +240,11 @@ struct RunArgs {
     /// Save the run's state to FILE every --checkpoint-every seconds, on
     /// Ctrl-C and when the run finishes (written atomically; resuming a
     /// finished run gives its results without sweeping again; a second
-    /// Ctrl-C stops at once, without saving). A FILE that
+    /// Ctrl-C stops at once, without saving). SIGTERM, SIGHUP, SIGXCPU (a
+    /// soft CPU-time limit) and SIGUSR1/SIGUSR2 (sent by batch systems
+    /// ahead of a time limit) save and stop as Ctrl-C does; a checkpoint
+    /// that cannot be written on the way (a full disk) is warned of and
+    /// tried again, the previous one kept. A FILE that
     /// already holds something (a run's checkpoint) is refused
     /// unless --force is given.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
@@ -471,6 +475,20 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
         if let Some(b) = args.backend {
             cfg = cfg.with_backend(b);
         }
+        // A finished run's checkpoint holds its results, not its lattices
+        // (the snapshot was the run's to write): refused, not a snapshot of
+        // a lattice never swept.
+        if let Some(snapshot) = &args.snapshot
+            && state.finished(&cfg)
+            && cfg.study_sizes().last() == Some(&cfg.size())
+        {
+            bail!(
+                "--snapshot {}: {} is the checkpoint of a finished run, which keeps its results but not its \
+                 lattices; only the run itself writes its snapshot (run it again with --snapshot)",
+                snapshot.display(),
+                path.display()
+            );
+        }
         let keep_writing = args.checkpoint.clone().unwrap_or_else(|| path.clone());
         let sizes = cfg.study_sizes();
         let study = sizes.iter().map(|&l| cfg.for_size(l)).collect::<Result<Vec<_>, _>>()?;
@@ -507,6 +525,11 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
 /// may have doubled.
 const CHECKPOINT_BYTES_PER_MEASUREMENT: u64 = 16 + 2 * 77;
 
+/// Host bytes each row of results (a temperature of a size) may take: its
+/// result, kept twice, its CSV and JSON text (about 1.4 KiB measured with a
+/// million temperatures).
+const ROW_HOST_BYTES: u64 = 2048;
+
 /// Checks that the measurements of every size of the study, all kept until
 /// the end (and copied into each checkpoint), fit in host memory beside the
 /// largest lattice, before the first sweep rather than as an abort hours
@@ -519,11 +542,16 @@ fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> anyhow::Re
     }
     let kept = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.stored_measurements()));
     let per_measurement = MEASUREMENT_HOST_BYTES + if checkpoints { CHECKPOINT_BYTES_PER_MEASUREMENT } else { 0 };
+    let rows = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.temperatures().len() as u64));
     let lattice =
         study.iter().map(|cfg| cfg.model().map(|m| m.host_bytes(0))).try_fold(0u64, |a, b| b.map(|b| a.max(b)))?;
-    let bytes = kept.saturating_mul(per_measurement).saturating_add(lattice);
+    let bytes = kept
+        .saturating_mul(per_measurement)
+        .saturating_add(rows.saturating_mul(ROW_HOST_BYTES))
+        .saturating_add(lattice);
     let what = format!(
-        "keeping the run's {} measurements{}",
+        "keeping the run's {} rows of results and {} measurements{}",
+        sci(rows as f64),
         sci(kept as f64),
         if checkpoints { " and checkpointing them" } else { "" }
     );
@@ -932,7 +960,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         Ok(_) => {}
         // Whoever read the results (`| head`) has gone: stop as quietly as
         // they did.
-        Err(PottsError::Interrupted) if team.first_says(out.stdout_closed) => return Ok(Ended::Finished),
+        Err(PottsError::Interrupted) if team.first_says(out.reader_gone) => return Ok(Ended::Finished),
         Err(PottsError::Interrupted) => {
             if team.is_first() {
                 match &out.checkpoint_path {
@@ -1034,6 +1062,9 @@ struct Output {
     csv_rows: String,
     /// How many results `csv_rows` holds.
     csv_rows_of: usize,
+    /// Rows the CSV file already held, from this run, when it was resumed:
+    /// the file is not written with fewer.
+    csv_kept_rows: usize,
     /// When the CSV file was last written; rows since then are `csv_due`.
     csv_written: Option<Instant>,
     csv_due: bool,
@@ -1046,8 +1077,13 @@ struct Output {
     begun: bool,
     interrupted: Arc<AtomicBool>,
     printed_header: bool,
-    /// Set when writing to stdout found the reader gone.
+    /// Set when the last periodic checkpoint could not be written (warned
+    /// of once until one is written again).
+    checkpoint_failed: bool,
+    /// Set when writing to stdout failed: nothing more is printed.
     stdout_closed: bool,
+    /// Set when that ended the run (it writes no files): it ends quietly.
+    reader_gone: bool,
     /// Whether the run writes files (`--out`, `--series`, `--snapshot`,
     /// `--checkpoint`): then a closed stdout does not end it.
     writes_files: bool,
@@ -1089,7 +1125,15 @@ impl Output {
         } else {
             ProgressBar::hidden()
         };
+        // A resumed run may start from a checkpoint older than its CSV
+        // (stopped by kill -9 after a temperature finished): that file's
+        // rows are kept until the run has as many again.
+        let csv_kept_rows = match (&args.out, &args.resume) {
+            (Some(path), Some(_)) if writes => rows_of_this_run(path, &provenance.comment_lines()),
+            _ => 0,
+        };
         Ok(Output {
+            csv_kept_rows,
             json: args.json,
             json_lines: JsonLines::new(&provenance),
             json_size: provenance.width,
@@ -1113,7 +1157,9 @@ impl Output {
             begun: false,
             interrupted,
             printed_header: false,
+            checkpoint_failed: false,
             stdout_closed: false,
+            reader_gone: false,
             writes_files: args.out.is_some()
                 || args.series.is_some()
                 || args.snapshot.is_some()
@@ -1313,6 +1359,22 @@ fn with_error(v: f64, e: f64) -> String {
 /// (and all of them when the run ends, however it ends).
 const CSV_EVERY: Duration = Duration::from_secs(1);
 
+/// The rows of results in the CSV file at `path` when it was written by the
+/// run whose provenance comment is `comment` (0 when it was not, or cannot
+/// be read).
+fn rows_of_this_run(path: &Path, comment: &str) -> usize {
+    use std::io::{BufRead, Read};
+    let Ok(file) = std::fs::File::open(path) else { return 0 };
+    let mut reader = std::io::BufReader::new(file);
+    let mut head = vec![0; comment.len()];
+    if reader.read_exact(&mut head).is_err() || head != comment.as_bytes() {
+        return 0;
+    }
+    // After the comment: perhaps "# incomplete", the column names, the rows.
+    let lines = reader.lines().map_while(Result::ok).filter(|l| !l.starts_with('#') && !l.is_empty()).count();
+    lines.saturating_sub(1)
+}
+
 impl Output {
     /// The CSV rows: the earlier sizes' results, then `all` of the size
     /// running.
@@ -1346,7 +1408,7 @@ impl Output {
     /// Writes the CSV file with every result so far, if any came since the
     /// last write.
     fn write_csv(&mut self) -> warpmc_potts::Result<()> {
-        let Some(path) = self.csv.as_ref().filter(|_| self.csv_due) else {
+        let Some(path) = self.csv.as_ref().filter(|_| self.csv_due && self.csv_rows_of >= self.csv_kept_rows) else {
             return Ok(());
         };
         let mut columns = CSV_COLUMNS.to_vec();
@@ -1416,17 +1478,29 @@ impl Observer for Output {
         for result in new {
             match self.emit(result) {
                 Ok(()) => {}
-                Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe) => {
-                    self.stdout_closed = true;
+                Err(e) => {
+                    let Some(io) = e.downcast_ref::<std::io::Error>() else {
+                        return Err(PottsError::InvalidInput(format!("writing results: {e:#}")));
+                    };
                     // Its files are what a run is for: it goes on without
-                    // printing. Without any, it ends as quietly as `cat`.
+                    // printing, whatever stopped the printing (a closed
+                    // pipe, a full disk under a log). Without any, a closed
+                    // pipe ends it as quietly as `cat`.
                     if !self.writes_files {
-                        return Err(PottsError::Interrupted);
+                        if io.kind() == ErrorKind::BrokenPipe {
+                            (self.stdout_closed, self.reader_gone) = (true, true);
+                            return Err(PottsError::Interrupted);
+                        }
+                        return Err(PottsError::InvalidInput(format!("writing results: {e:#}")));
                     }
-                    self.bar
-                        .suspend(|| noteln!("note: standard output was closed; the run goes on and writes its files"));
+                    self.stdout_closed = true;
+                    let why = if io.kind() == ErrorKind::BrokenPipe {
+                        "was closed".to_string()
+                    } else {
+                        format!("failed ({io})")
+                    };
+                    self.bar.suspend(|| noteln!("note: standard output {why}; the run goes on and writes its files"));
                 }
-                Err(e) => return Err(PottsError::InvalidInput(format!("writing results: {e:#}"))),
             }
         }
         Ok(())
@@ -1444,10 +1518,27 @@ impl Observer for Output {
     }
 
     fn checkpoint(&mut self, cfg: &ProtocolConfig, state: &RunState) -> warpmc_potts::Result<()> {
-        if let Some(path) = &self.checkpoint_path {
-            checkpoint::write(path, cfg, state)?;
-            self.last_checkpoint = Instant::now();
+        let Some(path) = &self.checkpoint_path else { return Ok(()) };
+        match checkpoint::write(path, cfg, state) {
+            Ok(()) => self.checkpoint_failed = false,
+            // On the way out the state must be saved: the error ends the
+            // run and says so.
+            Err(e) if self.interrupted.load(Ordering::SeqCst) => return Err(e),
+            // On the way (a full disk for a while): the previous checkpoint
+            // is left whole, the run goes on and tries again next time.
+            Err(e) => {
+                if !self.checkpoint_failed {
+                    self.bar.suspend(|| {
+                        noteln!(
+                            "warning: {e}; the previous checkpoint is kept, and the run goes on and tries again every {} s",
+                            self.every.as_secs_f64()
+                        )
+                    });
+                    self.checkpoint_failed = true;
+                }
+            }
         }
+        self.last_checkpoint = Instant::now();
         Ok(())
     }
 }

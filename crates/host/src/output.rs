@@ -140,6 +140,16 @@ fn temporary_in(builder: &tempfile::Builder<'_, '_>, dir: &Path) -> io::Result<t
     })
 }
 
+/// An error of writing the temporary file without its random name (which
+/// tempfile adds as "at path …"): the caller names the output.
+fn without_temporary_name(e: io::Error) -> io::Error {
+    let message = e.to_string();
+    match message.split_once(" at path \"") {
+        Some((cause, _)) => io::Error::new(e.kind(), cause.to_string()),
+        None => e,
+    }
+}
+
 /// The atomic replacement of a regular file (or creation of a new one).
 fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let dir = directory_of(target);
@@ -161,10 +171,10 @@ fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io:
         tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
     }
     let mut out = BufWriter::new(tmp);
-    body(&mut out)?;
-    let tmp = out.into_inner().map_err(|e| e.into_error())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(target).map_err(|e| e.error)?;
+    body(&mut out).map_err(without_temporary_name)?;
+    let tmp = out.into_inner().map_err(|e| without_temporary_name(e.into_error()))?;
+    tmp.as_file().sync_all().map_err(without_temporary_name)?;
+    tmp.persist(target).map_err(|e| without_temporary_name(e.error))?;
     // The rename itself reaches the disk with the directory.
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();

@@ -153,13 +153,18 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
         earlier: state.earlier.clone(),
     };
     let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
-    let mut out = Vec::with_capacity(json.len() + 64);
+    // Exactly the size written: a buffer that grew by doubling could need
+    // twice a large lattice's bytes on top of what the run holds.
+    let bits = bits_per_site(cfg.q());
+    let lattices: usize =
+        under_way.iter().chain(state.saved.iter().flatten()).map(|l| packed_len(l.spins().len(), bits)).sum();
+    let mut out = Vec::with_capacity(MAGIC.len() + 4 + 8 + json.len() + lattices + 8);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
     out.extend_from_slice(&json);
     for l in under_way.iter().chain(state.saved.iter().flatten()) {
-        pack(l.spins(), bits_per_site(cfg.q()), &mut out);
+        pack(l.spins(), bits, &mut out);
     }
     let sum = fnv1a64(&out);
     out.extend_from_slice(&sum.to_le_bytes());

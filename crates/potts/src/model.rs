@@ -134,12 +134,12 @@ impl PottsModel {
     }
 
     /// Host memory a run of this model may hold at once, in bytes: the
-    /// lattice, its colour-split copy, the backend's storage and one more
-    /// copy for a snapshot or checkpoint (one byte per site each, an upper
-    /// bound for the bit-plane storage), plus `saved` lattices kept for
-    /// continuation.
+    /// lattice, its colour-split copy, the backend's storage, and two more
+    /// for a snapshot or a checkpoint (the copy read back and its encoding;
+    /// one byte per site each, an upper bound for the bit-plane storage),
+    /// plus `saved` lattices kept for continuation.
     pub fn host_bytes(&self, saved: u64) -> u64 {
-        self.sites() as u64 * (4 + saved)
+        self.sites() as u64 * (5 + saved)
     }
 
     /// Fails with [`PottsError::OutOfHostMemory`] unless [`host_bytes`]

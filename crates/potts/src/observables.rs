@@ -136,14 +136,21 @@ pub struct TemperatureResult {
 /// sample, measurements `measure_every` sweeps apart): every mean and
 /// derived quantity with its error by the Γ-method (see [`stats`](crate::stats)).
 pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>], measure_every: u64) -> Analysis {
-    // Columns e, e², e³, e⁴, m, m², m³, m⁴ of each sample.
+    // Columns e, e², e³, e⁴, m, m², m³, m⁴ of each sample, then d and d²
+    // for d = e − e₀ (e₀ the first energy measured): the specific heat's
+    // variance from d, whose moments do not cancel where e is large and
+    // nearly constant (a frozen lattice of large J: ⟨e²⟩ − ⟨e⟩² from e's
+    // own moments came out negative).
+    let e0 = series.iter().find_map(|s| s.first()).map_or(0.0, |x| x.energy);
     let replicas: Vec<Vec<Vec<f64>>> = series
         .iter()
         .map(|s| {
-            let power = |k: usize, x: &Measurement| {
-                if k < 4 { x.energy.powi(k as i32 + 1) } else { x.magnetization.powi(k as i32 - 3) }
+            let column = |k: usize, x: &Measurement| match k {
+                0..4 => x.energy.powi(k as i32 + 1),
+                4..8 => x.magnetization.powi(k as i32 - 3),
+                _ => (x.energy - e0).powi(k as i32 - 7),
             };
-            (0..8).map(|k| s.iter().map(|x| power(k, x)).collect()).collect()
+            (0..10).map(|k| s.iter().map(|x| column(k, x)).collect()).collect()
         })
         .collect();
     let g = GammaMethod::new(replicas);
@@ -152,7 +159,7 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
     let energy = g.analyze(|v| v[0]);
     let magnetization = g.analyze(|v| v[4]);
     // Divided by T twice: T² underflows to zero below T ≈ 1e-154.
-    let specific_heat = g.analyze(|v| n * (v[1] - v[0] * v[0]) / t / t);
+    let specific_heat = g.analyze(|v| n * (v[9] - v[8] * v[8]) / t / t);
     let susceptibility = g.analyze(|v| n * (v[5] - v[4] * v[4]) / t);
     let binder = g.analyze(|v| 1.0 - v[7] / (3.0 * v[5] * v[5]));
     // The Binder cumulant is checked too: a mode that only changes the
@@ -449,5 +456,25 @@ mod tests {
         let zero = vec![Measurement { energy: 2.0, magnetization: 0.0 }; 1000];
         let a = analyze(&model, 0.05, &[zero], 1);
         assert!(a.binder.value.is_nan() && a.binder.error.is_nan(), "{:?}", a.binder);
+    }
+
+    /// The specific heat of energies that are large and nearly constant (a
+    /// lattice of J = 1e10, frozen but for rare flips) is the variance of
+    /// their small changes, not what is left of ⟨e²⟩ − ⟨e⟩² after rounding
+    /// (which was −1.3e7 for a frozen 8 × 8 lattice).
+    #[test]
+    fn the_specific_heat_of_large_energies_does_not_cancel() {
+        let model = PottsModel::new(3, 8, 8).unwrap();
+        let frozen = vec![Measurement { energy: -2e10, magnetization: 1.0 }; 1000];
+        assert_eq!(analyze(&model, 1.0, &[frozen], 1).specific_heat.value, 0.0);
+        // Two levels 1e10 · 2/64 apart, one in ten measurements high: the
+        // exact variance of the series, to rounding.
+        let (low, step) = (-2e10, 2e10 / 32.0);
+        let series: Vec<Measurement> = (0..1000)
+            .map(|i| Measurement { energy: if i % 10 == 0 { low + step } else { low }, magnetization: 1.0 })
+            .collect();
+        let c = analyze(&model, 1.0, &[series], 1).specific_heat.value;
+        let exact = 64.0 * 0.1 * 0.9 * step * step;
+        assert!((c - exact).abs() <= 1e-12 * exact, "{c} against {exact}");
     }
 }
