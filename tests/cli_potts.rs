@@ -1097,6 +1097,36 @@ fn an_interrupted_resume_keeps_the_rows_its_csv_already_held() {
     assert_eq!(common::csv_physics(&csv), whole);
 }
 
+/// Two runs given one checkpoint file (a job array whose file names forgot
+/// the task) cannot replace each other's: the second is refused while the
+/// first runs, and the lock beside the file goes with the first.
+#[test]
+fn a_checkpoint_file_another_run_is_writing_is_refused() {
+    let ckpt = tmp("claimed.ckpt");
+    let lock = tmp(".claimed.ckpt.lock");
+    for p in [&ckpt, &lock] {
+        let _ = std::fs::remove_file(p);
+    }
+    let mut first = Command::new(bin())
+        .args(small(&["--temps", "1", "--therm", "0", "--sweeps", "100000000", "--checkpoint", ckpt.to_str().unwrap()]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !lock.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no lock appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let second = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--checkpoint", ckpt.to_str().unwrap()]);
+    let args: Vec<&str> = second.iter().map(String::as_str).collect();
+    assert_one_line_error(&args, "another process is writing it");
+    Command::new("kill").args(["-INT", &first.id().to_string()]).status().unwrap();
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+    assert!(ckpt.exists() && !lock.exists());
+    std::fs::remove_file(&ckpt).unwrap();
+}
+
 /// A `.npy` file of little-endian float64 as (shape, values).
 fn read_f64_npy(path: &Path) -> (Vec<usize>, Vec<f64>) {
     let bytes = std::fs::read(path).unwrap();

@@ -244,7 +244,9 @@ struct RunArgs {
     /// soft CPU-time limit) and SIGUSR1/SIGUSR2 (sent by batch systems
     /// ahead of a time limit) save and stop as Ctrl-C does; a checkpoint
     /// that cannot be written on the way (a full disk) is warned of and
-    /// tried again, the previous one kept. A FILE that
+    /// tried again, the previous one kept. While a run writes FILE it
+    /// holds a lock beside it (.FILE.lock): a second run given the same
+    /// FILE is refused. A FILE that
     /// already holds something (a run's checkpoint) is refused
     /// unless --force is given.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
@@ -563,7 +565,7 @@ fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> anyhow::Re
 /// Every output path checked before any work starts: a snapshot's format,
 /// that each file can be written, and that a new run's checkpoint file does
 /// not hold another run's state.
-fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()> {
+fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Option<warpmc_host::output::Claim>> {
     // "-" would be a file of that name in the working directory; the
     // results table goes to standard output when --out is left out.
     for (option, path) in [
@@ -611,6 +613,12 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()
         files.push(NamedFile::output(option, p));
     }
     warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)?;
+    // Claimed before it is looked at: two runs started together cannot
+    // both find it free.
+    let claim = match checkpoint {
+        Some(path) => warpmc_host::output::Claim::take(path, "--checkpoint file")?,
+        None => None,
+    };
     if let Some(path) = checkpoint {
         // A device or a FIFO would take the state and never give it back.
         if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
@@ -642,7 +650,7 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<()
     {
         warpmc_host::output::check_writable(path)?;
     }
-    Ok(())
+    Ok(claim)
 }
 
 /// Whether two paths name the same file (after symlinks), or are equal.
@@ -664,6 +672,8 @@ struct Prepared {
     start: Start,
     device: warpmc_gpu::Device,
     interrupted: Arc<AtomicBool>,
+    /// The checkpoint file's, held to the end of the run.
+    claim: Option<warpmc_host::output::Claim>,
 }
 
 /// Everything checked and opened before the first sweep (output paths by
@@ -693,8 +703,9 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
             cfg.sweeps_per_chain()
         );
     }
+    let mut claim = None;
     if team.is_first() {
-        check_outputs(args, start.checkpoint.as_deref())?;
+        claim = check_outputs(args, start.checkpoint.as_deref())?;
         if let Some(series) = &args.series {
             // Written once, at the end: room for it is checked now, not
             // after the run (two numbers of 8 bytes a measurement).
@@ -730,7 +741,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         );
         std::process::exit(super::interrupted_status());
     })?;
-    Ok(Prepared { start, device, interrupted })
+    Ok(Prepared { start, device, interrupted, claim })
 }
 
 /// A temperature for messages: as written for ordinary values, in
@@ -841,8 +852,12 @@ fn print_tempering_summary(state: &RunState, size: Option<usize>) {
 /// The run: every size of the study, then the series, the snapshot and the
 /// summary lines (written and printed by the team's first process).
 fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<Ended> {
-    let Prepared { start: Start { study, first, mut state, checkpoint: checkpoint_path }, device, interrupted } =
-        prepared;
+    let Prepared {
+        start: Start { study, first, mut state, checkpoint: checkpoint_path },
+        device,
+        interrupted,
+        claim: _claim,
+    } = prepared;
     let mut out: Option<Output> = None;
     let mut at = first;
     // The sizes of a study one after another, each on its own ensemble.

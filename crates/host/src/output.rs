@@ -106,6 +106,63 @@ fn directory_of(path: &Path) -> &Path {
     }
 }
 
+/// A claim on an output for the life of one process, so that two runs
+/// given the same file (a job array whose file names forgot the task) do
+/// not replace each other's: an exclusive lock (`flock`) on a hidden file
+/// beside it, `.NAME.lock`, removed when the claim is dropped. The kernel
+/// releases the lock of a process that dies; the file left then is taken
+/// by the next claim.
+#[derive(Debug)]
+pub struct Claim {
+    lock: PathBuf,
+    _file: File,
+}
+
+impl Claim {
+    /// Claims `target` (following symlinks): `Ok(None)` where the file
+    /// system has no locks to give (the output is then unguarded, as it
+    /// was); an error naming `what` when another process holds the claim.
+    pub fn take(target: &Path, what: &str) -> Result<Option<Claim>, OutputError> {
+        let file = match resolve(target).map_err(|e| OutputError::new(target, e))? {
+            Target::File { path, .. } => path,
+            Target::Special(_) => return Ok(None),
+        };
+        let Some(name) = file.file_name() else { return Ok(None) };
+        let lock = directory_of(&file).join(format!(".{}.lock", name.to_string_lossy()));
+        let Ok(handle) = OpenOptions::new().create(true).truncate(false).write(true).open(&lock) else {
+            return Ok(None);
+        };
+        #[cfg(not(unix))]
+        {
+            let _ = (handle, what);
+            return Ok(None);
+        }
+        #[cfg(unix)]
+        // SAFETY: flock on a descriptor this function owns; no memory is
+        // passed.
+        if unsafe { libc::flock(std::os::unix::io::AsRawFd::as_raw_fd(&handle), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(Some(Claim { lock, _file: handle }));
+        }
+        match io::Error::last_os_error() {
+            e if e.kind() == io::ErrorKind::WouldBlock => Err(OutputError::new(
+                target,
+                io::Error::other(format!(
+                    "another process is writing it (it holds {}); give this run its own {what}",
+                    lock.display()
+                )),
+            )),
+            // No locks on this file system (ENOLCK, EOPNOTSUPP): unguarded.
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.lock);
+    }
+}
+
 /// Writes the output at `path` with `body`, as the module describes.
 ///
 /// `body` writes into a buffered writer; its error, or any error of
