@@ -832,6 +832,12 @@ fn couplings_and_fields_that_overflow_are_refused() {
         let args = small(&["--temp", "1", "--therm", "1", "--sweeps", "10", flag, value]);
         assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "2|J| + |h| must be at most");
     }
+    // The coupling is checked before the field is set: the message names
+    // the values that gave the energies.
+    let args = small(&["--temp", "1", "--coupling", "1e300", "--field", "5"]);
+    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "J = 1e300 gives energies up to");
+    let args = small(&["--temp", "1", "--coupling", "2", "--field", "1e100"]);
+    assert_one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), "J = 2.0 and h = 1e100 give");
 }
 
 #[test]

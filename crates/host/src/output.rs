@@ -210,8 +210,9 @@ fn without_temporary_name(e: io::Error) -> io::Error {
 /// The atomic replacement of a regular file (or creation of a new one).
 fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let dir = directory_of(target);
+    let prefix = temporary_prefix();
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".warpmc-").suffix(".tmp");
+    builder.prefix(&prefix).suffix(".tmp");
     #[cfg(unix)]
     let mode = {
         use std::os::unix::fs::PermissionsExt;
@@ -285,7 +286,9 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 
 /// Checks, before any work starts, that an output at `path` can be
 /// written: the directory exists and takes new files, an existing file can
-/// be written, and the path is not a directory. Nothing at `path` changes.
+/// be written, and the path is not a directory. Nothing at `path` changes;
+/// the temporary files that ended warpmc processes of this host left in
+/// its directory (killed while writing) are removed.
 pub fn check_writable(path: &Path) -> Result<(), OutputError> {
     let err = |e| OutputError::new(path, e);
     match resolve(path).map_err(err)? {
@@ -304,11 +307,74 @@ pub fn check_writable(path: &Path) -> Result<(), OutputError> {
                 // Appending nothing changes nothing but needs write access.
                 OpenOptions::new().append(true).open(&target).map_err(err)?;
             }
+            remove_stale_temporaries(dir);
+            let prefix = temporary_prefix();
             let mut builder = tempfile::Builder::new();
-            builder.prefix(".warpmc-").suffix(".tmp");
+            builder.prefix(&prefix).suffix(".tmp");
             temporary_in(&builder, dir).map(drop).map_err(err)
         }
     }
+}
+
+/// This host's name as it goes into temporary files' names: letters,
+/// digits, '.' and '-' (others become '_'), at most 32 of them.
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into `buf`.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let name = if rc == 0 { &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())] } else { b"host" };
+    name.iter()
+        .take(32)
+        .map(|&b| if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' { b as char } else { '_' })
+        .collect()
+}
+
+/// The start of the name of a temporary file this process writes an output
+/// through: `.warpmc-HOST-PID-`, so that what a killed process left can be
+/// told from what a running one is writing.
+fn temporary_prefix() -> String {
+    format!(".warpmc-{}-{}-", host_name(), std::process::id())
+}
+
+/// Removes from `dir` the temporary files of warpmc processes of this host
+/// that have ended (killed while writing an output: a batch system that
+/// preempts a job again and again would otherwise pile up copies of its
+/// checkpoint). Each directory is looked at once per process.
+fn remove_stale_temporaries(dir: &Path) {
+    static SEEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let key = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    {
+        let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.contains(&key) {
+            return;
+        }
+        seen.push(key);
+    }
+    let ours = format!(".warpmc-{}-", host_name());
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&ours))
+            .filter(|n| n.ends_with(".tmp"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid > 0 && pid as u32 != std::process::id() && !process_alive(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process of this number exists on this host.
+fn process_alive(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists and may be
+    // signalled; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// A file a command names: the option that names it (for messages), its
@@ -411,6 +477,33 @@ fn same_file_message(a: &NamedFile<'_>, b: &NamedFile<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a killed warpmc process of this host left is removed when an
+    /// output's directory is checked; what a running one (this process),
+    /// another host's or another program's file is kept.
+    #[test]
+    fn temporaries_of_ended_processes_of_this_host_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        let dead = ended.id();
+        ended.wait().unwrap();
+        let host = host_name();
+        let names = [
+            format!(".warpmc-{host}-{dead}-AbCd12.tmp"),
+            format!(".warpmc-{host}-{}-EfGh34.tmp", std::process::id()),
+            format!(".warpmc-elsewhere-{dead}-IjKl56.tmp"),
+            format!(".warpmc-{host}-{dead}-MnOp78.txt"),
+            "notes.tmp".to_string(),
+        ];
+        for n in &names {
+            fs::write(dir.path().join(n), b"x").unwrap();
+        }
+        check_writable(&dir.path().join("out.csv")).unwrap();
+        let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
+        assert_eq!(left, [false, true, true, true, true]);
+        // A name a writer gives: this host, this process.
+        assert!(temporary_prefix().starts_with(&format!(".warpmc-{host}-{}-", std::process::id())));
+    }
 
     #[test]
     fn writes_new_files_and_replaces_old_ones() {

@@ -91,10 +91,16 @@ impl PottsModel {
     fn check_energy_scale(&self) -> Result<()> {
         let scale = 2.0 * self.coupling.abs() + self.field.abs();
         if scale > MAX_ENERGY_SCALE {
+            // The coupling is checked before a field is set: h is named only
+            // when it takes part.
+            let given = if self.field == 0.0 {
+                format!("J = {:?} gives", self.coupling)
+            } else {
+                format!("J = {:?} and h = {:?} give", self.coupling, self.field)
+            };
             return Err(PottsError::InvalidInput(format!(
-                "J = {:?} and h = {:?} give energies up to {scale:e} per site; 2|J| + |h| must be at most \
-                 {MAX_ENERGY_SCALE:e}, beyond which the energy moments overflow",
-                self.coupling, self.field
+                "{given} energies up to {scale:e} per site; 2|J| + |h| must be at most {MAX_ENERGY_SCALE:e}, beyond \
+                 which the energy moments overflow"
             )));
         }
         for (name, v) in [("the coupling J", self.coupling), ("the field h", self.field)] {
