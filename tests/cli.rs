@@ -281,6 +281,32 @@ fn devices_explains_every_kind_of_missing_gpu() {
     assert_eq!(v["cuda_usable"], false);
     assert_eq!(v["devices"][0]["name"], "Fake GPU 9000");
     assert!(v["nvrtc"]["error"].as_str().unwrap().contains("WARPMC_NVRTC"));
+    // WARPMC_DEVICE naming a GPU the machine lacks, or no ordinal at all:
+    // the listing, then one line and a failure, as every GPU command gives.
+    for (value, expect) in [
+        ("1", "WARPMC_DEVICE=1 names no GPU of this machine (it has GPU 0 only)"),
+        ("abc", "WARPMC_DEVICE=abc is not a device ordinal"),
+    ] {
+        for json in [false, true] {
+            let mut cmd = Command::new(bin());
+            cmd.arg("devices").env("LD_LIBRARY_PATH", &dir).env("FAKE_CUDA_MODE", "3").env("WARPMC_DEVICE", value);
+            if json {
+                cmd.arg("--json");
+            }
+            let o = cmd.output().unwrap();
+            assert_eq!(o.status.code(), Some(1), "{value} {json}: {}", stderr(&o));
+            assert!(stderr(&o).contains(expect) && stderr(&o).lines().count() == 1, "{value}: {}", stderr(&o));
+            assert!(String::from_utf8_lossy(&o.stdout).contains("Fake GPU 9000"), "{value} {json}");
+        }
+    }
+    let o = Command::new(bin())
+        .arg("devices")
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("FAKE_CUDA_MODE", "3")
+        .env("WARPMC_DEVICE", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&old_dir);
 }

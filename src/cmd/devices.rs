@@ -13,6 +13,9 @@ pub(crate) struct DevicesArgs {
 pub(crate) fn run(args: DevicesArgs) -> anyhow::Result<()> {
     let probe = warpmc_gpu::probe();
     let cpu_threads = rayon::current_num_threads();
+    // The listing comes first either way: a bad WARPMC_DEVICE is reported
+    // after it, as the error every GPU command would give.
+    let selection = check_selection(&probe);
     if args.json {
         let value = serde_json::json!({
             "cuda_usable": probe.unusable_reason().is_none(),
@@ -21,11 +24,31 @@ pub(crate) fn run(args: DevicesArgs) -> anyhow::Result<()> {
             "nvrtc": ok_or_error(&probe.nvrtc)?,
             "devices": ok_or_error(&probe.devices)?,
             "cpu_threads": cpu_threads,
+            "warpmc_device": std::env::var("WARPMC_DEVICE").ok(),
         });
         stdoutln!("{}", serde_json::to_string_pretty(&value)?);
-        return Ok(());
+    } else {
+        crate::cmd::write_stdout(format_args!("{}", describe(&probe, cpu_threads)))?;
     }
-    crate::cmd::write_stdout(format_args!("{}", describe(&probe, cpu_threads)))?;
+    selection
+}
+
+/// Whether `WARPMC_DEVICE` names a GPU this machine has: not an ordinal is
+/// an error everywhere, and an ordinal past the devices the driver lists
+/// would fail every GPU command. With no usable driver there is nothing to
+/// check it against (`auto` then runs on the CPU whatever it says).
+fn check_selection(probe: &Probe) -> anyhow::Result<()> {
+    let ordinal = warpmc_gpu::device_ordinal()?;
+    if let Ok(devices) = &probe.devices
+        && !devices.is_empty()
+        && ordinal >= devices.len()
+    {
+        let last = devices.len() - 1;
+        anyhow::bail!(
+            "WARPMC_DEVICE={ordinal} names no GPU of this machine (it has {}); unset it or give 0 to {last}",
+            if last == 0 { "GPU 0 only".to_string() } else { format!("GPUs 0 to {last}") }
+        );
+    }
     Ok(())
 }
 

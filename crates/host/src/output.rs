@@ -339,7 +339,10 @@ fn temporary_prefix() -> String {
 /// Removes from `dir` the temporary files of warpmc processes of this host
 /// that have ended (killed while writing an output: a batch system that
 /// preempts a job again and again would otherwise pile up copies of its
-/// checkpoint). Each directory is looked at once per process.
+/// checkpoint). A file changed in the last [`STALE_AFTER`] is kept even so:
+/// a process of another PID namespace that shares this host's name (a
+/// container with the host's network) may be writing it. Each directory is
+/// looked at once per process.
 fn remove_stale_temporaries(dir: &Path) {
     static SEEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let key = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -363,11 +366,21 @@ fn remove_stale_temporaries(dir: &Path) {
         else {
             continue;
         };
-        if pid > 0 && pid as u32 != std::process::id() && !process_alive(pid) {
+        let quiet_for = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+        if pid > 0
+            && pid as u32 != std::process::id()
+            && quiet_for.is_some_and(|d| d >= STALE_AFTER)
+            && !process_alive(pid)
+        {
             let _ = fs::remove_file(entry.path());
         }
     }
 }
+
+/// How long a temporary file of an ended process must have been left
+/// unchanged before it is removed. Writers write continuously, so a live
+/// one's file is never this old.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// Whether a process of this number exists on this host.
 fn process_alive(pid: libc::pid_t) -> bool {
@@ -494,13 +507,21 @@ mod tests {
             format!(".warpmc-elsewhere-{dead}-IjKl56.tmp"),
             format!(".warpmc-{host}-{dead}-MnOp78.txt"),
             "notes.tmp".to_string(),
+            format!(".warpmc-{host}-{dead}-QrSt90.tmp"),
         ];
-        for n in &names {
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for (i, n) in names.iter().enumerate() {
             fs::write(dir.path().join(n), b"x").unwrap();
+            // The last was written just now (perhaps by a process of
+            // another PID namespace): it is kept.
+            if i + 1 < names.len() {
+                let file = fs::File::options().write(true).open(dir.path().join(n)).unwrap();
+                file.set_modified(an_hour_ago).unwrap();
+            }
         }
         check_writable(&dir.path().join("out.csv")).unwrap();
         let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
-        assert_eq!(left, [false, true, true, true, true]);
+        assert_eq!(left, [false, true, true, true, true, true]);
         // A name a writer gives: this host, this process.
         assert!(temporary_prefix().starts_with(&format!(".warpmc-{host}-{}-", std::process::id())));
     }
