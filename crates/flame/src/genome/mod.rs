@@ -526,6 +526,22 @@ impl Flame {
     pub fn label(&self, index: usize) -> String {
         flame_label(self.name.as_deref(), index)
     }
+
+    /// The xforms whose chaos row gives every xform zero weight (weight
+    /// times multiplier), when the weights alone do not: flam3 refuses such
+    /// a flame, Fractorium takes xform 0 after them.
+    pub fn dead_chaos_rows(&self) -> impl Iterator<Item = usize> + '_ {
+        dead_chaos_rows(&self.xforms)
+    }
+}
+
+/// [`Flame::dead_chaos_rows`] of a list of xforms.
+pub(crate) fn dead_chaos_rows(xforms: &[XForm]) -> impl Iterator<Item = usize> + '_ {
+    let any_weight = xforms.iter().any(|x| x.weight > 0.0);
+    xforms.iter().enumerate().filter_map(move |(i, x)| {
+        let dead = xforms.iter().enumerate().all(|(j, y)| y.weight * x.chaos_to(j) == 0.0);
+        (any_weight && dead).then_some(i)
+    })
 }
 
 /// Characters of a flame's name that messages quote; a longer name is cut

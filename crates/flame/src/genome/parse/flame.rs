@@ -469,23 +469,20 @@ impl Reader<'_> {
         }
         // A row that gives every xform zero weight (while the weights alone
         // do not): flam3 refuses the flame, Fractorium takes xform 0 next.
-        let any_weight = xforms.iter().any(|x| x.weight > 0.0);
-        for (i, x) in xforms.iter().enumerate() {
-            let dead = (0..n).all(|j| xforms[j].weight * x.chaos_to(j) == 0.0);
-            if any_weight && dead {
-                let what = format!("xform {i}: its chaos row gives every xform zero weight");
-                if self.opts.strict {
-                    return Err(genome_err(
-                        at,
-                        format!(
-                            "{what} (flam3 refuses such a flame; without --strict xform 0 follows it, as in \
-                             Fractorium)"
-                        ),
-                    ));
-                }
-                self.warnings
-                    .push(format!("{at}: {what}; xform 0 follows it, as in Fractorium (flam3 refuses such a flame)"));
+        let dead: Vec<usize> = crate::genome::dead_chaos_rows(xforms).collect();
+        for i in dead {
+            let what = format!("xform {i}: its chaos row gives every xform zero weight");
+            if self.opts.strict {
+                return Err(genome_err(
+                    at,
+                    format!(
+                        "{what} (flam3 refuses such a flame; without --strict xform 0 follows it, as in \
+                         Fractorium)"
+                    ),
+                ));
             }
+            self.warnings
+                .push(format!("{at}: {what}; xform 0 follows it, as in Fractorium (flam3 refuses such a flame)"));
         }
         Ok(())
     }

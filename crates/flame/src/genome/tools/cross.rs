@@ -2,7 +2,7 @@
 
 use super::GenomeRng;
 use crate::error::{FlameError, Result};
-use crate::genome::Flame;
+use crate::genome::{Flame, XForm};
 use crate::interpolate::interpolate;
 
 /// flam3's crossing methods (flam3-genome's `method=` for `cross0=`).
@@ -55,8 +55,10 @@ pub fn cross(
     });
     let mut out = match method {
         CrossMethod::Union => {
+            // flam3 keeps one chaos matrix per flame: the first parent's,
+            // with ones wherever the second parent's xforms come in.
             let mut out = p0.clone();
-            out.xforms.extend(p1.xforms.iter().cloned());
+            out.xforms.extend(p1.xforms.iter().map(|x| XForm { chaos: Vec::new(), ..x.clone() }));
             out
         }
         CrossMethod::Interpolate => {
@@ -106,7 +108,10 @@ fn alternate(p0: &Flame, p1: &Flame, rng: &mut GenomeRng) -> Flame {
             if rng.bit() {
                 match other.xforms.get(i).filter(|y| y.weight > 0.0) {
                     Some(y) => {
-                        *x = y.clone();
+                        // The xform, not its chaos row: the child keeps the
+                        // base parent's chaos matrix, as in flam3 (the other
+                        // parent's row counts that parent's xforms).
+                        *x = XForm { chaos: std::mem::take(&mut x.chaos), ..y.clone() };
                         got_other = true;
                     }
                     None => got_base = true,
@@ -150,6 +155,38 @@ mod tests {
             cross(&a, &b, Some(CrossMethod::Union), None, &mut GenomeRng::new(4, Operation::Cross, 0)).unwrap();
         assert_eq!(c.xforms.len(), a.xforms.len() + b.xforms.len());
         assert_eq!(c.xforms[a.xforms.len()].coefs, b.xforms[0].coefs);
+    }
+
+    /// The child keeps the base parent's chaos matrix (flam3 keeps one per
+    /// flame): a row copied from the other parent would count that
+    /// parent's xforms, and flam3-render aborts on a row longer than the
+    /// child has xforms.
+    #[test]
+    fn a_child_keeps_the_chaos_matrix_of_the_parent_it_is_built_on() {
+        let (mut a, b) = parents();
+        // Four xforms with rows that forbid some moves; b has three and no
+        // rows.
+        a.xforms.push(a.xforms[0].clone());
+        for (i, x) in a.xforms.iter_mut().enumerate() {
+            x.chaos = (0..4).map(|j| if (i + j) % 2 == 0 { 1.0 } else { 0.0 }).collect();
+        }
+        let mut seen = [false; 2];
+        for seed in 0..40 {
+            let mut rng = GenomeRng::new(seed, Operation::Cross, 0);
+            let (c, _) = cross(&a, &b, Some(CrossMethod::Alternate), None, &mut rng).unwrap();
+            let base_is_a = c.xforms.len() == 4;
+            seen[base_is_a as usize] = true;
+            for (i, x) in c.xforms.iter().enumerate() {
+                let expect = if base_is_a { &a.xforms[i].chaos } else { &b.xforms[i].chaos };
+                assert_eq!(&x.chaos, expect, "seed {seed}, xform {i}");
+            }
+            assert_eq!(c.dead_chaos_rows().count(), 0);
+        }
+        assert_eq!(seen, [true, true], "both parents served as the base");
+        // Union: the second parent's xforms come in with rows of ones.
+        let (c, _) =
+            cross(&b, &a, Some(CrossMethod::Union), None, &mut GenomeRng::new(4, Operation::Cross, 0)).unwrap();
+        assert!(c.xforms[3..].iter().all(|x| x.chaos.is_empty()) && c.xforms.len() == 7);
     }
 
     #[test]

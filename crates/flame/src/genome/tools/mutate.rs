@@ -76,7 +76,17 @@ pub fn mutate(
     if opts.variations.is_empty() {
         return Err(FlameError::invalid("no variations to choose from"));
     }
-    let method = method.unwrap_or_else(|| MutateMethod::random(rng));
+    let Some(method) = method else {
+        // A random method that cannot apply (no xform may be deleted) is
+        // drawn again, as flam3-genome tries another mutation.
+        loop {
+            let m = MutateMethod::random(rng);
+            match mutate(flame, Some(m), opts, speed, library, rng) {
+                Err(_) if m == MutateMethod::DeleteXform => continue,
+                result => return result,
+            }
+        }
+    };
     let mut f = flame.clone();
     let n = f.xforms.len();
     match method {
@@ -119,7 +129,22 @@ pub fn mutate(
         MutateMethod::DeleteXform => {
             let k = rng.below(n);
             if n > 1 {
-                delete_xform(&mut f, k);
+                // flam3-genome test-renders a mutant and tries again when it
+                // fails; a deletion that leaves some xform's chaos row with
+                // no xform to go to is such a failure, so the next xform
+                // whose deletion leaves none is taken instead.
+                let without = |k: usize| {
+                    let mut g = f.clone();
+                    delete_xform(&mut g, k);
+                    g
+                };
+                f = (0..n).map(|i| without((k + i) % n)).find(|g| g.dead_chaos_rows().next().is_none()).ok_or_else(
+                    || {
+                        FlameError::invalid(
+                            "no xform can be deleted without leaving another whose chaos row reaches no xform",
+                        )
+                    },
+                )?;
             }
         }
         MutateMethod::AllCoefs => {
@@ -241,6 +266,43 @@ mod tests {
                     assert!(c.xforms.iter().zip(&p.xforms).all(|(a, b)| a.variations == b.variations), "{name}");
                 }
             }
+        }
+    }
+
+    /// A deletion that would leave an xform whose chaos row reaches no
+    /// other (flam3-render refuses that flame) deletes another xform; when
+    /// every deletion would, the mutation is refused.
+    #[test]
+    fn deleting_an_xform_never_leaves_a_dead_chaos_row() {
+        let mut p = parent();
+        // xform 0 goes only to xform 1: deleting xform 1 would strand it.
+        p.xforms[0].chaos = vec![0.0, 1.0, 0.0];
+        let opts = RandomOptions::default();
+        let mut deleted = [0; 3];
+        for seed in 0..60 {
+            let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+            let (c, _) = mutate(&p, Some(MutateMethod::DeleteXform), &opts, 0.1, None, &mut rng).unwrap();
+            assert_eq!(c.xforms.len(), 2);
+            assert_eq!(c.dead_chaos_rows().count(), 0, "seed {seed}");
+            let gone = (0..3).find(|&k| !c.xforms.iter().any(|x| x.coefs == p.xforms[k].coefs)).unwrap();
+            deleted[gone] += 1;
+        }
+        assert_eq!(deleted[1], 0, "{deleted:?}");
+        assert!(deleted[0] > 0 && deleted[2] > 0, "{deleted:?}");
+        // Two xforms that only go to each other: either deletion strands
+        // the other.
+        let mut q = parent();
+        q.xforms.truncate(2);
+        q.xforms[0].chaos = vec![0.0, 1.0];
+        q.xforms[1].chaos = vec![1.0, 0.0];
+        let mut rng = GenomeRng::new(1, Operation::Mutate, 0);
+        let e = mutate(&q, Some(MutateMethod::DeleteXform), &opts, 0.1, None, &mut rng).unwrap_err();
+        assert!(e.to_string().contains("chaos row"), "{e}");
+        // A random method is drawn again instead.
+        for seed in 0..40 {
+            let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+            let (c, m) = mutate(&q, None, &opts, 0.1, None, &mut rng).unwrap();
+            assert!(m != MutateMethod::DeleteXform && c.xforms.len() >= 2, "seed {seed}");
         }
     }
 
