@@ -1660,6 +1660,10 @@ fn each_size_of_a_study_has_its_own_provenance() {
         let l = r["L"].as_u64().unwrap();
         assert_eq!((r["run"]["width"].as_u64(), r["run"]["height"].as_u64()), (Some(l), Some(l)), "{r}");
         assert_eq!(r["run"]["sizes"], serde_json::json!([8, 16]));
+        // The configuration is the study's at the row's own size.
+        let config = &r["run"]["config"];
+        assert_eq!((config["size"].as_u64(), config["height"].as_u64()), (Some(l), Some(l)), "{r}");
+        assert_eq!(config["sizes"], serde_json::json!([8, 16]));
     }
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.lines().nth(1).unwrap().contains("8 x 8, 16 x 16 tori"), "{text}");

@@ -83,8 +83,9 @@ impl Provenance {
 
     /// The provenance of the study's results of size `l`: that lattice's
     /// width and height (square but for the study's own first size, as
-    /// [`ProtocolConfig::for_size`] makes them) and the backend that ran it,
-    /// where known (`None` keeps this one's).
+    /// [`ProtocolConfig::for_size`] makes them), its configuration (the
+    /// study's at that size) and the backend that ran it, where known
+    /// (`None` keeps this one's).
     ///
     /// # Errors
     ///
@@ -95,6 +96,7 @@ impl Provenance {
             width: cfg.size(),
             height: cfg.height(),
             backend: backend.map_or_else(|| self.backend.clone(), str::to_string),
+            config: cfg,
             ..self.clone()
         })
     }
