@@ -73,6 +73,53 @@ fn frames_and_contact_sheet_are_written() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Run again with --skip-existing, an animation renders only the frames
+/// whose files are missing or are not finished frames of its size; the
+/// others are left byte for byte, and the contact sheet still shows them.
+#[test]
+fn skip_existing_renders_only_missing_or_unfinished_frames() {
+    let dir = temp_dir("skip");
+    let genome = example("test.flam3");
+    let prefix = dir.join("f.").to_string_lossy().into_owned();
+    let sheet = dir.join("sheet.png").to_string_lossy().into_owned();
+    let first = dir.join("first.png").to_string_lossy().into_owned();
+    let o = warpmc(&animate_args(&genome, &["-o", &prefix, "--contact-sheet", &first]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let frame = |t: i64| dir.join(format!("f.{t:05}.png"));
+    let before: Vec<Vec<u8>> = (10..=13).map(|t| std::fs::read(frame(t)).unwrap()).collect();
+    // Frame 11 gone, frame 12 cut short, frame 13 another size.
+    std::fs::remove_file(frame(11)).unwrap();
+    std::fs::write(frame(12), &before[2][..100]).unwrap();
+    let small = dir.join("small.").to_string_lossy().into_owned();
+    let mut args = animate_args(&genome, &["-o", &small]);
+    args[8] = "0.05";
+    assert!(warpmc(&args).status.success());
+    std::fs::copy(dir.join("small.00013.png"), frame(13)).unwrap();
+    let o = warpmc(&animate_args(&genome, &["-o", &prefix, "--skip-existing", "--contact-sheet", &sheet]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("1 frame(s) already written were left as they were"), "{err}");
+    assert!(
+        err.contains("f.00012.png: not a readable PNG") && err.contains("f.00013.png: 32x24, not the frame's 64x48"),
+        "{err}"
+    );
+    // The same seed renders the same frames: every file is as at first.
+    for (t, bytes) in (10..=13).zip(&before) {
+        assert!(std::fs::read(frame(t)).unwrap() == *bytes, "frame {t}");
+    }
+    let o = warpmc(&["flame", "compare", &first, &sheet]);
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == "inf",
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // Nothing to write with a video.
+    let video = dir.join("v.mp4").to_string_lossy().into_owned();
+    let o = warpmc(&animate_args(&genome, &["--skip-existing", "--video", &video]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn video_through_ffmpeg_and_refused_without_it() {
     let dir = temp_dir("video");
@@ -545,7 +592,10 @@ fn a_log_is_told_the_progress_and_an_interrupted_animation_where_to_go_on() {
         .and_then(|r| r.split(' ').next())
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| panic!("{seen:?}"));
-    assert!(last.ends_with(&format!("(go on with --begin {t})")), "{last}");
+    assert!(
+        last.ends_with(&format!("(go on with --begin {t}, or run the same command with --skip-existing)")),
+        "{last}"
+    );
     assert!((11..=13).contains(&t), "{last}");
     for time in 10..t {
         assert!(Path::new(&format!("{prefix}{time:05}.png")).exists(), "frame {time} missing: {last}");

@@ -259,6 +259,14 @@ struct AnimateArgs {
     /// time t + 0.5, each field rendered at half the height.
     #[arg(long)]
     fields: bool,
+    /// Leave out the frames whose PNG file is already there, finished (a
+    /// readable PNG of the frame's size): an animation stopped by Ctrl-C,
+    /// a batch system or a crash, run again with the same command, renders
+    /// only what is missing. Frames are written whole or not at all, so a
+    /// file at a frame's name is a finished frame; whether it was rendered
+    /// with the same genome and options is not checked.
+    #[arg(long, conflicts_with = "video")]
+    skip_existing: bool,
     #[command(flatten)]
     opts: RenderOpts,
 }
@@ -1009,11 +1017,27 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let mut log = FrameLog::new(a.opts.quiet, frames.count());
     let (mut done, mut rendered, mut bad) = (0.0f64, 0u64, 0u64);
+    let (mut skipped, mut skipped_share) = (0u64, 0.0f64);
     for (k, t) in frames.iter().enumerate() {
         b.set_message(format!("frame {}/{}", k + 1, frames.count()));
         let st = at_time(&s, t);
         let cost = engine.checked_cost(&flames, t as f64, &st, bits(&a.opts)).with_context(|| at(t))?;
         let share = cost.iterations as f64 / total.max(1.0);
+        if a.skip_existing
+            && let Some(frame) = finished_frame(&frame_path(t), (cost.width, cost.height), a.opts.transparent, || {
+                a.contact_sheet.is_some() && flame_animate::ContactSheet::shows(frames.count(), k)
+            })
+        {
+            done += share;
+            skipped += 1;
+            skipped_share += share;
+            b.set_position((done * len) as u64);
+            if let Some(frame) = frame {
+                let (text, compressed) = (Vec::new(), Vec::new());
+                writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: true })?;
+            }
+            continue;
+        }
         let frame = if a.fields {
             // flam3-animate: the even field at t, the odd one at t + 0.5,
             // each with the frame's temporal samples.
@@ -1039,9 +1063,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                         part.display()
                     ),
                     (_, Some(v), None) => noteln!("interrupted at time {t}: {} was not written", v.display()),
-                    (_, None, _) => {
-                        noteln!("interrupted: the frames before time {t} were written (go on with --begin {t})")
-                    }
+                    (_, None, _) => noteln!(
+                        "interrupted: the frames before time {t} were written (go on with --begin {t}, or run the \
+                         same command with --skip-existing)"
+                    ),
                 }
                 std::process::exit(super::interrupted_status());
             }
@@ -1057,8 +1082,8 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         bad += frame.stats.bad_values;
         let text = frame_text(&s, &frame);
         let compressed = genome_chunk(&flames, t as f64, &st)?;
-        writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed })?;
-        log.rendered(k as u64 + 1, t, done);
+        writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: false })?;
+        log.rendered(k as u64 + 1, t, done, skipped_share);
     }
     let times = writers.finish();
     b.finish_and_clear();
@@ -1068,7 +1093,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         std::process::exit(super::interrupted_status());
     }
     let secs = start.elapsed().as_secs_f64();
-    let n = frames.count();
+    let n = frames.count() - skipped;
+    if skipped > 0 {
+        noteln!("{skipped} frame(s) already written were left as they were (--skip-existing)");
+    }
     let into = match (&video, &a.contact_sheet) {
         (Some(v), _) => v.display().to_string(),
         (None, _) => format!("{}NNNNN.png", a.prefix),
@@ -1087,6 +1115,46 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         noteln!("contact sheet: {}", sheet.display());
     }
     Ok(())
+}
+
+/// With `--skip-existing`: whether the frame's file at `path` is a finished
+/// frame of `size`, read back when `wanted()` (for the contact sheet):
+/// `Some(None)` or `Some(Some(frame))`. `None` when the frame is to be
+/// rendered: no file, or one that is not a readable PNG of that size
+/// (said in a note; it is then replaced).
+fn finished_frame(
+    path: &Path,
+    size: (u32, u32),
+    transparent: bool,
+    wanted: impl FnOnce() -> bool,
+) -> Option<Option<RenderedFrame>> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return None;
+    }
+    let render_again = |why: String| {
+        let shown = path.display().to_string();
+        let why = why.strip_prefix(&format!("{shown}: ")).unwrap_or(&why).to_string();
+        noteln!("note: {shown}: {why}; rendering it again");
+        None
+    };
+    match warpmc_flame::image::png_size(path) {
+        Ok(found) if found == size => {}
+        Ok((w, h)) => return render_again(format!("{w}x{h}, not the frame's {}x{}", size.0, size.1)),
+        Err(e) => return render_again(e.to_string()),
+    }
+    if !wanted() {
+        return Some(None);
+    }
+    match warpmc_flame::image::read_png(path) {
+        Ok(image) => Some(Some(RenderedFrame {
+            width: image.width,
+            height: image.height,
+            pixels: image.pixels,
+            transparent,
+            stats: Default::default(),
+        })),
+        Err(e) => render_again(e.to_string()),
+    }
 }
 
 /// Progress of an animation as lines, for a standard error that is not a
@@ -1109,13 +1177,15 @@ impl FrameLog {
 
     /// After frame `done_frames` (time `t`); `share` the fraction of the
     /// whole animation's iterations done.
-    fn rendered(&mut self, done_frames: u64, t: i64, share: f64) {
+    /// `skipped` the share of frames that were already written
+    /// (`--skip-existing`), which took no time.
+    fn rendered(&mut self, done_frames: u64, t: i64, share: f64, skipped: f64) {
         if !self.on || done_frames == self.frames || self.last.is_some_and(|l| l.elapsed() < Self::EVERY) {
             return;
         }
         self.last = Some(Instant::now());
         let secs = self.start.elapsed().as_secs_f64();
-        let eta = match duration(secs * (1.0 - share) / share.max(1e-300)) {
+        let eta = match duration(secs * (1.0 - share) / (share - skipped).max(1e-300)) {
             d if d.starts_with("less") => format!(", {d} to go"),
             d => format!(", about {d} to go"),
         };

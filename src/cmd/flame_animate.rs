@@ -26,6 +26,9 @@ pub(crate) struct FrameOut {
     pub(crate) text: Vec<(String, String)>,
     /// PNG compressed text chunks: the frame's genome as `flam3_genome`.
     pub(crate) compressed: Vec<(String, String)>,
+    /// Already in its file (`--skip-existing`): read back for the contact
+    /// sheet only, not written again.
+    pub(crate) on_disk: bool,
 }
 
 /// Whether ffmpeg can be run.
@@ -325,8 +328,18 @@ const SHEET_WIDTH: usize = 1920;
 
 impl ContactSheet {
     /// A sheet for `frames` frames of `width × height`.
+    /// Every how many frames of an animation of `frames` one is shown.
+    fn every(frames: u64) -> usize {
+        (frames as usize).div_ceil(SHEET_FRAMES).max(1)
+    }
+
+    /// Whether frame `index` of an animation of `frames` is on the sheet.
+    pub(crate) fn shows(frames: u64, index: usize) -> bool {
+        index % Self::every(frames) == 0
+    }
+
     pub(crate) fn new(path: &Path, frames: u64, width: u32, height: u32, transparent: bool) -> ContactSheet {
-        let every = (frames as usize).div_ceil(SHEET_FRAMES).max(1);
+        let every = Self::every(frames);
         let shown = (frames as usize).div_ceil(every).max(1);
         let columns = (shown as f64).sqrt().ceil() as usize;
         let rows = shown.div_ceil(columns);
@@ -540,6 +553,9 @@ fn write_frames(receiver: &Mutex<Receiver<FrameOut>>, shared: &Shared) -> anyhow
         let start = Instant::now();
         if let Some(sheet) = lock(&shared.sheet).as_mut() {
             sheet.add(out.index, &out.frame);
+        }
+        if out.on_disk {
+            continue;
         }
         if let Some(v) = lock(&shared.video).as_mut() {
             v.push(&out.frame, out.time)?;

@@ -367,6 +367,23 @@ pub fn read_png(path: &Path) -> Result<LoadedImage> {
     })
 }
 
+/// The width and height a PNG file declares, from its header alone (the
+/// pixel data is not read): enough to tell a finished frame, since frames
+/// are written whole or not at all.
+pub fn png_size(path: &Path) -> Result<(u32, u32)> {
+    let file = std::fs::File::open(path).map_err(|error| FlameError::Io {
+        path: path.to_path_buf(),
+        action: "read",
+        error,
+    })?;
+    let mut dec = png::Decoder::new(io::BufReader::new(file));
+    // The text chunks before the pixels (a frame's genome) are not kept.
+    dec.set_ignore_text_chunk(true);
+    let reader =
+        dec.read_info().map_err(|e| FlameError::Png(format!("{}: not a readable PNG ({e})", path.display())))?;
+    Ok(reader.info().size())
+}
+
 /// The most text, in bytes, a PNG read here may hold in all its text
 /// chunks once inflated: room for the genome of a frame of tens of
 /// thousands of xforms, far short of what a small file can inflate to.
