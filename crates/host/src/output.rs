@@ -69,6 +69,12 @@ fn resolve(path: &Path) -> io::Result<Target> {
             }
             Err(e) => return Err(e),
             Ok(meta) if meta.file_type().is_symlink() => {
+                // A link that ends at a pipe, socket or device is written
+                // through: some name no path at all (/dev/stdout in a pipe
+                // is /proc/self/fd/1, whose link reads "pipe:[…]").
+                if fs::metadata(&current).is_ok_and(|end| !end.is_file() && !end.is_dir()) {
+                    return Ok(Target::Special(current));
+                }
                 let link = fs::read_link(&current)?;
                 current = match current.parent() {
                     Some(dir) if link.is_relative() => dir.join(link),
@@ -524,6 +530,22 @@ mod tests {
         assert_eq!(left, [false, true, true, true, true, true]);
         // A name a writer gives: this host, this process.
         assert!(temporary_prefix().starts_with(&format!(".warpmc-{host}-{}-", std::process::id())));
+    }
+
+    /// /dev/stdout in a pipeline: a link to a pipe, which has no path.
+    #[test]
+    fn a_link_to_a_pipe_is_written_in_place() {
+        let mut fds = [0; 2];
+        // SAFETY: pipe writes two descriptors into `fds`.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let link = PathBuf::from(format!("/proc/self/fd/{}", fds[1]));
+        assert_eq!(resolve(&link).unwrap(), Target::Special(link.clone()));
+        check_writable(&link).unwrap();
+        // SAFETY: the descriptors are this test's own.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
     }
 
     #[test]
