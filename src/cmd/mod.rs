@@ -164,26 +164,53 @@ impl std::fmt::Display for QuietExit {
 impl std::error::Error for QuietExit {}
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+    let launch = warpmc_mpi::Launch::from_env().filter(|l| l.size > 1);
+    // What the first process also meets (started with the same command) it
+    // reports, and its status ends the job; a later process reports it
+    // only if the first is still waiting for it after a while.
+    let refuse = |e: anyhow::Error| match launch {
+        Some(l) if l.rank != 0 => later_process_fails(l.rank, l.size, &e),
+        _ => e,
+    };
     // Only `potts run` shares its work among processes; any other command
     // would run once in every process mpirun started.
-    if let Some(launch) = warpmc_mpi::Launch::from_env()
-        && launch.size > 1
-        && !matches!(&cli.command, Command::Potts(p) if p.splits_across_processes())
-    {
-        if launch.rank != 0 {
-            return Err(QuietExit(0).into());
-        }
-        anyhow::bail!(
+    if launch.is_some() && !matches!(&cli.command, Command::Potts(p) if p.splits_across_processes()) {
+        return Err(refuse(anyhow::anyhow!(
             "only `warpmc potts run` splits its work among the processes mpirun starts; run this command without \
              mpirun"
-        );
+        )));
     }
+    configure_threads(cli.threads).map_err(refuse)?;
+    match cli.command {
+        Command::Devices(args) => devices::run(args),
+        Command::Rng(args) => rng::run(args),
+        Command::Potts(args) => potts::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Flame(args) => flame::run(args),
+    }
+}
+
+/// A process other than the first, under mpirun, that cannot go on for a
+/// reason the first meets too when started with the same command: the
+/// first then prints it, and its status ends the job while this process
+/// waits. Started otherwise (another command, another build), the first
+/// may be waiting for this process in MPI for ever: after the wait this
+/// process says why and ends the job.
+pub(crate) fn later_process_fails(rank: usize, size: usize, e: &anyhow::Error) -> ! {
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    print_error(&format!("process {rank} of {size}: {e:#}"));
+    std::process::exit(1);
+}
+
+/// The CPU thread pool: `--threads`, or rayon's own reading of
+/// `RAYON_NUM_THREADS` once it is checked.
+fn configure_threads(threads: Option<usize>) -> anyhow::Result<()> {
     // More threads than this never help (the CPU backends split work by
     // core) and would take minutes to start, or fail half-way.
     const MOST_THREADS: usize = 1024;
     // rayon reads RAYON_NUM_THREADS itself, quietly ignoring a value it
     // cannot parse (0 means every core).
-    if cli.threads.is_none()
+    if threads.is_none()
         && let Some(v) = std::env::var_os("RAYON_NUM_THREADS").filter(|v| !v.is_empty())
     {
         let shown = v.to_string_lossy();
@@ -198,7 +225,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
             ),
         }
     }
-    if let Some(n) = cli.threads {
+    if let Some(n) = threads {
         anyhow::ensure!(n >= 1, "--threads must be at least 1");
         anyhow::ensure!(
             n <= MOST_THREADS,
@@ -210,13 +237,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
             .build_global()
             .context("could not set up the CPU thread pool")?;
     }
-    match cli.command {
-        Command::Devices(args) => devices::run(args),
-        Command::Rng(args) => rng::run(args),
-        Command::Potts(args) => potts::run(args),
-        Command::Bench(args) => bench::run(args),
-        Command::Flame(args) => flame::run(args),
-    }
+    Ok(())
 }
 
 /// Writes to standard output as `print!` does, without its panic: a

@@ -915,11 +915,16 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     out.bar.finish_and_clear();
     // A finished run's checkpoint holds its end, not a state from before
     // it: resuming it gives the results at once, without sweeping again.
-    // (Strips across processes gather their lattice for it inside the run.)
+    // Every process holds the whole state (results, and any lattice kept
+    // for a later temperature, gathered), so the first writes it; every
+    // process then learns whether it could, so that a failure ends them
+    // together, once the first has written the results below.
+    let final_checkpoint = result.is_ok() && checkpoint_path.is_some();
     let result = match (result, &out.checkpoint_path) {
-        (Ok(r), Some(path)) if matches!(team, Team::Alone) => checkpoint::write(path, &study[at], &state).map(|()| r),
-        (result, _) => result,
+        (Ok(_), Some(path)) if team.is_first() => checkpoint::write(path, &study[at], &state),
+        (result, _) => result.map(drop),
     };
+    let result = if final_checkpoint { team.settle(result) } else { result };
     // The checkpoint holds the run as far as it went: written just now at
     // its end, or on the way out of an interruption.
     let saved_in = out
@@ -940,33 +945,45 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         (Ok(_) | Err(PottsError::Interrupted), Err(e)) => Some(elsewhere(&e, "--out OTHER.csv")),
         _ => None,
     };
+    // The first process alone writes files: every process learns whether
+    // it could (a failure then ends them together, quietly but for the
+    // first, instead of through MPI_Abort), unless some may be waiting for
+    // a process that failed alone (which then ends them all).
+    let together = team.knows_outcome(&result);
+    let agree = |r: anyhow::Result<()>| if together { team.agree(r) } else { r };
+    let csv_error = agree(csv_error.map_or(Ok(()), Err)).err();
     // Whatever ended the run, the measurements taken are kept, except that
     // a run stopped before any temperature finished leaves a file already
     // at the path as it was, as it leaves --out (the checkpoint, if any,
     // holds its measurements).
     let finished_any = result.is_ok() || !out.earlier.is_empty() || !out.current.is_empty();
     let series = args.series.as_deref().filter(|p| finished_any || std::fs::symlink_metadata(p).is_err());
-    if let Some(path) = series
-        && team.is_first()
-    {
-        let cfg = &study[at];
-        let shape = SeriesShape {
-            temperatures: cfg.temperatures().len(),
-            samples: cfg.samples() as usize,
-            measurements: cfg.measurements_per_chain() as usize,
-        };
-        let mut runs = state.study_series();
-        runs.resize(study.len(), &[]);
-        snapshot::write_series_npy(path, &runs, shape).map_err(|e| elsewhere(&e, "--series OTHER.npy"))?;
-        noteln!("series: {}", path.display());
-    } else if let Some(path) = &args.series
-        && team.is_first()
-    {
-        noteln!(
+    // Every process takes part in agreeing on the outcome, whatever it
+    // sees of the file (processes may run in other directories).
+    let written = match series {
+        Some(path) if team.is_first() => {
+            let cfg = &study[at];
+            let shape = SeriesShape {
+                temperatures: cfg.temperatures().len(),
+                samples: cfg.samples() as usize,
+                measurements: cfg.measurements_per_chain() as usize,
+            };
+            let mut runs = state.study_series();
+            runs.resize(study.len(), &[]);
+            snapshot::write_series_npy(path, &runs, shape).map_err(|e| elsewhere(&e, "--series OTHER.npy"))
+        }
+        _ => Ok(()),
+    };
+    agree(written)?;
+    match (series, &args.series) {
+        _ if !team.is_first() => {}
+        (Some(path), _) => noteln!("series: {}", path.display()),
+        (None, Some(path)) => noteln!(
             "series: {} is as it was: no temperature finished{}",
             path.display(),
             if out.checkpoint_path.is_some() { " (the checkpoint holds the measurements taken)" } else { "" }
-        );
+        ),
+        (None, None) => {}
     }
     if let Some(e) = csv_error {
         return Err(e);
@@ -1005,10 +1022,15 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     if let Some(path) = &args.snapshot {
         // Every process takes part in gathering the lattice.
         let lattice = runner.lattice()?;
-        if team.is_first() {
+        let written = if team.is_first() {
             // The lattice of the study's last size.
-            let provenance = out.provenance_of(lattice.width())?;
-            snapshot::write_snapshot(&lattice, path, &provenance.text_chunks())?;
+            out.provenance_of(lattice.width())
+                .and_then(|provenance| Ok(snapshot::write_snapshot(&lattice, path, &provenance.text_chunks())?))
+        } else {
+            Ok(())
+        };
+        team.agree(written)?;
+        if team.is_first() {
             noteln!("snapshot: {}", path.display());
         }
     }

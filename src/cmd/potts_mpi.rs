@@ -13,6 +13,7 @@ use std::path::Path;
 
 use warpmc_potts::{BackendChoice, Control, Observer, ProtocolConfig, RunState, Runner, TemperatureResult};
 
+#[cfg(feature = "mpi")]
 use super::QuietExit;
 
 use warpmc_mpi::{Decompose, HaloTransport};
@@ -77,6 +78,22 @@ impl Team {
              own options)"
         );
         Ok(())
+    }
+
+    /// Whether every process knows how the run went: it finished or was
+    /// interrupted (decisions every process takes together), or it failed
+    /// and every process learnt of it ([`Team::settle`], [`Team::agree`],
+    /// an ensemble's own). Then the processes can still take steps
+    /// together; otherwise some may be waiting for a failed one.
+    pub(crate) fn knows_outcome(&self, result: &warpmc_potts::Result<()>) -> bool {
+        if matches!(result, Ok(()) | Err(warpmc_potts::PottsError::Interrupted)) {
+            return true;
+        }
+        match self {
+            Team::Alone => true,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { agreed, failed, .. } => agreed.get() || failed.process().is_some(),
+        }
     }
 
     /// Whether this process prints and writes the run's output.
@@ -326,15 +343,18 @@ fn without_mpi(launch: warpmc_mpi::Launch) -> anyhow::Result<()> {
     if launch.size == 1 {
         return Ok(());
     }
-    if launch.rank != 0 {
-        return Err(QuietExit(0).into());
-    }
-    anyhow::bail!(
+    let e = anyhow::anyhow!(
         "this warpmc was built without MPI, so each of the {} processes mpirun started would run the whole job \
          alone; build it with `cargo build --release --features mpi` (needs an MPI library and libclang), or run it \
          without mpirun",
         launch.size
-    )
+    );
+    // A first process built with MPI waits for this one: see
+    // `later_process_fails`.
+    if launch.rank != 0 {
+        super::later_process_fails(launch.rank, launch.size, &e);
+    }
+    Err(e)
 }
 
 /// The run's observer as a member of the team: the first process's
