@@ -621,6 +621,10 @@ fn strips_too_thin_to_cut_are_one_error_line_without_the_rows_warning() {
     let e = stderr(&o);
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(e.contains("5 pixels high cannot be cut into 7 strips"), "{e}");
+    // A count too large for memory too: the height is what is wrong.
+    let o = warpmc(&["flame", "genome", "strip", g.to_str().unwrap(), "--nstrips", "4000000000"]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("5 pixels high cannot be cut into 4000000000 strips"), "{e}");
 }
 
 #[test]

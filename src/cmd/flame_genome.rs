@@ -752,6 +752,11 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
     if let Some(k) = a.strip.filter(|&k| k >= a.nstrips) {
         bail!("--strip {k}, but there are only {} strips (0 to {})", a.nstrips, a.nstrips - 1);
     }
+    // A flame too low for the strips is refused first (a count that large
+    // would otherwise be refused for its memory).
+    if let Some(f) = flames.iter().find(|f| f.height < a.nstrips) {
+        bail!("a flame {} pixels high cannot be cut into {} strips", f.height, a.nstrips);
+    }
     if let Some(largest) = flames.iter().max_by_key(|f| f.xforms.len()) {
         // Each flame is cut into all its strips, then those asked for kept.
         let nstrips = f64::from(a.nstrips);
