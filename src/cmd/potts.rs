@@ -981,7 +981,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         (None, Some(path)) => noteln!(
             "series: {} is as it was: no temperature finished{}",
             path.display(),
-            if out.checkpoint_path.is_some() { " (the checkpoint holds the measurements taken)" } else { "" }
+            if saved_in.is_some() { " (the checkpoint holds the measurements taken)" } else { "" }
         ),
         (None, None) => {}
     }
