@@ -2,18 +2,24 @@
 //! lines of `warpmc potts run --json`, and one chain at a time
 //! (`Simulation`).
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyFileExistsError, PyMemoryError, PyOSError, PyOverflowError, PyRuntimeError, PyRuntimeWarning, PyTypeError,
+    PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyBool;
 use warpmc_gpu::Device;
+use warpmc_host::output::same_file;
 use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
+use warpmc_potts::protocol::check_study_memory;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, CpuBackend, InitialState, Lattice, Observer, PottsError, PottsModel,
-    ProtocolConfig, Provenance, RunState, Runner, Simulation, describe_value_error,
+    ProtocolConfig, Provenance, RunState, Runner, Simulation, checkpoint, describe_value_error,
 };
 
 use crate::devices;
@@ -22,6 +28,7 @@ use crate::signals::Signals;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(potts_run, m)?)?;
+    m.add_function(wrap_pyfunction!(potts_resume, m)?)?;
     m.add_function(wrap_pyfunction!(potts_exact, m)?)?;
     m.add_class::<PySimulation>()?;
     Ok(())
@@ -93,77 +100,268 @@ fn study(options: &str) -> PyResult<Vec<ProtocolConfig>> {
     })
 }
 
-/// Looks for Ctrl-C between stretches of sweeps.
+/// Where a run saves its state, and how often.
+struct Saving {
+    path: PathBuf,
+    every: Duration,
+    /// The file's claim against other runs, held to the end of the run.
+    _claim: Option<warpmc_host::output::Claim>,
+}
+
+/// Seconds between checkpoints unless `checkpoint_every` says otherwise
+/// (as on the command line).
+const DEFAULT_CHECKPOINT_SECONDS: f64 = 300.0;
+
+/// Checks `checkpoint` as a new run's or a resumed run's file before any
+/// sweep: a regular file or nothing, not another run's checkpoint or
+/// another file unless `force` (or it is the checkpoint being resumed,
+/// `resumed_from`), writable, and claimed against other runs.
+fn saving(
+    checkpoint: Option<PathBuf>,
+    every: Option<f64>,
+    force: bool,
+    resumed_from: Option<&Path>,
+) -> PyResult<Option<Saving>> {
+    let every = match every {
+        Some(s) if !s.is_finite() || s <= 0.0 => {
+            return Err(PyValueError::new_err(format!("checkpoint_every = {s}: give a positive number of seconds")));
+        }
+        Some(_) if checkpoint.is_none() => {
+            return Err(PyValueError::new_err("checkpoint_every needs a checkpoint to write: give checkpoint=FILE"));
+        }
+        Some(s) => s,
+        None => DEFAULT_CHECKPOINT_SECONDS,
+    };
+    let Some(path) = checkpoint else { return Ok(None) };
+    // Claimed before it is looked at: two runs started together cannot
+    // both find it free.
+    let claim = warpmc_host::output::Claim::take(&path, "checkpoint file").map_err(|e| errors::potts(e.into()))?;
+    // A device or a FIFO would take the state and never give it back.
+    if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+        return Err(PyOSError::new_err(format!(
+            "{}: a checkpoint must be a regular file, to be read back by resume() (this is a device, a FIFO or a \
+             directory)",
+            path.display()
+        )));
+    }
+    let resuming_here = resumed_from.is_some_and(|from| same_file(from, &path));
+    if !resuming_here && !force {
+        let p = path.display();
+        match checkpoint::probe(&path).map_err(errors::potts)? {
+            checkpoint::FileContents::Nothing => {}
+            checkpoint::FileContents::Checkpoint => {
+                return Err(PyFileExistsError::new_err(format!(
+                    "{p} already holds a run's checkpoint; continue that run with warpmc.potts.resume('{p}') (a \
+                     finished run's checkpoint gives its results again), or pass force=True to start a new run \
+                     over it"
+                )));
+            }
+            checkpoint::FileContents::Other => {
+                return Err(PyFileExistsError::new_err(format!(
+                    "{p} exists and is not a warpmc checkpoint; choose another checkpoint file, or pass force=True \
+                     to overwrite it"
+                )));
+            }
+        }
+    }
+    warpmc_host::output::check_writable(&path).map_err(|e| errors::potts(e.into()))?;
+    Ok(Some(Saving { path, every: Duration::from_secs_f64(every), _claim: claim }))
+}
+
+/// Looks for Ctrl-C between stretches of sweeps and saves the run's state
+/// every so often.
 struct Watch<'a> {
     signals: &'a Signals,
+    saving: Option<&'a Saving>,
+    last_saved: Instant,
+    /// Set when the last periodic checkpoint could not be written (warned
+    /// once until one is written again).
+    failing: bool,
+}
+
+impl<'a> Watch<'a> {
+    fn new(signals: &'a Signals, saving: Option<&'a Saving>) -> Self {
+        Watch { signals, saving, last_saved: Instant::now(), failing: false }
+    }
 }
 
 impl Observer for Watch<'_> {
     fn control(&mut self) -> Control {
-        if self.signals.stop() { Control::CheckpointAndStop } else { Control::Continue }
+        if self.signals.stop() {
+            Control::CheckpointAndStop
+        } else if self.saving.is_some_and(|s| self.last_saved.elapsed() >= s.every) {
+            Control::Checkpoint
+        } else {
+            Control::Continue
+        }
+    }
+
+    fn checkpoint(&mut self, cfg: &ProtocolConfig, state: &RunState) -> warpmc_potts::Result<()> {
+        let Some(saving) = self.saving else { return Ok(()) };
+        match checkpoint::write(&saving.path, cfg, state) {
+            Ok(()) => self.failing = false,
+            // On the way out the state must be saved: the error ends the
+            // run and says so.
+            Err(e) if self.signals.stop() => return Err(e),
+            // On the way (a full disk for a while): the previous checkpoint
+            // is left whole, the run goes on and tries again next time. A
+            // warnings filter that makes the warning an error ends the run
+            // with the write's error.
+            Err(e) => {
+                if !self.failing {
+                    let text = format!(
+                        "{e}; the previous checkpoint is kept, and the run goes on and tries again every {} s",
+                        saving.every.as_secs_f64()
+                    );
+                    let text = std::ffi::CString::new(text.replace('\0', "")).unwrap_or_default();
+                    let warned = Python::attach(|py| PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, 1));
+                    if warned.is_err() {
+                        return Err(e);
+                    }
+                    self.failing = true;
+                }
+            }
+        }
+        self.last_saved = Instant::now();
+        Ok(())
     }
 }
 
-/// Runs every size of the study one after another (as `warpmc potts run`
-/// does) and returns the JSON line of each result. Stopped by Ctrl-C, it
-/// returns the lines of the temperatures finished before.
+/// Runs the study's sizes from `first` on, from `state` (fresh, or read
+/// from a checkpoint), one after another (as `warpmc potts run` does), and
+/// returns the JSON line of each result, those a resumed run had finished
+/// first; the finished run's state goes to the checkpoint file, if any.
+/// Stopped by Ctrl-C or failing, it hands back the lines of the
+/// temperatures finished before.
 fn run_study(
     study: &[ProtocolConfig],
+    first: usize,
+    mut state: RunState,
     device: &Device,
-    signals: &Signals,
+    watch: &mut Watch<'_>,
 ) -> Result<Vec<String>, (PottsError, Vec<String>)> {
     let mut lines = Vec::new();
-    let mut state = RunState::new(&study[0]);
-    for (i, cfg) in study.iter().enumerate() {
+    for (i, cfg) in study.iter().enumerate().skip(first) {
         let failed = |e: PottsError, lines: &mut Vec<String>| (e, std::mem::take(lines));
         let mut runner = Runner::on(cfg.clone(), device).map_err(|e| failed(e, &mut lines))?;
         // Each size's rows carry its own lattice and backend.
         let backend = runner.backend_description();
-        let json = Provenance::new(&study[0], backend.clone(), option_env!("WARPMC_COMMIT"))
-            .and_then(|p| p.at_size(cfg.size(), Some(&backend)))
-            .map(|p| JsonLines::new(&p))
+        let provenance = Provenance::new(&study[0], backend.clone(), option_env!("WARPMC_COMMIT"))
             .map_err(|e| failed(e, &mut lines))?;
-        match runner.run(&mut state, &mut Watch { signals }) {
+        let json = provenance.at_size(cfg.size(), Some(&backend)).map(|p| JsonLines::new(&p));
+        let json = json.map_err(|e| failed(e, &mut lines))?;
+        if i == first {
+            // What a resumed run had finished of the sizes before this one.
+            for r in state.earlier_results(cfg).map_err(|e| failed(e, &mut lines))? {
+                let earlier = provenance.at_size(r.size, None).map_err(|e| failed(e, &mut lines))?;
+                lines.push(JsonLines::new(&earlier).line(&r));
+            }
+        }
+        match runner.run(&mut state, watch) {
             Ok(results) => lines.extend(results.iter().map(|r| json.line(r))),
-            Err(PottsError::Interrupted) => {
+            Err(e) => {
                 if let Ok(done) = state.results(cfg) {
                     lines.extend(done.iter().map(|r| json.line(r)));
                 }
-                return Err((PottsError::Interrupted, lines));
+                return Err((e, lines));
             }
-            Err(e) => return Err(failed(e, &mut lines)),
         }
-        if let Some(next) = study.get(i + 1) {
-            state = state.next_size(cfg, next).map_err(|e| failed(e, &mut lines))?;
+        match study.get(i + 1) {
+            Some(next) => state = state.next_size(cfg, next).map_err(|e| failed(e, &mut lines))?,
+            // A finished run's checkpoint holds its end: resuming it gives
+            // the results at once, without sweeping again.
+            None => {
+                if let Some(saving) = watch.saving {
+                    checkpoint::write(&saving.path, cfg, &state).map_err(|e| failed(e, &mut lines))?;
+                }
+            }
         }
     }
     Ok(lines)
 }
 
-/// Runs the protocol `options` describes (a JSON object of configuration
-/// keys) and returns one JSON line per temperature and size.
-#[pyfunction]
-fn potts_run(py: Python<'_>, options: &str) -> PyResult<Vec<String>> {
-    let study = study(options)?;
+/// Runs a study from `first` on and turns its outcome into Python's: the
+/// lines, or the exception with the rows finished before (and, where the
+/// state was saved, the checkpoint's path) attached for the package.
+fn run_and_report(
+    py: Python<'_>,
+    study: &[ProtocolConfig],
+    first: usize,
+    state: RunState,
+    saving: Option<Saving>,
+) -> PyResult<Vec<String>> {
     // The results come back as JSON lines, then dicts: a few KiB each in
-    // Python, checked before the run rather than after it.
+    // Python, checked before the run rather than after it; the
+    // measurements (and their copies in each checkpoint) likewise.
     let results = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.temperatures().len() as u64));
     warpmc_host::check_allocation(&format!("keeping the {results} results"), results.saturating_mul(RESULT_BYTES))
         .map_err(PyMemoryError::new_err)?;
-    let device = devices::select(study[0].backend()).map_err(errors::gpu)?;
+    check_study_memory(study, saving.is_some()).map_err(errors::potts)?;
+    let device = devices::select(study[first].backend()).map_err(errors::gpu)?;
     let signals = Signals::new();
     crate::fork::check_threads()?;
-    match py.detach(|| run_study(&study, &device, &signals)) {
-        Ok(lines) => Ok(lines),
-        Err((PottsError::Interrupted, finished)) => {
-            // The rows finished before the interruption travel with the
-            // exception (the package reads them into its `results`).
-            let e = signals.raised();
-            let _ = e.value(py).setattr("_warpmc_rows", finished);
-            Err(e)
-        }
-        Err((e, _)) => Err(errors::potts(e)),
+    let outcome = py.detach(|| {
+        let mut watch = Watch::new(&signals, saving.as_ref());
+        run_study(study, first, state, &device, &mut watch)
+    });
+    let (e, finished, saved) = match outcome {
+        Ok(lines) => return Ok(lines),
+        Err((PottsError::Interrupted, finished)) => (signals.raised(), finished, saving.as_ref()),
+        Err((e, finished)) => (errors::potts(e), finished, None),
+    };
+    // The rows finished before travel with the exception (the package
+    // reads them into its `results`), and so does the file an interrupted
+    // run's state was saved in.
+    let _ = e.value(py).setattr("_warpmc_rows", finished);
+    if let Some(saving) = saved {
+        let _ = e.value(py).setattr("_warpmc_checkpoint", saving.path.clone());
     }
+    Err(e)
+}
+
+/// Runs the protocol `options` describes (a JSON object of configuration
+/// keys) and returns one JSON line per temperature and size; with
+/// `checkpoint`, saves its state there every `checkpoint_every` seconds,
+/// on Ctrl-C and at the end.
+#[pyfunction]
+#[pyo3(signature = (options, checkpoint=None, checkpoint_every=None, force=false))]
+fn potts_run(
+    py: Python<'_>,
+    options: &str,
+    checkpoint: Option<PathBuf>,
+    checkpoint_every: Option<f64>,
+    force: bool,
+) -> PyResult<Vec<String>> {
+    let study = study(options)?;
+    let saving = saving(checkpoint, checkpoint_every, force, None)?;
+    let state = RunState::new(&study[0]);
+    run_and_report(py, &study, 0, state, saving)
+}
+
+/// Continues the run saved in the checkpoint `path` (on `backend`, if
+/// given, else the run's own) and returns every line the whole run gives,
+/// bit for bit those of a run never stopped; keeps saving its state to
+/// `path`, or to `checkpoint` if given.
+#[pyfunction]
+#[pyo3(signature = (path, checkpoint=None, checkpoint_every=None, backend=None, force=false))]
+fn potts_resume(
+    py: Python<'_>,
+    path: PathBuf,
+    checkpoint: Option<PathBuf>,
+    checkpoint_every: Option<f64>,
+    backend: Option<&str>,
+    force: bool,
+) -> PyResult<Vec<String>> {
+    let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::read(&path).map_err(errors::potts)?;
+    if let Some(b) = backend {
+        cfg = cfg.with_backend(b.parse::<BackendChoice>().map_err(errors::gpu)?);
+    }
+    let sizes = cfg.study_sizes();
+    let study = sizes.iter().map(|&l| cfg.for_size(l)).collect::<Result<Vec<_>, _>>().map_err(errors::potts)?;
+    let first = sizes.iter().position(|&l| l == cfg.size()).unwrap_or(0);
+    let target = checkpoint.unwrap_or_else(|| path.clone());
+    let saving = saving(Some(target), checkpoint_every, force, Some(&path))?;
+    run_and_report(py, &study, first, state, saving)
 }
 
 /// The exact values of `warpmc potts exact` as its JSON lines (without the
@@ -662,10 +860,24 @@ impl PySimulation {
         Ok(with_sim!(&self.sim, get, s => s.algorithm().name()))
     }
 
-    /// Sweeps done: the number of the next sweep.
+    /// Sweeps done: the number of the next sweep. Sweep n's random numbers
+    /// depend only on the seed and n, so a simulation saved as its
+    /// arguments, seed, spins and sweeps_done continues exactly: made anew
+    /// with the same arguments and seed, given the spins, and assigned the
+    /// sweeps_done, its next sweeps are those the saved one would have run.
     #[getter]
     fn sweeps_done(&self) -> PyResult<u64> {
         Ok(with_sim!(&self.sim, get, s => s.sweeps_done()))
+    }
+
+    #[setter]
+    fn set_sweeps_done(&mut self, n: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = whole("sweeps_done", n, 0, MAX_SWEEPS_PER_CHAIN.into())? as u64;
+        with_sim!(&mut self.sim, get_mut, s => {
+            let chain = s.chain();
+            s.set_chain(chain, n);
+        });
+        Ok(())
     }
 
     /// Where the chain runs: CPU threads, or the GPU and its kernel.

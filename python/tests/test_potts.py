@@ -634,3 +634,37 @@ def test_a_closed_simulation_gives_back_its_memory_and_refuses_use():
             raise KeyError("x")
     with pytest.raises(ValueError, match="closed"):
         other.energy()
+
+
+@pytest.mark.parametrize("algorithm", ["metropolis", "heat-bath", "swendsen-wang", "wolff"])
+def test_a_saved_simulation_made_anew_continues_the_same_chain(algorithm, tmp_path):
+    args = dict(q=3, size=12, temp=1.0, seed=21, backend="cpu", algorithm=algorithm, init="random")
+    first = potts.Simulation(**args).sweeps(40)
+    np.save(tmp_path / "spins.npy", first.spins)
+    saved_at = first.sweeps_done
+    first.sweeps(30)
+    again = potts.Simulation(**args)
+    again.spins = np.load(tmp_path / "spins.npy")
+    again.sweeps_done = saved_at
+    assert again.sweeps(30).sweeps_done == first.sweeps_done == 70
+    assert np.array_equal(again.spins, first.spins)
+    # Without the sweep number it would replay sweeps 0, 1, … on the saved
+    # lattice: another chain.
+    replay = potts.Simulation(**args)
+    replay.spins = np.load(tmp_path / "spins.npy")
+    assert not np.array_equal(replay.sweeps(30).spins, first.spins)
+    with pytest.raises(ValueError, match="sweeps_done = -1"):
+        again.sweeps_done = -1
+    with pytest.raises(TypeError, match="sweeps_done must be an integer"):
+        again.sweeps_done = 2.5
+
+
+def test_a_saved_gpu_simulation_made_anew_continues_the_cpus_chain(gpu):
+    args = dict(q=9, size=64, temp=0.7, seed=4, init="random")
+    cpu = potts.Simulation(**args, backend="cpu").sweeps(25)
+    saved, saved_at = cpu.spins, cpu.sweeps_done
+    cpu.sweeps(75)
+    again = potts.Simulation(**args, backend="cuda")
+    again.spins = saved
+    again.sweeps_done = saved_at
+    assert np.array_equal(again.sweeps(75).spins, cpu.spins)

@@ -16,7 +16,16 @@ class WarpmcError(RuntimeError):
 def devices_json() -> str: ...
 
 # warpmc.potts
-def potts_run(options: str) -> list[str]: ...
+def potts_run(
+    options: str, checkpoint: Optional[str] = None, checkpoint_every: Optional[float] = None, force: bool = False
+) -> list[str]: ...
+def potts_resume(
+    path: str,
+    checkpoint: Optional[str] = None,
+    checkpoint_every: Optional[float] = None,
+    backend: Optional[str] = None,
+    force: bool = False,
+) -> list[str]: ...
 def potts_exact(q: int, sizes: list[int], height: Optional[int], temps: str, coupling: float) -> list[str]: ...
 
 class Simulation:
@@ -76,7 +85,12 @@ class Simulation:
     @property
     def algorithm(self) -> str: ...
     @property
-    def sweeps_done(self) -> int: ...
+    def sweeps_done(self) -> int:
+        """Sweeps done: the number of the next sweep. Assigning it, with the
+        spins and seed of a saved simulation made anew alike, continues that
+        chain exactly."""
+    @sweeps_done.setter
+    def sweeps_done(self, value: int) -> None: ...
     @property
     def backend(self) -> str: ...
     def close(self) -> None:

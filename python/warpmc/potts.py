@@ -3,6 +3,8 @@
 - :func:`run`: a temperature sweep with error bars, the protocol of Ferrero,
   De Francesco, Wolovick and Cannas (2012). Its results are the objects
   ``warpmc potts run --json`` prints for the same arguments, bit for bit.
+- :func:`resume`: continues a run whose state :func:`run` saved in a
+  checkpoint file.
 - :func:`dataframe`: those results as a pandas DataFrame.
 - :class:`Simulation`: one lattice and one Markov chain, sweep by sweep.
 - :func:`exact`: the exact energy and specific heat of finite tori, which
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import numbers
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
 
 Simulation = _native.Simulation
 
-__all__ = ["run", "dataframe", "Simulation", "exact"]
+__all__ = ["run", "resume", "dataframe", "Simulation", "exact"]
 
 Temperatures = Union[float, str, Sequence[float]]
 Sizes = Union[int, Sequence[int]]
@@ -81,6 +84,10 @@ def run(
     backend: str = "auto",
     algorithm: str = "metropolis",
     tempering: bool = False,
+    *,
+    checkpoint: Union[str, "os.PathLike[str]", None] = None,
+    checkpoint_every: Union[float, None] = None,
+    force: bool = False,
     **more: Any,
 ) -> list[dict[str, Any]]:
     """Runs a temperature sweep and returns one dict per temperature (and
@@ -121,6 +128,16 @@ def run(
       when to use which).
     - ``tempering``: parallel tempering, replicas exchanged between
       neighbouring temperatures every 10 sweeps (``exchange_every=N``).
+    - ``checkpoint``: a file to save the run's state in (``--checkpoint``):
+      every ``checkpoint_every`` seconds (default 300), on Ctrl-C, and at
+      the end. :func:`resume` continues the run from it, with the results
+      of a run never stopped, bit for bit; the ``warpmc potts run --resume``
+      command reads the same file. A file that already holds a checkpoint
+      or anything else is refused unless ``force=True``. A periodic save
+      that fails (a full disk) warns once and is tried again, the previous
+      checkpoint kept whole. A batch system's SIGTERM saves too once the
+      script makes it a KeyboardInterrupt:
+      ``signal.signal(signal.SIGTERM, signal.default_int_handler)``.
     - ``**more``: the other keys of a ``--config`` TOML file, by their
       names: ``height``, ``coupling`` (J), ``field`` (h),
       ``exchange_every``, and ``continue`` (give it as
@@ -134,7 +151,9 @@ def run(
     Runs with the GIL released; Ctrl-C stops it between sweeps with
     KeyboardInterrupt, whose ``results`` attribute holds the rows of the
     temperatures finished before, so that an interrupted study keeps what
-    it measured. Temperatures that run together (an ensemble of
+    it measured (and, with ``checkpoint``, whose ``checkpoint`` attribute
+    names the file that holds the rest: give it to :func:`resume`). Other
+    errors during the run carry the same ``results``. Temperatures that run together (an ensemble of
     independent chains, a tempering run) finish together: until then
     ``results`` is empty.
 
@@ -164,8 +183,67 @@ def run(
         **more,
     }
     text = json.dumps({key: _plain(key, value) for key, value in options.items()})
+    saving = _saving(checkpoint, checkpoint_every, force)
+    return _rows(lambda: _native.potts_run(text, *saving))
+
+
+def resume(
+    path: Union[str, "os.PathLike[str]"],
+    *,
+    checkpoint: Union[str, "os.PathLike[str]", None] = None,
+    checkpoint_every: Union[float, None] = None,
+    backend: Union[str, None] = None,
+    force: bool = False,
+) -> list[dict[str, Any]]:
+    """Continues the run whose state :func:`run` (or ``warpmc potts run
+    --checkpoint``) saved in the file ``path``, and returns the rows of the
+    whole run, those finished before it stopped included: the rows of a
+    run never stopped, bit for bit (but ``flips_per_ns``). A finished run's
+    checkpoint gives its rows at once.
+
+    - ``checkpoint``: where to go on saving the state (default ``path``
+      itself), every ``checkpoint_every`` seconds (default 300), on Ctrl-C
+      and at the end; another file that holds something is refused unless
+      ``force=True``.
+    - ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"`` instead of the run's
+      own (the results do not depend on it).
+
+    The protocol comes whole from the checkpoint. Ctrl-C and errors behave
+    as in :func:`run`.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "study.ckpt")
+    >>> rows = run(q=2, size=8, temps=[2.0, 2.5], therm=50, sweeps=200, backend="cpu", checkpoint=path)
+    >>> again = resume(path)                  # a finished run: its rows at once
+    >>> [r["energy"] for r in again] == [r["energy"] for r in rows]
+    True
+    """
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"backend: {type(backend).__name__} is not a string (auto, cpu or cuda)")
+    saving = _saving(checkpoint, checkpoint_every, force)
+    return _rows(lambda: _native.potts_resume(os.fspath(path), saving[0], saving[1], backend, saving[2]))
+
+
+def _saving(
+    checkpoint: Union[str, "os.PathLike[str]", None], every: Union[float, None], force: bool
+) -> tuple[Union[str, None], Union[float, None], bool]:
+    """The checkpoint arguments as the native module takes them."""
+    if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
+        raise TypeError(f"checkpoint: {type(checkpoint).__name__} is not a path (a str or os.PathLike)")
+    if not isinstance(force, bool):
+        raise TypeError(f"force: {type(force).__name__} is not a boolean")
+    if every is not None and (isinstance(every, bool) or not isinstance(every, numbers.Real)):
+        raise TypeError(f"checkpoint_every: {type(every).__name__} is not a number of seconds")
+    seconds = None if every is None else as_float("checkpoint_every", every)
+    return (None if checkpoint is None else os.fspath(checkpoint), seconds, force)
+
+
+def _rows(call: Any) -> list[dict[str, Any]]:
+    """The rows a native run returns, with the too-short warnings; an
+    exception carries the rows finished before it (``results``) and the
+    file that holds the run's state (``checkpoint``), if any."""
     try:
-        lines = _native.potts_run(text)
+        lines = call()
     except BaseException as e:
         finished = getattr(e, "_warpmc_rows", None)
         if finished is not None:
@@ -173,6 +251,12 @@ def run(
             e.results = [json.loads(line) for line in finished]
             if finished and hasattr(e, "add_note"):
                 e.add_note(f"warpmc: the {len(finished)} rows finished before the interruption are in .results")
+        saved = getattr(e, "_warpmc_checkpoint", None)
+        if saved is not None:
+            del e._warpmc_checkpoint
+            e.checkpoint = saved = os.fspath(saved)
+            if isinstance(e, KeyboardInterrupt) and hasattr(e, "add_note"):
+                e.add_note(f"warpmc: the run's state is saved in {saved}; continue with warpmc.potts.resume({saved!r})")
         raise
     rows = [json.loads(line) for line in lines]
     for r in rows:
@@ -193,7 +277,7 @@ def run(
                 )
                 + "; its error bars are not to be trusted: run more sweeps or samples",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
     return rows
 

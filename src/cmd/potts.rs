@@ -13,7 +13,7 @@ use warpmc_bench::potts::{BenchRow, PottsBenchConfig, run_potts_bench};
 use warpmc_bench::potts_ensemble::{EnsembleBenchConfig, EnsembleRow, run_ensemble_bench};
 use warpmc_host::output::NamedFile;
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, spans_too_few_taus};
-use warpmc_potts::protocol::MEASUREMENT_HOST_BYTES;
+use warpmc_potts::protocol::sci;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
@@ -522,46 +522,6 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
     Ok(Start { study, first: 0, state, checkpoint: args.checkpoint.clone() })
 }
 
-/// Host bytes a stored measurement may take while a checkpoint is written:
-/// a copy, and its JSON text (at most 77 bytes) in a buffer whose capacity
-/// may have doubled.
-const CHECKPOINT_BYTES_PER_MEASUREMENT: u64 = 16 + 2 * 77;
-
-/// Host bytes each row of results (a temperature of a size) may take: its
-/// result, kept twice, its CSV and JSON text (about 1.4 KiB measured with a
-/// million temperatures).
-const ROW_HOST_BYTES: u64 = 2048;
-
-/// Checks that the measurements of every size of the study, all kept until
-/// the end (and copied into each checkpoint), fit in host memory beside the
-/// largest lattice, before the first sweep rather than as an abort hours
-/// later.
-fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> anyhow::Result<()> {
-    // A lattice too large on its own is named as such, with no advice
-    // about measurements.
-    for cfg in study {
-        cfg.model()?.check_host_memory(0)?;
-    }
-    let kept = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.stored_measurements()));
-    let per_measurement = MEASUREMENT_HOST_BYTES + if checkpoints { CHECKPOINT_BYTES_PER_MEASUREMENT } else { 0 };
-    let rows = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.temperatures().len() as u64));
-    let lattice =
-        study.iter().map(|cfg| cfg.model().map(|m| m.host_bytes(0))).try_fold(0u64, |a, b| b.map(|b| a.max(b)))?;
-    let bytes = kept
-        .saturating_mul(per_measurement)
-        .saturating_add(rows.saturating_mul(ROW_HOST_BYTES))
-        .saturating_add(lattice);
-    let what = format!(
-        "keeping the run's {} rows of results and {} measurements{}",
-        sci(rows as f64),
-        sci(kept as f64),
-        if checkpoints { " and checkpointing them" } else { "" }
-    );
-    warpmc_host::check_allocation(&what, bytes).map_err(|e| {
-        anyhow::anyhow!("{e}; measure less often (--measure-every), run fewer sweeps or samples, or split the run")
-    })
-}
-
 /// Every output path checked before any work starts: a snapshot's format,
 /// that each file can be written, and that a new run's checkpoint file does
 /// not hold another run's state.
@@ -597,7 +557,7 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Op
     if let Some(p) = &args.config {
         files.push(NamedFile::input("--config", p));
     }
-    let resuming_in_place = |r: &Path| checkpoint.is_some_and(|c| same_file(r, c));
+    let resuming_in_place = |r: &Path| checkpoint.is_some_and(|c| warpmc_host::output::same_file(r, c));
     if let Some(p) = args.resume.as_deref().filter(|r| !resuming_in_place(r)) {
         files.push(NamedFile::input("--resume", p));
     }
@@ -628,7 +588,7 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Op
                 path.display()
             );
         }
-        let resuming_here = args.resume.as_deref().is_some_and(|r| same_file(r, path));
+        let resuming_here = args.resume.as_deref().is_some_and(|r| warpmc_host::output::same_file(r, path));
         if !resuming_here && !args.force {
             match checkpoint::probe(path)? {
                 checkpoint::FileContents::Nothing => {}
@@ -651,19 +611,6 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Op
         warpmc_host::output::check_writable(path)?;
     }
     Ok(claim)
-}
-
-/// Whether two paths name the same file (after symlinks), or are equal.
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
-}
-
-/// A count in scientific notation with three digits: 1.65e+12.
-fn sci(x: f64) -> String {
-    format!("{x:.2e}").replace('e', "e+").replace("e+-", "e-")
 }
 
 /// What a run needs before its processes set off: where it starts, the
@@ -691,7 +638,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         }
     }
     let start = starting_point(args, team)?;
-    check_study_memory(&start.study, start.checkpoint.is_some())?;
+    warpmc_potts::protocol::check_study_memory(&start.study, start.checkpoint.is_some())?;
     let cfg = &start.study[start.first];
     // Exchanges come after sweeps every, 2·every, … before the last.
     if let Some(every) = cfg.exchange_every()

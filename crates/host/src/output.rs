@@ -420,6 +420,16 @@ impl<'a> NamedFile<'a> {
     }
 }
 
+/// Whether two paths name the same file (after symlinks, `..` and hard
+/// links); where either names a device or does not resolve, whether they
+/// are written alike.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (identity(a), identity(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// What a path names, for comparing two paths: an existing file by device
 /// and inode (so hard links and symlinks compare equal), a file not yet
 /// there by its canonical directory and name. None for devices, FIFOs and

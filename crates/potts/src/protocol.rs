@@ -433,6 +433,48 @@ impl ProtocolConfig {
     }
 }
 
+/// Host bytes a stored measurement may take while a checkpoint is written:
+/// a copy, and its JSON text (at most 77 bytes) in a buffer whose capacity
+/// may have doubled.
+pub const CHECKPOINT_BYTES_PER_MEASUREMENT: u64 = 16 + 2 * 77;
+
+/// Host bytes each row of results (a temperature of a size) may take: its
+/// result, kept twice, its CSV and JSON text (about 1.4 KiB measured with a
+/// million temperatures).
+pub const ROW_HOST_BYTES: u64 = 2048;
+
+/// Fails with [`PottsError::OutOfHostMemory`] unless the measurements of
+/// every size of `study`, all kept until the end (and copied into each
+/// checkpoint when `checkpoints`), fit in host memory beside its largest
+/// lattice: checked before the first sweep rather than met as an abort
+/// hours later. A lattice too large on its own is named as such.
+pub fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> Result<()> {
+    for cfg in study {
+        cfg.model()?.check_host_memory(0)?;
+    }
+    let kept = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.stored_measurements()));
+    let per_measurement = MEASUREMENT_HOST_BYTES + if checkpoints { CHECKPOINT_BYTES_PER_MEASUREMENT } else { 0 };
+    let rows = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.temperatures().len() as u64));
+    let lattice =
+        study.iter().map(|cfg| cfg.model().map(|m| m.host_bytes(0))).try_fold(0u64, |a, b| b.map(|b| a.max(b)))?;
+    let bytes = kept
+        .saturating_mul(per_measurement)
+        .saturating_add(rows.saturating_mul(ROW_HOST_BYTES))
+        .saturating_add(lattice);
+    let what = format!(
+        "keeping the run's {} rows of results and {} measurements{}",
+        sci(rows as f64),
+        sci(kept as f64),
+        if checkpoints { " and checkpointing them" } else { "" },
+    );
+    warpmc_host::check_allocation(&what, bytes).map_err(|e| PottsError::OutOfHostMemory(format!("{e}; {MEASURE_LESS}")))
+}
+
+/// A count in scientific notation with three digits: 1.65e+12.
+pub fn sci(x: f64) -> String {
+    format!("{x:.2e}").replace('e', "e+").replace("e+-", "e-")
+}
+
 /// [`ProtocolConfig::metropolis_rejection`] of `algorithm` on a model of
 /// `q` states, coupling J and field h.
 fn costliest_flip_rejection(algorithm: Algorithm, q: u32, coupling: f64, field: f64, temperature: f64) -> f64 {

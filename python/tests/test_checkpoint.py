@@ -1,0 +1,229 @@
+"""Checkpoints from Python: run(checkpoint=…) saves a run's state, resume()
+continues it to the rows of a run never stopped, and the files are those of
+`warpmc potts run --checkpoint/--resume`, read by either."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+
+import pytest
+
+from warpmc import potts
+
+# A chain of temperatures over two sizes: an interruption leaves a size
+# finished, a size begun and a lattice carried to the next temperature.
+STUDY = dict(q=3, size=[8, 16], temps="1.0:1.3:0.1", therm=2000, sweeps=40000, seed=7, backend="cpu",
+             **{"continue": True})
+STUDY_FLAGS = ["--q", "3", "--size", "8,16", "--temps", "1.0:1.3:0.1", "--therm", "2000", "--sweeps", "40000",
+               "--seed", "7", "--backend", "cpu", "--continue", "--measure-every", "1", "--init", "random"]
+
+
+def without_speed(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "flips_per_ns"} for r in rows]
+
+
+def interrupted_after(seconds: float, call):
+    """Runs call() with Ctrl-C (an alarm raising KeyboardInterrupt) after
+    `seconds`; returns the KeyboardInterrupt."""
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        with pytest.raises(KeyboardInterrupt) as e:
+            call()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return e.value
+
+
+@pytest.fixture(scope="module")
+def uninterrupted():
+    """The study's rows and how long it takes."""
+    started = time.monotonic()
+    rows = potts.run(**STUDY)
+    return rows, time.monotonic() - started
+
+
+def test_an_interrupted_run_resumes_to_the_rows_of_a_run_never_stopped(tmp_path, uninterrupted, cli):
+    rows, seconds = uninterrupted
+    path = tmp_path / "study.ckpt"
+    stop = interrupted_after(0.6 * seconds, lambda: potts.run(**STUDY, checkpoint=path))
+    assert stop.checkpoint == str(path)
+    assert any("potts.resume" in note for note in getattr(stop, "__notes__", [])) or not hasattr(stop, "add_note")
+    assert 0 < len(stop.results) < len(rows), "the interruption came before or after the run"
+    assert without_speed(stop.results) == without_speed(rows[: len(stop.results)])
+    # The command line continues the same file to the same rows.
+    copy = tmp_path / "copy.ckpt"
+    shutil.copyfile(path, copy)
+    out = cli("potts", "run", "--json", "--resume", str(copy))
+    assert without_speed([json.loads(line) for line in out.stdout.splitlines()]) == without_speed(rows)
+    # And so does Python: every row, those finished before the stop first.
+    assert without_speed(potts.resume(path)) == without_speed(rows)
+    # The finished run's checkpoint gives its rows again, and stays whole.
+    held = path.read_bytes()
+    assert without_speed(potts.resume(path)) == without_speed(rows)
+    assert path.read_bytes() == held
+
+
+def test_a_checkpoint_of_the_command_line_resumes_in_python(tmp_path, cli):
+    args = ["--q", "2", "--size", "12", "--temps", "1.0,1.2", "--therm", "50", "--sweeps", "300", "--seed", "3",
+            "--backend", "cpu"]
+    path = tmp_path / "cli.ckpt"
+    out = cli("potts", "run", "--json", "--checkpoint", str(path), *args)
+    expected = [json.loads(line) for line in out.stdout.splitlines()]
+    assert without_speed(potts.resume(str(path), backend="cpu")) == without_speed(expected)
+
+
+def test_a_new_run_leaves_a_file_in_the_way_alone_unless_forced(tmp_path):
+    small = dict(q=2, size=8, temps=[1.5], therm=10, sweeps=50, backend="cpu")
+    path = tmp_path / "study.ckpt"
+    potts.run(**small, checkpoint=path)
+    held = path.read_bytes()
+    with pytest.raises(FileExistsError, match=r"already holds a run's checkpoint.*potts\.resume.*force=True"):
+        potts.run(**small, checkpoint=path)
+    assert path.read_bytes() == held
+    other = tmp_path / "notes.txt"
+    other.write_text("a week of notes")
+    with pytest.raises(FileExistsError, match="is not a warpmc checkpoint"):
+        potts.run(**small, checkpoint=other)
+    assert other.read_text() == "a week of notes"
+    # force=True starts a new run over it.
+    rows = potts.run(**small, checkpoint=other, force=True)
+    assert without_speed(potts.resume(other)) == without_speed(rows)
+    # resume() writing elsewhere is held to the same rule.
+    notes = tmp_path / "more-notes.txt"
+    notes.write_text("keep me")
+    with pytest.raises(FileExistsError, match="is not a warpmc checkpoint"):
+        potts.resume(path, checkpoint=notes)
+    assert notes.read_text() == "keep me"
+    assert without_speed(potts.resume(path, checkpoint=notes, force=True)) == without_speed(potts.resume(path))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(checkpoint_every=10), ValueError, "needs a checkpoint to write"),
+        (dict(checkpoint="X", checkpoint_every=0), ValueError, "positive number of seconds"),
+        (dict(checkpoint="X", checkpoint_every=float("nan")), ValueError, "positive number of seconds"),
+        (dict(checkpoint="X", checkpoint_every="often"), TypeError, "checkpoint_every: str is not a number"),
+        (dict(checkpoint=3), TypeError, "checkpoint: int is not a path"),
+        (dict(checkpoint="X", force="yes"), TypeError, "force: str is not a boolean"),
+        (dict(checkpoint="/dev/null"), OSError, "a checkpoint must be a regular file"),
+        (dict(checkpoint="."), OSError, "is a directory"),
+    ],
+)
+def test_bad_checkpoint_arguments_are_refused_before_the_run(tmp_path, monkeypatch, kwargs, error, words):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(error, match=words):
+        potts.run(q=2, size=8, temps=[1.5], therm=10, sweeps=50, backend="cpu", **kwargs)
+    assert not (tmp_path / "X").exists()
+
+
+def test_resume_names_a_file_it_cannot_continue(tmp_path):
+    with pytest.raises(OSError, match="missing.ckpt"):
+        potts.resume(tmp_path / "missing.ckpt")
+    junk = tmp_path / "junk.ckpt"
+    junk.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(ValueError, match="junk.ckpt"):
+        potts.resume(junk)
+    assert junk.read_bytes() == b"not a checkpoint at all"
+    with pytest.raises(TypeError, match="backend"):
+        potts.resume(junk, backend=1)
+
+
+def test_periodic_saves_come_during_the_run_and_a_failing_one_warns_and_goes_on(tmp_path, uninterrupted):
+    rows, seconds = uninterrupted
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    path = folder / "study.ckpt"
+    seen = threading.Event()
+    done = threading.Event()
+
+    def remove_the_folder_after_the_first_save():
+        while not done.is_set():
+            if path.exists():
+                seen.set()
+                shutil.rmtree(folder)
+                return
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=remove_the_folder_after_the_first_save)
+    watcher.start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(OSError) as e:
+                potts.run(**STUDY, checkpoint=path, checkpoint_every=0.05 * seconds)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen.is_set(), "no checkpoint was written during the run"
+    failed = [w for w in caught if "the previous checkpoint is kept" in str(w.message)]
+    assert len(failed) == 1, [str(w.message) for w in caught]
+    # The run went on to its end; only the finished state could not be
+    # saved, and the rows travel with the error.
+    assert without_speed(e.value.results) == without_speed(rows)
+    assert not hasattr(e.value, "checkpoint")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is a POSIX signal")
+def test_a_batch_systems_sigterm_saves_the_state_when_the_script_asks(tmp_path, uninterrupted):
+    rows, seconds = uninterrupted
+    path = tmp_path / "study.ckpt"
+    script = textwrap.dedent(
+        f"""
+        import signal, sys
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        from warpmc import potts
+        print("ready", flush=True)
+        try:
+            potts.run(**{STUDY!r}, checkpoint={str(path)!r})
+        except KeyboardInterrupt as e:
+            print(e.checkpoint, flush=True)
+            sys.exit(0)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.3 * seconds)
+        assert child.poll() is None, "the run ended before the signal"
+        child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, err
+    assert out.strip() == str(path)
+    assert without_speed(potts.resume(path)) == without_speed(rows)
+
+
+def test_a_run_stopped_on_the_gpu_resumes_on_the_cpu_to_the_same_rows(tmp_path, gpu):
+    study = dict(STUDY, backend="cuda")
+    # Kernels compiled first, so that the timed run is as long as the next.
+    potts.run(q=3, size=8, temps=1.0, therm=1, sweeps=2, backend="cuda")
+    started = time.monotonic()
+    rows = potts.run(**study)
+    seconds = time.monotonic() - started
+    path = tmp_path / "study.ckpt"
+    stop = interrupted_after(0.6 * seconds, lambda: potts.run(**study, checkpoint=path))
+    assert stop.checkpoint == str(path)
+    assert 0 < len(stop.results) < len(rows), "the interruption came before or after the run"
+
+    def numbers(rows):
+        return [{k: v for k, v in r.items() if k not in ("flips_per_ns", "backend", "run")} for r in rows]
+
+    assert numbers(potts.resume(path, backend="cpu")) == numbers(rows)
