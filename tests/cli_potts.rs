@@ -1700,7 +1700,8 @@ fn a_finished_run_checkpoints_its_end() {
 }
 
 /// A finished run's checkpoint gives its results again without sweeping:
-/// on the screen, and in the CSV that --out names.
+/// on the screen, and in the CSV that --out names; the checkpoint itself is
+/// left untouched (it may be an archived, read-only file).
 #[test]
 fn resuming_a_finished_run_writes_its_csv() {
     let (ckpt, first, again) = (tmp("finished.ckpt"), tmp("finished-1.csv"), tmp("finished-2.csv"));
@@ -1720,11 +1721,16 @@ fn resuming_a_finished_run_writes_its_csv() {
         first.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    let long_ago = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options().write(true).open(&ckpt).unwrap().set_modified(long_ago).unwrap();
+    let held = std::fs::read(&ckpt).unwrap();
     let o = warpmc(&["potts", "run", "--resume", ckpt.to_str().unwrap(), "--out", again.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = common::csv_physics(&again);
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(rows, common::csv_physics(&first));
+    assert_eq!(std::fs::read(&ckpt).unwrap(), held);
+    assert_eq!(std::fs::metadata(&ckpt).unwrap().modified().unwrap(), long_ago, "the checkpoint was written again");
 }
 
 /// A results file that cannot be written (here /dev/full, as a full disk)

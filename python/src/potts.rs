@@ -359,8 +359,13 @@ fn potts_resume(
     let sizes = cfg.study_sizes();
     let study = sizes.iter().map(|&l| cfg.for_size(l)).collect::<Result<Vec<_>, _>>().map_err(errors::potts)?;
     let first = sizes.iter().position(|&l| l == cfg.size()).unwrap_or(0);
-    let target = checkpoint.unwrap_or_else(|| path.clone());
-    let saving = saving(Some(target), checkpoint_every, force, Some(&path))?;
+    // A finished run's checkpoint gives its rows again without being
+    // written (it may be an archived, read-only file), unless another file
+    // is named to take it.
+    let finished = state.finished(&cfg) && sizes.last() == Some(&cfg.size());
+    let target = checkpoint.or_else(|| (!finished).then(|| path.clone()));
+    let every = checkpoint_every.filter(|_| target.is_some());
+    let saving = saving(target, every, force, Some(&path))?;
     run_and_report(py, &study, first, state, saving)
 }
 

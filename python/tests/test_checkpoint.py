@@ -5,6 +5,7 @@ continues it to the rows of a run never stopped, and the files are those of
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -71,10 +72,13 @@ def test_an_interrupted_run_resumes_to_the_rows_of_a_run_never_stopped(tmp_path,
     assert without_speed([json.loads(line) for line in out.stdout.splitlines()]) == without_speed(rows)
     # And so does Python: every row, those finished before the stop first.
     assert without_speed(potts.resume(path)) == without_speed(rows)
-    # The finished run's checkpoint gives its rows again, and stays whole.
+    # The finished run's checkpoint gives its rows again, untouched (it may
+    # be an archived, read-only file).
     held = path.read_bytes()
-    assert without_speed(potts.resume(path)) == without_speed(rows)
+    os.utime(path, (1e9, 1e9))
+    assert without_speed(potts.resume(path, checkpoint_every=1)) == without_speed(rows)
     assert path.read_bytes() == held
+    assert path.stat().st_mtime == 1e9, "the finished checkpoint was written again"
 
 
 def test_a_checkpoint_of_the_command_line_resumes_in_python(tmp_path, cli):

@@ -491,11 +491,18 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
                 path.display()
             );
         }
-        let keep_writing = args.checkpoint.clone().unwrap_or_else(|| path.clone());
+        // A finished run's checkpoint gives its results again without being
+        // written (it may be an archived, read-only file), unless another
+        // file is named to take it.
+        let finished = state.finished(&cfg) && cfg.study_sizes().last() == Some(&cfg.size());
+        let keep_writing = match &args.checkpoint {
+            Some(other) => Some(other.clone()),
+            None => (!finished).then(|| path.clone()),
+        };
         let sizes = cfg.study_sizes();
         let study = sizes.iter().map(|&l| cfg.for_size(l)).collect::<Result<Vec<_>, _>>()?;
         let first = sizes.iter().position(|&l| l == cfg.size()).unwrap_or(0);
-        return Ok(Start { study, first, state, checkpoint: Some(keep_writing) });
+        return Ok(Start { study, first, state, checkpoint: keep_writing });
     }
     let file = match &args.config {
         Some(path) => {
