@@ -210,7 +210,10 @@ struct RenderArgs {
     opts: RenderOpts,
 }
 
+// --jpeg-quality comes with the render options but is refused here (frames
+// are PNG or video): kept out of this command's --help.
 #[derive(Debug, Args)]
+#[command(mut_arg("jpeg_quality", |a| a.hide(true)))]
 struct AnimateArgs {
     #[command(flatten)]
     genome: GenomeArgs,

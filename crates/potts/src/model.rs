@@ -51,8 +51,8 @@ impl PottsModel {
         for (name, v) in [("size (width)", width), ("height", height)] {
             if v == 0 || v % 2 != 0 {
                 return Err(PottsError::InvalidInput(format!(
-                    "the lattice {name} must be even and at least 2 (checkerboard updates need an even \
-                     periodic lattice), got {v}"
+                    "the lattice {name} must be even and at least 2 (warpmc keeps every lattice, whatever its \
+                     update, in the checkerboard layout, which needs even periodic sides), got {v}"
                 )));
             }
         }
