@@ -3,7 +3,10 @@
 //! memory a `MemoryError`, a stopped run `KeyboardInterrupt`, and anything
 //! else (no device, a driver or compiler failure) `warpmc.WarpmcError`.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyFileExistsError, PyFileNotFoundError, PyInterruptedError, PyIsADirectoryError, PyKeyboardInterrupt,
+    PyMemoryError, PyNotADirectoryError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
+};
 use pyo3::{PyErr, create_exception};
 use warpmc_flame::FlameError;
 use warpmc_gpu::GpuError;
@@ -32,7 +35,9 @@ fn message(e: &dyn std::error::Error) -> String {
 /// How a kind of failure reaches Python.
 enum Kind {
     Value,
-    Os,
+    /// A file problem: `OSError`, or its subclass for the cause
+    /// (`FileNotFoundError`, `PermissionError`, …) where one is known.
+    Os(Option<std::io::ErrorKind>),
     Memory,
     Interrupt,
     Other,
@@ -42,10 +47,24 @@ fn raise(kind: Kind, e: &dyn std::error::Error) -> PyErr {
     let text = message(e);
     match kind {
         Kind::Value => PyValueError::new_err(text),
-        Kind::Os => PyOSError::new_err(text),
+        Kind::Os(cause) => os_error(cause, text),
         Kind::Memory => PyMemoryError::new_err(text),
         Kind::Interrupt => PyKeyboardInterrupt::new_err(text),
         Kind::Other => WarpmcError::new_err(text),
+    }
+}
+
+/// The `OSError` subclass Python itself raises for a cause of this kind.
+fn os_error(cause: Option<std::io::ErrorKind>, text: String) -> PyErr {
+    use std::io::ErrorKind as K;
+    match cause {
+        Some(K::NotFound) => PyFileNotFoundError::new_err(text),
+        Some(K::PermissionDenied) => PyPermissionError::new_err(text),
+        Some(K::AlreadyExists) => PyFileExistsError::new_err(text),
+        Some(K::IsADirectory) => PyIsADirectoryError::new_err(text),
+        Some(K::NotADirectory) => PyNotADirectoryError::new_err(text),
+        Some(K::Interrupted) => PyInterruptedError::new_err(text),
+        _ => PyOSError::new_err(text),
     }
 }
 
@@ -59,7 +78,9 @@ fn gpu_kind(e: &GpuError) -> Kind {
 /// A Potts error as a Python exception.
 pub(crate) fn potts(e: PottsError) -> PyErr {
     let kind = match &e {
-        PottsError::Io { .. } | PottsError::Output(_) => Kind::Os,
+        PottsError::Io { cause, .. } | PottsError::Output(warpmc_host::OutputError { cause, .. }) => {
+            Kind::Os(Some(cause.kind()))
+        }
         PottsError::OutOfHostMemory(_) | PottsError::OutOfDeviceMemory { .. } => Kind::Memory,
         PottsError::Interrupted => Kind::Interrupt,
         PottsError::Gpu(g) => gpu_kind(g),
@@ -74,7 +95,10 @@ pub(crate) fn flame(e: FlameError) -> PyErr {
     let kind = match &e {
         // A palette file that is missing, unreadable or not palettes is a
         // file problem like any other.
-        FlameError::Io { .. } | FlameError::Output(_) | FlameError::Palette(_) => Kind::Os,
+        FlameError::Io { error: cause, .. } | FlameError::Output(warpmc_host::OutputError { cause, .. }) => {
+            Kind::Os(Some(cause.kind()))
+        }
+        FlameError::Palette(_) => Kind::Os(None),
         FlameError::OutOfHostMemory(_) | FlameError::OutOfDeviceMemory { .. } => Kind::Memory,
         FlameError::Interrupted => Kind::Interrupt,
         FlameError::Gpu(g) => gpu_kind(g),

@@ -104,6 +104,9 @@ fn study(options: &str) -> PyResult<Vec<ProtocolConfig>> {
 struct Saving {
     path: PathBuf,
     every: Duration,
+    /// Whether the file holds an earlier state of this run before it
+    /// starts (a run resumed from the same file).
+    holds_earlier: bool,
     /// The file's claim against other runs, held to the end of the run.
     _claim: Option<warpmc_host::output::Claim>,
 }
@@ -133,6 +136,9 @@ fn saving(
         None => DEFAULT_CHECKPOINT_SECONDS,
     };
     let Some(path) = checkpoint else { return Ok(None) };
+    if path.as_os_str().is_empty() {
+        return Err(PyValueError::new_err("checkpoint: an empty path names no file; give a file name"));
+    }
     // Claimed before it is looked at: two runs started together cannot
     // both find it free.
     let claim = warpmc_host::output::Claim::take(&path, "checkpoint file").map_err(|e| errors::potts(e.into()))?;
@@ -165,7 +171,9 @@ fn saving(
         }
     }
     warpmc_host::output::check_writable(&path).map_err(|e| errors::potts(e.into()))?;
-    Ok(Some(Saving { path, every: Duration::from_secs_f64(every), _claim: claim }))
+    // Beyond Duration's range means "never on a timer".
+    let every = Duration::try_from_secs_f64(every).unwrap_or(Duration::MAX);
+    Ok(Some(Saving { path, every, holds_earlier: resuming_here, _claim: claim }))
 }
 
 /// Looks for Ctrl-C between stretches of sweeps and saves the run's state
@@ -174,14 +182,22 @@ struct Watch<'a> {
     signals: &'a Signals,
     saving: Option<&'a Saving>,
     last_saved: Instant,
+    /// Time from the last periodic checkpoint to the next
+    /// ([`checkpoint::next_interval`]).
+    gap: Duration,
     /// Set when the last periodic checkpoint could not be written (warned
     /// once until one is written again).
     failing: bool,
+    /// Whether a checkpoint was written during the run.
+    saved: bool,
+    /// Why the state could not be saved when the run was stopped.
+    failed_on_stop: Option<String>,
 }
 
 impl<'a> Watch<'a> {
     fn new(signals: &'a Signals, saving: Option<&'a Saving>) -> Self {
-        Watch { signals, saving, last_saved: Instant::now(), failing: false }
+        let gap = saving.map_or(Duration::MAX, |s| s.every);
+        Watch { signals, saving, last_saved: Instant::now(), gap, failing: false, saved: false, failed_on_stop: None }
     }
 }
 
@@ -189,7 +205,7 @@ impl Observer for Watch<'_> {
     fn control(&mut self) -> Control {
         if self.signals.stop() {
             Control::CheckpointAndStop
-        } else if self.saving.is_some_and(|s| self.last_saved.elapsed() >= s.every) {
+        } else if self.saving.is_some() && self.last_saved.elapsed() >= self.gap {
             Control::Checkpoint
         } else {
             Control::Continue
@@ -198,11 +214,20 @@ impl Observer for Watch<'_> {
 
     fn checkpoint(&mut self, cfg: &ProtocolConfig, state: &RunState) -> warpmc_potts::Result<()> {
         let Some(saving) = self.saving else { return Ok(()) };
-        match checkpoint::write(&saving.path, cfg, state) {
-            Ok(()) => self.failing = false,
-            // On the way out the state must be saved: the error ends the
-            // run and says so.
-            Err(e) if self.signals.stop() => return Err(e),
+        let started = Instant::now();
+        let written = checkpoint::write(&saving.path, cfg, state);
+        self.gap = checkpoint::next_interval(saving.every, started.elapsed());
+        match written {
+            Ok(()) => {
+                self.failing = false;
+                self.saved = true;
+            }
+            // On the way out the state must be saved: the run ends, and
+            // the exception says it could not be.
+            Err(e) if self.signals.stop() => {
+                self.failed_on_stop = Some(e.to_string());
+                return Err(e);
+            }
             // On the way (a full disk for a while): the previous checkpoint
             // is left whole, the run goes on and tries again next time. A
             // warnings filter that makes the warning an error ends the run
@@ -210,8 +235,9 @@ impl Observer for Watch<'_> {
             Err(e) => {
                 if !self.failing {
                     let text = format!(
-                        "{e}; the previous checkpoint is kept, and the run goes on and tries again every {} s",
-                        saving.every.as_secs_f64()
+                        "{e}; the previous checkpoint, if any, is kept, and the run goes on and tries again \
+                         every {} s",
+                        self.gap.as_secs_f64()
                     );
                     let text = std::ffi::CString::new(text.replace('\0', "")).unwrap_or_default();
                     let warned = Python::attach(|py| PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, 1));
@@ -300,21 +326,47 @@ fn run_and_report(
     let device = devices::select(study[first].backend()).map_err(errors::gpu)?;
     let signals = Signals::new();
     crate::fork::check_threads()?;
-    let outcome = py.detach(|| {
+    let (outcome, saved, failed_on_stop) = py.detach(|| {
         let mut watch = Watch::new(&signals, saving.as_ref());
-        run_study(study, first, state, &device, &mut watch)
+        let outcome = run_study(study, first, state, &device, &mut watch);
+        (outcome, watch.saved, watch.failed_on_stop)
     });
-    let (e, finished, saved) = match outcome {
-        Ok(lines) => return Ok(lines),
-        Err((PottsError::Interrupted, finished)) => (signals.raised(), finished, saving.as_ref()),
-        Err((e, finished)) => (errors::potts(e), finished, None),
+    // A Ctrl-C during the run's last steps (its analysis, its last save),
+    // or a second one, is raised here with what the run finished, not by
+    // Python at its next instruction with nothing.
+    signals.settle(py);
+    let path = saving.as_ref().map(|s| s.path.to_string_lossy().into_owned());
+    let earlier = saving.as_ref().is_some_and(|s| s.holds_earlier) || saved;
+    let (e, finished, state_in, note) = match outcome {
+        Ok(lines) if !signals.was_raised() => return Ok(lines),
+        // Finished, and its state saved, before the interruption was seen.
+        Ok(lines) => (signals.raised(), lines, path, None),
+        Err((PottsError::Interrupted, finished)) => (signals.raised(), finished, path, None),
+        // Stopped, but its state could not be saved: the file holds an
+        // earlier one, or none.
+        Err((_, finished)) if signals.was_raised() && failed_on_stop.is_some() => {
+            let why = failed_on_stop.unwrap_or_default();
+            let note = match &path {
+                Some(p) if earlier => {
+                    format!("warpmc: the run's state could not be saved ({why}); {p} holds an earlier one")
+                }
+                _ => format!("warpmc: the run's state could not be saved ({why})"),
+            };
+            (signals.raised(), finished, path.filter(|_| earlier), Some(note))
+        }
+        Err((e, finished)) => (errors::potts(e), finished, None, None),
     };
-    // The rows finished before travel with the exception (the package
-    // reads them into its `results`), and so does the file an interrupted
-    // run's state was saved in.
-    let _ = e.value(py).setattr("_warpmc_rows", finished);
-    if let Some(saving) = saved {
-        let _ = e.value(py).setattr("_warpmc_checkpoint", saving.path.clone());
+    // The rows finished travel with the exception (the package reads them
+    // into its `results`), and so does the file that holds the run's state
+    // (plain strings: making them runs no Python code, where a signal
+    // could raise).
+    let value = e.value(py);
+    let _ = value.setattr("_warpmc_rows", finished);
+    if let Some(path) = state_in {
+        let _ = value.setattr("_warpmc_checkpoint", path);
+    }
+    if let Some(note) = note {
+        let _ = value.setattr("_warpmc_note", note);
     }
     Err(e)
 }
@@ -352,7 +404,12 @@ fn potts_resume(
     backend: Option<&str>,
     force: bool,
 ) -> PyResult<Vec<String>> {
-    let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::read(&path).map_err(errors::potts)?;
+    if path.as_os_str().is_empty() {
+        return Err(PyValueError::new_err("path: an empty path names no file; give the checkpoint file"));
+    }
+    // A long series is a large file: read without the GIL.
+    let read = py.detach(|| checkpoint::read(&path));
+    let checkpoint::Checkpoint { config: mut cfg, state } = read.map_err(errors::potts)?;
     if let Some(b) = backend {
         cfg = cfg.with_backend(b.parse::<BackendChoice>().map_err(errors::gpu)?);
     }

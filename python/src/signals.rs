@@ -15,6 +15,10 @@ use pyo3::{PyErr, Python};
 /// How often the signal handlers run during long work.
 const POLL: Duration = Duration::from_millis(50);
 
+/// Rounds of [`Signals::settle`]: each runs the handlers of every signal
+/// pending, until one raises.
+const SETTLE_ROUNDS: usize = 64;
+
 /// How often [`Signals::watch`] looks whether its work has finished.
 const WATCH: Duration = Duration::from_millis(5);
 
@@ -65,6 +69,30 @@ impl Signals {
             }
             worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
+    }
+
+    /// Runs the handlers of the signals that came since the work last
+    /// looked (during its last steps, or a second Ctrl-C) and keeps the
+    /// first exception raised, so that the call reports that one, with
+    /// what it finished, instead of Python raising another at its next
+    /// instruction.
+    pub(crate) fn settle(&self, py: Python<'_>) {
+        for _ in 0..SETTLE_ROUNDS {
+            match py.check_signals() {
+                Ok(()) => return,
+                Err(e) => {
+                    let mut raised = self.raised.lock().unwrap_or_else(|p| p.into_inner());
+                    if raised.is_none() {
+                        *raised = Some(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a signal handler raised during the call.
+    pub(crate) fn was_raised(&self) -> bool {
+        self.raised.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     /// The exception for work that stopped because [`Signals::stop`] said

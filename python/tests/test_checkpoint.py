@@ -124,6 +124,7 @@ def test_a_new_run_leaves_a_file_in_the_way_alone_unless_forced(tmp_path):
         (dict(checkpoint="X", checkpoint_every="often"), TypeError, "checkpoint_every: str is not a number"),
         (dict(checkpoint=3), TypeError, "checkpoint: int is not a path"),
         (dict(checkpoint="X", force="yes"), TypeError, "force: str is not a boolean"),
+        (dict(checkpoint=""), ValueError, "an empty path names no file"),
         (dict(checkpoint="/dev/null"), OSError, "a checkpoint must be a regular file"),
         (dict(checkpoint="."), OSError, "is a directory"),
     ],
@@ -136,8 +137,12 @@ def test_bad_checkpoint_arguments_are_refused_before_the_run(tmp_path, monkeypat
 
 
 def test_resume_names_a_file_it_cannot_continue(tmp_path):
-    with pytest.raises(OSError, match="missing.ckpt"):
+    with pytest.raises(FileNotFoundError, match="missing.ckpt"):
         potts.resume(tmp_path / "missing.ckpt")
+    with pytest.raises(ValueError, match="an empty path names no file"):
+        potts.resume("")
+    with pytest.raises(TypeError, match="path: bytes is not a path"):
+        potts.resume(b"/tmp/x.ckpt")
     junk = tmp_path / "junk.ckpt"
     junk.write_bytes(b"not a checkpoint at all")
     with pytest.raises(ValueError, match="junk.ckpt"):
@@ -174,7 +179,7 @@ def test_periodic_saves_come_during_the_run_and_a_failing_one_warns_and_goes_on(
         done.set()
         watcher.join()
     assert seen.is_set(), "no checkpoint was written during the run"
-    failed = [w for w in caught if "the previous checkpoint is kept" in str(w.message)]
+    failed = [w for w in caught if "the previous checkpoint, if any, is kept" in str(w.message)]
     assert len(failed) == 1, [str(w.message) for w in caught]
     # The run went on to its end; only the finished state could not be
     # saved, and the rows travel with the error.
@@ -231,3 +236,59 @@ def test_a_run_stopped_on_the_gpu_resumes_on_the_cpu_to_the_same_rows(tmp_path, 
         return [{k: v for k, v in r.items() if k not in ("flips_per_ns", "backend", "run")} for r in rows]
 
     assert numbers(potts.resume(path, backend="cpu")) == numbers(rows)
+
+
+def test_checkpoint_every_beyond_any_run_means_no_periodic_saves_and_numpy_booleans_are_booleans(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "study.ckpt"
+    small = dict(q=2, size=8, temps=[1.5], therm=10, sweeps=50, backend="cpu")
+    rows = potts.run(**small, checkpoint=path, checkpoint_every=1e300)
+    assert without_speed(potts.resume(path)) == without_speed(rows)
+    assert without_speed(potts.run(**small, checkpoint=path, force=np.bool_(True))) == without_speed(rows)
+    with pytest.raises(FileExistsError):
+        potts.run(**small, checkpoint=path, force=np.bool_(False))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+@pytest.mark.parametrize("gap", [0.0, 0.01, 0.05])
+def test_a_second_ctrl_c_soon_after_the_first_keeps_what_the_first_saved(tmp_path, gap):
+    # A study whose save on the way out takes a while (a million
+    # measurements), so that the second Ctrl-C comes during it.
+    path = tmp_path / "study.ckpt"
+    study = dict(q=3, size=[8, 64], temps=[0.9, 1.0, 1.1], therm=100, sweeps=30000, seed=2, backend="cpu")
+    script = textwrap.dedent(
+        f"""
+        import signal, sys, warnings
+        warnings.simplefilter("ignore")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        from warpmc import potts
+        print("ready", flush=True)
+        try:
+            potts.run(**{study!r}, checkpoint={str(path)!r})
+        except KeyboardInterrupt as e:
+            print(len(getattr(e, "results", [])), getattr(e, "checkpoint", None), flush=True)
+            sys.exit(0)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(1.5)
+        assert child.poll() is None, "the run ended before the signal"
+        child.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, err
+    finished, saved = out.split()
+    assert saved == str(path), out
+    assert int(finished) > 0, out
+    # What was saved continues (here only read back: resumed elsewhere
+    # with the run's end not waited for).
+    stop = interrupted_after(0.5, lambda: potts.resume(path, checkpoint=tmp_path / "next.ckpt"))
+    assert len(stop.results) >= int(finished)

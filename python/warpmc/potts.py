@@ -129,8 +129,9 @@ def run(
     - ``tempering``: parallel tempering, replicas exchanged between
       neighbouring temperatures every 10 sweeps (``exchange_every=N``).
     - ``checkpoint``: a file to save the run's state in (``--checkpoint``):
-      every ``checkpoint_every`` seconds (default 300), on Ctrl-C, and at
-      the end. :func:`resume` continues the run from it, with the results
+      every ``checkpoint_every`` seconds (default 300; less often once a
+      save takes more than a tenth of that, as the measurements it holds
+      grow), on Ctrl-C, and at the end. :func:`resume` continues the run from it, with the results
       of a run never stopped, bit for bit; the ``warpmc potts run --resume``
       command reads the same file. A file that already holds a checkpoint
       or anything else is refused unless ``force=True``. A periodic save
@@ -218,6 +219,8 @@ def resume(
     >>> [r["energy"] for r in again] == [r["energy"] for r in rows]
     True
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: {type(path).__name__} is not a path (a str or os.PathLike)")
     if backend is not None and not isinstance(backend, str):
         raise TypeError(f"backend: {type(backend).__name__} is not a string (auto, cpu or cuda)")
     saving = _saving(checkpoint, checkpoint_every, force)
@@ -230,8 +233,11 @@ def _saving(
     """The checkpoint arguments as the native module takes them."""
     if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
         raise TypeError(f"checkpoint: {type(checkpoint).__name__} is not a path (a str or os.PathLike)")
-    if not isinstance(force, bool):
-        raise TypeError(f"force: {type(force).__name__} is not a boolean")
+    # Python's bool, or numpy's (numpy.bool_, numpy.bool).
+    numpy_bool = type(force).__module__ == "numpy" and type(force).__name__ in ("bool_", "bool")
+    if not (isinstance(force, bool) or numpy_bool):
+        raise TypeError(f"force: {type(force).__name__} is not a boolean (True or False)")
+    force = bool(force)
     if every is not None and (isinstance(every, bool) or not isinstance(every, numbers.Real)):
         raise TypeError(f"checkpoint_every: {type(every).__name__} is not a number of seconds")
     seconds = None if every is None else as_float("checkpoint_every", every)
@@ -246,19 +252,34 @@ def _rows(call: Any) -> list[dict[str, Any]]:
         lines = call()
     except BaseException as e:
         finished = getattr(e, "_warpmc_rows", None)
+        notes = []
         if finished is not None:
             del e._warpmc_rows
             e.results = [json.loads(line) for line in finished]
-            if finished and hasattr(e, "add_note"):
-                e.add_note(f"warpmc: the {len(finished)} rows finished before the interruption are in .results")
+            if finished:
+                notes.append(f"warpmc: the {len(finished)} rows the run finished are in .results")
+        note = getattr(e, "_warpmc_note", None)
+        if note is not None:
+            del e._warpmc_note
+            notes.append(note)
         saved = getattr(e, "_warpmc_checkpoint", None)
         if saved is not None:
             del e._warpmc_checkpoint
-            e.checkpoint = saved = os.fspath(saved)
-            if isinstance(e, KeyboardInterrupt) and hasattr(e, "add_note"):
-                e.add_note(f"warpmc: the run's state is saved in {saved}; continue with warpmc.potts.resume({saved!r})")
+            e.checkpoint = saved
+            if isinstance(e, KeyboardInterrupt) and note is None:
+                notes.append(f"warpmc: the run's state is saved in {saved}; continue: warpmc.potts.resume({saved!r})")
+            elif isinstance(e, KeyboardInterrupt):
+                notes.append(f"warpmc: continue from it with warpmc.potts.resume({saved!r})")
+        if hasattr(e, "add_note"):
+            for n in notes:
+                e.add_note(n)
         raise
-    rows = [json.loads(line) for line in lines]
+    try:
+        rows = [json.loads(line) for line in lines]
+    except KeyboardInterrupt as e:
+        # Ctrl-C while the rows were read: they go with it.
+        e.results = [json.loads(line) for line in lines]
+        raise
     for r in rows:
         if r.get("too_short"):
             warnings.warn(

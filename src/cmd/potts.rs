@@ -254,12 +254,16 @@ struct RunArgs {
     /// Let a new run's --checkpoint replace an existing file.
     #[arg(long, help_heading = "Checkpoints")]
     force: bool,
-    /// Seconds between checkpoints [default: 300].
+    /// Seconds between checkpoints [default: 300]. Each holds every
+    /// measurement so far; once one takes more than a tenth of this to
+    /// write, they come at ten times its writing time instead, so that
+    /// saving never takes more than about a tenth of the run.
     #[arg(long, value_name = "SECS", help_heading = "Checkpoints")]
     checkpoint_every: Option<f64>,
     /// Continue a run from its checkpoint; results equal an uninterrupted
     /// run's bit for bit. Keeps checkpointing to the same file unless
-    /// --checkpoint names another.
+    /// --checkpoint names another (a finished run's checkpoint only gives
+    /// its results, and is not written again).
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     resume: Option<PathBuf>,
 }
@@ -1043,6 +1047,9 @@ struct Output {
     bar: ProgressBar,
     checkpoint_path: Option<PathBuf>,
     every: Duration,
+    /// Time from the last periodic checkpoint to the next
+    /// ([`checkpoint::next_interval`]).
+    gap: Duration,
     last_checkpoint: Instant,
     /// Results of the study's sizes before the one running (CSV rows).
     earlier: Vec<TemperatureResult>,
@@ -1106,6 +1113,9 @@ impl Output {
         writes: bool,
         measure_every: u64,
     ) -> anyhow::Result<Self> {
+        // Beyond Duration's range means "never on a timer".
+        let every = Duration::try_from_secs_f64(args.checkpoint_every.unwrap_or(DEFAULT_CHECKPOINT_SECONDS))
+            .unwrap_or(Duration::MAX);
         let bar = if writes && std::io::stderr().is_terminal() {
             let b = ProgressBar::new(0);
             b.set_style(
@@ -1133,9 +1143,8 @@ impl Output {
             csv: args.out.clone().filter(|_| writes),
             bar,
             checkpoint_path: checkpoint_path.clone().filter(|_| writes),
-            // Beyond Duration's range means "never on a timer".
-            every: Duration::try_from_secs_f64(args.checkpoint_every.unwrap_or(DEFAULT_CHECKPOINT_SECONDS))
-                .unwrap_or(Duration::MAX),
+            every,
+            gap: every,
             last_checkpoint: Instant::now(),
             earlier: Vec::new(),
             current: Vec::new(),
@@ -1501,7 +1510,7 @@ impl Observer for Output {
         // Without a checkpoint file, "checkpoint and stop" only stops.
         if self.interrupted.load(Ordering::SeqCst) {
             Control::CheckpointAndStop
-        } else if self.checkpoint_path.is_some() && self.last_checkpoint.elapsed() >= self.every {
+        } else if self.checkpoint_path.is_some() && self.last_checkpoint.elapsed() >= self.gap {
             Control::Checkpoint
         } else {
             Control::Continue
@@ -1510,7 +1519,10 @@ impl Observer for Output {
 
     fn checkpoint(&mut self, cfg: &ProtocolConfig, state: &RunState) -> warpmc_potts::Result<()> {
         let Some(path) = &self.checkpoint_path else { return Ok(()) };
-        match checkpoint::write(path, cfg, state) {
+        let started = Instant::now();
+        let written = checkpoint::write(path, cfg, state);
+        self.gap = checkpoint::next_interval(self.every, started.elapsed());
+        match written {
             Ok(()) => self.checkpoint_failed = false,
             // On the way out the state must be saved: the error ends the
             // run and says so.
@@ -1522,7 +1534,7 @@ impl Observer for Output {
                     self.bar.suspend(|| {
                         noteln!(
                             "warning: {e}; the previous checkpoint is kept, and the run goes on and tries again every {} s",
-                            self.every.as_secs_f64()
+                            self.gap.as_secs_f64()
                         )
                     });
                     self.checkpoint_failed = true;

@@ -135,33 +135,52 @@ impl Claim {
         };
         let Some(name) = file.file_name() else { return Ok(None) };
         let lock = directory_of(&file).join(format!(".{}.lock", name.to_string_lossy()));
-        let Ok(handle) = OpenOptions::new().create(true).truncate(false).write(true).open(&lock) else {
-            return Ok(None);
-        };
-        #[cfg(not(unix))]
-        {
-            let _ = (handle, what);
-            return Ok(None);
+        // The holder before may remove the lock file between this open and
+        // this lock: the lock is then on a file no other claim will find,
+        // and is taken again on the file at the path now.
+        for _ in 0..LOCK_TRIES {
+            let Ok(handle) = OpenOptions::new().create(true).truncate(false).write(true).open(&lock) else {
+                return Ok(None);
+            };
+            #[cfg(not(unix))]
+            {
+                let _ = (handle, what);
+                return Ok(None);
+            }
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                let fd = std::os::unix::io::AsRawFd::as_raw_fd(&handle);
+                // SAFETY: flock on a descriptor this function owns; no
+                // memory is passed.
+                if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                    let locked = handle.metadata().map(|m| (m.dev(), m.ino())).ok();
+                    let at_path = fs::metadata(&lock).map(|m| (m.dev(), m.ino())).ok();
+                    if locked.is_some() && locked == at_path {
+                        return Ok(Some(Claim { lock, _file: handle }));
+                    }
+                    continue;
+                }
+                return match io::Error::last_os_error() {
+                    e if e.kind() == io::ErrorKind::WouldBlock => Err(OutputError::new(
+                        target,
+                        io::Error::other(format!(
+                            "another process is writing it (it holds {}); give this run its own {what}",
+                            lock.display()
+                        )),
+                    )),
+                    // No locks on this file system (ENOLCK, EOPNOTSUPP):
+                    // unguarded.
+                    _ => Ok(None),
+                };
+            }
         }
-        #[cfg(unix)]
-        // SAFETY: flock on a descriptor this function owns; no memory is
-        // passed.
-        if unsafe { libc::flock(std::os::unix::io::AsRawFd::as_raw_fd(&handle), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return Ok(Some(Claim { lock, _file: handle }));
-        }
-        match io::Error::last_os_error() {
-            e if e.kind() == io::ErrorKind::WouldBlock => Err(OutputError::new(
-                target,
-                io::Error::other(format!(
-                    "another process is writing it (it holds {}); give this run its own {what}",
-                    lock.display()
-                )),
-            )),
-            // No locks on this file system (ENOLCK, EOPNOTSUPP): unguarded.
-            _ => Ok(None),
-        }
+        Ok(None)
     }
 }
+
+/// Tries at taking a claim whose lock file its holder removes meanwhile.
+const LOCK_TRIES: usize = 16;
 
 impl Drop for Claim {
     fn drop(&mut self) {

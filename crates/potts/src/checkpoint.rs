@@ -171,6 +171,14 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
     out
 }
 
+/// Each periodic checkpoint holds every measurement so far, so a write
+/// takes longer as a run goes on: the next one is due `every` after it, or
+/// ten times as long as it took if that is longer, so that saving never
+/// takes more than about a tenth of a run however short `every` is.
+pub fn next_interval(every: std::time::Duration, took: std::time::Duration) -> std::time::Duration {
+    every.max(took.saturating_mul(10))
+}
+
 /// Writes a checkpoint atomically (see [`warpmc_host::output::write`]): a
 /// crash leaves either the old or the new file, never half of one; a
 /// symlink is written through, keeping the link.
@@ -413,6 +421,17 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn periodic_saves_never_take_more_than_a_tenth_of_the_time() {
+        use std::time::Duration;
+        let s = Duration::from_secs;
+        assert_eq!(next_interval(s(300), s(1)), s(300));
+        assert_eq!(next_interval(Duration::from_nanos(1), Duration::from_millis(20)), Duration::from_millis(200));
+        assert_eq!(next_interval(Duration::MAX, s(5)), Duration::MAX);
+        assert_eq!(next_interval(s(1), Duration::MAX), Duration::MAX);
+    }
+
     use super::*;
 
     #[test]
