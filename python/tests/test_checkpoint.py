@@ -267,7 +267,7 @@ def test_a_second_ctrl_c_soon_after_the_first_keeps_what_the_first_saved(tmp_pat
         try:
             potts.run(**{study!r}, checkpoint={str(path)!r})
         except KeyboardInterrupt as e:
-            print(len(getattr(e, "results", [])), getattr(e, "checkpoint", None), flush=True)
+            print(len(e.results) if hasattr(e, "results") else -1, getattr(e, "checkpoint", None), flush=True)
             sys.exit(0)
         """
     )
@@ -287,7 +287,9 @@ def test_a_second_ctrl_c_soon_after_the_first_keeps_what_the_first_saved(tmp_pat
     assert child.returncode == 0, err
     finished, saved = out.split()
     assert saved == str(path), out
-    assert int(finished) > 0, out
+    # The rows finished so far (none where the first size's temperatures,
+    # which finish together, were still running).
+    assert int(finished) >= 0, out
     # What was saved continues (here only read back: resumed elsewhere
     # with the run's end not waited for).
     stop = interrupted_after(0.5, lambda: potts.resume(path, checkpoint=tmp_path / "next.ckpt"))
