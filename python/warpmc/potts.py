@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import numbers
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -131,13 +131,14 @@ def run(
     - ``checkpoint``: a file to save the run's state in (``--checkpoint``):
       every ``checkpoint_every`` seconds (default 300; less often once a
       save takes more than a tenth of that, as the measurements it holds
-      grow), on Ctrl-C, and at the end. :func:`resume` continues the run from it, with the results
-      of a run never stopped, bit for bit; the ``warpmc potts run --resume``
-      command reads the same file. A file that already holds a checkpoint
-      or anything else is refused unless ``force=True``. A periodic save
-      that fails (a full disk) warns once and is tried again, the previous
-      checkpoint kept whole. A batch system's SIGTERM saves too once the
-      script makes it a KeyboardInterrupt:
+      grow), on Ctrl-C, and at the end. :func:`resume` continues the run
+      from it, with the results of a run never stopped, bit for bit; the
+      ``warpmc potts run --resume`` command reads the same file. A file
+      that already holds a checkpoint or anything else is refused unless
+      ``force=True``. A periodic save that fails (a full disk) warns once
+      and is tried again, the previous checkpoint kept whole. A batch
+      system's SIGTERM saves too once the script makes it a
+      KeyboardInterrupt:
       ``signal.signal(signal.SIGTERM, signal.default_int_handler)``.
     - ``**more``: the other keys of a ``--config`` TOML file, by their
       names: ``height``, ``coupling`` (J), ``field`` (h),
@@ -154,9 +155,9 @@ def run(
     temperatures finished before, so that an interrupted study keeps what
     it measured (and, with ``checkpoint``, whose ``checkpoint`` attribute
     names the file that holds the rest: give it to :func:`resume`). Other
-    errors during the run carry the same ``results``. Temperatures that run together (an ensemble of
-    independent chains, a tempering run) finish together: until then
-    ``results`` is empty.
+    errors during the run carry the same ``results``. Temperatures that
+    run together (an ensemble of independent chains, a tempering run)
+    finish together: until then ``results`` is empty.
 
     >>> rows = run(q=3, size=8, temps="2.0:2.2:0.1", therm=20, sweeps=400, backend="cpu")
     >>> len(rows), rows[0]["run"]["q"]
@@ -200,14 +201,16 @@ def resume(
     --checkpoint``) saved in the file ``path``, and returns the rows of the
     whole run, those finished before it stopped included: the rows of a
     run never stopped, bit for bit (but ``flips_per_ns``). A finished run's
-    checkpoint gives its rows at once.
+    checkpoint gives its rows without sweeping again, and is left as it
+    is (it may be read-only).
 
     - ``checkpoint``: where to go on saving the state (default ``path``
       itself), every ``checkpoint_every`` seconds (default 300), on Ctrl-C
       and at the end; another file that holds something is refused unless
       ``force=True``.
     - ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"`` instead of the run's
-      own (the results do not depend on it).
+      own (the numbers do not depend on it; the rows' provenance and the
+      checkpoint then name it).
 
     The protocol comes whole from the checkpoint. Ctrl-C and errors behave
     as in :func:`run`.
@@ -215,7 +218,7 @@ def resume(
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "study.ckpt")
     >>> rows = run(q=2, size=8, temps=[2.0, 2.5], therm=50, sweeps=200, backend="cpu", checkpoint=path)
-    >>> again = resume(path)                  # a finished run: its rows at once
+    >>> again = resume(path)                  # a finished run: its rows again
     >>> [r["energy"] for r in again] == [r["energy"] for r in rows]
     True
     """
