@@ -223,6 +223,115 @@ struct DecisionsAhead : LazyBitSerial {
     }
 };
 
+// The library's rule (the same bits) with the threshold bits that all
+// classes share taken as such: where bit b of every class's threshold is 0,
+// a site whose acceptance word has a 1 there is rejected (und &= ~u); where
+// it is 1 for every class, one with a 0 is accepted. Those steps need no
+// per-site selection of the threshold bit (three logic operations and a
+// shared-memory load); g_kinds[0] and g_kinds[1] hold, per threshold bit,
+// whether it is 0 (resp. 1) for every class, in constant memory so that
+// the test of a step is a uniform branch.
+__constant__ u32 g_kinds[2];
+struct UniformSteps : LazyBitSerial {
+    __device__ __forceinline__ static void step(u32 u, int bit, const uint4* __restrict__ masks, u32 code0, u32 code1,
+                                                u32& und, u32& acc) {
+        if ((g_kinds[0] >> bit) & 1u) {
+            und &= ~u;
+        } else if ((g_kinds[1] >> bit) & 1u) {
+            acc |= und & ~u;
+            und &= u;
+        } else {
+            accept_step(u, masks[bit + 1], code0, code1, und, acc);
+        }
+    }
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
+                                                  u32 code1, u32& und, u32& acc) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) step(wd[(SL_B + e) * fs], 31 - e, masks, code0, code1, und, acc);
+        if (und == 0) return;
+        u32 gx = wd[(SL_B + E) * fs], gc = wd[(SL_B + E + 1) * fs];
+        for (int bit = 31 - E; bit >= 0 && und != 0; bit -= 4) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                step(warpmc::rng::mwc_step(gx, gc, MWC_A), bit - i, masks, code0, code1, und, acc);
+        }
+    }
+};
+
+// UniformSteps with the kinds of step as compile-time constants (ZERO,
+// ONE: bits 0, resp. 1, for every class), so that the steps compile without
+// branches: what a kernel specialised for its temperature's thresholds
+// could gain. Right only for thresholds with those kinds (the timing runs
+// at q = 9, T = 0.7212: ZERO = 0xc0000000, ONE = 0x00f90010).
+template <u32 ZERO, u32 ONE>
+struct ConstSteps : LazyBitSerial {
+    __device__ __forceinline__ static void step(u32 u, int bit, const uint4* __restrict__ masks, u32 code0, u32 code1,
+                                                u32& und, u32& acc) {
+        if ((ZERO >> bit) & 1u) {
+            und &= ~u;
+        } else if ((ONE >> bit) & 1u) {
+            acc |= und & ~u;
+            und &= u;
+        } else {
+            accept_step(u, masks[bit + 1], code0, code1, und, acc);
+        }
+    }
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
+                                                  u32 code1, u32& und, u32& acc) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) step(wd[(SL_B + e) * fs], 31 - e, masks, code0, code1, und, acc);
+        if (und == 0) return;
+        u32 gx = wd[(SL_B + E) * fs], gc = wd[(SL_B + E + 1) * fs];
+#pragma unroll
+        for (int r = 0; r < (32 - E) / 4; ++r) {
+            if (und == 0) break;
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                step(warpmc::rng::mwc_step(gx, gc, MWC_A), 31 - E - 4 * r - i, masks, code0, code1, und, acc);
+        }
+    }
+};
+
+// The library's rule with the leading PREFIX bits of the four thresholds
+// T0..T3 as compile-time constants, so that each of those steps compiles to
+// the logic its threshold bits need (the selection folds away): what a
+// kernel compiled for its temperature's thresholds could gain. Right only
+// for thresholds with that prefix (the timing runs at q = 9, T = 0.7212).
+template <u32 T0, u32 T1, u32 T2, u32 T3, int PREFIX>
+struct ConstThresholds : LazyBitSerial {
+    __device__ __forceinline__ static void step(u32 u, int bit, const uint4* __restrict__ masks, u32 code0, u32 code1,
+                                                u32& und, u32& acc) {
+        if (bit >= 32 - PREFIX) {
+            const uint4 a = make_uint4(0u - ((T0 >> bit) & 1u), 0u - ((T1 >> bit) & 1u), 0u - ((T2 >> bit) & 1u),
+                                       0u - ((T3 >> bit) & 1u));
+            accept_step(u, a, code0, code1, und, acc);
+        } else {
+            accept_step(u, masks[bit + 1], code0, code1, und, acc);
+        }
+    }
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
+                                                  u32 code1, u32& und, u32& acc) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) step(wd[(SL_B + e) * fs], 31 - e, masks, code0, code1, und, acc);
+        if (und == 0) return;
+        u32 gx = wd[(SL_B + E) * fs], gc = wd[(SL_B + E + 1) * fs];
+#pragma unroll
+        for (int r = 0; r < (32 - E) / 4; ++r) {
+            if (und == 0) break;
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                step(warpmc::rng::mwc_step(gx, gc, MWC_A), 31 - E - 4 * r - i, masks, code0, code1, und, acc);
+        }
+    }
+};
+using ProtocolThresholds32 = ConstThresholds<0x3ffb5ad0u, 0x0ffdad7du, 0x03ff2117u, 0x00ffb5b5u, 32>;
+using ProtocolThresholds12 = ConstThresholds<0x3ffb5ad0u, 0x0ffdad7du, 0x03ff2117u, 0x00ffb5b5u, 12>;
+
+using ProtocolSteps = ConstSteps<0xc0000000u, 0x00f90010u>;
+
 // Base's rule with a cheap hash instead of the Philox block that seeds a
 // unit's two generators for each colour step (wrong bits: timing only; it
 // bounds what keeping generator states between sweeps could save).
@@ -286,6 +395,15 @@ int main(int argc, char** argv) {
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device %s, %d SMs, L=%u q=%d T=%.6f\n", prop.name, prop.multiProcessorCount, L, POTTS_Q, T);
     u32 th[4] = {threshold(1, T), threshold(2, T), threshold(3, T), threshold(4, T)};
+    auto set_kinds = [&]() {
+        const u32 any = POTTS_Q == 2 ? th[1] | th[3] : th[0] | th[1] | th[2] | th[3];
+        const u32 all = POTTS_Q == 2 ? th[1] & th[3] : th[0] & th[1] & th[2] & th[3];
+        const u32 kinds[2] = {~any, all};
+        CK(cudaMemcpyToSymbol(g_kinds, kinds, sizeof kinds));
+        printf("thresholds %08x %08x %08x %08x: bits 0 for all %08x, 1 for all %08x\n", th[0], th[1], th[2], th[3],
+               kinds[0], kinds[1]);
+    };
+    set_kinds();
     int sigma = 1;  // 0: every move accepted (timing only)
     const u64 seed = 0x1234567887654321ull, stream = 77;
     std::vector<u32> h0(words), h1(words), r0(words), r1(words), t0(words), t1(words);
@@ -385,6 +503,12 @@ int main(int argc, char** argv) {
         library,          INLINE(4, 1024), INLINE(4, 512), INLINE(8, 1024), VARIANT(1, 4, 1024),
         VARIANT(8, 4, 1024), FLAGGED(4, 4, 1024), VARIANT(2, 4, 1024),
         RULE(4, DecisionsAhead, "decisions drawn ahead"),
+        RULE(4, UniformSteps, "uniform steps"),
+#if POTTS_Q != 2
+        RULE(4, ProtocolSteps, "constant steps"),
+        RULE(4, ProtocolThresholds32, "constant thresholds"),
+        RULE(4, ProtocolThresholds12, "constant 12-bit prefix"),
+#endif
     };
     if (argc > 4) {  // one launch of each for a profiler, ordered start
         CK(cudaMemset(c0, 0, words * 4));
@@ -414,6 +538,20 @@ int main(int argc, char** argv) {
     check(ahead, sms, 7, check_sweeps, true);
     check(ahead, 3, 7, check_sweeps, false);
     check(ahead, 1, 7, 5, false);
+    const Variant uniform = RULE(4, UniformSteps, "uniform steps");
+#if POTTS_Q != 2
+    const Variant constant = RULE(4, ProtocolSteps, "constant steps");
+    if (L > 256) {  // T = 0.7212 only
+        check(constant, sms, 12345, check_sweeps, false);
+        check(constant, sms, 7, check_sweeps, true);
+        check(RULE(4, ProtocolThresholds32, "constant thresholds"), sms, 7, check_sweeps, true);
+        check(RULE(4, ProtocolThresholds12, "constant 12-bit prefix"), sms, 7, check_sweeps, true);
+    }
+#endif
+    check(uniform, sms, 12345, check_sweeps, false);
+    check(uniform, sms, 7, check_sweeps, true);
+    check(uniform, 3, 7, check_sweeps, false);
+    check(uniform, 1, 7, 5, false);
     for (const Variant& v : variants) check(v, sms, 11, check_sweeps, false);
     // The geometric skip gives other bits than the library's rule but must
     // sample the same distribution: the mean energy per site of both rules,
@@ -453,6 +591,7 @@ int main(int argc, char** argv) {
         for (int k = 0; k < 2; ++k) {
             T = temps[k];
             for (int d = 0; d < 4; ++d) th[d] = threshold(d + 1, T);
+            set_kinds();
             double m1, e1, m2, e2;
             mean_energy(lazy, k == 0, m1, e1);
             mean_energy(skip, k == 0, m2, e2);
@@ -464,6 +603,7 @@ int main(int argc, char** argv) {
         }
         T = POTTS_Q == 2 ? 1.0 / log(1.0 + sqrt(2.0)) : 0.7212;
         for (int d = 0; d < 4; ++d) th[d] = threshold(d + 1, T);
+        set_kinds();
         CK(cudaFree(census));
     }
     if (time_sweeps == 0) return failures != 0;
