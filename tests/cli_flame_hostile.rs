@@ -514,6 +514,16 @@ fn genome_tools_refuse_settings_whose_genomes_no_renderer_draws() {
     }
     let o = warpmc(&["flame", "genome", "cross", &g, &g, "--method", "interpolate", "--at", "0.25"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // A parent that `flame render` refuses is refused as a parent.
+    let weightless = write(&dir.join("weightless.flam3"), &QUICK.replace("weight=\"1\"", "weight=\"0\""));
+    for args in [
+        &["flame", "genome", "mutate", &weightless, "--seed", "1"][..],
+        &["flame", "genome", "cross", &g, &weightless][..],
+    ] {
+        let o = warpmc(args);
+        assert_one_line_error(&o, &["weightless.flam3", "cannot be a parent", "weights are zero"]);
+        assert!(o.stdout.is_empty());
+    }
 }
 
 #[test]

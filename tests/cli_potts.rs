@@ -329,6 +329,7 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
         "-TERM" => Some(143),
         "-USR1" => Some(128 + 10),
         "-XCPU" => Some(128 + 24),
+        "-HUP" => Some(129),
         _ => None,
     };
     if let Some(status) = status {
@@ -586,6 +587,12 @@ fn sigterm_sent_twice_at_once_still_checkpoints() {
 fn sigusr1_and_sigxcpu_checkpoint_and_resume_finishes_bit_for_bit() {
     interrupted_run_resumes_exactly("-USR1", CONTINUED, false);
     interrupted_run_resumes_exactly("-XCPU", CONTINUED, false);
+}
+
+/// A closed terminal's SIGHUP saves and stops too, with its own status.
+#[test]
+fn sighup_checkpoints_exits_129_and_resume_finishes_bit_for_bit() {
+    interrupted_run_resumes_exactly("-HUP", CONTINUED, false);
 }
 
 #[test]

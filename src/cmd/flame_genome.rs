@@ -348,6 +348,18 @@ fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
     Ok(parsed.flames)
 }
 
+/// Refuses parents that cannot be rendered (all weights zero, a negative
+/// weight, no xforms): their children mostly could not be either, and a
+/// file of them would only fail later, in `flame render`.
+fn check_parents(path: &Path, flames: &[Flame]) -> anyhow::Result<()> {
+    for (i, f) in flames.iter().enumerate() {
+        if let Err(e) = warpmc_flame::render::check_iterable(f) {
+            bail!("{}: flame {} cannot be a parent: {e}", path.display(), f.label(i));
+        }
+    }
+    Ok(())
+}
+
 /// Checks what the flags name before any work: the output can be
 /// written and is none of the files read (`inputs`, the argument that
 /// names each and its path; `-` is standard input), the palette file (when
@@ -605,6 +617,7 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
 fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
+    check_parents(&a.input, &flames)?;
     if !a.speed.is_finite() {
         bail!("--speed {} is not a finite number", a.speed);
     }
@@ -640,7 +653,9 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
 fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("FIRST", &a.first), ("SECOND", &a.second)])?;
     let first = load(&a.first, &a.common)?;
+    check_parents(&a.first, &first)?;
     let second = load(&a.second, &a.common)?;
+    check_parents(&a.second, &second)?;
     let method = a.method.map(|m| match m {
         CrossArg::Union => CrossMethod::Union,
         CrossArg::Interpolate => CrossMethod::Interpolate,

@@ -264,13 +264,14 @@ pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
 }
 
 /// The signal that asked the job to stop when it was not SIGINT (SIGTERM
-/// from a batch system, SIGXCPU at a soft CPU-time limit, SIGUSR1 or SIGUSR2
-/// sent ahead of a time limit); 0 otherwise. It is handled as Ctrl-C, and
+/// from a batch system, SIGHUP from a closed terminal, SIGXCPU at a soft
+/// CPU-time limit, SIGUSR1 or SIGUSR2 sent ahead of a time limit); 0
+/// otherwise. It is handled as Ctrl-C, and
 /// only the exit status tells them apart.
 static STOPPED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-/// Signals, besides SIGINT and SIGHUP, that stop a job as Ctrl-C does.
-const STOP_SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2];
+/// Signals, besides SIGINT, that stop a job as Ctrl-C does.
+const STOP_SIGNALS: [libc::c_int; 5] = [libc::SIGTERM, libc::SIGHUP, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2];
 
 extern "C" fn on_stop_signal(signal: libc::c_int) {
     STOPPED_BY.store(signal, std::sync::atomic::Ordering::SeqCst);
@@ -283,7 +284,7 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
 
 /// Calls `handler` on Ctrl-C (SIGINT), SIGHUP, SIGTERM, SIGXCPU, SIGUSR1
 /// and SIGUSR2, from a thread of its own, and remembers which of the last
-/// four came for [`interrupted_status`].
+/// five came for [`interrupted_status`].
 pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Result<()> {
     use anyhow::Context as _;
     ctrlc::set_handler(handler).context("installing the Ctrl-C handler")?;
@@ -291,7 +292,7 @@ pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Re
         // SAFETY: on_stop_signal is an extern "C" function of the signature
         // a handler has, and does only async-signal-safe things (an atomic
         // store, raise); it replaces ctrlc's SIGTERM handler, whose work it
-        // hands on.
+        // hands on (and ctrlc's SIGHUP handler likewise).
         let previous = unsafe { libc::signal(signal, on_stop_signal as *const () as libc::sighandler_t) };
         anyhow::ensure!(previous != libc::SIG_ERR, "installing the handler of signal {signal}");
     }
@@ -322,8 +323,8 @@ pub(crate) fn stop_on_signals(
 }
 
 /// The exit status of a command stopped by a signal, as shells report
-/// them: 128 + the signal's number (143 after SIGTERM, 152 after SIGXCPU),
-/// 130 (SIGINT) after Ctrl-C or SIGHUP.
+/// them: 128 + the signal's number (143 after SIGTERM, 129 after SIGHUP,
+/// 152 after SIGXCPU), 130 after Ctrl-C.
 pub(crate) fn interrupted_status() -> i32 {
     match STOPPED_BY.load(std::sync::atomic::Ordering::SeqCst) {
         0 => 130,

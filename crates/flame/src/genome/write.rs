@@ -145,9 +145,9 @@ fn write_flame_into(out: &mut String, f: &Flame, version: Option<&str>, indent: 
     a.num("gamma", f.gamma);
     a.num("highlight_power", f.highlight_power);
     a.num("vibrancy", f.vibrancy);
-    if f.hue_rotation != 0.0 {
-        a.num("hue", f.hue_rotation);
-    }
+    // No `hue`: it rotates only a numbered palette, which is read with the
+    // rotation applied and written out as colours (as flam3 writes it;
+    // a reader that rotated those colours again would turn them twice).
     a.num("estimator_radius", f.estimator_radius);
     a.num("estimator_minimum", f.estimator_minimum);
     a.num("estimator_curve", f.estimator_curve);
@@ -487,7 +487,7 @@ mod tests {
             <flame name="a &amp; &quot;b&quot;" time="3" size="31 17" center="0.1 -0.2" scale="33.3" rotate="12"
               zoom="0.5" supersample="2" filter="0.7" filter_shape="mitchell" quality="7.5" passes="2"
               temporal_samples="3" temporal_filter_type="exp" temporal_filter_exp="0.3" background="0.1 0.2 0.3"
-              brightness="3" gamma="2.2" gamma_threshold="0.02" highlight_power="1" vibrancy="0.7" hue="0.25"
+              brightness="3" gamma="2.2" gamma_threshold="0.02" highlight_power="1" vibrancy="0.7"
               estimator_radius="5" estimator_minimum="1" estimator_curve="0.6" palette_mode="linear"
               interpolation_type="linear" palette_interpolation="rgb" hsv_rgb_palette_blend="0.2">
               <xform weight="0.3" color="0.2" color_speed="0.1" animate="0" julian="0.6" julian_power="5"
@@ -499,6 +499,19 @@ mod tests {
             <flame time="9" size="10 10" interpolation_type="old"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>
             </flames>"#,
         );
+    }
+
+    #[test]
+    fn hue_is_not_written_back() {
+        // It was applied to the palette when read (where the palette was a
+        // numbered one); the colours written carry it.
+        let xml = r#"<flame size="10 10" hue="0.25"><xform weight="1" coefs="1 0 0 1 0 0"/>
+            <color index="0" rgb="255 0 0"/></flame>"#;
+        let first = parse_str(xml, "h", &ParseOptions::default()).unwrap().flames;
+        let written = write_genome(&first, "pick", None);
+        assert!(!written.contains("hue="), "{written}");
+        let second = parse_str(&written, "out", &ParseOptions::default()).unwrap().flames;
+        assert_eq!(first[0].palette, second[0].palette);
     }
 
     #[test]
