@@ -1818,3 +1818,33 @@ fn a_configuration_can_come_from_standard_input() {
     let o = run("q = \"3\"\nsize = 6\ntemps = [1.0]\n");
     assert!(stderr(&o).contains("standard input: q = \"3\": expected a whole number from 2 to 255"), "{}", stderr(&o));
 }
+
+/// A lattice of millions of short rows is counted without a census per
+/// row held at once: with q = 255 those took 2 KiB a row, 4 GiB for this
+/// 2 × 2,097,152 lattice of 4 MiB, and the run aborted on a failed
+/// allocation instead of measuring.
+#[test]
+fn a_lattice_of_millions_of_short_rows_is_measured_in_little_memory() {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4194304 && exec \"$0\" \"$@\"")
+        .arg(bin())
+        .args(["potts", "run", "--backend", "cpu", "--q", "255", "--size", "2", "--height", "2097152"])
+        .args([
+            "--temp",
+            "1",
+            "--therm",
+            "0",
+            "--sweeps",
+            "1",
+            "--measure-every",
+            "1",
+            "--algorithm",
+            "heat-bath",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+}

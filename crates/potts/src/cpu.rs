@@ -65,7 +65,7 @@ fn census_rows(q: usize, h: usize, sites: usize, row: impl Fn(usize) -> Census +
     if sites < PARALLEL_MIN_SITES {
         Census::sum(q, (0..h).map(row))
     } else {
-        Census::sum(q, (0..h).into_par_iter().map(row).collect::<Vec<_>>())
+        Census::par_sum(q, (0..h).into_par_iter().map(row))
     }
 }
 

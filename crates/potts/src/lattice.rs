@@ -117,7 +117,7 @@ impl Lattice {
         if w * h < 1 << 14 {
             Census::sum(q, (0..h).map(row))
         } else {
-            Census::sum(q, (0..h).into_par_iter().map(row).collect::<Vec<_>>())
+            Census::par_sum(q, (0..h).into_par_iter().map(row))
         }
     }
 }
@@ -145,6 +145,20 @@ impl Census {
             census.counts.iter_mut().zip(part.counts).for_each(|(a, b)| *a += b);
         }
         census
+    }
+
+    /// [`Census::sum`] of parts made in parallel, added up as they come
+    /// (never all held at once: a lattice of millions of short rows would
+    /// need gigabytes for its rows' censuses).
+    pub(crate) fn par_sum(q: usize, parts: impl ParallelIterator<Item = Census>) -> Census {
+        let zero = || Census { equal_bonds: 0, counts: vec![0; q] };
+        parts.fold(zero, Census::plus).reduce(zero, Census::plus)
+    }
+
+    fn plus(mut self, part: Census) -> Census {
+        self.equal_bonds += part.equal_bonds;
+        self.counts.iter_mut().zip(part.counts).for_each(|(a, b)| *a += b);
+        self
     }
 
     /// Σ_⟨ij⟩ δ(sᵢ, sⱼ) over the 2N bonds.

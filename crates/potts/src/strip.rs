@@ -625,32 +625,29 @@ impl StripBackend {
         match &self.storage {
             Storage::Bytes([c0, c1]) => {
                 let hw = self.width / 2;
-                let rows: Vec<Census> = (0..n)
-                    .into_par_iter()
-                    .map(|j| {
-                        let s = j + 1;
-                        // Strips start at even rows: row j's offset is the lattice row's.
-                        let o = j & 1;
-                        let mine = &c0[s * hw..(s + 1) * hw];
-                        let same = &c1[s * hw..(s + 1) * hw];
-                        let up = &c1[(s - 1) * hw..s * hw];
-                        let down = &c1[(s + 1) * hw..(s + 2) * hw];
-                        let mut counts = vec![0u64; q];
-                        let mut bonds = 0u64;
-                        for xh in 0..hw {
-                            let v = mine[xh];
-                            let (l, r) = side_columns(xh, o, hw);
-                            bonds += (v == same[l]) as u64
-                                + (v == same[r]) as u64
-                                + (v == up[xh]) as u64
-                                + (v == down[xh]) as u64;
-                            counts[v as usize] += 1;
-                            counts[same[xh] as usize] += 1;
-                        }
-                        Census::new(bonds, counts)
-                    })
-                    .collect();
-                Census::sum(q, rows)
+                let rows = (0..n).into_par_iter().map(|j| {
+                    let s = j + 1;
+                    // Strips start at even rows: row j's offset is the lattice row's.
+                    let o = j & 1;
+                    let mine = &c0[s * hw..(s + 1) * hw];
+                    let same = &c1[s * hw..(s + 1) * hw];
+                    let up = &c1[(s - 1) * hw..s * hw];
+                    let down = &c1[(s + 1) * hw..(s + 2) * hw];
+                    let mut counts = vec![0u64; q];
+                    let mut bonds = 0u64;
+                    for xh in 0..hw {
+                        let v = mine[xh];
+                        let (l, r) = side_columns(xh, o, hw);
+                        bonds += (v == same[l]) as u64
+                            + (v == same[r]) as u64
+                            + (v == up[xh]) as u64
+                            + (v == down[xh]) as u64;
+                        counts[v as usize] += 1;
+                        counts[same[xh] as usize] += 1;
+                    }
+                    Census::new(bonds, counts)
+                });
+                Census::par_sum(q, rows)
             }
             Storage::Planes { colours: [c0, c1], planes } => match planes {
                 1 => census_planes::<1>(c0, c1, n, self.width, q),
@@ -706,23 +703,20 @@ impl Strip for StripBackend {
 /// The census of a strip on bit planes (see [`StripBackend::census`]).
 fn census_planes<const P: usize>(c0: &[u32], c1: &[u32], n: usize, width: usize, q: usize) -> Census {
     let wr = words_per_row(width);
-    let rows: Vec<Census> = (0..n)
-        .into_par_iter()
-        .map(|j| {
-            let s = j + 1;
-            let mut counts = vec![0u64; q];
-            let mut bonds = 0;
-            for w in 0..wr {
-                let cur = load::<P>(c1, s, w, wr);
-                let up = load::<P>(c1, s - 1, w, wr);
-                let down = load::<P>(c1, s + 1, w, wr);
-                let side = side_word::<P>(c1, &cur, s, w, wr, j & 1);
-                bonds += census_word(&load::<P>(c0, s, w, wr), &[up, down, cur, side], &cur, &mut counts);
-            }
-            Census::new(bonds, counts)
-        })
-        .collect();
-    Census::sum(q, rows)
+    let rows = (0..n).into_par_iter().map(|j| {
+        let s = j + 1;
+        let mut counts = vec![0u64; q];
+        let mut bonds = 0;
+        for w in 0..wr {
+            let cur = load::<P>(c1, s, w, wr);
+            let up = load::<P>(c1, s - 1, w, wr);
+            let down = load::<P>(c1, s + 1, w, wr);
+            let side = side_word::<P>(c1, &cur, s, w, wr, j & 1);
+            bonds += census_word(&load::<P>(c0, s, w, wr), &[up, down, cur, side], &cur, &mut counts);
+        }
+        Census::new(bonds, counts)
+    });
+    Census::par_sum(q, rows)
 }
 
 /// Whether AVX2 groups can run here.
