@@ -28,9 +28,33 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// The genome `source` (a file's path, or XML when `is_xml`), read as
 /// `warpmc flame render` reads it.
 fn read(source: &str, is_xml: bool, palettes: Option<PathBuf>, strict: bool) -> Result<ParsedGenome, FlameError> {
+    if !is_xml {
+        refuse_fifo(Path::new(source), "genome")?;
+    }
+    if let Some(p) = &palettes {
+        refuse_fifo(p, "palette file")?;
+    }
     PaletteLibrary::check_named(palettes.as_deref())?;
     let opts = ParseOptions { strict, palette_file: palettes };
     if is_xml { parse_str(source, "<genome>", &opts) } else { parse_file(Path::new(source), &opts) }
+}
+
+/// Refuses a FIFO: opening one waits for a writer, in native code that
+/// Ctrl-C cannot reach (the command line reads them, for `<(...)`).
+fn refuse_fifo(path: &Path, what: &str) -> Result<(), FlameError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            return Err(FlameError::Invalid(format!(
+                "{}: the {what} is a FIFO, which would wait for a writer where Ctrl-C cannot stop it: read it in \
+                 Python and pass its text",
+                path.display()
+            )));
+        }
+    }
+    let _ = (path, what);
+    Ok(())
 }
 
 /// What `source` names in messages.

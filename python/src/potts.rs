@@ -810,6 +810,7 @@ impl PySimulation {
     /// no spin).
     #[getter]
     fn spins<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        crate::fork::check_threads()?;
         let lattice = with_sim!(&mut self.sim, get_mut, s => s.lattice().map_err(invalid)?);
         let (w, h) = (lattice.width(), lattice.height());
         PyArray1::from_slice(py, lattice.spins()).reshape([h, w])
@@ -817,6 +818,7 @@ impl PySimulation {
 
     #[setter]
     fn set_spins(&mut self, spins: &Bound<'_, PyAny>) -> PyResult<()> {
+        crate::fork::check_threads()?;
         let (w, h, q) = with_sim!(&self.sim, get, s => {
             let model = s.model();
             (model.width(), model.height(), model.q())

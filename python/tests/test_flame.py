@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -195,6 +196,21 @@ def test_bad_genomes_raise_the_cli_message(cli, tmp_path):
             flame.info(numbered, palettes=palettes)
     with pytest.raises(TypeError):
         flame.render(b"<flame/>")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    # Opening it would wait for a writer, where Ctrl-C cannot reach.
+    fifo = tmp_path / "genome.fifo"
+    os.mkfifo(fifo)
+    numbered = SIERPINSKI.replace('quality="30"', 'quality="30" palette="7"')
+    for call in (
+        lambda: flame.info(fifo),
+        lambda: flame.render(fifo, backend="cpu"),
+        lambda: flame.render(numbered, backend="cpu", palettes=fifo),
+    ):
+        with pytest.raises(ValueError, match="FIFO"):
+            call()
 
 
 def test_unknown_variations_warn_or_fail_under_strict():

@@ -169,9 +169,16 @@ def test_a_value_of_the_wrong_kind_names_its_key(kwargs, words):
 
 
 def test_runs_too_short_for_their_error_bars_warn():
-    with pytest.warns(RuntimeWarning, match="too few autocorrelation times"):
+    with pytest.warns(RuntimeWarning, match="too few autocorrelation times") as record:
         rows = potts.run(q=2, size=16, temps=1.13, therm=10, sweeps=20, backend="cpu")
     assert rows[0]["too_short"] is True
+    assert record[0].filename == __file__, "the warning names the caller's line"
+    # Warnings made errors (python -W error) keep the finished rows.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning) as e:
+            potts.run(q=2, size=16, temps=1.13, therm=10, sweeps=20, backend="cpu")
+    assert [r["energy"] for r in e.value.results] == [r["energy"] for r in rows]
 
 
 def test_a_frozen_run_is_flagged_its_zero_error_no_error_bar():
@@ -223,8 +230,12 @@ def test_dataframe_has_a_row_per_temperature():
     assert list(df["temperature"]) == [1.0, 1.2, 1.4]
     assert list(df["energy_moments_2"]) == [r["energy_moments"][1] for r in rows]
     assert list(df["energy_moments_2_err"]) == [r["energy_moments_err"][1] for r in rows]
-    assert df.attrs["run"]["q"] == 2
+    assert df.attrs["run"]["q"] == 2 and df.attrs["runs"] == [df.attrs["run"]]
     assert len(potts.dataframe([])) == 0
+    # A study of several sizes: one provenance per size, none said to be
+    # every row's.
+    study = potts.dataframe(potts.run(q=2, size=[4, 6], temps=1.5, therm=5, sweeps=10, backend="cpu"))
+    assert [r["config"]["size"] for r in study.attrs["runs"]] == [4, 6] and "run" not in study.attrs
     # Anything else is named, not a KeyError from deep inside.
     for bad in ([{}], [rows[0], 3]):
         with pytest.raises(ValueError, match=r"is not a row of potts.run"):
@@ -611,6 +622,31 @@ if pid == 0:
         os._exit(0 if {parent == "devices"} else 3)
     except RuntimeError as e:
         os._exit(0 if "spawn" in str(e) and not {parent == "devices"} else 4)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+    done = subprocess.run([sys.executable, "-c", code], timeout=60)
+    assert done.returncode == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this system")
+@pytest.mark.parametrize("use", ["sim.spins", "sim.spins = numpy.zeros((16, 16), numpy.uint8)"])
+def test_a_forked_child_is_told_how_to_go_on_for_a_simulations_spins(use):
+    # A simulation made before the fork: its lattice is read and loaded by
+    # the parent's worker threads, which the child does not have.
+    code = f"""
+import os, sys
+import numpy
+from warpmc import potts
+sim = potts.Simulation(q=2, size=16, temp=1.0, seed=1, backend="cpu")
+sim.sweeps(10)
+pid = os.fork()
+if pid == 0:
+    try:
+        {use}
+        os._exit(3)
+    except RuntimeError as e:
+        os._exit(0 if "spawn" in str(e) else 4)
 _, status = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(status))
 """

@@ -283,6 +283,18 @@ def _rows(call: Any) -> list[dict[str, Any]]:
         # Ctrl-C while the rows were read: they go with it.
         e.results = [json.loads(line) for line in lines]
         raise
+    try:
+        _warn_too_short(rows)
+    except Exception as e:
+        # Warnings made errors (python -W error, pytest's filterwarnings):
+        # the finished rows go with the error, as with Ctrl-C.
+        e.results = rows
+        raise
+    return rows
+
+
+def _warn_too_short(rows: list[dict[str, Any]]) -> None:
+    """A RuntimeWarning for each row too short to trust."""
     for r in rows:
         if r.get("too_short"):
             warnings.warn(
@@ -301,9 +313,8 @@ def _rows(call: Any) -> list[dict[str, Any]]:
                 )
                 + "; its error bars are not to be trusted: run more sweeps or samples",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-    return rows
 
 
 def _replicas_too_short(row: dict[str, Any]) -> bool:
@@ -320,7 +331,10 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
     """The results of :func:`run` as a pandas DataFrame: one row per
     temperature (and size), one column per number; the moments become
     columns ``energy_moments_1`` … ``_4`` (and their errors), and the
-    provenance (the same on every row) is kept in ``DataFrame.attrs["run"]``.
+    provenance goes to ``DataFrame.attrs``: ``attrs["runs"]`` lists each
+    distinct one in row order (one per size in a study of several sizes,
+    whose provenances differ in the size), and ``attrs["run"]`` holds it
+    where every row has the same.
 
     Needs pandas (``pip install pandas``).
     """
@@ -355,8 +369,13 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
             given = [v for v in df[column] if v is not None]
             if given and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
                 df[column] = df[column].astype("float64")
-    if rows:
-        df.attrs["run"] = rows[0]["run"]
+    runs: list[Any] = []
+    for r in rows:
+        if r["run"] not in runs:
+            runs.append(r["run"])
+    df.attrs["runs"] = runs
+    if len(runs) == 1:
+        df.attrs["run"] = runs[0]
     return df
 
 
