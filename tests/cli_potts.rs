@@ -1200,6 +1200,7 @@ fn a_run_stopped_before_any_temperature_finished_keeps_an_existing_series_file()
     std::io::Read::read_to_string(&mut err, &mut text).unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(130), "{text}");
     assert!(text.contains(&format!("series: {} is as it was", series.display())), "{text}");
+    assert!(!text.contains("holds the measurements taken"), "said of a file left as it was: {text}");
     assert_eq!(std::fs::read(&series).unwrap(), earlier);
 }
 

@@ -933,6 +933,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         _ => Ok(()),
     };
     agree(written)?;
+    let series_written = series.is_some();
     match (series, &args.series) {
         _ if !team.is_first() => {}
         (Some(path), _) => noteln!("series: {}", path.display()),
@@ -963,13 +964,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                         "interrupted before any temperature finished: no temperature's results were written{}{series}; run with \
                          --checkpoint FILE to be able to continue a run",
                         args.out.as_ref().map(|p| format!(" ({} is as it was)", p.display())).unwrap_or_default(),
-                        series = series_note(args)
+                        series = series_note(args, series_written)
                     ),
                     None => noteln!(
                         "interrupted: the temperatures finished so far are reported above{}{series}; run with \
                          --checkpoint FILE to be able to continue a run",
                         args.out.as_ref().map(|p| format!(" and in {}", p.display())).unwrap_or_default(),
-                        series = series_note(args)
+                        series = series_note(args, series_written)
                     ),
                 }
             }
@@ -1023,12 +1024,13 @@ fn resume_outputs(args: &RunArgs) -> String {
     s
 }
 
-/// What an interrupted run's message says of its `--series` file, which
-/// holds the measurements taken (NaN for the rest).
-fn series_note(args: &RunArgs) -> String {
+/// What an interrupted run's message says of its `--series` file where
+/// it was `written`: it holds the measurements taken (NaN for the rest).
+/// (One left as it was has been named already.)
+fn series_note(args: &RunArgs, written: bool) -> String {
     match &args.series {
-        Some(p) => format!("; {} holds the measurements taken, NaN for the rest", p.display()),
-        None => String::new(),
+        Some(p) if written => format!("; {} holds the measurements taken, NaN for the rest", p.display()),
+        _ => String::new(),
     }
 }
 
