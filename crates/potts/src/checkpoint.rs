@@ -348,6 +348,19 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let series_fit = |series: &[Vec<Vec<Measurement>>], expected: &dyn Fn(usize, usize) -> usize| {
         series.iter().enumerate().all(|(t, per)| per.iter().enumerate().all(|(s, m)| m.len() == expected(t, s)))
     };
+    // The measurements are a lattice's energy per site and order parameter:
+    // a file edited to hold others (its checksum made anew) would give
+    // averages that no lattice of the run has.
+    let model = cfg.model().map_err(|e| e.to_string())?;
+    let bound = (2.0 * model.coupling().abs() + model.field().abs()) * (1.0 + 1e-12);
+    let sane = |m: &Measurement| m.energy.abs() <= bound && (-1e-12..=1.0 + 1e-12).contains(&m.magnetization);
+    let all_sane = |series: &[Vec<Vec<Measurement>>]| series.iter().flatten().flatten().all(sane);
+    if !all_sane(&header.series)
+        || !header.earlier.iter().all(|r| all_sane(&r.series))
+        || header.tempering.as_ref().is_some_and(|t| !all_sane(&t.series))
+    {
+        return Err("a measurement that no lattice of the run can give".into());
+    }
     // A tempering run writes its checkpoints from inside the exchange loop,
     // so every one of them carries the tempering block.
     if cfg.exchange_every().is_some() && header.tempering.is_none() {

@@ -412,6 +412,17 @@ fn checkpoints_that_contradict_themselves_are_refused() {
             put_back(v, chain);
         };
         refused(&edit(&bytes, &one_fewer), "a measurement too few");
+        // A measurement that no lattice gives: |e| beyond 2|J| + |h|, m
+        // outside [0, 1].
+        for (key, value) in [("energy", 1e300), ("energy", -2.5), ("magnetization", -5.0), ("magnetization", 1.5)] {
+            let odd = |v: &mut serde_json::Value| {
+                let mut chain = first_chain(v);
+                chain[0][key] = value.into();
+                put_back(v, chain);
+            };
+            let e = decode(&edit(&bytes, &odd)).expect_err(key).to_string();
+            assert!(e.contains("no lattice of the run can give"), "{key} = {value}: {e}");
+        }
         // Counters the rest of the run would carry past u64::MAX, and time
         // that runs backwards.
         let set_timing = |v: &mut serde_json::Value, seconds: f64, updates: u64| {
