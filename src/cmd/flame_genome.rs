@@ -697,7 +697,7 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     if !(0.0..=1.0).contains(&a.stagger) {
-        bail!("--stagger must be between 0 and 1, not {}", a.stagger);
+        bail!("--stagger must be between 0 and 1, not {}", warpmc_flame::render::shown(a.stagger));
     }
     // Made and written one frame at a time, as flam3-genome does: a long
     // sequence (each frame's XML holds a whole palette) need not fit in
@@ -730,7 +730,7 @@ fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
 
 fn run_inter(a: InterArgs) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.stagger) {
-        bail!("--stagger must be between 0 and 1, not {}", a.stagger);
+        bail!("--stagger must be between 0 and 1, not {}", warpmc_flame::render::shown(a.stagger));
     }
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;

@@ -525,7 +525,8 @@ fn costliest_flip_rejection(algorithm: Algorithm, q: u32, coupling: f64, field: 
 
 /// Rejections of field-only flips per site that a run of q = 2
 /// checkerboard Metropolis needs where the field alone breaks its cycles
-/// ([`ProtocolConfig::check_field_breaks_cycles`]). On a 2 × 2 torus at T =
+/// (a torus of at most [`crate::update::METROPOLIS_NON_ERGODIC_SITES`]
+/// sites, or J = 0); a run with fewer is refused. On a 2 × 2 torus at T =
 /// 1, 20,500 sweeps at h = 10⁻² (about 200 per site) gave the exact
 /// energy and specific heat within their error bars; h = 10⁻³ (about 20)
 /// gave τ_int jumping to hundreds of sweeps, h = 10⁻⁴ results 34 standard

@@ -131,7 +131,7 @@ impl XFormBuild {
                 }
                 let row = v.split_whitespace().map(real).collect::<ValueResult<Vec<f64>>>()?;
                 if let Some(bad) = row.iter().find(|&&s| s < 0.0) {
-                    return Err(format!("negative chaos weight {bad}").into());
+                    return Err(format!("negative chaos weight {}", crate::render::shown(*bad)).into());
                 }
                 self.chaos = Some(row);
             }
