@@ -245,12 +245,27 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(bad("not a regular file, as warpmc writes checkpoints".into()));
     }
-    let file = std::fs::File::open(path).map_err(|e| PottsError::io(path, e))?;
+    let mut file = std::fs::File::open(path).map_err(|e| PottsError::io(path, e))?;
     let len = file.metadata().map_err(|e| PottsError::io(path, e))?.len();
-    warpmc_host::check_allocation(&format!("reading checkpoint {}", path.display()), len)
-        .map_err(PottsError::OutOfHostMemory)?;
+    // Another file (a disk image given by mistake) is named as such before
+    // it is read whole.
+    let mut head = Vec::with_capacity(MAGIC.len());
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, MAGIC.len() as u64), &mut head)
+        .map_err(|e| PottsError::io(path, e))?;
+    if head != MAGIC {
+        return Err(bad("not a warpmc Potts checkpoint".into()));
+    }
+    let what = format!("reading checkpoint {}", path.display());
+    warpmc_host::check_allocation(&what, len).map_err(PottsError::OutOfHostMemory)?;
+    // Exactly the file's length: a growing vector would ask for up to
+    // twice that.
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, len), &mut bytes).map_err(|e| PottsError::io(path, e))?;
+    bytes.try_reserve_exact(len as usize).map_err(|_| {
+        PottsError::OutOfHostMemory(format!("{what}: cannot allocate {}", warpmc_host::memory::human_bytes(len)))
+    })?;
+    bytes.extend_from_slice(&head);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, len - head.len() as u64), &mut bytes)
+        .map_err(|e| PottsError::io(path, e))?;
     Ok(bytes)
 }
 
