@@ -740,15 +740,11 @@ impl PySimulation {
     /// sites in all) and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
     /// `KeyboardInterrupt`; the sweeps done so far are kept.
-    fn sweeps<'py>(
-        mut slf: PyRefMut<'py, Self>,
-        py: Python<'py>,
-        n: &Bound<'py, PyAny>,
-    ) -> PyResult<PyRefMut<'py, Self>> {
+    fn sweeps<'py>(slf: Bound<'py, Self>, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let n = whole("n", n, 0, u64::MAX.into())? as u64;
         // The chain's limit, checked before the first sweep rather than
         // when it is reached.
-        let done = with_sim!(&slf.sim, get, s => s.sweeps_done());
+        let done = with_sim!(&slf.try_borrow()?.sim, get, s => s.sweeps_done());
         if done.checked_add(n).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
             return Err(PyValueError::new_err(format!(
                 "a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps; {done} done and {n} more asked"
@@ -760,15 +756,20 @@ impl PySimulation {
         while left > 0 {
             let count = stretch.min(left);
             let started = Instant::now();
-            with_sim!(&mut slf.sim, get_mut, s => {
-                let sim = OnThisThread(s);
-                py.detach(move || {
-                    let sim = sim;
-                    sim.0.sweeps(count)?;
-                    sim.0.synchronize()
-                })
-                .map_err(invalid)?
-            });
+            {
+                // Borrowed for the stretch only: a signal handler run
+                // between stretches may read (or close) the simulation.
+                let mut this = slf.try_borrow_mut()?;
+                with_sim!(&mut this.sim, get_mut, s => {
+                    let sim = OnThisThread(s);
+                    py.detach(move || {
+                        let sim = sim;
+                        sim.0.sweeps(count)?;
+                        sim.0.synchronize()
+                    })
+                    .map_err(invalid)?
+                });
+            }
             left -= count;
             py.check_signals()?;
             stretch =

@@ -654,6 +654,27 @@ sys.exit(os.waitstatus_to_exitcode(status))
     assert done.returncode == 0
 
 
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no interval timers on this system")
+def test_a_signal_handler_may_look_at_the_simulation_during_its_sweeps():
+    sim = potts.Simulation(q=2, size=64, temp=2.0, seed=1, backend="cpu")
+    seen = []
+
+    def look(*_):
+        seen.append((repr(sim), sim.energy(), sim.sweeps_done))
+
+    previous = signal.signal(signal.SIGALRM, look)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+        deadline = time.monotonic() + 60
+        while not seen and time.monotonic() < deadline:
+            sim.sweeps(2000)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert seen, "no signal came during the sweeps"
+    assert all(text.startswith("Simulation(") and -2.0 <= e <= 0.0 for text, e, _ in seen)
+
+
 def test_a_closed_simulation_gives_back_its_memory_and_refuses_use():
     with potts.Simulation(q=3, size=16, temp=1.0, seed=3, backend="cpu") as sim:
         sim.sweeps(5)
