@@ -667,6 +667,99 @@ fn genome_tools_keep_the_edit_history() {
     }
 }
 
+/// The `action` and `filename`/`index` attributes of every `<edit>` in
+/// `xml`, in order (the dates differ from run to run).
+fn edit_marks(xml: &str) -> Vec<String> {
+    let attr = |tag: &str, name: &str| {
+        tag.split(&format!(" {name}=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_string()
+    };
+    xml.split("<edit")
+        .skip(1)
+        .map(|t| t.split('>').next().unwrap())
+        .map(|t| format!("{}|{}|{}", attr(t, "action"), attr(t, "filename"), attr(t, "index")))
+        .collect()
+}
+
+/// With --edits each flame gets flam3-genome's record of how it was made,
+/// holding its parents' records marked with their file and index: the same
+/// actions and marks as flam3-genome's. Without it the output stays the
+/// same bytes for the same seed.
+#[test]
+fn edits_record_what_each_tool_did_as_flam3_genome_does() {
+    let dir = temp_dir();
+    let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/flames/test.flam3");
+    let k = keys.to_str().unwrap();
+    let with_epoch = |args: &[&str]| {
+        let mut all = vec!["flame", "genome"];
+        all.extend_from_slice(args);
+        let o = Command::new(bin()).args(&all).env("SOURCE_DATE_EPOCH", "0").output().unwrap();
+        assert!(o.status.success(), "{all:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let random = with_epoch(&["random", "--seed", "4", "--tries", "0", "--edits"]);
+    assert!(random.contains(r#"<edit date="Thu Jan  1 00:00:00 +0000 1970" action="random"/>"#), "{random}");
+    let between = with_epoch(&["inter", k, "--frame", "5", "--nframes", "20", "--edits"]);
+    assert_eq!(edit_marks(&between)[..3], ["interpolate 72||", "|test.flam3|0", "|test.flam3|1"]);
+    assert!(between.contains(r#"<edit date="Thu Jan  1 00:00:00 +0000 1970" action="interpolate 90">"#));
+    let seq = with_epoch(&["sequence", k, "--nframes", "2", "--edits"]);
+    let actions: Vec<String> = edit_marks(&seq)
+        .into_iter()
+        .filter(|m| !m.starts_with('|'))
+        .map(|m| m.split('|').next().unwrap().into())
+        .collect();
+    assert_eq!(
+        actions,
+        ["rotate 0", "rotate 180", "interpolate 0", "interpolate 180", "rotate 0", "rotate 180", "rotate 0"]
+    );
+    // What every result holds reads back, and renders.
+    for text in [&random, &between, &seq] {
+        parse_str(text, "edits", &lenient()).unwrap();
+    }
+    // Without --edits: no record added, and the same bytes twice.
+    let plain = with_epoch(&["inter", k, "--frame", "5", "--nframes", "20"]);
+    assert!(!plain.contains("action=\"interpolate"), "{plain}");
+    assert_eq!(plain, genome(&["inter", k, "--frame", "5", "--nframes", "20"]));
+    // A date that is no date is one line.
+    let o = Command::new(bin())
+        .args(["flame", "genome", "random", "--edits", "--tries", "0"])
+        .env("SOURCE_DATE_EPOCH", "yesterday")
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && stderr(&o).contains("SOURCE_DATE_EPOCH"), "{}", stderr(&o));
+    if !have("flam3-genome") {
+        println!("SKIPPED the comparison with flam3-genome's records: not installed");
+        return;
+    }
+    for (ours, env) in [
+        (
+            vec!["inter", k, "--frame", "5", "--nframes", "20", "--edits"],
+            [("inter", k), ("frame", "5"), ("nframes", "20")],
+        ),
+        (
+            vec!["rotate", k, "--frame", "3", "--nframes", "10", "--edits"],
+            [("rotate", k), ("frame", "3"), ("nframes", "10")],
+        ),
+    ] {
+        if ours[0] == "rotate" {
+            // rotate= takes a file of one flame.
+            let one = dir.join("one.flam3");
+            let first = parse_file(&keys, &lenient()).unwrap().flames.remove(0);
+            std::fs::write(&one, warpmc_flame::genome::write_genome(&[first], "pick", None)).unwrap();
+            let o = one.to_str().unwrap();
+            let mut ours = ours.clone();
+            ours[1] = o;
+            let r =
+                Command::new("flam3-genome").env("rotate", o).env("frame", "3").env("nframes", "10").output().unwrap();
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+            assert_eq!(edit_marks(&with_epoch(&ours)), edit_marks(&String::from_utf8_lossy(&r.stdout)), "rotate");
+            continue;
+        }
+        let r = Command::new("flam3-genome").envs(env).output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(edit_marks(&with_epoch(&ours)), edit_marks(&String::from_utf8_lossy(&r.stdout)), "{}", ours[0]);
+    }
+}
+
 /// Standard input can be read once: two inputs naming `-` are refused
 /// with that reason, not with the second read's empty document.
 #[test]

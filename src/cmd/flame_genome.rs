@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
-    CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, RandomOptions, Template, cross,
-    default_variations, frame_flame, inter, mutate, random, rotate, sequence_frames, strip, truncate_variations,
+    CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template, cross,
+    default_variations, frame_flame, inter, mutate, printf_g, random, record_edit, rotate, sequence_frames, strip,
+    truncate_variations,
 };
 use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
@@ -96,6 +97,71 @@ struct Common {
     palettes: Option<PathBuf>,
 }
 
+/// flam3-genome's edit records, asked for.
+#[derive(Debug, Args)]
+struct History {
+    /// Give each flame written flam3-genome's edit record: an <edit> with
+    /// the date (local time; $SOURCE_DATE_EPOCH, in UTC, where set) and
+    /// what was done, holding the records of the flames it was made from,
+    /// each with its file and index. Without it a flame keeps the record it
+    /// was read with, and the same --seed gives the same bytes.
+    #[arg(long)]
+    edits: bool,
+}
+
+impl History {
+    /// The date of the records, when they are asked for.
+    fn date(&self) -> anyhow::Result<Option<String>> {
+        if !self.edits {
+            return Ok(None);
+        }
+        let (seconds, utc) = match std::env::var("SOURCE_DATE_EPOCH") {
+            Ok(v) => (
+                v.trim()
+                    .parse::<i64>()
+                    .ok()
+                    .with_context(|| format!("SOURCE_DATE_EPOCH={v:?} is not a whole number of seconds since 1970"))?,
+                true,
+            ),
+            Err(_) => (
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
+                false,
+            ),
+        };
+        Ok(Some(flam3_date(seconds, utc).with_context(|| format!("the date of {seconds} seconds since 1970"))?))
+    }
+}
+
+/// `seconds` since 1970 as flam3-genome dates its records (strftime's
+/// "%a %b %e %H:%M:%S %z %Y"), in local time or UTC.
+fn flam3_date(seconds: i64, utc: bool) -> Option<String> {
+    let t = libc::time_t::try_from(seconds).ok()?;
+    // SAFETY: tm is plain data that localtime_r/gmtime_r fill (or leave,
+    // returning null); strftime writes at most buf.len() bytes, NUL
+    // included, and returns how many it wrote before the NUL (0: none).
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        let filled = if utc { libc::gmtime_r(&t, &mut tm) } else { libc::localtime_r(&t, &mut tm) };
+        if filled.is_null() {
+            return None;
+        }
+        let mut buf = [0u8; 100];
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), c"%a %b %e %H:%M:%S %z %Y".as_ptr(), &tm);
+        (n > 0).then(|| String::from_utf8_lossy(&buf[..n]).into_owned())
+    }
+}
+
+/// A file as edit records name it: its name without the directories, as
+/// flam3-genome writes it.
+fn record_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// `flame`, one of `flames` read from the file `file`, as a parent.
+fn parent<'a>(flames: &'a [Flame], file: &'a str, flame: &'a Flame) -> Parent<'a> {
+    Parent { flame, file, index: flames.iter().position(|f| std::ptr::eq(f, flame)).unwrap_or(0) }
+}
+
 #[derive(Debug, Args)]
 struct Variety {
     /// Only these variations in random parts (names or flam3 numbers,
@@ -117,6 +183,8 @@ struct Variety {
 struct RandomArgs {
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    history: History,
     #[command(flatten)]
     variety: Variety,
     /// How many flames.
@@ -160,6 +228,8 @@ struct MutateArgs {
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
+    history: History,
+    #[command(flatten)]
     variety: Variety,
     /// The mutation (default: flam3's random choice).
     #[arg(long, value_enum)]
@@ -188,6 +258,8 @@ struct CrossArgs {
     second: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    history: History,
     /// The crossing (default: flam3's random choice).
     #[arg(long, value_enum)]
     method: Option<CrossArg>,
@@ -206,6 +278,8 @@ struct SequenceArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    history: History,
     /// Frames per loop and per transition.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     nframes: u32,
@@ -224,6 +298,8 @@ struct RotateArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    history: History,
     /// The frame (its neighbours are written too, and all three times are
     /// flam3's C ints).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-2147483647..=2147483646))]
@@ -239,6 +315,8 @@ struct InterArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    history: History,
     /// The frame (0 is the first flame, NFRAMES the second; its neighbours
     /// are written too, and all three times are flam3's C ints).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-2147483647..=2147483646))]
@@ -257,6 +335,8 @@ struct CloneArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    history: History,
     /// Only the flame with this index (default: all, as clone_all=).
     #[arg(long)]
     flame: Option<usize>,
@@ -598,6 +678,7 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[])?;
     let opts = random_options(&a.variety, a.xforms, a.tries)?;
     let lib = library(&a.common)?;
+    let date = a.history.date()?;
     let mut base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
     if let Some(t) = &t {
         t.apply(&mut base);
@@ -605,7 +686,10 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Random, u64::from(rep));
-        let f = random(&base, &opts, lib.as_ref(), &mut rng)?;
+        let mut f = random(&base, &opts, lib.as_ref(), &mut rng)?;
+        if let Some(date) = &date {
+            record_edit(&mut f, date, "random", &[]);
+        }
         if rep == 0 {
             check_flames_fit(&format!("writing {} random flames", a.repeat), f64::from(a.repeat), &f)?;
         }
@@ -634,6 +718,8 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
     });
     let largest = flames.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
     check_flames_fit(&format!("writing {} mutations", a.repeat), f64::from(a.repeat), largest)?;
+    let date = a.history.date()?;
+    let file = record_name(&a.input);
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Mutate, u64::from(rep));
@@ -645,6 +731,20 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
             Some(p) => format!("mutation {rep} of {p} ({name})"),
             None => format!("mutation {rep} ({name})"),
         });
+        if let Some(date) = &date {
+            // flam3-genome's words (it adds the xform's number to some).
+            let words = match used {
+                MutateMethod::AllVariations => "all variations",
+                MutateMethod::OneXformCoefs => "xform",
+                MutateMethod::AddSymmetry => "symmetry",
+                MutateMethod::PostXforms => "post xforms",
+                MutateMethod::ColorPalette => "color palette",
+                MutateMethod::DeleteXform => "delete xform",
+                MutateMethod::AllCoefs => "all coefs",
+            };
+            let action = format!("mutate {words}");
+            record_edit(&mut f, date, &action, &[self::parent(&flames, &file, parent)]);
+        }
         out.push(finish(f, t.as_ref(), f64::from(rep)));
     }
     emit(&a.common, &out, "pick")
@@ -674,12 +774,14 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
     let mut both = largest(&first);
     both.xforms.extend(largest(&second).xforms);
     check_flames_fit(&format!("writing {} children", a.repeat), f64::from(a.repeat), &both)?;
+    let date = a.history.date()?;
+    let (file0, file1) = (record_name(&a.first), record_name(&a.second));
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Cross, u64::from(rep));
         let p0 = pick(&first, &mut rng);
         let p1 = pick(&second, &mut rng);
-        let (mut f, _) = cross(p0, p1, method, a.at, &mut rng)?;
+        let (mut f, used) = cross(p0, p1, method, a.at, &mut rng)?;
         // An interpolation at a chosen point is left as it is.
         if a.at.is_none() {
             reframe(&mut f, &mut rng);
@@ -687,6 +789,17 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
         if p0.name.is_some() || p1.name.is_some() {
             let n = |p: &Flame| p.name.clone().unwrap_or_default();
             f.name = Some(format!("{rep} of {} x {}", n(p0), n(p1)));
+        }
+        if let Some(date) = &date {
+            let action = match used {
+                CrossMethod::Union => "cross union".to_string(),
+                CrossMethod::Interpolate => match a.at {
+                    Some(at) => format!("cross interpolate {}", printf_g(at)),
+                    None => "cross interpolate".to_string(),
+                },
+                CrossMethod::Alternate => "cross alternate".to_string(),
+            };
+            record_edit(&mut f, date, &action, &[parent(&first, &file0, p0), parent(&second, &file1, p1)]);
         }
         out.push(finish(f, t.as_ref(), f64::from(rep)));
     }
@@ -707,6 +820,26 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     let largest = sequence_frames(std::slice::from_ref(largest), 1, 0, 0.0, t.as_ref())?.next();
     let frame_bytes = largest.map_or(0, |f| warpmc_flame::genome::write_flame(&f).len());
     let frames = sequence_frames(&flames, a.nframes, a.loops, a.stagger, t.as_ref())?;
+    let date = a.history.date()?;
+    let file = record_name(&a.input);
+    // A record holds its parents' records: a frame is larger by theirs.
+    let record_bytes = if date.is_some() {
+        2 * flames.iter().map(|f| f.edits.as_ref().map_or(0, String::len)).max().unwrap_or(0) + 256 + 2 * file.len()
+    } else {
+        0
+    };
+    let frame_bytes = frame_bytes + record_bytes;
+    let (keys, nframes, loops) = (flames.len(), u64::from(a.nframes), u64::from(a.loops));
+    let count = frames.len() as u64;
+    let flames = &flames;
+    let frames = frames.enumerate().map(move |(k, mut f)| {
+        if let Some(date) = &date {
+            let (action, from) = sequence_step(k as u64, count, keys, nframes, loops);
+            let parents: Vec<Parent<'_>> = from.iter().map(|&i| parent(flames, &file, &flames[i])).collect();
+            record_edit(&mut f, date, &action, &parents);
+        }
+        f
+    });
     // Frame times are flam3's C ints (flame animate takes no others).
     if frames.len() > i32::MAX as usize + 1 {
         bail!(
@@ -718,13 +851,43 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     emit_frames(&a.common, frames, frame_bytes, "sequence")
 }
 
+/// What frame `k` of a sequence of `count` frames of `keys` keyframes did,
+/// as flam3-genome records it, and the keyframes it was made from: a turn
+/// of one keyframe ("rotate" and the angle in degrees) or a step of the
+/// transition to the next ("interpolate" and 360 times the step's
+/// fraction, as flam3-genome writes it). The frames run as
+/// [`sequence_frames`] makes them: each keyframe's `loops` turns of
+/// `nframes` frames, then its transition, and the last keyframe once more.
+fn sequence_step(k: u64, count: u64, keys: usize, nframes: u64, loops: u64) -> (String, Vec<usize>) {
+    let loop_frames = loops * nframes;
+    let stride = loop_frames + nframes;
+    if k + 1 == count {
+        return ("rotate 0".into(), vec![keys - 1]);
+    }
+    let (i, r) = ((k / stride) as usize, k % stride);
+    if r < loop_frames {
+        let turn = (r % nframes) as f64 / nframes as f64;
+        (format!("rotate {}", printf_g(turn * 360.0)), vec![i])
+    } else {
+        let step = (r - loop_frames) as f64 / nframes as f64;
+        (format!("interpolate {}", printf_g(step * 360.0)), vec![i, i + 1])
+    }
+}
+
 fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
     if flames.len() != 1 {
         bail!("{}: rotation needs one flame, the file has {}", a.input.display(), flames.len());
     }
-    let frames = rotate(&flames[0], a.frame, a.nframes, t.as_ref())?;
+    let mut frames = rotate(&flames[0], a.frame, a.nframes, t.as_ref())?;
+    if let Some(date) = a.history.date()? {
+        let file = record_name(&a.input);
+        for (d, f) in (-1..=1).zip(&mut frames) {
+            let turn = (a.frame + d) as f64 / f64::from(a.nframes);
+            record_edit(f, &date, &format!("rotate {}", printf_g(turn * 360.0)), &[parent(&flames, &file, &flames[0])]);
+        }
+    }
     emit(&a.common, &frames, "pick")
 }
 
@@ -737,7 +900,15 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
     if flames.len() != 2 {
         bail!("{}: a transition needs two flames, the file has {}", a.input.display(), flames.len());
     }
-    let frames = inter(&flames[0], &flames[1], a.frame, a.nframes, a.stagger, t.as_ref())?;
+    let mut frames = inter(&flames[0], &flames[1], a.frame, a.nframes, a.stagger, t.as_ref())?;
+    if let Some(date) = a.history.date()? {
+        let file = record_name(&a.input);
+        let parents = [parent(&flames, &file, &flames[0]), parent(&flames, &file, &flames[1])];
+        for (d, f) in (-1..=1).zip(&mut frames) {
+            let step = (a.frame + d) as f64 / f64::from(a.nframes);
+            record_edit(f, &date, &format!("interpolate {}", printf_g(step * 360.0)), &parents);
+        }
+    }
     emit(&a.common, &frames, "pick")
 }
 
@@ -757,7 +928,18 @@ fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
     if let Some(largest) = chosen.iter().max_by_key(|f| f.xforms.len()) {
         check_flames_fit(&format!("writing {} clones", chosen.len()), chosen.len() as f64, largest)?;
     }
-    let out: Vec<Flame> = chosen.into_iter().map(|f| finish(f.clone(), t.as_ref(), f.time)).collect();
+    let date = a.history.date()?;
+    let file = record_name(&a.input);
+    let out: Vec<Flame> = chosen
+        .into_iter()
+        .map(|f| {
+            let mut c = finish(f.clone(), t.as_ref(), f.time);
+            if let Some(date) = &date {
+                record_edit(&mut c, date, "clone", &[parent(&flames, &file, f)]);
+            }
+            c
+        })
+        .collect();
     emit(&a.common, &out, "clone_all")
 }
 

@@ -14,6 +14,7 @@
 
 mod anim;
 mod cross;
+mod edit;
 mod mutate;
 mod random;
 mod strip;
@@ -21,6 +22,7 @@ mod template;
 
 pub use anim::{inter, rotate, sequence, sequence_frames};
 pub use cross::{CrossMethod, cross};
+pub use edit::{Parent, printf_g, record_edit};
 pub use mutate::{MutateMethod, mutate};
 pub use random::{RandomOptions, default_variations, frame_flame, random};
 pub use strip::strip;
