@@ -275,3 +275,33 @@ fn a_long_name_and_a_warning_per_xform_stay_small() {
         .to_string();
     assert!(e.len() < 300 && e.starts_with(&format!("bad.flam3: flame '{}…'", &name[..60])), "{e}");
 }
+
+/// The genome tools given the edges of their arguments: an error, never a
+/// panic, an abort on a failed allocation, or a loop without end.
+#[test]
+fn genome_tools_refuse_arguments_beyond_their_bounds() {
+    use warpmc_flame::genome::tools::{GenomeRng, Operation, RandomOptions, inter, random, rotate, strip};
+    let f = parse_str(
+        r#"<flame size="16 16"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>"#,
+        "edges",
+        &ParseOptions::default(),
+    )
+    .unwrap()
+    .flames
+    .remove(0);
+    let tall = Flame { height: u32::MAX, ..f.clone() };
+    assert!(matches!(strip(&tall, u32::MAX), Err(FlameError::OutOfHostMemory(_))));
+    let mut rng = GenomeRng::new(1, Operation::Random, 0);
+    for opts in [
+        RandomOptions { symmetry: i64::MIN, tries: 0, ..RandomOptions::default() },
+        RandomOptions { symmetry: i64::MAX, tries: 0, ..RandomOptions::default() },
+        RandomOptions { xforms: Some(usize::MAX), tries: 0, ..RandomOptions::default() },
+    ] {
+        assert!(random(&f, &opts, None, &mut rng).is_err(), "{opts:?}");
+    }
+    for frame in [i64::MIN, i64::MAX] {
+        assert!(rotate(&f, frame, 1, None).is_err());
+        assert!(inter(&f, &f, frame, 1, 0.0, None).is_err());
+    }
+    assert_eq!(rotate(&f, i64::MAX - 1, 1, None).unwrap().len(), 3);
+}

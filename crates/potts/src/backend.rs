@@ -79,11 +79,26 @@ pub trait Backend {
     }
     /// Runs sweeps `first`, `first + 1`, …, `first + count − 1` of the chain
     /// whose random numbers come from (`seed`, `stream`) (a sweep of each
-    /// algorithm: [`crate::update`]).
+    /// algorithm: [`crate::update`]). Sweeps beyond
+    /// [`MAX_SWEEPS_PER_CHAIN`](crate::algorithm::MAX_SWEEPS_PER_CHAIN) are
+    /// refused ([`check_sweep_range`]).
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()>;
     /// Counts equal bonds and states of the held lattice (on the device for
     /// CUDA: only q + 1 integers come back).
     fn census(&mut self) -> Result<Census>;
     /// Waits for queued work (for timing).
     fn synchronize(&mut self) -> Result<()>;
+}
+
+/// Refuses sweeps `first` … `first + count − 1` where they go beyond
+/// [`MAX_SWEEPS_PER_CHAIN`](crate::algorithm::MAX_SWEEPS_PER_CHAIN) (the
+/// random numbers of a sweep are keyed by its number in 31 bits).
+pub fn check_sweep_range(first: u64, count: u64) -> Result<()> {
+    use crate::algorithm::MAX_SWEEPS_PER_CHAIN;
+    if first.checked_add(count).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
+        return Err(PottsError::InvalidInput(format!(
+            "sweeps {first} to {first} + {count} go beyond the {MAX_SWEEPS_PER_CHAIN} sweeps a chain may run"
+        )));
+    }
+    Ok(())
 }

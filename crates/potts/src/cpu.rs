@@ -460,6 +460,7 @@ impl Backend for CpuBackend {
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
+        crate::backend::check_sweep_range(first, count)?;
         if let Mode::Cluster(update) = &self.mode {
             let Storage::Sites(lattice) = &mut self.storage else { return Err(self.wrong_storage(update.algorithm())) };
             return cluster_sweeps_cpu(update, lattice, &self.model, (seed, stream), first, count);

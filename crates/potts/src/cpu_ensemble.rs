@@ -100,6 +100,7 @@ impl Ensemble for CpuEnsemble {
     }
 
     fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> Result<()> {
+        crate::backend::check_sweep_range(first, count)?;
         check_chains(self.members.len(), chains)?;
         check_tables(&self.table_set)?;
         // One member per task: a member's own update decides whether it

@@ -1018,6 +1018,7 @@ impl Backend for CudaBackend {
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
+        crate::backend::check_sweep_range(first, count)?;
         let run = SweepRange { seed, stream, first, count };
         match &self.storage {
             Storage::Generic { .. } => self.sweeps_generic(&run),

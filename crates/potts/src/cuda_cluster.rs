@@ -76,6 +76,7 @@ impl Backend for SwendsenWangBackend {
     }
 
     fn sweeps(&mut self, seed: u64, stream: u64, first: u64, count: u64) -> Result<()> {
+        crate::backend::check_sweep_range(first, count)?;
         let threshold = self.threshold.ok_or_else(|| {
             PottsError::InvalidInput("the Swendsen–Wang backend has no temperature yet (set_update)".into())
         })?;

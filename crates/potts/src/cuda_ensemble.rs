@@ -653,6 +653,7 @@ impl Ensemble for CudaEnsemble {
     }
 
     fn sweeps(&mut self, chains: &[Chain], first: u64, count: u64) -> Result<()> {
+        crate::backend::check_sweep_range(first, count)?;
         check_chains(self.members, chains)?;
         check_tables(&self.table_set)?;
         if count == 0 {

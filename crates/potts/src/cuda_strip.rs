@@ -513,6 +513,7 @@ impl Strip for CudaStripBackend {
 
 impl CudaStripBackend {
     fn sweeps_with(&mut self, seed: u64, stream: u64, first: u64, count: u64, trade: &mut Trade<'_>) -> Result<()> {
+        crate::backend::check_sweep_range(first, count)?;
         for sweep in first..first + count {
             for colour in 0..2 {
                 self.half_sweep(HalfSweep { seed, stream, sweep, colour }, trade)?;

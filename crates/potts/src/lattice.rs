@@ -67,7 +67,7 @@ impl Lattice {
     /// A lattice from raw spins (row-major). `None` if the length does not
     /// match or a spin is ≥ q.
     pub fn from_spins(width: usize, height: usize, q: u32, spins: Vec<u8>) -> Option<Self> {
-        (spins.len() == width * height && spins.iter().all(|&s| (s as u32) < q)).then_some(Lattice {
+        (width.checked_mul(height) == Some(spins.len()) && spins.iter().all(|&s| (s as u32) < q)).then_some(Lattice {
             width,
             height,
             q,

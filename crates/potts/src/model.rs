@@ -145,7 +145,7 @@ impl PottsModel {
     /// one byte per site each, an upper bound for the bit-plane storage),
     /// plus `saved` lattices kept for continuation.
     pub fn host_bytes(&self, saved: u64) -> u64 {
-        self.sites() as u64 * (5 + saved)
+        (self.sites() as u64).saturating_mul(saved.saturating_add(5))
     }
 
     /// Fails with [`PottsError::OutOfHostMemory`] unless [`host_bytes`]

@@ -28,12 +28,14 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// The measurement a census gives.
+    /// The measurement a census gives (a census of `model`'s lattice: one
+    /// of another model gives numbers that mean nothing).
     pub fn from_census(model: &PottsModel, census: &Census) -> Self {
         let n = model.sites() as f64;
         let q = model.q() as f64;
+        let state0 = census.counts().first().copied().unwrap_or(0);
         Measurement {
-            energy: model.energy(census.equal_bonds(), census.counts()[0]) / n,
+            energy: model.energy(census.equal_bonds(), state0) / n,
             magnetization: (q * census.max_count() as f64 / n - 1.0) / (q - 1.0),
         }
     }

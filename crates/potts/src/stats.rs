@@ -86,6 +86,9 @@ const SLOW_MODE_Z: f64 = 3.090; // the 99.9 % point of the standard normal
 /// assert_eq!(warpmc_potts::stats::integrated_time(&[&s]), 0.5);
 /// ```
 pub fn integrated_time(series: &[&[f64]]) -> f64 {
+    if series.iter().map(|s| s.len()).sum::<usize>() < 2 {
+        return 0.5;
+    }
     let replicas = series.iter().map(|s| vec![s.to_vec()]).collect();
     GammaMethod::new(replicas).analyze(|v| v[0]).tau_int
 }
@@ -238,7 +241,8 @@ impl GammaMethod {
     /// `f` of the means, with its error, its integrated autocorrelation
     /// time and the window they were summed over.
     pub fn analyze(&self, f: impl Fn(&[f64]) -> f64) -> GammaEstimate {
-        let value = f(&self.means);
+        // No measurement: no means for `f` to read.
+        let value = if self.measurements == 0 { f64::NAN } else { f(&self.means) };
         if self.measurements < 2 {
             // One measurement has no autocorrelation to estimate.
             return GammaEstimate {

@@ -562,6 +562,7 @@ impl StripBackend {
         count: u64,
         exchange: &mut dyn HaloExchange,
     ) -> Result<()> {
+        crate::backend::check_sweep_range(first, count)?;
         for sweep in first..first + count {
             for colour in 0..2 {
                 self.half_sweep(seed, stream, sweep, colour, exchange)?;

@@ -109,6 +109,9 @@ impl Replicas {
     /// or strictly decreasing), replica r starting at temperature r.
     pub fn new(temperatures: &[f64], samples: u32, seed: u64) -> Result<Self> {
         let n = temperatures.len();
+        if n == 0 {
+            return Err(PottsError::InvalidInput("parallel tempering needs at least one temperature".into()));
+        }
         let increasing = temperatures.windows(2).all(|w| w[0] < w[1]);
         let decreasing = temperatures.windows(2).all(|w| w[0] > w[1]);
         if !(increasing || decreasing) {
@@ -224,6 +227,13 @@ impl Replicas {
                 "an exchange round needs {} censuses, got {}",
                 self.members(),
                 censuses.len()
+            )));
+        }
+        if let Some(c) = censuses.iter().find(|c| c.counts().len() != model.q() as usize) {
+            return Err(PottsError::InvalidInput(format!(
+                "a census of {} states where the model has q = {}",
+                c.counts().len(),
+                model.q()
             )));
         }
         let n = self.temperatures();

@@ -14,9 +14,7 @@ use crate::interpolate::{sheep_edge, sheep_loop};
 /// `template` is applied to each frame before the loop's own settings
 /// (linear interpolation, `hsv_circular` palettes), as flam3-genome does.
 pub fn rotate(flame: &Flame, frame: i64, nframes: u32, template: Option<&Template>) -> Result<Vec<Flame>> {
-    if nframes == 0 {
-        return Err(FlameError::invalid("the number of frames must be positive"));
-    }
+    check_frames(frame, nframes)?;
     let blend = frame as f64 / f64::from(nframes);
     let spread = 1.0 / f64::from(nframes);
     Ok((-1..=1).map(|d| spin(flame, frame + d, blend + d as f64 * spread, template)).collect())
@@ -36,14 +34,23 @@ pub fn inter(
     stagger: f64,
     template: Option<&Template>,
 ) -> Result<Vec<Flame>> {
-    if nframes == 0 {
-        return Err(FlameError::invalid("the number of frames must be positive"));
-    }
+    check_frames(frame, nframes)?;
     let blend = frame as f64 / f64::from(nframes);
     let spread = 1.0 / f64::from(nframes);
     Ok((-1..=1)
         .map(|d| edge_frame(sheep_edge(from, to, blend + d as f64 * spread, stagger, false), frame + d, template))
         .collect())
+}
+
+/// Refuses no frames, and a frame whose neighbours' times do not exist.
+fn check_frames(frame: i64, nframes: u32) -> Result<()> {
+    if nframes == 0 {
+        return Err(FlameError::invalid("the number of frames must be positive"));
+    }
+    if frame == i64::MIN || frame == i64::MAX {
+        return Err(FlameError::invalid(format!("frame {frame} has no frame before or after it")));
+    }
+    Ok(())
 }
 
 /// flam3-genome's `sequence=`: for each flame, `loops` full turns of

@@ -24,7 +24,7 @@ pub use anim::{inter, rotate, sequence, sequence_frames};
 pub use cross::{CrossMethod, cross};
 pub use edit::{Parent, printf_g, record_edit};
 pub use mutate::{MutateMethod, mutate};
-pub use random::{RandomOptions, default_variations, frame_flame, random};
+pub use random::{MAX_RANDOM_XFORMS, MAX_SYMMETRY, RandomOptions, default_variations, frame_flame, random};
 pub use strip::strip;
 pub use template::Template;
 

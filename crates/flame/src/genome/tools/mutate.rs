@@ -73,9 +73,7 @@ pub fn mutate(
     if flame.xforms.is_empty() {
         return Err(FlameError::invalid("a flame without xforms cannot be mutated"));
     }
-    if opts.variations.is_empty() {
-        return Err(FlameError::invalid("no variations to choose from"));
-    }
+    opts.check()?;
     let Some(method) = method else {
         // A random method that cannot apply (no xform may be deleted) is
         // drawn again, as flam3-genome tries another mutation.

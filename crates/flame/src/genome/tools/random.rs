@@ -31,6 +31,28 @@ pub struct RandomOptions {
     pub tries: u32,
 }
 
+impl RandomOptions {
+    /// Refuses options that no flame can be made with: no variations, or
+    /// more xforms or a larger symmetry than the command line takes (and,
+    /// for symmetry, than a genome's `<symmetry kind>`), whose xforms would
+    /// not fit in memory.
+    pub fn check(&self) -> Result<()> {
+        if self.variations.is_empty() {
+            return Err(FlameError::invalid("no variations to choose from"));
+        }
+        if let Some(n) = self.xforms.filter(|&n| n > MAX_RANDOM_XFORMS) {
+            return Err(FlameError::invalid(format!("{n} xforms is more than {MAX_RANDOM_XFORMS} for a random flame")));
+        }
+        if self.symmetry.unsigned_abs() > MAX_SYMMETRY {
+            return Err(FlameError::invalid(format!(
+                "symmetry {} is beyond ±{MAX_SYMMETRY} (the symmetry group's xforms, one per rotation)",
+                self.symmetry
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Default for RandomOptions {
     fn default() -> Self {
         RandomOptions { xforms: None, variations: default_variations(), symmetry: 0, tries: 10 }
@@ -58,6 +80,12 @@ pub fn default_variations() -> Vec<VariationKind> {
     VariationKind::all().take(99).filter(|k| !LEFT_OUT.contains(&k.name())).collect()
 }
 
+/// The most standard xforms [`random`] makes when asked for a number.
+pub const MAX_RANDOM_XFORMS: usize = 1000;
+
+/// The largest |symmetry| [`random`] adds (as a genome's `<symmetry kind>`).
+pub const MAX_SYMMETRY: u64 = 1000;
+
 /// flam3's distribution of the number of standard xforms.
 const XFORM_COUNTS: [usize; 14] = [2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6];
 
@@ -74,9 +102,7 @@ pub fn random(
     library: Option<&PaletteLibrary>,
     rng: &mut GenomeRng,
 ) -> Result<Flame> {
-    if opts.variations.is_empty() {
-        return Err(FlameError::invalid("no variations to choose from"));
-    }
+    opts.check()?;
     if opts.xforms == Some(0) {
         return Err(FlameError::invalid("a random flame needs at least one xform"));
     }

@@ -20,6 +20,16 @@ pub fn strip(flame: &Flame, nstrips: u32) -> Result<Vec<Flame>> {
             flame.height
         )));
     }
+    // Each strip is a whole flame: its palette (8 KiB), xforms and
+    // variations.
+    let per_strip = std::mem::size_of::<Flame>()
+        + 8192
+        + (flame.xforms.len() + 1) * (std::mem::size_of::<crate::genome::XForm>() + 512);
+    warpmc_host::check_allocation(
+        &format!("cutting a flame into {nstrips} strips"),
+        (per_strip as u64).saturating_mul(u64::from(nstrips)),
+    )
+    .map_err(FlameError::OutOfHostMemory)?;
     let h = flame.height / nstrips;
     let ppu = flame.scale * flame.zoom.exp2();
     let old = flame.center;
