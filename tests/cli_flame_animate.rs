@@ -90,6 +90,25 @@ fn skip_existing_renders_only_missing_or_unfinished_frames() {
     // Frame 11 gone, frame 12 cut short, frame 13 another size.
     std::fs::remove_file(frame(11)).unwrap();
     std::fs::write(frame(12), &before[2][..100]).unwrap();
+    // A frame whose header is right but whose end is missing, or whose
+    // pixel data has a byte changed, is damaged: rendered again too
+    // (checked first, on copies at frame 11's name).
+    let run_again = || warpmc(&animate_args(&genome, &["-o", &prefix, "--skip-existing", "--contact-sheet", &sheet]));
+    let damaged = [before[1][..before[1].len() - 12].to_vec(), {
+        let mut b = before[1].clone();
+        let middle = b.len() - 200;
+        b[middle] ^= 0x10;
+        b
+    }];
+    for bytes in damaged {
+        std::fs::write(frame(11), &bytes).unwrap();
+        let o = run_again();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("f.00011.png: a damaged PNG"), "{}", stderr(&o));
+        assert!(std::fs::read(frame(11)).unwrap() == before[1], "frame 11 rendered again");
+        std::fs::write(frame(12), &before[2][..100]).unwrap();
+    }
+    std::fs::remove_file(frame(11)).unwrap();
     let small = dir.join("small.").to_string_lossy().into_owned();
     let mut args = animate_args(&genome, &["-o", &small]);
     args[8] = "0.05";

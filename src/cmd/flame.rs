@@ -263,7 +263,8 @@ struct AnimateArgs {
     #[arg(long)]
     fields: bool,
     /// Leave out the frames whose PNG file is already there, finished (a
-    /// readable PNG of the frame's size): an animation stopped by Ctrl-C,
+    /// whole, readable PNG of the frame's size; a file cut short or
+    /// damaged is rendered again): an animation stopped by Ctrl-C,
     /// a batch system or a crash, run again with the same command, renders
     /// only what is missing. Frames are written whole or not at all, so a
     /// file at a frame's name is a finished frame; whether it was rendered
@@ -1140,7 +1141,9 @@ fn finished_frame(
         noteln!("note: {shown}: {why}; rendering it again");
         None
     };
-    match warpmc_flame::image::png_size(path) {
+    // The whole file is decoded: one cut short or damaged in a copy (a
+    // frame whose header alone is right) is rendered again.
+    match warpmc_flame::image::whole_png_size(path) {
         Ok(found) if found == size => {}
         Ok((w, h)) => return render_again(format!("{w}x{h}, not the frame's {}x{}", size.0, size.1)),
         Err(e) => return render_again(e.to_string()),

@@ -384,6 +384,31 @@ pub fn png_size(path: &Path) -> Result<(u32, u32)> {
     Ok(reader.info().size())
 }
 
+/// The width and height of a PNG file that is whole: its pixel data
+/// decompresses completely, every chunk's checksum is right and its end
+/// marker is there (a file cut short or damaged in a copy is an error, as
+/// is one that is no PNG). The pixels are decoded but not kept.
+pub fn whole_png_size(path: &Path) -> Result<(u32, u32)> {
+    let file = std::fs::File::open(path).map_err(|error| FlameError::Io {
+        path: path.to_path_buf(),
+        action: "read",
+        error,
+    })?;
+    let mut dec = png::Decoder::new(io::BufReader::new(file));
+    dec.set_ignore_text_chunk(true);
+    let mut reader =
+        dec.read_info().map_err(|e| FlameError::Png(format!("{}: not a readable PNG ({e})", path.display())))?;
+    let (width, height) = reader.info().size();
+    let size = reader.output_buffer_size().ok_or_else(|| FlameError::Png("image too large".into()))?;
+    let what = format!("a {width} × {height} image");
+    check_memory(&what, size as u64)?;
+    let mut buf = try_bytes(size, &what)?;
+    let damaged = |e: png::DecodingError| FlameError::Png(format!("{}: a damaged PNG ({e})", path.display()));
+    reader.next_frame(&mut buf).map_err(damaged)?;
+    reader.finish().map_err(damaged)?;
+    Ok((width, height))
+}
+
 /// The most text, in bytes, a PNG read here may hold in all its text
 /// chunks once inflated: room for the genome of a frame of tens of
 /// thousands of xforms, far short of what a small file can inflate to.
