@@ -1849,3 +1849,31 @@ fn a_lattice_of_millions_of_short_rows_is_measured_in_little_memory() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
 }
+
+/// Where the finished run's files cannot be written (a file-size limit
+/// stands in for a full disk), every one that failed is named, the final
+/// checkpoint's with what the file then holds, and the run fails.
+#[test]
+fn a_finished_run_whose_files_cannot_be_written_names_each_failure() {
+    let dir = tmp("file-limit");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        // Writes beyond 8 KiB fail with EFBIG (SIGXFSZ ignored, which
+        // stays ignored across exec).
+        .arg("trap '' XFSZ; ulimit -f 16 && exec \"$0\" \"$@\"")
+        .arg(bin())
+        .args(["potts", "run", "--backend", "cpu", "--q", "3", "--size", "64", "--temps", "0.95,1.0,1.05"])
+        .args(["--therm", "100", "--sweeps", "6000", "--measure-every", "10", "--seed", "5"])
+        .args(["--out", "a.csv", "--series", "a.npy", "--checkpoint", "a.ckpt"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("a.ckpt") && err.contains("the finished run's checkpoint was not written"), "{err}");
+    assert!(err.lines().any(|l| l.starts_with("error: a.npy")), "{err}");
+    // The table has every row.
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.trim_start().starts_with("64 ")).count(), 3);
+}

@@ -883,6 +883,38 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         (result, _) => result.map(drop),
     };
     let result = if final_checkpoint { team.settle(result) } else { result };
+    // The run's own failure, as said: the final checkpoint's with what the
+    // file then holds.
+    let run_error = |e: PottsError| -> anyhow::Error {
+        match (&checkpoint_path, final_checkpoint) {
+            (Some(path), true) if path.exists() => anyhow::anyhow!(
+                "{e}: the finished run's checkpoint was not written, and {p} holds the state it last saved (a \
+                 --resume would run again what came after it; the results are in the table above)",
+                p = path.display()
+            ),
+            (Some(_), true) => anyhow::anyhow!(
+                "{e}: the finished run's checkpoint was not written, nor any before it (the results are in the \
+                 table above)"
+            ),
+            // As it is: another process's failure is told apart by its type.
+            _ => e.into(),
+        }
+    };
+    // Before an error is returned, the other failures to keep what the run
+    // made are said too.
+    let say_also = |csv: Option<&anyhow::Error>, run: &Result<_, PottsError>| {
+        if !team.is_first() {
+            return;
+        }
+        if let Some(e) = csv {
+            noteln!("error: {e}");
+        }
+        if let Err(e) = run
+            && !matches!(e, PottsError::Interrupted)
+        {
+            noteln!("error: {}", run_error(PottsError::InvalidInput(e.to_string())));
+        }
+    };
     // The checkpoint holds the run as far as it went: written just now at
     // its end, or on the way out of an interruption.
     let saved_in = out
@@ -901,6 +933,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // run's error unless it already has another.
     let csv_error = match (&result, out.write_csv()) {
         (Ok(_) | Err(PottsError::Interrupted), Err(e)) => Some(elsewhere(&e, "--out OTHER.csv")),
+        (Err(_), Err(e)) => Some(anyhow::anyhow!("{e}")),
         _ => None,
     };
     // The first process alone writes files: every process learns whether
@@ -932,7 +965,10 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         }
         _ => Ok(()),
     };
-    agree(written)?;
+    if let Err(e) = agree(written) {
+        say_also(csv_error.as_ref(), &result);
+        return Err(e);
+    }
     let series_written = series.is_some();
     match (series, &args.series) {
         _ if !team.is_first() => {}
@@ -945,6 +981,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         (None, None) => {}
     }
     if let Some(e) = csv_error {
+        say_also(None, &result);
         return Err(e);
     }
     match result {
@@ -976,7 +1013,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
             }
             return Ok(Ended::Interrupted);
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(run_error(e)),
     }
     if let Some(path) = &args.snapshot {
         // Every process takes part in gathering the lattice.
