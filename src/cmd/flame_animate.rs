@@ -169,9 +169,11 @@ impl Video {
     /// frames' times, or None where nothing was kept.
     fn keep(mut self) -> Option<(PathBuf, (i64, i64))> {
         drop(self.stdin.take());
-        let status = self.child.wait();
+        // An ffmpeg that does not end once its input has (stalled) is
+        // stopped, and its video not kept.
+        let status = wait_at_most(&mut self.child, PROBE_WAIT);
         let kept = match (status, self.times) {
-            (Ok(status), Some((first, last))) if status.success() && self.partial != self.target => {
+            (Ok(Some(status)), Some((first, last))) if status.success() && self.partial != self.target => {
                 let stem = self.target.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 let ext = self.target.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
                 // The first free name of NAME.frames-FIRST-LAST.EXT,
@@ -280,14 +282,24 @@ fn probe(
         shapes.push((thin(width), height));
     }
     for (w, h) in shapes {
-        probe_shape(ext, w, h, transparent, fps, crf).map_err(|why| refused(&why))?;
+        match probe_shape(ext, w, h, transparent, fps, crf) {
+            Ok(true) => {}
+            Ok(false) => bail!(
+                "--video {}: ffmpeg did not write a two-frame test video within {} s and was stopped (is the \
+                 ffmpeg on the PATH stalled?)",
+                target.display(),
+                PROBE_WAIT.as_secs()
+            ),
+            Err(why) => return Err(refused(&why)),
+        }
     }
     Ok(())
 }
 
 /// ffmpeg's first line of complaint, if it cannot write two black frames
-/// of `width` × `height`.
-fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, crf: u8) -> Result<(), String> {
+/// of `width` × `height`; false where it did not end within
+/// [`PROBE_WAIT`].
+fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, crf: u8) -> Result<bool, String> {
     let dir = tempfile::Builder::new()
         .prefix("warpmc-video-")
         .tempdir()
@@ -296,16 +308,56 @@ fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, 
     cmd.arg(dir.path().join(format!("probe.{ext}"))).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("starting ffmpeg: {e}"))?;
     let frame = vec![0u8; width as usize * height as usize * if transparent { 4 } else { 3 }];
-    if let Some(mut stdin) = child.stdin.take() {
-        // A write error means ffmpeg stopped; its status says why.
-        let _ = stdin.write_all(&frame).and_then(|()| stdin.write_all(&frame));
+    // Written and read on threads of their own, so that an ffmpeg that
+    // reads nothing (stalled, or another program of that name) is waited
+    // for a bounded time, not for ever. A write error means ffmpeg stopped;
+    // its status says why.
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&frame).and_then(|()| stdin.write_all(&frame));
+        }
+    });
+    let mut stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = std::io::Read::read_to_end(e, &mut text);
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let Some(status) = wait_at_most(&mut child, PROBE_WAIT).map_err(|e| format!("waiting for ffmpeg: {e}"))? else {
+        // The threads may wait on pipes that a child of ffmpeg still holds:
+        // they are left to end with the process.
+        return Ok(false);
+    };
+    let _ = writer.join();
+    let message = reader.join().unwrap_or_default();
+    if status.success() {
+        return Ok(true);
     }
-    let out = child.wait_with_output().map_err(|e| format!("waiting for ffmpeg: {e}"))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let message = String::from_utf8_lossy(&out.stderr);
     Err(message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string())
+}
+
+/// How long ffmpeg may take over the two small frames of the test video,
+/// or to close a video after an interruption.
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `child`'s exit status, or None (it is killed) where it has not ended
+/// within `limit`.
+fn wait_at_most(child: &mut Child, limit: std::time::Duration) -> std::io::Result<Option<std::process::ExitStatus>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// A grid of small frames.
