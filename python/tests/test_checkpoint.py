@@ -292,7 +292,10 @@ def test_a_second_ctrl_c_soon_after_the_first_keeps_what_the_first_saved(tmp_pat
         """
     )
     status, out, err = signalled(script, 1.5, [signal.SIGINT, signal.SIGINT], gap)
-    assert status == 0, err
+    # A second Ctrl-C that comes once the script has printed and is ending
+    # (Python gives SIGINT back its default there) ends the process by the
+    # signal, with everything already said.
+    assert status == 0 or (status == -signal.SIGINT and len(out.split()) == 2), (status, err)
     finished, saved = out.split()
     assert saved == str(path), out
     # The rows finished so far (none where the first size's temperatures,
