@@ -259,13 +259,36 @@ struct UniformSteps : LazyBitSerial {
     }
 };
 
+// The library's acceptance test with Steps::step deciding each word, every
+// step unrolled (so that a step whose threshold bits are constants
+// compiles to their logic alone).
+template <class Steps>
+struct Unrolled : LazyBitSerial {
+    template <int E>
+    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
+                                                  u32 code1, u32& und, u32& acc) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) Steps::step(wd[(SL_B + e) * fs], 31 - e, masks, code0, code1, und, acc);
+        if (und == 0) return;
+        u32 gx = wd[(SL_B + E) * fs], gc = wd[(SL_B + E + 1) * fs];
+#pragma unroll
+        for (int r = 0; r < (32 - E) / 4; ++r) {
+            if (und == 0) break;
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                Steps::step(warpmc::rng::mwc_step(gx, gc, MWC_A), 31 - E - 4 * r - i, masks, code0, code1, und,
+                            acc);
+        }
+    }
+};
+
 // UniformSteps with the kinds of step as compile-time constants (ZERO,
 // ONE: bits 0, resp. 1, for every class), so that the steps compile without
 // branches: what a kernel specialised for its temperature's thresholds
 // could gain. Right only for thresholds with those kinds (the timing runs
 // at q = 9, T = 0.7212: ZERO = 0xc0000000, ONE = 0x00f90010).
 template <u32 ZERO, u32 ONE>
-struct ConstSteps : LazyBitSerial {
+struct ConstSteps : Unrolled<ConstSteps<ZERO, ONE>> {
     __device__ __forceinline__ static void step(u32 u, int bit, const uint4* __restrict__ masks, u32 code0, u32 code1,
                                                 u32& und, u32& acc) {
         if ((ZERO >> bit) & 1u) {
@@ -277,21 +300,6 @@ struct ConstSteps : LazyBitSerial {
             accept_step(u, masks[bit + 1], code0, code1, und, acc);
         }
     }
-    template <int E>
-    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
-                                                  u32 code1, u32& und, u32& acc) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) step(wd[(SL_B + e) * fs], 31 - e, masks, code0, code1, und, acc);
-        if (und == 0) return;
-        u32 gx = wd[(SL_B + E) * fs], gc = wd[(SL_B + E + 1) * fs];
-#pragma unroll
-        for (int r = 0; r < (32 - E) / 4; ++r) {
-            if (und == 0) break;
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                step(warpmc::rng::mwc_step(gx, gc, MWC_A), 31 - E - 4 * r - i, masks, code0, code1, und, acc);
-        }
-    }
 };
 
 // The library's rule with the leading PREFIX bits of the four thresholds
@@ -300,7 +308,7 @@ struct ConstSteps : LazyBitSerial {
 // kernel compiled for its temperature's thresholds could gain. Right only
 // for thresholds with that prefix (the timing runs at q = 9, T = 0.7212).
 template <u32 T0, u32 T1, u32 T2, u32 T3, int PREFIX>
-struct ConstThresholds : LazyBitSerial {
+struct ConstThresholds : Unrolled<ConstThresholds<T0, T1, T2, T3, PREFIX>> {
     __device__ __forceinline__ static void step(u32 u, int bit, const uint4* __restrict__ masks, u32 code0, u32 code1,
                                                 u32& und, u32& acc) {
         if (bit >= 32 - PREFIX) {
@@ -309,21 +317,6 @@ struct ConstThresholds : LazyBitSerial {
             accept_step(u, a, code0, code1, und, acc);
         } else {
             accept_step(u, masks[bit + 1], code0, code1, und, acc);
-        }
-    }
-    template <int E>
-    __device__ __forceinline__ static void accept(const u32* wd, u32 fs, const uint4* __restrict__ masks, u32 code0,
-                                                  u32 code1, u32& und, u32& acc) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) step(wd[(SL_B + e) * fs], 31 - e, masks, code0, code1, und, acc);
-        if (und == 0) return;
-        u32 gx = wd[(SL_B + E) * fs], gc = wd[(SL_B + E + 1) * fs];
-#pragma unroll
-        for (int r = 0; r < (32 - E) / 4; ++r) {
-            if (und == 0) break;
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                step(warpmc::rng::mwc_step(gx, gc, MWC_A), 31 - E - 4 * r - i, masks, code0, code1, und, acc);
         }
     }
 };

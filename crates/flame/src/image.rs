@@ -371,17 +371,20 @@ pub fn read_png(path: &Path) -> Result<LoadedImage> {
 /// pixel data is not read): enough to tell a finished frame, since frames
 /// are written whole or not at all.
 pub fn png_size(path: &Path) -> Result<(u32, u32)> {
+    Ok(png_reader(path)?.info().size())
+}
+
+/// A PNG file opened and read up to its pixel data, its text chunks (a
+/// frame's genome) skipped.
+fn png_reader(path: &Path) -> Result<png::Reader<io::BufReader<std::fs::File>>> {
     let file = std::fs::File::open(path).map_err(|error| FlameError::Io {
         path: path.to_path_buf(),
         action: "read",
         error,
     })?;
     let mut dec = png::Decoder::new(io::BufReader::new(file));
-    // The text chunks before the pixels (a frame's genome) are not kept.
     dec.set_ignore_text_chunk(true);
-    let reader =
-        dec.read_info().map_err(|e| FlameError::Png(format!("{}: not a readable PNG ({e})", path.display())))?;
-    Ok(reader.info().size())
+    dec.read_info().map_err(|e| FlameError::Png(format!("{}: not a readable PNG ({e})", path.display())))
 }
 
 /// The width and height of a PNG file that is whole: its pixel data
@@ -389,15 +392,7 @@ pub fn png_size(path: &Path) -> Result<(u32, u32)> {
 /// marker is there (a file cut short or damaged in a copy is an error, as
 /// is one that is no PNG). The pixels are decoded but not kept.
 pub fn whole_png_size(path: &Path) -> Result<(u32, u32)> {
-    let file = std::fs::File::open(path).map_err(|error| FlameError::Io {
-        path: path.to_path_buf(),
-        action: "read",
-        error,
-    })?;
-    let mut dec = png::Decoder::new(io::BufReader::new(file));
-    dec.set_ignore_text_chunk(true);
-    let mut reader =
-        dec.read_info().map_err(|e| FlameError::Png(format!("{}: not a readable PNG ({e})", path.display())))?;
+    let mut reader = png_reader(path)?;
     let (width, height) = reader.info().size();
     let size = reader.output_buffer_size().ok_or_else(|| FlameError::Png("image too large".into()))?;
     let what = format!("a {width} × {height} image");
