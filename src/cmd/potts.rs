@@ -886,7 +886,8 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // The run's own failure, as said: the final checkpoint's with what the
     // file then holds.
     let run_error = |e: PottsError| -> anyhow::Error {
-        match (&checkpoint_path, final_checkpoint) {
+        // The first process wrote it; the others hear of its failure.
+        match (&checkpoint_path, final_checkpoint && team.is_first()) {
             (Some(path), true) if path.exists() => anyhow::anyhow!(
                 "{e}: the finished run's checkpoint was not written, and {p} holds the state it last saved (a \
                  --resume would run again what came after it; the results are in the table above)",
