@@ -168,8 +168,58 @@ fn video_through_ffmpeg_and_refused_without_it() {
         .unwrap();
     assert!(!o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains("needs ffmpeg") && e.lines().count() == 1, "{e}");
+    assert!(e.contains("needs ffmpeg") && e.contains("not on the PATH") && e.lines().count() == 1, "{e}");
     assert!(!dir.join("f.00010.png").exists() && !dir.join("other.mp4").exists(), "nothing rendered");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An ffmpeg that is there but broken, or that ends in the middle of the
+/// video (a full disk, a crash): the message says what it did, the run
+/// fails, and no partial video is left.
+#[test]
+fn a_failing_ffmpeg_is_named_and_leaves_no_partial_video() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("video-fake");
+    let genome = example("test.flam3");
+    let prefix = dir.join("f.").to_string_lossy().into_owned();
+    let bin_dir = dir.join("bin");
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let video = out_dir.join("film.mp4").to_string_lossy().into_owned();
+    let run_with = |script: &str| {
+        let fake = bin_dir.join("ffmpeg");
+        std::fs::write(&fake, script).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+        Command::new(bin())
+            .args(animate_args(&genome, &["-o", &prefix, "--video", &video]))
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    };
+    // `ffmpeg -version` fails.
+    let o = run_with("#!/bin/sh\nexit 1\n");
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("fails `ffmpeg -version` (exit status: 1)") && e.lines().count() == 1, "{e}");
+    // Passes -version and the test video, then ends after reading a little
+    // of the first frame.
+    let o = run_with(concat!(
+        "#!/bin/sh\n",
+        "case \"$*\" in *-version*) exit 0;; esac\n",
+        "for last; do :; done\n",
+        "case \"$last\" in */probe.*) cat > /dev/null; exit 0;; esac\n",
+        "head -c 100 > /dev/null\n",
+        "echo 'fake ffmpeg: no space left' >&2\n",
+        "exit 3\n",
+    ));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    let last = e.lines().last().unwrap_or_default();
+    assert!(last.contains("ffmpeg") && last.contains("(exit status: 3)") && last.contains("was not written"), "{e}");
+    assert!(e.contains("fake ffmpeg: no space left"), "ffmpeg's own message: {e}");
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "no video and no partial file");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -935,11 +935,11 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     // Frames in place of the video asked for would leave a script that goes
     // on to use the video with nothing to use: stop here instead.
     if let Some(v) = video
-        && !flame_animate::ffmpeg_available()
+        && let Err(why) = flame_animate::ffmpeg_runs()
     {
         bail!(
-            "--video {} needs ffmpeg, which is not on the PATH: install it, or leave out --video to write the \
-             frames as {}NNNNN.png",
+            "--video {} needs ffmpeg, but {why}: install it, or leave out --video to write the frames as \
+             {}NNNNN.png",
             v.display(),
             a.prefix
         );

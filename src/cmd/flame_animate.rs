@@ -31,14 +31,29 @@ pub(crate) struct FrameOut {
     pub(crate) on_disk: bool,
 }
 
-/// Whether ffmpeg can be run.
-pub(crate) fn ffmpeg_available() -> bool {
-    Command::new("ffmpeg")
-        .arg("-version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+/// Whether ffmpeg can be run: why not, where `ffmpeg -version` cannot be
+/// started or does not succeed within [`PROBE_WAIT`].
+pub(crate) fn ffmpeg_runs() -> Result<(), String> {
+    let child = Command::new("ffmpeg").arg("-version").stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err("ffmpeg is not on the PATH".into()),
+        Err(e) => return Err(format!("ffmpeg could not be started ({e})")),
+    };
+    match wait_at_most(&mut child, PROBE_WAIT) {
+        Ok(Some(status)) if status.success() => Ok(()),
+        Ok(Some(status)) => Err(format!("the ffmpeg on the PATH fails `ffmpeg -version` ({status})")),
+        Ok(None) => {
+            Err(format!("the ffmpeg on the PATH did not answer `ffmpeg -version` within {} s", PROBE_WAIT.as_secs()))
+        }
+        Err(e) => Err(format!("waiting for `ffmpeg -version`: {e}")),
+    }
+}
+
+/// Whether ffmpeg can be run (see [`ffmpeg_runs`]).
+#[cfg(test)]
+fn ffmpeg_available() -> bool {
+    ffmpeg_runs().is_ok()
 }
 
 /// Refuses video settings that would lose what the frames hold: an alpha
@@ -111,12 +126,9 @@ impl Video {
         // over that file, so the link stays a link; a device or FIFO is
         // written in place.
         let (file, special) = warpmc_host::output::final_target(target)?;
-        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let partial = if special {
-            file.clone()
-        } else {
-            file.with_file_name(format!(".{name}.partial.{}.{ext}", std::process::id()))
-        };
+        // A partial video a killed run left is removed by the next run's
+        // check of the directory (`check_writable`).
+        let partial = if special { file.clone() } else { warpmc_host::output::partial_path(&file) };
         // ffmpeg fails on a container or codec it cannot write only once
         // it has a frame: two black frames written to a scratch file first
         // find that out before any frame is rendered.
@@ -155,7 +167,17 @@ impl Video {
         debug_assert_eq!(q.channels, self.channels);
         let bytes: Vec<u8> = q.samples.iter().map(|&v| v as u8).collect();
         let stdin = self.stdin.as_mut().context("ffmpeg's input is closed")?;
-        stdin.write_all(&bytes).map_err(|e| anyhow!("ffmpeg stopped reading frames ({e}); see its message above"))?;
+        if let Err(e) = stdin.write_all(&bytes) {
+            // Most often ffmpeg has ended (a full disk, a crash, a kill):
+            // its status says how, and its own message, if any, came
+            // before.
+            drop(self.stdin.take());
+            let how = match wait_at_most(&mut self.child, PROBE_WAIT) {
+                Ok(Some(status)) => format!("ffmpeg ended ({status}) before the last frame"),
+                _ => format!("ffmpeg stopped reading frames ({e}) and was stopped"),
+            };
+            bail!("{how}; {} was not written (ffmpeg's own message, if it gave one, is above)", self.shown.display());
+        }
         self.times = Some((self.times.map_or(time, |(first, _)| first), time));
         Ok(())
     }

@@ -341,6 +341,19 @@ pub fn check_writable(path: &Path) -> Result<(), OutputError> {
     }
 }
 
+/// Where another program (ffmpeg) writes an output for `target` before it
+/// is renamed into place: `.warpmc-HOST-PID-partial-NAME` beside it. It
+/// ends in the target's own name, so its extension still names the
+/// format; [`check_writable`] removes those that ended processes left
+/// (killed while the other program wrote).
+pub fn partial_path(target: &Path) -> PathBuf {
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    target.with_file_name(format!("{}{PARTIAL_MARK}{name}", temporary_prefix()))
+}
+
+/// What follows the prefix in the name of a [`partial_path`].
+const PARTIAL_MARK: &str = "partial-";
+
 /// This host's name as it goes into temporary files' names: letters,
 /// digits, '.' and '-' (others become '_'), at most 32 of them.
 fn host_name() -> String {
@@ -382,12 +395,14 @@ fn remove_stale_temporaries(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
+        // `PID-RANDOM.tmp` (ours) or `PID-partial-NAME` (another
+        // program's, see partial_path).
         let Some(pid) = name
             .to_str()
             .and_then(|n| n.strip_prefix(&ours))
-            .filter(|n| n.ends_with(".tmp"))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(_, tail)| tail.ends_with(".tmp") || tail.starts_with(PARTIAL_MARK))
+            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
         else {
             continue;
         };
@@ -526,9 +541,10 @@ fn same_file_message(a: &NamedFile<'_>, b: &NamedFile<'_>) -> String {
 mod tests {
     use super::*;
 
-    /// What a killed warpmc process of this host left is removed when an
-    /// output's directory is checked; what a running one (this process),
-    /// another host's or another program's file is kept.
+    /// What a killed warpmc process of this host left (its temporary files
+    /// and the partial videos of its ffmpeg) is removed when an output's
+    /// directory is checked; what a running one (this process), another
+    /// host's or another program's file is kept.
     #[test]
     fn temporaries_of_ended_processes_of_this_host_are_removed() {
         let dir = tempfile::tempdir().unwrap();
@@ -542,6 +558,8 @@ mod tests {
             format!(".warpmc-elsewhere-{dead}-IjKl56.tmp"),
             format!(".warpmc-{host}-{dead}-MnOp78.txt"),
             "notes.tmp".to_string(),
+            format!(".warpmc-{host}-{dead}-partial-film.mp4"),
+            format!(".warpmc-{host}-{}-partial-film.mp4", std::process::id()),
             format!(".warpmc-{host}-{dead}-QrSt90.tmp"),
         ];
         let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -556,9 +574,11 @@ mod tests {
         }
         check_writable(&dir.path().join("out.csv")).unwrap();
         let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
-        assert_eq!(left, [false, true, true, true, true, true]);
-        // A name a writer gives: this host, this process.
+        assert_eq!(left, [false, true, true, true, true, false, true, true]);
+        // The names a writer gives: this host, this process.
         assert!(temporary_prefix().starts_with(&format!(".warpmc-{host}-{}-", std::process::id())));
+        let partial = partial_path(&dir.path().join("film.mp4"));
+        assert_eq!(partial, dir.path().join(&names[6]));
     }
 
     /// /dev/stdout in a pipeline: a link to a pipe, which has no path.
