@@ -126,6 +126,11 @@ impl AcceptanceTable {
     }
 
     /// The entry for (Δn, Δδ₀).
+    ///
+    /// # Panics
+    ///
+    /// Outside the table: Δn in −4..=4 and Δδ₀ in −1..=1 (see
+    /// [`table_index`]).
     pub fn get(&self, dn: i32, d0: i32) -> u64 {
         self.thresholds[table_index(dn, d0)]
     }
@@ -153,7 +158,8 @@ pub fn threshold(delta_e: f64, t: f64) -> u64 {
     ((p * 4_294_967_296.0).floor() as u64).min(ALWAYS - 1)
 }
 
-/// Index into [`AcceptanceTable::thresholds`].
+/// Index into [`AcceptanceTable::thresholds`], for Δn in −4..=4 and Δδ₀ in
+/// −1..=1 (other values give an index past the table or a wrapped one).
 #[inline]
 pub fn table_index(dn: i32, d0: i32) -> usize {
     ((dn + 4) * 3 + (d0 + 1)) as usize

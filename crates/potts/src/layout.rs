@@ -37,7 +37,15 @@ pub fn split(lattice: &Lattice) -> [Vec<u8>; 2] {
     out
 }
 
-/// Joins two colour arrays back into a row-major lattice.
+/// Joins two colour arrays back into a row-major lattice: the inverse of
+/// [`split`].
+///
+/// # Panics
+///
+/// Unless `width` is even and at least 2, `height` at least 1, each colour
+/// array holds `width / 2 × height` spins, all below `q`, and `q` is one
+/// [`Lattice::from_spins`] accepts: the arrays [`split`] made of such a
+/// lattice.
 pub fn join(width: usize, height: usize, q: u32, colours: [&[u8]; 2]) -> Lattice {
     let hw = width / 2;
     let mut spins = vec![0u8; width * height];
@@ -101,6 +109,13 @@ pub fn plane_index(y: usize, p: usize, w: usize, planes: usize, wr: usize) -> us
 /// Packs a colour array (rows of `half_width` spins, `half_width` a multiple
 /// of 32) into `planes` bit planes: bit p of the spin in column x_h of row y
 /// goes to bit x_h mod 32 of word [`plane_index`]`(y, p, ⌊x_h/32⌋)`.
+/// Bits of a spin at or above `planes` are dropped, as are the spins after
+/// the last whole row and, when `half_width` is not a multiple of 32, after
+/// each row's last whole word.
+///
+/// # Panics
+///
+/// In debug builds, when `planes` is more than 8 (a spin has 8 bits).
 pub fn pack_planes(colour: &[u8], half_width: usize, planes: usize) -> Vec<u32> {
     debug_assert!(half_width % 32 == 0);
     let wr = half_width / 32;
@@ -118,7 +133,13 @@ pub fn pack_planes(colour: &[u8], half_width: usize, planes: usize) -> Vec<u32> 
     out
 }
 
-/// Inverse of [`pack_planes`].
+/// Inverse of [`pack_planes`]: rows of `half_width` spins from `words`;
+/// the words after the last whole row are dropped, and spins after a row's
+/// last whole word (`half_width` not a multiple of 32) are 0.
+///
+/// # Panics
+///
+/// In debug builds, when `planes` is more than 8 (a spin has 8 bits).
 pub fn unpack_planes(words: &[u32], half_width: usize, planes: usize) -> Vec<u8> {
     let wr = half_width / 32;
     let rows = words.len() / (planes * wr).max(1);

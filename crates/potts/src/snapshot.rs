@@ -54,6 +54,7 @@ const FIXED: [[u8; 3]; 12] = [
 /// ```
 pub fn palette(q: u32) -> Vec<[u8; 3]> {
     let mut colours: Vec<[u8; 3]> = Vec::with_capacity(q as usize);
+    let mut taken = std::collections::HashSet::with_capacity(q as usize);
     for s in 0..q as usize {
         let mut c = if let Some(&fixed) = FIXED.get(s) {
             fixed
@@ -68,11 +69,12 @@ pub fn palette(q: u32) -> Vec<[u8; 3]> {
         // The nudges visit 768 different colours, more than the at most 255
         // taken ones of a byte-spin palette.
         for step in 0..768usize {
-            if !colours.contains(&c) {
+            if !taken.contains(&c) {
                 break;
             }
             c[step % 3] = c[step % 3].wrapping_add(7);
         }
+        taken.insert(c);
         colours.push(c);
     }
     colours

@@ -64,6 +64,10 @@ fn mul_mod(a: u64, b: u64, m: u64) -> u64 {
 }
 
 /// `base`^`exp` mod `m` for m ≥ 1.
+///
+/// # Panics
+///
+/// When `m` is 0 (a remainder by zero).
 pub fn pow_mod(mut base: u64, mut exp: u64, m: u64) -> u64 {
     let mut acc = 1 % m;
     base %= m;

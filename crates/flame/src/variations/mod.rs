@@ -241,6 +241,10 @@ impl VariationSpec {
 
     /// Parameter `i` (in [`VariationKind::params`] order), flam3's default
     /// when `params` is shorter.
+    ///
+    /// # Panics
+    ///
+    /// When `i` is past both `params` and the kind's parameters.
     pub fn param(&self, i: usize) -> f64 {
         self.params.get(i).copied().unwrap_or_else(|| self.kind.params()[i].default)
     }

@@ -457,15 +457,15 @@ const RESERVED_SHARED_PER_BLOCK: usize = 1024;
 /// device, never more than one per 256 elements.
 pub(crate) fn grid_blocks(n: usize, sm_count: u32, blocks_per_sm: u32) -> u32 {
     let wanted = n.div_ceil(BLOCK as usize).max(1) as u64;
-    wanted.min(u64::from(sm_count.max(1) * blocks_per_sm.max(1))) as u32
+    wanted.min(u64::from(sm_count.max(1)) * u64::from(blocks_per_sm.max(1))).min(u64::from(u32::MAX)) as u32
 }
 
 /// Resident blocks per SM of a privatized kernel whose bins take
 /// `bin_bytes` of shared memory (`max_shared_bytes`: the most one block may
 /// opt into; an SM has about that plus one block's reservation).
 pub(crate) fn shared_blocks_per_sm(bin_bytes: usize, max_shared_bytes: usize) -> u32 {
-    let per_sm = max_shared_bytes + RESERVED_SHARED_PER_BLOCK;
-    let fit = per_sm / (bin_bytes + RESERVED_SHARED_PER_BLOCK);
+    let per_sm = max_shared_bytes.saturating_add(RESERVED_SHARED_PER_BLOCK);
+    let fit = per_sm / bin_bytes.saturating_add(RESERVED_SHARED_PER_BLOCK);
     fit.clamp(1, MAX_BLOCKS_PER_SM as usize) as u32
 }
 
@@ -573,6 +573,32 @@ mod tests {
 
     fn inputs(n: usize, nbins: usize, order: KeyOrder) -> AutoInputs {
         AutoInputs { n, nbins, value_bytes: 4, order, sm_count: 132, max_shared_bytes: 227 * 1024 }
+    }
+
+    /// The rule answers for any inputs, the extremes of each field
+    /// included, without overflowing.
+    #[test]
+    fn the_rule_answers_at_the_extremes() {
+        for n in [0, 1, usize::MAX] {
+            for nbins in [0, 1, usize::MAX] {
+                for value_bytes in [0, 4, usize::MAX] {
+                    for sm_count in [0, 1, u32::MAX] {
+                        for max_shared_bytes in [0, 227 * 1024, usize::MAX] {
+                            let i = AutoInputs {
+                                n,
+                                nbins,
+                                value_bytes,
+                                order: KeyOrder::Unknown,
+                                sm_count,
+                                max_shared_bytes,
+                            };
+                            let _ = choose_strategy(&i);
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(grid_blocks(usize::MAX, u32::MAX, u32::MAX), u32::MAX);
     }
 
     #[test]

@@ -227,8 +227,10 @@ impl TransposeKernel {
 /// 8 times larger) are then too few to fill the GPU. The thresholds follow
 /// the measurements in docs/benchmarks/transpose.md ("the sector kernel").
 pub(crate) fn best_uses_sector(elem_bytes: usize, rows: usize, cols: usize) -> bool {
-    let elems = rows * cols;
-    let misaligned = (rows * elem_bytes) % 32 != 0 || (elem_bytes > 1 && (cols * elem_bytes) % 32 != 0);
+    let elems = rows.saturating_mul(cols);
+    // Residues mod 32 survive a wrapping product (2^64 is a multiple of 32).
+    let misaligned =
+        rows.wrapping_mul(elem_bytes) % 32 != 0 || (elem_bytes > 1 && cols.wrapping_mul(elem_bytes) % 32 != 0);
     (elems >= 1 << 24 && misaligned) || (elem_bytes <= 2 && elems >= 1 << 27)
 }
 
@@ -324,6 +326,21 @@ pub(crate) fn check_square<T: Pod>(len: usize, shape: MatrixShape) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every kernel resolves for any shape, the largest included.
+    #[test]
+    fn kernels_resolve_for_any_shape() {
+        for elem_bytes in [1, 2, 4, 8, 16, usize::MAX] {
+            for (rows, cols) in [(0, 0), (1, usize::MAX), (usize::MAX, usize::MAX), (3, 5)] {
+                let shape = MatrixShape { batch: usize::MAX, rows, cols };
+                let k = TransposeKernel::Best(None).resolve(elem_bytes, shape);
+                assert!(k.word_bytes(elem_bytes, shape) > 0 || elem_bytes == 0);
+            }
+        }
+        // The alignment test takes the residue of the true product.
+        assert!(!best_uses_sector(4, 1 << 63, 8));
+        assert!(best_uses_sector(4, (1 << 63) + 1, 8));
+    }
 
     #[test]
     fn best_takes_the_sector_kernel_where_it_measured_faster() {
