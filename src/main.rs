@@ -15,6 +15,13 @@ fn main() -> ExitCode {
     // SAFETY: the first statement of main: no other thread exists yet to
     // read the environment while it changes.
     unsafe { std::env::set_var("NCCL_NVLS_ENABLE", "0") };
+    // Past a file-size limit (`ulimit -f`, a batch system's quota) a write
+    // then fails with EFBIG, which is reported and leaves the previous file
+    // whole, instead of SIGXFSZ killing the process with nothing said and
+    // nothing saved. ffmpeg inherits it and reports the failure too.
+    // SAFETY: setting a signal's disposition to SIG_IGN has no handler to
+    // run, and no other thread exists yet.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = match cmd::Cli::try_parse_args() {
         Ok(cli) => cli,
         // Under mpirun every process parses the same flags: the first

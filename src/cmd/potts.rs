@@ -1170,7 +1170,7 @@ impl Output {
         // (stopped by kill -9 after a temperature finished): that file's
         // rows are kept until the run has as many again.
         let csv_kept_rows = match (&args.out, &args.resume) {
-            (Some(path), Some(_)) if writes => rows_of_this_run(path, &provenance.comment_lines()),
+            (Some(path), Some(_)) if writes => rows_of_this_run(path, &provenance.to_json()),
             _ => 0,
         };
         Ok(Output {
@@ -1400,19 +1400,45 @@ fn with_error(v: f64, e: f64) -> String {
 const CSV_EVERY: Duration = Duration::from_secs(1);
 
 /// The rows of results in the CSV file at `path` when it was written by the
-/// run whose provenance comment is `comment` (0 when it was not, or cannot
-/// be read).
-fn rows_of_this_run(path: &Path, comment: &str) -> usize {
-    use std::io::{BufRead, Read};
+/// run whose provenance (as JSON) is `provenance`, on any backend (a run
+/// resumed on another node or with other `--threads` is the same run: the
+/// backends give the same bits); 0 when it was not, or cannot be read.
+fn rows_of_this_run(path: &Path, provenance: &str) -> usize {
+    use std::io::BufRead;
     let Ok(file) = std::fs::File::open(path) else { return 0 };
     let mut reader = std::io::BufReader::new(file);
-    let mut head = vec![0; comment.len()];
-    if reader.read_exact(&mut head).is_err() || head != comment.as_bytes() {
+    // The comment lines come first, the provenance last among them; a file
+    // whose first lines are not short comments is another file.
+    let mut line = String::new();
+    let file_provenance = loop {
+        line.clear();
+        match std::io::Read::take(&mut reader, 1 << 20).read_line(&mut line) {
+            Ok(n) if n > 0 && line.ends_with('\n') && line.starts_with('#') => {}
+            _ => return 0,
+        }
+        if let Some(json) = line.trim_end().strip_prefix("# provenance: ") {
+            break json.to_string();
+        }
+    };
+    if !same_run_on_any_backend(&file_provenance, provenance) {
         return 0;
     }
     // After the comment: perhaps "# incomplete", the column names, the rows.
     let lines = reader.lines().map_while(Result::ok).filter(|l| !l.starts_with('#') && !l.is_empty()).count();
     lines.saturating_sub(1)
+}
+
+/// Whether two provenances (as JSON) are of the same run but for the
+/// backend that ran it and the one asked for.
+fn same_run_on_any_backend(a: &str, b: &str) -> bool {
+    let without_backend = |text: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let run = v.as_object_mut()?;
+        run.remove("backend");
+        run.get_mut("config")?.as_object_mut()?.remove("backend");
+        Some(v)
+    };
+    matches!((without_backend(a), without_backend(b)), (Some(x), Some(y)) if x == y)
 }
 
 impl Output {
