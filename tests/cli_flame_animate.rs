@@ -220,6 +220,25 @@ fn a_failing_ffmpeg_is_named_and_leaves_no_partial_video() {
     assert!(last.contains("ffmpeg") && last.contains("(exit status: 3)") && last.contains("was not written"), "{e}");
     assert!(e.contains("fake ffmpeg: no space left"), "ffmpeg's own message: {e}");
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "no video and no partial file");
+    // Reads every frame and writes a file, but reports an error and ends
+    // with status 0 (as ffmpeg does when the disk fills as it writes the
+    // file's index): the video there before stays.
+    std::fs::write(&video, b"an earlier video").unwrap();
+    let o = run_with(concat!(
+        "#!/bin/sh\n",
+        "case \"$*\" in *-version*) exit 0;; esac\n",
+        "for last; do :; done\n",
+        "cat > \"$last\"\n",
+        "echo 'Error writing trailer: No space left on device' >&2\n",
+        "exit 0\n",
+    ));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    let last = e.lines().last().unwrap_or_default();
+    assert!(last.contains("ffmpeg reported an error") && last.contains("was not written"), "{e}");
+    assert!(e.contains("Error writing trailer"), "ffmpeg's own message: {e}");
+    assert_eq!(std::fs::read(&video).unwrap(), b"an earlier video", "the earlier video stays");
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1, "no partial file");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -103,9 +103,19 @@ pub(crate) struct Video {
     shown: PathBuf,
     size: (u32, u32),
     channels: usize,
-    /// The times of the first and the last frame encoded so far.
-    times: Option<(i64, i64)>,
+    /// The times of the frames handed to ffmpeg so far, in order.
+    pushed: Vec<i64>,
+    /// ffmpeg's messages, passed on to warpmc's standard error by a
+    /// thread of their own that sets this when ffmpeg says anything: at
+    /// `-loglevel error` it speaks only of errors, and some (a full disk at
+    /// the end of the file) come with exit status 0.
+    complained: Arc<std::sync::atomic::AtomicBool>,
+    messages: Option<JoinHandle<()>>,
 }
+
+/// ffmpeg's exit status after a signal (SIGTERM, SIGINT), which it answers
+/// by closing the video of the frames it has encoded.
+const FFMPEG_STOPPED_BY_SIGNAL: i32 = 255;
 
 impl Video {
     /// Starts ffmpeg for `width × height` frames at `fps`: H.264 (yuv420p,
@@ -134,13 +144,24 @@ impl Video {
         // find that out before any frame is rendered.
         probe(target, &ext, width, height, transparent, fps, crf)?;
         let mut cmd = ffmpeg_command(&ext, width, height, transparent, fps, crf);
-        cmd.arg(&partial).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::inherit());
+        cmd.arg(&partial).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
         // A process group of its own: Ctrl-C in the terminal reaches warpmc
         // alone, which ends ffmpeg's input so that the frames so far make a
         // whole video (`keep`); ffmpeg stopped by the signal would leave none.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().context("starting ffmpeg")?;
         let stdin = child.stdin.take();
+        let complained = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let messages = child.stderr.take().map(|stderr| {
+            let complained = complained.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                    complained.store(true, std::sync::atomic::Ordering::SeqCst);
+                    eprintln!("{line}");
+                }
+            })
+        });
         Ok(Video {
             child,
             stdin,
@@ -149,7 +170,9 @@ impl Video {
             shown: target.to_path_buf(),
             size: (width, height),
             channels: if transparent { 4 } else { 3 },
-            times: None,
+            pushed: Vec::new(),
+            complained,
+            messages,
         })
     }
 
@@ -178,8 +201,30 @@ impl Video {
             };
             bail!("{how}; {} was not written (ffmpeg's own message, if it gave one, is above)", self.shown.display());
         }
-        self.times = Some((self.times.map_or(time, |(first, _)| first), time));
+        self.pushed.push(time);
         Ok(())
+    }
+
+    /// Whether ffmpeg, which has ended, said anything (an error): its
+    /// messages are waited for a bounded time (a child of ffmpeg could
+    /// hold the pipe open).
+    fn complained(&mut self) -> bool {
+        if let Some(messages) = self.messages.take() {
+            let deadline = Instant::now() + std::time::Duration::from_secs(5);
+            while !messages.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if messages.is_finished() {
+                let _ = messages.join();
+            }
+        }
+        self.complained.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether ffmpeg has ended after a signal of its own (a batch system
+    /// that stops every process of a job), which closes its video.
+    fn stopped_by_signal(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(s)) if s.code() == Some(FFMPEG_STOPPED_BY_SIGNAL))
     }
 
     /// After an interruption: ends the input so that ffmpeg closes the
@@ -194,8 +239,21 @@ impl Video {
         // An ffmpeg that does not end once its input has (stalled) is
         // stopped, and its video not kept.
         let status = wait_at_most(&mut self.child, PROBE_WAIT);
-        let kept = match (status, self.times) {
-            (Ok(Some(status)), Some((first, last))) if status.success() && self.partial != self.target => {
+        let complained = self.complained();
+        // Ended by its input: every frame handed over is in the video.
+        // Ended by a signal of its own: those it had read, which ffprobe
+        // counts (none kept where it cannot).
+        let frames = match status {
+            Ok(Some(_)) if complained || self.partial == self.target => None,
+            Ok(Some(s)) if s.success() => Some(self.pushed.len()),
+            Ok(Some(s)) if s.code() == Some(FFMPEG_STOPPED_BY_SIGNAL) => {
+                encoded_frames(&self.partial).map(|n| n.min(self.pushed.len()))
+            }
+            _ => None,
+        };
+        let span = frames.filter(|&n| n > 0).map(|n| (self.pushed[0], self.pushed[n - 1]));
+        let kept = match span {
+            Some((first, last)) => {
                 let stem = self.target.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 let ext = self.target.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
                 // The first free name of NAME.frames-FIRST-LAST.EXT,
@@ -213,7 +271,7 @@ impl Video {
                     placed.then_some((kept, (first, last)))
                 })
             }
-            _ => None,
+            None => None,
         };
         self.remove_partial();
         kept
@@ -223,8 +281,15 @@ impl Video {
     fn finish(mut self) -> anyhow::Result<()> {
         drop(self.stdin.take());
         let status = self.child.wait().context("waiting for ffmpeg")?;
-        if !status.success() {
+        let complained = self.complained();
+        if !status.success() || complained {
             self.remove_partial();
+            if status.success() {
+                bail!(
+                    "ffmpeg reported an error (above) though it ended with status 0; {} was not written",
+                    self.shown.display()
+                );
+            }
             bail!("ffmpeg failed ({status}); {} was not written", self.shown.display());
         }
         if self.partial == self.target {
@@ -359,6 +424,31 @@ fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, 
         return Ok(true);
     }
     Err(message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string())
+}
+
+/// The frames in the video file at `path`, as ffprobe counts its packets
+/// (None where ffprobe cannot be run or cannot read the file).
+fn encoded_frames(path: &Path) -> Option<usize> {
+    let mut child = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-count_packets"])
+        .args(["-show_entries", "stream=nb_read_packets", "-of", "csv=p=0"])
+        .arg(path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    let status = wait_at_most(&mut child, PROBE_WAIT).ok()??;
+    let text = reader.join().ok()?;
+    if !status.success() {
+        return None;
+    }
+    text.trim().parse().ok()
 }
 
 /// How long ffmpeg may take over the two small frames of the test video,
@@ -606,8 +696,10 @@ impl Writers {
     /// of its own ([`Video::keep`]), returned with its first and last time.
     pub(crate) fn keep(mut self) -> Option<(PathBuf, (i64, i64))> {
         let written = self.join();
-        let video = lock(&self.shared.video).take()?;
-        if written.is_err() {
+        let mut video = lock(&self.shared.video).take()?;
+        // A frame that could not be written because ffmpeg, stopped by a
+        // signal too, had closed the video leaves the frames before it.
+        if written.is_err() && !video.stopped_by_signal() {
             video.abandon();
             return None;
         }
@@ -770,6 +862,25 @@ mod tests {
         // No frame encoded: nothing to keep.
         assert!(start(0).keep().is_none());
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3, "no partial file left");
+        // ffmpeg stopped by a signal of its own too (a batch system stops
+        // every process of the job): it closes the video of the frames it
+        // had read, which is kept with their times.
+        let v = start(4);
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        // SAFETY: kill only sends a signal to ffmpeg, our child. (ffmpeg
+        // ends once its input does, which keep closes.)
+        unsafe { libc::kill(v.child.id() as libc::pid_t, libc::SIGTERM) };
+        if Command::new("ffprobe").arg("-version").output().is_ok_and(|o| o.status.success()) {
+            let (kept, (first, last)) = v.keep().expect("the video ffmpeg closed");
+            assert!(first == 3 && (3..=6).contains(&last), "{first}..{last}");
+            let name = kept.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with(&format!("out.frames-3-{last}")) && name.ends_with(".mp4"), "{name}");
+            assert_eq!(&std::fs::read(&kept).unwrap()[4..8], b"ftyp", "an MP4 file");
+        } else {
+            println!("note: no ffprobe here; the video of an ffmpeg stopped by a signal is not kept");
+            assert!(v.keep().is_none());
+        }
+        assert_eq!(std::fs::read(&target).unwrap(), b"an earlier video", "the target is untouched");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
