@@ -806,6 +806,18 @@ fn symmetry_element() {
     assert_eq!(f.xforms[0].color, 1.0);
     assert_eq!(f.xforms[1].coefs.c[0], [-1.0, 0.0]);
     assert_eq!(one(r#"<flame time="0"><symmetry kind="1"/></flame>"#).xforms.len(), 0);
+    // After a final xform flam3 sorts all the added xforms but the first,
+    // with the final one (which stays last at a colour speed above 0): the
+    // order flam3-genome writes for this flame.
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/><finalxform swirl="1"/><symmetry kind="5"/></flame>"#);
+    let firsts: Vec<f64> = f.xforms[1..].iter().map(|x| x.coefs.c[0][0]).collect();
+    assert_eq!(firsts, [0.309017, -0.809017, -0.809017, 0.309017]);
+    assert_eq!(f.xforms[1].coefs.c[0][1], 1e-6 * 951057.0);
+    assert_eq!(vars(f.final_xform.as_ref().unwrap()), vec![("swirl", 1.0)]);
+    // Before it: all of them sorted.
+    let f = one(r#"<flame time="0"><xform weight="1" linear="1"/><symmetry kind="5"/><finalxform swirl="1"/></flame>"#);
+    let firsts: Vec<f64> = f.xforms[1..].iter().map(|x| x.coefs.c[0][0]).collect();
+    assert_eq!(firsts, [-0.809017, -0.809017, 0.309017, 0.309017]);
     let e = err(r#"<flame time="0"><symmetry kind="0"/></flame>"#);
     assert!(e.contains("<symmetry>: attribute 'kind': 0 asks flam3 for a random symmetry"), "{e}");
 }
@@ -1033,6 +1045,16 @@ fn numbered_palette_and_blend_form() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("t.flam3: flame 'x': attribute 'palette': no palette 100000 in "), "{e}");
+    // By default, as flam3: a warning and an all-white palette.
+    let lenient = ParseOptions { strict: false, ..o.clone() };
+    for xml in [
+        r#"<flame name="x" palette="701"><xform weight="1" linear="1"/></flame>"#,
+        r#"<flame name="x" palette="-5"><xform weight="1" linear="1"/></flame>"#,
+    ] {
+        let p = parse_str(xml, "t.flam3", &lenient).unwrap();
+        assert!(p.flames[0].palette.entries.iter().all(|&e| e == [1.0; 4]), "{xml}");
+        assert!(p.warnings.iter().any(|w| w.contains("all white, as flam3 does")), "{:?}", p.warnings);
+    }
     let e = parse_str(r#"<flame palette="1.5"><xform weight="1" linear="1"/></flame>"#, "t.flam3", &o)
         .unwrap_err()
         .to_string();
@@ -1328,8 +1350,8 @@ fn error_classes() {
             "more than one <finalxform>",
         ),
         (
-            r#"<flame name="f"><finalxform linear="1"/><symmetry kind="2"/></flame>"#.into(),
-            "a <symmetry> after the <finalxform>",
+            r#"<flame name="f"><finalxform color_speed="-0.5" linear="1"/><symmetry kind="-4"/></flame>"#.into(),
+            "a <symmetry> after a <finalxform> whose color_speed is not above 0",
         ),
         (r#"<flame name="f"><symmetry/></flame>"#.into(), "<symmetry>: no attributes"),
         (format!(r#"<flame name="f">{}</flame>"#, r#"<symmetry kind="1000"/>"#.repeat(11)), "more than 10000 xforms"),

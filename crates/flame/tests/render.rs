@@ -162,11 +162,29 @@ fn bad_settings_are_errors_not_panics() {
     // (Where no memory budget can be read, the CPU renderer's 2^32-cell
     // index refuses it.)
     assert!(matches!(err(&huge, &s), FlameError::OutOfHostMemory(_) | FlameError::Invalid(_)));
-    // Estimator minimum above its radius.
+    // A negative estimator minimum.
     let mut de = flame.clone();
-    de.estimator_minimum = 5.0;
+    de.estimator_minimum = -1.0;
     assert!(err(&de, &s).to_string().contains("estimator"));
     assert!(render(&[], 0.0, &s).is_err());
+}
+
+/// An estimator radius at or below its minimum leaves one kernel, and flam3
+/// then skips density estimation: the image is the one of radius 0.
+#[test]
+fn a_radius_at_its_minimum_estimates_no_density() {
+    let s = RenderSettings { seed: 7, ..RenderSettings::default() };
+    let image = |radius: f64, minimum: f64, supersample: u32| {
+        let f = Flame { estimator_radius: radius, estimator_minimum: minimum, supersample, ..sierpinski(40, 30) };
+        render(std::slice::from_ref(&f), 0.0, &s).unwrap().pixels
+    };
+    for supersample in [1, 2] {
+        let plain = image(0.0, 0.0, supersample);
+        for (radius, minimum) in [(3.0, 3.0), (9.0, 9.0), (0.5, 0.5), (1.0, 5.0)] {
+            assert!(image(radius, minimum, supersample) == plain, "{radius}/{minimum}, supersample {supersample}");
+        }
+        assert!(image(3.0, 2.9, supersample) != plain, "a radius above the minimum estimates");
+    }
 }
 
 #[test]

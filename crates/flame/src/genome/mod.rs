@@ -9,8 +9,8 @@ mod parse;
 pub mod tools;
 mod write;
 
-pub(crate) use parse::symmetry_xforms;
 pub use parse::{MAX_WARNINGS, ParseOptions, ParsedGenome, parse_file, parse_str};
+pub(crate) use parse::{symmetry_xforms, symmetry_xforms_before_final};
 pub use write::{Document, write_flame, write_genome};
 
 use crate::palette::Palette;

@@ -319,6 +319,13 @@ pub(crate) struct DensityFilters {
 }
 
 impl DensityFilters {
+    /// Whether the bank estimates densities: flam3 leaves the image
+    /// unfiltered (plain log scaling) when the first kernel already has
+    /// the minimum radius, so that the bank's last index is 0.
+    pub(crate) fn estimates(&self) -> bool {
+        self.max_index > 0
+    }
+
     /// How many kernels the bank for these settings holds and how many
     /// coefficients each has (`max_ind`, `kernel_size`), without building
     /// it. `Err` names a setting that cannot give a bank.
@@ -331,9 +338,11 @@ impl DensityFilters {
         if curve.is_nan() || curve <= 0.0 {
             return Err(FlameError::invalid(format!("estimator_curve must be > 0, not {}", shown(curve))));
         }
-        if max_rad.is_nan() || min_rad.is_nan() || max_rad < min_rad || min_rad < 0.0 {
+        // A radius at or below the minimum gives one kernel and no density
+        // estimation (see [`DensityFilters::estimates`]), as in flam3.
+        if max_rad.is_nan() || min_rad.is_nan() || min_rad < 0.0 {
             return Err(FlameError::invalid(format!(
-                "estimator_radius ({}) must not be below estimator_minimum ({}), nor that below 0",
+                "estimator_radius ({}) and estimator_minimum ({}) must be numbers, the minimum at least 0",
                 shown(max_rad),
                 shown(min_rad)
             )));
@@ -599,8 +608,18 @@ mod tests {
         assert_eq!(de.select(1.0), 0);
         assert_eq!(de.select(2.0), 1);
         assert_eq!(de.select(1e12), de.max_index);
-        assert!(DensityFilters::new(1.0, 2.0, 0.5, 1).is_err());
         assert!(DensityFilters::new(1.0, 0.0, 0.0, 1).is_err());
+        assert!(DensityFilters::new(1.0, -1.0, 0.5, 1).is_err());
+        // A radius at or below the minimum: one kernel, no estimation
+        // (flam3's max_filter_index 0).
+        for (max, min) in [(3.0, 3.0), (1.0, 2.0), (0.5, 0.5)] {
+            for ss in [1, 2] {
+                let de = DensityFilters::new(max, min, 0.4, ss).unwrap();
+                assert_eq!(de.max_index, 0);
+                assert!(!de.estimates());
+            }
+        }
+        assert!(DensityFilters::new(3.0, 2.9, 0.4, 1).unwrap().estimates());
     }
 
     #[test]

@@ -337,7 +337,7 @@ impl<'a> FramePlan<'a> {
                 de_cp.estimator_curve,
                 self.cp0.supersample,
             )?;
-            Ok(Some(filters))
+            Ok(filters.estimates().then_some(filters))
         } else {
             Ok(None)
         }

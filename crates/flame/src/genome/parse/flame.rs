@@ -388,7 +388,7 @@ impl Reader<'_> {
                 "colors" => self.read_colors(child, at, &mut c.palette)?,
                 "palette" => self.read_palette_element(child, at, &mut c.palette)?,
                 "symmetry" => {
-                    let added = self.read_symmetry(child, at, &mut c.xforms, c.final_xform.is_some())?;
+                    let added = self.read_symmetry(child, at, &mut c.xforms, c.final_xform.as_ref())?;
                     c.num_std += added as i64;
                 }
                 "xform" => self.read_standard_xform(child, at, &mut c)?,

@@ -40,10 +40,12 @@
 //! flam3-render drops the variations it does not know;
 //! [`ParseOptions::strict`] makes them errors. Fractorium's and Apophysis's
 //! own xform attributes that mean nothing in flam3's plane (`var_color`,
-//! `name`, the z terms of waves2) are ignored quietly. Where flam3 only
-//! warns and renders something else in other ways (filter shapes,
-//! enumeration values, missing palettes), this reader fails with one line
-//! naming the file, the flame, the xform and the attribute.
+//! `name`, the z terms of waves2) are ignored quietly. Where flam3 warns and
+//! renders something else (a keyword it does not know, a numbered palette
+//! its palette file lacks, which it makes all white), this reader warns and
+//! does the same, and [`ParseOptions::strict`] makes it an error; other
+//! values flam3 cannot use fail with one line naming the file, the flame,
+//! the xform and the attribute.
 //! Fractorium's 3-D camera (`cam_pitch`, `cam_yaw`, `cam_persp`, `cam_zpos`,
 //! `cam_dof`, `blur_curve`) is ignored quietly at zero; set, it is listed in
 //! [`ParsedGenome::skipped`] with a warning (the flame is drawn flat), and
@@ -60,7 +62,7 @@ mod palette;
 mod values;
 mod xform;
 
-pub(crate) use xform::symmetry_xforms;
+pub(crate) use xform::{symmetry_xforms, symmetry_xforms_before_final};
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -86,7 +88,9 @@ pub struct ParseOptions {
     /// `<palette>` of more than 256 colours (Fractorium's), which the default
     /// reader averages to flam3's 256 entries with a warning, and on a chaos
     /// row that gives every xform zero weight (the default reader warns; the
-    /// renderers then take xform 0 after it, as Fractorium does).
+    /// renderers then take xform 0 after it, as Fractorium does), and on a
+    /// numbered palette the palette file lacks (the default reader warns
+    /// and makes it all white, as flam3 does).
     pub strict: bool,
     /// Where flam3-palettes.xml is, for numbered palettes; `None` searches the
     /// usual places (see [`crate::palette::PaletteLibrary::locate`]).

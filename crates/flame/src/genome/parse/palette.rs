@@ -85,7 +85,12 @@ impl Reader<'_> {
                 }
                 let (lo, hi) = lib.numbers().fold((i64::MAX, i64::MIN), |(lo, hi), k| (lo.min(k), hi.max(k)));
                 let range = if lib.is_empty() { "it has none".to_string() } else { format!("numbers {lo} to {hi}") };
-                Err(attr_err(at, attr, format!("no palette {n} in {} ({range})", lib.path().display())))
+                let missing = format!("no palette {n} in {} ({range})", lib.path().display());
+                if self.opts.strict {
+                    return Err(attr_err(at, attr, missing));
+                }
+                self.warnings.push(format!("{at}: attribute '{attr}': {missing}; all white, as flam3 does"));
+                Ok(Palette { entries: Box::new([[1.0; 4]; PALETTE_SIZE]) })
             }
         }
     }

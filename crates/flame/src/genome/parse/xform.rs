@@ -364,7 +364,7 @@ impl Reader<'_> {
         node: Node<'_, '_>,
         at: &str,
         xforms: &mut Vec<XForm>,
-        has_final: bool,
+        final_xform: Option<&XForm>,
     ) -> Result<usize> {
         let cat = format!("{at}: <symmetry>");
         if node.attributes().len() == 0 {
@@ -384,14 +384,16 @@ impl Reader<'_> {
         if kind == 1 {
             return Ok(0);
         }
-        if has_final {
-            return Err(genome_err(
-                &cat,
-                "a <symmetry> after the <finalxform> is not supported (flam3 mixes the final xform into the \
-                 symmetry xforms)",
-            ));
-        }
-        let added = symmetry_xforms(kind);
+        let added = match final_xform {
+            None => symmetry_xforms(kind),
+            Some(f) => symmetry_xforms_before_final(kind, f).ok_or_else(|| {
+                genome_err(
+                    &cat,
+                    "a <symmetry> after a <finalxform> whose color_speed is not above 0 is not supported (flam3 \
+                     would make a symmetry xform the final one); put the <symmetry> first",
+                )
+            })?,
+        };
         let n = added.len();
         if xforms.len() + n > MAX_XFORMS {
             return Err(genome_err(&cat, format!("more than {MAX_XFORMS} xforms (not supported)")));
@@ -405,6 +407,16 @@ impl Reader<'_> {
 /// `kind < 0` a mirror first, then the rotations by multiples of
 /// 2π/|kind|, sorted as flam3 sorts them.
 pub(crate) fn symmetry_xforms(kind: i64) -> Vec<XForm> {
+    let mut added = unsorted_symmetry_xforms(kind);
+    // flam3 sorts the new xforms (all with colour speed 0) by the
+    // determinant of their linear part; glibc's qsort keeps equal ones in
+    // order here, as this stable sort does.
+    stable_sort(&mut added, flam3_xform_order);
+    added
+}
+
+/// The xforms flam3 adds for symmetry `kind`, in the order it adds them.
+fn unsorted_symmetry_xforms(kind: i64) -> Vec<XForm> {
     let linear = VariationKind::from_index(0).expect("linear is variation 0");
     let symmetry_xform = |color: f64, c: [[f64; 2]; 3]| XForm {
         weight: 1.0,
@@ -429,12 +441,75 @@ pub(crate) fn symmetry_xforms(kind: i64) -> Vec<XForm> {
         let c01 = round6((kf * a).sin());
         added.push(symmetry_xform(color, [[c00, c01], [round6(-c01), c00], [0.0, 0.0]]));
     }
-    // flam3 sorts the new xforms (all with colour speed 0) by the
-    // determinant of their linear part; glibc's qsort keeps equal ones in
-    // order here, as this stable sort does.
-    let det = |x: &XForm| x.coefs.c[0][0] * x.coefs.c[1][1] - x.coefs.c[0][1] * x.coefs.c[1][0];
-    added.sort_by(|p, q| det(p).partial_cmp(&det(q)).unwrap_or(std::cmp::Ordering::Equal));
     added
+}
+
+/// The xforms flam3 adds for symmetry `kind` to a flame that already has
+/// the final xform `final_xform`, in flam3's order; None where flam3 would
+/// move the final xform among them (and make a symmetry xform final).
+///
+/// flam3 keeps its final xform last in its array and sorts the last
+/// |added| entries: with a final xform these are the added xforms but the
+/// first, and the final one, which stays last when its colour speed is
+/// above the symmetry xforms' 0.
+pub(crate) fn symmetry_xforms_before_final(kind: i64, final_xform: &XForm) -> Option<Vec<XForm>> {
+    let mut added = unsorted_symmetry_xforms(kind);
+    if added.is_empty() {
+        return Some(added);
+    }
+    let mut rest: Vec<(XForm, bool)> =
+        added.drain(1..).map(|x| (x, false)).chain(std::iter::once((final_xform.clone(), true))).collect();
+    stable_sort(&mut rest, |a, b| flam3_xform_order(&a.0, &b.0));
+    if !rest.last().is_some_and(|(_, is_final)| *is_final) {
+        return None;
+    }
+    added.extend(rest.into_iter().filter(|(_, is_final)| !is_final).map(|(x, _)| x));
+    Some(added)
+}
+
+/// flam3's order of xforms when it sorts symmetry xforms (`compare_xforms`):
+/// by colour speed, then, at a colour speed other than 0, negative
+/// determinants first and then by the angle of the first row, otherwise
+/// by the determinant of the linear part.
+fn flam3_xform_order(a: &XForm, b: &XForm) -> std::cmp::Ordering {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let det = |x: &XForm| x.coefs.c[0][0] * x.coefs.c[1][1] - x.coefs.c[0][1] * x.coefs.c[1][0];
+    if a.color_speed > b.color_speed {
+        return Greater;
+    }
+    if a.color_speed < b.color_speed {
+        return Less;
+    }
+    let (mut ad, mut bd) = (det(a), det(b));
+    if a.color_speed != 0.0 {
+        if ad < 0.0 {
+            return Less;
+        }
+        if bd < 0.0 {
+            return Greater;
+        }
+        ad = a.coefs.c[0][0].atan2(a.coefs.c[0][1]);
+        bd = b.coefs.c[0][0].atan2(b.coefs.c[0][1]);
+    }
+    if ad < bd {
+        Less
+    } else if ad > bd {
+        Greater
+    } else {
+        Equal
+    }
+}
+
+/// A stable insertion sort that takes any comparison, a total order or
+/// not (flam3's is not always one), without panicking.
+fn stable_sort<T>(v: &mut [T], order: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    for i in 1..v.len() {
+        let mut j = i;
+        while j > 0 && order(&v[j - 1], &v[j]) == std::cmp::Ordering::Greater {
+            v.swap(j - 1, j);
+            j -= 1;
+        }
+    }
 }
 
 /// The error for an unknown xform attribute, naming the other unknown ones

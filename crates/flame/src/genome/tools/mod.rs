@@ -30,7 +30,7 @@ pub use template::Template;
 
 use warpmc_rng::{Domain, PhiloxStream, RandomSource};
 
-use super::symmetry_xforms;
+use super::{symmetry_xforms, symmetry_xforms_before_final};
 use crate::variations::{VariationKind, VariationSpec};
 
 /// The random numbers of the genome tools: one Philox stream per (seed,

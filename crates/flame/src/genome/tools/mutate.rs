@@ -1,7 +1,7 @@
 //! Mutation (flam3's `flam3_mutate`): one of seven changes to a flame.
 
 use super::random::{RandomOptions, random_unframed_for};
-use super::{GenomeRng, random_symmetry, symmetry_xforms};
+use super::{GenomeRng, random_symmetry, symmetry_xforms, symmetry_xforms_before_final};
 use crate::error::{FlameError, Result};
 use crate::genome::Flame;
 use crate::palette::PaletteLibrary;
@@ -107,7 +107,10 @@ pub fn mutate(
         MutateMethod::AddSymmetry => {
             let k = random_symmetry(rng);
             if k != 0 && k != 1 {
-                f.xforms.extend(symmetry_xforms(k));
+                // In flam3's order beside a final xform, where that keeps
+                // the final xform final.
+                let added = f.final_xform.as_ref().and_then(|fx| symmetry_xforms_before_final(k, fx));
+                f.xforms.extend(added.unwrap_or_else(|| symmetry_xforms(k)));
             }
         }
         MutateMethod::PostXforms => post_xforms(&mut f, rng),
