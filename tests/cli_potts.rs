@@ -1117,18 +1117,21 @@ fn an_interrupted_resume_keeps_the_rows_its_csv_already_held() {
     assert_eq!(common::csv_physics(&csv), whole);
 }
 
-/// Two runs given one checkpoint file (a job array whose file names forgot
-/// the task) cannot replace each other's: the second is refused while the
-/// first runs, and the lock beside the file goes with the first.
+/// Two runs given one checkpoint or results file (a job array whose file
+/// names forgot the task) cannot replace each other's: the second is
+/// refused while the first runs, and the locks beside the files go with the
+/// first. No other output replaces a checkpoint unless forced.
 #[test]
 fn a_checkpoint_file_another_run_is_writing_is_refused() {
     let ckpt = tmp("claimed.ckpt");
     let lock = tmp(".claimed.ckpt.lock");
-    for p in [&ckpt, &lock] {
+    let csv = tmp("claimed.csv");
+    for p in [&ckpt, &lock, &csv] {
         let _ = std::fs::remove_file(p);
     }
+    let (c, o) = (ckpt.to_str().unwrap(), csv.to_str().unwrap());
     let mut first = Command::new(bin())
-        .args(small(&["--temps", "1", "--therm", "0", "--sweeps", "100000000", "--checkpoint", ckpt.to_str().unwrap()]))
+        .args(small(&["--temps", "1", "--therm", "0", "--sweeps", "100000000", "--checkpoint", c, "--out", o]))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -1138,13 +1141,29 @@ fn a_checkpoint_file_another_run_is_writing_is_refused() {
         assert!(started.elapsed() < Duration::from_secs(60), "no lock appeared");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let second = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--checkpoint", ckpt.to_str().unwrap()]);
+    let second = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--checkpoint", c]);
     let args: Vec<&str> = second.iter().map(String::as_str).collect();
     assert_one_line_error(&args, "another process is writing it");
+    let second = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--out", o]);
+    let args: Vec<&str> = second.iter().map(String::as_str).collect();
+    assert_one_line_error(&args, "give this run its own --out file");
     Command::new("kill").args(["-INT", &first.id().to_string()]).status().unwrap();
     assert_eq!(first.wait().unwrap().code(), Some(130));
-    assert!(ckpt.exists() && !lock.exists());
-    std::fs::remove_file(&ckpt).unwrap();
+    assert!(ckpt.exists() && !lock.exists() && !tmp(".claimed.csv.lock").exists());
+    // The checkpoint named as another run's results file: refused, kept.
+    let saved = std::fs::read(&ckpt).unwrap();
+    let other = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--out", c]);
+    let args: Vec<&str> = other.iter().map(String::as_str).collect();
+    assert_one_line_error(&args, "the file holds a run's checkpoint");
+    assert_eq!(std::fs::read(&ckpt).unwrap(), saved);
+    let mut forced = args.clone();
+    forced.push("--force");
+    let out = warpmc(&forced);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ne!(std::fs::read(&ckpt).unwrap(), saved, "replaced when forced");
+    for p in [&ckpt, &csv] {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 /// A `.npy` file of little-endian float64 as (shape, values).

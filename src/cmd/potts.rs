@@ -251,7 +251,8 @@ struct RunArgs {
     /// unless --force is given.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     checkpoint: Option<PathBuf>,
-    /// Let a new run's --checkpoint replace an existing file.
+    /// Let a new run's --checkpoint replace an existing file, and --out,
+    /// --snapshot or --series replace a file that holds a checkpoint.
     #[arg(long, help_heading = "Checkpoints")]
     force: bool,
     /// Seconds between checkpoints [default: 300]. Each holds every
@@ -536,7 +537,7 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
 /// Every output path checked before any work starts: a snapshot's format,
 /// that each file can be written, and that a new run's checkpoint file does
 /// not hold another run's state.
-fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Option<warpmc_host::output::Claim>> {
+fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Vec<warpmc_host::output::Claim>> {
     // "-" would be a file of that name in the working directory; the
     // results table goes to standard output when --out is left out.
     for (option, path) in [
@@ -584,12 +585,20 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Op
         files.push(NamedFile::output(option, p));
     }
     warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)?;
-    // Claimed before it is looked at: two runs started together cannot
-    // both find it free.
-    let claim = match checkpoint {
-        Some(path) => warpmc_host::output::Claim::take(path, "--checkpoint file")?,
-        None => None,
-    };
+    // Claimed before they are looked at: two runs started together cannot
+    // both find them free, and a run cannot replace a file another run is
+    // writing (a job array whose file names forgot the task).
+    let mut claims = Vec::new();
+    for (what, path) in [
+        ("--checkpoint file", checkpoint),
+        ("--out file", args.out.as_deref()),
+        ("--snapshot file", args.snapshot.as_deref()),
+        ("--series file", args.series.as_deref()),
+    ] {
+        if let Some(path) = path {
+            claims.extend(warpmc_host::output::Claim::take(path, what)?);
+        }
+    }
     if let Some(path) = checkpoint {
         // A device or a FIFO would take the state and never give it back.
         if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
@@ -616,12 +625,28 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Op
             }
         }
     }
+    // A run's checkpoint is the one thing a run cannot give back: no other
+    // output replaces one (an --out that names the checkpoint file of
+    // another run) unless asked to.
+    for (option, path) in
+        [("--out", args.out.as_deref()), ("--snapshot", args.snapshot.as_deref()), ("--series", args.series.as_deref())]
+    {
+        if let Some(path) = path
+            && !args.force
+            && matches!(checkpoint::probe(path), Ok(checkpoint::FileContents::Checkpoint))
+        {
+            bail!(
+                "{option} {p}: the file holds a run's checkpoint; name another file, or pass --force to replace it",
+                p = path.display()
+            );
+        }
+    }
     for path in
         [args.out.as_deref(), args.snapshot.as_deref(), args.series.as_deref(), checkpoint].into_iter().flatten()
     {
         warpmc_host::output::check_writable(path)?;
     }
-    Ok(claim)
+    Ok(claims)
 }
 
 /// What a run needs before its processes set off: where it starts, the
@@ -630,8 +655,9 @@ struct Prepared {
     start: Start,
     device: warpmc_gpu::Device,
     interrupted: Arc<AtomicBool>,
-    /// The checkpoint file's, held to the end of the run.
-    claim: Option<warpmc_host::output::Claim>,
+    /// The claims on the checkpoint and the other output files, held to
+    /// the end of the run.
+    claims: Vec<warpmc_host::output::Claim>,
 }
 
 /// Everything checked and opened before the first sweep (output paths by
@@ -661,9 +687,9 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
             cfg.sweeps_per_chain()
         );
     }
-    let mut claim = None;
+    let mut claims = Vec::new();
     if team.is_first() {
-        claim = check_outputs(args, start.checkpoint.as_deref())?;
+        claims = check_outputs(args, start.checkpoint.as_deref())?;
         if let Some(series) = &args.series {
             // Written once, at the end: room for it is checked now, not
             // after the run (two numbers of 8 bytes a measurement).
@@ -699,7 +725,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         );
         std::process::exit(super::interrupted_status());
     })?;
-    Ok(Prepared { start, device, interrupted, claim })
+    Ok(Prepared { start, device, interrupted, claims })
 }
 
 /// A temperature for messages: as written for ordinary values, in
@@ -814,7 +840,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         start: Start { study, first, mut state, checkpoint: checkpoint_path },
         device,
         interrupted,
-        claim: _claim,
+        claims: _claims,
     } = prepared;
     let mut out: Option<Output> = None;
     let mut at = first;
