@@ -953,6 +953,15 @@ fn results_to_dev_full_report_no_space_and_dev_null_stays_a_device() {
     let o = run_small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--out", "/dev/null"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null was replaced");
+    // The snapshot of the finished run is written all the same: no
+    // checkpoint of a finished run keeps its lattice.
+    let snap = tmp("full-results-snapshot.png");
+    let _ = std::fs::remove_file(&snap);
+    let s = snap.to_str().unwrap();
+    let o = run_small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--out", "/dev/full", "--snapshot", s]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/dev/full") && snap.exists(), "{}", stderr(&o));
+    std::fs::remove_file(&snap).unwrap();
 }
 
 #[test]

@@ -903,7 +903,8 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // for a later temperature, gathered), so the first writes it; every
     // process then learns whether it could, so that a failure ends them
     // together, once the first has written the results below.
-    let final_checkpoint = result.is_ok() && checkpoint_path.is_some();
+    let swept = result.is_ok();
+    let final_checkpoint = swept && checkpoint_path.is_some();
     let result = match (result, &out.checkpoint_path) {
         (Ok(_), Some(path)) if team.is_first() => checkpoint::write(path, &study[at], &state),
         (result, _) => result.map(drop),
@@ -929,11 +930,11 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     };
     // Before an error is returned, the other failures to keep what the run
     // made are said too.
-    let say_also = |csv: Option<&anyhow::Error>, run: &Result<_, PottsError>| {
+    let say_also = |others: &[Option<&anyhow::Error>], run: &Result<_, PottsError>| {
         if !team.is_first() {
             return;
         }
-        if let Some(e) = csv {
+        for e in others.iter().flatten() {
             noteln!("error: {e}");
         }
         if let Err(e) = run
@@ -970,6 +971,25 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     let together = team.knows_outcome(&result);
     let agree = |r: anyhow::Result<()>| if together { team.agree(r) } else { r };
     let csv_error = agree(csv_error.map_or(Ok(()), Err)).err();
+    // The last lattice of a run that swept to its end is written whatever
+    // else failed: no checkpoint of a finished run keeps it. Every process
+    // takes part in gathering it.
+    let snapshot_error = match &args.snapshot {
+        Some(path) if swept && together => {
+            let written = runner.lattice().map_err(anyhow::Error::from).and_then(|lattice| {
+                if !team.is_first() {
+                    return Ok(());
+                }
+                // The lattice of the study's last size.
+                let provenance = out.provenance_of(lattice.width())?;
+                snapshot::write_snapshot(&lattice, path, &provenance.text_chunks())?;
+                noteln!("snapshot: {}", path.display());
+                Ok(())
+            });
+            team.agree(written).err()
+        }
+        _ => None,
+    };
     // Whatever ended the run, the measurements taken are kept, except that
     // a run stopped before any temperature finished leaves a file already
     // at the path as it was, as it leaves --out (the checkpoint, if any,
@@ -993,7 +1013,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         _ => Ok(()),
     };
     if let Err(e) = agree(written) {
-        say_also(csv_error.as_ref(), &result);
+        say_also(&[csv_error.as_ref(), snapshot_error.as_ref()], &result);
         return Err(e);
     }
     let series_written = series.is_some();
@@ -1008,7 +1028,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         (None, None) => {}
     }
     if let Some(e) = csv_error {
-        say_also(None, &result);
+        say_also(&[snapshot_error.as_ref()], &result);
         return Err(e);
     }
     match result {
@@ -1040,22 +1060,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
             }
             return Ok(Ended::Interrupted);
         }
-        Err(e) => return Err(run_error(e)),
-    }
-    if let Some(path) = &args.snapshot {
-        // Every process takes part in gathering the lattice.
-        let lattice = runner.lattice()?;
-        let written = if team.is_first() {
-            // The lattice of the study's last size.
-            out.provenance_of(lattice.width())
-                .and_then(|provenance| Ok(snapshot::write_snapshot(&lattice, path, &provenance.text_chunks())?))
-        } else {
-            Ok(())
-        };
-        team.agree(written)?;
-        if team.is_first() {
-            noteln!("snapshot: {}", path.display());
+        Err(e) => {
+            say_also(&[snapshot_error.as_ref()], &Ok(()));
+            return Err(run_error(e));
         }
+    }
+    if let Some(e) = snapshot_error {
+        return Err(e);
     }
     if let Some(path) = &args.out
         && team.is_first()
