@@ -1915,3 +1915,22 @@ fn a_finished_run_whose_files_cannot_be_written_names_each_failure() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
     assert!(!left.iter().any(|n| n.to_string_lossy().starts_with(".warpmc-")), "{left:?}");
 }
+
+/// An ordered start in the state a negative field disfavours is warned of:
+/// it is metastable at low temperature, and one chain's error bars cannot
+/// show that it never left it.
+#[test]
+fn an_ordered_start_against_the_field_is_warned_of() {
+    let o = run_small(&["--temp", "0.5", "--therm", "5", "--sweeps", "20", "--field", "-0.2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("disfavours state 0, where the ordered start puts every site"), "{}", stderr(&o));
+    for other in [["--field", "0.2"], ["--init", "random"]] {
+        let mut args = vec!["--temp", "0.5", "--therm", "5", "--sweeps", "20"];
+        args.extend(other);
+        if other[0] == "--init" {
+            args.extend(["--field", "-0.2"]);
+        }
+        let o = run_small(&args);
+        assert!(o.status.success() && !stderr(&o).contains("disfavours"), "{other:?}: {}", stderr(&o));
+    }
+}

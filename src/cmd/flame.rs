@@ -466,6 +466,7 @@ fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
     let flag = Arc::new(AtomicBool::new(false));
     super::stop_on_signals(flag.clone(), || {
         noteln!("interrupted again: stopping at once");
+        warpmc_host::output::remove_unfinished();
         std::process::exit(super::interrupted_status());
     })?;
     s.cancel = Some(flag);

@@ -111,6 +111,8 @@ pub(crate) struct Video {
     /// the end of the file) come with exit status 0.
     complained: Arc<std::sync::atomic::AtomicBool>,
     messages: Option<JoinHandle<()>>,
+    /// The partial video, listed for removal should warpmc end at once.
+    _listed: Option<warpmc_host::output::Unfinished>,
 }
 
 /// ffmpeg's exit status after a signal (SIGTERM, SIGINT), which it answers
@@ -150,6 +152,7 @@ impl Video {
         // whole video (`keep`); ffmpeg stopped by the signal would leave none.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().context("starting ffmpeg")?;
+        let listed = (!special).then(|| warpmc_host::output::Unfinished::new(&partial));
         let stdin = child.stdin.take();
         let complained = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let messages = child.stderr.take().map(|stderr| {
@@ -173,6 +176,7 @@ impl Video {
             pushed: Vec::new(),
             complained,
             messages,
+            _listed: listed,
         })
     }
 

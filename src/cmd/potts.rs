@@ -42,6 +42,13 @@ enum PottsCommand {
     /// Parameters come from flags, from a TOML file (--config; flags win), or
     /// from a checkpoint (--resume).
     ///
+    /// The model: H = -J sum_<ij> delta(s_i, s_j) - h sum_i delta(s_i, 0) on an
+    /// L x L torus (2N bonds), k_B = 1. Reported per site: the energy e = H/N;
+    /// the order parameter m = (q N_max/N - 1)/(q - 1), N_max the count of the
+    /// largest state (|M|/N for q = 2; a ferromagnetic order parameter, with
+    /// no staggered one for J < 0); c = N var(e)/T^2; chi = N var(m)/T;
+    /// Binder U = 1 - <m^4>/(3 <m^2>^2).
+    ///
     /// Examples:
     ///   warpmc potts run --q 9 --size 256 --temp 0.7 --therm 2000 --sweeps 5000
     ///   warpmc potts run --q 2 --size 128 --temps 1.0:1.3:0.02 --json > ising.jsonl
@@ -101,7 +108,7 @@ enum PottsCommand {
 
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// Number of states q (2…255; 2 is the Ising model at T_Ising = 2T).
+    /// Number of states q (2…255; 2 is the Ising model at T_Ising = 2T/J).
     #[arg(long, value_name = "Q", help_heading = "Model")]
     q: Option<u32>,
     /// Lattice width L (even), or a comma list L1,L2,… of square lattices
@@ -711,6 +718,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     }
     if team.is_first() {
         warn_metropolis_alternates(cfg);
+        warn_disfavoured_start(cfg, args.resume.is_some());
     }
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
@@ -723,6 +731,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
             "interrupted again: stopping at once (outputs not yet written are lost; files are replaced whole or not \
              at all)"
         );
+        warpmc_host::output::remove_unfinished();
         std::process::exit(super::interrupted_status());
     })?;
     Ok(Prepared { start, device, interrupted, claims })
@@ -771,6 +780,22 @@ fn warn_metropolis_alternates(cfg: &ProtocolConfig) {
          sweep flips most sites and the next flips them back: the chain mixes very slowly there; the heat-bath \
          algorithm does not",
         (-cost / t).exp()
+    );
+}
+
+/// Warns of an ordered start in the state a negative field disfavours:
+/// below the transition that lattice is metastable, and a chain can stay
+/// in it for the whole run with error bars that do not show it (they see
+/// only the states the chain visited).
+fn warn_disfavoured_start(cfg: &ProtocolConfig, resuming: bool) {
+    if resuming || cfg.init() != InitialState::Ordered || cfg.field() >= 0.0 || cfg.q() < 2 {
+        return;
+    }
+    noteln!(
+        "warning: h = {} < 0 disfavours state 0, where the ordered start puts every site: at low temperature the \
+         chain can stay in that metastable state for the whole run, with error bars that do not show it; start \
+         from --init random, or compare several --samples",
+        cfg.field()
     );
 }
 
@@ -1628,8 +1653,18 @@ impl Observer for Output {
         match written {
             Ok(()) => self.checkpoint_failed = false,
             // On the way out the state must be saved: the error ends the
-            // run and says so.
-            Err(e) if self.interrupted.load(Ordering::SeqCst) => return Err(e),
+            // run and says so, and what the file still holds.
+            Err(e) if self.interrupted.load(Ordering::SeqCst) => {
+                let held = if checkpoint::probe(path).is_ok_and(|c| c == checkpoint::FileContents::Checkpoint) {
+                    format!(
+                        "{p} still holds the checkpoint saved before (`--resume {p}` runs again what came after it)",
+                        p = path.display()
+                    )
+                } else {
+                    "no checkpoint was saved before it".to_string()
+                };
+                return Err(PottsError::InvalidInput(format!("{e}: the state at the stop was not saved; {held}")));
+            }
             // On the way (a full disk for a while): the previous checkpoint
             // is left whole, the run goes on and tries again next time.
             Err(e) => {

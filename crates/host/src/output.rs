@@ -122,6 +122,7 @@ fn directory_of(path: &Path) -> &Path {
 pub struct Claim {
     lock: PathBuf,
     _file: File,
+    _listed: Unfinished,
 }
 
 impl Claim {
@@ -157,7 +158,8 @@ impl Claim {
                     let locked = handle.metadata().map(|m| (m.dev(), m.ino())).ok();
                     let at_path = fs::metadata(&lock).map(|m| (m.dev(), m.ino())).ok();
                     if locked.is_some() && locked == at_path {
-                        return Ok(Some(Claim { lock, _file: handle }));
+                        let listed = Unfinished::new(&lock);
+                        return Ok(Some(Claim { lock, _file: handle, _listed: listed }));
                     }
                     continue;
                 }
@@ -185,6 +187,46 @@ const LOCK_TRIES: usize = 16;
 impl Drop for Claim {
     fn drop(&mut self) {
         let _ = fs::remove_file(&self.lock);
+    }
+}
+
+/// The files this process has under way: temporary files of outputs being
+/// written, partial videos, lock files of claims. A process that ends at
+/// once (a second Ctrl-C) removes them with [`remove_unfinished`], as it
+/// runs no destructors.
+static UNFINISHED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn unfinished() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    UNFINISHED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A file under way, listed for [`remove_unfinished`] while this lives.
+#[derive(Debug)]
+pub struct Unfinished(PathBuf);
+
+impl Unfinished {
+    /// Lists `path` until the returned value is dropped.
+    pub fn new(path: &Path) -> Unfinished {
+        unfinished().push(path.to_path_buf());
+        Unfinished(path.to_path_buf())
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        let mut list = unfinished();
+        if let Some(i) = list.iter().rposition(|p| *p == self.0) {
+            list.swap_remove(i);
+        }
+    }
+}
+
+/// Removes every file under way ([`Unfinished`]), for a process about to
+/// end without running destructors: no temporary file, partial video or
+/// lock is left behind. Outputs already in place are not touched.
+pub fn remove_unfinished() {
+    for path in unfinished().drain(..) {
+        let _ = fs::remove_file(path);
     }
 }
 
@@ -248,6 +290,7 @@ fn replace(target: &Path, exists: bool, body: impl FnOnce(&mut dyn Write) -> io:
         mode
     };
     let tmp = temporary_in(&builder, dir)?;
+    let _listed = Unfinished::new(tmp.path());
     #[cfg(unix)]
     if exists {
         use std::os::unix::fs::PermissionsExt;

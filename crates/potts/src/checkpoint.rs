@@ -280,17 +280,20 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         return Err("not a warpmc Potts checkpoint".into());
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    let (body, sum) = bytes.split_at(bytes.len() - 8);
+    let intact = fnv1a64(body) == u64::from_le_bytes(sum.try_into().unwrap());
     if !(OLDEST_READ..=VERSION).contains(&version) {
+        // The version field may itself be what was damaged.
+        let damaged = if intact { "" } else { " (or the file is damaged: its checksum does not match either)" };
         if version < OLDEST_READ {
             return Err(format!(
                 "format version {version} was written by an older warpmc whose random-number assignment differs; \
-                 it cannot be continued bit for bit — start the run again"
+                 it cannot be continued bit for bit — start the run again{damaged}"
             ));
         }
-        return Err(format!("format version {version}, this warpmc reads version {VERSION}"));
+        return Err(format!("format version {version}, this warpmc reads version {VERSION}{damaged}"));
     }
-    let (body, sum) = bytes.split_at(bytes.len() - 8);
-    if fnv1a64(body) != u64::from_le_bytes(sum.try_into().unwrap()) {
+    if !intact {
         return Err("checksum mismatch: the file is damaged or truncated".into());
     }
     let json_len = u64::from_le_bytes(body[12..20].try_into().unwrap());

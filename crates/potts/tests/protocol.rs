@@ -246,7 +246,12 @@ fn checkpoints_move_between_runners() {
     let bytes = stop.saved.unwrap();
     assert_eq!(decode(&bytes).unwrap().config.algorithm(), Algorithm::HeatBath);
     let e = decode(&rewritten(&bytes, 7, str::to_string)).unwrap_err().to_string();
-    assert!(e.contains("reads version 6"), "{e}");
+    assert!(e.contains("reads version 6") && !e.contains("damaged"), "{e}");
+    // A flipped bit in the version field itself: the checksum says so.
+    let mut flipped = bytes.clone();
+    flipped[11] ^= 0x80;
+    let e = decode(&flipped).unwrap_err().to_string();
+    assert!(e.contains("format version") && e.contains("the file is damaged"), "{e}");
     let mut stop = StopAt { looks: 0, stop_at: 3, saved: None };
     let _ = Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop);
     let Checkpoint { config, mut state } = decode(&stop.saved.unwrap()).unwrap();
