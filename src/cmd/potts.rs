@@ -224,7 +224,9 @@ struct RunArgs {
     /// and commit, model, seed, start, algorithm, backend and the whole
     /// configuration as JSON), and `# incomplete: N of M rows` while the
     /// run has not finished them all; pandas reads it with
-    /// `read_csv(FILE, comment="#")`.
+    /// `read_csv(FILE, comment="#")`. As with --checkpoint, a lock beside
+    /// each output file (.FILE.lock) keeps a second run from writing the
+    /// same file, and no output replaces a checkpoint without --force.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     out: Option<PathBuf>,
     /// Print one JSON object per temperature on stdout instead of a table,
