@@ -723,3 +723,67 @@ fn frame_times_are_whole_numbers() {
     let e = stderr(&o);
     assert!(o.status.code() != Some(2) && e.contains("/nonexistent"), "{e}");
 }
+
+/// A batch system that stops a job sends SIGTERM to every process of it:
+/// ffmpeg then closes the video of the frames it has read, and warpmc
+/// keeps it under a name of its own, however the two signals fall.
+#[test]
+fn a_video_whose_ffmpeg_was_stopped_too_is_kept() {
+    let has_ffprobe = Command::new("ffprobe").arg("-version").output().is_ok_and(|o| o.status.success());
+    if !ffmpeg_available() || !has_ffprobe {
+        println!("SKIPPED a_video_whose_ffmpeg_was_stopped_too_is_kept: needs ffmpeg and ffprobe");
+        return;
+    }
+    let dir = temp_dir("video-term");
+    let genome = example("test.flam3");
+    let video = dir.join("film.mp4");
+    let args = [
+        "flame",
+        "animate",
+        &genome,
+        "--begin",
+        "0",
+        "--end",
+        "100000",
+        "-s",
+        "0.1",
+        "-q",
+        "0.5",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--video",
+        video.to_str().unwrap(),
+    ];
+    let warpmc = Command::new(bin()).args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    // Once ffmpeg has opened its output, a few frames in.
+    let started = std::time::Instant::now();
+    let partial = loop {
+        let found = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains("-partial-film.mp4")));
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(started.elapsed().as_secs() < 60, "no partial video appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let ffmpeg = String::from_utf8(
+        Command::new("pgrep").args(["-P", &warpmc.id().to_string(), "ffmpeg"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    let ffmpeg = ffmpeg.trim();
+    assert!(!ffmpeg.is_empty(), "ffmpeg is running");
+    Command::new("kill").args(["-TERM", ffmpeg, &warpmc.id().to_string()]).status().unwrap();
+    let out = warpmc.wait_with_output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(143), "{e}");
+    let kept: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(kept.iter().any(|n| n.starts_with("film.frames-0-") && n.ends_with(".mp4")), "{kept:?}: {e}");
+    assert!(!partial.exists() && !video.exists(), "{kept:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

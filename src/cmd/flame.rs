@@ -460,6 +460,30 @@ fn bits(o: &RenderOpts) -> Bits {
     if o.bits == 16 { Bits::Sixteen } else { Bits::Eight }
 }
 
+/// Ends an animation interrupted before the frame of time `t` (its `k`th)
+/// was written: the frames handed over are written, a video of them kept
+/// under a name of its own ([`flame_animate::Writers::keep`]), and the
+/// process ends with the signal's status.
+fn stop_interrupted(writers: flame_animate::Writers, k: usize, t: i64, dtime: i64, video: Option<&Path>) -> ! {
+    let kept = writers.keep();
+    match (k, video, kept) {
+        (0, _, _) => noteln!("interrupted at the first frame: nothing was written"),
+        (_, Some(v), Some((part, (first, last)))) => noteln!(
+            "interrupted at time {t}: {} was not written; the frames of times {first} to {last} are in {} (go on with \
+             --begin {next} and join the two videos)",
+            v.display(),
+            part.display(),
+            next = last.saturating_add(dtime)
+        ),
+        (_, Some(v), None) => noteln!("interrupted at time {t}: {} was not written", v.display()),
+        (_, None, _) => noteln!(
+            "interrupted: the frames before time {t} were written (go on with --begin {t}, or run the same command \
+             with --skip-existing)"
+        ),
+    }
+    std::process::exit(super::interrupted_status());
+}
+
 /// Renders stop at the first Ctrl-C (or SIGTERM) through the settings'
 /// cancel flag, at their next check; a second one ends the process at once.
 fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
@@ -1039,7 +1063,14 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             b.set_position((done * len) as u64);
             if let Some(frame) = frame {
                 let (text, compressed) = (Vec::new(), Vec::new());
-                writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: true })?;
+                let out = flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: true };
+                if let Err(e) = writers.send(out) {
+                    if cancelled(&s) {
+                        b.finish_and_clear();
+                        stop_interrupted(writers, k, t, frames.dtime, video.as_deref());
+                    }
+                    return Err(e);
+                }
             }
             continue;
         }
@@ -1058,22 +1089,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let frame = match frame {
             Err(FlameError::Interrupted) => {
                 b.finish_and_clear();
-                let kept = writers.keep();
-                match (k, &video, kept) {
-                    (0, _, _) => noteln!("interrupted at the first frame: nothing was written"),
-                    (_, Some(v), Some((part, (first, last)))) => noteln!(
-                        "interrupted at time {t}: {} was not written; the frames of times {first} to {last} are in {} \
-                         (go on with --begin {t} and join the two videos)",
-                        v.display(),
-                        part.display()
-                    ),
-                    (_, Some(v), None) => noteln!("interrupted at time {t}: {} was not written", v.display()),
-                    (_, None, _) => noteln!(
-                        "interrupted: the frames before time {t} were written (go on with --begin {t}, or run the \
-                         same command with --skip-existing)"
-                    ),
-                }
-                std::process::exit(super::interrupted_status());
+                stop_interrupted(writers, k, t, frames.dtime, video.as_deref());
             }
             Err(e) => {
                 b.finish_and_clear();
@@ -1087,7 +1103,17 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         bad += frame.stats.bad_values;
         let text = frame_text(&s, &frame);
         let compressed = genome_chunk(&flames, t as f64, &st)?;
-        writers.send(flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: false })?;
+        let out = flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: false };
+        // A frame that cannot be handed over after an interruption (ffmpeg,
+        // stopped by the signal too, has closed the video) ends the run as
+        // the interruption does.
+        if let Err(e) = writers.send(out) {
+            if cancelled(&s) {
+                b.finish_and_clear();
+                stop_interrupted(writers, k, t, frames.dtime, video.as_deref());
+            }
+            return Err(e);
+        }
         log.rendered(k as u64 + 1, t, done, skipped_share);
     }
     let times = writers.finish();

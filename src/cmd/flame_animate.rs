@@ -203,6 +203,8 @@ impl Video {
                 Ok(Some(status)) => format!("ffmpeg ended ({status}) before the last frame"),
                 _ => format!("ffmpeg stopped reading frames ({e}) and was stopped"),
             };
+            // Its messages first, so that they come before this one.
+            self.complained();
             bail!("{how}; {} was not written (ffmpeg's own message, if it gave one, is above)", self.shown.display());
         }
         self.pushed.push(time);
@@ -223,12 +225,6 @@ impl Video {
             }
         }
         self.complained.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// Whether ffmpeg has ended after a signal of its own (a batch system
-    /// that stops every process of a job), which closes its video.
-    fn stopped_by_signal(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(s)) if s.code() == Some(FFMPEG_STOPPED_BY_SIGNAL))
     }
 
     /// After an interruption: ends the input so that ffmpeg closes the
@@ -286,11 +282,18 @@ impl Video {
         drop(self.stdin.take());
         let status = self.child.wait().context("waiting for ffmpeg")?;
         let complained = self.complained();
-        if !status.success() || complained {
+        // Stopped by a signal of its own (a batch system stopping the job)
+        // just as its input ended: the video is whole if it holds every
+        // frame.
+        let whole = status.success()
+            || (status.code() == Some(FFMPEG_STOPPED_BY_SIGNAL)
+                && self.partial != self.target
+                && encoded_frames(&self.partial) == Some(self.pushed.len()));
+        if !whole || complained {
             self.remove_partial();
-            if status.success() {
+            if whole {
                 bail!(
-                    "ffmpeg reported an error (above) though it ended with status 0; {} was not written",
+                    "ffmpeg reported an error (above), though its exit status says it finished; {} was not written",
                     self.shown.display()
                 );
             }
@@ -303,12 +306,9 @@ impl Video {
             .with_context(|| format!("moving the video into place at {}", self.shown.display()))
     }
 
-    /// Stops ffmpeg and removes the partial video.
-    fn abandon(mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        self.remove_partial();
+    /// Stops ffmpeg and removes the partial video (as dropping it does).
+    fn abandon(self) {
+        drop(self);
     }
 
     /// Removes the partial video, unless ffmpeg wrote into a device or FIFO
@@ -317,6 +317,20 @@ impl Video {
         if self.partial != self.target {
             let _ = std::fs::remove_file(&self.partial);
         }
+    }
+}
+
+/// A video dropped on any path (an error that returns early) stops ffmpeg
+/// and removes its partial file; after `finish` or `keep` there is nothing
+/// left to do.
+impl Drop for Video {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        self.remove_partial();
     }
 }
 
@@ -662,21 +676,22 @@ impl Writers {
                 }
             }
         }
-        match first_error {
-            Some(e) => {
-                if let Some(v) = lock(&self.shared.video).take() {
-                    v.abandon();
-                }
-                Err(e)
-            }
-            None => Ok(times),
-        }
+        // The video stays for the caller to finish, keep or abandon.
+        first_error.map_or(Ok(times), Err)
     }
 
     /// Waits for every frame to be written, then closes the video and
     /// writes the contact sheet.
     pub(crate) fn finish(mut self) -> anyhow::Result<WriteTimes> {
-        let times = self.join()?;
+        let times = match self.join() {
+            Ok(times) => times,
+            Err(e) => {
+                if let Some(v) = lock(&self.shared.video).take() {
+                    v.abandon();
+                }
+                return Err(e);
+            }
+        };
         if let Some(v) = lock(&self.shared.video).take() {
             v.finish()?;
         }
@@ -698,15 +713,11 @@ impl Writers {
     /// After an interruption: waits for the frames handed over so far to be
     /// written (PNG frames stay), and keeps the video of them under a name
     /// of its own ([`Video::keep`]), returned with its first and last time.
+    /// A frame that could not be written (ffmpeg, stopped by the signal
+    /// too, had closed the video) leaves the frames before it.
     pub(crate) fn keep(mut self) -> Option<(PathBuf, (i64, i64))> {
-        let written = self.join();
-        let mut video = lock(&self.shared.video).take()?;
-        // A frame that could not be written because ffmpeg, stopped by a
-        // signal too, had closed the video leaves the frames before it.
-        if written.is_err() && !video.stopped_by_signal() {
-            video.abandon();
-            return None;
-        }
+        let _ = self.join();
+        let video = lock(&self.shared.video).take()?;
         video.keep()
     }
 }
@@ -870,7 +881,13 @@ mod tests {
         // every process of the job): it closes the video of the frames it
         // had read, which is kept with their times.
         let v = start(4);
-        std::thread::sleep(std::time::Duration::from_millis(500));
+        // ffmpeg opens its output once it has read a frame, long after it
+        // set up its signal handlers.
+        let opened = Instant::now();
+        while !v.partial.exists() {
+            assert!(opened.elapsed().as_secs() < 60, "ffmpeg never opened its output");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         // SAFETY: kill only sends a signal to ffmpeg, our child. (ffmpeg
         // ends once its input does, which keep closes.)
         unsafe { libc::kill(v.child.id() as libc::pid_t, libc::SIGTERM) };

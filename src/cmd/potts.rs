@@ -43,7 +43,7 @@ enum PottsCommand {
     /// from a checkpoint (--resume).
     ///
     /// The model: H = -J sum_<ij> delta(s_i, s_j) - h sum_i delta(s_i, 0) on an
-    /// L x L torus (2N bonds), k_B = 1. Reported per site: the energy e = H/N;
+    /// L x L' torus (L' = --height, default L; N sites, 2N bonds), k_B = 1. Reported per site: the energy e = H/N;
     /// the order parameter m = (q N_max/N - 1)/(q - 1), N_max the count of the
     /// largest state (|M|/N for q = 2; a ferromagnetic order parameter, with
     /// no staggered one for J < 0); c = N var(e)/T^2; chi = N var(m)/T;
@@ -961,7 +961,8 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         if !team.is_first() {
             return;
         }
-        for e in others.iter().flatten() {
+        // A failure another process reported ends this one quietly.
+        for e in others.iter().flatten().filter(|e| e.downcast_ref::<super::QuietExit>().is_none()) {
             noteln!("error: {e}");
         }
         if let Err(e) = run
@@ -1182,6 +1183,10 @@ struct Output {
     /// Set when the last periodic checkpoint could not be written (warned
     /// of once until one is written again).
     checkpoint_failed: bool,
+    /// Whether the checkpoint file holds a state of this run: it was
+    /// resumed from it, or has saved one (a new run given --force over
+    /// another run's file has not yet).
+    checkpoint_ours: bool,
     /// Set when writing to stdout failed: nothing more is printed.
     stdout_closed: bool,
     /// Set when that ended the run (it writes no files): it ends quietly.
@@ -1262,6 +1267,10 @@ impl Output {
             interrupted,
             printed_header: false,
             checkpoint_failed: false,
+            checkpoint_ours: match (&args.resume, &checkpoint_path) {
+                (Some(r), Some(c)) => warpmc_host::output::same_file(r, c),
+                _ => false,
+            },
             stdout_closed: false,
             reader_gone: false,
             writes_files: args.out.is_some()
@@ -1653,17 +1662,22 @@ impl Observer for Output {
         let written = checkpoint::write(path, cfg, state);
         self.gap = checkpoint::next_interval(self.every, started.elapsed());
         match written {
-            Ok(()) => self.checkpoint_failed = false,
+            Ok(()) => {
+                self.checkpoint_failed = false;
+                self.checkpoint_ours = true;
+            }
             // On the way out the state must be saved: the error ends the
             // run and says so, and what the file still holds.
             Err(e) if self.interrupted.load(Ordering::SeqCst) => {
-                let held = if checkpoint::probe(path).is_ok_and(|c| c == checkpoint::FileContents::Checkpoint) {
+                let held = if self.checkpoint_ours
+                    && checkpoint::probe(path).is_ok_and(|c| c == checkpoint::FileContents::Checkpoint)
+                {
                     format!(
                         "{p} still holds the checkpoint saved before (`--resume {p}` runs again what came after it)",
                         p = path.display()
                     )
                 } else {
-                    "no checkpoint was saved before it".to_string()
+                    "this run saved no checkpoint before it".to_string()
                 };
                 return Err(PottsError::InvalidInput(format!("{e}: the state at the stop was not saved; {held}")));
             }

@@ -1062,7 +1062,11 @@ fn numbered_palette_and_blend_form() {
     let e = parse_str(r#"<flame time="0"><palette index0="3" blend="0.5"/></flame>"#, "t.flam3", &o)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("<palette>: attribute 'index1': missing (flam3 would pick a random palette)"), "{e}");
+    assert!(e.contains("<palette>: attribute 'index1': missing or -1 (flam3 would pick a random palette)"), "{e}");
+    let e = parse_str(r#"<flame time="0"><palette index0="-1" index1="3" blend="0.5"/></flame>"#, "t.flam3", &lenient)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("attribute 'index0': missing or -1 (flam3 would pick a random palette)"), "{e}");
 }
 
 #[test]

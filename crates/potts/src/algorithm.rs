@@ -129,8 +129,8 @@ impl AcceptanceTable {
     ///
     /// # Panics
     ///
-    /// Outside the table: Δn in −4..=4 and Δδ₀ in −1..=1 (see
-    /// [`table_index`]).
+    /// When [`table_index`] falls past the table; other pairs outside Δn in
+    /// −4..=4 and Δδ₀ in −1..=1 read another entry.
     pub fn get(&self, dn: i32, d0: i32) -> u64 {
         self.thresholds[table_index(dn, d0)]
     }

@@ -110,12 +110,13 @@ pub fn plane_index(y: usize, p: usize, w: usize, planes: usize, wr: usize) -> us
 /// of 32) into `planes` bit planes: bit p of the spin in column x_h of row y
 /// goes to bit x_h mod 32 of word [`plane_index`]`(y, p, ⌊x_h/32⌋)`.
 /// Bits of a spin at or above `planes` are dropped, as are the spins after
-/// the last whole row and, when `half_width` is not a multiple of 32, after
-/// each row's last whole word.
+/// the last whole row and (in release builds, where `half_width` is not a
+/// multiple of 32) after each row's last whole word.
 ///
 /// # Panics
 ///
-/// In debug builds, when `planes` is more than 8 (a spin has 8 bits).
+/// In debug builds, when `planes` is more than 8 (a spin has 8 bits) or
+/// `half_width` is not a multiple of 32.
 pub fn pack_planes(colour: &[u8], half_width: usize, planes: usize) -> Vec<u32> {
     debug_assert!(half_width % 32 == 0);
     let wr = half_width / 32;

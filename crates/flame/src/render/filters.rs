@@ -338,11 +338,12 @@ impl DensityFilters {
         if curve.is_nan() || curve <= 0.0 {
             return Err(FlameError::invalid(format!("estimator_curve must be > 0, not {}", shown(curve))));
         }
-        // A radius at or below the minimum gives one kernel and no density
-        // estimation (see [`DensityFilters::estimates`]), as in flam3.
-        if max_rad.is_nan() || min_rad.is_nan() || min_rad < 0.0 {
+        // A radius equal to the minimum gives one kernel and no density
+        // estimation (see [`DensityFilters::estimates`]); flam3 refuses one
+        // below it.
+        if max_rad.is_nan() || min_rad.is_nan() || max_rad < min_rad || min_rad < 0.0 {
             return Err(FlameError::invalid(format!(
-                "estimator_radius ({}) and estimator_minimum ({}) must be numbers, the minimum at least 0",
+                "estimator_radius ({}) must not be below estimator_minimum ({}), nor that below 0",
                 shown(max_rad),
                 shown(min_rad)
             )));
@@ -610,9 +611,10 @@ mod tests {
         assert_eq!(de.select(1e12), de.max_index);
         assert!(DensityFilters::new(1.0, 0.0, 0.0, 1).is_err());
         assert!(DensityFilters::new(1.0, -1.0, 0.5, 1).is_err());
-        // A radius at or below the minimum: one kernel, no estimation
-        // (flam3's max_filter_index 0).
-        for (max, min) in [(3.0, 3.0), (1.0, 2.0), (0.5, 0.5)] {
+        assert!(DensityFilters::new(1.0, 2.0, 0.5, 1).is_err());
+        // A radius at its minimum: one kernel, no estimation (flam3's
+        // max_filter_index 0).
+        for (max, min) in [(3.0, 3.0), (9.0, 9.0), (0.5, 0.5)] {
             for ss in [1, 2] {
                 let de = DensityFilters::new(max, min, 0.4, ss).unwrap();
                 assert_eq!(de.max_index, 0);

@@ -169,9 +169,10 @@ impl Reader<'_> {
         if attrs.old_form {
             // An index left out means a random palette in flam3: not
             // reproducible, so it is an error here.
-            let random = "missing (flam3 would pick a random palette)";
-            let i0 = attrs.index0.ok_or_else(|| attr_err(&cat, "index0", random))?;
-            let i1 = attrs.index1.ok_or_else(|| attr_err(&cat, "index1", random))?;
+            let random = "missing or -1 (flam3 would pick a random palette)";
+            // -1 asks flam3 for a random palette too.
+            let i0 = attrs.index0.filter(|&i| i != -1).ok_or_else(|| attr_err(&cat, "index0", random))?;
+            let i1 = attrs.index1.filter(|&i| i != -1).ok_or_else(|| attr_err(&cat, "index1", random))?;
             let p0 = self.numbered_palette(&cat, "index0", i0, attrs.hue0)?;
             let p1 = self.numbered_palette(&cat, "index1", i1, attrs.hue1)?;
             blend_cmap(&p0, &p1, attrs.blend, pal);
