@@ -302,8 +302,19 @@ impl Video {
         if self.partial == self.target {
             return Ok(());
         }
-        std::fs::rename(&self.partial, &self.target)
-            .with_context(|| format!("moving the video into place at {}", self.shown.display()))
+        if let Err(e) = std::fs::rename(&self.partial, &self.target) {
+            // The whole video stays where ffmpeg wrote it, for the user to
+            // move (dropping it must not remove it).
+            let at = std::mem::replace(&mut self.partial, self.target.clone());
+            self._listed = None;
+            bail!(
+                "moving the video into place at {}: {e}; the video is in {} (move it before another warpmc run \
+                 there takes it for a killed run's leftover)",
+                self.shown.display(),
+                at.display()
+            );
+        }
+        Ok(())
     }
 
     /// Stops ffmpeg and removes the partial video (as dropping it does).

@@ -43,7 +43,8 @@ enum PottsCommand {
     /// from a checkpoint (--resume).
     ///
     /// The model: H = -J sum_<ij> delta(s_i, s_j) - h sum_i delta(s_i, 0) on an
-    /// L x L' torus (L' = --height, default L; N sites, 2N bonds), k_B = 1. Reported per site: the energy e = H/N;
+    /// L x L' torus (L' = --height, default L; N sites, 2N bonds), k_B = 1.
+    /// Reported per site: the energy e = H/N;
     /// the order parameter m = (q N_max/N - 1)/(q - 1), N_max the count of the
     /// largest state (|M|/N for q = 2; a ferromagnetic order parameter, with
     /// no staggered one for J < 0); c = N var(e)/T^2; chi = N var(m)/T;
