@@ -787,3 +787,56 @@ fn a_video_whose_ffmpeg_was_stopped_too_is_kept() {
     assert!(!partial.exists() && !video.exists(), "{kept:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// ffmpeg stopped alone (by another process): the run fails, and the video
+/// ffmpeg closed of the frames it had read is kept under a name of its own,
+/// which the error names.
+#[test]
+fn a_video_whose_ffmpeg_alone_was_stopped_is_kept() {
+    let has_ffprobe = Command::new("ffprobe").arg("-version").output().is_ok_and(|o| o.status.success());
+    if !ffmpeg_available() || !has_ffprobe {
+        println!("SKIPPED a_video_whose_ffmpeg_alone_was_stopped_is_kept: needs ffmpeg and ffprobe");
+        return;
+    }
+    let dir = temp_dir("video-term-ffmpeg");
+    let genome = example("test.flam3");
+    let video = dir.join("film.mp4");
+    let args = [
+        "flame",
+        "animate",
+        &genome,
+        "--begin",
+        "0",
+        "--end",
+        "100000",
+        "-s",
+        "0.1",
+        "-q",
+        "0.5",
+        "--backend",
+        "cpu",
+        "--quiet",
+        "--video",
+        video.to_str().unwrap(),
+    ];
+    let warpmc = Command::new(bin()).args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(&dir).unwrap().flatten().any(|e| e.file_name().to_string_lossy().contains("-partial-")) {
+        assert!(started.elapsed().as_secs() < 60, "no partial video appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let ffmpeg = String::from_utf8(
+        Command::new("pgrep").args(["-P", &warpmc.id().to_string(), "ffmpeg"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    Command::new("kill").args(["-TERM", ffmpeg.trim()]).status().unwrap();
+    let out = warpmc.wait_with_output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("exit status: 255") && e.contains("the frames of times 0 to "), "{e}");
+    let kept: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(kept.len() == 1 && kept[0].starts_with("film.frames-0-") && e.contains(&kept[0]), "{kept:?}: {e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

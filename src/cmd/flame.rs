@@ -484,6 +484,33 @@ fn stop_interrupted(writers: flame_animate::Writers, k: usize, t: i64, dtime: i6
     std::process::exit(super::interrupted_status());
 }
 
+/// Hands a frame to the writers, and gives them back. Where they refuse it
+/// (a writer failed, or ffmpeg ended: stopped by a signal of its own, it
+/// closed the video of the frames it had read), the video of the frames so
+/// far is kept under a name of its own, which the error names; after an
+/// interruption the run ends as interruptions do.
+fn hand_over(
+    mut writers: flame_animate::Writers,
+    out: flame_animate::FrameOut,
+    s: &RenderSettings,
+    b: &ProgressBar,
+    dtime: i64,
+    video: Option<&Path>,
+) -> anyhow::Result<flame_animate::Writers> {
+    let (k, t) = (out.index, out.time);
+    let Err(e) = writers.send(out) else { return Ok(writers) };
+    b.finish_and_clear();
+    if cancelled(s) {
+        stop_interrupted(writers, k, t, dtime, video);
+    }
+    match writers.keep() {
+        Some((part, (first, last))) => {
+            Err(anyhow::anyhow!("{e:#}; the frames of times {first} to {last} are in {}", part.display()))
+        }
+        None => Err(e),
+    }
+}
+
 /// Renders stop at the first Ctrl-C (or SIGTERM) through the settings'
 /// cancel flag, at their next check; a second one ends the process at once.
 fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
@@ -1064,13 +1091,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             if let Some(frame) = frame {
                 let (text, compressed) = (Vec::new(), Vec::new());
                 let out = flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: true };
-                if let Err(e) = writers.send(out) {
-                    if cancelled(&s) {
-                        b.finish_and_clear();
-                        stop_interrupted(writers, k, t, frames.dtime, video.as_deref());
-                    }
-                    return Err(e);
-                }
+                writers = hand_over(writers, out, &s, &b, frames.dtime, video.as_deref())?;
             }
             continue;
         }
@@ -1104,16 +1125,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let text = frame_text(&s, &frame);
         let compressed = genome_chunk(&flames, t as f64, &st)?;
         let out = flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: false };
-        // A frame that cannot be handed over after an interruption (ffmpeg,
-        // stopped by the signal too, has closed the video) ends the run as
-        // the interruption does.
-        if let Err(e) = writers.send(out) {
-            if cancelled(&s) {
-                b.finish_and_clear();
-                stop_interrupted(writers, k, t, frames.dtime, video.as_deref());
-            }
-            return Err(e);
-        }
+        writers = hand_over(writers, out, &s, &b, frames.dtime, video.as_deref())?;
         log.rendered(k as u64 + 1, t, done, skipped_share);
     }
     let times = writers.finish();
