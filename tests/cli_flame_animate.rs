@@ -724,42 +724,28 @@ fn frame_times_are_whole_numbers() {
     assert!(o.status.code() != Some(2) && e.contains("/nonexistent"), "{e}");
 }
 
-/// A batch system that stops a job sends SIGTERM to every process of it:
-/// ffmpeg then closes the video of the frames it has read, and warpmc
-/// keeps it under a name of its own, however the two signals fall.
-#[test]
-fn a_video_whose_ffmpeg_was_stopped_too_is_kept() {
+/// A long `flame animate --video DIR/film.mp4` on the CPU, some frames
+/// into its video: warpmc, its ffmpeg's process number, and the partial
+/// video's path; None (with a SKIPPED line) without ffmpeg and ffprobe.
+fn video_run_under_way(dir: &Path, test: &str) -> Option<(std::process::Child, String, PathBuf)> {
     let has_ffprobe = Command::new("ffprobe").arg("-version").output().is_ok_and(|o| o.status.success());
     if !ffmpeg_available() || !has_ffprobe {
-        println!("SKIPPED a_video_whose_ffmpeg_was_stopped_too_is_kept: needs ffmpeg and ffprobe");
-        return;
+        println!("SKIPPED {test}: needs ffmpeg and ffprobe");
+        return None;
     }
-    let dir = temp_dir("video-term");
     let genome = example("test.flam3");
     let video = dir.join("film.mp4");
-    let args = [
-        "flame",
-        "animate",
-        &genome,
-        "--begin",
-        "0",
-        "--end",
-        "100000",
-        "-s",
-        "0.1",
-        "-q",
-        "0.5",
-        "--backend",
-        "cpu",
-        "--quiet",
-        "--video",
-        video.to_str().unwrap(),
-    ];
-    let warpmc = Command::new(bin()).args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let args = ["flame", "animate", &genome, "--begin", "0", "--end", "100000", "-s", "0.1", "-q", "0.5"];
+    let warpmc = Command::new(bin())
+        .args(args)
+        .args(["--backend", "cpu", "--quiet", "--video", video.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     // Once ffmpeg has opened its output, a few frames in.
     let started = std::time::Instant::now();
     let partial = loop {
-        let found = std::fs::read_dir(&dir)
+        let found = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
             .map(|e| e.path())
@@ -771,20 +757,34 @@ fn a_video_whose_ffmpeg_was_stopped_too_is_kept() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let ffmpeg = String::from_utf8(
-        Command::new("pgrep").args(["-P", &warpmc.id().to_string(), "ffmpeg"]).output().unwrap().stdout,
-    )
-    .unwrap();
-    let ffmpeg = ffmpeg.trim();
+    let pgrep = Command::new("pgrep").args(["-P", &warpmc.id().to_string(), "ffmpeg"]).output().unwrap();
+    let ffmpeg = String::from_utf8(pgrep.stdout).unwrap().trim().to_string();
     assert!(!ffmpeg.is_empty(), "ffmpeg is running");
-    Command::new("kill").args(["-TERM", ffmpeg, &warpmc.id().to_string()]).status().unwrap();
+    Some((warpmc, ffmpeg, partial))
+}
+
+/// The files in `dir`.
+fn names_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+}
+
+/// A batch system that stops a job sends SIGTERM to every process of it:
+/// ffmpeg then closes the video of the frames it has read, and warpmc
+/// keeps it under a name of its own, however the two signals fall.
+#[test]
+fn a_video_whose_ffmpeg_was_stopped_too_is_kept() {
+    let dir = temp_dir("video-term");
+    let Some((warpmc, ffmpeg, partial)) = video_run_under_way(&dir, "a_video_whose_ffmpeg_was_stopped_too_is_kept")
+    else {
+        return;
+    };
+    Command::new("kill").args(["-TERM", &ffmpeg, &warpmc.id().to_string()]).status().unwrap();
     let out = warpmc.wait_with_output().unwrap();
     let e = stderr(&out);
     assert_eq!(out.status.code(), Some(143), "{e}");
-    let kept: Vec<_> =
-        std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let kept = names_in(&dir);
     assert!(kept.iter().any(|n| n.starts_with("film.frames-0-") && n.ends_with(".mp4")), "{kept:?}: {e}");
-    assert!(!partial.exists() && !video.exists(), "{kept:?}");
+    assert!(!partial.exists() && !dir.join("film.mp4").exists(), "{kept:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -793,50 +793,16 @@ fn a_video_whose_ffmpeg_was_stopped_too_is_kept() {
 /// which the error names.
 #[test]
 fn a_video_whose_ffmpeg_alone_was_stopped_is_kept() {
-    let has_ffprobe = Command::new("ffprobe").arg("-version").output().is_ok_and(|o| o.status.success());
-    if !ffmpeg_available() || !has_ffprobe {
-        println!("SKIPPED a_video_whose_ffmpeg_alone_was_stopped_is_kept: needs ffmpeg and ffprobe");
-        return;
-    }
     let dir = temp_dir("video-term-ffmpeg");
-    let genome = example("test.flam3");
-    let video = dir.join("film.mp4");
-    let args = [
-        "flame",
-        "animate",
-        &genome,
-        "--begin",
-        "0",
-        "--end",
-        "100000",
-        "-s",
-        "0.1",
-        "-q",
-        "0.5",
-        "--backend",
-        "cpu",
-        "--quiet",
-        "--video",
-        video.to_str().unwrap(),
-    ];
-    let warpmc = Command::new(bin()).args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let started = std::time::Instant::now();
-    while !std::fs::read_dir(&dir).unwrap().flatten().any(|e| e.file_name().to_string_lossy().contains("-partial-")) {
-        assert!(started.elapsed().as_secs() < 60, "no partial video appeared");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let ffmpeg = String::from_utf8(
-        Command::new("pgrep").args(["-P", &warpmc.id().to_string(), "ffmpeg"]).output().unwrap().stdout,
-    )
-    .unwrap();
-    Command::new("kill").args(["-TERM", ffmpeg.trim()]).status().unwrap();
+    let Some((warpmc, ffmpeg, _)) = video_run_under_way(&dir, "a_video_whose_ffmpeg_alone_was_stopped_is_kept") else {
+        return;
+    };
+    Command::new("kill").args(["-TERM", &ffmpeg]).status().unwrap();
     let out = warpmc.wait_with_output().unwrap();
     let e = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains("exit status: 255") && e.contains("the frames of times 0 to "), "{e}");
-    let kept: Vec<_> =
-        std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let kept = names_in(&dir);
     assert!(kept.len() == 1 && kept[0].starts_with("film.frames-0-") && e.contains(&kept[0]), "{kept:?}: {e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
