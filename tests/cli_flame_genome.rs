@@ -596,6 +596,71 @@ fn templates_and_strips_follow_flam3_genome() {
     }
 }
 
+/// clone --pick is flam3-genome's clone=: a flame picked at random loses
+/// its xforms of weight below 0.001 and all but its 5 strongest variations
+/// per xform, and the picks are timed 0, 1, … (checked against
+/// flam3-genome where it is installed).
+#[test]
+fn picked_clones_are_truncated_as_flam3_genome_does() {
+    let dir = temp_dir();
+    let g = dir.join("clone-pick.flam3");
+    let seven = r#"linear="0.1" swirl="0.05" sinusoidal="0.3" spherical="0.4" horseshoe="0.5" polar="0.6" julia="0.7""#;
+    std::fs::write(
+        &g,
+        format!(
+            r#"<flame time="7" size="40 32" scale="10">
+            <xform weight="1" coefs="0.5 0 0 0.5 0 0" color="0" {seven}/>
+            <xform weight="0.5" coefs="0.5 0 0 0.5 0.5 0" color="1" linear="1" bubble="0.2"/>
+            <finalxform color="0" coefs="1 0 0 1 0 0" {seven}/>
+            <color index="0" rgb="255 0 0"/><color index="255" rgb="0 0 255"/></flame>"#
+        ),
+    )
+    .unwrap();
+    let f = g.to_str().unwrap();
+    let ours = parse_str(&genome(&["clone", f, "--pick", "--repeat", "2"]), "ours", &lenient()).unwrap().flames;
+    assert_eq!(ours.len(), 2);
+    for (rep, c) in ours.iter().enumerate() {
+        assert_eq!(c.time, rep as f64);
+        assert_eq!(c.xforms.len(), 2);
+        // The seven-variation xforms keep their five strongest.
+        for x in [&c.xforms[0], c.final_xform.as_ref().unwrap()] {
+            assert_eq!(x.variations.len(), 5);
+            assert!(x.variations.iter().all(|v| !["linear", "swirl"].contains(&v.kind.name())), "{x:?}");
+        }
+        assert_eq!(c.xforms[1].variations.len(), 2);
+    }
+    // An xform too light to matter is dropped.
+    let light = dir.join("clone-light.flam3");
+    std::fs::write(
+        &light,
+        r#"<flame size="40 32" scale="10"><xform weight="1" coefs="0.5 0 0 0.5 0 0" linear="1"/>
+        <xform weight="0.0005" coefs="0.5 0 0 0.5 0.5 0" linear="1"/></flame>"#,
+    )
+    .unwrap();
+    let picked = genome(&["clone", light.to_str().unwrap(), "--pick"]);
+    assert_eq!(parse_str(&picked, "light", &lenient()).unwrap().flames[0].xforms.len(), 1);
+    // Without --pick the flames are copied whole.
+    let whole = parse_str(&genome(&["clone", f]), "whole", &lenient()).unwrap().flames;
+    assert_eq!((whole[0].time, whole[0].xforms[0].variations.len()), (7.0, 7));
+    if !have("flam3-genome") {
+        println!("SKIPPED the comparison with flam3-genome: not installed");
+        return;
+    }
+    let r = Command::new("flam3-genome").env("clone", f).env("repeat", "2").output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let theirs = parse_str(&String::from_utf8_lossy(&r.stdout), "flam3", &lenient()).unwrap().flames;
+    assert_eq!(theirs.len(), ours.len());
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert_eq!(a.time, b.time);
+        assert_eq!(a.xforms.len(), b.xforms.len());
+        for (xa, xb) in a.xforms.iter().chain(&a.final_xform).zip(b.xforms.iter().chain(&b.final_xform)) {
+            let names =
+                |x: &warpmc_flame::genome::XForm| x.variations.iter().map(|v| v.kind.name()).collect::<Vec<_>>();
+            assert_eq!(names(xa), names(xb));
+        }
+    }
+}
+
 #[test]
 fn strips_that_leave_rows_out_say_so() {
     let dir = temp_dir();

@@ -64,7 +64,8 @@ enum GenomeCommand {
     /// Example: warpmc flame genome inter pair.flam3 --frame 10 --nframes 20 -o inter10.flam3
     Inter(InterArgs),
     /// The flames of a file, through a template's render settings
-    /// (flam3-genome's clone= and clone_all=).
+    /// (flam3-genome's clone_all=), or flames picked at random from it
+    /// (--pick, flam3-genome's clone=).
     ///
     /// Example: warpmc flame genome clone sheep.flam3 --template hd.flam3 -o hd-sheep.flam3
     Clone(CloneArgs),
@@ -88,7 +89,10 @@ struct Common {
     #[arg(long, short = 'o', value_name = "FILE")]
     out: Option<PathBuf>,
     /// A flam3 genome whose render settings (size, quality, filters, …) the
-    /// output flames take (flam3-genome's template=).
+    /// output flames take (flam3-genome's template=). As in flam3-genome,
+    /// a template also makes interpolation linear and sets
+    /// palette_interpolation and hsv_rgb_palette_blend to its own values,
+    /// or where it gives none to flam3's defaults (hsv_circular, 0).
     #[arg(long, value_name = "FILE")]
     template: Option<PathBuf>,
     /// flam3-palettes.xml, for random palettes and numbered palettes
@@ -340,9 +344,14 @@ struct CloneArgs {
     /// Only the flame with this index (default: all, as clone_all=).
     #[arg(long)]
     flame: Option<usize>,
-    /// One flame picked at random (flam3-genome's clone=).
+    /// Flames picked at random (flam3-genome's clone=): as there, each
+    /// loses its xforms of weight below 0.001 and all but its 5 strongest
+    /// variations per xform, and the picks are numbered by time 0, 1, …
     #[arg(long, conflicts_with = "flame")]
     pick: bool,
+    /// How many flames --pick writes.
+    #[arg(long, default_value_t = 1, requires = "pick", value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
 }
 
 #[derive(Debug, Args)]
@@ -915,28 +924,42 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
 fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
+    let date = a.history.date()?;
+    let file = record_name(&a.input);
+    let record = |c: &mut Flame, f: &Flame| {
+        if let Some(date) = &date {
+            record_edit(c, date, "clone", &[parent(&flames, &file, f)]);
+        }
+    };
+    if a.pick {
+        let largest = flames.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
+        check_flames_fit(&format!("writing {} picks", a.repeat), f64::from(a.repeat), largest)?;
+        let mut out = Vec::new();
+        for rep in 0..a.repeat {
+            let f = pick(&flames, &mut GenomeRng::new(a.common.seed, Operation::Pick, u64::from(rep)));
+            let mut c = f.clone();
+            truncate_variations(&mut c, MAX_VARIATIONS);
+            record(&mut c, f);
+            out.push(finish(c, t.as_ref(), f64::from(rep)));
+        }
+        return emit(&a.common, &out, "pick");
+    }
     let chosen: Vec<&Flame> = if let Some(i) = a.flame {
         let f = flames.get(i).with_context(|| {
             format!("{}: --flame {i}, but the file has {} flame(s)", a.input.display(), flames.len())
         })?;
         vec![f]
-    } else if a.pick {
-        vec![pick(&flames, &mut GenomeRng::new(a.common.seed, Operation::Pick, 0))]
     } else {
         flames.iter().collect()
     };
     if let Some(largest) = chosen.iter().max_by_key(|f| f.xforms.len()) {
         check_flames_fit(&format!("writing {} clones", chosen.len()), chosen.len() as f64, largest)?;
     }
-    let date = a.history.date()?;
-    let file = record_name(&a.input);
     let out: Vec<Flame> = chosen
         .into_iter()
         .map(|f| {
             let mut c = finish(f.clone(), t.as_ref(), f.time);
-            if let Some(date) = &date {
-                record_edit(&mut c, date, "clone", &[parent(&flames, &file, f)]);
-            }
+            record(&mut c, f);
             c
         })
         .collect();

@@ -438,8 +438,15 @@ struct Camera {
     __device__ static __forceinline__ void cell(const real *P, real px, real py, unsigned &ix, unsigned &iy) {
         ix = (unsigned)(P[Genome::CAM_WS0] * px - P[Genome::CAM_WB0S0]);
         iy = (unsigned)(P[Genome::CAM_HS1] * py - P[Genome::CAM_HB1S1]);
-        ix = min(ix, (unsigned)P[Genome::CAM_FULL_W] - 1u);
-        iy = min(iy, (unsigned)P[Genome::CAM_FULL_H] - 1u);
+        // flam3 adds the column to width * row unclamped (rect.c): a point
+        // on the right edge (column = width) counts in the first cell of
+        // the next row, one on the bottom edge (row = height) falls outside
+        // every strip's rows.
+        const unsigned w = (unsigned)P[Genome::CAM_FULL_W];
+        if (ix >= w) {
+            ix -= w;
+            ++iy;
+        }
     }
 };
 

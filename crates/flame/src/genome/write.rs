@@ -180,7 +180,9 @@ fn write_flame_into(out: &mut String, f: &Flame, version: Option<&str>, indent: 
             PaletteInterpolation::HsvCircular => "hsv_circular",
         },
     );
-    if f.hsv_rgb_palette_blend != 0.0 {
+    // Read only in hsv_circular mode, and written only there, as flam3
+    // writes it.
+    if f.palette_interpolation == PaletteInterpolation::HsvCircular && f.hsv_rgb_palette_blend != 0.0 {
         a.num("hsv_rgb_palette_blend", f.hsv_rgb_palette_blend);
     }
     // Fractorium's curves (flam3 ignores these attributes).
@@ -489,14 +491,14 @@ mod tests {
               temporal_samples="3" temporal_filter_type="exp" temporal_filter_exp="0.3" background="0.1 0.2 0.3"
               brightness="3" gamma="2.2" gamma_threshold="0.02" highlight_power="1" vibrancy="0.7"
               estimator_radius="5" estimator_minimum="1" estimator_curve="0.6" palette_mode="linear"
-              interpolation_type="linear" palette_interpolation="rgb" hsv_rgb_palette_blend="0.2">
+              interpolation_type="linear" palette_interpolation="hsv_circular" hsv_rgb_palette_blend="0.2">
               <xform weight="0.3" color="0.2" color_speed="0.1" animate="0" julian="0.6" julian_power="5"
                  spherical="0.4" coefs="0.1 0.2 0.3 0.4 0.5 0.6" post="1 0 0 1 0.1 0" chaos="1 0.5" opacity="0.5"/>
               <xform weight="0.7" waves2="1" waves2_freqx="1.5" coefs="1 0 0 1 0 0"/>
               <finalxform color="0.5" color_speed="0" mobius="1" Re_A="0.5" Im_D="-1" coefs="1 0 0 1 0 0"/>
               <color index="0" rgb="255 0 0"/><color index="100" rgba="10 20 30 128"/><color index="255" rgb="0 0 255"/>
             </flame>
-            <flame time="9" size="10 10" interpolation_type="old"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>
+            <flame time="9" size="10 10" interpolation_type="old" palette_interpolation="rgb"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>
             </flames>"#,
         );
     }

@@ -86,10 +86,14 @@ impl Camera {
             None => (x, y),
         };
         if p0 >= self.bounds[0] && p1 >= self.bounds[1] && p0 <= self.bounds[2] && p1 <= self.bounds[3] {
-            // A point exactly on the far edge would index one past the end.
-            let ix = ((self.ws0 * p0 - self.wb0s0) as usize).min(self.width - 1);
-            let iy = ((self.hs1 * p1 - self.hb1s1) as usize).min(self.height - 1);
-            Some((ix + self.width * iy) as u32)
+            // flam3 adds the column to width · row unclamped (rect.c): a
+            // point exactly on the right edge (column = width) counts in the
+            // first cell of the next row, one on the bottom edge (row =
+            // height) outside the histogram, where it is dropped.
+            let ix = (self.ws0 * p0 - self.wb0s0) as usize;
+            let iy = (self.hs1 * p1 - self.hb1s1) as usize;
+            let i = ix + self.width * iy;
+            (i < self.width * self.height).then_some(i as u32)
         } else {
             None
         }
@@ -116,5 +120,25 @@ mod tests {
                 "rotate {rotate}: {rot:?}"
             );
         }
+    }
+
+    /// A point exactly on the right edge counts in the first cell of the
+    /// next row and one on the bottom edge nowhere, as in flam3-render
+    /// (rect.c adds the column to width · row unclamped).
+    #[test]
+    fn points_on_the_far_edges_land_where_flam3_puts_them() {
+        let xml = r#"<flame size="16 16" scale="16" center="0 0"><xform weight="1" linear="1"/></flame>"#;
+        let flame = &parse_str(xml, "edges", &ParseOptions::default()).unwrap().flames[0];
+        let cam = Camera::new(flame, 0, 1, 16, 16, 1.0, Field::Both);
+        assert_eq!(cam.bounds, [-0.5, -0.5, 0.5, 0.5]);
+        assert_eq!(cam.cell(-0.5, -0.5), Some(0));
+        assert_eq!(cam.cell(0.0, 0.0), Some(8 + 16 * 8));
+        assert_eq!(cam.cell(0.5, 0.0), Some(16 * 9));
+        assert_eq!(cam.cell(0.0, 0.5), None);
+        assert_eq!(cam.cell(0.5, 0.5), None);
+        assert_eq!(cam.cell(0.4375, 0.4375), Some(16 * 16 - 1));
+        // The right edge of the last row wraps past the histogram.
+        assert_eq!(cam.cell(0.5, 0.4375), None);
+        assert_eq!(cam.cell(0.5000001, 0.0), None);
     }
 }

@@ -222,8 +222,14 @@ pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame, pixel_aspect: f64, fiel
     let (width, height) = (cp0.width as usize, cp0.height as usize);
     let filter_width = SpatialFilter::width(first.filter_shape, first.filter_radius, first.supersample, pixel_aspect)?;
 
-    // Gutter: room for the spatial filter and the density kernels.
-    let mut gutter = ((filter_width as i64 - ss as i64) / 2).max(0) as usize;
+    // Gutter: room for the spatial filter and the density kernels. flam3
+    // counts the filter's part as (filter width − supersample) / 2, which
+    // is −1 when the filter is narrower than a pixel's cells (supersample
+    // 3 with filter below about 0.22, for instance). The density kernels'
+    // part, at least 0, then wins, and each pixel's filter window starts
+    // one cell further in: for a one-cell filter at supersample 3, on the
+    // pixel's middle cell.
+    let filter_gutter = (filter_width as i64 - ss as i64) / 2;
     let mut de_gutter = 0usize;
     for f in flames {
         if f.estimator_radius.is_nan() || f.estimator_radius < 0.0 {
@@ -244,12 +250,10 @@ pub(crate) fn frame_sizes(flames: &[Flame], cp0: &Flame, pixel_aspect: f64, fiel
     if de_gutter > 0 {
         de_gutter += ss - 1;
     }
-    let mut de_offset = if de_gutter > gutter {
-        let off = de_gutter - gutter;
-        gutter = de_gutter;
-        off
+    let (mut gutter, mut de_offset) = if de_gutter as i64 > filter_gutter {
+        (de_gutter, (de_gutter as i64 - filter_gutter) as usize)
     } else {
-        0
+        (filter_gutter as usize, 0)
     };
     // A kernel built for the first flame's supersampling can be one cell
     // wider than the gutter holds at the frame's (their parities differ):
@@ -618,4 +622,40 @@ pub(crate) fn render_frame<B: FrameBackend>(
     go_on()?;
     progress(1.0);
     Ok(RenderedFrame { width: width as u32, height: height as u32, pixels, transparent: settings.transparent, stats })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::test_flames::sierpinski;
+
+    /// flam3's filter gutter, (filter width − supersample) / 2 in C's
+    /// integer division, is −1 when the filter is narrower than a pixel's
+    /// cells: the density gutter (0 without estimation) is then the
+    /// larger, and each window starts one cell further in (rect.c).
+    #[test]
+    fn a_filter_narrower_than_a_pixel_moves_its_window_as_in_flam3() {
+        let mut f = sierpinski();
+        f.estimator_radius = 0.0;
+        f.supersample = 3;
+        f.filter_radius = 0.1;
+        let flames = [f];
+        let g = frame_sizes(&flames, &flames[0], 1.0, Field::Both).unwrap();
+        assert_eq!((g.filter_width, g.gutter, g.de_offset), (1, 0, 1));
+        assert_eq!((g.hw, g.hh), (3 * 64, 3 * 48));
+        // With density estimation its gutter, counted from flam3's −1.
+        let mut f = flames[0].clone();
+        f.estimator_radius = 9.0;
+        let flames = [f];
+        let g = frame_sizes(&flames, &flames[0], 1.0, Field::Both).unwrap();
+        assert_eq!((g.gutter, g.de_offset), (29, 30));
+        // A filter as wide as the pixel's cells leaves no gutter.
+        let mut f = flames[0].clone();
+        f.estimator_radius = 0.0;
+        f.supersample = 1;
+        f.filter_radius = 0.2;
+        let flames = [f];
+        let g = frame_sizes(&flames, &flames[0], 1.0, Field::Both).unwrap();
+        assert_eq!((g.filter_width, g.gutter, g.hw), (1, 0, 64));
+    }
 }

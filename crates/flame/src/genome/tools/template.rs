@@ -5,8 +5,8 @@ use crate::error::{FlameError, Result};
 use crate::genome::{Flame, ParseOptions, parse_str};
 
 /// The first flame of a template file and the attributes its `<flame>`
-/// element gives: only those are applied (flam3's
-/// `flam3_apply_template`).
+/// element gives: those are applied, plus the three interpolation modes,
+/// which a template always sets (flam3's `flam3_apply_template`).
 #[derive(Debug, Clone)]
 pub struct Template {
     flame: Flame,
@@ -34,7 +34,16 @@ impl Template {
     /// The render settings the template gives, applied to `f`: size (the
     /// scale follows the height, as in flam3), quality, supersample,
     /// filters, passes, temporal samples, estimator, background, zoom,
-    /// gamma threshold, highlight power, interpolation and palette modes.
+    /// gamma threshold, highlight power, palette mode.
+    ///
+    /// Three settings are always set, to the template's values or, where it
+    /// does not give them, to flam3's defaults: `interpolation` (linear),
+    /// `palette_interpolation` (hsv_circular) and `hsv_rgb_palette_blend`
+    /// (0). flam3-genome reads a template with these defaults in place and
+    /// applies them whether given or not, so a template makes its flames
+    /// interpolate alike. (A template's own `interpolation="smooth"` is
+    /// reset to linear when it is read, as for any one-flame file.)
+    ///
     /// Colours, camera position and xforms stay `f`'s.
     pub fn apply(&self, f: &mut Flame) {
         let t = &self.flame;
@@ -80,9 +89,7 @@ impl Template {
         if has("gamma_threshold") {
             f.gamma_threshold = t.gamma_threshold;
         }
-        if has("interpolation") {
-            f.interpolation = t.interpolation;
-        }
+        f.interpolation = t.interpolation;
         if has("interpolation_type") || has("interpolation_space") {
             f.affine_interpolation = t.affine_interpolation;
         }
@@ -101,12 +108,8 @@ impl Template {
         if has("palette_mode") {
             f.palette_mode = t.palette_mode;
         }
-        if has("palette_interpolation") {
-            f.palette_interpolation = t.palette_interpolation;
-        }
-        if has("hsv_rgb_palette_blend") {
-            f.hsv_rgb_palette_blend = t.hsv_rgb_palette_blend;
-        }
+        f.palette_interpolation = t.palette_interpolation;
+        f.hsv_rgb_palette_blend = t.hsv_rgb_palette_blend;
     }
 }
 
@@ -123,5 +126,34 @@ mod tests {
         assert_eq!(f.scale, 20.0);
         assert_eq!(f.gamma, 2.0);
         assert_eq!(f.supersample, 1);
+    }
+
+    #[test]
+    fn the_interpolation_modes_are_always_set() {
+        use crate::genome::{Interpolation, PaletteInterpolation};
+        let plain = Template::from_xml(r#"<flame quality="50"/>"#, "t", &ParseOptions::default()).unwrap();
+        let mut f = Flame {
+            interpolation: Interpolation::Smooth,
+            palette_interpolation: PaletteInterpolation::Rgb,
+            hsv_rgb_palette_blend: 0.5,
+            ..Flame::default()
+        };
+        plain.apply(&mut f);
+        assert_eq!(f.interpolation, Interpolation::Linear);
+        assert_eq!(f.palette_interpolation, PaletteInterpolation::HsvCircular);
+        assert_eq!(f.hsv_rgb_palette_blend, 0.0);
+        let given = Template::from_xml(
+            r#"<flame interpolation="smooth" palette_interpolation="sweep" hsv_rgb_palette_blend="0.25"/>"#,
+            "t",
+            &ParseOptions::default(),
+        )
+        .unwrap();
+        given.apply(&mut f);
+        // A template is read as a file of one flame, whose smooth
+        // interpolation flam3 resets to linear on reading: flam3-genome's
+        // templates always make their flames linear.
+        assert_eq!(f.interpolation, Interpolation::Linear);
+        assert_eq!(f.palette_interpolation, PaletteInterpolation::Sweep);
+        assert_eq!(f.hsv_rgb_palette_blend, 0.25);
     }
 }
