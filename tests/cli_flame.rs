@@ -464,6 +464,31 @@ fn a_missing_output_directory_fails_before_any_rendering() {
     }
 }
 
+/// A directory given as --out holds the images under their default names,
+/// one flame or several (numbered beside it, they would land outside it).
+#[test]
+fn an_output_directory_takes_the_default_names() {
+    let dir = temp_dir().join("render-into");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let two = genome_file(
+        "two-flames.flam3",
+        r#"<flames><flame size="8 6" scale="4" quality="1"><xform weight="1" linear="1"/></flame>
+        <flame size="8 6" scale="4" quality="1"><xform weight="1" linear="1"/></flame></flames>"#,
+    );
+    let (g, d) = (two.to_str().unwrap(), dir.to_str().unwrap());
+    let all = warpmc(&["flame", "render", g, "--backend", "cpu", "--quiet", "-o", d]);
+    assert!(all.status.success(), "{}", stderr(&all));
+    let one = warpmc(&["flame", "render", g, "--backend", "cpu", "--quiet", "--flame", "1", "-o", d]);
+    assert!(one.status.success(), "{}", stderr(&one));
+    let stem = two.file_stem().unwrap().to_string_lossy().into_owned();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, [format!("{stem}.00000.png"), format!("{stem}.00001.png"), format!("{stem}.png")]);
+    assert!(!dir.with_file_name("render-into.00000.png").exists());
+}
+
 // ---- Regression tests: settings that were silently ignored ----------------
 
 #[test]

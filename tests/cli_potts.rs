@@ -1156,6 +1156,11 @@ fn a_checkpoint_file_another_run_is_writing_is_refused() {
     let second = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--out", o]);
     let args: Vec<&str> = second.iter().map(String::as_str).collect();
     assert_one_line_error(&args, "give this run its own --out file");
+    // Exact values are an output too.
+    assert_one_line_error(
+        &["potts", "exact", "--size", "4", "--temp", "1", "--out", o],
+        "another process is writing it",
+    );
     Command::new("kill").args(["-INT", &first.id().to_string()]).status().unwrap();
     assert_eq!(first.wait().unwrap().code(), Some(130));
     assert!(ckpt.exists() && !lock.exists() && !tmp(".claimed.csv.lock").exists());
@@ -1164,6 +1169,10 @@ fn a_checkpoint_file_another_run_is_writing_is_refused() {
     let other = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--out", c]);
     let args: Vec<&str> = other.iter().map(String::as_str).collect();
     assert_one_line_error(&args, "the file holds a run's checkpoint");
+    assert_one_line_error(
+        &["potts", "exact", "--size", "4", "--temp", "1", "--out", c],
+        "the file holds a run's checkpoint",
+    );
     assert_eq!(std::fs::read(&ckpt).unwrap(), saved);
     let mut forced = args.clone();
     forced.push("--force");

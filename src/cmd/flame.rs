@@ -197,7 +197,7 @@ struct RenderArgs {
     genome: GenomeArgs,
     /// Output image: .png, .jpg/.jpeg for JPEG, or .ppm for binary PPM
     /// (default: the genome's file name with .png; with several flames,
-    /// NAME.00000.png, …).
+    /// NAME.00000.png, …). An existing directory takes the default names.
     #[arg(long, short = 'o', value_name = "OUT.png")]
     out: Option<PathBuf>,
     /// Render only the flame with this index (0-based, file order).
@@ -840,13 +840,19 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
         Some(s) if a.genome.genome.as_os_str() != "-" => s.to_string_lossy().into_owned(),
         _ => "flame".into(),
     };
+    // A directory given as --out holds the files under their default names
+    // (numbered beside it, they would land outside it).
+    let (out, dir) = match &a.out {
+        Some(o) if o.is_dir() => (None, o.clone()),
+        o => (o.clone(), PathBuf::new()),
+    };
     let outs: Vec<PathBuf> = chosen
         .iter()
-        .map(|&i| match (&a.out, chosen.len()) {
+        .map(|&i| match (&out, chosen.len()) {
             (Some(o), 1) => o.clone(),
             (Some(o), _) => numbered(o, i),
-            (None, 1) => PathBuf::from(format!("{stem}.png")),
-            (None, _) => PathBuf::from(format!("{stem}.{i:05}.png")),
+            (None, 1) => dir.join(format!("{stem}.png")),
+            (None, _) => dir.join(format!("{stem}.{i:05}.png")),
         })
         .collect();
     // Every output is checked before the first frame: a render may take

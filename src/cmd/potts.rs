@@ -641,14 +641,8 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Ve
     for (option, path) in
         [("--out", args.out.as_deref()), ("--snapshot", args.snapshot.as_deref()), ("--series", args.series.as_deref())]
     {
-        if let Some(path) = path
-            && !args.force
-            && matches!(checkpoint::probe(path), Ok(checkpoint::FileContents::Checkpoint))
-        {
-            bail!(
-                "{option} {p}: the file holds a run's checkpoint; name another file, or pass --force to replace it",
-                p = path.display()
-            );
+        if let Some(path) = path {
+            refuse_checkpoint(option, path, args.force)?;
         }
     }
     for path in
@@ -657,6 +651,18 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Ve
         warpmc_host::output::check_writable(path)?;
     }
     Ok(claims)
+}
+
+/// An output (`option` names it) must not replace a run's checkpoint
+/// unless `force`: a checkpoint is the one thing a run cannot give back.
+pub(crate) fn refuse_checkpoint(option: &str, path: &Path, force: bool) -> anyhow::Result<()> {
+    if !force && matches!(checkpoint::probe(path), Ok(checkpoint::FileContents::Checkpoint)) {
+        bail!(
+            "{option} {p}: the file holds a run's checkpoint; name another file, or pass --force to replace it",
+            p = path.display()
+        );
+    }
+    Ok(())
 }
 
 /// What a run needs before its processes set off: where it starts, the

@@ -43,6 +43,9 @@ pub(crate) struct ExactArgs {
     /// Print one JSON object per torus and temperature instead of a table.
     #[arg(long)]
     json: bool,
+    /// Let --out replace a file that holds a run's checkpoint.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Columns of the CSV, in order (named as in `warpmc potts run`'s).
@@ -63,8 +66,15 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
                 "--out -: this output is written to a file; name one (without --out the values go to standard output)"
             );
         }
+        super::potts::refuse_checkpoint("--out", path, a.force)?;
         warpmc_host::output::check_writable(path)?;
     }
+    // Held to the end: no run writes the file meanwhile (nor this while
+    // a run holds it).
+    let _claim = match &a.out {
+        Some(path) => warpmc_host::output::Claim::take(path, "--out file")?,
+        None => None,
+    };
     super::potts::no_repeats("--size", &a.size)?;
     let tori: Vec<(usize, usize)> = a.size.iter().map(|&l| (l, a.height.unwrap_or(l))).collect();
     // Ctrl-C ends the process as it is (no handler): nothing is written

@@ -115,7 +115,9 @@ fn directory_of(path: &Path) -> &Path {
 /// A claim on an output for the life of one process, so that two runs
 /// given the same file (a job array whose file names forgot the task) do
 /// not replace each other's: an exclusive lock (`flock`) on a hidden file
-/// beside it, `.NAME.lock`, removed when the claim is dropped. The kernel
+/// beside it, `.NAME.lock` (empty), removed when the claim is dropped. A
+/// file of that name with contents is not a lock and is left alone (the
+/// output is then unguarded). The kernel
 /// releases the lock of a process that dies; the file left then is taken
 /// by the next claim.
 #[derive(Debug)]
@@ -143,6 +145,11 @@ impl Claim {
             let Ok(handle) = OpenOptions::new().create(true).truncate(false).write(true).open(&lock) else {
                 return Ok(None);
             };
+            // A claim's lock file stays empty: one with contents is some
+            // other file of that name, neither locked nor removed here.
+            if handle.metadata().is_ok_and(|m| m.len() > 0) {
+                return Ok(None);
+            }
             #[cfg(not(unix))]
             {
                 let _ = (handle, what);
@@ -680,6 +687,24 @@ mod tests {
         assert!(e.to_string().contains("does not exist"), "{e}");
         assert!(check_writable(&dir.path().join("fine.csv")).is_ok());
         assert!(!dir.path().join("fine.csv").exists());
+    }
+
+    /// A claim excludes a second one on the same output, and its empty lock
+    /// file goes with it; a file of the lock's name with contents is not a
+    /// lock: left alone, and the output unguarded.
+    #[test]
+    fn claims_exclude_each_other_and_leave_foreign_files_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.csv");
+        let lock = dir.path().join(".run.csv.lock");
+        let first = Claim::take(&out, "--out file").unwrap().expect("locks on a temporary directory");
+        let e = Claim::take(&out, "--out file").unwrap_err();
+        assert!(e.to_string().contains("another process is writing it"), "{e}");
+        drop(first);
+        assert!(!lock.exists());
+        fs::write(&lock, b"notes").unwrap();
+        assert!(Claim::take(&out, "--out file").unwrap().is_none());
+        assert_eq!(fs::read(&lock).unwrap(), b"notes");
     }
 
     #[test]
