@@ -1925,6 +1925,24 @@ fn a_finished_run_whose_files_cannot_be_written_names_each_failure() {
     assert!(!left.iter().any(|n| n.to_string_lossy().starts_with(".warpmc-")), "{left:?}");
 }
 
+/// Wolff from a random start below T_c is warned of (its sweeps are sized
+/// for equilibrium clusters, far larger than a random lattice's); not from
+/// an ordered start, nor above T_c.
+#[test]
+fn wolff_from_a_random_start_below_tc_is_warned_of() {
+    let warned = |extra: &[&str]| {
+        let mut args = vec!["--therm", "5", "--sweeps", "20", "--algorithm", "wolff"];
+        args.extend(extra);
+        let o = run_small(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o).contains("wolff from a random start below T_c")
+    };
+    // q = 3: T_c = 1/ln(1 + √3) ≈ 0.995.
+    assert!(warned(&["--temp", "0.8", "--init", "random"]));
+    assert!(!warned(&["--temp", "0.8", "--init", "ordered"]));
+    assert!(!warned(&["--temp", "1.2", "--init", "random"]));
+}
+
 /// An ordered start in the state a negative field disfavours is warned of:
 /// it is metastable at low temperature, and one chain's error bars cannot
 /// show that it never left it.

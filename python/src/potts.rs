@@ -736,15 +736,20 @@ impl PySimulation {
     }
 
     /// Runs `n` sweeps (Metropolis and heat-bath: one update per site;
-    /// Swendsen–Wang: one flip of every cluster; Wolff: clusters of about N
-    /// sites in all) and returns the
+    /// Swendsen–Wang: one flip of every cluster; Wolff: as many clusters as
+    /// flip about N sites in equilibrium, far fewer sites from a random
+    /// start below T_c, whose clusters are small: start such a chain with
+    /// init="ordered") and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
     /// `KeyboardInterrupt`; the sweeps done so far are kept.
     fn sweeps<'py>(slf: Bound<'py, Self>, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let n = whole("n", n, 0, u64::MAX.into())? as u64;
         // The chain's limit, checked before the first sweep rather than
         // when it is reached.
-        let done = with_sim!(&slf.try_borrow()?.sim, get, s => s.sweeps_done());
+        let (done, slowest) = with_sim!(&slf.try_borrow()?.sim, get, s => (
+            s.sweeps_done(),
+            warpmc_potts::slowest_sweep_secs(s.algorithm(), s.model().sites() as u64, 1, 1)
+        ));
         if done.checked_add(n).is_none_or(|end| end > MAX_SWEEPS_PER_CHAIN) {
             return Err(PyValueError::new_err(format!(
                 "a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps; {done} done and {n} more asked"
@@ -772,8 +777,13 @@ impl PySimulation {
             }
             left -= count;
             py.check_signals()?;
-            stretch =
-                warpmc_potts::next_stretch(stretch, count, started.elapsed().as_secs_f64(), STRETCH.as_secs_f64());
+            stretch = warpmc_potts::next_stretch(
+                stretch,
+                count,
+                started.elapsed().as_secs_f64(),
+                STRETCH.as_secs_f64(),
+                slowest,
+            );
         }
         Ok(slf)
     }
@@ -886,10 +896,17 @@ impl PySimulation {
     }
 
     #[setter]
-    fn set_temperature(&mut self, temp: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn set_temperature(&mut self, py: Python<'_>, temp: &Bound<'_, PyAny>) -> PyResult<()> {
         let temp = real("temperature", temp)?;
+        // Wolff measures its clusters anew at each temperature (seconds on
+        // large lattices): other Python threads run meanwhile.
         with_sim!(&mut self.sim, get_mut, s => {
-            s.set_temperature(temp).map_err(invalid)?;
+            let sim = OnThisThread(s);
+            py.detach(move || {
+                let sim = sim;
+                sim.0.set_temperature(temp).map(|_| ())
+            })
+            .map_err(invalid)?;
         });
         Ok(())
     }

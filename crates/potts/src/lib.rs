@@ -102,7 +102,7 @@ pub use model::PottsModel;
 pub use observables::{Measurement, TemperatureResult};
 pub use protocol::{
     ConfigFile, Control, Observer, ProtocolConfig, Quiet, RunState, Runner, Temperatures, Timing, describe_value_error,
-    next_stretch,
+    next_stretch, slowest_sweep_secs,
 };
 pub use provenance::Provenance;
 pub use simulation::{Chain, Simulation};

@@ -504,7 +504,9 @@ pub fn advance(
         let secs = ensemble.agreed_seconds(started.elapsed().as_secs_f64())?;
         state.timing.seconds += secs;
         state.timing.updates += count * sites;
-        chunk = crate::protocol::next_stretch(chunk, count, secs, 0.25);
+        let slowest =
+            crate::protocol::slowest_sweep_secs(cfg.algorithm(), sites, ensemble.len(), rayon::current_num_threads());
+        chunk = crate::protocol::next_stretch(chunk, count, secs, 0.25, slowest);
         observer.progress(state.sweep * ensemble.len() as u64, total * ensemble.len() as u64);
         let asked = observer.control();
         if asked != Control::Continue {
