@@ -231,6 +231,9 @@ def test_dataframe_has_a_row_per_temperature():
     assert list(df["energy_moments_2"]) == [r["energy_moments"][1] for r in rows]
     assert list(df["energy_moments_2_err"]) == [r["energy_moments_err"][1] for r in rows]
     assert df.attrs["run"]["q"] == 2 and df.attrs["runs"] == [df.attrs["run"]]
+    # The frame's provenance is its own copy.
+    df.attrs["runs"][0]["q"] = 99
+    assert rows[0]["run"]["q"] == 2
     assert len(potts.dataframe([])) == 0
     # A study of several sizes: one provenance per size, none said to be
     # every row's.

@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import numbers
@@ -369,10 +370,11 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
             given = [v for v in df[column] if v is not None]
             if given and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
                 df[column] = df[column].astype("float64")
+    # Copies: editing the frame's attrs must not change the rows.
     runs: list[Any] = []
     for r in rows:
         if r["run"] not in runs:
-            runs.append(r["run"])
+            runs.append(copy.deepcopy(r["run"]))
     df.attrs["runs"] = runs
     if len(runs) == 1:
         df.attrs["run"] = runs[0]
