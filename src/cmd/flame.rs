@@ -27,6 +27,7 @@ use warpmc_flame::variations::VariationKind;
 use warpmc_gpu::{BackendChoice, Device, select};
 use warpmc_host::memory::human_bytes;
 
+use super::duration;
 use super::flame_animate;
 
 /// Appends a line to a `String` (infallible, unlike `writeln!`'s type
@@ -556,20 +557,6 @@ fn cpu_threads() -> String {
     match rayon::current_num_threads() {
         1 => "1 thread".to_string(),
         n => format!("{n} threads"),
-    }
-}
-
-/// A duration in the largest unit that keeps it readable.
-fn duration(secs: f64) -> String {
-    const UNITS: [(f64, &str); 5] =
-        [(365.25 * 86400.0, "years"), (86400.0, "days"), (3600.0, "hours"), (60.0, "minutes"), (1.0, "seconds")];
-    let (size, name) = UNITS.iter().find(|(size, _)| secs >= 2.0 * size).copied().unwrap_or((1.0, "seconds"));
-    let n = secs / size;
-    match n {
-        _ if secs < 1.0 => "less than a second".to_string(),
-        n if n < 1.5 => format!("1 {}", name.trim_end_matches('s')),
-        n if n < 1e6 => format!("{n:.0} {name}"),
-        n => format!("{n:.1e} {name}"),
     }
 }
 

@@ -253,6 +253,20 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> 
     }
 }
 
+/// A duration in the largest unit that keeps it readable.
+pub(crate) fn duration(secs: f64) -> String {
+    const UNITS: [(f64, &str); 5] =
+        [(365.25 * 86400.0, "years"), (86400.0, "days"), (3600.0, "hours"), (60.0, "minutes"), (1.0, "seconds")];
+    let (size, name) = UNITS.iter().find(|(size, _)| secs >= 2.0 * size).copied().unwrap_or((1.0, "seconds"));
+    let n = secs / size;
+    match n {
+        _ if secs < 1.0 => "less than a second".to_string(),
+        n if n < 1.5 => format!("1 {}", name.trim_end_matches('s')),
+        n if n < 1e6 => format!("{n:.0} {name}"),
+        n => format!("{n:.1e} {name}"),
+    }
+}
+
 /// Parses an unsigned integer in decimal or with a `0x` prefix in hex.
 pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
     let t = s.replace('_', "");

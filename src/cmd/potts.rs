@@ -1179,6 +1179,9 @@ struct Output {
     backends: Vec<(usize, String)>,
     csv: Option<PathBuf>,
     bar: ProgressBar,
+    /// Where standard error is no terminal (a batch job's log): a
+    /// progress line now and then in place of the bar.
+    log_progress: Option<LogProgress>,
     checkpoint_path: Option<PathBuf>,
     every: Duration,
     /// Time from the last periodic checkpoint to the next
@@ -1240,6 +1243,55 @@ struct Output {
 /// would otherwise print a million warnings).
 const MAX_ROW_WARNINGS: u64 = 100;
 
+/// Progress for a log: a line after the first minute of each size's
+/// sweeps, then every [`LOG_PROGRESS_EVERY`], with the share done and the
+/// time left at the pace so far.
+#[derive(Debug)]
+struct LogProgress {
+    size: usize,
+    since: Instant,
+    from: u64,
+    next: Instant,
+}
+
+/// How often a log gets a progress line.
+const LOG_PROGRESS_EVERY: Duration = Duration::from_secs(600);
+
+impl Default for LogProgress {
+    fn default() -> Self {
+        let now = Instant::now();
+        LogProgress { size: 0, since: now, from: 0, next: now + Duration::from_secs(60) }
+    }
+}
+
+impl LogProgress {
+    fn begin(&mut self, size: usize, done: u64) {
+        *self = LogProgress { size, from: done, ..LogProgress::default() };
+    }
+
+    fn report(&mut self, done: u64, total: u64) {
+        let now = Instant::now();
+        if now < self.next || total == 0 || done >= total {
+            return;
+        }
+        self.next = now + LOG_PROGRESS_EVERY;
+        let secs = now.duration_since(self.since).as_secs_f64();
+        let rate = done.saturating_sub(self.from) as f64 / secs.max(1e-9);
+        let left = if rate > 0.0 {
+            format!(", about {} left", super::duration((total - done) as f64 / rate))
+        } else {
+            String::new()
+        };
+        noteln!(
+            "progress: L = {}: {:.1} % of {} sweeps, {} so far{left}",
+            self.size,
+            100.0 * done as f64 / total as f64,
+            sci(total as f64),
+            super::duration(secs)
+        );
+    }
+}
+
 impl Output {
     /// The output of a run; `writes` is false for the processes of an MPI
     /// team but the first.
@@ -1254,7 +1306,9 @@ impl Output {
         // Beyond Duration's range means "never on a timer".
         let every = Duration::try_from_secs_f64(args.checkpoint_every.unwrap_or(DEFAULT_CHECKPOINT_SECONDS))
             .unwrap_or(Duration::MAX);
-        let bar = if writes && std::io::stderr().is_terminal() {
+        let terminal = std::io::stderr().is_terminal();
+        let log_progress = (writes && !terminal).then(LogProgress::default);
+        let bar = if writes && terminal {
             let b = ProgressBar::new(0);
             b.set_style(
                 ProgressStyle::with_template("{bar:40} {pos}/{len} sweeps  {per_sec}  eta {eta}")
@@ -1280,6 +1334,7 @@ impl Output {
             provenance,
             csv: args.out.clone().filter(|_| writes),
             bar,
+            log_progress,
             checkpoint_path: checkpoint_path.clone().filter(|_| writes),
             every,
             gap: every,
@@ -1338,6 +1393,9 @@ impl Output {
         }
         self.bar.set_length(cfg.total_sweeps());
         self.bar.set_position(state.sweeps_done(cfg));
+        if let Some(p) = &mut self.log_progress {
+            p.begin(cfg.size(), state.sweeps_done(cfg));
+        }
         Ok(())
     }
 
@@ -1607,8 +1665,11 @@ impl Output {
 }
 
 impl Observer for Output {
-    fn progress(&mut self, done: u64, _total: u64) {
+    fn progress(&mut self, done: u64, total: u64) {
         self.bar.set_position(done);
+        if let Some(p) = &mut self.log_progress {
+            p.report(done, total);
+        }
     }
 
     fn temperature_done(&mut self, result: &TemperatureResult, all: &[TemperatureResult]) -> warpmc_potts::Result<()> {
