@@ -104,6 +104,11 @@ def test_numpy_values_are_taken_as_numbers():
     a = potts.run(q=np.int64(2), size=np.int32(8), temps=np.array([1.0, 1.5]), therm=5, sweeps=10, backend="cpu")
     b = potts.run(q=2, size=8, temps=[1.0, 1.5], therm=5, sweeps=10, backend="cpu")
     assert without_speed(a) == without_speed(b)
+    # A 0-d array is one temperature, as a number is.
+    c = potts.run(q=2, size=8, temps=np.array(1.5), therm=5, sweeps=10, backend="cpu")
+    d = potts.run(q=2, size=8, temps=1.5, therm=5, sweeps=10, backend="cpu")
+    assert without_speed(c) == without_speed(d)
+    assert potts.exact(size=4, temps=np.array(1.0)) == potts.exact(size=4, temps=1.0)
 
 
 def test_unknown_keywords_are_type_errors():

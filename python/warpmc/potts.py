@@ -72,6 +72,14 @@ def _plain(key: str, value: Any) -> Any:
     raise TypeError(f"{key}: {type(value).__name__} is not a number, string, boolean or list")
 
 
+def _one_or_many(value: Any) -> Any:
+    """A single number (a numpy scalar or 0-d array too) as a list of one;
+    anything else as it is."""
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        value = value.item()
+    return [value] if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
+
+
 def run(
     q: int,
     size: Sizes,
@@ -179,7 +187,7 @@ def run(
     options: dict[str, Any] = {
         "q": q,
         "size": size,
-        "temps": [temps] if isinstance(temps, numbers.Real) else temps,
+        "temps": _one_or_many(temps),
         "therm": therm,
         "sweeps": sweeps,
         **{key: defaults[key] if value is None else value for key, value in given.items()},
@@ -427,7 +435,7 @@ def exact(
     if isinstance(temps, str):
         text = temps
     else:
-        values = _plain("temps", [temps] if isinstance(temps, numbers.Real) else temps)
+        values = _plain("temps", _one_or_many(temps))
         numeric = isinstance(values, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         if not numeric:
             raise TypeError("temps: give a number, a list of numbers or a range 'T0:T1:DT'")
