@@ -754,8 +754,12 @@ pub fn describe_value_error(key: &str, message: &str) -> String {
         return format!("{key}: {message}");
     };
     // The type's range would mislead where the key's own is narrower.
-    let q_range = format!("a whole number from 2 to {}", crate::model::MAX_Q);
-    let what = if key == "q" { q_range.as_str() } else { what };
+    let own_range = match key {
+        "q" => Some(format!("a whole number from 2 to {}", crate::model::MAX_Q)),
+        "samples" => Some(format!("a whole number from 1 to {}", MAX_CHAIN_INDEX - 1)),
+        _ => None,
+    };
+    let what = own_range.as_deref().unwrap_or(what);
     // serde names the value it got as `value` (numbers) or "value" (strings).
     let got =
         message.split_once('`').and_then(|(_, rest)| rest.split_once('`')).map(|(v, _)| v.to_string()).or_else(|| {

@@ -483,7 +483,7 @@ fn a_value_of_the_wrong_kind_is_named_by_its_key_in_words() {
         // q's own range, not its type's.
         ("q = \"2\"", "q = \"2\": expected a whole number from 2 to 255"),
         ("q = -3", "q = -3: expected a whole number from 2 to 255"),
-        ("samples = 2.5", "samples = 2.5: expected a whole number from 0 to 4294967295"),
+        ("samples = 2.5", "samples = 2.5: expected a whole number from 1 to 16777215"),
         ("height = [8]", "height: expected a whole number"),
         ("coupling = \"strong\"", "coupling = \"strong\": expected a number"),
         ("tempering = 1", "tempering = 1: expected true or false"),
