@@ -1180,7 +1180,7 @@ struct Output {
     csv: Option<PathBuf>,
     bar: ProgressBar,
     /// Where standard error is no terminal (a batch job's log): a
-    /// progress line now and then in place of the bar.
+    /// progress line now and then in place of the terminal's progress bar.
     log_progress: Option<LogProgress>,
     checkpoint_path: Option<PathBuf>,
     every: Duration,
