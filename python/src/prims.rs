@@ -15,8 +15,8 @@ use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use warpmc_gpu::{BackendChoice, Device};
 use warpmc_prims::{
-    Bytes16, CpuPrims, CudaPrims, Element, MatrixShape, Op, Pod, Primitives, PrimsError, SortKey, as_bytes,
-    as_bytes_mut,
+    Bytes16, CpuPrims, CudaPrims, MatrixShape, Op, Pod, Primitives, PrimsError, as_bytes, as_bytes_mut, from_bytes,
+    from_bytes_mut,
 };
 
 use crate::devices;
@@ -125,7 +125,7 @@ fn cuda_prims(ordinal: usize) -> PyResult<CudaPrims> {
 }
 
 /// Where a numpy array's work runs: `cuda` copies it to the GPU and back;
-/// `auto` and `cpu` stay on the host.
+/// `auto` and `cpu` work in the array's own memory.
 enum Host {
     Cpu,
     Cuda(CudaPrims),
@@ -141,56 +141,10 @@ fn host_backend(backend: &str) -> PyResult<Host> {
     }
 }
 
-/// Runs `work` on the backend's primitives, the GIL released.
-macro_rules! on_host {
-    ($py:expr, $host:expr, |$p:ident| $work:expr) => {
-        match $host {
-            Host::Cpu => {
-                crate::fork::check_threads()?;
-                $py.detach(|| {
-                    let $p = &CpuPrims;
-                    $work
-                })
-            }
-            Host::Cuda(cuda) => $py.detach(|| {
-                let $p = cuda;
-                $work
-            }),
-        }
-        .map_err(errors::prims)
-    };
-}
-
-fn sort_on<P: Primitives, K: SortKey, V: Element>(
-    p: &P,
-    keys: &mut [K],
-    values: Option<&mut [V]>,
-) -> Result<(), PrimsError> {
-    let mut k = p.upload(keys)?;
-    match values {
-        Some(values) => {
-            let mut v = p.upload(values)?;
-            p.sort_pairs(&mut k, &mut v)?;
-            values.copy_from_slice(&p.download(&v)?);
-        }
-        None => p.sort_keys(&mut k)?,
-    }
-    keys.copy_from_slice(&p.download(&k)?);
-    Ok(())
-}
-
-fn scan_on<P: Primitives, T: Element>(p: &P, x: &[T], op: Op, inclusive: bool) -> Result<Vec<T>, PrimsError> {
-    let x = p.upload(x)?;
-    let out = if inclusive { p.inclusive_scan(&x, op)? } else { p.exclusive_scan(&x, op)? };
-    p.download(&out)
-}
-
-fn reduce_on<P: Primitives, T: Element>(p: &P, x: &[T], op: Op) -> Result<T, PrimsError> {
-    p.reduce(&p.upload(x)?, op)
-}
-
-fn transpose_on<P: Primitives, T: Pod>(p: &P, x: &[T], shape: MatrixShape) -> Result<Vec<T>, PrimsError> {
-    p.download(&p.transpose(&p.upload(x)?, shape)?)
+/// Runs `work` on warpmc's CPU threads, the GIL released.
+fn on_cpu<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, PrimsError> + Send) -> PyResult<T> {
+    crate::fork::check_threads()?;
+    py.detach(work).map_err(errors::prims)
 }
 
 /// Why a numpy array's elements cannot be taken as one slice: they are
@@ -207,36 +161,33 @@ fn not_a_slice(aligned: bool) -> PyErr {
     }
 }
 
-/// Copies of an array a host primitive holds at once: this copy, the
-/// backend's input, its output and the output read back (a transpose
-/// holds one more, its typed view of the bytes).
-const HOST_COPIES: u64 = 5;
-
-/// A copy of a numpy array's elements, once the copies the primitive will
-/// make of it are known to fit in host memory (a `MemoryError` otherwise,
-/// not an abort).
-fn host_elements<T: Pod + numpy::Element>(array: &Bound<'_, PyAny>) -> PyResult<Vec<T>> {
-    let a: PyReadonlyArrayDyn<'_, T> = array.extract()?;
-    let slice = a.as_slice().map_err(|_| not_a_slice(a.is_aligned()))?;
-    let bytes = (size_of_val(slice) as u64).saturating_mul(HOST_COPIES);
-    let size = warpmc_host::memory::human_bytes(size_of_val(slice) as u64);
-    warpmc_host::check_allocation(&format!("copies of an array of {size}"), bytes).map_err(PyMemoryError::new_err)?;
-    Ok(slice.to_vec())
+/// A numpy array's elements, read in its own memory.
+fn elements<'a, T: numpy::Element>(array: &'a PyReadonlyArrayDyn<'_, T>) -> PyResult<&'a [T]> {
+    array.as_slice().map_err(|_| not_a_slice(array.is_aligned()))
 }
 
-/// Writes `values` into a numpy array of the same length.
-fn write_host<T: Pod + numpy::Element>(array: &Bound<'_, PyAny>, values: &[T]) -> PyResult<()> {
-    let mut a: PyReadwriteArrayDyn<'_, T> = array.extract()?;
-    let aligned = a.is_aligned();
-    let slice = a.as_slice_mut().map_err(|_| not_a_slice(aligned))?;
-    if slice.len() != values.len() {
-        return Err(PyValueError::new_err(format!("{} results for an array of {}", values.len(), slice.len())));
-    }
-    slice.copy_from_slice(values);
-    Ok(())
+/// A numpy array's elements, written in its own memory.
+fn elements_mut<'a, T: numpy::Element>(array: &'a mut PyReadwriteArrayDyn<'_, T>) -> PyResult<&'a mut [T]> {
+    let aligned = array.is_aligned();
+    array.as_slice_mut().map_err(|_| not_a_slice(aligned))
+}
+
+/// A `MemoryError`, not an abort, when `bytes` of host memory for `what`
+/// would not fit.
+fn room_for(what: &str, bytes: u64) -> PyResult<()> {
+    let size = warpmc_host::memory::human_bytes(bytes);
+    warpmc_host::check_allocation(&format!("{what} ({size})"), bytes).map_err(PyMemoryError::new_err)
+}
+
+/// Bytes of `n` elements of `T`.
+fn bytes_of<T>(n: usize) -> u64 {
+    (n as u64).saturating_mul(size_of::<T>() as u64)
 }
 
 /// Sorts a numpy array of keys in place (and the values with them, stably).
+/// On the CPU the keys are sorted where they are (pairs are sorted in one
+/// vector of pairs, then written back); the GPU sorts a copy and the
+/// result is read back through one host copy.
 #[pyfunction]
 #[pyo3(signature = (keys, key_dtype, values, value_dtype, backend))]
 fn prims_sort_host(
@@ -249,23 +200,54 @@ fn prims_sort_host(
 ) -> PyResult<()> {
     let host = host_backend(backend)?;
     with_number!(key_dtype, K => {
-        let mut k: Vec<K> = host_elements(keys)?;
+        let mut key_array: PyReadwriteArrayDyn<'_, K> = keys.extract()?;
+        let ks = elements_mut(&mut key_array)?;
         match (values, value_dtype) {
             (Some(values), Some(vd)) => with_number!(vd, V => {
-                let mut v: Vec<V> = host_elements(values)?;
-                on_host!(py, &host, |p| sort_on(p, &mut k, Some(&mut v)))?;
-                write_host(values, &v)?;
-                write_host(keys, &k)
+                let mut value_array: PyReadwriteArrayDyn<'_, V> = values.extract()?;
+                let vs = elements_mut(&mut value_array)?;
+                if vs.len() != ks.len() {
+                    return Err(PyValueError::new_err(format!("{} values for {} keys", vs.len(), ks.len())));
+                }
+                match &host {
+                    Host::Cpu => {
+                        // The pairs, and the stable sort's buffer beside them.
+                        room_for("the key-value pairs being sorted", bytes_of::<(K, V)>(ks.len()).saturating_mul(2))?;
+                        on_cpu(py, || CpuPrims::sort_pairs_slice(ks, vs))
+                    }
+                    Host::Cuda(p) => {
+                        room_for("the sorted keys read back", bytes_of::<K>(ks.len()).max(bytes_of::<V>(vs.len())))?;
+                        on_gpu(py, p, |p| {
+                            let (mut k, mut v) = (p.upload(ks)?, p.upload(vs)?);
+                            p.sort_pairs(&mut k, &mut v)?;
+                            ks.copy_from_slice(&p.download(&k)?);
+                            vs.copy_from_slice(&p.download(&v)?);
+                            Ok(())
+                        })
+                    }
+                }
             }),
-            _ => {
-                on_host!(py, &host, |p| sort_on::<_, K, u32>(p, &mut k, None))?;
-                write_host(keys, &k)
-            }
+            _ => match &host {
+                Host::Cpu => on_cpu(py, || {
+                    CpuPrims::sort_keys_slice(ks);
+                    Ok(())
+                }),
+                Host::Cuda(p) => {
+                    room_for("the sorted keys read back", bytes_of::<K>(ks.len()))?;
+                    on_gpu(py, p, |p| {
+                        let mut k = p.upload(ks)?;
+                        p.sort_keys(&mut k)?;
+                        ks.copy_from_slice(&p.download(&k)?);
+                        Ok(())
+                    })
+                }
+            },
         }
     })
 }
 
-/// The inclusive or exclusive scan of a numpy array into `out`.
+/// The inclusive or exclusive scan of a numpy array into `out`, an array
+/// of the same length.
 #[pyfunction]
 fn prims_scan_host(
     py: Python<'_>,
@@ -278,9 +260,25 @@ fn prims_scan_host(
 ) -> PyResult<()> {
     let (host, op) = (host_backend(backend)?, parse_op(op)?);
     with_number!(dtype, T => {
-        let v: Vec<T> = host_elements(x)?;
-        let r = on_host!(py, &host, |p| scan_on(p, &v, op, inclusive))?;
-        write_host(out, &r)
+        let x_array: PyReadonlyArrayDyn<'_, T> = x.extract()?;
+        let xs = elements(&x_array)?;
+        let mut out_array: PyReadwriteArrayDyn<'_, T> = out.extract()?;
+        let os = elements_mut(&mut out_array)?;
+        if os.len() != xs.len() {
+            return Err(PyValueError::new_err(format!("{} elements scanned into {} places", xs.len(), os.len())));
+        }
+        match &host {
+            Host::Cpu => on_cpu(py, || CpuPrims::scan_into(xs, os, op, inclusive)),
+            Host::Cuda(p) => {
+                room_for("the scan read back", bytes_of::<T>(xs.len()))?;
+                on_gpu(py, p, |p| {
+                    let x = p.upload(xs)?;
+                    let r = if inclusive { p.inclusive_scan(&x, op)? } else { p.exclusive_scan(&x, op)? };
+                    os.copy_from_slice(&p.download(&r)?);
+                    Ok(())
+                })
+            }
+        }
     })
 }
 
@@ -295,8 +293,12 @@ fn prims_reduce_host<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let (host, op) = (host_backend(backend)?, parse_op(op)?);
     with_number!(dtype, T => {
-        let v: Vec<T> = host_elements(x)?;
-        let r = on_host!(py, &host, |p| reduce_on(p, &v, op))?;
+        let x_array: PyReadonlyArrayDyn<'_, T> = x.extract()?;
+        let xs = elements(&x_array)?;
+        let r = match &host {
+            Host::Cpu => on_cpu(py, || Ok(CpuPrims::reduce_slice(xs, op)))?,
+            Host::Cuda(p) => on_gpu(py, p, |p| p.reduce(&p.upload(xs)?, op))?,
+        };
         r.into_pyobject(py).map(|o| o.into_any()).map_err(Into::into)
     })
 }
@@ -319,16 +321,50 @@ fn prims_transpose_host(
 ) -> PyResult<()> {
     let host = host_backend(backend)?;
     let shape = MatrixShape::new(rows, cols).batched(batch);
-    let bytes: Vec<u8> = host_elements(x)?;
+    let x_array: PyReadonlyArrayDyn<'_, u8> = x.extract()?;
+    let xs = elements(&x_array)?;
+    let mut out_array: PyReadwriteArrayDyn<'_, u8> = out.extract()?;
+    let os = elements_mut(&mut out_array)?;
+    if os.len() != xs.len() {
+        return Err(PyValueError::new_err(format!("{} bytes transposed into {} bytes", xs.len(), os.len())));
+    }
     with_width!(itemsize, T => {
-        let mut v = vec![T::default(); bytes.len() / size_of::<T>()];
-        let whole = size_of_val(v.as_slice());
-        if whole != bytes.len() {
-            return Err(PyValueError::new_err(format!("{} bytes are not elements of {itemsize}", bytes.len())));
+        if xs.len() % size_of::<T>() != 0 {
+            return Err(PyValueError::new_err(format!("{} bytes are not elements of {itemsize}", xs.len())));
         }
-        as_bytes_mut(&mut v).copy_from_slice(&bytes);
-        let r = on_host!(py, &host, |p| transpose_on(p, &v, shape))?;
-        write_host(out, as_bytes(&r))
+        // Elements at addresses their type cannot be read at (numpy aligns
+        // new arrays, so this is rare) are worked on in an aligned copy.
+        let aligned_copy: Vec<T>;
+        let src: &[T] = match from_bytes::<T>(xs) {
+            Some(src) => src,
+            None => {
+                room_for("an aligned copy of the matrices", bytes_of::<u8>(xs.len()))?;
+                let mut v = vec![T::default(); xs.len() / size_of::<T>()];
+                as_bytes_mut(&mut v).copy_from_slice(xs);
+                aligned_copy = v;
+                &aligned_copy
+            }
+        };
+        let read_back: Option<Vec<T>> = match (&host, from_bytes_mut::<T>(os)) {
+            (Host::Cpu, Some(dst)) => {
+                on_cpu(py, || CpuPrims::transpose_slice(src, dst, shape))?;
+                None
+            }
+            (Host::Cpu, None) => {
+                room_for("the transposes", bytes_of::<T>(src.len()))?;
+                let mut v = vec![T::default(); src.len()];
+                on_cpu(py, || CpuPrims::transpose_slice(src, &mut v, shape))?;
+                Some(v)
+            }
+            (Host::Cuda(p), _) => {
+                room_for("the transposes read back", bytes_of::<T>(src.len()))?;
+                Some(on_gpu(py, p, |p| p.download(&p.transpose(&p.upload(src)?, shape)?))?)
+            }
+        };
+        if let Some(v) = read_back {
+            elements_mut(&mut out_array)?.copy_from_slice(as_bytes(&v));
+        }
+        Ok(())
     })
 }
 

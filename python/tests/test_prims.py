@@ -238,22 +238,33 @@ def test_an_empty_gpu_array_sorts_without_touching_a_device():
     assert prims.sort(x, inplace=True) is x
 
 
-def test_an_array_whose_copies_do_not_fit_is_a_memory_error_not_an_abort():
+def test_host_arrays_are_worked_on_in_their_own_memory_and_copies_that_do_not_fit_are_a_memory_error():
     import subprocess
     import sys
 
-    # 1 GiB of int64 under a 2.5 GiB address-space limit: the copies the
-    # primitive would make cannot fit.
+    # Under a 2.5 GiB address-space limit: a 1 GiB reduce, scan and in-place
+    # sort make no copy and run; sorting 2 x 512 MiB of pairs in place needs
+    # 2 GiB of pairs beside them, which is a MemoryError (not an abort) that
+    # leaves the arrays as they were.
     code = (
         "import resource, numpy as np\n"
         "resource.setrlimit(resource.RLIMIT_AS, (2600 << 20, resource.RLIM_INFINITY))\n"
         "from warpmc import prims\n"
+        "x = np.arange(2**27, dtype=np.int64)\n"
+        "assert prims.reduce(x, backend='cpu') == (2**27 - 1) * 2**26\n"
+        "x[::2] *= -1\n"
+        "prims.sort(x, inplace=True, backend='cpu')\n"
+        "assert x[0] == -(2**27 - 2) and x[-1] == 2**27 - 1 and bool(np.all(x[1:] >= x[:-1]))\n"
+        "del x\n"
+        "k = np.arange(2**26, 0, -1, dtype=np.int64)\n"
+        "v = np.arange(2**26, dtype=np.int64)\n"
         "try:\n"
-        "    prims.reduce(np.arange(2**27, dtype=np.int64), backend='cpu')\n"
+        "    prims.sort(k, v, inplace=True, backend='cpu')\n"
         "except MemoryError as e:\n"
+        "    assert k[0] == 2**26 and v[0] == 0\n"
         "    print('MemoryError', e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.startswith("MemoryError"), (out.returncode, out.stdout, out.stderr)
 
 

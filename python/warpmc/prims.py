@@ -1,7 +1,10 @@
 """Device-level primitives: sort, scan, reduce and transpose.
 
-numpy arrays are worked on by the CPU backend (or copied to a GPU and back
-with ``backend="cuda"``); the results are numpy arrays.
+numpy arrays are worked on by the CPU backend in their own memory (a
+C-contiguous, aligned array is not copied: a reduce of an array that fills
+half of memory runs; sorting keys with values holds the pairs in one more
+vector), or copied to a GPU and back with ``backend="cuda"``; the results
+are numpy arrays.
 
 GPU arrays (CuPy arrays, PyTorch CUDA tensors, and any object with
 ``__dlpack__`` on a CUDA device or with ``__cuda_array_interface__``) are

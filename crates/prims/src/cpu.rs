@@ -22,6 +22,52 @@ pub struct CpuPrims;
 impl CpuPrims {
     /// Elements per chunk of a parallel reduction.
     pub const CHUNK: usize = 1 << 16;
+
+    /// [`Primitives::reduce`] over a slice, which need not be a buffer (a
+    /// numpy array's memory, say): no copy is made.
+    pub fn reduce_slice<T: Element>(x: &[T], op: Op) -> T {
+        let partial: Vec<T> = x.par_chunks(Self::CHUNK).map(|c| fold(c, op)).collect();
+        fold(&partial, op)
+    }
+
+    /// The inclusive or exclusive scan of `x` written into `out` (the same
+    /// length), as [`Primitives::inclusive_scan`] and
+    /// [`Primitives::exclusive_scan`] compute it.
+    pub fn scan_into<T: Element>(x: &[T], out: &mut [T], op: Op, inclusive: bool) -> Result<()> {
+        ensure(x.len() == out.len(), || format!("scan: {} elements into {} places", x.len(), out.len()))?;
+        let mut acc = T::identity(op);
+        for (o, &v) in out.iter_mut().zip(x) {
+            let before = acc;
+            acc = T::combine(op, acc, v);
+            *o = if inclusive { acc } else { before };
+        }
+        Ok(())
+    }
+
+    /// [`Primitives::sort_keys`] in place over a slice.
+    pub fn sort_keys_slice<K: SortKey>(keys: &mut [K]) {
+        keys.par_sort_unstable_by_key(|k| k.radix_bits());
+    }
+
+    /// [`Primitives::sort_pairs`] in place over two slices of one length
+    /// (stable: equal keys keep their values' order, as the radix sort
+    /// does). It holds the pairs in one vector while it sorts them.
+    pub fn sort_pairs_slice<K: SortKey, V: Element>(keys: &mut [K], values: &mut [V]) -> Result<()> {
+        ensure(keys.len() == values.len(), || format!("sort_pairs: {} keys but {} values", keys.len(), values.len()))?;
+        let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(values.iter().copied()).collect();
+        pairs.par_sort_by_key(|p| p.0.radix_bits());
+        for ((k, v), (key, value)) in pairs.into_iter().zip(keys.iter_mut().zip(values.iter_mut())) {
+            *key = k;
+            *value = v;
+        }
+        Ok(())
+    }
+
+    /// [`Primitives::transpose`] from one slice into another of the same
+    /// length.
+    pub fn transpose_slice<T: Pod>(src: &[T], dst: &mut [T], shape: MatrixShape) -> Result<()> {
+        transpose::cpu::transpose_into(src, dst, shape)
+    }
 }
 
 fn fold<T: Element>(xs: &[T], op: Op) -> T {
@@ -48,29 +94,19 @@ impl Primitives for CpuPrims {
     }
 
     fn reduce<T: Element>(&self, x: &Vec<T>, op: Op) -> Result<T> {
-        let partial: Vec<T> = x.par_chunks(Self::CHUNK).map(|c| fold(c, op)).collect();
-        Ok(fold(&partial, op))
+        Ok(Self::reduce_slice(x, op))
     }
 
     fn inclusive_scan<T: Element>(&self, x: &Vec<T>, op: Op) -> Result<Vec<T>> {
-        let mut acc = T::identity(op);
-        Ok(x.iter()
-            .map(|&v| {
-                acc = T::combine(op, acc, v);
-                acc
-            })
-            .collect())
+        let mut out = vec![T::default(); x.len()];
+        Self::scan_into(x, &mut out, op, true)?;
+        Ok(out)
     }
 
     fn exclusive_scan<T: Element>(&self, x: &Vec<T>, op: Op) -> Result<Vec<T>> {
-        let mut acc = T::identity(op);
-        Ok(x.iter()
-            .map(|&v| {
-                let before = acc;
-                acc = T::combine(op, acc, v);
-                before
-            })
-            .collect())
+        let mut out = vec![T::default(); x.len()];
+        Self::scan_into(x, &mut out, op, false)?;
+        Ok(out)
     }
 
     fn segmented_reduce<T: Element>(&self, x: &Vec<T>, offsets: &Vec<u32>, op: Op) -> Result<Vec<T>> {
@@ -79,20 +115,12 @@ impl Primitives for CpuPrims {
     }
 
     fn sort_keys<K: SortKey>(&self, keys: &mut Vec<K>) -> Result<()> {
-        keys.par_sort_unstable_by_key(|k| k.radix_bits());
+        Self::sort_keys_slice(keys);
         Ok(())
     }
 
     fn sort_pairs<K: SortKey, V: Element>(&self, keys: &mut Vec<K>, values: &mut Vec<V>) -> Result<()> {
-        ensure(keys.len() == values.len(), || format!("sort_pairs: {} keys but {} values", keys.len(), values.len()))?;
-        let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(values.iter().copied()).collect();
-        // Stable: equal keys keep their values' order, as the radix sort does.
-        pairs.par_sort_by_key(|p| p.0.radix_bits());
-        for (i, (k, v)) in pairs.into_iter().enumerate() {
-            keys[i] = k;
-            values[i] = v;
-        }
-        Ok(())
+        Self::sort_pairs_slice(keys, values)
     }
 
     fn select_if<T: Element>(&self, x: &Vec<T>, pred: Predicate<T>) -> Result<Vec<T>> {
@@ -101,7 +129,7 @@ impl Primitives for CpuPrims {
 
     fn transpose<T: Pod>(&self, src: &Vec<T>, shape: MatrixShape) -> Result<Vec<T>> {
         let mut dst = vec![T::default(); src.len()];
-        transpose::cpu::transpose_into(src, &mut dst, shape)?;
+        Self::transpose_slice(src, &mut dst, shape)?;
         Ok(dst)
     }
 

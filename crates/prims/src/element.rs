@@ -53,6 +53,30 @@ pub fn as_bytes_mut<T: Pod>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// `bytes` viewed as elements of `T`, where they are whole elements at an
+/// address of `T`'s alignment (`None` otherwise): the inverse of
+/// [`as_bytes`], without a copy.
+pub fn from_bytes<T: Pod>(bytes: &[u8]) -> Option<&[T]> {
+    let size = std::mem::size_of::<T>();
+    if size == 0 || bytes.len() % size != 0 || (bytes.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
+        return None;
+    }
+    // SAFETY: the address is aligned for T and the length whole elements;
+    // Pod types accept every bit pattern.
+    Some(unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size) })
+}
+
+/// `bytes` viewed as writable elements of `T`, as [`from_bytes`].
+pub fn from_bytes_mut<T: Pod>(bytes: &mut [u8]) -> Option<&mut [T]> {
+    let size = std::mem::size_of::<T>();
+    if size == 0 || bytes.len() % size != 0 || (bytes.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
+        return None;
+    }
+    // SAFETY: as in from_bytes; the slice is borrowed mutably once, and any
+    // element written leaves valid bytes.
+    Some(unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), bytes.len() / size) })
+}
+
 /// An associative operator for reductions and scans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
@@ -388,5 +412,20 @@ mod tests {
             assert_eq!(u64::combine(op, u64::identity(op), 9), 9);
             assert_eq!(f32::combine(op, f32::identity(op), 2.5), 2.5);
         }
+    }
+
+    #[test]
+    fn bytes_view_back_as_elements_only_when_whole_and_aligned() {
+        let mut v = [1u64, u64::MAX, 0x0102_0304_0506_0708];
+        let bytes = as_bytes(&v).to_vec();
+        // A Vec<u64>'s bytes are aligned: the view is the elements.
+        assert_eq!(from_bytes::<u64>(as_bytes(&v)), Some(&[1u64, u64::MAX, 0x0102_0304_0506_0708][..]));
+        assert_eq!(from_bytes::<u64>(&as_bytes(&v)[..23]), None, "not whole elements");
+        assert_eq!(from_bytes::<u64>(&as_bytes(&v)[1..17]), None, "misaligned");
+        assert_eq!(from_bytes::<u32>(&as_bytes(&v)[4..12]), Some(&[0u32, 0xffff_ffff][..]));
+        assert_eq!(from_bytes::<u8>(&bytes[..0]), Some(&[][..]));
+        from_bytes_mut::<u64>(as_bytes_mut(&mut v)).unwrap()[1] = 7;
+        assert_eq!(v[1], 7);
+        assert!(from_bytes_mut::<u16>(&mut as_bytes_mut(&mut v)[1..5]).is_none());
     }
 }

@@ -70,7 +70,9 @@ pub use atomics::AtomicsConfig;
 pub use cpu::CpuPrims;
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaPrims, SortScratch};
-pub use element::{DeviceCopy, Element, Op, Pod, Predicate, SortKey, as_bytes, as_bytes_mut};
+pub use element::{
+    DeviceCopy, Element, Op, Pod, Predicate, SortKey, as_bytes, as_bytes_mut, from_bytes, from_bytes_mut,
+};
 pub use error::{PrimsError, Result};
 pub use transpose::{Bytes16, MatrixShape, TransposeKernel};
 
