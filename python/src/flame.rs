@@ -25,18 +25,42 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The genome `source` (a file's path, or XML when `is_xml`), read as
-/// `warpmc flame render` reads it.
-fn read(source: &str, is_xml: bool, palettes: Option<PathBuf>, strict: bool) -> Result<ParsedGenome, FlameError> {
-    if !is_xml {
-        refuse_fifo(Path::new(source), "genome")?;
+/// A genome as Python gives it: XML text, or a file's path (any path the
+/// operating system takes, bytes that are not UTF-8 included: Python holds
+/// those as surrogate escapes, which a Rust string cannot).
+enum Source {
+    Xml(String),
+    File(PathBuf),
+}
+
+impl Source {
+    fn new(source: &Bound<'_, PyAny>, is_xml: bool) -> PyResult<Source> {
+        Ok(if is_xml { Source::Xml(source.extract()?) } else { Source::File(source.extract()?) })
+    }
+
+    /// What the source names in messages.
+    fn label(&self) -> String {
+        match self {
+            Source::Xml(_) => "<genome>".to_string(),
+            Source::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// The genome `source`, read as `warpmc flame render` reads it.
+fn read(source: &Source, palettes: Option<PathBuf>, strict: bool) -> Result<ParsedGenome, FlameError> {
+    if let Source::File(path) = source {
+        refuse_fifo(path, "genome")?;
     }
     if let Some(p) = &palettes {
         refuse_fifo(p, "palette file")?;
     }
     PaletteLibrary::check_named(palettes.as_deref())?;
     let opts = ParseOptions { strict, palette_file: palettes };
-    if is_xml { parse_str(source, "<genome>", &opts) } else { parse_file(Path::new(source), &opts) }
+    match source {
+        Source::Xml(text) => parse_str(text, "<genome>", &opts),
+        Source::File(path) => parse_file(path, &opts),
+    }
 }
 
 /// Refuses a FIFO: opening one waits for a writer, in native code that
@@ -55,11 +79,6 @@ fn refuse_fifo(path: &Path, what: &str) -> Result<(), FlameError> {
     }
     let _ = (path, what);
     Ok(())
-}
-
-/// What `source` names in messages.
-fn label(source: &str, is_xml: bool) -> &str {
-    if is_xml { "<genome>" } else { source }
 }
 
 /// Renders one frame on `device`, checking its cost first (iterations
@@ -96,7 +115,7 @@ fn render_on(
 #[allow(clippy::too_many_arguments)]
 fn flame_render<'py>(
     py: Python<'py>,
-    source: &str,
+    source: &Bound<'py, PyAny>,
     is_xml: bool,
     index: usize,
     name: Option<String>,
@@ -117,9 +136,10 @@ fn flame_render<'py>(
         _ => return Err(pyo3::exceptions::PyValueError::new_err(format!("bits must be 8 or 16, not {bits}"))),
     };
     let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
-    let parsed = py.detach(|| read(source, is_xml, palettes, strict)).map_err(errors::flame)?;
+    let source = Source::new(source, is_xml)?;
+    let parsed = py.detach(|| read(&source, palettes, strict)).map_err(errors::flame)?;
     let n = parsed.flames.len();
-    let at = label(source, is_xml);
+    let at = source.label();
     let i = match &name {
         Some(name) => {
             let named: Vec<usize> =
@@ -193,14 +213,21 @@ fn flame_render<'py>(
 /// variations, what was dropped), whether it renders and every warning.
 #[pyfunction]
 #[pyo3(signature = (source, is_xml, palettes, strict))]
-fn flame_info(py: Python<'_>, source: &str, is_xml: bool, palettes: Option<PathBuf>, strict: bool) -> PyResult<String> {
+fn flame_info(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    is_xml: bool,
+    palettes: Option<PathBuf>,
+    strict: bool,
+) -> PyResult<String> {
+    let source = Source::new(source, is_xml)?;
     // Read leniently, so that what is unsupported is listed; `strict`
     // makes it an error afterwards, as `flame info --strict` does.
-    let parsed = py.detach(|| read(source, is_xml, palettes, false)).map_err(errors::flame)?;
+    let parsed = py.detach(|| read(&source, palettes, false)).map_err(errors::flame)?;
     if strict && !parsed.skipped.is_empty() {
         return Err(errors::flame(FlameError::UnknownVariation(format!(
             "{}: unknown variations or attributes: {}",
-            label(source, is_xml),
+            source.label(),
             parsed.skipped.join(", ")
         ))));
     }

@@ -262,3 +262,16 @@ def test_xml_text_with_a_byte_order_mark_is_a_genome_not_a_path():
     assert flame.info("\ufeff" + SIERPINSKI) == flame.info(SIERPINSKI)
     with pytest.raises(TypeError, match="not its XML text"):
         flame.render(SIERPINSKI, palettes="\ufeff<palettes/>")
+
+
+def test_a_genome_path_that_is_not_utf8_is_read(tmp_path):
+    # Python holds the byte 0xff of a file name as a surrogate escape.
+    name = os.fsdecode(b"sierpinski-\xff.flam3")
+    path = tmp_path / name
+    path.write_text(SIERPINSKI)
+    plain = flame.render(SIERPINSKI, seed=2, backend="cpu")
+    for given in (path, str(path)):
+        assert np.array_equal(flame.render(given, seed=2, backend="cpu"), plain)
+        assert flame.info(given) == flame.info(SIERPINSKI)
+    with pytest.raises(FileNotFoundError, match="missing-"):
+        flame.render(tmp_path / os.fsdecode(b"missing-\xfe.flam3"))
