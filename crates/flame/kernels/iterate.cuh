@@ -555,7 +555,7 @@ struct ChaosGame {
             float4 col = make_float4(0.f, 0.f, 0.f, 0.f);
             if (valid) {
                 // Truncated to whole numbers, as flam3's integer histogram
-                // adds them (histogram.rs, hit_values).
+                // adds them (histogram.rs, Count::add_hit).
                 col = Palette::lookup(pal, fc);
                 const float v = (float)vis;
                 if (v != 1.0f) {

@@ -221,3 +221,30 @@ fn a_negative_opacity_draws_nothing() {
     assert_eq!(negative.pixels, zero.pixels);
     assert_ne!(image(1.0).pixels, zero.pixels);
 }
+
+/// A cell hit a million times: the CPU's histogram counts every hit (flam3's
+/// unsigned integers), so its 32-bit render is the 64-bit one. Floats of
+/// 32 bits would have rounded each of the last ~990,000 additions (past
+/// 2²⁴) and shifted the pixel's colour by a few levels.
+#[test]
+fn a_cell_of_a_million_hits_keeps_its_colour() {
+    let xml = r#"<flame size="8 8" center="0.013 0.011" scale="4" quality="16000" brightness="0.5" gamma="1"
+        vibrancy="1" estimator_radius="0">
+      <xform weight="0.5" color="0" color_speed="1" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+      <xform weight="0.5" color="0" color_speed="1" linear="1" coefs="0.4 0.1 -0.1 0.4 0 0"/>
+      <color index="0" rgb="163 100 37"/>
+    </flame>"#;
+    let opts = warpmc_flame::genome::ParseOptions::default();
+    let f = warpmc_flame::genome::parse_str(xml, "hot.flam3", &opts).unwrap().flames.remove(0);
+    let image = |precision| {
+        let s = RenderSettings { seed: 3, precision, ..RenderSettings::default() };
+        render(std::slice::from_ref(&f), 0.0, &s).unwrap()
+    };
+    let (single, double) = (image(Precision::F32), image(Precision::F64));
+    assert!(single.stats.iterations >= 1_000_000, "{:?}", single.stats);
+    let hot = (0..double.pixels.len()).max_by(|&a, &b| double.pixels[a][1].total_cmp(&double.pixels[b][1])).unwrap();
+    for c in 0..3 {
+        let (s, d) = (single.pixels[hot][c], double.pixels[hot][c]);
+        assert!((s - d).abs() < 1e-4 * d.abs().max(1.0), "channel {c}: {s} against {d}");
+    }
+}

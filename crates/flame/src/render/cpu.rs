@@ -55,7 +55,7 @@ pub(super) fn render<T: Bucket>(
 
 /// Histogram and accumulation buffer of one frame in host memory.
 pub(super) struct CpuBackend<T: Bucket> {
-    hist: Vec<[T; 5]>,
+    hist: Vec<[T::Count; 5]>,
     acc: Vec<[T; 4]>,
     hw: usize,
     hh: usize,
@@ -84,7 +84,7 @@ struct SubBatch {
 
 impl<T: Bucket> CpuBackend<T> {
     pub(super) fn new(g: &FrameGeometry, settings: &RenderSettings) -> Result<Self> {
-        let hist: Vec<[T; 5]> = try_buffer(g.hw * g.hh, [T::default(); 5], "the histogram")?;
+        let hist: Vec<[T::Count; 5]> = try_buffer(g.hw * g.hh, [T::Count::default(); 5], "the histogram")?;
         let acc: Vec<[T; 4]> = try_buffer(g.hw * g.hh, [T::default(); 4], "the accumulation buffer")?;
         let threads = rayon::current_num_threads().max(1);
         let band_rows = g.hh.div_ceil(threads * 4).max(1);
@@ -141,7 +141,7 @@ impl<T: Bucket> CpuBackend<T> {
 
 impl<T: Bucket> FrameBackend for CpuBackend<T> {
     fn begin_pass(&mut self, _jobs: usize) -> Result<()> {
-        self.hist.par_iter_mut().for_each(|c| *c = [T::default(); 5]);
+        self.hist.par_iter_mut().for_each(|c| *c = [T::Count::default(); 5]);
         Ok(())
     }
 

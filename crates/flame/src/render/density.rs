@@ -17,19 +17,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use super::filters::DensityFilters;
-use super::histogram::Bucket;
+use super::histogram::{Bucket, Count};
 
 /// Log scaling without density estimation: every cell in place.
-pub(crate) fn log_scale<T: Bucket>(hist: &[[T; 5]], acc: &mut [[T; 4]], width: usize, k1: f64, k2: f64) {
+pub(crate) fn log_scale<C: Count, T: Bucket>(hist: &[[C; 5]], acc: &mut [[T; 4]], width: usize, k1: f64, k2: f64) {
     acc.par_chunks_mut(width).zip(hist.par_chunks(width)).for_each(|(arow, hrow)| {
         for (a, h) in arow.iter_mut().zip(hrow) {
-            let alpha = h[3].to_f64();
+            let alpha = h[3].value();
             if alpha == 0.0 {
                 continue;
             }
             let ls = k1 * (1.0 + alpha * k2).ln() / alpha;
             for c in 0..4 {
-                a[c] += T::from_f64(h[c].to_f64() * ls);
+                a[c] += T::from_f64(h[c].value() * ls);
             }
         }
     });
@@ -39,8 +39,8 @@ pub(crate) fn log_scale<T: Bucket>(hist: &[[T; 5]], acc: &mut [[T; 4]], width: u
 /// `cancel` is set the rows not yet begun are left undone (the caller
 /// discards the frame): a wide estimator on a large frame takes seconds.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn density_estimate<T: Bucket>(
-    hist: &[[T; 5]],
+pub(crate) fn density_estimate<C: Count, T: Bucket>(
+    hist: &[[C; 5]],
     acc: &mut [[T; 4]],
     width: usize,
     height: usize,
@@ -98,8 +98,8 @@ pub(crate) fn density_estimate<T: Bucket>(
 /// `[w0, w0 + h_piece)` of the accumulation buffer.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn density_row<T: Bucket>(
-    hist: &[[T; 5]],
+fn density_row<C: Count, T: Bucket>(
+    hist: &[[C; 5]],
     piece: &mut [[T; 4]],
     width: usize,
     j: usize,
@@ -128,14 +128,14 @@ fn density_row<T: Bucket>(
     };
     for i in first..last_i {
         let h = &hist[i + j * width];
-        if h[4].to_f64() == 0.0 || h[3].to_f64() == 0.0 {
+        if h[4].value() == 0.0 || h[3].value() == 0.0 {
             continue;
         }
         // Hits in the neighbourhood, scaled for equal iterations per area.
         let mut f = 0.0;
         for jj in j - ss..=j + ss {
             for ii in i - ss..=i + ss {
-                f += hist[ii + jj * width][4].to_f64() / 255.0;
+                f += hist[ii + jj * width][4].value() / 255.0;
             }
         }
         if even {
@@ -144,9 +144,9 @@ fn density_row<T: Bucket>(
         let k = de.select(f);
         let reach = de.widths[k].ceil() as usize - 1;
         let coefs = &de.coefs[k * de.kernel_size..(k + 1) * de.kernel_size];
-        let c3 = h[3].to_f64();
+        let c3 = h[3].value();
         let base = k1 * (1.0 + c3 * k2).ln() / c3;
-        let cell = [h[0].to_f64(), h[1].to_f64(), h[2].to_f64(), c3];
+        let cell = [h[0].value(), h[1].value(), h[2].value(), c3];
         let mut idx = 0;
         for jj in 0..=reach as i64 {
             for ii in 0..=jj {

@@ -1,5 +1,6 @@
-//! Histogram cells (RGBA + hit count) in f32 or f64, and the deterministic
-//! parallel accumulation of chaos-game samples into them.
+//! Histogram cells (RGBA + hit count) as flam3's unsigned 32-bit counts or
+//! doubles, and the deterministic parallel accumulation of chaos-game
+//! samples into them.
 //!
 //! Determinism: every cell receives its additions in the same order on any
 //! number of threads — sub-batch by sub-batch, sample by sample — because
@@ -10,10 +11,13 @@ use std::ops::{Add, AddAssign, Mul};
 
 use crate::palette::PALETTE_SIZE;
 
-/// A floating-point type histogram cells can be made of.
+/// A floating-point type the accumulation buffer (and the GPU's histogram)
+/// can be made of.
 pub(crate) trait Bucket:
     Copy + Default + Send + Sync + Add<Output = Self> + AddAssign + Mul<Output = Self> + 'static
 {
+    /// What the CPU's histogram cells hold in a render of this precision.
+    type Count: Count;
     /// Conversion from f64 (rounding for f32).
     fn from_f64(v: f64) -> Self;
     /// Conversion to f64.
@@ -21,6 +25,11 @@ pub(crate) trait Bucket:
 }
 
 impl Bucket for f32 {
+    /// flam3-render's default histogram (`bits=33`): unsigned 32-bit
+    /// integers, exact to the last hit, where f32 would round once a cell
+    /// passes 2²⁴ (about 66,000 hits) and shift the colours of the
+    /// brightest cells.
+    type Count = u32;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         v as f32
@@ -32,12 +41,65 @@ impl Bucket for f32 {
 }
 
 impl Bucket for f64 {
+    /// flam3-render's `bits=64`.
+    type Count = f64;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         v
     }
     #[inline(always)]
     fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// What a histogram cell's channel holds. flam3-render's histogram (its
+/// default `bits=33`) holds unsigned integers, so each addition drops the
+/// fraction: a colour value of 100.9 adds 100, and a sample whose
+/// visibility makes a channel less than 1 adds nothing to it (a palette of
+/// fractional colours would render up to 0.5/255 brighter per channel
+/// otherwise). The floating-point cells drop it too.
+pub(crate) trait Count: Copy + Default + Send + Sync + 'static {
+    /// Adds one sample's product (from [`hit_products`]) with its
+    /// fraction dropped as flam3 drops it.
+    fn add_hit(&mut self, v: f64);
+    /// The channel's value.
+    fn value(self) -> f64;
+}
+
+impl Count for u32 {
+    /// As flam3's `bump_no_overflow` macro: the sum taken in double and
+    /// converted as C converts a double to `unsigned int` on x86-64 (a
+    /// negative sum, from a negative palette entry, wraps modulo 2³²),
+    /// and held at 2³² − 1 where the addition would pass it.
+    #[inline(always)]
+    fn add_hit(&mut self, v: f64) {
+        *self = if f64::from(u32::MAX - *self) > v { ((f64::from(*self) + v) as i64) as u32 } else { u32::MAX };
+    }
+    #[inline(always)]
+    fn value(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Count for f32 {
+    #[inline(always)]
+    fn add_hit(&mut self, v: f64) {
+        *self += v.floor() as f32;
+    }
+    #[inline(always)]
+    fn value(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Count for f64 {
+    #[inline(always)]
+    fn add_hit(&mut self, v: f64) {
+        *self += v.floor();
+    }
+    #[inline(always)]
+    fn value(self) -> f64 {
         self
     }
 }
@@ -141,24 +203,17 @@ fn prefetch<T>(p: &T) {
 }
 
 /// What one sample of palette colour `c` (premultiplied, see [`ColorMap`])
-/// and visibility `v` adds to its cell: r, g, b, alpha, hits, each
-/// truncated to a whole number. flam3-render's histogram (its default
-/// `bits=33`) holds unsigned integers, so each addition drops the
-/// fraction: a colour value of 100.9 adds 100, and a sample whose
-/// visibility makes a channel less than 1 adds nothing to it.
+/// and visibility `v` adds to its cell, before [`Count::add_hit`] drops
+/// the fraction: r, g, b, alpha times the visibility, and 255 times it.
 #[inline(always)]
-pub(crate) fn hit_values(c: [f64; 4], v: f64) -> [f64; 5] {
-    if v == 1.0 {
-        [c[0].floor(), c[1].floor(), c[2].floor(), c[3].floor(), 255.0]
-    } else {
-        [(v * c[0]).floor(), (v * c[1]).floor(), (v * c[2]).floor(), (v * c[3]).floor(), (v * 255.0).floor()]
-    }
+pub(crate) fn hit_products(c: [f64; 4], v: f64) -> [f64; 5] {
+    if v == 1.0 { [c[0], c[1], c[2], c[3], 255.0] } else { [v * c[0], v * c[1], v * c[2], v * c[3], v * 255.0] }
 }
 
 /// Adds the samples of one band, from sub-batches in order, into that
 /// band's cells (`cells` starts at cell `first_cell`).
-pub(crate) fn accumulate_band<T: Bucket>(
-    cells: &mut [[T; 5]],
+pub(crate) fn accumulate_band<C: Count>(
+    cells: &mut [[C; 5]],
     first_cell: u32,
     band: usize,
     batches: &[BandedSamples],
@@ -174,9 +229,9 @@ pub(crate) fn accumulate_band<T: Bucket>(
                 prefetch(&cells[(next.cell - first_cell) as usize]);
             }
             let cell = &mut cells[(s.cell - first_cell) as usize];
-            let hit = hit_values(cmap.lookup(f64::from(s.color)), f64::from(s.visibility));
+            let hit = hit_products(cmap.lookup(f64::from(s.color)), f64::from(s.visibility));
             for (sum, v) in cell.iter_mut().zip(hit) {
-                *sum += T::from_f64(v);
+                sum.add_hit(v);
             }
         }
     }
@@ -201,14 +256,56 @@ mod tests {
         assert_eq!(cells(2), vec![7, 8]);
     }
 
+    /// The sums `add_hit` makes of `products`, from an empty channel.
+    fn sum<C: Count>(products: &[f64]) -> f64 {
+        let mut c = C::default();
+        for &v in products {
+            c.add_hit(v);
+        }
+        c.value()
+    }
+
     #[test]
     fn each_hit_adds_whole_numbers_as_flam3s_integer_histogram() {
-        assert_eq!(hit_values([100.9, 40.0, 0.5, 255.0], 1.0), [100.0, 40.0, 0.0, 255.0, 255.0]);
+        let products = hit_products([100.9, 40.0, 0.5, 255.0], 1.0);
+        assert_eq!(products.map(|v| sum::<u32>(&[v])), [100.0, 40.0, 0.0, 255.0, 255.0]);
+        assert_eq!(products.map(|v| sum::<f32>(&[v])), [100.0, 40.0, 0.0, 255.0, 255.0]);
+        assert_eq!(products.map(|v| sum::<f64>(&[v])), [100.0, 40.0, 0.0, 255.0, 255.0]);
         // Just below a whole number: flam3 adds the one below.
-        assert_eq!(hit_values([99.99999999999999, 0.0, 0.0, 255.0], 1.0)[0], 99.0);
+        assert_eq!(sum::<u32>(&[99.99999999999999]), 99.0);
+        assert_eq!(sum::<f32>(&[99.99999999999999]), 99.0);
         // Visibility scales before the truncation; the hits too.
-        assert_eq!(hit_values([100.9, 3.0, 1.5, 255.0], 0.5), [50.0, 1.0, 0.0, 127.0, 127.0]);
-        assert_eq!(hit_values([0.0; 4], 0.001), [0.0, 0.0, 0.0, 0.0, 0.0]);
+        let half = hit_products([100.9, 3.0, 1.5, 255.0], 0.5);
+        assert_eq!(half.map(|v| sum::<u32>(&[v])), [50.0, 1.0, 0.0, 127.0, 127.0]);
+        assert_eq!(hit_products([0.0; 4], 0.001).map(|v| sum::<u32>(&[v])), [0.0; 5]);
+        // Fractions are dropped per addition, not from the sum.
+        assert_eq!(sum::<u32>(&[0.6, 0.6, 0.6]), 0.0);
+    }
+
+    #[test]
+    fn the_integer_histogram_counts_exactly_and_stops_where_flam3s_does() {
+        // 2^24 is where f32 stops counting single steps; u32 goes on.
+        let mut c: u32 = 1 << 24;
+        c.add_hit(1.0);
+        assert_eq!(c, (1 << 24) + 1);
+        let mut f: f32 = (1 << 24) as f32;
+        f.add_hit(1.0);
+        assert_eq!(f, (1 << 24) as f32, "f32 does lose the step (why the CPU counts in u32)");
+        // flam3's bump_no_overflow holds the sum at 2^32 - 1.
+        let mut c = u32::MAX - 100;
+        c.add_hit(99.0);
+        assert_eq!(c, u32::MAX - 1);
+        c.add_hit(255.0);
+        assert_eq!(c, u32::MAX);
+        c.add_hit(255.0);
+        assert_eq!(c, u32::MAX);
+        // A negative product (a negative palette entry) wraps a sum that
+        // goes below zero, as C's conversion to unsigned does on x86-64;
+        // the next positive one then stops at the top.
+        assert_eq!(sum::<u32>(&[-50.7]), f64::from(u32::MAX - 49));
+        assert_eq!(sum::<u32>(&[-50.7, 200.0]), f64::from(u32::MAX));
+        assert_eq!(sum::<u32>(&[100.0, -50.7]), 49.0);
+        assert_eq!(sum::<f64>(&[100.0, -50.7]), 49.0);
     }
 
     #[test]

@@ -81,10 +81,14 @@ use crate::genome::Flame;
 /// the chaos game's arithmetic, see `cuda::IterationOptions::real`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Precision {
-    /// 32-bit floats (half the memory; exact counts up to 2²⁴/255 hits).
+    /// Half the memory of `F64`. On the CPU the histogram holds
+    /// flam3-render's default cells, unsigned 32-bit counts (exact, held
+    /// at 2³² − 1 as flam3's), and the accumulation buffer 32-bit floats;
+    /// on the GPU both are 32-bit floats, whose counts are exact up to
+    /// 2²⁴/255 (about 66,000) hits per cell.
     #[default]
     F32,
-    /// 64-bit floats.
+    /// 64-bit floats (flam3-render's `bits=64`).
     F64,
 }
 

@@ -75,7 +75,7 @@ impl InitialPoints {
 
 /// The f32 nearest `v` whose floor is `v`'s: the kernels truncate each
 /// sample's colour as flam3's integer histogram does
-/// ([`histogram::hit_values`](crate::render::histogram::hit_values)), and
+/// ([`histogram::Count`](crate::render::histogram::Count)), and
 /// a colour such as 99.99999999999999 (from a palette's HSV round trip)
 /// must not round up to 100 on the way to f32.
 pub(crate) fn f32_flooring_as(v: f64) -> f32 {

@@ -11,13 +11,13 @@ use super::codegen::cuda_type;
 use crate::render::Precision;
 use crate::render::filters::{DensityFilters, SpatialFilter};
 use crate::render::frame::LogScale;
-use crate::render::histogram::Bucket;
+use crate::render::histogram::{Bucket, Count};
 use crate::render::tonemap::ToneMap;
 
 const FINISH_CU: &str = include_str!("../../../kernels/finish.cu");
 
 /// Bucket types the GPU histogram can hold.
-pub(crate) trait GpuBucket: Bucket + DeviceRepr + ValidAsZeroBits {
+pub(crate) trait GpuBucket: Bucket + Count + DeviceRepr + ValidAsZeroBits {
     /// The bucket type as a [`Precision`].
     const PRECISION: Precision;
 }
