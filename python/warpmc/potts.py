@@ -111,8 +111,9 @@ def run(
     when the run was too short for its error bars), ``slow_mode`` (True when
     its batch means spread more than its autocorrelation allows; the errors
     were widened to that spread), ``backend``,
-    ``flips_per_ns``; with ``tempering``, ``exchange_acceptance``,
-    ``round_trips`` and ``replica_tau_int`` (the integrated autocorrelation
+    ``flips_per_ns``; with ``tempering``, ``exchange_acceptance`` and
+    ``round_trips`` (of the exchange rounds after thermalisation), and
+    ``replica_tau_int`` (the integrated autocorrelation
     time, in sweeps, of the replicas' summed energy, which swaps do not
     change: a run that measured fewer than 100 of it has every row
     ``too_short``); and, under ``run``, the provenance: warpmc's version

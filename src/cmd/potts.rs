@@ -161,7 +161,8 @@ struct RunArgs {
     /// at once, neighbouring temperatures offering to swap their replicas
     /// every --exchange-every sweeps (temperatures strictly increasing or
     /// decreasing; not with --continue). Adds the swap acceptance of each
-    /// pair, the replicas' round trips and the τ_int of their summed energy
+    /// pair and the replicas' round trips, both counted after
+    /// thermalisation, and the τ_int of their summed energy
     /// (replica_tau_int: a run shorter than 100 of it is flagged too_short)
     /// to the output (docs/tempering.md).
     #[arg(long, help_heading = "Protocol")]
@@ -861,18 +862,20 @@ enum Ended {
 }
 
 /// The exchange statistics of a tempering run's size, on stderr (`size`:
-/// the lattice size, named when the study has several).
-fn print_tempering_summary(state: &RunState, size: Option<usize>) {
+/// the lattice size, named when the study has several). They are those of
+/// the rounds after thermalisation.
+fn print_tempering_summary(cfg: &ProtocolConfig, state: &RunState, size: Option<usize>) {
     let Some(t) = state.tempering() else { return };
     let stats = t.replicas().stats();
+    let thermalising = cfg.therm() / cfg.exchange_every().unwrap_or(u64::MAX).max(1);
     let acceptance = stats.acceptance();
     // A pair offered no swap yet (a run stopped before its first exchange)
     // has no rate: "-".
     let lowest = acceptance.iter().copied().filter(|a| !a.is_nan()).reduce(f64::min);
     noteln!(
-        "tempering{}: {} exchange rounds, {} round trips; swap acceptance per pair {}{}",
+        "tempering{}: {} exchange rounds after thermalisation, {} round trips; swap acceptance per pair {}{}",
         size.map(|l| format!(" (L = {l})")).unwrap_or_default(),
-        stats.rounds,
+        stats.rounds.saturating_sub(thermalising),
         stats.round_trips,
         acceptance
             .iter()
@@ -943,7 +946,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         o.begin_size(cfg, &state, r.backend_description())?;
         let result = r.run(&mut state, &mut TeamObserver::new(team, o));
         if result.is_ok() && team.is_first() {
-            print_tempering_summary(&state, (study.len() > 1).then_some(cfg.size()));
+            print_tempering_summary(cfg, &state, (study.len() > 1).then_some(cfg.size()));
         }
         if result.is_err() || at + 1 == study.len() {
             break (result, r);

@@ -69,7 +69,10 @@ enum End {
     Last,
 }
 
-/// Exchange statistics of a tempering run, summed over samples.
+/// Exchange statistics of a tempering run, summed over samples. In a run
+/// driven by [`advance`] the offers, acceptances and round trips are
+/// those of the rounds after thermalisation (a round trip counts when it
+/// ends there); `rounds` counts every round.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExchangeStats {
     /// Offers made to the pair (T_t, T_{t+1}), per t.
@@ -79,7 +82,7 @@ pub struct ExchangeStats {
     /// Completed round trips first → last → first temperature, all
     /// replicas of all samples.
     pub round_trips: u64,
-    /// Exchange rounds done.
+    /// Exchange rounds done, thermalisation included.
     pub rounds: u64,
 }
 
@@ -271,6 +274,16 @@ impl Replicas {
         }
         self.stats.rounds += 1;
         Ok(changed)
+    }
+
+    /// Starts the acceptance counts and the round trips afresh, as the
+    /// run's measurements begin: they describe the measured part of the
+    /// run, not the approach to equilibrium. The rounds, which number the
+    /// random words, and where each replica last stood go on.
+    fn restart_stats(&mut self) {
+        self.stats.attempts.iter_mut().for_each(|a| *a = 0);
+        self.stats.accepted.iter_mut().for_each(|a| *a = 0);
+        self.stats.round_trips = 0;
     }
 
     /// Updates where the replicas at the two ends last stood, counting the
@@ -495,6 +508,12 @@ pub fn advance(
                         state.series[t][s].push(Measurement::from_census(&model, c));
                     }
                 }
+            }
+            // The first round after thermalisation starts the statistics
+            // afresh (decided by the sweep alone, so a resumed run does
+            // the same).
+            if exchange && state.sweep > cfg.therm() && state.sweep - exchange_every <= cfg.therm() {
+                state.replicas.restart_stats();
             }
             if exchange && state.replicas.exchange(&model, &censuses)? {
                 state.replicas.apply_tables(ensemble, &tables)?;

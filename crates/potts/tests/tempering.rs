@@ -124,6 +124,24 @@ fn resumed_tempering_is_bit_identical() {
     assert!(whole.replicas().stats().accepted.iter().sum::<u64>() > 0, "no exchange was ever accepted");
 }
 
+/// The acceptance counts and round trips are those of the rounds after
+/// thermalisation: 20 sweeps of it and 100 measured, an exchange round
+/// after every sweep but the last, give rounds 0 to 118, of which 20 to
+/// 118 count: pair 0 (even rounds) is offered 50 swaps per sample, pair 1
+/// 49. A run stopped during thermalisation and resumed counts the same.
+#[test]
+fn exchange_statistics_count_the_rounds_after_thermalisation() {
+    let cfg = config(2, 8, vec![1.0, 1.1, 1.2], 20, 100, 3, 4);
+    let whole = tempered(&Device::CPU, &cfg, 1, None);
+    let stats = whole.replicas().stats();
+    assert_eq!(stats.rounds, 119);
+    assert_eq!(stats.attempts, vec![50 * 3, 49 * 3]);
+    assert!(stats.accepted.iter().zip(&stats.attempts).all(|(a, n)| a <= n));
+    let pieces = tempered(&Device::CPU, &cfg, 1, Some(1));
+    assert_eq!(whole.replicas(), pieces.replicas());
+    assert_eq!(whole.series(), pieces.series());
+}
+
 /// Every algorithm tempers: stopped and resumed the run ends in the same
 /// bits, and the protocol's runner (on its ensemble for the algorithm)
 /// gives the results of one backend per replica.
