@@ -242,22 +242,27 @@ def test_host_arrays_are_worked_on_in_their_own_memory_and_copies_that_do_not_fi
     import subprocess
     import sys
 
-    # Under a 2.5 GiB address-space limit: a 1 GiB reduce, scan and in-place
-    # sort make no copy and run; sorting 2 x 512 MiB of pairs in place needs
-    # 2 GiB of pairs beside them, which is a MemoryError (not an abort) that
-    # leaves the arrays as they were.
+    # The arrays (1 GiB, then 2 x 512 MiB) are made, and warpmc's threads
+    # started (their stacks and allocator arenas are address space too),
+    # before the address space is limited to what the process holds plus
+    # 600 MiB: a reduce and an in-place sort make no copy and run; sorting
+    # the pairs in place needs 2 GiB of pairs beside them, which is a
+    # MemoryError (not an abort) that leaves the arrays as they were.
     code = (
         "import resource, numpy as np\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (2600 << 20, resource.RLIM_INFINITY))\n"
         "from warpmc import prims\n"
+        "prims.sort(np.arange(1 << 20, 0, -1), np.arange(1 << 20), inplace=True, backend='cpu')\n"
         "x = np.arange(2**27, dtype=np.int64)\n"
+        "k = np.arange(2**26, 0, -1, dtype=np.int64)\n"
+        "v = np.arange(2**26, dtype=np.int64)\n"
+        "vm = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize:')) * 1024\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (vm + (600 << 20), resource.RLIM_INFINITY))\n"
         "assert prims.reduce(x, backend='cpu') == (2**27 - 1) * 2**26\n"
         "x[::2] *= -1\n"
         "prims.sort(x, inplace=True, backend='cpu')\n"
-        "assert x[0] == -(2**27 - 2) and x[-1] == 2**27 - 1 and bool(np.all(x[1:] >= x[:-1]))\n"
-        "del x\n"
-        "k = np.arange(2**26, 0, -1, dtype=np.int64)\n"
-        "v = np.arange(2**26, dtype=np.int64)\n"
+        "assert x[0] == -(2**27 - 2) and x[-1] == 2**27 - 1\n"
+        "chunks = (x[i:i + (1 << 20) + 1] for i in range(0, 2**27, 1 << 20))\n"
+        "assert all(bool(np.all(c[1:] >= c[:-1])) for c in chunks)\n"
         "try:\n"
         "    prims.sort(k, v, inplace=True, backend='cpu')\n"
         "except MemoryError as e:\n"
