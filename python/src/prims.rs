@@ -179,6 +179,18 @@ fn room_for(what: &str, bytes: u64) -> PyResult<()> {
     warpmc_host::check_allocation(&format!("{what} ({size})"), bytes).map_err(PyMemoryError::new_err)
 }
 
+/// A `ValueError` when two arrays given to one call share memory (arrays
+/// of distinct base objects over one buffer, which numpy's borrow checks
+/// do not see): writing one while reading the other would mix them up.
+fn apart<A, B>(a: &[A], b: &[B], what: &str) -> PyResult<()> {
+    let (a0, b0) = (a.as_ptr() as usize, b.as_ptr() as usize);
+    let (a1, b1) = (a0 + size_of_val(a), b0 + size_of_val(b));
+    if a0 < b1 && b0 < a1 {
+        return Err(PyValueError::new_err(format!("{what} share memory: give arrays of their own")));
+    }
+    Ok(())
+}
+
 /// Bytes of `n` elements of `T`.
 fn bytes_of<T>(n: usize) -> u64 {
     (n as u64).saturating_mul(size_of::<T>() as u64)
@@ -209,6 +221,7 @@ fn prims_sort_host(
                 if vs.len() != ks.len() {
                     return Err(PyValueError::new_err(format!("{} values for {} keys", vs.len(), ks.len())));
                 }
+                apart(ks, vs, "the keys and the values")?;
                 match &host {
                     Host::Cpu => {
                         // The pairs, and the stable sort's buffer beside them.
@@ -267,6 +280,7 @@ fn prims_scan_host(
         if os.len() != xs.len() {
             return Err(PyValueError::new_err(format!("{} elements scanned into {} places", xs.len(), os.len())));
         }
+        apart(xs, os, "the array and the scan's output")?;
         match &host {
             Host::Cpu => on_cpu(py, || CpuPrims::scan_into(xs, os, op, inclusive)),
             Host::Cuda(p) => {
@@ -328,6 +342,7 @@ fn prims_transpose_host(
     if os.len() != xs.len() {
         return Err(PyValueError::new_err(format!("{} bytes transposed into {} bytes", xs.len(), os.len())));
     }
+    apart(xs, os, "the matrices and the transposes")?;
     with_width!(itemsize, T => {
         if xs.len() % size_of::<T>() != 0 {
             return Err(PyValueError::new_err(format!("{} bytes are not elements of {itemsize}", xs.len())));

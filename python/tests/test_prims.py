@@ -412,3 +412,21 @@ def test_bfloat16_gpu_tensors_are_transposed_as_two_byte_elements_and_refused_el
             call(x)
     with pytest.raises(ValueError, match="bfloat elements of 32 bits are not supported"):
         _native.dlpack_view(DLPackOnGpu((4,), code=4, bits=32).__dlpack__())
+
+
+def test_arrays_over_one_buffer_are_refused_not_mixed_up():
+    # Two arrays over one buffer through distinct base objects: numpy's
+    # borrow tracking sees two arrays, the native call sees shared memory.
+    from warpmc import _native
+
+    buf = bytearray(8 * 16)
+    a = np.frombuffer(memoryview(buf), dtype=np.int64)
+    b = np.frombuffer(memoryview(buf), dtype=np.int64)
+    a[:] = np.arange(16)[::-1]
+    with pytest.raises(ValueError, match="share memory"):
+        _native.prims_scan_host(a, b, "int64", "sum", True, "cpu")
+    with pytest.raises(ValueError, match="share memory"):
+        _native.prims_sort_host(a, "int64", b, "int64", "cpu")
+    with pytest.raises(ValueError, match="share memory"):
+        _native.prims_transpose_host(a.view(np.uint8), b.view(np.uint8), 8, 1, 4, 4, "cpu")
+    assert list(a) == list(range(16))[::-1]

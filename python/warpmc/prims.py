@@ -2,9 +2,12 @@
 
 numpy arrays are worked on by the CPU backend in their own memory (a
 C-contiguous, aligned array is not copied: a reduce of an array that fills
-half of memory runs; sorting keys with values holds the pairs in one more
-vector), or copied to a GPU and back with ``backend="cuda"``; the results
-are numpy arrays.
+half of memory runs; sorting keys with values holds the pairs, and the
+stable sort's buffer of as many, beside them), or copied to a GPU and back
+with ``backend="cuda"``; the results are numpy arrays. The work runs with
+the GIL released: do not change an array from another thread while a call
+works on it (a second warpmc call on the same array meanwhile is refused
+with "already borrowed").
 
 GPU arrays (CuPy arrays, PyTorch CUDA tensors, and any object with
 ``__dlpack__`` on a CUDA device or with ``__cuda_array_interface__``) are

@@ -175,7 +175,7 @@ struct RenderOpts {
     /// histogram of unsigned 32-bit counts (exact, held at 2^32 - 1 as
     /// flam3's); on the GPU, floats, exact to about 66,000 hits per cell
     /// (the brightest cells of a very long render drift by a few levels).
-    /// f64: doubles on both (flam3-render's bits=64), twice the memory.
+    /// f64: doubles on both, twice the memory.
     #[arg(long, value_enum, default_value = "f32")]
     precision: PrecisionArg,
     /// GPU: how xforms are chosen (per warp needs the point shuffle).

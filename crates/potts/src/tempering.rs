@@ -509,15 +509,16 @@ pub fn advance(
                     }
                 }
             }
-            // The first round after thermalisation starts the statistics
-            // afresh (decided by the sweep alone, so a resumed run does
-            // the same).
-            if exchange && state.sweep > cfg.therm() && state.sweep - exchange_every <= cfg.therm() {
-                state.replicas.restart_stats();
-            }
             if exchange && state.replicas.exchange(&model, &censuses)? {
                 state.replicas.apply_tables(ensemble, &tables)?;
             }
+        }
+        // Thermalisation ends here (every stretch stops at its last sweep),
+        // and the statistics start afresh: decided by the sweep alone, so a
+        // resumed run does the same, and a run with no round after it
+        // reports none rather than thermalisation's.
+        if state.sweep == cfg.therm() {
+            state.replicas.restart_stats();
         }
         ensemble.synchronize()?;
         let secs = ensemble.agreed_seconds(started.elapsed().as_secs_f64())?;

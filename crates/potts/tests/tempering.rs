@@ -140,6 +140,11 @@ fn exchange_statistics_count_the_rounds_after_thermalisation() {
     let pieces = tempered(&Device::CPU, &cfg, 1, Some(1));
     assert_eq!(whole.replicas(), pieces.replicas());
     assert_eq!(whole.series(), pieces.series());
+    // No round after thermalisation (rounds at sweeps 20 to 100 of 109):
+    // no offers, and no round trips, are reported.
+    let late = config(2, 8, vec![1.0, 1.1, 1.2], 100, 10, 2, 4);
+    let stats = tempered(&Device::CPU, &late, 20, None).replicas().stats().clone();
+    assert_eq!((stats.rounds, stats.attempts, stats.round_trips), (5, vec![0, 0], 0));
 }
 
 /// Every algorithm tempers: stopped and resumed the run ends in the same

@@ -51,7 +51,8 @@ impl CpuPrims {
 
     /// [`Primitives::sort_pairs`] in place over two slices of one length
     /// (stable: equal keys keep their values' order, as the radix sort
-    /// does). It holds the pairs in one vector while it sorts them.
+    /// does). It holds the pairs in one vector while it sorts them, and the
+    /// stable sort a buffer of as many.
     pub fn sort_pairs_slice<K: SortKey, V: Element>(keys: &mut [K], values: &mut [V]) -> Result<()> {
         ensure(keys.len() == values.len(), || format!("sort_pairs: {} keys but {} values", keys.len(), values.len()))?;
         let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(values.iter().copied()).collect();

@@ -41,7 +41,8 @@ impl Bucket for f32 {
 }
 
 impl Bucket for f64 {
-    /// flam3-render's `bits=64`.
+    /// Doubles, each addition truncated as the default histogram's (where
+    /// flam3-render's `bits=64` keeps the fraction).
     type Count = f64;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
@@ -68,10 +69,16 @@ pub(crate) trait Count: Copy + Default + Send + Sync + 'static {
 }
 
 impl Count for u32 {
-    /// As flam3's `bump_no_overflow` macro: the sum taken in double and
-    /// converted as C converts a double to `unsigned int` on x86-64 (a
-    /// negative sum, from a negative palette entry, wraps modulo 2³²),
-    /// and held at 2³² − 1 where the addition would pass it.
+    /// As flam3-render's single-threaded additions (its `bump_no_overflow`
+    /// macro, used with up to two threads, and so by the flam3 references
+    /// warpmc is compared with, run with `nthreads=1`): the sum taken in
+    /// double and converted as C converts a double to `unsigned int` on
+    /// x86-64 (a negative sum, from a negative palette entry, wraps modulo
+    /// 2³²), and held at 2³² − 1 where the addition would pass it. A
+    /// product a hair below a whole number (99.99999999999999, from a
+    /// palette's HSV round trip) added to a cell that already holds counts
+    /// rounds up to it in the double sum, where flam3's threaded additions,
+    /// the floating-point cells and the GPU drop it to the number below.
     #[inline(always)]
     fn add_hit(&mut self, v: f64) {
         *self = if f64::from(u32::MAX - *self) > v { ((f64::from(*self) + v) as i64) as u32 } else { u32::MAX };
@@ -271,9 +278,12 @@ mod tests {
         assert_eq!(products.map(|v| sum::<u32>(&[v])), [100.0, 40.0, 0.0, 255.0, 255.0]);
         assert_eq!(products.map(|v| sum::<f32>(&[v])), [100.0, 40.0, 0.0, 255.0, 255.0]);
         assert_eq!(products.map(|v| sum::<f64>(&[v])), [100.0, 40.0, 0.0, 255.0, 255.0]);
-        // Just below a whole number: flam3 adds the one below.
+        // Just below a whole number: into an empty cell, flam3 adds the
+        // one below; into one that holds counts, its double sum rounds up.
         assert_eq!(sum::<u32>(&[99.99999999999999]), 99.0);
         assert_eq!(sum::<f32>(&[99.99999999999999]), 99.0);
+        assert_eq!(sum::<u32>(&[200.0, 99.99999999999999]), 300.0);
+        assert_eq!(sum::<f64>(&[200.0, 99.99999999999999]), 299.0);
         // Visibility scales before the truncation; the hits too.
         let half = hit_products([100.9, 3.0, 1.5, 255.0], 0.5);
         assert_eq!(half.map(|v| sum::<u32>(&[v])), [50.0, 1.0, 0.0, 127.0, 127.0]);

@@ -83,12 +83,14 @@ use crate::genome::Flame;
 pub enum Precision {
     /// Half the memory of `F64`. On the CPU the histogram holds
     /// flam3-render's default cells, unsigned 32-bit counts (exact, held
-    /// at 2³² − 1 as flam3's), and the accumulation buffer 32-bit floats;
+    /// at 2³² − 1 as flam3's single-threaded additions hold them), and the
+    /// accumulation buffer 32-bit floats;
     /// on the GPU both are 32-bit floats, whose counts are exact up to
     /// 2²⁴/255 (about 66,000) hits per cell.
     #[default]
     F32,
-    /// 64-bit floats (flam3-render's `bits=64`).
+    /// 64-bit floats, each addition truncated as flam3-render's default
+    /// histogram truncates it (its `bits=64` keeps the fraction).
     F64,
 }
 
