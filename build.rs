@@ -1,8 +1,9 @@
 //! Records the source commit of this build (`WARPMC_COMMIT`: the checkout's
 //! HEAD, or the variable of that name when set) for the provenance that
-//! results files carry. Outside a git checkout, or without git, the commit
-//! is simply unknown. Uncommitted edits are not detected: the commit names
-//! the source the build started from.
+//! results files carry. A build from a checkout whose tracked files differ
+//! from HEAD gets git's `-dirty` suffix (`0123456789ab-dirty`): its results
+//! do not come from the commit alone. Outside a git checkout, or without
+//! git, the commit is simply unknown.
 
 use std::path::Path;
 use std::process::Command;
@@ -20,20 +21,32 @@ fn main() {
     }
     let Some(commit) = git(&["rev-parse", "--short=12", "HEAD"]) else { return };
     // Rebuild when HEAD moves or the index changes (a commit, a checkout, an
-    // add). Paths that do not exist are left out: Cargo would treat them as
-    // always changed.
+    // add), and when a source file changes (an edit makes the build dirty,
+    // undoing it makes it clean again). Paths that do not exist are left
+    // out: Cargo would treat them as always changed.
+    let mut watch = Vec::new();
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         let dir = Path::new(&dir);
-        let mut watch = vec![dir.join("HEAD"), dir.join("index"), dir.join("packed-refs")];
+        watch.extend([dir.join("HEAD"), dir.join("index"), dir.join("packed-refs")]);
         if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"]) {
             watch.push(dir.join(&head_ref));
             if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
                 watch.push(Path::new(&common).join(&head_ref));
             }
         }
-        for path in watch.into_iter().filter(|p| p.exists()) {
-            println!("cargo:rerun-if-changed={}", path.display());
+    }
+    if let Some(top) = git(&["rev-parse", "--show-toplevel"]) {
+        let top = Path::new(&top);
+        // Directories are scanned whole by Cargo for a newer file.
+        for part in ["build.rs", "Cargo.toml", "Cargo.lock", "src", "crates", "python/src", "python/Cargo.toml"] {
+            watch.push(top.join(part));
         }
     }
-    println!("cargo:rustc-env=WARPMC_COMMIT={commit}");
+    for path in watch.into_iter().filter(|p| p.exists()) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    // Tracked files only: an untracked scratch file does not change the build.
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let suffix = if dirty { "-dirty" } else { "" };
+    println!("cargo:rustc-env=WARPMC_COMMIT={commit}{suffix}");
 }

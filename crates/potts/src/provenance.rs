@@ -18,7 +18,8 @@ use crate::protocol::ProtocolConfig;
 pub struct Provenance {
     /// The warpmc version that computed the results.
     pub warpmc: String,
-    /// The source commit of that build, where known.
+    /// The source commit of that build, where known, with git's `-dirty`
+    /// suffix when the build's checkout had uncommitted changes.
     pub commit: Option<String>,
     /// Number of spin states.
     pub q: u32,
