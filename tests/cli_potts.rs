@@ -1672,6 +1672,10 @@ fn exact_finds_a_bad_out_path_before_computing() {
 fn lists_and_modes_that_contradict_themselves_are_refused() {
     // A size named twice would print its rows twice, as `potts run` refuses.
     assert_one_line_error(&["potts", "exact", "--size", "4,8,4", "--temp", "1"], "--size lists 4 twice");
+    // A second --size is refused, as `potts run` refuses it, rather than
+    // added to the first's list.
+    let args = ["potts", "exact", "--size", "4", "--size", "6", "--temp", "1"];
+    assert_one_line_error(&args, "cannot be used multiple times");
     // The bench's two studies are one or the other, not the second silently.
     let o = warpmc(&["potts", "bench", "--backend", "cpu", "--autocorrelation", "--swendsen-wang"]);
     assert!(!o.status.success());

@@ -174,8 +174,10 @@ struct RenderOpts {
     /// Histogram precision. f32: on the CPU, flam3-render's default
     /// histogram of unsigned 32-bit counts (exact, held at 2^32 - 1 as
     /// flam3's); on the GPU, floats, exact to about 66,000 hits per cell
-    /// (the brightest cells of a very long render drift by a few levels).
-    /// f64: doubles on both, twice the memory.
+    /// (the brightest cells of a very long render can drift by a few
+    /// levels). f64: doubles on both, twice the memory, exact to the last
+    /// hit. Floats and doubles are read held at 2^32 - 1, as flam3 holds
+    /// its counts.
     #[arg(long, value_enum, default_value = "f32")]
     precision: PrecisionArg,
     /// GPU: how xforms are chosen (per warp needs the point shuffle).

@@ -20,7 +20,7 @@ pub(crate) struct ExactArgs {
     #[arg(long, value_name = "Q", default_value_t = 2)]
     q: u32,
     /// Lattice width L, or a comma list L1,L2,… of square tori.
-    #[arg(long, value_name = "L", value_delimiter = ',', required = true)]
+    #[arg(long, value_name = "L", value_delimiter = ',', required = true, action = clap::ArgAction::Set)]
     size: Vec<usize>,
     /// Lattice height L' (default L).
     #[arg(long, value_name = "L2")]

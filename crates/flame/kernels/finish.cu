@@ -15,9 +15,17 @@
 #endif
 typedef FLAME_BUCKET bucket;
 
+// A histogram channel as flam3-render's default histogram holds it:
+// unsigned 32-bit, so never above 2^32 - 1 (render/histogram.rs,
+// FLAM3_CEILING: held where read, which for additions that are never
+// negative is the same as held where added).
+__device__ __forceinline__ double channel(bucket v) {
+    return fmin((double)v, 4294967295.0);
+}
+
 // Hits of a cell: the count buffer when there is one, else alpha.
 __device__ __forceinline__ double cell_hits(const bucket *hist, const bucket *count, int has_count, long cell) {
-    return has_count ? (double)count[cell] : (double)hist[4 * cell + 3];
+    return has_count ? channel(count[cell]) : channel(hist[4 * cell + 3]);
 }
 
 __device__ __forceinline__ void add_cell(bucket *acc, long cell, double r, double g, double b, double a) {
@@ -33,11 +41,11 @@ extern "C" __global__ void flame_log_scale(const bucket *__restrict__ hist, buck
                                            double k1, double k2) {
     long cell = (long)blockIdx.x * blockDim.x + threadIdx.x;
     if (cell >= cells) return;
-    double a = (double)hist[4 * cell + 3];
+    double a = channel(hist[4 * cell + 3]);
     if (a == 0.0) return;
     double ls = k1 * log(1.0 + a * k2) / a;
     for (int c = 0; c < 4; ++c) {
-        acc[4 * cell + c] += (bucket)((double)hist[4 * cell + c] * ls);
+        acc[4 * cell + c] += (bucket)(channel(hist[4 * cell + c]) * ls);
     }
 }
 
@@ -56,7 +64,7 @@ extern "C" __global__ void flame_density(const bucket *__restrict__ hist, const 
     int j = first + blockIdx.y * blockDim.y + threadIdx.y;
     if (i >= width - (supersample - 1) || j >= height - (supersample - 1)) return;
     long cell = (long)j * width + i;
-    double c3 = (double)hist[4 * cell + 3];
+    double c3 = channel(hist[4 * cell + 3]);
     if (cell_hits(hist, count, has_count, cell) == 0.0 || c3 == 0.0) return;
 
     // Hits in the neighbourhood, scaled for equal iterations per area.
@@ -85,7 +93,7 @@ extern "C" __global__ void flame_density(const bucket *__restrict__ hist, const 
     const int reach = (int)ceil(widths[k]) - 1;
     const double *kc = coefs + k * (long)kernel_size;
     const double base = k1 * log(1.0 + c3 * k2) / c3;
-    const double r = (double)hist[4 * cell + 0], g = (double)hist[4 * cell + 1], b = (double)hist[4 * cell + 2];
+    const double r = channel(hist[4 * cell + 0]), g = channel(hist[4 * cell + 1]), b = channel(hist[4 * cell + 2]);
     int idx = 0;
     for (int jj = 0; jj <= reach; ++jj) {
         for (int ii = 0; ii <= jj; ++ii) {

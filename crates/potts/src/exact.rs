@@ -1016,8 +1016,9 @@ pub fn exact_rows_or_stop(
                 width,
                 height,
                 temperature,
-                energy: m.energy,
-                specific_heat: m.specific_heat,
+                // + 0.0: an energy of J·0 with J = 0 is 0, not -0.
+                energy: m.energy + 0.0,
+                specific_heat: m.specific_heat + 0.0,
                 method: exact.method_for(coupling),
             });
         }
@@ -1028,6 +1029,15 @@ pub fn exact_rows_or_stop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_coupling_gives_zeros_without_a_sign() {
+        for q in [2, 3] {
+            let rows = exact_rows(q, &[(3, 3)], &[1.0], 0.0).unwrap();
+            assert_eq!(rows[0].energy.to_bits(), 0.0f64.to_bits(), "q = {q}");
+            assert_eq!(rows[0].specific_heat.to_bits(), 0.0f64.to_bits(), "q = {q}");
+        }
+    }
 
     #[test]
     fn a_stop_is_heard_inside_kaufmans_sums_and_between_temperatures() {

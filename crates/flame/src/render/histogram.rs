@@ -41,8 +41,9 @@ impl Bucket for f32 {
 }
 
 impl Bucket for f64 {
-    /// Doubles, each addition truncated as the default histogram's (where
-    /// flam3-render's `bits=64` keeps the fraction).
+    /// Doubles, each addition truncated and each channel read held at
+    /// 2³² − 1 as the default histogram's (where flam3-render's `bits=64`
+    /// keeps the fraction and has no ceiling).
     type Count = f64;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
@@ -89,6 +90,14 @@ impl Count for u32 {
     }
 }
 
+/// The largest value a channel of flam3-render's default histogram holds
+/// (2³² − 1). The floating-point cells have no such ceiling in their
+/// sums, so they are held at it where they are read ([`Count::value`]):
+/// with additions that are never negative, a sum held once it passes the
+/// ceiling and a sum held when read agree (to one count, where the last
+/// addition's fraction would have carried it past).
+pub(crate) const FLAM3_CEILING: f64 = u32::MAX as f64;
+
 impl Count for f32 {
     #[inline(always)]
     fn add_hit(&mut self, v: f64) {
@@ -96,7 +105,7 @@ impl Count for f32 {
     }
     #[inline(always)]
     fn value(self) -> f64 {
-        f64::from(self)
+        f64::from(self).min(FLAM3_CEILING)
     }
 }
 
@@ -107,7 +116,7 @@ impl Count for f64 {
     }
     #[inline(always)]
     fn value(self) -> f64 {
-        self
+        self.min(FLAM3_CEILING)
     }
 }
 
@@ -316,6 +325,14 @@ mod tests {
         assert_eq!(sum::<u32>(&[-50.7, 200.0]), f64::from(u32::MAX));
         assert_eq!(sum::<u32>(&[100.0, -50.7]), 49.0);
         assert_eq!(sum::<f64>(&[100.0, -50.7]), 49.0);
+        // The floating-point cells read as held at the same top: a cell
+        // of 2·10⁷ full hits reads as flam3's saturated one in every type.
+        let hot = vec![255.0; 20_000_000];
+        assert_eq!(sum::<u32>(&hot), f64::from(u32::MAX));
+        assert_eq!(sum::<f64>(&hot), f64::from(u32::MAX));
+        assert_eq!(sum::<f32>(&hot), f64::from(u32::MAX));
+        // Below the top they are not touched.
+        assert_eq!(sum::<f64>(&[4e9, 2.9e8]), 4.29e9);
     }
 
     #[test]

@@ -86,11 +86,13 @@ pub enum Precision {
     /// at 2³² − 1 as flam3's single-threaded additions hold them), and the
     /// accumulation buffer 32-bit floats;
     /// on the GPU both are 32-bit floats, whose counts are exact up to
-    /// 2²⁴/255 (about 66,000) hits per cell.
+    /// 2²⁴/255 (about 66,000) hits per cell, and read held at 2³² − 1 as
+    /// flam3's.
     #[default]
     F32,
-    /// 64-bit floats, each addition truncated as flam3-render's default
-    /// histogram truncates it (its `bits=64` keeps the fraction).
+    /// 64-bit floats, each addition truncated and each channel read held
+    /// at 2³² − 1 as flam3-render's default histogram does (its `bits=64`
+    /// keeps the fraction and has no ceiling).
     F64,
 }
 

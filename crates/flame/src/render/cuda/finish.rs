@@ -279,6 +279,9 @@ mod tests {
                 *c = [hits * ((r >> 8) % 256) as f64, hits * ((r >> 16) % 256) as f64, hits * 40.0, a, hits * 255.0];
             }
         }
+        // A cell past flam3's ceiling of 2^32 - 1 in its alpha, hits and
+        // one colour: both backends read it held there.
+        hist[(h / 2) * w + w / 2] = [6e9, 3e9, 1e9, 7e9, 7e9];
         hist
     }
 
