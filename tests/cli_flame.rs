@@ -432,6 +432,45 @@ fn render_to_dev_null_and_a_fifo_writes_in_place() {
     assert!(is_png(&reader.join().unwrap()));
 }
 
+/// An image is never written over a Potts run's checkpoint (named .png,
+/// or reached through a link), as the Potts outputs refuse it.
+#[test]
+fn images_do_not_replace_a_checkpoint() {
+    let dir = temp_dir().join("over-checkpoint");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ckpt = dir.join("run.png");
+    let _ = std::fs::remove_file(&ckpt);
+    let o = warpmc(&[
+        "potts",
+        "run",
+        "--backend",
+        "cpu",
+        "--q",
+        "2",
+        "--size",
+        "4",
+        "--temp",
+        "1",
+        "--therm",
+        "1",
+        "--sweeps",
+        "10",
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(&ckpt).unwrap();
+    let link = dir.join("link.png");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&ckpt, &link).unwrap();
+    for out in [&ckpt, &link] {
+        let o = render_quick(out);
+        assert!(!o.status.success(), "rendered over {out:?}");
+        assert!(stderr(&o).contains("holds a potts run's checkpoint"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&ckpt).unwrap(), before);
+}
+
 #[test]
 fn render_and_montage_names_of_250_bytes_are_written() {
     let dir = temp_dir().join("long-names");

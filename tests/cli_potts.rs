@@ -372,39 +372,89 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
     assert_eq!(bits(&resumed_series), bits(&whole_series), "the resumed run's series differs after {signal}");
 }
 
-/// A second Ctrl-C ends the process at once, for what the first cannot
-/// stop: here a finished run writing its results into a FIFO nobody reads.
-#[test]
-fn a_second_ctrl_c_stops_a_blocked_output_at_once() {
-    let fifo = tmp("blocked.csv");
+/// A FIFO at an output path, `None` where there is no mkfifo.
+fn fifo(name: &str) -> Option<PathBuf> {
+    let fifo = tmp(name);
     let _ = std::fs::remove_file(&fifo);
-    let made = Command::new("mkfifo").arg(&fifo).status();
-    if !made.is_ok_and(|s| s.success()) {
-        println!("SKIPPED a_second_ctrl_c_stops_a_blocked_output_at_once: no mkfifo");
-        return;
+    Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()).then_some(fifo)
+}
+
+/// Sends `signal` to `child` and waits (at most 10 s) for it to end.
+fn signal_and_wait(child: std::process::Child, signal: &str, times: usize) -> Output {
+    for _ in 0..times {
+        Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        // Apart by more than signals that count as one request.
+        std::thread::sleep(Duration::from_millis(700));
     }
-    let mut child = Command::new(bin())
-        .args(small(&["--temps", "1.0", "--therm", "10", "--sweeps", "50", "--out", fifo.to_str().unwrap()]))
+    let mut child = child;
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("{times} × {signal} did not stop the run");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// An output that is a FIFO nobody reads waits for a reader, but a first
+/// Ctrl-C or SIGTERM (a batch system's, sent once) stops the wait: the
+/// checkpoint is written and the process ends, naming the FIFO.
+#[test]
+fn one_signal_stops_a_wait_for_a_fifos_reader() {
+    let Some(fifo) = fifo("unread.csv") else {
+        println!("SKIPPED one_signal_stops_a_wait_for_a_fifos_reader: no mkfifo");
+        return;
+    };
+    let ckpt = tmp("unread.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let child = Command::new(bin())
+        .args(small(&["--temps", "1.0", "--therm", "10", "--sweeps", "50"]))
+        .args(["--out", fifo.to_str().unwrap(), "--checkpoint", ckpt.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The run takes a fraction of a second; then it waits for a reader.
     std::thread::sleep(Duration::from_millis(1500));
-    assert!(child.try_wait().unwrap().is_none(), "the run should be blocked on the FIFO");
-    for _ in 0..2 {
-        Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-        // Apart by more than signals that count as one request.
-        std::thread::sleep(Duration::from_millis(700));
-    }
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(started.elapsed() < Duration::from_secs(10), "two Ctrl-C did not stop the run");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = signal_and_wait(child, "-TERM", 1);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("waiting for a process to read this FIFO"), "{err}");
+    assert!(err.contains("stopped waiting"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(ckpt.exists(), "no checkpoint: {err}");
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::remove_file(&ckpt).unwrap();
+}
+
+/// A second Ctrl-C ends the process at once, for what the first cannot
+/// stop: here a finished run writing its series into a FIFO whose reader
+/// has it open but reads nothing (the write blocks once the pipe is full).
+#[test]
+fn a_second_ctrl_c_stops_a_blocked_output_at_once() {
+    let Some(fifo) = fifo("blocked.npy") else {
+        println!("SKIPPED a_second_ctrl_c_stops_a_blocked_output_at_once: no mkfifo");
+        return;
+    };
+    // Opened for reading without waiting for a writer, and never read.
+    let reader = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&fifo).unwrap()
+    };
+    // 8000 measurements of two doubles: 128 kB, twice a pipe's buffer.
+    let child = Command::new(bin())
+        .args(small(&["--temps", "1.0", "--therm", "0", "--sweeps", "8000", "--measure-every", "1"]))
+        .args(["--series", fifo.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let out = signal_and_wait(child, "-INT", 2);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(stderr(&out).contains("interrupted again"), "{}", stderr(&out));
+    drop(reader);
     std::fs::remove_file(&fifo).unwrap();
 }
 
@@ -1666,6 +1716,24 @@ fn exact_finds_a_bad_out_path_before_computing() {
     // "-" would be a file of that name, as for `potts run --out -`.
     let dash = ["potts", "exact", "--size", "4", "--temp", "1", "--out", "-"];
     assert_one_line_error(&dash, "--out -: this output is written to a file");
+}
+
+/// No output of a run may be another output's lock file (the lock's
+/// removal at the end would take the output with it).
+#[test]
+fn an_output_named_as_anothers_lock_is_refused() {
+    let dir = tmp("lock-names");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let at = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let cases = [(at("c.ckpt"), at(".c.ckpt.lock")), (at(".r.csv.lock"), at("r.csv"))];
+    for (checkpoint, out) in &cases {
+        let args =
+            small(&["--temps", "1.0", "--therm", "1", "--sweeps", "10", "--checkpoint", checkpoint, "--out", out]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_one_line_error(&args, "name one of them otherwise");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "files were left");
 }
 
 #[test]

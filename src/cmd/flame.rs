@@ -854,7 +854,7 @@ fn run_render(a: RenderArgs) -> anyhow::Result<()> {
     for out in &outs {
         not_standard_output("--out", out)?;
         check_format(out, &a.opts)?;
-        warpmc_host::output::check_writable(out)?;
+        super::check_output(option, out)?;
     }
     let named: Vec<(String, PathBuf)> = outs.iter().map(|o| (option.to_string(), o.clone())).collect();
     check_outputs_distinct(&a.genome, &named)?;
@@ -976,7 +976,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     if let Some(v) = &a.video {
         not_standard_output("--video", v)?;
         flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts))?;
-        warpmc_host::output::check_writable(v)?;
+        super::check_output("--video", v)?;
     }
     let video = &a.video;
     if let Some(sheet) = &a.contact_sheet {
@@ -1000,17 +1000,17 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     // animations the first and the last frame stand for the rest (they
     // share a directory and differ only in an existing file's permissions).
     if let Some(v) = &video {
-        warpmc_host::output::check_writable(v)?;
+        super::check_output("--video", v)?;
     } else if frames.count() <= MAX_CHECKED_FRAMES {
         for t in frames.iter() {
-            warpmc_host::output::check_writable(&frame_path(t))?;
+            super::check_output("frame", &frame_path(t))?;
         }
     } else {
-        warpmc_host::output::check_writable(&frame_path(frames.begin))?;
-        warpmc_host::output::check_writable(&frame_path(frames.last()))?;
+        super::check_output("frame", &frame_path(frames.begin))?;
+        super::check_output("frame", &frame_path(frames.last()))?;
     }
     if let Some(sheet) = &a.contact_sheet {
-        warpmc_host::output::check_writable(sheet)?;
+        super::check_output("--contact-sheet", sheet)?;
     }
     let engine = Engine::open(&a.opts, true)?;
     // The frames' costs, as their files: all of them, or the first and the
@@ -1465,7 +1465,7 @@ fn coverage(skipped_by_flame: &[Vec<String>], iterable: &[Result<(), String>]) -
 fn run_compare(a: CompareArgs) -> anyhow::Result<()> {
     if let (Some(out), None) = (&a.montage, &a.text) {
         png_only("--montage", out)?;
-        warpmc_host::output::check_writable(out)?;
+        super::check_output("--montage", out)?;
         use warpmc_host::output::NamedFile;
         let mut files = vec![NamedFile::input("A", &a.a), NamedFile::output("--montage", out)];
         files.extend(a.b.as_deref().map(|b| NamedFile::input("B", b)));

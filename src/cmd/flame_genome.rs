@@ -462,7 +462,7 @@ fn prepare(c: &Common, inputs: &[(&str, &Path)]) -> anyhow::Result<Option<Templa
         );
     }
     if let Some(out) = output(c) {
-        warpmc_host::output::check_writable(out)?;
+        super::check_output("--out", out)?;
         use warpmc_host::output::NamedFile;
         let palettes = PaletteLibrary::locate_path(c.palettes.as_deref()).ok();
         // `-` is standard input: the file behind it, if any, is an input too.

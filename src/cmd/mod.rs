@@ -321,6 +321,19 @@ const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(300);
 /// The first Ctrl-C, SIGHUP or other stop signal ([`on_interrupt`]) sets `stop` (the job stops at its
 /// next check, saving what it has); one that comes later calls `again`,
 /// which ends the process at once.
+/// Refuses an output path that holds a Potts run's checkpoint (hours of
+/// a run that no image, genome or table should replace; these commands
+/// have no --force: move the checkpoint first), then checks that the path
+/// can be written ([`warpmc_host::output::check_writable`]).
+pub(crate) fn check_output(option: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    use warpmc_potts::checkpoint::{FileContents, probe};
+    if matches!(probe(path), Ok(FileContents::Checkpoint)) {
+        anyhow::bail!("{option} {}: the file holds a potts run's checkpoint; name another file", path.display());
+    }
+    warpmc_host::output::check_writable(path)?;
+    Ok(())
+}
+
 pub(crate) fn stop_on_signals(
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     mut again: impl FnMut() + Send + 'static,
@@ -330,6 +343,9 @@ pub(crate) fn stop_on_signals(
         None => {
             first = Some(std::time::Instant::now());
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            // An output waiting for a FIFO's reader gives up, so that the
+            // orderly stop (the checkpoint, the other outputs) goes on.
+            warpmc_host::output::stop_waiting();
         }
         Some(at) if at.elapsed() < SAME_REQUEST => {}
         Some(_) => again(),

@@ -262,7 +262,7 @@ fn multipliers_cmd(args: MultipliersArgs) -> anyhow::Result<()> {
     ensure!(args.count <= MOST_MULTIPLIERS, "--count must be at most {MOST_MULTIPLIERS}");
     if let Some(path) = &args.out {
         // Found before the search, not after it.
-        warpmc_host::output::check_writable(path)?;
+        super::check_output("--out", path)?;
     }
     let bar = ProgressBar::new(args.count as u64).with_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} multipliers, eta {eta}")

@@ -119,12 +119,39 @@ fn directory_of(path: &Path) -> &Path {
 /// file of that name with contents is not a lock and is left alone (the
 /// output is then unguarded). The kernel
 /// releases the lock of a process that dies; the file left then is taken
-/// by the next claim.
+/// by the next claim. Within a process no claimed output may be another
+/// claim's lock file, and a lock file replaced by something else is not
+/// removed.
 #[derive(Debug)]
 pub struct Claim {
+    /// The claimed file, as [`claim_name`] writes it.
+    target: PathBuf,
     lock: PathBuf,
+    /// The lock file's device and inode: it is removed only while the
+    /// path still names it (an output written over it is left alone).
+    id: (u64, u64),
     _file: File,
     _listed: Unfinished,
+}
+
+/// The targets and lock files of the claims this process holds, so that no
+/// output of a run is another's lock file: writing it would replace the
+/// lock, and the lock's removal would then remove the output.
+static CLAIMED: std::sync::Mutex<Vec<(PathBuf, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+
+fn claimed() -> std::sync::MutexGuard<'static, Vec<(PathBuf, PathBuf)>> {
+    CLAIMED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `file` with its directory made absolute where it can be, so that two
+/// spellings of one path (`a`, `./a`, `/tmp/a`) compare equal.
+fn claim_name(file: &Path) -> PathBuf {
+    let dir = directory_of(file);
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    match file.file_name() {
+        Some(name) => dir.join(name),
+        None => file.to_path_buf(),
+    }
 }
 
 impl Claim {
@@ -138,6 +165,17 @@ impl Claim {
         };
         let Some(name) = file.file_name() else { return Ok(None) };
         let lock = directory_of(&file).join(format!(".{}.lock", name.to_string_lossy()));
+        let (named, lock_named) = (claim_name(&file), claim_name(&lock));
+        for (other, other_lock) in claimed().iter() {
+            let clash = if *other_lock == named {
+                format!("it is the lock file warpmc keeps beside {} in this run", other.display())
+            } else if *other == lock_named {
+                format!("its lock file would be {}, another output of this run", other.display())
+            } else {
+                continue;
+            };
+            return Err(OutputError::new(target, io::Error::other(format!("{clash}: name one of them otherwise"))));
+        }
         // The holder before may remove the lock file between this open and
         // this lock: the lock is then on a file no other claim will find,
         // and is taken again on the file at the path now.
@@ -164,9 +202,10 @@ impl Claim {
                 if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                     let locked = handle.metadata().map(|m| (m.dev(), m.ino())).ok();
                     let at_path = fs::metadata(&lock).map(|m| (m.dev(), m.ino())).ok();
-                    if locked.is_some() && locked == at_path {
+                    if let Some(id) = locked.filter(|_| locked == at_path) {
                         let listed = Unfinished::new(&lock);
-                        return Ok(Some(Claim { lock, _file: handle, _listed: listed }));
+                        claimed().push((named.clone(), lock_named.clone()));
+                        return Ok(Some(Claim { target: named, lock, id, _file: handle, _listed: listed }));
                     }
                     continue;
                 }
@@ -193,7 +232,18 @@ const LOCK_TRIES: usize = 16;
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.lock);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ours = fs::symlink_metadata(&self.lock).is_ok_and(|m| (m.dev(), m.ino()) == self.id && m.len() == 0);
+            if ours {
+                let _ = fs::remove_file(&self.lock);
+            }
+        }
+        let mut list = claimed();
+        if let Some(i) = list.iter().position(|(t, _)| *t == self.target) {
+            list.swap_remove(i);
+        }
     }
 }
 
@@ -246,7 +296,7 @@ pub fn write(path: &Path, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     let err = |e| OutputError::new(path, e);
     match resolve(path).map_err(err)? {
         Target::Special(target) => {
-            let file = OpenOptions::new().write(true).open(&target).map_err(err)?;
+            let file = open_special(&target).map_err(err)?;
             let mut out = BufWriter::new(file);
             body(&mut out).map_err(err)?;
             out.flush().map_err(err)?;
@@ -254,6 +304,67 @@ pub fn write(path: &Path, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
         }
         Target::File { path: target, exists } => replace(&target, exists, body).map_err(err),
     }
+}
+
+/// Set when the process is asked to stop ([`stop_waiting`]).
+static STOP_WAITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tells writes waiting for a FIFO's reader to give up (with an error),
+/// and later ones not to wait: for a process asked to stop (Ctrl-C, a batch
+/// system's SIGTERM), which still has its checkpoint and other outputs to
+/// write. Safe to call from a signal handler.
+pub fn stop_waiting() {
+    STOP_WAITING.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Opens a device, FIFO or socket for writing. Opening a FIFO that no
+/// process reads blocks in the kernel, out of reach of Ctrl-C's orderly
+/// stop; so the FIFO is opened without blocking, and while it has no
+/// reader the open is retried, with one note, until a reader comes or
+/// [`stop_waiting`] is called.
+fn open_special(target: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        use std::os::unix::io::AsRawFd;
+        let is_fifo = fs::metadata(target).is_ok_and(|m| m.file_type().is_fifo());
+        if !is_fifo {
+            return OpenOptions::new().write(true).open(target);
+        }
+        let mut noted = false;
+        loop {
+            match OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(target) {
+                Ok(file) => {
+                    // Writes block again, as into any pipe.
+                    let fd = file.as_raw_fd();
+                    // SAFETY: fcntl on a descriptor `file` owns; no memory
+                    // is passed.
+                    let cleared = unsafe {
+                        let flags = libc::fcntl(fd, libc::F_GETFL);
+                        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+                    };
+                    return if cleared { Ok(file) } else { Err(io::Error::last_os_error()) };
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                    if STOP_WAITING.load(std::sync::atomic::Ordering::SeqCst) {
+                        return Err(io::Error::other("a FIFO that no process reads (stopped waiting for one)"));
+                    }
+                    if !noted {
+                        let _ = writeln!(
+                            io::stderr().lock(),
+                            "note: {}: waiting for a process to read this FIFO (Ctrl-C stops waiting)",
+                            target.display()
+                        );
+                        noted = true;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    OpenOptions::new().write(true).open(target)
 }
 
 /// Writes `bytes` as the output at `path` (see [`write`](fn@write)).
@@ -705,6 +816,30 @@ mod tests {
         fs::write(&lock, b"notes").unwrap();
         assert!(Claim::take(&out, "--out file").unwrap().is_none());
         assert_eq!(fs::read(&lock).unwrap(), b"notes");
+    }
+
+    /// No output of a process is another's lock file (writing it would
+    /// replace the lock, and the lock's removal remove the output), in
+    /// either order and however the path is spelt; a file written over a
+    /// lock all the same is not removed with the claim.
+    #[test]
+    fn an_output_is_never_another_outputs_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let ckpt = dir.path().join("c.ckpt");
+        let lock = dir.path().join(".c.ckpt.lock");
+        let claim = Claim::take(&ckpt, "--checkpoint file").unwrap().expect("locks on a temporary directory");
+        let e = Claim::take(&dir.path().join(".").join(".c.ckpt.lock"), "--out file").unwrap_err();
+        assert!(e.to_string().contains("it is the lock file warpmc keeps beside"), "{e}");
+        drop(claim);
+        let out = Claim::take(&lock, "--out file").unwrap().expect("locks on a temporary directory");
+        let e = Claim::take(&ckpt, "--checkpoint file").unwrap_err();
+        assert!(e.to_string().contains("its lock file would be"), "{e}");
+        drop(out);
+
+        let claim = Claim::take(&ckpt, "--checkpoint file").unwrap().unwrap();
+        write_bytes(&lock, b"results").unwrap();
+        drop(claim);
+        assert_eq!(fs::read(&lock).unwrap(), b"results");
     }
 
     #[test]

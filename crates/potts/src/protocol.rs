@@ -297,7 +297,7 @@ impl ProtocolConfig {
                         .into(),
                 ));
             }
-            crate::tempering::Replicas::new(&self.temperatures, self.samples, self.seed)?;
+            crate::tempering::Replicas::check(&self.temperatures, self.samples)?;
         }
         Ok(())
     }

@@ -110,21 +110,16 @@ pub struct Replicas {
 impl Replicas {
     /// Replicas of `samples` samples at `temperatures` (strictly increasing
     /// or strictly decreasing), replica r starting at temperature r.
+    /// Refused, before anything is allocated, when the temperatures or
+    /// the samples cannot be tempered ([`Replicas::check`]) or the
+    /// bookkeeping (5 bytes per sample and temperature) does not fit in
+    /// memory.
     pub fn new(temperatures: &[f64], samples: u32, seed: u64) -> Result<Self> {
+        Self::check(temperatures, samples)?;
         let n = temperatures.len();
-        if n == 0 {
-            return Err(PottsError::InvalidInput("parallel tempering needs at least one temperature".into()));
-        }
-        let increasing = temperatures.windows(2).all(|w| w[0] < w[1]);
-        let decreasing = temperatures.windows(2).all(|w| w[0] > w[1]);
-        if !(increasing || decreasing) {
-            return Err(PottsError::InvalidInput(
-                "parallel tempering needs strictly increasing or strictly decreasing temperatures".into(),
-            ));
-        }
-        if n >= 1 << 24 || samples as u64 >= 1 << 24 {
-            return Err(PottsError::InvalidInput("too many temperatures or samples for parallel tempering".into()));
-        }
+        let bytes = (samples as u64).saturating_mul(n as u64).saturating_mul(5);
+        warpmc_host::check_allocation("the replicas' bookkeeping", bytes)
+            .map_err(|e| PottsError::OutOfHostMemory(format!("{e}; ask for fewer temperatures or samples")))?;
         let mut ends = vec![vec![End::Neither; n]; samples as usize];
         for e in &mut ends {
             e[0] = End::First;
@@ -144,6 +139,27 @@ impl Replicas {
                 rounds: 0,
             },
         })
+    }
+
+    /// Whether `samples` samples at `temperatures` can be tempered: at
+    /// least one temperature, all strictly increasing or strictly
+    /// decreasing, fewer than 2²⁴ of each. Allocates nothing.
+    pub fn check(temperatures: &[f64], samples: u32) -> Result<()> {
+        let n = temperatures.len();
+        if n == 0 {
+            return Err(PottsError::InvalidInput("parallel tempering needs at least one temperature".into()));
+        }
+        let increasing = temperatures.windows(2).all(|w| w[0] < w[1]);
+        let decreasing = temperatures.windows(2).all(|w| w[0] > w[1]);
+        if !(increasing || decreasing) {
+            return Err(PottsError::InvalidInput(
+                "parallel tempering needs strictly increasing or strictly decreasing temperatures".into(),
+            ));
+        }
+        if n >= 1 << 24 || samples as u64 >= 1 << 24 {
+            return Err(PottsError::InvalidInput("too many temperatures or samples for parallel tempering".into()));
+        }
+        Ok(())
     }
 
     /// Whether this bookkeeping belongs to `cfg` (as read from a
@@ -330,6 +346,11 @@ impl TemperingState {
     /// The state of a run that has not started.
     pub fn new(cfg: &ProtocolConfig) -> Result<Self> {
         let replicas = Replicas::new(cfg.temperatures(), cfg.samples(), cfg.seed())?;
+        let series_bytes = (cfg.samples() as u64)
+            .saturating_mul(cfg.temperatures().len() as u64)
+            .saturating_mul(size_of::<Vec<Measurement>>() as u64);
+        warpmc_host::check_allocation("the measurement series' lists", series_bytes)
+            .map_err(|e| PottsError::OutOfHostMemory(format!("{e}; ask for fewer temperatures or samples")))?;
         Ok(TemperingState {
             sweep: 0,
             replicas,
@@ -585,6 +606,20 @@ mod tests {
         assert!(Replicas::new(&[1.0, 1.0], 1, 0).is_err());
         assert!(Replicas::new(&[3.0, 2.0, 1.0], 2, 0).is_ok());
         assert!(Replicas::new(&[1.0], 1, 0).is_ok());
+        assert!(Replicas::check(&[1.0, 2.0, 1.5], 1).is_err());
+    }
+
+    /// Bookkeeping beyond memory is refused before it is allocated (an
+    /// abort, "memory allocation failed", before); the check that a
+    /// configuration makes allocates nothing.
+    #[test]
+    fn bookkeeping_beyond_memory_is_refused() {
+        let temperatures: Vec<f64> = (0..1 << 20).map(|k| 1.0 + k as f64).collect();
+        let samples = (1 << 24) - 1;
+        assert!(Replicas::check(&temperatures, samples).is_ok());
+        let e = Replicas::new(&temperatures, samples, 0).unwrap_err();
+        assert!(matches!(e, PottsError::OutOfHostMemory(_)), "{e}");
+        assert!(e.to_string().contains("fewer temperatures or samples"), "{e}");
     }
 
     #[test]
