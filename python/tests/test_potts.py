@@ -227,14 +227,34 @@ def test_dataframe_columns_of_numbers_some_rows_lack_are_float_with_nan():
     assert list(df["exchange_acceptance"].iloc[:-1]) == [r["exchange_acceptance"] for r in rows[:-1]]
 
 
+def test_dataframe_columns_are_the_command_lines_csv_columns(cli, tmp_path):
+    pandas = pytest.importorskip("pandas")
+    out = tmp_path / "rows.csv"
+    args = dict(q=3, size=[6, 8], temps=[1.0, 1.1], therm=5, sweeps=20, seed=2, init="random", measure_every=1)
+    cli("potts", "run", "--q", "3", "--size", "6,8", "--temps", "1.0,1.1", "--therm", "5", "--sweeps", "20",
+        "--seed", "2", "--measure-every", "1", "--init", "random", "--backend", "cpu", "--out", str(out))
+    csv = pandas.read_csv(out, comment="#")
+    df = potts.dataframe(potts.run(backend="cpu", **args))
+    assert list(df.columns) == list(csv.columns)
+    both = pandas.concat([csv, df])
+    assert len(both) == 8 and list(both.columns) == list(csv.columns)
+
+
 def test_dataframe_has_a_row_per_temperature():
     pandas = pytest.importorskip("pandas")
     rows = potts.run(q=2, size=8, temps=[1.0, 1.2, 1.4], therm=5, sweeps=10, backend="cpu")
     df = potts.dataframe(rows)
     assert isinstance(df, pandas.DataFrame)
     assert list(df["temperature"]) == [1.0, 1.2, 1.4]
-    assert list(df["energy_moments_2"]) == [r["energy_moments"][1] for r in rows]
-    assert list(df["energy_moments_2_err"]) == [r["energy_moments_err"][1] for r in rows]
+    assert list(df["energy_moment2"]) == [r["energy_moments"][1] for r in rows]
+    assert list(df["energy_moment2_err"]) == [r["energy_moments_err"][1] for r in rows]
+    assert list(df["magnetization_moment4"]) == [r["magnetization_moments"][3] for r in rows]
+    # The first moment is the energy itself: no column of its own.
+    assert [r["energy_moments"][0] for r in rows] == list(df["energy"])
+    assert "energy_moment1" not in df.columns
+    # One measurement per temperature: no error bars, columns of NaN.
+    single = potts.dataframe(potts.run(q=2, size=8, temps=[1.0, 2.0], therm=0, sweeps=1, backend="cpu"))
+    assert single["energy_err"].dtype == "float64" and single["energy_err"].isna().all()
     assert df.attrs["run"]["q"] == 2 and df.attrs["runs"] == [df.attrs["run"]]
     # The frame's provenance is its own copy.
     df.attrs["runs"][0]["q"] = 99
@@ -303,6 +323,18 @@ def test_different_seeds_give_different_chains():
     a = potts.Simulation(2, 32, 2.0, seed=1, backend="cpu").sweeps(20)
     b = potts.Simulation(2, 32, 2.0, seed=2, backend="cpu").sweeps(20)
     assert not np.array_equal(a.spins, b.spins)
+
+
+def test_run_without_a_seed_draws_a_fresh_one_and_records_it():
+    # seed=None meant seed 0: "unseeded" runs were one chain over and over.
+    kw = dict(q=2, size=8, temps=[2.0], therm=10, sweeps=100, backend="cpu")
+    a = potts.run(seed=None, **kw)
+    b = potts.run(seed=None, **kw)
+    assert a[0]["run"]["seed"] != b[0]["run"]["seed"]
+    assert a[0]["energy"] != b[0]["energy"] or a[0]["magnetization"] != b[0]["magnetization"]
+    again = potts.run(seed=a[0]["run"]["seed"], **kw)
+    assert again[0]["energy"] == a[0]["energy"]
+    assert potts.run(**kw)[0]["run"]["seed"] == 0
 
 
 def test_simulation_rejects_bad_input():

@@ -88,7 +88,7 @@ def run(
     sweeps: int,
     measure_every: int = 1,
     samples: int = 1,
-    seed: int = 0,
+    seed: Union[int, None] = 0,
     init: str = "random",
     backend: str = "auto",
     algorithm: str = "metropolis",
@@ -129,8 +129,10 @@ def run(
       temperature; ``measure_every``: sweeps between measurements;
       ``samples``: independent chains per temperature.
     - ``seed``: the seed of every random number (the same seed gives the
-      same lattices on every backend); ``init``: ``"random"`` or
-      ``"ordered"`` start.
+      same lattices on every backend); ``None`` draws a fresh one from the
+      operating system, as :class:`Simulation` does without a seed (each
+      row's ``run`` records it); ``init``: ``"random"`` or ``"ordered"``
+      start.
     - ``backend``: ``"auto"`` (a GPU if usable, else the CPU), ``"cpu"`` or
       ``"cuda"``.
     - ``algorithm``: the update rule: ``"metropolis"``, ``"heat-bath"``,
@@ -180,7 +182,11 @@ def run(
     for name, value in (("q", q), ("size", size), ("temps", temps), ("therm", therm), ("sweeps", sweeps)):
         if value is None:
             raise TypeError(f"{name} has no default: give it")
-    # None means this function's default (not the command line's).
+    # A seed of None is a fresh one (so chains of separate calls differ, as
+    # Simulation's do); any other None means this function's default (not
+    # the command line's).
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little")
     given = {"measure_every": measure_every, "samples": samples, "seed": seed, "init": init, "backend": backend,
              "algorithm": algorithm, "tempering": tempering}
     defaults = {"measure_every": 1, "samples": 1, "seed": 0, "init": "random", "backend": "auto",
@@ -339,8 +345,11 @@ def _replicas_too_short(row: dict[str, Any]) -> bool:
 
 def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
     """The results of :func:`run` as a pandas DataFrame: one row per
-    temperature (and size), one column per number; the moments become
-    columns ``energy_moments_1`` … ``_4`` (and their errors), and the
+    temperature (and size), one column per number, named as the columns
+    of the command line's ``--out`` CSV (the moments ``energy_moment2`` …
+    ``energy_moment4``, ``magnetization_moment2`` … and their ``_err``),
+    so that the two concatenate; a number no row has is a column of NaN;
+    and the
     provenance goes to ``DataFrame.attrs``: ``attrs["runs"]`` lists each
     distinct one in row order (one per size in a study of several sizes,
     whose provenances differ in the size), and ``attrs["run"]`` holds it
@@ -364,20 +373,28 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
             if key == "run":
                 continue
             if isinstance(value, list):
+                base, err = (key[:-4], "_err") if key.endswith("_err") else (key, "")
                 for i, v in enumerate(value, start=1):
-                    base, err = (key[:-4], "_err") if key.endswith("_err") else (key, "")
-                    row[f"{base}_{i}{err}"] = v
+                    if base.endswith("_moments"):
+                        # The command line's CSV columns: energy_moment2 …
+                        # energy_moment4 (the first moment is the energy
+                        # column itself).
+                        if i > 1:
+                            row[f"{base[:-1]}{i}{err}"] = v
+                    else:
+                        row[f"{base}_{i}{err}"] = v
             else:
                 row[key] = value
         flat.append(row)
     df = pandas.DataFrame(flat)
     # A number that some rows lack (the last temperature's
-    # exchange_acceptance: no pair above it) is NaN in a float column, not
-    # None in an object one.
+    # exchange_acceptance: no pair above it), or every row (an error bar
+    # of one measurement), is NaN in a float column, not None in an object
+    # one.
     for column in df.columns:
         if df[column].dtype == object:
             given = [v for v in df[column] if v is not None]
-            if given and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
                 df[column] = df[column].astype("float64")
     # Copies: editing the frame's attrs must not change the rows.
     runs: list[Any] = []
