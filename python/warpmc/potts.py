@@ -372,17 +372,21 @@ def dataframe(rows: list[dict[str, Any]]) -> "pandas.DataFrame":
         for key, value in r.items():
             if key == "run":
                 continue
-            if isinstance(value, list):
+            if key.endswith("_moments") and isinstance(value, list):
+                # The command line's CSV columns: energy_moment2,
+                # energy_moment2_err, … energy_moment4_err (the first
+                # moment is the energy column itself).
+                errors = r.get(key + "_err") or [None] * len(value)
+                for i, (v, e) in enumerate(zip(value, errors), start=1):
+                    if i > 1:
+                        row[f"{key[:-1]}{i}"] = v
+                        row[f"{key[:-1]}{i}_err"] = e
+            elif key.endswith("_moments_err") and isinstance(value, list):
+                continue
+            elif isinstance(value, list):
                 base, err = (key[:-4], "_err") if key.endswith("_err") else (key, "")
                 for i, v in enumerate(value, start=1):
-                    if base.endswith("_moments"):
-                        # The command line's CSV columns: energy_moment2 …
-                        # energy_moment4 (the first moment is the energy
-                        # column itself).
-                        if i > 1:
-                            row[f"{base[:-1]}{i}{err}"] = v
-                    else:
-                        row[f"{base}_{i}{err}"] = v
+                    row[f"{base}_{i}{err}"] = v
             else:
                 row[key] = value
         flat.append(row)

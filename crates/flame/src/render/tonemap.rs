@@ -168,12 +168,19 @@ pub(crate) fn filter_and_map<T: Bucket>(
     cancel: Option<&AtomicBool>,
 ) {
     let fw = filter.width;
+    // A stop is heard between rows, and with a wide filter (a row of a
+    // 500-pixel filter is seconds of work) between pixels too.
+    let heard_per_pixel = fw * fw >= 256;
+    let stopped = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     out.par_chunks_mut(width).enumerate().for_each(|(j, row)| {
-        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if stopped() {
             return;
         }
         let y = offset + j * supersample;
         for (i, px) in row.iter_mut().enumerate() {
+            if heard_per_pixel && stopped() {
+                return;
+            }
             let x = offset + i * supersample;
             let mut t = [0.0f64; 4];
             for jj in 0..fw {
