@@ -105,9 +105,10 @@ def render(
 ) -> np.ndarray:
     """Renders a flame and returns its pixels: a numpy array of shape
     (height, width, 4), RGBA, ``uint8`` for ``bits=8`` or ``uint16`` for
-    ``bits=16`` (flam3's 16-bit scale, 256 times the 8-bit one). The values
-    are those ``warpmc flame render`` writes to a PNG with the same
-    arguments; alpha is opaque unless ``transparent``.
+    ``bits=16`` (flam3's 16-bit scale: colours 256 times the 8-bit ones,
+    up to 65280, and opaque alpha 65535). The values are those ``warpmc
+    flame render`` writes to a PNG with the same arguments; alpha is
+    opaque unless ``transparent``.
 
     - ``genome``: a flam3 genome file (``.flam3``, ``.flame``) or its XML
       text. ``flame``: which of its flames, by index or by name.
