@@ -130,10 +130,12 @@ fn random_unframed(base: &Flame, opts: &RandomOptions, library: Option<&PaletteL
     let n = opts.xforms.unwrap_or_else(|| XFORM_COUNTS[rng.below(XFORM_COUNTS.len())]);
     let add_final = opts.xforms.is_none() && rng.r01() < 0.15;
     let vars = &opts.variations;
-    // One variation for every xform half the time, else a mix per xform.
-    let single = rng.bit().then(|| vars[rng.below(vars.len())]);
+    // flam3's flam3_random gives every xform one variation (the same one,
+    // or one each) only when its list of variations starts with "random";
+    // flam3-genome always passes an explicit list (its variations but the
+    // excluded ones), so every standard xform gets a mix: its own, or half
+    // the time (from the second xform on) a copy of the previous xform's.
     let same = rng.bit();
-    let one_each = rng.bit();
     let post_identity = rng.r01() < 0.6;
     let same_post = rng.bit();
     let total = n + usize::from(add_final);
@@ -174,11 +176,7 @@ fn random_unframed(base: &Flame, opts: &RandomOptions, library: Option<&PaletteL
                     x.post = Affine { c: p };
                 }
             }
-            if let Some(kind) = single {
-                x.variations = vec![VariationSpec::new(kind, 1.0)];
-            } else if one_each {
-                x.variations = vec![VariationSpec::new(vars[rng.below(vars.len())], 1.0)];
-            } else if same && i > 0 {
+            if same && i > 0 {
                 x.variations = f.xforms[i - 1].variations.clone();
             } else {
                 // At least two draws, more with falling probability; a
@@ -501,6 +499,36 @@ mod tests {
                 assert!((x.weight - 0.25).abs() < 1e-15);
             }
         }
+    }
+
+    /// flam3-genome passes flam3_random an explicit list of variations, so
+    /// each standard xform gets a mix of at least two draws (or a copy of
+    /// the previous xform's), never one variation for the whole flame by
+    /// design. flam3-genome's own flames: 1 in 200 with every xform one
+    /// same variation, 2.5 variations per xform of mean weight 0.34.
+    #[test]
+    fn random_xforms_get_mixes_of_variations_as_flam3_genomes_do() {
+        let opts = RandomOptions { symmetry: 1, tries: 0, ..RandomOptions::default() };
+        let (mut one_same, mut nvars, mut nxforms, mut weights, mut nweights) = (0, 0, 0, 0.0, 0);
+        for i in 0..200 {
+            let mut rng = GenomeRng::new(17, Operation::Random, i);
+            let mut f = random_unframed(&Flame::default(), &opts, None, &mut rng);
+            super::super::truncate_variations(&mut f, super::super::MAX_VARIATIONS);
+            let kinds = |x: &XForm| x.variations.iter().map(|v| v.kind).collect::<Vec<_>>();
+            let first = kinds(&f.xforms[0]);
+            one_same += usize::from(first.len() == 1 && f.xforms.iter().all(|x| kinds(x) == first));
+            for x in &f.xforms {
+                nxforms += 1;
+                nvars += x.variations.len();
+                weights += x.variations.iter().map(|v| v.weight).sum::<f64>();
+                nweights += x.variations.len();
+            }
+        }
+        let per_xform = nvars as f64 / f64::from(nxforms);
+        let mean_weight = weights / nweights as f64;
+        assert!(one_same < 10, "{one_same} of 200 flames with one same variation in every xform");
+        assert!(per_xform > 2.2 && per_xform < 3.2, "{per_xform} variations per xform");
+        assert!(mean_weight > 0.25 && mean_weight < 0.45, "mean variation weight {mean_weight}");
     }
 
     #[test]
