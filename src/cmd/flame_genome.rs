@@ -169,7 +169,8 @@ fn parent<'a>(flames: &'a [Flame], file: &'a str, flame: &'a Flame) -> Parent<'a
 #[derive(Debug, Args)]
 struct Variety {
     /// Only these variations in random parts (names or flam3 numbers,
-    /// comma-separated; flam3-genome's use_vars).
+    /// comma-separated; flam3-genome's use_vars). As in flam3, a random
+    /// final xform also keeps the linear every new xform starts with.
     #[arg(long, value_name = "LIST", conflicts_with = "no_vars")]
     vars: Option<String>,
     /// All variations but these (flam3-genome's dont_use_vars; default:

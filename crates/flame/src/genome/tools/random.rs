@@ -157,6 +157,12 @@ fn random_unframed(base: &Flame, opts: &RandomOptions, library: Option<&PaletteL
         x.coefs = Affine { c };
         if is_final {
             x.weight = 0.0;
+            // flam3 does not clear a new final xform's variations: it
+            // keeps flam3's initial linear of weight 1 (whatever the list
+            // of variations) beside its one or two draws, all normalised
+            // together (a draw of linear replaces that weight).
+            let linear = VariationKind::from_index(0).expect("linear is variation 0");
+            x.variations = vec![VariationSpec::new(linear, 1.0)];
             let k = 1 + usize::from(rng.bit());
             for _ in 0..k {
                 set_weight(&mut x.variations, vars[rng.below(vars.len())], rng.r01());
@@ -537,10 +543,32 @@ mod tests {
         let opts = RandomOptions { variations: vec![julia], tries: 0, ..RandomOptions::default() };
         let mut rng = GenomeRng::new(5, Operation::Random, 0);
         let f = random(&Flame::default(), &opts, None, &mut rng).unwrap();
-        for x in f.xforms.iter().chain(&f.final_xform) {
+        for x in &f.xforms {
             let symmetry = x.color_speed == 0.0 && x.animate == 0.0;
             assert!(symmetry || x.variations.iter().all(|v| v.kind == julia));
         }
+    }
+
+    /// flam3's random final xform keeps the linear every new xform starts
+    /// with beside its one or two draws, whatever the list of variations.
+    #[test]
+    fn a_random_final_xform_keeps_flam3s_linear() {
+        let julia = VariationKind::from_name("julia").unwrap();
+        let linear = VariationKind::from_index(0).unwrap();
+        let opts = RandomOptions { variations: vec![julia], tries: 0, ..RandomOptions::default() };
+        let mut finals = 0;
+        for i in 0..100 {
+            let mut rng = GenomeRng::new(8, Operation::Random, i);
+            let f = random_unframed(&Flame::default(), &opts, None, &mut rng);
+            if let Some(x) = &f.final_xform {
+                finals += 1;
+                let kinds: Vec<_> = x.variations.iter().map(|v| v.kind).collect();
+                assert_eq!(kinds, [linear, julia], "flame {i}");
+                let sum: f64 = x.variations.iter().map(|v| v.weight).sum();
+                assert!((sum - 1.0).abs() < 1e-12 && x.variations[0].weight > 0.5, "flame {i}: {:?}", x.variations);
+            }
+        }
+        assert!(finals > 5, "{finals} final xforms in 100 flames");
     }
 
     #[test]
