@@ -209,18 +209,30 @@ struct RandomArgs {
 /// underscores (all_vars, post_xforms, …).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum MutateArg {
+    /// Every xform, the final one too, takes the variations of the
+    /// matching xform of a random flame.
     #[value(alias = "all_vars")]
     AllVars,
+    /// One xform, possibly the final one, gets a random affine map (its
+    /// translation only when there are at most two xforms).
     #[value(alias = "one_xform")]
     OneXform,
+    /// A random symmetry group is added.
     #[value(alias = "add_symmetry")]
     AddSymmetry,
+    /// Pre maps are turned, scaled or moved and post maps undo part of it.
     #[value(alias = "post_xforms")]
     PostXforms,
+    /// A new random palette, turned by the flame's hue (flam3's "mutate
+    /// color palette"; flam3's other branches, which try new colour
+    /// coordinates, change nothing and are left out).
     #[value(alias = "color_palette")]
     ColorPalette,
+    /// One xform, possibly the final one, is removed.
     #[value(alias = "delete_xform")]
     DeleteXform,
+    /// Every affine coefficient, the final xform's too, moves by --speed
+    /// times a random one.
     #[value(alias = "all_coefs")]
     AllCoefs,
 }

@@ -241,7 +241,7 @@ fn normalise_or_pick(v: &mut Vec<VariationSpec>, vars: &[VariationKind], rng: &m
 
 /// A palette of the library at random, turned by `hue`; without a library
 /// a smooth random one through six random colours.
-fn random_palette(library: Option<&PaletteLibrary>, hue: f64, rng: &mut GenomeRng) -> Palette {
+pub(super) fn random_palette(library: Option<&PaletteLibrary>, hue: f64, rng: &mut GenomeRng) -> Palette {
     if let Some(lib) = library.filter(|l| !l.is_empty()) {
         let numbers: Vec<i64> = lib.numbers().collect();
         let n = numbers[rng.below(numbers.len())];
