@@ -34,6 +34,8 @@ impl CrossMethod {
 /// xform parity (the final xform's by its place after the standard ones,
 /// as in flam3), and 40 % of the time the palettes are crossed: entries
 /// from one parent, switching parent with probability 1 % per entry.
+/// flam3-genome's test render and retries are
+/// [`until_it_passes`](super::until_it_passes)'s.
 pub fn cross(
     p0: &Flame,
     p1: &Flame,

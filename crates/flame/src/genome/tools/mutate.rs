@@ -76,7 +76,8 @@ impl MutateMethod {
 /// `flame` mutated by `method` (a random one when `None`, with flam3's
 /// probabilities); `opts` says which variations random parts may use and
 /// `speed` how far `all_coefs` moves (flam3's default 0.1). Returns the
-/// mutant and the method used.
+/// mutant and the method used. flam3-genome's test render and retries are
+/// [`until_it_passes`](super::until_it_passes)'s.
 pub fn mutate(
     flame: &Flame,
     method: Option<MutateMethod>,

@@ -6,11 +6,11 @@ use std::f64::consts::PI;
 
 use warpmc_rng::RandomSource;
 
+use super::test_render::{Tested, until_it_passes};
 use super::{GenomeRng, normalise, random_symmetry, set_weight, symmetry_xforms};
 use crate::error::{FlameError, Result};
 use crate::genome::{Affine, Flame, XForm};
 use crate::palette::{Palette, PaletteLibrary};
-use crate::render::{RenderSettings, render};
 use crate::variations::{VariationKind, VariationSet, VariationSpec};
 
 /// What a random flame may be made of.
@@ -26,8 +26,9 @@ pub struct RandomOptions {
     /// time (never with a final xform), 1 none, another value that group
     /// (negative: with a mirror).
     pub symmetry: i64,
-    /// Test renders tried before the last one is kept (flam3-genome's
-    /// `tries`, 10); 0 keeps the first flame without rendering it.
+    /// Flames made and test-rendered before the last one is kept although
+    /// it fails (flam3-genome's `tries`, 10); 0 keeps the first flame
+    /// without rendering it.
     pub tries: u32,
 }
 
@@ -94,28 +95,36 @@ const XFORM_COUNTS: [usize; 14] = [2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6];
 /// flam3 draws them, a random palette of `library` (a random smooth one
 /// when there is none), framed on its attractor, with flam3-genome's
 /// [`truncate_variations`](super::truncate_variations). With `opts.tries > 0`,
-/// flames are drawn until a small test render is neither too dark, too
-/// empty nor too white (flam3-genome's thresholds), at most `tries` times.
+/// flames are drawn until one passes flam3-genome's test render
+/// ([`passes_test_render`](super::passes_test_render)), at most `tries`
+/// times; the last is kept when none passes ([`random_tested`] says which).
 pub fn random(
     base: &Flame,
     opts: &RandomOptions,
     library: Option<&PaletteLibrary>,
     rng: &mut GenomeRng,
 ) -> Result<Flame> {
+    random_tested(base, opts, library, rng).map(|t| t.flame)
+}
+
+/// [`random`], with the number of flames drawn and whether the one kept
+/// passed the test render.
+pub fn random_tested(
+    base: &Flame,
+    opts: &RandomOptions,
+    library: Option<&PaletteLibrary>,
+    rng: &mut GenomeRng,
+) -> Result<Tested<()>> {
     opts.check()?;
     if opts.xforms == Some(0) {
         return Err(FlameError::invalid("a random flame needs at least one xform"));
     }
-    let mut tries = 0;
-    loop {
+    until_it_passes(opts.tries, rng, |rng| {
         let mut f = random_unframed(base, opts, library, rng);
         frame_flame(&mut f, rng);
         super::truncate_variations(&mut f, super::MAX_VARIATIONS);
-        tries += 1;
-        if tries >= opts.tries || looks_good(&f, rng)? {
-            return Ok(f);
-        }
-    }
+        Ok((f, ()))
+    })
 }
 
 /// The flame before framing: flam3's `flam3_random`.
@@ -441,44 +450,6 @@ impl RandomSource for RngSource<'_> {
     fn next_u32(&mut self) -> u32 {
         self.0.stream.next_u32()
     }
-}
-
-/// Test render size (flam3-genome renders its test images small too).
-const TEST_SIZE: u32 = 64;
-
-/// flam3-genome's judgement of a random flame from a small render: the
-/// mean channel value at least 20, at least 1 % of pixels black, at most
-/// 5 % white.
-fn looks_good(f: &Flame, rng: &mut GenomeRng) -> Result<bool> {
-    let scale = f64::from(TEST_SIZE) / f64::from(f.width.max(1));
-    let test = Flame {
-        width: TEST_SIZE,
-        height: ((f64::from(f.height) * scale).round() as u32).max(1),
-        scale: f.scale * scale,
-        quality: 10.0,
-        supersample: 1,
-        passes: 1,
-        estimator_radius: 0.0,
-        ..f.clone()
-    };
-    let frame =
-        match render(std::slice::from_ref(&test), 0.0, &RenderSettings { seed: rng.seed(), ..Default::default() }) {
-            Ok(frame) => frame,
-            // A flame the renderer refuses (all weights zero, …) is not good.
-            Err(FlameError::Invalid(_)) => return Ok(false),
-            Err(e) => return Err(e),
-        };
-    let n = frame.pixels.len().max(1) as f64;
-    let q = |v: f64| v.clamp(0.0, 255.0).trunc();
-    let mut sum = 0.0;
-    let (mut black, mut white) = (0usize, 0usize);
-    for p in &frame.pixels {
-        let (r, g, b) = (q(p[0]), q(p[1]), q(p[2]));
-        sum += r + g + b;
-        black += usize::from(r == 0.0 && g == 0.0 && b == 0.0);
-        white += usize::from(r == 255.0 && g == 255.0 && b == 255.0);
-    }
-    Ok(sum / (3.0 * n) >= 20.0 && black as f64 / n >= 0.01 && white as f64 / n <= 0.05)
 }
 
 #[cfg(test)]
