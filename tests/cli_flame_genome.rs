@@ -369,7 +369,7 @@ fn a_palette_file_that_does_not_exist_is_an_error() {
 }
 
 /// As flam3-genome, each mutant and child is made again (its parents
-/// picked anew) until its test render passes, up to --tries times (10):
+/// picked anew) until its test render passes, up to --tries times (50):
 /// rendered again with other random numbers, nearly all pass. (Made once
 /// each, 13 of 30 mutants of this sheep and 18 of 30 children failed
 /// flam3-genome's test; flam3-genome's own failed 3 of 30 and 0 of 30.)

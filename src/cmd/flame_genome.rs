@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
-    CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template, Tested, cross,
-    default_variations, frame_flame, inter, mutate, printf_g, random_tested, record_edit, rotate, sequence_frames,
-    strip, truncate_variations, until_it_passes,
+    CrossMethod, DEFAULT_TRIES, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template,
+    Tested, cross, default_variations, frame_flame, inter, mutate, printf_g, random_tested, record_edit, rotate,
+    sequence_frames, strip, truncate_variations, until_it_passes,
 };
 use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
@@ -210,13 +210,14 @@ struct RandomArgs {
 /// flam3-genome's test render, for random, mutate and cross.
 #[derive(Debug, Args)]
 struct Tries {
-    /// The most flames made for each one written (flam3-genome's tries):
+    /// The most flames made for each one written (flam3-genome's tries,
+    /// 50 as in the flam3-genome Debian ships and flam3's documentation):
     /// each is test-rendered as flam3-genome does (128 × 128 at quality 1,
     /// centred on the origin) and the first that averages at least 20
     /// with at least 1 % black and at most 5 % white pixels is written;
     /// when none does, the last is, with a warning. 0 writes the first
     /// without rendering it.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = DEFAULT_TRIES)]
     tries: u32,
 }
 

@@ -32,7 +32,7 @@ pub use random::{
 };
 pub use strip::strip;
 pub use template::Template;
-pub use test_render::{Tested, passes_test_render, until_it_passes};
+pub use test_render::{DEFAULT_TRIES, Tested, passes_test_render, until_it_passes};
 
 use warpmc_rng::{Domain, PhiloxStream, RandomSource};
 

@@ -6,7 +6,7 @@ use std::f64::consts::PI;
 
 use warpmc_rng::RandomSource;
 
-use super::test_render::{Tested, until_it_passes};
+use super::test_render::{DEFAULT_TRIES, Tested, until_it_passes};
 use super::{GenomeRng, normalise, random_symmetry, set_weight, symmetry_xforms};
 use crate::error::{FlameError, Result};
 use crate::genome::{Affine, Flame, XForm};
@@ -27,7 +27,7 @@ pub struct RandomOptions {
     /// (negative: with a mirror).
     pub symmetry: i64,
     /// Flames made and test-rendered before the last one is kept although
-    /// it fails (flam3-genome's `tries`, 10); 0 keeps the first flame
+    /// it fails (flam3-genome's `tries`, [`DEFAULT_TRIES`]); 0 keeps the first flame
     /// without rendering it.
     pub tries: u32,
 }
@@ -56,7 +56,7 @@ impl RandomOptions {
 
 impl Default for RandomOptions {
     fn default() -> Self {
-        RandomOptions { xforms: None, variations: default_variations(), symmetry: 0, tries: 10 }
+        RandomOptions { xforms: None, variations: default_variations(), symmetry: 0, tries: DEFAULT_TRIES }
     }
 }
 

@@ -9,6 +9,11 @@ use crate::genome::{FilterShape, Flame, Interpolation, PaletteInterpolation};
 use crate::image::{Bits, quantize};
 use crate::render::{RenderSettings, render};
 
+/// flam3-genome's default `tries`: 50, as flam3's documentation gives it
+/// and as the flam3-genome Debian ships (3.1.1+ds) has it; flam3-genome.c
+/// itself reads 10.
+pub const DEFAULT_TRIES: u32 = 50;
+
 /// A flame made by [`until_it_passes`].
 #[derive(Debug, Clone)]
 pub struct Tested<T> {
