@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
-    CrossMethod, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template, cross,
-    default_variations, frame_flame, inter, mutate, printf_g, random, record_edit, rotate, sequence_frames, strip,
-    truncate_variations,
+    CrossMethod, DEFAULT_TRIES, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template,
+    Tested, cross, default_variations, frame_flame, inter, mutate, printf_g, random_tested, record_edit, rotate,
+    sequence_frames, strip, truncate_variations, until_it_passes,
 };
 use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
@@ -36,13 +36,17 @@ enum GenomeCommand {
     Random(RandomArgs),
     /// Mutations of a flame picked from a file (flam3-genome's mutate=).
     /// As flam3-genome, half the time the camera is framed anew on the
-    /// attractor, and each xform keeps its five heaviest variations.
+    /// attractor, each xform keeps its five heaviest variations, and a
+    /// mutant is made again (from a flame picked anew) until it passes the
+    /// test render (see --tries). The final xform is one of the xforms
+    /// that the methods change, pick or delete, as in flam3.
     ///
     /// Example: warpmc flame genome mutate parent.flam3 --method post_xforms --repeat 5
     Mutate(MutateArgs),
     /// Children of a flame from each of two files (flam3-genome's
     /// cross0=/cross1=). Framing and variations as for mutate, except
-    /// with --at.
+    /// with --at; each child is made again (from parents picked anew) until
+    /// it passes the test render (see --tries).
     ///
     /// Example: warpmc flame genome cross a.flam3 b.flam3 --method interpolate --at 0.3
     Cross(CrossArgs),
@@ -169,7 +173,8 @@ fn parent<'a>(flames: &'a [Flame], file: &'a str, flame: &'a Flame) -> Parent<'a
 #[derive(Debug, Args)]
 struct Variety {
     /// Only these variations in random parts (names or flam3 numbers,
-    /// comma-separated; flam3-genome's use_vars).
+    /// comma-separated; flam3-genome's use_vars). As in flam3, a random
+    /// final xform also keeps the linear every new xform starts with.
     #[arg(long, value_name = "LIST", conflicts_with = "no_vars")]
     vars: Option<String>,
     /// All variations but these (flam3-genome's dont_use_vars; default:
@@ -198,28 +203,65 @@ struct RandomArgs {
     /// a final xform).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     xforms: Option<u32>,
-    /// Test renders per flame before one is kept although it is too dark,
-    /// empty or white (flam3-genome's tries); 0 skips the test.
-    #[arg(long, default_value_t = 10)]
+    #[command(flatten)]
+    tries: Tries,
+}
+
+/// flam3-genome's test render, for random, mutate and cross.
+#[derive(Debug, Args)]
+struct Tries {
+    /// The most flames made for each one written (flam3-genome's tries,
+    /// 50 as in the flam3-genome Debian ships and flam3's documentation):
+    /// each is test-rendered as flam3-genome does (128 × 128 at quality 1,
+    /// centred on the origin) and the first that averages at least 20
+    /// with at least 1 % black and at most 5 % white pixels is written;
+    /// when none does, the last is, with a warning. 0 writes the first
+    /// without rendering it.
+    #[arg(long, default_value_t = DEFAULT_TRIES)]
     tries: u32,
+}
+
+impl Tries {
+    /// Says so when flame `rep`'s tries all failed the test render.
+    fn report<T>(&self, what: &str, rep: u32, t: &Tested<T>) {
+        if t.passed == Some(false) {
+            noteln!(
+                "warning: {what} {rep}: none of {} tries passed the test render (too dark, too empty or too \
+                 white); the last is kept, as flam3-genome keeps it",
+                t.tries
+            );
+        }
+    }
 }
 
 /// The mutations, named with hyphens or, as flam3-genome spells them, with
 /// underscores (all_vars, post_xforms, …).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum MutateArg {
+    /// Every xform, the final one too, takes the variations of the
+    /// matching xform of a random flame.
     #[value(alias = "all_vars")]
     AllVars,
+    /// One xform, possibly the final one, gets a random affine map (its
+    /// translation only when there are at most two xforms).
     #[value(alias = "one_xform")]
     OneXform,
+    /// A random symmetry group is added.
     #[value(alias = "add_symmetry")]
     AddSymmetry,
+    /// Pre maps are turned, scaled or moved and post maps undo part of it.
     #[value(alias = "post_xforms")]
     PostXforms,
+    /// A new random palette, turned by the flame's hue (flam3's "mutate
+    /// color palette"; flam3's other branches, which try new colour
+    /// coordinates, change nothing and are left out).
     #[value(alias = "color_palette")]
     ColorPalette,
+    /// One xform, possibly the final one, is removed.
     #[value(alias = "delete_xform")]
     DeleteXform,
+    /// Every affine coefficient, the final xform's too, moves by --speed
+    /// times a random one.
     #[value(alias = "all_coefs")]
     AllCoefs,
 }
@@ -245,6 +287,8 @@ struct MutateArgs {
     /// How many mutants.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    #[command(flatten)]
+    tries: Tries,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -274,6 +318,8 @@ struct CrossArgs {
     /// How many children.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    #[command(flatten)]
+    tries: Tries,
 }
 
 #[derive(Debug, Args)]
@@ -685,7 +731,7 @@ fn finish(mut f: Flame, t: Option<&Template>, time: f64) -> Flame {
 
 fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[])?;
-    let opts = random_options(&a.variety, a.xforms, a.tries)?;
+    let opts = random_options(&a.variety, a.xforms, a.tries.tries)?;
     let lib = library(&a.common)?;
     let date = a.history.date()?;
     let mut base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
@@ -695,7 +741,9 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Random, u64::from(rep));
-        let mut f = random(&base, &opts, lib.as_ref(), &mut rng)?;
+        let tested = random_tested(&base, &opts, lib.as_ref(), &mut rng)?;
+        a.tries.report("flame", rep, &tested);
+        let mut f = tested.flame;
         if let Some(date) = &date {
             record_edit(&mut f, date, "random", &[]);
         }
@@ -732,9 +780,15 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Mutate, u64::from(rep));
-        let parent = pick(&flames, &mut rng);
-        let (mut f, used) = mutate(parent, method, &opts, a.speed, lib.as_ref(), &mut rng)?;
-        reframe(&mut f, &mut rng);
+        // As flam3-genome, each try picks its parent anew.
+        let tested = until_it_passes(a.tries.tries, &mut rng, |rng| {
+            let parent = pick(&flames, rng);
+            let (mut f, used) = mutate(parent, method, &opts, a.speed, lib.as_ref(), rng)?;
+            reframe(&mut f, rng);
+            Ok((f, (parent, used)))
+        })?;
+        a.tries.report("mutation", rep, &tested);
+        let (mut f, (parent, used)) = (tested.flame, tested.made_with);
         let name = MutateMethod::ALL.iter().find(|(_, m)| *m == used).map_or("", |(n, _)| n);
         f.name = Some(match &parent.name {
             Some(p) => format!("mutation {rep} of {p} ({name})"),
@@ -788,13 +842,19 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Cross, u64::from(rep));
-        let p0 = pick(&first, &mut rng);
-        let p1 = pick(&second, &mut rng);
-        let (mut f, used) = cross(p0, p1, method, a.at, &mut rng)?;
-        // An interpolation at a chosen point is left as it is.
-        if a.at.is_none() {
-            reframe(&mut f, &mut rng);
-        }
+        // As flam3-genome, each try picks its parents anew.
+        let tested = until_it_passes(a.tries.tries, &mut rng, |rng| {
+            let p0 = pick(&first, rng);
+            let p1 = pick(&second, rng);
+            let (mut f, used) = cross(p0, p1, method, a.at, rng)?;
+            // An interpolation at a chosen point is left as it is.
+            if a.at.is_none() {
+                reframe(&mut f, rng);
+            }
+            Ok((f, (p0, p1, used)))
+        })?;
+        a.tries.report("child", rep, &tested);
+        let (mut f, (p0, p1, used)) = (tested.flame, tested.made_with);
         if p0.name.is_some() || p1.name.is_some() {
             let n = |p: &Flame| p.name.clone().unwrap_or_default();
             f.name = Some(format!("{rep} of {} x {}", n(p0), n(p1)));

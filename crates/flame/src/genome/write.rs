@@ -217,7 +217,10 @@ fn write_xform(out: &mut String, x: &XForm, tag: &str, indent: &str) {
     }
     a.num("color", x.color);
     a.num("color_speed", x.color_speed);
-    a.num("animate", x.animate);
+    // flam3 writes `animate` on standard xforms only.
+    if tag == "xform" {
+        a.num("animate", x.animate);
+    }
     for v in &x.variations {
         a.num(v.kind.name(), v.weight);
     }
@@ -501,6 +504,20 @@ mod tests {
             <flame time="9" size="10 10" interpolation_type="old" palette_interpolation="rgb"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>
             </flames>"#,
         );
+    }
+
+    /// flam3 writes `animate` on `<xform>` but never on `<finalxform>`.
+    #[test]
+    fn the_final_xform_is_written_without_animate() {
+        let xml = r#"<flame size="10 10"><xform weight="1" animate="0" linear="1" coefs="1 0 0 1 0 0"/>
+            <finalxform color="0.5" spherical="1" coefs="1 0 0 1 0 0"/></flame>"#;
+        let first = parse_str(xml, "a", &ParseOptions::default()).unwrap().flames;
+        let written = write_genome(&first, "pick", None);
+        let final_line = written.lines().find(|l| l.contains("<finalxform")).expect("a final xform");
+        assert!(!final_line.contains("animate="), "{final_line}");
+        let xform_line = written.lines().find(|l| l.contains("<xform")).expect("an xform");
+        assert!(xform_line.contains(r#"animate="0""#), "{xform_line}");
+        round_trip(xml);
     }
 
     #[test]

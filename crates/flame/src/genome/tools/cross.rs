@@ -31,8 +31,11 @@ impl CrossMethod {
 /// 10 % union, 10 % interpolate, 80 % alternate), and the method used.
 /// `Interpolate` with a given `t` blends at `t` (0 gives `p0`, 1 gives
 /// `p1`); without, at a random point. Colour coordinates are reset to the
-/// xform parity, and 40 % of the time the palettes are crossed: entries
+/// xform parity (the final xform's by its place after the standard ones,
+/// as in flam3), and 40 % of the time the palettes are crossed: entries
 /// from one parent, switching parent with probability 1 % per entry.
+/// flam3-genome's test render and retries are
+/// [`until_it_passes`](super::until_it_passes)'s.
 pub fn cross(
     p0: &Flame,
     p1: &Flame,
@@ -81,7 +84,9 @@ pub fn cross(
         CrossMethod::Alternate => alternate(p0, p1, rng),
     };
     if method != CrossMethod::Interpolate || t.is_none() {
-        for (i, x) in out.xforms.iter_mut().enumerate() {
+        // flam3's colour coordinates by place in its list of xforms, where
+        // the final xform comes last.
+        for (i, x) in out.xforms.iter_mut().chain(out.final_xform.as_mut()).enumerate() {
             x.color = (i & 1) as f64;
         }
         if rng.r01() < 0.4 {
@@ -197,6 +202,31 @@ mod tests {
             let (c, _) = cross(&a, &b, Some(CrossMethod::Alternate), None, &mut rng).unwrap();
             let from = |p: &Flame| c.xforms.iter().filter(|x| p.xforms.iter().any(|y| y.coefs == x.coefs)).count();
             assert!(from(&a) > 0 && from(&b) > 0, "seed {seed}");
+        }
+    }
+
+    /// flam3 sets every xform's colour to its index's parity, the final
+    /// xform (last in its list) included.
+    #[test]
+    fn colours_follow_the_xforms_places_the_final_one_included() {
+        let (mut a, mut b) = parents();
+        let spherical = crate::variations::VariationKind::from_name("spherical").unwrap();
+        let fin = XForm {
+            color: 0.37,
+            variations: vec![crate::variations::VariationSpec::new(spherical, 1.0)],
+            ..XForm::flam3_default(0)
+        };
+        a.final_xform = Some(fin.clone());
+        b.final_xform = Some(fin);
+        for (_, m) in CrossMethod::ALL {
+            for seed in 0..10 {
+                let (c, _) = cross(&a, &b, Some(m), None, &mut GenomeRng::new(seed, Operation::Cross, 0)).unwrap();
+                for (i, x) in c.xforms.iter().enumerate() {
+                    assert_eq!(x.color, (i & 1) as f64, "{m:?} seed {seed} xform {i}");
+                }
+                let n = c.xforms.len();
+                assert_eq!(c.final_xform.unwrap().color, (n & 1) as f64, "{m:?} seed {seed}");
+            }
         }
     }
 }

@@ -8,9 +8,11 @@
 //! the same geometry. The random numbers are warpmc's own (Philox streams
 //! named by the seed and the operation, see [`GenomeRng`]), so a seed gives
 //! the same genome on every machine, but not the genome flam3-genome gives
-//! for that seed. Where flam3-genome renders test images to judge a random
-//! genome (its `avg`, `black` and `white` thresholds), [`random`] does the
-//! same with warpmc's renderer.
+//! for that seed. Where flam3-genome renders a test image of each genome it
+//! makes by random, mutate or cross, and makes it again while that image
+//! is too dark, too empty or too white (its `avg`, `black` and `white`
+//! thresholds, up to `tries` times), [`random`] and [`until_it_passes`] do
+//! the same with warpmc's renderer.
 
 mod anim;
 mod cross;
@@ -19,14 +21,18 @@ mod mutate;
 mod random;
 mod strip;
 mod template;
+mod test_render;
 
 pub use anim::{inter, rotate, sequence, sequence_frames};
 pub use cross::{CrossMethod, cross};
 pub use edit::{Parent, printf_g, record_edit};
 pub use mutate::{MutateMethod, mutate};
-pub use random::{MAX_RANDOM_XFORMS, MAX_SYMMETRY, RandomOptions, default_variations, frame_flame, random};
+pub use random::{
+    MAX_RANDOM_XFORMS, MAX_SYMMETRY, RandomOptions, default_variations, frame_flame, random, random_tested,
+};
 pub use strip::strip;
 pub use template::Template;
+pub use test_render::{DEFAULT_TRIES, Tested, passes_test_render, until_it_passes};
 
 use warpmc_rng::{Domain, PhiloxStream, RandomSource};
 

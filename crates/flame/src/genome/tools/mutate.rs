@@ -1,31 +1,46 @@
 //! Mutation (flam3's `flam3_mutate`): one of seven changes to a flame.
 
-use super::random::{RandomOptions, random_unframed_for};
+use super::random::{RandomOptions, random_palette, random_unframed_for};
 use super::{GenomeRng, random_symmetry, symmetry_xforms, symmetry_xforms_before_final};
 use crate::error::{FlameError, Result};
-use crate::genome::Flame;
+use crate::genome::{Flame, XForm};
 use crate::palette::PaletteLibrary;
 
 /// flam3's mutation kinds (flam3-genome's `method=` for `mutate=`).
+///
+/// As in flam3, whose final xform is the last of the flame's xforms and
+/// counted with them, the final xform is one of the xforms that
+/// `all_vars`, `one_xform`, `post_xforms`, `delete_xform` and `all_coefs`
+/// change or pick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MutateMethod {
-    /// `all_vars`: every xform gets the variations (and parameters) of a
-    /// random flame with as many xforms.
+    /// `all_vars`: every xform, the final one included, gets the
+    /// variations (and parameters) of a random flame with as many xforms.
     AllVariations,
-    /// `one_xform`: one xform gets a random affine map (only its
-    /// translation when the flame has at most two xforms).
+    /// `one_xform`: one xform (possibly the final one) gets a random
+    /// affine map (only its translation when the flame has at most two
+    /// xforms, the final one counted).
     OneXformCoefs,
     /// `add_symmetry`: a random symmetry group is added.
     AddSymmetry,
     /// `post_xforms`: each xform's pre map is rotated, scaled or moved and
     /// its post map undoes part of it.
     PostXforms,
-    /// `color_palette`: new colour coordinates, a new palette, or both.
+    /// `color_palette`: a new random palette, turned by the flame's hue.
+    ///
+    /// flam3 does this a fifth of the time ("mutate color palette"); the
+    /// other four fifths ("mutate color coords", "mutate color all") it
+    /// tries random colour coordinates (and palettes) with
+    /// `flam3_improve_colors`, whose score is an integer division that is
+    /// 0 for every candidate, so the flame always comes back unchanged.
+    /// Those do-nothing branches are not reproduced: this method always
+    /// changes the palette.
     ColorPalette,
-    /// `delete_xform`: one xform is removed (unless it is the only one).
+    /// `delete_xform`: one xform is removed (unless it is the only one);
+    /// picking the final xform removes the final xform.
     DeleteXform,
-    /// `all_coefs`: every affine coefficient moves by `speed` times a
-    /// random one.
+    /// `all_coefs`: every affine coefficient, the final xform's included,
+    /// moves by `speed` times a random one.
     AllCoefs,
 }
 
@@ -61,7 +76,8 @@ impl MutateMethod {
 /// `flame` mutated by `method` (a random one when `None`, with flam3's
 /// probabilities); `opts` says which variations random parts may use and
 /// `speed` how far `all_coefs` moves (flam3's default 0.1). Returns the
-/// mutant and the method used.
+/// mutant and the method used. flam3-genome's test render and retries are
+/// [`until_it_passes`](super::until_it_passes)'s.
 pub fn mutate(
     flame: &Flame,
     method: Option<MutateMethod>,
@@ -86,22 +102,24 @@ pub fn mutate(
         }
     };
     let mut f = flame.clone();
-    let n = f.xforms.len();
+    // flam3's count of xforms: the final xform is the last of them.
+    let n = all_xforms(&f);
     match method {
         MutateMethod::AllVariations => {
             let other = random_unframed_for(&f, n, opts, library, rng);
-            for (x, y) in f.xforms.iter_mut().zip(&other.xforms) {
-                x.variations = y.variations.clone();
+            for (i, y) in other.xforms.iter().take(n).enumerate() {
+                xform_mut(&mut f, i).variations = y.variations.clone();
             }
         }
         MutateMethod::OneXformCoefs => {
             let other = random_unframed_for(&f, 2, opts, library, rng);
             let k = rng.below(n);
             let src = other.xforms[0].coefs.c;
+            let x = xform_mut(&mut f, k);
             if n <= 2 {
-                f.xforms[k].coefs.c[2] = src[2];
+                x.coefs.c[2] = src[2];
             } else {
-                f.xforms[k].coefs.c = src;
+                x.coefs.c = src;
             }
         }
         MutateMethod::AddSymmetry => {
@@ -115,43 +133,38 @@ pub fn mutate(
         }
         MutateMethod::PostXforms => post_xforms(&mut f, rng),
         MutateMethod::ColorPalette => {
-            let s = rng.r01();
-            if s < 0.8 {
-                for x in &mut f.xforms {
-                    x.color = rng.r01();
-                }
-            }
-            if s >= 0.4 {
-                let other = random_unframed_for(&f, 1, opts, library, rng);
-                f.palette = other.palette;
-                f.hue_rotation = other.hue_rotation;
-            }
+            // flam3's "mutate color palette": a random palette of the
+            // library, turned by the flame's own hue (see the method's
+            // documentation for the branches left out).
+            f.palette = random_palette(library, f.hue_rotation, rng);
         }
         MutateMethod::DeleteXform => {
             let k = rng.below(n);
             if n > 1 {
                 // flam3-genome test-renders a mutant and tries again when it
-                // fails; a deletion that leaves some xform's chaos row with
-                // no xform to go to is such a failure, so the next xform
-                // whose deletion leaves none is taken instead.
+                // fails; a deletion that leaves no standard xform, or some
+                // xform's chaos row with no xform to go to, is such a
+                // failure, so the next xform (in flam3's order, the final
+                // one last) whose deletion leaves neither is taken instead.
                 let without = |k: usize| {
                     let mut g = f.clone();
                     delete_xform(&mut g, k);
                     g
                 };
-                f = (0..n).map(|i| without((k + i) % n)).find(|g| g.dead_chaos_rows().next().is_none()).ok_or_else(
-                    || {
+                f = (0..n)
+                    .map(|i| without((k + i) % n))
+                    .find(|g| !g.xforms.is_empty() && g.dead_chaos_rows().next().is_none())
+                    .ok_or_else(|| {
                         FlameError::invalid(
                             "no xform can be deleted without leaving another whose chaos row reaches no xform",
                         )
-                    },
-                )?;
+                    })?;
             }
         }
         MutateMethod::AllCoefs => {
             let other = random_unframed_for(&f, n, opts, library, rng);
-            for (x, y) in f.xforms.iter_mut().zip(&other.xforms) {
-                for (row, dr) in x.coefs.c.iter_mut().zip(&y.coefs.c) {
+            for (i, y) in other.xforms.iter().take(n).enumerate() {
+                for (row, dr) in xform_mut(&mut f, i).coefs.c.iter_mut().zip(&y.coefs.c) {
                     for (v, d) in row.iter_mut().zip(dr) {
                         *v += speed * d;
                     }
@@ -162,8 +175,27 @@ pub fn mutate(
     Ok((f, method))
 }
 
-/// Removes xform `k` and its column of every chaos row.
+/// The flame's xforms as flam3 counts them: the standard ones and the
+/// final one.
+fn all_xforms(f: &Flame) -> usize {
+    f.xforms.len() + usize::from(f.final_xform.is_some())
+}
+
+/// Xform `i` in flam3's order: the standard xforms, then the final one.
+fn xform_mut(f: &mut Flame, i: usize) -> &mut XForm {
+    match f.xforms.get_mut(i) {
+        Some(x) => x,
+        None => f.final_xform.as_mut().expect("an xform index below all_xforms"),
+    }
+}
+
+/// Removes xform `k` (in flam3's order: the final xform after the standard
+/// ones) and, for a standard xform, its column of every chaos row.
 fn delete_xform(f: &mut Flame, k: usize) {
+    if k == f.xforms.len() {
+        f.final_xform = None;
+        return;
+    }
     f.xforms.remove(k);
     for x in &mut f.xforms {
         if x.chaos.len() > k {
@@ -175,20 +207,21 @@ fn delete_xform(f: &mut Flame, k: usize) {
 /// flam3's post-map mutation: a random subset of rotation (pre by `φ`,
 /// post by `−φ`), scaling (pre by `1/f, 1/g`, post by `f, g`) and
 /// translation (pre by `−t`, post by `+t`) of the first xform; three
-/// times in four every other xform then takes the first xform's new post
-/// map (their pre maps unchanged), otherwise each is changed in the same
-/// way with its own random numbers.
+/// times in four every other xform (the final one included) then takes the
+/// first xform's new post map (their pre maps unchanged), otherwise each
+/// is changed in the same way with its own random numbers.
 fn post_xforms(f: &mut Flame, rng: &mut GenomeRng) {
     let b = 1 + rng.below(6);
     let same = rng.below(4) != 0;
-    for i in 0..f.xforms.len() {
+    for i in 0..all_xforms(f) {
         if i > 0 && same {
             // The first xform's post map as this mutation left it, as in
             // flam3: every xform then shares the new post map.
-            f.xforms[i].post = f.xforms[0].post;
+            let post = f.xforms[0].post;
+            xform_mut(f, i).post = post;
             continue;
         }
-        let x = &mut f.xforms[i];
+        let x = xform_mut(f, i);
         let rot = |m: &mut [[f64; 2]; 3], phi: f64| {
             let (s, c) = phi.sin_cos();
             for row in m.iter_mut().take(2) {
@@ -235,6 +268,8 @@ fn post_xforms(f: &mut Flame, rng: &mut GenomeRng) {
 mod tests {
     use super::*;
     use crate::genome::tools::{Operation, random};
+    use crate::genome::{Affine, XForm};
+    use crate::variations::{VariationKind, VariationSpec};
 
     fn parent() -> Flame {
         let opts = RandomOptions { xforms: Some(3), symmetry: 1, tries: 0, ..RandomOptions::default() };
@@ -254,8 +289,8 @@ mod tests {
                 MutateMethod::DeleteXform => assert_eq!(c.xforms.len(), p.xforms.len() - 1),
                 MutateMethod::AddSymmetry => assert!(c.xforms.len() >= p.xforms.len(), "{name}"),
                 MutateMethod::ColorPalette => {
-                    let colors = |f: &Flame| f.xforms.iter().map(|x| x.color).collect::<Vec<_>>();
-                    assert!(colors(&c) != colors(&p) || c.palette != p.palette, "{name} changed nothing");
+                    assert_ne!(c.palette, p.palette, "{name}");
+                    assert_eq!(c.xforms, p.xforms, "{name}");
                 }
                 MutateMethod::AllVariations => {
                     assert!(c.xforms.iter().zip(&p.xforms).any(|(a, b)| a.variations != b.variations));
@@ -327,5 +362,141 @@ mod tests {
         }
         // flam3 shares three times in four.
         assert!(shared > each && each > 0, "{shared} shared, {each} each");
+    }
+
+    /// `parent()` with a final xform (spherical, colour 0.37, an identity
+    /// post map).
+    fn parent_with_final() -> Flame {
+        let spherical = VariationKind::from_name("spherical").unwrap();
+        Flame {
+            final_xform: Some(XForm {
+                color: 0.37,
+                coefs: Affine { c: [[0.9, 0.1], [-0.1, 0.9], [0.05, 0.0]] },
+                variations: vec![VariationSpec::new(spherical, 1.0)],
+                ..XForm::flam3_default(3)
+            }),
+            ..parent()
+        }
+    }
+
+    /// In flam3 the final xform is the last of the flame's xforms and
+    /// counted with them: all_vars, all_coefs and post_xforms change it,
+    /// one_xform and delete_xform pick it as one of n + 1.
+    #[test]
+    fn mutations_treat_the_final_xform_as_one_of_the_xforms() {
+        let p = parent_with_final();
+        let fin = p.final_xform.clone().unwrap();
+        let opts = RandomOptions::default();
+        let (mut picked, mut deleted_final) = (0, 0);
+        for seed in 0..60 {
+            let run = |m| {
+                let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+                mutate(&p, Some(m), &opts, 0.1, None, &mut rng).unwrap().0
+            };
+            let c = run(MutateMethod::AllVariations);
+            let cf = c.final_xform.unwrap();
+            assert_ne!(cf.variations, fin.variations, "seed {seed}");
+            assert_eq!(cf.coefs, fin.coefs, "seed {seed}");
+
+            let c = run(MutateMethod::AllCoefs);
+            let cf = c.final_xform.unwrap();
+            assert_ne!(cf.coefs, fin.coefs, "seed {seed}");
+            assert_eq!(cf.variations, fin.variations, "seed {seed}");
+
+            let c = run(MutateMethod::PostXforms);
+            let cf = c.final_xform.as_ref().unwrap();
+            assert_ne!(cf.post, fin.post, "seed {seed}");
+            // Shared (the final's pre map kept) or changed like the others.
+            assert!(cf.post == c.xforms[0].post && cf.coefs == fin.coefs || cf.coefs != fin.coefs, "seed {seed}");
+
+            let c = run(MutateMethod::OneXformCoefs);
+            let changed = c.xforms.iter().zip(&p.xforms).filter(|(a, b)| a.coefs != b.coefs).count();
+            if c.final_xform.as_ref().unwrap().coefs != fin.coefs {
+                picked += 1;
+                assert_eq!(changed, 0, "seed {seed}: one xform only");
+            } else {
+                assert_eq!(changed, 1, "seed {seed}");
+            }
+
+            let c = run(MutateMethod::DeleteXform);
+            match c.final_xform {
+                None => {
+                    deleted_final += 1;
+                    assert_eq!(c.xforms, p.xforms, "seed {seed}");
+                }
+                Some(f) => {
+                    assert_eq!(f, fin, "seed {seed}");
+                    assert_eq!(c.xforms.len(), 2, "seed {seed}");
+                }
+            }
+        }
+        // One time in four of the 60 (15 expected).
+        assert!((5..=28).contains(&picked), "the final xform's coefs picked {picked} times of 60");
+        assert!((5..=28).contains(&deleted_final), "the final xform deleted {deleted_final} times of 60");
+    }
+
+    /// With one standard xform and a final one, deleting the standard
+    /// xform would leave none: the final xform goes instead. With two
+    /// xforms counted, one_xform moves only the translation (flam3's rule
+    /// for at most two).
+    #[test]
+    fn a_flame_of_one_xform_and_a_final_keeps_its_xform() {
+        let mut p = parent_with_final();
+        p.xforms.truncate(1);
+        let opts = RandomOptions::default();
+        for seed in 0..20 {
+            let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+            let (c, _) = mutate(&p, Some(MutateMethod::DeleteXform), &opts, 0.1, None, &mut rng).unwrap();
+            assert!(c.final_xform.is_none() && c.xforms == p.xforms, "seed {seed}");
+            let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+            let (c, _) = mutate(&p, Some(MutateMethod::OneXformCoefs), &opts, 0.1, None, &mut rng).unwrap();
+            for (a, b) in c.xforms.iter().chain(&c.final_xform).zip(p.xforms.iter().chain(&p.final_xform)) {
+                assert_eq!(a.coefs.c[..2], b.coefs.c[..2], "seed {seed}: the linear parts are kept");
+            }
+        }
+    }
+
+    /// flam3's "mutate color palette": a palette of the library turned by
+    /// the flame's own hue; the xforms' colours are left alone.
+    #[test]
+    fn color_palette_takes_a_library_palette_turned_by_the_flames_hue() {
+        let data = |k: usize| -> String { (0..256).map(|i| format!("00{:02x}{:02x}40 ", i, (i * k) % 256)).collect() };
+        let xml = format!(
+            r#"<palettes><palette number="1" data="{}"/><palette number="2" data="{}"/></palettes>"#,
+            data(3),
+            data(7)
+        );
+        let lib = PaletteLibrary::from_xml(&xml, std::path::Path::new("mem")).unwrap();
+        let mut p = parent();
+        p.hue_rotation = 0.3;
+        let opts = RandomOptions::default();
+        let mut seen = [false; 2];
+        for seed in 0..20 {
+            let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+            let (c, _) = mutate(&p, Some(MutateMethod::ColorPalette), &opts, 0.1, Some(&lib), &mut rng).unwrap();
+            assert_eq!(c.xforms, p.xforms);
+            assert_eq!(c.hue_rotation, 0.3);
+            let which = [1, 2].iter().position(|&n| lib.get(n).unwrap().rotate_hue(0.3) == c.palette);
+            seen[which.expect("a library palette turned by the flame's hue")] = true;
+        }
+        assert_eq!(seen, [true, true]);
+    }
+
+    /// all_vars draws the variations of a random flame, which flam3-genome
+    /// makes with its explicit list of variations: each xform a mix, not
+    /// one variation for all.
+    #[test]
+    fn all_vars_gives_mixes_of_variations() {
+        let p = parent();
+        let opts = RandomOptions::default();
+        let mut one_same = 0;
+        for seed in 0..100 {
+            let mut rng = GenomeRng::new(seed, Operation::Mutate, 0);
+            let (c, _) = mutate(&p, Some(MutateMethod::AllVariations), &opts, 0.1, None, &mut rng).unwrap();
+            let kinds = |x: &XForm| x.variations.iter().map(|v| v.kind).collect::<Vec<_>>();
+            let first = kinds(&c.xforms[0]);
+            one_same += usize::from(first.len() == 1 && c.xforms.iter().all(|x| kinds(x) == first));
+        }
+        assert!(one_same < 5, "{one_same} of 100 mutants have one same variation in every xform");
     }
 }

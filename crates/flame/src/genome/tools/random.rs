@@ -6,11 +6,11 @@ use std::f64::consts::PI;
 
 use warpmc_rng::RandomSource;
 
+use super::test_render::{DEFAULT_TRIES, Tested, until_it_passes};
 use super::{GenomeRng, normalise, random_symmetry, set_weight, symmetry_xforms};
 use crate::error::{FlameError, Result};
 use crate::genome::{Affine, Flame, XForm};
 use crate::palette::{Palette, PaletteLibrary};
-use crate::render::{RenderSettings, render};
 use crate::variations::{VariationKind, VariationSet, VariationSpec};
 
 /// What a random flame may be made of.
@@ -26,8 +26,9 @@ pub struct RandomOptions {
     /// time (never with a final xform), 1 none, another value that group
     /// (negative: with a mirror).
     pub symmetry: i64,
-    /// Test renders tried before the last one is kept (flam3-genome's
-    /// `tries`, 10); 0 keeps the first flame without rendering it.
+    /// Flames made and test-rendered before the last one is kept although
+    /// it fails (flam3-genome's `tries`, [`DEFAULT_TRIES`]); 0 keeps the first flame
+    /// without rendering it.
     pub tries: u32,
 }
 
@@ -55,7 +56,7 @@ impl RandomOptions {
 
 impl Default for RandomOptions {
     fn default() -> Self {
-        RandomOptions { xforms: None, variations: default_variations(), symmetry: 0, tries: 10 }
+        RandomOptions { xforms: None, variations: default_variations(), symmetry: 0, tries: DEFAULT_TRIES }
     }
 }
 
@@ -94,28 +95,36 @@ const XFORM_COUNTS: [usize; 14] = [2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6];
 /// flam3 draws them, a random palette of `library` (a random smooth one
 /// when there is none), framed on its attractor, with flam3-genome's
 /// [`truncate_variations`](super::truncate_variations). With `opts.tries > 0`,
-/// flames are drawn until a small test render is neither too dark, too
-/// empty nor too white (flam3-genome's thresholds), at most `tries` times.
+/// flames are drawn until one passes flam3-genome's test render
+/// ([`passes_test_render`](super::passes_test_render)), at most `tries`
+/// times; the last is kept when none passes ([`random_tested`] says which).
 pub fn random(
     base: &Flame,
     opts: &RandomOptions,
     library: Option<&PaletteLibrary>,
     rng: &mut GenomeRng,
 ) -> Result<Flame> {
+    random_tested(base, opts, library, rng).map(|t| t.flame)
+}
+
+/// [`random`], with the number of flames drawn and whether the one kept
+/// passed the test render.
+pub fn random_tested(
+    base: &Flame,
+    opts: &RandomOptions,
+    library: Option<&PaletteLibrary>,
+    rng: &mut GenomeRng,
+) -> Result<Tested<()>> {
     opts.check()?;
     if opts.xforms == Some(0) {
         return Err(FlameError::invalid("a random flame needs at least one xform"));
     }
-    let mut tries = 0;
-    loop {
+    until_it_passes(opts.tries, rng, |rng| {
         let mut f = random_unframed(base, opts, library, rng);
         frame_flame(&mut f, rng);
         super::truncate_variations(&mut f, super::MAX_VARIATIONS);
-        tries += 1;
-        if tries >= opts.tries || looks_good(&f, rng)? {
-            return Ok(f);
-        }
-    }
+        Ok((f, ()))
+    })
 }
 
 /// The flame before framing: flam3's `flam3_random`.
@@ -130,10 +139,12 @@ fn random_unframed(base: &Flame, opts: &RandomOptions, library: Option<&PaletteL
     let n = opts.xforms.unwrap_or_else(|| XFORM_COUNTS[rng.below(XFORM_COUNTS.len())]);
     let add_final = opts.xforms.is_none() && rng.r01() < 0.15;
     let vars = &opts.variations;
-    // One variation for every xform half the time, else a mix per xform.
-    let single = rng.bit().then(|| vars[rng.below(vars.len())]);
+    // flam3's flam3_random gives every xform one variation (the same one,
+    // or one each) only when its list of variations starts with "random";
+    // flam3-genome always passes an explicit list (its variations but the
+    // excluded ones), so every standard xform gets a mix: its own, or half
+    // the time (from the second xform on) a copy of the previous xform's.
     let same = rng.bit();
-    let one_each = rng.bit();
     let post_identity = rng.r01() < 0.6;
     let same_post = rng.bit();
     let total = n + usize::from(add_final);
@@ -155,6 +166,12 @@ fn random_unframed(base: &Flame, opts: &RandomOptions, library: Option<&PaletteL
         x.coefs = Affine { c };
         if is_final {
             x.weight = 0.0;
+            // flam3 does not clear a new final xform's variations: it
+            // keeps flam3's initial linear of weight 1 (whatever the list
+            // of variations) beside its one or two draws, all normalised
+            // together (a draw of linear replaces that weight).
+            let linear = VariationKind::from_index(0).expect("linear is variation 0");
+            x.variations = vec![VariationSpec::new(linear, 1.0)];
             let k = 1 + usize::from(rng.bit());
             for _ in 0..k {
                 set_weight(&mut x.variations, vars[rng.below(vars.len())], rng.r01());
@@ -174,11 +191,7 @@ fn random_unframed(base: &Flame, opts: &RandomOptions, library: Option<&PaletteL
                     x.post = Affine { c: p };
                 }
             }
-            if let Some(kind) = single {
-                x.variations = vec![VariationSpec::new(kind, 1.0)];
-            } else if one_each {
-                x.variations = vec![VariationSpec::new(vars[rng.below(vars.len())], 1.0)];
-            } else if same && i > 0 {
+            if same && i > 0 {
                 x.variations = f.xforms[i - 1].variations.clone();
             } else {
                 // At least two draws, more with falling probability; a
@@ -237,7 +250,7 @@ fn normalise_or_pick(v: &mut Vec<VariationSpec>, vars: &[VariationKind], rng: &m
 
 /// A palette of the library at random, turned by `hue`; without a library
 /// a smooth random one through six random colours.
-fn random_palette(library: Option<&PaletteLibrary>, hue: f64, rng: &mut GenomeRng) -> Palette {
+pub(super) fn random_palette(library: Option<&PaletteLibrary>, hue: f64, rng: &mut GenomeRng) -> Palette {
     if let Some(lib) = library.filter(|l| !l.is_empty()) {
         let numbers: Vec<i64> = lib.numbers().collect();
         let n = numbers[rng.below(numbers.len())];
@@ -439,44 +452,6 @@ impl RandomSource for RngSource<'_> {
     }
 }
 
-/// Test render size (flam3-genome renders its test images small too).
-const TEST_SIZE: u32 = 64;
-
-/// flam3-genome's judgement of a random flame from a small render: the
-/// mean channel value at least 20, at least 1 % of pixels black, at most
-/// 5 % white.
-fn looks_good(f: &Flame, rng: &mut GenomeRng) -> Result<bool> {
-    let scale = f64::from(TEST_SIZE) / f64::from(f.width.max(1));
-    let test = Flame {
-        width: TEST_SIZE,
-        height: ((f64::from(f.height) * scale).round() as u32).max(1),
-        scale: f.scale * scale,
-        quality: 10.0,
-        supersample: 1,
-        passes: 1,
-        estimator_radius: 0.0,
-        ..f.clone()
-    };
-    let frame =
-        match render(std::slice::from_ref(&test), 0.0, &RenderSettings { seed: rng.seed(), ..Default::default() }) {
-            Ok(frame) => frame,
-            // A flame the renderer refuses (all weights zero, …) is not good.
-            Err(FlameError::Invalid(_)) => return Ok(false),
-            Err(e) => return Err(e),
-        };
-    let n = frame.pixels.len().max(1) as f64;
-    let q = |v: f64| v.clamp(0.0, 255.0).trunc();
-    let mut sum = 0.0;
-    let (mut black, mut white) = (0usize, 0usize);
-    for p in &frame.pixels {
-        let (r, g, b) = (q(p[0]), q(p[1]), q(p[2]));
-        sum += r + g + b;
-        black += usize::from(r == 0.0 && g == 0.0 && b == 0.0);
-        white += usize::from(r == 255.0 && g == 255.0 && b == 255.0);
-    }
-    Ok(sum / (3.0 * n) >= 20.0 && black as f64 / n >= 0.01 && white as f64 / n <= 0.05)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,16 +478,68 @@ mod tests {
         }
     }
 
+    /// flam3-genome passes flam3_random an explicit list of variations, so
+    /// each standard xform gets a mix of at least two draws (or a copy of
+    /// the previous xform's), never one variation for the whole flame by
+    /// design. flam3-genome's own flames: 1 in 200 with every xform one
+    /// same variation, 2.5 variations per xform of mean weight 0.34.
+    #[test]
+    fn random_xforms_get_mixes_of_variations_as_flam3_genomes_do() {
+        let opts = RandomOptions { symmetry: 1, tries: 0, ..RandomOptions::default() };
+        let (mut one_same, mut nvars, mut nxforms, mut weights, mut nweights) = (0, 0, 0, 0.0, 0);
+        for i in 0..200 {
+            let mut rng = GenomeRng::new(17, Operation::Random, i);
+            let mut f = random_unframed(&Flame::default(), &opts, None, &mut rng);
+            super::super::truncate_variations(&mut f, super::super::MAX_VARIATIONS);
+            let kinds = |x: &XForm| x.variations.iter().map(|v| v.kind).collect::<Vec<_>>();
+            let first = kinds(&f.xforms[0]);
+            one_same += usize::from(first.len() == 1 && f.xforms.iter().all(|x| kinds(x) == first));
+            for x in &f.xforms {
+                nxforms += 1;
+                nvars += x.variations.len();
+                weights += x.variations.iter().map(|v| v.weight).sum::<f64>();
+                nweights += x.variations.len();
+            }
+        }
+        let per_xform = nvars as f64 / f64::from(nxforms);
+        let mean_weight = weights / nweights as f64;
+        assert!(one_same < 10, "{one_same} of 200 flames with one same variation in every xform");
+        assert!(per_xform > 2.2 && per_xform < 3.2, "{per_xform} variations per xform");
+        assert!(mean_weight > 0.25 && mean_weight < 0.45, "mean variation weight {mean_weight}");
+    }
+
     #[test]
     fn only_the_allowed_variations_are_used() {
         let julia = VariationKind::from_name("julia").unwrap();
         let opts = RandomOptions { variations: vec![julia], tries: 0, ..RandomOptions::default() };
         let mut rng = GenomeRng::new(5, Operation::Random, 0);
         let f = random(&Flame::default(), &opts, None, &mut rng).unwrap();
-        for x in f.xforms.iter().chain(&f.final_xform) {
+        for x in &f.xforms {
             let symmetry = x.color_speed == 0.0 && x.animate == 0.0;
             assert!(symmetry || x.variations.iter().all(|v| v.kind == julia));
         }
+    }
+
+    /// flam3's random final xform keeps the linear every new xform starts
+    /// with beside its one or two draws, whatever the list of variations.
+    #[test]
+    fn a_random_final_xform_keeps_flam3s_linear() {
+        let julia = VariationKind::from_name("julia").unwrap();
+        let linear = VariationKind::from_index(0).unwrap();
+        let opts = RandomOptions { variations: vec![julia], tries: 0, ..RandomOptions::default() };
+        let mut finals = 0;
+        for i in 0..100 {
+            let mut rng = GenomeRng::new(8, Operation::Random, i);
+            let f = random_unframed(&Flame::default(), &opts, None, &mut rng);
+            if let Some(x) = &f.final_xform {
+                finals += 1;
+                let kinds: Vec<_> = x.variations.iter().map(|v| v.kind).collect();
+                assert_eq!(kinds, [linear, julia], "flame {i}");
+                let sum: f64 = x.variations.iter().map(|v| v.weight).sum();
+                assert!((sum - 1.0).abs() < 1e-12 && x.variations[0].weight > 0.5, "flame {i}: {:?}", x.variations);
+            }
+        }
+        assert!(finals > 5, "{finals} final xforms in 100 flames");
     }
 
     #[test]
