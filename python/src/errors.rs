@@ -98,6 +98,7 @@ pub(crate) fn flame(e: FlameError) -> PyErr {
         FlameError::Io { error: cause, .. } | FlameError::Output(warpmc_host::OutputError { cause, .. }) => {
             Kind::Os(Some(cause.kind()))
         }
+        FlameError::PaletteFile { kind, .. } => Kind::Os(Some(*kind)),
         FlameError::Palette(_) => Kind::Os(None),
         FlameError::OutOfHostMemory(_) | FlameError::OutOfDeviceMemory { .. } => Kind::Memory,
         FlameError::Interrupted => Kind::Interrupt,

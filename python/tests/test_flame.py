@@ -189,10 +189,11 @@ def test_bad_genomes_raise_the_cli_message(cli, tmp_path):
     # A numbered palette needs flam3's palette file: a missing one or a
     # directory is a file problem, as the README promises.
     numbered = SIERPINSKI.replace('quality="30"', 'quality="30" palette="7"')
-    for palettes in (tmp_path / "no-palettes.xml", tmp_path):
-        with pytest.raises(OSError, match="palette file"):
+    # Each raises the OSError subclass Python's open() would.
+    for palettes, error in ((tmp_path / "no-palettes.xml", FileNotFoundError), (tmp_path, IsADirectoryError)):
+        with pytest.raises(error, match="palette file"):
             flame.render(numbered, backend="cpu", palettes=palettes)
-        with pytest.raises(OSError, match="palette file"):
+        with pytest.raises(error, match="palette file"):
             flame.info(numbered, palettes=palettes)
     with pytest.raises(TypeError):
         flame.render(b"<flame/>")

@@ -24,9 +24,20 @@ pub enum FlameError {
     /// [`ParseOptions::strict`]: crate::genome::ParseOptions::strict
     #[error("{0}")]
     UnknownVariation(String),
-    /// flam3's palette file is missing or unreadable.
+    /// flam3's palette file is not palettes: malformed XML, nested too
+    /// deep, no readable `<palette>`.
     #[error("{0}")]
     Palette(String),
+    /// flam3's palette file is missing, a directory or cannot be read.
+    #[error("{text}")]
+    PaletteFile {
+        /// The whole message: the path, who named it, and why.
+        text: String,
+        /// The operating system's reason (`NotFound`, `IsADirectory`,
+        /// `PermissionDenied`, …), for callers that map it (Python's
+        /// `OSError` subclasses).
+        kind: io::ErrorKind,
+    },
     /// A setting of the genome or of the render is out of range.
     #[error("{0}")]
     Invalid(String),

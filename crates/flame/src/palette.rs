@@ -142,11 +142,14 @@ pub const RELATIVE_PALETTES: &str = "../shared/palettes/flam3-palettes.xml";
 /// The error of a search that found none of `candidates`.
 fn not_found(candidates: &[PathBuf]) -> FlameError {
     let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-    FlameError::Palette(format!(
-        "flam3-palettes.xml not found (looked at {}; name it in ${PALETTES_ENV}, or install flam3, e.g. Debian's \
-         flam3-utils)",
-        looked.join(", ")
-    ))
+    FlameError::PaletteFile {
+        text: format!(
+            "flam3-palettes.xml not found (looked at {}; name it in ${PALETTES_ENV}, or install flam3, e.g. Debian's \
+             flam3-utils)",
+            looked.join(", ")
+        ),
+        kind: std::io::ErrorKind::NotFound,
+    }
 }
 
 /// One palette of the file.
@@ -175,9 +178,10 @@ impl PaletteLibrary {
     pub fn load(path: &Path) -> Result<Self> {
         let bytes =
             crate::input::read_file(path, crate::input::MAX_GENOME_BYTES, "palette file").map_err(|e| match e {
-                FlameError::Io { error, .. } => {
-                    FlameError::Palette(format!("{}: cannot read the palette file: {error}", path.display()))
-                }
+                FlameError::Io { error, .. } => FlameError::PaletteFile {
+                    text: format!("{}: cannot read the palette file: {error}", path.display()),
+                    kind: error.kind(),
+                },
                 e => e,
             })?;
         let text = String::from_utf8_lossy(&bytes);
@@ -252,14 +256,15 @@ impl PaletteLibrary {
             Some((path, var)) => {
                 let by = var.map(|v| format!(" (named by ${v})")).unwrap_or_default();
                 match std::fs::metadata(&path) {
-                    Ok(m) if m.is_dir() => Err(FlameError::Palette(format!(
-                        "{}{by}: is a directory, not the palette file",
-                        path.display()
-                    ))),
+                    Ok(m) if m.is_dir() => Err(FlameError::PaletteFile {
+                        text: format!("{}{by}: is a directory, not the palette file", path.display()),
+                        kind: std::io::ErrorKind::IsADirectory,
+                    }),
                     Ok(_) => Ok(path),
-                    Err(e) => {
-                        Err(FlameError::Palette(format!("{}{by}: cannot read the palette file: {e}", path.display())))
-                    }
+                    Err(e) => Err(FlameError::PaletteFile {
+                        text: format!("{}{by}: cannot read the palette file: {e}", path.display()),
+                        kind: e.kind(),
+                    }),
                 }
             }
             None => {

@@ -778,6 +778,11 @@ fn parameter_aliases() {
     assert_eq!(get(mob, "re_a"), 0.25);
     assert_eq!(get(mob, "im_b"), 0.75);
     assert_eq!(get(mob, "im_d"), -1.0);
+    // Written as flam3 writes them: oscilloscope's parameters by their long
+    // names.
+    let written = warpmc_flame::genome::write_flame(&f);
+    assert!(written.contains(r#"oscilloscope_frequency="2""#) && written.contains(r#"oscilloscope_damping="0.5""#));
+    assert!(!written.contains(" oscope_"), "{written}");
 }
 
 #[test]
@@ -1098,7 +1103,9 @@ fn palette_file_missing_or_broken() {
     );
     // Not found anywhere: the error lists the places looked at.
     let nowhere = [dir.join("a.xml"), dir.join("b.xml")];
-    let e = PaletteLibrary::locate_among(&nowhere).unwrap_err().to_string();
+    let e = PaletteLibrary::locate_among(&nowhere).unwrap_err();
+    assert!(matches!(e, FlameError::PaletteFile { kind: std::io::ErrorKind::NotFound, .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("flam3-palettes.xml not found"), "{e}");
     assert!(e.contains("a.xml") && e.contains("b.xml"), "{e}");
     // The search order.
@@ -1115,8 +1122,12 @@ fn palette_file_missing_or_broken() {
         .to_string();
     assert!(e.contains("explicit.xml: cannot read the palette file: "), "{e}");
     // So is a directory.
-    let e = PaletteLibrary::locate(Some(&dir)).unwrap_err().to_string();
+    let e = PaletteLibrary::locate(Some(&dir)).unwrap_err();
+    assert!(matches!(e, FlameError::PaletteFile { kind: std::io::ErrorKind::IsADirectory, .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.ends_with("is a directory, not the palette file"), "{e}");
+    let e = PaletteLibrary::check_named(Some(&dir.join("missing.xml"))).unwrap_err();
+    assert!(matches!(e, FlameError::PaletteFile { kind: std::io::ErrorKind::NotFound, .. }), "{e:?}");
     assert!(PaletteLibrary::check_named(Some(&dir)).is_err());
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -1615,4 +1626,68 @@ fn attributes_read_silently_that_a_written_genome_lacks_are_listed() {
         r#"<flame version="flam3 3.1.1" size="8 8" scale="1"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>"#,
     );
     assert!(plain.not_written.is_empty(), "{:?}", plain.not_written);
+}
+
+/// Fractorium applies an xform's ordinary variations in the file's order,
+/// which matters for circlecrop and mirror_x (they replace the sum of
+/// those before them): such an xform keeps the file's order; any other
+/// keeps flam3's index order, whatever the file's.
+#[test]
+fn variations_keep_the_file_order_where_circlecrop_or_mirror_x_make_it_matter() {
+    let names = |xml: &str| -> Vec<Vec<&'static str>> {
+        ok(xml).flames[0].xforms.iter().map(|x| x.variations.iter().map(|v| v.kind.name()).collect()).collect()
+    };
+    let xml = r#"<flame size="8 8">
+      <xform weight="1" circlecrop="1" linear="0.5" coefs="1 0 0 1 0 0"/>
+      <xform weight="1" spherical="0.3" mirror_x="1" linear="0.5" coefs="1 0 0 1 0 0"/>
+      <xform weight="1" spherical="0.3" linear="0.5" coefs="1 0 0 1 0 0"/>
+      <xform weight="1" mirror_x="0" spherical="0.3" linear="0.5" coefs="1 0 0 1 0 0"/>
+      <color index="0" rgb="255 0 0"/></flame>"#;
+    assert_eq!(
+        names(xml),
+        [
+            vec!["circlecrop", "linear"],
+            vec!["spherical", "mirror_x", "linear"],
+            vec!["linear", "spherical"],
+            vec!["linear", "spherical"]
+        ]
+    );
+    // Written and read again, the order stays.
+    let f = ok(xml).flames.remove(0);
+    let written = warpmc_flame::genome::write_flame(&f);
+    assert_eq!(names(&written)[..2], names(xml)[..2]);
+}
+
+/// An xform with no variation: flam3 sends its points to the origin, and
+/// warpmc does so for flam3's genomes; Fractorium passes them through the
+/// affine map, and a genome Fractorium wrote (version="EMBER-…") is read
+/// with a linear of weight 1, which does the same.
+#[test]
+fn an_xform_without_variations_passes_through_in_a_fractorium_genome() {
+    let xml = |version: &str| {
+        format!(
+            r#"<flame size="8 8" {version}>
+      <xform weight="1" coefs="0.5 0 0 0.5 0 0"/>
+      <xform weight="1" linear="0" coefs="0.5 0 0 0.5 0.5 0"/>
+      <xform weight="1" spherical="1" coefs="0.5 0 0 0.5 0 0.5"/>
+      <finalxform coefs="1 0 0 1 0 0"/>
+      <color index="0" rgb="255 0 0"/></flame>"#
+        )
+    };
+    let counts = |xml: &str| -> Vec<Vec<(&'static str, f64)>> {
+        let f = ok(xml).flames.remove(0);
+        f.xforms
+            .iter()
+            .chain(f.final_xform.as_ref())
+            .map(|x| x.variations.iter().map(|v| (v.kind.name(), v.weight)).collect())
+            .collect()
+    };
+    let empty: Vec<(&str, f64)> = Vec::new();
+    assert_eq!(counts(&xml("")), [empty.clone(), empty.clone(), vec![("spherical", 1.0)], empty.clone()]);
+    assert_eq!(counts(&xml(r#"version="flam3-3.1.1""#)), counts(&xml("")));
+    let linear = vec![("linear", 1.0)];
+    assert_eq!(
+        counts(&xml(r#"version="EMBER-WIN-1.0.0.7""#)),
+        [linear.clone(), linear.clone(), vec![("spherical", 1.0)], linear]
+    );
 }

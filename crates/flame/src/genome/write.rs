@@ -235,7 +235,13 @@ fn write_xform(out: &mut String, x: &XForm, tag: &str, indent: &str) {
             if v.kind.is_flam3() && i >= v.kind.flam3_params() && at_default {
                 continue;
             }
-            a.num(p.name, v.param(i));
+            // flam3 writes oscilloscope's parameters by their long names
+            // (and reads both); Fractorium knows only the long ones as its
+            // own, the short ones as an alias.
+            match p.name.strip_prefix("oscope_") {
+                Some(rest) => a.num(&format!("oscilloscope_{rest}"), v.param(i)),
+                None => a.num(p.name, v.param(i)),
+            }
         }
     }
     a.nums("coefs", &affine_numbers(&x.coefs));

@@ -22,7 +22,10 @@
 //!    `atan2(tx, ty)`, the "yx" angle `atan2(ty, tx)`, and `tx / r`,
 //!    `ty / r` (flam3 calls them sina and cosa);
 //! 3. each variation's contribution, weight included, is added in flam3's
-//!    index order (the variations beyond flam3's come after flam3's);
+//!    index order (the variations beyond flam3's come after flam3's), or,
+//!    when one of them replaces the sum before it (Fractorium's circlecrop
+//!    and mirror_x), in the order the genome gives them, as Fractorium
+//!    adds them;
 //! 4. the `post_` forms, in the order given, replace (or move) the sum the
 //!    same way, before the xform's post-affine map.
 //!
@@ -183,6 +186,15 @@ impl VariationKind {
     /// arch, square, sineblur …).
     pub(crate) fn summed(self) -> bool {
         table::known()[self.index()].summed
+    }
+
+    /// Whether, as an ordinary variation, it may replace the sum of the
+    /// variations before it instead of adding to it (Fractorium's
+    /// circlecrop and mirror_x), which makes the order of an xform's
+    /// ordinary variations matter: Fractorium applies them in the order
+    /// its file gives them.
+    pub fn replaces_sum(self) -> bool {
+        self.stage() == Stage::Regular && matches!(self.name(), "circlecrop" | "mirror_x")
     }
 
     /// Every variation warpmc knows, `pre_` and `post_` forms included.
@@ -385,7 +397,11 @@ pub struct VariationSet {
 /// [`VariationSet`] and the GPU's generated code share it): weight 0
 /// dropped; pre_blur's weights summed; the `pre_` and `post_` forms in the
 /// order given, except the forms of flatten (which leave the point alone);
-/// the ordinary variations in index order (stable for repeats).
+/// the ordinary variations in index order (stable for repeats), as flam3
+/// applies them, unless one of them replaces the sum of those before it
+/// ([`VariationKind::replaces_sum`]): then in the order given, as
+/// Fractorium applies them (and as the reader keeps them for such an
+/// xform: the file's order).
 pub(crate) struct Arranged<'a> {
     pub(crate) pre_blur: Option<f64>,
     pub(crate) pre: Vec<&'a VariationSpec>,
@@ -409,7 +425,9 @@ impl<'a> Arranged<'a> {
                 Stage::Regular => a.regular.push(s),
             }
         }
-        a.regular.sort_by_key(|s| s.kind);
+        if !a.regular.iter().any(|s| s.kind.replaces_sum()) {
+            a.regular.sort_by_key(|s| s.kind);
+        }
         a
     }
 
@@ -427,7 +445,9 @@ impl VariationSet {
     ///
     /// Variations of weight zero are dropped, as flam3 drops them; the
     /// ordinary ones are applied in index order whatever the order of
-    /// `specs`, the `pre_` and `post_` forms in the order of `specs`.
+    /// `specs` (in the order of `specs` when one of them replaces the sum,
+    /// see [`VariationKind::replaces_sum`]), the `pre_` and `post_` forms
+    /// in the order of `specs`.
     pub fn new(specs: &[VariationSpec], coefs: &Affine) -> Self {
         let a = Arranged::new(specs);
         let mut need = 0;

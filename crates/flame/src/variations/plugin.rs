@@ -3,6 +3,7 @@
 
 use warpmc_rng::RandomSource;
 
+use super::params::{integer, real};
 use super::{Point, VariationSpec};
 
 /// crop: points outside the rectangle `[x0, x1] × [y0, y1]` (the corners
@@ -19,14 +20,16 @@ pub(crate) struct Crop {
     /// Depths of the bands points are scattered into.
     pub(crate) w: f64,
     pub(crate) h: f64,
-    /// 1 when `crop_zero` is nonzero, else 0.
+    /// 1 when `crop_zero` (an integer in [0, 1], rounded) is 1, else 0.
     pub(crate) zero: f64,
 }
 
 impl Crop {
     pub(super) fn new(s: &VariationSpec) -> Self {
-        let (left, top, right, bottom, scatter, zero) =
-            (s.param(0), s.param(1), s.param(2), s.param(3), s.param(4), s.param(5));
+        // Fractorium's ranges: scatter_area real in [-1, 1], zero an
+        // integer in [0, 1] (so 0.4 is 0 and 0.6 is 1).
+        let (left, top, right, bottom) = (s.param(0), s.param(1), s.param(2), s.param(3));
+        let (scatter, zero) = (real(s.param(4), -1.0, 1.0), integer(s.param(5), 0.0, 1.0));
         let (x0, x1) = if left < right { (left, right) } else { (right, left) };
         let (y0, y1) = if top < bottom { (top, bottom) } else { (bottom, top) };
         Crop {

@@ -472,7 +472,7 @@ pub(crate) struct Circlecrop {
     pub(crate) y: f64,
     /// `scatter_area` clamped to [−1, 1].
     pub(crate) ca: f64,
-    /// 1 when `zero` (clamped to [0, 1]) is 1, else 0.
+    /// 1 when `zero` (an integer in [0, 1], rounded) is 1, else 0.
     pub(crate) zero: f64,
 }
 
@@ -483,7 +483,7 @@ impl Circlecrop {
             x: s.param(1),
             y: s.param(2),
             ca: real(s.param(3), -1.0, 1.0),
-            zero: f64::from(c_int(real(s.param(4), 0.0, 1.0)) != 0),
+            zero: f64::from(integer(s.param(4), 0.0, 1.0) != 0.0),
         }
     }
 

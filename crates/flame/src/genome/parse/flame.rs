@@ -13,6 +13,7 @@ use crate::genome::{
     AffineInterpolation, Curves, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, TemporalFilter,
     XForm,
 };
+use crate::variations::{VariationKind, VariationSpec};
 
 /// The most standard xforms a flame may have (real genomes have tens; the
 /// limit keeps memory proportional to the input).
@@ -162,6 +163,25 @@ impl FlameChildren {
     }
 }
 
+/// Whether the flame's `version` names Fractorium (`EMBER-…`), whose
+/// rules differ from flam3's where flam3's make little sense.
+fn written_by_fractorium(node: Node<'_, '_>) -> bool {
+    node.attribute("version").is_some_and(|v| v.trim_start().get(..5).is_some_and(|p| p.eq_ignore_ascii_case("ember")))
+}
+
+/// An xform with no variation (none named, or all of weight 0) and none
+/// added by its `<motion>` elements: Fractorium passes its points through
+/// its affine maps (Xform::Apply: "returns the affine transformed points if
+/// no variations are present"), where flam3 sends them to the origin. A
+/// `linear` of weight 1 does exactly that, and is what the genome's writer
+/// then gives, so that flam3 reads it the same way.
+fn pass_through_if_empty(xf: &mut XForm) {
+    if xf.variations.is_empty() && xf.motion.iter().all(|m| m.variations.is_empty()) {
+        let linear = VariationKind::from_name("linear").expect("flam3's first variation");
+        xf.variations.push(VariationSpec::new(linear, 1.0));
+    }
+}
+
 impl Reader<'_> {
     pub(super) fn read_flame(&mut self, node: Node<'_, '_>, index: usize) -> Result<Flame> {
         let label = crate::genome::flame_label(node.attribute("name"), index);
@@ -179,6 +199,11 @@ impl Reader<'_> {
         }
 
         let mut children = self.read_flame_children(node, &at, f.palette_mode)?;
+        if written_by_fractorium(node) {
+            for xf in children.xforms.iter_mut().chain(children.final_xform.as_mut()) {
+                pass_through_if_empty(xf);
+            }
+        }
         if let Some(s) = extras.solo {
             solo_xform(&mut children.xforms, s);
         }

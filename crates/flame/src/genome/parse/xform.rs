@@ -25,6 +25,9 @@ struct XFormBuild {
     params: Vec<Option<Vec<f64>>>,
     /// The `pre_`/`post_` forms in the order their weights were first given.
     forms: Vec<VariationKind>,
+    /// The ordinary variations in the order their weights were first given
+    /// (kept for an xform where that order matters, see `finish`).
+    regular_order: Vec<VariationKind>,
     chaos: Option<Vec<f64>>,
     /// Whether `motion_frequency` or `motion_function` was given.
     motion_params: bool,
@@ -43,6 +46,7 @@ impl XFormBuild {
             weights: vec![0.0; VariationKind::known().count()],
             params: vec![None; VariationKind::known().count()],
             forms: Vec::new(),
+            regular_order: Vec::new(),
             chaos: None,
             motion_params: false,
             frequency: 0,
@@ -156,8 +160,9 @@ impl XFormBuild {
     fn variation_attribute(&mut self, name: &str, v: &str) -> ValueResult<bool> {
         if let Some(kind) = VariationKind::from_name(name) {
             self.weights[kind.index()] = real(v)?;
-            if kind.stage() != Stage::Regular && !self.forms.contains(&kind) {
-                self.forms.push(kind);
+            let order = if kind.stage() == Stage::Regular { &mut self.regular_order } else { &mut self.forms };
+            if !order.contains(&kind) {
+                order.push(kind);
             }
         } else if let Some((kind, pi)) = param_owner(name) {
             let mut x = real(v)?;
@@ -177,12 +182,22 @@ impl XFormBuild {
     }
 
     /// The xform with its variations (weight 0 left out): the ordinary
-    /// ones in index order, then the `pre_`/`post_` forms in the order
-    /// the file gave them.
+    /// ones in index order (flam3's), or in the order the file gave them
+    /// when one of them replaces the sum of those before it (Fractorium's
+    /// circlecrop and mirror_x, which Fractorium applies in file order),
+    /// then the `pre_`/`post_` forms in the order the file gave them.
     fn finish(mut self) -> ReadXForm {
-        let regular =
-            (0..self.weights.len()).filter_map(VariationKind::from_index).filter(|k| k.stage() == Stage::Regular);
-        let order: Vec<VariationKind> = regular.chain(std::mem::take(&mut self.forms)).collect();
+        let weights = &self.weights;
+        let file_order = self.regular_order.iter().any(|k| weights[k.index()] != 0.0 && k.replaces_sum());
+        let regular: Vec<VariationKind> = if file_order {
+            std::mem::take(&mut self.regular_order)
+        } else {
+            (0..self.weights.len())
+                .filter_map(VariationKind::from_index)
+                .filter(|k| k.stage() == Stage::Regular)
+                .collect()
+        };
+        let order: Vec<VariationKind> = regular.into_iter().chain(std::mem::take(&mut self.forms)).collect();
         for kind in order {
             let k = kind.index();
             let w = self.weights[k];

@@ -210,9 +210,10 @@ def crop(x, y, w, r, p):
     left, top, right, bottom = p["left"], p["top"], p["right"], p["bottom"]
     x0, x1 = min(left, right), max(left, right)
     y0, y1 = min(top, bottom), max(top, bottom)
-    bw = (x1 - x0) / 2 * p["scatter_area"]
-    bh = (y1 - y0) / 2 * p["scatter_area"]
-    if (x < x0 or x > x1 or y < y0 or y > y1) and p["zero"]:
+    scatter = clamp(p["scatter_area"], -1, 1)
+    bw = (x1 - x0) / 2 * scatter
+    bh = (y1 - y0) / 2 * scatter
+    if (x < x0 or x > x1 or y < y0 or y > y1) and as_integer(p["zero"], 0, 1):
         return 0.0, 0.0
     if x < x0:
         x = x0 + r() * bw
@@ -812,7 +813,7 @@ def circlecrop(x, y, w, r, p):
     ordinary variation, also drops the sum of the variations before it)."""
     radius, cx, cy = p["radius"], p["x"], p["y"]
     ca = clamp(p["scatter_area"], -1, 1)
-    zero = c_int(clamp(p["zero"], 0, 1))
+    zero = as_integer(p["zero"], 0, 1)
     xi, yi = x - cx, y - cy
     rad = math.sqrt(xi * xi + yi * yi)
     rdc = radius + r() * 0.5 * ca
@@ -1178,6 +1179,17 @@ CASES = [
     ("pre_circlecrop to the origin, then linear", [v("pre_circlecrop", 0.9, radius=0.5), v("linear", 0.5)],
      (1.3, -0.7)),
     ("mirror_x replaces the sum before it", [v("linear", 0.5), v("mirror_x", 3.0)], (0.3, -0.7)),
+    # Integer parameters are rounded, real ones clamped to their ranges.
+    ("crop zero 0.4 rounds to 0", [v("crop", 0.9, left=-0.5, right=0.5, zero=0.4)], (1.3, -0.7)),
+    ("crop zero 0.6 rounds to 1", [v("crop", 0.9, left=-0.5, right=0.5, zero=0.6)], (1.3, -0.7)),
+    ("crop scatter_area clamped to 1", [v("crop", 0.9, left=-0.5, right=0.5, scatter_area=7.0)], (1.3, -0.7)),
+    ("circlecrop zero 0.6 rounds to 1", [v("circlecrop", 0.9, radius=0.5, zero=0.6)], (1.3, -0.7)),
+    ("circlecrop zero 0.4 rounds to 0", [v("circlecrop", 0.9, radius=0.5, zero=0.4)], (1.3, -0.7)),
+    # Fractorium applies an xform's ordinary variations in the file's
+    # order, so what follows circlecrop or mirror_x is kept.
+    ("circlecrop outside keeps the variations after it", [v("circlecrop", 0.9, radius=0.5), v("linear", 0.5)],
+     (1.3, -0.7)),
+    ("mirror_x, then linear added", [v("mirror_x", 1.0), v("linear", 0.5), v("spherical", 0.25)], (0.3, -0.7)),
     ("pre_mirror_x twice", [v("pre_mirror_x", 0.05), v("pre_mirror_x", 0.05), v("linear", 1.0)], (0.3, -0.7)),
     ("post_smartcrop keeps a point inside the square",
      [v("linear", 0.5), v("post_smartcrop", 1.0)], (0.3, -0.7)),
