@@ -217,10 +217,13 @@ struct BetterShuffle : SimpleShuffle<BUFFERS> {
 // flam3's (int) of c × the palette size, as the CPU's ColorMap::lookup
 // takes it: truncation towards zero, and x86's INT_MIN for a value beyond
 // int's range or NaN (CUDA's conversion saturates instead), which selects
-// entry 0 as a negative index does.
+// entry 0 as a negative index does. In the coordinate's own precision: a
+// double a hair below an entry's edge (0.8749999999999998) rounded to float
+// first would land on the edge, a whole entry up in step mode.
+__device__ __forceinline__ real palette_scaled(real c) { return c * (real)FLAME_PALETTE_SIZE; }
 __device__ __forceinline__ int palette_index(real c) {
-    const float scaled = (float)c * (float)FLAME_PALETTE_SIZE;
-    return scaled < 2147483648.0f ? (int)scaled : -2147483647 - 1;
+    const real scaled = palette_scaled(c);
+    return scaled < (real)2147483648.0 ? (int)scaled : -2147483647 - 1;
 }
 
 // flam3's step mode: the entry c falls in.
@@ -234,7 +237,7 @@ struct StepPalette {
 // flam3's linear mode: between the two entries around c.
 struct LinearPalette {
     __device__ static __forceinline__ float4 lookup(const float4 *pal, real c) {
-        const float scaled = (float)c * (float)FLAME_PALETTE_SIZE;
+        const real scaled = palette_scaled(c);
         int idx = palette_index(c);
         float frac;
         if (idx < 0) {
@@ -244,7 +247,7 @@ struct LinearPalette {
             idx = FLAME_PALETTE_SIZE - 2;
             frac = 1.0f;
         } else {
-            frac = scaled - (float)idx;
+            frac = (float)(scaled - (real)idx);
         }
         const float4 a = pal[idx], b = pal[idx + 1];
         const float g = 1.0f - frac;

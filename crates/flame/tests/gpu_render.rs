@@ -8,7 +8,7 @@ use std::path::Path;
 use warpmc_flame::genome::{Flame, ParseOptions, parse_file};
 use warpmc_flame::image::{psnr_pixels, quantized_pixels};
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
-use warpmc_flame::render::{Field, Precision, RenderSettings, render};
+use warpmc_flame::render::{Field, Precision, RenderSettings, RenderedFrame, render};
 
 /// Parse options that find flam3-palettes.xml next to the checkout
 /// (../shared/palettes) when it is there, and in the usual places otherwise:
@@ -301,6 +301,68 @@ fn fractorium_variations_render_within_the_cpu_noise_floor() {
         }
     }
     assert!(below.is_empty(), "below the CPU's noise floor:\n{}", below.join("\n"));
+}
+
+/// A colour coordinate that settles a hair below a palette entry's edge
+/// (colour 0.875 at colour_speed 0.425 gives 0.8749999999999998): in step
+/// mode the GPU's double build takes flam3's entry, 223, as the CPU does,
+/// not the 224 a float would round it to.
+#[test]
+fn a_colour_just_below_a_palette_edge_selects_flam3s_entry() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("a_colour_just_below_a_palette_edge_selects_flam3s_entry") else {
+        return;
+    };
+    let r = CudaRenderer::new(gpu);
+    let mut colours = String::new();
+    for i in 0..256 {
+        let (red, blue) = if i % 2 == 0 { (255, 0) } else { (0, 255) };
+        colours += &format!(r#"<color index="{i}" rgb="{red} 0 {blue}"/>"#);
+    }
+    let xml = format!(
+        r#"<flame size="160 120" center="0 0" scale="40" quality="30" palette_mode="step">
+  <xform weight="1" color="0" color_speed="0" linear="1" coefs="-0.38 0.92 -0.92 -0.38 0 0"/>
+  <xform weight="0.625" color="0.875" color_speed="0.425" spherical="0.25" swirl="0.75" coefs="0.383876 0.320374 -0.320374 0.383876 0.225 0.075"/>
+  {colours}</flame>"#
+    );
+    let f = warpmc_flame::genome::parse_str(&xml, "edge.flam3", &options(true)).unwrap().flames.remove(0);
+    let one = std::slice::from_ref(&f);
+    let settings = RenderSettings { precision: Precision::F64, ..settings(1, 1.0, 1.0) };
+    let gpu_frame = r.render(one, f.time, &settings).unwrap();
+    let cpu_frame = render(one, f.time, &RenderSettings { seed: 2, ..settings.clone() }).unwrap();
+    // Entry 223 is blue, 224 red: the image is mostly blue on both (the
+    // red is the points still on their way to the settled colour; with
+    // the rounded coordinate the image is almost all red).
+    let colour = |frame: &RenderedFrame| frame.pixels.iter().fold([0.0f64; 2], |[r, b], p| [r + p[0], b + p[2]]);
+    for (name, frame) in [("GPU", &gpu_frame), ("CPU", &cpu_frame)] {
+        let [red, blue] = colour(frame);
+        println!("{name}: red {red:.3e}, blue {blue:.3e}");
+        assert!(blue > 3.0 * red, "{name}: red {red:.3e} against blue {blue:.3e}");
+    }
+}
+
+/// An xform whose circlecrop or mirror_x comes before other variations:
+/// the GPU applies them in the file's order (Fractorium's) as the CPU
+/// does, so what follows the crop is kept.
+#[test]
+fn variations_after_circlecrop_and_mirror_x_render_as_on_the_cpu() {
+    let Some(gpu) = warpmc_testkit::gpu_or_skip("variations_after_circlecrop_and_mirror_x_render_as_on_the_cpu") else {
+        return;
+    };
+    let r = CudaRenderer::new(gpu);
+    let xml = r#"<flame version="EMBER-LNX-23.23.8.101" size="128 96" center="0.02 0.01" scale="30" quality="40">
+  <xform weight="1" color="0" square="4" coefs="1 0 0 1 0 0" chaos="0 1 1"/>
+  <xform weight="1" color="1" circlecrop="1" circlecrop_radius="0.8" linear="0.5" coefs="1 0 0 1 0 0" chaos="1 0 0"/>
+  <xform weight="1" color="0.5" mirror_x="1" spherical="0.3" linear="0.4" coefs="0.9 0.1 -0.1 0.9 0.2 0" chaos="1 0 0"/>
+  <color index="0" rgb="255 0 0"/><color index="255" rgb="0 0 255"/>
+</flame>"#;
+    let f = warpmc_flame::genome::parse_str(xml, "order.flame", &options(true)).unwrap().flames.remove(0);
+    let names: Vec<&str> = f.xforms[1].variations.iter().map(|v| v.kind.name()).collect();
+    assert_eq!(names, ["circlecrop", "linear"]);
+    for precision in [Precision::F32, Precision::F64] {
+        let (p, floor) = gap(&r, &f, 1.0, 1.0, precision);
+        println!("{precision:?}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
+        assert!(p > floor - 0.5, "{precision:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
+    }
 }
 
 /// Colour coordinates off the palette (color_speed 1 puts every point at

@@ -11,7 +11,7 @@ use warpmc_rng::{Domain, Mwc, multipliers, mwc::seed_state, philox_block};
 use super::cost::Sizing;
 use super::filters::DensityFilters;
 use super::frame::{FrameBackend, FrameGeometry, IterationCount, IterationJob, LogScale, render_frame};
-use super::histogram::{self, BandedSamples, Bucket, Sample};
+use super::histogram::{self, BandedSamples, Bucket, Sample, palette_coordinate};
 use super::tonemap::{self, ToneMap};
 use super::{RenderSettings, RenderedFrame, chaos, density, try_buffer};
 use crate::error::{FlameError, Result};
@@ -130,7 +130,7 @@ impl<T: Bucket> CpuBackend<T> {
                 return;
             }
             if let Some(cell) = job.camera.cell(p[0], p[1]) {
-                raw.push(Sample { cell, color: p[2] as f32, visibility: p[3] as f32 });
+                raw.push(Sample { cell, color: palette_coordinate(p[2]), visibility: p[3] as f32 });
             }
         });
         let mut samples = BandedSamples::default();

@@ -125,10 +125,29 @@ impl Count for f64 {
 pub(crate) struct Sample {
     /// Cell index, row-major.
     pub(crate) cell: u32,
-    /// Palette coordinate.
+    /// Palette coordinate, narrowed by [`palette_coordinate`].
     pub(crate) color: f32,
     /// Visibility (opacity after flam3's adjustment), 0 < v ≤ 1.
     pub(crate) visibility: f32,
+}
+
+/// A colour coordinate narrowed to a sample's f32 so that the palette
+/// entry it selects stays the one flam3 takes from the double: rounded
+/// towards zero, never across an entry's edge k / 256 (exact in f32), so
+/// `(int)(c × 256)` is unchanged. Rounding to nearest would put a coordinate
+/// that settles a hair below an edge, such as 0.8749999999999998 (colour
+/// 0.875 approached at colour_speed 0.425), on the edge itself, a whole
+/// entry up in step mode.
+#[inline(always)]
+pub(crate) fn palette_coordinate(c: f64) -> f32 {
+    let f = c as f32;
+    if f64::from(f).abs() > c.abs() {
+        // One step towards zero: the magnitude's bits less one (a value
+        // beyond f32's range, rounded to infinity, becomes f32::MAX).
+        f32::from_bits(f.to_bits() - 1)
+    } else {
+        f
+    }
 }
 
 /// The samples of one sub-batch, grouped by row band.
@@ -256,6 +275,42 @@ pub(crate) fn accumulate_band<C: Count>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The palette entry of a narrowed coordinate is the double's, next to
+    /// every edge k / 256, and for random and degenerate values.
+    #[test]
+    fn a_narrowed_colour_coordinate_selects_the_doubles_palette_entry() {
+        let entry = |c: f64| {
+            let s = c * 256.0;
+            if s < 2_147_483_648.0 { s as i64 } else { i64::MIN }
+        };
+        let step = |c: f64, n: i64| f64::from_bits((c.to_bits() as i64 + n) as u64);
+        let mut cases = vec![0.0, -0.0, 1e-300, -1e-300, 1e300, -1e300, f64::MAX, f64::INFINITY, f64::NEG_INFINITY];
+        for k in -300..=300 {
+            let edge = f64::from(k) / 256.0;
+            // Neighbours by bit pattern (through zero's patterns some are
+            // NaN, left out: NaN is checked below).
+            cases.extend((-3..=3).map(|n| step(edge, n)).filter(|c| !c.is_nan()));
+        }
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push((x >> 11) as f64 / (1u64 << 53) as f64 * 2.5 - 0.75);
+        }
+        // Colour 0.875 approached at colour_speed 0.425: just below the
+        // edge of entry 224, which rounding to nearest would reach.
+        let settled = 0.8749999999999998;
+        assert_eq!((entry(settled), entry(f64::from(settled as f32))), (223, 224));
+        cases.push(settled);
+        for c in cases {
+            let narrowed = palette_coordinate(c);
+            assert_eq!(entry(f64::from(narrowed)), entry(c), "{c:e} narrowed to {narrowed:e}");
+            assert!(f64::from(narrowed).abs() <= c.abs(), "{c:e} narrowed away from zero to {narrowed:e}");
+        }
+        assert!(palette_coordinate(f64::NAN).is_nan());
+    }
 
     #[test]
     fn banding_is_a_stable_partition() {
