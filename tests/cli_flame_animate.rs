@@ -581,9 +581,11 @@ fn negative_numbers_are_values() {
             std::fs::read_dir(&dir).unwrap().collect::<Vec<_>>()
         );
     }
-    for (flag, words) in
-        [("--fps", "not in 1..=1000"), ("--crf", "not in 0..=51"), ("--dtime", "--dtime must be at least 1")]
-    {
+    for (flag, words) in [
+        ("--fps", "is not a frame rate in (0, 1000]"),
+        ("--crf", "not in 0..=51"),
+        ("--dtime", "--dtime must be at least 1"),
+    ] {
         let o = warpmc(&animate_args(&genome, &["-o", &prefix, flag, "-1"]));
         let err = stderr(&o);
         assert!(!o.status.success() && err.contains(words) && !err.contains("unexpected argument"), "{flag}: {err}");

@@ -246,9 +246,10 @@ struct AnimateArgs {
     /// are kept as OUT.frames-FIRST-LAST.mp4.
     #[arg(long, value_name = "OUT.mp4")]
     video: Option<PathBuf>,
-    /// Frames per second of the video.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    fps: u32,
+    /// Frames per second of the video: a whole number, a decimal (29.97)
+    /// or a ratio (30000/1001, NTSC's exact rate).
+    #[arg(long, default_value = "30", value_parser = flame_animate::FrameRate::parse)]
+    fps: flame_animate::FrameRate,
     /// Constant-quality factor of an H.264 video (0 lossless, 51 worst).
     #[arg(long, default_value_t = 18, value_parser = clap::value_parser!(u8).range(0..=51))]
     crf: u8,
@@ -626,10 +627,14 @@ fn render_to(
     if !o.quiet || cost.iterations >= ENORMOUS {
         noteln!("{}", describe_cost(&label, cost, rate));
     }
-    let b = bar(o.quiet, label, cost.iterations);
+    let b = bar(o.quiet, label.clone(), cost.iterations);
     let len = b.length().unwrap_or(1) as f64;
     let start = Instant::now();
-    let frame = engine.render(flames, time, s, &|f| b.set_position((f * len) as u64));
+    let log = FrameLog::new(o.quiet, 1);
+    let frame = engine.render(flames, time, s, &|f| {
+        b.set_position((f * len) as u64);
+        log.within(&label, f, 0.0);
+    });
     b.finish_and_clear();
     let frame = match frame {
         Err(FlameError::Interrupted) => interrupted(out),
@@ -1070,7 +1075,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let b = bar(a.opts.quiet, format!("frame 1/{}", frames.count()), total.min(u64::MAX as f64) as u64);
     let len = b.length().unwrap_or(1) as f64;
     let start = Instant::now();
-    let mut log = FrameLog::new(a.opts.quiet, frames.count());
+    let log = FrameLog::new(a.opts.quiet, frames.count());
     let (mut done, mut rendered, mut bad) = (0.0f64, 0u64, 0u64);
     let (mut skipped, mut skipped_share) = (0u64, 0.0f64);
     for (k, t) in frames.iter().enumerate() {
@@ -1097,14 +1102,24 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let frame = if a.fields {
             // flam3-animate: the even field at t, the odd one at t + 0.5,
             // each with the frame's temporal samples.
+            let what = format!("frame {}/{} (time {t})", k + 1, frames.count());
             let field = |field, time: f64, half: f64| {
                 let st = RenderSettings { field, ..st.clone() };
-                engine.render(&flames, time, &st, &|f| b.set_position(((done + (half + f / 2.0) * share) * len) as u64))
+                engine.render(&flames, time, &st, &|f| {
+                    let so_far = done + (half + f / 2.0) * share;
+                    b.set_position((so_far * len) as u64);
+                    log.within(&what, so_far, skipped_share);
+                })
             };
             field(Field::Even, t as f64, 0.0)
                 .and_then(|even| Ok(interlace(&even, &field(Field::Odd, t as f64 + 0.5, 0.5)?, cost.height)))
         } else {
-            engine.render(&flames, t as f64, &st, &|f| b.set_position(((done + f * share) * len) as u64))
+            let what = format!("frame {}/{} (time {t})", k + 1, frames.count());
+            engine.render(&flames, t as f64, &st, &|f| {
+                let so_far = done + f * share;
+                b.set_position((so_far * len) as u64);
+                log.within(&what, so_far, skipped_share);
+            })
         };
         let frame = match frame {
             Err(FlameError::Interrupted) => {
@@ -1201,13 +1216,16 @@ fn finished_frame(
     }
 }
 
-/// Progress of an animation as lines, for a standard error that is not a
-/// terminal (a batch job's log, `nohup`), where the progress bar is not drawn: a
-/// line after the first frame, then at most one a minute.
+/// Progress as lines, for a standard error that is not a terminal (a batch
+/// job's log, `nohup`), where the progress bar is not drawn: a line after
+/// an animation's first frame, then at most one a minute, also while a
+/// long frame renders (flam3 prints its progress whatever standard error
+/// is).
 struct FrameLog {
     frames: u64,
     start: Instant,
-    last: Option<Instant>,
+    /// When the last line was printed.
+    last: std::sync::Mutex<Option<Instant>>,
     on: bool,
 }
 
@@ -1216,24 +1234,63 @@ impl FrameLog {
 
     fn new(quiet: bool, frames: u64) -> Self {
         use std::io::IsTerminal;
-        FrameLog { frames, start: Instant::now(), last: None, on: !quiet && !std::io::stderr().is_terminal() }
+        FrameLog {
+            frames,
+            start: Instant::now(),
+            last: std::sync::Mutex::new(None),
+            on: !quiet && !std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Whether a line is due (a minute since the last one, or since the
+    /// start; `first` also when none was printed yet), marking it printed.
+    fn due(&self, first: bool) -> bool {
+        if !self.on {
+            return false;
+        }
+        let Ok(mut last) = self.last.try_lock() else { return false };
+        let due = match *last {
+            None if first => true,
+            since => since.unwrap_or(self.start).elapsed() >= Self::EVERY,
+        };
+        if due {
+            *last = Some(Instant::now());
+        }
+        due
+    }
+
+    /// The time left, from the `share` of the work done, of which
+    /// `skipped` took no time (frames already written, `--skip-existing`).
+    fn to_go(&self, share: f64, skipped: f64) -> String {
+        let secs = self.start.elapsed().as_secs_f64();
+        match duration(secs * (1.0 - share) / (share - skipped).max(1e-300)) {
+            d if d.starts_with("less") => format!("{d} to go"),
+            d => format!("about {d} to go"),
+        }
     }
 
     /// After frame `done_frames` (time `t`); `share` the fraction of the
     /// whole animation's iterations done.
-    /// `skipped` the share of frames that were already written
-    /// (`--skip-existing`), which took no time.
-    fn rendered(&mut self, done_frames: u64, t: i64, share: f64, skipped: f64) {
-        if !self.on || done_frames == self.frames || self.last.is_some_and(|l| l.elapsed() < Self::EVERY) {
+    fn rendered(&self, done_frames: u64, t: i64, share: f64, skipped: f64) {
+        if done_frames == self.frames || !self.due(true) {
             return;
         }
-        self.last = Some(Instant::now());
         let secs = self.start.elapsed().as_secs_f64();
-        let eta = match duration(secs * (1.0 - share) / (share - skipped).max(1e-300)) {
-            d if d.starts_with("less") => format!(", {d} to go"),
-            d => format!(", about {d} to go"),
-        };
-        noteln!("frame {done_frames}/{} rendered (time {t}) after {}{eta}", self.frames, duration(secs));
+        noteln!(
+            "frame {done_frames}/{} rendered (time {t}) after {}, {}",
+            self.frames,
+            duration(secs),
+            self.to_go(share, skipped)
+        );
+    }
+
+    /// While `what` renders, `share` of the whole work done.
+    fn within(&self, what: &str, share: f64, skipped: f64) {
+        if !self.due(false) {
+            return;
+        }
+        let secs = self.start.elapsed().as_secs_f64();
+        noteln!("{what}: {:.0} % done after {}, {}", 100.0 * share, duration(secs), self.to_go(share, skipped));
     }
 }
 

@@ -119,6 +119,67 @@ pub(crate) struct Video {
 /// by closing the video of the frames it has encoded.
 const FFMPEG_STOPPED_BY_SIGNAL: i32 = 255;
 
+/// A video's frame rate as a ratio of whole numbers, as ffmpeg takes it:
+/// `30`, `29.97` (2997/100) or `30000/1001` (NTSC's exact rate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FrameRate {
+    num: u64,
+    den: u64,
+}
+
+impl FrameRate {
+    /// The most frames per second a video may have.
+    const MAX: u64 = 1000;
+
+    /// `--fps`'s value: a whole number, a decimal or a ratio N/D, more than
+    /// 0 and at most 1000 frames per second.
+    pub(crate) fn parse(text: &str) -> Result<FrameRate, String> {
+        let bad = || {
+            format!(
+                "'{text}' is not a frame rate in (0, {}]: give frames per second as a whole number (30), a decimal \
+                 (29.97) or a ratio (30000/1001)",
+                Self::MAX
+            )
+        };
+        let digits = |s: &str| -> Option<u64> {
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            s.parse().ok()
+        };
+        let t = text.trim();
+        let (num, den) = if let Some((n, d)) = t.split_once('/') {
+            (digits(n.trim()).ok_or_else(bad)?, digits(d.trim()).ok_or_else(bad)?)
+        } else if let Some((whole, frac)) = t.split_once('.') {
+            // At most nine decimals, so that the ratio fits.
+            if frac.len() > 9 || (whole.is_empty() && frac.is_empty()) {
+                return Err(bad());
+            }
+            let scale = 10u64.pow(frac.len() as u32);
+            let whole = if whole.is_empty() { 0 } else { digits(whole).ok_or_else(bad)? };
+            let frac = if frac.is_empty() { 0 } else { digits(frac).ok_or_else(bad)? };
+            (whole.checked_mul(scale).and_then(|w| w.checked_add(frac)).ok_or_else(bad)?, scale)
+        } else {
+            (digits(t).ok_or_else(bad)?, 1)
+        };
+        // 0 < num / den <= MAX, in integers.
+        if num == 0 || den == 0 || num > Self::MAX.saturating_mul(den) {
+            return Err(bad());
+        }
+        let g = gcd(num, den);
+        Ok(FrameRate { num: num / g, den: den / g })
+    }
+
+    /// As ffmpeg's `-r` takes it.
+    fn ffmpeg(self) -> String {
+        if self.den == 1 { self.num.to_string() } else { format!("{}/{}", self.num, self.den) }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 impl Video {
     /// Starts ffmpeg for `width × height` frames at `fps`: H.264 (yuv420p,
     /// odd sides padded by a pixel) at constant quality `crf` for MP4, MKV
@@ -130,7 +191,7 @@ impl Video {
         width: u32,
         height: u32,
         transparent: bool,
-        fps: u32,
+        fps: FrameRate,
         crf: u8,
     ) -> anyhow::Result<Video> {
         let ext = target.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
@@ -348,20 +409,35 @@ impl Drop for Video {
 /// The ffmpeg command that encodes raw `width × height` frames from its
 /// standard input into a video of the container `ext` names (the output
 /// path is left to add): see [`Video::start`].
-fn ffmpeg_command(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, crf: u8) -> Command {
+fn ffmpeg_command(ext: &str, width: u32, height: u32, transparent: bool, fps: FrameRate, crf: u8) -> Command {
     let mut cmd = Command::new("ffmpeg");
     cmd.args(["-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo"])
         .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
-        .args(["-s", &format!("{width}x{height}"), "-r", &fps.to_string(), "-i", "pipe:0"]);
+        .args(["-s", &format!("{width}x{height}"), "-r", &fps.ffmpeg(), "-i", "pipe:0"]);
     if transparent {
         // ProRes 4444 keeps the alpha channel, unassociated as in the
         // PNG frames (`check_video_options` allows only .mov here).
         cmd.args(["-c:v", "prores_ks", "-profile:v", "4444", "-pix_fmt", "yuva444p10le"]);
     } else {
-        // 4:2:0 chroma needs even sides.
-        cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
         if matches!(ext, "mp4" | "m4v" | "mkv" | "mov") {
-            cmd.args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string(), "-pix_fmt", "yuv420p"]);
+            // 4:2:0 chroma needs even sides. The frames are sRGB and the
+            // video HD: converted with BT.709's matrix and tagged so, as
+            // players assume for HD (ffmpeg's default matrix, BT.601,
+            // untagged, shifts the colours where they do).
+            cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2,scale=out_color_matrix=bt709:out_range=tv,format=yuv420p"])
+                .args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string()])
+                .args([
+                    "-colorspace",
+                    "bt709",
+                    "-color_primaries",
+                    "bt709",
+                    "-color_trc",
+                    "bt709",
+                    "-color_range",
+                    "tv",
+                ]);
+        } else {
+            cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
         }
     }
     if matches!(ext, "mp4" | "m4v" | "mov") {
@@ -381,7 +457,7 @@ fn probe(
     width: u32,
     height: u32,
     transparent: bool,
-    fps: u32,
+    fps: FrameRate,
     crf: u8,
 ) -> anyhow::Result<()> {
     let refused = |why: &str| {
@@ -415,7 +491,7 @@ fn probe(
 /// ffmpeg's first line of complaint, if it cannot write two black frames
 /// of `width` × `height`; false where it did not end within
 /// [`PROBE_WAIT`].
-fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: u32, crf: u8) -> Result<bool, String> {
+fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: FrameRate, crf: u8) -> Result<bool, String> {
     let dir = tempfile::Builder::new()
         .prefix("warpmc-video-")
         .tempdir()
@@ -764,6 +840,48 @@ fn write_frames(receiver: &Mutex<Receiver<FrameOut>>, shared: &Shared) -> anyhow
 mod tests {
     use super::*;
 
+    #[test]
+    fn frame_rates_are_whole_decimal_or_ratios_up_to_1000() {
+        for (text, ffmpeg) in [
+            ("30", "30"),
+            ("29.97", "2997/100"),
+            ("30000/1001", "30000/1001"),
+            (" 24000 / 1001 ", "24000/1001"),
+            ("60/2", "30"),
+            ("23.976", "2997/125"),
+            (".5", "1/2"),
+            ("25.", "25"),
+            ("1000", "1000"),
+            ("0.000000001", "1/1000000000"),
+        ] {
+            assert_eq!(FrameRate::parse(text).map(FrameRate::ffmpeg), Ok(ffmpeg.to_string()), "{text}");
+        }
+        for bad in [
+            "0",
+            "0.0",
+            "-1",
+            "1001",
+            "1000.0001",
+            "1/0",
+            "0/5",
+            "",
+            ".",
+            "/",
+            "1/",
+            "nan",
+            "inf",
+            "1e3",
+            "+30",
+            "3 0",
+            "0.0000000001",
+            "99999999999999999999",
+            "18446744073709551615/1",
+        ] {
+            let e = FrameRate::parse(bad).unwrap_err();
+            assert!(e.contains("is not a frame rate"), "{bad}: {e}");
+        }
+    }
+
     fn frame(w: u32, h: u32, value: f64) -> RenderedFrame {
         RenderedFrame {
             width: w,
@@ -812,7 +930,7 @@ mod tests {
         let dir = warpmc_testkit::scratch_dir("video");
         std::fs::create_dir_all(&dir).unwrap();
         let target = dir.join("out.mp4");
-        let mut v = Video::start(&target, 33, 17, false, 10, 23).unwrap();
+        let mut v = Video::start(&target, 33, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
         for i in 0..5 {
             v.push(&frame(33, 17, 40.0 * i as f64), i as i64).unwrap();
         }
@@ -827,7 +945,7 @@ mod tests {
         // stays a link.
         let link = dir.join("link.mp4");
         std::os::unix::fs::symlink("out.mp4", &link).unwrap();
-        let mut v = Video::start(&link, 33, 17, false, 10, 23).unwrap();
+        let mut v = Video::start(&link, 33, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
         v.push(&frame(33, 17, 200.0), 0).unwrap();
         v.finish().unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
@@ -845,13 +963,16 @@ mod tests {
         let dir = warpmc_testkit::scratch_dir("video-probe");
         std::fs::create_dir_all(&dir).unwrap();
         for name in ["out.png", "out.txt", "out.flam3", "out"] {
-            let e = Video::start(&dir.join(name), 4001, 17, false, 10, 23).err().expect(name).to_string();
+            let e = Video::start(&dir.join(name), 4001, 17, false, FrameRate::parse("10").unwrap(), 23)
+                .err()
+                .expect(name)
+                .to_string();
             assert!(e.contains("ffmpeg cannot write this video") && e.lines().count() == 1, "{name}: {e}");
         }
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
         // Containers it writes pass, at odd sizes too.
         for name in ["ok.mkv", "ok.webm"] {
-            let v = Video::start(&dir.join(name), 4001, 17, false, 10, 23).unwrap();
+            let v = Video::start(&dir.join(name), 4001, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
             v.abandon();
         }
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing left");
@@ -869,7 +990,7 @@ mod tests {
         let target = dir.join("out.mp4");
         std::fs::write(&target, b"an earlier video").unwrap();
         let start = |n: i64| {
-            let mut v = Video::start(&target, 33, 17, false, 10, 23).unwrap();
+            let mut v = Video::start(&target, 33, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
             for t in 3..3 + n {
                 v.push(&frame(33, 17, 40.0 * t as f64), t).unwrap();
             }
@@ -893,9 +1014,11 @@ mod tests {
         // had read, which is kept with their times.
         let v = start(4);
         // ffmpeg opens its output once it has read a frame, long after it
-        // set up its signal handlers.
+        // set up its signal handlers, and writes the container's header
+        // once its encoder is set up: stopped between the two, it leaves
+        // no video to keep (nothing was encoded).
         let opened = Instant::now();
-        while !v.partial.exists() {
+        while !v.partial.metadata().is_ok_and(|m| m.len() > 0) {
             assert!(opened.elapsed().as_secs() < 60, "ffmpeg never opened its output");
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
