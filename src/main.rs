@@ -24,15 +24,19 @@ fn main() -> ExitCode {
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = match cmd::Cli::try_parse_args() {
         Ok(cli) => cli,
+        // --help or --version on a process of an mpirun job of several:
+        // the others may be running, and waiting for it in MPI.
+        #[cfg(feature = "mpi")]
+        Err(e) if is_help(&e) && warpmc_mpi::Launch::from_env().is_some_and(|l| l.size > 1) => {
+            cmd::help_under_mpirun(e)
+        }
         // Under mpirun every process parses the same flags: the first
         // prints the error (or --help) and sets the job's status, and the
         // others leave quietly (unless the first is left waiting).
         Err(e) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => later_process_refuses(&e),
         // --help, --version, and the help of a command given without its
         // subcommand, as clap prints them.
-        Err(e) if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            e.exit()
-        }
+        Err(e) if is_help(&e) => e.exit(),
         Err(e) => {
             cmd::print_error(&one_line(&e.render().to_string()));
             std::process::exit(e.exit_code());
@@ -59,7 +63,7 @@ fn main() -> ExitCode {
 /// waiting for it in MPI for ever: after the wait this process says why
 /// and ends the job with clap's status.
 fn later_process_refuses(e: &clap::Error) -> ! {
-    if !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+    if is_help(e) {
         std::process::exit(0);
     }
     std::thread::sleep(std::time::Duration::from_secs(3));
@@ -69,6 +73,12 @@ fn later_process_refuses(e: &clap::Error) -> ! {
         one_line(&e.render().to_string())
     ));
     std::process::exit(e.exit_code());
+}
+
+/// Whether clap's answer is what was asked for (--help, --version, or the
+/// help of a command given without its subcommand), not a mistake.
+fn is_help(e: &clap::Error) -> bool {
+    !e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
 }
 
 /// clap's message for a mistake in the arguments as one line (its

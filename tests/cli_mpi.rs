@@ -539,6 +539,40 @@ fn processes_started_with_other_arguments_are_refused() {
     }
 }
 
+/// `--help` or `--version` on one process beside a run on the other ends
+/// the job with one line, whichever process has which; on every process,
+/// the help is printed once and the job succeeds.
+#[test]
+fn help_on_one_process_beside_a_run_ends_the_job() {
+    let run = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "16", "--temp", "1", "--sweeps", "100"];
+    let job = |first: &[&str], second: &[&str]| {
+        let child = Command::new("mpirun")
+            .args(["--oversubscribe", "-np", "1"])
+            .arg(bin())
+            .args(first)
+            .arg(":")
+            .args(["-np", "1"])
+            .arg(bin())
+            .args(second)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait(child, &format!("{first:?} : {second:?}"))
+    };
+    let other_arguments = "process 1 of 2: this process was started with other arguments than process 0";
+    for help in [&["--help"][..], &["--version"], &["potts", "--help"], &["potts"]] {
+        assert_fails_once(&job(&run, help), other_arguments);
+        assert_fails_once(&job(help, &run), other_arguments);
+    }
+    let out = job(&["--help"], &["--help"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // (Open MPI gives its processes a terminal, so the help may be styled.)
+    assert_eq!(String::from_utf8_lossy(&out.stdout).matches("warpmc runs on any machine").count(), 1, "{out:?}");
+}
+
 /// The processes mpirun started for a job, by rank (Open MPI puts the rank
 /// in each one's environment).
 fn process_of_rank(mpirun: u32, rank: usize) -> u32 {

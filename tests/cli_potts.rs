@@ -1675,6 +1675,21 @@ fn a_checkpoint_that_is_not_a_regular_file_and_a_repeated_size_are_refused() {
     );
 }
 
+/// A temperature listed twice runs twice, with a warning; with `continue`
+/// a repeat is a return trip (a hysteresis loop) and passes in silence.
+#[test]
+fn a_repeated_temperature_is_warned_of_unless_the_chain_continues() {
+    let warned = |o: &Output| stderr(o).lines().filter(|l| l.contains("listed more than once")).count();
+    let o = run_small(&["--temps", "1,2,1,2,3", "--therm", "5", "--sweeps", "20", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(warned(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("temperatures 1, 2 are listed"), "{}", stderr(&o));
+    assert_eq!(physics(&o.stdout).len(), 5);
+    let o = run_small(&["--temps", "1,2,1", "--continue", "--therm", "5", "--sweeps", "20", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(warned(&o), 0, "{}", stderr(&o));
+}
+
 /// A reader of the table that goes away (`| head -1`) does not end a run
 /// that writes files: it goes on without printing and writes them all.
 /// (2,501 JSON rows overflow the pipe's buffer, so the run meets the closed

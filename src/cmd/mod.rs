@@ -33,6 +33,8 @@ mod flame_genome;
 mod potts;
 mod potts_exact;
 mod potts_mpi;
+#[cfg(feature = "mpi")]
+pub(crate) use potts_mpi::help_under_mpirun;
 mod rng;
 
 use anyhow::Context;

@@ -730,6 +730,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         warn_metropolis_alternates(cfg);
         warn_disfavoured_start(cfg, args.resume.is_some());
         warn_wolff_random_start(cfg, args.resume.is_some());
+        warn_repeated_temperatures(cfg);
     }
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
@@ -828,6 +829,36 @@ fn warn_wolff_random_start(cfg: &ProtocolConfig, resuming: bool) {
         "warning: wolff from a random start below T_c: a sweep is as many clusters as flip N sites in equilibrium, \
          but a random lattice's clusters are far smaller, so on large lattices --therm sweeps can leave it far from \
          equilibrium; start from --init ordered, or make sure the results no longer drift with --therm"
+    );
+}
+
+/// A temperature listed twice without `continue`: two separate chains at
+/// one temperature, with rows that differ only in their results. Samples
+/// are the way to ask for that; a repeat is more likely a typing slip.
+/// (With `continue` a repeat is a return trip, as in a hysteresis loop,
+/// and is left alone.)
+fn warn_repeated_temperatures(cfg: &ProtocolConfig) {
+    if cfg.continue_from_previous() {
+        return;
+    }
+    // Sorted, so that millions of temperatures take no longer to check.
+    let mut sorted = cfg.temperatures().to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut repeated: Vec<f64> = sorted.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+    repeated.dedup();
+    const SHOWN: usize = 5;
+    let mut shown: Vec<String> = repeated.iter().take(SHOWN).map(|&t| temperature_text(t)).collect();
+    if repeated.len() > SHOWN {
+        shown.push(format!("… ({} in all)", repeated.len()));
+    }
+    let which = match shown.as_slice() {
+        [] => return,
+        [one] => format!("temperature {one} is"),
+        many => format!("temperatures {} are", many.join(", ")),
+    };
+    noteln!(
+        "warning: {which} listed more than once: each copy runs a chain of its own, as --samples would, but the rows \
+         do not tell them apart (with --samples their sample number would)"
     );
 }
 

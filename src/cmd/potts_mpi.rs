@@ -305,6 +305,31 @@ impl Team {
     }
 }
 
+/// `--help` or `--version` (clap's answer, `shown`) on a process of an
+/// mpirun job of several. The process joins MPI and compares commands as a
+/// run's processes do, so that one given the help beside processes that
+/// run `potts run` ends the job with one line instead of leaving them
+/// waiting in MPI for ever; when every process was given the same command,
+/// the first prints the answer and all end with clap's status for it.
+#[cfg(feature = "mpi")]
+pub(crate) fn help_under_mpirun(shown: clap::Error) -> ! {
+    match Team::join(Decompose::Auto, HaloTransport::Mpi) {
+        Ok(team) => {
+            if team.is_first() {
+                let _ = shown.print();
+            }
+            team.exit(shown.exit_code())
+        }
+        Err(e) => match e.downcast_ref::<QuietExit>() {
+            Some(q) => std::process::exit(q.0),
+            None => {
+                super::print_error(&format!("{e:#}"));
+                std::process::exit(1)
+            }
+        },
+    }
+}
+
 /// A fingerprint of this process's command line (all but the program's
 /// path, which may differ between machines) and of the build: 64-bit
 /// FNV-1a over each argument's bytes, each preceded by its length.
