@@ -318,7 +318,9 @@ def scan(x: Array, op: str = "sum", *, inclusive: bool = True, backend: str = "a
     For floats, ``"min"`` and ``"max"`` skip NaN (IEEE 754 minNum and
     maxNum, as numpy's ``nanmin``/``nanmax``, not ``min``/``max``): where
     every element so far is NaN the result is the identity (+inf for min,
-    -inf for max). ``"sum"`` carries NaN on.
+    -inf for max). ``"sum"`` carries NaN on, and starts from its identity
+    +0: where every element so far is -0.0 the sum is +0.0 (numpy's
+    ``cumsum`` keeps -0.0 there).
     """
     inclusive = _flag("inclusive", inclusive)
     if _on_gpu(x):
@@ -345,7 +347,10 @@ def reduce(x: Array, op: str = "sum", *, backend: str = "auto") -> Array:
     array, a 0-d array of the input's library for a GPU array (the value
     stays on the GPU). NaN as in :func:`scan`: min and max skip it (all
     NaN gives the identity), sum carries it. Among zeros of both signs, min
-    gives -0 and max +0 (numpy's may give either).
+    gives -0 and max +0 (numpy's may give either). A floating-point sum on
+    the CPU adds pairwise, as numpy's does (its error grows with the
+    logarithm of the length), and on the GPU in a tree, with another
+    rounding.
     """
     if _on_gpu(x):
         _gpu_backend(backend)

@@ -184,6 +184,10 @@ pub(crate) fn run_diversity(a: DiversityArgs) -> anyhow::Result<()> {
     if a.rounds == 0 || a.rounds > 1 << 32 {
         bail!("--rounds must be between 1 and 2^32");
     }
+    // Named genomes are checked first, whether or not part 2 can run.
+    if let Some(bad) = a.genomes.iter().find(|p| !p.is_file()) {
+        bail!("--genomes {}: not a file that can be read", bad.display());
+    }
     stdoutln!("# part 1: cuburn's shuffle experiment, FUSE = 20, {} rounds, seed {}", a.rounds, a.seed);
     stdoutln!(
         "{:<10} {:>10} {:>10} {:>10} {:>10} {:>12}",

@@ -102,7 +102,8 @@ pub trait Primitives {
 
     /// `x[0] op x[1] op …`; the identity of `op` for an empty input.
     fn reduce<T: Element>(&self, x: &Self::Buffer<T>, op: Op) -> Result<T>;
-    /// `out[i] = x[0] op … op x[i]`.
+    /// `out[i] = x[0] op … op x[i]`, starting from the identity of `op`
+    /// (so a sum over negative zeros only is +0).
     fn inclusive_scan<T: Element>(&self, x: &Self::Buffer<T>, op: Op) -> Result<Self::Buffer<T>>;
     /// `out[0]` = identity, `out[i] = x[0] op … op x[i-1]`.
     fn exclusive_scan<T: Element>(&self, x: &Self::Buffer<T>, op: Op) -> Result<Self::Buffer<T>>;

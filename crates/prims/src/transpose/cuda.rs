@@ -155,6 +155,9 @@ impl CudaPrims {
     ) -> Result<()> {
         check_shape::<T>(src.len(), shape)?;
         check_shape::<T>(dst.len(), shape)?;
+        if src.is_empty() {
+            return Ok(());
+        }
         let e = size_of::<T>();
         ensure(kernel.supports(e, shape), || {
             format!(
@@ -166,9 +169,6 @@ impl CudaPrims {
                 kernel.word_bytes(e, shape)
             )
         })?;
-        if src.is_empty() {
-            return Ok(());
-        }
         let mut copy = None;
         let src = self.aligned_input(src, &mut copy)?;
         self.with_aligned_output(dst, false, |dst| self.transpose_aligned(src, dst, shape, kernel))

@@ -298,15 +298,17 @@ fn word_fits(word: u32, elem_bytes: usize, rows: usize, cols: usize) -> bool {
 }
 
 /// Checks that `len` elements of `T` hold the matrices of `shape`, that the
-/// kernels can index (dimensions below 2^32) and move (1, 2, 4, 8 or 16
-/// bytes per element).
+/// kernels can index (dimensions below 2^32, unless there is nothing to
+/// move: 0 × 2^32 is as empty as 0 × 1) and move (1, 2, 4, 8 or 16 bytes
+/// per element).
 pub(crate) fn check_shape<T: Pod>(len: usize, shape: MatrixShape) -> Result<()> {
     let bytes = size_of::<T>();
     let MatrixShape { batch, rows, cols } = shape;
     ensure(matches!(bytes, 1 | 2 | 4 | 8 | 16), || {
         format!("transpose moves elements of 1, 2, 4, 8 or 16 bytes, not {bytes}")
     })?;
-    ensure(rows <= u32::MAX as usize && cols <= u32::MAX as usize && batch <= u32::MAX as usize, || {
+    let empty = shape.len() == Some(0);
+    ensure(empty || (rows <= u32::MAX as usize && cols <= u32::MAX as usize && batch <= u32::MAX as usize), || {
         format!("transpose of {batch} matrices of {rows} x {cols}: each of these must be below 2^32")
     })?;
     let want = shape.len().ok_or_else(|| {
@@ -417,6 +419,10 @@ mod tests {
         assert!(check_shape::<Rgb>(4, MatrixShape::new(2, 2)).is_err());
         assert!(check_square::<u8>(6, MatrixShape::new(2, 3)).is_err());
         assert!(check_square::<u8>(0, MatrixShape::square(0)).is_ok());
+        // Nothing to move: no limit on the dimensions.
+        assert!(check_shape::<u8>(0, MatrixShape::new(0, 1 << 40).batched(1 << 33)).is_ok());
+        assert!(check_shape::<u8>(0, MatrixShape::new(1 << 33, 0)).is_ok());
+        assert!(check_shape::<u8>(1 << 33, MatrixShape::new(1 << 33, 1)).is_err());
         assert_eq!(MatrixShape::new(3, 4).batched(2).to_string(), "2 matrices of 3 x 4");
         assert_eq!(MatrixShape::new(3, 4).transposed(), MatrixShape::new(4, 3));
     }
