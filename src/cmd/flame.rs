@@ -143,7 +143,7 @@ struct RenderOpts {
     /// Seed of the random streams: the same seed gives the same image.
     #[arg(long, default_value_t = 0, value_parser = super::parse_u64)]
     seed: u64,
-    /// Bits per channel of the PNG.
+    /// Bits per channel of the PNG (or PPM): 8 or 16.
     #[arg(long, default_value_t = 8, value_parser = parse_bits)]
     bits: u8,
     /// Quality of JPEG output (.jpg, .jpeg), 1 to 100; flam3's default 75

@@ -91,8 +91,9 @@ enum PottsCommand {
     /// q = 2 (Ising): Kaufman's solution (Kaufman 1949, in the torus form of
     /// Ferdinand and Fisher 1969), sides up to 2^24; J < 0 with an odd side
     /// (frustrated, no Kaufman solution) is counted. Other q: the configurations
-    /// counted exactly by a transfer matrix, on small tori only (7×7 for
-    /// q = 3, 6×6 for q = 4, 5×5 for q = 5, 3×3 for q ≤ 16).
+    /// counted exactly by a transfer matrix, on small tori only (rows of
+    /// at most 4,096 states, q^min(L, L'): 7×7 for q = 3, 6×6 for q = 4,
+    /// 5×5 for q = 5, 4×4 for q ≤ 8, 3×3 for q ≤ 16).
     ///
     /// Precision: at least 10 significant digits where the specific heat
     /// exceeds about 1e-6. Below that (q = 2 under T ≈ 0.2|J|) Kaufman's
