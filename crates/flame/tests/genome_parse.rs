@@ -328,7 +328,10 @@ fn unsupported_settings_drop_the_variation() {
     let p = parse_str(xml, "t", &opts()).unwrap();
     assert_eq!(p.skipped, vec!["post_smartcrop"]);
     assert_eq!(p.skipped_by_flame, vec![vec!["post_smartcrop".to_string()]]);
-    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    // The dropped one's warning, and the one for a variation flam3 lacks
+    // (the kept post_smartcrop).
+    assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+    assert!(p.warnings[1].contains("beyond flam3's 99 (post_smartcrop)"), "{:?}", p.warnings);
     assert!(p.warnings[0].contains("xform 0: variation 'post_smartcrop'") && p.warnings[0].contains("cropmode 2"));
     assert_eq!(vars(&p.flames[0].xforms[0]), vec![("linear", 1.0)]);
     assert_eq!(vars(&p.flames[0].xforms[1]), vec![("linear", 1.0), ("post_smartcrop", 1.0)]);
@@ -1690,4 +1693,31 @@ fn an_xform_without_variations_passes_through_in_a_fractorium_genome() {
         counts(&xml(r#"version="EMBER-WIN-1.0.0.7""#)),
         [linear.clone(), linear.clone(), vec![("spherical", 1.0)], linear]
     );
+}
+
+/// A genome that Fractorium did not write but that uses its variations:
+/// one warning per file that flam3-render drops them; none for Fractorium's
+/// own genomes.
+#[test]
+fn variations_beyond_flam3_in_a_flam3_genome_are_warned_of() {
+    let xml = |version: &str| {
+        format!(
+            r#"<flames><flame size="8 8" {version}>
+      <xform weight="1" crackle="0.3" linear="1" coefs="0.5 0 0 0.5 0 0"/>
+      <xform weight="1" spherical="1" coefs="0.5 0 0 0.5 0 0.5"/>
+      <finalxform pre_crop="1" coefs="1 0 0 1 0 0"/>
+      <color index="0" rgb="255 0 0"/></flame>
+      <flame size="8 8" {version}><xform weight="1" crackle="1" coefs="1 0 0 1 0 0"/></flame></flames>"#
+        )
+    };
+    let beyond = |xml: &str| -> Vec<String> {
+        ok(xml).warnings.into_iter().filter(|w| w.contains("beyond flam3's 99")).collect()
+    };
+    let w = beyond(&xml(""));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("(crackle, pre_crop)") && w[0].contains("flam3-render drops them"), "{w:?}");
+    assert!(beyond(&xml(r#"version="EMBER-WIN-1.0.0.7""#)).is_empty());
+    // flam3's own variations, pre_blur among them, are not.
+    let plain = r#"<flame size="8 8"><xform weight="1" pre_blur="0.1" julian="1" coefs="1 0 0 1 0 0"/></flame>"#;
+    assert!(beyond(plain).is_empty());
 }

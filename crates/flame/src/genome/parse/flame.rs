@@ -203,6 +203,11 @@ impl Reader<'_> {
             for xf in children.xforms.iter_mut().chain(children.final_xform.as_mut()) {
                 pass_through_if_empty(xf);
             }
+        } else {
+            let used = children.xforms.iter().chain(children.final_xform.as_ref()).flat_map(|x| &x.variations);
+            for v in used.filter(|v| !v.kind.is_flam3()) {
+                self.beyond_flam3.insert(v.kind.name());
+            }
         }
         if let Some(s) = extras.solo {
             solo_xform(&mut children.xforms, s);

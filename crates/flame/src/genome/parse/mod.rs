@@ -315,6 +315,9 @@ struct Reader<'a> {
     skipped_by_flame: Vec<NameList>,
     ignored_attributes: NameList,
     ignored_elements: NameList,
+    /// Variations beyond flam3's used by flames Fractorium did not write:
+    /// flam3-render drops them.
+    beyond_flam3: NameList,
     /// [`ParsedGenome::not_written`].
     not_written: NameList,
     motion_seen: bool,
@@ -332,6 +335,7 @@ impl<'a> Reader<'a> {
             skipped_by_flame: Vec::new(),
             ignored_attributes: NameList::default(),
             ignored_elements: NameList::default(),
+            beyond_flam3: NameList::default(),
             not_written: NameList::default(),
             motion_seen: false,
             library: None,
@@ -350,6 +354,13 @@ impl<'a> Reader<'a> {
         if !self.ignored_elements.is_empty() {
             let names: Vec<String> = self.ignored_elements.names.iter().map(|n| format!("<{n}>")).collect();
             self.warnings.summary(format!("{source}: elements flam3 does not read, ignored: {}", names.join(", ")));
+        }
+        if !self.beyond_flam3.is_empty() {
+            self.warnings.summary(format!(
+                "{source}: variations beyond flam3's 99 ({}): rendered with Fractorium's formulas, where \
+                 flam3-render drops them (as unknown), so its image of this genome differs",
+                self.beyond_flam3.join(", ")
+            ));
         }
         if self.motion_seen {
             self.warnings.summary(format!(
