@@ -604,7 +604,7 @@ impl ContactSheet {
 
     /// Whether frame `index` of an animation of `frames` is on the sheet.
     pub(crate) fn shows(frames: u64, index: usize) -> bool {
-        index % Self::every(frames) == 0
+        index.is_multiple_of(Self::every(frames))
     }
 
     pub(crate) fn new(path: &Path, frames: u64, width: u32, height: u32, transparent: bool) -> ContactSheet {
@@ -628,7 +628,7 @@ impl ContactSheet {
     /// Puts frame `index` on the sheet when it is one the sheet shows: each
     /// thumbnail pixel is the mean of the frame's pixels it covers.
     pub(crate) fn add(&mut self, index: usize, frame: &RenderedFrame) {
-        if index % self.every != 0 {
+        if !index.is_multiple_of(self.every) {
             return;
         }
         let slot = index / self.every;

@@ -102,7 +102,10 @@ fn std_dev(v: &[f64]) -> f64 {
 /// warp, one map per `group` consecutive threads, over `rounds` measured
 /// rounds.
 pub fn diversity(t: usize, w: usize, group: usize, shuffle: StudyShuffle, rounds: usize, seed: u64) -> f64 {
-    assert!(w > 0 && t % w == 0 && group > 0 && t % group == 0, "block must be whole warps and groups");
+    assert!(
+        w > 0 && t.is_multiple_of(w) && group > 0 && t.is_multiple_of(group),
+        "block must be whole warps and groups"
+    );
     let mut rng = Mwc::for_unit(seed, 0);
     let mut a: Vec<f64> = (0..t).map(|i| (i / w) as f64).collect();
     let mut tmp = Vec::with_capacity(t);

@@ -576,7 +576,7 @@ fn run_group<T: ShuffleElement>(
         // no launch writes cannot match by chance) and launches.
         let mut launch = |out: &mut DeviceBuffer<T>, reps: u32, timed: bool| -> Result<Option<f64>> {
             poison += 1;
-            gpu.memset_bytes(out, if poison % 2 == 0 { 0xff } else { 0xa5 })?;
+            gpu.memset_bytes(out, if poison.is_multiple_of(2) { 0xff } else { 0xa5 })?;
             let reps = reps as i32;
             let timer = if timed { Some(gpu.start_timer()?) } else { None };
             // SAFETY: every kernel of shuffle_bench.cu takes (const T *in,
@@ -933,7 +933,7 @@ fn iterate_warp<T: ShuffleElement>(experiment: Experiment, start: &[T], aux: &[T
 /// value per thread.
 pub fn cpu_expected<T: ShuffleElement>(experiment: Experiment, input: &[T], aux: &[T], reps: u32) -> Result<Vec<T>> {
     let per_warp = WARP * experiment.words();
-    ensure(input.len() % per_warp == 0, || {
+    ensure(input.len().is_multiple_of(per_warp), || {
         format!("{} inputs: not a whole number of warps of {per_warp}", input.len())
     })?;
     ensure(aux.len() * experiment.words() == input.len(), || {

@@ -35,10 +35,10 @@ fn seed_genomes() -> &'static [String] {
             let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
             paths.sort();
             for p in paths {
-                if let Ok(t) = std::fs::read_to_string(&p) {
-                    if !texts.contains(&t) {
-                        texts.push(t);
-                    }
+                if let Ok(t) = std::fs::read_to_string(&p)
+                    && !texts.contains(&t)
+                {
+                    texts.push(t);
                 }
             }
         }

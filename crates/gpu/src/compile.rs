@@ -132,10 +132,10 @@ impl KernelCache {
     /// `~/.cache/warpmc/kernels`.
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        if let Some(v) = var("WARPMC_KERNEL_CACHE") {
-            if matches!(v.to_string_lossy().as_ref(), "off" | "0" | "false" | "no") {
-                return KernelCache::MemoryOnly;
-            }
+        if let Some(v) = var("WARPMC_KERNEL_CACHE")
+            && matches!(v.to_string_lossy().as_ref(), "off" | "0" | "false" | "no")
+        {
+            return KernelCache::MemoryOnly;
         }
         if let Some(dir) = var("WARPMC_CACHE_DIR") {
             return KernelCache::Disk(PathBuf::from(dir));
@@ -211,12 +211,11 @@ pub(crate) fn compiled_image(
     cache: &KernelCache,
     stats: &mut CacheStats,
 ) -> Result<(Vec<u8>, bool)> {
-    if let KernelCache::Disk(dir) = cache {
-        if let Ok(bytes) = std::fs::read(cache_path(dir, src, target, key)) {
-            if !bytes.is_empty() {
-                return Ok((bytes, true));
-            }
-        }
+    if let KernelCache::Disk(dir) = cache
+        && let Ok(bytes) = std::fs::read(cache_path(dir, src, target, key))
+        && !bytes.is_empty()
+    {
+        return Ok((bytes, true));
     }
     Ok((compile_and_store(src, target, key, cache, stats)?, false))
 }
@@ -231,10 +230,10 @@ pub(crate) fn compile_and_store(
 ) -> Result<Vec<u8>> {
     let image = compile(src, target)?;
     stats.compiles += 1;
-    if let KernelCache::Disk(dir) = cache {
-        if store(dir, &cache_path(dir, src, target, key), &image).is_err() {
-            stats.disk_write_errors += 1;
-        }
+    if let KernelCache::Disk(dir) = cache
+        && store(dir, &cache_path(dir, src, target, key), &image).is_err()
+    {
+        stats.disk_write_errors += 1;
     }
     Ok(image)
 }

@@ -141,7 +141,7 @@ impl Gpu {
     pub unsafe fn borrow_device_memory<T: DeviceRepr>(&self, ptr: u64, len: usize) -> Result<BorrowedBuffer<T>> {
         let bytes = (len as u64).checked_mul(size_of::<T>() as u64);
         if len > 0 {
-            if ptr % align_of::<T>() as u64 != 0 {
+            if !ptr.is_multiple_of(align_of::<T>() as u64) {
                 return Err(GpuError::InvalidArgument(format!(
                     "address {ptr:#x} is not aligned for {}-byte elements",
                     align_of::<T>()

@@ -144,16 +144,16 @@ fn preload_by_path(path: &Path, names: &[String]) -> Result<LoadedLib, String> {
     };
     // NVRTC opens libnvrtc-builtins by name at compile time; load it first
     // from the same directory so that lookup is answered too.
-    if let Some(dir) = path.parent() {
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                let file = e.file_name().to_string_lossy().into_owned();
-                if file.starts_with("libnvrtc-builtins.so.") {
-                    // SAFETY: loading NVIDIA's NVRTC builtins runs only its
-                    // own initialisers; the handle is kept for the process.
-                    if let Ok(lib) = unsafe { libloading::Library::new(e.path()) } {
-                        std::mem::forget(lib);
-                    }
+    if let Some(dir) = path.parent()
+        && let Ok(entries) = std::fs::read_dir(dir)
+    {
+        for e in entries.flatten() {
+            let file = e.file_name().to_string_lossy().into_owned();
+            if file.starts_with("libnvrtc-builtins.so.") {
+                // SAFETY: loading NVIDIA's NVRTC builtins runs only its
+                // own initialisers; the handle is kept for the process.
+                if let Ok(lib) = unsafe { libloading::Library::new(e.path()) } {
+                    std::mem::forget(lib);
                 }
             }
         }

@@ -195,13 +195,15 @@ impl TiledPlan {
             let rows = h / blocks;
             let strip = rows + 2 * halo;
             let bytes = 4 * (2 * strip * planes * wr + 2 * fields * strip * wr) as u64;
-            (h % blocks == 0 && rows % 2 == 0 && rows >= halo && bytes <= max_shared).then(|| TiledPlan {
-                exchange,
-                blocks: blocks as u32,
-                rows: rows as u32,
-                halo: halo as u32,
-                wr_shift: wr.trailing_zeros(),
-                shared_bytes: bytes as u32,
+            (h.is_multiple_of(blocks) && rows.is_multiple_of(2) && rows >= halo && bytes <= max_shared).then(|| {
+                TiledPlan {
+                    exchange,
+                    blocks: blocks as u32,
+                    rows: rows as u32,
+                    halo: halo as u32,
+                    wr_shift: wr.trailing_zeros(),
+                    shared_bytes: bytes as u32,
+                }
             })
         };
         (1..=(max_blocks as usize).min(h)).rev().find_map(|blocks| plan(blocks, exchange.halo()))

@@ -415,7 +415,7 @@ fn ising_torus_or_stop(
 /// Whether the Ising torus of coupling J is a frustrated antiferromagnet:
 /// J < 0 with an odd side, which Kaufman's solution does not cover.
 fn frustrated(width: usize, height: usize, coupling: f64) -> bool {
-    coupling < 0.0 && (width % 2 != 0 || height % 2 != 0)
+    coupling < 0.0 && (!width.is_multiple_of(2) || !height.is_multiple_of(2))
 }
 
 /// The most work [`ExactTorus::new`] gives an enumeration: q^(w+1)·w·h·2N

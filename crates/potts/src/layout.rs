@@ -118,7 +118,7 @@ pub fn plane_index(y: usize, p: usize, w: usize, planes: usize, wr: usize) -> us
 /// In debug builds, when `planes` is more than 8 (a spin has 8 bits) or
 /// `half_width` is not a multiple of 32.
 pub fn pack_planes(colour: &[u8], half_width: usize, planes: usize) -> Vec<u32> {
-    debug_assert!(half_width % 32 == 0);
+    debug_assert!(half_width.is_multiple_of(32));
     let wr = half_width / 32;
     let rows = colour.len() / half_width.max(1);
     let mut out = vec![0u32; rows * planes * wr];

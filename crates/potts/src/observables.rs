@@ -424,7 +424,7 @@ mod tests {
         let c = 0.6f64;
         (0..n)
             .map(|i| {
-                let s = if (i / regime) % 2 == 0 { spreads.0 } else { spreads.1 };
+                let s = if (i / regime).is_multiple_of(2) { spreads.0 } else { spreads.1 };
                 let size = c * (1.0 + if r.next_f64() < 0.5 { -s } else { s }).sqrt();
                 let sign = if r.next_f64() < 0.5 { -1.0 } else { 1.0 };
                 Measurement { energy: -1.0 - r.next_f64(), magnetization: sign * size }

@@ -455,7 +455,7 @@ impl ProtocolConfig {
 
     /// Whether the chain stands at a measurement after `sweep` sweeps.
     pub(crate) fn measures_after(&self, sweep: u64) -> bool {
-        sweep > self.therm && (sweep - self.therm) % self.measure_every == 0
+        sweep > self.therm && (sweep - self.therm).is_multiple_of(self.measure_every)
     }
 
     /// The next sweep count after `sweep` at which the chain must stop: the

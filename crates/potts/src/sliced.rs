@@ -94,7 +94,10 @@ pub const fn proposal_bits(q: u32) -> usize {
 
 /// Whether the bit-sliced update runs `model`.
 pub fn fits(model: &PottsModel) -> bool {
-    model.q() <= MAX_Q && model.field() == 0.0 && model.width() % 64 == 0 && model.height() % UNIT_ROWS == 0
+    model.q() <= MAX_Q
+        && model.field() == 0.0
+        && model.width().is_multiple_of(64)
+        && model.height().is_multiple_of(UNIT_ROWS)
 }
 
 /// The eight row generators of unit `unit` in sweep `sweep`, colour

@@ -543,7 +543,7 @@ mod tests {
     /// Builds an .npy file from a header dict and data, version 1.0.
     fn handmade(dict: &str, data: &[u8]) -> Vec<u8> {
         let mut text = dict.to_string();
-        while (10 + text.len() + 1) % 64 != 0 {
+        while !(10 + text.len() + 1).is_multiple_of(64) {
             text.push(' ');
         }
         text.push('\n');

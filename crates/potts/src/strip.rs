@@ -164,7 +164,7 @@ pub fn open_strip(device: &Device, model: &PottsModel, rows: Range<usize>) -> Re
 /// Fails unless `rows` are whole row-blocks of `model`'s lattice.
 pub(crate) fn check_rows(model: &PottsModel, rows: &Range<usize>) -> Result<()> {
     let h = model.height();
-    let whole_blocks = |y: usize| y % UNIT_ROWS == 0 || y == h;
+    let whole_blocks = |y: usize| y.is_multiple_of(UNIT_ROWS) || y == h;
     if rows.start >= rows.end || rows.end > h || !whole_blocks(rows.start) || !whole_blocks(rows.end) {
         return Err(PottsError::InvalidInput(format!(
             "rows {}..{} are not a strip of whole {UNIT_ROWS}-row blocks of a lattice {h} rows high",
@@ -206,7 +206,7 @@ pub(crate) fn stored_colours(lattice: &Lattice, rows: &Range<usize>) -> [Vec<u8>
     let spins = lattice.spins();
     for (s, y) in stored_rows(rows, lattice.height()).enumerate() {
         // Site (x, y) has colour (x + y) mod 2.
-        let (even, odd) = if y % 2 == 0 { (0, 1) } else { (1, 0) };
+        let (even, odd) = if y.is_multiple_of(2) { (0, 1) } else { (1, 0) };
         for (xh, pair) in spins[y * w..(y + 1) * w].chunks_exact(2).enumerate() {
             colours[even][s * hw + xh] = pair[0];
             colours[odd][s * hw + xh] = pair[1];
@@ -222,7 +222,7 @@ pub(crate) fn strip_spins(colours: &[Vec<u8>; 2], rows: &Range<usize>, width: us
     let mut out = vec![0u8; rows.len() * width];
     for (j, row) in out.chunks_exact_mut(width).enumerate() {
         let y = rows.start + j;
-        let (even, odd) = if y % 2 == 0 { (&colours[0], &colours[1]) } else { (&colours[1], &colours[0]) };
+        let (even, odd) = if y.is_multiple_of(2) { (&colours[0], &colours[1]) } else { (&colours[1], &colours[0]) };
         let s = j + 1;
         for (xh, pair) in row.chunks_exact_mut(2).enumerate() {
             pair[0] = even[s * hw + xh];

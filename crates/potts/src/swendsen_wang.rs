@@ -416,7 +416,7 @@ fn label<I: SiteIndex>(bonds: &[u8], parent: &mut [I], w: usize, h: usize) {
     }
     // The lower bonds of each band's last row, which reach the next band
     // (or, from the last band, row 0).
-    for y in (band_rows - 1..h).step_by(band_rows).chain((h % band_rows != 0).then_some(h - 1)) {
+    for y in (band_rows - 1..h).step_by(band_rows).chain((!h.is_multiple_of(band_rows)).then_some(h - 1)) {
         for x in 0..w {
             let i = y * w + x;
             if bonds[i] & DOWN != 0 {

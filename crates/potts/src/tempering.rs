@@ -519,7 +519,7 @@ pub fn advance(
         ensemble.sweeps(&chains, state.sweep, count)?;
         state.sweep += count;
         let measure = cfg.measures_after(state.sweep);
-        let exchange = state.sweep % exchange_every == 0 && state.sweep < total;
+        let exchange = state.sweep.is_multiple_of(exchange_every) && state.sweep < total;
         if measure || exchange {
             let censuses = ensemble.census()?;
             if measure {

@@ -166,7 +166,7 @@ fn check_on(
                     }
                     #[cfg(not(feature = "cuda"))]
                     Placement::GpuUnits => unreachable!("GPU placements need the cuda feature"),
-                    Placement::Mixed { gpu_first } => (i % 2 == 0) == gpu_first,
+                    Placement::Mixed { gpu_first } => i.is_multiple_of(2) == gpu_first,
                 };
                 let strip = open_strip(if on_gpu { device } else { &Device::CPU }, &model, rows).unwrap();
                 assert_eq!(strip.name(), if on_gpu { "cuda" } else { "cpu" });

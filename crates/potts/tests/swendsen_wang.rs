@@ -32,7 +32,7 @@ fn bond_active(l: &Lattice, th: u32, seed: u64, stream: u64, t: u64, b: usize) -
     let (w, h) = (l.width(), l.height());
     let i = b / 2;
     let (x, y) = (i % w, i / w);
-    let j = if b % 2 == 0 { y * w + (x + 1) % w } else { ((y + 1) % h) * w + x };
+    let j = if b.is_multiple_of(2) { y * w + (x + 1) % w } else { ((y + 1) % h) * w + x };
     let s = Domain::SwendsenWangBonds.stream(stream & warpmc_rng::stream::MAX_STREAM_INDEX);
     let word = philox_block(seed, s, (t << 33) | (b / 4) as u64)[b % 4];
     l.spins()[i] == l.spins()[j] && word < th

@@ -33,7 +33,7 @@ fn tempered(device: &Device, cfg: &ProtocolConfig, every: u64, stop_after: Optio
         fn control(&mut self) -> Control {
             self.stretches += 1;
             match self.stop_after {
-                Some(k) if self.stretches % k == 0 => Control::CheckpointAndStop,
+                Some(k) if self.stretches.is_multiple_of(k) => Control::CheckpointAndStop,
                 _ => Control::Continue,
             }
         }

@@ -58,7 +58,10 @@ pub fn as_bytes_mut<T: Pod>(v: &mut [T]) -> &mut [u8] {
 /// [`as_bytes`], without a copy.
 pub fn from_bytes<T: Pod>(bytes: &[u8]) -> Option<&[T]> {
     let size = std::mem::size_of::<T>();
-    if size == 0 || bytes.len() % size != 0 || (bytes.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
+    if size == 0
+        || !bytes.len().is_multiple_of(size)
+        || !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>())
+    {
         return None;
     }
     // SAFETY: the address is aligned for T and the length whole elements;
@@ -69,7 +72,10 @@ pub fn from_bytes<T: Pod>(bytes: &[u8]) -> Option<&[T]> {
 /// `bytes` viewed as writable elements of `T`, as [`from_bytes`].
 pub fn from_bytes_mut<T: Pod>(bytes: &mut [u8]) -> Option<&mut [T]> {
     let size = std::mem::size_of::<T>();
-    if size == 0 || bytes.len() % size != 0 || (bytes.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
+    if size == 0
+        || !bytes.len().is_multiple_of(size)
+        || !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>())
+    {
         return None;
     }
     // SAFETY: as in from_bytes; the slice is borrowed mutably once, and any

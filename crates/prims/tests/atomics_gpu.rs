@@ -86,8 +86,8 @@ fn keys(pattern: Pattern, n: usize, seed: u64) -> (Vec<u32>, usize) {
             if matches!(pattern, Pattern::WithOutOfRange) {
                 for x in k.iter_mut() {
                     let r = splitmix(&mut s);
-                    if r % 8 == 0 {
-                        *x = if r % 16 == 0 { u32::MAX } else { nbins as u32 + (r >> 40) as u32 };
+                    if r.is_multiple_of(8) {
+                        *x = if r.is_multiple_of(16) { u32::MAX } else { nbins as u32 + (r >> 40) as u32 };
                     }
                 }
             }
@@ -127,7 +127,7 @@ fn keys(pattern: Pattern, n: usize, seed: u64) -> (Vec<u32>, usize) {
             }
             let nbins = next as usize;
             for x in k.iter_mut() {
-                if splitmix(&mut s) % 16 == 0 {
+                if splitmix(&mut s).is_multiple_of(16) {
                     *x = u32::MAX;
                 }
             }

@@ -96,7 +96,7 @@ fn check_segmented<T: Element>(p: &CudaPrims) {
         let mut offsets = vec![0u32];
         let mut at = 0usize;
         while at < n {
-            let len = if splitmix(&mut s) % 50 == 0 { 5000 } else { (splitmix(&mut s) % 71) as usize };
+            let len = if splitmix(&mut s).is_multiple_of(50) { 5000 } else { (splitmix(&mut s) % 71) as usize };
             at = (at + len).min(n);
             offsets.push(at as u32);
         }

@@ -130,7 +130,8 @@ impl PhiloxStream {
     /// Stream `stream` under `seed`, positioned before word `position`.
     pub fn at(seed: u64, stream: u64, position: u64) -> Self {
         let key = seed_key(seed);
-        let buf = if position % 4 == 0 { [0; 4] } else { philox4x32_10(block_counter(stream, position / 4), key) };
+        let buf =
+            if position.is_multiple_of(4) { [0; 4] } else { philox4x32_10(block_counter(stream, position / 4), key) };
         PhiloxStream { key, stream, position, buf }
     }
 

@@ -313,7 +313,7 @@ impl WarpHarness {
         ensure((1..=MAX_STRUCT_WORDS).contains(&m), || {
             format!("{kernel}: structures of {m} words (1..={MAX_STRUCT_WORDS} supported)")
         })?;
-        ensure(input.len() % (WARP * m) == 0, || {
+        ensure(input.len().is_multiple_of(WARP * m), || {
             format!("{kernel}: {} words is not whole warps of {m}-word structures", input.len())
         })?;
         let nwarps = warps(input.len() / m)?;
@@ -426,7 +426,7 @@ impl WarpHarness {
 
 /// The number of warps in `n` lanes, which must be whole warps.
 fn warps(n: usize) -> Result<u32> {
-    ensure(n % WARP == 0, || format!("{n} lanes is not a whole number of warps"))?;
+    ensure(n.is_multiple_of(WARP), || format!("{n} lanes is not a whole number of warps"))?;
     u32::try_from(n / WARP).map_err(|_| PrimsError::InvalidArgument(format!("{n} lanes is too many for one launch")))
 }
 
@@ -445,7 +445,7 @@ pub mod reference {
     use warpmc_prims::{Element, Op, SortKey};
 
     fn warps_of<T>(x: &[T]) -> std::slice::Chunks<'_, T> {
-        assert!(x.len() % WARP == 0, "{} lanes is not a whole number of warps", x.len());
+        assert!(x.len().is_multiple_of(WARP), "{} lanes is not a whole number of warps", x.len());
         x.chunks(WARP)
     }
 
@@ -556,7 +556,7 @@ pub mod reference {
     /// equal order have equal bits, so this is the network's exact output.
     pub fn bitonic_sort<K: SortKey>(keys: &[K]) -> Vec<K> {
         let mut out = keys.to_vec();
-        assert!(out.len() % WARP == 0, "{} lanes is not a whole number of warps", out.len());
+        assert!(out.len().is_multiple_of(WARP), "{} lanes is not a whole number of warps", out.len());
         for w in out.chunks_mut(WARP) {
             w.sort_by_key(|k| k.radix_bits());
         }
@@ -603,7 +603,7 @@ pub mod reference {
     /// `warp_load_structs` leaves in the registers (lane `g` holds structure
     /// `g`), written out by register.
     pub fn aos_to_soa<T: Copy>(m: usize, aos: &[T]) -> Vec<T> {
-        assert!(m > 0 && aos.len() % m == 0);
+        assert!(m > 0 && aos.len().is_multiple_of(m));
         let n = aos.len() / m;
         (0..m).flat_map(|i| (0..n).map(move |g| aos[g * m + i])).collect()
     }
@@ -611,7 +611,7 @@ pub mod reference {
     /// The inverse of [`aos_to_soa`]: what `warp_store_structs` writes when
     /// lane `g` holds word `i` = `soa[i·n + g]`.
     pub fn soa_to_aos<T: Copy>(m: usize, soa: &[T]) -> Vec<T> {
-        assert!(m > 0 && soa.len() % m == 0);
+        assert!(m > 0 && soa.len().is_multiple_of(m));
         let n = soa.len() / m;
         (0..n).flat_map(|g| (0..m).map(move |i| soa[i * n + g])).collect()
     }

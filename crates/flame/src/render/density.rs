@@ -111,7 +111,7 @@ fn density_row<C: Count, T: Bucket>(
     k2: f64,
 ) {
     let ss = supersample / 2;
-    let even = supersample % 2 == 0;
+    let even = supersample.is_multiple_of(2);
     let scfact = (supersample as f64 / (supersample as f64 + 1.0)).powi(2);
     let first = supersample - 1;
     let last_i = width.saturating_sub(supersample - 1);

@@ -74,7 +74,7 @@ impl CudaPrims {
         x: &'a DeviceBuffer<T>,
         copy: &'a mut Option<DeviceBuffer<T>>,
     ) -> Result<&'a DeviceBuffer<T>> {
-        if x.is_empty() || x.address() % KERNEL_ALIGNMENT == 0 {
+        if x.is_empty() || x.address().is_multiple_of(KERNEL_ALIGNMENT) {
             return Ok(x);
         }
         // SAFETY: every element is copied from `x` before a kernel reads it.
@@ -93,7 +93,7 @@ impl CudaPrims {
         read: bool,
         work: impl FnOnce(&mut DeviceBuffer<T>) -> Result<R>,
     ) -> Result<R> {
-        if out.is_empty() || out.address() % KERNEL_ALIGNMENT == 0 {
+        if out.is_empty() || out.address().is_multiple_of(KERNEL_ALIGNMENT) {
             return work(out);
         }
         // SAFETY: `read` copies every element in before `work` runs;

@@ -111,7 +111,7 @@ fn plan(n: usize, key_bits: u32, sm_count: u32) -> Result<Plan> {
 /// Whether pass `pass` reads the caller's buffer (and writes the scratch
 /// one); odd passes go the other way.
 fn reads_caller(pass: usize) -> bool {
-    pass % 2 == 0
+    pass.is_multiple_of(2)
 }
 
 fn blocks(n: u32) -> LaunchConfig {

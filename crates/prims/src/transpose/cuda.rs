@@ -90,7 +90,7 @@ pub(crate) fn sources() -> Vec<KernelSource> {
 fn sector_launch(elem_bytes: usize, shape: MatrixShape) -> (LaunchConfig, u32) {
     let t = SectorTile::new(elem_bytes);
     let MatrixShape { batch, rows, cols } = shape;
-    let halo = if (rows * elem_bytes) % 32 != 0 { t.sector } else { 0 };
+    let halo = if !(rows * elem_bytes).is_multiple_of(32) { t.sector } else { 0 };
     // A tile's segments start up to a sector before its rows: one more
     // tile row may be needed.
     let span = if halo > 0 { t.sector - 1 } else { 0 };

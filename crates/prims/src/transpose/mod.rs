@@ -229,8 +229,8 @@ impl TransposeKernel {
 pub(crate) fn best_uses_sector(elem_bytes: usize, rows: usize, cols: usize) -> bool {
     let elems = rows.saturating_mul(cols);
     // Residues mod 32 survive a wrapping product (2^64 is a multiple of 32).
-    let misaligned =
-        rows.wrapping_mul(elem_bytes) % 32 != 0 || (elem_bytes > 1 && cols.wrapping_mul(elem_bytes) % 32 != 0);
+    let misaligned = !rows.wrapping_mul(elem_bytes).is_multiple_of(32)
+        || (elem_bytes > 1 && !cols.wrapping_mul(elem_bytes).is_multiple_of(32));
     (elems >= 1 << 24 && misaligned) || (elem_bytes <= 2 && elems >= 1 << 27)
 }
 
@@ -294,7 +294,7 @@ fn word_fits(word: u32, elem_bytes: usize, rows: usize, cols: usize) -> bool {
         return false;
     }
     let v = w / elem_bytes;
-    rows % v == 0 && cols % v == 0
+    rows.is_multiple_of(v) && cols.is_multiple_of(v)
 }
 
 /// Checks that `len` elements of `T` hold the matrices of `shape`, that the

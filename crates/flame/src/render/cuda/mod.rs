@@ -157,7 +157,7 @@ impl Default for IterationOptions {
 impl IterationOptions {
     /// An [`FlameError::Invalid`] unless the options can run.
     pub fn validate(&self) -> Result<()> {
-        if self.block == 0 || self.block > 1024 || self.block % 32 != 0 {
+        if self.block == 0 || self.block > 1024 || !self.block.is_multiple_of(32) {
             return Err(FlameError::invalid(format!(
                 "block size must be a multiple of 32 up to 1024, not {}",
                 self.block
