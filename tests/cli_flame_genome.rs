@@ -697,21 +697,47 @@ fn picked_clones_are_truncated_as_flam3_genome_does() {
     // Without --pick the flames are copied whole.
     let whole = parse_str(&genome(&["clone", f]), "whole", &lenient()).unwrap().flames;
     assert_eq!((whole[0].time, whole[0].xforms[0].variations.len()), (7.0, 7));
+    // flam3 does not look again at the place of a removed xform: the final
+    // xform that moves into it keeps its seven variations, and of two light
+    // xforms in a row the second stays. The edit record names each cut.
+    let skipped = dir.join("clone-skipped.flam3");
+    std::fs::write(
+        &skipped,
+        format!(
+            r#"<flame size="40 32" scale="10">
+            <xform weight="0.0005" coefs="0.5 0 0 0.5 0 0" linear="1"/>
+            <xform weight="0.0005" coefs="0.5 0 0 0.5 0.5 0" linear="1"/>
+            <xform weight="1" coefs="0.5 0 0 0.5 0 0.5" color="1" {seven}/>
+            <xform weight="0.0002" coefs="0.5 0 0 0.5 0.5 0.5" linear="1"/>
+            <finalxform color="0" coefs="1 0 0 1 0 0" {seven}/></flame>"#
+        ),
+    )
+    .unwrap();
+    let s = skipped.to_str().unwrap();
+    let picked = genome(&["clone", s, "--pick", "--edits"]);
+    let c = parse_str(&picked, "skipped", &lenient()).unwrap().flames.remove(0);
+    assert_eq!(c.xforms.iter().map(|x| x.variations.len()).collect::<Vec<_>>(), [1, 5]);
+    assert_eq!(c.final_xform.as_ref().unwrap().variations.len(), 7);
+    assert!(picked.contains(r#"action="clone trunc_density 0 trunc 1 3 trunc 1 0 trunc_density 2""#), "{picked}");
     if !have("flam3-genome") {
         println!("SKIPPED the comparison with flam3-genome: not installed");
         return;
     }
-    let r = Command::new("flam3-genome").env("clone", f).env("repeat", "2").output().unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let theirs = parse_str(&String::from_utf8_lossy(&r.stdout), "flam3", &lenient()).unwrap().flames;
-    assert_eq!(theirs.len(), ours.len());
-    for (a, b) in ours.iter().zip(&theirs) {
-        assert_eq!(a.time, b.time);
-        assert_eq!(a.xforms.len(), b.xforms.len());
-        for (xa, xb) in a.xforms.iter().chain(&a.final_xform).zip(b.xforms.iter().chain(&b.final_xform)) {
-            let names =
-                |x: &warpmc_flame::genome::XForm| x.variations.iter().map(|v| v.kind.name()).collect::<Vec<_>>();
-            assert_eq!(names(xa), names(xb));
+    for (file, repeat) in [(f, "2"), (s, "1")] {
+        let ours =
+            parse_str(&genome(&["clone", file, "--pick", "--repeat", repeat]), "ours", &lenient()).unwrap().flames;
+        let r = Command::new("flam3-genome").env("clone", file).env("repeat", repeat).output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let theirs = parse_str(&String::from_utf8_lossy(&r.stdout), "flam3", &lenient()).unwrap().flames;
+        assert_eq!(theirs.len(), ours.len());
+        for (a, b) in ours.iter().zip(&theirs) {
+            assert_eq!(a.time, b.time);
+            assert_eq!(a.xforms.len(), b.xforms.len(), "{file}");
+            for (xa, xb) in a.xforms.iter().chain(&a.final_xform).zip(b.xforms.iter().chain(&b.final_xform)) {
+                let names =
+                    |x: &warpmc_flame::genome::XForm| x.variations.iter().map(|v| v.kind.name()).collect::<Vec<_>>();
+                assert_eq!(names(xa), names(xb), "{file}");
+            }
         }
     }
 }
@@ -725,7 +751,7 @@ fn strips_that_leave_rows_out_say_so() {
     let o = warpmc(&["flame", "genome", "strip", g.to_str().unwrap(), "--nstrips", "3"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).matches("size=\"8 15\"").count(), 3, "{}", stdout(&o));
-    assert!(stderr(&o).contains("the last 2 rows of the image are in none of them"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("leave 2 rows out, half at the top and half at the bottom"), "{}", stderr(&o));
     let o = warpmc(&["flame", "genome", "strip", g.to_str().unwrap(), "--nstrips", "47"]);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
@@ -897,4 +923,18 @@ fn standard_input_named_twice_is_refused_with_the_reason() {
     let e = stderr(&o);
     assert!(e.contains("FIRST and SECOND both read standard input"), "{e}");
     assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+#[test]
+fn a_template_of_several_flames_is_read_for_its_first_with_a_warning() {
+    let dir = temp_dir();
+    let template = dir.join("two-templates.flam3");
+    std::fs::write(&template, r#"<flames><flame size="100 80"/><flame size="60 50"/></flames>"#).unwrap();
+    let g = dir.join("for-two-templates.flam3");
+    std::fs::write(&g, r#"<flame size="8 8"><xform weight="1" coefs="1 0 0 1 0 0" linear="1" color="0"/></flame>"#)
+        .unwrap();
+    let o = warpmc(&["flame", "genome", "clone", g.to_str().unwrap(), "--template", template.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(r#"size="100 80""#), "{}", stdout(&o));
+    assert!(stderr(&o).contains("the template has 2 flames; the first is used"), "{}", stderr(&o));
 }

@@ -23,7 +23,9 @@ pub(crate) struct GenomeArgs {
 
 /// flam3-genome's operations. Each writes flam3 XML (to standard output,
 /// or to -o FILE) that warpmc and flam3-render both read; the same --seed
-/// gives the same bytes.
+/// gives the same bytes. A flame with a <symmetry> element is written with
+/// the xforms it stands for and without the element: flam3-genome writes
+/// both, so that reading its file back adds the symmetry's xforms twice.
 #[derive(Debug, Subcommand)]
 enum GenomeCommand {
     /// New random flames, as flam3-genome makes them with no input.
@@ -69,7 +71,8 @@ enum GenomeCommand {
     Inter(InterArgs),
     /// The flames of a file, through a template's render settings
     /// (flam3-genome's clone_all=), or flames picked at random from it
-    /// (--pick, flam3-genome's clone=).
+    /// (--pick, flam3-genome's clone=). clone_all= writes no edit record;
+    /// --edits adds one (action "clone") to each flame here.
     ///
     /// Example: warpmc flame genome clone sheep.flam3 --template hd.flam3 -o hd-sheep.flam3
     Clone(CloneArgs),
@@ -406,12 +409,16 @@ struct StripArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
-    /// How many strips. Each is height / N rows high (whole rows, as
-    /// flam3-genome cuts them): a height N does not divide leaves its last
-    /// rows out, with a warning.
+    /// How many strips (flam3-genome's strip= takes them from nframes=).
+    /// Each is height / N rows high (whole rows, as flam3-genome cuts them),
+    /// and together they are centred on the image: a height N does not
+    /// divide leaves its remainder out, half at the top and half at the
+    /// bottom (an odd remainder shifts the strips by half a row), with a
+    /// warning.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     nstrips: u32,
-    /// Only strip K (0 is the top).
+    /// Only strip K, 0 being the top (flam3-genome's frame=; default:
+    /// every strip, one flame each).
     #[arg(long, value_name = "K")]
     strip: Option<u32>,
 }
@@ -538,7 +545,16 @@ fn prepare(c: &Common, inputs: &[(&str, &Path)]) -> anyhow::Result<Option<Templa
     })?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: the template is not UTF-8", t.display()))?;
     let opts = ParseOptions { strict: false, palette_file: c.palettes.clone() };
-    Ok(Some(Template::from_xml(&text, &t.display().to_string(), &opts)?))
+    let template = Template::from_xml(&text, &t.display().to_string(), &opts)?;
+    if template.ignored_flames() > 0 {
+        noteln!(
+            "warning: {}: the template has {} flames; the first is used and the others are ignored (as flam3-genome \
+             does)",
+            t.display(),
+            template.ignored_flames() + 1
+        );
+    }
+    Ok(Some(template))
 }
 
 /// The palette library for random palettes: the file --palettes or the
@@ -713,12 +729,12 @@ fn pick<'a>(flames: &'a [Flame], rng: &mut GenomeRng) -> &'a Flame {
 
 /// What flam3-genome does after a mutation or a crossing: half the time
 /// the camera is framed anew on the attractor, then the variations are
-/// truncated.
-fn reframe(f: &mut Flame, rng: &mut GenomeRng) {
+/// truncated. Returns the truncation's notes for the edit record.
+fn reframe(f: &mut Flame, rng: &mut GenomeRng) -> String {
     if rng.bit() {
         frame_flame(f, rng);
     }
-    truncate_variations(f, MAX_VARIATIONS);
+    truncate_variations(f, MAX_VARIATIONS)
 }
 
 fn finish(mut f: Flame, t: Option<&Template>, time: f64) -> Flame {
@@ -784,11 +800,11 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
         let tested = until_it_passes(a.tries.tries, &mut rng, |rng| {
             let parent = pick(&flames, rng);
             let (mut f, used) = mutate(parent, method, &opts, a.speed, lib.as_ref(), rng)?;
-            reframe(&mut f, rng);
-            Ok((f, (parent, used)))
+            let notes = reframe(&mut f, rng);
+            Ok((f, (parent, used, notes)))
         })?;
         a.tries.report("mutation", rep, &tested);
-        let (mut f, (parent, used)) = (tested.flame, tested.made_with);
+        let (mut f, (parent, used, notes)) = (tested.flame, tested.made_with);
         let name = MutateMethod::ALL.iter().find(|(_, m)| *m == used).map_or("", |(n, _)| n);
         f.name = Some(match &parent.name {
             Some(p) => format!("mutation {rep} of {p} ({name})"),
@@ -805,7 +821,7 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
                 MutateMethod::DeleteXform => "delete xform",
                 MutateMethod::AllCoefs => "all coefs",
             };
-            let action = format!("mutate {words}");
+            let action = format!("mutate {words}{notes}");
             record_edit(&mut f, date, &action, &[self::parent(&flames, &file, parent)]);
         }
         out.push(finish(f, t.as_ref(), f64::from(rep)));
@@ -848,13 +864,11 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
             let p1 = pick(&second, rng);
             let (mut f, used) = cross(p0, p1, method, a.at, rng)?;
             // An interpolation at a chosen point is left as it is.
-            if a.at.is_none() {
-                reframe(&mut f, rng);
-            }
-            Ok((f, (p0, p1, used)))
+            let notes = if a.at.is_none() { reframe(&mut f, rng) } else { String::new() };
+            Ok((f, (p0, p1, used, notes)))
         })?;
         a.tries.report("child", rep, &tested);
-        let (mut f, (p0, p1, used)) = (tested.flame, tested.made_with);
+        let (mut f, (p0, p1, used, notes)) = (tested.flame, tested.made_with);
         if p0.name.is_some() || p1.name.is_some() {
             let n = |p: &Flame| p.name.clone().unwrap_or_default();
             f.name = Some(format!("{rep} of {} x {}", n(p0), n(p1)));
@@ -868,6 +882,7 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
                 },
                 CrossMethod::Alternate => "cross alternate".to_string(),
             };
+            let action = action + &notes;
             record_edit(&mut f, date, &action, &[parent(&first, &file0, p0), parent(&second, &file1, p1)]);
         }
         out.push(finish(f, t.as_ref(), f64::from(rep)));
@@ -998,8 +1013,10 @@ fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
         for rep in 0..a.repeat {
             let f = pick(&flames, &mut GenomeRng::new(a.common.seed, Operation::Pick, u64::from(rep)));
             let mut c = f.clone();
-            truncate_variations(&mut c, MAX_VARIATIONS);
-            record(&mut c, f);
+            let notes = truncate_variations(&mut c, MAX_VARIATIONS);
+            if let Some(date) = &date {
+                record_edit(&mut c, date, &format!("clone{notes}"), &[parent(&flames, &file, f)]);
+            }
             out.push(finish(c, t.as_ref(), f64::from(rep)));
         }
         return emit(&a.common, &out, "pick");
@@ -1059,8 +1076,9 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
     if let Some(f) = flames.iter().find(|f| f.height % a.nstrips != 0) {
         let n = a.nstrips;
         noteln!(
-            "warning: {} rows do not divide into {n} strips: each strip is {} rows high and the last {} rows of the \
-             image are in none of them (as flam3-genome cuts); a height divisible by {n} keeps every row",
+            "warning: {} rows do not divide into {n} strips: each strip is {} rows high, and the strips, centred on \
+             the image as flam3-genome cuts them, leave {} rows out, half at the top and half at the bottom; a height \
+             divisible by {n} keeps every row",
             f.height,
             f.height / n,
             f.height % n

@@ -97,37 +97,59 @@ pub enum Operation {
 /// The most variations flam3-genome leaves in an xform.
 pub const MAX_VARIATIONS: usize = 5;
 
-/// What flam3-genome does to every flame it makes by random, mutate or
-/// cross (its `truncate_variations`): standard xforms of weight below
-/// 0.001 are removed (with their chaos columns), and in each xform the
-/// variations of smallest |weight| are dropped until at most `max` remain
-/// (flam3-genome uses 5).
-pub fn truncate_variations(f: &mut super::Flame, max: usize) {
-    let mut k = 0;
-    while k < f.xforms.len() {
-        if f.xforms[k].weight < 0.001 && f.xforms.len() > 1 {
-            f.xforms.remove(k);
+/// What flam3-genome does to every flame it makes by random, mutate, cross
+/// or pick (`clone=`), its `truncate_variations`: a standard xform of weight
+/// below 0.001 is removed (with its chaos row and column), and in every
+/// other xform the variations of smallest |weight| (the lowest flam3 index
+/// among equals) are dropped until at most `max` remain (flam3-genome uses
+/// 5).
+///
+/// flam3 walks its xform array (the final xform last) with one index and
+/// does not look again at the place of a removed xform, so the xform that
+/// moves into it is neither removed nor cut down; nor is the final xform
+/// when it moves into that place. warpmc follows it, so that a pick gives
+/// flam3-genome's flame. One difference: the last standard xform is never
+/// removed (flam3 would leave a flame with none).
+///
+/// Returns flam3's notes for the edit record's action: ` trunc_density I`
+/// for a removed xform and ` trunc I V` for a dropped variation (xform and
+/// flam3 variation index at that moment).
+pub fn truncate_variations(f: &mut super::Flame, max: usize) -> String {
+    use std::fmt::Write as _;
+    let mut notes = String::new();
+    // Position i in flam3's array: the standard xforms, then the final one.
+    let mut i = 0;
+    while i < f.xforms.len() + usize::from(f.final_xform.is_some()) {
+        let standard = i < f.xforms.len();
+        if standard && f.xforms[i].weight < 0.001 && f.xforms.len() > 1 {
+            let _ = write!(notes, " trunc_density {i}");
+            f.xforms.remove(i);
             for x in &mut f.xforms {
-                if x.chaos.len() > k {
-                    x.chaos.remove(k);
+                if x.chaos.len() > i {
+                    x.chaos.remove(i);
                 }
             }
         } else {
-            k += 1;
+            let x = if standard {
+                &mut f.xforms[i]
+            } else {
+                f.final_xform.as_mut().expect("position past the standard xforms")
+            };
+            while x.variations.len() > max {
+                let smallest = x
+                    .variations
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| a.1.weight.abs().total_cmp(&b.1.weight.abs()).then(a.1.kind.cmp(&b.1.kind)))
+                    .map(|(k, _)| k)
+                    .expect("more than max ≥ 0 variations");
+                let _ = write!(notes, " trunc {i} {}", x.variations[smallest].kind.index());
+                x.variations.remove(smallest);
+            }
         }
+        i += 1;
     }
-    for x in f.xforms.iter_mut().chain(f.final_xform.iter_mut()) {
-        while x.variations.len() > max {
-            let smallest = x
-                .variations
-                .iter()
-                .enumerate()
-                .min_by(|a, b| a.1.weight.abs().total_cmp(&b.1.weight.abs()))
-                .map(|(i, _)| i)
-                .expect("more than max ≥ 0 variations");
-            x.variations.remove(smallest);
-        }
-    }
+    notes
 }
 
 /// Weights of an xform's variations scaled to sum to 1 (flam3's
@@ -197,19 +219,53 @@ mod tests {
             chaos: vec![1.0, 0.5, 0.25],
             ..XForm::flam3_default(0)
         };
-        let mut f = super::super::Flame { xforms: vec![x(1.0), x(0.0005), x(2.0)], ..Default::default() };
+        let names = |x: &XForm| x.variations.iter().map(|v| v.kind.name()).collect::<Vec<&str>>();
+        let five = ["linear", "spherical", "horseshoe", "handkerchief", "heart"];
+        let mut f = super::super::Flame { xforms: vec![x(1.0), x(0.0005), x(3.0), x(2.0)], ..Default::default() };
+        let notes = truncate_variations(&mut f, 5);
+        assert_eq!(f.xforms.iter().map(|x| x.weight).collect::<Vec<_>>(), [1.0, 3.0, 2.0]);
+        assert_eq!(f.xforms[0].chaos, vec![1.0, 0.25]);
+        assert_eq!(names(&f.xforms[0]), five, "the five heaviest, in order");
+        // flam3 does not look again at the place of the removed xform: the
+        // one that moved into it keeps all eight.
+        assert_eq!(f.xforms[1].variations.len(), 8);
+        assert_eq!(names(&f.xforms[2]), five);
+        assert_eq!(notes, " trunc 0 1 trunc 0 5 trunc 0 3 trunc_density 1 trunc 2 1 trunc 2 5 trunc 2 3");
+
+        // A final xform that moves into a removed xform's place is not cut
+        // down either; one that does not move is.
+        let light_last = |final_x: XForm| super::super::Flame {
+            xforms: vec![x(1.0), x(0.0005)],
+            final_xform: Some(final_x),
+            ..Default::default()
+        };
+        let mut f = light_last(x(1.0));
+        truncate_variations(&mut f, 5);
+        assert_eq!((f.xforms.len(), f.final_xform.as_ref().unwrap().variations.len()), (1, 8));
+        let mut f = super::super::Flame {
+            xforms: vec![x(0.0005), x(1.0), x(1.0)],
+            final_xform: Some(x(1.0)),
+            ..Default::default()
+        };
         truncate_variations(&mut f, 5);
         assert_eq!(f.xforms.len(), 2);
-        assert_eq!(f.xforms[1].weight, 2.0);
-        assert_eq!(f.xforms[0].chaos, vec![1.0, 0.25]);
-        for x in &f.xforms {
-            let names: Vec<&str> = x.variations.iter().map(|v| v.kind.name()).collect();
-            assert_eq!(
-                names,
-                ["linear", "spherical", "horseshoe", "handkerchief", "heart"],
-                "the five heaviest, in order"
-            );
+        assert_eq!(f.xforms[0].variations.len(), 8);
+        assert_eq!(names(&f.xforms[1]), five);
+        assert_eq!(names(f.final_xform.as_ref().unwrap()), five);
+
+        // Equal weights: the lowest flam3 index goes first, whatever the
+        // order of the file.
+        let mut tie = x(1.0);
+        tie.variations.reverse();
+        for v in &mut tie.variations {
+            v.weight = 0.5;
         }
+        let mut f = super::super::Flame { xforms: vec![tie], ..Default::default() };
+        assert_eq!(truncate_variations(&mut f, 5), " trunc 0 0 trunc 0 1 trunc 0 2");
+        // The last standard xform stays, however light.
+        let mut f = super::super::Flame { xforms: vec![x(0.0005)], ..Default::default() };
+        truncate_variations(&mut f, 5);
+        assert_eq!(f.xforms.len(), 1);
     }
 
     #[test]

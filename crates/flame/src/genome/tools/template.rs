@@ -11,12 +11,14 @@ use crate::genome::{Flame, ParseOptions, parse_str};
 pub struct Template {
     flame: Flame,
     given: Vec<String>,
+    ignored: usize,
 }
 
 impl Template {
     /// Reads a template from XML text; `source` names it in messages.
     pub fn from_xml(xml: &str, source: &str, opts: &ParseOptions) -> Result<Self> {
         let parsed = parse_str(xml, source, opts)?;
+        let ignored = parsed.flames.len().saturating_sub(1);
         let flame = parsed
             .flames
             .into_iter()
@@ -28,7 +30,13 @@ impl Template {
             .find(|n| n.is_element() && n.tag_name().name() == "flame")
             .ok_or_else(|| FlameError::Genome(format!("{source}: no <flame> element")))?;
         let given = node.attributes().map(|a| a.name().to_string()).collect();
-        Ok(Template { flame, given })
+        Ok(Template { flame, given, ignored })
+    }
+
+    /// How many flames of the file after the first were left unread (flam3
+    /// warns of them too).
+    pub fn ignored_flames(&self) -> usize {
+        self.ignored
     }
 
     /// The render settings the template gives, applied to `f`: size (the
