@@ -645,6 +645,37 @@ fn sighup_checkpoints_exits_129_and_resume_finishes_bit_for_bit() {
     interrupted_run_resumes_exactly("-HUP", CONTINUED, false);
 }
 
+/// A signal the job was started ignoring stays ignored: under `nohup` a
+/// closed terminal's SIGHUP, and for a job a script started with `&` a
+/// Ctrl-C at the terminal, do not stop it; SIGTERM still does.
+#[test]
+fn signals_ignored_at_start_stay_ignored() {
+    let ckpt = tmp("shielded.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let command = format!(
+        "trap '' HUP INT; exec {} potts run --backend cpu --checkpoint-every 0.05 --checkpoint {} {}",
+        bin().display(),
+        ckpt.display(),
+        CONTINUED.join(" ")
+    );
+    let mut child =
+        Command::new("sh").args(["-c", &command]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while !ckpt.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    for signal in ["-HUP", "-INT"] {
+        Command::new("kill").args([signal, &pid]).status().unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "an ignored signal stopped the run");
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn kill_9_loses_nothing_saved_and_resume_finishes_bit_for_bit() {
     interrupted_run_resumes_exactly("-KILL", CONTINUED, true);

@@ -289,8 +289,13 @@ static STOPPED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::
 /// Signals, besides SIGINT, that stop a job as Ctrl-C does.
 const STOP_SIGNALS: [libc::c_int; 5] = [libc::SIGTERM, libc::SIGHUP, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2];
 
+/// SIGINTs raised by [`on_stop_signal`] that the Ctrl-C handler has not
+/// yet taken: with SIGINT ignored from the start, only these count.
+static RAISED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 extern "C" fn on_stop_signal(signal: libc::c_int) {
     STOPPED_BY.store(signal, std::sync::atomic::Ordering::SeqCst);
+    RAISED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: raise is async-signal-safe; ctrlc's SIGINT handler takes it
     // from here as it takes Ctrl-C.
     unsafe {
@@ -298,18 +303,47 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
     }
 }
 
+/// Whether `signal` was ignored when the program started: the shell's
+/// way of shielding a job (`nohup` ignores SIGHUP; a job started with `&`
+/// from a script ignores SIGINT), which a program keeps.
+fn ignored(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction with a null new action only reads the disposition
+    // into `old`, a zeroed sigaction the call fills in.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 /// Calls `handler` on Ctrl-C (SIGINT), SIGHUP, SIGTERM, SIGXCPU, SIGUSR1
 /// and SIGUSR2, from a thread of its own, and remembers which of the last
-/// five came for [`interrupted_status`].
-pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Result<()> {
+/// five came for [`interrupted_status`]. A signal ignored when the program
+/// started stays ignored (under `nohup`, a closed terminal does not stop
+/// the job).
+pub(crate) fn on_interrupt(mut handler: impl FnMut() + Send + 'static) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    ctrlc::set_handler(handler).context("installing the Ctrl-C handler")?;
-    for signal in STOP_SIGNALS {
+    use std::sync::atomic::Ordering;
+    let sigint_ignored = ignored(libc::SIGINT);
+    // Read before ctrlc installs its own handlers of SIGTERM and SIGHUP.
+    let shielded: Vec<bool> = STOP_SIGNALS.iter().map(|&s| ignored(s)).collect();
+    // The other signals reach the handler through SIGINT (on_stop_signal),
+    // so its handler is installed even when SIGINT itself is ignored; a
+    // SIGINT that on_stop_signal did not raise is then dropped.
+    ctrlc::set_handler(move || {
+        let raised = RAISED.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+        if raised || !sigint_ignored {
+            handler();
+        }
+    })
+    .context("installing the Ctrl-C handler")?;
+    for (signal, shielded) in STOP_SIGNALS.into_iter().zip(shielded) {
+        let action = if shielded { libc::SIG_IGN } else { on_stop_signal as *const () as libc::sighandler_t };
         // SAFETY: on_stop_signal is an extern "C" function of the signature
-        // a handler has, and does only async-signal-safe things (an atomic
-        // store, raise); it replaces ctrlc's SIGTERM handler, whose work it
-        // hands on (and ctrlc's SIGHUP handler likewise).
-        let previous = unsafe { libc::signal(signal, on_stop_signal as *const () as libc::sighandler_t) };
+        // a handler has, and does only async-signal-safe things (atomic
+        // operations, raise); it replaces ctrlc's SIGTERM handler, whose
+        // work it hands on (and ctrlc's SIGHUP handler likewise), or
+        // SIG_IGN puts back the disposition the program started with.
+        let previous = unsafe { libc::signal(signal, action) };
         anyhow::ensure!(previous != libc::SIG_ERR, "installing the handler of signal {signal}");
     }
     Ok(())
