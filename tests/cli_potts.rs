@@ -645,6 +645,40 @@ fn sighup_checkpoints_exits_129_and_resume_finishes_bit_for_bit() {
     interrupted_run_resumes_exactly("-HUP", CONTINUED, false);
 }
 
+/// A snapshot that cannot be written (a full disk) leaves the checkpoint
+/// with the state it last saved, not a finished run's (which keeps no
+/// lattice): resuming it writes the snapshot, the same as an uninterrupted
+/// run's.
+#[test]
+fn a_failed_snapshot_leaves_a_checkpoint_that_can_write_it() {
+    if !Path::new("/dev/full").exists() {
+        println!("SKIPPED: no /dev/full");
+        return;
+    }
+    let full = tmp("full-disk.png");
+    let _ = std::fs::remove_file(&full);
+    std::os::unix::fs::symlink("/dev/full", &full).unwrap();
+    let (ckpt, snap, reference) = (tmp("snapshot-failed.ckpt"), tmp("snapshot-again.png"), tmp("snapshot-ref.png"));
+    for p in [&ckpt, &snap, &reference] {
+        let _ = std::fs::remove_file(p);
+    }
+    let run = |extra: &[&str]| {
+        let mut args = vec!["potts", "run", "--backend", "cpu"];
+        args.extend(extra);
+        warpmc(&args)
+    };
+    let (c, s, r, f) =
+        (ckpt.to_str().unwrap(), snap.to_str().unwrap(), reference.to_str().unwrap(), full.to_str().unwrap());
+    let o = run(&[&["--checkpoint-every", "0.05", "--checkpoint", c, "--snapshot", f], CONTINUED].concat());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("holds the state it last saved"), "{}", stderr(&o));
+    let o = run(&["--resume", c, "--snapshot", s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[&["--snapshot", r], CONTINUED].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&snap).unwrap() == std::fs::read(&reference).unwrap(), "the snapshots differ");
+}
+
 /// A signal the job was started ignoring stays ignored: under `nohup` a
 /// closed terminal's SIGHUP, and for a job a script started with `&` a
 /// Ctrl-C at the terminal, do not stop it; SIGTERM still does.

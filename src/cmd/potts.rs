@@ -995,9 +995,41 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // process then learns whether it could, so that a failure ends them
     // together, once the first has written the results below.
     let swept = result.is_ok();
-    let final_checkpoint = swept && checkpoint_path.is_some();
+    // The last lattice of a run that swept to its end is written first: a
+    // finished run's checkpoint does not keep it, so while the snapshot is
+    // not written the checkpoint keeps the state it last saved, from which
+    // --resume can make it. Every process takes part in gathering it.
+    let snapshot_error = match &args.snapshot {
+        Some(path) if swept => {
+            let written = runner.lattice().map_err(anyhow::Error::from).and_then(|lattice| {
+                if !team.is_first() {
+                    return Ok(());
+                }
+                // The lattice of the study's last size.
+                let provenance = out.provenance_of(lattice.width())?;
+                snapshot::write_snapshot(&lattice, path, &provenance.text_chunks())?;
+                noteln!("snapshot: {}", path.display());
+                Ok(())
+            });
+            team.agree(written).err().map(|e| match &checkpoint_path {
+                Some(c) if team.is_first() && c.exists() => anyhow::anyhow!(
+                    "{e}; the checkpoint {c} holds the state it last saved, not the finished run: `--resume {c} \
+                     --snapshot OTHER.png` runs again what came after it and writes the snapshot",
+                    c = c.display()
+                ),
+                Some(c) if team.is_first() => anyhow::anyhow!(
+                    "{e}; no checkpoint was saved before the run ended, and {c} is not written now (a finished \
+                     run's checkpoint would not hold the lattice): only running again writes the snapshot",
+                    c = c.display()
+                ),
+                _ => e,
+            })
+        }
+        _ => None,
+    };
+    let final_checkpoint = swept && checkpoint_path.is_some() && snapshot_error.is_none();
     let result = match (result, &out.checkpoint_path) {
-        (Ok(_), Some(path)) if team.is_first() => checkpoint::write(path, &study[at], &state),
+        (Ok(_), Some(path)) if team.is_first() && final_checkpoint => checkpoint::write(path, &study[at], &state),
         (result, _) => result.map(drop),
     };
     let result = if final_checkpoint { team.settle(result) } else { result };
@@ -1063,25 +1095,6 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     let together = team.knows_outcome(&result);
     let agree = |r: anyhow::Result<()>| if together { team.agree(r) } else { r };
     let csv_error = agree(csv_error.map_or(Ok(()), Err)).err();
-    // The last lattice of a run that swept to its end is written whatever
-    // else failed: no checkpoint of a finished run keeps it. Every process
-    // takes part in gathering it.
-    let snapshot_error = match &args.snapshot {
-        Some(path) if swept && together => {
-            let written = runner.lattice().map_err(anyhow::Error::from).and_then(|lattice| {
-                if !team.is_first() {
-                    return Ok(());
-                }
-                // The lattice of the study's last size.
-                let provenance = out.provenance_of(lattice.width())?;
-                snapshot::write_snapshot(&lattice, path, &provenance.text_chunks())?;
-                noteln!("snapshot: {}", path.display());
-                Ok(())
-            });
-            team.agree(written).err()
-        }
-        _ => None,
-    };
     // Whatever ended the run, the measurements taken are kept, except that
     // a run stopped before any temperature finished leaves a file already
     // at the path as it was, as it leaves --out (the checkpoint, if any,
