@@ -645,6 +645,38 @@ fn sighup_checkpoints_exits_129_and_resume_finishes_bit_for_bit() {
     interrupted_run_resumes_exactly("-HUP", CONTINUED, false);
 }
 
+/// `potts exact` prints each value as it is computed; Ctrl-C keeps those
+/// (in --out too, marked as interrupted), exits 130 and leaves no lock.
+#[test]
+fn exact_values_come_as_computed_and_an_interrupt_keeps_them() {
+    let out = tmp("exact-interrupted.csv");
+    let _ = std::fs::remove_file(&out);
+    // Kaufman's sums on a side of 2^23 take about a second per temperature.
+    let mut child = Command::new(bin())
+        .args(["potts", "exact", "--size", "8388608", "--temps", "1:1.05:0.001", "--json"])
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut first).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(v["temperature"].as_f64(), Some(1.0));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("of the 51 values were computed") && err.contains("holds them"), "{err}");
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert!(csv.contains("# interrupted: "), "{csv}");
+    let rows: Vec<&str> = csv.lines().filter(|l| !l.starts_with('#')).skip(1).collect();
+    assert!(!rows.is_empty() && rows.len() < 51, "{csv}");
+    assert_eq!(rows[0].split(',').nth(3).unwrap().parse::<f64>().unwrap(), v["energy"].as_f64().unwrap());
+    let lock = out.with_file_name(".exact-interrupted.csv.lock");
+    assert!(!lock.exists(), "the lock was left behind");
+}
+
 /// A snapshot that cannot be written (a full disk) leaves the checkpoint
 /// with the state it last saved, not a finished run's (which keeps no
 /// lattice): resuming it writes the snapshot, the same as an uninterrupted

@@ -100,6 +100,11 @@ enum PottsCommand {
     /// four sums cancel, and only the absolute error stays small (under
     /// 1e-15).
     ///
+    /// Each value is printed as soon as it is computed (a side near 2^24
+    /// takes seconds per temperature; a bar shows how far it is on a
+    /// terminal). Ctrl-C or SIGTERM stops: the values computed so far are
+    /// kept, in --out too, marked as interrupted.
+    ///
     /// Examples:
     ///   warpmc potts exact --size 16,32,64 --temps 1.0:1.3:0.02
     ///   warpmc potts exact --q 3 --size 6 --temp 0.99 --json

@@ -5,8 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use clap::Args;
-use warpmc_potts::Temperatures;
-use warpmc_potts::exact::exact_rows_or_stop;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use warpmc_potts::exact::{ExactRow, for_each_exact_row};
+use warpmc_potts::{PottsError, Temperatures};
 
 /// Bytes of CSV or JSON text a row may take besides itself, checked with the
 /// rows' memory before any is computed.
@@ -77,12 +81,57 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
     };
     super::potts::no_repeats("--size", &a.size)?;
     let tori: Vec<(usize, usize)> = a.size.iter().map(|&l| (l, a.height.unwrap_or(l))).collect();
-    // Ctrl-C ends the process as it is (no handler): nothing is written
-    // before every row is computed.
-    let rows = exact_rows_or_stop(a.q, &tori, &temperatures, a.coupling, TEXT_BYTES_PER_ROW, &mut || false)?;
-    let method = rows.first().map_or("", |r| r.method);
+    // Ctrl-C (or a batch system's SIGTERM) stops between values or inside a
+    // long one: the values computed are kept (printed as they came, and
+    // written to --out). A second one ends the process at once.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    super::stop_on_signals(interrupted.clone(), || {
+        noteln!("interrupted again: stopping at once (--out is not written)");
+        warpmc_host::output::remove_unfinished();
+        std::process::exit(super::interrupted_status());
+    })?;
     let commit = option_env!("WARPMC_COMMIT").filter(|c| !c.is_empty());
-    if let Some(path) = &a.out {
+    let count = tori.len() * temperatures.len();
+    // A bar on a terminal, for values that take seconds each (Kaufman's
+    // sums on sides near 2^24, transfer matrices of the largest tori).
+    let bar = ProgressBar::new(count as u64);
+    bar.set_style(
+        ProgressStyle::with_template("exact values {pos}/{len} [{bar:30}]  elapsed {elapsed}  eta {eta}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    let mut rows: Vec<ExactRow> = Vec::new();
+    let mut shown: anyhow::Result<()> = Ok(());
+    // Set when standard output fails: the values left would go nowhere.
+    let unshown = std::cell::Cell::new(false);
+    let computed = for_each_exact_row(
+        a.q,
+        &tori,
+        &temperatures,
+        a.coupling,
+        TEXT_BYTES_PER_ROW,
+        &mut || interrupted.load(Ordering::SeqCst) || unshown.get(),
+        &mut |r| {
+            bar.inc(1);
+            if shown.is_ok() {
+                shown = bar.suspend(|| show(&a, &r, rows.is_empty(), tori.len(), temperatures.len(), commit));
+                unshown.set(shown.is_err());
+            }
+            rows.push(r);
+        },
+    );
+    bar.finish_and_clear();
+    let stopped = match computed {
+        Ok(()) => false,
+        Err(PottsError::Interrupted) => true,
+        Err(e) => return Err(e.into()),
+    };
+    // A reader that went away (`| head`) ends the work quietly.
+    shown?;
+    if let Some(path) = &a.out
+        && !rows.is_empty()
+    {
+        let method = rows[0].method;
         let mut text = format!(
             "# warpmc {}{}\n# exact values per site of the q = {} Potts model, H = -J sum delta(s_i, s_j), J = {}, \
              on periodic tori: {method}\n",
@@ -91,6 +140,9 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
             a.q,
             a.coupling,
         );
+        if stopped {
+            text += &format!("# interrupted: {} of the {count} values\n", rows.len());
+        }
         text += &COLUMNS.join(",");
         text.push('\n');
         for r in &rows {
@@ -105,33 +157,52 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         }
         warpmc_host::output::write_bytes(path, text.as_bytes())?;
     }
+    if stopped {
+        let kept = match &a.out {
+            Some(p) if rows.is_empty() => format!("; {} is as it was", p.display()),
+            Some(p) => format!("; {} holds them", p.display()),
+            None => String::new(),
+        };
+        noteln!("interrupted: {} of the {count} values were computed{kept}", rows.len());
+        return Err(super::QuietExit(super::interrupted_status()).into());
+    }
+    Ok(())
+}
+
+/// Prints a value as it comes: a JSON object, or a row of the table (after
+/// the table's heading, for the first).
+fn show(
+    a: &ExactArgs,
+    r: &ExactRow,
+    first: bool,
+    tori: usize,
+    temperatures: usize,
+    commit: Option<&str>,
+) -> anyhow::Result<()> {
     if a.json {
-        for r in &rows {
-            let mut v = serde_json::to_value(r)?;
-            v["warpmc"] = env!("CARGO_PKG_VERSION").into();
-            v["commit"] = commit.into();
-            stdoutln!("{v}");
-        }
+        let mut v = serde_json::to_value(r)?;
+        v["warpmc"] = env!("CARGO_PKG_VERSION").into();
+        v["commit"] = commit.into();
+        stdoutln!("{v}");
         return Ok(());
     }
-    stdoutln!(
-        "exact: q = {}, J = {}, {} torus(es), {} temperature(s); {method}",
-        a.q,
-        temperature_text(a.coupling),
-        tori.len(),
-        temperatures.len()
-    );
-    stdoutln!("{:>6} {:>6} {:>12} {:>20} {:>20}", "L", "L'", "T", "energy", "specific heat");
-    for r in &rows {
+    if first {
         stdoutln!(
-            "{:>6} {:>6} {:>12} {:>20.12} {:>20.12}",
-            r.width,
-            r.height,
-            temperature_text(r.temperature),
-            r.energy,
-            r.specific_heat
+            "exact: q = {}, J = {}, {tori} torus(es), {temperatures} temperature(s); {}",
+            a.q,
+            temperature_text(a.coupling),
+            r.method
         );
+        stdoutln!("{:>6} {:>6} {:>12} {:>20} {:>20}", "L", "L'", "T", "energy", "specific heat");
     }
+    stdoutln!(
+        "{:>6} {:>6} {:>12} {:>20.12} {:>20.12}",
+        r.width,
+        r.height,
+        temperature_text(r.temperature),
+        r.energy,
+        r.specific_heat
+    );
     Ok(())
 }
 

@@ -977,6 +977,23 @@ pub fn exact_rows_or_stop(
     more_bytes_per_row: u64,
     stop: Stop<'_>,
 ) -> Result<Vec<ExactRow>> {
+    let mut rows = Vec::new();
+    for_each_exact_row(q, tori, temperatures, coupling, more_bytes_per_row, stop, &mut |r| rows.push(r))?;
+    Ok(rows)
+}
+
+/// [`exact_rows_or_stop`], handing each row to `row` as soon as it is
+/// computed (in the same order), for a caller that shows them as they come.
+/// Rows handed on before a stop or an error stay valid.
+pub fn for_each_exact_row(
+    q: u32,
+    tori: &[(usize, usize)],
+    temperatures: &[f64],
+    coupling: f64,
+    more_bytes_per_row: u64,
+    stop: Stop<'_>,
+    row: &mut dyn FnMut(ExactRow),
+) -> Result<()> {
     if !coupling.is_finite() {
         return Err(PottsError::InvalidInput(format!("the coupling J must be finite, got {coupling}")));
     }
@@ -999,7 +1016,6 @@ pub fn exact_rows_or_stop(
     let row_bytes = (size_of::<ExactRow>() as u64).saturating_add(more_bytes_per_row);
     warpmc_host::check_allocation(&format!("keeping the {count} exact values"), count.saturating_mul(row_bytes))
         .map_err(|e| PottsError::OutOfHostMemory(format!("{e}; ask for fewer temperatures or sizes")))?;
-    let mut rows = Vec::with_capacity(tori.len() * temperatures.len());
     for &(width, height) in tori {
         if stop() {
             return Err(PottsError::Interrupted);
@@ -1010,7 +1026,7 @@ pub fn exact_rows_or_stop(
                 return Err(PottsError::Interrupted);
             }
             let m = exact.moments_or_stop(temperature, coupling, stop)?;
-            rows.push(ExactRow {
+            row(ExactRow {
                 q,
                 coupling,
                 width,
@@ -1023,7 +1039,7 @@ pub fn exact_rows_or_stop(
             });
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 #[cfg(test)]
