@@ -698,6 +698,8 @@ fn frame_times_are_whole_numbers() {
     for (flag, value, says) in [
         ("--begin", "0.5", "frame times are whole numbers, as in flam3-animate (0.5 is not)"),
         ("--dtime", "2.5", "frame times are whole numbers"),
+        // As written, not as 300 zeros.
+        ("--dtime", "1e-300", "(1e-300 is not)"),
         ("--end", "1e30", "beyond the range of frame times"),
         ("--end", "ten", "'ten' is not a whole number"),
     ] {

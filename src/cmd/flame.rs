@@ -551,7 +551,7 @@ fn parse_frame_time(s: &str) -> Result<i64, String> {
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v.fract() != 0.0 => {
-            Err(format!("frame times are whole numbers, as in flam3-animate ({v} is not)"))
+            Err(format!("frame times are whole numbers, as in flam3-animate ({} is not)", s.trim()))
         }
         Ok(v) if v.is_finite() && v.abs() < LIMIT => Ok(v as i64),
         Ok(v) if v.is_finite() => Err(format!("{s} is beyond the range of frame times (64-bit integers)")),

@@ -740,6 +740,19 @@ pub fn describe_value_error(key: &str, message: &str) -> String {
     if message.starts_with("unknown field") || message.starts_with(key) {
         return message.to_string();
     }
+    // The keys that take a word: serde's message for a number, boolean or
+    // list there ("invalid type: unit variant, expected string only") names
+    // no word.
+    const WORDS: [(&str, &str); 3] = [
+        ("init", "\"ordered\" or \"random\""),
+        ("backend", "\"auto\", \"cpu\" or \"cuda\""),
+        ("algorithm", "\"metropolis\", \"heat-bath\", \"swendsen-wang\" or \"wolff\""),
+    ];
+    if let Some((_, words)) = WORDS.iter().find(|(k, _)| *k == key)
+        && message.contains("invalid type")
+    {
+        return format!("{key}: expected {words} (a string)");
+    }
     const EXPECTED: [(&str, &str); 8] = [
         ("expected u32", "a whole number from 0 to 4294967295"),
         ("expected u64", "a whole number from 0 to 18446744073709551615"),

@@ -489,6 +489,11 @@ fn a_value_of_the_wrong_kind_is_named_by_its_key_in_words() {
         ("tempering = 1", "tempering = 1: expected true or false"),
         ("measure_every = 1e30", "measure_every = 1000000000000000000000000000000.0: expected a whole number"),
         ("init = \"hot\"", "init: unknown variant `hot`"),
+        // The keys that take a word, given something else.
+        ("init = 3", "init: expected \"ordered\" or \"random\" (a string)"),
+        ("init = [1]", "init: expected \"ordered\" or \"random\""),
+        ("backend = true", "backend: expected \"auto\", \"cpu\" or \"cuda\""),
+        ("algorithm = 3", "algorithm: expected \"metropolis\", \"heat-bath\", \"swendsen-wang\" or \"wolff\""),
         // Beyond TOML's own integers (toml's message names no key).
         (
             "seed = 18446744073709551615",
