@@ -140,7 +140,8 @@ struct RunArgs {
     /// or a comma list T1,T2,….
     #[arg(long, value_name = "T0:T1:DT", allow_hyphen_values = true, help_heading = "Protocol")]
     temps: Option<String>,
-    /// Start state: ordered (all 0) or random (default ordered).
+    /// Start state: ordered (every site in state 0, or in state 1 when
+    /// the field h < 0 disfavours 0) or random (default ordered).
     #[arg(long, value_name = "STATE", help_heading = "Protocol")]
     init: Option<InitialState>,
     /// Start each temperature from the previous one's final state (as in
@@ -734,7 +735,6 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     }
     if team.is_first() {
         warn_metropolis_alternates(cfg);
-        warn_disfavoured_start(cfg, args.resume.is_some());
         warn_wolff_random_start(cfg, args.resume.is_some());
         warn_repeated_temperatures(cfg);
     }
@@ -798,22 +798,6 @@ fn warn_metropolis_alternates(cfg: &ProtocolConfig) {
          sweep flips most sites and the next flips them back: the chain mixes very slowly there; the heat-bath \
          algorithm does not",
         (-cost / t).exp()
-    );
-}
-
-/// Warns of an ordered start in the state a negative field disfavours:
-/// below the transition that lattice is metastable, and a chain can stay
-/// in it for the whole run with error bars that do not show it (they see
-/// only the states the chain visited).
-fn warn_disfavoured_start(cfg: &ProtocolConfig, resuming: bool) {
-    if resuming || cfg.init() != InitialState::Ordered || cfg.field() >= 0.0 || cfg.q() < 2 {
-        return;
-    }
-    noteln!(
-        "warning: h = {} < 0 disfavours state 0, where the ordered start puts every site: at low temperature the \
-         chain can stay in that metastable state for the whole run, with error bars that do not show it; start \
-         from --init random, or compare several --samples",
-        cfg.field()
     );
 }
 

@@ -20,7 +20,9 @@ pub struct Lattice {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum InitialState {
-    /// Every spin 0 (the ground state for J > 0, h ≥ 0).
+    /// Every spin in the state the field favours: 0, or 1 when h < 0 (a
+    /// ground state for J > 0), so that a chain below the transition does
+    /// not start in a metastable state.
     Ordered,
     /// Every spin uniform in {0, …, q−1} (infinite temperature).
     Random,
@@ -50,7 +52,8 @@ impl Lattice {
     /// multiply-shift (bias below q/2³²).
     pub fn new(model: &PottsModel, init: InitialState, seed: u64, stream: u64) -> Self {
         let (width, height, q) = (model.width(), model.height(), model.q());
-        let mut spins = vec![0u8; width * height];
+        let ordered = u8::from(model.field() < 0.0 && q > 1);
+        let mut spins = vec![ordered; width * height];
         if init == InitialState::Random {
             spins.par_chunks_mut(4096).enumerate().for_each(|(chunk, out)| {
                 let base = chunk * 4096;
@@ -174,5 +177,22 @@ impl Census {
     /// Sites in the most populated state.
     pub fn max_count(&self) -> u64 {
         self.counts.iter().copied().max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ordered_start_is_in_a_state_the_field_favours() {
+        let state_of = |h: f64| {
+            let m = PottsModel::new(3, 4, 6).unwrap().with_field(h).unwrap();
+            let l = Lattice::new(&m, InitialState::Ordered, 1, 2);
+            let s = l.spins[0];
+            assert!(l.spins.iter().all(|&x| x == s));
+            s
+        };
+        assert_eq!((state_of(0.5), state_of(0.0), state_of(-0.5)), (0, 0, 1));
     }
 }
