@@ -17,6 +17,7 @@ use warpmc_host::output::same_file;
 use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
 use warpmc_potts::protocol::check_study_memory;
 use warpmc_potts::report::JsonLines;
+use warpmc_potts::snapshot::{SeriesShape, write_series_npy};
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, CpuBackend, InitialState, Lattice, Observer, PottsError, PottsModel,
     ProtocolConfig, Provenance, RunState, Runner, Simulation, checkpoint, describe_value_error,
@@ -265,7 +266,21 @@ fn run_study(
     mut state: RunState,
     device: &Device,
     watch: &mut Watch<'_>,
+    series: Option<&Path>,
 ) -> Result<Vec<String>, (PottsError, Vec<String>)> {
+    // Every measurement of every size, as `potts run --series` writes it
+    // (measurements not taken are NaN).
+    let write_series = |state: &RunState, path: &Path| {
+        let last = study.last().expect("a study has a size");
+        let shape = SeriesShape {
+            temperatures: last.temperatures().len(),
+            samples: last.samples() as usize,
+            measurements: last.measurements_per_chain() as usize,
+        };
+        let mut runs = state.study_series();
+        runs.resize(study.len(), &[]);
+        write_series_npy(path, &runs, shape)
+    };
     let mut lines = Vec::new();
     for (i, cfg) in study.iter().enumerate().skip(first) {
         let failed = |e: PottsError, lines: &mut Vec<String>| (e, std::mem::take(lines));
@@ -289,6 +304,14 @@ fn run_study(
                 if let Ok(done) = state.results(cfg) {
                     lines.extend(done.iter().map(|r| json.line(r)));
                 }
+                // Stopped: the measurements taken are kept, as the command
+                // line keeps them (the checkpoint, if any, holds them too).
+                if let Some(path) = series
+                    && matches!(e, PottsError::Interrupted)
+                    && (!lines.is_empty() || std::fs::symlink_metadata(path).is_err())
+                {
+                    let _ = write_series(&state, path);
+                }
                 return Err((e, lines));
             }
         }
@@ -299,6 +322,9 @@ fn run_study(
             None => {
                 if let Some(saving) = watch.saving {
                     checkpoint::write(&saving.path, cfg, &state).map_err(|e| failed(e, &mut lines))?;
+                }
+                if let Some(path) = series {
+                    write_series(&state, path).map_err(|e| failed(e, &mut lines))?;
                 }
             }
         }
@@ -315,6 +341,7 @@ fn run_and_report(
     first: usize,
     state: RunState,
     saving: Option<Saving>,
+    series: Option<Series>,
 ) -> PyResult<Vec<String>> {
     // The results come back as JSON lines, then dicts: a few KiB each in
     // Python, checked before the run rather than after it; the
@@ -328,7 +355,7 @@ fn run_and_report(
     crate::fork::check_threads()?;
     let (outcome, saved, failed_on_stop) = py.detach(|| {
         let mut watch = Watch::new(&signals, saving.as_ref());
-        let outcome = run_study(study, first, state, &device, &mut watch);
+        let outcome = run_study(study, first, state, &device, &mut watch, series.as_ref().map(|s| s.path.as_path()));
         (outcome, watch.saved, watch.failed_on_stop)
     });
     // A Ctrl-C during the run's last steps (its analysis, its last save),
@@ -376,18 +403,57 @@ fn run_and_report(
 /// `checkpoint`, saves its state there every `checkpoint_every` seconds,
 /// on Ctrl-C and at the end.
 #[pyfunction]
-#[pyo3(signature = (options, checkpoint=None, checkpoint_every=None, force=false))]
+#[pyo3(signature = (options, checkpoint=None, checkpoint_every=None, force=false, series=None))]
 fn potts_run(
     py: Python<'_>,
     options: &str,
     checkpoint: Option<PathBuf>,
     checkpoint_every: Option<f64>,
     force: bool,
+    series: Option<PathBuf>,
 ) -> PyResult<Vec<String>> {
     let study = study(options)?;
+    let series = series_file(series, &[checkpoint.as_deref()])?;
     let saving = saving(checkpoint, checkpoint_every, force, None)?;
     let state = RunState::new(&study[0]);
-    run_and_report(py, &study, 0, state, saving)
+    run_and_report(py, &study, 0, state, saving, series)
+}
+
+/// Where a run writes every measurement (`series=`, the command line's
+/// `--series`), checked before any sweep: a `.npy` name, not a checkpoint
+/// nor the file of another of the run's outputs or inputs, writable, and
+/// claimed against other runs.
+struct Series {
+    path: PathBuf,
+    _claim: Option<warpmc_host::output::Claim>,
+}
+
+fn series_file(series: Option<PathBuf>, others: &[Option<&Path>]) -> PyResult<Option<Series>> {
+    let Some(path) = series else { return Ok(None) };
+    if path.is_dir() {
+        return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!(
+            "series: {} is a directory, not a file",
+            path.display()
+        )));
+    }
+    if !path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+        return Err(PyValueError::new_err(format!("series: the file must end in .npy: {}", path.display())));
+    }
+    if others.iter().flatten().any(|o| same_file(o, &path) || *o == path) {
+        return Err(PyValueError::new_err(format!(
+            "series: {} is also the run's checkpoint; give another file",
+            path.display()
+        )));
+    }
+    if matches!(checkpoint::probe(&path).map_err(errors::potts)?, checkpoint::FileContents::Checkpoint) {
+        return Err(PyFileExistsError::new_err(format!(
+            "series: {} holds a run's checkpoint; give another file",
+            path.display()
+        )));
+    }
+    let claim = warpmc_host::output::Claim::take(&path, "series file").map_err(|e| errors::potts(e.into()))?;
+    warpmc_host::output::check_writable(&path).map_err(|e| errors::potts(e.into()))?;
+    Ok(Some(Series { path, _claim: claim }))
 }
 
 /// Continues the run saved in the checkpoint `path` (on `backend`, if
@@ -395,7 +461,8 @@ fn potts_run(
 /// bit for bit those of a run never stopped; keeps saving its state to
 /// `path`, or to `checkpoint` if given.
 #[pyfunction]
-#[pyo3(signature = (path, checkpoint=None, checkpoint_every=None, backend=None, force=false))]
+#[pyo3(signature = (path, checkpoint=None, checkpoint_every=None, backend=None, force=false, series=None))]
+#[allow(clippy::too_many_arguments)]
 fn potts_resume(
     py: Python<'_>,
     path: PathBuf,
@@ -403,9 +470,16 @@ fn potts_resume(
     checkpoint_every: Option<f64>,
     backend: Option<&str>,
     force: bool,
+    series: Option<PathBuf>,
 ) -> PyResult<Vec<String>> {
     if path.as_os_str().is_empty() {
         return Err(PyValueError::new_err("path: an empty path names no file; give the checkpoint file"));
+    }
+    if path.is_dir() {
+        return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!(
+            "{}: is a directory, not a checkpoint file",
+            path.display()
+        )));
     }
     // A long series is a large file: read without the GIL.
     let read = py.detach(|| checkpoint::read(&path));
@@ -422,8 +496,9 @@ fn potts_resume(
     let finished = state.finished(&cfg) && sizes.last() == Some(&cfg.size());
     let target = checkpoint.or_else(|| (!finished).then(|| path.clone()));
     let every = checkpoint_every.filter(|_| target.is_some());
+    let series = series_file(series, &[Some(&path), target.as_deref()])?;
     let saving = saving(target, every, force, Some(&path))?;
-    run_and_report(py, &study, first, state, saving)
+    run_and_report(py, &study, first, state, saving, series)
 }
 
 /// The exact values of `warpmc potts exact` as its JSON lines (without the
@@ -962,9 +1037,17 @@ impl PySimulation {
         Ok(())
     }
 
-    /// Where the chain runs: CPU threads, or the GPU and its kernel.
+    /// Where the chain runs: "cpu" or "cuda", as the ``backend`` argument
+    /// takes it (a simulation made with "auto" says which it got).
     #[getter]
     fn backend(&self) -> PyResult<String> {
+        Ok(with_sim!(&self.sim, get, s => s.backend_name().to_string()))
+    }
+
+    /// Where the chain runs, in words: CPU threads and storage, or the GPU
+    /// and its kernel.
+    #[getter]
+    fn backend_description(&self) -> PyResult<String> {
         Ok(with_sim!(&self.sim, get, s => s.backend_description()))
     }
 

@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use numpy::{PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
+use numpy::{PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use warpmc_gpu::{BackendChoice, Device};
 use warpmc_prims::{
@@ -161,6 +161,24 @@ fn not_a_slice(aligned: bool) -> PyErr {
     }
 }
 
+/// An array argument to read: numpy's borrow checks refuse one that
+/// another call is writing (another thread's sort in place), which is a
+/// RuntimeError, not the TypeError of an argument of the wrong type.
+fn readable<'py, T: numpy::Element>(x: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArrayDyn<'py, T>> {
+    x.cast::<numpy::PyArrayDyn<T>>()?.try_readonly().map_err(in_use)
+}
+
+/// An array argument to write, as [`readable`].
+fn writable<'py, T: numpy::Element>(x: &Bound<'py, PyAny>) -> PyResult<PyReadwriteArrayDyn<'py, T>> {
+    x.cast::<numpy::PyArrayDyn<T>>()?.try_readwrite().map_err(in_use)
+}
+
+fn in_use(e: numpy::BorrowError) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "the array is in use by another call (one running in another thread): {e}; wait for it, or give a copy"
+    ))
+}
+
 /// A numpy array's elements, read in its own memory.
 fn elements<'a, T: numpy::Element>(array: &'a PyReadonlyArrayDyn<'_, T>) -> PyResult<&'a [T]> {
     array.as_slice().map_err(|_| not_a_slice(array.is_aligned()))
@@ -212,11 +230,11 @@ fn prims_sort_host(
 ) -> PyResult<()> {
     let host = host_backend(backend)?;
     with_number!(key_dtype, K => {
-        let mut key_array: PyReadwriteArrayDyn<'_, K> = keys.extract()?;
+        let mut key_array = writable::<K>(keys)?;
         let ks = elements_mut(&mut key_array)?;
         match (values, value_dtype) {
             (Some(values), Some(vd)) => with_number!(vd, V => {
-                let mut value_array: PyReadwriteArrayDyn<'_, V> = values.extract()?;
+                let mut value_array = writable::<V>(values)?;
                 let vs = elements_mut(&mut value_array)?;
                 if vs.len() != ks.len() {
                     return Err(PyValueError::new_err(format!("{} values for {} keys", vs.len(), ks.len())));
@@ -273,9 +291,9 @@ fn prims_scan_host(
 ) -> PyResult<()> {
     let (host, op) = (host_backend(backend)?, parse_op(op)?);
     with_number!(dtype, T => {
-        let x_array: PyReadonlyArrayDyn<'_, T> = x.extract()?;
+        let x_array = readable::<T>(x)?;
         let xs = elements(&x_array)?;
-        let mut out_array: PyReadwriteArrayDyn<'_, T> = out.extract()?;
+        let mut out_array = writable::<T>(out)?;
         let os = elements_mut(&mut out_array)?;
         if os.len() != xs.len() {
             return Err(PyValueError::new_err(format!("{} elements scanned into {} places", xs.len(), os.len())));
@@ -307,7 +325,7 @@ fn prims_reduce_host<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let (host, op) = (host_backend(backend)?, parse_op(op)?);
     with_number!(dtype, T => {
-        let x_array: PyReadonlyArrayDyn<'_, T> = x.extract()?;
+        let x_array = readable::<T>(x)?;
         let xs = elements(&x_array)?;
         let r = match &host {
             Host::Cpu => on_cpu(py, || Ok(CpuPrims::reduce_slice(xs, op)))?,
@@ -335,9 +353,9 @@ fn prims_transpose_host(
 ) -> PyResult<()> {
     let host = host_backend(backend)?;
     let shape = MatrixShape::new(rows, cols).batched(batch);
-    let x_array: PyReadonlyArrayDyn<'_, u8> = x.extract()?;
+    let x_array = readable::<u8>(x)?;
     let xs = elements(&x_array)?;
-    let mut out_array: PyReadwriteArrayDyn<'_, u8> = out.extract()?;
+    let mut out_array = writable::<u8>(out)?;
     let os = elements_mut(&mut out_array)?;
     if os.len() != xs.len() {
         return Err(PyValueError::new_err(format!("{} bytes transposed into {} bytes", xs.len(), os.len())));

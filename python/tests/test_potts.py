@@ -155,22 +155,32 @@ def test_bad_values_raise_with_the_cli_message(cli, kwargs, flags):
 
 
 @pytest.mark.parametrize(
-    "kwargs, words",
+    "kwargs, error, words",
     [
-        (dict(q=-1), "q = -1: expected a whole number from 2 to 255"),
-        (dict(q=2.5), "q = 2.5: expected a whole number"),
-        (dict(seed=2**64), "seed = 18446744073709551616: out of range (warpmc's whole numbers run from"),
-        (dict(size=[8, "x"]), "size: expected a width or a list of widths"),
-        (dict(tempering=3), "tempering = 3: expected true or false"),
-        (dict(height="tall"), 'height = "tall": expected a whole number'),
+        (dict(q=-1), ValueError, "q = -1: expected a whole number from 2 to 255"),
+        (dict(seed=2**64), ValueError, "seed = 18446744073709551616: out of range (warpmc's whole numbers run from"),
+        # The wrong kind of value is a TypeError in Python's words.
+        (dict(q=2.5), TypeError, "q must be a whole number (int), not float"),
+        (dict(q=True), TypeError, "q must be a whole number (int), not bool"),
+        (dict(q="3"), TypeError, "q must be a whole number (int), not str"),
+        (dict(size=[8, "x"]), TypeError, "size must be a whole number or a list of them"),
+        (dict(tempering=3), TypeError, "tempering must be True or False, not int"),
+        (dict(height="tall"), TypeError, "height must be a whole number (int), not str"),
+        (dict(init=3), TypeError, "init must be a string: 'ordered' or 'random', not int"),
+        (dict(algorithm=["wolff"]), TypeError, "algorithm must be a string"),
+        (dict(field="strong"), TypeError, "field must be a number, not str"),
+        (dict(continue_=1), TypeError, "continue_ must be True or False, not int"),
     ],
 )
-def test_a_value_of_the_wrong_kind_names_its_key(kwargs, words):
+def test_a_value_of_the_wrong_kind_names_its_key(kwargs, error, words):
     base = dict(q=2, size=8, temps=1.0, therm=1, sweeps=1, backend="cpu")
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(error) as e:
         potts.run(**{**base, **kwargs})
     assert words in str(e.value)
     assert "invalid type" not in str(e.value) and "untagged" not in str(e.value)
+    # numpy's kinds are the same kinds.
+    rows = potts.run(**{**base, "q": np.int16(2), "tempering": np.bool_(False), "field": np.float32(0.5)})
+    assert rows[0]["run"]["config"]["q"] == 2
 
 
 def test_runs_too_short_for_their_error_bars_warn():
@@ -388,7 +398,11 @@ def test_simulation_rejects_bad_input():
 def test_a_simulation_runs_on_the_gpu_with_the_cpus_bits(gpu):
     a = potts.Simulation(q=9, size=128, temp=0.7, seed=4, backend="cpu", init="random").sweeps(50)
     b = potts.Simulation(q=9, size=128, temp=0.7, seed=4, backend="cuda", init="random").sweeps(50)
-    assert "cuda" in repr(b) or "GPU" in b.backend or "cuda" in b.backend.lower()
+    assert (a.backend, b.backend) == ("cpu", "cuda") and 'backend="cuda"' in repr(b)
+    assert "GPU" in b.backend_description or "cuda" in b.backend_description.lower()
+    # The backend given back makes the same chain.
+    c = potts.Simulation(q=9, size=128, temp=0.7, seed=4, backend=b.backend, init="random").sweeps(50)
+    assert np.array_equal(b.spins, c.spins)
     assert np.array_equal(a.spins, b.spins)
     assert a.energy() == b.energy()
 
@@ -765,3 +779,37 @@ def test_a_saved_gpu_simulation_made_anew_continues_the_cpus_chain(gpu):
     again.spins = saved
     again.sweeps_done = saved_at
     assert np.array_equal(again.sweeps(75).spins, cpu.spins)
+
+
+def test_a_simulation_names_its_backend_as_the_argument_takes_it(tmp_path):
+    s = potts.Simulation(q=2, size=8, temp=1.0, seed=1, backend="cpu")
+    assert s.backend == "cpu" and "CPU" in s.backend_description
+    t = potts.Simulation(q=2, size=8, temp=1.0, seed=1, backend=s.backend)
+    assert np.array_equal(s.sweeps(5).spins, t.sweeps(5).spins)
+    with pytest.raises(IsADirectoryError):
+        potts.resume(tmp_path)
+
+
+def test_series_is_the_command_lines(cli, tmp_path):
+    args = dict(q=3, size=[6, 8], temps=[1.0, 1.2], therm=5, sweeps=40, seed=2, init="random", measure_every=2,
+                samples=2)
+    mine, theirs = tmp_path / "py.npy", tmp_path / "cli.npy"
+    potts.run(backend="cpu", series=mine, **args)
+    cli("potts", "run", "--q", "3", "--size", "6,8", "--temps", "1.0,1.2", "--therm", "5", "--sweeps", "40",
+        "--seed", "2", "--init", "random", "--measure-every", "2", "--samples", "2", "--backend", "cpu",
+        "--series", str(theirs))
+    a, b = np.load(mine), np.load(theirs)
+    assert a.shape == (2, 2, 2, 20, 2) and not np.isnan(a).any()
+    assert np.array_equal(a, b)
+    # A finished run's checkpoint gives the series again.
+    ckpt, again = tmp_path / "run.ckpt", tmp_path / "again.npy"
+    potts.run(backend="cpu", checkpoint=ckpt, **args)
+    potts.resume(ckpt, series=again)
+    assert np.array_equal(np.load(again), a)
+    # A checkpoint, even one named .npy, is never replaced by a series.
+    held = tmp_path / "held.npy"
+    potts.run(backend="cpu", checkpoint=held, **args)
+    for bad, error in ((tmp_path / "x.csv", ValueError), (tmp_path, IsADirectoryError), (held, FileExistsError),
+                       (3, TypeError)):
+        with pytest.raises(error):
+            potts.run(backend="cpu", series=bad, **args)

@@ -430,3 +430,24 @@ def test_arrays_over_one_buffer_are_refused_not_mixed_up():
     with pytest.raises(ValueError, match="share memory"):
         _native.prims_transpose_host(a.view(np.uint8), b.view(np.uint8), 8, 1, 4, 4, "cpu")
     assert list(a) == list(range(16))[::-1]
+
+
+def test_an_array_another_thread_is_sorting_in_place_is_a_runtime_error():
+    import threading
+
+    x = np.random.default_rng(5).random(4_000_000)
+    seen = []
+    for _ in range(5):
+        t = threading.Thread(target=prims.sort, args=(x,), kwargs={"inplace": True, "backend": "cpu"})
+        t.start()
+        while t.is_alive():
+            try:
+                prims.reduce(x, backend="cpu")
+            except Exception as e:  # noqa: BLE001 - the kind is what is tested
+                seen.append(e)
+        t.join()
+        x = np.random.default_rng(len(seen) + 6).random(4_000_000)
+        if seen:
+            break
+    assert seen, "no call met the sort under way; make the array larger"
+    assert all(isinstance(e, RuntimeError) and "in use by another call" in str(e) for e in seen), seen

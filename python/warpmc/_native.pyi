@@ -17,7 +17,11 @@ def devices_json() -> str: ...
 
 # warpmc.potts
 def potts_run(
-    options: str, checkpoint: Optional[str] = None, checkpoint_every: Optional[float] = None, force: bool = False
+    options: str,
+    checkpoint: Optional[str] = None,
+    checkpoint_every: Optional[float] = None,
+    force: bool = False,
+    series: Optional[str] = None,
 ) -> list[str]: ...
 def potts_resume(
     path: str,
@@ -25,6 +29,7 @@ def potts_resume(
     checkpoint_every: Optional[float] = None,
     backend: Optional[str] = None,
     force: bool = False,
+    series: Optional[str] = None,
 ) -> list[str]: ...
 def potts_exact(q: int, sizes: list[int], height: Optional[int], temps: str, coupling: float) -> list[str]: ...
 
@@ -92,7 +97,11 @@ class Simulation:
     @sweeps_done.setter
     def sweeps_done(self, value: int) -> None: ...
     @property
-    def backend(self) -> str: ...
+    def backend(self) -> str:
+        """"cpu" or "cuda", as the backend argument takes it."""
+    @property
+    def backend_description(self) -> str:
+        """Where the chain runs, in words (CPU threads, or the GPU's kernel)."""
     def close(self) -> None:
         """Frees the lattice and its buffers (GPU memory included) now; the
         simulation is then closed, and using it raises ValueError."""

@@ -72,6 +72,50 @@ def _plain(key: str, value: Any) -> Any:
     raise TypeError(f"{key}: {type(value).__name__} is not a number, string, boolean or list")
 
 
+# The kind of value each key of run() takes: a wrong kind is a TypeError
+# naming the argument, before the value's own checks (ValueError).
+_WHOLE = ("q", "therm", "sweeps", "measure_every", "samples", "seed", "height", "exchange_every")
+_WORDS = {
+    "init": "'ordered' or 'random'",
+    "backend": "'auto', 'cpu' or 'cuda'",
+    "algorithm": "'metropolis', 'heat-bath', 'swendsen-wang' or 'wolff'",
+}
+_FLAGS = ("tempering", "continue")
+_REALS = ("coupling", "field")
+
+
+def _is_bool(value: Any) -> bool:
+    """Python's bool or numpy's."""
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"))
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not _is_bool(value)
+
+
+def _check_kinds(options: dict[str, Any]) -> None:
+    """A TypeError for an argument of the wrong kind (a string for q, a
+    number for init, …), in Python's words."""
+    for key, value in options.items():
+        if value is None:
+            continue
+        name = "continue_" if key == "continue" else key
+        kind = type(value).__name__
+        if key in _WHOLE and not _is_whole(value):
+            raise TypeError(f"{name} must be a whole number (int), not {kind}")
+        if key == "size" and not isinstance(value, (bytes, bytearray, memoryview)):
+            sizes = value.tolist() if hasattr(value, "tolist") else value
+            many = isinstance(sizes, (list, tuple))
+            if not all(_is_whole(v) for v in (sizes if many else [sizes])):
+                raise TypeError(f"size must be a whole number or a list of them, not {value!r}")
+        if key in _WORDS and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string: {_WORDS[key]}, not {kind}")
+        if key in _FLAGS and not _is_bool(value):
+            raise TypeError(f"{name} must be True or False, not {kind}")
+        if key in _REALS and (_is_bool(value) or not isinstance(value, numbers.Real)):
+            raise TypeError(f"{name} must be a number, not {kind}")
+
+
 def _one_or_many(value: Any) -> Any:
     """A single number (a numpy scalar or 0-d array too) as a list of one;
     anything else as it is."""
@@ -97,6 +141,7 @@ def run(
     checkpoint: Union[str, "os.PathLike[str]", None] = None,
     checkpoint_every: Union[float, None] = None,
     force: bool = False,
+    series: Union[str, "os.PathLike[str]", None] = None,
     **more: Any,
 ) -> list[dict[str, Any]]:
     """Runs a temperature sweep and returns one dict per temperature (and
@@ -152,11 +197,20 @@ def run(
       system's SIGTERM saves too once the script makes it a
       KeyboardInterrupt:
       ``signal.signal(signal.SIGTERM, signal.default_int_handler)``.
+    - ``series``: a ``.npy`` file to write every measurement to
+      (``--series``): a float64 array of shape (sizes, temperatures,
+      samples, measurements, 2), ``a[l, t, s, m] = [energy per site, order
+      parameter]`` of measurement m of sample s at temperature t of the
+      l-th size, for histograms and reweighting (``numpy.load``). Written
+      when the run ends, and when Ctrl-C stops it (measurements not taken
+      are NaN).
     - ``**more``: the other keys of a ``--config`` TOML file, by their
       names: ``height``, ``coupling`` (J), ``field`` (h),
       ``exchange_every``, and ``continue`` (give it as
-      ``**{"continue": True}`` or ``continue_=True``). An unknown key is a
-      TypeError; a bad value a ValueError with the command line's message.
+      ``**{"continue": True}`` or ``continue_=True``). An unknown key, or
+      a value of the wrong kind (a string for ``q``, a number for
+      ``init``), is a TypeError; a bad value a ValueError with the command
+      line's message.
 
     The defaults here (``measure_every=1``, ``seed=0``, random start)
     differ from the command line's (10, 1, ordered): the two agree when
@@ -200,9 +254,11 @@ def run(
         **{key: defaults[key] if value is None else value for key, value in given.items()},
         **more,
     }
+    _check_kinds(options)
     text = json.dumps({key: _plain(key, value) for key, value in options.items()})
     saving = _saving(checkpoint, checkpoint_every, force)
-    return _rows(lambda: _native.potts_run(text, *saving))
+    series_path = _path("series", series)
+    return _rows(lambda: _native.potts_run(text, *saving, series_path))
 
 
 def resume(
@@ -212,6 +268,7 @@ def resume(
     checkpoint_every: Union[float, None] = None,
     backend: Union[str, None] = None,
     force: bool = False,
+    series: Union[str, "os.PathLike[str]", None] = None,
 ) -> list[dict[str, Any]]:
     """Continues the run whose state :func:`run` (or ``warpmc potts run
     --checkpoint``) saved in the file ``path``, and returns the rows of the
@@ -224,6 +281,8 @@ def resume(
       itself), every ``checkpoint_every`` seconds (default 300), on Ctrl-C
       and at the end; another file that holds something is refused unless
       ``force=True``.
+    - ``series``: a ``.npy`` file for every measurement of the whole run,
+      as in :func:`run` (a finished run's checkpoint gives it too).
     - ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"`` instead of the run's
       own (the numbers do not depend on it; the rows' provenance and the
       checkpoint then name it).
@@ -243,7 +302,19 @@ def resume(
     if backend is not None and not isinstance(backend, str):
         raise TypeError(f"backend: {type(backend).__name__} is not a string (auto, cpu or cuda)")
     saving = _saving(checkpoint, checkpoint_every, force)
-    return _rows(lambda: _native.potts_resume(os.fspath(path), saving[0], saving[1], backend, saving[2]))
+    series_path = _path("series", series)
+    return _rows(
+        lambda: _native.potts_resume(os.fspath(path), saving[0], saving[1], backend, saving[2], series_path)
+    )
+
+
+def _path(name: str, value: Union[str, "os.PathLike[str]", None]) -> Union[str, None]:
+    """An optional path argument as a string."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name}: {type(value).__name__} is not a path (a str or os.PathLike)")
+    return os.fspath(value)
 
 
 def _saving(
