@@ -938,3 +938,60 @@ fn a_template_of_several_flames_is_read_for_its_first_with_a_warning() {
     assert!(stdout(&o).contains(r#"size="100 80""#), "{}", stdout(&o));
     assert!(stderr(&o).contains("the template has 2 flames; the first is used"), "{}", stderr(&o));
 }
+
+/// `genome animate` writes the flame at each whole time between control
+/// points, as flam3-genome's animate= does (checked against it where it is
+/// installed): the control points themselves at their times, interpolated
+/// flames between, extrapolated beyond.
+#[test]
+fn animate_writes_a_flame_per_frame_as_flam3_genome_does() {
+    let keys = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/flames/test.flam3");
+    let k = keys.to_str().unwrap();
+    let parsed = |text: &str| parse_str(text, "warpmc", &lenient()).unwrap().flames;
+    let originals = parse_str(&std::fs::read_to_string(&keys).unwrap(), "keys", &lenient()).unwrap().flames;
+    let ours = parsed(&genome(&["animate", k, "--begin", "-2", "--end", "102", "--stagger", "0.4"]));
+    assert_eq!(ours.len(), 105);
+    assert_eq!(ours.iter().map(|f| f.time).collect::<Vec<_>>(), (-2..=102).map(f64::from).collect::<Vec<_>>());
+    // At a control point's time, the control point.
+    for (frame, key) in [(&ours[2], &originals[0]), (&ours[102], &originals[1])] {
+        assert_eq!(frame.xforms.len(), key.xforms.len());
+        assert_eq!(frame.xforms[0].coefs.c, key.xforms[0].coefs.c);
+    }
+    // By default from the first control point's time to the last's; an end
+    // before the beginning gives the beginning alone.
+    assert_eq!(parsed(&genome(&["animate", k])).len(), 101);
+    assert_eq!(parsed(&genome(&["animate", k, "--begin", "10", "--end", "5"])).len(), 1);
+    // Control points out of time order are refused, as flam3-genome refuses them.
+    let dir = temp_dir();
+    let unordered = dir.join("animate-unordered.flam3");
+    std::fs::write(&unordered, std::fs::read_to_string(&keys).unwrap().replace("time=\"100\"", "time=\"0\"")).unwrap();
+    let o = warpmc(&["flame", "genome", "animate", unordered.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("must be in time order"), "{}", stderr(&o));
+    if !have("flam3-genome") {
+        println!("SKIPPED the comparison with flam3-genome: not installed");
+        return;
+    }
+    let r = Command::new("flam3-genome")
+        .env("animate", &keys)
+        .env("begin", "-2")
+        .env("end", "102")
+        .env("stagger", "0.4")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let theirs = parsed(&String::from_utf8_lossy(&r.stdout));
+    assert_eq!(theirs.len(), ours.len());
+    for (a, b) in ours.iter().zip(&theirs) {
+        let t = a.time;
+        assert_eq!((a.time, a.xforms.len(), a.affine_interpolation), (b.time, b.xforms.len(), b.affine_interpolation));
+        assert!((a.center[0] - b.center[0]).abs() < 1e-5 && (a.scale - b.scale).abs() < 1e-4 * b.scale, "t = {t}");
+        for (xa, xb) in a.xforms.iter().zip(&b.xforms) {
+            assert!((xa.weight - xb.weight).abs() < 1e-5, "t = {t}");
+            for (ra, rb) in xa.coefs.c.iter().zip(&xb.coefs.c) {
+                for (u, v) in ra.iter().zip(rb) {
+                    assert!((u - v).abs() < 2e-5, "t = {t}: {u} vs flam3's {v}");
+                }
+            }
+        }
+    }
+}

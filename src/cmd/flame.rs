@@ -67,7 +67,7 @@ enum FlameCommand {
     /// they show over black); optionally a side-by-side picture.
     Compare(CompareArgs),
     /// Make and change genomes as flam3-genome does: random, mutate, cross,
-    /// sequence, rotate, inter, clone, strip.
+    /// sequence, rotate, inter, clone, strip, animate.
     Genome(super::flame_genome::GenomeArgs),
 }
 

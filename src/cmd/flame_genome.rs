@@ -1,5 +1,5 @@
 //! `warpmc flame genome`: flam3-genome's operations (random, mutate, cross,
-//! sequence, rotate, inter, clone, strip), writing flam3 XML.
+//! sequence, rotate, inter, clone, strip, animate), writing flam3 XML.
 
 use std::path::{Path, PathBuf};
 
@@ -10,8 +10,9 @@ use warpmc_flame::genome::tools::{
     Tested, cross, default_variations, frame_flame, inter, mutate, printf_g, random_tested, record_edit, rotate,
     sequence_frames, strip, truncate_variations, until_it_passes,
 };
-use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
+use warpmc_flame::genome::{AffineInterpolation, Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
+use warpmc_flame::interpolate::interpolate_with_stagger;
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::variations::VariationKind;
 
@@ -76,6 +77,17 @@ enum GenomeCommand {
     ///
     /// Example: warpmc flame genome clone sheep.flam3 --template hd.flam3 -o hd-sheep.flam3
     Clone(CloneArgs),
+    /// The flame at each whole time from --begin to --end between the
+    /// control points of a file (flam3-genome's animate=): the genomes
+    /// `flame animate` renders at those times, one flame per frame, timed
+    /// by its time, for another renderer or to edit a frame by hand. As in
+    /// flam3-genome, the control points must be in time order, their
+    /// <motion> elements are dropped, a frame at a control point's time is
+    /// that control point, and a frame whose next time is not a control
+    /// point's has its interpolation_type (of affine maps) set to linear.
+    ///
+    /// Example: warpmc flame genome animate keys.flam3 --begin 0 --end 99 -o frames.flam3
+    Animate(AnimateArgs),
     /// A flame cut into horizontal strips whose images stacked give the
     /// flame's image, to render images too large for memory a strip at a
     /// time (flam3-genome's strip=). Each strip keeps the flame's quality
@@ -404,6 +416,25 @@ struct CloneArgs {
 }
 
 #[derive(Debug, Args)]
+struct AnimateArgs {
+    /// The control points (- reads standard input).
+    input: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// The first frame's time (default: the first control point's, as a
+    /// C int).
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-2147483647..=2147483646))]
+    begin: Option<i64>,
+    /// The last frame's time (default: the last control point's; one
+    /// before --begin is taken as --begin, as flam3-genome does).
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-2147483647..=2147483646))]
+    end: Option<i64>,
+    /// Spread of the xforms' transitions over each segment (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    stagger: f64,
+}
+
+#[derive(Debug, Args)]
 struct StripArgs {
     /// The genome file (- reads standard input); every flame is cut.
     input: PathBuf,
@@ -433,6 +464,7 @@ pub(crate) fn run(args: GenomeArgs) -> anyhow::Result<()> {
         GenomeCommand::Inter(a) => run_inter(a),
         GenomeCommand::Clone(a) => run_clone(a),
         GenomeCommand::Strip(a) => run_strip(a),
+        GenomeCommand::Animate(a) => run_animate(a),
     }
 }
 
@@ -1042,6 +1074,76 @@ fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
         .collect();
     emit(&a.common, &out, "clone_all")
 }
+
+fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
+    let t = prepare(&a.common, &[("INPUT", &a.input)])?;
+    if !(0.0..=1.0).contains(&a.stagger) {
+        bail!("--stagger must be between 0 and 1, not {}", warpmc_flame::render::shown(a.stagger));
+    }
+    let mut keys = load(&a.input, &a.common)?;
+    for (i, w) in keys.windows(2).enumerate() {
+        if w[1].time <= w[0].time {
+            bail!(
+                "{}: control points must be in time order (flam3-genome refuses them too), but flame {} has \
+                 time {} after {}",
+                a.input.display(),
+                i + 1,
+                printf_g(w[1].time),
+                printf_g(w[0].time)
+            );
+        }
+    }
+    for f in &mut keys {
+        for x in f.xforms.iter_mut().chain(f.final_xform.as_mut()) {
+            x.motion.clear();
+        }
+    }
+    // flam3's (int) of the times: towards zero, held to C's int.
+    let int_time = |t: f64| t.trunc().clamp(-2147483647.0, 2147483646.0) as i64;
+    let begin = a.begin.unwrap_or_else(|| int_time(keys[0].time));
+    let end = a.end.unwrap_or_else(|| int_time(keys[keys.len() - 1].time)).max(begin);
+    // Made and written one frame at a time, as for sequence.
+    let count = (end - begin + 1) as u64;
+    let largest = keys.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
+    let frame_bytes = warpmc_flame::genome::write_flame(largest).len() + 1024;
+    let keys = &keys;
+    let frames = (begin..=end).map(move |time| {
+        let at = time as f64;
+        let f = match keys.iter().find(|k| k.time == at) {
+            Some(k) => k.clone(),
+            None => {
+                let mut f = interpolate_with_stagger(keys, at, a.stagger);
+                if !keys.iter().any(|k| k.time - 1.0 == at) {
+                    f.affine_interpolation = AffineInterpolation::Linear;
+                }
+                f
+            }
+        };
+        finish(f, t.as_ref(), at)
+    });
+    emit_frames(&a.common, ExactFrames { frames, left: count as usize }, frame_bytes, "animate")
+}
+
+/// An iterator of known length (a range of i64 mapped, whose length the
+/// standard library does not promise).
+struct ExactFrames<I> {
+    frames: I,
+    left: usize,
+}
+
+impl<I: Iterator<Item = Flame>> Iterator for ExactFrames<I> {
+    type Item = Flame;
+    fn next(&mut self) -> Option<Flame> {
+        let f = self.frames.next()?;
+        self.left -= 1;
+        Some(f)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<I: Iterator<Item = Flame>> ExactSizeIterator for ExactFrames<I> {}
 
 fn run_strip(a: StripArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
