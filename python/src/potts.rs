@@ -581,7 +581,8 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// to their thread). Make one per thread. One on the CPU is freed by
 /// whichever thread drops it; one on a GPU dropped by another thread
 /// keeps its memory until the process ends. `close()`, or a `with` block,
-/// frees it at once.
+/// frees it at once. Pickling or `copy.deepcopy` makes an independent copy
+/// that continues the same chain bit for bit.
 ///
 /// Example:
 ///
@@ -734,6 +735,18 @@ fn real(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
     }
 }
 
+/// The string argument `name` (`default` for None): a `TypeError` naming
+/// it and its `words` for anything else.
+fn word(name: &str, value: Option<&Bound<'_, PyAny>>, default: &str, words: &str) -> PyResult<String> {
+    match value {
+        None => Ok(default.to_string()),
+        Some(v) if v.is_none() => Ok(default.to_string()),
+        Some(v) => v
+            .extract::<String>()
+            .map_err(|_| PyTypeError::new_err(format!("{name} must be a string, {words}, not {}", type_name(v)))),
+    }
+}
+
 /// Whether `value` is a bool, Python's or numpy's.
 fn is_bool(value: &Bound<'_, PyAny>) -> bool {
     value.is_instance_of::<PyBool>() || value.get_type().name().is_ok_and(|n| n == "bool_" || n == "bool")
@@ -747,8 +760,8 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
 impl PySimulation {
     #[new]
     #[pyo3(signature = (
-        q, size, temp, seed=None, backend="auto", *, height=None, coupling=None, field=None, init="ordered",
-        algorithm="metropolis"
+        q, size, temp, seed=None, backend=None, *, height=None, coupling=None, field=None, init=None,
+        algorithm=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -757,13 +770,19 @@ impl PySimulation {
         size: &Bound<'_, PyAny>,
         temp: &Bound<'_, PyAny>,
         seed: Option<&Bound<'_, PyAny>>,
-        backend: &str,
+        backend: Option<&Bound<'_, PyAny>>,
         height: Option<&Bound<'_, PyAny>>,
         coupling: Option<&Bound<'_, PyAny>>,
         field: Option<&Bound<'_, PyAny>>,
-        init: &str,
-        algorithm: &str,
+        init: Option<&Bound<'_, PyAny>>,
+        algorithm: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        // None: the default, as for the numbers.
+        let backend = word("backend", backend, "auto", "'auto', 'cpu' or 'cuda'")?;
+        let init = word("init", init, "ordered", "'ordered' or 'random'")?;
+        let algorithm =
+            word("algorithm", algorithm, "metropolis", "'metropolis', 'heat-bath', 'swendsen-wang' or 'wolff'")?;
+        let (backend, init, algorithm) = (backend.as_str(), init.as_str(), algorithm.as_str());
         let q = whole("q", q, 2, warpmc_potts::model::MAX_Q.into())? as u32;
         let size = whole("size", size, 0, i64::MAX.into())? as usize;
         let temp = real("temp", temp)?;
@@ -984,6 +1003,39 @@ impl PySimulation {
             .map_err(invalid)?;
         });
         Ok(())
+    }
+
+    /// The coupling J.
+    #[getter]
+    fn coupling(&self) -> PyResult<f64> {
+        Ok(with_sim!(&self.sim, get, s => s.model().coupling()))
+    }
+
+    /// The field h (favouring state 0).
+    #[getter]
+    fn field(&self) -> PyResult<f64> {
+        Ok(with_sim!(&self.sim, get, s => s.model().field()))
+    }
+
+    /// Pickling and `copy.copy`/`copy.deepcopy`: the model, temperature,
+    /// algorithm, seed, backend, spins and sweeps done, from which the
+    /// copy continues the same chain bit for bit (an independent object,
+    /// owned by the thread that makes it).
+    fn __reduce__<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        let state = pyo3::types::PyDict::new(py);
+        state.set_item("q", self.q()?)?;
+        state.set_item("size", self.size()?)?;
+        state.set_item("height", self.height()?)?;
+        state.set_item("temp", self.temperature()?)?;
+        state.set_item("coupling", self.coupling()?)?;
+        state.set_item("field", self.field()?)?;
+        state.set_item("algorithm", self.algorithm()?)?;
+        state.set_item("seed", self.seed)?;
+        state.set_item("backend", self.backend()?)?;
+        state.set_item("sweeps_done", self.sweeps_done()?)?;
+        state.set_item("spins", self.spins(py)?)?;
+        let remake = py.import("warpmc.potts")?.getattr("_simulation_from_state")?;
+        Ok((remake, (state.into_any(),)))
     }
 
     /// Number of states.

@@ -276,3 +276,11 @@ def test_a_genome_path_that_is_not_utf8_is_read(tmp_path):
         assert flame.info(given) == flame.info(SIERPINSKI)
     with pytest.raises(FileNotFoundError, match="missing-"):
         flame.render(tmp_path / os.fsdecode(b"missing-\xfe.flam3"))
+
+
+def test_switches_and_words_of_the_wrong_kind_name_themselves():
+    genome = '<flame size="8 8" quality="1"><xform weight="1" coefs="1 0 0 1 0 0" linear="1" color="0"/></flame>'
+    with pytest.raises(TypeError, match="backend must be a string"):
+        flame.render(genome, backend=None)
+    with pytest.raises(TypeError, match="strict must be True or False, not str"):
+        flame.info(genome, strict="no")

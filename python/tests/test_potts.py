@@ -813,3 +813,28 @@ def test_series_is_the_command_lines(cli, tmp_path):
                        (3, TypeError)):
         with pytest.raises(error):
             potts.run(backend="cpu", series=bad, **args)
+
+
+@pytest.mark.parametrize("algorithm", ["metropolis", "heat-bath", "swendsen-wang", "wolff"])
+def test_a_pickled_or_copied_simulation_continues_the_same_chain(algorithm):
+    import copy
+    import pickle
+
+    field = 0.0 if algorithm in ("swendsen-wang", "wolff") else 0.1
+    a = potts.Simulation(q=3, size=8, height=6, temp=0.9, seed=7, backend="cpu", field=field, algorithm=algorithm)
+    a.sweeps(13)
+    for b in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a), copy.copy(a)):
+        assert b is not a and (b.q, b.size, b.height, b.field, b.algorithm) == (3, 8, 6, field, algorithm)
+        assert b.sweeps_done == 13 and np.array_equal(a.spins, b.spins)
+        b.sweeps(9)
+    a.sweeps(9)
+    assert np.array_equal(a.spins, b.spins) and a.energy() == b.energy()
+
+
+def test_word_arguments_of_the_wrong_kind_name_themselves():
+    for key in ("init", "algorithm", "backend"):
+        with pytest.raises(TypeError, match=f"{key} must be a string"):
+            potts.Simulation(q=2, size=8, temp=1.0, **{key: 3})
+    # None is the default, as in run.
+    s = potts.Simulation(q=2, size=8, temp=1.0, seed=1, init=None, algorithm=None, backend=None)
+    assert s.algorithm == "metropolis"

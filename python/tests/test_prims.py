@@ -451,3 +451,15 @@ def test_an_array_another_thread_is_sorting_in_place_is_a_runtime_error():
             break
     assert seen, "no call met the sort under way; make the array larger"
     assert all(isinstance(e, RuntimeError) and "in use by another call" in str(e) for e in seen), seen
+
+
+def test_arguments_of_the_wrong_kind_name_themselves():
+    x = np.arange(5, dtype=np.float64)
+    for call, words in (
+        (lambda: prims.scan(x, 3), "op must be a string"),
+        (lambda: prims.reduce(x, None), "op must be a string"),
+        (lambda: prims.sort(x, backend=None), "backend must be a string"),
+        (lambda: prims.transpose(np.zeros((3, 5), object)), "holds Python objects"),
+    ):
+        with pytest.raises(TypeError, match=words):
+            call()

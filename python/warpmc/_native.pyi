@@ -44,7 +44,8 @@ class Simulation:
     uses it gets a RuntimeError. One on the CPU is freed by whichever
     thread drops it; one on a GPU dropped by another thread keeps its
     memory until the process ends. ``close()``, or a ``with`` block, frees
-    it at once."""
+    it at once. Pickling or ``copy.deepcopy`` makes an independent copy
+    that continues the same chain bit for bit."""
 
     def __init__(
         self,
@@ -52,14 +53,21 @@ class Simulation:
         size: int,
         temp: float,
         seed: Optional[int] = None,
-        backend: str = "auto",
+        backend: Optional[str] = "auto",
         *,
         height: Optional[int] = None,
-        coupling: float = 1.0,
-        field: float = 0.0,
-        init: str = "ordered",
-        algorithm: str = "metropolis",
+        coupling: Optional[float] = 1.0,
+        field: Optional[float] = 0.0,
+        init: Optional[str] = "ordered",
+        algorithm: Optional[str] = "metropolis",
     ) -> None: ...
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Pickling and copy.deepcopy: a copy that continues the same chain
+        bit for bit."""
+    @property
+    def coupling(self) -> float: ...
+    @property
+    def field(self) -> float: ...
     def sweeps(self, n: int) -> "Simulation":
         """Runs `n` sweeps and returns the simulation (Ctrl-C stops between
         sweeps with KeyboardInterrupt)."""

@@ -143,6 +143,8 @@ def render(
     for switch, value in (("transparent", transparent), ("early_clip", early_clip), ("strict", strict)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{switch} must be True or False, not {type(value).__name__}")
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a string, 'auto', 'cpu' or 'cuda', not {type(backend).__name__}")
     paths = _palette_path(palettes)
     array, notes = _native.flame_render(
         text,
@@ -173,6 +175,8 @@ def info(genome: Genome, *, palettes: Optional[Union[str, os.PathLike]] = None, 
     ``supported``, ``unsupported`` and ``warnings``. With ``strict``, a
     variation warpmc does not know is a ValueError.
     """
+    if not isinstance(strict, (bool, np.bool_)):
+        raise TypeError(f"strict must be True or False, not {type(strict).__name__}")
     text, is_xml = _source(genome)
     paths = _palette_path(palettes)
-    return json.loads(_native.flame_info(text, is_xml, paths, strict))
+    return json.loads(_native.flame_info(text, is_xml, paths, bool(strict)))

@@ -40,6 +40,17 @@ Simulation = _native.Simulation
 
 __all__ = ["run", "resume", "dataframe", "Simulation", "exact"]
 
+
+def _simulation_from_state(state: dict[str, Any]) -> Simulation:
+    """A Simulation made again from what ``Simulation.__reduce__`` keeps
+    (pickling, ``copy.deepcopy``): the same chain, continued bit for bit."""
+    sim = Simulation(state["q"], state["size"], state["temp"], seed=state["seed"], backend=state["backend"],
+                     height=state["height"], coupling=state["coupling"], field=state["field"],
+                     algorithm=state["algorithm"])
+    sim.spins = state["spins"]
+    sim.sweeps_done = state["sweeps_done"]
+    return sim
+
 Temperatures = Union[float, str, Sequence[float]]
 Sizes = Union[int, Sequence[int]]
 

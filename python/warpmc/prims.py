@@ -226,6 +226,13 @@ def _flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def _word(name: str, value: Any, words: str) -> str:
+    """A string argument: a TypeError naming it for anything else."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, {words}, not {type(value).__name__}")
+    return value
+
+
 def _number(dtype: str) -> None:
     if dtype not in _NUMBERS:
         raise TypeError(f"dtype {dtype} is not supported: sort, scan and reduce take {', '.join(_NUMBERS)}")
@@ -252,6 +259,7 @@ def sort(
     writable) and returns them; otherwise sorted copies are returned and
     the inputs are left alone.
     """
+    backend = _word("backend", backend, "'auto', 'cpu' or 'cuda'")
     inplace = _flag("inplace", inplace)
     if _on_gpu(keys):
         _gpu_backend(backend)
@@ -322,6 +330,8 @@ def scan(x: Array, op: str = "sum", *, inclusive: bool = True, backend: str = "a
     +0: where every element so far is -0.0 the sum is +0.0 (numpy's
     ``cumsum`` keeps -0.0 there).
     """
+    op = _word("op", op, "'sum', 'min' or 'max'")
+    backend = _word("backend", backend, "'auto', 'cpu' or 'cuda'")
     inclusive = _flag("inclusive", inclusive)
     if _on_gpu(x):
         _gpu_backend(backend)
@@ -352,6 +362,8 @@ def reduce(x: Array, op: str = "sum", *, backend: str = "auto") -> Array:
     logarithm of the length), and on the GPU in a tree, with another
     rounding.
     """
+    op = _word("op", op, "'sum', 'min' or 'max'")
+    backend = _word("backend", backend, "'auto', 'cpu' or 'cuda'")
     if _on_gpu(x):
         _gpu_backend(backend)
         src = _Lent(_contiguous_gpu(x), writable=False)
@@ -373,6 +385,7 @@ def transpose(x: Array, *, backend: str = "auto") -> Array:
     matrix of a 3-D array (batch, rows, cols) → (batch, cols, rows): a new
     array in C order.
     """
+    backend = _word("backend", backend, "'auto', 'cpu' or 'cuda'")
     if _on_gpu(x):
         _gpu_backend(backend)
         src = _Lent(_contiguous_gpu(x), writable=False)
@@ -385,6 +398,10 @@ def transpose(x: Array, *, backend: str = "auto") -> Array:
             _native.prims_transpose_device(src.ordinal, src.native(), dst.native(), itemsize, batch, rows, cols)
         return out
     a = _host(x)
+    if a.dtype.hasobject:
+        # Python objects are references: moving their bytes would not
+        # count the references.
+        raise TypeError(f"transpose moves plain data; an array of dtype {a.dtype} holds Python objects")
     batch, rows, cols = _matrices(a.shape)
     out = np.empty(a.shape[:-2] + (cols, rows), dtype=a.dtype)
     _native.prims_transpose_host(
