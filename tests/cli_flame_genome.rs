@@ -843,7 +843,12 @@ fn edits_record_what_each_tool_did_as_flam3_genome_does() {
         stdout(&o)
     };
     let random = with_epoch(&["random", "--seed", "4", "--tries", "0", "--edits"]);
-    assert!(random.contains(r#"<edit date="Thu Jan  1 00:00:00 +0000 1970" action="random"/>"#), "{random}");
+    // "random", then flam3's notes of the variations truncation dropped.
+    let action = random.split(r#"<edit date="Thu Jan  1 00:00:00 +0000 1970" action=""#).nth(1).unwrap();
+    let action = &action[..action.find('"').unwrap()];
+    let notes = action.strip_prefix("random").unwrap_or_else(|| panic!("{action}"));
+    assert!(notes.is_empty() || notes.starts_with(" trunc "), "{action}");
+    assert!(notes.split(" trunc ").skip(1).all(|n| n.split(' ').count() == 2), "{action}");
     let between = with_epoch(&["inter", k, "--frame", "5", "--nframes", "20", "--edits"]);
     assert_eq!(edit_marks(&between)[..3], ["interpolate 72||", "|test.flam3|0", "|test.flam3|1"]);
     assert!(between.contains(r#"<edit date="Thu Jan  1 00:00:00 +0000 1970" action="interpolate 90">"#));
@@ -994,4 +999,22 @@ fn animate_writes_a_flame_per_frame_as_flam3_genome_does() {
             }
         }
     }
+}
+
+/// A random flame is framed before the template's settings are applied, as
+/// flam3-genome frames it: its scale then follows the template's height.
+#[test]
+fn random_flames_take_the_template_after_framing() {
+    let dir = temp_dir();
+    let scale_with = |w: u32, h: u32| {
+        let t = dir.join(format!("random-template-{w}x{h}.flam3"));
+        std::fs::write(&t, format!(r#"<flame size="{w} {h}" quality="1"/>"#)).unwrap();
+        let text = genome(&["random", "--seed", "7", "--tries", "0", "--template", t.to_str().unwrap()]);
+        let f = parse_str(&text, "random", &lenient()).unwrap().flames.remove(0);
+        assert_eq!((f.width, f.height), (w, h));
+        f.scale
+    };
+    let square = scale_with(100, 100);
+    assert!((scale_with(100, 50) / square - 0.5).abs() < 1e-12);
+    assert!((scale_with(300, 100) / square - 1.0).abs() < 1e-12);
 }

@@ -192,9 +192,9 @@ struct Variety {
     /// final xform also keeps the linear every new xform starts with.
     #[arg(long, value_name = "LIST", conflicts_with = "no_vars")]
     vars: Option<String>,
-    /// All variations but these (flam3-genome's dont_use_vars; default:
-    /// noise, blur, gaussian_blur, radial_blur, ngon, square, rays, cross,
-    /// pre_blur, separation, split, splits).
+    /// All variations but these (flam3-genome's dont_use_vars; default, as
+    /// Debian's flam3-genome: noise, blur, gaussian_blur, radial_blur, rays,
+    /// cross, pre_blur, separation, split, splits).
     #[arg(long, value_name = "LIST")]
     no_vars: Option<String>,
     /// Symmetry group added: 0 random a quarter of the time, 1 none, K > 1
@@ -782,23 +782,23 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let opts = random_options(&a.variety, a.xforms, a.tries.tries)?;
     let lib = library(&a.common)?;
     let date = a.history.date()?;
-    let mut base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
-    if let Some(t) = &t {
-        t.apply(&mut base);
-    }
+    // Made, framed and test-rendered at this size, then given the
+    // template's settings, as flam3-genome does (its scale then follows the
+    // template's height).
+    let base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Random, u64::from(rep));
         let tested = random_tested(&base, &opts, lib.as_ref(), &mut rng)?;
         a.tries.report("flame", rep, &tested);
-        let mut f = tested.flame;
+        let (mut f, notes) = (tested.flame, tested.made_with);
         if let Some(date) = &date {
-            record_edit(&mut f, date, "random", &[]);
+            record_edit(&mut f, date, &format!("random{notes}"), &[]);
         }
         if rep == 0 {
             check_flames_fit(&format!("writing {} random flames", a.repeat), f64::from(a.repeat), &f)?;
         }
-        out.push(finish(f, None, f64::from(rep)));
+        out.push(finish(f, t.as_ref(), f64::from(rep)));
     }
     emit(&a.common, &out, "pick")
 }

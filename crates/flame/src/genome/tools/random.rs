@@ -62,22 +62,12 @@ impl Default for RandomOptions {
 
 /// flam3-genome's default variations: all of flam3's but the ones that
 /// blur or break up a random flame (noise, blur, gaussian_blur, radial_blur,
-/// ngon, square, rays, cross, pre_blur, separation, split, splits).
+/// rays, cross, pre_blur, separation, split, splits), as Debian's
+/// flam3-genome 3.1.1 leaves them out (flam3's own source also leaves out
+/// ngon and square; Debian's default of 50 tries is kept too).
 pub fn default_variations() -> Vec<VariationKind> {
-    const LEFT_OUT: [&str; 12] = [
-        "noise",
-        "blur",
-        "gaussian_blur",
-        "radial_blur",
-        "ngon",
-        "square",
-        "rays",
-        "cross",
-        "pre_blur",
-        "separation",
-        "split",
-        "splits",
-    ];
+    const LEFT_OUT: [&str; 10] =
+        ["noise", "blur", "gaussian_blur", "radial_blur", "rays", "cross", "pre_blur", "separation", "split", "splits"];
     VariationKind::all().take(99).filter(|k| !LEFT_OUT.contains(&k.name())).collect()
 }
 
@@ -107,14 +97,15 @@ pub fn random(
     random_tested(base, opts, library, rng).map(|t| t.flame)
 }
 
-/// [`random`], with the number of flames drawn and whether the one kept
-/// passed the test render.
+/// [`random`], with the number of flames drawn, whether the one kept
+/// passed the test render, and (as `made_with`) the truncation's notes for
+/// an edit record.
 pub fn random_tested(
     base: &Flame,
     opts: &RandomOptions,
     library: Option<&PaletteLibrary>,
     rng: &mut GenomeRng,
-) -> Result<Tested<()>> {
+) -> Result<Tested<String>> {
     opts.check()?;
     if opts.xforms == Some(0) {
         return Err(FlameError::invalid("a random flame needs at least one xform"));
@@ -122,8 +113,8 @@ pub fn random_tested(
     until_it_passes(opts.tries, rng, |rng| {
         let mut f = random_unframed(base, opts, library, rng);
         frame_flame(&mut f, rng);
-        super::truncate_variations(&mut f, super::MAX_VARIATIONS);
-        Ok((f, ()))
+        let notes = super::truncate_variations(&mut f, super::MAX_VARIATIONS);
+        Ok((f, notes))
     })
 }
 
@@ -287,17 +278,21 @@ fn random_params(v: &mut VariationSpec, rng: &mut GenomeRng) {
             "julian_power" | "juliascope_power" | "wedge_julia_power" => (5.0 * rng.r01() + 2.0).trunc(),
             "julian_dist" | "juliascope_dist" | "wedge_julia_dist" => 1.0,
             "radial_blur_angle" => 2.0 * rng.r01() - 1.0,
-            "pie_slices" => (10.0 * rng.r01()).trunc(),
+            // flam3's `(int) 10.0*r`, `(int) r*10 + 3` and `(int) r*6`
+            // cast before they multiply: pie's slices are not whole, ngon
+            // has 3 sides and super_shape's m is 0 (the number is still
+            // drawn).
+            "pie_slices" => 10.0 * rng.r01(),
             "pie_thickness" => rng.r01(),
             "pie_rotation" => 2.0 * PI * rng.r11(),
-            "ngon_sides" => (rng.r01() * 10.0 + 3.0).trunc(),
+            "ngon_sides" => rng.r01().trunc() * 10.0 + 3.0,
             "ngon_power" => 3.0 * rng.r01() + 1.0,
             "ngon_circle" => 3.0 * rng.r01(),
             "ngon_corners" => 2.0 * rng.r01() * values[names.iter().position(|n| *n == "ngon_circle").unwrap_or(i)],
             "curl_c1" | "curl_c2" | "rectangles_x" | "rectangles_y" => rng.r01(),
             "disc2_rot" | "disc2_twist" => 0.5 * rng.r01(),
             "super_shape_rnd" => rng.r01(),
-            "super_shape_m" => (rng.r01() * 6.0).trunc(),
+            "super_shape_m" => rng.r01().trunc() * 6.0,
             "super_shape_n1" => rng.r01() * 40.0,
             "super_shape_n2" => rng.r01() * 20.0,
             "super_shape_n3" => values[names.iter().position(|n| *n == "super_shape_n2").unwrap_or(i)],
@@ -560,5 +555,32 @@ mod tests {
         frame_flame(&mut g, &mut rng);
         assert!(g.center[0] > 0.1 && g.center[0] < 0.9 && g.center[1] > 0.1 && g.center[1] < 0.9, "{:?}", g.center);
         assert!(g.scale > 80.0 && g.scale < 130.0, "{}", g.scale);
+    }
+}
+
+#[cfg(test)]
+mod flam3_casts {
+    use super::*;
+
+    /// flam3's random pie, ngon and super_shape parameters cast before they
+    /// multiply (`(int) 10.0*r`, `(int) r*10 + 3`, `(int) r*6`).
+    #[test]
+    fn random_parameters_keep_flam3s_casts() {
+        let mut rng = GenomeRng::new(3, super::super::Operation::Random, 0);
+        let drawn = |name: &str, rng: &mut GenomeRng| {
+            let mut v = VariationSpec::new(VariationKind::from_name(name).unwrap(), 1.0);
+            random_params(&mut v, rng);
+            v
+        };
+        let mut fractional_slices = 0;
+        for _ in 0..50 {
+            let pie = drawn("pie", &mut rng);
+            let slices = pie.param(0);
+            assert!((0.0..10.0).contains(&slices), "{slices}");
+            fractional_slices += usize::from(slices.fract() != 0.0);
+            assert_eq!(drawn("ngon", &mut rng).param(0), 3.0, "ngon_sides");
+            assert_eq!(drawn("super_shape", &mut rng).param(1), 0.0, "super_shape_m");
+        }
+        assert!(fractional_slices > 40, "{fractional_slices}");
     }
 }
