@@ -677,6 +677,27 @@ fn exact_values_come_as_computed_and_an_interrupt_keeps_them() {
     assert!(!lock.exists(), "the lock was left behind");
 }
 
+/// A reader that goes away (`| head`) ends `potts exact` quietly, but not
+/// before --out holds every value.
+#[test]
+fn exact_values_reach_out_when_the_reader_goes_away() {
+    let out = tmp("exact-head.csv");
+    let _ = std::fs::remove_file(&out);
+    let mut child = Command::new(bin())
+        .args(["potts", "exact", "--size", "16", "--temps", "1:3:0.001", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    assert!(first.starts_with("exact:"), "{first}");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(csv.lines().filter(|l| !l.starts_with('#')).count(), 2002, "a header and 2001 values");
+}
+
 /// A snapshot that cannot be written (a full disk) leaves the checkpoint
 /// with the state it last saved, not a finished run's (which keeps no
 /// lattice): resuming it writes the snapshot, the same as an uninterrupted
@@ -735,7 +756,17 @@ fn signals_ignored_at_start_stay_ignored() {
     for signal in ["-HUP", "-INT"] {
         Command::new("kill").args([signal, &pid]).status().unwrap();
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // The run goes on: it is alive, and saves again on its timer (a run
+    // that is stopping saves once and no more).
+    let modified = || std::fs::metadata(&ckpt).and_then(|m| m.modified()).ok();
+    std::thread::sleep(Duration::from_millis(300));
+    let after_signals = modified();
+    let waiting = Instant::now();
+    while modified() == after_signals {
+        assert!(child.try_wait().unwrap().is_none(), "an ignored signal stopped the run");
+        assert!(waiting.elapsed() < Duration::from_secs(30), "the run stopped saving");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(child.try_wait().unwrap().is_none(), "an ignored signal stopped the run");
     Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     let out = child.wait_with_output().unwrap();

@@ -193,12 +193,23 @@ struct Watch<'a> {
     saved: bool,
     /// Why the state could not be saved when the run was stopped.
     failed_on_stop: Option<String>,
+    /// Why the series could not be written when the run stopped early.
+    series_failed: Option<String>,
 }
 
 impl<'a> Watch<'a> {
     fn new(signals: &'a Signals, saving: Option<&'a Saving>) -> Self {
         let gap = saving.map_or(Duration::MAX, |s| s.every);
-        Watch { signals, saving, last_saved: Instant::now(), gap, failing: false, saved: false, failed_on_stop: None }
+        Watch {
+            signals,
+            saving,
+            last_saved: Instant::now(),
+            gap,
+            failing: false,
+            saved: false,
+            failed_on_stop: None,
+            series_failed: None,
+        }
     }
 }
 
@@ -304,13 +315,14 @@ fn run_study(
                 if let Ok(done) = state.results(cfg) {
                     lines.extend(done.iter().map(|r| json.line(r)));
                 }
-                // Stopped: the measurements taken are kept, as the command
-                // line keeps them (the checkpoint, if any, holds them too).
+                // Stopped early: the measurements taken are kept, as the
+                // command line keeps them (a file already there is left as
+                // it was when no temperature finished).
                 if let Some(path) = series
-                    && matches!(e, PottsError::Interrupted)
                     && (!lines.is_empty() || std::fs::symlink_metadata(path).is_err())
+                    && let Err(written) = write_series(&state, path)
                 {
-                    let _ = write_series(&state, path);
+                    watch.series_failed = Some(written.to_string());
                 }
                 return Err((e, lines));
             }
@@ -353,10 +365,10 @@ fn run_and_report(
     let device = devices::select(study[first].backend()).map_err(errors::gpu)?;
     let signals = Signals::new();
     crate::fork::check_threads()?;
-    let (outcome, saved, failed_on_stop) = py.detach(|| {
+    let (outcome, saved, failed_on_stop, series_failed) = py.detach(|| {
         let mut watch = Watch::new(&signals, saving.as_ref());
         let outcome = run_study(study, first, state, &device, &mut watch, series.as_ref().map(|s| s.path.as_path()));
-        (outcome, watch.saved, watch.failed_on_stop)
+        (outcome, watch.saved, watch.failed_on_stop, watch.series_failed)
     });
     // A Ctrl-C during the run's last steps (its analysis, its last save),
     // or a second one, is raised here with what the run finished, not by
@@ -392,6 +404,11 @@ fn run_and_report(
     if let Some(path) = state_in {
         let _ = value.setattr("_warpmc_checkpoint", path);
     }
+    let note = match (note, series_failed) {
+        (note, None) => note,
+        (None, Some(why)) => Some(format!("warpmc: the series could not be written ({why})")),
+        (Some(note), Some(why)) => Some(format!("{note}; the series could not be written ({why})")),
+    };
     if let Some(note) = note {
         let _ = value.setattr("_warpmc_note", note);
     }

@@ -104,21 +104,30 @@ def _is_whole(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not _is_bool(value)
 
 
+def _item(value: Any) -> Any:
+    """A 0-d numpy array as its number; anything else as it is."""
+    return value.item() if getattr(value, "ndim", None) == 0 and hasattr(value, "item") else value
+
+
 def _check_kinds(options: dict[str, Any]) -> None:
     """A TypeError for an argument of the wrong kind (a string for q, a
-    number for init, …), in Python's words."""
-    for key, value in options.items():
+    number for init, …), in Python's words. A size list given as any
+    iterable (a range, a generator) is made a list here, once."""
+    for key in list(options):
+        value = _item(options[key])
         if value is None:
             continue
         name = "continue_" if key == "continue" else key
         kind = type(value).__name__
         if key in _WHOLE and not _is_whole(value):
             raise TypeError(f"{name} must be a whole number (int), not {kind}")
-        if key == "size" and not isinstance(value, (bytes, bytearray, memoryview)):
-            sizes = value.tolist() if hasattr(value, "tolist") else value
-            many = isinstance(sizes, (list, tuple))
-            if not all(_is_whole(v) for v in (sizes if many else [sizes])):
+        if key == "size" and not isinstance(value, (bytes, bytearray, memoryview, Mapping, AbstractSet)):
+            # (Bytes, dicts and sets get _plain's own words.)
+            many = isinstance(value, Iterable) and not isinstance(value, str)
+            sizes = [_item(v) for v in value] if many else [value]
+            if not all(_is_whole(v) for v in sizes):
                 raise TypeError(f"size must be a whole number or a list of them, not {value!r}")
+            options[key] = sizes if many else value
         if key in _WORDS and not isinstance(value, str):
             raise TypeError(f"{name} must be a string: {_WORDS[key]}, not {kind}")
         if key in _FLAGS and not _is_bool(value):
@@ -213,8 +222,10 @@ def run(
       samples, measurements, 2), ``a[l, t, s, m] = [energy per site, order
       parameter]`` of measurement m of sample s at temperature t of the
       l-th size, for histograms and reweighting (``numpy.load``). Written
-      when the run ends, and when Ctrl-C stops it (measurements not taken
-      are NaN).
+      when the run ends, and when Ctrl-C or an error stops it (measurements
+      not taken are NaN; a file already there is left as it was when no
+      temperature finished; a series that cannot be written then is said
+      in a note on the exception).
     - ``**more``: the other keys of a ``--config`` TOML file, by their
       names: ``height``, ``coupling`` (J), ``field`` (h),
       ``exchange_every``, and ``continue`` (give it as

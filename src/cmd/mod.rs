@@ -354,9 +354,6 @@ pub(crate) fn on_interrupt(mut handler: impl FnMut() + Send + 'static) -> anyhow
 /// then to its process group, microseconds apart.
 const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(300);
 
-/// The first Ctrl-C, SIGHUP or other stop signal ([`on_interrupt`]) sets `stop` (the job stops at its
-/// next check, saving what it has); one that comes later calls `again`,
-/// which ends the process at once.
 /// Refuses an output path that holds a Potts run's checkpoint (hours of
 /// a run that no image, genome or table should replace; these commands
 /// have no --force: move the checkpoint first), then checks that the path
@@ -370,6 +367,10 @@ pub(crate) fn check_output(option: &str, path: &std::path::Path) -> anyhow::Resu
     Ok(())
 }
 
+/// The first Ctrl-C, SIGHUP or other stop signal ([`on_interrupt`]) sets
+/// `stop` (the job stops at its next check, saving what it has); one that
+/// comes later calls `again`, which ends the process at once. A signal
+/// ignored when the program started stays ignored.
 pub(crate) fn stop_on_signals(
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     mut again: impl FnMut() + Send + 'static,

@@ -47,8 +47,14 @@ enum PottsCommand {
     /// Reported per site: the energy e = H/N;
     /// the order parameter m = (q N_max/N - 1)/(q - 1), N_max the count of the
     /// largest state (|M|/N for q = 2; a ferromagnetic order parameter, with
-    /// no staggered one for J < 0); c = N var(e)/T^2; chi = N var(m)/T;
-    /// Binder U = 1 - <m^4>/(3 <m^2>^2).
+    /// no staggered one for J < 0); c = N var(e)/T^2; chi = N var(m)/T
+    /// (both with a correction of the small bias of a variance estimated
+    /// from a finite run); Binder U = 1 - <m^4>/(3 <m^2>^2), which for
+    /// q > 2 does not go to 0 at high T; the crossings of U across L still
+    /// mark T_c. For q = 2 (Ising):
+    /// T_Ising = 2T, e_Ising = 2e + 2, chi_Ising = chi/2, c the same.
+    /// How errors are estimated, and what the too_short and slow_mode
+    /// flags of each row mean: docs/statistics.md.
     ///
     /// Examples:
     ///   warpmc potts run --q 9 --size 256 --temp 0.7 --therm 2000 --sweeps 5000
@@ -182,7 +188,9 @@ struct RunArgs {
     backend: Option<BackendChoice>,
     /// Update algorithm (default metropolis); a sweep is one update per
     /// site, and every algorithm gives the same bits on every backend:
-    ///   metropolis     the fastest sweep (bit-sliced where q ≤ 16); any q, J, h,
+    ///   metropolis     the fastest sweep (bit-sliced where q ≤ 16, h = 0, L a
+    ///                  multiple of 64 and L' of 8; elsewhere about 7 times
+    ///                  slower per site: choose such sizes for a study); any q, J, h,
     ///                  except q = 2 without a field on a torus of 8 sites or
     ///                  fewer (not ergodic there: use heat-bath). Use it away
     ///                  from critical points, and with --tempering for
@@ -220,9 +228,10 @@ struct RunArgs {
     /// (docs/mpi.md).
     #[arg(long, value_name = "HOW", default_value = "mpi", help_heading = "Protocol")]
     halo: warpmc_mpi::HaloTransport,
-    /// Read parameters from a TOML file (keys as the flags, `temps` as a
-    /// range string or list, `continue = true`; `-` reads standard input);
-    /// flags override it.
+    /// Read parameters from a TOML file (the model and protocol flags' names
+    /// with _ for - (measure_every = 10), `temps` as a range string or list,
+    /// `continue = true`; output files are flags only; `-` reads standard
+    /// input); flags override it.
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     config: Option<PathBuf>,
 
@@ -233,7 +242,9 @@ struct RunArgs {
     /// and commit, model, seed, start, algorithm, backend and the whole
     /// configuration as JSON), and `# incomplete: N of M rows` while the
     /// run has not finished them all; pandas reads it with
-    /// `read_csv(FILE, comment="#")`. As with --checkpoint, a lock beside
+    /// `read_csv(FILE, comment="#")`. Columns as --json's keys: `sweeps`
+    /// counts each sample's sweeps, thermalisation included; `measurements`
+    /// those of all samples together. As with --checkpoint, a lock beside
     /// each output file (.FILE.lock) keeps a second run from writing the
     /// same file, and no output replaces a checkpoint without --force.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
@@ -242,8 +253,9 @@ struct RunArgs {
     /// each with the run's provenance under `run`.
     #[arg(long, help_heading = "Output")]
     json: bool,
-    /// Save the final lattice as a picture (.png, with the run's provenance
-    /// in a text chunk named warpmc-provenance) or NumPy array (.npy).
+    /// Save the final lattice (of the last size, temperature and sample) as
+    /// a picture (.png, with the run's provenance in a text chunk named
+    /// warpmc-provenance) or NumPy array (.npy).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     snapshot: Option<PathBuf>,
     /// Write every measurement (energy per site and order parameter) as a
@@ -260,7 +272,8 @@ struct RunArgs {
     /// finished run gives its results without sweeping again; a second
     /// Ctrl-C stops at once, without saving). SIGTERM, SIGHUP, SIGXCPU (a
     /// soft CPU-time limit) and SIGUSR1/SIGUSR2 (sent by batch systems
-    /// ahead of a time limit) save and stop as Ctrl-C does; a checkpoint
+    /// ahead of a time limit) save and stop as Ctrl-C does, unless ignored
+    /// when the run started (under nohup, SIGHUP is); a checkpoint
     /// that cannot be written on the way (a full disk) is warned of and
     /// tried again, the previous one kept. While a run writes FILE it
     /// holds a lock beside it (.FILE.lock): a second run given the same
@@ -985,9 +998,11 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // together, once the first has written the results below.
     let swept = result.is_ok();
     // The last lattice of a run that swept to its end is written first: a
-    // finished run's checkpoint does not keep it, so while the snapshot is
-    // not written the checkpoint keeps the state it last saved, from which
-    // --resume can make it. Every process takes part in gathering it.
+    // finished run's checkpoint does not keep it, so when the snapshot
+    // fails a checkpoint this run saved keeps that state, from which
+    // --resume can make it (a file that holds no state of this run takes
+    // the finished run's results). Every process takes part in gathering
+    // it.
     let snapshot_error = match &args.snapshot {
         Some(path) if swept => {
             let written = runner.lattice().map_err(anyhow::Error::from).and_then(|lattice| {
@@ -1001,14 +1016,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 Ok(())
             });
             team.agree(written).err().map(|e| match &checkpoint_path {
-                Some(c) if team.is_first() && c.exists() => anyhow::anyhow!(
+                Some(c) if team.is_first() && out.checkpoint_ours => anyhow::anyhow!(
                     "{e}; the checkpoint {c} holds the state it last saved, not the finished run: `--resume {c} \
                      --snapshot OTHER.png` runs again what came after it and writes the snapshot",
                     c = c.display()
                 ),
                 Some(c) if team.is_first() => anyhow::anyhow!(
-                    "{e}; no checkpoint was saved before the run ended, and {c} is not written now (a finished \
-                     run's checkpoint would not hold the lattice): only running again writes the snapshot",
+                    "{e}; no checkpoint was saved before the run ended, so {c} takes the finished run's results, \
+                     which do not hold the lattice: only running again writes the snapshot",
                     c = c.display()
                 ),
                 _ => e,
@@ -1016,7 +1031,9 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         }
         _ => None,
     };
-    let final_checkpoint = swept && checkpoint_path.is_some() && snapshot_error.is_none();
+    // Every process takes the same branch: the snapshot's outcome is agreed.
+    let keep_earlier = snapshot_error.is_some() && team.first_says(out.checkpoint_ours);
+    let final_checkpoint = swept && checkpoint_path.is_some() && !keep_earlier;
     let result = match (result, &out.checkpoint_path) {
         (Ok(_), Some(path)) if team.is_first() && final_checkpoint => checkpoint::write(path, &study[at], &state),
         (result, _) => result.map(drop),
@@ -1522,9 +1539,10 @@ impl Output {
                     )
                 } else if spans_too_few_taus(r.measurements, self.measure_every, tau_sweeps) {
                     noteln!(
-                        "warning: {at}: its {} measurements span fewer than {TOO_SHORT_TAUS} τ_int ({tau}); its \
-                         error bars are not to be trusted: run more --sweeps or --samples",
+                        "warning: {at}: its {} measurements, {} sweeps apart, span fewer than {TOO_SHORT_TAUS} τ_int \
+                         ({tau}); its error bars are not to be trusted: run more --sweeps or --samples",
                         r.measurements,
+                        self.measure_every,
                     )
                 }
                 // Otherwise the replicas' summed energy alone flagged it.

@@ -102,7 +102,8 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
     );
     let mut rows: Vec<ExactRow> = Vec::new();
     let mut shown: anyhow::Result<()> = Ok(());
-    // Set when standard output fails: the values left would go nowhere.
+    // Set when standard output fails: without --out the values left would
+    // go nowhere, and the work stops.
     let unshown = std::cell::Cell::new(false);
     let computed = for_each_exact_row(
         a.q,
@@ -110,7 +111,7 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         &temperatures,
         a.coupling,
         TEXT_BYTES_PER_ROW,
-        &mut || interrupted.load(Ordering::SeqCst) || unshown.get(),
+        &mut || interrupted.load(Ordering::SeqCst) || (unshown.get() && a.out.is_none()),
         &mut |r| {
             bar.inc(1);
             if shown.is_ok() {
@@ -126,8 +127,12 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         Err(PottsError::Interrupted) => true,
         Err(e) => return Err(e.into()),
     };
-    // A reader that went away (`| head`) ends the work quietly.
-    shown?;
+    // A reader that went away (`| head`) ends the work quietly; --out is
+    // written first.
+    let shown = match shown {
+        Err(e) if a.out.is_none() => return Err(e),
+        shown => shown,
+    };
     if let Some(path) = &a.out
         && !rows.is_empty()
     {
@@ -166,7 +171,7 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         noteln!("interrupted: {} of the {count} values were computed{kept}", rows.len());
         return Err(super::QuietExit(super::interrupted_status()).into());
     }
-    Ok(())
+    shown
 }
 
 /// Prints a value as it comes: a JSON object, or a row of the table (after

@@ -5,8 +5,8 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (6; versions 3 to 5 are read too: they hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
-//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit) |
+//! | 4 | format version (7; versions 3 to 6 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
+//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
 //! | N each | lattices, row-major, packed at b = 1, 2, 4 or 8 bits per site (the fewest that hold q − 1), lowest bits first, each lattice padded with zero bits to whole bytes: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
@@ -31,8 +31,13 @@ const MAGIC: &[u8; 8] = b"WMCPOTTS";
 /// checkpoint is 512 MiB, not 4 GiB). Version 5 recorded the update
 /// algorithm in the protocol: a warpmc that reads only version 4 would
 /// continue a heat-bath or cluster run with Metropolis, so it must refuse
-/// the file.
-const VERSION: u32 = 6;
+/// the file. Version 7 starts an ordered lattice under a field h < 0 in
+/// state 1, which the field favours, where earlier versions used state 0:
+/// such a run of an earlier version cannot be continued bit for bit (its
+/// chains not yet started would start otherwise), and is refused.
+const VERSION: u32 = 7;
+/// The last version whose ordered start under h < 0 was state 0.
+const LAST_ORDERED_AT_ZERO: u32 = 6;
 /// The last version of one byte per site.
 const LAST_BYTE_PER_SITE: u32 = 5;
 /// The oldest version read: versions 3 and 4 hold Metropolis runs (their
@@ -301,6 +306,14 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let header: Header = serde_json::from_slice(&body[20..json_end]).map_err(|e| format!("unreadable header: {e}"))?;
     let cfg = header.config;
     cfg.validate().map_err(|e| format!("invalid protocol: {e}"))?;
+    if version <= LAST_ORDERED_AT_ZERO && cfg.field() < 0.0 && cfg.init() == crate::InitialState::Ordered {
+        return Err(format!(
+            "format version {version} started ordered lattices under h = {} < 0 in state 0, which this warpmc \
+             starts in state 1 (the state the field favours): the run cannot be continued bit for bit; finish it \
+             with the warpmc that wrote it, or start it again",
+            cfg.field()
+        ));
+    }
     let n = cfg.size() * cfg.height();
     let bits = if version <= LAST_BYTE_PER_SITE { 8 } else { bits_per_site(cfg.q()) };
     let per_lattice = packed_len(n, bits);

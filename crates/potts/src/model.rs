@@ -3,7 +3,8 @@
 //! H = −J Σ_⟨ij⟩ δ(sᵢ, sⱼ) − h Σᵢ δ(sᵢ, 0)
 //!
 //! over nearest-neighbour bonds of a periodic lattice, spins in {0, …, q−1},
-//! k_B = 1. The field h favours state 0 (the state an ordered start uses).
+//! k_B = 1. The field h favours state 0 (h > 0) or disfavours it (h < 0);
+//! an ordered start puts every site in a state it favours.
 //! With q = 2 this is the Ising model at T_Ising = 2T with coupling J/2.
 
 use crate::error::{PottsError, Result};

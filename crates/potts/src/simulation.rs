@@ -223,8 +223,9 @@ impl<B: Backend + ?Sized> Simulation<B> {
         self
     }
 
-    /// Replaces the lattice by a start state: all spins 0, or random ones
-    /// drawn from the chain's own start-state numbers.
+    /// Replaces the lattice by a start state: every spin in a state the
+    /// field favours (0, or 1 when h < 0), or random ones drawn from the
+    /// chain's own start-state numbers.
     pub fn start(&mut self, init: InitialState) -> Result<&mut Self> {
         let lattice = Lattice::new(&self.model, init, self.chain.seed, self.chain.stream);
         self.set_lattice(&lattice)

@@ -176,8 +176,8 @@ warpmc_testkit::test_device!(
 );
 
 /// A checkpoint in `version` with its JSON header edited by `edit`; from
-/// version 6 to versions 3 to 5, with its lattices unpacked to one byte per
-/// site.
+/// versions 6 and 7 to versions 3 to 5, with its lattices unpacked to one
+/// byte per site.
 fn rewritten(bytes: &[u8], version: u32, edit: impl Fn(&str) -> String) -> Vec<u8> {
     let json_len = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
     let json = edit(std::str::from_utf8(&bytes[20..20 + json_len]).unwrap());
@@ -186,8 +186,8 @@ fn rewritten(bytes: &[u8], version: u32, edit: impl Fn(&str) -> String) -> Vec<u
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
     out.extend_from_slice(json.as_bytes());
     let from = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-    if version <= 5 && from == 6 {
-        // Version 6 packs 1, 2, 4 or 8 bits per site, lowest bits first,
+    if version <= 5 && from >= 6 {
+        // Versions 6 and 7 pack 1, 2, 4 or 8 bits per site, lowest bits first,
         // each lattice padded to whole bytes.
         let config = decode(bytes).unwrap().config;
         let bits = match config.q() {
@@ -223,8 +223,9 @@ fn checkpoints_move_between_runners() {
     let mut stop = StopAt { looks: 0, stop_at: 30, saved: None };
     let mut state = RunState::new(&cfg);
     assert!(Runner::sequential(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop).is_err());
-    let v6 = stop.saved.unwrap();
-    assert_eq!(u32::from_le_bytes(v6[8..12].try_into().unwrap()), 6);
+    let v7 = stop.saved.unwrap();
+    assert_eq!(u32::from_le_bytes(v7[8..12].try_into().unwrap()), 7);
+    let v6 = rewritten(&v7, 6, str::to_string);
     let v5 = rewritten(&v6, 5, str::to_string);
     let no_algorithm = |j: &str| {
         assert!(j.contains(",\"algorithm\":\"metropolis\""), "{j}");
@@ -232,7 +233,16 @@ fn checkpoints_move_between_runners() {
     };
     let v4 = rewritten(&v5, 4, no_algorithm);
     let v3 = rewritten(&v5, 3, |j| no_algorithm(j).replace("\"current\":1", "\"has_current\":true"));
-    for bytes in [v6, v5, v4, v3] {
+    // Before version 7 an ordered start under h < 0 was state 0: such a run
+    // is refused, whatever its algorithm.
+    let against_field = |j: &str| {
+        assert!(j.contains("\"init\":\"random\"") && j.contains("\"field\":0.0"), "{j}");
+        j.replace("\"init\":\"random\"", "\"init\":\"ordered\"").replace("\"field\":0.0", "\"field\":-0.5")
+    };
+    let e = decode(&rewritten(&v7, 6, against_field)).unwrap_err().to_string();
+    assert!(e.contains("format version 6 started ordered lattices under h = -0.5"), "{e}");
+    assert!(decode(&rewritten(&v7, 7, against_field)).is_ok());
+    for bytes in [v7, v6, v5, v4, v3] {
         let Checkpoint { config, mut state } = decode(&bytes).unwrap();
         assert_eq!(config.algorithm(), Algorithm::Metropolis);
         let resumed = Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap();
@@ -245,8 +255,8 @@ fn checkpoints_move_between_runners() {
     assert!(Runner::on(hb.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&hb), &mut stop).is_err());
     let bytes = stop.saved.unwrap();
     assert_eq!(decode(&bytes).unwrap().config.algorithm(), Algorithm::HeatBath);
-    let e = decode(&rewritten(&bytes, 7, str::to_string)).unwrap_err().to_string();
-    assert!(e.contains("reads version 6") && !e.contains("damaged"), "{e}");
+    let e = decode(&rewritten(&bytes, 8, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("reads version 7") && !e.contains("damaged"), "{e}");
     // A flipped bit in the version field itself: the checksum says so.
     let mut flipped = bytes.clone();
     flipped[11] ^= 0x80;
