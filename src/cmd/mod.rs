@@ -289,13 +289,8 @@ static STOPPED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::
 /// Signals, besides SIGINT, that stop a job as Ctrl-C does.
 const STOP_SIGNALS: [libc::c_int; 5] = [libc::SIGTERM, libc::SIGHUP, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2];
 
-/// SIGINTs raised by [`on_stop_signal`] that the Ctrl-C handler has not
-/// yet taken: with SIGINT ignored from the start, only these count.
-static RAISED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 extern "C" fn on_stop_signal(signal: libc::c_int) {
     STOPPED_BY.store(signal, std::sync::atomic::Ordering::SeqCst);
-    RAISED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: raise is async-signal-safe; ctrlc's SIGINT handler takes it
     // from here as it takes Ctrl-C.
     unsafe {
@@ -303,9 +298,8 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
     }
 }
 
-/// Whether `signal` was ignored when the program started: the shell's
-/// way of shielding a job (`nohup` ignores SIGHUP; a job started with `&`
-/// from a script ignores SIGINT), which a program keeps.
+/// Whether `signal` was ignored when the program started: the way a job
+/// is shielded from it (`nohup` ignores SIGHUP), which a program keeps.
 fn ignored(signal: libc::c_int) -> bool {
     // SAFETY: sigaction with a null new action only reads the disposition
     // into `old`, a zeroed sigaction the call fills in.
@@ -317,30 +311,22 @@ fn ignored(signal: libc::c_int) -> bool {
 
 /// Calls `handler` on Ctrl-C (SIGINT), SIGHUP, SIGTERM, SIGXCPU, SIGUSR1
 /// and SIGUSR2, from a thread of its own, and remembers which of the last
-/// five came for [`interrupted_status`]. A signal ignored when the program
-/// started stays ignored (under `nohup`, a closed terminal does not stop
-/// the job).
-pub(crate) fn on_interrupt(mut handler: impl FnMut() + Send + 'static) -> anyhow::Result<()> {
+/// five came for [`interrupted_status`]. Those five stay ignored if they
+/// were when the program started (under `nohup`, a closed terminal does not
+/// stop the job). SIGINT is always heard, even where a shell started the
+/// job ignoring it (a background job of a script): a SIGINT sent on purpose
+/// (`kill -INT`, a test harness) saves and stops the job, and one from the
+/// terminal does no worse.
+pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    use std::sync::atomic::Ordering;
-    let sigint_ignored = ignored(libc::SIGINT);
     // Read before ctrlc installs its own handlers of SIGTERM and SIGHUP.
     let shielded: Vec<bool> = STOP_SIGNALS.iter().map(|&s| ignored(s)).collect();
-    // The other signals reach the handler through SIGINT (on_stop_signal),
-    // so its handler is installed even when SIGINT itself is ignored; a
-    // SIGINT that on_stop_signal did not raise is then dropped.
-    ctrlc::set_handler(move || {
-        let raised = RAISED.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
-        if raised || !sigint_ignored {
-            handler();
-        }
-    })
-    .context("installing the Ctrl-C handler")?;
+    ctrlc::set_handler(handler).context("installing the Ctrl-C handler")?;
     for (signal, shielded) in STOP_SIGNALS.into_iter().zip(shielded) {
         let action = if shielded { libc::SIG_IGN } else { on_stop_signal as *const () as libc::sighandler_t };
         // SAFETY: on_stop_signal is an extern "C" function of the signature
-        // a handler has, and does only async-signal-safe things (atomic
-        // operations, raise); it replaces ctrlc's SIGTERM handler, whose
+        // a handler has, and does only async-signal-safe things (an atomic
+        // store, raise); it replaces ctrlc's SIGTERM handler, whose
         // work it hands on (and ctrlc's SIGHUP handler likewise), or
         // SIG_IGN puts back the disposition the program started with.
         let previous = unsafe { libc::signal(signal, action) };
@@ -370,7 +356,7 @@ pub(crate) fn check_output(option: &str, path: &std::path::Path) -> anyhow::Resu
 /// The first Ctrl-C, SIGHUP or other stop signal ([`on_interrupt`]) sets
 /// `stop` (the job stops at its next check, saving what it has); one that
 /// comes later calls `again`, which ends the process at once. A signal
-/// ignored when the program started stays ignored.
+/// other than SIGINT ignored when the program started stays ignored.
 pub(crate) fn stop_on_signals(
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     mut again: impl FnMut() + Send + 'static,
