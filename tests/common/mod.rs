@@ -9,7 +9,22 @@ use std::process::{Command, Output};
 
 /// The binary under test: Cargo's build of it, or `WARPMC_BIN` (used when
 /// the packed tests run on a GPU machine next to a packed binary).
+///
+/// The first call also gives the stop signals their default action in this
+/// process, so that the programs it starts inherit them: warpmc keeps a
+/// stop signal ignored if it was at its start (as under `nohup`), and the
+/// tests that send one must not depend on how the test run was started.
 pub(crate) fn bin() -> PathBuf {
+    static DEFAULT_SIGNALS: std::sync::Once = std::sync::Once::new();
+    DEFAULT_SIGNALS.call_once(|| {
+        for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2] {
+            // SAFETY: setting a signal's disposition to SIG_DFL installs no
+            // handler; nothing in the test harness relies on these signals.
+            unsafe {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+    });
     std::env::var_os("WARPMC_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_warpmc")))
 }
 
