@@ -17,7 +17,7 @@ use warpmc_host::output::same_file;
 use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
 use warpmc_potts::protocol::check_study_memory;
 use warpmc_potts::report::JsonLines;
-use warpmc_potts::snapshot::{SeriesShape, write_series_npy};
+use warpmc_potts::snapshot::write_study_series;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, CpuBackend, InitialState, Lattice, Observer, PottsError, PottsModel,
     ProtocolConfig, Provenance, RunState, Runner, Simulation, checkpoint, describe_value_error,
@@ -281,17 +281,7 @@ fn run_study(
 ) -> Result<Vec<String>, (PottsError, Vec<String>)> {
     // Every measurement of every size, as `potts run --series` writes it
     // (measurements not taken are NaN).
-    let write_series = |state: &RunState, path: &Path| {
-        let last = study.last().expect("a study has a size");
-        let shape = SeriesShape {
-            temperatures: last.temperatures().len(),
-            samples: last.samples() as usize,
-            measurements: last.measurements_per_chain() as usize,
-        };
-        let mut runs = state.study_series();
-        runs.resize(study.len(), &[]);
-        write_series_npy(path, &runs, shape)
-    };
+    let write_series = |state: &RunState, path: &Path| write_study_series(path, study, state);
     let mut lines = Vec::new();
     for (i, cfg) in study.iter().enumerate().skip(first) {
         let failed = |e: PottsError, lines: &mut Vec<String>| (e, std::mem::take(lines));

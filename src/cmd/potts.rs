@@ -15,7 +15,6 @@ use warpmc_host::output::NamedFile;
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, spans_too_few_taus};
 use warpmc_potts::protocol::sci;
 use warpmc_potts::report::JsonLines;
-use warpmc_potts::snapshot::SeriesShape;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, PottsModel, ProtocolConfig,
     Provenance, RunState, TemperatureResult, Temperatures, checkpoint, snapshot,
@@ -1111,15 +1110,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // sees of the file (processes may run in other directories).
     let written = match series {
         Some(path) if team.is_first() => {
-            let cfg = &study[at];
-            let shape = SeriesShape {
-                temperatures: cfg.temperatures().len(),
-                samples: cfg.samples() as usize,
-                measurements: cfg.measurements_per_chain() as usize,
-            };
-            let mut runs = state.study_series();
-            runs.resize(study.len(), &[]);
-            snapshot::write_series_npy(path, &runs, shape).map_err(|e| elsewhere(&e, "--series OTHER.npy"))
+            snapshot::write_study_series(path, &study, &state).map_err(|e| elsewhere(&e, "--series OTHER.npy"))
         }
         _ => Ok(()),
     };

@@ -20,6 +20,7 @@ use std::path::Path;
 use crate::error::{PottsError, Result};
 use crate::lattice::Lattice;
 use crate::observables::Measurement;
+use crate::protocol::{ProtocolConfig, RunState};
 
 /// The hand-picked leading colours: state 0 a near-black navy (the ordered
 /// start's state, so an ordered background stays dark), then well separated
@@ -195,6 +196,31 @@ pub fn write_npy(lattice: &Lattice, path: &Path) -> Result<()> {
         out.write_all(&header)?;
         out.write_all(lattice.spins())
     })?)
+}
+
+/// Writes the series of a whole study as [`write_series_npy`] lays it out:
+/// one slice per size of `study`, in its order, from `state` (sizes not
+/// reached yet, and measurements not taken yet, are NaN). `potts run
+/// --series` and the Python `series=` both write through here, so their
+/// files agree byte for byte.
+///
+/// # Errors
+///
+/// [`PottsError::Io`] if the file cannot be written.
+///
+/// # Panics
+///
+/// If `study` is empty (a study has at least one size).
+pub fn write_study_series(path: &Path, study: &[ProtocolConfig], state: &RunState) -> Result<()> {
+    let cfg = study.first().expect("a study has a size");
+    let shape = SeriesShape {
+        temperatures: cfg.temperatures().len(),
+        samples: cfg.samples() as usize,
+        measurements: cfg.measurements_per_chain() as usize,
+    };
+    let mut runs = state.study_series();
+    runs.resize(study.len(), &[]);
+    write_series_npy(path, &runs, shape)
 }
 
 /// Writes the raw measurement series of a run as a NumPy `.npy` file of
