@@ -47,7 +47,8 @@ pub(crate) struct FlameArgs {
 
 #[derive(Debug, Subcommand)]
 enum FlameCommand {
-    /// Render the flames of a genome file to PNG, as flam3-render does.
+    /// Render the flames of a genome file to PNG (or JPEG, PPM), as
+    /// flam3-render does.
     ///
     /// Size, quality, filters and colours come from the genome; the
     /// options scale them. A file with several <flame> elements gives one
@@ -81,8 +82,11 @@ enum SelectionArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ShuffleArg {
+    /// Points stay in their thread.
     None,
+    /// cuburn's fixed exchange through shared memory.
     Simple,
+    /// A random rotation of each warp's lanes, then the simple exchange.
     Better,
 }
 
@@ -180,7 +184,9 @@ struct RenderOpts {
     /// its counts.
     #[arg(long, value_enum, default_value = "f32")]
     precision: PrecisionArg,
-    /// GPU: how xforms are chosen (per warp needs the point shuffle).
+    /// GPU: how xforms are chosen (per warp, points must move between warps
+    /// after each iteration, --shuffle, or each warp's points stay on one
+    /// path of the chaos game).
     #[arg(long, value_enum, default_value = "thread", help_heading = "GPU tuning")]
     selection: SelectionArg,
     /// GPU: how points move between warps after each iteration (with
@@ -243,14 +249,21 @@ struct AnimateArgs {
     /// --transparent, out.mov: ProRes 4444 with alpha) through ffmpeg
     /// instead of writing PNG files (ffmpeg must be on the PATH; without it
     /// the command stops before rendering). Interrupted, the frames so far
-    /// are kept as OUT.frames-FIRST-LAST.mp4.
+    /// are kept as OUT.frames-FIRST-LAST.mp4; a process killed outright
+    /// (kill -9, out of memory, a lost node) leaves no video, so for long
+    /// renders write PNG frames (--skip-existing resumes them) and encode
+    /// them afterwards. Odd sides are filled by repeating the last column
+    /// or row; --pixel-aspect becomes the video's sample aspect ratio, and
+    /// --fields makes it interlaced H.264, top field first.
     #[arg(long, value_name = "OUT.mp4")]
     video: Option<PathBuf>,
     /// Frames per second of the video: a whole number, a decimal (29.97)
     /// or a ratio (30000/1001, NTSC's exact rate).
     #[arg(long, default_value = "30", value_parser = flame_animate::FrameRate::parse)]
     fps: flame_animate::FrameRate,
-    /// Constant-quality factor of an H.264 video (0 lossless, 51 worst).
+    /// Constant-quality factor of an H.264 video (0 best, 51 worst; 0 is
+    /// x264's lossless mode, which few players decode, and the frames are
+    /// still converted to 4:2:0 colour first).
     #[arg(long, default_value_t = 18, value_parser = clap::value_parser!(u8).range(0..=51))]
     crf: u8,
     /// Compression of PNG frames: fast (files about a third larger,
@@ -980,7 +993,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let frames = FrameTimes { begin, end, dtime: a.dtime };
     if let Some(v) = &a.video {
         not_standard_output("--video", v)?;
-        flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts))?;
+        flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts), a.fields)?;
         super::check_output("--video", v)?;
     }
     let video = &a.video;
@@ -1032,9 +1045,16 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         first_cost.get_or_insert(cost);
     }
     let first_cost = first_cost.expect("at least one frame");
+    let encoding = flame_animate::Encoding {
+        transparent: a.opts.transparent,
+        fps: a.fps,
+        crf: a.crf,
+        pixel_aspect: a.opts.pixel_aspect,
+        fields: a.fields,
+    };
     if video.is_some()
         && !a.opts.quiet
-        && let Some(note) = flame_animate::padding_note(a.opts.transparent, first_cost.width, first_cost.height)
+        && let Some(note) = flame_animate::padding_note(&encoding, first_cost.width, first_cost.height)
     {
         noteln!("{note}");
     }
@@ -1042,6 +1062,11 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     if !a.opts.quiet {
         noteln!("{}", describe_cost(&format!("animation: {} frame(s), each", frames.count()), &first_cost, None));
     }
+    // Ctrl-C is heard from here on: a scratch video that ffmpeg is asked
+    // to write (`Video::start`) is removed, not left behind by a process
+    // stopped at once.
+    let mut s = s;
+    stop_on_ctrl_c(&mut s)?;
     let outputs = flame_animate::Outputs {
         png_prefix: video.is_none().then(|| a.prefix.clone()),
         bits: bits(&a.opts),
@@ -1050,28 +1075,21 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             PngCompressionArg::Balanced => PngCompression::Balanced,
         },
         video: match &video {
-            Some(v) => Some(flame_animate::Video::start(
-                v,
-                first_cost.width,
-                first_cost.height,
-                a.opts.transparent,
-                a.fps,
-                a.crf,
-            )?),
+            Some(v) => Some(flame_animate::Video::start(v, first_cost.width, first_cost.height, encoding)?),
             None => None,
         },
         sheet: a.contact_sheet.as_ref().map(|p| {
             flame_animate::ContactSheet::new(p, frames.count(), first_cost.width, first_cost.height, a.opts.transparent)
         }),
     };
-    let mut s = s;
-    stop_on_ctrl_c(&mut s)?;
     // PNG encoding is the slow part of writing: a few threads beside the
     // renderer's.
     let png_threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 6) - 1;
     let mut writers = flame_animate::Writers::start(outputs, png_threads);
 
-    // One bar for the whole animation, in iterations.
+    // One bar for the whole animation, in iterations of the frames to
+    // render: a frame left out (--skip-existing) shortens it, so that the
+    // time left is that of the renders alone.
     let b = bar(a.opts.quiet, format!("frame 1/{}", frames.count()), total.min(u64::MAX as f64) as u64);
     let len = b.length().unwrap_or(1) as f64;
     let start = Instant::now();
@@ -1091,7 +1109,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             done += share;
             skipped += 1;
             skipped_share += share;
-            b.set_position((done * len) as u64);
+            b.set_length(((1.0 - skipped_share) * len).max(1.0) as u64);
             if let Some(frame) = frame {
                 let (text, compressed) = (Vec::new(), Vec::new());
                 let out = flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: true };
@@ -1107,7 +1125,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                 let st = RenderSettings { field, ..st.clone() };
                 engine.render(&flames, time, &st, &|f| {
                     let so_far = done + (half + f / 2.0) * share;
-                    b.set_position((so_far * len) as u64);
+                    b.set_position(((so_far - skipped_share) * len) as u64);
                     log.within(&what, so_far, skipped_share);
                 })
             };
@@ -1117,7 +1135,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             let what = format!("frame {}/{} (time {t})", k + 1, frames.count());
             engine.render(&flames, t as f64, &st, &|f| {
                 let so_far = done + f * share;
-                b.set_position((so_far * len) as u64);
+                b.set_position(((so_far - skipped_share) * len) as u64);
                 log.within(&what, so_far, skipped_share);
             })
         };

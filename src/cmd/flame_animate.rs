@@ -56,12 +56,57 @@ fn ffmpeg_available() -> bool {
     ffmpeg_runs().is_ok()
 }
 
+/// How frames become a video: what ffmpeg must know of them besides their
+/// size.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Encoding {
+    /// RGBA frames, written as ProRes 4444 with alpha (.mov only).
+    pub(crate) transparent: bool,
+    pub(crate) fps: FrameRate,
+    /// H.264's constant-quality factor.
+    pub(crate) crf: u8,
+    /// Width over height of a pixel (`--pixel-aspect`), written as the
+    /// video's sample aspect ratio so that players show the frames
+    /// unstretched.
+    pub(crate) pixel_aspect: f64,
+    /// Interlaced frames (`--fields`: the even rows at t, the odd rows at
+    /// t + 0.5), encoded as interlaced H.264, top field first.
+    pub(crate) fields: bool,
+}
+
+impl Encoding {
+    /// The size of the video's pictures: H.264's 4:2:0 chroma needs even
+    /// sides, and a height that is a multiple of 4 when interlaced (each
+    /// field's chroma again takes two rows); ProRes 4444 takes any size.
+    fn picture(&self, width: u32, height: u32) -> (u32, u32) {
+        if self.transparent {
+            return (width, height);
+        }
+        let rows = if self.fields { 4 } else { 2 };
+        (width.next_multiple_of(2), height.next_multiple_of(rows))
+    }
+}
+
+/// Whether a video file's container takes H.264 (warpmc's codec for it).
+fn takes_h264(ext: &str) -> bool {
+    matches!(ext, "mp4" | "m4v" | "mkv" | "mov")
+}
+
 /// Refuses video settings that would lose what the frames hold: an alpha
 /// channel anywhere but in a .mov (ProRes 4444; H.264 and the other
 /// containers' default codecs drop it, leaving unassociated colours at full
-/// strength), and 16-bit samples (the video takes 8-bit frames).
-pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits) -> anyhow::Result<()> {
+/// strength), 16-bit samples (the video takes 8-bit frames), and
+/// interlaced frames in anything but H.264 (which warpmc writes
+/// interlaced; other codecs would take them for progressive frames).
+pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits, fields: bool) -> anyhow::Result<()> {
     let ext = video.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    if fields && (transparent || !takes_h264(&ext)) {
+        bail!(
+            "--fields with --video {}: interlaced video is written as H.264 only (.mp4, .m4v, .mkv or .mov, without \
+             --transparent); write PNG frames (leave out --video) for other codecs",
+            video.display()
+        );
+    }
     if transparent && ext != "mov" {
         bail!(
             "--transparent with --video {}: this video would have no alpha channel; write a .mov (ProRes 4444 with \
@@ -75,14 +120,18 @@ pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits) -
     Ok(())
 }
 
-/// A note for frames H.264 pads to even sides (none with `transparent`,
-/// whose ProRes takes any size).
-pub(crate) fn padding_note(transparent: bool, width: u32, height: u32) -> Option<String> {
-    (!transparent && (width % 2 == 1 || height % 2 == 1)).then(|| {
+/// A note for frames the video pads (see [`Encoding::picture`]).
+pub(crate) fn padding_note(encoding: &Encoding, width: u32, height: u32) -> Option<String> {
+    let (w, h) = encoding.picture(width, height);
+    ((w, h) != (width, height)).then(|| {
+        let why = if encoding.fields {
+            "interlaced H.264 takes even widths and heights that are multiples of 4"
+        } else {
+            "H.264 takes even sides"
+        };
         format!(
-            "note: {width}x{height} has an odd side, so the video is {}x{}: a black row or column is added",
-            width + width % 2,
-            height + height % 2
+            "note: the video is {w}x{h}, not {width}x{height} ({why}): the last column or rows are repeated to fill \
+             it"
         )
     })
 }
@@ -181,19 +230,12 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 impl Video {
-    /// Starts ffmpeg for `width × height` frames at `fps`: H.264 (yuv420p,
-    /// odd sides padded by a pixel) at constant quality `crf` for MP4, MKV
-    /// and MOV targets, the container's default codec otherwise; with
+    /// Starts ffmpeg for `width × height` frames: H.264 (yuv420p, padded
+    /// as [`Encoding::picture`] says) at constant quality for MP4, MKV and
+    /// MOV targets, the container's default codec otherwise; with
     /// `transparent`, RGBA frames as ProRes 4444 with alpha (MOV only, see
     /// [`check_video_options`]).
-    pub(crate) fn start(
-        target: &Path,
-        width: u32,
-        height: u32,
-        transparent: bool,
-        fps: FrameRate,
-        crf: u8,
-    ) -> anyhow::Result<Video> {
+    pub(crate) fn start(target: &Path, width: u32, height: u32, encoding: Encoding) -> anyhow::Result<Video> {
         let ext = target.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
         // The video is made beside the file a symlink points to and renamed
         // over that file, so the link stays a link; a device or FIFO is
@@ -205,8 +247,8 @@ impl Video {
         // ffmpeg fails on a container or codec it cannot write only once
         // it has a frame: two black frames written to a scratch file first
         // find that out before any frame is rendered.
-        probe(target, &ext, width, height, transparent, fps, crf)?;
-        let mut cmd = ffmpeg_command(&ext, width, height, transparent, fps, crf);
+        probe(target, &ext, width, height, encoding)?;
+        let mut cmd = ffmpeg_command(&ext, width, height, encoding);
         cmd.arg(&partial).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
         // A process group of its own: Ctrl-C in the terminal reaches warpmc
         // alone, which ends ffmpeg's input so that the frames so far make a
@@ -233,7 +275,7 @@ impl Video {
             target: file,
             shown: target.to_path_buf(),
             size: (width, height),
-            channels: if transparent { 4 } else { 3 },
+            channels: if encoding.transparent { 4 } else { 3 },
             pushed: Vec::new(),
             complained,
             messages,
@@ -409,36 +451,52 @@ impl Drop for Video {
 /// The ffmpeg command that encodes raw `width × height` frames from its
 /// standard input into a video of the container `ext` names (the output
 /// path is left to add): see [`Video::start`].
-fn ffmpeg_command(ext: &str, width: u32, height: u32, transparent: bool, fps: FrameRate, crf: u8) -> Command {
+fn ffmpeg_command(ext: &str, width: u32, height: u32, encoding: Encoding) -> Command {
+    let Encoding { transparent, fps, crf, pixel_aspect, fields } = encoding;
     let mut cmd = Command::new("ffmpeg");
     cmd.args(["-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo"])
         .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
         .args(["-s", &format!("{width}x{height}"), "-r", &fps.ffmpeg(), "-i", "pipe:0"]);
+    let mut filters = Vec::new();
+    let (w, h) = encoding.picture(width, height);
+    if (w, h) != (width, height) {
+        // The added column and rows repeat the frame's last ones: padding
+        // of another colour would show as a line at the edge, and 4:2:0
+        // chroma would bleed it into the frame's last column.
+        filters.push(format!("pad={w}:{h},fillborders=right={}:bottom={}:mode=smear", w - width, h - height));
+    }
+    // Players size the picture by its sample aspect ratio (setsar's max
+    // denominator 1000 keeps NTSC's 10:11 exact).
+    filters.push(format!("setsar=sar={pixel_aspect}:max=1000"));
+    if fields {
+        filters.push("setfield=tff".into());
+    }
+    // The frames are sRGB and the video HD: converted with BT.709's matrix
+    // and tagged so, as players and editors assume for HD (ffmpeg's
+    // default matrix, BT.601, untagged, shifts the colours where they do).
+    let bt709 = |format: &str| {
+        let interlaced = if fields { ":interl=1" } else { "" };
+        format!(
+            "scale=out_color_matrix=bt709:out_range=tv{interlaced},format={format},\
+             setparams=colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv"
+        )
+    };
+    let tags = ["-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-color_range", "tv"];
     if transparent {
         // ProRes 4444 keeps the alpha channel, unassociated as in the
         // PNG frames (`check_video_options` allows only .mov here).
-        cmd.args(["-c:v", "prores_ks", "-profile:v", "4444", "-pix_fmt", "yuva444p10le"]);
-    } else {
-        if matches!(ext, "mp4" | "m4v" | "mkv" | "mov") {
-            // 4:2:0 chroma needs even sides. The frames are sRGB and the
-            // video HD: converted with BT.709's matrix and tagged so, as
-            // players assume for HD (ffmpeg's default matrix, BT.601,
-            // untagged, shifts the colours where they do).
-            cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2,scale=out_color_matrix=bt709:out_range=tv,format=yuv420p"])
-                .args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string()])
-                .args([
-                    "-colorspace",
-                    "bt709",
-                    "-color_primaries",
-                    "bt709",
-                    "-color_trc",
-                    "bt709",
-                    "-color_range",
-                    "tv",
-                ]);
-        } else {
-            cmd.args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]);
+        filters.push(bt709("yuva444p10le"));
+        cmd.args(["-vf", &filters.join(",")]).args(["-c:v", "prores_ks", "-profile:v", "4444"]).args(tags);
+    } else if takes_h264(ext) {
+        filters.push(bt709("yuv420p"));
+        cmd.args(["-vf", &filters.join(",")])
+            .args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string()])
+            .args(tags);
+        if fields {
+            cmd.args(["-flags", "+ildct+ilme"]);
         }
+    } else {
+        cmd.args(["-vf", &filters.join(",")]);
     }
     if matches!(ext, "mp4" | "m4v" | "mov") {
         cmd.args(["-movflags", "+faststart"]);
@@ -448,33 +506,25 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, transparent: bool, fps: Fr
 
 /// An error, naming ffmpeg's reason, unless ffmpeg writes two black frames
 /// into a scratch video of `target`'s container with these settings: one
-/// as wide as the video and at most 65 rows high, one as high and at most
-/// 65 columns wide, so that a codec's limit on either side (libx264 takes
+/// as wide as the video and at most 67 rows high, one as high and at most
+/// 67 columns wide, so that a codec's limit on either side (libx264 takes
 /// at most 16,384) shows before any frame is rendered.
-fn probe(
-    target: &Path,
-    ext: &str,
-    width: u32,
-    height: u32,
-    transparent: bool,
-    fps: FrameRate,
-    crf: u8,
-) -> anyhow::Result<()> {
+fn probe(target: &Path, ext: &str, width: u32, height: u32, encoding: Encoding) -> anyhow::Result<()> {
     let refused = |why: &str| {
         anyhow!("--video {}: ffmpeg cannot write this video ({why}); name a .mp4, .mkv or .mov file", target.display())
     };
     if ext.is_empty() {
         return Err(refused("no extension names its container"));
     }
-    // Thin frames of the same parity: a frame of the full size may be
-    // gigabytes.
-    let thin = |side: u32| side.min(64 + side % 2);
+    // Thin frames that pad alike (the same remainder modulo 4): a frame of
+    // the full size may be gigabytes.
+    let thin = |side: u32| side.min(64 + side % 4);
     let mut shapes = vec![(width, thin(height))];
     if height > thin(height) {
         shapes.push((thin(width), height));
     }
     for (w, h) in shapes {
-        match probe_shape(ext, w, h, transparent, fps, crf) {
+        match probe_shape(ext, w, h, encoding) {
             Ok(true) => {}
             Ok(false) => bail!(
                 "--video {}: ffmpeg did not write a two-frame test video within {} s and was stopped (is the \
@@ -491,15 +541,19 @@ fn probe(
 /// ffmpeg's first line of complaint, if it cannot write two black frames
 /// of `width` × `height`; false where it did not end within
 /// [`PROBE_WAIT`].
-fn probe_shape(ext: &str, width: u32, height: u32, transparent: bool, fps: FrameRate, crf: u8) -> Result<bool, String> {
+fn probe_shape(ext: &str, width: u32, height: u32, encoding: Encoding) -> Result<bool, String> {
     let dir = tempfile::Builder::new()
         .prefix("warpmc-video-")
         .tempdir()
         .map_err(|e| format!("making a scratch directory: {e}"))?;
-    let mut cmd = ffmpeg_command(ext, width, height, transparent, fps, crf);
+    let mut cmd = ffmpeg_command(ext, width, height, encoding);
     cmd.arg(dir.path().join(format!("probe.{ext}"))).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+    // Out of the terminal's process group, as the video's own ffmpeg: a
+    // Ctrl-C now is warpmc's to answer (after this test), not a failure of
+    // ffmpeg's to report.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd.spawn().map_err(|e| format!("starting ffmpeg: {e}"))?;
-    let frame = vec![0u8; width as usize * height as usize * if transparent { 4 } else { 3 }];
+    let frame = vec![0u8; width as usize * height as usize * if encoding.transparent { 4 } else { 3 }];
     // Written and read on threads of their own, so that an ffmpeg that
     // reads nothing (stalled, or another program of that name) is waited
     // for a bounded time, not for ever. A write error means ffmpeg stopped;
@@ -840,6 +894,11 @@ fn write_frames(receiver: &Mutex<Receiver<FrameOut>>, shared: &Shared) -> anyhow
 mod tests {
     use super::*;
 
+    /// H.264 at 10 frames/s, square pixels, progressive.
+    fn plain() -> Encoding {
+        Encoding { transparent: false, fps: FrameRate::parse("10").unwrap(), crf: 23, pixel_aspect: 1.0, fields: false }
+    }
+
     #[test]
     fn frame_rates_are_whole_decimal_or_ratios_up_to_1000() {
         for (text, ffmpeg) in [
@@ -930,7 +989,7 @@ mod tests {
         let dir = warpmc_testkit::scratch_dir("video");
         std::fs::create_dir_all(&dir).unwrap();
         let target = dir.join("out.mp4");
-        let mut v = Video::start(&target, 33, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
+        let mut v = Video::start(&target, 33, 17, plain()).unwrap();
         for i in 0..5 {
             v.push(&frame(33, 17, 40.0 * i as f64), i as i64).unwrap();
         }
@@ -945,12 +1004,81 @@ mod tests {
         // stays a link.
         let link = dir.join("link.mp4");
         std::os::unix::fs::symlink("out.mp4", &link).unwrap();
-        let mut v = Video::start(&link, 33, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
+        let mut v = Video::start(&link, 33, 17, plain()).unwrap();
         v.push(&frame(33, 17, 200.0), 0).unwrap();
         v.finish().unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_ne!(std::fs::read(&target).unwrap(), bytes, "the video behind the link is the new one");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no partial file left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// ffprobe's `key=value|…` line for the video stream's `entries`.
+    fn stream_entries(path: &Path, entries: &str) -> String {
+        let out = Command::new("ffprobe")
+            .args(["-v", "error", "-select_streams", "v:0", "-show_entries", &format!("stream={entries}")])
+            .args(["-of", "compact=p=0"])
+            .arg(path)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The first picture of a video as 8-bit RGB, decoded by ffmpeg.
+    fn first_picture(path: &Path) -> Vec<u8> {
+        let out = Command::new("ffmpeg")
+            .args(["-v", "error", "-i"])
+            .arg(path)
+            .args(["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            .output()
+            .unwrap();
+        out.stdout
+    }
+
+    #[test]
+    fn videos_carry_their_pixels_shape_and_colours_as_players_read_them() {
+        if !ffmpeg_available() {
+            println!("SKIPPED videos_carry_their_pixels_shape_and_colours_as_players_read_them: no ffmpeg");
+            return;
+        }
+        let dir = warpmc_testkit::scratch_dir("video-shape");
+        std::fs::create_dir_all(&dir).unwrap();
+        let encode = |name: &str, encoding: Encoding| {
+            let path = dir.join(name);
+            let mut v = Video::start(&path, 33, 17, encoding).unwrap();
+            for t in 0..2 {
+                v.push(&RenderedFrame { transparent: encoding.transparent, ..frame(33, 17, 230.0) }, t).unwrap();
+            }
+            v.finish().unwrap();
+            path
+        };
+        // Odd sides: the added column and row repeat the frame's edge (a
+        // black fill would decode near 0 and darken the last column).
+        let path = encode("odd.mp4", plain());
+        assert_eq!(stream_entries(&path, "width,height"), "width=34|height=18");
+        let rgb = first_picture(&path);
+        assert_eq!(rgb.len(), 34 * 18 * 3);
+        let red = |x: usize, y: usize| i32::from(rgb[(y * 34 + x) * 3]);
+        for (x, y) in [(32, 5), (33, 5), (5, 16), (5, 17), (33, 17)] {
+            assert!((red(x, y) - 230).abs() <= 8, "red at ({x}, {y}): {}", red(x, y));
+        }
+        assert_eq!(
+            stream_entries(&path, "color_space,color_transfer,color_primaries"),
+            "color_space=bt709|color_transfer=bt709|color_primaries=bt709"
+        );
+        // Non-square pixels are the stream's sample aspect ratio.
+        let path = encode("ntsc.mp4", Encoding { pixel_aspect: 0.90909, ..plain() });
+        assert_eq!(stream_entries(&path, "sample_aspect_ratio"), "sample_aspect_ratio=10:11");
+        // Fields: interlaced, top field first, the height padded to a
+        // multiple of 4.
+        let path = encode("fields.mp4", Encoding { fields: true, ..plain() });
+        assert_eq!(stream_entries(&path, "height,field_order"), "height=20|field_order=tt");
+        // ProRes with alpha, tagged BT.709 as the H.264 videos.
+        let path = encode("alpha.mov", Encoding { transparent: true, ..plain() });
+        assert_eq!(
+            stream_entries(&path, "width,height,color_space,color_primaries"),
+            "width=33|height=17|color_space=bt709|color_primaries=bt709"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -963,16 +1091,13 @@ mod tests {
         let dir = warpmc_testkit::scratch_dir("video-probe");
         std::fs::create_dir_all(&dir).unwrap();
         for name in ["out.png", "out.txt", "out.flam3", "out"] {
-            let e = Video::start(&dir.join(name), 4001, 17, false, FrameRate::parse("10").unwrap(), 23)
-                .err()
-                .expect(name)
-                .to_string();
+            let e = Video::start(&dir.join(name), 4001, 17, plain()).err().expect(name).to_string();
             assert!(e.contains("ffmpeg cannot write this video") && e.lines().count() == 1, "{name}: {e}");
         }
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
         // Containers it writes pass, at odd sizes too.
         for name in ["ok.mkv", "ok.webm"] {
-            let v = Video::start(&dir.join(name), 4001, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
+            let v = Video::start(&dir.join(name), 4001, 17, plain()).unwrap();
             v.abandon();
         }
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing left");
@@ -990,7 +1115,7 @@ mod tests {
         let target = dir.join("out.mp4");
         std::fs::write(&target, b"an earlier video").unwrap();
         let start = |n: i64| {
-            let mut v = Video::start(&target, 33, 17, false, FrameRate::parse("10").unwrap(), 23).unwrap();
+            let mut v = Video::start(&target, 33, 17, plain()).unwrap();
             for t in 3..3 + n {
                 v.push(&frame(33, 17, 40.0 * t as f64), t).unwrap();
             }
