@@ -129,15 +129,16 @@ enum Command {
     /// the MWC multiplier table.
     Rng(rng::RngArgs),
     /// Benchmarks, each beside a yardstick measured in the same run: the
-    /// shuffle experiments of Demouth (GTC 2013), device reduce, scan and
-    /// sort beside the copy bandwidth, the Potts kernels beside the baseline
-    /// kernel of Ferrero et al. (2012).
+    /// shuffle experiments of Demouth (GTC 2013), device reduce, scan, sort,
+    /// transpose and atomics beside the copy bandwidth, flame renders and
+    /// animation, the Potts kernels beside the baseline kernel of Ferrero et
+    /// al. (2012).
     Bench(bench::BenchArgs),
     /// q-state Potts / Ising Monte Carlo: temperature sweeps with
     /// measurements, checkpoints and snapshots; benchmarks.
     Potts(potts::PottsArgs),
-    /// Fractal flames from flam3 genomes: render, animate, describe, and
-    /// compare images.
+    /// Fractal flames from flam3 genomes: render, animate, describe, make
+    /// and change genomes (flam3-genome's tools), and compare images.
     Flame(flame::FlameArgs),
 }
 
@@ -286,11 +287,24 @@ pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
 /// only the exit status tells them apart.
 static STOPPED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
+/// Stop signals other than SIGINT that have come and not yet been taken
+/// by [`stop_on_signals`]'s handler: each is handed on as a SIGINT, and the
+/// handler needs to know which of those were a person's Ctrl-C.
+static UNTAKEN_STOP_SIGNALS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Whether the SIGINT being handled was handed on by [`on_stop_signal`]
+/// (a SIGTERM, SIGHUP, …) rather than sent as itself.
+fn take_stop_signal() -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    UNTAKEN_STOP_SIGNALS.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1)).is_ok()
+}
+
 /// Signals, besides SIGINT, that stop a job as Ctrl-C does.
 const STOP_SIGNALS: [libc::c_int; 5] = [libc::SIGTERM, libc::SIGHUP, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2];
 
 extern "C" fn on_stop_signal(signal: libc::c_int) {
     STOPPED_BY.store(signal, std::sync::atomic::Ordering::SeqCst);
+    UNTAKEN_STOP_SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: raise is async-signal-safe; ctrlc's SIGINT handler takes it
     // from here as it takes Ctrl-C.
     unsafe {
@@ -354,24 +368,33 @@ pub(crate) fn check_output(option: &str, path: &std::path::Path) -> anyhow::Resu
 }
 
 /// The first Ctrl-C, SIGHUP or other stop signal ([`on_interrupt`]) sets
-/// `stop` (the job stops at its next check, saving what it has); one that
-/// comes later calls `again`, which ends the process at once. A signal
-/// other than SIGINT ignored when the program started stays ignored.
+/// `stop` (the job stops at its next check, saving what it has); a Ctrl-C
+/// (SIGINT) that comes later calls `again`, which ends the process at
+/// once. Other stop signals that come later change nothing: batch systems
+/// and mpirun send SIGTERM more than once (SLURM signals mpirun and the
+/// processes, and mpirun passes its own on a second later), and the job
+/// must go on saving. A signal other than SIGINT ignored when the program
+/// started stays ignored.
 pub(crate) fn stop_on_signals(
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     mut again: impl FnMut() + Send + 'static,
 ) -> anyhow::Result<()> {
     let mut first: Option<std::time::Instant> = None;
-    on_interrupt(move || match first {
-        None => {
-            first = Some(std::time::Instant::now());
-            stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            // An output waiting for a FIFO's reader gives up, so that the
-            // orderly stop (the checkpoint, the other outputs) goes on.
-            warpmc_host::output::stop_waiting();
+    on_interrupt(move || {
+        let not_a_ctrl_c = take_stop_signal();
+        match first {
+            None => {
+                first = Some(std::time::Instant::now());
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                // An output waiting for a FIFO's reader gives up, so that
+                // the orderly stop (the checkpoint, the other outputs) goes
+                // on.
+                warpmc_host::output::stop_waiting();
+            }
+            Some(_) if not_a_ctrl_c => {}
+            Some(at) if at.elapsed() < SAME_REQUEST => {}
+            Some(_) => again(),
         }
-        Some(at) if at.elapsed() < SAME_REQUEST => {}
-        Some(_) => again(),
     })
 }
 

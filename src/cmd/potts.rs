@@ -211,17 +211,19 @@ struct RunArgs {
     /// Under mpirun (a build with the mpi feature), where the lattices go:
     /// strips (every lattice cut into horizontal strips, one per process,
     /// each on its CPU or its own GPU), ensemble (the lattices of each
-    /// group dealt out whole, likewise), or auto (strips for a lone lattice
-    /// unless every process has a GPU and --halo is mpi, ensemble
-    /// otherwise). Results are the same bits as one process's either way
+    /// group dealt out whole, likewise), or auto (strips for a lone
+    /// metropolis lattice unless every process has a GPU and --halo is mpi,
+    /// ensemble otherwise: a lone heat-bath, Swendsen–Wang or Wolff lattice
+    /// then runs on one process while the others wait, so run it without
+    /// mpirun). Results are the same bits as one process's either way
     /// (docs/mpi.md).
     #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
     decompose: warpmc_mpi::Decompose,
     /// Under mpirun, how strips trade their edge rows after each
     /// half-sweep: mpi (through page-locked host memory and MPI, beside the
     /// interior's update) or nccl (GPU to GPU through NVIDIA's NCCL
-    /// library, queued beside the interior's update, and the census summed
-    /// by NCCL; needs every process on a GPU of its own; a lone lattice is
+    /// library, queued beside the interior's update, and the energy and
+    /// state counts summed by NCCL; needs every process on a GPU of its own; a lone lattice is
     /// then cut into strips under --decompose auto). mpi was the faster on
     /// two NVLink-joined H200s (BENCHMARKS.md). The same bits either way
     /// (docs/mpi.md).
@@ -272,7 +274,9 @@ struct RunArgs {
     /// Ctrl-C stops at once, without saving). SIGTERM, SIGHUP, SIGXCPU (a
     /// soft CPU-time limit) and SIGUSR1/SIGUSR2 (sent by batch systems
     /// ahead of a time limit) save and stop as Ctrl-C does, unless ignored
-    /// when the run started (under nohup, SIGHUP is); a checkpoint
+    /// when the run started (under nohup, SIGHUP is); sent again, they
+    /// do not cut the saving short (batch systems and mpirun send SIGTERM
+    /// more than once); a checkpoint
     /// that cannot be written on the way (a full disk) is warned of and
     /// tried again, the previous one kept. While a run writes FILE it
     /// holds a lock beside it (.FILE.lock): a second run given the same
@@ -696,11 +700,11 @@ struct Prepared {
     claims: Vec<warpmc_host::output::Claim>,
 }
 
-/// Everything checked and opened before the first sweep (output paths by
-/// the first process only: it alone writes them).
 /// Seconds between checkpoints unless --checkpoint-every says otherwise.
 const DEFAULT_CHECKPOINT_SECONDS: f64 = 300.0;
 
+/// Everything checked and opened before the first sweep (output paths by
+/// the first process only: it alone writes them).
 fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     if let Some(every) = args.checkpoint_every {
         if !every.is_finite() || every <= 0.0 {
@@ -711,7 +715,11 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         }
     }
     let start = starting_point(args, team)?;
-    warpmc_potts::protocol::check_study_memory(&start.study, start.checkpoint.is_some())?;
+    warpmc_potts::protocol::check_study_memory_shared(
+        &start.study,
+        start.checkpoint.is_some(),
+        team.processes_here() as u64,
+    )?;
     let cfg = &start.study[start.first];
     // Exchanges come after sweeps every, 2·every, … before the last.
     if let Some(every) = cfg.exchange_every()
@@ -752,7 +760,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     }
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
-    // before the process ends. A second one ends the process at once: for
+    // before the process ends. A second Ctrl-C ends the process at once: for
     // a stretch that takes long to end (a Wolff calibration on a large
     // lattice) or an output that blocks (a FIFO nobody reads).
     let interrupted = Arc::new(AtomicBool::new(false));

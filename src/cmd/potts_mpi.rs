@@ -96,6 +96,16 @@ impl Team {
         }
     }
 
+    /// The processes of the team on this machine (this one included),
+    /// which share its memory and cores.
+    pub(crate) fn processes_here(&self) -> usize {
+        match self {
+            Team::Alone => 1,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => processes.local_size(),
+        }
+    }
+
     /// Whether this process prints and writes the run's output.
     pub(crate) fn is_first(&self) -> bool {
         match self {

@@ -151,11 +151,17 @@ impl Ensemble for SpreadEnsemble {
         let used = self.shares.iter().filter(|s| !s.is_empty()).count();
         let most = self.shares.iter().map(|s| s.len()).max().unwrap_or(0);
         let here = self.mine.as_ref().map_or_else(|| "none here".to_string(), |e| e.description());
-        format!(
-            "{} lattices dealt to {used} MPI processes (at most {most} each); process {}: {here}",
-            self.len(),
-            self.rank
-        )
+        let lattices = match self.len() {
+            1 => "1 lattice".to_string(),
+            n => format!("{n} lattices"),
+        };
+        let size = self.shares.len();
+        let on = if used < size {
+            format!("{used} of {size} MPI processes, {} with none", size - used)
+        } else {
+            format!("{size} MPI processes")
+        };
+        format!("{lattices} dealt to {on} (at most {most} each); process {}: {here}", self.rank)
     }
 
     fn len(&self) -> usize {

@@ -295,7 +295,8 @@ impl Ensemble for StripEnsemble {
             #[cfg(feature = "cuda")]
             Held::Nccl { .. } => "edge rows GPU to GPU through NCCL",
         };
-        format!("{lattices} in {} strips on {on}, {trade}; process {}: {here}", self.strips, self.rank)
+        let strips = if self.strips == 1 { "1 strip".to_string() } else { format!("{} strips", self.strips) };
+        format!("{lattices} in {strips} on {on}, {trade}; process {}: {here}", self.rank)
     }
 
     fn len(&self) -> usize {

@@ -487,6 +487,14 @@ pub const ROW_HOST_BYTES: u64 = 2048;
 /// lattice: checked before the first sweep rather than met as an abort
 /// hours later. A lattice too large on its own is named as such.
 pub fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> Result<()> {
+    check_study_memory_shared(study, checkpoints, 1)
+}
+
+/// [`check_study_memory`] for `processes` processes on this machine that
+/// each keep the whole of it (the MPI processes of a run: every one holds
+/// every measurement, and gathers whole lattices for checkpoints and
+/// snapshots), which all see the same free memory.
+pub fn check_study_memory_shared(study: &[ProtocolConfig], checkpoints: bool, processes: u64) -> Result<()> {
     for cfg in study {
         cfg.model()?.check_host_memory(0)?;
     }
@@ -498,12 +506,14 @@ pub fn check_study_memory(study: &[ProtocolConfig], checkpoints: bool) -> Result
     let bytes = kept
         .saturating_mul(per_measurement)
         .saturating_add(rows.saturating_mul(ROW_HOST_BYTES))
-        .saturating_add(lattice);
+        .saturating_add(lattice)
+        .saturating_mul(processes.max(1));
     let what = format!(
-        "keeping the run's {} rows of results and {} measurements{}",
+        "keeping the run's {} rows of results and {} measurements{}{}",
         sci(rows as f64),
         sci(kept as f64),
         if checkpoints { " and checkpointing them" } else { "" },
+        if processes > 1 { format!(" in each of the {processes} processes on this machine") } else { String::new() },
     );
     warpmc_host::check_allocation(&what, bytes).map_err(|e| PottsError::OutOfHostMemory(format!("{e}; {MEASURE_LESS}")))
 }
