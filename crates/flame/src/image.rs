@@ -367,13 +367,6 @@ pub fn read_png(path: &Path) -> Result<LoadedImage> {
     })
 }
 
-/// The width and height a PNG file declares, from its header alone (the
-/// pixel data is not read): enough to tell a finished frame, since frames
-/// are written whole or not at all.
-pub fn png_size(path: &Path) -> Result<(u32, u32)> {
-    Ok(png_reader(path)?.info().size())
-}
-
 /// A PNG file opened and read up to its pixel data, its text chunks (a
 /// frame's genome) skipped.
 fn png_reader(path: &Path) -> Result<png::Reader<io::BufReader<std::fs::File>>> {

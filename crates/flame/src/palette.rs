@@ -135,10 +135,6 @@ pub const FLAM3_PALETTES_ENV: &str = "flam3_palettes";
 /// Where Debian's flam3 installs the palette file.
 pub const SYSTEM_PALETTES: &str = "/usr/share/flam3/flam3-palettes.xml";
 
-/// The palette file relative to the current directory, for checkouts next to
-/// a `shared/` directory.
-pub const RELATIVE_PALETTES: &str = "../shared/palettes/flam3-palettes.xml";
-
 /// The error of a search that found none of `candidates`.
 fn not_found(candidates: &[PathBuf]) -> FlameError {
     let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
@@ -212,16 +208,14 @@ impl PaletteLibrary {
     }
 
     /// The places [`PaletteLibrary::locate`] considers, in order: `explicit`,
-    /// `$FLAM3_PALETTES`, `$flam3_palettes` (flam3's own variable),
-    /// [`SYSTEM_PALETTES`] and [`RELATIVE_PALETTES`] (relative to the
-    /// current directory). Unset or empty variables are left out. The
+    /// `$FLAM3_PALETTES`, `$flam3_palettes` (flam3's own variable) and
+    /// [`SYSTEM_PALETTES`]. Unset or empty variables are left out. The
     /// first place named by the caller or a variable is the only one read
     /// (see [`PaletteLibrary::locate_path`]).
     pub fn search_path(explicit: Option<&Path>) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = explicit.map(Path::to_path_buf).into_iter().collect();
         out.extend(Self::from_environment().map(|(p, _)| p));
         out.push(PathBuf::from(SYSTEM_PALETTES));
-        out.push(PathBuf::from(RELATIVE_PALETTES));
         out
     }
 
@@ -249,8 +243,8 @@ impl PaletteLibrary {
     /// `$FLAM3_PALETTES` or `$flam3_palettes`, is the only candidate: when
     /// it is missing or a directory that is the error, not a reason to
     /// look elsewhere (flam3 too reads the file `$flam3_palettes` names and
-    /// no other). Only when none is named are [`SYSTEM_PALETTES`] and
-    /// [`RELATIVE_PALETTES`] searched, and the error then lists both.
+    /// no other). Only when none is named is [`SYSTEM_PALETTES`] read, and
+    /// the error then names it.
     pub fn locate_path(explicit: Option<&Path>) -> Result<PathBuf> {
         match Self::named(explicit) {
             Some((path, var)) => {
@@ -268,7 +262,7 @@ impl PaletteLibrary {
                 }
             }
             None => {
-                let defaults = [PathBuf::from(SYSTEM_PALETTES), PathBuf::from(RELATIVE_PALETTES)];
+                let defaults = [PathBuf::from(SYSTEM_PALETTES)];
                 match defaults.iter().find(|p| p.is_file()) {
                     Some(p) => Ok(p.clone()),
                     None => Err(not_found(&defaults)),

@@ -46,14 +46,13 @@
 //! resolved its slowest mode, and even the widened error may be low.
 //!
 //! Over many short correlated series this gives errors whose mean is the
-//! true error within a few per cent from 50 τ_int on; the jackknife over
-//! blocks of 5 τ_int it replaced reported errors 10–13 % too small
+//! true error within a few per cent from 50 τ_int on, where a jackknife
+//! over blocks of 5 τ_int reports errors 10–13 % too small
 //! (docs/statistics.md). Lagged products are summed through an FFT for
 //! long series (`realfft` over `rustfft`, plans and buffers reused between
 //! the transforms of an analysis), so the cost does not grow with τ_int:
 //! a run of 10⁶ measurements of one 4 × 4 heat-bath chain takes 1.9 s
-//! end to end, 3·10⁶ 6 s, on one 2.7 GHz Xeon core (4.4 s and 26 s with
-//! the radix-2 transform of our own it replaced). The quantities'
+//! end to end, 3·10⁶ 6 s, on one 2.7 GHz Xeon core. The quantities'
 //! transforms run in parallel for series up to 131072 measurements, one
 //! at a time beyond, to bound the memory.
 
@@ -616,8 +615,8 @@ mod tests {
     /// The reported error of a mean is unbiased for short series too:
     /// over many replicas of an AR(1) process with τ_int = 5, the mean
     /// reported σ is within 5 % of the true σ of the mean, from runs of 50
-    /// τ_int up, with one replica or four. (The estimator this replaced
-    /// reported 10–13 % too little here; docs/statistics.md.) The mean
+    /// τ_int up, with one replica or four. (A jackknife over blocks of 5
+    /// τ_int reports 10–13 % too little here; docs/statistics.md.) The mean
     /// reported variance may exceed the true one by the spread of the
     /// estimate itself (E[σ̂²] = E[σ̂]² + Var σ̂), but not by more than 20 %.
     #[test]
