@@ -42,7 +42,7 @@ enum BenchCommand {
     Transpose(bench_transpose::TransposeArgs),
     Atomics(bench_atomics::AtomicsArgs),
     /// The Potts benchmark (same as `warpmc potts bench`).
-    Potts(super::potts::BenchArgs),
+    Potts(super::potts_bench::BenchArgs),
     // Help texts: the Args types' own doc comments.
     Flame(bench_flame::FlameBenchArgs),
     FlameAnimate(bench_flame::AnimateBenchArgs),
@@ -99,7 +99,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchCommand::Sort(a) => run_sort(a),
         BenchCommand::Transpose(a) => bench_transpose::run(a),
         BenchCommand::Atomics(a) => bench_atomics::run(a),
-        BenchCommand::Potts(a) => super::potts::run_bench(a),
+        BenchCommand::Potts(a) => super::potts_bench::run_bench(a),
         BenchCommand::Flame(a) => bench_flame::run_flame(a),
         BenchCommand::FlameAnimate(a) => bench_flame::run_animate(a),
         BenchCommand::ShuffleDiversity(a) => bench_flame::run_diversity(a),

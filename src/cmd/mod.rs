@@ -31,6 +31,7 @@ mod flame;
 mod flame_animate;
 mod flame_genome;
 mod potts;
+mod potts_bench;
 mod potts_exact;
 mod potts_mpi;
 #[cfg(feature = "mpi")]
