@@ -132,6 +132,15 @@ fn skip_existing_renders_only_missing_or_unfinished_frames() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+    // Frames of other channels or bits are not this run's: rendered again.
+    // Once every frame is there, nothing is left to render.
+    let sixteen = || warpmc(&animate_args(&genome, &["-o", &prefix, "--skip-existing", "--bits", "16"]));
+    let o = sixteen();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("RGB of 8 bits, not the frame's RGB of 16 bits; rendering it again").count(), 4);
+    let o = sixteen();
+    assert!(o.status.success() && stderr(&o).contains("no frame was left to render"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("frames/s"), "{}", stderr(&o));
     // Nothing to write with a video.
     let video = dir.join("v.mp4").to_string_lossy().into_owned();
     let o = warpmc(&animate_args(&genome, &["--skip-existing", "--video", &video]));

@@ -245,7 +245,8 @@ struct AnimateArgs {
     /// Output file prefix; frames are PREFIXNNNNN.png.
     #[arg(long, short = 'o', default_value = "frame", value_name = "PREFIX")]
     prefix: String,
-    /// Encode the frames into this video (e.g. out.mp4: H.264; with
+    /// Encode the frames into this video (e.g. out.mp4: H.264; out.webm:
+    /// VP9; with
     /// --transparent, out.mov: ProRes 4444 with alpha) through ffmpeg
     /// instead of writing PNG files (ffmpeg must be on the PATH; without it
     /// the command stops before rendering). Interrupted, the frames so far
@@ -261,9 +262,9 @@ struct AnimateArgs {
     /// or a ratio (30000/1001, NTSC's exact rate).
     #[arg(long, default_value = "30", value_parser = flame_animate::FrameRate::parse)]
     fps: flame_animate::FrameRate,
-    /// Constant-quality factor of an H.264 video (0 best, 51 worst; 0 is
-    /// x264's lossless mode, which few players decode, and the frames are
-    /// still converted to 4:2:0 colour first).
+    /// Constant-quality factor of an H.264 or VP9 (.webm) video (0 best,
+    /// 51 worst; 0 is x264's lossless mode, which few players decode, and
+    /// the frames are still converted to 4:2:0 colour first).
     #[arg(long, default_value_t = 18, value_parser = clap::value_parser!(u8).range(0..=51))]
     crf: u8,
     /// Compression of PNG frames: fast (files about a third larger,
@@ -284,8 +285,8 @@ struct AnimateArgs {
     #[arg(long)]
     fields: bool,
     /// Leave out the frames whose PNG file is already there, finished (a
-    /// whole, readable PNG of the frame's size; a file cut short or
-    /// damaged is rendered again): an animation stopped by Ctrl-C,
+    /// whole, readable PNG of the frame's size, channels and bits; a file
+    /// cut short or damaged is rendered again): an animation stopped by Ctrl-C,
     /// a batch system or a crash, run again with the same command, renders
     /// only what is missing. Frames are written whole or not at all, so a
     /// file at a frame's name is a finished frame; whether it was rendered
@@ -1087,6 +1088,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let png_threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 6) - 1;
     let mut writers = flame_animate::Writers::start(outputs, png_threads);
 
+    let png_bits = match bits(&a.opts) {
+        Bits::Eight => 8,
+        Bits::Sixteen => 16,
+    };
     // One bar for the whole animation, in iterations of the frames to
     // render: a frame left out (--skip-existing) shortens it, so that the
     // time left is that of the renders alone.
@@ -1102,9 +1107,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let cost = engine.checked_cost(&flames, t as f64, &st, bits(&a.opts)).with_context(|| at(t))?;
         let share = cost.iterations as f64 / total.max(1.0);
         if a.skip_existing
-            && let Some(frame) = finished_frame(&frame_path(t), (cost.width, cost.height), a.opts.transparent, || {
-                a.contact_sheet.is_some() && flame_animate::ContactSheet::shows(frames.count(), k)
-            })
+            && let Some(frame) =
+                finished_frame(&frame_path(t), (cost.width, cost.height), a.opts.transparent, png_bits, || {
+                    a.contact_sheet.is_some() && flame_animate::ContactSheet::shows(frames.count(), k)
+                })
         {
             done += share;
             skipped += 1;
@@ -1172,6 +1178,13 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     if skipped > 0 {
         noteln!("{skipped} frame(s) already written were left as they were (--skip-existing)");
     }
+    if n == 0 {
+        noteln!("no frame was left to render");
+        if let Some(sheet) = &a.contact_sheet {
+            noteln!("contact sheet: {}", sheet.display());
+        }
+        return Ok(());
+    }
     let into = match (&video, &a.contact_sheet) {
         (Some(v), _) => v.display().to_string(),
         (None, _) => format!("{}NNNNN.png", a.prefix),
@@ -1193,14 +1206,16 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
 }
 
 /// With `--skip-existing`: whether the frame's file at `path` is a finished
-/// frame of `size`, read back when `wanted()` (for the contact sheet):
-/// `Some(None)` or `Some(Some(frame))`. `None` when the frame is to be
-/// rendered: no file, or one that is not a readable PNG of that size
-/// (said in a note; it is then replaced).
+/// frame of `size`, RGBA when `transparent` (else RGB) of `bits` per
+/// sample, read back when `wanted()` (for the contact sheet): `Some(None)`
+/// or `Some(Some(frame))`. `None` when the frame is to be rendered: no
+/// file, or one that is not a readable PNG of that layout (said in a note;
+/// it is then replaced).
 fn finished_frame(
     path: &Path,
     size: (u32, u32),
     transparent: bool,
+    bits: u8,
     wanted: impl FnOnce() -> bool,
 ) -> Option<Option<RenderedFrame>> {
     if std::fs::symlink_metadata(path).is_err() {
@@ -1214,9 +1229,24 @@ fn finished_frame(
     };
     // The whole file is decoded: one cut short or damaged in a copy (a
     // frame whose header alone is right) is rendered again.
-    match warpmc_flame::image::whole_png_size(path) {
-        Ok(found) if found == size => {}
-        Ok((w, h)) => return render_again(format!("{w}x{h}, not the frame's {}x{}", size.0, size.1)),
+    let channels = if transparent { 4 } else { 3 };
+    match warpmc_flame::image::whole_png_layout(path) {
+        Ok(l) if (l.width, l.height) != size => {
+            return render_again(format!("{}x{}, not the frame's {}x{}", l.width, l.height, size.0, size.1));
+        }
+        Ok(l) if l.channels != channels || l.bits != bits => {
+            let kind = |c: usize, b: u8| {
+                let what = match c {
+                    4 => "RGBA",
+                    3 => "RGB",
+                    2 => "grey and alpha",
+                    _ => "grey or palette",
+                };
+                format!("{what} of {b} bits")
+            };
+            return render_again(format!("{}, not the frame's {}", kind(l.channels, l.bits), kind(channels, bits)));
+        }
+        Ok(_) => {}
         Err(e) => return render_again(e.to_string()),
     }
     if !wanted() {

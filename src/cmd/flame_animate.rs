@@ -127,7 +127,7 @@ pub(crate) fn padding_note(encoding: &Encoding, width: u32, height: u32) -> Opti
         let why = if encoding.fields {
             "interlaced H.264 takes even widths and heights that are multiples of 4"
         } else {
-            "H.264 takes even sides"
+            "4:2:0 video takes even sides"
         };
         format!(
             "note: the video is {w}x{h}, not {width}x{height} ({why}): the last column or rows are repeated to fill \
@@ -495,6 +495,13 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, encoding: Encoding) -> Com
         if fields {
             cmd.args(["-flags", "+ildct+ilme"]);
         }
+    } else if ext == "webm" {
+        // VP9 at the same constant quality (ffmpeg's default for WebM
+        // would keep the frames' RGB, which browsers do not play).
+        filters.push(bt709("yuv420p"));
+        cmd.args(["-vf", &filters.join(",")])
+            .args(["-c:v", "libvpx-vp9", "-crf", &crf.to_string(), "-b:v", "0", "-row-mt", "1"])
+            .args(tags);
     } else {
         cmd.args(["-vf", &filters.join(",")]);
     }
@@ -1073,6 +1080,9 @@ mod tests {
         // multiple of 4.
         let path = encode("fields.mp4", Encoding { fields: true, ..plain() });
         assert_eq!(stream_entries(&path, "height,field_order"), "height=20|field_order=tt");
+        // WebM: VP9 in 4:2:0, which browsers play.
+        let path = encode("web.webm", plain());
+        assert_eq!(stream_entries(&path, "codec_name,pix_fmt,width"), "codec_name=vp9|width=34|pix_fmt=yuv420p");
         // ProRes with alpha, tagged BT.709 as the H.264 videos.
         let path = encode("alpha.mov", Encoding { transparent: true, ..plain() });
         assert_eq!(

@@ -1052,8 +1052,9 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
             if team.is_first() {
                 match &out.checkpoint_path {
                     Some(path) => noteln!(
-                        "interrupted: state saved to {p}; continue with: warpmc potts run --resume {p}{outputs}",
+                        "interrupted: state saved to {p}; continue with: {launcher}warpmc potts run --resume {p}{outputs}",
                         p = path.display(),
+                        launcher = if team.processes() > 1 { "mpirun … " } else { "" },
                         outputs = resume_outputs(args)
                     ),
                     None if !finished_any => noteln!(

@@ -96,6 +96,15 @@ impl Team {
         }
     }
 
+    /// The processes of the team (1 without MPI).
+    pub(crate) fn processes(&self) -> usize {
+        match self {
+            Team::Alone => 1,
+            #[cfg(feature = "mpi")]
+            Team::Mpi { processes, .. } => processes.size(),
+        }
+    }
+
     /// The processes of the team on this machine (this one included),
     /// which share its memory and cores.
     pub(crate) fn processes_here(&self) -> usize {

@@ -380,13 +380,29 @@ fn png_reader(path: &Path) -> Result<png::Reader<io::BufReader<std::fs::File>>> 
     dec.read_info().map_err(|e| FlameError::Png(format!("{}: not a readable PNG ({e})", path.display())))
 }
 
-/// The width and height of a PNG file that is whole: its pixel data
-/// decompresses completely, every chunk's checksum is right and its end
-/// marker is there (a file cut short or damaged in a copy is an error, as
-/// is one that is no PNG). The pixels are decoded but not kept.
-pub fn whole_png_size(path: &Path) -> Result<(u32, u32)> {
+/// What a PNG file holds: its size, samples per pixel and bits per sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PngLayout {
+    /// Pixels per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// 1 (grey), 2 (grey and alpha), 3 (RGB) or 4 (RGBA); 1 for a
+    /// palette image.
+    pub channels: usize,
+    /// 1, 2, 4, 8 or 16.
+    pub bits: u8,
+}
+
+/// The layout of a PNG file that is whole: its pixel data decompresses
+/// completely, every chunk's checksum is right and its end marker is there
+/// (a file cut short or damaged in a copy is an error, as is one that is
+/// no PNG). The pixels are decoded but not kept.
+pub fn whole_png_layout(path: &Path) -> Result<PngLayout> {
     let mut reader = png_reader(path)?;
-    let (width, height) = reader.info().size();
+    let info = reader.info();
+    let (width, height) = info.size();
+    let layout = PngLayout { width, height, channels: info.color_type.samples(), bits: info.bit_depth as u8 };
     let size = reader.output_buffer_size().ok_or_else(|| FlameError::Png("image too large".into()))?;
     let what = format!("a {width} × {height} image");
     check_memory(&what, size as u64)?;
@@ -394,7 +410,7 @@ pub fn whole_png_size(path: &Path) -> Result<(u32, u32)> {
     let damaged = |e: png::DecodingError| FlameError::Png(format!("{}: a damaged PNG ({e})", path.display()));
     reader.next_frame(&mut buf).map_err(damaged)?;
     reader.finish().map_err(damaged)?;
-    Ok((width, height))
+    Ok(layout)
 }
 
 /// The most text, in bytes, a PNG read here may hold in all its text
