@@ -1053,9 +1053,9 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         pixel_aspect: a.opts.pixel_aspect,
         fields: a.fields,
     };
-    if video.is_some()
-        && !a.opts.quiet
-        && let Some(note) = flame_animate::padding_note(&encoding, first_cost.width, first_cost.height)
+    if !a.opts.quiet
+        && let Some(v) = video
+        && let Some(note) = flame_animate::padding_note(v, &encoding, first_cost.width, first_cost.height)
     {
         noteln!("{note}");
     }
@@ -1112,6 +1112,12 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                     a.contact_sheet.is_some() && flame_animate::ContactSheet::shows(frames.count(), k)
                 })
         {
+            // Checking a frame reads all of it: thousands of them take a
+            // while, and Ctrl-C is heard between them.
+            if cancelled(&s) {
+                b.finish_and_clear();
+                stop_interrupted(writers, k, t, frames.dtime, video.as_deref());
+            }
             done += share;
             skipped += 1;
             skipped_share += share;

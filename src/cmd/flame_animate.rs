@@ -75,11 +75,13 @@ pub(crate) struct Encoding {
 }
 
 impl Encoding {
-    /// The size of the video's pictures: H.264's 4:2:0 chroma needs even
-    /// sides, and a height that is a multiple of 4 when interlaced (each
-    /// field's chroma again takes two rows); ProRes 4444 takes any size.
-    fn picture(&self, width: u32, height: u32) -> (u32, u32) {
-        if self.transparent {
+    /// The size of the pictures of a video of the container `ext` names:
+    /// 4:2:0 chroma (H.264, VP9, and the other containers' default codecs)
+    /// needs even sides, and a height that is a multiple of 4 when
+    /// interlaced (each field's chroma again takes two rows); ProRes 4444
+    /// and GIF take any size.
+    fn picture(&self, ext: &str, width: u32, height: u32) -> (u32, u32) {
+        if self.transparent || ext == "gif" {
             return (width, height);
         }
         let rows = if self.fields { 4 } else { 2 };
@@ -121,8 +123,9 @@ pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits, f
 }
 
 /// A note for frames the video pads (see [`Encoding::picture`]).
-pub(crate) fn padding_note(encoding: &Encoding, width: u32, height: u32) -> Option<String> {
-    let (w, h) = encoding.picture(width, height);
+pub(crate) fn padding_note(video: &Path, encoding: &Encoding, width: u32, height: u32) -> Option<String> {
+    let ext = video.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let (w, h) = encoding.picture(&ext, width, height);
     ((w, h) != (width, height)).then(|| {
         let why = if encoding.fields {
             "interlaced H.264 takes even widths and heights that are multiples of 4"
@@ -458,7 +461,7 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, encoding: Encoding) -> Com
         .args(["-pix_fmt", if transparent { "rgba" } else { "rgb24" }])
         .args(["-s", &format!("{width}x{height}"), "-r", &fps.ffmpeg(), "-i", "pipe:0"]);
     let mut filters = Vec::new();
-    let (w, h) = encoding.picture(width, height);
+    let (w, h) = encoding.picture(ext, width, height);
     if (w, h) != (width, height) {
         // The added column and rows repeat the frame's last ones: padding
         // of another colour would show as a line at the edge, and 4:2:0
@@ -493,7 +496,9 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, encoding: Encoding) -> Com
             .args(["-c:v", "libx264", "-preset", "medium", "-crf", &crf.to_string()])
             .args(tags);
         if fields {
-            cmd.args(["-flags", "+ildct+ilme"]);
+            // The container's field order too (Matroska's would say
+            // bottom first without it).
+            cmd.args(["-flags", "+ildct+ilme", "-field_order", "tt"]);
         }
     } else if ext == "webm" {
         // VP9 at the same constant quality (ffmpeg's default for WebM
@@ -501,6 +506,7 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, encoding: Encoding) -> Com
         filters.push(bt709("yuv420p"));
         cmd.args(["-vf", &filters.join(",")])
             .args(["-c:v", "libvpx-vp9", "-crf", &crf.to_string(), "-b:v", "0", "-row-mt", "1"])
+            .args(["-deadline", "good", "-cpu-used", "4"])
             .args(tags);
     } else {
         cmd.args(["-vf", &filters.join(",")]);
@@ -553,6 +559,8 @@ fn probe_shape(ext: &str, width: u32, height: u32, encoding: Encoding) -> Result
         .prefix("warpmc-video-")
         .tempdir()
         .map_err(|e| format!("making a scratch directory: {e}"))?;
+    // Removed also by a second Ctrl-C, which ends warpmc at once.
+    let _listed = warpmc_host::output::Unfinished::new(dir.path());
     let mut cmd = ffmpeg_command(ext, width, height, encoding);
     cmd.arg(dir.path().join(format!("probe.{ext}"))).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
     // Out of the terminal's process group, as the video's own ffmpeg: a
@@ -1078,8 +1086,10 @@ mod tests {
         assert_eq!(stream_entries(&path, "sample_aspect_ratio"), "sample_aspect_ratio=10:11");
         // Fields: interlaced, top field first, the height padded to a
         // multiple of 4.
-        let path = encode("fields.mp4", Encoding { fields: true, ..plain() });
-        assert_eq!(stream_entries(&path, "height,field_order"), "height=20|field_order=tt");
+        for name in ["fields.mp4", "fields.mkv"] {
+            let path = encode(name, Encoding { fields: true, ..plain() });
+            assert_eq!(stream_entries(&path, "height,field_order"), "height=20|field_order=tt", "{name}");
+        }
         // WebM: VP9 in 4:2:0, which browsers play.
         let path = encode("web.webm", plain());
         assert_eq!(stream_entries(&path, "codec_name,pix_fmt,width"), "codec_name=vp9|width=34|pix_fmt=yuv420p");

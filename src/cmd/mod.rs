@@ -350,9 +350,9 @@ pub(crate) fn on_interrupt(handler: impl FnMut() + Send + 'static) -> anyhow::Re
     Ok(())
 }
 
-/// A signal this soon after the first is the same request, not a second
-/// one: `timeout` and some batch systems send SIGTERM to the process and
-/// then to its process group, microseconds apart.
+/// A Ctrl-C this soon after the first stop signal is the same request, not
+/// a second one: `timeout -s INT` and some batch systems signal the
+/// process and then its process group, microseconds apart.
 const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// Refuses an output path that holds a Potts run's checkpoint (hours of

@@ -14,14 +14,25 @@ use std::process::{Command, Output};
 /// process, so that the programs it starts inherit them: warpmc keeps a
 /// stop signal ignored if it was at its start (as under `nohup`), and the
 /// tests that send one must not depend on how the test run was started.
+/// It also makes sure the programs find a palette file ([`palettes`]).
 pub(crate) fn bin() -> PathBuf {
-    static DEFAULT_SIGNALS: std::sync::Once = std::sync::Once::new();
-    DEFAULT_SIGNALS.call_once(|| {
+    static SET_UP: std::sync::Once = std::sync::Once::new();
+    SET_UP.call_once(|| {
         for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGXCPU, libc::SIGUSR1, libc::SIGUSR2] {
             // SAFETY: setting a signal's disposition to SIG_DFL installs no
             // handler; nothing in the test harness relies on these signals.
             unsafe {
                 libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+        if let Some(file) = palettes() {
+            // For warpmc, and for flam3 (`flam3_palettes`) in the tests
+            // that compare with it. SAFETY: the tests read the environment
+            // only through std (Command, env::var), whose lock orders these
+            // writes before their reads.
+            unsafe {
+                std::env::set_var("FLAM3_PALETTES", &file);
+                std::env::set_var("flam3_palettes", &file);
             }
         }
     });
@@ -71,4 +82,42 @@ pub(crate) fn csv_physics(path: &std::path::Path) -> Vec<String> {
         keep.iter().map(|&i| fields[i]).collect::<Vec<_>>().join(",")
     })
     .collect()
+}
+
+/// The palette file for the programs the tests start, where warpmc would
+/// find none by itself (no `$FLAM3_PALETTES` or `$flam3_palettes`, no
+/// flam3 installed): the copy beside a checkout (`../shared/palettes`, as
+/// on the machines that run the packed GPU tests), else palettes made up
+/// here. The genomes the tests render name flam3's palettes by number; the
+/// tests that compare with flam3 itself run only where flam3 is
+/// installed, with its own file.
+fn palettes() -> Option<PathBuf> {
+    let named = ["FLAM3_PALETTES", "flam3_palettes"].iter().any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()));
+    if named || std::path::Path::new("/usr/share/flam3/flam3-palettes.xml").is_file() {
+        return None;
+    }
+    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/palettes/flam3-palettes.xml");
+    if beside.is_file() {
+        return Some(beside);
+    }
+    // 701 palettes (flam3's numbers 0-700) of smooth made-up colours.
+    // One file for every test binary, placed whole by a rename.
+    let file = std::env::temp_dir().join("warpmc-test-palettes.xml");
+    let part = std::env::temp_dir().join(format!("warpmc-test-palettes-{}.xml", std::process::id()));
+    let mut xml = String::from("<palettes>\n");
+    for n in 0..701u32 {
+        let data: String = (0..256u32)
+            .map(|i| {
+                let c = |k: u32| (n * k + i * (k % 7 + 1)) % 256;
+                format!("00{:02x}{:02x}{:02x}", c(37), c(101), c(173))
+            })
+            .collect();
+        xml.push_str(&format!("<palette number=\"{n}\" name=\"made-up-{n}\" data=\"{data}\"/>\n"));
+    }
+    xml.push_str("</palettes>\n");
+    std::fs::write(&part, xml).and_then(|()| std::fs::rename(&part, &file)).ok()?;
+    println!(
+        "note: no flam3-palettes.xml on this machine (Debian's flam3-utils has it): the tests use made-up palettes"
+    );
+    Some(file)
 }

@@ -257,7 +257,8 @@ fn unfinished() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     UNFINISHED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A file under way, listed for [`remove_unfinished`] while this lives.
+/// A file (or scratch directory) under way, listed for
+/// [`remove_unfinished`] while this lives.
 #[derive(Debug)]
 pub struct Unfinished(PathBuf);
 
@@ -278,12 +279,17 @@ impl Drop for Unfinished {
     }
 }
 
-/// Removes every file under way ([`Unfinished`]), for a process about to
+/// Removes every file (or scratch directory) under way ([`Unfinished`]), for a process about to
 /// end without running destructors: no temporary file, partial video or
 /// lock is left behind. Outputs already in place are not touched.
 pub fn remove_unfinished() {
     for path in unfinished().drain(..) {
-        let _ = fs::remove_file(path);
+        // A scratch directory goes with what it holds.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            let _ = fs::remove_dir_all(path);
+        } else {
+            let _ = fs::remove_file(path);
+        }
     }
 }
 

@@ -156,10 +156,10 @@ impl Ensemble for SpreadEnsemble {
             n => format!("{n} lattices"),
         };
         let size = self.shares.len();
-        let on = if used < size {
-            format!("{used} of {size} MPI processes, {} with none", size - used)
-        } else {
-            format!("{size} MPI processes")
+        let on = match (used < size, size) {
+            (true, _) => format!("{used} of {size} MPI processes, {} with none", size - used),
+            (false, 1) => "1 MPI process".to_string(),
+            (false, _) => format!("{size} MPI processes"),
         };
         format!("{lattices} dealt to {on} (at most {most} each); process {}: {here}", self.rank)
     }

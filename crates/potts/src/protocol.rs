@@ -515,7 +515,12 @@ pub fn check_study_memory_shared(study: &[ProtocolConfig], checkpoints: bool, pr
         if checkpoints { " and checkpointing them" } else { "" },
         if processes > 1 { format!(" in each of the {processes} processes on this machine") } else { String::new() },
     );
-    warpmc_host::check_allocation(&what, bytes).map_err(|e| PottsError::OutOfHostMemory(format!("{e}; {MEASURE_LESS}")))
+    let advice = if processes > 1 {
+        format!("{MEASURE_LESS}, or run fewer processes on each machine")
+    } else {
+        MEASURE_LESS.to_string()
+    };
+    warpmc_host::check_allocation(&what, bytes).map_err(|e| PottsError::OutOfHostMemory(format!("{e}; {advice}")))
 }
 
 /// A count in scientific notation with three digits: 1.65e+12.
