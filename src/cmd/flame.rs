@@ -534,7 +534,7 @@ fn hand_over(
 }
 
 /// Renders stop at the first Ctrl-C (or SIGTERM) through the settings'
-/// cancel flag, at their next check; a second one ends the process at once.
+/// cancel flag, at their next check; a second Ctrl-C ends the process at once.
 fn stop_on_ctrl_c(s: &mut RenderSettings) -> anyhow::Result<()> {
     let flag = Arc::new(AtomicBool::new(false));
     super::stop_on_signals(flag.clone(), || {

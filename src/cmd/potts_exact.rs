@@ -83,7 +83,7 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
     let tori: Vec<(usize, usize)> = a.size.iter().map(|&l| (l, a.height.unwrap_or(l))).collect();
     // Ctrl-C (or a batch system's SIGTERM) stops between values or inside a
     // long one: the values computed are kept (printed as they came, and
-    // written to --out). A second one ends the process at once.
+    // written to --out). A second Ctrl-C ends the process at once.
     let interrupted = Arc::new(AtomicBool::new(false));
     super::stop_on_signals(interrupted.clone(), || {
         noteln!("interrupted again: stopping at once (--out is not written)");
