@@ -20,8 +20,7 @@ use warpmc_flame::interpolate::interpolate;
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{
-    Field, FrameCost, Precision, RenderSettings, RenderStats, RenderedFrame, frame_cost, render_with_progress,
-    with_scales,
+    Field, FrameCost, Precision, RenderSettings, RenderedFrame, frame_cost, render_with_progress, with_scales,
 };
 use warpmc_flame::variations::VariationKind;
 use warpmc_gpu::{BackendChoice, Device, select};
@@ -1141,8 +1140,9 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                     log.within(&what, so_far, skipped_share);
                 })
             };
-            field(Field::Even, t as f64, 0.0)
-                .and_then(|even| Ok(interlace(&even, &field(Field::Odd, t as f64 + 0.5, 0.5)?, cost.height)))
+            field(Field::Even, t as f64, 0.0).and_then(|even| {
+                Ok(RenderedFrame::interlace(&even, &field(Field::Odd, t as f64 + 0.5, 0.5)?, cost.height))
+            })
         } else {
             let what = format!("frame {}/{} (time {t})", k + 1, frames.count());
             engine.render(&flames, t as f64, &st, &|f| {
@@ -1403,34 +1403,6 @@ fn frame_text(s: &RenderSettings, frame: &RenderedFrame) -> Vec<(String, String)
 /// Animations with at most this many frames have every frame's file
 /// checked before rendering starts.
 const MAX_CHECKED_FRAMES: u64 = 10_000;
-
-/// The frame of `height` rows whose even rows are `even`'s and odd rows
-/// `odd`'s (fields of `height / 2` rows each); the last row of an odd
-/// height stays empty, as in flam3-animate's frames.
-fn interlace(even: &RenderedFrame, odd: &RenderedFrame, height: u32) -> RenderedFrame {
-    let width = even.width as usize;
-    let mut pixels = vec![[0.0; 4]; width * height as usize];
-    for (y, row) in pixels.chunks_exact_mut(width).enumerate() {
-        let (field, k) = (if y % 2 == 0 { even } else { odd }, y / 2);
-        if k < field.height as usize {
-            row.copy_from_slice(&field.pixels[k * width..][..width]);
-        }
-    }
-    let (e, o) = (&even.stats, &odd.stats);
-    RenderedFrame {
-        width: even.width,
-        height,
-        pixels,
-        transparent: even.transparent,
-        stats: RenderStats {
-            iterations: e.iterations + o.iterations,
-            bad_values: e.bad_values + o.bad_values,
-            iterate_seconds: e.iterate_seconds + o.iterate_seconds,
-            filter_seconds: e.filter_seconds + o.filter_seconds,
-            strips: e.strips.max(o.strips),
-        },
-    }
-}
 
 /// The frame times `begin, begin + dtime, …` up to `end` (`begin <= end`,
 /// `dtime >= 1`).

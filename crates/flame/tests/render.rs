@@ -248,3 +248,31 @@ fn a_cell_of_a_million_hits_keeps_its_colour() {
         assert!((s - d).abs() < 1e-4 * d.abs().max(1.0), "channel {c}: {s} against {d}");
     }
 }
+
+/// A field whose every pixel holds its own row number and a tag.
+fn field_of_rows(width: u32, height: u32, tag: f64, iterations: u64) -> warpmc_flame::render::RenderedFrame {
+    let pixels = (0..width * height).map(|i| [(i / width.max(1)) as f64, tag, 0.0, 1.0]).collect();
+    let stats = warpmc_flame::render::RenderStats { iterations, strips: 1, ..Default::default() };
+    warpmc_flame::render::RenderedFrame { width, height, pixels, transparent: false, stats }
+}
+
+#[test]
+fn interlacing_takes_even_rows_from_the_even_field_and_leaves_an_odd_heights_last_row_empty() {
+    use warpmc_flame::render::RenderedFrame;
+    for (width, height) in [(5, 7), (3, 8), (1, 1), (4, 2), (0, 6), (6, 0)] {
+        let (even, odd) = (field_of_rows(width, height / 2, 1.0, 10), field_of_rows(width, height / 2, 2.0, 32));
+        let frame = RenderedFrame::interlace(&even, &odd, height);
+        assert_eq!((frame.width, frame.height), (width, height));
+        assert_eq!(frame.pixels.len(), (width * height) as usize);
+        assert_eq!(frame.stats.iterations, 42);
+        for (i, p) in frame.pixels.iter().enumerate() {
+            let y = i as u32 / width;
+            if y == height / 2 * 2 {
+                assert_eq!(*p, [0.0; 4], "{width} × {height}: row {y} lies outside both fields");
+            } else {
+                let tag = if y.is_multiple_of(2) { 1.0 } else { 2.0 };
+                assert_eq!(*p, [(y / 2) as f64, tag, 0.0, 1.0], "{width} × {height}: row {y}");
+            }
+        }
+    }
+}

@@ -232,6 +232,46 @@ pub struct RenderedFrame {
     pub stats: RenderStats,
 }
 
+impl RenderedFrame {
+    /// The frame of `height` rows whose even rows are `even`'s and odd
+    /// rows `odd`'s: the two fields of an interlaced frame, each of
+    /// `height / 2` rows (rounded down), rendered with [`Field::Even`] and
+    /// [`Field::Odd`]. Rows a field lacks (the last row of an odd height)
+    /// stay transparent black, as in flam3-animate's frames. Counts and
+    /// timings are the two renders' together.
+    ///
+    /// # Panics
+    ///
+    /// If the two fields differ in width.
+    pub fn interlace(even: &RenderedFrame, odd: &RenderedFrame, height: u32) -> RenderedFrame {
+        assert_eq!(even.width, odd.width, "the two fields of a frame have one width");
+        let width = even.width as usize;
+        let mut pixels = vec![[0.0; 4]; width * height as usize];
+        if width > 0 {
+            for (y, row) in pixels.chunks_exact_mut(width).enumerate() {
+                let (field, k) = (if y % 2 == 0 { even } else { odd }, y / 2);
+                if k < field.height as usize {
+                    row.copy_from_slice(&field.pixels[k * width..][..width]);
+                }
+            }
+        }
+        let (e, o) = (&even.stats, &odd.stats);
+        RenderedFrame {
+            width: even.width,
+            height,
+            pixels,
+            transparent: even.transparent,
+            stats: RenderStats {
+                iterations: e.iterations + o.iterations,
+                bad_values: e.bad_values + o.bad_values,
+                iterate_seconds: e.iterate_seconds + o.iterate_seconds,
+                filter_seconds: e.filter_seconds + o.filter_seconds,
+                strips: e.strips.max(o.strips),
+            },
+        }
+    }
+}
+
 /// Renders the frame at `time` of the sequence `flames` (one flame for a
 /// still image) on every CPU core.
 pub fn render(flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<RenderedFrame> {
