@@ -7,12 +7,11 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
     CrossMethod, DEFAULT_TRIES, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template,
-    Tested, cross, default_variations, frame_flame, inter, mutate, printf_g, random_tested, record_edit, rotate,
-    sequence_frames, strip, truncate_variations, until_it_passes,
+    Tested, animate_frames, cross, default_variations, frame_flame, inter, mutate, printf_g, random_tested,
+    record_edit, rotate, sequence_frames, strip, truncate_variations, until_it_passes,
 };
-use warpmc_flame::genome::{AffineInterpolation, Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
+use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
-use warpmc_flame::interpolate::interpolate_with_stagger;
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::variations::VariationKind;
 
@@ -1080,70 +1079,14 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&a.stagger) {
         bail!("--stagger must be between 0 and 1, not {}", warpmc_flame::render::shown(a.stagger));
     }
-    let mut keys = load(&a.input, &a.common)?;
-    for (i, w) in keys.windows(2).enumerate() {
-        if w[1].time <= w[0].time {
-            bail!(
-                "{}: control points must be in time order (flam3-genome refuses them too), but flame {} has \
-                 time {} after {}",
-                a.input.display(),
-                i + 1,
-                printf_g(w[1].time),
-                printf_g(w[0].time)
-            );
-        }
-    }
-    for f in &mut keys {
-        for x in f.xforms.iter_mut().chain(f.final_xform.as_mut()) {
-            x.motion.clear();
-        }
-    }
-    // flam3's (int) of the times: towards zero, held to C's int.
-    let int_time = |t: f64| t.trunc().clamp(-2147483647.0, 2147483646.0) as i64;
-    let begin = a.begin.unwrap_or_else(|| int_time(keys[0].time));
-    let end = a.end.unwrap_or_else(|| int_time(keys[keys.len() - 1].time)).max(begin);
+    let keys = load(&a.input, &a.common)?;
     // Made and written one frame at a time, as for sequence.
-    let count = (end - begin + 1) as u64;
     let largest = keys.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
     let frame_bytes = warpmc_flame::genome::write_flame(largest).len() + 1024;
-    let keys = &keys;
-    let frames = (begin..=end).map(move |time| {
-        let at = time as f64;
-        let f = match keys.iter().find(|k| k.time == at) {
-            Some(k) => k.clone(),
-            None => {
-                let mut f = interpolate_with_stagger(keys, at, a.stagger);
-                if !keys.iter().any(|k| k.time - 1.0 == at) {
-                    f.affine_interpolation = AffineInterpolation::Linear;
-                }
-                f
-            }
-        };
-        finish(f, t.as_ref(), at)
-    });
-    emit_frames(&a.common, ExactFrames { frames, left: count as usize }, frame_bytes, "animate")
+    let frames =
+        animate_frames(&keys, a.begin, a.end, a.stagger, t.as_ref()).with_context(|| a.input.display().to_string())?;
+    emit_frames(&a.common, frames, frame_bytes, "animate")
 }
-
-/// An iterator of known length (a range of i64 mapped, whose length the
-/// standard library does not promise).
-struct ExactFrames<I> {
-    frames: I,
-    left: usize,
-}
-
-impl<I: Iterator<Item = Flame>> Iterator for ExactFrames<I> {
-    type Item = Flame;
-    fn next(&mut self) -> Option<Flame> {
-        let f = self.frames.next()?;
-        self.left -= 1;
-        Some(f)
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
-}
-
-impl<I: Iterator<Item = Flame>> ExactSizeIterator for ExactFrames<I> {}
 
 fn run_strip(a: StripArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;

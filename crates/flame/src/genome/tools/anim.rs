@@ -1,12 +1,13 @@
 //! flam3-genome's animation genomes: a flame rotating through a full turn
 //! (`rotate=`), one frame of the transition between two flames
 //! (`inter=`), and sequences of loops joined by transitions (`sequence=`),
-//! built from [`sheep_loop`] and [`sheep_edge`].
+//! built from [`sheep_loop`] and [`sheep_edge`]; and the frames between
+//! keyframes (`animate=`).
 
-use super::Template;
+use super::{Template, printf_g};
 use crate::error::{FlameError, Result};
-use crate::genome::{Flame, Interpolation, PaletteInterpolation};
-use crate::interpolate::{sheep_edge, sheep_loop};
+use crate::genome::{AffineInterpolation, Flame, Interpolation, PaletteInterpolation};
+use crate::interpolate::{interpolate_with_stagger, sheep_edge, sheep_loop};
 
 /// Frame `frame` of `flame` rotating once in `nframes` frames, with the
 /// frames before and after it (for motion blur), as flam3-genome's
@@ -117,6 +118,77 @@ pub fn sequence_frames<'a>(
     Ok(Counted { inner: frames.chain(std::iter::once_with(move || spin(last, end, 0.0, template))), left: count })
 }
 
+/// flam3-genome's `animate=`: one flame for each whole time from `begin`
+/// to `end` (by default the first and last keyframes' times, truncated as
+/// flam3 truncates them; an `end` before `begin` is `begin`). A frame at a
+/// keyframe's time is that keyframe; the others are interpolated between
+/// the keyframes around them (`stagger`, 0…1, spreads the xforms'
+/// transitions out), with linear affine interpolation unless a keyframe
+/// comes one frame later. Motion elements are dropped, as flam3-genome
+/// drops them. A `template` is applied to each frame, which then takes its
+/// time. The keyframes must be in increasing time order.
+pub fn animate_frames<'a>(
+    keys: &'a [Flame],
+    begin: Option<i64>,
+    end: Option<i64>,
+    stagger: f64,
+    template: Option<&'a Template>,
+) -> Result<impl ExactSizeIterator<Item = Flame> + 'a> {
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return Err(FlameError::invalid("an animation needs at least one flame"));
+    };
+    if !(0.0..=1.0).contains(&stagger) {
+        return Err(FlameError::invalid(format!("the stagger must be between 0 and 1, not {stagger}")));
+    }
+    for (i, w) in keys.windows(2).enumerate() {
+        // A NaN time is out of order too.
+        if w[1].time.partial_cmp(&w[0].time) != Some(std::cmp::Ordering::Greater) {
+            return Err(FlameError::invalid(format!(
+                "control points must be in time order (flam3-genome refuses them too), but flame {} has time {} \
+                 after {}",
+                i + 1,
+                printf_g(w[1].time),
+                printf_g(w[0].time)
+            )));
+        }
+    }
+    // flam3's (int) of the times: towards zero, held to C's int.
+    let int_time = |t: f64| t.trunc().clamp(-2147483647.0, 2147483646.0) as i64;
+    let begin = begin.unwrap_or_else(|| int_time(first.time));
+    let end = end.unwrap_or_else(|| int_time(last.time)).max(begin);
+    let count = u64::try_from(i128::from(end) - i128::from(begin) + 1)
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| FlameError::invalid(format!("frames {begin} to {end} are more than can be counted")))?;
+    // flam3-genome drops the keyframes' motion elements before it
+    // interpolates.
+    let mut keys = keys.to_vec();
+    for f in &mut keys {
+        for x in f.xforms.iter_mut().chain(f.final_xform.as_mut()) {
+            x.motion.clear();
+        }
+    }
+    let frames = (begin..=end).map(move |time| {
+        let at = time as f64;
+        let mut f = match keys.iter().find(|k| k.time == at) {
+            Some(k) => k.clone(),
+            None => {
+                let mut f = interpolate_with_stagger(&keys, at, stagger);
+                if !keys.iter().any(|k| k.time - 1.0 == at) {
+                    f.affine_interpolation = AffineInterpolation::Linear;
+                }
+                f
+            }
+        };
+        if let Some(t) = template {
+            t.apply(&mut f);
+        }
+        f.time = at;
+        f
+    });
+    Ok(Counted { inner: frames, left: count })
+}
+
 /// An iterator that yields exactly `left` more items (what
 /// `flat_map` cannot tell its caller).
 struct Counted<I> {
@@ -212,6 +284,50 @@ mod tests {
         assert_eq!(s0.len(), 2 * 4 + 1);
         // The first transition frame is the first keyframe itself.
         assert_eq!(s0[0].xforms, keys[0].xforms);
+    }
+
+    #[test]
+    fn animation_frames_are_the_keyframes_at_their_times_and_interpolated_between() {
+        let mut keys = [Flame { time: 2.0, ..flame(4) }, Flame { time: 6.5, ..flame(5) }];
+        keys[0].xforms[0].motion.push(crate::genome::Motion {
+            frequency: 1,
+            function: None,
+            weight: 0.5,
+            color: 0.0,
+            color_speed: 0.0,
+            animate: 0.0,
+            opacity: 0.0,
+            coefs: crate::genome::Affine::from_xml_order([0.0; 6]),
+            post: crate::genome::Affine::from_xml_order([0.0; 6]),
+            variations: Vec::new(),
+        });
+        let frames: Vec<Flame> = animate_frames(&keys, None, None, 0.0, None).unwrap().collect();
+        // Times 2 to 6 (6.5 truncated, as flam3 truncates it).
+        assert_eq!(frames.iter().map(|f| f.time).collect::<Vec<_>>(), [2.0, 3.0, 4.0, 5.0, 6.0]);
+        let still = |f: &Flame| {
+            let mut f = f.clone();
+            f.xforms.iter_mut().for_each(|x| x.motion.clear());
+            f
+        };
+        assert_eq!(frames[0], still(&keys[0]));
+        assert!(frames.iter().all(|f| f.xforms.iter().all(|x| x.motion.is_empty())));
+        for (f, at) in frames[1..].iter().zip(3..) {
+            let between =
+                crate::interpolate::interpolate_with_stagger(&[still(&keys[0]), still(&keys[1])], at as f64, 0.0);
+            assert_eq!(f.xforms, between.xforms, "time {at}");
+            // No keyframe one frame later: affine maps interpolate linearly.
+            assert_eq!(f.affine_interpolation, crate::genome::AffineInterpolation::Linear);
+        }
+        // An end before the beginning is the beginning; a range is counted.
+        assert_eq!(animate_frames(&keys, Some(4), Some(1), 0.0, None).unwrap().len(), 1);
+        assert_eq!(animate_frames(&keys, Some(-3), Some(3), 0.0, None).unwrap().len(), 7);
+        // Refused: no flames, keyframes out of order, a stagger outside 0…1.
+        assert!(animate_frames(&[], None, None, 0.0, None).is_err());
+        assert!(animate_frames(&[keys[1].clone(), keys[0].clone()], None, None, 0.0, None).is_err());
+        assert!(animate_frames(&[keys[0].clone(), keys[0].clone()], None, None, 0.0, None).is_err());
+        assert!(animate_frames(&keys, None, None, 1.5, None).is_err());
+        assert!(animate_frames(&keys, None, None, f64::NAN, None).is_err());
+        assert!(animate_frames(&keys, Some(i64::MIN), Some(i64::MAX), 0.0, None).is_err());
     }
 
     /// The frames as flam3-genome's loops make them, one after another:

@@ -23,7 +23,7 @@ mod strip;
 mod template;
 mod test_render;
 
-pub use anim::{inter, rotate, sequence, sequence_frames};
+pub use anim::{animate_frames, inter, rotate, sequence, sequence_frames};
 pub use cross::{CrossMethod, cross};
 pub use edit::{Parent, printf_g, record_edit};
 pub use mutate::{MutateMethod, mutate};
