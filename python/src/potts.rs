@@ -15,6 +15,7 @@ use pyo3::types::PyBool;
 use warpmc_gpu::Device;
 use warpmc_host::output::same_file;
 use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
+use warpmc_potts::interrupt::with_stop;
 use warpmc_potts::protocol::check_study_memory;
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::snapshot::write_study_series;
@@ -574,9 +575,17 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// same bits on the CPU and on a GPU. `algorithm` picks another update, as
 /// in `run`: "heat-bath", "swendsen-wang" or "wolff" (which runs on the
 /// CPU whatever the backend). Temperatures at which q = 2 Metropolis would
-/// hardly ever reject a flip ((4|J| + |h|)/T below about 3.5e-10) are
-/// refused, as `run` refuses them: there the chain only alternates between
-/// two states.
+/// hardly ever reject a flip ((4|J| + |h|)/T below about 2.3e-10, one
+/// rejection in 2^32 tries) are refused, as `run` refuses them: there the
+/// chain only alternates between two states.
+///
+/// The model is H = -J sum_<ij> delta(s_i, s_j) - h sum_i delta(s_i, 0) on
+/// a `size` × `height` torus (`height` defaults to `size`), with the
+/// keyword arguments `coupling` J (1.0) and `field` h (0.0). `init` is the
+/// start state: "ordered" (every spin 0, the default) or "random" (note
+/// that `run` starts random by default). `backend` is "auto" (a usable GPU,
+/// else the CPU; the default), "cpu" or "cuda". Arguments given as None
+/// take these defaults.
 ///
 /// `seed` names the chain's random numbers: the same seed gives the same
 /// chain on every backend. Without one, a fresh seed is drawn from the
@@ -693,6 +702,18 @@ impl<T> Drop for OwnedByThread<T> {
 
 /// A seed from the operating system's randomness (std's hasher keys come
 /// from it).
+/// The outcome of work that lent `signals` as its stop hook
+/// ([`with_stop`]): the exception a signal handler raised meanwhile (the
+/// work gave up, or finished before it looked again), else the work's own
+/// result.
+fn heard<T>(py: Python<'_>, signals: &Signals, made: Result<T, PottsError>) -> PyResult<T> {
+    signals.settle(py);
+    if signals.was_raised() {
+        return Err(signals.raised());
+    }
+    made.map_err(invalid)
+}
+
 fn fresh_seed() -> u64 {
     use std::hash::BuildHasher;
     std::collections::hash_map::RandomState::new().hash_one(std::process::id())
@@ -813,24 +834,31 @@ impl PySimulation {
         let algorithm: Algorithm = algorithm.parse().map_err(invalid)?;
         let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
         crate::fork::check_threads()?;
+        // Making a large lattice, and Wolff's measurement of its cluster
+        // size, take seconds: Ctrl-C is heard meanwhile.
+        let signals = Signals::new();
         let sim = match device {
             // With its backend's type known, a CPU simulation is `Send`:
             // any thread may free it.
             Device::Cpu { .. } => {
-                let sim = py.detach(|| -> Result<Simulation<CpuBackend>, PottsError> {
-                    let mut sim = Simulation::on_cpu_with(model, algorithm, temp)?.with_seed(seed);
-                    sim.start(init)?;
-                    Ok(sim)
+                let sim = py.detach(|| {
+                    with_stop(&mut || signals.stop(), || -> Result<Simulation<CpuBackend>, PottsError> {
+                        let mut sim = Simulation::on_cpu_with(model, algorithm, temp)?.with_seed(seed);
+                        sim.start(init)?;
+                        Ok(sim)
+                    })
                 });
-                Held::Cpu { owner: std::thread::current().id(), sim: sim.map_err(invalid)? }
+                Held::Cpu { owner: std::thread::current().id(), sim: heard(py, &signals, sim)? }
             }
             device => {
-                let made = py.detach(|| -> Result<OnThisThread<Simulation>, PottsError> {
-                    let mut sim = Simulation::with_algorithm(model, algorithm, temp, &device)?.with_seed(seed);
-                    sim.start(init)?;
-                    Ok(OnThisThread(sim))
+                let made = py.detach(|| {
+                    with_stop(&mut || signals.stop(), || -> Result<OnThisThread<Simulation>, PottsError> {
+                        let mut sim = Simulation::with_algorithm(model, algorithm, temp, &device)?.with_seed(seed);
+                        sim.start(init)?;
+                        Ok(OnThisThread(sim))
+                    })
                 });
-                Held::Device(OwnedByThread::new(made.map_err(invalid)?.0))
+                Held::Device(OwnedByThread::new(heard(py, &signals, made)?.0))
             }
         };
         Ok(PySimulation { sim, seed })
@@ -1000,14 +1028,17 @@ impl PySimulation {
     fn set_temperature(&mut self, py: Python<'_>, temp: &Bound<'_, PyAny>) -> PyResult<()> {
         let temp = real("temperature", temp)?;
         // Wolff measures its clusters anew at each temperature (seconds on
-        // large lattices): other Python threads run meanwhile.
+        // large lattices): other Python threads run meanwhile, and Ctrl-C
+        // is heard.
+        let signals = Signals::new();
         with_sim!(&mut self.sim, get_mut, s => {
             let sim = OnThisThread(s);
-            py.detach(move || {
+            let signals = &signals;
+            let set = py.detach(move || {
                 let sim = sim;
-                sim.0.set_temperature(temp).map(|_| ())
-            })
-            .map_err(invalid)?;
+                with_stop(&mut || signals.stop(), || sim.0.set_temperature(temp).map(|_| ()))
+            });
+            heard(py, signals, set)?;
         });
         Ok(())
     }
@@ -1130,8 +1161,11 @@ impl PySimulation {
         slf
     }
 
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&mut self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+    #[pyo3(signature = (*exc))]
+    fn __exit__(&mut self, exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        // An exception leaving the block goes on: the simulation is closed
+        // whatever `exc` holds.
+        let _ = exc;
         self.close()?;
         Ok(false)
     }

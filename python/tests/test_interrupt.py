@@ -15,6 +15,15 @@ import pytest
 LONG_CALLS = {
     "potts.run": "potts.run(q=2, size=512, temps=[1.0, 1.1], therm=10**6, sweeps=10**6, backend='cpu')",
     "Simulation.sweeps": "potts.Simulation(q=2, size=1024, temp=1.0, backend='cpu').sweeps(10**7)",
+    # Wolff measures its cluster size as a simulation is made, and at each
+    # temperature of a run: about 30 N sites of clusters on one thread.
+    "Simulation (wolff)": "potts.Simulation(q=2, size=4096, temp=1.0, backend='cpu', algorithm='wolff')",
+    "potts.run (wolff)": (
+        "potts.run(q=2, size=4096, temps=[1.0, 1.01], therm=10, sweeps=10**6, backend='cpu', algorithm='wolff')"
+    ),
+    # A quarter of a million chains: groups small enough that the first
+    # look at Ctrl-C comes soon.
+    "potts.run (many samples)": "potts.run(q=2, size=256, temps=[2.0], therm=5, sweeps=20, samples=2**18, backend='cpu')",
     # Seconds per temperature, in one long sum: Ctrl-C is heard inside it.
     "potts.exact": "potts.exact(size=2**24, temps=[1.0] * 33)",
     "flame.render": (

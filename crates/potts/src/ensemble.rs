@@ -92,11 +92,36 @@ pub trait EnsembleOpener {
     /// An ensemble of `members` lattices of `model` running `algorithm`,
     /// each in the ordered state until loaded.
     fn open(&mut self, model: &PottsModel, algorithm: Algorithm, members: usize) -> Result<Box<dyn Ensemble>>;
+
+    /// Most sites the lattices of one group of chains hold together (a
+    /// group's lattices are held on the host at checkpoints, one byte per
+    /// site). The runner looks at its observer only between stretches of
+    /// the whole group, so a group's first sweep should take a fraction of
+    /// a second.
+    fn group_sites(&self) -> u64 {
+        GPU_GROUP_SITES
+    }
 }
+
+/// [`EnsembleOpener::group_sites`] on a GPU: 2^28 sites fill a GPU with
+/// small lattices, and take it a few tenths of a second a sweep.
+pub const GPU_GROUP_SITES: u64 = 1 << 28;
+
+/// [`EnsembleOpener::group_sites`] on the host's cores, which sweep 2^24
+/// sites in about a tenth of a second.
+pub const CPU_GROUP_SITES: u64 = 1 << 24;
 
 impl EnsembleOpener for Device {
     fn open(&mut self, model: &PottsModel, algorithm: Algorithm, members: usize) -> Result<Box<dyn Ensemble>> {
         open_ensemble_for(self, model, algorithm, members)
+    }
+
+    fn group_sites(&self) -> u64 {
+        match self {
+            Device::Cpu { .. } => CPU_GROUP_SITES,
+            #[allow(unreachable_patterns)]
+            _ => GPU_GROUP_SITES,
+        }
     }
 }
 

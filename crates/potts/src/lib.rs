@@ -68,6 +68,7 @@ pub mod ensemble;
 pub mod error;
 pub mod exact;
 pub mod heat_bath;
+pub mod interrupt;
 pub mod lattice;
 pub mod layout;
 pub mod model;

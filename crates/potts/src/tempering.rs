@@ -466,13 +466,23 @@ pub enum Stop {
     Asked(Control),
 }
 
+/// The update of each of `cfg`'s temperatures, in order, for [`advance`].
+/// Wolff's measure their cluster sizes (seconds each on a large lattice;
+/// see [`crate::interrupt`]).
+pub fn tables(cfg: &ProtocolConfig) -> Result<Vec<Update>> {
+    let model = cfg.model()?;
+    cfg.temperatures().iter().map(|&t| Update::new(cfg.algorithm(), &model, t)).collect()
+}
+
 /// Advances a tempering run on `ensemble` (of `cfg`'s model, with
-/// samples × temperatures members) until it finishes or the observer's
+/// samples × temperatures members, each temperature's update in `tables`:
+/// [`tables`]) until it finishes or the observer's
 /// [`control`](Observer::control) asks for a checkpoint; reports
 /// [`progress`](Observer::progress) between stretches.
 pub fn advance(
     cfg: &ProtocolConfig,
     exchange_every: u64,
+    tables: &[Update],
     ensemble: &mut dyn Ensemble,
     state: &mut TemperingState,
     observer: &mut dyn Observer,
@@ -488,8 +498,13 @@ pub fn advance(
             ensemble.len()
         )));
     }
-    let tables: Vec<Update> =
-        cfg.temperatures().iter().map(|&t| Update::new(cfg.algorithm(), &model, t)).collect::<Result<_>>()?;
+    if tables.len() != cfg.temperatures().len() {
+        return Err(PottsError::InvalidInput(format!(
+            "tempering over {} temperatures was given {} update tables",
+            cfg.temperatures().len(),
+            tables.len()
+        )));
+    }
     let chains = state.replicas.chains();
     if !state.loaded && !state.lattices.is_empty() && state.lattices.len() != chains.len() {
         return Err(PottsError::BadCheckpoint(format!(
@@ -508,7 +523,7 @@ pub fn advance(
         state.loaded = true;
     }
     state.lattices.clear();
-    state.replicas.apply_tables(ensemble, &tables)?;
+    state.replicas.apply_tables(ensemble, tables)?;
     let sites = model.sites() as u64 * ensemble.len() as u64;
     let total = cfg.sweeps_per_chain();
     let mut chunk = 1u64;
@@ -531,7 +546,7 @@ pub fn advance(
                 }
             }
             if exchange && state.replicas.exchange(&model, &censuses)? {
-                state.replicas.apply_tables(ensemble, &tables)?;
+                state.replicas.apply_tables(ensemble, tables)?;
             }
         }
         // Thermalisation ends here (every stretch stops at its last sweep),

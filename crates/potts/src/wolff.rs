@@ -81,10 +81,19 @@ pub fn cluster_counter(sweep: u64, cluster: u64) -> u64 {
 /// while it settles, and again while it measures.
 const CALIBRATION_CLUSTERS: u64 = 1_000_000;
 
+/// Sites the calibration grows clusters over between looks at the hook
+/// of [`crate::interrupt`]: about 20 ms.
+const SITES_BETWEEN_STOPS: u64 = 1 << 20;
+
 /// Clusters per sweep at the temperature whose bond threshold is
 /// `threshold`: max(1, round(N/⟨|C|⟩)), with ⟨|C|⟩ from the calibration
 /// chain described in the module notes. A function of the model and the
 /// threshold only.
+///
+/// It grows about 30 N sites of clusters on one thread (seconds for a
+/// 4096² lattice); a hook lent by [`crate::interrupt::with_stop`] is asked
+/// every million sites or so (and after each larger cluster), and ends it
+/// with [`PottsError::Interrupted`].
 pub fn clusters_per_sweep(model: &PottsModel, threshold: u32) -> Result<u64> {
     check_size(model)?;
     // The calibration lattice, and the grid's copy and stack.
@@ -93,17 +102,22 @@ pub fn clusters_per_sweep(model: &PottsModel, threshold: u32) -> Result<u64> {
     let n = grid.spins.len() as u64;
     let stream = warpmc_rng::Domain::Potts.stream(warpmc_rng::stream::MAX_STREAM_INDEX);
     let mut k = 0u64;
+    let mut every = crate::interrupt::Every::new(SITES_BETWEEN_STOPS);
     let mut run = |sites: u64| {
         let (mut total, mut clusters) = (0u64, 0u64);
         while total < sites && clusters < CALIBRATION_CLUSTERS {
-            total += grid.cluster(threshold, philox_block(0, stream, k));
+            let size = grid.cluster(threshold, philox_block(0, stream, k));
+            if every.stop(size) {
+                return Err(PottsError::Interrupted);
+            }
+            total += size;
             clusters += 1;
             k += 1;
         }
-        (total, clusters)
+        Ok((total, clusters))
     };
-    run(10 * n);
-    let (total, clusters) = run(20 * n);
+    run(10 * n)?;
+    let (total, clusters) = run(20 * n)?;
     Ok(((n as f64 * clusters as f64 / total as f64).round() as u64).max(1))
 }
 

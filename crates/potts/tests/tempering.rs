@@ -5,7 +5,7 @@
 
 use warpmc_potts::exact::{ising_torus, potts_critical_temperature};
 use warpmc_potts::observables::spans_too_few_taus;
-use warpmc_potts::tempering::{Stop, TemperingState, advance};
+use warpmc_potts::tempering::{Stop, TemperingState, advance, tables};
 use warpmc_potts::{
     Algorithm, ConfigFile, Control, Device, Ensemble, Independent, InitialState, Observer, ProtocolConfig, Runner,
     TemperatureResult, Temperatures, open_backend_for,
@@ -42,7 +42,7 @@ fn tempered(device: &Device, cfg: &ProtocolConfig, every: u64, stop_after: Optio
     let mut ens = ensemble(device, cfg);
     let mut observer = Stopper { stretches: 0, stop_after };
     loop {
-        match advance(cfg, every, ens.as_mut(), &mut state, &mut observer).unwrap() {
+        match advance(cfg, every, &tables(cfg).unwrap(), ens.as_mut(), &mut state, &mut observer).unwrap() {
             Stop::Finished => return state,
             Stop::Asked(_) => {
                 // What a checkpoint keeps, on a fresh ensemble.

@@ -105,10 +105,6 @@ pub fn slowest_sweep_secs(algorithm: Algorithm, sites: u64, chains: usize, threa
     }
 }
 
-/// Most spins the chains of one group hold together (a group's lattices
-/// are held on the host at checkpoints, one byte per spin).
-const GROUP_SITES: u64 = 1 << 28;
-
 /// How a [`Runner`] advances its chains.
 enum Engine {
     /// One chain after another on one backend.
@@ -169,8 +165,12 @@ impl Runner {
         };
         cfg.check_host_memory(saved)?;
         let model = cfg.model()?;
-        let first =
-            if cfg.exchange_every.is_some() { replicas as usize } else { group_len(&cfg, &RunState::new(&cfg)) };
+        let group_sites = opener.group_sites();
+        let first = if cfg.exchange_every.is_some() {
+            replicas as usize
+        } else {
+            group_len(&cfg, &RunState::new(&cfg), group_sites)
+        };
         let ensemble = opener.open(&model, cfg.algorithm, first)?;
         Ok(Runner { cfg, engine: Engine::Ensemble { opener, ensemble }, chunk: 1 })
     }
@@ -276,9 +276,11 @@ impl Runner {
             *ensemble = opener.open(&model, cfg.algorithm, members)?;
         }
         let backend = ensemble.name();
+        // Made once for the whole run, before its state changes.
+        let tables = preparing(cfg, state, observer, || crate::tempering::tables(cfg))?;
         loop {
             let tempering = state.tempering.as_mut().expect("set above");
-            let stop = crate::tempering::advance(cfg, every, ensemble.as_mut(), tempering, observer)?;
+            let stop = crate::tempering::advance(cfg, every, &tables, ensemble.as_mut(), tempering, observer)?;
             match stop {
                 Stop::Finished => break,
                 Stop::Asked(control) => {
@@ -323,10 +325,10 @@ impl Runner {
     /// last sweep, and moves the position past it.
     fn run_group(&mut self, state: &mut RunState, observer: &mut dyn Observer, model: &PottsModel) -> Result<()> {
         let cfg = &self.cfg;
-        let n = group_len(cfg, state);
         let Engine::Ensemble { opener, ensemble } = &mut self.engine else {
             return Err(PottsError::InvalidInput("internal error: a group run on a sequential runner".into()));
         };
+        let n = group_len(cfg, state, opener.group_sites());
         if ensemble.len() != n {
             *ensemble = opener.open(model, cfg.algorithm, n)?;
         }
@@ -336,15 +338,24 @@ impl Runner {
         let members: Vec<(usize, u32)> =
             (first..first + n as u64).map(|c| ((c / samples) as usize, (c % samples) as u32)).collect();
         let chains: Vec<Chain> = members.iter().map(|&(t, s)| Chain::new(cfg.seed, s, t as u32)).collect();
-        let current = std::mem::take(&mut state.current);
-        if state.sweep > 0 && current.len() != n {
+        if state.sweep > 0 && state.current.len() != n {
             return Err(PottsError::BadCheckpoint(format!(
                 "{n} chains are under way but {} lattices were saved",
-                current.len()
+                state.current.len()
             )));
         }
-        // One update per temperature (Wolff's measures its cluster size).
-        let mut updates: std::collections::BTreeMap<usize, Update> = std::collections::BTreeMap::new();
+        // One update per temperature (Wolff's measures its cluster size:
+        // seconds on a large lattice), made before the state changes.
+        let updates = preparing(cfg, state, observer, || {
+            let mut updates = std::collections::BTreeMap::new();
+            for &(t, _) in &members {
+                if let std::collections::btree_map::Entry::Vacant(e) = updates.entry(t) {
+                    e.insert(Update::new(cfg.algorithm, model, cfg.temperatures[t])?);
+                }
+            }
+            Ok(updates)
+        })?;
+        let current = std::mem::take(&mut state.current);
         for (i, (&(t, s), chain)) in members.iter().zip(&chains).enumerate() {
             let lattice = match current.get(i) {
                 Some(l) => l.clone(),
@@ -354,13 +365,7 @@ impl Runner {
                 },
             };
             ensemble.load(i, &lattice)?;
-            let update = match updates.entry(t) {
-                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::btree_map::Entry::Vacant(e) => {
-                    e.insert(Update::new(cfg.algorithm, model, cfg.temperatures[t])?)
-                }
-            };
-            ensemble.set_update(i, update)?;
+            ensemble.set_update(i, &updates[&t])?;
         }
         drop(current);
         state.group = n;
@@ -412,10 +417,15 @@ impl Runner {
         let mut results = state.results(&self.cfg)?;
         let model = self.cfg.model()?;
         while !state.finished(&self.cfg) {
+            let temperature = self.cfg.temperatures[state.temp_index];
+            let Runner { cfg, engine, .. } = self;
+            let Engine::Sequential(sim) = engine else {
+                return Err(PottsError::InvalidInput("internal error: a sequential run on an ensemble runner".into()));
+            };
+            // Before the state changes: Wolff measures its cluster size.
+            preparing(cfg, state, observer, || sim.set_temperature(temperature).map(drop))?;
             let backend = self.backend_name();
             state.begin_temperature(&self.cfg, backend);
-            let temperature = self.cfg.temperatures[state.temp_index];
-            self.sim()?.set_temperature(temperature)?;
             while state.sample < self.cfg.samples {
                 self.start_chain(state)?;
                 self.run_chain(state, observer)?;
@@ -515,12 +525,42 @@ impl Runner {
     }
 }
 
+/// Runs `work`, a step before a stretch of sweeps that may take seconds
+/// (Wolff's measurement of its cluster size), with the observer's
+/// [`control`](Observer::control) as its stop hook
+/// ([`crate::interrupt`]). `state` is where the run stands, unchanged by
+/// `work`: asked to stop, the step gives up and the observer gets a
+/// checkpoint of that state before [`PottsError::Interrupted`] ends the
+/// run. (A periodic checkpoint asked meanwhile waits for the observer's
+/// next look.)
+pub(crate) fn preparing<T>(
+    cfg: &ProtocolConfig,
+    state: &RunState,
+    observer: &mut dyn Observer,
+    work: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let mut stopped = false;
+    let made = crate::interrupt::with_stop(
+        &mut || {
+            stopped = observer.control() == Control::CheckpointAndStop;
+            stopped
+        },
+        work,
+    );
+    if stopped {
+        observer.checkpoint(cfg, state)?;
+        return Err(PottsError::Interrupted);
+    }
+    made
+}
+
 /// Chains in the group that starts at `state`'s position: those already
-/// under way (after a checkpoint), or else as many as fit in
-/// [`GROUP_SITES`] (and in one ensemble) of the chains left: the rest of
-/// the run without continuation, the rest of the temperature's samples
-/// with it (each temperature starts from the one before).
-pub(crate) fn group_len(cfg: &ProtocolConfig, state: &RunState) -> usize {
+/// under way (after a checkpoint), or else as many as fit in `group_sites`
+/// ([`EnsembleOpener::group_sites`]) and in one ensemble of the chains
+/// left: the rest of the run without continuation, the rest of the
+/// temperature's samples with it (each temperature starts from the one
+/// before).
+pub(crate) fn group_len(cfg: &ProtocolConfig, state: &RunState, group_sites: u64) -> usize {
     if state.sweep > 0 && !state.current.is_empty() {
         return state.current.len();
     }
@@ -531,7 +571,7 @@ pub(crate) fn group_len(cfg: &ProtocolConfig, state: &RunState) -> usize {
     } else {
         cfg.temperatures.len() as u64 * samples
     };
-    let room = (GROUP_SITES / (cfg.size as u64 * cfg.height as u64)).clamp(1, MAX_GROUP as u64);
+    let room = (group_sites / (cfg.size as u64 * cfg.height as u64)).clamp(1, MAX_GROUP as u64);
     end.saturating_sub(first).clamp(1, room) as usize
 }
 
