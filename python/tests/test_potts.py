@@ -398,6 +398,10 @@ def test_simulation_rejects_bad_input():
         potts.exact(q=2, size=4, temps=1.0, coupling=10**400)
     with pytest.raises(ValueError, match="temps = .*: out of range"):
         potts.exact(q=2, size=4, temps=[1.0, 10**400])
+    # Whole numbers beyond 2^64 are real numbers like any other for the
+    # real-valued arguments.
+    assert potts.exact(q=2, size=4, temps=[10**20])[0]["temperature"] == 1e20
+    assert potts.run(q=3, size=8, temps=[10**20], therm=5, sweeps=20, backend="cpu")[0]["temperature"] == 1e20
 
 
 def test_a_simulation_runs_on_the_gpu_with_the_cpus_bits(gpu):

@@ -62,7 +62,7 @@ def _plain(key: str, value: Any) -> Any:
         value = value.tolist()
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and key not in _REAL_KEYS:
         v = int(value)
         if not -(2**63) <= v < 2**64:
             raise ValueError(f"{key} = {shown(v)}: out of range (warpmc's whole numbers run from -2^63 to 2^64 - 1)")
@@ -93,6 +93,9 @@ _WORDS = {
 }
 _FLAGS = ("tempering", "continue")
 _REALS = ("coupling", "field")
+# Keys whose values are real numbers: a whole number given for one is a
+# float, however large (10**20 is a temperature like 1e20).
+_REAL_KEYS = (*_REALS, "temp", "temps")
 
 
 def _is_bool(value: Any) -> bool:
