@@ -781,10 +781,11 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let opts = random_options(&a.variety, a.xforms, a.tries.tries)?;
     let lib = library(&a.common)?;
     let date = a.history.date()?;
-    // Made, framed and test-rendered at this size, then given the
+    // Made and framed at flam3-genome's size and quality (100 × 100,
+    // quality 1, what it writes without a template), then given the
     // template's settings, as flam3-genome does (its scale then follows the
     // template's height).
-    let base = Flame { width: 128, height: 128, quality: 50.0, ..Flame::default() };
+    let base = Flame { width: 100, height: 100, quality: 1.0, ..Flame::default() };
     let mut out = Vec::new();
     for rep in 0..a.repeat {
         let mut rng = GenomeRng::new(a.common.seed, Operation::Random, u64::from(rep));

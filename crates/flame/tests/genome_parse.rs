@@ -968,6 +968,20 @@ fn two_colour_palette(mode: &str, n: usize, split: usize) -> String {
 }
 
 #[test]
+fn palettes_of_fewer_than_256_colours_blend_back_to_the_first_with_a_warning() {
+    // 16 colours: red, then blue; entries 16 to 255 run from blue (entry 15)
+    // back to red (entry 0 after wrapping), as flam3 fills them.
+    let parsed = ok(&two_colour_palette("step", 16, 8));
+    let e = &parsed.flames[0].palette.entries;
+    assert!(close4(e[0], [1.0, 0.0, 0.0, 1.0]) && close4(e[15], [0.0, 0.0, 1.0, 1.0]));
+    let t = (200.0 - 15.0) / 241.0;
+    assert!(close4(e[200], [t, 0.0, 1.0 - t, 1.0]), "{:?}", e[200]);
+    assert_eq!(parsed.warnings.len(), 1, "{:?}", parsed.warnings);
+    assert!(parsed.warnings[0].contains("16 colours for 256 entries"), "{:?}", parsed.warnings);
+    assert!(ok(&two_colour_palette("step", 256, 8)).warnings.is_empty());
+}
+
+#[test]
 fn fractorium_palettes_of_more_than_256_colours_are_averaged_to_256() {
     let (red, blue) = ([1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]);
     // 512 colours, red up to entry 255. Fractorium's step lookup takes entry

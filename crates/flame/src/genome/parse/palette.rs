@@ -193,7 +193,14 @@ impl Reader<'_> {
         // flam3 reads the whole text content of the element.
         let text: String = node.descendants().filter(Node::is_text).filter_map(|t| t.text()).collect();
         let colours = read_hex(&text, n, fmt).map_err(|m| genome_err(&cat, format!("hex colour data: {m}")))?;
-        if n <= PALETTE_SIZE {
+        if n < PALETTE_SIZE {
+            pal.set_first(&colours);
+            self.warnings.push(format!(
+                "{cat}: {n} colours for {PALETTE_SIZE} entries; as in flam3, entries {n} to {} blend from the last \
+                 colour back to the first (a palette of {PALETTE_SIZE} colours gives every entry)",
+                PALETTE_SIZE - 1
+            ));
+        } else if n == PALETTE_SIZE {
             pal.set_first(&colours);
         } else {
             pal.entries = average_to_256(&colours, pal.mode);
