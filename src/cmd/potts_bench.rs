@@ -371,13 +371,18 @@ fn autocorrelation_study(args: &BenchArgs) -> anyhow::Result<()> {
     if !(args.tau_seconds > 0.0 && args.tau_seconds <= MOST_BENCH_SECONDS) {
         bail!("--tau-seconds must be positive and at most {MOST_BENCH_SECONDS}");
     }
-    let device = select_device(choice)?;
-    PottsModel::new(args.tau_q, 2, 2)?;
-    for &l in &args.tau_sizes {
-        PottsModel::new(args.tau_q, l, l)?;
-    }
     let mut algorithms = vec![Algorithm::Metropolis];
     algorithms.extend(args.tau_algorithms.iter().filter(|&&a| a != Algorithm::Metropolis));
+    // Every size and algorithm is checked before anything is printed.
+    PottsModel::new(args.tau_q, 2, 2)?;
+    for &l in &args.tau_sizes {
+        let model = PottsModel::new(args.tau_q, l, l)?;
+        for a in &algorithms {
+            a.check(&model)?;
+            a.check_ergodic(&model)?;
+        }
+    }
+    let device = select_device(choice)?;
     let cfg = AutocorrelationConfig {
         q: args.tau_q,
         sizes: args.tau_sizes.clone(),

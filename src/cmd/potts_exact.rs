@@ -214,5 +214,12 @@ fn show(
 /// A temperature as given, to every digit: plainly for ordinary values, in
 /// scientific notation for tiny or huge ones (1e-300, not 300 zeros).
 fn temperature_text(t: f64) -> String {
-    if (1e-4..1e9).contains(&t.abs()) { format!("{t}") } else { format!("{t:e}") }
+    if t == 0.0 {
+        // Either sign: J = 0.
+        "0".to_string()
+    } else if (1e-4..1e9).contains(&t.abs()) {
+        format!("{t}")
+    } else {
+        format!("{t:e}")
+    }
 }

@@ -484,9 +484,9 @@ pub fn check_study_memory_shared(study: &[ProtocolConfig], checkpoints: bool, pr
         .saturating_add(lattice)
         .saturating_mul(processes.max(1));
     let what = format!(
-        "keeping the run's {} rows of results and {} measurements{}{}",
-        sci(rows as f64),
-        sci(kept as f64),
+        "keeping the run's {} of results and {}{}{}",
+        count(rows, "row"),
+        count(kept, "measurement"),
         if checkpoints { " and checkpointing them" } else { "" },
         if processes > 1 { format!(" in each of the {processes} processes on this machine") } else { String::new() },
     );
@@ -501,6 +501,13 @@ pub fn check_study_memory_shared(study: &[ProtocolConfig], checkpoints: bool, pr
 /// A count in scientific notation with three digits: 1.65e+12.
 pub fn sci(x: f64) -> String {
     format!("{x:.2e}").replace('e', "e+").replace("e+-", "e-")
+}
+
+/// `n` things in words: "1 row", "20 rows", "1.65e+12 measurements" (in
+/// scientific notation from a million on).
+fn count(n: u64, thing: &str) -> String {
+    let plural = if n == 1 { "" } else { "s" };
+    if n < 1_000_000 { format!("{n} {thing}{plural}") } else { format!("{} {thing}s", sci(n as f64)) }
 }
 
 /// [`ProtocolConfig::metropolis_rejection`] of `algorithm` on a model of
