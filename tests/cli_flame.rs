@@ -923,3 +923,30 @@ fn early_clip_matches_flam3_render_with_earlyclip() {
         assert!(orders < floor - 10.0, "{name}: the two orders differ by only {orders:.2} dB");
     }
 }
+
+#[test]
+fn gpu_tuning_flags_on_the_cpu_say_they_change_nothing() {
+    let dir = temp_dir();
+    let out = dir.join("tuned.png");
+    let render = |extra: &[&str]| {
+        let mut args = vec!["flame", "render", "--backend", "cpu", "-q", "0.001", "-s", "0.1", "--quiet"];
+        args.extend_from_slice(extra);
+        let genome = example("test.flam3");
+        args.extend_from_slice(&[genome.as_str(), "--flame", "0", "-o", out.to_str().unwrap()]);
+        let o = warpmc(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let err = render(&["--selection", "warp", "--gpu-arithmetic", "f64"]);
+    assert!(
+        err.contains(
+            "warning: --selection, --gpu-arithmetic tune the GPU's chaos game; the CPU renders as without them"
+        ),
+        "{err}"
+    );
+    let err = render(&["--accumulation", "plain"]);
+    assert!(err.contains("warning: --accumulation tunes the GPU's chaos game"), "{err}");
+    // Their defaults (what the CPU does anyway) say nothing.
+    let err = render(&["--selection", "thread"]);
+    assert!(!err.contains("warning"), "{err}");
+}

@@ -978,7 +978,13 @@ impl PySimulation {
         let dtype = array.getattr("dtype")?;
         let kind: String = dtype.getattr("kind")?.extract()?;
         if !matches!(kind.as_str(), "i" | "u") {
-            return Err(shape_error());
+            // The wrong kind of value (floats, booleans, None, strings) is a
+            // type error, as numpy's own integer-only functions say it.
+            let name: String = dtype.str()?.extract()?;
+            let what = if spins.is_none() { "None".to_string() } else { format!("an array of dtype {name}") };
+            return Err(PyTypeError::new_err(format!(
+                "spins must be an integer array of shape ({h}, {w}), not {what}"
+            )));
         }
         // The shape before any conversion: a broadcast view of a huge shape
         // is refused, not copied.

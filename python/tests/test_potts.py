@@ -381,8 +381,12 @@ def test_simulation_rejects_bad_input():
         sim.spins = np.zeros((8, 6), dtype=np.uint8)
     with pytest.raises(ValueError, match="states 0"):
         sim.spins = np.full((8, 8), 2)
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(TypeError, match=r"integer array of shape \(8, 8\), not an array of dtype float32"):
         sim.spins = np.zeros((8, 8), dtype=np.float32)
+    with pytest.raises(TypeError, match=r"not None"):
+        sim.spins = None
+    with pytest.raises(TypeError, match=r"not an array of dtype bool"):
+        sim.spins = np.zeros((8, 8), dtype=bool)
     assert not sim.spins.any()
     # A huge broadcast view is refused by its shape, not copied.
     with pytest.raises(ValueError, match="shape"):

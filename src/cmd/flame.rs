@@ -71,7 +71,7 @@ enum FlameCommand {
     Genome(super::flame_genome::GenomeArgs),
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SelectionArg {
     /// One xform per warp, no divergence (cuburn).
     Warp,
@@ -79,7 +79,7 @@ enum SelectionArg {
     Thread,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ShuffleArg {
     /// Points stay in their thread.
     None,
@@ -89,7 +89,7 @@ enum ShuffleArg {
     Better,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum AccumulationArg {
     /// One vector atomic per run of samples a thread puts in one cell
     Plain,
@@ -105,7 +105,7 @@ enum PngCompressionArg {
     Balanced,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum PrecisionArg {
     F32,
     F64,
@@ -394,6 +394,15 @@ impl Engine {
                 if let (Some(why), false) = (fallback, o.quiet) {
                     noteln!("backend: cpu, {} ({why})", cpu_threads());
                 }
+                let ignored = gpu_tuning_set(o);
+                if !ignored.is_empty() {
+                    noteln!(
+                        "warning: {} tune{} the GPU's chaos game; the CPU renders as without {}",
+                        ignored.join(", "),
+                        if ignored.len() == 1 { "s" } else { "" },
+                        if ignored.len() == 1 { "it" } else { "them" }
+                    );
+                }
                 Engine::Cpu
             }
         };
@@ -439,6 +448,20 @@ impl Engine {
             Engine::Cuda(r) => r.gpu().info().name.clone(),
         }
     }
+}
+
+/// The GPU tuning flags given other values than their defaults (the
+/// values the CPU's chaos game always works as).
+fn gpu_tuning_set(o: &RenderOpts) -> Vec<&'static str> {
+    [
+        (o.selection != SelectionArg::Thread, "--selection"),
+        (o.shuffle != ShuffleArg::Better, "--shuffle"),
+        (o.accumulation != AccumulationArg::Shared, "--accumulation"),
+        (o.gpu_arithmetic != PrecisionArg::F32, "--gpu-arithmetic"),
+    ]
+    .into_iter()
+    .filter_map(|(set, flag)| set.then_some(flag))
+    .collect()
 }
 
 /// The GPU chaos-game options the flags ask for.
