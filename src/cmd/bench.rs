@@ -56,10 +56,10 @@ struct StreamArgs {
     #[arg(long, default_value_t = 1 << 28)]
     n: usize,
     /// Element types, comma separated: i32, u32, i64, u64, f32, f64.
-    #[arg(long, value_delimiter = ',', default_values_t = [NumberType::F32, NumberType::F64, NumberType::U32])]
+    #[arg(long, value_delimiter = ',', default_value = "f32,f64,u32")]
     types: Vec<NumberType>,
     /// Operators, comma separated: sum, min, max.
-    #[arg(long, value_delimiter = ',', default_values_t = [Op::Sum])]
+    #[arg(long, value_delimiter = ',', default_value = "sum")]
     ops: Vec<Op>,
     /// Exclusive instead of inclusive scans (scan only).
     #[arg(long)]
@@ -78,7 +78,7 @@ struct SortArgs {
     #[arg(long, default_value_t = 1 << 28)]
     n: usize,
     /// Key types, comma separated: u32, u64, f32, i32, i64, f64.
-    #[arg(long, value_delimiter = ',', default_values_t = [NumberType::U32])]
+    #[arg(long, value_delimiter = ',', default_value = "u32")]
     keys: Vec<NumberType>,
     /// Sort key–value pairs (u32 values) as well as keys alone.
     #[arg(long)]

@@ -35,14 +35,14 @@ use warpmc_prims::{CudaPrims, MatrixShape};
 #[derive(Debug, Args)]
 pub(crate) struct TransposeArgs {
     /// Matrix shapes ROWSxCOLS, comma separated.
-    #[arg(long, value_delimiter = ',', default_values_t = ["16384x16384".to_string(), "16383x16383".to_string(), "1024x1024".to_string()])]
+    #[arg(long, value_delimiter = ',', default_value = "16384x16384,16383x16383,1024x1024")]
     shapes: Vec<String>,
     /// Matrices per call (a batch, transposed by one launch).
     #[arg(long, default_value_t = 1)]
     batch: usize,
     /// Element types, comma separated: u8, u16, f32, f64, b16 (16-byte
     /// structs).
-    #[arg(long, value_delimiter = ',', default_values_t = TransposeType::ALL)]
+    #[arg(long, value_delimiter = ',', default_value = "u8,u16,f32,f64,b16")]
     types: Vec<TransposeType>,
     /// Kernels, comma separated: copy, copy-shared, naive, coalesced,
     /// conflict-free, best (what the library runs: the word kernel with its
@@ -51,7 +51,11 @@ pub(crate) struct TransposeArgs {
     /// ones of 2^27 or more), best-w4, best-w8, best-w16 (the word kernel with a given
     /// word size; skipped where it does not apply), sector (the
     /// sector-aligned kernel, any shape), in-place (square shapes only).
-    #[arg(long, value_delimiter = ',', default_values_t = ["copy", "copy-shared", "naive", "coalesced", "conflict-free", "best", "sector", "in-place"].map(String::from))]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "copy,copy-shared,naive,coalesced,conflict-free,best,sector,in-place"
+    )]
     kernels: Vec<String>,
     /// Timed batches per row, at the least: each batch is calls back to
     /// back for 4 ms or more, and the median batch gives the time per call

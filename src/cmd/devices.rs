@@ -89,10 +89,11 @@ fn describe(probe: &Probe, cpu_threads: usize) -> String {
         }
     }
     match probe.unusable_reason() {
-        None => s += &format!("CPU backend: {cpu_threads} threads\n"),
+        None => s += &format!("CPU backend: {cpu_threads} thread{}\n", if cpu_threads == 1 { "" } else { "s" }),
         Some(reason) => {
             s += &format!("no CUDA device ({reason})\n");
-            s += &format!("CPU backend: {cpu_threads} threads will be used\n");
+            s +=
+                &format!("CPU backend: {cpu_threads} thread{} will be used\n", if cpu_threads == 1 { "" } else { "s" });
         }
     }
     s

@@ -63,8 +63,10 @@ enum FlameCommand {
     /// whether warpmc supports them all (how many genomes have every
     /// variation implemented, which variations the others lack).
     Info(InfoArgs),
-    /// PSNR between two PNG images of the same size (RGB, 8-bit scale, as
-    /// they show over black); optionally a side-by-side picture.
+    /// PSNR in dB between two PNG images of the same size (RGB, 8-bit
+    /// scale, as they show over black), printed as a bare number (inf for
+    /// identical pixels); optionally a side-by-side picture. PNG only: a
+    /// JPEG or PPM render is compared after converting it.
     Compare(CompareArgs),
     /// Make and change genomes as flam3-genome does: random, mutate, cross,
     /// sequence, rotate, inter, clone, strip, animate.
@@ -146,7 +148,7 @@ struct RenderOpts {
     /// Seed of the random streams: the same seed gives the same image.
     #[arg(long, default_value_t = 0, value_parser = super::parse_u64)]
     seed: u64,
-    /// Bits per channel of the PNG (or PPM): 8 or 16.
+    /// Bits per channel of PNG and PPM images: 8 or 16.
     #[arg(long, default_value_t = 8, value_parser = parse_bits)]
     bits: u8,
     /// Quality of JPEG output (.jpg, .jpeg), 1 to 100; flam3's default 75
@@ -208,7 +210,8 @@ struct RenderArgs {
     #[command(flatten)]
     genome: GenomeArgs,
     /// Output image: .png, .jpg/.jpeg for JPEG, or .ppm for binary PPM
-    /// (default: the genome's file name with .png; with several flames,
+    /// (default: the genome's file name with .png, in the current
+    /// directory, flame.png for standard input; with several flames,
     /// NAME.00000.png, …). An existing directory takes the default names.
     #[arg(long, short = 'o', value_name = "OUT.png")]
     out: Option<PathBuf>,
@@ -229,16 +232,16 @@ struct RenderArgs {
 struct AnimateArgs {
     #[command(flatten)]
     genome: GenomeArgs,
-    /// First frame time (default: the first flame's time, truncated to a
-    /// whole number).
+    /// First frame time, a whole number as in flam3-animate (default: the
+    /// first flame's time, truncated).
     #[arg(long, value_parser = parse_frame_time)]
     begin: Option<i64>,
-    /// Last frame time (default: one before the last flame's time, as
-    /// flam3-animate: in a looping sequence the last flame's frame is the
-    /// first of the next loop).
+    /// Last frame time, a whole number (default: the last flame's time,
+    /// truncated, less one, as flam3-animate: in a looping sequence the
+    /// last flame's frame is the first of the next loop).
     #[arg(long, value_parser = parse_frame_time)]
     end: Option<i64>,
-    /// Time step between frames.
+    /// Time step between frames, a whole number.
     #[arg(long, default_value_t = 1, value_parser = parse_frame_time)]
     dtime: i64,
     /// Output file prefix; frames are PREFIXNNNNN.png.
@@ -304,9 +307,9 @@ struct InfoArgs {
 
 #[derive(Debug, Args)]
 struct CompareArgs {
-    /// First image.
+    /// First image (PNG).
     a: PathBuf,
-    /// Second image (needed unless --text).
+    /// Second image (PNG; needed unless --text).
     #[arg(required_unless_present = "text")]
     b: Option<PathBuf>,
     /// Also write a PNG with the first image, the second, and their

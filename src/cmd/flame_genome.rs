@@ -291,7 +291,8 @@ struct MutateArgs {
     history: History,
     #[command(flatten)]
     variety: Variety,
-    /// The mutation (default: flam3's random choice).
+    /// The mutation (default: flam3's random choice); flam3-genome's
+    /// spellings with underscores (post_xforms) are accepted too.
     #[arg(long, value_enum)]
     method: Option<MutateArg>,
     /// How far all-coefs moves the coefficients (flam3-genome's speed; a

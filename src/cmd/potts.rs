@@ -55,10 +55,20 @@ enum PottsCommand {
     /// How errors are estimated, and what the too_short and slow_mode
     /// flags of each row mean: docs/statistics.md.
     ///
-    /// Examples:
-    ///   warpmc potts run --q 9 --size 256 --temp 0.7 --therm 2000 --sweeps 5000
-    ///   warpmc potts run --q 2 --size 128 --temps 1.0:1.3:0.02 --json > ising.jsonl
-    ///   warpmc potts run --q 3 --size 256 --temp 0.995 --algorithm swendsen-wang --sweeps 2000
+    /// A row whose error bars cannot be trusted (too few measurements for
+    /// its autocorrelation) gets a warning line and too_short = true. An
+    /// error printed as (?) could not be estimated: one measurement, or a
+    /// series that never changed.
+    ///
+    /// Examples (seconds each on a CPU):
+    ///   warpmc potts run --q 9 --size 256 --temp 0.7 --therm 2000 --sweeps 20000
+    ///   warpmc potts run --q 2 --size 128 --temps 1.0:1.3:0.02 --algorithm wolff --sweeps 2000 \
+    ///     --json > ising.jsonl
+    ///   warpmc potts run --q 3 --size 128 --temp 0.995 --algorithm swendsen-wang --sweeps 5000
+    ///   warpmc potts run --q 2 --size 16,32,64 --temps 1.05:1.25:0.02 --algorithm wolff --samples 8 \
+    ///     --out fss.csv --series fss.npy
+    /// The published protocol of Ferrero et al. (2012), from a clone of the
+    /// repository (a GPU job of seconds; hours on a CPU), stopped and resumed:
     ///   warpmc potts run --config examples/potts-seed-protocol.toml --out seed.csv --checkpoint seed.ckpt
     ///   warpmc potts run --resume seed.ckpt --out seed.csv
     #[command(verbatim_doc_comment)]
@@ -121,6 +131,8 @@ enum PottsCommand {
 #[derive(Debug, Args)]
 struct RunArgs {
     /// Number of states q (2…255; 2 is the Ising model at T_Ising = 2T/J).
+    /// Required, as are --size and --temp or --temps, unless --config or
+    /// --resume gives them.
     #[arg(long, value_name = "Q", help_heading = "Model")]
     q: Option<u32>,
     /// Lattice width L (even), or a comma list L1,L2,… of square lattices
@@ -182,7 +194,8 @@ struct RunArgs {
     /// Sweeps between replica-exchange rounds (default 10).
     #[arg(long, value_name = "N", help_heading = "Protocol")]
     exchange_every: Option<u64>,
-    /// Where to run: auto (CUDA if a device is usable), cpu or cuda.
+    /// Where to run: auto (CUDA if a device is usable, else the CPU), cpu
+    /// or cuda (default auto).
     #[arg(long, value_name = "B", help_heading = "Protocol")]
     backend: Option<BackendChoice>,
     /// Update algorithm (default metropolis); a sweep is one update per
@@ -217,7 +230,8 @@ struct RunArgs {
     /// then runs on one process while the others wait, so run it without
     /// mpirun). Results are the same bits as one process's either way
     /// (docs/mpi.md).
-    #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol")]
+    // Hidden from a build without MPI (where they only warn).
+    #[arg(long, value_name = "HOW", default_value = "auto", help_heading = "Protocol", hide = !cfg!(feature = "mpi"))]
     decompose: warpmc_mpi::Decompose,
     /// Under mpirun, how strips trade their edge rows after each
     /// half-sweep: mpi (through page-locked host memory and MPI, beside the
@@ -227,7 +241,7 @@ struct RunArgs {
     /// then cut into strips under --decompose auto). mpi was the faster on
     /// two NVLink-joined H200s (BENCHMARKS.md). The same bits either way
     /// (docs/mpi.md).
-    #[arg(long, value_name = "HOW", default_value = "mpi", help_heading = "Protocol")]
+    #[arg(long, value_name = "HOW", default_value = "mpi", help_heading = "Protocol", hide = !cfg!(feature = "mpi"))]
     halo: warpmc_mpi::HaloTransport,
     /// Read parameters from a TOML file (the model and protocol flags' names
     /// with _ for - (measure_every = 10), `temps` as a range string or list,
@@ -243,7 +257,8 @@ struct RunArgs {
     /// and commit, model, seed, start, algorithm, backend and the whole
     /// configuration as JSON), and `# incomplete: N of M rows` while the
     /// run has not finished them all; pandas reads it with
-    /// `read_csv(FILE, comment="#")`. Columns as --json's keys: `sweeps`
+    /// `read_csv(FILE, comment="#")`. Columns as --json's keys (the moment
+    /// arrays as energy_moment2 … 4 and magnetization_moment2 … 4): `sweeps`
     /// counts each sample's sweeps, thermalisation included; `measurements`
     /// those of all samples together. As with --checkpoint, a lock beside
     /// each output file (.FILE.lock) keeps a second run from writing the
@@ -251,7 +266,13 @@ struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     out: Option<PathBuf>,
     /// Print one JSON object per temperature on stdout instead of a table,
-    /// each with the run's provenance under `run`.
+    /// each with the run's provenance under `run`. Keys: L, temperature,
+    /// energy, magnetization (the order parameter m above), binder,
+    /// specific_heat, susceptibility, each with its _err; energy_moments
+    /// and magnetization_moments (⟨e^k⟩, ⟨m^k⟩ for k = 1 … 4, and their
+    /// _err); tau_int_energy and
+    /// tau_int_magnetization (in sweeps), measurements, sweeps, samples,
+    /// the too_short and slow_mode flags, flips_per_ns and backend.
     #[arg(long, help_heading = "Output")]
     json: bool,
     /// Save the final lattice (of the last size, temperature and sample) as

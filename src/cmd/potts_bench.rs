@@ -15,10 +15,10 @@ use super::potts::{no_repeats, with_error};
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     /// Lattice sizes L (square), comma separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [512usize, 1024, 2048, 4096, 8192, 16384, 32768])]
+    #[arg(long, value_delimiter = ',', default_value = "512,1024,2048,4096,8192,16384,32768")]
     sizes: Vec<usize>,
     /// Values of q, comma separated.
-    #[arg(long = "q", value_delimiter = ',', default_values_t = [2u32, 9])]
+    #[arg(long = "q", value_delimiter = ',', default_value = "2,9")]
     qs: Vec<u32>,
     /// Backends: all (CPU, and CUDA with its baseline when a device is
     /// usable), cpu or cuda.
@@ -66,7 +66,7 @@ pub(crate) struct BenchArgs {
         long,
         value_name = "L",
         value_delimiter = ',',
-        default_values_t = [16usize, 32, 64, 128],
+        default_value = "16,32,64,128",
         help_heading = "Autocorrelation study"
     )]
     tau_sizes: Vec<usize>,
@@ -76,7 +76,7 @@ pub(crate) struct BenchArgs {
         long,
         value_name = "A",
         value_delimiter = ',',
-        default_values_t = warpmc_potts::update::ALGORITHMS,
+        default_value = "metropolis,heat-bath,swendsen-wang,wolff",
         help_heading = "Autocorrelation study"
     )]
     tau_algorithms: Vec<Algorithm>,

@@ -269,7 +269,7 @@ pub fn shuffle_noise(gpu: &Gpu, path: &Path, config: &NoiseConfig) -> Result<Noi
         let r = CudaRenderer::new(gpu.clone()).with_options(o)?;
         let s = RenderSettings { size_scale: config.size_scale, seed: 2, ..RenderSettings::default() };
         let fr = r.render(std::slice::from_ref(&f), f.time, &s)?;
-        psnr.push(psnr_pixels(&quantized_pixels(&fr), &reference));
+        psnr.push(psnr_pixels(&quantized_pixels(&fr), &reference)?);
     }
     Ok(NoiseRow { genome: genome_name(path), psnr })
 }

@@ -516,8 +516,19 @@ pub fn quantized_pixels(frame: &RenderedFrame) -> Vec<[f64; 4]> {
 
 /// PSNR over the RGB channels of two equally long pixel lists (alpha
 /// ignored).
-pub fn psnr_pixels(a: &[[f64; 4]], b: &[[f64; 4]]) -> f64 {
-    psnr_rgb(a.iter().zip(b).map(|(p, q)| ([p[0], p[1], p[2]], [q[0], q[1], q[2]])), a.len())
+///
+/// # Errors
+///
+/// [`FlameError::Invalid`] if the lists differ in length.
+pub fn psnr_pixels(a: &[[f64; 4]], b: &[[f64; 4]]) -> Result<f64> {
+    if a.len() != b.len() {
+        return Err(FlameError::Invalid(format!(
+            "PSNR of {} pixels against {}: the images must have as many pixels",
+            a.len(),
+            b.len()
+        )));
+    }
+    Ok(psnr_rgb(a.iter().zip(b).map(|(p, q)| ([p[0], p[1], p[2]], [q[0], q[1], q[2]])), a.len()))
 }
 
 /// PSNR of `n` pairs of RGB values on the 8-bit scale.
@@ -826,6 +837,19 @@ mod tests {
         let opaque = |v: f64| image(vec![[10.0, 20.0, 30.0, 1.0], [v, 0.0, 0.0, 1.0]]);
         let want = 10.0 * (255.0f64 * 255.0 / (400.0 / 6.0)).log10();
         assert!((psnr(&opaque(100.0), &opaque(120.0)).unwrap() - want).abs() < 1e-9);
+    }
+
+    #[test]
+    fn psnr_of_pixel_lists_needs_as_many_pixels() {
+        let px = |v: f64| [v, 0.0, 0.0, 0.0];
+        let a = [px(10.0), px(20.0)];
+        assert_eq!(psnr_pixels(&a, &a).unwrap(), f64::INFINITY);
+        let want = 10.0 * (255.0f64 * 255.0 / (100.0 / 6.0)).log10();
+        assert!((psnr_pixels(&a, &[px(10.0), px(30.0)]).unwrap() - want).abs() < 1e-9);
+        // A shorter list is not compared over its length alone.
+        let err = psnr_pixels(&a, &a[..1]).unwrap_err().to_string();
+        assert!(err.contains("2 pixels against 1"), "{err}");
+        assert!(psnr_pixels(&[], &a).is_err());
     }
 
     #[test]

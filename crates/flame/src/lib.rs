@@ -34,7 +34,7 @@
 //! // Two renders with different seeds differ only by Monte Carlo noise.
 //! let a = render(&flames, 0.0, &RenderSettings { seed: 1, ..RenderSettings::default() })?;
 //! let b = render(&flames, 0.0, &RenderSettings { seed: 2, ..RenderSettings::default() })?;
-//! let noise = psnr_pixels(&quantized_pixels(&a), &quantized_pixels(&b));
+//! let noise = psnr_pixels(&quantized_pixels(&a), &quantized_pixels(&b))?;
 //! assert!(noise > 20.0 && noise.is_finite(), "{noise} dB");
 //!
 //! // A PNG in memory, with a text chunk as flam3 writes them.

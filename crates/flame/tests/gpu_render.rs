@@ -38,7 +38,7 @@ fn gap(r: &CudaRenderer, f: &Flame, s: f64, q: f64, precision: Precision) -> (f6
     let (a, b, g) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&gpu));
     let ratio = gpu.stats.iterations as f64 / cpu_a.stats.iterations as f64;
     assert!((ratio - 1.0).abs() < 0.02, "GPU did {} iterations, CPU {}", gpu.stats.iterations, cpu_a.stats.iterations);
-    (psnr_pixels(&g, &a), psnr_pixels(&b, &a))
+    (psnr_pixels(&g, &a).unwrap(), psnr_pixels(&b, &a).unwrap())
 }
 
 #[test]
@@ -70,10 +70,10 @@ fn pixel_aspect_renders_within_the_cpu_noise_floor() {
         let (cpu_a, cpu_b) = (render(one, f.time, &s(1)).unwrap(), render(one, f.time, &s(2)).unwrap());
         let gpu = r.render(one, f.time, &s(3)).unwrap();
         let (a, b, g) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&gpu));
-        let (p, floor) = (psnr_pixels(&g, &a), psnr_pixels(&b, &a));
+        let (p, floor) = (psnr_pixels(&g, &a).unwrap(), psnr_pixels(&b, &a).unwrap());
         // Against the square-pixel render: far outside the noise.
         let square = quantized_pixels(&render(one, f.time, &settings(1, 0.25, 0.2)).unwrap());
-        let off = psnr_pixels(&g, &square);
+        let off = psnr_pixels(&g, &square).unwrap();
         println!(
             "pixel aspect {aspect}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB, GPU vs square pixels {off:.2} dB"
         );
@@ -208,7 +208,7 @@ fn animation_frames_on_kept_buffers_render_within_the_cpu_noise_floor() {
             cpu_a.stats.iterations
         );
         let (a, b, q) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&g));
-        let (p, floor) = (psnr_pixels(&q, &a), psnr_pixels(&b, &a));
+        let (p, floor) = (psnr_pixels(&q, &a).unwrap(), psnr_pixels(&b, &a).unwrap());
         println!("t = {time}, {temporal} temporal samples: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
         assert!(p > floor - 0.5, "t = {time}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
     }
@@ -240,7 +240,7 @@ fn bad_values_restart_as_on_the_cpu() {
         let g = CudaRenderer::new(gpu.clone()).with_options(gpu_opts).unwrap();
         let out = g.render(one, f.time, &RenderSettings { precision, ..settings(3, 1.0, 1.0) }).unwrap();
         let (a, b, o) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&out));
-        let (p, floor) = (psnr_pixels(&o, &a), psnr_pixels(&b, &a));
+        let (p, floor) = (psnr_pixels(&o, &a).unwrap(), psnr_pixels(&b, &a).unwrap());
         let rate = |s: &warpmc_flame::render::RenderedFrame| s.stats.bad_values as f64 / s.stats.iterations as f64;
         let (rc, rg) = (rate(&cpu_a), rate(&out));
         println!(
@@ -412,7 +412,7 @@ fn fields_render_within_the_cpu_noise_floor() {
         assert_eq!((gpu.width, gpu.height), (cpu_a.width, cpu_a.height));
         assert_eq!(cpu_a.height, (f64::from(f.height) * 0.25) as u32 / 2);
         let (a, b, g) = (quantized_pixels(&cpu_a), quantized_pixels(&cpu_b), quantized_pixels(&gpu));
-        let (p, floor) = (psnr_pixels(&g, &a), psnr_pixels(&b, &a));
+        let (p, floor) = (psnr_pixels(&g, &a).unwrap(), psnr_pixels(&b, &a).unwrap());
         println!("{field:?}: GPU vs CPU {p:.2} dB, CPU vs CPU {floor:.2} dB");
         assert!(p > floor - 0.5, "{field:?}: GPU {p:.2} dB against a noise floor of {floor:.2} dB");
     }

@@ -95,7 +95,18 @@ impl Lattice {
         &self.spins
     }
     /// Spin at column x, row y.
+    ///
+    /// # Panics
+    ///
+    /// If x ≥ width or y ≥ height (a column past the end is not read
+    /// from the next row).
     pub fn get(&self, x: usize, y: usize) -> u8 {
+        assert!(
+            x < self.width && y < self.height,
+            "site ({x}, {y}) is outside the {} × {} lattice",
+            self.width,
+            self.height
+        );
         self.spins[y * self.width + x]
     }
 
@@ -194,5 +205,14 @@ mod tests {
             s
         };
         assert_eq!((state_of(0.5), state_of(0.0), state_of(-0.5)), (0, 0, 1));
+    }
+
+    #[test]
+    fn a_site_is_read_from_its_own_row() {
+        let l = Lattice::from_spins(3, 2, 4, vec![0, 1, 2, 3, 0, 1]).unwrap();
+        assert_eq!((l.get(0, 0), l.get(2, 0), l.get(0, 1), l.get(2, 1)), (0, 2, 3, 1));
+        let past_the_row = std::panic::catch_unwind(|| l.get(3, 0));
+        assert!(past_the_row.is_err(), "column 3 of a 3-wide lattice was read");
+        assert!(std::panic::catch_unwind(|| l.get(0, 2)).is_err());
     }
 }

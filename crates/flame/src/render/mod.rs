@@ -274,6 +274,11 @@ impl RenderedFrame {
 
 /// Renders the frame at `time` of the sequence `flames` (one flame for a
 /// still image) on every CPU core.
+///
+/// `flames` are the control points of an animation, interpolated at
+/// `time`: a file's flames are not rendered one by one. To render flame
+/// `k` of a file of several as a still, pass it alone at its own time:
+/// `render(std::slice::from_ref(&flames[k]), flames[k].time, settings)`.
 pub fn render(flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<RenderedFrame> {
     render_with_progress(flames, time, settings, &|_| {})
 }
