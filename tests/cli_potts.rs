@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{bin, stderr, warpmc, warpmc_within};
+use common::{bin, stderr, stdout, warpmc, warpmc_within};
 
 fn tmp(name: &str) -> PathBuf {
     let d = warpmc_testkit::scratch_dir("cli-potts");
@@ -1262,8 +1262,40 @@ fn a_checkpoint_that_cannot_be_written_on_the_way_is_warned_of_and_tried_again()
     let warnings = stderr_lines.iter().filter(|l| l.contains("the previous checkpoint is kept")).count();
     assert_eq!(warnings, 1, "{stderr_lines:#?}");
     assert!(!stderr_lines.iter().any(|l| l.contains(".warpmc-")), "a temporary file's name: {stderr_lines:#?}");
-    assert!(stderr_lines.iter().any(|l| l.contains("state saved to")), "{stderr_lines:#?}");
+    // The command to continue keeps the checkpoint interval, which the
+    // checkpoint does not hold.
+    assert!(
+        stderr_lines.iter().any(|l| l.contains("state saved to") && l.contains("--checkpoint-every 0.05")),
+        "{stderr_lines:#?}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A resumed run's --out that is not a regular file (a pipe, /dev/stdout,
+/// a FIFO) is written, not read for the rows it held: reading it would
+/// wait for ever.
+#[test]
+fn a_resumed_run_writes_to_a_pipe_without_reading_it() {
+    let ckpt = tmp("resume-to-pipe.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let mut args = SMALL.to_vec();
+    args.extend(["--temps", "1,1.2", "--therm", "10", "--sweeps", "100", "--checkpoint", ckpt.to_str().unwrap()]);
+    let o = warpmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Resuming the finished run prints its results again, to the pipe the
+    // test reads (with a time limit: before, the run read its own output).
+    let child = Command::new("timeout")
+        .args(["60", bin().to_str().unwrap(), "potts", "run", "--resume", ckpt.to_str().unwrap()])
+        .args(["--out", "/dev/stdout"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "status {:?}: {}", o.status, stderr(&o));
+    let rows = stdout(&o).lines().filter(|l| l.starts_with("8,")).count();
+    assert_eq!(rows, 2, "{}", stdout(&o));
+    let _ = std::fs::remove_file(&ckpt);
 }
 
 /// A run resumed from a checkpoint older than its CSV (kill -9 after a

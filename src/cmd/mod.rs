@@ -206,6 +206,9 @@ pub(crate) fn later_process_fails(rank: usize, size: usize, e: &anyhow::Error) -
     std::process::exit(1);
 }
 
+/// The `--threads` given, for the commands a run prints to continue it.
+pub(crate) static THREADS_GIVEN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
 /// The CPU thread pool: `--threads`, or rayon's own reading of
 /// `RAYON_NUM_THREADS` once it is checked.
 fn configure_threads(threads: Option<usize>) -> anyhow::Result<()> {
@@ -230,6 +233,7 @@ fn configure_threads(threads: Option<usize>) -> anyhow::Result<()> {
         }
     }
     if let Some(n) = threads {
+        let _ = THREADS_GIVEN.set(n);
         anyhow::ensure!(n >= 1, "--threads must be at least 1");
         anyhow::ensure!(
             n <= MOST_THREADS,

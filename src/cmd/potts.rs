@@ -1130,6 +1130,13 @@ fn resume_outputs(args: &RunArgs) -> String {
     if args.json {
         s += " --json";
     }
+    // Settings a checkpoint does not hold, as this run was given them.
+    if let Some(every) = args.checkpoint_every {
+        s += &format!(" --checkpoint-every {every}");
+    }
+    if let Some(n) = super::THREADS_GIVEN.get() {
+        s += &format!(" --threads {n}");
+    }
     s
 }
 
@@ -1543,6 +1550,12 @@ const CSV_EVERY: Duration = Duration::from_secs(1);
 /// backends give the same bits); 0 when it was not, or cannot be read.
 fn rows_of_this_run(path: &Path, provenance: &str) -> usize {
     use std::io::BufRead;
+    // Only a regular file holds rows to count: opening a FIFO to read waits
+    // for a writer, and reading /dev/stdout (a pipe, a terminal) would read
+    // this run's own output or the keyboard.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return 0;
+    }
     let Ok(file) = std::fs::File::open(path) else { return 0 };
     let mut reader = std::io::BufReader::new(file);
     // The comment lines come first, the provenance last among them; a file
