@@ -1182,7 +1182,9 @@ fn a_full_standard_error_loses_no_results() {
 }
 
 /// Standard output that fails for another reason than a closed pipe (a
-/// full disk under a log) does not end a run that writes files.
+/// full disk under a log) does not end a run that writes files; the run
+/// writes them all, then fails, saying where the results are (a script
+/// that reads the lost output must not go on as if it were whole).
 #[test]
 fn a_full_standard_output_does_not_end_a_run_that_writes_files() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
@@ -1205,11 +1207,43 @@ fn a_full_standard_output_does_not_end_a_run_that_writes_files() {
         "--checkpoint",
         ckpt.to_str().unwrap(),
     ]);
-    let o = Command::new(bin()).args(&args).stdout(full).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("standard output failed"), "{}", stderr(&o));
+    let o = Command::new(bin()).args(&args).stdout(full.try_clone().unwrap()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let last = stderr(&o).lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("error: standard output failed"), "{}", stderr(&o));
+    assert!(last.contains(&format!("{} holds them", out.display())), "{last}");
     assert_eq!(common::csv_physics(&out).len(), 2);
     assert!(ckpt.exists());
+    // The finished run's results printed again from its checkpoint: the
+    // same failure, said as such.
+    let o = Command::new(bin())
+        .args(["potts", "run", "--resume", ckpt.to_str().unwrap(), "--json"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error: printing the results the checkpoint holds: "), "{}", stderr(&o));
+}
+
+/// `--json` into a full disk with only a checkpoint to keep the results:
+/// the run ends in an error naming the command that prints them again.
+#[test]
+fn json_lines_lost_to_a_full_disk_name_the_checkpoint_that_holds_them() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("SKIPPED: no /dev/full on this system");
+        return;
+    };
+    let ckpt = tmp("full-json.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let args =
+        small(&["--temps", "1,2", "--therm", "5", "--sweeps", "20", "--json", "--checkpoint", ckpt.to_str().unwrap()]);
+    let o = Command::new(bin()).args(&args).stdout(full).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("--resume {} --json` prints them again", ckpt.display())), "{}", stderr(&o));
+    assert!(ckpt.exists());
+    let o = warpmc(&["potts", "run", "--resume", ckpt.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 2);
 }
 
 /// A periodic checkpoint that cannot be written (here its directory is

@@ -902,7 +902,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 // What a resumed run had finished.
                 let o = out.insert(o);
                 for r in state.study_results(cfg)? {
-                    o.emit(&r)?;
+                    o.emit(&r).context("printing the results the checkpoint holds")?;
                 }
                 o
             }
@@ -1107,6 +1107,23 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     {
         noteln!("results: {}", path.display());
     }
+    // Standard output that failed (a full disk under `--json > FILE`) lost
+    // results a script may take as complete: the run ends in an error,
+    // after everything else was written.
+    if let Some(why) = &out.stdout_failure
+        && team.is_first()
+    {
+        let kept = match (&args.out, &out.checkpoint_path) {
+            (Some(csv), _) => format!("; {} holds them", csv.display()),
+            (None, Some(c)) => format!(
+                "; `warpmc potts run --resume {}{}` prints them again",
+                c.display(),
+                if args.json { " --json" } else { "" }
+            ),
+            (None, None) => String::new(),
+        };
+        bail!("standard output failed ({why}): the results printed there are incomplete{kept}");
+    }
     Ok(Ended::Finished)
 }
 
@@ -1207,6 +1224,9 @@ struct Output {
     stdout_closed: bool,
     /// Set when that ended the run (it writes no files): it ends quietly.
     reader_gone: bool,
+    /// Why standard output failed, other than by its reader going away
+    /// (which is not an error).
+    stdout_failure: Option<String>,
     /// Whether the run writes files (`--out`, `--series`, `--snapshot`,
     /// `--checkpoint`): then a closed stdout does not end it.
     writes_files: bool,
@@ -1341,6 +1361,7 @@ impl Output {
             },
             stdout_closed: false,
             reader_gone: false,
+            stdout_failure: None,
             writes_files: args.out.is_some()
                 || args.series.is_some()
                 || args.snapshot.is_some()
@@ -1717,6 +1738,7 @@ impl Observer for Output {
                     let why = if io.kind() == ErrorKind::BrokenPipe {
                         "was closed".to_string()
                     } else {
+                        self.stdout_failure = Some(io.to_string());
                         format!("failed ({io})")
                     };
                     self.bar.suspend(|| noteln!("note: standard output {why}; the run goes on and writes its files"));
