@@ -2271,3 +2271,56 @@ fn an_ordered_start_under_a_negative_field_is_in_a_favoured_state() {
     assert!((e + 1.995360).abs() < 5.0 * err + 1e-3, "e = {e} ± {err}");
     assert_eq!(v["run"]["config"]["init"], "ordered");
 }
+
+/// In a study of several sizes each row's provenance names its own size's
+/// update rule and backend (L = 32 runs a byte per spin, L = 64 bit
+/// planes), also for the sizes a resumed run only reports from its
+/// checkpoint (where the runner made is the last size's).
+#[test]
+fn each_size_of_a_study_has_its_own_rule_and_backend_in_its_provenance() {
+    let (ckpt, csv, again) = (tmp("sizes-resumed.ckpt"), tmp("sizes-resumed.csv"), tmp("sizes-resumed-again.csv"));
+    for p in [&ckpt, &csv, &again] {
+        let _ = std::fs::remove_file(p);
+    }
+    let runs = |o: &Output| -> Vec<(u64, String, String)> {
+        stdout(o)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let run = &v["run"];
+                (v["L"].as_u64().unwrap(), run["algorithm"].to_string(), run["backend"].to_string())
+            })
+            .collect()
+    };
+    let mut args = vec!["--threads", "1", "potts", "run", "--backend", "cpu", "--q", "3", "--size", "32,64"];
+    args.extend(["--temps", "0.9,1.0", "--therm", "50", "--sweeps", "200", "--json"]);
+    args.extend(["--checkpoint", ckpt.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
+    let o = warpmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = runs(&o);
+    assert_eq!(rows.len(), 4);
+    for (l, algorithm, backend) in &rows {
+        let (rule, storage) =
+            if *l == 32 { ("one random word per site", "a byte per spin") } else { ("bit-sliced", "bit planes") };
+        assert!(algorithm.contains(rule) && backend.contains(storage), "L = {l}: {algorithm}, {backend}");
+    }
+    // The finished run reported again from its checkpoint: the same
+    // provenance row by row, and the CSV header names L = 32's backend.
+    let o = warpmc(&[
+        "--threads",
+        "1",
+        "potts",
+        "run",
+        "--resume",
+        ckpt.to_str().unwrap(),
+        "--json",
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(runs(&o), rows);
+    let backend_line =
+        |p: &Path| std::fs::read_to_string(p).unwrap().lines().find(|l| l.contains("; backend: ")).map(str::to_string);
+    assert_eq!(backend_line(&again), backend_line(&csv));
+    assert!(backend_line(&csv).unwrap().contains("a byte per spin"));
+}

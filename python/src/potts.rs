@@ -296,7 +296,10 @@ fn run_study(
         if i == first {
             // What a resumed run had finished of the sizes before this one.
             for r in state.earlier_results(cfg).map_err(|e| failed(e, &mut lines))? {
-                let earlier = provenance.at_size(r.size, None).map_err(|e| failed(e, &mut lines))?;
+                // The backend its record names (checkpoints before it was
+                // recorded name none: this run's is given).
+                let ran = state.earlier_backends().find(|&(l, _)| l == r.size).map(|(_, b)| b);
+                let earlier = provenance.at_size(r.size, ran).map_err(|e| failed(e, &mut lines))?;
                 lines.push(JsonLines::new(&earlier).line(&r));
             }
         }

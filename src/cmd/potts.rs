@@ -890,7 +890,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         let o = match out.as_mut() {
             Some(o) => o,
             None => {
-                let provenance = Provenance::new(&study[0], r.backend_description(), option_env!("WARPMC_COMMIT"))?;
+                // The header's backend is the first size's: on resuming a
+                // later size, the one its record names.
+                let first_backend = state
+                    .earlier_backends()
+                    .find(|&(l, _)| l == study[0].size())
+                    .map_or_else(|| r.backend_description(), |(_, b)| b.to_string());
+                let provenance = Provenance::new(&study[0], first_backend, option_env!("WARPMC_COMMIT"))?;
                 let o = Output::new(
                     args,
                     provenance,
@@ -899,8 +905,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                     team.is_first(),
                     study[0].measure_every(),
                 )?;
-                // What a resumed run had finished.
+                // What a resumed run had finished, with the backends that
+                // ran its sizes.
                 let o = out.insert(o);
+                for (l, b) in state.earlier_backends() {
+                    o.backends.push((l, b.to_string()));
+                }
+                o.backends.push((cfg.size(), r.backend_description()));
                 for r in state.study_results(cfg)? {
                     o.emit(&r).context("printing the results the checkpoint holds")?;
                 }

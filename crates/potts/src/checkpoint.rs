@@ -69,6 +69,9 @@ struct Header {
     /// The finished sizes of a study of several sizes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     earlier: Vec<SizeRecord>,
+    /// The backend that ran the size under way, as its runner described it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    backend_description: Option<String>,
 }
 
 /// The part of a tempering run's state that is not a lattice.
@@ -156,6 +159,7 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
             timing: t.timing,
         }),
         earlier: state.earlier.clone(),
+        backend_description: state.backend_description.clone(),
     };
     let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
     // Exactly the size written: a buffer that grew by doubling could need
@@ -353,6 +357,13 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     if !header.backends.iter().chain(header.earlier.iter().flat_map(|r| &r.backends)).all(plain) {
         return Err("a backend name that no backend has".into());
     }
+    // Descriptions ("2 lattices side by side on CPU, 2 threads, …") are
+    // one printable line each: they land in CSV comment lines.
+    let one_line = |d: &String| !d.is_empty() && d.len() <= 512 && d.chars().all(|c| !c.is_control());
+    let descriptions = header.earlier.iter().filter_map(|r| r.backend_description.as_ref());
+    if !descriptions.chain(header.backend_description.as_ref()).all(one_line) {
+        return Err("a backend description that is not one line of text".into());
+    }
     // Time, and site updates of at most the whole run on a lattice of
     // `sites` (the run adds to them as it goes on).
     let timing_fits = |t: &Timing, sites: u128| {
@@ -444,6 +455,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         state.timing = header.timing;
         state.backends = header.backends;
         state.earlier = header.earlier;
+        state.backend_description = header.backend_description;
         state.tempering = Some(TemperingState::restored(t.sweep, t.replicas, current, t.series, t.timing));
         return Ok((cfg, state));
     }
@@ -459,6 +471,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         backends: header.backends,
         tempering: None,
         earlier: header.earlier,
+        backend_description: header.backend_description,
     };
     Ok((cfg, state))
 }

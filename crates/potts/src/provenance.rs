@@ -50,6 +50,15 @@ pub struct Provenance {
     pub config: ProtocolConfig,
 }
 
+/// The update rule of `config`'s lattice, and parallel tempering if used.
+fn algorithm(config: &ProtocolConfig) -> Result<String> {
+    let update = config.algorithm().describe(&config.model()?);
+    Ok(match config.exchange_every() {
+        Some(n) => format!("{update}; parallel tempering, exchanges every {n} sweeps"),
+        None => update,
+    })
+}
+
 impl Provenance {
     /// The provenance of a run of `config` on the backend described by
     /// `backend` (e.g. [`crate::Simulation::backend_description`]), built by
@@ -60,8 +69,6 @@ impl Provenance {
     /// [`crate::PottsError::InvalidInput`] if `config` does not describe a valid
     /// model.
     pub fn new(config: &ProtocolConfig, backend: impl Into<String>, commit: Option<&str>) -> Result<Provenance> {
-        let model = config.model()?;
-        let update = config.algorithm().describe(&model);
         Ok(Provenance {
             warpmc: env!("CARGO_PKG_VERSION").to_string(),
             commit: commit.map(str::to_string),
@@ -73,10 +80,7 @@ impl Provenance {
             sizes: config.study_sizes(),
             seed: config.seed(),
             start: config.init(),
-            algorithm: match config.exchange_every() {
-                Some(n) => format!("{update}; parallel tempering, exchanges every {n} sweeps"),
-                None => update,
-            },
+            algorithm: algorithm(config)?,
             backend: backend.into(),
             config: config.clone(),
         })
@@ -96,6 +100,9 @@ impl Provenance {
         Ok(Provenance {
             width: cfg.size(),
             height: cfg.height(),
+            // Its own: the rule can depend on the lattice (Metropolis is
+            // bit-sliced only where the width is a multiple of 64).
+            algorithm: algorithm(&cfg)?,
             backend: backend.map_or_else(|| self.backend.clone(), str::to_string),
             config: cfg,
             ..self.clone()

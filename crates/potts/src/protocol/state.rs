@@ -72,6 +72,12 @@ pub struct RunState {
     pub(crate) tempering: Option<TemperingState>,
     /// The sizes of the study finished before this one, in run order.
     pub(crate) earlier: Vec<SizeRecord>,
+    /// The backend that ran this size, as [`Runner::backend_description`]
+    /// says it, once a runner has run it in this process (kept with the
+    /// size when the study moves on; not saved with the size under way).
+    ///
+    /// [`Runner::backend_description`]: super::Runner::backend_description
+    pub(crate) backend_description: Option<String>,
 }
 
 /// What a finished size of a study leaves for its results and series.
@@ -88,6 +94,11 @@ pub(crate) struct SizeRecord {
     /// A tempering run's exchange statistics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) exchange: Option<ExchangeStats>,
+    /// The backend that ran the size (its end, if it was resumed), as
+    /// [`RunState::backend_description`]; absent from checkpoints written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) backend_description: Option<String>,
 }
 
 /// Adds a tempering run's exchange statistics to its results (each
@@ -138,6 +149,7 @@ impl RunState {
             backends: Vec::new(),
             tempering: None,
             earlier: Vec::new(),
+            backend_description: None,
         }
     }
 
@@ -156,8 +168,19 @@ impl RunState {
             timing: self.timing.clone(),
             backends: self.backends.clone(),
             exchange: self.tempering.as_ref().map(|t| t.replicas().stats().clone()),
+            backend_description: self.backend_description.clone(),
         });
         Ok(state)
+    }
+
+    /// The backend that ran each of the study's finished sizes, as
+    /// [`Runner::backend_description`] said it: `(L, description)` for
+    /// those whose record has one (checkpoints written before warpmc
+    /// recorded it have none).
+    ///
+    /// [`Runner::backend_description`]: super::Runner::backend_description
+    pub fn earlier_backends(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.earlier.iter().filter_map(|r| Some((r.size, r.backend_description.as_deref()?)))
     }
 
     /// The measurements of every size of the study so far, earlier sizes
