@@ -1005,6 +1005,11 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         bail!("--end ({end}) is before --begin ({begin})");
     }
     let s = settings(&a.opts, None)?;
+    // The size and quality scales applied once, here, as each frame would
+    // apply them: the frames then borrow the keyframes instead of copying
+    // every one of them (thousands in a flam3-genome sequence) per frame.
+    let flames = with_scales(&flames, &s)?.into_owned();
+    let s = RenderSettings { quality_scale: 1.0, size_scale: 1.0, ..s };
     // Each frame's temporal samples: --temporal-samples, or the genome's
     // value interpolated at the frame's time, as flam3-animate takes it.
     let at_time = |s: &RenderSettings, t: i64| RenderSettings {
@@ -1013,7 +1018,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         ),
         ..s.clone()
     };
-    if a.fields && flames.iter().any(|f| (f64::from(f.height) * a.opts.size_scale) < 2.0) {
+    if a.fields && flames.iter().any(|f| f.height < 2) {
         bail!("--fields: an image one pixel high has no field of interlaced rows");
     }
     let frames = FrameTimes { begin, end, dtime: a.dtime };
@@ -1129,7 +1134,16 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     for (k, t) in frames.iter().enumerate() {
         b.set_message(format!("frame {}/{}", k + 1, frames.count()));
         let st = at_time(&s, t);
-        let cost = engine.checked_cost(&flames, t as f64, &st, bits(&a.opts)).with_context(|| at(t))?;
+        let cost = match engine.checked_cost(&flames, t as f64, &st, bits(&a.opts)) {
+            Ok(cost) => cost,
+            // Frames still being written hold memory they are about to
+            // give back: once they are written, the frame is checked again.
+            // (An error returned here still writes them: `Writers` drops.)
+            Err(_) => {
+                writers.wait_idle();
+                engine.checked_cost(&flames, t as f64, &st, bits(&a.opts)).with_context(|| at(t))?
+            }
+        };
         let share = cost.iterations as f64 / total.max(1.0);
         if a.skip_existing
             && let Some(frame) =

@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 use warpmc_flame::image::{Bits, PngCompression, quantize, write_png, write_png_with};
@@ -775,6 +775,21 @@ struct Shared {
     compression: PngCompression,
     video: Mutex<Option<Video>>,
     sheet: Mutex<Option<ContactSheet>>,
+    /// Frames handed over and not yet written (or failed), with the
+    /// condition their writers signal as each is done.
+    pending: Mutex<usize>,
+    done: Condvar,
+}
+
+/// Counts a frame a writer took as done, however its writing ends.
+struct FrameDone<'a>(&'a Shared);
+
+impl Drop for FrameDone<'_> {
+    fn drop(&mut self) {
+        let mut pending = lock(&self.0.pending);
+        *pending = pending.saturating_sub(1);
+        self.0.done.notify_all();
+    }
 }
 
 impl Writers {
@@ -791,6 +806,8 @@ impl Writers {
             compression: outputs.compression,
             video: Mutex::new(outputs.video),
             sheet: Mutex::new(outputs.sheet),
+            pending: Mutex::new(0),
+            done: Condvar::new(),
         });
         let threads = (0..n)
             .map(|_| {
@@ -805,7 +822,9 @@ impl Writers {
     /// when they stopped, with their error.
     pub(crate) fn send(&mut self, frame: FrameOut) -> anyhow::Result<()> {
         let sender = self.sender.as_ref().context("the writers were closed")?;
+        *lock(&self.shared.pending) += 1;
         if sender.send(frame).is_err() {
+            *lock(&self.shared.pending) -= 1;
             // A writer stopped on an error; it says which.
             self.sender = None;
             self.join()?;
@@ -834,6 +853,19 @@ impl Writers {
         }
         // The video stays for the caller to finish, keep or abandon.
         first_error.map_or(Ok(times), Err)
+    }
+
+    /// Waits until the frames handed over so far are written (or the
+    /// writers have stopped): the memory they hold is free again.
+    pub(crate) fn wait_idle(&self) {
+        let mut pending = lock(&self.shared.pending);
+        while *pending > 0 && !self.threads.iter().all(|t| t.is_finished()) {
+            pending = self
+                .shared
+                .done
+                .wait_timeout(pending, Duration::from_millis(50))
+                .map_or_else(|e| e.into_inner().0, |r| r.0);
+        }
     }
 
     /// Waits for every frame to be written, then closes the video and
@@ -878,6 +910,22 @@ impl Writers {
     }
 }
 
+/// Writers dropped without [`Writers::finish`], [`Writers::abandon`] or
+/// [`Writers::keep`] (an error returned between frames) still write the
+/// frames handed over: a finished frame is never lost. A video is
+/// abandoned, as after an error.
+impl Drop for Writers {
+    fn drop(&mut self) {
+        if self.threads.is_empty() {
+            return;
+        }
+        let _ = self.join();
+        if let Some(v) = lock(&self.shared.video).take() {
+            v.abandon();
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -887,6 +935,7 @@ fn write_frames(receiver: &Mutex<Receiver<FrameOut>>, shared: &Shared) -> anyhow
     loop {
         let next = lock(receiver).recv();
         let Ok(out) = next else { return Ok(times) };
+        let _done = FrameDone(shared);
         let start = Instant::now();
         if let Some(sheet) = lock(&shared.sheet).as_mut() {
             sheet.add(out.index, &out.frame);
@@ -964,6 +1013,57 @@ mod tests {
             transparent: false,
             stats: RenderStats::default(),
         }
+    }
+
+    #[test]
+    fn writers_dropped_after_an_error_still_write_the_frames_handed_over() {
+        let dir = warpmc_testkit::scratch_dir("writers-drop");
+        std::fs::create_dir_all(&dir).unwrap();
+        let prefix = format!("{}/f", dir.display());
+        let outputs = Outputs {
+            png_prefix: Some(prefix.clone()),
+            bits: Bits::Eight,
+            compression: PngCompression::Fast,
+            video: None,
+            sheet: None,
+        };
+        let mut writers = Writers::start(outputs, 2);
+        for t in 0..5 {
+            let out = FrameOut {
+                time: t,
+                index: t as usize,
+                frame: frame(64, 48, 200.0),
+                text: vec![],
+                compressed: vec![],
+                on_disk: false,
+            };
+            writers.send(out).unwrap();
+        }
+        // Waiting for them: every frame handed over is written.
+        writers.wait_idle();
+        assert_eq!(*lock(&writers.shared.pending), 0);
+        for t in 5..8 {
+            let out = FrameOut {
+                time: t,
+                index: t as usize,
+                frame: frame(64, 48, 100.0),
+                text: vec![],
+                compressed: vec![],
+                on_disk: false,
+            };
+            writers.send(out).unwrap();
+        }
+        // Dropped as an error returned between frames drops them: the
+        // writer threads are done (they held the other references) before
+        // the process could exit.
+        let shared = writers.shared.clone();
+        drop(writers);
+        assert_eq!(Arc::strong_count(&shared), 1, "writer threads still running");
+        for t in 0..8 {
+            let png = warpmc_flame::image::read_png(&Outputs::frame_path(&prefix, t)).unwrap();
+            assert_eq!((png.width, png.height), (64, 48), "frame {t}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! finished is a [`FrameBackend`]'s business (the CPU's in `cpu.rs`, the
 //! GPU's in `cuda/`).
 
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -19,11 +20,12 @@ use crate::interpolate::interpolate;
 use crate::palette::PALETTE_SIZE;
 
 /// Applies the size and quality scales to a copy of the sequence, and
-/// halves the height for a field of interlaced rows.
-pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>> {
+/// halves the height for a field of interlaced rows; the sequence itself
+/// where neither changes it.
+pub(crate) fn scaled<'a>(flames: &'a [Flame], s: &RenderSettings) -> Result<Cow<'a, [Flame]>> {
     let mut flames = with_scales(flames, s)?;
     if s.field != Field::Both {
-        for f in &mut flames {
+        for f in flames.to_mut() {
             if f.height < 2 {
                 return Err(FlameError::invalid("an image one pixel high has no field of interlaced rows"));
             }
@@ -40,7 +42,12 @@ pub(crate) fn scaled(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>>
 /// scale times the size scale, as flam3-render applies `qs` and `ss`, and
 /// as it writes the genome into its PNGs, so that the embedded genome
 /// renders the same image again.
-pub fn with_scales(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>> {
+///
+/// Scales of exactly 1 change nothing, and the sequence is then borrowed,
+/// not copied: an animation of thousands of keyframes (flam3-genome's
+/// sequences have one per frame) would otherwise copy them all for each
+/// frame.
+pub fn with_scales<'a>(flames: &'a [Flame], s: &RenderSettings) -> Result<Cow<'a, [Flame]>> {
     if flames.is_empty() {
         return Err(FlameError::invalid("no flame to render"));
     }
@@ -49,6 +56,12 @@ pub fn with_scales(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>> {
     }
     if !(s.size_scale > 0.0 && s.size_scale.is_finite()) {
         return Err(FlameError::invalid(format!("size scale must be positive, not {}", shown(s.size_scale))));
+    }
+    if s.quality_scale == 1.0 && s.size_scale == 1.0 {
+        if flames.iter().any(|f| f.width == 0 || f.height == 0) {
+            return Err(FlameError::invalid("the output image would have no pixels"));
+        }
+        return Ok(Cow::Borrowed(flames));
     }
     flames
         .iter()
@@ -71,7 +84,8 @@ pub fn with_scales(flames: &[Flame], s: &RenderSettings) -> Result<Vec<Flame>> {
             }
             Ok(f)
         })
-        .collect()
+        .collect::<Result<Vec<Flame>>>()
+        .map(Cow::Owned)
 }
 
 /// One chaos-game job: a flame (one temporal sample, or all of them at
