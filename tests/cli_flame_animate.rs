@@ -819,3 +819,23 @@ fn a_video_whose_ffmpeg_alone_was_stopped_is_kept() {
     assert!(kept.len() == 1 && kept[0].starts_with("film.frames-0-") && e.contains(&kept[0]), "{kept:?}: {e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A temporal filter so wide that its samples extrapolate the keyframes to
+/// no quality at all is refused with the sample's time and the width named
+/// (flam3-animate hangs on it).
+#[test]
+fn a_temporal_sample_beyond_the_keyframes_is_named_in_the_error() {
+    let dir = temp_dir("wide-temporal-filter");
+    let text = std::fs::read_to_string(example("test.flam3")).unwrap();
+    let genome = dir.join("wide.flam3");
+    std::fs::write(&genome, text.replacen("<flame ", r#"<flame temporal_filter_width="1e200" "#, 1)).unwrap();
+    let prefix = dir.join("f").to_string_lossy().into_owned();
+    let o = warpmc(&animate_args(genome.to_str().unwrap(), &["-o", &prefix]));
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("quality must be greater than zero")
+            && err.contains("a temporal sample of the frame at time 10 (temporal_filter_width 9e199)"),
+        "{err}"
+    );
+}

@@ -534,7 +534,22 @@ impl PreparedJob {
         let FrameGeometry { gutter, ss, hw, hh, pixel_aspect, field, .. } = *geometry;
         let cp = plan.flame(group);
         if cp.quality.is_nan() || cp.quality <= 0.0 {
-            return Err(FlameError::invalid(format!("quality must be greater than zero, not {}", shown(cp.quality))));
+            // A temporal sample far from the frame extrapolates the
+            // keyframes (a huge temporal_filter_width): said as such.
+            let sample = if group.time == plan.time {
+                String::new()
+            } else {
+                format!(
+                    " at time {}, a temporal sample of the frame at time {} (temporal_filter_width {})",
+                    shown(group.time),
+                    shown(plan.time),
+                    shown(plan.cp0.temporal_filter_width)
+                )
+            };
+            return Err(FlameError::invalid(format!(
+                "quality must be greater than zero, not {}{sample}",
+                shown(cp.quality)
+            )));
         }
         let game = ChaosGame::new(&cp).map_err(|e| FlameError::invalid(e.to_string()))?;
         let cmap = color_map(&cp, group.color_scalar);
