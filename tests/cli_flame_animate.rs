@@ -520,6 +520,48 @@ fn each_frame_takes_the_temporal_samples_of_its_time() {
     assert!(!o.status.success() && stderr(&o).contains("--temporal-samples"), "{}", stderr(&o));
 }
 
+/// A keyframe of temporal_samples="0" (flam3-animate renders its frames
+/// white): one warning, and its frames take one sample.
+#[test]
+fn a_keyframe_of_no_temporal_samples_warns_and_takes_one() {
+    let dir = temp_dir("temporal-samples-zero");
+    let g = dir.join("ts0.flam3");
+    let small = r#"quality="5" size="24 16""#;
+    std::fs::write(
+        &g,
+        sequence(0.0, 2.0, &format!(r#"{small} temporal_samples="0""#), &format!(r#"{small} temporal_samples="0""#)),
+    )
+    .unwrap();
+    let render = |name: &str, extra: &[&str]| {
+        let prefix = dir.join(format!("{name}.")).to_string_lossy().into_owned();
+        let mut args = vec![
+            "flame",
+            "animate",
+            g.to_str().unwrap(),
+            "--begin",
+            "0",
+            "--end",
+            "0",
+            "-o",
+            &prefix,
+            "--backend",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        args.push("--quiet");
+        let o = warpmc(&args);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        (std::fs::read(dir.join(format!("{name}.00000.png"))).unwrap(), stderr(&o))
+    };
+    let (zero, warned) = render("zero", &[]);
+    assert_eq!(warned.matches("temporal_samples=\"0\"").count(), 1, "{warned}");
+    assert!(warned.contains("take 1") && warned.contains("white"), "{warned}");
+    let (one, quiet) = render("one", &["--temporal-samples", "1"]);
+    assert_eq!(zero, one, "a keyframe of no samples renders as one sample");
+    assert!(!quiet.contains("temporal_samples"), "--temporal-samples replaces the genome's: {quiet}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn fields_match_flam3_animate() {
     // flam3-animate's fields=1: the even rows at the frame's time, the odd

@@ -976,6 +976,18 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             (f.width, f.height) = (w0, h0);
         }
     }
+    // A keyframe of no temporal samples: flam3-animate's frames there come
+    // out white; here they take one sample (`at_time` below).
+    if a.temporal_samples.is_none()
+        && let Some((i, f)) = flames.iter().enumerate().find(|(_, f)| f.temporal_samples == 0)
+    {
+        noteln!(
+            "warning: flame {} (time {}) has temporal_samples=\"0\"; frames that interpolate to no samples take 1 \
+             (flam3-animate renders them white)",
+            f.label(i),
+            f.time
+        );
+    }
     // flam3-animate's default range: from the first flame's time up to the
     // frame before the last flame's (whose frame starts the next loop of a
     // looping sequence); times truncated to whole numbers.
@@ -1026,6 +1038,9 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         not_standard_output("--video", v)?;
         flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts), a.fields)?;
         super::check_output("--video", v)?;
+        if let Some(w) = flame_animate::default_codec_warning(v, a.opts.transparent) {
+            noteln!("{w}");
+        }
     }
     let video = &a.video;
     if let Some(sheet) = &a.contact_sheet {

@@ -122,6 +122,22 @@ pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits, f
     Ok(())
 }
 
+/// A warning for a container whose codec warpmc does not choose (.avi,
+/// .flv, .ogv, …): ffmpeg encodes it with its default codec and bit rate
+/// (for .avi MPEG-4 Part 2 at 200 kb/s), and `--crf` does not reach it.
+pub(crate) fn default_codec_warning(video: &Path, transparent: bool) -> Option<String> {
+    let ext = video.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    // No extension is refused later (`probe`), with its own message.
+    (!transparent && !ext.is_empty() && !takes_h264(&ext) && ext != "webm").then(|| {
+        format!(
+            "warning: --video {}: warpmc chooses the codec for .mp4, .m4v, .mkv, .mov (H.264) and .webm (VP9) only; \
+             this video gets ffmpeg's default codec and bit rate for its container, which --crf does not set and \
+             which can be far below the frames' quality",
+            video.display()
+        )
+    })
+}
+
 /// A note for frames the video pads (see [`Encoding::picture`]).
 pub(crate) fn padding_note(video: &Path, encoding: &Encoding, width: u32, height: u32) -> Option<String> {
     let ext = video.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
@@ -961,6 +977,19 @@ mod tests {
     /// H.264 at 10 frames/s, square pixels, progressive.
     fn plain() -> Encoding {
         Encoding { transparent: false, fps: FrameRate::parse("10").unwrap(), crf: 23, pixel_aspect: 1.0, fields: false }
+    }
+
+    #[test]
+    fn containers_whose_codec_ffmpeg_chooses_are_warned_of() {
+        for ext in ["avi", "flv", "ogv", "gif", "ts", "AVI"] {
+            let w = default_codec_warning(Path::new(&format!("a.{ext}")), false);
+            assert!(w.is_some_and(|w| w.contains("--crf")), "{ext}");
+        }
+        for ext in ["mp4", "m4v", "mkv", "MOV", "webm", ""] {
+            assert_eq!(default_codec_warning(Path::new(&format!("a.{ext}")), false), None, "{ext}");
+        }
+        // ProRes 4444, chosen by warpmc.
+        assert_eq!(default_codec_warning(Path::new("a.mov"), true), None);
     }
 
     #[test]
