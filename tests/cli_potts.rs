@@ -1296,12 +1296,29 @@ fn a_checkpoint_that_cannot_be_written_on_the_way_is_warned_of_and_tried_again()
     let warnings = stderr_lines.iter().filter(|l| l.contains("the previous checkpoint is kept")).count();
     assert_eq!(warnings, 1, "{stderr_lines:#?}");
     assert!(!stderr_lines.iter().any(|l| l.contains(".warpmc-")), "a temporary file's name: {stderr_lines:#?}");
-    // The command to continue keeps the checkpoint interval, which the
-    // checkpoint does not hold.
+    // The checkpoint keeps the interval, so the command to continue needs
+    // no --checkpoint-every ...
     assert!(
-        stderr_lines.iter().any(|l| l.contains("state saved to") && l.contains("--checkpoint-every 0.05")),
+        stderr_lines.iter().any(|l| l.contains("state saved to") && !l.contains("--checkpoint-every")),
         "{stderr_lines:#?}"
     );
+    let saved = warpmc_potts::checkpoint::read(&ckpt).unwrap();
+    assert_eq!(saved.state.checkpoint_every(), Some(0.05));
+    // ... and the resumed run saves as often (not every 300 s).
+    let before = std::fs::metadata(&ckpt).unwrap().modified().unwrap();
+    let mut child = Command::new(bin())
+        .args(["potts", "run", "--json", "--resume", ckpt.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        &|| std::fs::metadata(&ckpt).is_ok_and(|m| m.modified().unwrap() != before),
+        "the resumed run saved no checkpoint",
+    );
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(warpmc_potts::checkpoint::read(&ckpt).unwrap().state.checkpoint_every(), Some(0.05));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

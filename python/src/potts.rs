@@ -106,6 +106,9 @@ fn study(options: &str) -> PyResult<Vec<ProtocolConfig>> {
 struct Saving {
     path: PathBuf,
     every: Duration,
+    /// The seconds given for `every`, if not the default: kept in the
+    /// checkpoint for a resumed run.
+    given: Option<f64>,
     /// Whether the file holds an earlier state of this run before it
     /// starts (a run resumed from the same file).
     holds_earlier: bool,
@@ -127,6 +130,7 @@ fn saving(
     force: bool,
     resumed_from: Option<&Path>,
 ) -> PyResult<Option<Saving>> {
+    let given = every;
     let every = match every {
         Some(s) if !s.is_finite() || s <= 0.0 => {
             return Err(PyValueError::new_err(format!("checkpoint_every = {s}: give a positive number of seconds")));
@@ -175,7 +179,7 @@ fn saving(
     warpmc_host::output::check_writable(&path).map_err(|e| errors::potts(e.into()))?;
     // Beyond Duration's range means "never on a timer".
     let every = Duration::try_from_secs_f64(every).unwrap_or(Duration::MAX);
-    Ok(Some(Saving { path, every, holds_earlier: resuming_here, _claim: claim }))
+    Ok(Some(Saving { path, every, given, holds_earlier: resuming_here, _claim: claim }))
 }
 
 /// Looks for Ctrl-C between stretches of sweeps and saves the run's state
@@ -345,10 +349,13 @@ fn run_and_report(
     py: Python<'_>,
     study: &[ProtocolConfig],
     first: usize,
-    state: RunState,
+    mut state: RunState,
     saving: Option<Saving>,
     series: Option<Series>,
 ) -> PyResult<Vec<String>> {
+    if let Some(s) = &saving {
+        state.set_checkpoint_every(s.given);
+    }
     // The results come back as JSON lines, then dicts: a few KiB each in
     // Python, checked before the run rather than after it; the
     // measurements (and their copies in each checkpoint) likewise.
@@ -506,7 +513,8 @@ fn potts_resume(
     // is named to take it.
     let finished = state.finished(&cfg) && sizes.last() == Some(&cfg.size());
     let target = checkpoint.or_else(|| (!finished).then(|| path.clone()));
-    let every = checkpoint_every.filter(|_| target.is_some());
+    // As often as the run was saved before, unless told otherwise.
+    let every = checkpoint_every.or(state.checkpoint_every()).filter(|_| target.is_some());
     let series = series_file(series, &[Some(&path), target.as_deref()])?;
     let saving = saving(target, every, force, Some(&path))?;
     run_and_report(py, &study, first, state, saving, series)

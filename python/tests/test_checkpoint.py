@@ -307,3 +307,29 @@ def test_a_second_ctrl_c_soon_after_the_first_keeps_what_the_first_saved(tmp_pat
     stop = stopped_after(0.5, lambda: potts.resume(path, checkpoint=tmp_path / "next.ckpt"))
     rows = stop.results if isinstance(stop, KeyboardInterrupt) else stop
     assert len(rows) >= int(finished)
+
+
+def header(path) -> dict:
+    """The JSON header of a checkpoint (after the magic, the version and
+    the header's length)."""
+    data = path.read_bytes()
+    length = int.from_bytes(data[12:20], "little")
+    return json.loads(data[20 : 20 + length])
+
+
+def test_the_checkpoint_keeps_the_interval_between_saves(tmp_path):
+    small = dict(q=2, size=8, temps=[2.0], therm=20, sweeps=100, backend="cpu")
+    path = tmp_path / "every.ckpt"
+    potts.run(**small, checkpoint=path, checkpoint_every=0.5)
+    assert header(path)["checkpoint_every"] == 0.5
+    # Resumed into another file, the interval goes with it unless another
+    # is given.
+    kept, other = tmp_path / "kept.ckpt", tmp_path / "other.ckpt"
+    potts.resume(path, checkpoint=kept)
+    assert header(kept)["checkpoint_every"] == 0.5
+    potts.resume(path, checkpoint=other, checkpoint_every=2)
+    assert header(other)["checkpoint_every"] == 2
+    # The default is not written down.
+    plain = tmp_path / "plain.ckpt"
+    potts.run(**small, checkpoint=plain)
+    assert "checkpoint_every" not in header(plain)

@@ -303,8 +303,8 @@ def resume(
     is (it may be read-only).
 
     - ``checkpoint``: where to go on saving the state (default ``path``
-      itself), every ``checkpoint_every`` seconds (default 300), on Ctrl-C
-      and at the end; another file that holds something is refused unless
+      itself), every ``checkpoint_every`` seconds (default: the interval
+      the run was given, else 300), on Ctrl-C and at the end; another file that holds something is refused unless
       ``force=True``.
     - ``series``: a ``.npy`` file for every measurement of the whole run,
       as in :func:`run` (a finished run's checkpoint gives it too).

@@ -310,7 +310,8 @@ struct RunArgs {
     /// --snapshot or --series replace a file that holds a checkpoint.
     #[arg(long, help_heading = "Checkpoints")]
     force: bool,
-    /// Seconds between checkpoints [default: 300]. Each holds every
+    /// Seconds between checkpoints [default: 300; a resumed run keeps the
+    /// interval its checkpoint was written with]. Each holds every
     /// measurement so far; once one takes more than a tenth of this to
     /// write, they come at ten times its writing time instead, so that
     /// saving never takes more than about a tenth of the run.
@@ -865,6 +866,10 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         interrupted,
         claims: _claims,
     } = prepared;
+    // A resumed run saves as often as the run it continues was given,
+    // unless given another interval.
+    state.set_checkpoint_every(args.checkpoint_every.or(state.checkpoint_every()));
+    let checkpoint_every = state.checkpoint_every();
     let mut out: Option<Output> = None;
     let mut at = first;
     // The sizes of a study one after another, each on its own ensemble.
@@ -900,7 +905,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 let o = Output::new(
                     args,
                     provenance,
-                    checkpoint_path.clone(),
+                    (checkpoint_path.clone(), checkpoint_every),
                     interrupted.clone(),
                     team.is_first(),
                     study[0].measure_every(),
@@ -1158,10 +1163,8 @@ fn resume_outputs(args: &RunArgs) -> String {
     if args.json {
         s += " --json";
     }
-    // Settings a checkpoint does not hold, as this run was given them.
-    if let Some(every) = args.checkpoint_every {
-        s += &format!(" --checkpoint-every {every}");
-    }
+    // A setting the checkpoint does not hold (it holds
+    // --checkpoint-every), as this run was given it.
     if let Some(n) = super::THREADS_GIVEN.get() {
         s += &format!(" --threads {n}");
     }
@@ -1309,17 +1312,19 @@ impl LogProgress {
 
 impl Output {
     /// The output of a run; `writes` is false for the processes of an MPI
-    /// team but the first.
+    /// team but the first. `checkpoint` is the file the run saves its
+    /// state to, if any, and the seconds between saves, if not the
+    /// default.
     fn new(
         args: &RunArgs,
         provenance: Provenance,
-        checkpoint_path: Option<PathBuf>,
+        (checkpoint_path, checkpoint_every): (Option<PathBuf>, Option<f64>),
         interrupted: Arc<AtomicBool>,
         writes: bool,
         measure_every: u64,
     ) -> anyhow::Result<Self> {
         // Beyond Duration's range means "never on a timer".
-        let every = Duration::try_from_secs_f64(args.checkpoint_every.unwrap_or(DEFAULT_CHECKPOINT_SECONDS))
+        let every = Duration::try_from_secs_f64(checkpoint_every.unwrap_or(DEFAULT_CHECKPOINT_SECONDS))
             .unwrap_or(Duration::MAX);
         let terminal = std::io::stderr().is_terminal();
         let log_progress = (writes && !terminal).then(LogProgress::default);

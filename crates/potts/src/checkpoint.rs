@@ -72,6 +72,9 @@ struct Header {
     /// The backend that ran the size under way, as its runner described it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     backend_description: Option<String>,
+    /// Seconds between periodic checkpoints, if the run was given them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checkpoint_every: Option<f64>,
 }
 
 /// The part of a tempering run's state that is not a lattice.
@@ -160,6 +163,7 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
         }),
         earlier: state.earlier.clone(),
         backend_description: state.backend_description.clone(),
+        checkpoint_every: state.checkpoint_every,
     };
     let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
     // Exactly the size written: a buffer that grew by doubling could need
@@ -364,6 +368,9 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     if !descriptions.chain(header.backend_description.as_ref()).all(one_line) {
         return Err("a backend description that is not one line of text".into());
     }
+    if header.checkpoint_every.is_some_and(|s| !s.is_finite() || s <= 0.0) {
+        return Err("a time between checkpoints that is not a positive number of seconds".into());
+    }
     // Time, and site updates of at most the whole run on a lattice of
     // `sites` (the run adds to them as it goes on).
     let timing_fits = |t: &Timing, sites: u128| {
@@ -456,6 +463,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         state.backends = header.backends;
         state.earlier = header.earlier;
         state.backend_description = header.backend_description;
+        state.checkpoint_every = header.checkpoint_every;
         state.tempering = Some(TemperingState::restored(t.sweep, t.replicas, current, t.series, t.timing));
         return Ok((cfg, state));
     }
@@ -472,6 +480,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         tempering: None,
         earlier: header.earlier,
         backend_description: header.backend_description,
+        checkpoint_every: header.checkpoint_every,
     };
     Ok((cfg, state))
 }

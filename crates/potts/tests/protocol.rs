@@ -404,6 +404,18 @@ fn checkpoints_that_contradict_themselves_are_refused() {
         assert!(Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop).is_err());
         let bytes = stop.saved.unwrap();
         decode(&bytes).unwrap();
+        // The seconds between checkpoints the run was given come back; no
+        // time, or less, is refused.
+        let Checkpoint { config: c, mut state } = decode(&bytes).unwrap();
+        assert_eq!(state.checkpoint_every(), None);
+        state.set_checkpoint_every(Some(-1.0));
+        assert_eq!(state.checkpoint_every(), None, "not a time between checkpoints");
+        state.set_checkpoint_every(Some(0.25));
+        let every = encode(&c, &state);
+        assert_eq!(decode(&every).unwrap().state.checkpoint_every(), Some(0.25));
+        for bad in [0.0, -1.0] {
+            refused(&edit(&every, &|v| v["checkpoint_every"] = bad.into()), "no time between checkpoints");
+        }
         // The protocol holds a key this build does not know.
         refused(&edit(&bytes, &|v| v["config"]["unknown_key"] = 1.into()), "unknown config key");
         // A measurement more, or fewer, than the position says.

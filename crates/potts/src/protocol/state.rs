@@ -78,6 +78,10 @@ pub struct RunState {
     ///
     /// [`Runner::backend_description`]: super::Runner::backend_description
     pub(crate) backend_description: Option<String>,
+    /// Seconds between periodic checkpoints that the run was given, kept
+    /// in its checkpoint so that a resumed run saves as often (`None`: the
+    /// driver's default).
+    pub(crate) checkpoint_every: Option<f64>,
 }
 
 /// What a finished size of a study leaves for its results and series.
@@ -150,6 +154,7 @@ impl RunState {
             tempering: None,
             earlier: Vec::new(),
             backend_description: None,
+            checkpoint_every: None,
         }
     }
 
@@ -170,7 +175,22 @@ impl RunState {
             exchange: self.tempering.as_ref().map(|t| t.replicas().stats().clone()),
             backend_description: self.backend_description.clone(),
         });
+        state.checkpoint_every = self.checkpoint_every;
         Ok(state)
+    }
+
+    /// Seconds between periodic checkpoints that the run was given
+    /// (`--checkpoint-every`, Python's `checkpoint_every`), as its
+    /// checkpoint keeps them; `None` for the default.
+    pub fn checkpoint_every(&self) -> Option<f64> {
+        self.checkpoint_every
+    }
+
+    /// Records the seconds between periodic checkpoints, for the
+    /// checkpoints written from here on (see [`RunState::checkpoint_every`]).
+    /// A value that is not a positive number is recorded as `None`.
+    pub fn set_checkpoint_every(&mut self, seconds: Option<f64>) {
+        self.checkpoint_every = seconds.filter(|s| s.is_finite() && *s > 0.0);
     }
 
     /// The backend that ran each of the study's finished sizes, as
