@@ -86,7 +86,9 @@ pub fn ising_magnetization(t: f64) -> f64 {
 
 /// Critical temperature of the q-state Potts model on the square lattice with
 /// J = 1 (self-duality): T_c = 1 / ln(1 + √q). Continuous transition for
-/// q ≤ 4, first order for q ≥ 5.
+/// q ≤ 4, first order for q ≥ 5. The formula is the self-dual point for
+/// any q > 0 (q = 1, bond percolation at p = 1/2, gives 1/ln 2); q = 0
+/// gives infinity.
 ///
 /// ```
 /// let tc = warpmc_potts::exact::potts_critical_temperature(2);
