@@ -427,6 +427,10 @@ fn a_flame_that_never_passes_the_test_is_kept_with_a_warning() {
 fn bad_genome_tool_input_is_one_line() {
     for args in [
         &["flame", "genome", "random", "--vars", "nosuchvariation"][..],
+        // flam3 numbers 0 to 98.
+        &["flame", "genome", "random", "--vars", "linear,99"][..],
+        &["flame", "genome", "random", "--vars", "-1"][..],
+        &["flame", "genome", "random", "--no-vars", "200"][..],
         &["flame", "genome", "rotate", "/no/such/file.flam3"][..],
         &["flame", "genome", "strip", "/no/such/file.flam3", "--nstrips", "0"][..],
         // A transition needs exactly two flames.
@@ -802,14 +806,21 @@ fn genome_tools_keep_the_edit_history() {
     std::fs::write(&g, xml).unwrap();
     let history = r#"<edit date="today" nick="alice"><edit date="earlier" action="random"/></edit>"#;
     let f = g.to_str().unwrap();
-    for args in [
-        vec!["clone", f],
-        vec!["mutate", f, "--seed", "3"],
-        vec!["strip", f, "--nstrips", "2"],
-        vec!["rotate", f, "--frame", "3", "--nframes", "10"],
-    ] {
+    // A clone or a strip is the flame itself, with its record.
+    for args in [vec!["clone", f], vec!["strip", f, "--nstrips", "2"]] {
         let out = genome(&args);
         assert!(out.contains(history), "{args:?}: {out}");
+    }
+    // A flame made from it has a history of its own: with --edits its
+    // record holds the parent's; without, it has none (the parent's
+    // record, copied, would say the parent's story was the child's, and a
+    // file where only some flames have a record makes flam3-render fail).
+    for args in [vec!["mutate", f, "--seed", "3"], vec!["rotate", f, "--frame", "3", "--nframes", "10"]] {
+        let out = genome(&args);
+        assert!(!out.contains("<edit"), "{args:?}: {out}");
+        let out = genome(&[args.as_slice(), &["--edits"]].concat());
+        let nested = history.replacen("<edit ", r#"<edit filename="history.flam3" index="0" "#, 1);
+        assert!(out.contains(&nested) && !out.contains(&format!(">{history}")), "{args:?}: {out}");
     }
 }
 
@@ -1017,4 +1028,35 @@ fn random_flames_take_the_template_after_framing() {
     let square = scale_with(100, 100);
     assert!((scale_with(100, 50) / square - 0.5).abs() < 1e-12);
     assert!((scale_with(300, 100) / square - 1.0).abs() < 1e-12);
+}
+
+/// Ctrl-C while flames are made one after another: the flames made so far
+/// are written, whole, and the message says how many (flam3-genome, which
+/// prints each flame as it is made, leaves them too).
+#[test]
+fn an_interrupted_tool_writes_the_flames_it_made() {
+    let child = Command::new(bin())
+        .args(["flame", "genome", "random", "--repeat", "5000", "--seed", "5"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let e = stderr(&o);
+    let written = stdout(&o);
+    if e.contains("before the first") {
+        assert!(written.is_empty(), "{written}");
+    } else {
+        let n: usize = e
+            .split("interrupted: the first ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{e}"));
+        assert!(e.contains("of 5000 flames were written to standard output"), "{e}");
+        assert_eq!(parse_str(&written, "interrupted", &lenient()).unwrap().flames.len(), n);
+    }
 }

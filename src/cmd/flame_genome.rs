@@ -2,6 +2,8 @@
 //! sequence, rotate, inter, clone, strip, animate), writing flam3 XML.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
@@ -125,8 +127,10 @@ struct History {
     /// Give each flame written flam3-genome's edit record: an <edit> with
     /// the date (local time; $SOURCE_DATE_EPOCH, in UTC, where set) and
     /// what was done, holding the records of the flames it was made from,
-    /// each with its file and index. Without it a flame keeps the record it
-    /// was read with, and the same --seed gives the same bytes.
+    /// each with its file and index. Without it the flames made here carry
+    /// no record (a record read with a parent is the parent's history, and
+    /// flam3-render fails on a file where only some flames have one),
+    /// clones keep theirs, and the same --seed gives the same bytes.
     #[arg(long)]
     edits: bool,
 }
@@ -608,6 +612,37 @@ fn output(c: &Common) -> Option<&Path> {
     c.out.as_deref().filter(|p| p.as_os_str() != "-")
 }
 
+/// Ctrl-C (or SIGTERM, …) while a tool makes flames one after another
+/// (each may take many test renders): the tool stops after the flame under
+/// way and [`emit_made`] writes those made. A second Ctrl-C ends it at
+/// once, writing nothing.
+fn stop_between_flames() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    super::stop_on_signals(stop.clone(), || {
+        noteln!("interrupted again: stopping at once, nothing written");
+        warpmc_host::output::remove_unfinished();
+        std::process::exit(super::interrupted_status());
+    })?;
+    Ok(stop)
+}
+
+/// Writes the flames made, as [`emit`]; when `stop` cut the tool short of
+/// the `wanted` flames, says how many were written where and ends with
+/// the signal's exit status.
+fn emit_made(c: &Common, made: &[Flame], wanted: u32, stop: &AtomicBool, what: &str) -> anyhow::Result<()> {
+    if !stop.load(Ordering::SeqCst) {
+        return emit(c, made, "pick");
+    }
+    if made.is_empty() {
+        noteln!("interrupted before the first of {wanted} {what} was made: nothing written");
+    } else {
+        emit(c, made, "pick")?;
+        let place = output(c).map_or_else(|| "standard output".to_string(), |p| p.display().to_string());
+        noteln!("interrupted: the first {} of {wanted} {what} were written to {place}", made.len());
+    }
+    std::process::exit(super::interrupted_status());
+}
+
 /// Writes the flames as one document.
 fn emit(c: &Common, flames: &[Flame], root: &str) -> anyhow::Result<()> {
     let version = format!("WARPMC-{}", env!("CARGO_PKG_VERSION"));
@@ -730,8 +765,14 @@ fn variation_list(s: &str) -> anyhow::Result<Vec<VariationKind>> {
         .map(str::trim)
         .filter(|w| !w.is_empty())
         .map(|w| {
-            let k = match w.parse::<usize>() {
-                Ok(i) => VariationKind::from_index(i),
+            // flam3 numbers its own variations only (0 to 98); warpmc's
+            // further ones have names alone.
+            let k = match w.parse::<i64>() {
+                Ok(i) if !(0..warpmc_flame::variations::VARIATION_COUNT as i64).contains(&i) => bail!(
+                    "unknown variation number {i}: flam3 numbers its variations 0 to {} (give others by name)",
+                    warpmc_flame::variations::VARIATION_COUNT - 1
+                ),
+                Ok(i) => VariationKind::from_index(i as usize),
                 Err(_) => VariationKind::from_name(w),
             };
             k.with_context(|| format!("unknown variation '{w}'"))
@@ -787,8 +828,12 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     // template's settings, as flam3-genome does (its scale then follows the
     // template's height).
     let base = Flame { width: 100, height: 100, quality: 1.0, ..Flame::default() };
+    let stop = stop_between_flames()?;
     let mut out = Vec::new();
     for rep in 0..a.repeat {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
         let mut rng = GenomeRng::new(a.common.seed, Operation::Random, u64::from(rep));
         let tested = random_tested(&base, &opts, lib.as_ref(), &mut rng)?;
         a.tries.report("flame", rep, &tested);
@@ -801,7 +846,7 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
         }
         out.push(finish(f, t.as_ref(), f64::from(rep)));
     }
-    emit(&a.common, &out, "pick")
+    emit_made(&a.common, &out, a.repeat, &stop, "flames")
 }
 
 fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
@@ -826,8 +871,12 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
     check_flames_fit(&format!("writing {} mutations", a.repeat), f64::from(a.repeat), largest)?;
     let date = a.history.date()?;
     let file = record_name(&a.input);
+    let stop = stop_between_flames()?;
     let mut out = Vec::new();
     for rep in 0..a.repeat {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
         let mut rng = GenomeRng::new(a.common.seed, Operation::Mutate, u64::from(rep));
         // As flam3-genome, each try picks its parent anew.
         let tested = until_it_passes(a.tries.tries, &mut rng, |rng| {
@@ -856,10 +905,13 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
             };
             let action = format!("mutate {words}{notes}");
             record_edit(&mut f, date, &action, &[self::parent(&flames, &file, parent)]);
+        } else {
+            // The parent's record is not the child's history.
+            f.edits = None;
         }
         out.push(finish(f, t.as_ref(), f64::from(rep)));
     }
-    emit(&a.common, &out, "pick")
+    emit_made(&a.common, &out, a.repeat, &stop, "mutations")
 }
 
 fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
@@ -888,8 +940,12 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
     check_flames_fit(&format!("writing {} children", a.repeat), f64::from(a.repeat), &both)?;
     let date = a.history.date()?;
     let (file0, file1) = (record_name(&a.first), record_name(&a.second));
+    let stop = stop_between_flames()?;
     let mut out = Vec::new();
     for rep in 0..a.repeat {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
         let mut rng = GenomeRng::new(a.common.seed, Operation::Cross, u64::from(rep));
         // As flam3-genome, each try picks its parents anew.
         let tested = until_it_passes(a.tries.tries, &mut rng, |rng| {
@@ -917,10 +973,12 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
             };
             let action = action + &notes;
             record_edit(&mut f, date, &action, &[parent(&first, &file0, p0), parent(&second, &file1, p1)]);
+        } else {
+            f.edits = None;
         }
         out.push(finish(f, t.as_ref(), f64::from(rep)));
     }
-    emit(&a.common, &out, "pick")
+    emit_made(&a.common, &out, a.repeat, &stop, "children")
 }
 
 fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
@@ -954,6 +1012,8 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
             let (action, from) = sequence_step(k as u64, count, keys, nframes, loops);
             let parents: Vec<Parent<'_>> = from.iter().map(|&i| parent(flames, &file, &flames[i])).collect();
             record_edit(&mut f, date, &action, &parents);
+        } else {
+            f.edits = None;
         }
         f
     });
@@ -1004,6 +1064,8 @@ fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
             let turn = (a.frame + d) as f64 / f64::from(a.nframes);
             record_edit(f, &date, &format!("rotate {}", printf_g(turn * 360.0)), &[parent(&flames, &file, &flames[0])]);
         }
+    } else {
+        frames.iter_mut().for_each(|f| f.edits = None);
     }
     emit(&a.common, &frames, "pick")
 }
@@ -1025,6 +1087,8 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
             let step = (a.frame + d) as f64 / f64::from(a.nframes);
             record_edit(f, &date, &format!("interpolate {}", printf_g(step * 360.0)), &parents);
         }
+    } else {
+        frames.iter_mut().for_each(|f| f.edits = None);
     }
     emit(&a.common, &frames, "pick")
 }
