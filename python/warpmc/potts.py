@@ -197,7 +197,9 @@ def run(
       temperature; ``measure_every``: sweeps between measurements;
       ``samples``: independent chains per temperature.
     - ``seed``: the seed of every random number (the same seed gives the
-      same lattices on every backend); ``None`` draws a fresh one from the
+      same lattices on every backend; each chain's numbers are keyed by the
+      seed, the size and the temperature, so sizes and separate runs at
+      other temperatures are independent); ``None`` draws a fresh one from the
       operating system, as :class:`Simulation` does without a seed (each
       row's ``run`` records it); ``init``: ``"random"`` or ``"ordered"``
       start.

@@ -179,6 +179,21 @@ pub fn chain_stream(sample: u32, temp_index: u32) -> u64 {
 /// Most samples and temperatures a run may have (each < 2²⁴).
 pub const MAX_CHAIN_INDEX: u32 = 1 << 24;
 
+/// `seed` mixed with `words` (each through SplitMix64's finaliser, Steele,
+/// Lea & Flood 2014): a key for Philox that differs, for practical
+/// purposes, whenever any word does. The protocol keys each size's and
+/// each temperature's random numbers this way, so that runs that differ
+/// only in them draw unrelated numbers.
+pub fn mix_key(seed: u64, words: &[u64]) -> u64 {
+    fn splitmix(x: u64) -> u64 {
+        let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    words.iter().fold(splitmix(seed), |h, &w| splitmix(h ^ splitmix(w)))
+}
+
 /// Most sweeps in one chain: counter steps 2t + c stay below 2³² − 1, the
 /// step reserved for start states.
 pub const MAX_SWEEPS_PER_CHAIN: u64 = (1 << 31) - 1;

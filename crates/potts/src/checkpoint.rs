@@ -5,8 +5,8 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (7; versions 3 to 6 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
-//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs) |
+//! | 4 | format version (8; versions 3 to 7 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
+//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs; versions before 8 keyed the random numbers by the seed alone, and only their finished runs without tempering are read) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
 //! | N each | lattices, row-major, packed at b = 1, 2, 4 or 8 bits per site (the fewest that hold q − 1), lowest bits first, each lattice padded with zero bits to whole bytes: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
@@ -34,8 +34,14 @@ const MAGIC: &[u8; 8] = b"WMCPOTTS";
 /// the file. Version 7 starts an ordered lattice under a field h < 0 in
 /// state 1, which the field favours, where earlier versions used state 0:
 /// such a run of an earlier version cannot be continued bit for bit (its
-/// chains not yet started would start otherwise), and is refused.
-const VERSION: u32 = 7;
+/// chains not yet started would start otherwise), and is refused. Version
+/// 8 keys each chain's random numbers by the lattice's size and the
+/// temperature as well as the seed ([`ProtocolConfig::chain`]): a run of
+/// an earlier version cannot be continued bit for bit, and only a finished
+/// one (whose results need no random numbers) is read.
+const VERSION: u32 = 8;
+/// The last version whose random numbers were keyed by the seed alone.
+const LAST_SEED_ALONE: u32 = 7;
 /// The last version whose ordered start under h < 0 was state 0.
 const LAST_ORDERED_AT_ZERO: u32 = 6;
 /// The last version of one byte per site.
@@ -320,6 +326,15 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
              starts in state 1 (the state the field favours): the run cannot be continued bit for bit; finish it \
              with the warpmc that wrote it, or start it again",
             cfg.field()
+        ));
+    }
+    let finished_study = header.temp_index >= cfg.temperatures().len() && cfg.study_sizes().last() == Some(&cfg.size());
+    if version <= LAST_SEED_ALONE && !(finished_study && header.tempering.is_none()) {
+        return Err(format!(
+            "format version {version} keyed its random numbers by the seed alone (sizes, and separate runs at \
+             other temperatures, drew the same numbers); this warpmc keys them by the size and the temperature \
+             too, so the run cannot be continued bit for bit: finish it with the warpmc that wrote it, or start \
+             it again"
         ));
     }
     let n = cfg.size() * cfg.height();

@@ -50,8 +50,10 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// The chain of independent repetition `sample` at temperature number
-    /// `temp_index` of a run seeded with `seed` (what the protocol runs).
+    /// The chain on the stream of repetition `sample` at temperature
+    /// number `temp_index` ([`chain_stream`]) under the key `seed` as given.
+    /// The protocol keys each chain by the lattice's size and the
+    /// temperature too: [`crate::ProtocolConfig::chain`].
     pub fn new(seed: u64, sample: u32, temp_index: u32) -> Self {
         Chain { seed, stream: chain_stream(sample, temp_index) }
     }

@@ -19,11 +19,12 @@
 //! # What stays bit-identical
 //!
 //! A replica keeps its chain of random numbers for the whole run: replica
-//! r of sample s uses [`Chain::new`]`(seed, s, r)`, the chain of temperature
-//! r in a run without tempering, whatever temperature it holds. The
-//! decision of pair t in exchange round k of sample s compares
-//! exp(Δ) with the 32-bit word `t mod 4` of the Philox block
-//! (seed, stream [`Domain::Tempering`] s, counter k·2²² + ⌊t/4⌋), read as
+//! r of sample s uses [`ProtocolConfig::chain`]`(s, r)`, the chain of
+//! temperature r in a run without tempering, whatever temperature it
+//! holds. The decision of pair t in exchange round k of sample s compares
+//! exp(Δ) with the 32-bit word `t mod 4` of the Philox block (the size's
+//! key [`ProtocolConfig::size_seed`], stream [`Domain::Tempering`] s,
+//! counter k·2²² + ⌊t/4⌋), read as
 //! (w + ½)/2³². Energies come from the integer census, so the decisions,
 //! made on the host, are the same on every backend, and the run is
 //! bit-identical between the CPU and the GPU. A checkpoint stores the
@@ -113,7 +114,8 @@ impl Replicas {
     /// Refused, before anything is allocated, when the temperatures or
     /// the samples cannot be tempered ([`Replicas::check`]) or the
     /// bookkeeping (5 bytes per sample and temperature) does not fit in
-    /// memory.
+    /// memory. `seed` keys the exchange decisions: a run's
+    /// [`ProtocolConfig::size_seed`].
     pub fn new(temperatures: &[f64], samples: u32, seed: u64) -> Result<Self> {
         Self::check(temperatures, samples)?;
         let n = temperatures.len();
@@ -174,7 +176,7 @@ impl Replicas {
             p.len() == n && p.iter().all(|&r| (r as usize) < n && !std::mem::replace(&mut seen[r as usize], true))
         };
         betas_match
-            && self.seed == cfg.seed()
+            && self.seed == cfg.size_seed()
             && self.replica_at.len() == cfg.samples() as usize
             && self.replica_at.iter().all(permutation)
             && self.ends.len() == self.replica_at.len()
@@ -221,10 +223,11 @@ impl Replicas {
     }
 
     /// Each member's chain, in member order: replica r of sample s uses the
-    /// chain of temperature r without tempering.
-    pub fn chains(&self) -> Vec<Chain> {
+    /// chain of temperature r of `cfg` (the run these replicas belong to)
+    /// without tempering.
+    pub fn chains(&self, cfg: &ProtocolConfig) -> Vec<Chain> {
         let n = self.temperatures();
-        (0..self.members()).map(|m| Chain::new(self.seed, (m / n) as u32, (m % n) as u32)).collect()
+        (0..self.members()).map(|m| cfg.chain((m / n) as u32, m % n)).collect()
     }
 
     /// Gives each member the update of the temperature its replica holds
@@ -345,7 +348,7 @@ pub struct TemperingState {
 impl TemperingState {
     /// The state of a run that has not started.
     pub fn new(cfg: &ProtocolConfig) -> Result<Self> {
-        let replicas = Replicas::new(cfg.temperatures(), cfg.samples(), cfg.seed())?;
+        let replicas = Replicas::new(cfg.temperatures(), cfg.samples(), cfg.size_seed())?;
         let series_bytes = (cfg.samples() as u64)
             .saturating_mul(cfg.temperatures().len() as u64)
             .saturating_mul(size_of::<Vec<Measurement>>() as u64);
@@ -505,7 +508,7 @@ pub fn advance(
             tables.len()
         )));
     }
-    let chains = state.replicas.chains();
+    let chains = state.replicas.chains(cfg);
     if !state.loaded && !state.lattices.is_empty() && state.lattices.len() != chains.len() {
         return Err(PottsError::BadCheckpoint(format!(
             "a tempering run of {} lattices was saved with {}",

@@ -176,7 +176,7 @@ warpmc_testkit::test_device!(
 );
 
 /// A checkpoint in `version` with its JSON header edited by `edit`; from
-/// versions 6 and 7 to versions 3 to 5, with its lattices unpacked to one
+/// versions 6 to 8 to versions 3 to 5, with its lattices unpacked to one
 /// byte per site.
 fn rewritten(bytes: &[u8], version: u32, edit: impl Fn(&str) -> String) -> Vec<u8> {
     let json_len = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
@@ -187,16 +187,17 @@ fn rewritten(bytes: &[u8], version: u32, edit: impl Fn(&str) -> String) -> Vec<u
     out.extend_from_slice(json.as_bytes());
     let from = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
     if version <= 5 && from >= 6 {
-        // Versions 6 and 7 pack 1, 2, 4 or 8 bits per site, lowest bits first,
+        // Versions 6 to 8 pack 1, 2, 4 or 8 bits per site, lowest bits first,
         // each lattice padded to whole bytes.
-        let config = decode(bytes).unwrap().config;
-        let bits = match config.q() {
+        let header: serde_json::Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+        let number = |key: &str| header["config"][key].as_u64().unwrap() as usize;
+        let bits = match number("q") {
             2 => 1,
             3..=4 => 2,
             5..=16 => 4,
             _ => 8,
         };
-        let sites = config.size() * config.height();
+        let sites = number("size") * number("height");
         let per_lattice = (sites * bits).div_ceil(8);
         for lattice in bytes[20 + json_len..bytes.len() - 8].chunks(per_lattice) {
             let spins =
@@ -223,31 +224,50 @@ fn checkpoints_move_between_runners() {
     let mut stop = StopAt { looks: 0, stop_at: 30, saved: None };
     let mut state = RunState::new(&cfg);
     assert!(Runner::sequential(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop).is_err());
-    let v7 = stop.saved.unwrap();
-    assert_eq!(u32::from_le_bytes(v7[8..12].try_into().unwrap()), 7);
-    let v6 = rewritten(&v7, 6, str::to_string);
-    let v5 = rewritten(&v6, 5, str::to_string);
+    let v8 = stop.saved.unwrap();
+    assert_eq!(u32::from_le_bytes(v8[8..12].try_into().unwrap()), 8);
+    let resumed = |bytes: &[u8]| {
+        let Checkpoint { config, mut state } = decode(bytes).unwrap();
+        assert_eq!(config.algorithm(), Algorithm::Metropolis);
+        Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap()
+    };
+    assert_eq!(physics(&resumed(&v8)), physics(&whole));
+    // The earlier formats: version 7 and 6 as this one, 5 to 3 a byte per
+    // site, 4 and 3 without the algorithm (Metropolis), 3 saying whether a
+    // chain is under way rather than how many.
     let no_algorithm = |j: &str| {
         assert!(j.contains(",\"algorithm\":\"metropolis\""), "{j}");
         j.replace(",\"algorithm\":\"metropolis\"", "")
     };
-    let v4 = rewritten(&v5, 4, no_algorithm);
-    let v3 = rewritten(&v5, 3, |j| no_algorithm(j).replace("\"current\":1", "\"has_current\":true"));
+    let earlier = |bytes: &[u8], current: &str, has_current: &str| {
+        let v7 = rewritten(bytes, 7, str::to_string);
+        let v6 = rewritten(&v7, 6, str::to_string);
+        let v5 = rewritten(&v6, 5, str::to_string);
+        let v4 = rewritten(&v5, 4, no_algorithm);
+        let v3 = rewritten(&v5, 3, |j| no_algorithm(j).replace(current, has_current));
+        [v7, v6, v5, v4, v3]
+    };
+    // Before version 8 the random numbers were keyed by the seed alone: a
+    // run under way cannot go on bit for bit, and is refused ...
+    for (bytes, version) in earlier(&v8, "\"current\":1", "\"has_current\":true").iter().zip((3..=7).rev()) {
+        let e = decode(bytes).unwrap_err().to_string();
+        assert!(e.contains(&format!("format version {version} keyed its random numbers by the seed alone")), "{e}");
+    }
+    // ... but a finished run gives its results.
+    let mut done = RunState::new(&cfg);
+    Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut done, &mut Quiet).unwrap();
+    for bytes in earlier(&encode(&cfg, &done), "\"current\":0", "\"has_current\":false") {
+        assert_eq!(physics(&resumed(&bytes)), physics(&whole));
+    }
     // Before version 7 an ordered start under h < 0 was state 0: such a run
     // is refused, whatever its algorithm.
     let against_field = |j: &str| {
         assert!(j.contains("\"init\":\"random\"") && j.contains("\"field\":0.0"), "{j}");
         j.replace("\"init\":\"random\"", "\"init\":\"ordered\"").replace("\"field\":0.0", "\"field\":-0.5")
     };
-    let e = decode(&rewritten(&v7, 6, against_field)).unwrap_err().to_string();
+    let e = decode(&rewritten(&v8, 6, against_field)).unwrap_err().to_string();
     assert!(e.contains("format version 6 started ordered lattices under h = -0.5"), "{e}");
-    assert!(decode(&rewritten(&v7, 7, against_field)).is_ok());
-    for bytes in [v7, v6, v5, v4, v3] {
-        let Checkpoint { config, mut state } = decode(&bytes).unwrap();
-        assert_eq!(config.algorithm(), Algorithm::Metropolis);
-        let resumed = Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap();
-        assert_eq!(physics(&resumed), physics(&whole));
-    }
+    assert!(decode(&rewritten(&v8, 8, against_field)).is_ok());
     // A heat-bath run's checkpoint keeps its algorithm; a newer version is
     // refused with the version this build reads.
     let hb = config_for(false, Algorithm::HeatBath);
@@ -255,8 +275,8 @@ fn checkpoints_move_between_runners() {
     assert!(Runner::on(hb.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&hb), &mut stop).is_err());
     let bytes = stop.saved.unwrap();
     assert_eq!(decode(&bytes).unwrap().config.algorithm(), Algorithm::HeatBath);
-    let e = decode(&rewritten(&bytes, 8, str::to_string)).unwrap_err().to_string();
-    assert!(e.contains("reads version 7") && !e.contains("damaged"), "{e}");
+    let e = decode(&rewritten(&bytes, 9, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("reads version 8") && !e.contains("damaged"), "{e}");
     // A flipped bit in the version field itself: the checksum says so.
     let mut flipped = bytes.clone();
     flipped[11] ^= 0x80;
@@ -364,7 +384,7 @@ fn temperature_ranges_run_down_and_strings_can_be_lists() {
 #[test]
 fn checkpoints_that_contradict_themselves_are_refused() {
     let edit = |bytes: &[u8], f: &dyn Fn(&mut serde_json::Value)| {
-        rewritten(bytes, 6, |j| {
+        rewritten(bytes, 8, |j| {
             let mut v: serde_json::Value = serde_json::from_str(j).unwrap();
             f(&mut v);
             v.to_string()
@@ -652,4 +672,54 @@ fn a_run_whose_weak_field_cannot_break_the_metropolis_cycles_is_refused() {
     resolve(2, 1.0, 1e-2, 20_000, Metropolis).unwrap();
     resolve(2, 1.0, 1e-4, 2_000_000, Metropolis).unwrap();
     resolve(4, 1.0, 1e-4, 20_000, Metropolis).unwrap();
+}
+
+/// The random numbers of a chain are keyed by the lattice's size and the
+/// temperature's value besides the seed: the sizes of a study, and
+/// separate runs at other temperatures under one seed, draw unrelated
+/// numbers (keyed by the seed and the temperature's place alone, runs at
+/// T = 3.0 and 3.01 gave energy series correlated at r ≈ 0.3–0.4, and the
+/// sizes of a study at r ≈ 0.15); the same run under the same seed is the
+/// same run.
+#[test]
+fn sizes_and_temperatures_draw_their_own_random_numbers() {
+    let at = |size: usize, temps: Vec<f64>| {
+        ConfigFile {
+            q: Some(2),
+            size: Some(size),
+            temps: Some(Temperatures::List(temps)),
+            init: Some(InitialState::Random),
+            therm: Some(100),
+            sweeps: Some(20_000),
+            measure_every: Some(1),
+            seed: Some(3),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap()
+    };
+    let a = at(8, vec![3.0]);
+    assert_eq!(a.chain(0, 0), at(8, vec![3.0]).chain(0, 0));
+    let keys = [a.chain(0, 0).seed, at(16, vec![3.0]).chain(0, 0).seed, at(8, vec![3.01]).chain(0, 0).seed];
+    assert!(keys[0] != keys[1] && keys[0] != keys[2] && keys[1] != keys[2], "{keys:?}");
+    assert_ne!(a.size_seed(), at(16, vec![3.0]).size_seed());
+    // A temperature listed twice gives two chains.
+    let twice = at(8, vec![3.0, 3.0]);
+    assert_ne!(twice.chain(0, 0), twice.chain(0, 1));
+    // Separate runs at nearby temperatures: their energy series are
+    // uncorrelated (|r| ≈ 1/√20000 ≈ 0.007 for independent series).
+    let energies = |cfg: &ProtocolConfig| -> Vec<f64> {
+        let mut state = RunState::new(cfg);
+        Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap();
+        state.series()[0][0].iter().map(|m| m.energy).collect()
+    };
+    let correlation = |x: &[f64], y: &[f64]| {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (mx, my) = (mean(x), mean(y));
+        let cov: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+        let var = |v: &[f64], m: f64| v.iter().map(|a| (a - m) * (a - m)).sum::<f64>();
+        cov / (var(x, mx) * var(y, my)).sqrt()
+    };
+    let r = correlation(&energies(&a), &energies(&at(8, vec![3.01])));
+    assert!(r.abs() < 0.04, "r = {r}");
 }

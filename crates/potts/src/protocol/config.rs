@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use warpmc_gpu::BackendChoice;
 
-use crate::algorithm::{ALWAYS, MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN};
+use crate::algorithm::{ALWAYS, MAX_CHAIN_INDEX, MAX_SWEEPS_PER_CHAIN, chain_stream, mix_key};
 use crate::error::{PottsError, Result};
 use crate::lattice::InitialState;
 use crate::model::{PottsModel, check_temperature};
@@ -363,6 +363,28 @@ impl ProtocolConfig {
     /// Sweeps of the whole run, all samples and temperatures.
     pub fn total_sweeps(&self) -> u64 {
         self.temperatures.len() as u64 * self.samples as u64 * self.sweeps_per_chain()
+    }
+
+    /// The key of this size's random numbers: the seed mixed with the
+    /// lattice's width and height, so that the sizes of a study, and runs
+    /// of other sizes under the same seed, draw unrelated numbers. A
+    /// tempering run's exchange decisions use it.
+    pub fn size_seed(&self) -> u64 {
+        mix_key(self.seed, &[self.size as u64, self.height as u64])
+    }
+
+    /// The random numbers of sample `sample` at temperature number
+    /// `temp_index`: keyed by [`Self::size_seed`] and the temperature's
+    /// value, so that separate runs at other temperatures under the same
+    /// seed draw unrelated numbers, on the stream
+    /// [`chain_stream`]`(sample, temp_index)`, so that a temperature
+    /// listed twice gives two chains. `temp_index` must be one of the run's.
+    pub fn chain(&self, sample: u32, temp_index: usize) -> crate::Chain {
+        let t = self.temperatures[temp_index];
+        crate::Chain {
+            seed: mix_key(self.size_seed(), &[t.to_bits()]),
+            stream: chain_stream(sample, temp_index as u32),
+        }
     }
 
     /// Sweeps of one chain at one temperature: thermalisation and

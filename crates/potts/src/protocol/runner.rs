@@ -338,7 +338,7 @@ impl Runner {
         // (temperature, sample) of each member.
         let members: Vec<(usize, u32)> =
             (first..first + n as u64).map(|c| ((c / samples) as usize, (c % samples) as u32)).collect();
-        let chains: Vec<Chain> = members.iter().map(|&(t, s)| Chain::new(cfg.seed, s, t as u32)).collect();
+        let chains: Vec<Chain> = members.iter().map(|&(t, s)| cfg.chain(s, t)).collect();
         if state.sweep > 0 && state.current.len() != n {
             return Err(PottsError::BadCheckpoint(format!(
                 "{n} chains are under way but {} lattices were saved",
@@ -453,7 +453,7 @@ impl Runner {
     /// Loads the lattice the current chain starts from, or continues from
     /// (after a checkpoint), and positions its random numbers.
     fn start_chain(&mut self, state: &mut RunState) -> Result<()> {
-        let chain = Chain::new(self.cfg.seed, state.sample, state.temp_index as u32);
+        let chain = self.cfg.chain(state.sample, state.temp_index);
         let init = self.cfg.init;
         let sim = self.sim()?;
         let lattice = if state.sweep == 0 {
