@@ -253,9 +253,10 @@ struct AnimateArgs {
     /// instead of writing PNG files (ffmpeg must be on the PATH; without it
     /// the command stops before rendering). Interrupted, the frames so far
     /// are kept as OUT.frames-FIRST-LAST.mp4; a process killed outright
-    /// (kill -9, out of memory, a lost node) leaves no video, so for long
-    /// renders write PNG frames (--skip-existing resumes them) and encode
-    /// them afterwards. Odd sides are filled by repeating the last column
+    /// (kill -9, out of memory, a lost node) leaves no OUT.mp4, only a
+    /// hidden .warpmc-…-partial-OUT.mp4 beside it (as large as the frames
+    /// encoded; delete it), so for long renders write PNG frames
+    /// (--skip-existing resumes them) and encode them afterwards. Odd sides are filled by repeating the last column
     /// or row; --pixel-aspect becomes the video's sample aspect ratio, and
     /// --fields makes it interlaced H.264, top field first.
     #[arg(long, value_name = "OUT.mp4")]

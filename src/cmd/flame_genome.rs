@@ -1188,11 +1188,14 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
         let n = a.nstrips;
         noteln!(
             "warning: {} rows do not divide into {n} strips: each strip is {} rows high, and the strips, centred on \
-             the image as flam3-genome cuts them, leave {} rows out, half at the top and half at the bottom; a height \
+             the image as flam3-genome cuts them, leave {} out, half at the top and half at the bottom; a height \
              divisible by {n} keeps every row",
             f.height,
             f.height / n,
-            f.height % n
+            match f.height % n {
+                1 => "1 row".to_string(),
+                r => format!("{r} rows"),
+            }
         );
     }
     emit(&a.common, &out, "pick")
