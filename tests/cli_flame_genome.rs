@@ -1060,3 +1060,29 @@ fn an_interrupted_tool_writes_the_flames_it_made() {
         assert_eq!(parse_str(&written, "interrupted", &lenient()).unwrap().flames.len(), n);
     }
 }
+
+/// What the genome tools leave out of what they write is named: an xform's
+/// label as such (the flame's own name is kept), and what warpmc does not
+/// implement (a variation, Fractorium's 3-D camera).
+#[test]
+fn what_a_tool_does_not_write_is_named() {
+    let dir = temp_dir();
+    let g = dir.join("dropped.flame");
+    std::fs::write(
+        &g,
+        r#"<flame name="keep me" size="16 16" scale="8" cam_zpos="0.5">
+  <xform name="arm" weight="1" coefs="0.5 0 0 0.5 0 0" linear="1" julia3D="0.2" julia3D_power="2" color="0"/>
+  <xform weight="1" coefs="0.5 0 0 0.5 0.5 0" linear="1" color="1"/>
+</flame>"#,
+    )
+    .unwrap();
+    let o = warpmc(&["flame", "genome", "clone", g.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("as in flam3-genome's: xform name"), "{e}");
+    let left_out =
+        e.lines().find(|l| l.contains("not carried into the output either")).unwrap_or_else(|| panic!("{e}"));
+    assert!(left_out.contains("julia3D") && left_out.contains("cam_zpos"), "{e}");
+    let written = stdout(&o);
+    assert!(written.contains(r#"name="keep me""#) && !written.contains("julia3D") && !written.contains("cam_zpos"));
+}

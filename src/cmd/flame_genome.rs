@@ -513,11 +513,21 @@ fn load(path: &Path, c: &Common) -> anyhow::Result<Vec<Flame>> {
         noteln!("warning: {w}");
     }
     if !parsed.not_written.is_empty() {
+        // The flame's own name is kept; the one dropped is an xform's label.
+        let names: Vec<&str> =
+            parsed.not_written.iter().map(|n| if n == "name" { "xform name" } else { n.as_str() }).collect();
         noteln!(
             "note: {}: attributes that change nothing warpmc or flam3 draws are not carried into the output, as in \
              flam3-genome's: {}",
             path.display(),
-            parsed.not_written.join(", ")
+            names.join(", ")
+        );
+    }
+    if !parsed.skipped.is_empty() {
+        noteln!(
+            "note: {}: what warpmc does not implement (warned of above) is not carried into the output either: {}",
+            path.display(),
+            parsed.skipped.join(", ")
         );
     }
     if parsed.flames.is_empty() {

@@ -741,10 +741,11 @@ fn warn_metropolis_alternates(cfg: &ProtocolConfig) {
     let which =
         if hot.len() > 1 { format!("T ≥ {shown} ({} temperatures)", hot.len()) } else { format!("T = {shown}") };
     noteln!(
-        "warning: {which}: q = 2 Metropolis makes even the costliest flip with probability {:.2} or more, so each \
+        "warning: {which}: q = 2 Metropolis makes even the costliest flip with probability at least {}, so each \
          sweep flips most sites and the next flips them back: the chain mixes very slowly there; the heat-bath \
          algorithm does not",
-        (-cost / t).exp()
+        // Rounded down: "at least 1.00" would say every flip is made.
+        ((-cost / t).exp() * 1000.0).floor() / 1000.0
     );
 }
 
