@@ -983,10 +983,28 @@ fn animate_writes_a_flame_per_frame_as_flam3_genome_does() {
     std::fs::write(&unordered, std::fs::read_to_string(&keys).unwrap().replace("time=\"100\"", "time=\"0\"")).unwrap();
     let o = warpmc(&["flame", "genome", "animate", unordered.to_str().unwrap()]);
     assert!(!o.status.success() && stderr(&o).contains("must be in time order"), "{}", stderr(&o));
+    // A frame between control points has the name of the last frame that
+    // was one (none before the first), as in flam3-genome.
+    let named = dir.join("animate-named.flam3");
+    let key = |name: &str, t: u32, dy: f64| {
+        format!(
+            r#"<flame {name} time="{t}" size="16 16" scale="8"><xform weight="1" coefs="0.5 0 0 0.5 0 {dy}" linear="1" color="0"/><xform weight="1" coefs="0.5 0 0 0.5 0.5 0" linear="1" color="1"/></flame>"#
+        )
+    };
+    let text =
+        format!("<k>{}{}{}</k>", key(r#"name="alpha""#, 0, 0.0), key("", 2, 0.2), key(r#"name="gamma""#, 4, 0.1));
+    std::fs::write(&named, text).unwrap();
+    let frames = parsed(&genome(&["animate", named.to_str().unwrap(), "--begin", "-1", "--end", "6"]));
+    let names: Vec<Option<&str>> = frames.iter().map(|f| f.name.as_deref()).collect();
+    let (a, g) = (Some("alpha"), Some("gamma"));
+    assert_eq!(names, [None, a, a, None, None, g, g, g]);
     if !have("flam3-genome") {
         println!("SKIPPED the comparison with flam3-genome: not installed");
         return;
     }
+    let r = Command::new("flam3-genome").env("animate", &named).env("begin", "-1").env("end", "6").output().unwrap();
+    let theirs = parsed(&String::from_utf8_lossy(&r.stdout));
+    assert_eq!(theirs.iter().map(|f| f.name.as_deref()).collect::<Vec<_>>(), names);
     let r = Command::new("flam3-genome")
         .env("animate", &keys)
         .env("begin", "-2")
@@ -1000,6 +1018,7 @@ fn animate_writes_a_flame_per_frame_as_flam3_genome_does() {
     for (a, b) in ours.iter().zip(&theirs) {
         let t = a.time;
         assert_eq!((a.time, a.xforms.len(), a.affine_interpolation), (b.time, b.xforms.len(), b.affine_interpolation));
+        assert_eq!(a.name, b.name, "t = {t}");
         assert!((a.center[0] - b.center[0]).abs() < 1e-5 && (a.scale - b.scale).abs() < 1e-4 * b.scale, "t = {t}");
         for (xa, xb) in a.xforms.iter().zip(&b.xforms) {
             assert!((xa.weight - xb.weight).abs() < 1e-5, "t = {t}");

@@ -124,9 +124,11 @@ pub fn sequence_frames<'a>(
 /// keyframe's time is that keyframe; the others are interpolated between
 /// the keyframes around them (`stagger`, 0…1, spreads the xforms'
 /// transitions out), with linear affine interpolation unless a keyframe
-/// comes one frame later. Motion elements are dropped, as flam3-genome
-/// drops them. A `template` is applied to each frame, which then takes its
-/// time. The keyframes must be in increasing time order.
+/// comes one frame later, and with the name of the last frame from
+/// `begin` on that was a keyframe (none before the first). Motion elements
+/// are dropped, as flam3-genome drops them. A `template` is applied to each
+/// frame, which then takes its time. The keyframes must be in increasing
+/// time order.
 pub fn animate_frames<'a>(
     keys: &'a [Flame],
     begin: Option<i64>,
@@ -168,15 +170,24 @@ pub fn animate_frames<'a>(
             x.motion.clear();
         }
     }
+    // A frame between control points has the name of the last frame of
+    // this run that was a control point (none before the first), as in
+    // flam3-genome, whose frames share one genome that interpolation leaves
+    // the name of.
+    let mut carried: Option<String> = None;
     let frames = (begin..=end).map(move |time| {
         let at = time as f64;
         let mut f = match keys.iter().find(|k| k.time == at) {
-            Some(k) => k.clone(),
+            Some(k) => {
+                carried.clone_from(&k.name);
+                k.clone()
+            }
             None => {
                 let mut f = interpolate_with_stagger(&keys, at, stagger);
                 if !keys.iter().any(|k| k.time - 1.0 == at) {
                     f.affine_interpolation = AffineInterpolation::Linear;
                 }
+                f.name.clone_from(&carried);
                 f
             }
         };
