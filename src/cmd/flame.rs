@@ -255,7 +255,8 @@ struct AnimateArgs {
     /// are kept as OUT.frames-FIRST-LAST.mp4; a process killed outright
     /// (kill -9, out of memory, a lost node) leaves no OUT.mp4, only a
     /// hidden .warpmc-…-partial-OUT.mp4 beside it (as large as the frames
-    /// encoded; delete it), so for long renders write PNG frames
+    /// encoded; a later warpmc writing there removes it once it has lain
+    /// untouched for 15 minutes), so for long renders write PNG frames
     /// (--skip-existing resumes them) and encode them afterwards. Odd sides are filled by repeating the last column
     /// or row; --pixel-aspect becomes the video's sample aspect ratio, and
     /// --fields makes it interlaced H.264, top field first.
@@ -1039,9 +1040,6 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         not_standard_output("--video", v)?;
         flame_animate::check_video_options(v, a.opts.transparent, bits(&a.opts), a.fields)?;
         super::check_output("--video", v)?;
-        if let Some(w) = flame_animate::default_codec_warning(v, a.opts.transparent) {
-            noteln!("{w}");
-        }
     }
     let video = &a.video;
     if let Some(sheet) = &a.contact_sheet {
@@ -1099,6 +1097,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         pixel_aspect: a.opts.pixel_aspect,
         fields: a.fields,
     };
+    // Once every output has been checked: a refused one is the one line.
+    if let Some(w) = video.as_deref().and_then(|v| flame_animate::default_codec_warning(v, a.opts.transparent)) {
+        noteln!("{w}");
+    }
     if !a.opts.quiet
         && let Some(v) = video
         && let Some(note) = flame_animate::padding_note(v, &encoding, first_cost.width, first_cost.height)
