@@ -65,11 +65,17 @@ impl Temperatures {
                     ))
                 };
                 let [a, b, d] = parts.as_slice() else { return Err(bad()) };
-                let (a, b, d): (f64, f64, f64) = (
-                    a.trim().parse().map_err(|_| bad())?,
-                    b.trim().parse().map_err(|_| bad())?,
-                    d.trim().parse().map_err(|_| bad())?,
-                );
+                let number = |p: &str| -> Result<f64> {
+                    match p.trim().parse::<f64>() {
+                        Ok(x) if x.is_finite() => Ok(x),
+                        _ => Err(PottsError::InvalidInput(format!(
+                            "temperature range '{s}': '{}' is not a finite number (a range is T0:T1:DT, e.g. \
+                             0.7:0.8:0.01)",
+                            p.trim()
+                        ))),
+                    }
+                };
+                let (a, b, d) = (number(a)?, number(b)?, number(d)?);
                 let up = d > 0.0 && b >= a;
                 let down = d < 0.0 && b <= a;
                 if !((up || down) && d.is_finite() && a.is_finite() && b.is_finite()) {
