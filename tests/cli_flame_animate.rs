@@ -163,6 +163,15 @@ fn video_through_ffmpeg_and_refused_without_it() {
         assert!(!dir.join("f.00010.png").exists(), "frames go to the video, not to PNG files");
         // Nothing but the video is left in the directory.
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        // A container whose codec ffmpeg chooses is warned of; one ffmpeg
+        // cannot write is refused in one line, without that warning.
+        let avi = dir.join("out.avi").to_string_lossy().into_owned();
+        let o = warpmc(&animate_args(&genome, &["--video", &avi]));
+        assert!(o.status.success() && stderr(&o).contains("--crf does not set"), "{}", stderr(&o));
+        let xyz = dir.join("out.xyz").to_string_lossy().into_owned();
+        let o = warpmc(&animate_args(&genome, &["--video", &xyz]));
+        assert!(!o.status.success() && stderr(&o).lines().count() == 1, "{}", stderr(&o));
+        std::fs::remove_file(dir.join("out.avi")).unwrap();
     } else {
         println!("note: no ffmpeg here; only the refusal is tested");
     }

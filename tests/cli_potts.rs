@@ -124,6 +124,8 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&infinite_step, "'inf' is not a finite number");
     let word = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temps", "a:2:0.5"];
     assert_one_line_error(&word, "'a' is not a finite number");
+    let empty = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temps", "1::0.5"];
+    assert_one_line_error(&empty, "a part is empty");
     let backwards = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temps", "2:1:0.5"];
     assert_one_line_error(&backwards, "must be T0:T1:DT");
     let dash = ["potts", "run", "--backend", "cpu", "--q", "3", "--size", "8", "--temp", "1", "--out", "-"];

@@ -599,9 +599,12 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// take these defaults.
 ///
 /// `seed` names the chain's random numbers: the same seed gives the same
-/// chain on every backend. Without one, a fresh seed is drawn from the
-/// operating system, so that simulations made alike are independent
-/// chains; `sim.seed` tells it, to run the chain again.
+/// chain on every backend, and the same numbers at any size or
+/// temperature, so simulations meant to be independent need seeds of
+/// their own (`potts.run` keys each chain by the size and temperature
+/// itself). Without one, a fresh seed is drawn from the operating system,
+/// so that simulations made alike are independent chains; `sim.seed`
+/// tells it, to run the chain again.
 ///
 /// A Simulation belongs to the thread that made it: another thread that
 /// uses it gets a `RuntimeError` (a GPU's buffers and CUDA graphs belong

@@ -198,8 +198,9 @@ def run(
       ``samples``: independent chains per temperature.
     - ``seed``: the seed of every random number (the same seed gives the
       same lattices on every backend; each chain's numbers are keyed by the
-      seed, the size and the temperature, so sizes and separate runs at
-      other temperatures are independent); ``None`` draws a fresh one from the
+      seed, q, J, h, the size and the temperature, so sizes and separate
+      runs at other temperatures, couplings or fields are independent);
+      ``None`` draws a fresh one from the
       operating system, as :class:`Simulation` does without a seed (each
       row's ``run`` records it); ``init``: ``"random"`` or ``"ordered"``
       start.

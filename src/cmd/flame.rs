@@ -255,10 +255,11 @@ struct AnimateArgs {
     /// are kept as OUT.frames-FIRST-LAST.mp4; a process killed outright
     /// (kill -9, out of memory, a lost node) leaves no OUT.mp4, only a
     /// hidden .warpmc-…-partial-OUT.mp4 beside it (as large as the frames
-    /// encoded; a later warpmc writing there removes it once it has lain
-    /// untouched for 15 minutes), so for long renders write PNG frames
-    /// (--skip-existing resumes them) and encode them afterwards. Odd sides are filled by repeating the last column
-    /// or row; --pixel-aspect becomes the video's sample aspect ratio, and
+    /// encoded; a later warpmc on the same host writing there removes it
+    /// once it has lain untouched for 15 minutes), so for long renders
+    /// write PNG frames (--skip-existing resumes them) and encode them
+    /// afterwards. Odd sides are filled by repeating the last column or
+    /// row; --pixel-aspect becomes the video's sample aspect ratio, and
     /// --fields makes it interlaced H.264, top field first.
     #[arg(long, value_name = "OUT.mp4")]
     video: Option<PathBuf>,
@@ -1097,10 +1098,6 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         pixel_aspect: a.opts.pixel_aspect,
         fields: a.fields,
     };
-    // Once every output has been checked: a refused one is the one line.
-    if let Some(w) = video.as_deref().and_then(|v| flame_animate::default_codec_warning(v, a.opts.transparent)) {
-        noteln!("{w}");
-    }
     if !a.opts.quiet
         && let Some(v) = video
         && let Some(note) = flame_animate::padding_note(v, &encoding, first_cost.width, first_cost.height)
@@ -1124,7 +1121,15 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             PngCompressionArg::Balanced => PngCompression::Balanced,
         },
         video: match &video {
-            Some(v) => Some(flame_animate::Video::start(v, first_cost.width, first_cost.height, encoding)?),
+            Some(v) => {
+                let started = flame_animate::Video::start(v, first_cost.width, first_cost.height, encoding)?;
+                // Once ffmpeg has shown it can write the video: a refused
+                // one is the one line of its error.
+                if let Some(w) = flame_animate::default_codec_warning(v, a.opts.transparent) {
+                    noteln!("{w}");
+                }
+                Some(started)
+            }
             None => None,
         },
         sheet: a.contact_sheet.as_ref().map(|p| {

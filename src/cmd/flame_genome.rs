@@ -640,7 +640,8 @@ fn stop_between_flames() -> anyhow::Result<Arc<AtomicBool>> {
 /// the `wanted` flames, says how many were written where and ends with
 /// the signal's exit status.
 fn emit_made(c: &Common, made: &[Flame], wanted: u32, stop: &AtomicBool, what: &str) -> anyhow::Result<()> {
-    if !stop.load(Ordering::SeqCst) {
+    // A signal after the last flame was made cut nothing short.
+    if !stop.load(Ordering::SeqCst) || made.len() == wanted as usize {
         return emit(c, made, "pick");
     }
     if made.is_empty() {

@@ -179,9 +179,11 @@ struct RunArgs {
     samples: Option<u32>,
     /// Seed of all random numbers (default 1); the same seed gives the same
     /// lattices on every backend. Each chain's numbers are keyed by the
-    /// seed, the lattice size and the temperature, so sizes and separate
-    /// runs at other temperatures are independent; repeat a run under
-    /// other seeds (or use --samples) for independent repetitions.
+    /// seed, q, J, h, the lattice size and the temperature, so sizes and
+    /// separate runs at other temperatures, couplings or fields are
+    /// independent (runs that differ only in --algorithm or --init are
+    /// not); repeat a run under other seeds (or use --samples) for
+    /// independent repetitions.
     #[arg(long, value_name = "S", value_parser = super::parse_u64, help_heading = "Protocol")]
     seed: Option<u64>,
     /// Parallel tempering: one replica per temperature and sample, all run

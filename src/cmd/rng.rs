@@ -149,7 +149,9 @@ struct DumpArgs {
     /// Which generator to dump.
     #[arg(long, short, value_enum)]
     generator: Generator,
-    /// Run seed (decimal or 0x-hex).
+    /// Key of the generators (decimal or 0x-hex); a `potts run --seed S`
+    /// chain's key is mixed from S, the model, the size and the temperature
+    /// (ProtocolConfig::chain).
     #[arg(long, default_value = "0", value_parser = parse_u64)]
     seed: u64,
     /// First stream id (Philox, in the user domain), work unit (MWC) or

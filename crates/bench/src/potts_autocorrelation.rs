@@ -146,7 +146,10 @@ pub fn run_autocorrelation_study<E: From<BenchError>>(
 fn measure(cfg: &AutocorrelationConfig, algorithm: Algorithm, l: usize) -> Result<TauRow> {
     let model = PottsModel::new(cfg.q, l, l)?;
     let t = bench_temperature(cfg.q);
-    let mut sim = Simulation::with_algorithm(model.clone(), algorithm, t, &cfg.device)?.with_seed(cfg.seed);
+    // A key of each size's own, so that the sizes of the fit draw
+    // unrelated numbers.
+    let key = warpmc_potts::algorithm::mix_key(cfg.seed, &[l as u64]);
+    let mut sim = Simulation::with_algorithm(model.clone(), algorithm, t, &cfg.device)?.with_seed(key);
     let started = Instant::now();
     let (mut e, mut m) = series(&mut sim, cfg.min_sweeps.max(100))?;
     loop {

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
 //! | 4 | format version (8; versions 3 to 7 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
-//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs; versions before 8 keyed the random numbers by the seed alone, and only their finished runs without tempering are read) |
+//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs; versions before 8 keyed the random numbers by the seed alone, and only their finished runs are read) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
 //! | N each | lattices, row-major, packed at b = 1, 2, 4 or 8 bits per site (the fewest that hold q − 1), lowest bits first, each lattice padded with zero bits to whole bytes: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
@@ -35,8 +35,8 @@ const MAGIC: &[u8; 8] = b"WMCPOTTS";
 /// state 1, which the field favours, where earlier versions used state 0:
 /// such a run of an earlier version cannot be continued bit for bit (its
 /// chains not yet started would start otherwise), and is refused. Version
-/// 8 keys each chain's random numbers by the lattice's size and the
-/// temperature as well as the seed ([`ProtocolConfig::chain`]): a run of
+/// 8 keys each chain's random numbers by the model, the lattice's size and
+/// the temperature as well as the seed ([`ProtocolConfig::chain`]): a run of
 /// an earlier version cannot be continued bit for bit, and only a finished
 /// one (whose results need no random numbers) is read.
 const VERSION: u32 = 8;
@@ -329,12 +329,12 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         ));
     }
     let finished_study = header.temp_index >= cfg.temperatures().len() && cfg.study_sizes().last() == Some(&cfg.size());
-    if version <= LAST_SEED_ALONE && !(finished_study && header.tempering.is_none()) {
+    if version <= LAST_SEED_ALONE && !finished_study {
         return Err(format!(
             "format version {version} keyed its random numbers by the seed alone (sizes, and separate runs at \
-             other temperatures, drew the same numbers); this warpmc keys them by the size and the temperature \
-             too, so the run cannot be continued bit for bit: finish it with the warpmc that wrote it, or start \
-             it again"
+             other temperatures, drew the same numbers); this warpmc keys them by the model, the size and the \
+             temperature too, so the unfinished run cannot be continued bit for bit: finish it with the warpmc \
+             that wrote it, or start it again"
         ));
     }
     let n = cfg.size() * cfg.height();
@@ -448,8 +448,13 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     {
         return Err("inconsistent record of the study's earlier sizes".into());
     }
-    if let Some(t) = header.tempering {
+    if let Some(mut t) = header.tempering {
         let finished = header.temp_index == temps && t.sweep == cfg.sweeps_per_chain();
+        // A finished run of an earlier format keyed its exchanges by the
+        // seed alone; it makes no more of them.
+        if version <= LAST_SEED_ALONE && finished {
+            t.replicas = t.replicas.rekeyed(cfg.model_key());
+        }
         // One exchange round at most every `exchange_every` sweeps, each
         // offering every pair at most once per sample and completing at
         // most one round trip per sample.

@@ -39,11 +39,12 @@ use crate::protocol::check_metropolis_rejects;
 use crate::update::{Algorithm, Update};
 use warpmc_gpu::Device;
 
-/// The random numbers of one Markov chain: the run's seed and the chain's
-/// stream (see [`chain_stream`]).
+/// The random numbers of one Markov chain: its Philox key and stream (see
+/// [`chain_stream`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chain {
-    /// The seed of every random number of the run.
+    /// The Philox key of the chain's random numbers (a protocol run's
+    /// chains mix theirs from the run's seed: [`crate::ProtocolConfig::chain`]).
     pub seed: u64,
     /// The Philox stream of this chain.
     pub stream: u64,
@@ -52,13 +53,15 @@ pub struct Chain {
 impl Chain {
     /// The chain on the stream of repetition `sample` at temperature
     /// number `temp_index` ([`chain_stream`]) under the key `seed` as given.
-    /// The protocol keys each chain by the lattice's size and the
-    /// temperature too: [`crate::ProtocolConfig::chain`].
+    /// The protocol keys each chain by the model, the lattice's size and
+    /// the temperature too: [`crate::ProtocolConfig::chain`].
     pub fn new(seed: u64, sample: u32, temp_index: u32) -> Self {
         Chain { seed, stream: chain_stream(sample, temp_index) }
     }
 
-    /// The first chain of a run seeded with `seed`.
+    /// The chain of key `seed` on the first stream: the same numbers at
+    /// any size or temperature (what [`Simulation::with_seed`] gives; a
+    /// protocol run's chains are keyed otherwise).
     pub fn of_seed(seed: u64) -> Self {
         Chain::new(seed, 0, 0)
     }
@@ -175,7 +178,9 @@ impl<B: Backend + ?Sized> Simulation<B> {
         Ok(sim)
     }
 
-    /// The same simulation on the chain of `seed`, from sweep 0.
+    /// The same simulation on the chain of `seed`, from sweep 0. The chain
+    /// depends on `seed` alone: simulations meant to be independent (other
+    /// sizes or temperatures among them) need seeds of their own.
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.set_chain(Chain::of_seed(seed), 0);
         self

@@ -22,8 +22,8 @@
 //! r of sample s uses [`ProtocolConfig::chain`]`(s, r)`, the chain of
 //! temperature r in a run without tempering, whatever temperature it
 //! holds. The decision of pair t in exchange round k of sample s compares
-//! exp(Δ) with the 32-bit word `t mod 4` of the Philox block (the size's
-//! key [`ProtocolConfig::size_seed`], stream [`Domain::Tempering`] s,
+//! exp(Δ) with the 32-bit word `t mod 4` of the Philox block (the run's
+//! key [`ProtocolConfig::model_key`], stream [`Domain::Tempering`] s,
 //! counter k·2²² + ⌊t/4⌋), read as
 //! (w + ½)/2³². Energies come from the integer census, so the decisions,
 //! made on the host, are the same on every backend, and the run is
@@ -115,7 +115,7 @@ impl Replicas {
     /// the samples cannot be tempered ([`Replicas::check`]) or the
     /// bookkeeping (5 bytes per sample and temperature) does not fit in
     /// memory. `seed` keys the exchange decisions: a run's
-    /// [`ProtocolConfig::size_seed`].
+    /// [`ProtocolConfig::model_key`].
     pub fn new(temperatures: &[f64], samples: u32, seed: u64) -> Result<Self> {
         Self::check(temperatures, samples)?;
         let n = temperatures.len();
@@ -176,7 +176,7 @@ impl Replicas {
             p.len() == n && p.iter().all(|&r| (r as usize) < n && !std::mem::replace(&mut seen[r as usize], true))
         };
         betas_match
-            && self.seed == cfg.size_seed()
+            && self.seed == cfg.model_key()
             && self.replica_at.len() == cfg.samples() as usize
             && self.replica_at.iter().all(permutation)
             && self.ends.len() == self.replica_at.len()
@@ -220,6 +220,13 @@ impl Replicas {
     /// The exchange statistics so far.
     pub fn stats(&self) -> &ExchangeStats {
         &self.stats
+    }
+
+    /// The same replicas with their exchange decisions keyed by `seed` (a
+    /// finished run read from an earlier checkpoint format, which keyed
+    /// them otherwise and makes no more).
+    pub(crate) fn rekeyed(self, seed: u64) -> Self {
+        Replicas { seed, ..self }
     }
 
     /// Each member's chain, in member order: replica r of sample s uses the
@@ -348,7 +355,7 @@ pub struct TemperingState {
 impl TemperingState {
     /// The state of a run that has not started.
     pub fn new(cfg: &ProtocolConfig) -> Result<Self> {
-        let replicas = Replicas::new(cfg.temperatures(), cfg.samples(), cfg.size_seed())?;
+        let replicas = Replicas::new(cfg.temperatures(), cfg.samples(), cfg.model_key())?;
         let series_bytes = (cfg.samples() as u64)
             .saturating_mul(cfg.temperatures().len() as u64)
             .saturating_mul(size_of::<Vec<Measurement>>() as u64);

@@ -702,7 +702,26 @@ fn sizes_and_temperatures_draw_their_own_random_numbers() {
     assert_eq!(a.chain(0, 0), at(8, vec![3.0]).chain(0, 0));
     let keys = [a.chain(0, 0).seed, at(16, vec![3.0]).chain(0, 0).seed, at(8, vec![3.01]).chain(0, 0).seed];
     assert!(keys[0] != keys[1] && keys[0] != keys[2] && keys[1] != keys[2], "{keys:?}");
-    assert_ne!(a.size_seed(), at(16, vec![3.0]).size_seed());
+    assert_ne!(a.model_key(), at(16, vec![3.0]).model_key());
+    // So are the coupling and the field (−0 is 0), and q.
+    let model = |coupling: f64, field: f64, q: u32| {
+        let f = ConfigFile {
+            q: Some(q),
+            size: Some(8),
+            temps: Some(Temperatures::List(vec![3.0])),
+            coupling: Some(coupling),
+            field: Some(field),
+            seed: Some(3),
+            algorithm: Some(Algorithm::HeatBath),
+            ..Default::default()
+        };
+        f.resolve().unwrap().chain(0, 0).seed
+    };
+    let plain = model(1.0, 0.0, 2);
+    assert_eq!(plain, model(1.0, -0.0, 2));
+    for other in [model(1.003, 0.0, 2), model(1.0, 0.01, 2), model(1.0, 0.0, 3)] {
+        assert_ne!(plain, other);
+    }
     // A temperature listed twice gives two chains.
     let twice = at(8, vec![3.0, 3.0]);
     assert_ne!(twice.chain(0, 0), twice.chain(0, 1));
@@ -722,4 +741,43 @@ fn sizes_and_temperatures_draw_their_own_random_numbers() {
     };
     let r = correlation(&energies(&a), &energies(&at(8, vec![3.01])));
     assert!(r.abs() < 0.04, "r = {r}");
+}
+
+/// A finished tempering run of format 7 (its exchanges keyed by the seed
+/// alone) gives its results again; an unfinished one is refused.
+#[test]
+fn a_finished_tempering_run_of_format_7_gives_its_results() {
+    let cfg = ConfigFile {
+        q: Some(3),
+        size: Some(12),
+        height: Some(6),
+        temps: Some(Temperatures::List(vec![0.9, 1.0, 1.1])),
+        therm: Some(37),
+        sweeps: Some(60),
+        measure_every: Some(4),
+        samples: Some(2),
+        seed: Some(31),
+        tempering: Some(true),
+        exchange_every: Some(3),
+        continue_from_previous: Some(false),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap();
+    let mut done = RunState::new(&cfg);
+    let whole = Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut done, &mut Quiet).unwrap();
+    let as_format_7 = |bytes: &[u8]| {
+        rewritten(bytes, 7, |j| {
+            let mut v: serde_json::Value = serde_json::from_str(j).unwrap();
+            v["tempering"]["replicas"]["seed"] = 31.into();
+            v.to_string()
+        })
+    };
+    let Checkpoint { config, mut state } = decode(&as_format_7(&encode(&cfg, &done))).unwrap();
+    let again = Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap();
+    assert_eq!(physics(&again), physics(&whole));
+    let mut stop = StopAt { looks: 0, stop_at: 20, saved: None };
+    assert!(Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop).is_err());
+    let e = decode(&as_format_7(&stop.saved.unwrap())).unwrap_err().to_string();
+    assert!(e.contains("the unfinished run cannot be continued"), "{e}");
 }

@@ -66,19 +66,21 @@ impl Temperatures {
                 };
                 let [a, b, d] = parts.as_slice() else { return Err(bad()) };
                 let number = |p: &str| -> Result<f64> {
-                    match p.trim().parse::<f64>() {
-                        Ok(x) if x.is_finite() => Ok(x),
-                        _ => Err(PottsError::InvalidInput(format!(
-                            "temperature range '{s}': '{}' is not a finite number (a range is T0:T1:DT, e.g. \
-                             0.7:0.8:0.01)",
-                            p.trim()
-                        ))),
-                    }
+                    let what = match p.trim() {
+                        "" => "a part is empty".to_string(),
+                        p => match p.parse::<f64>() {
+                            Ok(x) if x.is_finite() => return Ok(x),
+                            _ => format!("'{p}' is not a finite number"),
+                        },
+                    };
+                    Err(PottsError::InvalidInput(format!(
+                        "temperature range '{s}': {what} (a range is T0:T1:DT, e.g. 0.7:0.8:0.01)"
+                    )))
                 };
                 let (a, b, d) = (number(a)?, number(b)?, number(d)?);
                 let up = d > 0.0 && b >= a;
                 let down = d < 0.0 && b <= a;
-                if !((up || down) && d.is_finite() && a.is_finite() && b.is_finite()) {
+                if !(up || down) {
                     return Err(bad());
                 }
                 // Counted in f64 first (a tiny DT gives a huge or infinite count,
@@ -371,16 +373,19 @@ impl ProtocolConfig {
         self.temperatures.len() as u64 * self.samples as u64 * self.sweeps_per_chain()
     }
 
-    /// The key of this size's random numbers: the seed mixed with the
-    /// lattice's width and height, so that the sizes of a study, and runs
-    /// of other sizes under the same seed, draw unrelated numbers. A
-    /// tempering run's exchange decisions use it.
-    pub fn size_seed(&self) -> u64 {
-        mix_key(self.seed, &[self.size as u64, self.height as u64])
+    /// The key of this lattice's random numbers: the seed mixed with q,
+    /// J, h and the lattice's width and height, so that the sizes of a
+    /// study, and runs of another size or model (a coupling or field scan)
+    /// under the same seed, draw unrelated numbers. A tempering run's
+    /// exchange decisions use it.
+    pub fn model_key(&self) -> u64 {
+        let words =
+            [self.q as u64, value_bits(self.coupling), value_bits(self.field), self.size as u64, self.height as u64];
+        mix_key(self.seed, &words)
     }
 
     /// The random numbers of sample `sample` at temperature number
-    /// `temp_index`: keyed by [`Self::size_seed`] and the temperature's
+    /// `temp_index`: keyed by [`Self::model_key`] and the temperature's
     /// value, so that separate runs at other temperatures under the same
     /// seed draw unrelated numbers, on the stream
     /// [`chain_stream`]`(sample, temp_index)`, so that a temperature
@@ -388,7 +393,7 @@ impl ProtocolConfig {
     pub fn chain(&self, sample: u32, temp_index: usize) -> crate::Chain {
         let t = self.temperatures[temp_index];
         crate::Chain {
-            seed: mix_key(self.size_seed(), &[t.to_bits()]),
+            seed: mix_key(self.model_key(), &[value_bits(t)]),
             stream: chain_stream(sample, temp_index as u32),
         }
     }
@@ -588,4 +593,9 @@ pub(crate) fn check_metropolis_rejects(model: &PottsModel, algorithm: Algorithm,
         )));
     }
     Ok(())
+}
+
+/// A number's bits for a key, with −0 read as 0 (the same model).
+fn value_bits(x: f64) -> u64 {
+    if x == 0.0 { 0 } else { x.to_bits() }
 }
