@@ -36,7 +36,10 @@ fn main() -> ExitCode {
         Err(e) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => later_process_refuses(&e),
         // --help, --version, and the help of a command given without its
         // subcommand, as clap prints them.
-        Err(e) if is_help(&e) => e.exit(),
+        Err(e) if is_help(&e) => {
+            cmd::print_clap_answer(&e);
+            std::process::exit(e.exit_code());
+        }
         Err(e) => {
             cmd::print_error(&one_line(&e.render().to_string()));
             std::process::exit(e.exit_code());

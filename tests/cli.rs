@@ -187,6 +187,16 @@ fn help_teaches() {
     }
 }
 
+#[test]
+fn version_names_the_program_after_any_subcommand() {
+    let want = format!("warpmc {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [&["--version"][..], &["-V"], &["potts", "run", "-V"], &["flame", "genome", "random", "--version"]] {
+        let o = warpmc(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_eq!(String::from_utf8(o.stdout).unwrap(), want, "{args:?}");
+    }
+}
+
 // ---- `warpmc devices` on machines without a usable GPU ---------------------
 //
 // A stand-in libcuda.so, built from C here, plays each kind of broken

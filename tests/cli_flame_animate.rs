@@ -158,6 +158,7 @@ fn video_through_ffmpeg_and_refused_without_it() {
     if ffmpeg_available() {
         let o = warpmc(&animate_args(&genome, &["-o", &prefix, "--video", &v, "--fps", "12"]));
         assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("-o/--prefix is not used with --video"), "{}", stderr(&o));
         let bytes = std::fs::read(&video).unwrap();
         assert_eq!(&bytes[4..8], b"ftyp", "an MP4 file");
         assert!(!dir.join("f.00010.png").exists(), "frames go to the video, not to PNG files");
@@ -168,6 +169,7 @@ fn video_through_ffmpeg_and_refused_without_it() {
         let avi = dir.join("out.avi").to_string_lossy().into_owned();
         let o = warpmc(&animate_args(&genome, &["--video", &avi]));
         assert!(o.status.success() && stderr(&o).contains("--crf does not set"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("is not used with --video"), "{}", stderr(&o));
         let xyz = dir.join("out.xyz").to_string_lossy().into_owned();
         let o = warpmc(&animate_args(&genome, &["--video", &xyz]));
         assert!(!o.status.success() && stderr(&o).lines().count() == 1, "{}", stderr(&o));

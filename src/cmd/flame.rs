@@ -244,9 +244,10 @@ struct AnimateArgs {
     /// Time step between frames, a whole number.
     #[arg(long, default_value_t = 1, value_parser = parse_frame_time)]
     dtime: i64,
-    /// Output file prefix; frames are PREFIXNNNNN.png.
-    #[arg(long, short = 'o', default_value = "frame", value_name = "PREFIX")]
-    prefix: String,
+    /// Output file prefix; frames are PREFIXNNNNN.png [default: frame].
+    /// Not used with --video, which writes no frame files.
+    #[arg(long, short = 'o', value_name = "PREFIX")]
+    prefix: Option<String>,
     /// Encode the frames into this video (e.g. out.mp4: H.264; out.webm:
     /// VP9; with
     /// --transparent, out.mov: ProRes 4444 with alpha) through ffmpeg
@@ -273,9 +274,10 @@ struct AnimateArgs {
     #[arg(long, default_value_t = 18, value_parser = clap::value_parser!(u8).range(0..=51))]
     crf: u8,
     /// Compression of PNG frames: fast (files about a third larger,
-    /// written some forty times faster) or balanced (as `flame render`).
-    #[arg(long, value_enum, default_value = "fast")]
-    png_compression: PngCompressionArg,
+    /// written some forty times faster) or balanced (as `flame render`)
+    /// [default: fast]. Not used with --video.
+    #[arg(long, value_enum)]
+    png_compression: Option<PngCompressionArg>,
     /// Also write a PNG with a grid of small frames (at most 100, evenly
     /// spaced).
     #[arg(long, value_name = "FILE.png")]
@@ -300,6 +302,13 @@ struct AnimateArgs {
     skip_existing: bool,
     #[command(flatten)]
     opts: RenderOpts,
+}
+
+impl AnimateArgs {
+    /// The frames' file prefix (-o), "frame" when not given.
+    fn prefix(&self) -> &str {
+        self.prefix.as_deref().unwrap_or("frame")
+    }
 }
 
 #[derive(Debug, Args)]
@@ -1056,10 +1065,10 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             "--video {} needs ffmpeg, but {why}: install it, or leave out --video to write the frames as \
              {}NNNNN.png",
             v.display(),
-            a.prefix
+            a.prefix()
         );
     }
-    let frame_path = |t: i64| flame_animate::Outputs::frame_path(&a.prefix, t);
+    let frame_path = |t: i64| flame_animate::Outputs::frame_path(a.prefix(), t);
     // Every output is checked before the first frame is rendered; for long
     // animations the first and the last frame stand for the rest (they
     // share a directory and differ only in an existing file's permissions).
@@ -1114,9 +1123,9 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     let mut s = s;
     stop_on_ctrl_c(&mut s)?;
     let outputs = flame_animate::Outputs {
-        png_prefix: video.is_none().then(|| a.prefix.clone()),
+        png_prefix: video.is_none().then(|| a.prefix().to_string()),
         bits: bits(&a.opts),
-        compression: match a.png_compression {
+        compression: match a.png_compression.unwrap_or(PngCompressionArg::Fast) {
             PngCompressionArg::Fast => PngCompression::Fast,
             PngCompressionArg::Balanced => PngCompression::Balanced,
         },
@@ -1127,6 +1136,13 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                 // one is the one line of its error.
                 if let Some(w) = flame_animate::default_codec_warning(v, a.opts.transparent) {
                     noteln!("{w}");
+                }
+                for (option, given) in
+                    [("-o/--prefix", a.prefix.is_some()), ("--png-compression", a.png_compression.is_some())]
+                {
+                    if given {
+                        noteln!("warning: {option} is not used with --video, which writes no frame files");
+                    }
                 }
                 Some(started)
             }
@@ -1256,7 +1272,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     let into = match (&video, &a.contact_sheet) {
         (Some(v), _) => v.display().to_string(),
-        (None, _) => format!("{}NNNNN.png", a.prefix),
+        (None, _) => format!("{}NNNNN.png", a.prefix()),
     };
     noteln!(
         "{n} frame(s) of {}x{} into {into} in {secs:.2} s ({:.2} frames/s; {:.3e} iterations on {}, {bad} bad values; \
@@ -1427,11 +1443,11 @@ fn animation_outputs(a: &AnimateArgs, frames: &FrameTimes) -> Vec<(String, PathB
             let (genome, palettes) = genome_inputs(&a.genome);
             let others = genome.into_iter().chain(palettes).chain(a.contact_sheet.clone());
             let mut times = vec![frames.begin, frames.last()];
-            times.extend(others.filter_map(|p| frame_time_of(&a.prefix, &p)).filter(|&t| frames.contains(t)));
+            times.extend(others.filter_map(|p| frame_time_of(a.prefix(), &p)).filter(|&t| frames.contains(t)));
             times
         };
         for t in times {
-            out.push((format!("the frame at time {t}"), flame_animate::Outputs::frame_path(&a.prefix, t)));
+            out.push((format!("the frame at time {t}"), flame_animate::Outputs::frame_path(a.prefix(), t)));
         }
     }
     if let Some(sheet) = &a.contact_sheet {

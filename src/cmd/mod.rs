@@ -70,6 +70,17 @@ impl Cli {
     }
 }
 
+/// Prints what clap answered for --help or --version. The version is the
+/// program's whatever subcommand it follows (clap would print
+/// `warpmc-potts-run 0.1.0` after `potts run`).
+pub(crate) fn print_clap_answer(answer: &clap::Error) {
+    if answer.kind() == clap::error::ErrorKind::DisplayVersion {
+        println!("warpmc {}", env!("CARGO_PKG_VERSION"));
+    } else {
+        let _ = answer.print();
+    }
+}
+
 /// `command` and its subcommands, every option that takes a value
 /// accepting a negative number as one.
 fn negative_numbers_are_values(command: clap::Command) -> clap::Command {

@@ -335,7 +335,7 @@ pub(crate) fn help_under_mpirun(shown: clap::Error) -> ! {
     match Team::join(Decompose::Auto, HaloTransport::Mpi) {
         Ok(team) => {
             if team.is_first() {
-                let _ = shown.print();
+                super::print_clap_answer(&shown);
             }
             team.exit(shown.exit_code())
         }
