@@ -937,6 +937,10 @@ fn an_output_never_lands_on_another_output_or_an_input() {
         "--out would overwrite --resume",
     );
     assert_eq!(std::fs::read(&ckpt).unwrap(), saved);
+    // A resumed run keeps its length; the message says how to get more.
+    assert_one_line_error(&["potts", "run", "--resume", &ckpt, "--sweeps", "20"], "its own --seed");
+    assert_one_line_error(&["potts", "run", "--resume", &ckpt, "--samples", "2"], "its own --seed");
+    assert_one_line_error(&["potts", "run", "--resume", &ckpt, "--q", "3"], "drop the model and protocol flags");
     let o = warpmc(&["potts", "run", "--resume", &ckpt, "--checkpoint", &ckpt, "--out", &at("r.csv")]);
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -325,7 +325,9 @@ struct RunArgs {
     /// Continue a run from its checkpoint; results equal an uninterrupted
     /// run's bit for bit. Keeps checkpointing to the same file unless
     /// --checkpoint names another (a finished run's checkpoint only gives
-    /// its results, and is not written again).
+    /// its results, and is not written again). The run's protocol, its
+    /// length included, is the checkpoint's: for more statistics, start
+    /// another run with its own --seed and combine the results.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     resume: Option<PathBuf>,
 }
@@ -434,6 +436,12 @@ struct Start {
 /// example (files read by the team's first process).
 fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
     if let Some(path) = &args.resume {
+        if args.sweeps.is_some() || args.samples.is_some() {
+            bail!(
+                "--resume continues the run as it was set up, its --sweeps and --samples included; for more \
+                 statistics, start another run with its own --seed and combine the two runs' results"
+            );
+        }
         if args.physics_given() || args.config.is_some() {
             bail!("--resume takes the whole protocol from the checkpoint; drop the model and protocol flags");
         }
