@@ -712,10 +712,10 @@ fn exact_values_reach_out_when_the_reader_goes_away() {
     assert_eq!(csv.lines().filter(|l| !l.starts_with('#')).count(), 2002, "a header and 2001 values");
 }
 
-/// A snapshot that cannot be written (a full disk) leaves the checkpoint
-/// with the state it last saved, not a finished run's (which keeps no
-/// lattice): resuming it writes the snapshot, the same as an uninterrupted
-/// run's.
+/// A snapshot that cannot be written (a full disk) leaves the finished
+/// run's checkpoint with its last lattice, whether or not a checkpoint was
+/// saved on the way: resuming it writes the snapshot without running
+/// again, the same as an uninterrupted run's.
 #[test]
 fn a_failed_snapshot_leaves_a_checkpoint_that_can_write_it() {
     if !Path::new("/dev/full").exists() {
@@ -736,14 +736,20 @@ fn a_failed_snapshot_leaves_a_checkpoint_that_can_write_it() {
     };
     let (c, s, r, f) =
         (ckpt.to_str().unwrap(), snap.to_str().unwrap(), reference.to_str().unwrap(), full.to_str().unwrap());
-    let o = run(&[&["--checkpoint-every", "0.05", "--checkpoint", c, "--snapshot", f], CONTINUED].concat());
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("holds the state it last saved"), "{}", stderr(&o));
-    let o = run(&["--resume", c, "--snapshot", s]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let o = run(&[&["--snapshot", r], CONTINUED].concat());
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(std::fs::read(&snap).unwrap() == std::fs::read(&reference).unwrap(), "the snapshots differ");
+    // With checkpoints on the way, and with none before the end (the
+    // default interval is longer than the run).
+    for every in ["0.05", "300"] {
+        let _ = std::fs::remove_file(&ckpt);
+        let _ = std::fs::remove_file(&snap);
+        let o = run(&[&["--checkpoint-every", every, "--checkpoint", c, "--snapshot", f], CONTINUED].concat());
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("keeps the finished run's last lattice"), "{}", stderr(&o));
+        let o = run(&["--resume", c, "--snapshot", s]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(std::fs::read(&snap).unwrap() == std::fs::read(&reference).unwrap(), "the snapshots differ");
+    }
 }
 
 /// A stop signal the job was started ignoring stays ignored: under `nohup`
@@ -2059,13 +2065,22 @@ fn a_finished_run_checkpoints_its_end() {
     let resumed = warpmc(&["potts", "run", "--json", "--resume", ckpt.to_str().unwrap()]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(physics(&resumed.stdout), physics(&whole.stdout));
-    // It holds no lattice: a snapshot asked of it is refused, not a
-    // lattice that was never swept written.
+    // A run that wrote no snapshot keeps no lattice: a snapshot asked of
+    // it is refused, not a lattice that was never swept written.
     let snapshot = tmp("finished-snapshot.npy");
     let _ = std::fs::remove_file(&snapshot);
     let args = ["potts", "run", "--resume", ckpt.to_str().unwrap(), "--snapshot", snapshot.to_str().unwrap()];
-    assert_one_line_error(&args, "checkpoint of a finished run");
+    assert_one_line_error(&args, "checkpoint of a finished run that wrote no snapshot");
     assert!(!snapshot.exists());
+    // One that wrote a snapshot keeps its last lattice, and writes it again.
+    let first = tmp("finished-first.npy");
+    let _ = std::fs::remove_file(&ckpt);
+    let _ = std::fs::remove_file(&first);
+    let o = run_small_with(&protocol, &["--checkpoint", ckpt.to_str().unwrap(), "--snapshot", first.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = warpmc(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&snapshot).unwrap(), std::fs::read(&first).unwrap());
 }
 
 /// A finished run's checkpoint gives its results again without sweeping:
@@ -2331,11 +2346,12 @@ fn each_size_of_a_study_has_its_own_rule_and_backend_in_its_provenance() {
             if *l == 32 { ("one random word per site", "a byte per spin") } else { ("bit-sliced", "bit planes") };
         assert!(algorithm.contains(rule) && backend.contains(storage), "L = {l}: {algorithm}, {backend}");
     }
-    // The finished run reported again from its checkpoint: the same
-    // provenance row by row, and the CSV header names L = 32's backend.
+    // The finished run reported again from its checkpoint, by a process
+    // with other threads: the same provenance row by row (the backend that
+    // ran each size), and the CSV header names L = 32's backend.
     let o = warpmc(&[
         "--threads",
-        "1",
+        "2",
         "potts",
         "run",
         "--resume",

@@ -292,7 +292,7 @@ fn run_study(
         let failed = |e: PottsError, lines: &mut Vec<String>| (e, std::mem::take(lines));
         let mut runner = Runner::on(cfg.clone(), device).map_err(|e| failed(e, &mut lines))?;
         // Each size's rows carry its own lattice and backend.
-        let backend = runner.backend_description();
+        let backend = state.size_backend(cfg, runner.backend_description());
         let provenance = Provenance::new(&study[0], backend.clone(), option_env!("WARPMC_COMMIT"))
             .map_err(|e| failed(e, &mut lines))?;
         let json = provenance.at_size(cfg.size(), Some(&backend)).map(|p| JsonLines::new(&p));
@@ -434,7 +434,18 @@ fn potts_run(
     let series = series_file(series, &[checkpoint.as_deref()])?;
     let saving = saving(checkpoint, checkpoint_every, force, None)?;
     let state = RunState::new(&study[0]);
+    warn_all(py, study[0].start_warnings(false))?;
     run_and_report(py, &study, 0, state, saving, series)
+}
+
+/// Raises each of `warnings` as a `RuntimeWarning` at the caller's line
+/// (a warnings filter that makes them errors stops the call here).
+fn warn_all(py: Python<'_>, warnings: impl IntoIterator<Item = String>) -> PyResult<()> {
+    for w in warnings {
+        let text = std::ffi::CString::new(w.replace('\0', "")).unwrap_or_default();
+        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, 2)?;
+    }
+    Ok(())
 }
 
 /// Where a run writes every measurement (`series=`, the command line's
@@ -517,6 +528,9 @@ fn potts_resume(
     let every = checkpoint_every.or(state.checkpoint_every()).filter(|_| target.is_some());
     let series = series_file(series, &[Some(&path), target.as_deref()])?;
     let saving = saving(target, every, force, Some(&path))?;
+    if !finished {
+        warn_all(py, study[first].start_warnings(true))?;
+    }
     run_and_report(py, &study, first, state, saving, series)
 }
 
@@ -606,13 +620,15 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// so that simulations made alike are independent chains; `sim.seed`
 /// tells it, to run the chain again.
 ///
-/// A Simulation belongs to the thread that made it: another thread that
-/// uses it gets a `RuntimeError` (a GPU's buffers and CUDA graphs belong
-/// to their thread). Make one per thread. One on the CPU is freed by
-/// whichever thread drops it; one on a GPU dropped by another thread
-/// keeps its memory until the process ends. `close()`, or a `with` block,
-/// frees it at once. Pickling or `copy.deepcopy` makes an independent copy
-/// that continues the same chain bit for bit.
+/// One on the CPU may be used by any thread (a thread calling it while
+/// another's call runs may get a `RuntimeError`), and may come back from
+/// another process (pickled by `multiprocessing`). One on a GPU
+/// belongs to the thread that made it (its buffers and CUDA graphs belong
+/// to that thread): another thread that uses it gets a `RuntimeError`, and
+/// one dropped by another thread keeps its memory until the process ends;
+/// an unpickled one belongs to the thread that unpickled it. `close()`,
+/// or a `with` block, frees it at once. Pickling or `copy.deepcopy` makes
+/// an independent copy that continues the same chain bit for bit.
 ///
 /// Example:
 ///
@@ -630,9 +646,9 @@ pub(crate) struct PySimulation {
 
 /// A simulation as its Python object holds it.
 enum Held {
-    /// On the host's cores: `Send`, so any thread may free it, although
-    /// only the owner uses it (one rule for every backend).
-    Cpu { owner: std::thread::ThreadId, sim: Simulation<CpuBackend> },
+    /// On the host's cores: `Send`, so any thread may use it (pyo3's
+    /// borrow of the object lets one call in at a time) and free it.
+    Cpu(Simulation<CpuBackend>),
     /// On a GPU (or any backend whose type is not known).
     Device(OwnedByThread<Simulation>),
     /// Closed: its memory given back ([`PySimulation::close`]).
@@ -645,10 +661,7 @@ enum Held {
 macro_rules! with_sim {
     ($held:expr, $get:ident, $s:ident => $body:expr) => {
         match $held {
-            Held::Cpu { owner, sim: $s } => {
-                check_owner(*owner)?;
-                $body
-            }
+            Held::Cpu($s) => $body,
             Held::Device(owned) => {
                 let $s = owned.$get()?;
                 $body
@@ -853,7 +866,7 @@ impl PySimulation {
         let signals = Signals::new();
         let sim = match device {
             // With its backend's type known, a CPU simulation is `Send`:
-            // any thread may free it.
+            // any thread may use and free it.
             Device::Cpu { .. } => {
                 let sim = py.detach(|| {
                     with_stop(&mut || signals.stop(), || -> Result<Simulation<CpuBackend>, PottsError> {
@@ -862,7 +875,7 @@ impl PySimulation {
                         Ok(sim)
                     })
                 });
-                Held::Cpu { owner: std::thread::current().id(), sim: heard(py, &signals, sim)? }
+                Held::Cpu(heard(py, &signals, sim)?)
             }
             device => {
                 let made = py.detach(|| {
@@ -875,6 +888,7 @@ impl PySimulation {
                 Held::Device(OwnedByThread::new(heard(py, &signals, made)?.0))
             }
         };
+        warn_all(py, warpmc_potts::protocol::alternation_warning(algorithm, q, coupling, field, &[temp]))?;
         Ok(PySimulation { sim, seed })
     }
 
@@ -1060,7 +1074,10 @@ impl PySimulation {
             });
             heard(py, signals, set)?;
         });
-        Ok(())
+        let warning = with_sim!(&self.sim, get, s => warpmc_potts::protocol::alternation_warning(
+            s.algorithm(), s.model().q(), s.model().coupling(), s.model().field(), &[temp]
+        ));
+        warn_all(py, warning)
     }
 
     /// The coupling J.
@@ -1078,7 +1095,7 @@ impl PySimulation {
     /// Pickling and `copy.copy`/`copy.deepcopy`: the model, temperature,
     /// algorithm, seed, backend, spins and sweeps done, from which the
     /// copy continues the same chain bit for bit (an independent object,
-    /// owned by the thread that makes it).
+    /// one on a GPU owned by the thread that makes it).
     fn __reduce__<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         let state = pyo3::types::PyDict::new(py);
         state.set_item("q", self.q()?)?;
@@ -1168,7 +1185,7 @@ impl PySimulation {
     fn close(&mut self) -> PyResult<()> {
         match &self.sim {
             Held::Closed => return Ok(()),
-            Held::Cpu { owner, .. } => check_owner(*owner)?,
+            Held::Cpu(_) => {}
             Held::Device(owned) => {
                 owned.get()?;
             }
@@ -1195,7 +1212,7 @@ impl PySimulation {
             return format!("Simulation(closed, seed={})", self.seed);
         }
         // Shown anywhere (a debugger, a list printed by another thread):
-        // only the owner may look inside.
+        // only the owner may look inside one on a GPU.
         self.describe().unwrap_or_else(|_| format!("Simulation(owned by another thread, seed={})", self.seed))
     }
 }

@@ -432,8 +432,41 @@ def test_run_on_the_gpu_equals_the_cli_on_the_gpu(cli, gpu):
     assert [[r[k] for k in physics] for r in got] == [[r[k] for k in physics] for r in cpu]
 
 
-def test_a_simulation_refuses_other_threads_with_a_runtime_error():
-    sim = potts.Simulation(2, 8, 1.0, backend="cpu")
+def test_a_cpu_simulation_serves_any_thread():
+    sim = potts.Simulation(2, 16, 1.0, seed=5, backend="cpu")
+    twin = potts.Simulation(2, 16, 1.0, seed=5, backend="cpu").sweeps(3)
+    errors: list[BaseException] = []
+
+    def use() -> None:
+        try:
+            sim.sweeps(3)
+        except BaseException as e:  # noqa: BLE001 - a PanicException is a BaseException
+            errors.append(e)
+
+    t = threading.Thread(target=use)
+    t.start()
+    t.join()
+    assert errors == [] and sim.sweeps_done == 3
+    assert np.array_equal(sim.spins, twin.spins)
+
+
+def test_a_cpu_simulation_comes_back_from_a_process_pool():
+    import concurrent.futures
+    import multiprocessing
+
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        back = pool.submit(_advanced, potts.Simulation(2, 8, 1.0, seed=9, backend="cpu")).result()
+    # Unpickled by a thread of the pool, used by this one.
+    here = potts.Simulation(2, 8, 1.0, seed=9, backend="cpu").sweeps(10)
+    assert back.sweeps_done == 10 and np.array_equal(back.sweeps(5).spins, here.sweeps(5).spins)
+
+
+def _advanced(sim: potts.Simulation) -> potts.Simulation:
+    return sim.sweeps(10)
+
+
+def test_a_gpu_simulation_refuses_other_threads_with_a_runtime_error(gpu):
+    sim = potts.Simulation(2, 64, 1.0, backend="cuda")
     caught: list[BaseException] = []
 
     def use() -> None:
@@ -852,3 +885,27 @@ def test_word_arguments_of_the_wrong_kind_name_themselves():
     # None is the default, as in run.
     s = potts.Simulation(q=2, size=8, temp=1.0, seed=1, init=None, algorithm=None, backend=None)
     assert s.algorithm == "metropolis"
+
+
+def test_run_and_simulation_warn_as_the_command_line_does():
+    quick = dict(size=8, therm=5, sweeps=20, backend="cpu")
+    with pytest.warns(RuntimeWarning, match="wolff from a random start below T_c"):
+        potts.run(q=2, temps=[0.9], algorithm="wolff", init="random", **quick)
+    with pytest.warns(RuntimeWarning, match="q = 2 Metropolis makes even the costliest flip"):
+        potts.run(q=2, temps=[1.0, 50.0], **quick)
+    with pytest.warns(RuntimeWarning, match="temperature 1 is listed more than once"):
+        potts.run(q=3, temps=[1.0, 1.0], **quick)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        potts.run(q=2, temps=[1.0], algorithm="wolff", init="ordered", **quick)
+        sim = potts.Simulation(2, 8, 1.0, backend="cpu")
+    assert not [w for w in seen if "random start" in str(w.message) or "costliest" in str(w.message)], seen
+    with pytest.warns(RuntimeWarning, match="T = 50: q = 2 Metropolis"):
+        potts.Simulation(2, 8, 50.0, backend="cpu")
+    with pytest.warns(RuntimeWarning, match="T = 10000: q = 2 Metropolis"):
+        sim.temperature = 1e4
+    # A filter that makes it an error stops the call before it runs.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning):
+            potts.run(q=2, temps=[50.0], **quick)

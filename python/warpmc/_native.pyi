@@ -40,12 +40,15 @@ class Simulation:
     Without a seed, a fresh one is drawn from the operating system (``seed``
     tells it), so that simulations made alike are independent chains.
 
-    A Simulation belongs to the thread that made it: another thread that
-    uses it gets a RuntimeError. One on the CPU is freed by whichever
-    thread drops it; one on a GPU dropped by another thread keeps its
-    memory until the process ends. ``close()``, or a ``with`` block, frees
-    it at once. Pickling or ``copy.deepcopy`` makes an independent copy
-    that continues the same chain bit for bit."""
+    One on the CPU may be used by any thread (a thread calling it while
+    another's call runs may get a RuntimeError), and may come back from
+    another process (pickled by ``multiprocessing``). One on a GPU
+    belongs to the thread that made it: another thread that uses it gets a
+    RuntimeError, and one dropped by another thread keeps its memory until
+    the process ends; an unpickled one belongs to the thread that
+    unpickled it. ``close()``, or a ``with`` block, frees it at once.
+    Pickling or ``copy.deepcopy`` makes an independent copy that continues
+    the same chain bit for bit."""
 
     def __init__(
         self,

@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_host::output::NamedFile;
 use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, spans_too_few_taus};
-use warpmc_potts::protocol::sci;
+use warpmc_potts::protocol::{sci, temperature_text};
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, InitialState, Observer, PottsError, ProtocolConfig, Provenance,
@@ -282,7 +282,9 @@ struct RunArgs {
     json: bool,
     /// Save the final lattice (of the last size, temperature and sample) as
     /// a picture (.png, with the run's provenance in a text chunk named
-    /// warpmc-provenance) or NumPy array (.npy).
+    /// warpmc-provenance) or NumPy array (.npy). With --checkpoint, the
+    /// finished run's checkpoint keeps that lattice too: `--resume FILE
+    /// --snapshot OTHER` writes it again, in either format.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     snapshot: Option<PathBuf>,
     /// Write every measurement (energy per site and order parameter) as a
@@ -453,16 +455,17 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
         if let Some(b) = args.backend {
             cfg = cfg.with_backend(b);
         }
-        // A finished run's checkpoint holds its results, not its lattices
-        // (the snapshot was the run's to write): refused, not a snapshot of
-        // a lattice never swept.
+        // A finished run's checkpoint holds its results, and its last
+        // lattice only where the run wrote a snapshot: without it, refused,
+        // not a snapshot of a lattice never swept.
         if let Some(snapshot) = &args.snapshot
             && state.finished(&cfg)
             && cfg.study_sizes().last() == Some(&cfg.size())
+            && state.last_lattice().is_none()
         {
             bail!(
-                "--snapshot {}: {} is the checkpoint of a finished run, which keeps its results but not its \
-                 lattices; only the run itself writes its snapshot (run it again with --snapshot)",
+                "--snapshot {}: {} is the checkpoint of a finished run that wrote no snapshot, so it keeps its \
+                 results but not its lattices; only running again writes one (run it again with --snapshot)",
                 snapshot.display(),
                 path.display()
             );
@@ -691,9 +694,9 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         noteln!("note: {algorithm} updates run on the CPU, whatever the backend");
     }
     if team.is_first() {
-        warn_metropolis_alternates(cfg);
-        warn_wolff_random_start(cfg, args.resume.is_some());
-        warn_repeated_temperatures(cfg);
+        for w in cfg.start_warnings(args.resume.is_some()) {
+            noteln!("warning: {w}");
+        }
     }
     // Ctrl-C (and SIGTERM from a batch system) stop the run at the next
     // sweep boundary, so that the checkpoint and the series are written
@@ -712,12 +715,6 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     Ok(Prepared { start, device, interrupted, claims })
 }
 
-/// A temperature for messages: as written for ordinary values, in
-/// scientific notation for tiny or huge ones (1e-300, not 300 zeros).
-fn temperature_text(t: f64) -> String {
-    if (1e-4..1e6).contains(&t.abs()) { format!("{t}") } else { format!("{t:.4e}") }
-}
-
 /// A temperature for the table's column: six decimals for ordinary values
 /// (more where six would not tell it apart from its neighbours: all its
 /// digits), scientific notation where they would show nothing (1e-7) or
@@ -728,86 +725,6 @@ fn temperature_column(t: f64) -> String {
     }
     let six = format!("{t:.6}");
     if six.parse::<f64>() == Ok(t) { six } else { format!("{t}") }
-}
-
-/// Below this acceptance of the costliest flip, q = 2 Metropolis is left
-/// alone; above it most sites flip at every sweep and flip back at the next.
-const ALTERNATING_ACCEPTANCE: f64 = 0.8;
-
-/// A warning for the temperatures where q = 2 Metropolis makes almost every
-/// flip: each sweep then nearly inverts the lattice and the next nearly
-/// restores it, so the energy hardly moves and the chain decorrelates very
-/// slowly (the run is valid, only slow to mix; heat-bath is not affected).
-fn warn_metropolis_alternates(cfg: &ProtocolConfig) {
-    if cfg.algorithm() != Algorithm::Metropolis || cfg.q() != 2 {
-        return;
-    }
-    // The costliest flip: four equal neighbours made unequal, plus the field.
-    let cost = 4.0 * cfg.coupling().abs() + cfg.field().abs();
-    let hot: Vec<f64> =
-        cfg.temperatures().iter().copied().filter(|&t| (-cost / t).exp() > ALTERNATING_ACCEPTANCE).collect();
-    let Some(t) = hot.iter().copied().reduce(f64::min) else { return };
-    let shown = temperature_text(t);
-    let which =
-        if hot.len() > 1 { format!("T ≥ {shown} ({} temperatures)", hot.len()) } else { format!("T = {shown}") };
-    noteln!(
-        "warning: {which}: q = 2 Metropolis makes even the costliest flip with probability at least {}, so each \
-         sweep flips most sites and the next flips them back: the chain mixes very slowly there; the heat-bath \
-         algorithm does not",
-        // Rounded down: "at least 1.00" would say every flip is made.
-        ((-cost / t).exp() * 1000.0).floor() / 1000.0
-    );
-}
-
-/// Wolff from a random start below T_c: a sweep is the clusters that flip
-/// N sites in equilibrium (one or two there), but the first clusters of a
-/// random lattice hold a few sites each, and the ordered domains grow
-/// slowly: --therm counts far less work than it says (on 1024², T = 1,
-/// q = 2, m was still 0.007 after 15,000 sweeps).
-fn warn_wolff_random_start(cfg: &ProtocolConfig, resuming: bool) {
-    let below = cfg.coupling() > 0.0
-        && cfg
-            .temperatures()
-            .iter()
-            .any(|&t| t < cfg.coupling() * warpmc_potts::exact::potts_critical_temperature(cfg.q()));
-    if resuming || cfg.algorithm() != Algorithm::Wolff || cfg.init() != InitialState::Random || !below {
-        return;
-    }
-    noteln!(
-        "warning: wolff from a random start below T_c: a sweep is as many clusters as flip N sites in equilibrium, \
-         but a random lattice's clusters are far smaller, so on large lattices --therm sweeps can leave it far from \
-         equilibrium; start from --init ordered, or make sure the results no longer drift with --therm"
-    );
-}
-
-/// A temperature listed twice without `continue`: two separate chains at
-/// one temperature, with rows that differ only in their results. Samples
-/// are the way to ask for that; a repeat is more likely a typing slip.
-/// (With `continue` a repeat is a return trip, as in a hysteresis loop,
-/// and is left alone.)
-fn warn_repeated_temperatures(cfg: &ProtocolConfig) {
-    if cfg.continue_from_previous() {
-        return;
-    }
-    // Sorted, so that millions of temperatures take no longer to check.
-    let mut sorted = cfg.temperatures().to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let mut repeated: Vec<f64> = sorted.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
-    repeated.dedup();
-    const SHOWN: usize = 5;
-    let mut shown: Vec<String> = repeated.iter().take(SHOWN).map(|&t| temperature_text(t)).collect();
-    if repeated.len() > SHOWN {
-        shown.push(format!("… ({} in all)", repeated.len()));
-    }
-    let which = match shown.as_slice() {
-        [] => return,
-        [one] => format!("temperature {one} is"),
-        many => format!("temperatures {} are", many.join(", ")),
-    };
-    noteln!(
-        "warning: {which} listed more than once: each copy runs a chain of its own, as --samples would, but the rows \
-         do not tell them apart (with --samples their sample number would)"
-    );
 }
 
 fn run_protocol(args: RunArgs) -> anyhow::Result<()> {
@@ -906,6 +823,9 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 r.backend_description()
             );
         }
+        // A finished size (a finished run's checkpoint read back) is
+        // described by the backend that ran it.
+        let backend = state.size_backend(cfg, r.backend_description());
         let o = match out.as_mut() {
             Some(o) => o,
             None => {
@@ -914,7 +834,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 let first_backend = state
                     .earlier_backends()
                     .find(|&(l, _)| l == study[0].size())
-                    .map_or_else(|| r.backend_description(), |(_, b)| b.to_string());
+                    .map_or_else(|| backend.clone(), |(_, b)| b.to_string());
                 let provenance = Provenance::new(&study[0], first_backend, option_env!("WARPMC_COMMIT"))?;
                 let o = Output::new(
                     args,
@@ -930,14 +850,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 for (l, b) in state.earlier_backends() {
                     o.backends.push((l, b.to_string()));
                 }
-                o.backends.push((cfg.size(), r.backend_description()));
+                o.backends.push((cfg.size(), backend.clone()));
                 for r in state.study_results(cfg)? {
                     o.emit(&r).context("printing the results the checkpoint holds")?;
                 }
                 o
             }
         };
-        o.begin_size(cfg, &state, r.backend_description())?;
+        o.begin_size(cfg, &state, backend)?;
         let result = r.run(&mut state, &mut TeamObserver::new(team, o));
         if result.is_ok() && team.is_first() {
             print_tempering_summary(cfg, &state, (study.len() > 1).then_some(cfg.size()));
@@ -957,15 +877,21 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // process then learns whether it could, so that a failure ends them
     // together, once the first has written the results below.
     let swept = result.is_ok();
-    // The last lattice of a run that swept to its end is written first: a
-    // finished run's checkpoint does not keep it, so when the snapshot
-    // fails a checkpoint this run saved keeps that state, from which
-    // --resume can make it (a file that holds no state of this run takes
-    // the finished run's results). Every process takes part in gathering
-    // it.
+    // The last lattice of a run that swept to its end (or, read back from a
+    // finished run's checkpoint, the one it kept) is written first, and
+    // kept in the finished run's checkpoint: when the snapshot fails,
+    // `--resume --snapshot` writes it from there without running again.
+    // Every process takes part in gathering it.
     let snapshot_error = match &args.snapshot {
         Some(path) if swept => {
-            let written = runner.lattice().map_err(anyhow::Error::from).and_then(|lattice| {
+            let lattice = match state.last_lattice() {
+                Some(kept) => Ok(kept.clone()),
+                None => runner.lattice(),
+            };
+            let written = lattice.map_err(anyhow::Error::from).and_then(|lattice| {
+                if state.last_lattice().is_none() {
+                    state.keep_last_lattice(&study[at], lattice.clone())?;
+                }
                 if !team.is_first() {
                     return Ok(());
                 }
@@ -975,15 +901,11 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 noteln!("snapshot: {}", path.display());
                 Ok(())
             });
+            let kept = state.last_lattice().is_some();
             team.agree(written).err().map(|e| match &checkpoint_path {
-                Some(c) if team.is_first() && out.checkpoint_ours => anyhow::anyhow!(
-                    "{e}; the checkpoint {c} holds the state it last saved, not the finished run: `--resume {c} \
-                     --snapshot OTHER.png` runs again what came after it and writes the snapshot",
-                    c = c.display()
-                ),
-                Some(c) if team.is_first() => anyhow::anyhow!(
-                    "{e}; no checkpoint was saved before the run ended, so {c} takes the finished run's results, \
-                     which do not hold the lattice: only running again writes the snapshot",
+                Some(c) if team.is_first() && kept => anyhow::anyhow!(
+                    "{e}; the checkpoint {c} keeps the finished run's last lattice: `--resume {c} --snapshot \
+                     OTHER.png` writes the snapshot without running again",
                     c = c.display()
                 ),
                 _ => e,
@@ -991,9 +913,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         }
         _ => None,
     };
-    // Every process takes the same branch: the snapshot's outcome is agreed.
-    let keep_earlier = snapshot_error.is_some() && team.first_says(out.checkpoint_ours);
-    let final_checkpoint = swept && checkpoint_path.is_some() && !keep_earlier;
+    let final_checkpoint = swept && checkpoint_path.is_some();
     let result = match (result, &out.checkpoint_path) {
         (Ok(_), Some(path)) if team.is_first() && final_checkpoint => checkpoint::write(path, &study[at], &state),
         (result, _) => result.map(drop),

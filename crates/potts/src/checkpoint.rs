@@ -5,11 +5,11 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (8; versions 3 to 7 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
+//! | 4 | format version (9; versions 3 to 8 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
 //! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs; versions before 8 keyed the random numbers by the seed alone, and only their finished runs are read) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
-//! | N each | lattices, row-major, packed at b = 1, 2, 4 or 8 bits per site (the fewest that hold q − 1), lowest bits first, each lattice padded with zero bits to whole bytes: those of the chains under way (`current` of them, in run order from the position), then each saved sample state |
+//! | N each | lattices, row-major, packed at b = 1, 2, 4 or 8 bits per site (the fewest that hold q − 1), lowest bits first, each lattice padded with zero bits to whole bytes: those of the chains under way (`current` of them, in run order from the position), then each saved sample state, then (version 9, `last`) a finished run's last lattice, kept for its snapshot |
 //! | 8 | FNV-1a 64 of everything before |
 //!
 //! Random numbers need no saved state: they are a function of (seed, chain,
@@ -38,8 +38,9 @@ const MAGIC: &[u8; 8] = b"WMCPOTTS";
 /// 8 keys each chain's random numbers by the model, the lattice's size and
 /// the temperature as well as the seed ([`ProtocolConfig::chain`]): a run of
 /// an earlier version cannot be continued bit for bit, and only a finished
-/// one (whose results need no random numbers) is read.
-const VERSION: u32 = 8;
+/// one (whose results need no random numbers) is read. Version 9 may keep
+/// a finished run's last lattice (`last`), for its snapshot.
+const VERSION: u32 = 9;
 /// The last version whose random numbers were keyed by the seed alone.
 const LAST_SEED_ALONE: u32 = 7;
 /// The last version whose ordered start under h < 0 was state 0.
@@ -81,6 +82,9 @@ struct Header {
     /// Seconds between periodic checkpoints, if the run was given them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     checkpoint_every: Option<f64>,
+    /// Version 9: whether a finished run's last lattice follows the others.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    last: bool,
 }
 
 /// The part of a tempering run's state that is not a lattice.
@@ -170,19 +174,20 @@ pub fn encode(cfg: &ProtocolConfig, state: &RunState) -> Vec<u8> {
         earlier: state.earlier.clone(),
         backend_description: state.backend_description.clone(),
         checkpoint_every: state.checkpoint_every,
+        last: state.last_lattice.is_some(),
     };
     let json = serde_json::to_vec(&header).expect("checkpoint header serialises");
     // Exactly the size written: a buffer that grew by doubling could need
     // twice a large lattice's bytes on top of what the run holds.
     let bits = bits_per_site(cfg.q());
-    let lattices: usize =
-        under_way.iter().chain(state.saved.iter().flatten()).map(|l| packed_len(l.spins().len(), bits)).sum();
+    let all = || under_way.iter().chain(state.saved.iter().flatten()).chain(&state.last_lattice);
+    let lattices: usize = all().map(|l| packed_len(l.spins().len(), bits)).sum();
     let mut out = Vec::with_capacity(MAGIC.len() + 4 + 8 + json.len() + lattices + 8);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(json.len() as u64).to_le_bytes());
     out.extend_from_slice(&json);
-    for l in under_way.iter().chain(state.saved.iter().flatten()) {
+    for l in all() {
         pack(l.spins(), bits, &mut out);
     }
     let sum = fnv1a64(&out);
@@ -341,7 +346,10 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     let bits = if version <= LAST_BYTE_PER_SITE { 8 } else { bits_per_site(cfg.q()) };
     let per_lattice = packed_len(n, bits);
     let under_way = if version == 3 { header.has_current as usize } else { header.current };
-    let lattices = under_way.checked_add(header.saved.iter().filter(|&&b| b).count()).ok_or("too many lattices")?;
+    let lattices = under_way
+        .checked_add(header.saved.iter().filter(|&&b| b).count())
+        .and_then(|n| n.checked_add(header.last as usize))
+        .ok_or("too many lattices")?;
     if lattices.checked_mul(per_lattice).is_none_or(|b| b != body.len() - json_end) {
         return Err(format!("expected {lattices} lattices of {per_lattice} bytes"));
     }
@@ -352,6 +360,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
     };
     let current = (0..under_way).map(|_| next()).collect::<Result<Vec<_>, _>>()?;
     let saved = header.saved.iter().map(|&p| if p { next().map(Some) } else { Ok(None) }).collect::<Result<_, _>>()?;
+    let last_lattice = if header.last { Some(next()?) } else { None };
     let temps = cfg.temperatures().len();
     let consistent = header.temp_index <= temps
         && header.sample <= cfg.samples()
@@ -367,6 +376,9 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         && header.series.iter().all(|s| s.len() == cfg.samples() as usize);
     if !consistent || header.saved.len() != RunState::new(&cfg).saved.len() {
         return Err("inconsistent run position".into());
+    }
+    if header.last && !finished_study {
+        return Err("a last lattice in the checkpoint of a run that is not finished".into());
     }
     // Backend names are warpmc's own words ("cpu", "cuda"); they land in
     // CSV and JSON as they are.
@@ -484,6 +496,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         state.earlier = header.earlier;
         state.backend_description = header.backend_description;
         state.checkpoint_every = header.checkpoint_every;
+        state.last_lattice = last_lattice;
         state.tempering = Some(TemperingState::restored(t.sweep, t.replicas, current, t.series, t.timing));
         return Ok((cfg, state));
     }
@@ -501,6 +514,7 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         earlier: header.earlier,
         backend_description: header.backend_description,
         checkpoint_every: header.checkpoint_every,
+        last_lattice,
     };
     Ok((cfg, state))
 }

@@ -224,14 +224,16 @@ fn checkpoints_move_between_runners() {
     let mut stop = StopAt { looks: 0, stop_at: 30, saved: None };
     let mut state = RunState::new(&cfg);
     assert!(Runner::sequential(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop).is_err());
-    let v8 = stop.saved.unwrap();
-    assert_eq!(u32::from_le_bytes(v8[8..12].try_into().unwrap()), 8);
+    let now = stop.saved.unwrap();
+    assert_eq!(u32::from_le_bytes(now[8..12].try_into().unwrap()), 9);
     let resumed = |bytes: &[u8]| {
         let Checkpoint { config, mut state } = decode(bytes).unwrap();
         assert_eq!(config.algorithm(), Algorithm::Metropolis);
         Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap()
     };
-    assert_eq!(physics(&resumed(&v8)), physics(&whole));
+    assert_eq!(physics(&resumed(&now)), physics(&whole));
+    // Version 8 differs only in having no last lattice: read as this one.
+    assert_eq!(physics(&resumed(&rewritten(&now, 8, str::to_string))), physics(&whole));
     // The earlier formats: version 7 and 6 as this one, 5 to 3 a byte per
     // site, 4 and 3 without the algorithm (Metropolis), 3 saying whether a
     // chain is under way rather than how many.
@@ -249,7 +251,7 @@ fn checkpoints_move_between_runners() {
     };
     // Before version 8 the random numbers were keyed by the seed alone: a
     // run under way cannot go on bit for bit, and is refused ...
-    for (bytes, version) in earlier(&v8, "\"current\":1", "\"has_current\":true").iter().zip((3..=7).rev()) {
+    for (bytes, version) in earlier(&now, "\"current\":1", "\"has_current\":true").iter().zip((3..=7).rev()) {
         let e = decode(bytes).unwrap_err().to_string();
         assert!(e.contains(&format!("format version {version} keyed its random numbers by the seed alone")), "{e}");
     }
@@ -265,9 +267,9 @@ fn checkpoints_move_between_runners() {
         assert!(j.contains("\"init\":\"random\"") && j.contains("\"field\":0.0"), "{j}");
         j.replace("\"init\":\"random\"", "\"init\":\"ordered\"").replace("\"field\":0.0", "\"field\":-0.5")
     };
-    let e = decode(&rewritten(&v8, 6, against_field)).unwrap_err().to_string();
+    let e = decode(&rewritten(&now, 6, against_field)).unwrap_err().to_string();
     assert!(e.contains("format version 6 started ordered lattices under h = -0.5"), "{e}");
-    assert!(decode(&rewritten(&v8, 8, against_field)).is_ok());
+    assert!(decode(&rewritten(&now, 8, against_field)).is_ok());
     // A heat-bath run's checkpoint keeps its algorithm; a newer version is
     // refused with the version this build reads.
     let hb = config_for(false, Algorithm::HeatBath);
@@ -275,8 +277,8 @@ fn checkpoints_move_between_runners() {
     assert!(Runner::on(hb.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&hb), &mut stop).is_err());
     let bytes = stop.saved.unwrap();
     assert_eq!(decode(&bytes).unwrap().config.algorithm(), Algorithm::HeatBath);
-    let e = decode(&rewritten(&bytes, 9, str::to_string)).unwrap_err().to_string();
-    assert!(e.contains("reads version 8") && !e.contains("damaged"), "{e}");
+    let e = decode(&rewritten(&bytes, 10, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("reads version 9") && !e.contains("damaged"), "{e}");
     // A flipped bit in the version field itself: the checksum says so.
     let mut flipped = bytes.clone();
     flipped[11] ^= 0x80;
@@ -780,4 +782,30 @@ fn a_finished_tempering_run_of_format_7_gives_its_results() {
     assert!(Runner::on(cfg.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&cfg), &mut stop).is_err());
     let e = decode(&as_format_7(&stop.saved.unwrap())).unwrap_err().to_string();
     assert!(e.contains("the unfinished run cannot be continued"), "{e}");
+}
+
+/// A finished run may keep its last lattice (for its snapshot) in its
+/// checkpoint; a run not finished, or a lattice of another size, may not.
+#[test]
+fn a_finished_runs_last_lattice_travels_in_its_checkpoint() {
+    let cfg = config(false);
+    let mut runner = Runner::on(cfg.clone(), &Device::CPU).unwrap();
+    let mut state = RunState::new(&cfg);
+    let fresh = runner.lattice().unwrap();
+    assert!(state.keep_last_lattice(&cfg, fresh).is_err(), "not finished");
+    runner.run(&mut state, &mut Quiet).unwrap();
+    assert!(decode(&encode(&cfg, &state)).unwrap().state.last_lattice().is_none());
+    let other =
+        Lattice::new(&PottsModel::new(cfg.q(), cfg.size() * 2, cfg.height()).unwrap(), InitialState::Ordered, 1, 0);
+    assert!(state.keep_last_lattice(&cfg, other).is_err(), "another size");
+    let last = runner.lattice().unwrap();
+    state.keep_last_lattice(&cfg, last.clone()).unwrap();
+    let bytes = encode(&cfg, &state);
+    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 9);
+    let back = decode(&bytes).unwrap();
+    assert_eq!(back.state.last_lattice(), Some(&last));
+    assert_eq!(back.state, state);
+    // The header's count and the lattices that follow must agree.
+    let e = decode(&rewritten(&bytes, 9, |j| j.replace(",\"last\":true", ""))).unwrap_err().to_string();
+    assert!(e.contains("lattices"), "{e}");
 }

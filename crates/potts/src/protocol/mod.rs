@@ -33,8 +33,10 @@ mod config;
 mod config_file;
 mod runner;
 mod state;
+mod warnings;
 
 pub use config::*;
 pub use config_file::*;
 pub use runner::*;
 pub use state::*;
+pub use warnings::*;

@@ -241,7 +241,10 @@ impl Runner {
 
     /// Runs from `state` to the end, returning every temperature's result.
     pub fn run(&mut self, state: &mut RunState, observer: &mut dyn Observer) -> Result<Vec<TemperatureResult>> {
-        state.backend_description = Some(self.backend_description());
+        // A finished state keeps the backend that ran it.
+        if !state.finished(&self.cfg) || state.backend_description.is_none() {
+            state.backend_description = Some(self.backend_description());
+        }
         if let Some(every) = self.cfg.exchange_every {
             return self.run_tempering(every, state, observer);
         }

@@ -82,6 +82,10 @@ pub struct RunState {
     /// in its checkpoint so that a resumed run saves as often (`None`: the
     /// driver's default).
     pub(crate) checkpoint_every: Option<f64>,
+    /// A finished run's last lattice (its last chain's), kept where the run
+    /// wrote a snapshot of it so that the snapshot can be written again
+    /// from the checkpoint ([`RunState::keep_last_lattice`]).
+    pub(crate) last_lattice: Option<Lattice>,
 }
 
 /// What a finished size of a study leaves for its results and series.
@@ -155,6 +159,7 @@ impl RunState {
             earlier: Vec::new(),
             backend_description: None,
             checkpoint_every: None,
+            last_lattice: None,
         }
     }
 
@@ -191,6 +196,39 @@ impl RunState {
     /// A value that is not a positive number is recorded as `None`.
     pub fn set_checkpoint_every(&mut self, seconds: Option<f64>) {
         self.checkpoint_every = seconds.filter(|s| s.is_finite() && *s > 0.0);
+    }
+
+    /// Keeps `lattice`, the last lattice of this finished run (the study's
+    /// last size), in the state and so in its checkpoint: a snapshot that
+    /// could not be written, or another one, can then be made from the
+    /// checkpoint without running again. Refused unless the run is
+    /// finished and the lattice is of its size and q.
+    pub fn keep_last_lattice(&mut self, cfg: &ProtocolConfig, lattice: Lattice) -> Result<()> {
+        let fits = lattice.width() == cfg.size() && lattice.height() == cfg.height() && lattice.q() == cfg.q();
+        if !self.finished(cfg) || !fits {
+            return Err(PottsError::InvalidInput(
+                "only a finished run keeps a last lattice, one of its own size and q".into(),
+            ));
+        }
+        self.last_lattice = Some(lattice);
+        Ok(())
+    }
+
+    /// The finished run's last lattice, if it was kept
+    /// ([`RunState::keep_last_lattice`]).
+    pub fn last_lattice(&self) -> Option<&Lattice> {
+        self.last_lattice.as_ref()
+    }
+
+    /// The backend that describes this size's results: for a finished
+    /// size, the one its state records as having run it (a checkpoint read
+    /// back on another machine names the machine that ran the run), else
+    /// `running`, the backend about to run it.
+    pub fn size_backend(&self, cfg: &ProtocolConfig, running: String) -> String {
+        match &self.backend_description {
+            Some(ran) if self.finished(cfg) => ran.clone(),
+            _ => running,
+        }
     }
 
     /// The backend that ran each of the study's finished sizes, as
