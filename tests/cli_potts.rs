@@ -156,7 +156,37 @@ fn bad_input_is_one_clear_line() {
     // Version 1 used another random-number assignment: refused by name.
     std::fs::write(&bad, b"WMCPOTTS\x01\x00\x00\x00 an old checkpoint, whatever follows").unwrap();
     assert_one_line_error(&["potts", "run", "--resume", bad.to_str().unwrap()], "older warpmc");
-    assert_one_line_error(&["potts", "run", "--resume", "/nonexistent/x.ckpt"], "/nonexistent/x.ckpt");
+    assert_one_line_error(&["potts", "run", "--resume", "/nonexistent/x.ckpt"], "--resume: /nonexistent/x.ckpt");
+}
+
+/// A checkpoint written for a GPU, resumed where there is none: the message
+/// says that the CPU continues it, and it does.
+#[test]
+fn a_gpu_runs_checkpoint_continues_on_the_cpu() {
+    use warpmc_potts::checkpoint::encode;
+    use warpmc_potts::{BackendChoice, ConfigFile, RunState};
+    let ckpt = tmp("gpu-run.ckpt");
+    let cfg = ConfigFile {
+        q: Some(3),
+        size: Some(8),
+        temp: Some(1.0),
+        therm: Some(5),
+        sweeps: Some(20),
+        backend: Some(BackendChoice::Cuda),
+        ..Default::default()
+    };
+    let cfg = cfg.resolve().unwrap();
+    std::fs::write(&ckpt, encode(&cfg, &RunState::new(&cfg))).unwrap();
+    let c = ckpt.to_str().unwrap();
+    for other in ["next", "cpu"] {
+        let _ = std::fs::remove_file(format!("{c}.{other}"));
+    }
+    let o = warpmc(&["potts", "run", "--resume", c, "--checkpoint", &format!("{c}.next")]);
+    if !o.status.success() {
+        assert_one_line_failure(&[], &o, "--backend cpu continues it on the CPU");
+    }
+    let o = warpmc(&["potts", "run", "--resume", c, "--backend", "cpu", "--checkpoint", &format!("{c}.cpu")]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
@@ -2366,4 +2396,10 @@ fn each_size_of_a_study_has_its_own_rule_and_backend_in_its_provenance() {
         |p: &Path| std::fs::read_to_string(p).unwrap().lines().find(|l| l.contains("; backend: ")).map(str::to_string);
     assert_eq!(backend_line(&again), backend_line(&csv));
     assert!(backend_line(&csv).unwrap().contains("a byte per spin"));
+    // The CSV header gives each size's rule and backend.
+    let header = std::fs::read_to_string(&csv).unwrap();
+    let line_of = |l: &str| header.lines().find(|x| x.starts_with(&format!("# L = {l}: "))).unwrap_or("").to_string();
+    let (l32, l64) = (line_of("32"), line_of("64"));
+    assert!(l32.contains("one random word per site") && l32.contains("a byte per spin"), "{header}");
+    assert!(l64.contains("bit-sliced") && l64.contains("bit planes"), "{header}");
 }

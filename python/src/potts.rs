@@ -438,14 +438,37 @@ fn potts_run(
     run_and_report(py, &study, 0, state, saving, series)
 }
 
-/// Raises each of `warnings` as a `RuntimeWarning` at the caller's line
-/// (a warnings filter that makes them errors stops the call here).
+/// Raises each of `warnings` as a `RuntimeWarning` at the line of the
+/// caller's code that called into the package (a warnings filter that
+/// makes them errors stops the call here).
 fn warn_all(py: Python<'_>, warnings: impl IntoIterator<Item = String>) -> PyResult<()> {
+    let mut level = None;
     for w in warnings {
+        let level = *level.get_or_insert_with(|| callers_level(py));
         let text = std::ffi::CString::new(w.replace('\0', "")).unwrap_or_default();
-        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, 2)?;
+        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, level)?;
     }
     Ok(())
+}
+
+/// The `stacklevel` of the first frame outside the `warpmc` package, for
+/// a warning raised from native code (1: the frame that called it).
+fn callers_level(py: Python<'_>) -> i32 {
+    let in_package = |frame: &Bound<'_, PyAny>| -> Option<bool> {
+        let name = frame.getattr("f_globals").ok()?.get_item("__name__").ok()?;
+        let name: String = name.extract().ok()?;
+        Some(name == "warpmc" || name.starts_with("warpmc."))
+    };
+    let Ok(mut frame) = py.import("sys").and_then(|sys| sys.call_method1("_getframe", (0,))) else { return 1 };
+    let mut level = 1;
+    while in_package(&frame) == Some(true) {
+        match frame.getattr("f_back") {
+            Ok(back) if !back.is_none() => frame = back,
+            _ => break,
+        }
+        level += 1;
+    }
+    level
 }
 
 /// Where a run writes every measurement (`series=`, the command line's
@@ -525,6 +548,10 @@ fn potts_resume(
     let finished = state.finished(&cfg) && sizes.last() == Some(&cfg.size());
     let target = checkpoint.or_else(|| (!finished).then(|| path.clone()));
     // As often as the run was saved before, unless told otherwise.
+    // Checked even where nothing is written (a finished run's results).
+    if let Some(s) = checkpoint_every.filter(|s| !s.is_finite() || *s <= 0.0) {
+        return Err(PyValueError::new_err(format!("checkpoint_every = {s}: give a positive number of seconds")));
+    }
     let every = checkpoint_every.or(state.checkpoint_every()).filter(|_| target.is_some());
     let series = series_file(series, &[Some(&path), target.as_deref()])?;
     let saving = saving(target, every, force, Some(&path))?;
@@ -607,10 +634,11 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// The model is H = -J sum_<ij> delta(s_i, s_j) - h sum_i delta(s_i, 0) on
 /// a `size` × `height` torus (`height` defaults to `size`), with the
 /// keyword arguments `coupling` J (1.0) and `field` h (0.0). `init` is the
-/// start state: "ordered" (every spin 0, the default) or "random" (note
-/// that `run` starts random by default). `backend` is "auto" (a usable GPU,
-/// else the CPU; the default), "cpu" or "cuda". Arguments given as None
-/// take these defaults.
+/// start state: "ordered" (every spin 0, or 1 where h < 0, the state the
+/// field favours; the default) or "random" (note that `run` starts random
+/// by default). `backend` is "auto" (a usable GPU, else the CPU; the
+/// default), "cpu" or "cuda" ("gpu" is taken for "cuda"). Arguments given
+/// as None take these defaults.
 ///
 /// `seed` names the chain's random numbers: the same seed gives the same
 /// chain on every backend, and the same numbers at any size or
@@ -898,7 +926,9 @@ impl PySimulation {
     /// start below T_c, whose clusters are small: start such a chain with
     /// init="ordered") and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
-    /// `KeyboardInterrupt`; the sweeps done so far are kept.
+    /// `KeyboardInterrupt`; the sweeps done so far are kept. A chain runs
+    /// at most 2^31 - 1 sweeps in all (its random numbers are numbered by
+    /// sweep); more are refused before the first.
     fn sweeps<'py>(slf: Bound<'py, Self>, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let n = whole("n", n, 0, u64::MAX.into())? as u64;
         // The chain's limit, checked before the first sweep rather than

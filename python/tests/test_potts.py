@@ -889,8 +889,10 @@ def test_word_arguments_of_the_wrong_kind_name_themselves():
 
 def test_run_and_simulation_warn_as_the_command_line_does():
     quick = dict(size=8, therm=5, sweeps=20, backend="cpu")
-    with pytest.warns(RuntimeWarning, match="wolff from a random start below T_c"):
+    with pytest.warns(RuntimeWarning, match="wolff from a random start below T_c") as seen:
         potts.run(q=2, temps=[0.9], algorithm="wolff", init="random", **quick)
+    # Said at the caller's line, not inside the package.
+    assert [w.filename for w in seen if "wolff" in str(w.message)] == [__file__]
     with pytest.warns(RuntimeWarning, match="q = 2 Metropolis makes even the costliest flip"):
         potts.run(q=2, temps=[1.0, 50.0], **quick)
     with pytest.warns(RuntimeWarning, match="temperature 1 is listed more than once"):
@@ -900,8 +902,9 @@ def test_run_and_simulation_warn_as_the_command_line_does():
         potts.run(q=2, temps=[1.0], algorithm="wolff", init="ordered", **quick)
         sim = potts.Simulation(2, 8, 1.0, backend="cpu")
     assert not [w for w in seen if "random start" in str(w.message) or "costliest" in str(w.message)], seen
-    with pytest.warns(RuntimeWarning, match="T = 50: q = 2 Metropolis"):
+    with pytest.warns(RuntimeWarning, match="T = 50: q = 2 Metropolis") as seen:
         potts.Simulation(2, 8, 50.0, backend="cpu")
+    assert [w.filename for w in seen if "Metropolis" in str(w.message)] == [__file__]
     with pytest.warns(RuntimeWarning, match="T = 10000: q = 2 Metropolis"):
         sim.temperature = 1e4
     # A filter that makes it an error stops the call before it runs.
@@ -909,3 +912,14 @@ def test_run_and_simulation_warn_as_the_command_line_does():
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(RuntimeWarning):
             potts.run(q=2, temps=[50.0], **quick)
+
+
+def test_exact_and_resume_refuse_what_run_refuses(tmp_path):
+    with pytest.raises(ValueError, match="the size 8 is given twice"):
+        potts.exact(q=2, size=[8, 8], temps=[1.0])
+    ckpt = str(tmp_path / "done.ckpt")
+    potts.run(q=2, size=8, temps=[1.0], therm=5, sweeps=20, backend="cpu", checkpoint=ckpt)
+    # Checked for a finished run too, which writes nothing.
+    with pytest.raises(ValueError, match="checkpoint_every = nan"):
+        potts.resume(ckpt, checkpoint_every=float("nan"))
+    assert len(potts.resume(ckpt)) == 1

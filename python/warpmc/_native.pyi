@@ -73,7 +73,8 @@ class Simulation:
     def field(self) -> float: ...
     def sweeps(self, n: int) -> "Simulation":
         """Runs `n` sweeps and returns the simulation (Ctrl-C stops between
-        sweeps with KeyboardInterrupt)."""
+        sweeps with KeyboardInterrupt). A chain runs at most 2**31 - 1
+        sweeps in all."""
     def energy(self) -> float:
         """Energy per site, H/N."""
     def magnetization(self) -> float:

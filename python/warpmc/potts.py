@@ -544,6 +544,9 @@ def exact(
             raise TypeError(f"{name} has no default: give it")
     sizes = _plain("size", size)
     sizes = sizes if isinstance(sizes, list) else [sizes]
+    repeated = sorted({s for s in sizes if sizes.count(s) > 1 and isinstance(s, int)})
+    if repeated:
+        raise ValueError(f"the size {repeated[0]} is given twice")
     for name, value in (("q", q), *(("size", s) for s in sizes), ("height", height)):
         if value is None:
             continue

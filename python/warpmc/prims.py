@@ -360,7 +360,9 @@ def reduce(x: Array, op: str = "sum", *, backend: str = "auto") -> Array:
     gives -0 and max +0 (numpy's may give either). A floating-point sum on
     the CPU adds pairwise, as numpy's does (its error grows with the
     logarithm of the length), and on the GPU in a tree, with another
-    rounding.
+    rounding. Integer sums wrap in the input's type (an int32 sum past
+    2**31 - 1 comes out negative; numpy's ``.sum()`` widens to int64):
+    give int64 for large sums.
     """
     op = _word("op", op, "'sum', 'min' or 'max'")
     backend = _word("backend", backend, "'auto', 'cpu' or 'cuda'")

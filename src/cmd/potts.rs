@@ -329,7 +329,8 @@ struct RunArgs {
     /// --checkpoint names another (a finished run's checkpoint only gives
     /// its results, and is not written again). The run's protocol, its
     /// length included, is the checkpoint's: for more statistics, start
-    /// another run with its own --seed and combine the results.
+    /// another run with its own --seed and combine the results. --backend
+    /// may be given: any backend continues the run with the same bits.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     resume: Option<PathBuf>,
 }
@@ -445,9 +446,12 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
             );
         }
         if args.physics_given() || args.config.is_some() {
-            bail!("--resume takes the whole protocol from the checkpoint; drop the model and protocol flags");
+            bail!(
+                "--resume takes the whole protocol from the checkpoint; drop the model and protocol flags (--backend \
+                 may stay: any backend continues the run with the same bits)"
+            );
         }
-        let bytes = team.read(path, checkpoint::read_bytes)?;
+        let bytes = team.read(path, checkpoint::read_bytes).context("--resume")?;
         let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::decode(&bytes).map_err(|e| match e {
             PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.clone(), message },
             other => other,
@@ -688,7 +692,18 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     let device = if !algorithm.runs_on_gpu() && backend == BackendChoice::Cuda {
         team.device(BackendChoice::Cpu)?
     } else {
-        team.device(backend)?
+        // A checkpoint's backend may not be on this machine: another gives
+        // the same bits.
+        match (team.device(backend), &args.resume) {
+            (Err(e), Some(c)) if args.backend.is_none() => {
+                return Err(e.context(format!(
+                    "the run in {} asks for backend {backend} (--backend cpu continues it on the CPU, with the same \
+                     bits)",
+                    c.display()
+                )));
+            }
+            (device, _) => device?,
+        }
     };
     if !algorithm.runs_on_gpu() && (device.name() == "cuda" || backend == BackendChoice::Cuda) && team.is_first() {
         noteln!("note: {algorithm} updates run on the CPU, whatever the backend");
@@ -1201,6 +1216,8 @@ const MAX_ROW_WARNINGS: u64 = 100;
 #[derive(Debug)]
 struct LogProgress {
     size: usize,
+    /// Which size of the study it is (from 1), and how many there are.
+    of: (usize, usize),
     since: Instant,
     from: u64,
     next: Instant,
@@ -1212,13 +1229,13 @@ const LOG_PROGRESS_EVERY: Duration = Duration::from_secs(600);
 impl Default for LogProgress {
     fn default() -> Self {
         let now = Instant::now();
-        LogProgress { size: 0, since: now, from: 0, next: now + Duration::from_secs(60) }
+        LogProgress { size: 0, of: (1, 1), since: now, from: 0, next: now + Duration::from_secs(60) }
     }
 }
 
 impl LogProgress {
-    fn begin(&mut self, size: usize, done: u64) {
-        *self = LogProgress { size, from: done, ..LogProgress::default() };
+    fn begin(&mut self, size: usize, of: (usize, usize), done: u64) {
+        *self = LogProgress { size, of, from: done, ..LogProgress::default() };
     }
 
     fn report(&mut self, done: u64, total: u64) {
@@ -1229,13 +1246,18 @@ impl LogProgress {
         self.next = now + LOG_PROGRESS_EVERY;
         let secs = now.duration_since(self.since).as_secs_f64();
         let rate = done.saturating_sub(self.from) as f64 / secs.max(1e-9);
+        // The time left is this size's: later sizes run at other rates.
+        let (which, this_size) = match self.of {
+            (k, n) if n > 1 => (format!(" (size {k} of {n})"), if k < n { " for this size" } else { "" }),
+            _ => (String::new(), ""),
+        };
         let left = if rate > 0.0 {
-            format!(", about {} left", super::duration((total - done) as f64 / rate))
+            format!(", about {} left{this_size}", super::duration((total - done) as f64 / rate))
         } else {
             String::new()
         };
         noteln!(
-            "progress: L = {}: {:.1} % of {} sweeps, {} so far{left}",
+            "progress: L = {}{which}: {:.1} % of {} sweeps, {} so far{left}",
             self.size,
             100.0 * done as f64 / total as f64,
             sci(total as f64),
@@ -1265,7 +1287,7 @@ impl Output {
         let bar = if writes && terminal {
             let b = ProgressBar::new(0);
             b.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} sweeps  {per_sec}  eta {eta}")
+                ProgressStyle::with_template("{prefix}{bar:40} {pos}/{len} sweeps  {per_sec}  eta {eta}")
                     .expect("valid template"),
             );
             b
@@ -1348,8 +1370,13 @@ impl Output {
         }
         self.bar.set_length(cfg.total_sweeps());
         self.bar.set_position(state.sweeps_done(cfg));
+        let sizes = &self.provenance.sizes;
+        let which = (sizes.iter().position(|&l| l == cfg.size()).map_or(1, |i| i + 1), sizes.len());
+        if which.1 > 1 {
+            self.bar.set_prefix(format!("L = {} ({} of {}) ", cfg.size(), which.0, which.1));
+        }
         if let Some(p) = &mut self.log_progress {
-            p.begin(cfg.size(), state.sweeps_done(cfg));
+            p.begin(cfg.size(), which, state.sweeps_done(cfg));
         }
         Ok(())
     }
@@ -1618,7 +1645,8 @@ impl Output {
         } else {
             String::new()
         };
-        let text = self.provenance.comment_lines() + &incomplete + &columns.join(",") + "\n" + &self.csv_rows;
+        let header = self.provenance.study_comment_lines(&self.backends);
+        let text = header + &incomplete + &columns.join(",") + "\n" + &self.csv_rows;
         warpmc_host::output::write_bytes(path, text.as_bytes())?;
         self.csv_written = Some(Instant::now());
         self.csv_due = false;

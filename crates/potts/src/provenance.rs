@@ -154,6 +154,34 @@ impl Provenance {
         )
     }
 
+    /// [`comment_lines`](Self::comment_lines) for a CSV file of every size
+    /// of the study: where it has several, the line of the update rule and
+    /// the backend is given for each size, as both can differ between
+    /// sizes (Metropolis is bit-sliced only where the width is a multiple
+    /// of 64). `backends` names the backend that ran each size, where one
+    /// has; the JSON line stays this provenance's (the first size's).
+    pub fn study_comment_lines(&self, backends: &[(usize, String)]) -> String {
+        let lines = self.comment_lines();
+        if self.sizes.len() <= 1 {
+            return lines;
+        }
+        let mut out = String::new();
+        for line in lines.lines() {
+            if line == format!("# {}; backend: {}", self.algorithm, self.backend) {
+                for &l in &self.sizes {
+                    let ran = backends.iter().find(|(size, _)| *size == l).map(|(_, b)| b.as_str());
+                    let rule = self.config.for_size(l).and_then(|c| algorithm(&c));
+                    let rule = rule.unwrap_or_else(|_| self.algorithm.clone());
+                    out += &format!("# L = {l}: {rule}; backend: {}\n", ran.unwrap_or("not run yet"));
+                }
+            } else {
+                out += line;
+                out.push('\n');
+            }
+        }
+        out
+    }
+
     /// Key and value pairs for PNG text chunks.
     pub fn text_chunks(&self) -> Vec<(String, String)> {
         vec![
@@ -204,6 +232,23 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(&Provenance::new(&cfg, "CPU", None).unwrap().to_json()).unwrap();
         assert!(v["algorithm"].as_str().unwrap().starts_with("checkerboard heat-bath"), "{v}");
         assert_eq!(v["config"]["algorithm"], "heat-bath");
+    }
+
+    #[test]
+    fn a_study_header_gives_each_sizes_rule_and_backend() {
+        let study = ConfigFile { q: Some(3), sizes: Some(vec![32, 64, 128]), temp: Some(1.0), ..Default::default() }
+            .resolve_sizes()
+            .unwrap();
+        let p = Provenance::new(&study[0], "CPU one", None).unwrap();
+        let lines = p.study_comment_lines(&[(32, "CPU one".into()), (64, "CPU two".into())]);
+        assert!(lines.lines().all(|l| l.starts_with('#')), "{lines}");
+        let of = |l: usize| lines.lines().find(|x| x.starts_with(&format!("# L = {l}: "))).unwrap().to_string();
+        assert!(of(32).contains("one random word per site") && of(32).ends_with("backend: CPU one"), "{lines}");
+        assert!(of(64).contains("bit-sliced") && of(64).ends_with("backend: CPU two"), "{lines}");
+        assert!(of(128).ends_with("backend: not run yet"), "{lines}");
+        // One size: the lines of the run itself.
+        let one = Provenance::new(&config(), "CPU", None).unwrap();
+        assert_eq!(one.study_comment_lines(&[]), one.comment_lines());
     }
 
     #[test]
