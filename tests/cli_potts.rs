@@ -2403,3 +2403,47 @@ fn each_size_of_a_study_has_its_own_rule_and_backend_in_its_provenance() {
     assert!(l32.contains("one random word per site") && l32.contains("a byte per spin"), "{header}");
     assert!(l64.contains("bit-sliced") && l64.contains("bit planes"), "{header}");
 }
+
+/// `potts inspect` tells how far a checkpoint's run has got, in text and
+/// JSON, without changing the file; anything else is one line.
+#[test]
+fn inspect_tells_a_checkpoints_progress() {
+    use warpmc_potts::checkpoint::encode;
+    use warpmc_potts::{ConfigFile, RunState, Temperatures};
+    let ckpt = tmp("inspect.ckpt");
+    let cfg = ConfigFile {
+        q: Some(3),
+        size: Some(8),
+        temps: Some(Temperatures::List(vec![0.9, 1.1])),
+        therm: Some(5),
+        sweeps: Some(20),
+        ..Default::default()
+    };
+    let cfg = cfg.resolve().unwrap();
+    std::fs::write(&ckpt, encode(&cfg, &RunState::new(&cfg))).unwrap();
+    let c = ckpt.to_str().unwrap();
+    let o = warpmc(&["potts", "inspect", c]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("q = 3") && text.contains("8 × 8") && text.contains("2 temperatures, 0.9 … 1.1"), "{text}");
+    assert!(text.contains("progress: 0 of 2 temperatures finished") && text.contains("--resume"), "{text}");
+    let json = |o: &Output| serde_json::from_str::<serde_json::Value>(&stdout(o)).unwrap();
+    let v = json(&warpmc(&["potts", "inspect", c, "--json"]));
+    assert_eq!(
+        (v["finished"].as_bool(), v["format"].as_u64(), v["temperatures"].as_u64()),
+        (Some(false), Some(9), Some(2))
+    );
+    // A finished run's: the same file afterwards.
+    let _ = std::fs::remove_file(&ckpt);
+    let o = run_small(&["--temps", "0.9,1.1", "--therm", "5", "--sweeps", "20", "--checkpoint", c]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(&ckpt).unwrap();
+    let v = json(&warpmc(&["potts", "inspect", c, "--json"]));
+    assert_eq!((v["finished"].as_bool(), v["temperatures_finished"].as_u64()), (Some(true), Some(2)));
+    assert!(stdout(&warpmc(&["potts", "inspect", c])).contains("progress: finished"));
+    assert_eq!(std::fs::read(&ckpt).unwrap(), before);
+    let other = tmp("inspect-other.txt");
+    std::fs::write(&other, "not a checkpoint").unwrap();
+    assert_one_line_error(&["potts", "inspect", other.to_str().unwrap()], "not a warpmc Potts checkpoint");
+    assert_one_line_error(&["potts", "inspect", "/nonexistent/x.ckpt"], "/nonexistent/x.ckpt");
+}

@@ -920,6 +920,6 @@ def test_exact_and_resume_refuse_what_run_refuses(tmp_path):
     ckpt = str(tmp_path / "done.ckpt")
     potts.run(q=2, size=8, temps=[1.0], therm=5, sweeps=20, backend="cpu", checkpoint=ckpt)
     # Checked for a finished run too, which writes nothing.
-    with pytest.raises(ValueError, match="checkpoint_every = nan"):
+    with pytest.raises(ValueError, match="checkpoint_every = NaN"):
         potts.resume(ckpt, checkpoint_every=float("nan"))
     assert len(potts.resume(ckpt)) == 1

@@ -33,6 +33,7 @@ mod flame_genome;
 mod potts;
 mod potts_bench;
 mod potts_exact;
+mod potts_inspect;
 mod potts_mpi;
 #[cfg(feature = "mpi")]
 pub(crate) use potts_mpi::help_under_mpirun;

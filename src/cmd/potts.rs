@@ -126,6 +126,16 @@ enum PottsCommand {
     ///   warpmc potts exact --size 32 --temps 1.1,1.13,1.16 --out exact32.csv
     #[command(verbatim_doc_comment)]
     Exact(Box<super::potts_exact::ExactArgs>),
+    /// What a checkpoint holds and how far its run has got (the model, the
+    /// protocol, the temperatures finished, the chains under way, the
+    /// backend that ran it, whether it is finished), read without running
+    /// anything or changing the file.
+    ///
+    /// Examples:
+    ///   warpmc potts inspect seed.ckpt
+    ///   warpmc potts inspect seed.ckpt --json | jq .finished
+    #[command(verbatim_doc_comment)]
+    Inspect(super::potts_inspect::InspectArgs),
 }
 
 #[derive(Debug, Args)]
@@ -411,6 +421,7 @@ pub(crate) fn run(args: PottsArgs) -> anyhow::Result<()> {
         PottsCommand::Run(a) => run_protocol(*a),
         PottsCommand::Bench(a) => super::potts_bench::run_bench(*a),
         PottsCommand::Exact(a) => super::potts_exact::run(*a),
+        PottsCommand::Inspect(a) => super::potts_inspect::run(a),
     }
 }
 

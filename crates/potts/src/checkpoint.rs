@@ -293,6 +293,12 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The format version checkpoint bytes say they are in, if they begin as
+/// a checkpoint does (the rest unchecked: see [`decode`]).
+pub fn format_version(bytes: &[u8]) -> Option<u32> {
+    (bytes.len() >= 12 && &bytes[..8] == MAGIC).then(|| u32::from_le_bytes(bytes[8..12].try_into().unwrap()))
+}
+
 /// Parses checkpoint bytes; a [`PottsError::BadCheckpoint`] says what is
 /// wrong.
 pub fn decode(bytes: &[u8]) -> Result<Checkpoint> {

@@ -283,6 +283,34 @@ impl RunState {
         self.temp_index >= cfg.temperatures.len()
     }
 
+    /// Temperatures of this size finished (a tempering run finishes them
+    /// all at once, at its end).
+    pub fn temperatures_finished(&self, cfg: &ProtocolConfig) -> usize {
+        self.temp_index.min(cfg.temperatures.len())
+    }
+
+    /// The chains under way and the sweeps each has done at its
+    /// temperature (a tempering run: every replica, at the run's sweep);
+    /// `(0, 0)` between chains.
+    pub fn under_way(&self) -> (usize, u64) {
+        match &self.tempering {
+            Some(t) if !t.lattices.is_empty() => (t.replicas().members(), t.sweep()),
+            _ if self.sweep > 0 => (self.group.max(1), self.sweep),
+            _ => (0, 0),
+        }
+    }
+
+    /// The backend that ran this size so far (its end, if it was resumed),
+    /// as the state records it; `None` before a runner has run it.
+    pub fn recorded_backend(&self) -> Option<&str> {
+        self.backend_description.as_deref()
+    }
+
+    /// The sizes of the study finished before this one.
+    pub fn sizes_finished(&self) -> usize {
+        self.earlier.len()
+    }
+
     /// Sweeps done so far, all samples and temperatures.
     pub fn sweeps_done(&self, cfg: &ProtocolConfig) -> u64 {
         if let Some(t) = &self.tempering
