@@ -629,7 +629,9 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// CPU whatever the backend). Temperatures at which q = 2 Metropolis would
 /// hardly ever reject a flip ((4|J| + |h|)/T below about 2.3e-10, one
 /// rejection in 2^32 tries) are refused, as `run` refuses them: there the
-/// chain only alternates between two states.
+/// chain only alternates between two states. Where even the costliest flip
+/// is made with probability above 0.8, `sweeps` warns (RuntimeWarning,
+/// once per temperature): the chain mixes very slowly there.
 ///
 /// The model is H = -J sum_<ij> delta(s_i, s_j) - h sum_i delta(s_i, 0) on
 /// a `size` × `height` torus (`height` defaults to `size`), with the
@@ -670,6 +672,9 @@ const STRETCH: Duration = Duration::from_millis(100);
 pub(crate) struct PySimulation {
     sim: Held,
     seed: u64,
+    /// The temperature (its bits) whose alternation warning `sweeps` gave
+    /// last: one warning per temperature swept at, not one per call.
+    warned_at: std::sync::Mutex<Option<u64>>,
 }
 
 /// A simulation as its Python object holds it.
@@ -916,8 +921,7 @@ impl PySimulation {
                 Held::Device(OwnedByThread::new(heard(py, &signals, made)?.0))
             }
         };
-        warn_all(py, warpmc_potts::protocol::alternation_warning(algorithm, q, coupling, field, &[temp]))?;
-        Ok(PySimulation { sim, seed })
+        Ok(PySimulation { sim, seed, warned_at: std::sync::Mutex::new(None) })
     }
 
     /// Runs `n` sweeps (Metropolis and heat-bath: one update per site;
@@ -941,6 +945,31 @@ impl PySimulation {
             return Err(PyValueError::new_err(format!(
                 "a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps; {done} done and {n} more asked"
             )));
+        }
+        // Before the first sweep at a temperature where q = 2 Metropolis
+        // alternates (once per temperature; a filter that makes it an
+        // error stops the call before it sweeps).
+        let (temp, warning) = with_sim!(&slf.try_borrow()?.sim, get, s => (
+            s.temperature(),
+            warpmc_potts::protocol::alternation_warning(
+                s.algorithm(), s.model().q(), s.model().coupling(), s.model().field(), &[s.temperature()]
+            )
+        ));
+        if n > 0 && warning.is_some() {
+            // Neither the lock nor a borrow is held while the warning runs
+            // Python code (a `showwarning` may use the simulation).
+            let warned_at = |set: Option<u64>| -> PyResult<Option<u64>> {
+                let this = slf.try_borrow()?;
+                let mut at = this.warned_at.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                Ok(match set {
+                    Some(bits) => at.replace(bits),
+                    None => *at,
+                })
+            };
+            if warned_at(None)? != Some(temp.to_bits()) {
+                warn_all(py, warning)?;
+                warned_at(Some(temp.to_bits()))?;
+            }
         }
         crate::fork::check_threads()?;
         let mut left = n;
@@ -1104,10 +1133,7 @@ impl PySimulation {
             });
             heard(py, signals, set)?;
         });
-        let warning = with_sim!(&self.sim, get, s => warpmc_potts::protocol::alternation_warning(
-            s.algorithm(), s.model().q(), s.model().coupling(), s.model().field(), &[temp]
-        ));
-        warn_all(py, warning)
+        Ok(())
     }
 
     /// The coupling J.

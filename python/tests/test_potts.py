@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -902,16 +904,28 @@ def test_run_and_simulation_warn_as_the_command_line_does():
         potts.run(q=2, temps=[1.0], algorithm="wolff", init="ordered", **quick)
         sim = potts.Simulation(2, 8, 1.0, backend="cpu")
     assert not [w for w in seen if "random start" in str(w.message) or "costliest" in str(w.message)], seen
-    with pytest.warns(RuntimeWarning, match="T = 50: q = 2 Metropolis") as seen:
-        potts.Simulation(2, 8, 50.0, backend="cpu")
-    assert [w.filename for w in seen if "Metropolis" in str(w.message)] == [__file__]
-    with pytest.warns(RuntimeWarning, match="T = 10000: q = 2 Metropolis"):
-        sim.temperature = 1e4
-    # A filter that makes it an error stops the call before it runs.
+    # A Simulation warns when it first sweeps at such a temperature, once
+    # per temperature; made, copied or unpickled, it says nothing.
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
+        hot = potts.Simulation(2, 8, 50.0, seed=3, backend="cpu")
+        copy.deepcopy(hot)
+        pickle.loads(pickle.dumps(hot))
+        # A filter that makes it an error stops the call before it sweeps.
+        with pytest.raises(RuntimeWarning, match="T = 50: q = 2 Metropolis"):
+            hot.sweeps(5)
+        assert hot.sweeps_done == 0
         with pytest.raises(RuntimeWarning):
             potts.run(q=2, temps=[50.0], **quick)
+    with pytest.warns(RuntimeWarning, match="T = 50: q = 2 Metropolis") as seen:
+        hot.sweeps(5)
+    assert [w.filename for w in seen if "Metropolis" in str(w.message)] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert hot.sweeps(5).sweeps_done == 10
+    sim.temperature = 1e4
+    with pytest.warns(RuntimeWarning, match="T = 10000: q = 2 Metropolis"):
+        sim.sweeps(1)
 
 
 def test_exact_and_resume_refuse_what_run_refuses(tmp_path):

@@ -544,9 +544,6 @@ def exact(
             raise TypeError(f"{name} has no default: give it")
     sizes = _plain("size", size)
     sizes = sizes if isinstance(sizes, list) else [sizes]
-    repeated = sorted({s for s in sizes if sizes.count(s) > 1 and isinstance(s, int)})
-    if repeated:
-        raise ValueError(f"the size {repeated[0]} is given twice")
     for name, value in (("q", q), *(("size", s) for s in sizes), ("height", height)):
         if value is None:
             continue
@@ -554,6 +551,9 @@ def exact(
             raise TypeError(f"{name} must be a whole number, not {value!r}")
         if not 0 <= value < (2**32 if name == "q" else 2**64):
             raise ValueError(f"{name} = {value}: out of range")
+    repeated = sorted({s for s in sizes if sizes.count(s) > 1})
+    if repeated:
+        raise ValueError(f"the size {repeated[0]} is given twice")
     if isinstance(coupling, bool) or not isinstance(coupling, numbers.Real):
         raise TypeError(f"coupling must be a number, not {coupling!r}")
     if isinstance(temps, str):

@@ -927,24 +927,43 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 noteln!("snapshot: {}", path.display());
                 Ok(())
             });
-            let kept = state.last_lattice().is_some();
-            team.agree(written).err().map(|e| match &checkpoint_path {
-                Some(c) if team.is_first() && kept => anyhow::anyhow!(
-                    "{e}; the checkpoint {c} keeps the finished run's last lattice: `--resume {c} --snapshot \
-                     OTHER.png` writes the snapshot without running again",
-                    c = c.display()
-                ),
-                _ => e,
-            })
+            team.agree(written).err()
         }
         _ => None,
     };
-    let final_checkpoint = swept && checkpoint_path.is_some();
+    // A lattice that could not be had (a device's or a gather's failure)
+    // is not kept: a checkpoint this run saved on the way is then left as
+    // it is rather than replaced by the finished run's, so that --resume
+    // can run again what came after it and write the snapshot. Every
+    // process takes the same branch: the snapshot's outcome is agreed.
+    let keep_earlier =
+        snapshot_error.is_some() && team.first_says(out.checkpoint_ours && state.last_lattice().is_none());
+    let final_checkpoint = swept && checkpoint_path.is_some() && !keep_earlier;
     let result = match (result, &out.checkpoint_path) {
         (Ok(_), Some(path)) if team.is_first() && final_checkpoint => checkpoint::write(path, &study[at], &state),
         (result, _) => result.map(drop),
     };
     let result = if final_checkpoint { team.settle(result) } else { result };
+    // The snapshot's failure, with what the checkpoint now holds.
+    let kept = state.last_lattice().is_some();
+    let snapshot_error = snapshot_error.map(|e| match &checkpoint_path {
+        Some(c) if team.is_first() && final_checkpoint && result.is_ok() && kept => anyhow::anyhow!(
+            "{e}; the checkpoint {c} keeps the finished run's last lattice: `--resume {c} --snapshot OTHER.png` \
+             writes the snapshot without running again",
+            c = c.display()
+        ),
+        Some(c) if team.is_first() && keep_earlier => anyhow::anyhow!(
+            "{e}; the checkpoint {c} holds the state it last saved, not the finished run: `--resume {c} --snapshot \
+             OTHER.png` runs again what came after it and writes the snapshot",
+            c = c.display()
+        ),
+        Some(c) if team.is_first() && final_checkpoint && result.is_ok() => anyhow::anyhow!(
+            "{e}; no checkpoint was saved before the run ended, so {c} takes the finished run's results, which do \
+             not hold the lattice: only running again writes the snapshot",
+            c = c.display()
+        ),
+        _ => e,
+    });
     // The run's own failure, as said: the final checkpoint's with what the
     // file then holds.
     let run_error = |e: PottsError| -> anyhow::Error {
@@ -1363,6 +1382,10 @@ impl Output {
     fn begin_size(&mut self, cfg: &ProtocolConfig, state: &RunState, backend: String) -> anyhow::Result<()> {
         self.backends.retain(|(l, _)| *l != cfg.size());
         self.backends.push((cfg.size(), backend));
+        // The CSV's header names this size's backend from now on: the
+        // file is written again with it, even if the run stops before
+        // this size's first row.
+        self.csv_due |= self.csv_rows_of > 0;
         self.json_for(cfg.size())?;
         if self.begun {
             let done = std::mem::take(&mut self.current);

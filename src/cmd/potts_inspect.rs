@@ -147,7 +147,7 @@ pub(crate) fn run(a: InspectArgs) -> anyhow::Result<()> {
         let kept = if state.last_lattice().is_some() { " (--snapshot FILE writes its last lattice)" } else { "" };
         line(&mut out, format!("its results: {resume}{kept}"));
     } else {
-        line(&mut out, format!("continue with: {resume}"));
+        line(&mut out, format!("continue with: {resume} (and the run's output flags: --out, --series, --snapshot)"));
     }
     print!("{out}");
     Ok(())

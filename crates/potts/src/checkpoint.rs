@@ -41,6 +41,8 @@ const MAGIC: &[u8; 8] = b"WMCPOTTS";
 /// one (whose results need no random numbers) is read. Version 9 may keep
 /// a finished run's last lattice (`last`), for its snapshot.
 const VERSION: u32 = 9;
+/// The first version that may keep a finished run's last lattice.
+const FIRST_WITH_LAST_LATTICE: u32 = 9;
 /// The last version whose random numbers were keyed by the seed alone.
 const LAST_SEED_ALONE: u32 = 7;
 /// The last version whose ordered start under h < 0 was state 0.
@@ -382,6 +384,9 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         && header.series.iter().all(|s| s.len() == cfg.samples() as usize);
     if !consistent || header.saved.len() != RunState::new(&cfg).saved.len() {
         return Err("inconsistent run position".into());
+    }
+    if header.last && version < FIRST_WITH_LAST_LATTICE {
+        return Err(format!("a last lattice in a checkpoint of format {version}, which keeps none"));
     }
     if header.last && !finished_study {
         return Err("a last lattice in the checkpoint of a run that is not finished".into());

@@ -805,7 +805,36 @@ fn a_finished_runs_last_lattice_travels_in_its_checkpoint() {
     let back = decode(&bytes).unwrap();
     assert_eq!(back.state.last_lattice(), Some(&last));
     assert_eq!(back.state, state);
-    // The header's count and the lattices that follow must agree.
+    // The header's count and the lattices that follow must agree, and a
+    // format before 9 keeps none.
     let e = decode(&rewritten(&bytes, 9, |j| j.replace(",\"last\":true", ""))).unwrap_err().to_string();
     assert!(e.contains("lattices"), "{e}");
+    let e = decode(&rewritten(&bytes, 8, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("format 8, which keeps none"), "{e}");
+}
+
+/// Only the last size of a study keeps a last lattice: an earlier one's
+/// state, finished, refuses it (its checkpoint would be refused).
+#[test]
+fn only_a_studys_last_size_keeps_its_last_lattice() {
+    let file = ConfigFile {
+        q: Some(3),
+        sizes: Some(vec![8, 16]),
+        temps: Some(warpmc_potts::Temperatures::List(vec![1.0])),
+        therm: Some(5),
+        sweeps: Some(20),
+        backend: Some(warpmc_potts::BackendChoice::Cpu),
+        ..Default::default()
+    };
+    let study = file.resolve_sizes().unwrap();
+    let mut runner = Runner::on(study[0].clone(), &Device::CPU).unwrap();
+    let mut state = RunState::new(&study[0]);
+    runner.run(&mut state, &mut Quiet).unwrap();
+    assert!(state.finished(&study[0]));
+    assert!(state.keep_last_lattice(&study[0], runner.lattice().unwrap()).is_err());
+    let mut state = state.next_size(&study[0], &study[1]).unwrap();
+    let mut runner = Runner::on(study[1].clone(), &Device::CPU).unwrap();
+    runner.run(&mut state, &mut Quiet).unwrap();
+    state.keep_last_lattice(&study[1], runner.lattice().unwrap()).unwrap();
+    assert!(decode(&encode(&study[1], &state)).unwrap().state.last_lattice().is_some());
 }

@@ -202,10 +202,12 @@ impl RunState {
     /// last size), in the state and so in its checkpoint: a snapshot that
     /// could not be written, or another one, can then be made from the
     /// checkpoint without running again. Refused unless the run is
-    /// finished and the lattice is of its size and q.
+    /// finished (the last size of its study too) and the lattice is of its
+    /// size and q.
     pub fn keep_last_lattice(&mut self, cfg: &ProtocolConfig, lattice: Lattice) -> Result<()> {
         let fits = lattice.width() == cfg.size() && lattice.height() == cfg.height() && lattice.q() == cfg.q();
-        if !self.finished(cfg) || !fits {
+        let last_size = cfg.study_sizes().last() == Some(&cfg.size());
+        if !self.finished(cfg) || !last_size || !fits {
             return Err(PottsError::InvalidInput(
                 "only a finished run keeps a last lattice, one of its own size and q".into(),
             ));
