@@ -434,21 +434,27 @@ def test_run_on_the_gpu_equals_the_cli_on_the_gpu(cli, gpu):
     assert [[r[k] for k in physics] for r in got] == [[r[k] for k in physics] for r in cpu]
 
 
-def test_a_cpu_simulation_serves_any_thread():
-    sim = potts.Simulation(2, 16, 1.0, seed=5, backend="cpu")
-    twin = potts.Simulation(2, 16, 1.0, seed=5, backend="cpu").sweeps(3)
-    errors: list[BaseException] = []
+def raised_in_another_thread(call) -> list[BaseException]:
+    """What `call()` raises when another thread makes it (a PanicException
+    is a BaseException, so every kind is caught)."""
+    caught: list[BaseException] = []
 
     def use() -> None:
         try:
-            sim.sweeps(3)
-        except BaseException as e:  # noqa: BLE001 - a PanicException is a BaseException
-            errors.append(e)
+            call()
+        except BaseException as e:  # noqa: BLE001
+            caught.append(e)
 
     t = threading.Thread(target=use)
     t.start()
     t.join()
-    assert errors == [] and sim.sweeps_done == 3
+    return caught
+
+
+def test_a_cpu_simulation_serves_any_thread():
+    sim = potts.Simulation(2, 16, 1.0, seed=5, backend="cpu")
+    twin = potts.Simulation(2, 16, 1.0, seed=5, backend="cpu").sweeps(3)
+    assert raised_in_another_thread(lambda: sim.sweeps(3)) == [] and sim.sweeps_done == 3
     assert np.array_equal(sim.spins, twin.spins)
 
 
@@ -469,17 +475,7 @@ def _advanced(sim: potts.Simulation) -> potts.Simulation:
 
 def test_a_gpu_simulation_refuses_other_threads_with_a_runtime_error(gpu):
     sim = potts.Simulation(2, 64, 1.0, backend="cuda")
-    caught: list[BaseException] = []
-
-    def use() -> None:
-        try:
-            sim.sweeps(1)
-        except BaseException as e:  # noqa: BLE001 - a PanicException is a BaseException
-            caught.append(e)
-
-    t = threading.Thread(target=use)
-    t.start()
-    t.join()
+    caught = raised_in_another_thread(lambda: sim.sweeps(1))
     assert len(caught) == 1 and type(caught[0]) is RuntimeError, caught
     assert "thread that made it" in str(caught[0])
     assert sim.sweeps(2).sweeps_done == 2
