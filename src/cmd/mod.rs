@@ -14,10 +14,16 @@ macro_rules! stdoutln {
 /// `eprintln!` without its panic: a note, warning or progress line that
 /// standard error cannot take (a full disk, a closed pipe) is dropped and
 /// the command goes on, so that a long run still writes its results.
+///
+/// The line is formatted first and written whole: standard error is
+/// unbuffered, and `writeln!` would write each piece of the format
+/// separately, so that under mpirun another process's line could land in
+/// the middle of this one.
 macro_rules! noteln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        let line = format!("{}\n", format_args!($($arg)*));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }};
 }
 

@@ -356,11 +356,13 @@ fn open_special(target: &Path) -> io::Result<File> {
                         return Err(io::Error::other("a FIFO that no process reads (stopped waiting for one)"));
                     }
                     if !noted {
-                        let _ = writeln!(
-                            io::stderr().lock(),
-                            "note: {}: waiting for a process to read this FIFO (Ctrl-C stops waiting)",
+                        // One write, so that the line stays whole beside
+                        // other processes' output.
+                        let line = format!(
+                            "note: {}: waiting for a process to read this FIFO (Ctrl-C stops waiting)\n",
                             target.display()
                         );
+                        let _ = io::stderr().lock().write_all(line.as_bytes());
                         noted = true;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(50));
