@@ -2447,3 +2447,71 @@ fn inspect_tells_a_checkpoints_progress() {
     assert_one_line_error(&["potts", "inspect", other.to_str().unwrap()], "not a warpmc Potts checkpoint");
     assert_one_line_error(&["potts", "inspect", "/nonexistent/x.ckpt"], "/nonexistent/x.ckpt");
 }
+
+/// One command line for a batch job that may be requeued: with
+/// --resume-existing it starts the run, continues it after a stop, gives
+/// its results again once finished (without writing the checkpoint), and
+/// refuses a checkpoint of another run or a file that holds something else.
+#[test]
+fn a_requeued_command_line_starts_continues_and_repeats_its_run() {
+    fn strs(a: &[String]) -> Vec<&str> {
+        a.iter().map(String::as_str).collect()
+    }
+    let ckpt = tmp("requeued.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let whole = run_small_with(CONTINUED, &["--json"]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let c = ckpt.to_str().unwrap();
+    let job = |extra: &[&str]| -> Vec<String> {
+        ["potts", "run", "--backend", "cpu", "--json", "--checkpoint-every", "0.05", "--resume-existing"]
+            .iter()
+            .chain(CONTINUED)
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let first = job(&["--checkpoint", c]);
+    let mut child = Command::new(bin()).args(&first).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while !ckpt.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let finished_early = child.try_wait().unwrap().is_some();
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let stopped = child.wait_with_output().unwrap();
+    assert!(!finished_early, "the run finished before it could be stopped; make it longer");
+    assert_eq!(stopped.status.code(), Some(143), "{}", stderr(&stopped));
+    assert!(stderr(&stopped).contains("holds no checkpoint yet: starting"), "{}", stderr(&stopped));
+    assert!(stderr(&stopped).contains("the same command (with --resume-existing) continues"), "{}", stderr(&stopped));
+
+    // Requeued: the same command line continues the run to the very bits
+    // of an uninterrupted one.
+    let again = warpmc(&strs(&first));
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(physics(&again.stdout), physics(&whole.stdout));
+
+    // Run once more after the end: the results again, the file untouched.
+    let long_ago = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    std::fs::File::options().write(true).open(&ckpt).unwrap().set_modified(long_ago).unwrap();
+    let held = std::fs::read(&ckpt).unwrap();
+    let repeat = warpmc(&strs(&first));
+    assert!(repeat.status.success(), "{}", stderr(&repeat));
+    assert_eq!(physics(&repeat.stdout), physics(&whole.stdout));
+    assert_eq!(std::fs::metadata(&ckpt).unwrap().modified().unwrap(), long_ago, "the checkpoint was written again");
+
+    // Another run (here another seed) is refused with what differs, and
+    // leaves the checkpoint as it was.
+    let other = job(&["--checkpoint", c, "--seed", "7"]);
+    assert_one_line_error(&strs(&other), "seed 7 here, 1 there");
+    let notes = tmp("requeued-notes.txt");
+    std::fs::write(&notes, b"my notes").unwrap();
+    let on_notes = job(&["--checkpoint", notes.to_str().unwrap()]);
+    assert_one_line_error(&strs(&on_notes), "not a warpmc checkpoint");
+    assert_eq!(std::fs::read(&notes).unwrap(), b"my notes");
+    assert_eq!(std::fs::read(&ckpt).unwrap(), held);
+    // It goes with --checkpoint, and not with --resume or --force.
+    assert_one_line_error(&strs(&job(&[])), "--checkpoint");
+    assert_one_line_error(&strs(&job(&["--checkpoint", c, "--force"])), "--force");
+}

@@ -343,6 +343,16 @@ struct RunArgs {
     /// may be given: any backend continues the run with the same bits.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     resume: Option<PathBuf>,
+    /// With --checkpoint FILE: continue the run FILE holds, as --resume
+    /// FILE would, when it holds this run's checkpoint (the same model and
+    /// protocol, seed included; --backend may differ), and start the run
+    /// when FILE does not exist or is empty. One command line for a batch
+    /// job that may be stopped and requeued: the first start runs, a
+    /// requeued one continues, and one after the end gives the results
+    /// again. A FILE that holds another run's checkpoint, or something
+    /// else, is refused, never replaced.
+    #[arg(long, help_heading = "Checkpoints", requires = "checkpoint", conflicts_with_all = ["resume", "force"])]
+    resume_existing: bool,
 }
 
 impl RunArgs {
@@ -444,6 +454,9 @@ struct Start {
     first: usize,
     state: RunState,
     checkpoint: Option<PathBuf>,
+    /// The checkpoint the run continues (--resume, or --checkpoint with
+    /// --resume-existing when the file held this run).
+    resumed_from: Option<PathBuf>,
 }
 
 /// The protocol from --resume, or from flags over --config over the quick
@@ -463,40 +476,8 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
             );
         }
         let bytes = team.read(path, checkpoint::read_bytes).context("--resume")?;
-        let checkpoint::Checkpoint { config: mut cfg, state } = checkpoint::decode(&bytes).map_err(|e| match e {
-            PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.clone(), message },
-            other => other,
-        })?;
-        if let Some(b) = args.backend {
-            cfg = cfg.with_backend(b);
-        }
-        // A finished run's checkpoint holds its results, and its last
-        // lattice only where the run wrote a snapshot: without it, refused,
-        // not a snapshot of a lattice never swept.
-        if let Some(snapshot) = &args.snapshot
-            && state.finished(&cfg)
-            && cfg.study_sizes().last() == Some(&cfg.size())
-            && state.last_lattice().is_none()
-        {
-            bail!(
-                "--snapshot {}: {} is the checkpoint of a finished run that wrote no snapshot, so it keeps its \
-                 results but not its lattices; only running again writes one (run it again with --snapshot)",
-                snapshot.display(),
-                path.display()
-            );
-        }
-        // A finished run's checkpoint gives its results again without being
-        // written (it may be an archived, read-only file), unless another
-        // file is named to take it.
-        let finished = state.finished(&cfg) && cfg.study_sizes().last() == Some(&cfg.size());
-        let keep_writing = match &args.checkpoint {
-            Some(other) => Some(other.clone()),
-            None => (!finished).then(|| path.clone()),
-        };
-        let sizes = cfg.study_sizes();
-        let study = sizes.iter().map(|&l| cfg.for_size(l)).collect::<Result<Vec<_>, _>>()?;
-        let first = sizes.iter().position(|&l| l == cfg.size()).unwrap_or(0);
-        return Ok(Start { study, first, state, checkpoint: keep_writing });
+        let checkpoint = decode_checkpoint(&bytes, path)?;
+        return resumed(args, path, checkpoint);
     }
     let file = match &args.config {
         Some(path) => {
@@ -519,14 +500,131 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
         None => ConfigFile::default(),
     };
     let study = args.as_config()?.or(file).resolve_sizes().map_err(as_flags)?;
+    if args.resume_existing
+        && let Some(path) = &args.checkpoint
+    {
+        let bytes = team.read(path, bytes_of_existing_checkpoint).context("--resume-existing")?;
+        if !bytes.is_empty() {
+            let found = decode_checkpoint(&bytes, path)?;
+            check_same_run(&study, &found.config, path)?;
+            // The command line's backend, as --backend with --resume.
+            let checkpoint::Checkpoint { config, state } = found;
+            let config = config.with_backend(study[0].backend());
+            return resumed(args, path, checkpoint::Checkpoint { config, state });
+        }
+        if team.is_first() {
+            noteln!("note: {} holds no checkpoint yet: starting the run", path.display());
+        }
+    }
     let state = RunState::new(&study[0]);
-    Ok(Start { study, first: 0, state, checkpoint: args.checkpoint.clone() })
+    Ok(Start { study, first: 0, state, checkpoint: args.checkpoint.clone(), resumed_from: None })
+}
+
+/// A checkpoint's bytes decoded, an error naming `path`.
+fn decode_checkpoint(bytes: &[u8], path: &Path) -> anyhow::Result<checkpoint::Checkpoint> {
+    Ok(checkpoint::decode(bytes).map_err(|e| match e {
+        PottsError::BadCheckpoint(message) => PottsError::Checkpoint { path: path.to_path_buf(), message },
+        other => other,
+    })?)
+}
+
+/// The bytes of the checkpoint at `path`, or none where there is nothing
+/// there yet (no file, or an empty one); a file holding something else is
+/// refused.
+fn bytes_of_existing_checkpoint(path: &Path) -> Result<Vec<u8>, PottsError> {
+    match checkpoint::probe(path)? {
+        checkpoint::FileContents::Nothing if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) => {
+            Err(PottsError::Checkpoint {
+                path: path.to_path_buf(),
+                message: "not a regular file, as warpmc writes checkpoints (a device, a FIFO or a directory)".into(),
+            })
+        }
+        checkpoint::FileContents::Nothing => Ok(Vec::new()),
+        checkpoint::FileContents::Checkpoint => checkpoint::read_bytes(path),
+        checkpoint::FileContents::Other => Err(PottsError::Checkpoint {
+            path: path.to_path_buf(),
+            message: "exists and is not a warpmc checkpoint; choose another --checkpoint file".into(),
+        }),
+    }
+}
+
+/// Refuses a checkpoint at `path` that is not of the run `study` describes
+/// (the same model and protocol, seed included, whatever the backend),
+/// naming what differs.
+fn check_same_run(study: &[ProtocolConfig], found: &ProtocolConfig, path: &Path) -> anyhow::Result<()> {
+    let found = found.clone().with_backend(study[0].backend());
+    let ours = study.iter().find(|c| c.size() == found.size()).unwrap_or(&study[0]);
+    if *ours == found {
+        return Ok(());
+    }
+    let (ours, theirs) = (serde_json::to_value(ours)?, serde_json::to_value(&found)?);
+    let mut keys: Vec<&String> = ours
+        .as_object()
+        .into_iter()
+        .chain(theirs.as_object())
+        .flat_map(|o| o.keys())
+        .filter(|k| ours.get(k.as_str()) != theirs.get(k.as_str()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let shown = |v: Option<&serde_json::Value>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
+    let differences = keys
+        .iter()
+        .map(|k| format!("{k} {} here, {} there", shown(ours.get(k.as_str())), shown(theirs.get(k.as_str()))))
+        .collect::<Vec<_>>()
+        .join("; ");
+    bail!(
+        "--resume-existing: {} holds the checkpoint of another run ({differences}); name another --checkpoint file, \
+         or continue that run with --resume {}",
+        path.display(),
+        path.display()
+    )
+}
+
+/// Where a run read back from `path` starts again: the checkpoint's own
+/// protocol (with --backend's backend, if given), writing on to `path`
+/// unless the run has finished or --checkpoint names another file.
+fn resumed(args: &RunArgs, path: &Path, found: checkpoint::Checkpoint) -> anyhow::Result<Start> {
+    let checkpoint::Checkpoint { config: mut cfg, state } = found;
+    if let Some(b) = args.backend {
+        cfg = cfg.with_backend(b);
+    }
+    // A finished run's checkpoint holds its results, and its last
+    // lattice only where the run wrote a snapshot: without it, refused,
+    // not a snapshot of a lattice never swept.
+    let finished = state.finished(&cfg) && cfg.study_sizes().last() == Some(&cfg.size());
+    if let Some(snapshot) = &args.snapshot
+        && finished
+        && state.last_lattice().is_none()
+    {
+        bail!(
+            "--snapshot {}: {} is the checkpoint of a finished run that wrote no snapshot, so it keeps its \
+             results but not its lattices; only running again writes one (run it again with --snapshot)",
+            snapshot.display(),
+            path.display()
+        );
+    }
+    // A finished run's checkpoint gives its results again without being
+    // written (it may be an archived, read-only file), unless another
+    // file is named to take it.
+    let keep_writing = match &args.checkpoint {
+        Some(other) if !warpmc_host::output::same_file(other, path) => Some(other.clone()),
+        _ => (!finished).then(|| path.to_path_buf()),
+    };
+    let sizes = cfg.study_sizes();
+    let study = sizes.iter().map(|&l| cfg.for_size(l)).collect::<Result<Vec<_>, _>>()?;
+    let first = sizes.iter().position(|&l| l == cfg.size()).unwrap_or(0);
+    Ok(Start { study, first, state, checkpoint: keep_writing, resumed_from: Some(path.to_path_buf()) })
 }
 
 /// Every output path checked before any work starts: a snapshot's format,
 /// that each file can be written, and that a new run's checkpoint file does
 /// not hold another run's state.
-fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Vec<warpmc_host::output::Claim>> {
+fn check_outputs(
+    args: &RunArgs,
+    checkpoint: Option<&Path>,
+    resumed_from: Option<&Path>,
+) -> anyhow::Result<Vec<warpmc_host::output::Claim>> {
     // "-" would be a file of that name in the working directory; the
     // results table goes to standard output when --out is left out.
     for (option, path) in [
@@ -559,7 +657,7 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Ve
         files.push(NamedFile::input("--config", p));
     }
     let resuming_in_place = |r: &Path| checkpoint.is_some_and(|c| warpmc_host::output::same_file(r, c));
-    if let Some(p) = args.resume.as_deref().filter(|r| !resuming_in_place(r)) {
+    if let Some(p) = resumed_from.filter(|r| !resuming_in_place(r)) {
         files.push(NamedFile::input("--resume", p));
     }
     for (option, path) in
@@ -597,7 +695,7 @@ fn check_outputs(args: &RunArgs, checkpoint: Option<&Path>) -> anyhow::Result<Ve
                 path.display()
             );
         }
-        let resuming_here = args.resume.as_deref().is_some_and(|r| warpmc_host::output::same_file(r, path));
+        let resuming_here = resumed_from.is_some_and(|r| warpmc_host::output::same_file(r, path));
         if !resuming_here && !args.force {
             match checkpoint::probe(path)? {
                 checkpoint::FileContents::Nothing => {}
@@ -688,7 +786,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     }
     let mut claims = Vec::new();
     if team.is_first() {
-        claims = check_outputs(args, start.checkpoint.as_deref())?;
+        claims = check_outputs(args, start.checkpoint.as_deref(), start.resumed_from.as_deref())?;
         if let Some(series) = &args.series {
             // Written once, at the end: room for it is checked now, not
             // after the run (two numbers of 8 bytes a measurement).
@@ -705,7 +803,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
     } else {
         // A checkpoint's backend may not be on this machine: another gives
         // the same bits.
-        match (team.device(backend), &args.resume) {
+        match (team.device(backend), &start.resumed_from) {
             (Err(e), Some(c)) if args.backend.is_none() => {
                 return Err(e.context(format!(
                     "the run in {} asks for backend {backend} (--backend cpu continues it on the CPU, with the same \
@@ -720,7 +818,7 @@ fn prepare(args: &RunArgs, team: &Team) -> anyhow::Result<Prepared> {
         noteln!("note: {algorithm} updates run on the CPU, whatever the backend");
     }
     if team.is_first() {
-        for w in cfg.start_warnings(args.resume.is_some()) {
+        for w in cfg.start_warnings(start.resumed_from.is_some()) {
             noteln!("warning: {w}");
         }
     }
@@ -818,7 +916,7 @@ fn print_tempering_summary(cfg: &ProtocolConfig, state: &RunState, size: Option<
 /// summary lines (written and printed by the team's first process).
 fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<Ended> {
     let Prepared {
-        start: Start { study, first, mut state, checkpoint: checkpoint_path },
+        start: Start { study, first, mut state, checkpoint: checkpoint_path, resumed_from },
         device,
         interrupted,
         claims: _claims,
@@ -866,6 +964,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                     args,
                     provenance,
                     (checkpoint_path.clone(), checkpoint_every),
+                    resumed_from.as_deref(),
                     interrupted.clone(),
                     team.is_first(),
                     study[0].measure_every(),
@@ -1067,6 +1166,10 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         Err(PottsError::Interrupted) => {
             if team.is_first() {
                 match &out.checkpoint_path {
+                    Some(path) if args.resume_existing => noteln!(
+                        "interrupted: state saved to {}; the same command (with --resume-existing) continues the run",
+                        path.display()
+                    ),
                     Some(path) => noteln!(
                         "interrupted: state saved to {p}; continue with: {launcher}warpmc potts run --resume {p}{outputs}",
                         p = path.display(),
@@ -1300,11 +1403,12 @@ impl Output {
     /// The output of a run; `writes` is false for the processes of an MPI
     /// team but the first. `checkpoint` is the file the run saves its
     /// state to, if any, and the seconds between saves, if not the
-    /// default.
+    /// default; `resumed_from` the checkpoint the run continues.
     fn new(
         args: &RunArgs,
         provenance: Provenance,
         (checkpoint_path, checkpoint_every): (Option<PathBuf>, Option<f64>),
+        resumed_from: Option<&Path>,
         interrupted: Arc<AtomicBool>,
         writes: bool,
         measure_every: u64,
@@ -1327,7 +1431,7 @@ impl Output {
         // A resumed run may start from a checkpoint older than its CSV
         // (stopped by kill -9 after a temperature finished): that file's
         // rows are kept until the run has as many again.
-        let csv_kept_rows = match (&args.out, &args.resume) {
+        let csv_kept_rows = match (&args.out, resumed_from) {
             (Some(path), Some(_)) if writes => rows_of_this_run(path, &provenance.to_json()),
             _ => 0,
         };
@@ -1357,7 +1461,7 @@ impl Output {
             interrupted,
             printed_header: false,
             checkpoint_failed: false,
-            checkpoint_ours: match (&args.resume, &checkpoint_path) {
+            checkpoint_ours: match (resumed_from, &checkpoint_path) {
                 (Some(r), Some(c)) => warpmc_host::output::same_file(r, c),
                 _ => false,
             },
