@@ -668,7 +668,7 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// True
 /// >>> sim.spins.shape, sim.spins.dtype
 /// ((64, 64), dtype('uint8'))
-#[pyclass(module = "warpmc.potts", name = "Simulation")]
+#[pyclass(module = "warpmc.potts", name = "Simulation", weakref)]
 pub(crate) struct PySimulation {
     sim: Held,
     seed: u64,

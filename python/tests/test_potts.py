@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -111,6 +112,17 @@ def test_numpy_values_are_taken_as_numbers():
     d = potts.run(q=2, size=8, temps=1.5, therm=5, sweeps=10, backend="cpu")
     assert without_speed(c) == without_speed(d)
     assert potts.exact(size=4, temps=np.array(1.0)) == potts.exact(size=4, temps=1.0)
+
+
+def test_temperatures_of_the_wrong_kind_are_type_errors_as_in_exact():
+    for temps in (True, [True], [1.0, "2.0"], np.array([[1.5, 2.0]]), None.__class__):
+        with pytest.raises(TypeError, match="temps must be a number, a list of numbers or a range"):
+            potts.run(q=2, size=8, temps=temps, therm=1, sweeps=1, backend="cpu")
+        with pytest.raises(TypeError, match="temps"):
+            potts.exact(size=4, temps=temps)
+    # Any iterable of numbers is a list of them, read once.
+    rows = potts.run(q=2, size=8, temps=(t for t in (1.5, 2.0)), therm=1, sweeps=4, measure_every=1, backend="cpu")
+    assert [r["temperature"] for r in rows] == [1.5, 2.0]
 
 
 def test_unknown_keywords_are_type_errors():
@@ -857,6 +869,14 @@ def test_series_is_the_command_lines(cli, tmp_path):
                        (3, TypeError)):
         with pytest.raises(error):
             potts.run(backend="cpu", series=bad, **args)
+
+
+def test_a_simulation_can_be_weakly_referenced():
+    sim = potts.Simulation(q=2, size=8, temp=1.0, seed=1, backend="cpu")
+    ref = weakref.ref(sim)
+    assert ref() is sim
+    del sim
+    assert ref() is None
 
 
 @pytest.mark.parametrize("algorithm", ["metropolis", "heat-bath", "swendsen-wang", "wolff"])

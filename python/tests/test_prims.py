@@ -201,7 +201,7 @@ def test_bad_inputs_are_clear_errors():
         prims.reduce(np.zeros(3, dtype=np.int32), backend="tpu")
     read_only = np.zeros(3, dtype=np.int32)
     read_only.flags.writeable = False
-    with pytest.raises(ValueError, match="writable"):
+    with pytest.raises(ValueError, match="writable array; this one is read-only"):
         prims.sort(read_only, inplace=True)
     with pytest.raises(TypeError, match="numpy array"):
         prims.sort([3, 1, 2], inplace=True)
@@ -315,6 +315,25 @@ def test_unaligned_arrays_are_worked_on_in_an_aligned_copy(dtype):
         _native.prims_reduce_host(x, dtype, "sum", "cpu")
     with pytest.raises(ValueError, match="C-contiguous"):
         _native.prims_reduce_host(np.arange(10, dtype=dtype)[::2], dtype, "sum", "cpu")
+
+
+def test_strided_and_byte_swapped_arrays_sort_in_place_as_numpy_s_do():
+    rng = np.random.default_rng(11)
+    base = rng.integers(-1000, 1000, 37).astype(np.int32)
+    for view in (lambda a: a[::-1], lambda a: a[1::3], lambda a: a.astype(">i4")):
+        x = view(base.copy())
+        expected = np.sort(x)
+        assert prims.sort(x, inplace=True) is x
+        assert np.array_equal(x, expected)
+    # Keys and values in one array's two columns: each a strided view.
+    pairs = np.stack([base, np.arange(37, dtype=np.int32)], axis=1)
+    k, v = prims.sort(pairs[:, 0], pairs[:, 1], inplace=True)
+    order = np.argsort(base, kind="stable")
+    assert np.array_equal(pairs[:, 0], base[order]) and np.array_equal(pairs[:, 1], order)
+    # Only the view is sorted: the elements between stay.
+    x = base.copy()
+    prims.sort(x[::2], inplace=True)
+    assert np.array_equal(x[1::2], base[1::2]) and np.array_equal(x[::2], np.sort(base[::2]))
 
 
 def test_zero_dimensional_arrays_are_not_taken_as_one_dimensional():

@@ -114,8 +114,9 @@ def _item(value: Any) -> Any:
 
 def _check_kinds(options: dict[str, Any]) -> None:
     """A TypeError for an argument of the wrong kind (a string for q, a
-    number for init, …), in Python's words. A size list given as any
-    iterable (a range, a generator) is made a list here, once."""
+    number for init, …), in Python's words. A size or temperature list
+    given as any iterable (a range, a generator) is made a list here,
+    once."""
     for key in list(options):
         value = _item(options[key])
         if value is None:
@@ -131,6 +132,13 @@ def _check_kinds(options: dict[str, Any]) -> None:
             if not all(_is_whole(v) for v in sizes):
                 raise TypeError(f"size must be a whole number or a list of them, not {value!r}")
             options[key] = sizes if many else value
+        if key == "temps" and not isinstance(value, (str, bytes, bytearray, memoryview, Mapping, AbstractSet)):
+            # A single number is a list of one by now; an array is its list.
+            items = value.tolist() if hasattr(value, "tolist") else value
+            listed = [_item(v) for v in items] if isinstance(items, Iterable) else [items]
+            if not all(isinstance(v, numbers.Real) and not _is_bool(v) for v in listed):
+                raise TypeError(f"temps must be a number, a list of numbers or a range 'T0:T1:DT', not {value!r}")
+            options[key] = listed
         if key in _WORDS and not isinstance(value, str):
             raise TypeError(f"{name} must be a string: {_WORDS[key]}, not {kind}")
         if key in _FLAGS and not _is_bool(value):
@@ -199,7 +207,11 @@ def run(
     - ``seed``: the seed of every random number (the same seed gives the
       same lattices on every backend; each chain's numbers are keyed by the
       seed, q, J, h, the size and the temperature, so sizes and separate
-      runs at other temperatures, couplings or fields are independent);
+      runs at other temperatures, couplings or fields are independent, and
+      drawn on the stream of its sample and of the temperature's place in
+      the list, so a temperature listed twice gives two chains and the
+      same temperature at another place in another list gives other
+      numbers);
       ``None`` draws a fresh one from the
       operating system, as :class:`Simulation` does without a seed (each
       row's ``run`` records it); ``init``: ``"random"`` or ``"ordered"``
@@ -227,7 +239,9 @@ def run(
       (``--series``): a float64 array of shape (sizes, temperatures,
       samples, measurements, 2), ``a[l, t, s, m] = [energy per site, order
       parameter]`` of measurement m of sample s at temperature t of the
-      l-th size, for histograms and reweighting (``numpy.load``). Written
+      l-th size, for histograms and reweighting (``numpy.load``). A file
+      already at that path is replaced, as ``numpy.save`` replaces one,
+      unless it holds a run's checkpoint (a ``FileExistsError``). Written
       when the run ends, and when Ctrl-C or an error stops it (measurements
       not taken are NaN; a file already there is left as it was when no
       temperature finished; a series that cannot be written then is said

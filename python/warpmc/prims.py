@@ -54,7 +54,7 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, overload
 
 import numpy as np
 
@@ -243,6 +243,14 @@ def _one_dimensional(shape: tuple[int, ...], what: str) -> None:
         raise ValueError(f"{what} takes a 1-D array, not one of shape {shape}")
 
 
+@overload
+def sort(keys: Array, values: None = None, *, inplace: bool = False, backend: str = "auto") -> Array: ...
+
+
+@overload
+def sort(keys: Array, values: Array, *, inplace: bool = False, backend: str = "auto") -> tuple[Array, Array]: ...
+
+
 def sort(
     keys: Array, values: Optional[Array] = None, *, inplace: bool = False, backend: str = "auto"
 ) -> Union[Array, tuple[Array, Array]]:
@@ -255,9 +263,11 @@ def sort(
     (``np.zeros(1) / 0``, ``inf - inf``) is negative and sorts first, where
     ``np.sort`` puts every NaN last (``np.nan`` itself is positive).
 
-    ``inplace=True`` sorts the given arrays themselves (C-contiguous,
-    writable) and returns them; otherwise sorted copies are returned and
-    the inputs are left alone.
+    ``inplace=True`` sorts the given arrays themselves (writable; a numpy
+    array that is strided, unaligned or in the other byte order is sorted
+    in a copy and copied back; a GPU array must be C-contiguous) and
+    returns them; otherwise sorted copies are returned and the inputs are
+    left alone.
     """
     backend = _word("backend", backend, "'auto', 'cpu' or 'cuda'")
     inplace = _flag("inplace", inplace)
@@ -292,10 +302,10 @@ def sort(
             raise ValueError(f"values of shape {v_host.shape} for keys of shape {k_host.shape}")
         if inplace and np.shares_memory(k_host, v_host):
             raise ValueError("keys and values share memory: sorting them in place would mix them up")
-    # An unaligned array (a view into bytes at an odd offset) is sorted in
-    # an aligned copy, then copied back.
-    k_work = _aligned(k_host)
-    v_work = None if v_host is None else _aligned(v_host)
+    # An array the native sort cannot take as it is (strided, unaligned or
+    # in the other byte order) is sorted in a copy, then copied back.
+    k_work = _workable(k_host)
+    v_work = None if v_host is None else _workable(v_host)
     _native.prims_sort_host(
         k_work, k_work.dtype.name, v_work, None if v_work is None else v_work.dtype.name, backend
     )
@@ -305,16 +315,22 @@ def sort(
     return k_host if v_host is None else (k_host, v_host)
 
 
-def _aligned(x: np.ndarray) -> np.ndarray:
-    return x if x.flags.aligned else x.copy()
+def _workable(x: np.ndarray) -> np.ndarray:
+    """`x` itself where the native code can work in it (C-contiguous,
+    aligned, in the machine's byte order), else a copy that is."""
+    if x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative:
+        return x
+    # A copy always: ascontiguousarray would return an unaligned array as
+    # it is.
+    return np.array(x, dtype=x.dtype.newbyteorder("="), order="C", copy=True)
 
 
 def _inplace_host(x: Any) -> np.ndarray:
     _not_masked(x)
     if not isinstance(x, np.ndarray):
         raise TypeError(f"inplace=True needs a numpy array, not {type(x).__name__}")
-    if not (x.flags.c_contiguous and x.flags.writeable and x.dtype.isnative):
-        raise ValueError("inplace=True needs a writable, C-contiguous array in the machine's byte order")
+    if not x.flags.writeable:
+        raise ValueError("inplace=True needs a writable array; this one is read-only")
     return x
 
 
@@ -328,7 +344,9 @@ def scan(x: Array, op: str = "sum", *, inclusive: bool = True, backend: str = "a
     every element so far is NaN the result is the identity (+inf for min,
     -inf for max). ``"sum"`` carries NaN on, and starts from its identity
     +0: where every element so far is -0.0 the sum is +0.0 (numpy's
-    ``cumsum`` keeps -0.0 there).
+    ``cumsum`` keeps -0.0 there). On the CPU a floating-point sum adds the
+    elements in order, as ``np.cumsum`` does, to the same bits but for
+    that zero; on the GPU it adds in a tree, with another rounding.
     """
     op = _word("op", op, "'sum', 'min' or 'max'")
     backend = _word("backend", backend, "'auto', 'cpu' or 'cuda'")
@@ -359,8 +377,10 @@ def reduce(x: Array, op: str = "sum", *, backend: str = "auto") -> Array:
     NaN gives the identity), sum carries it. Among zeros of both signs, min
     gives -0 and max +0 (numpy's may give either). A floating-point sum on
     the CPU adds pairwise, as numpy's does (its error grows with the
-    logarithm of the length), and on the GPU in a tree, with another
-    rounding. Integer sums wrap in the input's type (an int32 sum past
+    logarithm of the length), but in blocks of its own, so its last bits
+    may differ from ``np.sum``'s; on the GPU it adds in a tree, with
+    another rounding. A sum of zeros that are all -0.0 gives +0.0, as in
+    :func:`scan` (numpy's gives -0.0). Integer sums wrap in the input's type (an int32 sum past
     2**31 - 1 comes out negative; numpy's ``.sum()`` widens to int64):
     give int64 for large sums.
     """

@@ -192,8 +192,10 @@ struct RunArgs {
     /// seed, q, J, h, the lattice size and the temperature, so sizes and
     /// separate runs at other temperatures, couplings or fields are
     /// independent (runs that differ only in --algorithm or --init are
-    /// not); repeat a run under other seeds (or use --samples) for
-    /// independent repetitions.
+    /// not), on the stream of its sample and of the temperature's place in
+    /// the list (a temperature listed twice gives two chains; one at
+    /// another place in another list, other numbers); repeat a run under
+    /// other seeds (or use --samples) for independent repetitions.
     #[arg(long, value_name = "S", value_parser = super::parse_u64, help_heading = "Protocol")]
     seed: Option<u64>,
     /// Parallel tempering: one replica per temperature and sample, all run
