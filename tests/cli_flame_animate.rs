@@ -259,6 +259,21 @@ fn a_failing_ffmpeg_is_named_and_leaves_no_partial_video() {
     assert!(e.contains("Error writing trailer"), "ffmpeg's own message: {e}");
     assert_eq!(std::fs::read(&video).unwrap(), b"an earlier video", "the earlier video stays");
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1, "no partial file");
+    // Reads every frame, says nothing and ends with status 0, but writes
+    // no file: said so, not a file to move that is not there.
+    let o = run_with(concat!(
+        "#!/bin/sh\n",
+        "case \"$*\" in *-version*) exit 0;; esac\n",
+        "for last; do :; done\n",
+        "case \"$last\" in */probe.*) cat > \"$last\"; exit 0;; esac\n",
+        "cat > /dev/null\n",
+        "exit 0\n",
+    ));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    let errors: Vec<&str> = e.lines().filter(|l| l.starts_with("error")).collect();
+    assert!(errors.len() == 1 && errors[0].contains("ffmpeg finished without writing the video"), "{e}");
+    assert_eq!(std::fs::read(&video).unwrap(), b"an earlier video", "the earlier video stays");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -65,8 +65,8 @@ enum FlameCommand {
     Info(InfoArgs),
     /// PSNR in dB between two PNG images of the same size (RGB, 8-bit
     /// scale, as they show over black), printed as a bare number (inf for
-    /// identical pixels); optionally a side-by-side picture. PNG only: a
-    /// JPEG or PPM render is compared after converting it.
+    /// identical pixels); optionally a side-by-side picture. PNG only:
+    /// convert a JPEG or PPM render to PNG first (`ffmpeg -i x.jpg x.png`).
     Compare(CompareArgs),
     /// Make and change genomes as flam3-genome does: random, mutate, cross,
     /// sequence, rotate, inter, clone, strip, animate.

@@ -424,6 +424,11 @@ impl Video {
         if self.partial == self.target {
             return Ok(());
         }
+        // An ffmpeg that says it finished but wrote nothing (a wrapper
+        // script, an output option that sent the video elsewhere).
+        if std::fs::symlink_metadata(&self.partial).is_err() {
+            bail!("ffmpeg finished without writing the video; {} was not written", self.shown.display());
+        }
         if let Err(e) = std::fs::rename(&self.partial, &self.target) {
             // The whole video stays where ffmpeg wrote it, for the user to
             // move (dropping it must not remove it).

@@ -544,6 +544,34 @@ fn flame_defaults_and_every_attribute() {
 }
 
 #[test]
+fn fractorium_palette_sources_are_quiet_and_unknown_palette_attributes_warn() {
+    // Fractorium's palette editor writes the control points it made the
+    // colours from (source_colors), and every Fractorium file carries
+    // logscale_k2="0": both read without a word, even when strict.
+    let xml = |palette_attrs: &str, flame_attrs: &str| {
+        let red = "FF0000".repeat(256);
+        format!(
+            r#"<flame name="p" {flame_attrs}><xform weight="1" linear="1"/><palette count="256" format="RGB" {palette_attrs}>{red}</palette></flame>"#
+        )
+    };
+    let quiet = parse_str(&xml(r#"source_colors="0,1,0,0 1,0,0,1 ""#, r#"logscale_k2="0""#), "t.flame", &strict_opts())
+        .unwrap();
+    assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+    assert_eq!(quiet.flames[0].palette.entries[0], [1.0, 0.0, 0.0, 1.0]);
+    // Another attribute is a warning, and the error when strict.
+    let p = parse_str(&xml(r#"foo="1" bar="2""#, ""), "t.flame", &opts()).unwrap();
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("<palette>: unknown attributes ignored") && p.warnings[0].ends_with("foo, bar"));
+    assert_eq!(p.flames[0].palette.entries[0], [1.0, 0.0, 0.0, 1.0]);
+    let e = err_with(&xml(r#"foo="1""#, ""), &strict_opts());
+    assert!(e.contains("attribute 'foo': unknown <palette> attribute"), "{e}");
+    // A fixed log-density scale that is set changes Fractorium's image:
+    // it is named among the attributes ignored.
+    let k2 = parse_str(&xml("", r#"logscale_k2="0.5""#), "t.flame", &opts()).unwrap();
+    assert_eq!(k2.warnings, ["t.flame: flame attributes flam3 does not read, ignored: logscale_k2"]);
+}
+
+#[test]
 fn unknown_flame_attributes_warn_and_contrast_is_ignored() {
     // Fractorium's attributes that change nothing in the plane are quiet
     // (fuse, cam_zpos="0"); a 3-D camera that is not at zero is not.
@@ -943,7 +971,6 @@ fn hex_palettes() {
         (r#"<palette count="65537" format="RGB">FF0000</palette>"#, "attribute 'count': 65537 is out of range"),
         (r#"<colors count="257" data="00ff8000"/>"#, "attribute 'count': 257 is out of range"),
         (r#"<palette count="1" format="RGB" index0="3">FF0000</palette>"#, "mixes the count/format form"),
-        (r#"<palette count="1" format="RGB" foo="1">FF0000</palette>"#, "unknown <palette> attribute"),
         (r#"<colors count="1" data="11ff8000"/>"#, "does not start with 00"),
         (r#"<colors data="00ff8000"/>"#, "attribute 'count': missing"),
         (r#"<color index="256" rgb="1 2 3"/>"#, "attribute 'index': 256 is out of range"),

@@ -26,7 +26,7 @@ pub struct MemoryBudget {
 
 impl fmt::Display for MemoryBudget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} under {}", human_bytes(self.bytes), self.limit)
+        write!(f, "{} ({})", human_bytes(self.bytes), self.limit)
     }
 }
 

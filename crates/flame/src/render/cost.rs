@@ -201,7 +201,7 @@ impl Sizing {
         let parts = [
             (format!("histogram and accumulation buffer of {} cells", self.sizes.cells()), histogram + accumulation),
             ("filter kernels".to_string(), self.kernel_bytes),
-            ("finished pixels".to_string(), pixels),
+            ("finished pixels, made once the histogram is freed".to_string(), pixels),
             ("temporal samples".to_string(), self.temporal_bytes),
             ("chaos-game tables".to_string(), self.table_bytes),
         ];

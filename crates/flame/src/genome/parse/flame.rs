@@ -311,7 +311,12 @@ impl Reader<'_> {
             _ if SILENT_FLAME_ATTRIBUTES.contains(&name) => {
                 self.not_written.insert(name);
             }
-            _ if CAMERA_3D_ATTRIBUTES.contains(&name) && v.trim().parse::<f64>() == Ok(0.0) => {
+            // Fractorium's fixed log-density scale: 0 (what it writes by
+            // default) lets the scale follow quality and size, as flam3's
+            // always does; set, it is ignored with the other attributes.
+            _ if (CAMERA_3D_ATTRIBUTES.contains(&name) || name == "logscale_k2")
+                && v.trim().parse::<f64>() == Ok(0.0) =>
+            {
                 self.not_written.insert(name);
             }
             // Set: the flame is drawn flat, unlike in Fractorium, so the

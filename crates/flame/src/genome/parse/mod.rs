@@ -52,7 +52,10 @@
 //! is the error under [`ParseOptions::strict`].
 //! Flame attributes flam3 does not read are ignored with one warning per
 //! file (the ones flam3's own tools and Electric Sheep write, `version`,
-//! `nick`, `url`, `id` and `gen`, silently). `<motion>` elements are read
+//! `nick`, `url`, `id` and `gen`, silently, as are Fractorium's
+//! `logscale_k2="0"` and the `source_colors` its palette editor puts on
+//! `<palette>`); another unknown `<palette>` attribute is ignored with a
+//! warning, and is the error under [`ParseOptions::strict`]. `<motion>` elements are read
 //! into [`XForm::motion`](crate::genome::XForm::motion), with a warning:
 //! renders ignore them, as flam3-render and flam3-animate do, and the
 //! genome tools' loops and transitions apply them, as flam3-genome's do.

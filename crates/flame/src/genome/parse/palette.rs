@@ -160,6 +160,13 @@ impl Reader<'_> {
             return Err(genome_err(&cat, "no attributes"));
         }
         let attrs = PaletteAttributes::read(node, &cat)?;
+        if let Some(first) = attrs.unknown.first() {
+            let known = "flam3 knows count and format, or index0, hue0, index1, hue1 and blend";
+            if self.opts.strict {
+                return Err(attr_err(&cat, first, format!("unknown <palette> attribute ({known})")));
+            }
+            self.warnings.push(format!("{cat}: unknown attributes ignored ({known}): {}", attrs.unknown.join(", ")));
+        }
         if attrs.old_form && attrs.new_form {
             return Err(genome_err(
                 &cat,
@@ -228,6 +235,8 @@ struct PaletteAttributes {
     blend: f64,
     count: Option<usize>,
     format: Option<HexFormat>,
+    /// Attributes neither flam3 nor Fractorium writes.
+    unknown: Vec<String>,
 }
 
 impl PaletteAttributes {
@@ -242,6 +251,7 @@ impl PaletteAttributes {
             blend: 0.5,
             count: None,
             format: None,
+            unknown: Vec::new(),
         };
         for att in node.attributes() {
             let (name, v) = (att.name(), att.value());
@@ -259,14 +269,11 @@ impl PaletteAttributes {
                     p.new_form = true;
                     p.format = Some(keyword(v, &[("RGB", HexFormat::Rgb), ("RGBA", HexFormat::Rgba)]).map_err(e)?);
                 }
-                _ => {
-                    return Err(attr_err(
-                        cat,
-                        name,
-                        "unknown <palette> attribute (flam3 knows count and format, or index0, hue0, index1, hue1 \
-                         and blend)",
-                    ));
-                }
+                // Fractorium's palette editor keeps the control points it
+                // made the colours from; the colours themselves are the
+                // element's hex data.
+                "source_colors" => {}
+                _ => p.unknown.push(name.to_string()),
             }
         }
         Ok(p)
