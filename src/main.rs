@@ -36,10 +36,7 @@ fn main() -> ExitCode {
         Err(e) if warpmc_mpi::Launch::from_env().is_some_and(|l| l.rank > 0) => later_process_refuses(&e),
         // --help, --version, and the help of a command given without its
         // subcommand, as clap prints them.
-        Err(e) if is_help(&e) => {
-            cmd::print_clap_answer(&e);
-            std::process::exit(e.exit_code());
-        }
+        Err(e) if is_help(&e) => std::process::exit(cmd::print_clap_answer(&e)),
         Err(e) => {
             cmd::print_error(&one_line(&e.render().to_string()));
             std::process::exit(e.exit_code());
@@ -50,6 +47,9 @@ fn main() -> ExitCode {
         Err(e) => {
             if let Some(q) = e.downcast_ref::<cmd::QuietExit>() {
                 return ExitCode::from(q.0 as u8);
+            }
+            if cmd::reader_gone(&e) {
+                return ExitCode::SUCCESS;
             }
             // One line, the whole cause chain, no backtrace: user mistakes and
             // environment problems are reported, never panicked on.

@@ -197,6 +197,43 @@ fn version_names_the_program_after_any_subcommand() {
     }
 }
 
+/// `warpmc ARGS > /dev/full`: a standard output that cannot take what is
+/// printed is one error line naming it, never a panic or a silent success.
+fn to_dev_full(args: &[&str]) -> Option<Output> {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").ok()?;
+    Some(Command::new(bin()).args(args).stdout(full).output().unwrap())
+}
+
+#[test]
+fn help_version_and_tables_into_a_full_disk_or_a_closed_pipe() {
+    for args in [&["-V"][..], &["potts", "run", "--version"], &["--help"], &["potts", "bench", "--help"]] {
+        let Some(o) = to_dev_full(args) else {
+            println!("SKIPPED help_version_and_tables_into_a_full_disk_or_a_closed_pipe: no /dev/full");
+            return;
+        };
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.lines().count() == 1 && err.contains("error: writing to standard output"), "{args:?}: {err}");
+    }
+    // A reader that goes away (`| head -1`) after the first line of a
+    // benchmark table ends it quietly.
+    let mut child = Command::new(bin())
+        .args(["potts", "bench", "--backend", "cpu", "--sizes", "16,32,64,128", "--seconds", "0.05"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::BufRead;
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));
+    assert!(!stderr(&o).lines().any(|l| l.starts_with("error")), "{}", stderr(&o));
+}
+
 // ---- `warpmc devices` on machines without a usable GPU ---------------------
 //
 // A stand-in libcuda.so, built from C here, plays each kind of broken

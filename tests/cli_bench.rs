@@ -27,6 +27,7 @@ fn bad_bench_arguments_get_one_line_and_a_nonzero_exit() {
         &["potts", "bench", "--autocorrelation", "--tau-sizes", "8,8"][..],
         &["potts", "bench", "--autocorrelation", "--tau-seconds", "1e308"][..],
         &["potts", "bench", "--autocorrelation", "--tau-length", "inf"][..],
+        &["potts", "bench", "--autocorrelation", "--tau-algorithms", "wolff,heat-bath,wolff"][..],
         &["potts", "bench", "--backend", "cpu", "--ensembles", "only", "--ensemble-small", "64x99999999999"][..],
     ] {
         let o = warpmc(args);

@@ -112,6 +112,9 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&with(&["--q", "3", "--size", "8", "--height", "5"]), "height must be even");
     assert_one_line_error(&with(&["--q", "3", "--size", "8", "--snapshot", "x.jpg"]), ".png or .npy");
     assert_one_line_error(&with(&["--q", "3"]), "missing --size");
+    // A file name that holds a line break is still one line.
+    assert_one_line_error(&with(&["--config", "no\nsuch.toml"]), "no\\nsuch.toml");
+    assert_one_line_error(&with(&["--q", "3", "--size", "8", "--out", "nod\nir/x.csv"]), "nod\\nir");
     // Energies so small that their fourth moment underflows (C = 0 and NaN
     // error bars before): refused, J and h alike.
     assert_one_line_error(&with(&["--q", "2", "--size", "8", "--coupling", "1e-300"]), "must be 0 or at least 1e-70");
@@ -2514,4 +2517,49 @@ fn a_requeued_command_line_starts_continues_and_repeats_its_run() {
     // It goes with --checkpoint, and not with --resume or --force.
     assert_one_line_error(&strs(&job(&[])), "--checkpoint");
     assert_one_line_error(&strs(&job(&["--checkpoint", c, "--force"])), "--force");
+}
+
+/// Standard output redirected to a file that an output also names (`--out
+/// r.csv > r.csv`): the results printed would go into a file the run then
+/// replaces, so it is refused before any work, as two outputs on one file
+/// are; a checkpoint's summary into a full disk is one error line.
+#[test]
+fn standard_output_on_an_output_file_is_refused_and_inspect_reports_a_full_disk() {
+    let out = tmp("stdout-too.csv");
+    std::fs::write(&out, b"").unwrap();
+    let o = |args: &[&str]| {
+        let file = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
+        Command::new(bin()).args(args).stdout(file).output().unwrap()
+    };
+    let p = out.to_str().unwrap();
+    let run = small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--json", "--out", p]);
+    let exact = ["potts", "exact", "--size", "4", "--temp", "1", "--out", p];
+    for args in [run.iter().map(String::as_str).collect::<Vec<_>>(), exact.to_vec()] {
+        let got = o(&args);
+        assert_one_line_failure(&args, &got, "standard output and --out name the same file");
+        assert_eq!(std::fs::read(&out).unwrap(), b"", "{args:?} wrote");
+    }
+    // Another file on standard output is fine.
+    let other = tmp("stdout-other.txt");
+    let file = std::fs::File::create(&other).unwrap();
+    let fine = Command::new(bin()).args(&run).stdout(file).output().unwrap();
+    assert!(fine.status.success(), "{}", stderr(&fine));
+    assert!(std::fs::read_to_string(&other).unwrap().starts_with('{'));
+
+    let ckpt = tmp("inspect-full.ckpt");
+    let _ = std::fs::remove_file(&ckpt);
+    let made = run_small(&["--temp", "1", "--therm", "5", "--sweeps", "20", "--checkpoint", ckpt.to_str().unwrap()]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("SKIPPED the rest of standard_output_on_an_output_file_is_refused: no /dev/full");
+        return;
+    };
+    for json in [false, true] {
+        let mut args = vec!["potts", "inspect", ckpt.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let got = Command::new(bin()).args(&args).stdout(full.try_clone().unwrap()).output().unwrap();
+        assert_one_line_failure(&args, &got, "writing to standard output");
+    }
 }

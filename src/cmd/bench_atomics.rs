@@ -180,7 +180,7 @@ pub(crate) fn run(args: AtomicsArgs) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     let p = CudaPrims::new(super::bench::cuda_device("atomics")?);
     let info = p.gpu().info().clone();
-    let mut out = std::io::stdout().lock();
+    let mut out = super::Stdout::lock();
     if !args.json {
         writeln!(
             out,

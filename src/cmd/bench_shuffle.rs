@@ -95,7 +95,7 @@ pub(crate) fn run(args: ShuffleArgs) -> anyhow::Result<()> {
     let one_word = cfg.grid(&gpu, Experiment::Neighbour);
     let transpose = cfg.grid(&gpu, Experiment::Transpose);
 
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::Stdout::lock();
     if !args.json {
         writeln!(
             stdout,

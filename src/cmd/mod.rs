@@ -77,14 +77,28 @@ impl Cli {
     }
 }
 
-/// Prints what clap answered for --help or --version. The version is the
-/// program's whatever subcommand it follows (clap would print
-/// `warpmc-potts-run 0.1.0` after `potts run`).
-pub(crate) fn print_clap_answer(answer: &clap::Error) {
-    if answer.kind() == clap::error::ErrorKind::DisplayVersion {
-        println!("warpmc {}", env!("CARGO_PKG_VERSION"));
+/// Prints what clap answered for --help or --version, and gives the exit
+/// status: clap's, or 1 where standard output could not take the text (a
+/// full disk; a reader that went away, `| head -1`, is no failure). The
+/// version is the program's whatever subcommand it follows (clap would
+/// print `warpmc-potts-run 0.1.0` after `potts run`).
+pub(crate) fn print_clap_answer(answer: &clap::Error) -> i32 {
+    let printed = if answer.kind() == clap::error::ErrorKind::DisplayVersion {
+        write_stdout(format_args!("warpmc {}\n", env!("CARGO_PKG_VERSION")))
     } else {
-        let _ = answer.print();
+        use std::io::Write;
+        answer.print().and_then(|()| std::io::stdout().flush()).map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => QuietExit(0).into(),
+            _ => anyhow::Error::new(e).context("writing to standard output"),
+        })
+    };
+    match printed {
+        Ok(()) => answer.exit_code(),
+        Err(e) if e.downcast_ref::<QuietExit>().is_some() => answer.exit_code(),
+        Err(e) => {
+            print_error(&format!("{e:#}"));
+            1
+        }
     }
 }
 
@@ -170,10 +184,11 @@ enum Command {
 pub(crate) struct QuietExit(pub(crate) i32);
 
 /// Prints `error: {message}` as one line in one write, so that the line
-/// stays whole when mpirun gathers the output of several processes.
+/// stays whole when mpirun gathers the output of several processes. A line
+/// break inside the message (a file name that holds one) is written `\n`.
 pub(crate) fn print_error(message: &str) {
     use std::io::Write;
-    let line = format!("error: {message}\n");
+    let line = format!("error: {}\n", message.trim_end().replace('\n', "\\n").replace('\r', "\\r"));
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
@@ -277,6 +292,59 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> 
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(QuietExit(0).into()),
         Err(e) => Err(anyhow::Error::new(e).context("writing to standard output")),
     }
+}
+
+/// Standard output for a command that prints many lines with `writeln!`
+/// (benchmark tables, genomes): a failure names standard output, and a
+/// reader that went away (`| head -1`) ends the program quietly with status
+/// 0, as it ends `cat` (see [`reader_gone`]).
+pub(crate) struct Stdout(std::io::StdoutLock<'static>);
+
+/// The cause inside the error of a write to [`Stdout`] whose reader went
+/// away.
+#[derive(Debug)]
+struct StdoutReaderGone;
+
+impl std::fmt::Display for StdoutReaderGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("writing to standard output: its reader has gone")
+    }
+}
+
+impl std::error::Error for StdoutReaderGone {}
+
+impl Stdout {
+    pub(crate) fn lock() -> Self {
+        Stdout(std::io::stdout().lock())
+    }
+
+    fn named(e: std::io::Error) -> std::io::Error {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::io::Error::new(e.kind(), StdoutReaderGone)
+        } else {
+            std::io::Error::new(e.kind(), format!("writing to standard output: {e}"))
+        }
+    }
+}
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(Self::named)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(Self::named)
+    }
+}
+
+/// Whether `e` comes from a write to [`Stdout`] whose reader went away:
+/// no failure, the program ends quietly.
+pub(crate) fn reader_gone(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .is_some_and(|inner| inner.is::<StdoutReaderGone>())
+    })
 }
 
 /// A duration in the largest unit that keeps it readable.

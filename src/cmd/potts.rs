@@ -654,7 +654,9 @@ fn check_outputs(
     }
     // Resuming continues writing the checkpoint it read; any other output
     // at the path of an input or of another output would destroy it.
-    let mut files = Vec::new();
+    // Standard output redirected to a file (`> r.csv`) is written too: an
+    // output renamed over that file would take the printed results with it.
+    let mut files: Vec<NamedFile<'_>> = warpmc_host::output::standard_output().into_iter().collect();
     if let Some(p) = &args.config {
         files.push(NamedFile::input("--config", p));
     }
@@ -979,7 +981,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 }
                 o.backends.push((cfg.size(), backend.clone()));
                 for r in state.study_results(cfg)? {
-                    o.emit(&r).context("printing the results the checkpoint holds")?;
+                    match o.print(&r) {
+                        Ok(()) => {}
+                        // Whoever read them (`| head -1`) has gone.
+                        Err(PottsError::Interrupted) if team.first_says(o.reader_gone) => return Ok(Ended::Finished),
+                        Err(e) => {
+                            return Err(anyhow::Error::new(e).context("printing the results the checkpoint holds"));
+                        }
+                    }
                 }
                 o
             }
@@ -1535,6 +1544,34 @@ impl Output {
         Ok(())
     }
 
+    /// Prints a row ([`Output::emit`]). Its files are what a run is for:
+    /// it goes on without printing, whatever stopped the printing (a
+    /// closed pipe, a full disk under a log). Without any, a closed pipe
+    /// ends it as quietly as `cat` ([`PottsError::Interrupted`] with
+    /// `reader_gone` set).
+    fn print(&mut self, result: &TemperatureResult) -> Result<(), PottsError> {
+        let Err(e) = self.emit(result) else { return Ok(()) };
+        let Some(io) = e.downcast_ref::<std::io::Error>() else {
+            return Err(PottsError::InvalidInput(format!("writing results: {e:#}")));
+        };
+        if !self.writes_files {
+            if io.kind() == ErrorKind::BrokenPipe {
+                (self.stdout_closed, self.reader_gone) = (true, true);
+                return Err(PottsError::Interrupted);
+            }
+            return Err(PottsError::InvalidInput(format!("writing results: {e:#}")));
+        }
+        self.stdout_closed = true;
+        let why = if io.kind() == ErrorKind::BrokenPipe {
+            "was closed".to_string()
+        } else {
+            self.stdout_failure = Some(io.to_string());
+            format!("failed ({io})")
+        };
+        self.bar.suspend(|| noteln!("note: standard output {why}; the run goes on and writes its files"));
+        Ok(())
+    }
+
     fn emit(&mut self, r: &TemperatureResult) -> anyhow::Result<()> {
         if r.size != self.json_size {
             self.json_for(r.size)?;
@@ -1835,33 +1872,7 @@ impl Observer for Output {
             self.current = all.to_vec();
         }
         for result in new {
-            match self.emit(result) {
-                Ok(()) => {}
-                Err(e) => {
-                    let Some(io) = e.downcast_ref::<std::io::Error>() else {
-                        return Err(PottsError::InvalidInput(format!("writing results: {e:#}")));
-                    };
-                    // Its files are what a run is for: it goes on without
-                    // printing, whatever stopped the printing (a closed
-                    // pipe, a full disk under a log). Without any, a closed
-                    // pipe ends it as quietly as `cat`.
-                    if !self.writes_files {
-                        if io.kind() == ErrorKind::BrokenPipe {
-                            (self.stdout_closed, self.reader_gone) = (true, true);
-                            return Err(PottsError::Interrupted);
-                        }
-                        return Err(PottsError::InvalidInput(format!("writing results: {e:#}")));
-                    }
-                    self.stdout_closed = true;
-                    let why = if io.kind() == ErrorKind::BrokenPipe {
-                        "was closed".to_string()
-                    } else {
-                        self.stdout_failure = Some(io.to_string());
-                        format!("failed ({io})")
-                    };
-                    self.bar.suspend(|| noteln!("note: standard output {why}; the run goes on and writes its files"));
-                }
-            }
+            self.print(result)?;
         }
         Ok(())
     }

@@ -162,7 +162,7 @@ pub(crate) fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
         }
         noteln!("note: no single-lattice rows: {why}");
     }
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::Stdout::lock();
     let cpu_threads = rayon::current_num_threads();
     let mut copy_gbs = None;
     if let Some(g) = &gpu {
@@ -302,7 +302,7 @@ fn swendsen_wang_rows(args: &BenchArgs, want_cpu: bool, want_cuda: bool) -> anyh
     } else {
         None
     };
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::Stdout::lock();
     if !args.json {
         writeln!(stdout, "# Swendsen–Wang at T_c(q) = 1/ln(1+√q) from a random start; updates/ns = sites·sweeps/time")?;
         writeln!(
@@ -371,6 +371,10 @@ fn autocorrelation_study(args: &BenchArgs) -> anyhow::Result<()> {
     if !(args.tau_seconds > 0.0 && args.tau_seconds <= MOST_BENCH_SECONDS) {
         bail!("--tau-seconds must be positive and at most {MOST_BENCH_SECONDS}");
     }
+    let given = &args.tau_algorithms;
+    if let Some((_, a)) = given.iter().enumerate().find(|(i, a)| given[..*i].contains(a)) {
+        bail!("--tau-algorithms names {a} twice; give each algorithm once");
+    }
     let mut algorithms = vec![Algorithm::Metropolis];
     algorithms.extend(args.tau_algorithms.iter().filter(|&&a| a != Algorithm::Metropolis));
     // Every size and algorithm is checked before anything is printed.
@@ -393,7 +397,7 @@ fn autocorrelation_study(args: &BenchArgs) -> anyhow::Result<()> {
         max_seconds: args.tau_seconds,
         seed: 1,
     };
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::Stdout::lock();
     if !args.json {
         writeln!(
             stdout,

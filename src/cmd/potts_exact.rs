@@ -72,6 +72,12 @@ pub(crate) fn run(a: ExactArgs) -> anyhow::Result<()> {
         }
         super::potts::refuse_checkpoint("--out", path, a.force)?;
         warpmc_host::output::check_writable(path)?;
+        // The table printed on standard output, when that is the same file.
+        let files: Vec<_> = warpmc_host::output::standard_output()
+            .into_iter()
+            .chain([warpmc_host::output::NamedFile::output("--out", path)])
+            .collect();
+        warpmc_host::output::check_distinct(&files).map_err(anyhow::Error::msg)?;
     }
     // Held to the end: no run writes the file meanwhile (nor this while
     // a run holds it).

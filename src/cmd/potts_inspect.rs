@@ -60,7 +60,7 @@ pub(crate) fn run(a: InspectArgs) -> anyhow::Result<()> {
             "last_lattice": state.last_lattice().is_some(),
             "config": cfg,
         });
-        println!("{object}");
+        stdoutln!("{object}");
         return Ok(());
     }
     let mut out = String::new();
@@ -149,6 +149,5 @@ pub(crate) fn run(a: InspectArgs) -> anyhow::Result<()> {
     } else {
         line(&mut out, format!("continue with: {resume} (and the run's output flags: --out, --series, --snapshot)"));
     }
-    print!("{out}");
-    Ok(())
+    super::write_stdout(format_args!("{out}"))
 }

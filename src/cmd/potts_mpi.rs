@@ -334,10 +334,8 @@ impl Team {
 pub(crate) fn help_under_mpirun(shown: clap::Error) -> ! {
     match Team::join(Decompose::Auto, HaloTransport::Mpi) {
         Ok(team) => {
-            if team.is_first() {
-                super::print_clap_answer(&shown);
-            }
-            team.exit(shown.exit_code())
+            let status = if team.is_first() { super::print_clap_answer(&shown) } else { shown.exit_code() };
+            team.exit(status)
         }
         Err(e) => match e.downcast_ref::<QuietExit>() {
             Some(q) => std::process::exit(q.0),

@@ -623,6 +623,22 @@ impl<'a> NamedFile<'a> {
     }
 }
 
+/// Standard output as a file the command writes, where it is a regular
+/// file (`> results.csv`, `>> log`): an output written at that path would
+/// replace the file under it, and whatever was printed there would be
+/// lost. `None` for a terminal, a pipe or a device.
+pub fn standard_output() -> Option<NamedFile<'static>> {
+    #[cfg(unix)]
+    {
+        let path = Path::new("/dev/fd/1");
+        fs::metadata(path).ok().filter(fs::Metadata::is_file).map(|_| NamedFile::output("standard output", path))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Whether two paths name the same file (after symlinks, `..` and hard
 /// links); where either names a device or does not resolve, whether they
 /// are written alike.
