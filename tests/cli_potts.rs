@@ -2563,3 +2563,33 @@ fn standard_output_on_an_output_file_is_refused_and_inspect_reports_a_full_disk(
         assert_one_line_failure(&args, &got, "writing to standard output");
     }
 }
+
+/// `--resume A --checkpoint B` writes the run's state to B, the file
+/// --checkpoint names, even where B is a hard link to A: A keeps the state
+/// it was resumed from.
+#[test]
+fn a_resumed_run_checkpoints_to_the_file_checkpoint_names_even_a_hard_link() {
+    let (a, b) = (tmp("linked-a.ckpt"), tmp("linked-b.ckpt"));
+    for p in [&a, &b] {
+        let _ = std::fs::remove_file(p);
+    }
+    let mut args: Vec<&str> = vec!["potts", "run", "--backend", "cpu", "--checkpoint-every", "0.05"];
+    args.extend(CONTINUED);
+    args.extend(["--checkpoint", a.to_str().unwrap()]);
+    let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while !a.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let stopped = child.wait_with_output().unwrap();
+    assert_eq!(stopped.status.code(), Some(143), "the run ended before it was stopped: {}", stderr(&stopped));
+    std::fs::hard_link(&a, &b).unwrap();
+    let held = std::fs::read(&a).unwrap();
+    let o = warpmc(&["potts", "run", "--resume", a.to_str().unwrap(), "--checkpoint", b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), held, "the checkpoint read was written");
+    assert_ne!(std::fs::read(&b).unwrap(), held, "the finished run's state is not in the file --checkpoint names");
+}

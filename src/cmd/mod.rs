@@ -185,10 +185,17 @@ pub(crate) struct QuietExit(pub(crate) i32);
 
 /// Prints `error: {message}` as one line in one write, so that the line
 /// stays whole when mpirun gathers the output of several processes. A line
-/// break inside the message (a file name that holds one) is written `\n`.
+/// break inside the message (a file name that holds one) is written `\n`,
+/// except in NVRTC's log of a kernel it could not compile, which is kept
+/// as NVRTC wrote it, a line per diagnostic, to be read.
 pub(crate) fn print_error(message: &str) {
     use std::io::Write;
-    let line = format!("error: {}\n", message.trim_end().replace('\n', "\\n").replace('\r', "\\r"));
+    let message = message.trim_end();
+    let line = if message.contains("NVRTC could not compile") {
+        format!("error: {message}\n")
+    } else {
+        format!("error: {}\n", message.replace('\n', "\\n").replace('\r', "\\r"))
+    };
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 

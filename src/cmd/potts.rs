@@ -610,7 +610,11 @@ fn resumed(args: &RunArgs, path: &Path, found: checkpoint::Checkpoint) -> anyhow
     // written (it may be an archived, read-only file), unless another
     // file is named to take it.
     let keep_writing = match &args.checkpoint {
-        Some(other) if !warpmc_host::output::same_file(other, path) => Some(other.clone()),
+        // The file --checkpoint names, as named (a hard link to the one read
+        // is written under its own name); the very path read, as
+        // --resume-existing gives it, is written only while the run is
+        // unfinished.
+        Some(other) if other != path => Some(other.clone()),
         _ => (!finished).then(|| path.to_path_buf()),
     };
     let sizes = cfg.study_sizes();
@@ -983,8 +987,13 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 for r in state.study_results(cfg)? {
                     match o.print(&r) {
                         Ok(()) => {}
-                        // Whoever read them (`| head -1`) has gone.
-                        Err(PottsError::Interrupted) if team.first_says(o.reader_gone) => return Ok(Ended::Finished),
+                        // Whoever read them (`| head -1`) has gone. Only a
+                        // lone process stops here: in a team only the first
+                        // prints, and the others are already on their way
+                        // to the sweeps, so it fails the team instead.
+                        Err(PottsError::Interrupted) if o.reader_gone && team.processes() == 1 => {
+                            return Ok(Ended::Finished);
+                        }
                         Err(e) => {
                             return Err(anyhow::Error::new(e).context("printing the results the checkpoint holds"));
                         }
