@@ -302,7 +302,7 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> 
 }
 
 /// Standard output for a command that prints many lines with `writeln!`
-/// (benchmark tables, genomes): a failure names standard output, and a
+/// (benchmark tables): a failure names standard output, and a
 /// reader that went away (`| head -1`) ends the program quietly with status
 /// 0, as it ends `cat` (see [`reader_gone`]).
 pub(crate) struct Stdout(std::io::StdoutLock<'static>);
