@@ -883,6 +883,7 @@ fn a_video_whose_ffmpeg_alone_was_stopped_is_kept() {
     let e = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains("exit status: 255") && e.contains("the frames of times 0 to "), "{e}");
+    assert!(e.contains("(go on with --begin ") && e.lines().count() == 1, "{e}");
     let kept = names_in(&dir);
     assert!(kept.len() == 1 && kept[0].starts_with("film.frames-0-") && e.contains(&kept[0]), "{kept:?}: {e}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -906,4 +907,72 @@ fn a_temporal_sample_beyond_the_keyframes_is_named_in_the_error() {
             && err.contains("a temporal sample of the frame at time 10 (temporal_filter_width 9e199)"),
         "{err}"
     );
+}
+
+/// A frame that cannot be written (here a full device) ends the run with
+/// what to do next: the frames before it are whole, and --skip-existing
+/// renders the rest. A prefix written as ffmpeg's pattern or as a file name
+/// is warned of, with the names it gives.
+#[test]
+fn a_frame_that_cannot_be_written_says_how_to_go_on() {
+    let dir = temp_dir("frame-write-fails");
+    let genome = example("test.flam3");
+    let prefix = dir.join("f").to_string_lossy().into_owned();
+    std::os::unix::fs::symlink("/dev/full", dir.join("f00012.png")).unwrap();
+    let o = warpmc(&animate_args(&genome, &["-o", &prefix]));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("f00012.png: No space left on device") && e.lines().count() == 1, "{e}");
+    assert!(e.contains("the same command with --skip-existing renders the others"), "{e}");
+    assert!(dir.join("f00010.png").is_file() && dir.join("f00011.png").is_file(), "{:?}", names_in(&dir));
+
+    for pattern in ["g%04d.png", "g.png"] {
+        let prefix = dir.join(pattern).to_string_lossy().into_owned();
+        let o = warpmc(&animate_args(&genome, &["-o", &prefix]));
+        let e = stderr(&o);
+        assert!(o.status.success(), "{e}");
+        assert!(e.contains(&format!("{pattern}00010.png, as flam3-animate names them")), "{e}");
+        assert!(dir.join(format!("{pattern}00010.png")).is_file(), "{:?}", names_in(&dir));
+    }
+    // Mended, the same command with --skip-existing finishes the frames.
+    std::fs::remove_file(dir.join("f00012.png")).unwrap();
+    let o = warpmc(&animate_args(&genome, &["-o", &prefix, "--skip-existing"]));
+    let e = stderr(&o);
+    assert!(o.status.success() && !e.contains("warning"), "{e}");
+    assert!(e.contains("2 frame(s) already written were left as they were"), "{e}");
+    assert!((10..=13).all(|t| dir.join(format!("f{t:05}.png")).is_file()), "{:?}", names_in(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A GIF gets a palette made for each frame: its frames, decoded, are
+/// close to the PNG frames of the same render (ffmpeg's default fixed
+/// palette gave about 22 dB here).
+#[test]
+fn a_gif_keeps_each_frames_colours() {
+    if !ffmpeg_available() {
+        println!("SKIPPED a_gif_keeps_each_frames_colours: needs ffmpeg");
+        return;
+    }
+    let dir = temp_dir("gif");
+    let genome = example("test.flam3");
+    let prefix = dir.join("f").to_string_lossy().into_owned();
+    let gif = dir.join("v.gif").to_string_lossy().into_owned();
+    let o = warpmc(&animate_args(&genome, &["-o", &prefix]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = warpmc(&animate_args(&genome, &["--video", &gif]));
+    let e = stderr(&o);
+    assert!(o.status.success() && e.contains("each frame gets its own palette"), "{e}");
+    let decoded = dir.join("g%02d.png");
+    let o = Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-i", &gif, "-fps_mode", "passthrough"])
+        .arg(&decoded)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (k, t) in (10..=13).enumerate() {
+        let db = psnr(&dir.join(format!("f{t:05}.png")), &dir.join(format!("g{:02}.png", k + 1)));
+        assert!(db > 35.0, "frame {t}: {db} dB");
+    }
+    assert!(!dir.join("g05.png").exists(), "four frames: {:?}", names_in(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

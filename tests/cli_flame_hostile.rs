@@ -212,7 +212,14 @@ fn an_image_output_named_dash_is_refused_not_a_file_named_dash() {
         &["flame", "animate", "g.flam3", "--video", "-", "--backend", "cpu", "--quiet"][..],
     ] {
         let o = warpmc_in(&dir, args);
-        assert_one_line_error(&o, &["standard output"]);
+        let example = if args.contains(&"--video") { "out.mp4" } else { "out.png" };
+        assert_one_line_error(&o, &["standard output", example]);
+    }
+    // Options out of range are blamed on the option, not on the genome.
+    for (option, value) in [("--pixel-aspect", "0"), ("-s", "inf"), ("-q", "-1"), ("--pixel-aspect", "nan")] {
+        let o = warpmc_in(&dir, &["flame", "animate", "g.flam3", option, value, "--backend", "cpu", "--quiet"]);
+        assert_one_line_error(&o, &["invalid value", "must be positive and finite"]);
+        assert!(!stderr(&o).contains("g.flam3"), "{}", stderr(&o));
     }
     assert_eq!(listing(&dir), ["a.png", "g.flam3"]);
     // A genome is text: -o - is standard output.

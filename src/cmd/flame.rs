@@ -140,10 +140,10 @@ struct GenomeArgs {
 #[derive(Debug, Args)]
 struct RenderOpts {
     /// Multiply the genome's quality (samples per pixel).
-    #[arg(long, short = 'q', default_value_t = 1.0, value_name = "QS")]
+    #[arg(long, short = 'q', default_value_t = 1.0, value_name = "QS", value_parser = positive_finite("quality scale"))]
     quality_scale: f64,
     /// Multiply the image size (and the camera scale with it).
-    #[arg(long, short = 's', default_value_t = 1.0, value_name = "SS")]
+    #[arg(long, short = 's', default_value_t = 1.0, value_name = "SS", value_parser = positive_finite("size scale"))]
     size_scale: f64,
     /// Seed of the random streams: the same seed gives the same image.
     #[arg(long, default_value_t = 0, value_parser = super::parse_u64)]
@@ -169,7 +169,13 @@ struct RenderOpts {
     /// flam3-animate's pixel_aspect), for video shown on non-square pixels,
     /// e.g. 0.90909 for NTSC: the flame is drawn stretched so that it looks
     /// right on them. The default 1 is square pixels.
-    #[arg(long, value_name = "R", default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 1.0,
+        allow_negative_numbers = true,
+        value_parser = positive_finite("pixel aspect ratio")
+    )]
     pixel_aspect: f64,
     /// Where to render: auto (CUDA when a device is usable, else all CPU
     /// cores), cpu, or cuda (an error when there is no device). The GPU is
@@ -259,7 +265,8 @@ struct AnimateArgs {
     /// encoded; a later warpmc on the same host writing there removes it
     /// once it has lain untouched for 15 minutes), so for long renders
     /// write PNG frames (--skip-existing resumes them) and encode them
-    /// afterwards. Odd sides are filled by repeating the last column or
+    /// afterwards (`ffmpeg -framerate 30 -pattern_type glob -i 'frame*.png'
+    /// -pix_fmt yuv420p out.mp4`, for frames of times 0 and up). Odd sides are filled by repeating the last column or
     /// row; --pixel-aspect becomes the video's sample aspect ratio, and
     /// --fields makes it interlaced H.264, top field first.
     #[arg(long, value_name = "OUT.mp4")]
@@ -332,6 +339,17 @@ struct CompareArgs {
     /// instead of comparing.
     #[arg(long, value_name = "KEY")]
     text: Option<String>,
+}
+
+/// A parser of a number that must be positive and finite (`what` names it
+/// in the error), so that a bad option is blamed on the option rather than
+/// on the genome it is applied to.
+fn positive_finite(what: &'static str) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        Ok(x) => Err(format!("the {what} must be positive and finite, not {x}")),
+        Err(_) => Err(format!("the {what} must be a number, not '{s}'")),
+    }
 }
 
 fn parse_bits(s: &str) -> Result<u8, String> {
@@ -563,11 +581,24 @@ fn hand_over(
         stop_interrupted(writers, k, t, dtime, video);
     }
     match writers.keep() {
-        Some((part, (first, last))) => {
-            Err(anyhow::anyhow!("{e:#}; the frames of times {first} to {last} are in {}", part.display()))
-        }
+        Some((part, (first, last))) => Err(anyhow::anyhow!(
+            "{e:#}; the frames of times {first} to {last} are in {} (go on with --begin {next} and join the two \
+             videos)",
+            part.display(),
+            next = last.saturating_add(dtime)
+        )),
+        None if video.is_none() => Err(frames_kept(e)),
         None => Err(e),
     }
+}
+
+/// A frame-writing error with what to do next: the frames written before
+/// it are whole, and `--skip-existing` renders only the others.
+fn frames_kept(e: anyhow::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{e:#}; the frames written before it are kept (once that is mended, the same command with --skip-existing \
+         renders the others)"
+    )
 }
 
 /// Renders stop at the first Ctrl-C (or SIGTERM) through the settings'
@@ -633,7 +664,7 @@ fn describe_cost(label: &str, c: &FrameCost, rate: Option<f64>) -> String {
         }
     }
     if let Some(r) = rate.filter(|r| *r > 0.0) {
-        line += &format!("; about {} at {r:.2e} it/s", duration(c.iterations as f64 / r));
+        line += &format!("; {} at {r:.2e} it/s", super::about(c.iterations as f64 / r));
     }
     line
 }
@@ -812,11 +843,13 @@ fn check_format(out: &Path, o: &RenderOpts) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// An error for an image output named `-`: images go to files (a PNG on
-/// a terminal is noise), and a file named "-" is never what was meant.
+/// An error for an image or video output named `-`: they go to files (a
+/// PNG on a terminal is noise), and a file named "-" is never what was
+/// meant.
 fn not_standard_output(option: &str, path: &Path) -> anyhow::Result<()> {
     if path.as_os_str() == "-" {
-        bail!("{option} -: images are written to files, not to standard output; name a file such as out.png");
+        let (what, example) = if option == "--video" { ("a video is", "out.mp4") } else { ("images are", "out.png") };
+        bail!("{option} -: {what} written to a file, not to standard output; name a file such as {example}");
     }
     Ok(())
 }
@@ -1117,6 +1150,19 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     if !a.opts.quiet {
         noteln!("{}", describe_cost(&format!("animation: {} frame(s), each", frames.count()), &first_cost, None));
     }
+    // ffmpeg's habits (frame-%04d.png, frame.png) make names such as
+    // frame-%04d.png00000.png: said once the frames are known to render,
+    // before the first is written.
+    if let Some(prefix) = a.prefix.as_deref().filter(|_| video.is_none()) {
+        let ext = Path::new(prefix).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        if prefix.contains('%') || matches!(ext.as_deref(), Some("png" | "jpg" | "jpeg" | "ppm")) {
+            noteln!(
+                "warning: -o {prefix} is a prefix, to which each frame's number and .png are added ({}, as \
+                 flam3-animate names them); -o frame- gives frame-00000.png",
+                frame_path(frames.begin).display()
+            );
+        }
+    }
     // Ctrl-C is heard from here on: a scratch video that ffmpeg is asked
     // to write (`Video::start`) is removed, not left behind by a process
     // stopped at once.
@@ -1253,7 +1299,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     }
     let times = writers.finish();
     b.finish_and_clear();
-    let times = times?;
+    let times = times.map_err(|e| if video.is_none() { frames_kept(e) } else { e })?;
     if cancelled(&s) {
         noteln!("interrupted while the last frames were written: every frame was written; stopping");
         std::process::exit(super::interrupted_status());
@@ -1396,10 +1442,7 @@ impl FrameLog {
     /// `skipped` took no time (frames already written, `--skip-existing`).
     fn to_go(&self, share: f64, skipped: f64) -> String {
         let secs = self.start.elapsed().as_secs_f64();
-        match duration(secs * (1.0 - share) / (share - skipped).max(1e-300)) {
-            d if d.starts_with("less") => format!("{d} to go"),
-            d => format!("about {d} to go"),
-        }
+        format!("{} to go", super::about(secs * (1.0 - share) / (share - skipped).max(1e-300)))
     }
 
     /// After frame `done_frames` (time `t`); `share` the fraction of the

@@ -124,9 +124,17 @@ pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits, f
 
 /// A warning for a container whose codec warpmc does not choose (.avi,
 /// .flv, .ogv, …): ffmpeg encodes it with its default codec and bit rate
-/// (for .avi MPEG-4 Part 2 at 200 kb/s), and `--crf` does not reach it.
+/// (for .avi MPEG-4 Part 2 at 200 kb/s), and `--crf` does not reach it;
+/// for a GIF, a note of what the format keeps.
 pub(crate) fn default_codec_warning(video: &Path, transparent: bool) -> Option<String> {
     let ext = video.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    if ext == "gif" {
+        return Some(format!(
+            "note: --video {}: a GIF holds 256 colours a frame (each frame gets its own palette, dithered) and \
+             delays in hundredths of a second (30 fps plays as 3, 3 and 4 hundredths); --crf does not apply",
+            video.display()
+        ));
+    }
     // No extension is refused later (`probe`), with its own message.
     (!transparent && !ext.is_empty() && !takes_h264(&ext) && ext != "webm").then(|| {
         format!(
@@ -529,6 +537,15 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, encoding: Encoding) -> Com
             .args(["-c:v", "libvpx-vp9", "-crf", &crf.to_string(), "-b:v", "0", "-row-mt", "1"])
             .args(["-deadline", "good", "-cpu-used", "4"])
             .args(tags);
+    } else if ext == "gif" {
+        // A palette of its own for each frame, made from that frame and
+        // used for it at once (ffmpeg's default maps every frame to one
+        // fixed palette: about 20 dB against the frames; a palette over the
+        // whole video would hold every frame in memory until the last).
+        filters.push(
+            "split[frame][copy];[frame]palettegen=stats_mode=single[palette];[copy][palette]paletteuse=new=1".into(),
+        );
+        cmd.args(["-vf", &filters.join(",")]);
     } else {
         cmd.args(["-vf", &filters.join(",")]);
     }

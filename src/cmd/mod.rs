@@ -368,6 +368,15 @@ pub(crate) fn duration(secs: f64) -> String {
     }
 }
 
+/// An estimate of a duration: "about 3 minutes", or "less than a
+/// second" (which needs no "about").
+pub(crate) fn about(secs: f64) -> String {
+    match duration(secs) {
+        d if d.starts_with("less") => d,
+        d => format!("about {d}"),
+    }
+}
+
 /// Parses an unsigned integer in decimal or with a `0x` prefix in hex.
 pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
     let t = s.replace('_', "");

@@ -1405,7 +1405,7 @@ impl LogProgress {
             _ => (String::new(), ""),
         };
         let left = if rate > 0.0 {
-            format!(", about {} left{this_size}", super::duration((total - done) as f64 / rate))
+            format!(", {} left{this_size}", super::about((total - done) as f64 / rate))
         } else {
             String::new()
         };

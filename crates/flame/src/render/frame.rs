@@ -52,10 +52,16 @@ pub fn with_scales<'a>(flames: &'a [Flame], s: &RenderSettings) -> Result<Cow<'a
         return Err(FlameError::invalid("no flame to render"));
     }
     if !(s.quality_scale > 0.0 && s.quality_scale.is_finite()) {
-        return Err(FlameError::invalid(format!("quality scale must be positive, not {}", shown(s.quality_scale))));
+        return Err(FlameError::invalid(format!(
+            "quality scale must be positive and finite, not {}",
+            shown(s.quality_scale)
+        )));
     }
     if !(s.size_scale > 0.0 && s.size_scale.is_finite()) {
-        return Err(FlameError::invalid(format!("size scale must be positive, not {}", shown(s.size_scale))));
+        return Err(FlameError::invalid(format!(
+            "size scale must be positive and finite, not {}",
+            shown(s.size_scale)
+        )));
     }
     if s.quality_scale == 1.0 && s.size_scale == 1.0 {
         if flames.iter().any(|f| f.width == 0 || f.height == 0) {
@@ -289,7 +295,7 @@ fn check_pixel_aspect(pixel_aspect: f64) -> Result<()> {
     if pixel_aspect > 0.0 && pixel_aspect.is_finite() {
         Ok(())
     } else {
-        Err(FlameError::invalid(format!("pixel aspect ratio must be positive, not {}", shown(pixel_aspect))))
+        Err(FlameError::invalid(format!("pixel aspect ratio must be positive and finite, not {}", shown(pixel_aspect))))
     }
 }
 
