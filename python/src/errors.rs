@@ -112,6 +112,7 @@ pub(crate) fn flame(e: FlameError) -> PyErr {
 pub(crate) fn prims(e: PrimsError) -> PyErr {
     let kind = match &e {
         PrimsError::Gpu(g) => gpu_kind(g),
+        PrimsError::OutOfHostMemory(_) => Kind::Memory,
         _ => Kind::Value,
     };
     raise(kind, &e)

@@ -1265,9 +1265,8 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
                     log.within(&what, so_far, skipped_share);
                 })
             };
-            field(Field::Even, t as f64, 0.0).and_then(|even| {
-                Ok(RenderedFrame::interlace(&even, &field(Field::Odd, t as f64 + 0.5, 0.5)?, cost.height))
-            })
+            field(Field::Even, t as f64, 0.0)
+                .and_then(|even| RenderedFrame::interlace(&even, &field(Field::Odd, t as f64 + 0.5, 0.5)?, cost.height))
         } else {
             let what = format!("frame {}/{} (time {t})", k + 1, frames.count());
             engine.render(&flames, t as f64, &st, &|f| {

@@ -309,6 +309,9 @@ fn encode_jpeg_plain(frame: &RenderedFrame, quality: u8) -> Result<Vec<u8>> {
 pub fn encode_ppm(frame: &RenderedFrame, bits: Bits) -> Result<Vec<u8>> {
     let (w, h) = (frame.width, frame.height);
     let what = format!("encoding a {w} × {h} PPM");
+    if frame.pixels.len() as u64 != w as u64 * h as u64 {
+        return Err(FlameError::Png(format!("{what}: the frame holds {} pixels, not {w} × {h}", frame.pixels.len())));
+    }
     check_memory(&what, encoding_bytes(w, h, 3, bits))?;
     let (maxval, depth) = match bits {
         Bits::Eight => (255, 1),
@@ -662,6 +665,12 @@ mod tests {
             stats: RenderStats::default(),
         };
         assert_eq!(encode_ppm(&empty, Bits::Eight).unwrap(), b"P6\n0 0\n255\n");
+        // A frame whose pixels are not the size it says (built in code) is
+        // an error in every format, not a file whose header lies.
+        let short = RenderedFrame { width: 4, height: 4, pixels: vec![[1.0; 4]; 3], ..empty };
+        assert!(encode_ppm(&short, Bits::Eight).unwrap_err().to_string().contains("holds 3 pixels"));
+        assert!(encode_png(&short, Bits::Eight, &[]).is_err());
+        assert!(encode_jpeg(&short, 90).is_err());
     }
 
     /// An opaque `w × h` frame of colours that change from pixel to pixel.

@@ -261,7 +261,7 @@ fn interlacing_takes_even_rows_from_the_even_field_and_leaves_an_odd_heights_las
     use warpmc_flame::render::RenderedFrame;
     for (width, height) in [(5, 7), (3, 8), (1, 1), (4, 2), (0, 6), (6, 0)] {
         let (even, odd) = (field_of_rows(width, height / 2, 1.0, 10), field_of_rows(width, height / 2, 2.0, 32));
-        let frame = RenderedFrame::interlace(&even, &odd, height);
+        let frame = RenderedFrame::interlace(&even, &odd, height).unwrap();
         assert_eq!((frame.width, frame.height), (width, height));
         assert_eq!(frame.pixels.len(), (width * height) as usize);
         assert_eq!(frame.stats.iterations, 42);
@@ -275,4 +275,49 @@ fn interlacing_takes_even_rows_from_the_even_field_and_leaves_an_odd_heights_las
             }
         }
     }
+}
+
+#[test]
+fn fields_that_do_not_make_the_frame_are_an_error() {
+    use warpmc_flame::render::RenderedFrame;
+    let (even, odd) = (field_of_rows(4, 2, 1.0, 1), field_of_rows(4, 2, 2.0, 1));
+    // A height the fields do not have (one of 2^32 - 1 rows would have
+    // allocated hundreds of GiB), fields of other widths, and pixels that
+    // are not the size the field says.
+    let mut short = field_of_rows(4, 2, 2.0, 1);
+    short.pixels.truncate(3);
+    for (a, b, height) in [
+        (&even, &odd, u32::MAX),
+        (&even, &odd, 8),
+        (&even, &field_of_rows(3, 2, 2.0, 1), 4),
+        (&field_of_rows(4, 1, 1.0, 1), &odd, 4),
+        (&even, &short, 4),
+    ] {
+        let e = RenderedFrame::interlace(a, b, height).unwrap_err();
+        assert!(e.to_string().contains("interlacing a frame of"), "{e}");
+    }
+    assert!(RenderedFrame::interlace(&even, &odd, 5).is_ok());
+}
+
+/// Values a flame built in code may hold but a genome cannot are errors
+/// that say what is wrong: a time that is not finite, a weight that is
+/// not a number, colour curves out of their form (rendered as Fractorium
+/// would read them, not a panic).
+#[test]
+fn a_flame_built_in_code_with_bad_values_is_an_error_or_renders() {
+    let settings = RenderSettings::default();
+    let f = sierpinski(16, 12);
+    for time in [f64::NAN, f64::INFINITY] {
+        let e = render(std::slice::from_ref(&f), time, &settings).unwrap_err();
+        assert!(e.to_string().contains("time must be finite"), "{e}");
+    }
+    let mut nan_weight = f.clone();
+    nan_weight.xforms[1].weight = f64::NAN;
+    let e = render(std::slice::from_ref(&nan_weight), 0.0, &settings).unwrap_err();
+    assert!(e.to_string().contains("xform 1: weight (or a chaos entry) is negative, infinite or not a number"), "{e}");
+    let mut curved = f.clone();
+    let nan = f64::NAN;
+    curved.curves =
+        Some(warpmc_flame::genome::Curves { points: [vec![], vec![[nan, 0.5], [0.2, nan]], vec![[0.5, 0.5]], vec![]] });
+    assert!(render(std::slice::from_ref(&curved), 0.0, &settings).is_ok());
 }

@@ -220,10 +220,11 @@ pub fn unit_generators(seed: u64, stream: u64, sweep: u64, colour: u32, unit: u6
 }
 
 /// The proposal step and acceptance fraction of word `r`: r·(q − 1) split
-/// into its high half (0 ≤ i < q − 1) and low half f.
+/// into its high half (0 ≤ i < q − 1) and low half f (q = 0 is taken as 1,
+/// which no model has).
 #[inline(always)]
 pub fn split_word(r: u32, q: u32) -> (u32, u32) {
-    let p = r as u64 * (q - 1) as u64;
+    let p = r as u64 * q.saturating_sub(1) as u64;
     ((p >> 32) as u32, p as u32)
 }
 

@@ -68,14 +68,13 @@ impl Lattice {
     }
 
     /// A lattice from raw spins (row-major). `None` if the length does not
-    /// match or a spin is ≥ q.
+    /// match, a spin is ≥ q, or q is not one a model takes (2 to
+    /// [`MAX_Q`](crate::model::MAX_Q)).
     pub fn from_spins(width: usize, height: usize, q: u32, spins: Vec<u8>) -> Option<Self> {
-        (width.checked_mul(height) == Some(spins.len()) && spins.iter().all(|&s| (s as u32) < q)).then_some(Lattice {
-            width,
-            height,
-            q,
-            spins,
-        })
+        ((2..=crate::model::MAX_Q).contains(&q)
+            && width.checked_mul(height) == Some(spins.len())
+            && spins.iter().all(|&s| (s as u32) < q))
+        .then_some(Lattice { width, height, q, spins })
     }
 
     /// Columns.

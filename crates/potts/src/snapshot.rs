@@ -46,7 +46,8 @@ const FIXED: [[u8; 3]; 12] = [
 /// further states get golden-angle hues with cycling lightness and
 /// saturation. The sequence does not depend on q (`palette(q)` is a prefix of
 /// `palette(q + 1)`), so a state has the same colour in every run, and all q
-/// colours are distinct for any q up to 256 (the most a byte spin can take).
+/// colours are distinct for any q up to 256 (the most a byte spin can take;
+/// a larger q gives those 256).
 ///
 /// ```
 /// let p = warpmc_potts::snapshot::palette(3);
@@ -54,6 +55,7 @@ const FIXED: [[u8; 3]; 12] = [
 /// assert_ne!(p[1], p[2]);
 /// ```
 pub fn palette(q: u32) -> Vec<[u8; 3]> {
+    let q = q.min(256);
     let mut colours: Vec<[u8; 3]> = Vec::with_capacity(q as usize);
     let mut taken = std::collections::HashSet::with_capacity(q as usize);
     for s in 0..q as usize {

@@ -145,7 +145,8 @@ impl Replicas {
 
     /// Whether `samples` samples at `temperatures` can be tempered: at
     /// least one temperature, all strictly increasing or strictly
-    /// decreasing, fewer than 2²⁴ of each. Allocates nothing.
+    /// decreasing, and at least one sample; fewer than 2²⁴ of each.
+    /// Allocates nothing.
     pub fn check(temperatures: &[f64], samples: u32) -> Result<()> {
         let n = temperatures.len();
         if n == 0 {
@@ -160,6 +161,9 @@ impl Replicas {
         }
         if n >= 1 << 24 || samples as u64 >= 1 << 24 {
             return Err(PottsError::InvalidInput("too many temperatures or samples for parallel tempering".into()));
+        }
+        if samples == 0 {
+            return Err(PottsError::InvalidInput("parallel tempering needs at least one sample".into()));
         }
         Ok(())
     }

@@ -23,6 +23,7 @@ fn fewer_than_two_measurements_have_the_documented_time_and_no_error_bar() {
 #[test]
 fn tempering_refuses_no_temperatures_and_censuses_of_another_model() {
     assert!(Replicas::new(&[], 1, 0).is_err());
+    assert!(Replicas::new(&[1.0, 2.0], 0, 0).is_err());
     let model = PottsModel::new(2, 4, 4).unwrap();
     let mut r = Replicas::new(&[1.0, 2.0], 1, 0).unwrap();
     let odd = [Census::new(0, vec![]), Census::new(0, vec![])];
@@ -45,7 +46,46 @@ fn sweeps_beyond_the_chains_limit_are_refused() {
 #[test]
 fn sizes_and_memory_at_their_limits_are_errors() {
     assert!(Lattice::from_spins(usize::MAX, 2, 2, vec![]).is_none());
+    // q beyond what a model takes (a snapshot's palette would have
+    // allocated for all u32::MAX colours), or below 2.
+    for q in [0, 1, warpmc_potts::model::MAX_Q + 1, u32::MAX] {
+        assert!(Lattice::from_spins(2, 2, q, vec![0; 4]).is_none(), "q = {q}");
+    }
+    assert_eq!(warpmc_potts::snapshot::palette(u32::MAX).len(), 256);
     let model = PottsModel::new(2, 8, 8).unwrap();
     assert!(model.check_host_memory(u64::MAX).is_err());
     assert_eq!(model.host_bytes(u64::MAX), u64::MAX);
+}
+
+/// A configuration read through serde is checked as `resolve` checks one:
+/// values no run can take are an error, not a division by zero later.
+#[test]
+fn a_deserialized_configuration_is_checked() {
+    use warpmc_potts::{ConfigFile, ProtocolConfig, Temperatures};
+    let cfg = ConfigFile {
+        q: Some(3),
+        size: Some(8),
+        temps: Some(Temperatures::List(vec![1.0, 1.2])),
+        therm: Some(4),
+        sweeps: Some(8),
+        measure_every: Some(2),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap();
+    let value = serde_json::to_value(&cfg).unwrap();
+    let back: ProtocolConfig = serde_json::from_value(value.clone()).unwrap();
+    assert_eq!(back, cfg);
+    for (field, bad) in [
+        ("measure_every", serde_json::json!(0)),
+        ("sweeps", serde_json::json!(1)),
+        ("q", serde_json::json!(1)),
+        ("temperatures", serde_json::json!([])),
+        ("samples", serde_json::json!(0)),
+    ] {
+        let mut v = value.clone();
+        v[field] = bad.clone();
+        let e = serde_json::from_value::<ProtocolConfig>(v).unwrap_err().to_string();
+        assert!(!e.is_empty(), "{field} = {bad}");
+    }
 }

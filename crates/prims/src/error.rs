@@ -12,6 +12,9 @@ pub enum PrimsError {
     /// sizes beyond what a kernel indexes).
     #[error("{0}")]
     InvalidArgument(String),
+    /// The host has not the memory a result needs (which it says).
+    #[error("{0}")]
+    OutOfHostMemory(String),
 }
 
 /// `Result` with [`PrimsError`].

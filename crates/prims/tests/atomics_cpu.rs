@@ -146,6 +146,13 @@ fn mismatched_lengths_and_too_many_bins_are_errors() {
     assert!(matches!(reduce_by_key(&[1, 2], &[1.0f32], 4), Err(PrimsError::InvalidArgument(_))));
     assert!(matches!(histogram(&[1], u32::MAX as usize + 1), Err(PrimsError::InvalidArgument(_))));
     assert!(reduce_by_key::<u32>(&[], &[], 0).unwrap().is_empty());
+    // The most bins of the widest values: 256 GiB, an error (not an abort)
+    // where the host has not that much free.
+    let bytes = warpmc_prims::atomics::MAX_BINS as u64 * 64;
+    if warpmc_host::available_memory().is_some_and(|free| free.bytes < bytes) {
+        let e = reduce_by_key(&[0], &[Vector::<f64, 8>([1.0; 8])], warpmc_prims::atomics::MAX_BINS).unwrap_err();
+        assert!(matches!(&e, PrimsError::OutOfHostMemory(m) if m.contains("4294967295 bins needs")), "{e}");
+    }
 }
 
 #[test]

@@ -84,4 +84,7 @@ fn bad_arguments_are_errors_not_panics() {
     assert!(e.to_string().contains("1, 2, 4, 8 or 16 bytes"), "{e}");
     assert!(CpuPrims.transpose::<u32>(&vec![], m(0, 9)).unwrap().is_empty());
     assert!(CpuPrims.transpose::<u32>(&vec![], m(9, 0)).unwrap().is_empty());
+    // An empty batch of matrices whose size overflows: nothing to move.
+    assert!(CpuPrims.transpose::<u32>(&vec![], m(1 << 40, 1 << 40).batched(0)).unwrap().is_empty());
+    assert!(CpuPrims.transpose_in_place::<u32>(&mut vec![], m(1 << 40, 1 << 40).batched(0)).is_ok());
 }

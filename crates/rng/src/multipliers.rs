@@ -144,9 +144,10 @@ pub fn is_good_multiplier(a: u32) -> bool {
     is_prime_u64((a << 31) - 1) && is_prime_u64((a << 32) - 1)
 }
 
-/// The period of an MWC generator with a good multiplier `a`: a·2³¹ − 1.
+/// The period of an MWC generator with a good multiplier `a`: a·2³¹ − 1
+/// (0 for a = 0, which is not one).
 pub fn period(a: u32) -> u64 {
-    (u64::from(a) << 31) - 1
+    (u64::from(a) << 31).saturating_sub(1)
 }
 
 /// The first `count` good multipliers at or below `start`, in decreasing

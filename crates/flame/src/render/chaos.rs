@@ -102,7 +102,7 @@ pub(crate) struct ChaosGame {
 /// Why a flame cannot be iterated.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum ChaosError {
-    /// A negative weight or chaos entry.
+    /// A weight or chaos entry that is negative, infinite or NaN.
     NegativeWeight(usize),
     /// All xform weights are zero.
     Empty,
@@ -116,7 +116,7 @@ impl std::fmt::Display for ChaosError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ChaosError::NegativeWeight(i) => {
-                write!(f, "xform {i}: weight (or a chaos entry) is negative")
+                write!(f, "xform {i}: weight (or a chaos entry) is negative, infinite or not a number")
             }
             ChaosError::Empty => write!(f, "all xform weights are zero: nothing to iterate"),
             ChaosError::TooManyXForms(n) => write!(f, "{n} xforms is more than 65535"),
@@ -257,7 +257,7 @@ fn row_total(flame: &Flame, from: Option<usize>) -> Result<f64, ChaosError> {
     let mut total = 0.0;
     for j in 0..n {
         let w = row_weight(flame, from, j);
-        if w < 0.0 || w.is_nan() {
+        if !(w >= 0.0 && w.is_finite()) {
             return Err(ChaosError::NegativeWeight(from.unwrap_or(j)));
         }
         total += w;

@@ -112,6 +112,9 @@ impl Sizing {
     /// The sizes of the frame at `time` of `flames` (already scaled); an
     /// error for a setting no renderer can render.
     pub(crate) fn new(flames: &[Flame], time: f64, settings: &RenderSettings) -> Result<Self> {
+        if !time.is_finite() {
+            return Err(FlameError::invalid(format!("the frame's time must be finite, not {time}")));
+        }
         let cp0 = interpolate(flames, time);
         let sizes = frame_sizes(flames, &cp0, settings.pixel_aspect, settings.field)?;
         if cp0.quality.is_nan() || cp0.quality <= 0.0 {

@@ -57,6 +57,21 @@ impl Spline {
     }
 }
 
+/// A curve's points as the spline takes them, as a parsed genome has
+/// them already: finite, clamped to [0, 1]², sorted by x, one point to an
+/// x (the first), at least two (else the line y = x). Curves built in code
+/// may hold anything.
+fn usable(points: &[[f64; 2]]) -> Vec<[f64; 2]> {
+    let mut v: Vec<[f64; 2]> = points
+        .iter()
+        .filter(|p| p.iter().all(|c| c.is_finite()))
+        .map(|p| [p[0].clamp(0.0, 1.0), p[1].clamp(0.0, 1.0)])
+        .collect();
+    v.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    v.dedup_by(|later, earlier| later[0] == earlier[0]);
+    if v.len() < 2 { Curves::DEFAULT.to_vec() } else { v }
+}
+
 /// The four curves tabulated.
 pub(crate) struct CurveTables {
     /// `[overall, red, green, blue]`, [`LENGTH`] entries each.
@@ -68,7 +83,7 @@ impl CurveTables {
         let last = (LENGTH - 1) as f64;
         CurveTables {
             tables: std::array::from_fn(|c| {
-                let spline = Spline::new(&curves.points[c]);
+                let spline = Spline::new(&usable(&curves.points[c]));
                 (0..LENGTH).map(|j| spline.at(j as f64 / last)).collect()
             }),
         }
@@ -101,6 +116,26 @@ impl CurveTables {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn curves_built_in_code_are_made_usable() {
+        let nan = f64::NAN;
+        let curves = Curves {
+            points: [
+                vec![],
+                vec![[nan, 0.5], [0.2, nan]],
+                vec![[0.5, 0.5]],
+                vec![[2.0, -1.0], [0.0, 0.0], [f64::INFINITY, 1.0], [0.0, 1.0]],
+            ],
+        };
+        let t = CurveTables::new(&curves);
+        // The first three are the line y = x; the last runs from (0, 0) to
+        // (1, 0).
+        for v in [0.0, 0.3, 1.0] {
+            assert!((t.adjust(v, 0) - v).abs() < 1e-4 && (t.adjust(v, 1) - v).abs() < 1e-4, "{v}");
+            assert!(t.adjust(v, 2).abs() < 1e-12, "{v}: {}", t.adjust(v, 2));
+        }
+    }
 
     #[test]
     fn fractorium_spline_rule() {

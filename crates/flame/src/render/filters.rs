@@ -361,7 +361,12 @@ impl DensityFilters {
         let n_filters_f = (comp_max / comp_min).powf(1.0 / curve);
         if n_filters_f.is_nan() || n_filters_f > 1e7 {
             return Err(FlameError::invalid(format!(
-                "the estimator settings need too many density kernels ({n_filters_f:e})"
+                "the estimator settings (estimator_radius {}, estimator_minimum {}, estimator_curve {}) need {:.3e} \
+                 density kernels, more than 1e7; lower estimator_radius or raise estimator_minimum",
+                shown(max_rad),
+                shown(min_rad),
+                shown(curve),
+                n_filters_f
             )));
         }
         let n_filters = n_filters_f.ceil() as usize;

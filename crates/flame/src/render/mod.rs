@@ -240,11 +240,24 @@ impl RenderedFrame {
     /// stay transparent black, as in flam3-animate's frames. Counts and
     /// timings are the two renders' together.
     ///
-    /// # Panics
-    ///
-    /// If the two fields differ in width.
-    pub fn interlace(even: &RenderedFrame, odd: &RenderedFrame, height: u32) -> RenderedFrame {
-        assert_eq!(even.width, odd.width, "the two fields of a frame have one width");
+    /// An error unless both fields have one width, `height / 2` rows and
+    /// the pixels their size says.
+    pub fn interlace(even: &RenderedFrame, odd: &RenderedFrame, height: u32) -> Result<RenderedFrame> {
+        for (name, field) in [("even", even), ("odd", odd)] {
+            let pixels = field.width as u64 * field.height as u64;
+            if field.width != even.width || field.height != height / 2 || field.pixels.len() as u64 != pixels {
+                return Err(FlameError::invalid(format!(
+                    "interlacing a frame of {} × {height} pixels: its {name} field is {} × {} with {} pixels, not \
+                     {} × {}",
+                    even.width,
+                    field.width,
+                    field.height,
+                    field.pixels.len(),
+                    even.width,
+                    height / 2
+                )));
+            }
+        }
         let width = even.width as usize;
         let mut pixels = vec![[0.0; 4]; width * height as usize];
         if width > 0 {
@@ -256,7 +269,7 @@ impl RenderedFrame {
             }
         }
         let (e, o) = (&even.stats, &odd.stats);
-        RenderedFrame {
+        Ok(RenderedFrame {
             width: even.width,
             height,
             pixels,
@@ -268,7 +281,7 @@ impl RenderedFrame {
                 filter_seconds: e.filter_seconds + o.filter_seconds,
                 strips: e.strips.max(o.strips),
             },
-        }
+        })
     }
 }
 

@@ -125,9 +125,10 @@ impl Temperatures {
 
 /// A complete, validated run description. Made by
 /// [`ConfigFile::resolve`](super::ConfigFile::resolve) (or read back from a
-/// checkpoint), so every value in it has been checked.
+/// checkpoint), so every value in it has been checked; deserialized, it is
+/// checked as it is read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct ProtocolConfig {
     pub(super) q: u32,
     pub(super) size: usize,
@@ -155,6 +156,24 @@ pub struct ProtocolConfig {
     /// size of, in run order (empty: a run of one size).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(super) sizes: Vec<usize>,
+}
+
+// The derived code above (`remote = "Self"`) reads and writes the fields;
+// these impls are serde's, and reading checks the values as
+// `ConfigFile::resolve` does, so that no `ProtocolConfig` holds values a
+// run cannot take (a measurement every 0 sweeps would divide by zero).
+impl Serialize for ProtocolConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        ProtocolConfig::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProtocolConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let config = ProtocolConfig::deserialize(deserializer)?;
+        config.validate().map_err(serde::de::Error::custom)?;
+        Ok(config)
+    }
 }
 
 impl ProtocolConfig {

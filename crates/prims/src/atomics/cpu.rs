@@ -11,7 +11,7 @@ pub(crate) fn reduce_by_key_dense<V: AtomicValue>(keys: &[u32], values: &[V], nb
         format!("reduce_by_key_dense: {} keys but {} values", keys.len(), values.len())
     })?;
     check_nbins(nbins)?;
-    let mut bins = vec![V::default(); nbins];
+    let mut bins = zeroed_bins::<V>(nbins)?;
     for (&k, &v) in keys.iter().zip(values) {
         if let Some(b) = bins.get_mut(k as usize) {
             *b = b.add(v);
@@ -24,11 +24,19 @@ pub(crate) fn reduce_by_key_dense<V: AtomicValue>(keys: &[u32], values: &[V], nb
 /// `>= nbins` are ignored. Counts wrap at 2^32.
 pub(crate) fn histogram(keys: &[u32], nbins: usize) -> Result<Vec<u32>> {
     check_nbins(nbins)?;
-    let mut counts = vec![0u32; nbins];
+    let mut counts = zeroed_bins::<u32>(nbins)?;
     for &k in keys {
         if let Some(c) = counts.get_mut(k as usize) {
             *c = c.wrapping_add(1);
         }
     }
     Ok(counts)
+}
+
+/// `nbins` zero bins, or an error where the host has not the memory for
+/// them (`nbins` may be up to 2^32 - 1: tens of GiB of wide values).
+fn zeroed_bins<V: Default + Clone>(nbins: usize) -> Result<Vec<V>> {
+    let bytes = (nbins as u64).saturating_mul(std::mem::size_of::<V>() as u64);
+    warpmc_host::check_allocation(&format!("{nbins} bins"), bytes).map_err(crate::PrimsError::OutOfHostMemory)?;
+    Ok(vec![V::default(); nbins])
 }

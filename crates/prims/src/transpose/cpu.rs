@@ -76,11 +76,13 @@ fn transpose_square_in_place<T: Pod>(m: &mut [T], n: usize) {
 pub(crate) fn transpose_into<T: Pod>(src: &[T], dst: &mut [T], shape: MatrixShape) -> Result<()> {
     check_shape::<T>(src.len(), shape)?;
     check_shape::<T>(dst.len(), shape)?;
-    let MatrixShape { rows, cols, .. } = shape;
-    let mat = rows * cols;
-    if mat == 0 {
+    // Nothing to move (an empty batch may have dimensions whose product
+    // overflows).
+    if src.is_empty() {
         return Ok(());
     }
+    let MatrixShape { rows, cols, .. } = shape;
+    let mat = rows * cols;
     dst.par_chunks_mut(mat).zip(src.par_chunks(mat)).for_each(|(d, s)| transpose_one(s, d, rows, cols));
     Ok(())
 }
@@ -88,10 +90,10 @@ pub(crate) fn transpose_into<T: Pod>(src: &[T], dst: &mut [T], shape: MatrixShap
 /// Transposes the square matrices of `shape` in `data` in place.
 pub(crate) fn transpose_in_place<T: Pod>(data: &mut [T], shape: MatrixShape) -> Result<()> {
     check_square::<T>(data.len(), shape)?;
-    let n = shape.rows;
-    if n == 0 {
+    if data.is_empty() {
         return Ok(());
     }
+    let n = shape.rows;
     data.par_chunks_mut(n * n).for_each(|m| transpose_square_in_place(m, n));
     Ok(())
 }
