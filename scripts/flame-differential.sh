@@ -33,7 +33,8 @@
 #   BACKENDS  warpmc backends to check (default "cpu cuda"; cuda is skipped
 #             with a note where `warpmc devices` finds no GPU)
 #   JOBS      parallel renders (default: the number of cores)
-#   WARPMC    warpmc binary (default target/release/warpmc, built if missing)
+#   WARPMC_BIN  warpmc binary (default target/release/warpmc, built if missing;
+#               WARPMC is read too)
 #   FLAM3_PALETTES  flam3-palettes.xml for warpmc (default: flam3's own)
 # Output: PACK/report.md (one row per genome, then a summary), images under
 # PACK. Exit status: 0 when every checked backend is within MARGIN on every
@@ -56,7 +57,7 @@ MARGIN=${MARGIN:-1}
 RETRY=${RETRY:-3}
 BACKENDS=${BACKENDS:-cpu cuda}
 JOBS=${JOBS:-$(nproc)}
-WARPMC=${WARPMC:-target/release/warpmc}
+WARPMC=${WARPMC_BIN:-${WARPMC:-target/release/warpmc}}
 
 die() {
     echo "flame-differential: $*" >&2

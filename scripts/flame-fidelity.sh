@@ -22,7 +22,8 @@
 #
 # Usage: scripts/flame-fidelity.sh [DIR ...]
 # Environment:
-#   WARPMC   warpmc binary (default target/release/warpmc, built if missing)
+#   WARPMC_BIN  warpmc binary (default target/release/warpmc, built if missing;
+#               WARPMC is read too)
 #   QS, SS   quality and size scales for the fidelity renders (default 0.1, 0.5)
 #   SPEED_QS quality scale for the speed renders (default 0.05; 0 skips them)
 #   MARGIN   allowed dB below the noise floor (default 1)
@@ -40,7 +41,7 @@ SPEED_QS=${SPEED_QS:-0.05}
 MARGIN=${MARGIN:-1}
 BACKEND=${BACKEND:-cpu}
 OUT=${OUT:-target/flame-fidelity}
-WARPMC=${WARPMC:-target/release/warpmc}
+WARPMC=${WARPMC_BIN:-${WARPMC:-target/release/warpmc}}
 
 if ! command -v flam3-render >/dev/null; then
     echo "flame-fidelity: flam3-render not found (Debian: apt-get install flam3-utils)" >&2

@@ -939,7 +939,10 @@ fn a_frame_that_cannot_be_written_says_how_to_go_on() {
     let o = warpmc(&animate_args(&genome, &["-o", &prefix, "--skip-existing"]));
     let e = stderr(&o);
     assert!(o.status.success() && !e.contains("warning"), "{e}");
-    assert!(e.contains("2 frame(s) already written were left as they were"), "{e}");
+    // Frames 10 and 11, and 13 too where a writer thread had it before
+    // frame 12 failed.
+    assert!(["2 frame(s) already", "3 frame(s) already"].iter().any(|n| e.contains(n)), "{e}");
+    assert!(e.contains("1 frame(s) of 64x48") || e.contains("2 frame(s) of 64x48"), "{e}");
     assert!((10..=13).all(|t| dir.join(format!("f{t:05}.png")).is_file()), "{:?}", names_in(&dir));
     std::fs::remove_dir_all(&dir).unwrap();
 }
