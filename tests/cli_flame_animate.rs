@@ -278,18 +278,18 @@ fn a_failing_ffmpeg_is_named_and_leaves_no_partial_video() {
 }
 
 /// Video settings that would lose what the frames hold are refused before
-/// anything is rendered, with ffmpeg or without: alpha outside a .mov, and
-/// 16-bit samples.
+/// anything is rendered, with ffmpeg or without: alpha outside a .mov or
+/// .webm, and 16-bit samples.
 #[test]
 fn videos_that_would_drop_alpha_or_bits_are_refused_first() {
     let dir = temp_dir("video-options");
     let genome = example("test.flam3");
     let prefix = dir.join("f.").to_string_lossy().into_owned();
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    let (mp4, webm, mov) = (path("a.mp4"), path("a.webm"), path("a.mov"));
+    let (mp4, mkv, webm, mov) = (path("a.mp4"), path("a.mkv"), path("a.webm"), path("a.mov"));
     for (extra, expected) in [
         (&["--video", &mp4, "--transparent"][..], "no alpha channel"),
-        (&["--video", &webm, "--transparent"][..], "no alpha channel"),
+        (&["--video", &mkv, "--transparent"][..], "no alpha channel"),
         (&["--video", &mov, "--bits", "16"][..], "8-bit frames"),
     ] {
         let mut args = extra.to_vec();
@@ -311,6 +311,21 @@ fn videos_that_would_drop_alpha_or_bits_are_refused_first() {
         if let Some(p) = probe.ok().filter(|p| p.status.success()) {
             let text = String::from_utf8_lossy(&p.stdout).into_owned();
             assert!(text.contains("prores") && text.contains("yuva"), "{text}");
+        }
+        // So does a .webm (VP9, its alpha in a second stream that the
+        // container marks), at an odd size too (4:2:0 pads it).
+        let mut args = animate_args(&genome, &["--video", &webm, "--transparent"]);
+        let scale = args.iter().position(|a| *a == "-s").unwrap() + 1;
+        args[scale] = "0.105";
+        let o = warpmc(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let probe = Command::new("ffprobe")
+            .args(["-v", "error", "-show_entries", "stream=codec_name,width:stream_tags=alpha_mode", "-of", "csv=p=0"])
+            .arg(&webm)
+            .output();
+        if let Some(p) = probe.ok().filter(|p| p.status.success()) {
+            let text = String::from_utf8_lossy(&p.stdout).into_owned();
+            assert_eq!(text.trim(), "vp9,68,1", "67 pixels wide, padded to 68, with alpha");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -156,7 +156,8 @@ struct RenderOpts {
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
     jpeg_quality: Option<u8>,
     /// Transparent background (RGBA PNG; with `flame animate --video`, a
-    /// .mov in ProRes 4444 with alpha) instead of the genome's colour.
+    /// .mov in ProRes 4444 with alpha or a .webm in VP9 with alpha) instead
+    /// of the genome's colour.
     #[arg(long)]
     transparent: bool,
     /// Tone-map and clip each supersampled cell before the spatial filter
@@ -256,7 +257,8 @@ struct AnimateArgs {
     prefix: Option<String>,
     /// Encode the frames into this video (e.g. out.mp4: H.264; out.webm:
     /// VP9; with
-    /// --transparent, out.mov: ProRes 4444 with alpha) through ffmpeg
+    /// --transparent, out.mov: ProRes 4444 with alpha, or out.webm: VP9
+    /// with alpha) through ffmpeg
     /// instead of writing PNG files (ffmpeg must be on the PATH; without it
     /// the command stops before rendering). Interrupted, the frames so far
     /// are kept as OUT.frames-FIRST-LAST.mp4; a process killed outright

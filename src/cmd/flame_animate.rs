@@ -79,9 +79,9 @@ impl Encoding {
     /// 4:2:0 chroma (H.264, VP9, and the other containers' default codecs)
     /// needs even sides, and a height that is a multiple of 4 when
     /// interlaced (each field's chroma again takes two rows); ProRes 4444
-    /// and GIF take any size.
+    /// (a transparent .mov) and GIF take any size.
     fn picture(&self, ext: &str, width: u32, height: u32) -> (u32, u32) {
-        if self.transparent || ext == "gif" {
+        if (self.transparent && ext == "mov") || ext == "gif" {
             return (width, height);
         }
         let rows = if self.fields { 4 } else { 2 };
@@ -95,9 +95,9 @@ fn takes_h264(ext: &str) -> bool {
 }
 
 /// Refuses video settings that would lose what the frames hold: an alpha
-/// channel anywhere but in a .mov (ProRes 4444; H.264 and the other
-/// containers' default codecs drop it, leaving unassociated colours at full
-/// strength), 16-bit samples (the video takes 8-bit frames), and
+/// channel anywhere but in a .mov (ProRes 4444) or a .webm (VP9 with
+/// alpha; H.264 and the other containers' default codecs drop it, leaving
+/// unassociated colours at full strength), 16-bit samples (the video takes 8-bit frames), and
 /// interlaced frames in anything but H.264 (which warpmc writes
 /// interlaced; other codecs would take them for progressive frames).
 pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits, fields: bool) -> anyhow::Result<()> {
@@ -109,10 +109,10 @@ pub(crate) fn check_video_options(video: &Path, transparent: bool, bits: Bits, f
             video.display()
         );
     }
-    if transparent && ext != "mov" {
+    if transparent && !matches!(ext.as_str(), "mov" | "webm") {
         bail!(
             "--transparent with --video {}: this video would have no alpha channel; write a .mov (ProRes 4444 with \
-             alpha) or PNG frames (leave out --video)",
+             alpha), a .webm (VP9 with alpha) or PNG frames (leave out --video)",
             video.display()
         );
     }
@@ -514,9 +514,17 @@ fn ffmpeg_command(ext: &str, width: u32, height: u32, encoding: Encoding) -> Com
         )
     };
     let tags = ["-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-color_range", "tv"];
-    if transparent {
+    if transparent && ext == "webm" {
+        // VP9 keeps the alpha channel as a second stream beside the colours
+        // (alternate reference frames would drop it), as browsers play it.
+        filters.push(bt709("yuva420p"));
+        cmd.args(["-vf", &filters.join(",")])
+            .args(["-c:v", "libvpx-vp9", "-crf", &crf.to_string(), "-b:v", "0", "-row-mt", "1", "-auto-alt-ref", "0"])
+            .args(["-deadline", "good", "-cpu-used", "4"])
+            .args(tags);
+    } else if transparent {
         // ProRes 4444 keeps the alpha channel, unassociated as in the
-        // PNG frames (`check_video_options` allows only .mov here).
+        // PNG frames (`check_video_options` allows only .mov and .webm).
         filters.push(bt709("yuva444p10le"));
         cmd.args(["-vf", &filters.join(",")]).args(["-c:v", "prores_ks", "-profile:v", "4444"]).args(tags);
     } else if takes_h264(ext) {
