@@ -112,6 +112,8 @@ fn bad_input_is_one_clear_line() {
     assert_one_line_error(&with(&["--q", "3", "--size", "8", "--height", "5"]), "height must be even");
     assert_one_line_error(&with(&["--q", "3", "--size", "8", "--snapshot", "x.jpg"]), ".png or .npy");
     assert_one_line_error(&with(&["--q", "3"]), "missing --size");
+    assert_one_line_error(&["potts", "run", "--resume", "-"], "from a file, not from standard input");
+    assert_one_line_error(&["potts", "inspect", "-"], "name the checkpoint file");
     // A file name that holds a line break is still one line.
     assert_one_line_error(&with(&["--config", "no\nsuch.toml"]), "no\\nsuch.toml");
     assert_one_line_error(&with(&["--q", "3", "--size", "8", "--out", "nod\nir/x.csv"]), "nod\\nir");

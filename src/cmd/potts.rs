@@ -477,6 +477,12 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
                  may stay: any backend continues the run with the same bits)"
             );
         }
+        if path.as_os_str() == "-" {
+            bail!(
+                "--resume -: a run continues writing the checkpoint it read, so it reads it from a file, not from \
+                 standard input; name the file"
+            );
+        }
         let bytes = team.read(path, checkpoint::read_bytes).context("--resume")?;
         let checkpoint = decode_checkpoint(&bytes, path)?;
         return resumed(args, path, checkpoint);

@@ -21,6 +21,9 @@ pub(crate) struct InspectArgs {
 
 pub(crate) fn run(a: InspectArgs) -> anyhow::Result<()> {
     let path = &a.checkpoint;
+    if path.as_os_str() == "-" {
+        anyhow::bail!("inspect -: name the checkpoint file (it tells how to resume from that file)");
+    }
     let bytes = checkpoint::read_bytes(path).context("inspect")?;
     let version = checkpoint::format_version(&bytes);
     let checkpoint::Checkpoint { config: cfg, state } = checkpoint::decode(&bytes).map_err(|e| match e {
