@@ -324,6 +324,16 @@ fn physics(stdout: &[u8]) -> Vec<serde_json::Value> {
 const CONTINUED: &[&str] =
     &["--q", "9", "--size", "128", "--temps", "0.6:0.9:0.1", "--continue", "--therm", "300", "--sweeps", "6000"];
 
+/// Waits (a minute at most, then fails with `missing`) until `file`
+/// exists: a run started in the background has written it.
+fn wait_for_file(file: &Path, missing: &str) {
+    let started = Instant::now();
+    while !file.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "{missing}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Starts a checkpointing run, stops it with `signal` once a checkpoint
 /// exists, resumes it, and compares with an uninterrupted run. With
 /// `one_after_another`, the temperatures run in order, so the series of the
@@ -348,11 +358,7 @@ fn interrupted_run_resumes_exactly(signal: &str, protocol: &[&str], one_after_an
     args.extend(["--checkpoint".into(), ckpt.to_str().unwrap().into()]);
     args.extend(["--series".into(), stopped_series.to_str().unwrap().into()]);
     let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    while !ckpt.exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_file(&ckpt, "no checkpoint appeared");
     std::thread::sleep(Duration::from_millis(300));
     let finished_early = child.try_wait().unwrap().is_some();
     if name.contains("twice") {
@@ -803,11 +809,7 @@ fn signals_ignored_at_start_stay_ignored() {
     );
     let mut child =
         Command::new("sh").args(["-c", &command]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    while !ckpt.exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_file(&ckpt, "no checkpoint appeared");
     let pid = child.id().to_string();
     Command::new("kill").args(["-HUP", &pid]).status().unwrap();
     // The run goes on: it is alive, and saves again on its timer (a run
@@ -1466,11 +1468,7 @@ fn a_checkpoint_file_another_run_is_writing_is_refused() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while !lock.exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "no lock appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_file(&lock, "no lock appeared");
     let second = small(&["--temps", "1", "--therm", "0", "--sweeps", "10", "--checkpoint", c]);
     let args: Vec<&str> = second.iter().map(String::as_str).collect();
     assert_one_line_error(&args, "another process is writing it");
@@ -1590,11 +1588,7 @@ fn five_million_temperatures_print_the_work_up_front_and_stop_on_ctrl_c_keeping_
         series.to_str().unwrap(),
     ]);
     let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    while !csv.exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "no temperature finished");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_file(&csv, "no temperature finished");
     std::thread::sleep(Duration::from_millis(200));
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let stopped = Instant::now();
@@ -2477,11 +2471,7 @@ fn a_requeued_command_line_starts_continues_and_repeats_its_run() {
     };
     let first = job(&["--checkpoint", c]);
     let mut child = Command::new(bin()).args(&first).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    while !ckpt.exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_file(&ckpt, "no checkpoint appeared");
     std::thread::sleep(Duration::from_millis(300));
     let finished_early = child.try_wait().unwrap().is_some();
     Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
@@ -2579,11 +2569,7 @@ fn a_resumed_run_checkpoints_to_the_file_checkpoint_names_even_a_hard_link() {
     args.extend(CONTINUED);
     args.extend(["--checkpoint", a.to_str().unwrap()]);
     let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    while !a.exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "no checkpoint appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_file(&a, "no checkpoint appeared");
     std::thread::sleep(Duration::from_millis(200));
     Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     let stopped = child.wait_with_output().unwrap();
