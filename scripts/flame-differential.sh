@@ -97,6 +97,7 @@ prepare() {
 check() {
     [ -d "$PACK/genomes" ] && [ -d "$PACK/flam3" ] || die "$PACK has no genomes/flam3 renders: run prepare first"
     if [ ! -x "$WARPMC" ]; then
+        [ "$WARPMC" = target/release/warpmc ] || die "no warpmc binary at $WARPMC"
         cargo build --release --quiet || die "cannot build warpmc"
     fi
     local backends=() b

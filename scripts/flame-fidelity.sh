@@ -48,6 +48,10 @@ if ! command -v flam3-render >/dev/null; then
     exit 2
 fi
 if [ ! -x "$WARPMC" ]; then
+    if [ "$WARPMC" != target/release/warpmc ]; then
+        echo "flame-fidelity: no warpmc binary at $WARPMC" >&2
+        exit 2
+    fi
     cargo build --release --quiet
 fi
 if [ $# -eq 0 ]; then

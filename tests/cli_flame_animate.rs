@@ -938,7 +938,7 @@ fn a_frame_that_cannot_be_written_says_how_to_go_on() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("f00012.png: No space left on device") && e.lines().count() == 1, "{e}");
-    assert!(e.contains("the same command with --skip-existing renders the others"), "{e}");
+    assert!(e.contains("the same command with --skip-existing renders the rest"), "{e}");
     assert!(dir.join("f00010.png").is_file() && dir.join("f00011.png").is_file(), "{:?}", names_in(&dir));
 
     for pattern in ["g%04d.png", "g.png"] {
@@ -947,6 +947,8 @@ fn a_frame_that_cannot_be_written_says_how_to_go_on() {
         let e = stderr(&o);
         assert!(o.status.success(), "{e}");
         assert!(e.contains(&format!("{pattern}00010.png, as flam3-animate names them")), "{e}");
+        let meant = dir.join("g00010.png");
+        assert!(e.contains(&format!("gives {}", meant.display())), "{e}");
         assert!(dir.join(format!("{pattern}00010.png")).is_file(), "{:?}", names_in(&dir));
     }
     // Mended, the same command with --skip-existing finishes the frames.
@@ -959,6 +961,18 @@ fn a_frame_that_cannot_be_written_says_how_to_go_on() {
     assert!(["2 frame(s) already", "3 frame(s) already"].iter().any(|n| e.contains(n)), "{e}");
     assert!(e.contains("1 frame(s) of 64x48") || e.contains("2 frame(s) of 64x48"), "{e}");
     assert!((10..=13).all(|t| dir.join(format!("f{t:05}.png")).is_file()), "{:?}", names_in(&dir));
+    // A contact sheet that cannot be written, after every frame was: the
+    // same command writes it from the frames.
+    let sheet = dir.join("sheet.png");
+    std::os::unix::fs::symlink("/dev/full", &sheet).unwrap();
+    let with_sheet = ["-o", &prefix, "--skip-existing", "--contact-sheet", sheet.to_str().unwrap()];
+    let o = warpmc(&animate_args(&genome, &with_sheet));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("every frame was written: once that is mended, the same command writes the contact sheet"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -982,7 +996,7 @@ fn a_gif_keeps_each_frames_colours() {
     assert!(o.status.success() && e.contains("each frame gets its own palette"), "{e}");
     let decoded = dir.join("g%02d.png");
     let o = Command::new("ffmpeg")
-        .args(["-hide_banner", "-loglevel", "error", "-i", &gif, "-fps_mode", "passthrough"])
+        .args(["-hide_banner", "-loglevel", "error", "-i", &gif, "-vsync", "passthrough"])
         .arg(&decoded)
         .output()
         .unwrap();

@@ -267,8 +267,12 @@ struct AnimateArgs {
     /// encoded; a later warpmc on the same host writing there removes it
     /// once it has lain untouched for 15 minutes), so for long renders
     /// write PNG frames (--skip-existing resumes them) and encode them
-    /// afterwards (`ffmpeg -framerate 30 -pattern_type glob -i 'frame*.png'
-    /// -pix_fmt yuv420p out.mp4`, for frames of times 0 and up). Odd sides are filled by repeating the last column or
+    /// afterwards, with even sides and BT.709 colours as --video writes
+    /// them (frames of times 0 to 99999): `ffmpeg -framerate 30
+    /// -pattern_type glob -i 'frame*.png' -vf
+    /// 'pad=ceil(iw/2)*2:ceil(ih/2)*2,scale=out_color_matrix=bt709:out_range=tv,format=yuv420p'
+    /// -colorspace bt709 -color_primaries bt709 -color_trc bt709 out.mp4`.
+    /// In the video warpmc writes, odd sides are filled by repeating the last column or
     /// row; --pixel-aspect becomes the video's sample aspect ratio, and
     /// --fields makes it interlaced H.264, top field first.
     #[arg(long, value_name = "OUT.mp4")]
@@ -575,6 +579,7 @@ fn hand_over(
     b: &ProgressBar,
     dtime: i64,
     video: Option<&Path>,
+    skip_existing: bool,
 ) -> anyhow::Result<flame_animate::Writers> {
     let (k, t) = (out.index, out.time);
     let Err(e) = writers.send(out) else { return Ok(writers) };
@@ -589,18 +594,22 @@ fn hand_over(
             part.display(),
             next = last.saturating_add(dtime)
         )),
-        None if video.is_none() => Err(frames_kept(e)),
+        None if video.is_none() => Err(frames_kept(e, skip_existing)),
         None => Err(e),
     }
 }
 
-/// A frame-writing error with what to do next: the frames written before
-/// it are whole, and `--skip-existing` renders only the others.
-fn frames_kept(e: anyhow::Error) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{e:#}; the frames written before it are kept (once that is mended, the same command with --skip-existing \
-         renders the others)"
-    )
+/// An error of the frame writers with what to do next: the frames written
+/// are whole, and `--skip-existing` renders only the others (or, where the
+/// contact sheet alone failed, writes it from the frames).
+fn frames_kept(e: anyhow::Error, skip_existing: bool) -> anyhow::Error {
+    let again = if skip_existing { "the same command" } else { "the same command with --skip-existing" };
+    if e.downcast_ref::<flame_animate::SheetNotWritten>().is_some() {
+        return anyhow::anyhow!(
+            "{e:#}; every frame was written: once that is mended, {again} writes the contact sheet"
+        );
+    }
+    anyhow::anyhow!("{e:#}; the frames written are whole: once that is mended, {again} renders the rest")
 }
 
 /// Renders stop at the first Ctrl-C (or SIGTERM) through the settings'
@@ -1158,10 +1167,17 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     if let Some(prefix) = a.prefix.as_deref().filter(|_| video.is_none()) {
         let ext = Path::new(prefix).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
         if prefix.contains('%') || matches!(ext.as_deref(), Some("png" | "jpg" | "jpeg" | "ppm")) {
+            // What was probably meant: the prefix up to the pattern, or
+            // without the extension.
+            let meant = match prefix.find('%') {
+                Some(at) => &prefix[..at],
+                None => prefix.rsplit_once('.').map_or(prefix, |(stem, _)| stem),
+            };
             noteln!(
                 "warning: -o {prefix} is a prefix, to which each frame's number and .png are added ({}, as \
-                 flam3-animate names them); -o frame- gives frame-00000.png",
-                frame_path(frames.begin).display()
+                 flam3-animate names them); -o {meant} gives {}",
+                frame_path(frames.begin).display(),
+                flame_animate::Outputs::frame_path(meant, frames.begin).display()
             );
         }
     }
@@ -1251,7 +1267,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
             if let Some(frame) = frame {
                 let (text, compressed) = (Vec::new(), Vec::new());
                 let out = flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: true };
-                writers = hand_over(writers, out, &s, &b, frames.dtime, video.as_deref())?;
+                writers = hand_over(writers, out, &s, &b, frames.dtime, video.as_deref(), a.skip_existing)?;
             }
             continue;
         }
@@ -1295,12 +1311,12 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         let text = frame_text(&s, &frame);
         let compressed = genome_chunk(&flames, t as f64, &st)?;
         let out = flame_animate::FrameOut { time: t, index: k, frame, text, compressed, on_disk: false };
-        writers = hand_over(writers, out, &s, &b, frames.dtime, video.as_deref())?;
+        writers = hand_over(writers, out, &s, &b, frames.dtime, video.as_deref(), a.skip_existing)?;
         log.rendered(k as u64 + 1, t, done, skipped_share);
     }
     let times = writers.finish();
     b.finish_and_clear();
-    let times = times.map_err(|e| if video.is_none() { frames_kept(e) } else { e })?;
+    let times = times.map_err(|e| if video.is_none() { frames_kept(e, a.skip_existing) } else { e })?;
     if cancelled(&s) {
         noteln!("interrupted while the last frames were written: every frame was written; stopping");
         std::process::exit(super::interrupted_status());

@@ -930,7 +930,7 @@ impl Writers {
             v.finish()?;
         }
         if let Some(s) = lock(&self.shared.sheet).take() {
-            s.write()?;
+            s.write().map_err(|e| anyhow!(SheetNotWritten(e)))?;
         }
         Ok(times)
     }
@@ -971,6 +971,19 @@ impl Drop for Writers {
         }
     }
 }
+
+/// The contact sheet could not be written, after every frame was: the
+/// error of [`Writers::finish`] then, so that the caller can say so.
+#[derive(Debug)]
+pub(crate) struct SheetNotWritten(anyhow::Error);
+
+impl std::fmt::Display for SheetNotWritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for SheetNotWritten {}
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())

@@ -54,9 +54,17 @@ const LAST_BYTE_PER_SITE: u32 = 5;
 /// under way (`has_current`) rather than how many (`current`).
 const OLDEST_READ: u32 = 3;
 
+/// A header's configuration as written, its values not yet checked.
+fn unchecked_config<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<ProtocolConfig, D::Error> {
+    Ok(<crate::protocol::UncheckedConfig as Deserialize>::deserialize(d)?.unchecked())
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Header {
+    /// Read unchecked: [`decode_parts`] validates it, naming a problem as
+    /// the protocol's.
+    #[serde(deserialize_with = "unchecked_config")]
     config: ProtocolConfig,
     temp_index: usize,
     sample: u32,
@@ -565,5 +573,31 @@ mod tests {
         packed.clear();
         pack(&[3, 1, 2], 2, &mut packed);
         assert_eq!(packed, [0b10_01_11]);
+    }
+
+    /// A checkpoint that is whole (its checksum right) but whose protocol
+    /// no run can take is refused as an invalid protocol, not as a damaged
+    /// file.
+    #[test]
+    fn a_whole_checkpoint_with_an_invalid_protocol_says_so() {
+        let cfg = crate::ConfigFile {
+            q: Some(3),
+            size: Some(8),
+            temps: Some(crate::Temperatures::List(vec![1.0])),
+            therm: Some(4),
+            sweeps: Some(8),
+            measure_every: Some(2),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        let mut bytes = encode(&cfg, &RunState::new(&cfg));
+        let body = bytes.len() - 8;
+        let at = bytes.windows(17).position(|w| w == b"\"measure_every\":2").unwrap();
+        bytes[at + 16] = b'0';
+        let sum = fnv1a64(&bytes[..body]);
+        bytes[body..].copy_from_slice(&sum.to_le_bytes());
+        let e = decode(&bytes).unwrap_err().to_string();
+        assert!(e.contains("invalid protocol: the sweeps between measurements must be at least 1"), "{e}");
     }
 }

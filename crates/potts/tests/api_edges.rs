@@ -76,16 +76,20 @@ fn a_deserialized_configuration_is_checked() {
     let value = serde_json::to_value(&cfg).unwrap();
     let back: ProtocolConfig = serde_json::from_value(value.clone()).unwrap();
     assert_eq!(back, cfg);
-    for (field, bad) in [
-        ("measure_every", serde_json::json!(0)),
-        ("sweeps", serde_json::json!(1)),
-        ("q", serde_json::json!(1)),
-        ("temperatures", serde_json::json!([])),
-        ("samples", serde_json::json!(0)),
+    for (field, bad, message) in [
+        ("measure_every", serde_json::json!(0), "the sweeps between measurements must be at least 1"),
+        ("sweeps", serde_json::json!(1), "must be at least the sweeps between measurements"),
+        ("q", serde_json::json!(1), "q must be between 2 and 255"),
+        ("temperatures", serde_json::json!([]), "no temperatures given"),
+        ("samples", serde_json::json!(0), "the samples per temperature must be between 1"),
     ] {
         let mut v = value.clone();
         v[field] = bad.clone();
         let e = serde_json::from_value::<ProtocolConfig>(v).unwrap_err().to_string();
-        assert!(!e.is_empty(), "{field} = {bad}");
+        assert!(e.contains(message), "{field} = {bad}: {e}");
     }
+    // A field of another name is still refused.
+    let mut v = value.clone();
+    v["measure_evry"] = serde_json::json!(2);
+    assert!(serde_json::from_value::<ProtocolConfig>(v).unwrap_err().to_string().contains("unknown field"));
 }

@@ -151,7 +151,7 @@ fn mismatched_lengths_and_too_many_bins_are_errors() {
     let bytes = warpmc_prims::atomics::MAX_BINS as u64 * 64;
     if warpmc_host::available_memory().is_some_and(|free| free.bytes < bytes) {
         let e = reduce_by_key(&[0], &[Vector::<f64, 8>([1.0; 8])], warpmc_prims::atomics::MAX_BINS).unwrap_err();
-        assert!(matches!(&e, PrimsError::OutOfHostMemory(m) if m.contains("4294967295 bins needs")), "{e}");
+        assert!(matches!(&e, PrimsError::OutOfHostMemory(m) if m.contains("a result of 4294967295 bins needs")), "{e}");
     }
 }
 

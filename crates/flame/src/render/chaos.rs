@@ -110,6 +110,9 @@ pub(crate) enum ChaosError {
     TooManyXForms(usize),
     /// No standard xform at all (a final xform alone has no points to map).
     NoXForms,
+    /// Xform `.1`'s weight times xform `.0`'s chaos entry for it is
+    /// beyond the largest float.
+    Overflow(usize, usize),
 }
 
 impl std::fmt::Display for ChaosError {
@@ -120,6 +123,9 @@ impl std::fmt::Display for ChaosError {
             }
             ChaosError::Empty => write!(f, "all xform weights are zero: nothing to iterate"),
             ChaosError::TooManyXForms(n) => write!(f, "{n} xforms is more than 65535"),
+            ChaosError::Overflow(i, j) => {
+                write!(f, "xform {i}: its chaos entry for xform {j} times that xform's weight is beyond 1.8e308")
+            }
             ChaosError::NoXForms => write!(
                 f,
                 "no <xform> to iterate (a <finalxform> only maps the points the xforms make; flam3-render says \
@@ -255,10 +261,17 @@ fn row_weight(flame: &Flame, from: Option<usize>, j: usize) -> f64 {
 fn row_total(flame: &Flame, from: Option<usize>) -> Result<f64, ChaosError> {
     let n = flame.xforms.len();
     let mut total = 0.0;
+    let usable = |v: f64| v >= 0.0 && v.is_finite();
     for j in 0..n {
+        if !usable(flame.xforms[j].weight) {
+            return Err(ChaosError::NegativeWeight(j));
+        }
+        if let Some(i) = from.filter(|&i| !usable(flame.xforms[i].chaos_to(j))) {
+            return Err(ChaosError::NegativeWeight(i));
+        }
         let w = row_weight(flame, from, j);
-        if !(w >= 0.0 && w.is_finite()) {
-            return Err(ChaosError::NegativeWeight(from.unwrap_or(j)));
+        if w.is_infinite() {
+            return Err(ChaosError::Overflow(from.unwrap_or(j), j));
         }
         total += w;
     }
@@ -406,5 +419,14 @@ mod tests {
         f.xforms[2].weight = 3.0;
         f.xforms[2].weight = -1.0;
         assert!(matches!(build_table(&f, None, &mut t), Err(ChaosError::NegativeWeight(2))));
+        // A chaos entry that is not a number is its row's xform's fault; a
+        // product of finite values beyond the largest float is said as such.
+        f.xforms[2].weight = 1e308;
+        f.xforms[0].chaos = vec![1.0, f64::NAN, 1.0];
+        assert_eq!(build_table(&f, Some(0), &mut t), Err(ChaosError::NegativeWeight(0)));
+        f.xforms[0].chaos = vec![1.0, 1.0, 2.0];
+        assert_eq!(build_table(&f, Some(0), &mut t), Err(ChaosError::Overflow(0, 2)));
+        f.xforms[0].chaos = vec![1.0, 1.0, 1.0];
+        build_table(&f, Some(0), &mut t).unwrap();
     }
 }

@@ -362,7 +362,7 @@ impl DensityFilters {
         if n_filters_f.is_nan() || n_filters_f > 1e7 {
             return Err(FlameError::invalid(format!(
                 "the estimator settings (estimator_radius {}, estimator_minimum {}, estimator_curve {}) need {:.3e} \
-                 density kernels, more than 1e7; lower estimator_radius or raise estimator_minimum",
+                 density kernels, more than 1e7; raise estimator_curve, lower estimator_radius or raise estimator_minimum",
                 shown(max_rad),
                 shown(min_rad),
                 shown(curve),

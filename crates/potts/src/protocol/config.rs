@@ -128,7 +128,7 @@ impl Temperatures {
 /// checkpoint), so every value in it has been checked; deserialized, it is
 /// checked as it is read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, remote = "Self")]
+#[serde(try_from = "UncheckedConfig")]
 pub struct ProtocolConfig {
     pub(super) q: u32,
     pub(super) size: usize,
@@ -146,32 +146,96 @@ pub struct ProtocolConfig {
     pub(super) backend: BackendChoice,
     /// The update algorithm (Metropolis in checkpoints written before
     /// there was a choice).
-    #[serde(default)]
     pub(super) algorithm: Algorithm,
     /// Sweeps between replica-exchange rounds of parallel tempering
     /// ([`crate::tempering`]); `None`: no tempering.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) exchange_every: Option<u64>,
     /// Every size of the finite-size-scaling study this protocol is one
     /// size of, in run order (empty: a run of one size).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) sizes: Vec<usize>,
 }
 
-// The derived code above (`remote = "Self"`) reads and writes the fields;
-// these impls are serde's, and reading checks the values as
-// `ConfigFile::resolve` does, so that no `ProtocolConfig` holds values a
-// run cannot take (a measurement every 0 sweeps would divide by zero).
-impl Serialize for ProtocolConfig {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        ProtocolConfig::serialize(self, serializer)
+/// A [`ProtocolConfig`] as serialized, before its values are checked:
+/// what every deserialization reads first ([`ProtocolConfig`]'s own then
+/// validates it; a checkpoint's reader validates it itself, to name the
+/// problem as the protocol's rather than as the file's).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UncheckedConfig {
+    q: u32,
+    size: usize,
+    height: usize,
+    coupling: f64,
+    field: f64,
+    temperatures: Vec<f64>,
+    init: InitialState,
+    therm: u64,
+    sweeps: u64,
+    measure_every: u64,
+    samples: u32,
+    seed: u64,
+    continue_from_previous: bool,
+    backend: BackendChoice,
+    #[serde(default)]
+    algorithm: Algorithm,
+    #[serde(default)]
+    exchange_every: Option<u64>,
+    #[serde(default)]
+    sizes: Vec<usize>,
+}
+
+impl UncheckedConfig {
+    /// The configuration, its values not checked.
+    pub(crate) fn unchecked(self) -> ProtocolConfig {
+        let UncheckedConfig {
+            q,
+            size,
+            height,
+            coupling,
+            field,
+            temperatures,
+            init,
+            therm,
+            sweeps,
+            measure_every,
+            samples,
+            seed,
+            continue_from_previous,
+            backend,
+            algorithm,
+            exchange_every,
+            sizes,
+        } = self;
+        ProtocolConfig {
+            q,
+            size,
+            height,
+            coupling,
+            field,
+            temperatures,
+            init,
+            therm,
+            sweeps,
+            measure_every,
+            samples,
+            seed,
+            continue_from_previous,
+            backend,
+            algorithm,
+            exchange_every,
+            sizes,
+        }
     }
 }
 
-impl<'de> Deserialize<'de> for ProtocolConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let config = ProtocolConfig::deserialize(deserializer)?;
-        config.validate().map_err(serde::de::Error::custom)?;
+impl TryFrom<UncheckedConfig> for ProtocolConfig {
+    type Error = PottsError;
+
+    fn try_from(raw: UncheckedConfig) -> Result<Self> {
+        let config = raw.unchecked();
+        config.validate()?;
         Ok(config)
     }
 }

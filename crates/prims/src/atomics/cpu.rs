@@ -37,6 +37,7 @@ pub(crate) fn histogram(keys: &[u32], nbins: usize) -> Result<Vec<u32>> {
 /// them (`nbins` may be up to 2^32 - 1: tens of GiB of wide values).
 fn zeroed_bins<V: Default + Clone>(nbins: usize) -> Result<Vec<V>> {
     let bytes = (nbins as u64).saturating_mul(std::mem::size_of::<V>() as u64);
-    warpmc_host::check_allocation(&format!("{nbins} bins"), bytes).map_err(crate::PrimsError::OutOfHostMemory)?;
+    warpmc_host::check_allocation(&format!("a result of {nbins} bins"), bytes)
+        .map_err(crate::PrimsError::OutOfHostMemory)?;
     Ok(vec![V::default(); nbins])
 }
