@@ -20,7 +20,9 @@ pub(crate) fn check_threads() -> PyResult<()> {
         Err(_) => Err(PyRuntimeError::new_err(
             "warpmc's threads were started before this process was forked, and a forked child has none of \
              them: use multiprocessing with the 'spawn' or 'forkserver' start method \
-             (multiprocessing.get_context('spawn').Pool(...)), or start using warpmc only in the children",
+             (multiprocessing.get_context('spawn').Pool(...), or \
+             concurrent.futures.ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))), or start \
+             using warpmc only in the children",
         )),
     }
 }

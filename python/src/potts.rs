@@ -3,6 +3,8 @@
 //! (`Simulation`).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -650,9 +652,11 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// so that simulations made alike are independent chains; `sim.seed`
 /// tells it, to run the chain again.
 ///
-/// One on the CPU may be used by any thread (a thread calling it while
-/// another's call runs may get a `RuntimeError`), and may come back from
-/// another process (pickled by `multiprocessing`). One on a GPU
+/// One on the CPU may be used by any thread, and may come back from
+/// another process (pickled by `multiprocessing`): calls from several
+/// threads take turns (a call waits, with the GIL released, while another
+/// thread's call runs; `sweeps` lets others in between its stretches of
+/// about 0.1 s, so a thread may watch `energy()` while another sweeps). One on a GPU
 /// belongs to the thread that made it (its buffers and CUDA graphs belong
 /// to that thread): another thread that uses it gets a `RuntimeError`, and
 /// one dropped by another thread keeps its memory until the process ends;
@@ -668,19 +672,65 @@ const STRETCH: Duration = Duration::from_millis(100);
 /// True
 /// >>> sim.spins.shape, sim.spins.dtype
 /// ((64, 64), dtype('uint8'))
-#[pyclass(module = "warpmc.potts", name = "Simulation", weakref)]
+#[pyclass(module = "warpmc.potts", name = "Simulation", weakref, frozen)]
 pub(crate) struct PySimulation {
-    sim: Held,
+    /// Taken by one call at a time ([`PySimulation::lock`]).
+    sim: Mutex<Held>,
+    /// The thread whose call holds `sim` ([`this_thread`]; 0: none): a
+    /// second call it makes before the first returns (from a signal
+    /// handler run inside it) is refused rather than left waiting for
+    /// itself.
+    holder: AtomicU64,
+    /// Calls of other threads waiting for `sim`, and the times it was
+    /// taken: `sweeps` lets a waiting call in between its stretches
+    /// (`std::sync::Mutex` is not fair: the sweeping thread would take it
+    /// back before the waiting one woke).
+    waiting: AtomicUsize,
+    taken: AtomicU64,
     seed: u64,
     /// The temperature (its bits) whose alternation warning `sweeps` gave
     /// last: one warning per temperature swept at, not one per call.
     warned_at: std::sync::Mutex<Option<u64>>,
 }
 
+/// A number for the calling thread, never 0 (`ThreadId::as_u64` is not
+/// stable Rust).
+fn this_thread() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local!(static ME: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
+    ME.with(|me| *me)
+}
+
+/// The simulation taken by one call: gives `sim` back, and says no thread
+/// holds it, when dropped.
+struct Locked<'a> {
+    held: MutexGuard<'a, Held>,
+    holder: &'a AtomicU64,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = Held;
+    fn deref(&self) -> &Held {
+        &self.held
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Held {
+        &mut self.held
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.holder.store(0, Ordering::SeqCst);
+    }
+}
+
 /// A simulation as its Python object holds it.
 enum Held {
-    /// On the host's cores: `Send`, so any thread may use it (pyo3's
-    /// borrow of the object lets one call in at a time) and free it.
+    /// On the host's cores: `Send`, so any thread may use it (one call at
+    /// a time, through the object's lock) and free it.
     Cpu(Simulation<CpuBackend>),
     /// On a GPU (or any backend whose type is not known).
     Device(OwnedByThread<Simulation>),
@@ -921,7 +971,14 @@ impl PySimulation {
                 Held::Device(OwnedByThread::new(heard(py, &signals, made)?.0))
             }
         };
-        Ok(PySimulation { sim, seed, warned_at: std::sync::Mutex::new(None) })
+        Ok(PySimulation {
+            sim: Mutex::new(sim),
+            holder: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
+            taken: AtomicU64::new(0),
+            seed,
+            warned_at: Mutex::new(None),
+        })
     }
 
     /// Runs `n` sweeps (Metropolis and heat-bath: one update per site;
@@ -930,14 +987,17 @@ impl PySimulation {
     /// start below T_c, whose clusters are small: start such a chain with
     /// init="ordered") and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
-    /// `KeyboardInterrupt`; the sweeps done so far are kept. A chain runs
-    /// at most 2^31 - 1 sweeps in all (its random numbers are numbered by
-    /// sweep); more are refused before the first.
+    /// `KeyboardInterrupt` (Python hears signals on its main thread only:
+    /// a call on another thread is stopped by `close()` from any thread,
+    /// and then raises ValueError); the sweeps done so far are kept. A
+    /// chain runs at most 2^31 - 1 sweeps in all (its random numbers are
+    /// numbered by sweep); more are refused before the first.
     fn sweeps<'py>(slf: Bound<'py, Self>, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let n = whole("n", n, 0, u64::MAX.into())? as u64;
         // The chain's limit, checked before the first sweep rather than
         // when it is reached.
-        let (done, slowest) = with_sim!(&slf.try_borrow()?.sim, get, s => (
+        let this = slf.get();
+        let (done, slowest) = with_sim!(&*this.lock(py)?, get, s => (
             s.sweeps_done(),
             warpmc_potts::slowest_sweep_secs(s.algorithm(), s.model().sites() as u64, 1, 1)
         ));
@@ -949,7 +1009,7 @@ impl PySimulation {
         // Before the first sweep at a temperature where q = 2 Metropolis
         // alternates (once per temperature; a filter that makes it an
         // error stops the call before it sweeps).
-        let (temp, warning) = with_sim!(&slf.try_borrow()?.sim, get, s => (
+        let (temp, warning) = with_sim!(&*this.lock(py)?, get, s => (
             s.temperature(),
             warpmc_potts::protocol::alternation_warning(
                 s.algorithm(), s.model().q(), s.model().coupling(), s.model().field(), &[s.temperature()]
@@ -958,17 +1018,16 @@ impl PySimulation {
         if n > 0 && warning.is_some() {
             // Neither the lock nor a borrow is held while the warning runs
             // Python code (a `showwarning` may use the simulation).
-            let warned_at = |set: Option<u64>| -> PyResult<Option<u64>> {
-                let this = slf.try_borrow()?;
-                let mut at = this.warned_at.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                Ok(match set {
+            let warned_at = |set: Option<u64>| -> Option<u64> {
+                let mut at = this.warned_at.lock().unwrap_or_else(PoisonError::into_inner);
+                match set {
                     Some(bits) => at.replace(bits),
                     None => *at,
-                })
+                }
             };
-            if warned_at(None)? != Some(temp.to_bits()) {
+            if warned_at(None) != Some(temp.to_bits()) {
                 warn_all(py, warning)?;
-                warned_at(Some(temp.to_bits()))?;
+                warned_at(Some(temp.to_bits()));
             }
         }
         crate::fork::check_threads()?;
@@ -976,12 +1035,22 @@ impl PySimulation {
         let mut stretch = 1u64;
         while left > 0 {
             let count = stretch.min(left);
-            let started = Instant::now();
+            let started;
             {
-                // Borrowed for the stretch only: a signal handler run
-                // between stretches may read (or close) the simulation.
-                let mut this = slf.try_borrow_mut()?;
-                with_sim!(&mut this.sim, get_mut, s => {
+                // Held for the stretch only: a signal handler run between
+                // stretches, or another thread, may use (or close) the
+                // simulation.
+                let mut held = this.lock(py)?;
+                started = Instant::now();
+                with_sim!(&mut *held, get_mut, s => {
+                    // Another thread may have swept the chain meanwhile.
+                    let done = s.sweeps_done();
+                    if done.saturating_add(left) > MAX_SWEEPS_PER_CHAIN {
+                        return Err(PyValueError::new_err(format!(
+                            "a chain runs at most {MAX_SWEEPS_PER_CHAIN} sweeps; {done} done (other threads swept \
+                             it during this call) and {left} more of the {n} asked"
+                        )));
+                    }
                     let sim = OnThisThread(s);
                     py.detach(move || {
                         let sim = sim;
@@ -1000,14 +1069,17 @@ impl PySimulation {
                 STRETCH.as_secs_f64(),
                 slowest,
             );
+            if left > 0 {
+                this.let_others_in(py);
+            }
         }
         Ok(slf)
     }
 
     /// Energy per site, H/N.
-    fn energy(&mut self, py: Python<'_>) -> PyResult<f64> {
+    fn energy(&self, py: Python<'_>) -> PyResult<f64> {
         crate::fork::check_threads()?;
-        with_sim!(&mut self.sim, get_mut, s => {
+        with_sim!(&mut *self.lock(py)?, get_mut, s => {
             let sim = OnThisThread(s);
             py.detach(move || {
                 let sim = sim;
@@ -1019,9 +1091,9 @@ impl PySimulation {
 
     /// The order parameter (q·N_max/N − 1)/(q − 1): 1 when every spin is
     /// in one state, about 0 when the states are mixed.
-    fn magnetization(&mut self, py: Python<'_>) -> PyResult<f64> {
+    fn magnetization(&self, py: Python<'_>) -> PyResult<f64> {
         crate::fork::check_threads()?;
-        with_sim!(&mut self.sim, get_mut, s => {
+        with_sim!(&mut *self.lock(py)?, get_mut, s => {
             let sim = OnThisThread(s);
             py.detach(move || {
                 let sim = sim;
@@ -1036,17 +1108,19 @@ impl PySimulation {
     /// as the lattice (a masked array is refused: its masked elements hold
     /// no spin).
     #[getter]
-    fn spins<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    fn spins<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
         crate::fork::check_threads()?;
-        let lattice = with_sim!(&mut self.sim, get_mut, s => s.lattice().map_err(invalid)?);
-        let (w, h) = (lattice.width(), lattice.height());
-        PyArray1::from_slice(py, lattice.spins()).reshape([h, w])
+        // The array is made with the simulation given back: making it may
+        // run Python code (a garbage collection's finalizers).
+        let lattice = lattice_of(&mut *self.lock(py)?)?;
+        spins_array(py, &lattice)
     }
 
     #[setter]
-    fn set_spins(&mut self, spins: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn set_spins(&self, spins: &Bound<'_, PyAny>) -> PyResult<()> {
         crate::fork::check_threads()?;
-        let (w, h, q) = with_sim!(&self.sim, get, s => {
+        let py = spins.py();
+        let (w, h, q) = with_sim!(&*self.lock(py)?, get, s => {
             let model = s.model();
             (model.width(), model.height(), model.q())
         });
@@ -1104,7 +1178,7 @@ impl PySimulation {
             values.iter().map(|&s| u8::try_from(s).map_err(|_| bad())).collect::<PyResult<Vec<u8>>>()?
         };
         let lattice = Lattice::from_spins(w, h, q, bytes).ok_or_else(bad)?;
-        with_sim!(&mut self.sim, get_mut, s => {
+        with_sim!(&mut *self.lock(py)?, get_mut, s => {
             s.set_lattice(&lattice).map_err(invalid)?;
         });
         Ok(())
@@ -1113,78 +1187,89 @@ impl PySimulation {
     /// The temperature of the next sweeps (assignable; refused, as by
     /// `run`, where q = 2 Metropolis would hardly ever reject a flip).
     #[getter]
-    fn temperature(&self) -> PyResult<f64> {
-        Ok(with_sim!(&self.sim, get, s => s.temperature()))
+    fn temperature(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.temperature()))
     }
 
     #[setter]
-    fn set_temperature(&mut self, py: Python<'_>, temp: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn set_temperature(&self, py: Python<'_>, temp: &Bound<'_, PyAny>) -> PyResult<()> {
         let temp = real("temperature", temp)?;
         // Wolff measures its clusters anew at each temperature (seconds on
         // large lattices): other Python threads run meanwhile, and Ctrl-C
         // is heard.
         let signals = Signals::new();
-        with_sim!(&mut self.sim, get_mut, s => {
+        let set = with_sim!(&mut *self.lock(py)?, get_mut, s => {
             let sim = OnThisThread(s);
             let signals = &signals;
-            let set = py.detach(move || {
+            py.detach(move || {
                 let sim = sim;
                 with_stop(&mut || signals.stop(), || sim.0.set_temperature(temp).map(|_| ()))
-            });
-            heard(py, signals, set)?;
+            })
         });
-        Ok(())
+        // Signal handlers run with the simulation given back.
+        heard(py, &signals, set)
     }
 
     /// The coupling J.
     #[getter]
-    fn coupling(&self) -> PyResult<f64> {
-        Ok(with_sim!(&self.sim, get, s => s.model().coupling()))
+    fn coupling(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.model().coupling()))
     }
 
     /// The field h (favouring state 0).
     #[getter]
-    fn field(&self) -> PyResult<f64> {
-        Ok(with_sim!(&self.sim, get, s => s.model().field()))
+    fn field(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.model().field()))
     }
 
     /// Pickling and `copy.copy`/`copy.deepcopy`: the model, temperature,
     /// algorithm, seed, backend, spins and sweeps done, from which the
     /// copy continues the same chain bit for bit (an independent object,
     /// one on a GPU owned by the thread that makes it).
-    fn __reduce__<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        crate::fork::check_threads()?;
+        // Taken once for the whole state, every value from the same moment,
+        // and given back before any Python object is made.
+        let (model, temp, algorithm, backend, sweeps_done, lattice) = {
+            let mut held = self.lock(py)?;
+            let values = with_sim!(&*held, get, s => (
+                s.model().clone(), s.temperature(), s.algorithm().name(), s.backend_name(), s.sweeps_done()
+            ));
+            let lattice = lattice_of(&mut held)?;
+            (values.0, values.1, values.2, values.3, values.4, lattice)
+        };
         let state = pyo3::types::PyDict::new(py);
-        state.set_item("q", self.q()?)?;
-        state.set_item("size", self.size()?)?;
-        state.set_item("height", self.height()?)?;
-        state.set_item("temp", self.temperature()?)?;
-        state.set_item("coupling", self.coupling()?)?;
-        state.set_item("field", self.field()?)?;
-        state.set_item("algorithm", self.algorithm()?)?;
+        state.set_item("q", model.q())?;
+        state.set_item("size", model.width())?;
+        state.set_item("height", model.height())?;
+        state.set_item("temp", temp)?;
+        state.set_item("coupling", model.coupling())?;
+        state.set_item("field", model.field())?;
+        state.set_item("algorithm", algorithm)?;
+        state.set_item("backend", backend)?;
+        state.set_item("sweeps_done", sweeps_done)?;
         state.set_item("seed", self.seed)?;
-        state.set_item("backend", self.backend()?)?;
-        state.set_item("sweeps_done", self.sweeps_done()?)?;
-        state.set_item("spins", self.spins(py)?)?;
+        state.set_item("spins", spins_array(py, &lattice)?)?;
         let remake = py.import("warpmc.potts")?.getattr("_simulation_from_state")?;
         Ok((remake, (state.into_any(),)))
     }
 
     /// Number of states.
     #[getter]
-    fn q(&self) -> PyResult<u32> {
-        Ok(with_sim!(&self.sim, get, s => s.model().q()))
+    fn q(&self, py: Python<'_>) -> PyResult<u32> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.model().q()))
     }
 
     /// Lattice width L.
     #[getter]
-    fn size(&self) -> PyResult<usize> {
-        Ok(with_sim!(&self.sim, get, s => s.model().width()))
+    fn size(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.model().width()))
     }
 
     /// Lattice height L'.
     #[getter]
-    fn height(&self) -> PyResult<usize> {
-        Ok(with_sim!(&self.sim, get, s => s.model().height()))
+    fn height(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.model().height()))
     }
 
     /// The seed of the chain's random numbers.
@@ -1196,8 +1281,8 @@ impl PySimulation {
     /// The update algorithm: "metropolis", "heat-bath", "swendsen-wang"
     /// or "wolff".
     #[getter]
-    fn algorithm(&self) -> PyResult<&'static str> {
-        Ok(with_sim!(&self.sim, get, s => s.algorithm().name()))
+    fn algorithm(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.algorithm().name()))
     }
 
     /// Sweeps done: the number of the next sweep. Sweep n's random numbers
@@ -1206,14 +1291,15 @@ impl PySimulation {
     /// with the same arguments and seed, given the spins, and assigned the
     /// sweeps_done, its next sweeps are those the saved one would have run.
     #[getter]
-    fn sweeps_done(&self) -> PyResult<u64> {
-        Ok(with_sim!(&self.sim, get, s => s.sweeps_done()))
+    fn sweeps_done(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.sweeps_done()))
     }
 
     #[setter]
-    fn set_sweeps_done(&mut self, n: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn set_sweeps_done(&self, n: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = n.py();
         let n = whole("sweeps_done", n, 0, MAX_SWEEPS_PER_CHAIN.into())? as u64;
-        with_sim!(&mut self.sim, get_mut, s => {
+        with_sim!(&mut *self.lock(py)?, get_mut, s => {
             let chain = s.chain();
             s.set_chain(chain, n);
         });
@@ -1223,30 +1309,31 @@ impl PySimulation {
     /// Where the chain runs: "cpu" or "cuda", as the ``backend`` argument
     /// takes it (a simulation made with "auto" says which it got).
     #[getter]
-    fn backend(&self) -> PyResult<String> {
-        Ok(with_sim!(&self.sim, get, s => s.backend_name().to_string()))
+    fn backend(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.backend_name().to_string()))
     }
 
     /// Where the chain runs, in words: CPU threads and storage, or the GPU
     /// and its kernel.
     #[getter]
-    fn backend_description(&self) -> PyResult<String> {
-        Ok(with_sim!(&self.sim, get, s => s.backend_description()))
+    fn backend_description(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(with_sim!(&*self.lock(py)?, get, s => s.backend_description()))
     }
 
     /// Frees the lattice and its buffers now (GPU memory included) rather
     /// than when the object is collected; the simulation is then closed,
     /// and using it raises ValueError. Closing twice is allowed. ``with
     /// Simulation(...) as sim:`` closes it at the end of the block.
-    fn close(&mut self) -> PyResult<()> {
-        match &self.sim {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let mut held = self.lock(py)?;
+        match &*held {
             Held::Closed => return Ok(()),
             Held::Cpu(_) => {}
             Held::Device(owned) => {
                 owned.get()?;
             }
         }
-        self.sim = Held::Closed;
+        *held = Held::Closed;
         Ok(())
     }
 
@@ -1255,27 +1342,127 @@ impl PySimulation {
     }
 
     #[pyo3(signature = (*exc))]
-    fn __exit__(&mut self, exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+    fn __exit__(&self, exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
         // An exception leaving the block goes on: the simulation is closed
         // whatever `exc` holds.
-        let _ = exc;
-        self.close()?;
+        self.close(exc.py())?;
         Ok(false)
     }
 
-    fn __repr__(&self) -> String {
-        if matches!(self.sim, Held::Closed) {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        // Shown anywhere (a debugger, a list printed by another thread, a
+        // warning filter inside one of its own calls).
+        let Ok(held) = self.lock(py) else {
+            return format!("Simulation(in use by a call of this thread, seed={})", self.seed);
+        };
+        if matches!(*held, Held::Closed) {
             return format!("Simulation(closed, seed={})", self.seed);
         }
-        // Shown anywhere (a debugger, a list printed by another thread):
-        // only the owner may look inside one on a GPU.
-        self.describe().unwrap_or_else(|_| format!("Simulation(owned by another thread, seed={})", self.seed))
+        // Only the owner may look inside one on a GPU.
+        self.describe(&held).unwrap_or_else(|_| format!("Simulation(owned by another thread, seed={})", self.seed))
     }
 }
 
+/// The lattice of the simulation `held` holds.
+fn lattice_of(held: &mut Held) -> PyResult<Lattice> {
+    Ok(with_sim!(held, get_mut, s => s.lattice().map_err(invalid)?))
+}
+
+/// `lattice` as a new numpy array of shape (height, width).
+fn spins_array<'py>(py: Python<'py>, lattice: &Lattice) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    let (w, h) = (lattice.width(), lattice.height());
+    PyArray1::from_slice(py, lattice.spins()).reshape([h, w])
+}
+
 impl PySimulation {
-    fn describe(&self) -> PyResult<String> {
-        with_sim!(&self.sim, get, sim => {
+    /// The simulation, taken for one call. Another thread's call waits,
+    /// with the GIL released (on the main thread, Ctrl-C is heard
+    /// meanwhile), until this one gives it back; a second call by the
+    /// thread that holds it (a signal handler run inside the first) is
+    /// refused, since it would wait for itself.
+    fn lock(&self, py: Python<'_>) -> PyResult<Locked<'_>> {
+        let me = this_thread();
+        let held = match self.sim.try_lock() {
+            Ok(held) => Ok(held),
+            Err(TryLockError::WouldBlock) => {
+                if self.holder.load(Ordering::SeqCst) == me {
+                    return Err(PyRuntimeError::new_err(
+                        "the Simulation is in use by a call of this same thread that has not returned (a \
+                         signal handler or a finalizer run inside that call used it): use it once that call \
+                         is over",
+                    ));
+                }
+                // In a child forked while another thread of its parent held
+                // the simulation, no thread will give it back.
+                crate::fork::check_threads()?;
+                self.waiting.fetch_add(1, Ordering::SeqCst);
+                let held = self.wait_for_sim(py);
+                self.waiting.fetch_sub(1, Ordering::SeqCst);
+                held?
+            }
+            Err(TryLockError::Poisoned(p)) => Err(p.into_inner()),
+        };
+        // A panic inside warpmc while the simulation was taken (pyo3 raised
+        // it as a PanicException) may have left it half updated.
+        let held = held.map_err(|_| {
+            PyRuntimeError::new_err(
+                "the Simulation stopped in an internal error of warpmc and cannot be used again; make a new one",
+            )
+        })?;
+        self.holder.store(me, Ordering::SeqCst);
+        self.taken.fetch_add(1, Ordering::SeqCst);
+        Ok(Locked { held, holder: &self.holder })
+    }
+
+    /// Waits for another thread's call to give the simulation back: with
+    /// the GIL released, looking every 50 ms for signals (a waiting main
+    /// thread hears Ctrl-C). `Ok(Err(_))` is a poisoned simulation.
+    fn wait_for_sim(&self, py: Python<'_>) -> PyResult<Result<MutexGuard<'_, Held>, MutexGuard<'_, Held>>> {
+        loop {
+            let sim = &self.sim;
+            let got = py.detach(move || {
+                let start = Instant::now();
+                let mut nap = Duration::from_micros(50);
+                loop {
+                    match sim.try_lock() {
+                        Ok(held) => return Some(OnThisThread(Ok(held))),
+                        Err(TryLockError::Poisoned(p)) => return Some(OnThisThread(Err(p.into_inner()))),
+                        Err(TryLockError::WouldBlock) if start.elapsed() >= Duration::from_millis(50) => return None,
+                        Err(TryLockError::WouldBlock) => {
+                            std::thread::sleep(nap);
+                            nap = (nap * 2).min(Duration::from_millis(2));
+                        }
+                    }
+                }
+            });
+            match got {
+                Some(held) => return Ok(held.0),
+                None => py.check_signals()?,
+            }
+        }
+    }
+
+    /// Between two stretches of `sweeps` (the simulation given back): if
+    /// another thread's call is waiting for it, waits (GIL released, at
+    /// most 50 ms) until that call has taken it.
+    fn let_others_in(&self, py: Python<'_>) {
+        if self.waiting.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let before = self.taken.load(Ordering::SeqCst);
+        py.detach(|| {
+            let start = Instant::now();
+            while self.taken.load(Ordering::SeqCst) == before
+                && self.waiting.load(Ordering::SeqCst) > 0
+                && start.elapsed() < Duration::from_millis(50)
+            {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        });
+    }
+
+    fn describe(&self, held: &Held) -> PyResult<String> {
+        with_sim!(held, get, sim => {
             let m = sim.model();
             Ok(format!(
                 "Simulation(q={}, size={}, height={}, temp={:?}, seed={}, sweeps_done={}, backend={:?}, \

@@ -473,6 +473,66 @@ def test_a_cpu_simulation_serves_any_thread():
     assert np.array_equal(sim.spins, twin.spins)
 
 
+def test_threads_take_turns_with_a_cpu_simulation():
+    # One thread sweeps for about a second while another watches the
+    # energy: the watcher waits for a stretch to end, not for the whole
+    # call, and the chain is the one a single thread would have run.
+    sim = potts.Simulation(3, 96, 1.0, seed=11, backend="cpu")
+    twin = potts.Simulation(3, 96, 1.0, seed=11, backend="cpu")
+    start = time.perf_counter()
+    sim.sweeps(200)
+    per_sweep = (time.perf_counter() - start) / 200
+    n = max(400, int(1.0 / per_sweep))
+    seen: list[float] = []
+    caught: list[BaseException] = []
+    sweeping = threading.Event()
+    finished = threading.Event()
+
+    def watch() -> None:
+        try:
+            sweeping.wait()
+            while not finished.is_set():
+                seen.append(sim.energy())
+                assert sim.q == 3 and "seed=11" in repr(sim)
+                time.sleep(0.01)
+        except BaseException as e:  # noqa: BLE001
+            caught.append(e)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        sweeping.set()
+        sim.sweeps(n)
+    finally:
+        finished.set()
+        watcher.join()
+    assert caught == []
+    assert len(seen) >= 3, (n, per_sweep, seen)
+    assert np.array_equal(sim.spins, twin.sweeps(200 + n).spins)
+
+
+def test_two_threads_sweeping_one_cpu_simulation_run_its_chain_once():
+    # Sweep k's random numbers depend only on the seed and k: however the
+    # two threads' stretches interleave, the chain is 2n sweeps long.
+    sim = potts.Simulation(2, 32, 1.2, seed=4, backend="cpu")
+    caught: list[BaseException] = []
+
+    def sweep() -> None:
+        try:
+            sim.sweeps(3000)
+        except BaseException as e:  # noqa: BLE001
+            caught.append(e)
+
+    threads = [threading.Thread(target=sweep) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert caught == [] and sim.sweeps_done == 6000
+    twin = potts.Simulation(2, 32, 1.2, seed=4, backend="cpu").sweeps(6000)
+    assert np.array_equal(sim.spins, twin.spins)
+
+
 def test_a_cpu_simulation_comes_back_from_a_process_pool():
     import concurrent.futures
     import multiprocessing
@@ -765,6 +825,55 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
     done = subprocess.run([sys.executable, "-c", code], timeout=60)
     assert done.returncode == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this system")
+def test_a_child_forked_while_another_thread_sweeps_is_told_how_to_go_on():
+    # The fork copies the simulation as taken by the sweeping thread, which
+    # the child does not have: even a plain getter would wait forever.
+    code = """
+import os, sys, threading, time
+from warpmc import potts
+sim = potts.Simulation(q=2, size=256, temp=1.2, seed=1, backend="cpu")
+threading.Thread(target=lambda: sim.sweeps(10**7), daemon=True).start()
+time.sleep(0.3)
+pid = os.fork()
+if pid == 0:
+    signal_alarm = __import__("signal").alarm(20)
+    try:
+        sim.temperature
+        os._exit(3)
+    except RuntimeError as e:
+        os._exit(0 if "spawn" in str(e) else 4)
+_, status = os.waitpid(pid, 0)
+sim.close()
+os._exit(os.waitstatus_to_exitcode(status))
+"""
+    done = subprocess.run([sys.executable, "-c", code], timeout=60)
+    assert done.returncode == 0
+
+
+def test_a_thread_waiting_for_a_simulation_hears_ctrl_c():
+    # Wolff measures its clusters anew at each temperature: seconds on a
+    # 2048² lattice, all of them with the simulation taken by that thread.
+    sim = potts.Simulation(q=2, size=2048, temp=1.0, seed=1, backend="cpu", algorithm="wolff")
+    started = time.monotonic()
+    sim.temperature = 1.05
+    holds = time.monotonic() - started
+    setter = threading.Thread(target=lambda: setattr(sim, "temperature", 1.1))
+    setter.start()
+    try:
+        time.sleep(0.1)
+        timer = threading.Timer(0.2, lambda: signal.raise_signal(signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            sim.energy()
+        heard = time.monotonic() - started - holds - 0.3
+    finally:
+        setter.join()
+    assert sim.temperature == 1.1
+    # Heard while waiting (every 50 ms), not once the setter was done.
+    assert heard < holds / 2, (heard, holds)
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no interval timers on this system")

@@ -40,9 +40,11 @@ class Simulation:
     Without a seed, a fresh one is drawn from the operating system (``seed``
     tells it), so that simulations made alike are independent chains.
 
-    One on the CPU may be used by any thread (a thread calling it while
-    another's call runs may get a RuntimeError), and may come back from
-    another process (pickled by ``multiprocessing``). One on a GPU
+    One on the CPU may be used by any thread, and may come back from
+    another process (pickled by ``multiprocessing``): calls from several
+    threads take turns (a call waits, with the GIL released, while another
+    thread's call runs; ``sweeps`` lets others in between its stretches of
+    about 0.1 s, so a thread may watch ``energy()`` while another sweeps). One on a GPU
     belongs to the thread that made it: another thread that uses it gets a
     RuntimeError, and one dropped by another thread keeps its memory until
     the process ends; an unpickled one belongs to the thread that
@@ -73,8 +75,9 @@ class Simulation:
     def field(self) -> float: ...
     def sweeps(self, n: int) -> "Simulation":
         """Runs `n` sweeps and returns the simulation (Ctrl-C stops between
-        sweeps with KeyboardInterrupt). A chain runs at most 2**31 - 1
-        sweeps in all."""
+        sweeps with KeyboardInterrupt, on the main thread; on another
+        thread, ``close()`` stops it with ValueError). A chain runs at most
+        2**31 - 1 sweeps in all."""
     def energy(self) -> float:
         """Energy per site, H/N."""
     def magnetization(self) -> float:

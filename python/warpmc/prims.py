@@ -6,8 +6,11 @@ half of memory runs; sorting keys with values holds the pairs, and the
 stable sort's buffer of as many, beside them), or copied to a GPU and back
 with ``backend="cuda"``; the results are numpy arrays. The work runs with
 the GIL released: do not change an array from another thread while a call
-works on it (a second warpmc call on the same array meanwhile is refused
-with "already borrowed").
+works on it. A second warpmc call given the same C-contiguous array
+meanwhile is refused with "already borrowed", but one given a view of it,
+or an array it copies first (``sort`` without ``inplace``, a strided or
+byte-swapped one), reads whatever the first call has left in it, as numpy
+would.
 
 GPU arrays (CuPy arrays, PyTorch CUDA tensors, and any object with
 ``__dlpack__`` on a CUDA device or with ``__cuda_array_interface__``) are

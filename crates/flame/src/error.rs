@@ -12,6 +12,7 @@ use warpmc_host::memory::human_bytes;
 /// what the underlying I/O or GPU error said, so `source()` adds nothing
 /// (except for `FlameError::Gpu`, which is the GPU layer's own error).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FlameError {
     /// A genome that cannot be read as flam3 reads it: malformed XML, a
     /// value out of range, an unknown element value, a missing palette.

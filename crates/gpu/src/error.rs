@@ -5,6 +5,7 @@ use cudarc::driver::DriverError;
 
 /// Everything that can go wrong between warpmc and a GPU.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GpuError {
     /// No usable CUDA device: no driver library, no NVRTC, no device, or a
     /// driver that refused to start. The text says which.

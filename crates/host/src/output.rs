@@ -167,7 +167,17 @@ impl Claim {
         let lock = directory_of(&file).join(format!(".{}.lock", name.to_string_lossy()));
         let (named, lock_named) = (claim_name(&file), claim_name(&lock));
         for (other, other_lock) in claimed().iter() {
-            let clash = if *other_lock == named {
+            let clash = if *other == named {
+                // flock excludes another open file of this process too, and
+                // would blame another process.
+                return Err(OutputError::new(
+                    target,
+                    io::Error::other(format!(
+                        "this process is writing it already (another run, or another output of this one); give \
+                         this run its own {what}"
+                    )),
+                ));
+            } else if *other_lock == named {
                 format!("it is the lock file warpmc keeps beside {} in this run", other.display())
             } else if *other == lock_named {
                 format!("its lock file would be {}, another output of this run", other.display())
@@ -834,7 +844,7 @@ mod tests {
         let lock = dir.path().join(".run.csv.lock");
         let first = Claim::take(&out, "--out file").unwrap().expect("locks on a temporary directory");
         let e = Claim::take(&out, "--out file").unwrap_err();
-        assert!(e.to_string().contains("another process is writing it"), "{e}");
+        assert!(e.to_string().contains("this process is writing it already"), "{e}");
         drop(first);
         assert!(!lock.exists());
         fs::write(&lock, b"notes").unwrap();

@@ -2,6 +2,7 @@
 
 /// What can go wrong when a run is split across processes.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MpiError {
     /// A parameter out of range.
     #[error("{0}")]

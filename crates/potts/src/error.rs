@@ -5,6 +5,7 @@ use std::path::PathBuf;
 /// Everything that can go wrong in a Potts run, each variant reading as one
 /// clear line.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PottsError {
     /// A parameter out of range (q, sizes, temperatures, counts, …).
     #[error("{0}")]

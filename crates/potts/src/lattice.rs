@@ -150,14 +150,10 @@ impl Census {
         Census { equal_bonds, counts }
     }
 
-    /// Adds up the censuses of the parts of a lattice with `q` states.
+    /// Adds up the censuses of the parts of a lattice with `q` states
+    /// (each count stops at `u64::MAX`, which no lattice reaches).
     pub fn sum(q: usize, parts: impl IntoIterator<Item = Census>) -> Census {
-        let mut census = Census { equal_bonds: 0, counts: vec![0; q] };
-        for part in parts {
-            census.equal_bonds += part.equal_bonds;
-            census.counts.iter_mut().zip(part.counts).for_each(|(a, b)| *a += b);
-        }
-        census
+        parts.into_iter().fold(Census { equal_bonds: 0, counts: vec![0; q] }, Census::plus)
     }
 
     /// [`Census::sum`] of parts made in parallel, added up as they come
@@ -169,8 +165,8 @@ impl Census {
     }
 
     fn plus(mut self, part: Census) -> Census {
-        self.equal_bonds += part.equal_bonds;
-        self.counts.iter_mut().zip(part.counts).for_each(|(a, b)| *a += b);
+        self.equal_bonds = self.equal_bonds.saturating_add(part.equal_bonds);
+        self.counts.iter_mut().zip(part.counts).for_each(|(a, b)| *a = a.saturating_add(b));
         self
     }
 
@@ -193,6 +189,19 @@ impl Census {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_census_sum_stops_at_the_largest_count_rather_than_overflowing() {
+        let huge = || Census::new(u64::MAX - 1, vec![u64::MAX, 1]);
+        let sum = Census::sum(2, [huge(), huge()]);
+        assert_eq!((sum.equal_bonds(), sum.counts()), (u64::MAX, &[u64::MAX, 2][..]));
+        let lattice = Lattice::from_spins(3, 2, 3, vec![0, 1, 2, 2, 2, 0]).unwrap();
+        let parts = (0..2).map(|y| {
+            let row = Lattice::from_spins(3, 1, 3, lattice.spins()[3 * y..3 * y + 3].to_vec()).unwrap();
+            Census::new(0, row.census().counts().to_vec())
+        });
+        assert_eq!(Census::sum(3, parts).counts(), lattice.census().counts());
+    }
 
     #[test]
     fn the_ordered_start_is_in_a_state_the_field_favours() {

@@ -4,6 +4,7 @@ use warpmc_gpu::GpuError;
 
 /// What can go wrong in a primitive.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PrimsError {
     /// The GPU layer failed (no device, compilation, a driver call).
     #[error(transparent)]
