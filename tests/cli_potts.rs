@@ -2430,7 +2430,7 @@ fn inspect_tells_a_checkpoints_progress() {
     let v = json(&warpmc(&["potts", "inspect", c, "--json"]));
     assert_eq!(
         (v["finished"].as_bool(), v["format"].as_u64(), v["temperatures"].as_u64()),
-        (Some(false), Some(9), Some(2))
+        (Some(false), Some(10), Some(2))
     );
     // A finished run's: the same file afterwards.
     let _ = std::fs::remove_file(&ckpt);

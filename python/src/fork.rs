@@ -27,6 +27,16 @@ pub(crate) fn check_threads() -> PyResult<()> {
     }
 }
 
+/// [`check_threads`]'s error in a child forked after warpmc's threads
+/// started, without marking this process as having started them (for a
+/// call that starts none).
+pub(crate) fn check_not_forked() -> PyResult<()> {
+    match THREADS_STARTED_IN.load(Ordering::SeqCst) {
+        0 => Ok(()),
+        _ => check_threads(),
+    }
+}
+
 /// The threads warpmc's CPU work runs on, without starting them: rayon's
 /// pool once this process has started it, else the count it would start
 /// with (`RAYON_NUM_THREADS`, or every core). Asking rayon itself would

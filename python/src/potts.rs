@@ -988,8 +988,9 @@ impl PySimulation {
     /// init="ordered") and returns the
     /// simulation, so that calls chain. Ctrl-C stops it between sweeps with
     /// `KeyboardInterrupt` (Python hears signals on its main thread only:
-    /// a call on another thread is stopped by `close()` from any thread,
-    /// and then raises ValueError); the sweeps done so far are kept. A
+    /// on the CPU, a call on another thread is stopped by `close()` from
+    /// any thread, and then raises ValueError); the sweeps done so far are
+    /// kept. A
     /// chain runs at most 2^31 - 1 sweeps in all (its random numbers are
     /// numbered by sweep); more are refused before the first.
     fn sweeps<'py>(slf: Bound<'py, Self>, py: Python<'py>, n: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
@@ -1194,6 +1195,9 @@ impl PySimulation {
     #[setter]
     fn set_temperature(&self, py: Python<'_>, temp: &Bound<'_, PyAny>) -> PyResult<()> {
         let temp = real("temperature", temp)?;
+        // Wolff's calibration above T_c fills a random lattice on warpmc's
+        // threads.
+        crate::fork::check_threads()?;
         // Wolff measures its clusters anew at each temperature (seconds on
         // large lattices): other Python threads run meanwhile, and Ctrl-C
         // is heard.
@@ -1349,17 +1353,20 @@ impl PySimulation {
         Ok(false)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         // Shown anywhere (a debugger, a list printed by another thread, a
-        // warning filter inside one of its own calls).
-        let Ok(held) = self.lock(py) else {
-            return format!("Simulation(in use by a call of this thread, seed={})", self.seed);
-        };
+        // signal handler inside one of its own calls, which would wait for
+        // itself). Another thread's call is waited for; Ctrl-C meanwhile is
+        // raised, not swallowed.
+        if self.holder.load(Ordering::SeqCst) == this_thread() {
+            return Ok(format!("Simulation(in use by a call of this thread, seed={})", self.seed));
+        }
+        let held = self.lock(py)?;
         if matches!(*held, Held::Closed) {
-            return format!("Simulation(closed, seed={})", self.seed);
+            return Ok(format!("Simulation(closed, seed={})", self.seed));
         }
         // Only the owner may look inside one on a GPU.
-        self.describe(&held).unwrap_or_else(|_| format!("Simulation(owned by another thread, seed={})", self.seed))
+        Ok(self.describe(&held).unwrap_or_else(|_| format!("Simulation(owned by another thread, seed={})", self.seed)))
     }
 }
 
@@ -1394,7 +1401,7 @@ impl PySimulation {
                 }
                 // In a child forked while another thread of its parent held
                 // the simulation, no thread will give it back.
-                crate::fork::check_threads()?;
+                crate::fork::check_not_forked()?;
                 self.waiting.fetch_add(1, Ordering::SeqCst);
                 let held = self.wait_for_sim(py);
                 self.waiting.fetch_sub(1, Ordering::SeqCst);

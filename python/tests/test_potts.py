@@ -218,6 +218,19 @@ def test_runs_too_short_for_their_error_bars_warn():
     assert [r["energy"] for r in e.value.results] == [r["energy"] for r in rows]
 
 
+def test_a_run_still_leaving_its_start_is_flagged():
+    # The ordered start is metastable above q = 16's first-order T_c
+    # (0.6213): its first few hundred measured sweeps still melt.
+    with pytest.warns(RuntimeWarning, match="still leaving its start") as record:
+        rows = potts.run(q=16, size=64, temps=0.65, therm=1000, sweeps=20000, seed=6, init="ordered", backend="cpu")
+    assert rows[0]["transient"] is True and rows[0]["too_short"] is True
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = potts.run(q=16, size=64, temps=0.65, therm=5000, sweeps=20000, seed=6, init="ordered", backend="cpu")
+    assert rows[0]["transient"] is False
+
+
 def test_a_frozen_run_is_flagged_its_zero_error_no_error_bar():
     with pytest.warns(RuntimeWarning, match="never changed"):
         rows = potts.run(q=2, size=16, temps=0.25, therm=100, sweeps=2000, init="ordered", backend="cpu")
@@ -231,7 +244,8 @@ def test_tempered_replicas_that_have_not_relaxed_are_named_in_the_warning():
         rows = potts.run(q=10, size=16, temps=[0.704, 0.706, 0.708, 0.71, 0.712, 0.714], therm=1000, sweeps=5000,
                          init="ordered", measure_every=10, tempering=True, exchange_every=5, backend="cpu")
     assert all(r["too_short"] and r["replica_tau_int"] > 50 for r in rows)
-    assert len(record) == len(rows)
+    # One each (beside rows whose first measurements also drift: transient).
+    assert sum("replicas' summed energy" in str(w.message) for w in record) == len(rows)
     # Ising: the replicas relax in a few sweeps, and nothing is flagged.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -853,7 +867,33 @@ os._exit(os.waitstatus_to_exitcode(status))
     assert done.returncode == 0
 
 
-def test_a_thread_waiting_for_a_simulation_hears_ctrl_c():
+def test_a_child_forked_after_warpmc_started_its_threads_is_told_so_by_a_wolff_temperature():
+    # Above T_c Wolff measures its clusters from a random lattice, which
+    # warpmc's threads fill: the child would wait for them forever.
+    code = """
+import os
+from warpmc import potts
+sim = potts.Simulation(q=10, size=64, temp=0.6, seed=1, backend="cpu", algorithm="wolff")
+sim.sweeps(2)
+pid = os.fork()
+if pid == 0:
+    __import__("signal").alarm(20)
+    try:
+        sim.temperature = 0.8
+        os._exit(3)
+    except RuntimeError as e:
+        os._exit(0 if "spawn" in str(e) else 4)
+_, status = os.waitpid(pid, 0)
+os._exit(os.waitstatus_to_exitcode(status))
+"""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork() on this system")
+    done = subprocess.run([sys.executable, "-c", code], timeout=60)
+    assert done.returncode == 0
+
+
+@pytest.mark.parametrize("call", [lambda sim: sim.energy(), repr])
+def test_a_thread_waiting_for_a_simulation_hears_ctrl_c(call):
     # Wolff measures its clusters anew at each temperature: seconds on a
     # 2048² lattice, all of them with the simulation taken by that thread.
     sim = potts.Simulation(q=2, size=2048, temp=1.0, seed=1, backend="cpu", algorithm="wolff")
@@ -867,7 +907,7 @@ def test_a_thread_waiting_for_a_simulation_hears_ctrl_c():
         timer = threading.Timer(0.2, lambda: signal.raise_signal(signal.SIGINT))
         timer.start()
         with pytest.raises(KeyboardInterrupt):
-            sim.energy()
+            call(sim)
         heard = time.monotonic() - started - holds - 0.3
     finally:
         setter.join()

@@ -75,8 +75,9 @@ class Simulation:
     def field(self) -> float: ...
     def sweeps(self, n: int) -> "Simulation":
         """Runs `n` sweeps and returns the simulation (Ctrl-C stops between
-        sweeps with KeyboardInterrupt, on the main thread; on another
-        thread, ``close()`` stops it with ValueError). A chain runs at most
+        sweeps with KeyboardInterrupt, on the main thread; on the CPU, a
+        call on another thread is stopped by ``close()`` with ValueError). A
+        chain runs at most
         2**31 - 1 sweeps in all."""
     def energy(self) -> float:
         """Energy per site, H/N."""

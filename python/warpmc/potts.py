@@ -186,7 +186,10 @@ def run(
     and ``tau_int_magnetization``, ``measurements``, ``too_short`` (True
     when the run was too short for its error bars), ``slow_mode`` (True when
     its batch means spread more than its autocorrelation allows; the errors
-    were widened to that spread), ``backend``,
+    were widened to that spread), ``transient`` (True when the first
+    sixteenth of its measurements differs from the rest by more than 5
+    errors: the chain was still leaving its start; more ``therm`` cures
+    it), ``backend``,
     ``flips_per_ns``; with ``tempering``, ``exchange_acceptance`` and
     ``round_trips`` (of the exchange rounds after thermalisation), and
     ``replica_tau_int`` (the integrated autocorrelation
@@ -425,7 +428,17 @@ def _rows(call: Any) -> list[dict[str, Any]]:
 def _warn_too_short(rows: list[dict[str, Any]]) -> None:
     """A RuntimeWarning for each row too short to trust."""
     for r in rows:
-        if r.get("too_short"):
+        if r.get("transient"):
+            warnings.warn(
+                f"L = {r['L']}, T = {r['temperature']}: the first sixteenth of its measurements differs from the "
+                "rest (e or m more than 5 error bars apart): most likely the chain was still leaving its start when "
+                "measuring began, and its means, the specific heat, susceptibility and Binder cumulant most of all, "
+                "carry that start: run more therm sweeps (or start nearer equilibrium, init)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        # Said beside it when another reason flagged the row too.
+        if r.get("too_short") and (not r.get("transient") or _too_short_otherwise(r)):
             warnings.warn(
                 f"L = {r['L']}, T = {r['temperature']}: its {r['measurements']} measurements span too few "
                 "autocorrelation times"
@@ -444,6 +457,17 @@ def _warn_too_short(rows: list[dict[str, Any]]) -> None:
                 RuntimeWarning,
                 stacklevel=4,
             )
+
+
+def _too_short_otherwise(row: dict[str, Any]) -> bool:
+    """Whether a row flagged transient is too short for another reason as
+    well: a slow mode, e or m never changing, too few τ_int, or tempered
+    replicas that have not relaxed."""
+    every = row.get("run", {}).get("config", {}).get("measure_every")
+    tau = max(row.get("tau_int_energy", math.nan), row.get("tau_int_magnetization", math.nan))
+    too_few = every is not None and (not math.isfinite(tau) or row["measurements"] * every < 100 * tau)
+    frozen = row.get("energy_err") == 0 or row.get("magnetization_err") == 0
+    return bool(row.get("slow_mode")) or frozen or too_few or _replicas_too_short(row)
 
 
 def _replicas_too_short(row: dict[str, Any]) -> bool:

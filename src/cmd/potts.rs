@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_host::output::NamedFile;
-use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, spans_too_few_taus};
+use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, TRANSIENT_Z, spans_too_few_taus};
 use warpmc_potts::protocol::{sci, temperature_text};
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
@@ -52,11 +52,12 @@ enum PottsCommand {
     /// q > 2 does not go to 0 at high T; the crossings of U across L still
     /// mark T_c. For q = 2 (Ising):
     /// T_Ising = 2T, e_Ising = 2e + 2, chi_Ising = chi/2, c the same.
-    /// How errors are estimated, and what the too_short and slow_mode
-    /// flags of each row mean: docs/statistics.md.
+    /// How errors are estimated, and what the too_short, slow_mode and
+    /// transient flags of each row mean: docs/statistics.md.
     ///
     /// A row whose error bars cannot be trusted (too few measurements for
-    /// its autocorrelation) gets a warning line and too_short = true. An
+    /// its autocorrelation, or measurements that still drift from the
+    /// start) gets a warning line and too_short = true. An
     /// error printed as (?) could not be estimated: one measurement, or a
     /// series that never changed.
     ///
@@ -289,7 +290,8 @@ struct RunArgs {
     /// and magnetization_moments (⟨e^k⟩, ⟨m^k⟩ for k = 1 … 4, and their
     /// _err); tau_int_energy and
     /// tau_int_magnetization (in sweeps), measurements, sweeps, samples,
-    /// the too_short and slow_mode flags, flips_per_ns and backend.
+    /// the too_short, slow_mode and transient flags, flips_per_ns and
+    /// backend.
     #[arg(long, help_heading = "Output")]
     json: bool,
     /// Save the final lattice (of the last size, temperature and sample) as
@@ -1620,8 +1622,8 @@ impl Output {
         if r.too_short && self.rows_flagged == MAX_ROW_WARNINGS + 1 {
             self.bar.suspend(|| {
                 noteln!(
-                    "warning: more rows are too short to trust; their warnings are not printed, but the too_short \
-                     and slow_mode fields (--json, --out) flag each"
+                    "warning: more rows are too short to trust; their warnings are not printed, but the too_short, \
+                     slow_mode and transient fields (--json, --out) flag each"
                 )
             });
         }
@@ -1638,6 +1640,15 @@ impl Output {
                 _ => format!("L = {}, T = {}", r.size, temperature_text(r.temperature)),
             };
             self.bar.suspend(|| {
+                // Said beside any other reason: more --therm cures this one.
+                if r.transient {
+                    noteln!(
+                        "warning: {at}: the first sixteenth of its measurements differs from the rest (e or m more \
+                         than {TRANSIENT_Z} error bars apart): most likely the chain was still leaving its start \
+                         when measuring began, and its means, the specific heat, susceptibility and Binder cumulant \
+                         most of all, carry that start: run more --therm sweeps (or start nearer equilibrium, --init)"
+                    )
+                }
                 if r.slow_mode {
                     noteln!(
                         "warning: {at}: its batch means spread more than its autocorrelation (τ_int) allows: a slow \
@@ -1665,7 +1676,8 @@ impl Output {
                         self.measure_every,
                     )
                 }
-                // Otherwise the replicas' summed energy alone flagged it.
+                // Otherwise the replicas' summed energy or the transient
+                // check alone flagged it.
             });
         }
         if self.stdout_closed {

@@ -48,7 +48,7 @@ impl Team {
         {
             let _ = launch;
             let processes = Processes::init()?;
-            share_cores(processes.local_size());
+            share_cores(processes.sharing_cores());
             let team =
                 Team::Mpi { processes, decompose, halo, agreed: Cell::new(false), failed: FailureNotice::default() };
             team.agree(team.same_command())?;
@@ -209,6 +209,26 @@ impl Team {
                  start it with --bind-to none (or --map-by slot:PE=4)"
             );
         }
+        // On the CPU the same binding leaves each process one thread of a
+        // machine that may have dozens of cores.
+        #[cfg(feature = "mpi")]
+        if let Team::Mpi { processes, .. } = self
+            && device.name() == "cpu"
+            && processes.is_first()
+            && std::env::var_os("RAYON_NUM_THREADS").is_none()
+            && super::THREADS_GIVEN.get().is_none()
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() == 1)
+        {
+            // SAFETY: sysconf reads a system value; no memory is passed.
+            let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+            if online > processes.local_size() as libc::c_long {
+                noteln!(
+                    "note: mpirun bound this process to one CPU core, so it runs one thread where this machine \
+                     has {online}; start mpirun with --bind-to none (the processes then share the cores) or \
+                     --map-by slot:PE=N (N cores each)"
+                );
+            }
+        }
         Ok(device)
     }
 
@@ -365,9 +385,10 @@ fn command_fingerprint() -> u64 {
     h
 }
 
-/// Gives each of the `local` processes on this machine its share of the
-/// cores, unless the user chose the threads (`--threads` builds the pool
-/// first; `RAYON_NUM_THREADS` is rayon's own).
+/// Gives this process its share of the cores it may run on, which
+/// `local` processes of this machine (itself included) may run on too,
+/// unless the user chose the threads (`--threads` builds the pool first;
+/// `RAYON_NUM_THREADS` is rayon's own).
 #[cfg(feature = "mpi")]
 fn share_cores(local: usize) {
     if std::env::var_os("RAYON_NUM_THREADS").is_some() {

@@ -27,6 +27,7 @@ pub struct Processes {
     size: usize,
     local_rank: usize,
     local_size: usize,
+    sharing_cores: usize,
 }
 
 impl std::fmt::Debug for Processes {
@@ -51,7 +52,22 @@ impl Processes {
         // The processes sharing this machine's memory, in world-rank order.
         let local = world.split_shared(world.rank());
         let (local_rank, local_size) = (local.rank() as usize, local.size() as usize);
-        Ok(Processes { universe: Some(universe), world, rank, size, local_rank, local_size })
+        // How many of them may run on this process's cores: mpirun may have
+        // bound each to cores of its own (Open MPI binds one or two
+        // processes to a core each by default), or to none.
+        let mine = cpu_mask();
+        let mut all = vec![0u8; CPU_MASK_BYTES * local_size];
+        local.all_gather_into(&mine[..], &mut all[..]);
+        let sharing_cores = all.chunks(CPU_MASK_BYTES).filter(|other| overlap(other, &mine)).count().max(1);
+        Ok(Processes { universe: Some(universe), world, rank, size, local_rank, local_size, sharing_cores })
+    }
+
+    /// Processes on this machine that may run on this process's cores
+    /// (itself included): all of them when mpirun bound none, 1 when it
+    /// gave each process cores of its own. The cores this process may use
+    /// are `std::thread::available_parallelism`'s.
+    pub fn sharing_cores(&self) -> usize {
+        self.sharing_cores
     }
 
     /// This process's rank, 0 … [`size`](Processes::size) − 1.
@@ -198,4 +214,51 @@ pub(crate) fn all_max(comm: &SimpleCommunicator, value: f64) -> f64 {
     let mut out = 0.0;
     comm.all_reduce_into(&value, &mut out, SystemOperation::max());
     out
+}
+
+/// Bytes of a CPU mask: `cpu_set_t`'s 1024 CPUs.
+const CPU_MASK_BYTES: usize = 128;
+
+/// The CPUs this process may run on, a bit each (all of them where the
+/// system does not say).
+fn cpu_mask() -> [u8; CPU_MASK_BYTES] {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a zeroed cpu_set_t (plain bits) is an empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: sched_getaffinity writes at most the size given into it.
+        let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if got == 0 {
+            // SAFETY: cpu_set_t is plain bits, CPU_MASK_BYTES of them
+            // (transmute checks the size when it compiles).
+            return unsafe { std::mem::transmute::<libc::cpu_set_t, [u8; CPU_MASK_BYTES]>(set) };
+        }
+    }
+    [0xff; CPU_MASK_BYTES]
+}
+
+/// Whether two CPU masks share a CPU.
+fn overlap(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).any(|(x, y)| x & y != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_may_run_on_some_cpu_of_its_mask() {
+        let mine = cpu_mask();
+        assert!(overlap(&mine, &mine));
+        let cpus: u32 = mine.iter().map(|b| b.count_ones()).sum();
+        let parallelism = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        // The mask counts the CPUs the scheduler allows; a cgroup's quota
+        // may allow fewer to run at once.
+        assert!(cpus >= parallelism || cpus == 8 * CPU_MASK_BYTES as u32, "{cpus} CPUs, {parallelism}");
+        let mut other = [0u8; CPU_MASK_BYTES];
+        assert!(!overlap(&mine, &other));
+        other[0] = 0b100;
+        assert!(overlap(&[0b110], &other));
+        assert!(!overlap(&[0b011], &other));
+    }
 }

@@ -5,8 +5,8 @@
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `WMCPOTTS` |
-//! | 4 | format version (9; versions 3 to 8 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
-//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs; versions before 8 keyed the random numbers by the seed alone, and only their finished runs are read) |
+//! | 4 | format version (10; versions 3 to 9 are read too: versions 3 to 5 hold one byte per site, versions 3 and 4 hold Metropolis runs, and version 3 holds at most one chain under way;
+//! |   | versions 1 and 2 were written by earlier random-number assignments, whose runs cannot be continued bit for bit; versions before 7 of an ordered start under a field h < 0 are refused, as their start differs; versions before 8 keyed the random numbers by the seed alone, and only their finished runs are read; versions before 10 calibrated Wolff's sweep from the ordered state at every temperature, and their unfinished Wolff runs with a temperature above T_c are refused) |
 //! | 8 | length J of the JSON header |
 //! | J | JSON: protocol, position, measurements so far, timing |
 //! | N each | lattices, row-major, packed at b = 1, 2, 4 or 8 bits per site (the fewest that hold q − 1), lowest bits first, each lattice padded with zero bits to whole bytes: those of the chains under way (`current` of them, in run order from the position), then each saved sample state, then (version 9, `last`) a finished run's last lattice, kept for its snapshot |
@@ -39,8 +39,15 @@ const MAGIC: &[u8; 8] = b"WMCPOTTS";
 /// the temperature as well as the seed ([`ProtocolConfig::chain`]): a run of
 /// an earlier version cannot be continued bit for bit, and only a finished
 /// one (whose results need no random numbers) is read. Version 9 may keep
-/// a finished run's last lattice (`last`), for its snapshot.
-const VERSION: u32 = 9;
+/// a finished run's last lattice (`last`), for its snapshot. Version 10
+/// calibrates a Wolff sweep above T_c from a random start
+/// ([`crate::wolff::calibration_start`]): an earlier version's unfinished
+/// Wolff run with a temperature above T_c would continue with sweeps of
+/// another number of clusters, and is refused.
+const VERSION: u32 = 10;
+/// The last version whose Wolff calibration started ordered at every
+/// temperature.
+const LAST_WOLFF_FROM_ORDERED: u32 = 9;
 /// The first version that may keep a finished run's last lattice.
 const FIRST_WITH_LAST_LATTICE: u32 = 9;
 /// The last version whose random numbers were keyed by the seed alone.
@@ -359,6 +366,30 @@ fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState),
         ));
     }
     let n = cfg.size() * cfg.height();
+    if version <= LAST_WOLFF_FROM_ORDERED && cfg.algorithm() == crate::Algorithm::Wolff && !finished_study {
+        // The temperatures still to run: those after the position, or every
+        // one while a later size of the study follows.
+        let later_size = cfg.study_sizes().last() != Some(&cfg.size());
+        let left = if later_size {
+            cfg.temperatures()
+        } else {
+            &cfg.temperatures()[header.temp_index.min(cfg.temperatures().len())..]
+        };
+        let model = cfg.model().map_err(|e| format!("invalid protocol: {e}"))?;
+        let calibrated_random = |t: f64| {
+            crate::swendsen_wang::bond_threshold(&model, t)
+                .is_ok_and(|th| crate::wolff::calibration_start(&model, th) == crate::InitialState::Random)
+        };
+        let t_c = cfg.coupling() * crate::exact::potts_critical_temperature(cfg.q());
+        if let Some(&t) = left.iter().find(|&&t| calibrated_random(t)) {
+            return Err(format!(
+                "format version {version} measured the clusters of a Wolff sweep from the ordered state, which at \
+                 T = {t} (above T_c = {t_c:.6}) is metastable: this warpmc measures them from a random start \
+                 there, so the unfinished run cannot be continued bit for bit; finish it with the warpmc that wrote \
+                 it, or start it again"
+            ));
+        }
+    }
     let bits = if version <= LAST_BYTE_PER_SITE { 8 } else { bits_per_site(cfg.q()) };
     let per_lattice = packed_len(n, bits);
     let under_way = if version == 3 { header.has_current as usize } else { header.current };

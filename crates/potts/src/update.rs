@@ -93,14 +93,14 @@ impl Algorithm {
         if self.is_cluster() {
             if model.coupling() <= 0.0 {
                 return Err(PottsError::InvalidInput(format!(
-                    "the {} algorithm needs a ferromagnetic coupling J > 0, got J = {:e}",
+                    "the {} algorithm needs a ferromagnetic coupling J > 0, got J = {:?}",
                     self.name(),
                     model.coupling()
                 )));
             }
             if model.field() != 0.0 {
                 return Err(PottsError::InvalidInput(format!(
-                    "the {} algorithm runs without a field, got h = {:e}",
+                    "the {} algorithm runs without a field, got h = {:?}",
                     self.name(),
                     model.field()
                 )));

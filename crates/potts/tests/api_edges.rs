@@ -93,3 +93,28 @@ fn a_deserialized_configuration_is_checked() {
     v["measure_evry"] = serde_json::json!(2);
     assert!(serde_json::from_value::<ProtocolConfig>(v).unwrap_err().to_string().contains("unknown field"));
 }
+
+/// A study too large for this machine's memory, once every process of it
+/// keeps its own copy, names its lattice and what to change: under MPI
+/// each process holds a whole lattice, so measuring less would not help.
+#[test]
+fn a_study_beyond_memory_names_its_lattice() {
+    use warpmc_potts::protocol::{check_study_memory, check_study_memory_shared};
+    use warpmc_potts::{ConfigFile, Temperatures};
+    let cfg = ConfigFile {
+        q: Some(3),
+        size: Some(8192),
+        height: Some(4096),
+        temps: Some(Temperatures::List(vec![1.0])),
+        therm: Some(0),
+        sweeps: Some(10),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap();
+    let study = [cfg];
+    check_study_memory(&study, true).unwrap();
+    let e = check_study_memory_shared(&study, true, 1 << 40).unwrap_err().to_string();
+    assert!(e.contains("8192 × 4096 lattice") && e.contains("in each of the 1099511627776 processes"), "{e}");
+    assert!(e.contains("run fewer processes on each machine (each holds a whole lattice)"), "{e}");
+}

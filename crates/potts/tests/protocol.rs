@@ -225,14 +225,16 @@ fn checkpoints_move_between_runners() {
     let mut state = RunState::new(&cfg);
     assert!(Runner::sequential(cfg.clone(), &Device::CPU).unwrap().run(&mut state, &mut stop).is_err());
     let now = stop.saved.unwrap();
-    assert_eq!(u32::from_le_bytes(now[8..12].try_into().unwrap()), 9);
+    assert_eq!(u32::from_le_bytes(now[8..12].try_into().unwrap()), 10);
     let resumed = |bytes: &[u8]| {
         let Checkpoint { config, mut state } = decode(bytes).unwrap();
         assert_eq!(config.algorithm(), Algorithm::Metropolis);
         Runner::on(config, &Device::CPU).unwrap().run(&mut state, &mut Quiet).unwrap()
     };
     assert_eq!(physics(&resumed(&now)), physics(&whole));
-    // Version 8 differs only in having no last lattice: read as this one.
+    // Version 9 differs only in Wolff's calibration, version 8 in having no
+    // last lattice: a Metropolis run of either is read as this one.
+    assert_eq!(physics(&resumed(&rewritten(&now, 9, str::to_string))), physics(&whole));
     assert_eq!(physics(&resumed(&rewritten(&now, 8, str::to_string))), physics(&whole));
     // The earlier formats: version 7 and 6 as this one, 5 to 3 a byte per
     // site, 4 and 3 without the algorithm (Metropolis), 3 saying whether a
@@ -277,8 +279,23 @@ fn checkpoints_move_between_runners() {
     assert!(Runner::on(hb.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&hb), &mut stop).is_err());
     let bytes = stop.saved.unwrap();
     assert_eq!(decode(&bytes).unwrap().config.algorithm(), Algorithm::HeatBath);
-    let e = decode(&rewritten(&bytes, 10, str::to_string)).unwrap_err().to_string();
-    assert!(e.contains("reads version 9") && !e.contains("damaged"), "{e}");
+    let e = decode(&rewritten(&bytes, 11, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("reads version 10") && !e.contains("damaged"), "{e}");
+    // Before version 10 a Wolff sweep was calibrated from the ordered state
+    // at every temperature: an unfinished run with one above T_c (q = 3:
+    // 0.995) is refused, one below T_c only and a finished one are read.
+    let wolff = config_for(false, Algorithm::Wolff);
+    let mut stop = StopAt { looks: 0, stop_at: 4, saved: None };
+    let _ = Runner::on(wolff.clone(), &Device::CPU).unwrap().run(&mut RunState::new(&wolff), &mut stop);
+    let under_way = stop.saved.unwrap();
+    assert!(decode(&under_way).is_ok());
+    let e = decode(&rewritten(&under_way, 9, str::to_string)).unwrap_err().to_string();
+    assert!(e.contains("format version 9 measured the clusters of a Wolff sweep") && e.contains("T = 1"), "{e}");
+    let cold = |j: &str| j.replace("[0.9,1.0,1.1]", "[0.9,0.95,0.97]");
+    assert!(decode(&rewritten(&under_way, 9, cold)).is_ok());
+    let mut done = RunState::new(&wolff);
+    Runner::on(wolff.clone(), &Device::CPU).unwrap().run(&mut done, &mut Quiet).unwrap();
+    assert!(decode(&rewritten(&encode(&wolff, &done), 9, str::to_string)).is_ok());
     // A flipped bit in the version field itself: the checksum says so.
     let mut flipped = bytes.clone();
     flipped[11] ^= 0x80;
@@ -801,7 +818,7 @@ fn a_finished_runs_last_lattice_travels_in_its_checkpoint() {
     let last = runner.lattice().unwrap();
     state.keep_last_lattice(&cfg, last.clone()).unwrap();
     let bytes = encode(&cfg, &state);
-    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 9);
+    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 10);
     let back = decode(&bytes).unwrap();
     assert_eq!(back.state.last_lattice(), Some(&last));
     assert_eq!(back.state, state);

@@ -592,24 +592,32 @@ pub fn check_study_memory_shared(study: &[ProtocolConfig], checkpoints: bool, pr
     let kept = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.stored_measurements()));
     let per_measurement = MEASUREMENT_HOST_BYTES + if checkpoints { CHECKPOINT_BYTES_PER_MEASUREMENT } else { 0 };
     let rows = study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.temperatures().len() as u64));
-    let lattice =
-        study.iter().map(|cfg| cfg.model().map(|m| m.host_bytes(0))).try_fold(0u64, |a, b| b.map(|b| a.max(b)))?;
-    let bytes = kept
+    let mut largest = (0u64, 0usize, 0usize);
+    for cfg in study {
+        let model = cfg.model()?;
+        if model.host_bytes(0) > largest.0 {
+            largest = (model.host_bytes(0), model.width(), model.height());
+        }
+    }
+    let (lattice, width, height) = largest;
+    let per_process = kept
         .saturating_mul(per_measurement)
         .saturating_add(rows.saturating_mul(ROW_HOST_BYTES))
-        .saturating_add(lattice)
-        .saturating_mul(processes.max(1));
+        .saturating_add(lattice);
+    let bytes = per_process.saturating_mul(processes.max(1));
     let what = format!(
-        "keeping the run's {} of results and {}{}{}",
+        "keeping the run's {width} × {height} lattice, its {} of results and {}{}{}",
         count(rows, "row"),
         count(kept, "measurement"),
         if checkpoints { " and checkpointing them" } else { "" },
         if processes > 1 { format!(" in each of the {processes} processes on this machine") } else { String::new() },
     );
-    let advice = if processes > 1 {
-        format!("{MEASURE_LESS}, or run fewer processes on each machine")
-    } else {
-        MEASURE_LESS.to_string()
+    // Mostly the lattice: under MPI each process gathers whole lattices
+    // (checkpoints, snapshots), so measuring less would not help.
+    let advice = match (processes > 1, lattice.saturating_mul(2) >= per_process) {
+        (true, true) => "run fewer processes on each machine (each holds a whole lattice)".to_string(),
+        (true, false) => format!("{MEASURE_LESS}, or run fewer processes on each machine"),
+        (false, _) => MEASURE_LESS.to_string(),
     };
     warpmc_host::check_allocation(&what, bytes).map_err(|e| PottsError::OutOfHostMemory(format!("{e}; {advice}")))
 }

@@ -84,8 +84,9 @@ impl ProtocolConfig {
             many => format!("temperatures {} are", many.join(", ")),
         };
         Some(format!(
-            "{which} listed more than once: each copy runs a chain of its own, as more samples would, but the rows do \
-             not tell them apart (samples' rows carry their sample number)"
+            "{which} listed more than once: each copy runs a chain of its own and gives a row of its own, which \
+             nothing tells apart from the others' (--samples N runs N chains at each temperature and pools them \
+             into one row)"
         ))
     }
 }
