@@ -901,6 +901,9 @@ def test_a_thread_waiting_for_a_simulation_hears_ctrl_c(call):
     sim.temperature = 1.05
     holds = time.monotonic() - started
     setter = threading.Thread(target=lambda: setattr(sim, "temperature", 1.1))
+    # A shell's background jobs start with SIGINT ignored; Python's own
+    # handler makes it a KeyboardInterrupt.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     setter.start()
     try:
         time.sleep(0.1)
@@ -911,6 +914,7 @@ def test_a_thread_waiting_for_a_simulation_hears_ctrl_c(call):
         heard = time.monotonic() - started - holds - 0.3
     finally:
         setter.join()
+        signal.signal(signal.SIGINT, before)
     assert sim.temperature == 1.1
     # Heard while waiting (every 50 ms), not once the setter was done.
     assert heard < holds / 2, (heard, holds)
