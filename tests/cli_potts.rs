@@ -1480,6 +1480,11 @@ fn a_checkpoint_file_another_run_is_writing_is_refused() {
         &["potts", "exact", "--size", "4", "--temp", "1", "--out", o],
         "another process is writing it",
     );
+    // Its checkpoint, not saved yet (every 300 s), is named as coming,
+    // not as missing.
+    assert!(!ckpt.exists());
+    assert_one_line_error(&["potts", "run", "--resume", c], "saves its first checkpoint after");
+    assert_one_line_error(&["potts", "inspect", c], "saves its first checkpoint after");
     Command::new("kill").args(["-INT", &first.id().to_string()]).status().unwrap();
     assert_eq!(first.wait().unwrap().code(), Some(130));
     assert!(ckpt.exists() && !lock.exists() && !tmp(".claimed.csv.lock").exists());

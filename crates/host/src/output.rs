@@ -237,6 +237,31 @@ impl Claim {
     }
 }
 
+/// The lock file of `target`'s claim when another process holds that
+/// claim now (see [`Claim`]), for telling a reader why a file that a run
+/// is about to write is not there yet. Takes nothing and creates nothing.
+pub fn claimed_elsewhere(target: &Path) -> Option<PathBuf> {
+    let name = target.file_name()?;
+    let lock = directory_of(target).join(format!(".{}.lock", name.to_string_lossy()));
+    let handle = File::open(&lock).ok()?;
+    if !handle.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&handle);
+        // SAFETY: flock on a descriptor this function owns; the shared lock
+        // taken, if any, goes when `handle` is closed on return.
+        let free = unsafe { libc::flock(fd, libc::LOCK_SH | libc::LOCK_NB) } == 0;
+        let held = !free && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock;
+        held.then_some(lock)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Tries at taking a claim whose lock file its holder removes meanwhile.
 const LOCK_TRIES: usize = 16;
 

@@ -282,7 +282,17 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     // Checkpoints are regular files that warpmc wrote whole; a device
     // (/dev/zero) would be read until memory runs out, and opening a FIFO
     // waits for a writer: both are refused before the file is opened.
-    let meta = std::fs::metadata(path).map_err(|e| PottsError::io(path, e))?;
+    let meta = std::fs::metadata(path).map_err(|e| match warpmc_host::output::claimed_elsewhere(path) {
+        // A run started with this --checkpoint that has not yet saved
+        // its first state: "No such file" alone would send the user
+        // looking for a lost file.
+        Some(lock) if e.kind() == std::io::ErrorKind::NotFound => bad(format!(
+            "not written yet: the run writing it (it holds {}) saves its first checkpoint after \
+             --checkpoint-every seconds, or when it is stopped",
+            lock.display()
+        )),
+        _ => PottsError::io(path, e),
+    })?;
     if !meta.is_file() {
         return Err(bad("not a regular file, as warpmc writes checkpoints".into()));
     }
