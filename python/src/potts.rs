@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::exceptions::{
     PyFileExistsError, PyMemoryError, PyOSError, PyOverflowError, PyRuntimeError, PyRuntimeWarning, PyTypeError,
     PyValueError,
@@ -34,6 +34,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(potts_run, m)?)?;
     m.add_function(wrap_pyfunction!(potts_resume, m)?)?;
     m.add_function(wrap_pyfunction!(potts_exact, m)?)?;
+    m.add_function(wrap_pyfunction!(potts_analyze, m)?)?;
     m.add_class::<PySimulation>()?;
     Ok(())
 }
@@ -599,6 +600,87 @@ fn potts_exact(
         Err(PottsError::Interrupted) => Err(signals.raised()),
         Err(e) => Err(errors::potts(e)),
     }
+}
+
+/// The error analysis of `run` (the Γ-method with its checks) applied to
+/// measurements given as an array of shape (samples, measurements, 2) of
+/// (energy per site, order parameter), as a JSON row without the fields a
+/// series does not tell (sweeps, timing, backend). Each sample's trailing
+/// rows of NaN (measurements an interrupted run did not take) are left out;
+/// any other NaN or infinity is refused.
+#[pyfunction]
+fn potts_analyze(
+    py: Python<'_>,
+    series: PyReadonlyArray3<'_, f64>,
+    temperature: f64,
+    size: usize,
+    height: usize,
+    measure_every: u64,
+) -> PyResult<String> {
+    use warpmc_potts::observables::{Measurement, RunFacts, analyze};
+    if !(temperature.is_finite() && temperature > 0.0) {
+        return Err(PyValueError::new_err(format!("temperature = {temperature}: give a positive, finite number")));
+    }
+    if measure_every == 0 {
+        return Err(PyValueError::new_err("measure_every = 0: give the sweeps between measurements, at least 1"));
+    }
+    // The analysis reads only the number of sites from the model.
+    let model = PottsModel::new(2, size, height).map_err(errors::potts)?;
+    let array = series.as_array();
+    if array.shape()[2] != 2 {
+        return Err(PyValueError::new_err(format!(
+            "series: the last axis holds (energy, order parameter), so its length is 2, not {}",
+            array.shape()[2]
+        )));
+    }
+    let mut samples = Vec::with_capacity(array.shape()[0]);
+    for (s, sample) in array.outer_iter().enumerate() {
+        let mut measured = Vec::with_capacity(sample.shape()[0]);
+        let mut ended = None;
+        for (i, row) in sample.outer_iter().enumerate() {
+            let (e, m) = (row[0], row[1]);
+            match (e.is_nan() && m.is_nan(), ended) {
+                (true, _) => ended = ended.or(Some(i)),
+                (false, None) if e.is_finite() && m.is_finite() => {
+                    measured.push(Measurement { energy: e, magnetization: m })
+                }
+                (false, None) => {
+                    return Err(PyValueError::new_err(format!(
+                        "series[{s}, {i}] = ({e}, {m}): a measurement is two finite numbers, or two NaN where it \
+                         was not taken"
+                    )));
+                }
+                (false, Some(first)) => {
+                    return Err(PyValueError::new_err(format!(
+                        "series[{s}, {i}]: a measurement after the measurements not taken (NaN from series[{s}, \
+                         {first}]); only a sample's last rows may be NaN"
+                    )));
+                }
+            }
+        }
+        samples.push(measured);
+    }
+    let count = u32::try_from(samples.len())
+        .map_err(|_| PyValueError::new_err(format!("series: {} samples, more than 2^32 - 1", samples.len())))?;
+    let result = py.detach(|| {
+        analyze(&model, temperature, &samples, measure_every).into_result(&RunFacts {
+            size,
+            temperature,
+            sweeps: 0,
+            samples: count,
+            flips_per_ns: f64::NAN,
+            backend: "",
+        })
+    });
+    let mut value = serde_json::to_value(&result).expect("plain fields serialize");
+    if let Some(fields) = value.as_object_mut() {
+        for unknown in ["sweeps", "flips_per_ns", "backend"] {
+            fields.remove(unknown);
+        }
+        fields.insert("height".into(), height.into());
+        fields.insert("measure_every".into(), measure_every.into());
+    }
+    Ok(value.to_string())
 }
 
 /// Host bytes one exact row takes besides the library's own: its JSON line

@@ -1027,6 +1027,44 @@ def test_series_is_the_command_lines(cli, tmp_path):
             potts.run(backend="cpu", series=bad, **args)
 
 
+def test_analyze_gives_a_runs_rows_from_its_series(tmp_path):
+    temps, sizes = [0.9, 1.0, 1.1], [8, 12]
+    series = tmp_path / "s.npy"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rows = potts.run(q=3, size=sizes, temps=temps, therm=100, sweeps=1500, measure_every=3, samples=2,
+                         seed=5, backend="cpu", series=series)
+        a = np.load(series)
+        for r in rows:
+            got = potts.analyze(a[sizes.index(r["L"]), temps.index(r["temperature"])],
+                                temperature=r["temperature"], size=r["L"], measure_every=3)
+            assert got.pop("height") == r["L"] and got.pop("measure_every") == 3
+            assert got == {k: r[k] for k in got}, r["temperature"]
+            assert set(r) - set(got) == {"sweeps", "flips_per_ns", "backend", "run"}
+        # Samples of different lengths: as a list, or NaN-padded as an
+        # interrupted run's series holds them.
+        one = a[0, 1]
+        padded = one.copy()
+        padded[1, -100:] = np.nan
+        ragged = [one[0], one[1, :-100]]
+        assert potts.analyze(padded, temperature=1.0, size=8) == potts.analyze(ragged, temperature=1.0, size=8)
+        assert potts.analyze(padded, temperature=1.0, size=8)["measurements"] == 2 * 500 - 100
+    for bad, error in ((np.zeros(3), ValueError), (np.zeros((2, 5, 3)), ValueError),
+                       (np.array([[1.0, np.inf]]), ValueError), (np.array([[np.nan, np.nan], [1.0, 0.5]]), ValueError),
+                       (np.array([[np.nan, 0.5]]), ValueError), ("many", TypeError)):
+        with pytest.raises(error):
+            potts.analyze(bad, temperature=1.0, size=8)
+    for kwargs, error in ((dict(temperature=0.0, size=8), ValueError), (dict(temperature=1.0, size=7), ValueError),
+                          (dict(temperature=1.0, size=8, measure_every=0), ValueError),
+                          (dict(temperature="1", size=8), TypeError), (dict(temperature=1.0, size=8.0), TypeError)):
+        with pytest.raises(error):
+            potts.analyze(a[0, 0], **kwargs)
+    # No measurement at all: no values, and the warning that says so.
+    with pytest.warns(RuntimeWarning, match="too few"):
+        empty = potts.analyze(np.zeros((0, 2)), temperature=1.0, size=8)
+    assert empty["measurements"] == 0 and empty["energy"] is None and empty["too_short"]
+
+
 def test_a_simulation_can_be_weakly_referenced():
     sim = potts.Simulation(q=2, size=8, temp=1.0, seed=1, backend="cpu")
     ref = weakref.ref(sim)

@@ -9,6 +9,8 @@
 - :class:`Simulation`: one lattice and one Markov chain, sweep by sweep.
 - :func:`exact`: the exact energy and specific heat of finite tori, which
   a run on the same torus must reproduce within its error bars.
+- :func:`analyze`: the error analysis of :func:`run` applied to measurement
+  series (a ``series`` file's, or two runs' together).
 
 >>> from warpmc import potts
 >>> rows = potts.run(q=2, size=16, temps=[0.8, 3.0], therm=200, sweeps=400, backend="cpu")
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 
 Simulation = _native.Simulation
 
-__all__ = ["run", "resume", "dataframe", "Simulation", "exact"]
+__all__ = ["run", "resume", "dataframe", "Simulation", "exact", "analyze"]
 
 
 def _simulation_from_state(state: dict[str, Any]) -> Simulation:
@@ -463,7 +465,7 @@ def _too_short_otherwise(row: dict[str, Any]) -> bool:
     """Whether a row flagged transient is too short for another reason as
     well: a slow mode, e or m never changing, too few τ_int, or tempered
     replicas that have not relaxed."""
-    every = row.get("run", {}).get("config", {}).get("measure_every")
+    every = row.get("run", {}).get("config", {}).get("measure_every", row.get("measure_every"))
     tau = max(row.get("tau_int_energy", math.nan), row.get("tau_int_magnetization", math.nan))
     too_few = every is not None and (not math.isfinite(tau) or row["measurements"] * every < 100 * tau)
     frozen = row.get("energy_err") == 0 or row.get("magnetization_err") == 0
@@ -607,3 +609,96 @@ def exact(
     lines = _native.potts_exact(int(q), [int(s) for s in sizes], None if height is None else int(height), text,
                                 as_float("coupling", coupling))
     return [json.loads(line) for line in lines]
+
+
+def analyze(
+    series: Any,
+    *,
+    temperature: float,
+    size: int,
+    height: Union[int, None] = None,
+    measure_every: int = 1,
+) -> dict[str, Any]:
+    """The error analysis of :func:`run` applied to measurements: the
+    Γ-method's means, specific heat, susceptibility, Binder cumulant and
+    moments with their errors, τ_int, and the ``too_short``, ``slow_mode``
+    and ``transient`` flags (with their RuntimeWarnings), as the keys of a
+    :func:`run` row. Not given (a series does not tell): ``sweeps``,
+    ``flips_per_ns``, ``backend``, and the tempering keys; added:
+    ``height`` and ``measure_every``.
+
+    ``series`` has shape (samples, measurements, 2) or (measurements, 2):
+    (energy per site, order parameter) of each measurement, as a ``series``
+    file holds them for one size and temperature (``np.load(f)[l, t]``).
+    Each sample's last rows may be NaN (measurements an interrupted run did
+    not take); any other NaN or infinity is a ValueError. Samples of
+    different lengths go in as a list of arrays. ``size`` × ``height`` is
+    the lattice (sites per measurement), ``measure_every`` the sweeps
+    between measurements (τ_int comes out in sweeps).
+
+    For more statistics than one run gave, give another run of the same
+    model and protocol its own seed, and analyse both runs' samples
+    together, as one run with their samples would be:
+
+    >>> import numpy as np
+    >>> from warpmc import potts
+    >>> cfg = dict(q=2, size=8, temps=[1.5], therm=500, sweeps=4000, measure_every=2, backend="cpu")
+    >>> a = potts.run(**cfg, seed=1, series="a.npy")  # doctest: +SKIP
+    >>> b = potts.run(**cfg, seed=2, series="b.npy")  # doctest: +SKIP
+    >>> both = np.concatenate([np.load("a.npy")[0, 0], np.load("b.npy")[0, 0]])  # doctest: +SKIP
+    >>> row = potts.analyze(both, temperature=1.5, size=8, measure_every=2)  # doctest: +SKIP
+
+    A run's own series gives back its rows, bit for bit (tempering runs
+    aside: their errors also weigh the replicas' summed energy). Rows of
+    q = 2 Metropolis at temperatures where it hardly ever rejects are not
+    flagged here as :func:`run` flags them.
+
+    >>> rng = np.random.default_rng(1)
+    >>> e = -1.0 + 0.01 * rng.standard_normal((2, 1000))
+    >>> m = 0.5 + 0.01 * rng.standard_normal((2, 1000))
+    >>> row = potts.analyze(np.stack([e, m], axis=-1), temperature=2.0, size=16)
+    >>> row["samples"], row["measurements"], round(row["energy"], 3)
+    (2, 2000, -1.0)
+    """
+    import numpy as np
+
+    for name, value in (("size", size), ("height", height), ("measure_every", measure_every)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be a whole number, not {value!r}")
+        if not 0 <= value < 2**64:
+            raise ValueError(f"{name} = {value}: out of range")
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
+        raise TypeError(f"temperature must be a number, not {temperature!r}")
+    if isinstance(series, (list, tuple)) and series and all(np.ndim(s) == 2 for s in series):
+        # Samples of different lengths: each padded with NaN at its end.
+        parts = [np.asarray(s, dtype=np.float64) for s in series]
+        for i, p in enumerate(parts):
+            if p.shape[1] != 2:
+                raise ValueError(f"series[{i}] has shape {p.shape}; each sample is (measurements, 2)")
+        array = np.full((len(parts), max(len(p) for p in parts), 2), np.nan)
+        for i, p in enumerate(parts):
+            array[i, : len(p)] = p
+    else:
+        try:
+            array = np.asarray(series, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"series: give an array of numbers of shape (samples, measurements, 2): {e}") from None
+    if array.ndim == 2:
+        array = array[np.newaxis]
+    if array.ndim != 3 or array.shape[-1] != 2:
+        raise ValueError(
+            f"series has shape {array.shape}; give (samples, measurements, 2) or (measurements, 2) of "
+            "(energy per site, order parameter)"
+        )
+    line = _native.potts_analyze(
+        np.ascontiguousarray(array),
+        as_float("temperature", temperature),
+        int(size),
+        int(size if height is None else height),
+        int(measure_every),
+    )
+    row = json.loads(line)
+    _warn_too_short([row])
+    return row

@@ -343,8 +343,10 @@ struct RunArgs {
     /// --checkpoint names another (a finished run's checkpoint only gives
     /// its results, and is not written again). The run's protocol, its
     /// length included, is the checkpoint's: for more statistics, start
-    /// another run with its own --seed and combine the results. --backend
-    /// may be given: any backend continues the run with the same bits.
+    /// another run with its own --seed, and analyse both runs' --series
+    /// together (warpmc.potts.analyze in Python; a finished run's
+    /// checkpoint with --resume gives its --series again). --backend may
+    /// be given: any backend continues the run with the same bits.
     #[arg(long, value_name = "FILE", help_heading = "Checkpoints")]
     resume: Option<PathBuf>,
     /// With --checkpoint FILE: continue the run FILE holds, as --resume
@@ -470,7 +472,8 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
         if args.sweeps.is_some() || args.samples.is_some() {
             bail!(
                 "--resume continues the run as it was set up, its --sweeps and --samples included; for more \
-                 statistics, start another run with its own --seed and combine the two runs' results"
+                 statistics, start another run with its own --seed (and --series), then analyse both runs' series together \
+                 (warpmc.potts.analyze in Python)"
             );
         }
         if args.physics_given() || args.config.is_some() {
