@@ -1406,10 +1406,11 @@ fn a_resumed_run_writes_to_a_pipe_without_reading_it() {
 /// temperature finished, before the next checkpoint) and stopped again
 /// leaves the CSV's rows: the file is not rewritten with fewer, also when
 /// the resumed run has another backend (other `--threads`, another node).
+/// Its series file, holding more measurements, is left as it was too.
 #[test]
 fn an_interrupted_resume_keeps_the_rows_its_csv_already_held() {
-    let (ckpt, early, csv) = (tmp("older.ckpt"), tmp("older-copy.ckpt"), tmp("older.csv"));
-    for p in [&ckpt, &early, &csv] {
+    let (ckpt, early, csv, npy) = (tmp("older.ckpt"), tmp("older-copy.ckpt"), tmp("older.csv"), tmp("older.npy"));
+    for p in [&ckpt, &early, &csv, &npy] {
         let _ = std::fs::remove_file(p);
     }
     let interrupt_when = |args: &[&str], ready: &dyn Fn() -> bool| {
@@ -1432,14 +1433,16 @@ fn an_interrupted_resume_keeps_the_rows_its_csv_already_held() {
     std::fs::copy(&ckpt, &early).unwrap();
     let held = rows();
     // The run to its end: the CSV holds every row.
-    let o = warpmc(&["potts", "run", "--resume", ckpt.to_str().unwrap(), "--out", csv.to_str().unwrap()]);
+    let (c, n) = (csv.to_str().unwrap(), npy.to_str().unwrap());
+    let o = warpmc(&["potts", "run", "--resume", ckpt.to_str().unwrap(), "--out", c, "--series", n]);
     assert!(o.status.success(), "{}", stderr(&o));
     let whole = common::csv_physics(&csv);
+    let series = std::fs::read(&npy).unwrap();
     assert!(whole.len() == 4 && held < 4, "{held} rows, then {whole:?}");
     // From the older checkpoint on one thread, stopped as soon as it says
     // what it runs (its signal handlers are in place by then): the CSV is
     // as it was.
-    let args = ["--threads", "1", "potts", "run", "--resume", early.to_str().unwrap(), "--out", csv.to_str().unwrap()];
+    let args = ["--threads", "1", "potts", "run", "--resume", early.to_str().unwrap(), "--out", c, "--series", n];
     let mut child = Command::new(bin()).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let mut first_line = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stderr.as_mut().unwrap()), &mut first_line).unwrap();
@@ -1447,6 +1450,8 @@ fn an_interrupted_resume_keeps_the_rows_its_csv_already_held() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{first_line}{}", stderr(&out));
     assert_eq!(common::csv_physics(&csv), whole);
+    assert!(std::fs::read(&npy).unwrap() == series, "the series file was rewritten: {}", stderr(&out));
+    assert!(stderr(&out).contains("is as it was: it holds more of this run's measurements"), "{}", stderr(&out));
 }
 
 /// Two runs given one checkpoint or results file (a job array whose file

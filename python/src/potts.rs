@@ -20,7 +20,7 @@ use warpmc_potts::algorithm::MAX_SWEEPS_PER_CHAIN;
 use warpmc_potts::interrupt::with_stop;
 use warpmc_potts::protocol::check_study_memory;
 use warpmc_potts::report::JsonLines;
-use warpmc_potts::snapshot::write_study_series;
+use warpmc_potts::snapshot::{study_series_file_is_further, write_study_series};
 use warpmc_potts::{
     Algorithm, BackendChoice, ConfigFile, Control, CpuBackend, InitialState, Lattice, Observer, PottsError, PottsModel,
     ProtocolConfig, Provenance, RunState, Runner, Simulation, checkpoint, describe_value_error,
@@ -318,9 +318,11 @@ fn run_study(
                 }
                 // Stopped early: the measurements taken are kept, as the
                 // command line keeps them (a file already there is left as
-                // it was when no temperature finished).
+                // it was when no temperature finished, or when it holds
+                // more of this run's measurements).
                 if let Some(path) = series
                     && (!lines.is_empty() || std::fs::symlink_metadata(path).is_err())
+                    && !study_series_file_is_further(path, study, &state)
                     && let Err(written) = write_series(&state, path)
                 {
                     watch.series_failed = Some(written.to_string());

@@ -1164,8 +1164,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     let series = args.series.as_deref().filter(|p| finished_any || std::fs::symlink_metadata(p).is_err());
     // Every process takes part in agreeing on the outcome, whatever it
     // sees of the file (processes may run in other directories).
+    // A run resumed from a checkpoint older than its series file (a
+    // backup, a last save that failed) and stopped again leaves a file
+    // holding more of its measurements as it is, as it leaves the CSV.
+    let further = result.is_err()
+        && team.is_first()
+        && series.is_some_and(|path| snapshot::study_series_file_is_further(path, &study, &state));
     let written = match series {
-        Some(path) if team.is_first() => {
+        Some(path) if team.is_first() && !further => {
             snapshot::write_study_series(path, &study, &state).map_err(|e| elsewhere(&e, "--series OTHER.npy"))
         }
         _ => Ok(()),
@@ -1177,6 +1183,10 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     let series_written = series.is_some();
     match (series, &args.series) {
         _ if !team.is_first() => {}
+        (Some(path), _) if further => noteln!(
+            "series: {} is as it was: it holds more of this run's measurements than this resumed run has taken so far",
+            path.display()
+        ),
         (Some(path), _) => noteln!("series: {}", path.display()),
         (None, Some(path)) => noteln!(
             "series: {} is as it was: no temperature finished{}",

@@ -190,12 +190,13 @@ impl Claim {
         // this lock: the lock is then on a file no other claim will find,
         // and is taken again on the file at the path now.
         for _ in 0..LOCK_TRIES {
-            let Ok(handle) = OpenOptions::new().create(true).truncate(false).write(true).open(&lock) else {
+            let Ok(handle) = open_lock_file(&lock, true) else {
                 return Ok(None);
             };
-            // A claim's lock file stays empty: one with contents is some
-            // other file of that name, neither locked nor removed here.
-            if handle.metadata().is_ok_and(|m| m.len() > 0) {
+            // A claim's lock file stays empty: one with contents, or one
+            // that is not a regular file (a FIFO), is some other file of
+            // that name, neither locked nor removed here.
+            if handle.metadata().is_ok_and(|m| m.len() > 0 || !m.is_file()) {
                 return Ok(None);
             }
             #[cfg(not(unix))]
@@ -243,7 +244,7 @@ impl Claim {
 pub fn claimed_elsewhere(target: &Path) -> Option<PathBuf> {
     let name = target.file_name()?;
     let lock = directory_of(target).join(format!(".{}.lock", name.to_string_lossy()));
-    let handle = File::open(&lock).ok()?;
+    let handle = open_lock_file(&lock, false).ok()?;
     if !handle.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
         return None;
     }
@@ -260,6 +261,21 @@ pub fn claimed_elsewhere(target: &Path) -> Option<PathBuf> {
     {
         None
     }
+}
+
+/// Opens a claim's lock file (created when `create`), without waiting:
+/// something else of that name, such as a FIFO, would block an ordinary
+/// open until another process opened its other end.
+fn open_lock_file(lock: &Path, create: bool) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    if create {
+        options.create(true).truncate(false).write(true);
+    } else {
+        options.read(true);
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(lock)
 }
 
 /// Tries at taking a claim whose lock file its holder removes meanwhile.
@@ -760,6 +776,7 @@ fn same_file_message(a: &NamedFile<'_>, b: &NamedFile<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::FileTypeExt;
 
     /// What a killed warpmc process of this host left (its temporary files
     /// and the partial videos of its ffmpeg) is removed when an output's
@@ -875,6 +892,35 @@ mod tests {
         fs::write(&lock, b"notes").unwrap();
         assert!(Claim::take(&out, "--out file").unwrap().is_none());
         assert_eq!(fs::read(&lock).unwrap(), b"notes");
+        assert!(claimed_elsewhere(&out).is_none());
+    }
+
+    /// A FIFO of the lock's name is not a lock either: neither taking a
+    /// claim nor asking who holds one waits for its other end.
+    #[test]
+    fn a_fifo_named_as_a_lock_is_left_alone_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.csv");
+        let lock = dir.path().join(".run.csv.lock");
+        let name = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path only.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert!(Claim::take(&out, "--out file").unwrap().is_none());
+        assert!(claimed_elsewhere(&out).is_none());
+        assert!(fs::symlink_metadata(&lock).unwrap().file_type().is_fifo());
+    }
+
+    /// While a claim is held, a reader learns which lock holds it (as
+    /// another process would: flock excludes another open file of this
+    /// process too); once dropped, no one holds it.
+    #[test]
+    fn a_held_claim_is_seen_from_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.ckpt");
+        let claim = Claim::take(&out, "--checkpoint file").unwrap().expect("locks on a temporary directory");
+        assert_eq!(claimed_elsewhere(&out), Some(dir.path().join(".run.ckpt.lock")));
+        drop(claim);
+        assert!(claimed_elsewhere(&out).is_none());
     }
 
     /// No output of a process is another's lock file (writing it would

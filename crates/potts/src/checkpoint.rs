@@ -333,8 +333,12 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint> {
 }
 
 fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), String> {
-    if bytes.len() < 28 || &bytes[..8] != MAGIC {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err("not a warpmc Potts checkpoint".into());
+    }
+    // The magic, the version, the header's length and the checksum.
+    if bytes.len() < 28 {
+        return Err("truncated: the file ends before a checkpoint's first fields".into());
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
     let (body, sum) = bytes.split_at(bytes.len() - 8);
@@ -640,5 +644,32 @@ mod tests {
         bytes[body..].copy_from_slice(&sum.to_le_bytes());
         let e = decode(&bytes).unwrap_err().to_string();
         assert!(e.contains("invalid protocol: the sweeps between measurements must be at least 1"), "{e}");
+    }
+
+    /// Every cut of a checkpoint is refused as one: the first bytes as
+    /// truncated or damaged, anything without the magic as another file.
+    #[test]
+    fn every_cut_of_a_checkpoint_says_what_it_is() {
+        let cfg = crate::ConfigFile {
+            q: Some(3),
+            size: Some(8),
+            temps: Some(crate::Temperatures::List(vec![1.0])),
+            therm: Some(4),
+            sweeps: Some(8),
+            measure_every: Some(2),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        let bytes = encode(&cfg, &RunState::new(&cfg));
+        for cut in 0..bytes.len() {
+            let e = decode(&bytes[..cut]).unwrap_err().to_string();
+            if cut < MAGIC.len() {
+                assert!(e.contains("not a warpmc Potts checkpoint"), "{cut}: {e}");
+            } else {
+                assert!(e.contains("truncated") || e.contains("damaged"), "{cut}: {e}");
+            }
+        }
+        assert!(decode(&bytes).is_ok());
     }
 }

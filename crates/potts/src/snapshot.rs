@@ -214,6 +214,20 @@ pub fn write_npy(lattice: &Lattice, path: &Path) -> Result<()> {
 ///
 /// If `study` is empty (a study has at least one size).
 pub fn write_study_series(path: &Path, study: &[ProtocolConfig], state: &RunState) -> Result<()> {
+    let (runs, shape) = study_series(study, state);
+    write_series_npy(path, &runs, shape)
+}
+
+/// Whether the file at `path` holds this study's series further along than
+/// `state` has it: what [`write_study_series`] would write, but with more
+/// measurements taken (see [`series_file_is_further`]).
+pub fn study_series_file_is_further(path: &Path, study: &[ProtocolConfig], state: &RunState) -> bool {
+    let (runs, shape) = study_series(study, state);
+    series_file_is_further(path, &runs, shape)
+}
+
+/// A study's series, one per size (sizes not begun empty), and their shape.
+fn study_series<'a>(study: &[ProtocolConfig], state: &'a RunState) -> (Vec<&'a [Vec<Vec<Measurement>>]>, SeriesShape) {
     let cfg = study.first().expect("a study has a size");
     let shape = SeriesShape {
         temperatures: cfg.temperatures().len(),
@@ -222,7 +236,7 @@ pub fn write_study_series(path: &Path, study: &[ProtocolConfig], state: &RunStat
     };
     let mut runs = state.study_series();
     runs.resize(study.len(), &[]);
-    write_series_npy(path, &runs, shape)
+    (runs, shape)
 }
 
 /// Writes the raw measurement series of a run as a NumPy `.npy` file of
@@ -241,32 +255,86 @@ pub fn write_study_series(path: &Path, study: &[ProtocolConfig], state: &RunStat
 ///
 /// [`PottsError::Io`] if the file cannot be written.
 pub fn write_series_npy(path: &Path, runs: &[&[Vec<Vec<Measurement>>]], shape: SeriesShape) -> Result<()> {
-    let SeriesShape { temperatures, samples, measurements } = shape;
-    let header = npy_header("<f8", &[runs.len(), temperatures, samples, measurements, 2]);
-    let missing: Vec<u8> = [f64::NAN, f64::NAN].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let header = series_header(runs, shape);
     Ok(warpmc_host::output::write(path, |out| {
         out.write_all(&header)?;
-        let mut row = Vec::with_capacity(measurements * 16);
-        for series in runs {
-            for t in 0..temperatures {
-                for s in 0..samples {
-                    row.clear();
-                    let taken = series.get(t).and_then(|per_sample| per_sample.get(s)).map_or(&[][..], Vec::as_slice);
-                    for m in 0..measurements {
-                        match taken.get(m) {
-                            Some(x) => {
-                                row.extend_from_slice(&x.energy.to_le_bytes());
-                                row.extend_from_slice(&x.magnetization.to_le_bytes());
-                            }
-                            None => row.extend_from_slice(&missing),
-                        }
-                    }
-                    out.write_all(&row)?;
-                }
+        series_rows(runs, shape, |row| out.write_all(row))
+    })?)
+}
+
+/// Whether the file at `path` holds the series `runs` further along: the
+/// same header, every measurement taken in `runs` there bit for bit, and
+/// more measurements taken besides. A run resumed from a checkpoint older
+/// than its series file (a backup, or a last save that failed on a full
+/// disk) and stopped again leaves such a file as it is, as it leaves a CSV
+/// with more of its rows. Reads the file through once; false for any other
+/// file, or one that cannot be read.
+pub fn series_file_is_further(path: &Path, runs: &[&[Vec<Vec<Measurement>>]], shape: SeriesShape) -> bool {
+    use std::io::Read;
+    let header = series_header(runs, shape);
+    let SeriesShape { temperatures, samples, measurements } = shape;
+    let values = runs.len() as u128 * temperatures as u128 * samples as u128 * measurements as u128 * 2;
+    // Only a regular file of exactly this length can be one.
+    let expected = header.len() as u128 + values * 8;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && u128::from(m.len()) == expected) {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let mut file = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut theirs = vec![0u8; header.len()];
+    if file.read_exact(&mut theirs).is_err() || theirs != header {
+        return false;
+    }
+    let missing = |pair: &[u8]| pair.chunks_exact(8).all(|v| f64::from_le_bytes(v.try_into().unwrap()).is_nan());
+    let mut more = false;
+    let compared = series_rows(runs, shape, |ours| {
+        theirs.resize(ours.len(), 0);
+        file.read_exact(&mut theirs)?;
+        for (a, b) in ours.chunks_exact(16).zip(theirs.chunks_exact(16)) {
+            if !missing(a) && a != b {
+                return Err(std::io::Error::other("another series"));
             }
+            more |= missing(a) && !missing(b);
         }
         Ok(())
-    })?)
+    });
+    compared.is_ok() && more
+}
+
+/// The `.npy` preamble of a series file.
+fn series_header(runs: &[&[Vec<Vec<Measurement>>]], shape: SeriesShape) -> Vec<u8> {
+    npy_header("<f8", &[runs.len(), shape.temperatures, shape.samples, shape.measurements, 2])
+}
+
+/// Gives `each` the bytes of a series file after its preamble, a chain's
+/// measurements at a time, in file order (NaN for those not taken).
+fn series_rows(
+    runs: &[&[Vec<Vec<Measurement>>]],
+    shape: SeriesShape,
+    mut each: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let SeriesShape { temperatures, samples, measurements } = shape;
+    let missing: Vec<u8> = [f64::NAN, f64::NAN].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut row = Vec::with_capacity(measurements * 16);
+    for series in runs {
+        for t in 0..temperatures {
+            for s in 0..samples {
+                row.clear();
+                let taken = series.get(t).and_then(|per_sample| per_sample.get(s)).map_or(&[][..], Vec::as_slice);
+                for m in 0..measurements {
+                    match taken.get(m) {
+                        Some(x) => {
+                            row.extend_from_slice(&x.energy.to_le_bytes());
+                            row.extend_from_slice(&x.magnetization.to_le_bytes());
+                        }
+                        None => row.extend_from_slice(&missing),
+                    }
+                }
+                each(&row)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The axes of a series file after the size axis: the run's temperatures,
