@@ -5,14 +5,16 @@
 //! roxmltree's parser recurses once per level of nesting, so a document
 //! nested tens of thousands of levels deep overflows the stack and aborts
 //! the process. flam3 reads its files through libxml2, which refuses
-//! documents nested more than 256 levels deep; this reader refuses them
+//! documents nested more than 257 levels deep; this reader refuses them
 //! too, before roxmltree sees them. Entity references can nest elements
 //! further than the text shows (roxmltree expands up to 10 references
 //! inside one another), so the elements inside entity values count ten
 //! times over.
 
-/// The deepest element nesting read (libxml2's `xmlParserMaxDepth`).
-pub(crate) const MAX_DEPTH: usize = 256;
+/// The deepest element nesting read, the root element counted as one:
+/// libxml2's `xmlParserMaxDepth` (256) counts the levels below the root,
+/// so flam3-render reads 257 levels and refuses 258.
+pub(crate) const MAX_DEPTH: usize = 257;
 
 /// The most attributes one element may have. roxmltree looks for a
 /// duplicate among an element's earlier attributes as it reads each one,
@@ -31,7 +33,14 @@ pub(crate) fn parse(text: &str) -> Result<roxmltree::Document<'_>, String> {
     check_depth(text.as_bytes())?;
     check_expansion(text.as_bytes())?;
     let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
-    roxmltree::Document::parse_with_options(text, opts).map_err(|e| format!("malformed XML: {e}"))
+    roxmltree::Document::parse_with_options(text, opts).map_err(|e| format!("malformed XML: {}", printable(&e)))
+}
+
+/// A parser's message with the control characters it quotes from the
+/// document escaped (`\u{1d}`): printed raw, they would break the error's
+/// one line on a terminal or in a log.
+fn printable(e: &roxmltree::Error) -> String {
+    e.to_string().chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// The most text entity references may expand to in one document.
@@ -338,9 +347,15 @@ mod tests {
     fn deep_documents_are_refused_before_parsing() {
         let deep = format!("{}{}", "<a>".repeat(MAX_DEPTH + 1), "</a>".repeat(MAX_DEPTH + 1));
         let e = parse(&deep).unwrap_err();
-        assert!(e.contains("nested more than 256 levels deep (line 1)"), "{e}");
+        assert!(e.contains("nested more than 257 levels deep (line 1)"), "{e}");
         let fine = format!("{}{}", "<a>".repeat(MAX_DEPTH), "</a>".repeat(MAX_DEPTH));
         assert!(parse(&fine).is_ok());
         assert!(parse("<a>").unwrap_err().starts_with("malformed XML: "));
+    }
+
+    #[test]
+    fn control_characters_in_messages_are_escaped() {
+        let e = parse("<flame size=\"8 8\"\u{1d}>").unwrap_err();
+        assert!(e.contains("\\u{1d}") && !e.chars().any(char::is_control), "{e:?}");
     }
 }

@@ -80,7 +80,7 @@ fn deep_nesting_through_entities_is_an_error_not_a_stack_overflow() {
     let xml = format!(r#"{dtd}<flames><flame size="8 8"><xform weight="1" linear="1"/></flame>&e9;</flames>"#);
     let r = on_small_stack(move || parse_str(&xml, "entities.flam3", &ParseOptions::default()).map(|p| p.flames.len()));
     let e = r.unwrap_err().to_string();
-    assert!(e.contains("more than 256 levels deep"), "{e}");
+    assert!(e.contains("more than 257 levels deep"), "{e}");
 }
 
 // ---- Sizes checked before they are allocated ------------------------------
