@@ -635,6 +635,12 @@ fn potts_analyze(
             array.shape()[2]
         )));
     }
+    let measurements = (array.shape()[0] as u64).saturating_mul(array.shape()[1] as u64);
+    warpmc_host::memory::check_allocation(
+        &format!("analysing {measurements} measurements"),
+        measurements.saturating_mul(ANALYSIS_BYTES_PER_MEASUREMENT),
+    )
+    .map_err(PyMemoryError::new_err)?;
     let mut samples = Vec::with_capacity(array.shape()[0]);
     for (s, sample) in array.outer_iter().enumerate() {
         let mut measured = Vec::with_capacity(sample.shape()[0]);
@@ -684,6 +690,11 @@ fn potts_analyze(
     }
     Ok(value.to_string())
 }
+
+/// Host bytes the analysis of one measurement may take at most: its copy
+/// (16), the Γ-method's ten columns (80), and the transforms of a padded
+/// series (32 bytes a point, padded up to four times over).
+const ANALYSIS_BYTES_PER_MEASUREMENT: u64 = 16 + 80 + 4 * 32;
 
 /// Host bytes one exact row takes besides the library's own: its JSON line
 /// in Rust and in Python and its dict (about 1.3 KiB measured with CPython

@@ -671,9 +671,23 @@ def analyze(
             raise ValueError(f"{name} = {value}: out of range")
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
         raise TypeError(f"temperature must be a number, not {temperature!r}")
+
+    def as_numbers(value: Any) -> Any:
+        # Masks and imaginary parts would be dropped without a word.
+        if isinstance(value, np.ma.MaskedArray):
+            raise TypeError("series: a masked array; give NaN for measurements not taken (at a sample's end)")
+        try:
+            a = np.asarray(value)
+            real = None if np.iscomplexobj(a) else a.astype(np.float64, copy=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"series: give an array of numbers of shape (samples, measurements, 2): {e}") from None
+        if real is None:
+            raise TypeError("series: complex numbers; give real (energy, order parameter) pairs")
+        return real
+
     if isinstance(series, (list, tuple)) and series and all(np.ndim(s) == 2 for s in series):
         # Samples of different lengths: each padded with NaN at its end.
-        parts = [np.asarray(s, dtype=np.float64) for s in series]
+        parts = [as_numbers(s) for s in series]
         for i, p in enumerate(parts):
             if p.shape[1] != 2:
                 raise ValueError(f"series[{i}] has shape {p.shape}; each sample is (measurements, 2)")
@@ -681,10 +695,7 @@ def analyze(
         for i, p in enumerate(parts):
             array[i, : len(p)] = p
     else:
-        try:
-            array = np.asarray(series, dtype=np.float64)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"series: give an array of numbers of shape (samples, measurements, 2): {e}") from None
+        array = as_numbers(series)
     if array.ndim == 2:
         array = array[np.newaxis]
     if array.ndim != 3 or array.shape[-1] != 2:

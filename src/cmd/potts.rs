@@ -1162,14 +1162,14 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // holds its measurements).
     let finished_any = result.is_ok() || !out.earlier.is_empty() || !out.current.is_empty();
     let series = args.series.as_deref().filter(|p| finished_any || std::fs::symlink_metadata(p).is_err());
-    // Every process takes part in agreeing on the outcome, whatever it
-    // sees of the file (processes may run in other directories).
     // A run resumed from a checkpoint older than its series file (a
     // backup, a last save that failed) and stopped again leaves a file
     // holding more of its measurements as it is, as it leaves the CSV.
     let further = result.is_err()
         && team.is_first()
         && series.is_some_and(|path| snapshot::study_series_file_is_further(path, &study, &state));
+    // Every process takes part in agreeing on the outcome, whatever it
+    // sees of the file (processes may run in other directories).
     let written = match series {
         Some(path) if team.is_first() && !further => {
             snapshot::write_study_series(path, &study, &state).map_err(|e| elsewhere(&e, "--series OTHER.npy"))

@@ -210,7 +210,21 @@ impl Claim {
                 let fd = std::os::unix::io::AsRawFd::as_raw_fd(&handle);
                 // SAFETY: flock on a descriptor this function owns; no
                 // memory is passed.
-                if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                let try_lock = || unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
+                // A reader asking who holds the claim ([`claimed_elsewhere`])
+                // holds a shared lock for a moment; a run holds it for its
+                // whole life. Retried for a while before another run is
+                // blamed.
+                let started = std::time::Instant::now();
+                let mut locked = try_lock();
+                while !locked
+                    && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+                    && started.elapsed() < PROBE_PATIENCE
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    locked = try_lock();
+                }
+                if locked {
                     let locked = handle.metadata().map(|m| (m.dev(), m.ino())).ok();
                     let at_path = fs::metadata(&lock).map(|m| (m.dev(), m.ino())).ok();
                     if let Some(id) = locked.filter(|_| locked == at_path) {
@@ -242,8 +256,10 @@ impl Claim {
 /// claim now (see [`Claim`]), for telling a reader why a file that a run
 /// is about to write is not there yet. Takes nothing and creates nothing.
 pub fn claimed_elsewhere(target: &Path) -> Option<PathBuf> {
-    let name = target.file_name()?;
-    let lock = directory_of(target).join(format!(".{}.lock", name.to_string_lossy()));
+    // Beside the file a link leads to, where the claim is taken.
+    let Target::File { path: file, .. } = resolve(target).ok()? else { return None };
+    let name = file.file_name()?;
+    let lock = directory_of(&file).join(format!(".{}.lock", name.to_string_lossy()));
     let handle = open_lock_file(&lock, false).ok()?;
     if !handle.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
         return None;
@@ -280,6 +296,10 @@ fn open_lock_file(lock: &Path, create: bool) -> io::Result<File> {
 
 /// Tries at taking a claim whose lock file its holder removes meanwhile.
 const LOCK_TRIES: usize = 16;
+
+/// How long a claim waits out a lock held for a moment, as
+/// [`claimed_elsewhere`] holds one, before naming another process.
+const PROBE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Drop for Claim {
     fn drop(&mut self) {
@@ -908,6 +928,24 @@ mod tests {
         assert!(Claim::take(&out, "--out file").unwrap().is_none());
         assert!(claimed_elsewhere(&out).is_none());
         assert!(fs::symlink_metadata(&lock).unwrap().file_type().is_fifo());
+    }
+
+    /// A lock held for a moment, as a reader asking who holds the claim
+    /// holds it, does not make a run starting then blame another process.
+    #[test]
+    fn a_claim_waits_out_a_readers_moment() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.ckpt");
+        let reader = File::create(dir.path().join(".run.ckpt.lock")).unwrap();
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&reader);
+        // SAFETY: flock on a descriptor this test owns.
+        assert_eq!(unsafe { libc::flock(fd, libc::LOCK_SH | libc::LOCK_NB) }, 0);
+        let done = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            drop(reader);
+        });
+        assert!(Claim::take(&out, "--checkpoint file").unwrap().is_some());
+        done.join().unwrap();
     }
 
     /// While a claim is held, a reader learns which lock holds it (as

@@ -287,8 +287,8 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
         // its first state: "No such file" alone would send the user
         // looking for a lost file.
         Some(lock) if e.kind() == std::io::ErrorKind::NotFound => bad(format!(
-            "not written yet: the run writing it (it holds {}) saves its first checkpoint after \
-             --checkpoint-every seconds, or when it is stopped",
+            "not written yet: another run holds it ({}) and has not written it; a run saves its first \
+             checkpoint after --checkpoint-every seconds, or when it is stopped",
             lock.display()
         )),
         _ => PottsError::io(path, e),
