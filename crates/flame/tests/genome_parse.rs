@@ -1701,12 +1701,12 @@ fn variations_keep_the_file_order_where_circlecrop_or_mirror_x_make_it_matter() 
     assert_eq!(names(&written)[..2], names(xml)[..2]);
 }
 
-/// An xform with no variation: flam3 sends its points to the origin, and
-/// warpmc does so for flam3's genomes; Fractorium passes them through the
-/// affine map, and a genome Fractorium wrote (version="EMBER-…") is read
-/// with a linear of weight 1, which does the same.
+/// An xform with no variation: flam3 sends its points to the origin, as
+/// Fractorium has since 1.0.0.7; Fractorium before it passed them through
+/// the affine map, and a genome it wrote (version="EMBER-WIN-1.0.0.6") is
+/// read with a linear of weight 1, which does the same.
 #[test]
-fn an_xform_without_variations_passes_through_in_a_fractorium_genome() {
+fn an_xform_without_variations_passes_through_in_an_early_fractorium_genome() {
     let xml = |version: &str| {
         format!(
             r#"<flame size="8 8" {version}>
@@ -1729,10 +1729,44 @@ fn an_xform_without_variations_passes_through_in_a_fractorium_genome() {
     assert_eq!(counts(&xml("")), [empty.clone(), empty.clone(), vec![("spherical", 1.0)], empty.clone()]);
     assert_eq!(counts(&xml(r#"version="flam3-3.1.1""#)), counts(&xml("")));
     let linear = vec![("linear", 1.0)];
-    assert_eq!(
-        counts(&xml(r#"version="EMBER-WIN-1.0.0.7""#)),
-        [linear.clone(), linear.clone(), vec![("spherical", 1.0)], linear]
-    );
+    for early in ["EMBER-WIN-1.0.0.6", "EMBER-0.4.1.3", "ember-lnx-1.0.0.2"] {
+        assert_eq!(
+            counts(&xml(&format!(r#"version="{early}""#))),
+            [linear.clone(), linear.clone(), vec![("spherical", 1.0)], linear.clone()],
+            "{early}"
+        );
+    }
+    for later in ["EMBER-WIN-1.0.0.7", "EMBER-LNX-23.23.8.101", "EMBER-1.0.0.19", "EMBER", "EMBER-WIN-x"] {
+        assert_eq!(counts(&xml(&format!(r#"version="{later}""#))), counts(&xml("")), "{later}");
+    }
+}
+
+/// Apophysis's names for Fractorium's bwraps, smartshape and
+/// post_smartcrop are read as Fractorium reads them in files it did not
+/// write; in Fractorium's own files they stay unknown names.
+#[test]
+fn apophysis_plugin_names_are_read_as_fractoriums() {
+    let xml = |version: &str, names: [&str; 3]| {
+        let [bwraps, sshape, scrop] = names;
+        format!(
+            r#"<flame size="8 8" {version}>
+      <xform weight="1" {bwraps}="0.7" {bwraps}_cellsize="0.4" {bwraps}_gain="1.5" linear="0.2" coefs="1 0 0 1 0 0"/>
+      <xform weight="1" {sshape}="1" {sshape}_power="3" {scrop}="1" {scrop}_radius="0.8" coefs="0.5 0 0 0.5 0 0"/>
+      <color index="0" rgb="255 0 0"/></flame>"#
+        )
+    };
+    let fractorium = ok(&xml("", ["bwraps", "smartshape", "post_smartcrop"])).flames.remove(0);
+    for names in [["bwraps7", "sshape", "post_scrop"], ["BWraps2", "SShape", "Post_Scrop"]] {
+        let apophysis = ok(&xml(r#"version="Apophysis 7X""#, names)).flames.remove(0);
+        assert_eq!(apophysis.xforms, fractorium.xforms, "{names:?}");
+    }
+    let ember = parse_str(
+        &xml(r#"version="EMBER-1.0.0.19""#, ["bwraps7", "sshape", "post_scrop"]),
+        "e.flame",
+        &ParseOptions::default(),
+    )
+    .unwrap();
+    assert!(ember.flames[0].xforms.iter().all(|x| x.variations.iter().all(|v| v.kind.name() == "linear")));
 }
 
 /// A genome that Fractorium did not write but that uses its variations:

@@ -339,6 +339,30 @@ fn pre_blur_moves_the_point_before_the_others() {
     assert!(set.is_empty());
 }
 
+/// An xform with pre_ forms and no ordinary variation passes the moved
+/// point on; one with only post_ forms starts them from the origin, as
+/// Fractorium's Xform::Apply does (since 1.0.0.7).
+#[test]
+fn post_forms_alone_start_from_the_origin_and_pre_forms_pass_through() {
+    let pre = VariationKind::from_name("pre_exponential").unwrap();
+    let post = VariationKind::from_name("post_exponential").unwrap();
+    let exponential = |x: f64, y: f64| {
+        let r = (x - 1.0).exp();
+        (r * (std::f64::consts::PI * y).cos(), r * (std::f64::consts::PI * y).sin())
+    };
+    let near = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).abs() < 1e-15 && (a.1 - b.1).abs() < 1e-15;
+    let only_post = VariationSet::new(&[VariationSpec::new(post, 1.0)], &Affine::IDENTITY);
+    let got = only_post.apply(1.0, 0.25, &mut replay(&[]));
+    assert!(near(got, exponential(0.0, 0.0)), "{got:?}");
+    let only_pre = VariationSet::new(&[VariationSpec::new(pre, 1.0)], &Affine::IDENTITY);
+    let got = only_pre.apply(1.0, 0.25, &mut replay(&[]));
+    assert!(near(got, exponential(1.0, 0.25)), "{got:?}");
+    let both = VariationSet::new(&[VariationSpec::new(pre, 1.0), VariationSpec::new(post, 1.0)], &Affine::IDENTITY);
+    let (x, y) = exponential(1.0, 0.25);
+    let got = both.apply(1.0, 0.25, &mut replay(&[]));
+    assert!(near(got, exponential(x, y)), "{got:?}");
+}
+
 #[test]
 fn pre_blur_draws_come_before_the_variations_draws() {
     // julia draws one bit after pre_blur's five uniforms: the bit word is

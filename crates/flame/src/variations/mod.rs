@@ -432,10 +432,12 @@ impl<'a> Arranged<'a> {
     }
 
     /// Whether the ordinary variations are skipped and the point passes
-    /// through (Fractorium's rule for an xform with only `pre_`/`post_`
-    /// forms).
+    /// through: Fractorium's rule for an xform with `pre_` forms and no
+    /// ordinary variation (Xform::Apply). With neither, the `post_` forms
+    /// start from the origin, as every point does in flam3's xform without
+    /// a variation (Fractorium since 1.0.0.7).
     pub(crate) fn passes_through(&self) -> bool {
-        self.regular.is_empty() && !(self.pre.is_empty() && self.post.is_empty())
+        self.regular.is_empty() && !self.pre.is_empty()
     }
 }
 

@@ -169,7 +169,9 @@ pub(crate) fn simplex3(v: [f64; 3]) -> f64 {
 
 impl Crackle {
     pub(super) fn new(s: &VariationSpec) -> Self {
-        Crackle { s: s.param(0) / 2.0, power: s.param(1), distort: s.param(2), scale: s.param(3), z: s.param(4) }
+        // Fractorium's range: cellsize at least 0.0001.
+        let cellsize = real(s.param(0), 0.0001, f64::INFINITY);
+        Crackle { s: cellsize / 2.0, power: s.param(1), distort: s.param(2), scale: s.param(3), z: s.param(4) }
     }
 
     /// The jittered centre of cell `(x, y)`.

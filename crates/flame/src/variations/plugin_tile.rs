@@ -10,7 +10,7 @@ use warpmc_rng::RandomSource;
 use super::params::{integer, nonzero, real, zeps};
 use super::{Point, VariationSpec, c_int};
 
-/// bwraps (also read as bwraps2 and bwraps7): a grid of cells of side
+/// bwraps (Apophysis's bwraps2 and bwraps7 are read as it): a grid of cells of side
 /// `cellsize`, each holding a bubble of radius `cellsize / 2 / (1 +
 /// space²)` that magnifies by `gain` and twists from `inner_twist` at its
 /// centre to `outer_twist` at its rim; points outside the bubbles stay.

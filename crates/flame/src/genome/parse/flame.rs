@@ -169,12 +169,25 @@ fn written_by_fractorium(node: Node<'_, '_>) -> bool {
     node.attribute("version").is_some_and(|v| v.trim_start().get(..5).is_some_and(|p| p.eq_ignore_ascii_case("ember")))
 }
 
+/// Whether the flame's `version` names a Fractorium before 1.0.0.7
+/// (`EMBER-WIN-1.0.0.6`), whose xforms without a variation passed their
+/// points through their affine maps. Fractorium 1.0.0.7 (November 2017)
+/// sends them to the origin, as flam3 does ("this breaks backward
+/// compatibility", its version history says); a version that cannot be
+/// read is taken as a later one.
+fn written_by_fractorium_before_1_0_0_7(node: Node<'_, '_>) -> bool {
+    let Some(version) = node.attribute("version") else { return false };
+    let Some(start) = version.find(|c: char| c.is_ascii_digit()) else { return false };
+    let numbers: Vec<u64> = version[start..].split('.').map_while(|part| part.trim().parse().ok()).take(4).collect();
+    numbers.len() == 4 && numbers.as_slice() < [1, 0, 0, 7].as_slice()
+}
+
 /// An xform with no variation (none named, or all of weight 0) and none
-/// added by its `<motion>` elements: Fractorium passes its points through
-/// its affine maps (Xform::Apply: "returns the affine transformed points if
-/// no variations are present"), where flam3 sends them to the origin. A
-/// `linear` of weight 1 does exactly that, and is what the genome's writer
-/// then gives, so that flam3 reads it the same way.
+/// added by its `<motion>` elements, in a genome of a Fractorium before
+/// 1.0.0.7: that Fractorium passed its points through its affine maps,
+/// where flam3 sends them to the origin. A `linear` of weight 1 does
+/// exactly that, and is what the genome's writer then gives, so that
+/// flam3 reads it the same way.
 fn pass_through_if_empty(xf: &mut XForm) {
     if xf.variations.is_empty() && xf.motion.iter().all(|m| m.variations.is_empty()) {
         let linear = VariationKind::from_name("linear").expect("flam3's first variation");
@@ -191,6 +204,7 @@ impl Reader<'_> {
         }
 
         self.skipped_by_flame.push(NameList::default());
+        self.fractorium_names = written_by_fractorium(node);
         let mut f = Flame::default();
         let mut extras = FlameExtras { palette_number: None, solo: None, curves: Default::default() };
         for a in node.attributes() {
@@ -200,8 +214,10 @@ impl Reader<'_> {
 
         let mut children = self.read_flame_children(node, &at, f.palette_mode)?;
         if written_by_fractorium(node) {
-            for xf in children.xforms.iter_mut().chain(children.final_xform.as_mut()) {
-                pass_through_if_empty(xf);
+            if written_by_fractorium_before_1_0_0_7(node) {
+                for xf in children.xforms.iter_mut().chain(children.final_xform.as_mut()) {
+                    pass_through_if_empty(xf);
+                }
             }
         } else {
             let used = children.xforms.iter().chain(children.final_xform.as_ref()).flat_map(|x| &x.variations);

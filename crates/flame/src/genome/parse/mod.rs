@@ -60,6 +60,7 @@
 //! renders ignore them, as flam3-render and flam3-animate do, and the
 //! genome tools' loops and transitions apply them, as flam3-genome's do.
 
+mod apophysis;
 mod flame;
 mod palette;
 mod values;
@@ -324,6 +325,9 @@ struct Reader<'a> {
     /// [`ParsedGenome::not_written`].
     not_written: NameList,
     motion_seen: bool,
+    /// Whether the flame being read was written by Fractorium, whose own
+    /// names need no correction ([`apophysis`]).
+    fractorium_names: bool,
     /// Loaded when the first numbered palette is needed.
     library: Option<Arc<PaletteLibrary>>,
 }
@@ -341,6 +345,7 @@ impl<'a> Reader<'a> {
             beyond_flam3: NameList::default(),
             not_written: NameList::default(),
             motion_seen: false,
+            fractorium_names: false,
             library: None,
         }
     }

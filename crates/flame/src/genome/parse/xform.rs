@@ -297,10 +297,12 @@ impl Reader<'_> {
         }
         let motion = b.motion;
         let attrs: Vec<Attribute<'_, '_>> = node.attributes().collect();
+        let names: Vec<&str> = attrs.iter().map(Attribute::name).collect();
         for (ai, att) in attrs.iter().enumerate() {
             let (name, v) = (att.name(), att.value());
             let e = |m: ValueError| attr_err(at, name, m);
-            if b.fixed_attribute(name, v, motion).map_err(e)? || b.variation_attribute(name, v).map_err(e)? {
+            let read_as = if self.fractorium_names { name.into() } else { super::apophysis::read_as(name, &names) };
+            if b.fixed_attribute(name, v, motion).map_err(e)? || b.variation_attribute(&read_as, v).map_err(e)? {
                 continue;
             }
             if is_quietly_ignored(name) {

@@ -272,7 +272,8 @@ def simplex3(x, y, z):
 
 
 def crackle(x, y, w, r, p):
-    s = p["cellsize"] / 2
+    # Fractorium's range: cellsize at least 0.0001.
+    s = max(p["cellsize"], 0.0001) / 2
     power, distort, scale, z = p["power"], p["distort"], p["scale"], p["z"]
 
     def centre(cx, cy):
@@ -1073,6 +1074,7 @@ CASES = [
     ("crackle on a regular grid", [crackle5("crackle", 1.0, [0.4, -0.4, 0.0, 0.6, 0.6])], (5.0, 5.0)),
     ("crackle distorted", [crackle5("crackle", 1.0, [0.4, -0.4, 0.2, 0.6, 0.6])], (5.0, 5.0)),
     ("crackle, other cells", [crackle5("crackle", 0.7, [0.15, 0.3, 0.9, 1.5, -2.0])], (5.0, 5.0)),
+    ("crackle, a cell size below the least", [crackle5("crackle", 0.7, [-0.5, 0.3, 0.0, 1.5, 0.0])], (5.0, 5.0)),
     ("pre_crackle replaces the point", [crackle5("pre_crackle", 0.5, [1.0, 0.2, 0.5, 1.0, 0.0]), v("linear", 1.0)], (0.25, -0.5)),
     # flam3's log with Fractorium's base.
     ("log, base e", [v("log", 0.8)], (0.3, -0.7)),
