@@ -76,6 +76,21 @@ fn info_lists_flames_and_unsupported_variations() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("supported: yes") && out.contains("renders: yes"), "{out}");
     assert!(out.contains("beyond flam3's (flam3-render drops them): flatten, crop"), "{out}");
+    // Fractorium's colour curves, which flam3 ignores, are listed with them
+    // where they change the image.
+    let curved = temp_dir().join("curved.flame");
+    for (curve, listed) in [("0 0 0.5 0.8 1 1", true), ("0 0 0.25 0.25 0.5 0.5 0.75 0.75 1 1", false)] {
+        std::fs::write(
+            &curved,
+            format!(
+                r#"<flame size="8 8" overall_curve="{curve}"><xform weight="1" linear="1" coefs="1 0 0 1 0 0"/></flame>"#
+            ),
+        )
+        .unwrap();
+        let o = warpmc(&["flame", "info", curved.to_str().unwrap()]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(out.contains("drops them): colour curves"), listed, "{curve}: {out}");
+    }
     // A variation warpmc does not implement: listed, and the file renders.
     let o = warpmc(&["flame", "info", &unknown_variation_genome()]);
     assert!(o.status.success(), "{}", stderr(&o));

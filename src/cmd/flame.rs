@@ -1605,7 +1605,12 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             warpmc_flame::render::shown(f.time)
         );
         outln!(text, "      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
-        let beyond: Vec<&str> = used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect();
+        let mut beyond: Vec<&str> = used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect();
+        // Fractorium's colour curves change the finished image; flam3
+        // ignores them.
+        if f.curves.as_ref().is_some_and(warpmc_flame::genome::Curves::is_set) {
+            beyond.push("colour curves");
+        }
         if !beyond.is_empty() {
             outln!(text, "      beyond flam3's (flam3-render drops them): {}", beyond.join(", "));
         }
