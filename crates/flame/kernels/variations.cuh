@@ -1213,8 +1213,10 @@ FLAME_VAR(crackle) {
         l = first ? ratio : fmax(l, ratio);
         first = false;
     }
-    real target = pow(l + FR(1e-100), q[2]) * q[4];
-    real r = target / (l + FR(1e-100));
+    // Fractorium's |Zeps(l)|^power / Zeps(l): finite for a ratio that
+    // rounding has made negative (float's, on tiny cells).
+    l = l == FR(0) ? FR(2.220446049250313e-16) : l;
+    real r = pow(fabs(l), q[2]) * q[4] / l;
     sx += q[0] * ((ux - c0x) * r + c0x);
     sy += q[0] * ((uy - c0y) * r + c0y);
 }

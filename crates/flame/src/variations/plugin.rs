@@ -3,7 +3,7 @@
 
 use warpmc_rng::RandomSource;
 
-use super::params::{integer, real};
+use super::params::{integer, real, zeps};
 use super::{Point, VariationSpec};
 
 /// crop: points outside the rectangle `[x0, x1] × [y0, y1]` (the corners
@@ -230,8 +230,10 @@ impl Crackle {
             };
             l = l.max(ratio);
         }
-        let target = (l + 1e-100).powf(self.power) * self.scale;
-        let r = target / (l + 1e-100);
+        // Fractorium's |Zeps(l)|^power / Zeps(l): finite for a ratio that
+        // rounding has made negative (float's, on tiny cells).
+        let l = zeps(l);
+        let r = l.abs().powf(self.power) * self.scale / l;
         (w * ((u[0] - c[0]) * r + c[0]), w * ((u[1] - c[1]) * r + c[1]))
     }
 }

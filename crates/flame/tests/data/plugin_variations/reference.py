@@ -301,7 +301,8 @@ def crackle(x, y, w, r, p):
             dd = dq[0] ** 2 + dq[1] ** 2
             ratios.append(1.0 if dd == 0 else 2 * ((u[0] - c[0]) * dq[0] + (u[1] - c[1]) * dq[1]) / dd)
     el = max(ratios)
-    rr = (el + 1e-100) ** power * scale / (el + 1e-100)
+    zl = el if el != 0 else 2.220446049250313e-16  # Fractorium's Zeps
+    rr = abs(zl) ** power * scale / zl
     return w * ((u[0] - c[0]) * rr + c[0]), w * ((u[1] - c[1]) * rr + c[1])
 
 
