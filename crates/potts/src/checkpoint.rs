@@ -620,12 +620,9 @@ mod tests {
         assert_eq!(packed, [0b10_01_11]);
     }
 
-    /// A checkpoint that is whole (its checksum right) but whose protocol
-    /// no run can take is refused as an invalid protocol, not as a damaged
-    /// file.
-    #[test]
-    fn a_whole_checkpoint_with_an_invalid_protocol_says_so() {
-        let cfg = crate::ConfigFile {
+    /// A protocol of one short chain on an 8 × 8 lattice.
+    fn small_protocol() -> ProtocolConfig {
+        crate::ConfigFile {
             q: Some(3),
             size: Some(8),
             temps: Some(crate::Temperatures::List(vec![1.0])),
@@ -635,7 +632,15 @@ mod tests {
             ..Default::default()
         }
         .resolve()
-        .unwrap();
+        .unwrap()
+    }
+
+    /// A checkpoint that is whole (its checksum right) but whose protocol
+    /// no run can take is refused as an invalid protocol, not as a damaged
+    /// file.
+    #[test]
+    fn a_whole_checkpoint_with_an_invalid_protocol_says_so() {
+        let cfg = small_protocol();
         let mut bytes = encode(&cfg, &RunState::new(&cfg));
         let body = bytes.len() - 8;
         let at = bytes.windows(17).position(|w| w == b"\"measure_every\":2").unwrap();
@@ -650,17 +655,7 @@ mod tests {
     /// truncated or damaged, anything without the magic as another file.
     #[test]
     fn every_cut_of_a_checkpoint_says_what_it_is() {
-        let cfg = crate::ConfigFile {
-            q: Some(3),
-            size: Some(8),
-            temps: Some(crate::Temperatures::List(vec![1.0])),
-            therm: Some(4),
-            sweeps: Some(8),
-            measure_every: Some(2),
-            ..Default::default()
-        }
-        .resolve()
-        .unwrap();
+        let cfg = small_protocol();
         let bytes = encode(&cfg, &RunState::new(&cfg));
         for cut in 0..bytes.len() {
             let e = decode(&bytes[..cut]).unwrap_err().to_string();
