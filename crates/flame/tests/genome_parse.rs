@@ -1713,6 +1713,7 @@ fn an_xform_without_variations_passes_through_in_an_early_fractorium_genome() {
       <xform weight="1" coefs="0.5 0 0 0.5 0 0"/>
       <xform weight="1" linear="0" coefs="0.5 0 0 0.5 0.5 0"/>
       <xform weight="1" spherical="1" coefs="0.5 0 0 0.5 0 0.5"/>
+      <xform weight="1" post_exponential="0.5" coefs="0.5 0 0 0.5 0 0.5"/>
       <finalxform coefs="1 0 0 1 0 0"/>
       <color index="0" rgb="255 0 0"/></flame>"#
         )
@@ -1726,17 +1727,29 @@ fn an_xform_without_variations_passes_through_in_an_early_fractorium_genome() {
             .collect()
     };
     let empty: Vec<(&str, f64)> = Vec::new();
-    assert_eq!(counts(&xml("")), [empty.clone(), empty.clone(), vec![("spherical", 1.0)], empty.clone()]);
+    let post = vec![("post_exponential", 0.5)];
+    assert_eq!(counts(&xml("")), [empty.clone(), empty.clone(), vec![("spherical", 1.0)], post.clone(), empty.clone()]);
     assert_eq!(counts(&xml(r#"version="flam3-3.1.1""#)), counts(&xml("")));
+    // Only post_ forms: that Fractorium gave them the affine map's point.
     let linear = vec![("linear", 1.0)];
-    for early in ["EMBER-WIN-1.0.0.6", "EMBER-0.4.1.3", "ember-lnx-1.0.0.2"] {
+    let linear_then_post = vec![("linear", 1.0), ("post_exponential", 0.5)];
+    let early_versions = [
+        "EMBER-WIN-1.0.0.6",
+        "EMBER-0.4.1.3",
+        "ember-lnx-1.0.0.2",
+        "EMBER-WIN-1.0.0.6 beta",
+        "Fractorium EMBER 1.0.0.6a",
+    ];
+    for early in early_versions {
         assert_eq!(
             counts(&xml(&format!(r#"version="{early}""#))),
-            [linear.clone(), linear.clone(), vec![("spherical", 1.0)], linear.clone()],
+            [linear.clone(), linear.clone(), vec![("spherical", 1.0)], linear_then_post.clone(), linear.clone()],
             "{early}"
         );
     }
-    for later in ["EMBER-WIN-1.0.0.7", "EMBER-LNX-23.23.8.101", "EMBER-1.0.0.19", "EMBER", "EMBER-WIN-x"] {
+    for later in
+        ["EMBER-WIN-1.0.0.7", "EMBER-LNX-23.23.8.101", "EMBER-1.0.0.19", "EMBER", "EMBER-WIN-x", "EMBER 1.0.0.10"]
+    {
         assert_eq!(counts(&xml(&format!(r#"version="{later}""#))), counts(&xml("")), "{later}");
     }
 }
@@ -1760,6 +1773,30 @@ fn apophysis_plugin_names_are_read_as_fractoriums() {
         let apophysis = ok(&xml(r#"version="Apophysis 7X""#, names)).flames.remove(0);
         assert_eq!(apophysis.xforms, fractorium.xforms, "{names:?}");
     }
+    // Fractorium renames a variation only where one of its parameters
+    // follows it, and keeps the first of two that become one.
+    let renamed = |attrs: &str| -> Vec<(&'static str, f64, Vec<f64>)> {
+        let xml = format!(r#"<flame size="8 8"><xform weight="1" {attrs} coefs="1 0 0 1 0 0"/></flame>"#);
+        let f = ok(&xml).flames.remove(0);
+        f.xforms[0].variations.iter().map(|v| (v.kind.name(), v.weight, v.params.clone())).collect()
+    };
+    let bwraps_with = |w: f64, cellsize: f64| ("bwraps", w, vec![cellsize, 0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(renamed(r#"bwraps7_cellsize="0.5" linear="1""#), [("linear", 1.0, vec![])]);
+    assert_eq!(renamed(r#"bwraps7_cellsize="0.5" bwraps7="1""#).len(), 0, "bwraps7 stays unknown");
+    assert_eq!(renamed(r#"bwraps="1" bwraps7="0.5" bwraps7_cellsize="0.25""#), [bwraps_with(1.0, 0.25)]);
+    assert_eq!(renamed(r#"bwraps7="0.5" bwraps7_cellsize="0.25" bwraps="1""#), [bwraps_with(0.5, 0.25)]);
+    assert_eq!(renamed(r#"bwraps="0" bwraps7="0.5" bwraps7_cellsize="0.25""#), [bwraps_with(0.5, 0.25)]);
+    // radial_gaussian is flam3's radial_blur; the mobius strip plugin's
+    // mobius is not flam3's mobius, and is dropped with a warning.
+    assert_eq!(renamed(r#"radial_gaussian="0.5" radial_gaussian_angle="0.3""#), [("radial_blur", 0.5, vec![0.3])]);
+    let strip =
+        r#"<flame size="8 8"><xform weight="1" linear="1" mobius="1" mobius_width="0.3" coefs="1 0 0 1 0 0"/></flame>"#;
+    let p = ok(strip);
+    assert_eq!(p.flames[0].xforms[0].variations.len(), 1);
+    assert_eq!(p.skipped, ["mobius", "mobius_width"]);
+    assert!(p.warnings.iter().any(|w| w.contains("'mobius': read as Fractorium's 'mobius_strip'")), "{:?}", p.warnings);
+    assert_eq!(renamed(r#"mobius="1" mobius_re_a="0.3""#)[0].0, "mobius");
+
     let ember = parse_str(
         &xml(r#"version="EMBER-1.0.0.19""#, ["bwraps7", "sshape", "post_scrop"]),
         "e.flame",

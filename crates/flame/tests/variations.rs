@@ -339,9 +339,9 @@ fn pre_blur_moves_the_point_before_the_others() {
     assert!(set.is_empty());
 }
 
-/// An xform with pre_ forms and no ordinary variation passes the moved
-/// point on; one with only post_ forms starts them from the origin, as
-/// Fractorium's Xform::Apply does (since 1.0.0.7).
+/// An xform with pre_ forms (pre_flatten among them) and no ordinary
+/// variation passes the moved point on; one with only post_ forms starts
+/// them from the origin, as Fractorium's Xform::Apply does (since 1.0.0.7).
 #[test]
 fn post_forms_alone_start_from_the_origin_and_pre_forms_pass_through() {
     let pre = VariationKind::from_name("pre_exponential").unwrap();
@@ -361,6 +361,18 @@ fn post_forms_alone_start_from_the_origin_and_pre_forms_pass_through() {
     let (x, y) = exponential(1.0, 0.25);
     let got = both.apply(1.0, 0.25, &mut replay(&[]));
     assert!(near(got, exponential(x, y)), "{got:?}");
+    // pre_flatten moves nothing but is a pre_ form all the same.
+    let pre_flatten = VariationKind::from_name("pre_flatten").unwrap();
+    let flattened = VariationSet::new(&[VariationSpec::new(pre_flatten, 1.0)], &Affine::IDENTITY);
+    assert_eq!(flattened.apply(1.0, 0.25, &mut replay(&[])), (1.0, 0.25));
+    let then_post =
+        VariationSet::new(&[VariationSpec::new(pre_flatten, 1.0), VariationSpec::new(post, 1.0)], &Affine::IDENTITY);
+    let got = then_post.apply(1.0, 0.25, &mut replay(&[]));
+    assert!(near(got, exponential(1.0, 0.25)), "{got:?}");
+    // flatten, the ordinary variation, adds 0: the point goes to the origin.
+    let flatten = VariationKind::from_name("flatten").unwrap();
+    let ordinary = VariationSet::new(&[VariationSpec::new(flatten, 1.0)], &Affine::IDENTITY);
+    assert_eq!(ordinary.apply(1.0, 0.25, &mut replay(&[])), (0.0, 0.0));
 }
 
 #[test]

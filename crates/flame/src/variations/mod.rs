@@ -407,17 +407,23 @@ pub(crate) struct Arranged<'a> {
     pub(crate) pre: Vec<&'a VariationSpec>,
     pub(crate) regular: Vec<&'a VariationSpec>,
     pub(crate) post: Vec<&'a VariationSpec>,
+    /// Whether the xform has a `pre_` form, pre_flatten included (which
+    /// moves nothing, so is not in `pre`, but still counts for
+    /// [`Arranged::passes_through`]).
+    has_pre_form: bool,
 }
 
 impl<'a> Arranged<'a> {
     pub(crate) fn new(specs: &'a [VariationSpec]) -> Self {
-        let mut a = Arranged { pre_blur: None, pre: Vec::new(), regular: Vec::new(), post: Vec::new() };
+        let mut a =
+            Arranged { pre_blur: None, pre: Vec::new(), regular: Vec::new(), post: Vec::new(), has_pre_form: false };
         for s in specs.iter().filter(|s| s.weight != 0.0) {
             if s.kind == VariationKind::PRE_BLUR {
                 a.pre_blur = Some(a.pre_blur.unwrap_or(0.0) + s.weight);
                 continue;
             }
             let flatten = s.kind.base().name() == "flatten";
+            a.has_pre_form |= s.kind.stage() == Stage::Pre;
             match s.kind.stage() {
                 Stage::Pre if !flatten => a.pre.push(s),
                 Stage::Post if !flatten => a.post.push(s),
@@ -432,12 +438,13 @@ impl<'a> Arranged<'a> {
     }
 
     /// Whether the ordinary variations are skipped and the point passes
-    /// through: Fractorium's rule for an xform with `pre_` forms and no
-    /// ordinary variation (Xform::Apply). With neither, the `post_` forms
-    /// start from the origin, as every point does in flam3's xform without
-    /// a variation (Fractorium since 1.0.0.7).
+    /// through: Fractorium's rule for an xform with `pre_` forms (even one
+    /// that moves nothing, pre_flatten) and no ordinary variation
+    /// (Xform::Apply). With neither, the `post_` forms start from the
+    /// origin, as every point does in flam3's xform without a variation
+    /// (Fractorium since 1.0.0.7).
     pub(crate) fn passes_through(&self) -> bool {
-        self.regular.is_empty() && !self.pre.is_empty()
+        self.regular.is_empty() && self.has_pre_form
     }
 }
 

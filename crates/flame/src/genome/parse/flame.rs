@@ -13,7 +13,7 @@ use crate::genome::{
     AffineInterpolation, Curves, FilterShape, Flame, Interpolation, PaletteInterpolation, PaletteMode, TemporalFilter,
     XForm,
 };
-use crate::variations::{VariationKind, VariationSpec};
+use crate::variations::{Stage, VariationKind, VariationSpec};
 
 /// The most standard xforms a flame may have (real genomes have tens; the
 /// limit keeps memory proportional to the input).
@@ -164,9 +164,10 @@ impl FlameChildren {
 }
 
 /// Whether the flame's `version` names Fractorium (`EMBER-…`), whose
-/// rules differ from flam3's where flam3's make little sense.
+/// rules differ from flam3's where flam3's make little sense. Fractorium
+/// takes a version with "ember" anywhere in it, in any case, as its own.
 fn written_by_fractorium(node: Node<'_, '_>) -> bool {
-    node.attribute("version").is_some_and(|v| v.trim_start().get(..5).is_some_and(|p| p.eq_ignore_ascii_case("ember")))
+    node.attribute("version").is_some_and(|v| v.to_ascii_lowercase().contains("ember"))
 }
 
 /// Whether the flame's `version` names a Fractorium before 1.0.0.7
@@ -174,24 +175,32 @@ fn written_by_fractorium(node: Node<'_, '_>) -> bool {
 /// points through their affine maps. Fractorium 1.0.0.7 (November 2017)
 /// sends them to the origin, as flam3 does ("this breaks backward
 /// compatibility", its version history says); a version that cannot be
-/// read is taken as a later one.
+/// read is taken as a later one. Each of the four numbers is the digits
+/// its part begins with (`1.0.0.6 beta` and `1.0.0.6a` are 1.0.0.6).
 fn written_by_fractorium_before_1_0_0_7(node: Node<'_, '_>) -> bool {
     let Some(version) = node.attribute("version") else { return false };
     let Some(start) = version.find(|c: char| c.is_ascii_digit()) else { return false };
-    let numbers: Vec<u64> = version[start..].split('.').map_while(|part| part.trim().parse().ok()).take(4).collect();
+    let leading_number = |part: &str| {
+        let digits = part.find(|c: char| !c.is_ascii_digit()).unwrap_or(part.len());
+        part[..digits].parse::<u64>().ok()
+    };
+    let numbers: Vec<u64> = version[start..].split('.').map_while(leading_number).take(4).collect();
     numbers.len() == 4 && numbers.as_slice() < [1, 0, 0, 7].as_slice()
 }
 
-/// An xform with no variation (none named, or all of weight 0) and none
-/// added by its `<motion>` elements, in a genome of a Fractorium before
-/// 1.0.0.7: that Fractorium passed its points through its affine maps,
-/// where flam3 sends them to the origin. A `linear` of weight 1 does
-/// exactly that, and is what the genome's writer then gives, so that
-/// flam3 reads it the same way.
+/// An xform with no ordinary variation (none named, or all of weight 0)
+/// and none added by its `<motion>` elements, in a genome of a Fractorium
+/// before 1.0.0.7: that Fractorium passed its points through its affine
+/// maps, and then through its `post_` forms, where flam3 sends them to the
+/// origin. A `linear` of weight 1 does exactly that (after any `pre_`
+/// forms too, as Fractorium's rule for those does), and is what the
+/// genome's writer then gives, so that later versions read it the same
+/// way.
 fn pass_through_if_empty(xf: &mut XForm) {
-    if xf.variations.is_empty() && xf.motion.iter().all(|m| m.variations.is_empty()) {
+    let regular = |specs: &[VariationSpec]| specs.iter().any(|v| v.kind.stage() == Stage::Regular);
+    if !regular(&xf.variations) && !xf.motion.iter().any(|m| regular(&m.variations)) {
         let linear = VariationKind::from_name("linear").expect("flam3's first variation");
-        xf.variations.push(VariationSpec::new(linear, 1.0));
+        xf.variations.insert(0, VariationSpec::new(linear, 1.0));
     }
 }
 

@@ -28,6 +28,10 @@ struct XFormBuild {
     /// The ordinary variations in the order their weights were first given
     /// (kept for an xform where that order matters, see `finish`).
     regular_order: Vec<VariationKind>,
+    /// The variations an attribute of their name gave a weight other than
+    /// 0. Two attributes name one variation only through an Apophysis
+    /// plugin's name (bwraps7 beside bwraps): Fractorium keeps the first.
+    named: Vec<VariationKind>,
     chaos: Option<Vec<f64>>,
     /// Whether `motion_frequency` or `motion_function` was given.
     motion_params: bool,
@@ -47,6 +51,7 @@ impl XFormBuild {
             params: vec![None; VariationKind::known().count()],
             forms: Vec::new(),
             regular_order: Vec::new(),
+            named: Vec::new(),
             chaos: None,
             motion_params: false,
             frequency: 0,
@@ -159,7 +164,14 @@ impl XFormBuild {
     /// `name` is neither.
     fn variation_attribute(&mut self, name: &str, v: &str) -> ValueResult<bool> {
         if let Some(kind) = VariationKind::from_name(name) {
-            self.weights[kind.index()] = real(v)?;
+            let weight = real(v)?;
+            if self.named.contains(&kind) {
+                return Ok(true);
+            }
+            if weight != 0.0 {
+                self.named.push(kind);
+            }
+            self.weights[kind.index()] = weight;
             let order = if kind.stage() == Stage::Regular { &mut self.regular_order } else { &mut self.forms };
             if !order.contains(&kind) {
                 order.push(kind);
@@ -301,7 +313,8 @@ impl Reader<'_> {
         for (ai, att) in attrs.iter().enumerate() {
             let (name, v) = (att.name(), att.value());
             let e = |m: ValueError| attr_err(at, name, m);
-            let read_as = if self.fractorium_names { name.into() } else { super::apophysis::read_as(name, &names) };
+            let read_as =
+                if self.fractorium_names { name.into() } else { super::apophysis::read_as(name, &names[ai + 1..]) };
             if b.fixed_attribute(name, v, motion).map_err(e)? || b.variation_attribute(&read_as, v).map_err(e)? {
                 continue;
             }
@@ -312,7 +325,8 @@ impl Reader<'_> {
                 }
                 continue;
             }
-            self.unknown_xform_attribute(at, name, &attrs[ai + 1..])?;
+            let renamed = (read_as != name).then_some(&*read_as);
+            self.unknown_xform_attribute(at, name, renamed, &attrs[ai + 1..])?;
         }
         Ok(())
     }
@@ -351,9 +365,19 @@ impl Reader<'_> {
     /// else dropped with one warning per name and file (none for a
     /// parameter of a variation already dropped: `crackle_power` after
     /// `crackle`).
-    fn unknown_xform_attribute(&mut self, at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> Result<()> {
+    /// An attribute that is no variation, parameter or xform attribute that
+    /// warpmc knows, `renamed` being the name it was read under where that
+    /// is another (an Apophysis plugin's name for a variation warpmc does
+    /// not implement).
+    fn unknown_xform_attribute(
+        &mut self,
+        at: &str,
+        name: &str,
+        renamed: Option<&str>,
+        rest: &[Attribute<'_, '_>],
+    ) -> Result<()> {
         if self.opts.strict {
-            return Err(unknown_attribute(at, name, rest));
+            return Err(unknown_attribute(at, name, renamed, rest));
         }
         if let Some(this_flame) = self.skipped_by_flame.last_mut() {
             this_flame.insert(name);
@@ -365,10 +389,13 @@ impl Reader<'_> {
         let parameter_of_dropped = name.match_indices('_').any(|(i, _)| self.skipped.contains(&name[..i]));
         self.skipped.insert(name);
         if !parameter_of_dropped {
+            let what = match renamed {
+                Some(r) => format!("read as Fractorium's '{r}' (an Apophysis plugin's name), which warpmc lacks"),
+                None => "unknown variation or attribute".into(),
+            };
             self.warnings.push(format!(
-                "{at}: attribute '{name}': unknown variation or attribute dropped with its weight (warpmc implements \
-                 flam3's 99 variations and some of Fractorium's); the render will differ from the program that \
-                 wrote the file"
+                "{at}: attribute '{name}': {what}: dropped with its weight (warpmc implements flam3's 99 variations \
+                 and some of Fractorium's); the render will differ from the program that wrote the file"
             ));
         }
         Ok(())
@@ -531,13 +558,19 @@ fn stable_sort<T>(v: &mut [T], order: impl Fn(&T, &T) -> std::cmp::Ordering) {
 
 /// The error for an unknown xform attribute, naming the other unknown ones
 /// of the same element.
-fn unknown_attribute(at: &str, name: &str, rest: &[Attribute<'_, '_>]) -> FlameError {
+fn unknown_attribute(at: &str, name: &str, renamed: Option<&str>, rest: &[Attribute<'_, '_>]) -> FlameError {
     let others: Vec<String> =
         rest.iter().map(|a| a.name()).filter(|n| !is_known_xform_attribute(n)).map(|n| format!("'{n}'")).collect();
-    let mut msg = format!(
-        "{at}: attribute '{name}': unknown variation (not one of the variations warpmc implements, their parameters \
-         or xform attributes)"
-    );
+    let mut msg = match renamed {
+        Some(r) => format!(
+            "{at}: attribute '{name}': read as Fractorium's '{r}' (an Apophysis plugin's name), a variation warpmc \
+             does not implement"
+        ),
+        None => format!(
+            "{at}: attribute '{name}': unknown variation (not one of the variations warpmc implements, their \
+             parameters or xform attributes)"
+        ),
+    };
     if !others.is_empty() {
         let shown: Vec<&str> = others.iter().take(8).map(String::as_str).collect();
         msg.push_str(&format!(
