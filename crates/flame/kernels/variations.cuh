@@ -1172,9 +1172,13 @@ __device__ __forceinline__ void flame_crackle_centre(int x, int y, const real *q
     cy = (yf + q[3] * ny) * q[1];
 }
 
-// 102: q = w, s (half the cell size), power, distort, scale, z
+// Fractorium's EPS (the double machine epsilon) and Zeps: EPS for an exact 0.
+#define FLAME_F_EPS FR(2.220446049250313e-16)
+__device__ __forceinline__ real flame_zeps(real v) { return v == FR(0) ? FLAME_F_EPS : v; }
+
+// 102: q = w, s (half the cell size, at least Fractorium's 0.0001 / 2),
+// power, distort, scale, z
 FLAME_VAR(crackle) {
-    if (q[1] == FR(0)) return;
     real u1 = rng.uniform();
     real u2 = rng.uniform();
     real u3 = rng.uniform();
@@ -1215,7 +1219,7 @@ FLAME_VAR(crackle) {
     }
     // Fractorium's |Zeps(l)|^power / Zeps(l): finite for a ratio that
     // rounding has made negative (float's, on tiny cells).
-    l = l == FR(0) ? FR(2.220446049250313e-16) : l;
+    l = flame_zeps(l);
     real r = pow(fabs(l), q[2]) * q[4] / l;
     sx += q[0] * ((ux - c0x) * r + c0x);
     sy += q[0] * ((uy - c0y) * r + c0y);
@@ -1224,10 +1228,6 @@ FLAME_VAR(crackle) {
 // ---- Fractorium's variations (src/variations/plugin_blur.rs,
 // plugin_map.rs, plugin_tile.rs; parameters already under Fractorium's
 // rules, computed on the host) ---------------------------------------------
-
-// Fractorium's EPS (the double machine epsilon) and Zeps: EPS for an exact 0.
-#define FLAME_F_EPS FR(2.220446049250313e-16)
-__device__ __forceinline__ real flame_zeps(real v) { return v == FR(0) ? FLAME_F_EPS : v; }
 
 // cos(a) where a zero of the cosine is a singular direction (a point on
 // the y axis with cropn's, smartshape's or post_smartcrop's 2-gon,

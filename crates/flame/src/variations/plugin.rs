@@ -85,7 +85,8 @@ impl Crop {
 /// (Fractorium's permutation table is not reproduced).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Crackle {
-    /// Half the cell size (0: the variation adds nothing).
+    /// Half the cell size: at least 0.00005, as Fractorium holds the cell
+    /// size to at least 0.0001.
     pub(crate) s: f64,
     pub(crate) power: f64,
     pub(crate) distort: f64,
@@ -193,9 +194,6 @@ impl Crackle {
     }
 
     pub(super) fn eval<R: RandomSource>(&self, w: f64, rng: &mut R) -> (f64, f64) {
-        if self.s == 0.0 {
-            return (0.0, 0.0);
-        }
         let (u1, u2, u3) = (rng.next_f64(), rng.next_f64(), rng.next_f64());
         let blur = (u1 + u2) / 2.0 + (u3 - 0.5) / 4.0;
         let theta = 2.0 * std::f64::consts::PI * rng.next_f64();
