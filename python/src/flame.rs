@@ -210,7 +210,8 @@ fn flame_render<'py>(
 }
 
 /// What a genome file holds, as JSON: its flames (size, quality, xforms,
-/// variations, what was dropped), whether it renders and every warning.
+/// variations, what was dropped, whether each renders), whether all
+/// render, and every warning; what `warpmc flame info` prints.
 #[pyfunction]
 #[pyo3(signature = (source, is_xml, palettes, strict))]
 fn flame_info(
@@ -222,8 +223,18 @@ fn flame_info(
 ) -> PyResult<String> {
     let source = Source::new(source, is_xml)?;
     // Read leniently, so that what is unsupported is listed; `strict`
-    // makes it an error afterwards, as `flame info --strict` does.
-    let parsed = py.detach(|| read(&source, palettes, false)).map_err(errors::flame)?;
+    // makes it an error afterwards, as `flame info --strict` does,
+    // together with what else a strict read refuses.
+    let (parsed, strict_error) = py
+        .detach(|| {
+            let parsed = read(&source, palettes.clone(), false)?;
+            let strict_error = if strict { read(&source, palettes, true).err() } else { None };
+            Ok::<_, FlameError>((parsed, strict_error))
+        })
+        .map_err(errors::flame)?;
+    if parsed.flames.is_empty() {
+        return Err(errors::flame(FlameError::Invalid(format!("{}: no <flame> elements", source.label()))));
+    }
     if strict && !parsed.skipped.is_empty() {
         return Err(errors::flame(FlameError::UnknownVariation(format!(
             "{}: unknown variations or attributes: {}",
@@ -231,15 +242,16 @@ fn flame_info(
             parsed.skipped.join(", ")
         ))));
     }
+    if let Some(e) = strict_error {
+        return Err(errors::flame(e));
+    }
+    let summaries = parsed.summaries();
     let flames: Vec<serde_json::Value> = parsed
         .flames
         .iter()
+        .zip(&summaries)
         .enumerate()
-        .map(|(i, f)| {
-            let mut used: Vec<_> =
-                f.xforms.iter().chain(f.final_xform.iter()).flat_map(|x| x.variations.iter().map(|v| v.kind)).collect();
-            used.sort();
-            used.dedup();
+        .map(|(i, (f, s))| {
             serde_json::json!({
                 "index": i,
                 "name": f.name,
@@ -250,15 +262,17 @@ fn flame_info(
                 "time": f.time,
                 "xforms": f.xforms.len(),
                 "final_xform": f.final_xform.is_some(),
-                "variations": used.iter().map(|k| k.name()).collect::<Vec<_>>(),
-                "beyond_flam3": used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect::<Vec<_>>(),
-                "unsupported": parsed.skipped_by_flame.get(i).cloned().unwrap_or_default(),
+                "variations": s.variations,
+                "beyond_flam3": s.beyond_flam3,
+                "unsupported": s.unsupported,
+                "renders": s.renders.is_ok(),
+                "why_not": s.renders.as_ref().err(),
             })
         })
         .collect();
     let info = serde_json::json!({
         "flames": flames,
-        "renders": !parsed.flames.is_empty() && parsed.flames.iter().all(|f| f.xforms.iter().any(|x| x.weight > 0.0)),
+        "renders": summaries.iter().all(|s| s.renders.is_ok()),
         "supported": parsed.skipped.is_empty(),
         "unsupported": parsed.skipped,
         "warnings": parsed.warnings,

@@ -239,6 +239,53 @@ def test_info_describes_each_flame(tmp_path):
     assert flame.info(path) == info
 
 
+def test_info_says_what_the_cli_says(cli, tmp_path):
+    curves = SIERPINSKI.replace('quality="30"', 'quality="30" overall_curve="0 0 0.5 0.7 1 1"')
+    huge = SIERPINSKI.replace('quality="30"', 'quality="1e300"')
+    for genome in (SIERPINSKI, curves, huge):
+        path = tmp_path / "g.flam3"
+        path.write_text(genome)
+        text = cli("flame", "info", str(path)).stdout
+        info = flame.info(genome)
+        (f,) = info["flames"]
+        beyond = [line for line in text.splitlines() if "beyond flam3's" in line]
+        assert f["beyond_flam3"] == (beyond[0].split(": ", 1)[1].split(", ") if beyond else [])
+        assert info["renders"] == ("renders: yes" in text) == f["renders"]
+        assert (f["why_not"] is None) == f["renders"]
+        if not f["renders"]:
+            assert f"renders: no (flame 0: {f['why_not']})" in text
+    assert flame.info(curves)["flames"][0]["beyond_flam3"] == ["colour curves"]
+    assert "iterations" in flame.info(huge)["flames"][0]["why_not"]
+    # What else --strict refuses: a keyword flam3 does not know.
+    sinc = SIERPINSKI.replace('quality="30"', 'quality="30" filter_shape="sinc"')
+    path = tmp_path / "sinc.flam3"
+    path.write_text(sinc)
+    out = cli("flame", "info", str(path), "--strict", check=False)
+    assert out.returncode != 0
+    with pytest.raises(ValueError) as e:
+        flame.info(sinc, strict=True)
+    assert f"error: {e.value}".replace("<genome>", str(path)) in out.stderr.splitlines()
+    assert flame.info(sinc)["warnings"]
+    # No flame at all: nothing to describe.
+    with pytest.raises(ValueError, match="no <flame> elements"):
+        flame.info("<flames/>")
+
+
+def test_paths_may_be_bytes_path_objects_but_bytes_are_not_a_genome(tmp_path):
+    class BytesPath:
+        def __init__(self, path):
+            self.path = os.fsencode(path)
+
+        def __fspath__(self):
+            return self.path
+
+    path = tmp_path / "s.flam3"
+    path.write_text(SIERPINSKI)
+    assert flame.info(BytesPath(path)) == flame.info(path)
+    with pytest.raises(TypeError, match=r"not bytes: decode XML text \(.decode\(\)\) or a path"):
+        flame.info(SIERPINSKI.encode())
+
+
 def test_render_on_the_gpu_is_the_same_picture(gpu):
     cpu = flame.render(SIERPINSKI, quality_scale=20, seed=2, backend="cpu").astype(np.float64)
     cuda = flame.render(SIERPINSKI, quality_scale=20, seed=2, backend="cuda").astype(np.float64)

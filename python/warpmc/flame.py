@@ -40,7 +40,12 @@ def _source(genome: Genome) -> tuple[str, bool]:
     encoding "utf-8" rather than "utf-8-sig" keeps, and white space),
     anything else a path."""
     if isinstance(genome, os.PathLike):
-        return os.fspath(genome), False
+        # A path object may give bytes (os.PathLike[bytes]).
+        return os.fsdecode(os.fspath(genome)), False
+    if isinstance(genome, (bytes, bytearray)):
+        raise TypeError(
+            "genome must be a path or an XML string, not bytes: decode XML text (.decode()) or a path (os.fsdecode)"
+        )
     if not isinstance(genome, str):
         raise TypeError(f"genome must be a path or an XML string, not {type(genome).__name__}")
     if _is_xml(genome):
@@ -63,7 +68,7 @@ def _palette_path(palettes: Optional[Union[str, os.PathLike]]) -> Optional[str]:
         return None
     if not isinstance(palettes, (str, os.PathLike)):
         raise TypeError(f"palettes must be the path of flam3-palettes.xml, not {type(palettes).__name__}")
-    path = os.fspath(palettes)
+    path = os.fsdecode(os.fspath(palettes))
     if _is_xml(path):
         raise TypeError("palettes must be the path of flam3-palettes.xml, not its XML text")
     return path
@@ -168,12 +173,24 @@ def render(
 
 
 def info(genome: Genome, *, palettes: Optional[Union[str, os.PathLike]] = None, strict: bool = False) -> dict[str, Any]:
-    """What a genome holds, as ``warpmc flame info`` reports it: a dict with
-    ``flames`` (one dict each: ``index``, ``name``, ``width``, ``height``,
-    ``supersample``, ``quality``, ``time``, ``xforms``, ``final_xform``,
-    ``variations``, ``beyond_flam3``, ``unsupported``), ``renders``,
-    ``supported``, ``unsupported`` and ``warnings``. With ``strict``, a
-    variation warpmc does not know is a ValueError.
+    """What a genome (a path or XML text) holds, as ``warpmc flame info``
+    reports it: a dict with
+
+    - ``flames``: one dict each: ``index``, ``name``, ``width``, ``height``,
+      ``supersample``, ``quality``, ``time``, ``xforms``, ``final_xform``,
+      ``variations`` (the names used), ``beyond_flam3`` (what flam3-render
+      would drop: Fractorium's variations, and "colour curves" where its
+      curves change the image), ``unsupported`` (what warpmc dropped),
+      ``renders`` (whether ``render`` with its default settings draws it)
+      and ``why_not`` (the reason when it does not, else None);
+    - ``renders``: whether every flame renders;
+    - ``supported`` and ``unsupported``: whether warpmc implements every
+      variation, and the names it dropped;
+    - ``warnings``: the reader's warnings, one line each.
+
+    A genome with no ``<flame>`` is a ValueError. With ``strict``, so is
+    what ``flame info --strict`` refuses: a variation or attribute warpmc
+    does not know, or a value flam3 does not take.
     """
     if not isinstance(strict, (bool, np.bool_)):
         raise TypeError(f"strict must be True or False, not {type(strict).__name__}")

@@ -22,7 +22,6 @@ use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, S
 use warpmc_flame::render::{
     Field, FrameCost, Precision, RenderSettings, RenderedFrame, frame_cost, render_with_progress, with_scales,
 };
-use warpmc_flame::variations::VariationKind;
 use warpmc_gpu::{BackendChoice, Device, select};
 use warpmc_host::memory::human_bytes;
 
@@ -1587,11 +1586,8 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
     };
     let mut text = String::new();
     outln!(text, "{}: {} flame(s)", a.genome.genome.display(), parsed.flames.len());
-    for (i, f) in parsed.flames.iter().enumerate() {
-        let mut used: Vec<VariationKind> =
-            f.xforms.iter().chain(f.final_xform.iter()).flat_map(|x| x.variations.iter().map(|v| v.kind)).collect();
-        used.sort();
-        used.dedup();
+    let summaries = parsed.summaries();
+    for (i, (f, s)) in parsed.flames.iter().zip(&summaries).enumerate() {
         outln!(
             text,
             "  [{i}] {}: {}x{}, supersample {}, quality {}, {} xform(s){}, time {}",
@@ -1604,31 +1600,17 @@ fn run_info(a: InfoArgs) -> anyhow::Result<()> {
             if f.final_xform.is_some() { " + final" } else { "" },
             warpmc_flame::render::shown(f.time)
         );
-        outln!(text, "      variations: {}", used.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "));
-        let mut beyond: Vec<&str> = used.iter().filter(|k| !k.is_flam3()).map(|k| k.name()).collect();
-        // Fractorium's colour curves change the finished image; flam3
-        // ignores them.
-        if f.curves.as_ref().is_some_and(warpmc_flame::genome::Curves::is_set) {
-            beyond.push("colour curves");
+        outln!(text, "      variations: {}", s.variations.join(", "));
+        if !s.beyond_flam3.is_empty() {
+            outln!(text, "      beyond flam3's (flam3-render drops them): {}", s.beyond_flam3.join(", "));
         }
-        if !beyond.is_empty() {
-            outln!(text, "      beyond flam3's (flam3-render drops them): {}", beyond.join(", "));
-        }
-        match parsed.skipped_by_flame.get(i).filter(|s| !s.is_empty()) {
-            Some(s) => outln!(text, "      unsupported, dropped: {}", s.join(", ")),
-            None => outln!(text, "      unsupported: none"),
+        if s.unsupported.is_empty() {
+            outln!(text, "      unsupported: none");
+        } else {
+            outln!(text, "      unsupported, dropped: {}", s.unsupported.join(", "));
         }
     }
-    // Whether `flame render` (without --strict or other options) renders
-    // each flame: the chaos game can iterate it, and its frame's filters
-    // and number of iterations are within bounds (host memory, which
-    // depends on the machine and the backend, is left to the render).
-    let renders = |f: &Flame| -> Result<(), String> {
-        warpmc_flame::render::check_iterable(f).map_err(|e| e.to_string())?;
-        frame_cost(std::slice::from_ref(f), f.time, &RenderSettings::default()).map_err(|e| e.to_string())?;
-        Ok(())
-    };
-    let iterable: Vec<Result<(), String>> = parsed.flames.iter().map(renders).collect();
+    let iterable: Vec<Result<(), String>> = summaries.iter().map(|s| s.renders.clone()).collect();
     text += &coverage(&parsed.skipped_by_flame, &iterable);
     match iterable.iter().enumerate().find_map(|(i, r)| r.as_ref().err().map(|e| (i, e))) {
         None => outln!(text, "renders: yes"),

@@ -6,11 +6,13 @@
 //! numbers are f64 as in flam3.
 
 mod parse;
+mod summary;
 pub mod tools;
 mod write;
 
 pub use parse::{MAX_WARNINGS, ParseOptions, ParsedGenome, parse_file, parse_str};
 pub(crate) use parse::{symmetry_xforms, symmetry_xforms_before_final};
+pub use summary::FlameSummary;
 pub use write::{Document, write_flame, write_genome};
 
 use crate::palette::Palette;
