@@ -200,8 +200,9 @@ struct Variety {
     /// cross, pre_blur, separation, split, splits).
     #[arg(long, value_name = "LIST")]
     no_vars: Option<String>,
-    /// Symmetry group added: 0 random a quarter of the time, 1 none, K > 1
-    /// K-fold rotation, K < 0 with a mirror.
+    /// Symmetry group added: 0 random (by `random` a quarter of the time,
+    /// by mutate's add-symmetry always), 1 none, K > 1 K-fold rotation,
+    /// K < 0 with a mirror.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1000..=1000))]
     symmetry: i64,
 }
@@ -898,11 +899,9 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
         })?;
         a.tries.report("mutation", rep, &tested);
         let (mut f, (parent, used, notes)) = (tested.flame, tested.made_with);
-        let name = MutateMethod::ALL.iter().find(|(_, m)| *m == used).map_or("", |(n, _)| n);
-        f.name = Some(match &parent.name {
-            Some(p) => format!("mutation {rep} of {p} ({name})"),
-            None => format!("mutation {rep} ({name})"),
-        });
+        // flam3-genome's name (flam3-render's name_enable makes it a file
+        // name); a parent without a name gives a child without one.
+        f.name = parent.name.as_ref().map(|p| format!("mutation {rep} of {p}"));
         if let Some(date) = &date {
             // flam3-genome's words (it adds the xform's number to some).
             let words = match used {

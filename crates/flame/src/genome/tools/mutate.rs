@@ -21,7 +21,9 @@ pub enum MutateMethod {
     /// affine map (only its translation when the flame has at most two
     /// xforms, the final one counted).
     OneXformCoefs,
-    /// `add_symmetry`: a random symmetry group is added.
+    /// `add_symmetry`: a symmetry group is added: the options' `symmetry`
+    /// where it is not 0, else a random one (flam3-genome's, which always
+    /// picks at random).
     AddSymmetry,
     /// `post_xforms`: each xform's pre map is rotated, scaled or moved and
     /// its post map undoes part of it.
@@ -123,7 +125,7 @@ pub fn mutate(
             }
         }
         MutateMethod::AddSymmetry => {
-            let k = random_symmetry(rng);
+            let k = if opts.symmetry != 0 { opts.symmetry } else { random_symmetry(rng) };
             if k != 0 && k != 1 {
                 // In flam3's order beside a final xform, where that keeps
                 // the final xform final.
@@ -287,7 +289,16 @@ mod tests {
             assert_eq!(c.center, p.center, "{name}");
             match m {
                 MutateMethod::DeleteXform => assert_eq!(c.xforms.len(), p.xforms.len() - 1),
-                MutateMethod::AddSymmetry => assert!(c.xforms.len() >= p.xforms.len(), "{name}"),
+                MutateMethod::AddSymmetry => {
+                    assert!(c.xforms.len() >= p.xforms.len(), "{name}");
+                    // A group asked for is the one added: 3-fold rotation
+                    // adds two xforms, with a mirror one more.
+                    for (k, added) in [(3, 2), (-3, 3), (1, 0)] {
+                        let asked = RandomOptions { symmetry: k, ..RandomOptions::default() };
+                        let (c, _) = mutate(&p, Some(m), &asked, 0.1, None, &mut rng).unwrap();
+                        assert_eq!(c.xforms.len(), p.xforms.len() + added, "{k}");
+                    }
+                }
                 MutateMethod::ColorPalette => {
                     assert_ne!(c.palette, p.palette, "{name}");
                     assert_eq!(c.xforms, p.xforms, "{name}");
