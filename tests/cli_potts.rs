@@ -1918,6 +1918,12 @@ fn exact_values_are_the_library_s_and_a_run_reproduces_them() {
     // The table names its columns.
     let o = warpmc(&["potts", "exact", "--size", "8", "--temps", "1.0:1.2:0.1"]);
     assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).lines().count() == 5, "{}", stderr(&o));
+    // A tiny specific heat keeps its digits in the table.
+    let o = warpmc(&["potts", "exact", "--size", "16", "--temp", "0.1"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let shown: f64 = text.lines().last().and_then(|l| l.split_whitespace().last()).unwrap().parse().unwrap();
+    let c = ising_torus(16, 16, 0.1, 1.0).unwrap().specific_heat;
+    assert!(c > 0.0 && c < 1e-12 && ((shown - c) / c).abs() < 1e-10, "{text}");
 
     for (args, needle) in [
         (&["--q", "3", "--size", "9", "--temp", "1"][..], "reaches 7 × 7 for q = 3"),

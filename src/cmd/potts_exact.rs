@@ -207,14 +207,26 @@ fn show(
         stdoutln!("{:>6} {:>6} {:>12} {:>20} {:>20}", "L", "L'", "T", "energy", "specific heat");
     }
     stdoutln!(
-        "{:>6} {:>6} {:>12} {:>20.12} {:>20.12}",
+        "{:>6} {:>6} {:>12} {:>20} {:>20}",
         r.width,
         r.height,
         temperature_text(r.temperature),
-        r.energy,
-        r.specific_heat
+        table_value(r.energy),
+        table_value(r.specific_heat)
     );
     Ok(())
+}
+
+/// A value for the table: 12 decimals, or 12 significant digits in
+/// scientific notation where decimals would hide them (a specific heat of
+/// 6.8e-15 at low temperature is not 0.000000000000). CSV and JSON carry
+/// every digit.
+fn table_value(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && (x.abs() < 1e-3 || x.abs() >= 1e8) {
+        format!("{x:.11e}")
+    } else {
+        format!("{x:.12}")
+    }
 }
 
 /// A temperature as given, to every digit: plainly for ordinary values, in

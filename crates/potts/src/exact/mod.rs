@@ -65,6 +65,20 @@ fn frustrated(width: usize, height: usize, coupling: f64) -> bool {
     coupling < 0.0 && (!width.is_multiple_of(2) || !height.is_multiple_of(2))
 }
 
+/// An error for a frustrated Ising antiferromagnet too large to count:
+/// no exact method reaches it.
+fn check_frustrated(width: usize, height: usize, coupling: f64) -> Result<()> {
+    if frustrated(width, height, coupling) && !enumeration_reaches(2, width, height) {
+        let reach = (1..).take_while(|&l| enumeration_reaches(2, l, l)).last().unwrap_or(1);
+        return Err(PottsError::InvalidInput(format!(
+            "the exact torus result for J < 0 needs both sides even, or a torus small enough to count (2^(L·L') < \
+             2^128: at most 127 sites, e.g. {reach} × {reach}): a frustrated {width} × {height} antiferromagnet has \
+             no Kaufman solution"
+        )));
+    }
+    Ok(())
+}
+
 /// The most work [`ExactTorus::new`] gives an enumeration: q^(w+1)·w·h·2N
 /// additions before the saving from symmetric first rows (q = 4 on 6 × 6 is
 /// 4.2·10⁷, about a second on two cores).
@@ -286,6 +300,9 @@ pub fn for_each_exact_row(
     }
     for &(w, h) in tori {
         ExactTorus::check(q, w, h)?;
+        if q == 2 {
+            check_frustrated(w, h, coupling)?;
+        }
     }
     let count = (tori.len() as u64).saturating_mul(temperatures.len() as u64);
     let row_bytes = (size_of::<ExactRow>() as u64).saturating_add(more_bytes_per_row);

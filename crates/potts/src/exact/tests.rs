@@ -108,7 +108,15 @@ fn frustrated_ising_tori_are_counted() {
     let (a, b) = (k.moments(0.7, -0.5).unwrap(), dos.moments(0.7, -0.5));
     assert!((a.energy - b.energy).abs() < 1e-12 && (a.specific_heat - b.specific_heat).abs() < 1e-11, "{a:?} {b:?}");
     let e = ExactTorus::new(2, 15, 15).unwrap().moments(1.0, -1.0).unwrap_err().to_string();
-    assert!(e.contains("needs both sides even, or a torus small enough to count (up to 11 × 11)"), "{e}");
+    assert!(e.contains("needs both sides even, or a torus small enough to count"), "{e}");
+    assert!(e.contains("at most 127 sites, e.g. 11 × 11"), "{e}");
+    // A table refuses such a torus before it computes any other.
+    let mut computed = 0;
+    let refused = for_each_exact_row(2, &[(4, 4), (13, 13)], &[1.0], -1.0, 0, &mut || false, &mut |_| computed += 1);
+    assert!(refused.unwrap_err().to_string().contains("13 × 13 antiferromagnet"));
+    assert_eq!(computed, 0);
+    // 3 × 42 has 126 sites: counted.
+    assert!(exact_rows_or_stop(2, &[(3, 42)], &[1.0], -1.0, 0, &mut || false).is_ok());
 }
 
 /// Tori with both sides near 2^24 (2.8·10¹⁴ sites): away from T_c they
@@ -125,6 +133,31 @@ fn the_largest_tori_keep_their_digits() {
             assert!(close(m.energy, reference.energy), "{w} × {h}, T = {t}: e = {}", m.energy);
             assert!(close(m.specific_heat, reference.specific_heat), "{w} × {h}, T = {t}: c = {}", m.specific_heat);
         }
+    }
+}
+
+/// Near T_c, where the four Kaufman products compete, large tori keep
+/// their digits: the references are the Ferdinand–Fisher torus formula
+/// summed in 30-digit arithmetic (mpmath). Rounding each product's
+/// logarithm (about N) before weighing them lost 3.4·10⁻¹¹ of c at 4096²
+/// and 4.5·10⁻⁹ at 65536²; what is left, 2·10⁻¹³ and 2·10⁻¹¹, comes from
+/// the rounding of each term.
+#[test]
+fn large_tori_at_the_critical_point_keep_their_digits() {
+    let t_c = 1.134592657106511; // 1/ln(1 + √2) as f64
+    for (l, t, energy, specific_heat) in [
+        (4096, t_c, -1.7071827625645335, 4.251564123235065),
+        (16384, t_c, -1.7071257765313963, 4.937171482307318),
+        (16384, 1.1346, -1.7070894054141106, 4.967855331312542),
+        (65536, t_c, -1.707111530022765, 5.6227553657923846),
+        (65536, 1.1346, -1.7070699143662327, 5.683807188107826),
+    ] {
+        let m = ising_torus(l, l, t, 1.0).unwrap();
+        let relative = |a: f64, b: f64| ((a - b) / b).abs();
+        assert!(relative(m.energy, energy) < 1e-14, "L = {l}, T = {t}: e = {}", m.energy);
+        // The products' 2L terms each are rounded: about 1e-16·L^1.5.
+        let allowed = 1e-16 * (l as f64).powf(1.5);
+        assert!(relative(m.specific_heat, specific_heat) < allowed, "L = {l}, T = {t}: c = {}", m.specific_heat);
     }
 }
 
@@ -538,7 +571,8 @@ fn kaufman_torus_is_finite_everywhere_and_refuses_bad_input() {
     assert!(ising_torus(4, 4, 0.0, 1.0).is_err());
     assert!(ising_torus(4, 4, f64::NAN, 1.0).is_err());
     assert!(ising_torus(4, 4, 1.0, f64::INFINITY).is_err());
-    assert!(ising_torus(4, 3, 1.0, -1.0).unwrap_err().to_string().contains("even"));
+    assert!(ising_torus(4, 3, 1.0, -1.0).unwrap_err().to_string().contains("ExactTorus counts it"));
+    assert!(ising_torus(40, 31, 1.0, -1.0).unwrap_err().to_string().contains("needs both sides even"));
 }
 
 #[test]
