@@ -159,6 +159,12 @@ impl Claim {
     /// system has no locks to give (the output is then unguarded, as it
     /// was); an error naming `what` when another process holds the claim.
     pub fn take(target: &Path, what: &str) -> Result<Option<Claim>, OutputError> {
+        Self::take_waiting(target, what, PROBE_PATIENCE)
+    }
+
+    /// [`Claim::take`], waiting up to `patience` for a lock held for a
+    /// moment.
+    fn take_waiting(target: &Path, what: &str, patience: std::time::Duration) -> Result<Option<Claim>, OutputError> {
         let file = match resolve(target).map_err(|e| OutputError::new(target, e))? {
             Target::File { path, .. } => path,
             Target::Special(_) => return Ok(None),
@@ -219,7 +225,7 @@ impl Claim {
                 let mut locked = try_lock();
                 while !locked
                     && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
-                    && started.elapsed() < PROBE_PATIENCE
+                    && started.elapsed() < patience
                 {
                     std::thread::sleep(std::time::Duration::from_millis(2));
                     locked = try_lock();
@@ -289,8 +295,10 @@ fn open_lock_file(lock: &Path, create: bool) -> io::Result<File> {
     } else {
         options.read(true);
     }
+    // Nor through a link: a link at the lock's name is some other file's,
+    // neither to create at its target nor to lock.
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOFOLLOW);
     options.open(lock)
 }
 
@@ -944,8 +952,25 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
             drop(reader);
         });
-        assert!(Claim::take(&out, "--checkpoint file").unwrap().is_some());
+        // A patience far beyond the reader's moment, so that a busy machine
+        // that runs the reader's thread late does not fail the test.
+        let patient = std::time::Duration::from_secs(30);
+        assert!(Claim::take_waiting(&out, "--checkpoint file", patient).unwrap().is_some());
         done.join().unwrap();
+    }
+
+    /// A link at the lock file's name is some other file's: nothing is
+    /// created at its target, nothing locked, and the output goes
+    /// unguarded.
+    #[test]
+    fn a_link_at_the_lock_files_name_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.ckpt");
+        let target = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&target, dir.path().join(".run.ckpt.lock")).unwrap();
+        assert!(Claim::take(&out, "--checkpoint file").unwrap().is_none());
+        assert!(claimed_elsewhere(&out).is_none());
+        assert!(fs::symlink_metadata(&target).is_err(), "the link's target was created");
     }
 
     /// While a claim is held, a reader learns which lock holds it (as

@@ -304,7 +304,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, MAGIC.len() as u64), &mut head)
         .map_err(|e| PottsError::io(path, e))?;
     if head != MAGIC {
-        return Err(bad("not a warpmc Potts checkpoint".into()));
+        return Err(bad(not_a_checkpoint(&head)));
     }
     let what = format!("reading checkpoint {}", path.display());
     warpmc_host::check_allocation(&what, len).map_err(PottsError::OutOfHostMemory)?;
@@ -326,6 +326,19 @@ pub fn format_version(bytes: &[u8]) -> Option<u32> {
     (bytes.len() >= 12 && &bytes[..8] == MAGIC).then(|| u32::from_le_bytes(bytes[8..12].try_into().unwrap()))
 }
 
+/// What a file whose first bytes (`head`, at most the magic's length) are
+/// not a checkpoint's is: empty, or cut inside the magic (a copy or a save
+/// cut short on a full disk), or some other file.
+fn not_a_checkpoint(head: &[u8]) -> String {
+    if head.is_empty() {
+        "empty: no checkpoint was written into it (a copy or a save cut short?)".into()
+    } else if MAGIC.starts_with(head) {
+        "truncated: the file ends inside a checkpoint's first bytes".into()
+    } else {
+        "not a warpmc Potts checkpoint".into()
+    }
+}
+
 /// Parses checkpoint bytes; a [`PottsError::BadCheckpoint`] says what is
 /// wrong.
 pub fn decode(bytes: &[u8]) -> Result<Checkpoint> {
@@ -334,7 +347,7 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint> {
 
 fn decode_parts(bytes: &[u8]) -> std::result::Result<(ProtocolConfig, RunState), String> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-        return Err("not a warpmc Potts checkpoint".into());
+        return Err(not_a_checkpoint(bytes));
     }
     // The magic, the version, the header's length and the checksum.
     if bytes.len() < 28 {
@@ -651,20 +664,24 @@ mod tests {
         assert!(e.contains("invalid protocol: the sweeps between measurements must be at least 1"), "{e}");
     }
 
-    /// Every cut of a checkpoint is refused as one: the first bytes as
-    /// truncated or damaged, anything without the magic as another file.
+    /// Every cut of a checkpoint is refused as one: as empty, truncated or
+    /// damaged; anything without the magic as another file.
     #[test]
     fn every_cut_of_a_checkpoint_says_what_it_is() {
         let cfg = small_protocol();
         let bytes = encode(&cfg, &RunState::new(&cfg));
         for cut in 0..bytes.len() {
             let e = decode(&bytes[..cut]).unwrap_err().to_string();
-            if cut < MAGIC.len() {
-                assert!(e.contains("not a warpmc Potts checkpoint"), "{cut}: {e}");
+            if cut == 0 {
+                assert!(e.contains("empty"), "{cut}: {e}");
             } else {
                 assert!(e.contains("truncated") || e.contains("damaged"), "{cut}: {e}");
             }
         }
         assert!(decode(&bytes).is_ok());
+        // Anything without the magic is another file.
+        let mut other = bytes.clone();
+        other[3] ^= 1;
+        assert!(decode(&other[..5]).unwrap_err().to_string().contains("not a warpmc Potts checkpoint"));
     }
 }
