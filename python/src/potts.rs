@@ -649,8 +649,15 @@ fn potts_analyze(
             let (e, m) = (row[0], row[1]);
             match (e.is_nan() && m.is_nan(), ended) {
                 (true, _) => ended = ended.or(Some(i)),
-                (false, None) if e.is_finite() && m.is_finite() => {
+                // The moments go up to the fourth power.
+                (false, None) if fourth_power_finite(e) && fourth_power_finite(m) => {
                     measured.push(Measurement { energy: e, magnetization: m })
+                }
+                (false, None) if e.is_finite() && m.is_finite() => {
+                    return Err(PyValueError::new_err(format!(
+                        "series[{s}, {i}] = ({e}, {m}): beyond the range of the moments (the fourth power of a \
+                         measurement must be finite; a run's energies stay far below)"
+                    )));
                 }
                 (false, None) => {
                     return Err(PyValueError::new_err(format!(
@@ -666,7 +673,11 @@ fn potts_analyze(
                 }
             }
         }
-        samples.push(measured);
+        // A sample with no measurement taken adds nothing, and is not
+        // counted.
+        if !measured.is_empty() {
+            samples.push(measured);
+        }
     }
     let count = u32::try_from(samples.len())
         .map_err(|_| PyValueError::new_err(format!("series: {} samples, more than 2^32 - 1", samples.len())))?;
@@ -689,6 +700,11 @@ fn potts_analyze(
         fields.insert("measure_every".into(), measure_every.into());
     }
     Ok(value.to_string())
+}
+
+/// Whether x⁴, the highest moment the analysis takes, is finite.
+fn fourth_power_finite(x: f64) -> bool {
+    (x * x * x * x).is_finite()
 }
 
 /// Host bytes the analysis of one measurement may take at most: its copy

@@ -1049,10 +1049,14 @@ def test_analyze_gives_a_runs_rows_from_its_series(tmp_path):
         ragged = [one[0], one[1, :-100]]
         assert potts.analyze(padded, temperature=1.0, size=8) == potts.analyze(ragged, temperature=1.0, size=8)
         assert potts.analyze(padded, temperature=1.0, size=8)["measurements"] == 2 * 500 - 100
+        # A sample with no measurement taken is not one of the samples.
+        unmeasured = np.concatenate([one, np.full((1, 500, 2), np.nan)])
+        assert potts.analyze(unmeasured, temperature=1.0, size=8) == potts.analyze(one, temperature=1.0, size=8)
     for bad, error in ((np.zeros(3), ValueError), (np.zeros((2, 5, 3)), ValueError),
                        (np.array([[1.0, np.inf]]), ValueError), (np.array([[np.nan, np.nan], [1.0, 0.5]]), ValueError),
                        (np.array([[np.nan, 0.5]]), ValueError), ("many", TypeError),
-                       (a[0, 0] + 0j, TypeError), (np.ma.masked_invalid(a[0, 0]), TypeError)):
+                       (a[0, 0] + 0j, TypeError), (np.ma.masked_invalid(a[0, 0]), TypeError),
+                       (a[0, 0] > 0, TypeError), (np.array([[1e80, 0.5]]), ValueError)):
         with pytest.raises(error):
             potts.analyze(bad, temperature=1.0, size=8)
     for kwargs, error in ((dict(temperature=0.0, size=8), ValueError), (dict(temperature=1.0, size=7), ValueError),

@@ -351,7 +351,8 @@ def resume(
     saving = _saving(checkpoint, checkpoint_every, force)
     series_path = _path("series", series)
     return _rows(
-        lambda: _native.potts_resume(os.fspath(path), saving[0], saving[1], backend, saving[2], series_path)
+        lambda: _native.potts_resume(os.fsdecode(os.fspath(path)), saving[0], saving[1], backend, saving[2],
+                                     series_path)
     )
 
 
@@ -361,7 +362,8 @@ def _path(name: str, value: Union[str, "os.PathLike[str]", None]) -> Union[str, 
         return None
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name}: {type(value).__name__} is not a path (a str or os.PathLike)")
-    return os.fspath(value)
+    # A path object may give bytes (os.PathLike[bytes]).
+    return os.fsdecode(os.fspath(value))
 
 
 def _saving(
@@ -378,7 +380,7 @@ def _saving(
     if every is not None and (isinstance(every, bool) or not isinstance(every, numbers.Real)):
         raise TypeError(f"checkpoint_every: {type(every).__name__} is not a number of seconds")
     seconds = None if every is None else as_float("checkpoint_every", every)
-    return (None if checkpoint is None else os.fspath(checkpoint), seconds, force)
+    return (None if checkpoint is None else os.fsdecode(os.fspath(checkpoint)), seconds, force)
 
 
 def _rows(call: Any) -> list[dict[str, Any]]:
@@ -439,8 +441,23 @@ def _warn_too_short(rows: list[dict[str, Any]]) -> None:
                 RuntimeWarning,
                 stacklevel=4,
             )
+        # The reasons left when no other holds: too few excursions, or
+        # (warned of before the run) q = 2 Metropolis far above T_c.
+        if r.get("too_short") and not r.get("transient") and not _too_short_otherwise(r):
+            config = r.get("run", {}).get("config", {})
+            ising_metropolis = config.get("q") == 2 and config.get("algorithm", "metropolis") == "metropolis"
+            warnings.warn(
+                f"L = {r['L']}, T = {r['temperature']}: e or m crossed its mean fewer than 10 times in "
+                f"{r['measurements']} measurements"
+                + (", or q = 2 Metropolis rejects too seldom here to leave its alternation of two states"
+                   if ising_metropolis else "")
+                + ": the run saw only a few excursions, so its errors are a count of a few events, not to be "
+                "trusted: run more sweeps or samples",
+                RuntimeWarning,
+                stacklevel=4,
+            )
         # Said beside it when another reason flagged the row too.
-        if r.get("too_short") and (not r.get("transient") or _too_short_otherwise(r)):
+        elif r.get("too_short") and (not r.get("transient") or _too_short_otherwise(r)):
             warnings.warn(
                 f"L = {r['L']}, T = {r['temperature']}: its {r['measurements']} measurements span too few "
                 "autocorrelation times"
@@ -462,9 +479,9 @@ def _warn_too_short(rows: list[dict[str, Any]]) -> None:
 
 
 def _too_short_otherwise(row: dict[str, Any]) -> bool:
-    """Whether a row flagged transient is too short for another reason as
-    well: a slow mode, e or m never changing, too few τ_int, or tempered
-    replicas that have not relaxed."""
+    """Whether a row flagged too short is so for one of these reasons (a
+    transient row: as well): a slow mode, e or m never changing, too few
+    τ_int, or tempered replicas that have not relaxed."""
     every = row.get("run", {}).get("config", {}).get("measure_every", row.get("measure_every"))
     tau = max(row.get("tau_int_energy", math.nan), row.get("tau_int_magnetization", math.nan))
     too_few = every is not None and (not math.isfinite(tau) or row["measurements"] * every < 100 * tau)
@@ -631,7 +648,9 @@ def analyze(
     (energy per site, order parameter) of each measurement, as a ``series``
     file holds them for one size and temperature (``np.load(f)[l, t]``).
     Each sample's last rows may be NaN (measurements an interrupted run did
-    not take); any other NaN or infinity is a ValueError. Samples of
+    not take); any other NaN or infinity, or a value whose fourth power
+    overflows, is a ValueError; a sample of NaN alone is left out of
+    ``samples``. Samples of
     different lengths go in as a list of arrays. ``size`` × ``height`` is
     the lattice (sites per measurement), ``measure_every`` the sweeps
     between measurements (τ_int comes out in sweeps).
@@ -678,6 +697,8 @@ def analyze(
             raise TypeError("series: a masked array; give NaN for measurements not taken (at a sample's end)")
         try:
             a = np.asarray(value)
+            if a.dtype == np.bool_:
+                raise TypeError("series: booleans; give real (energy, order parameter) pairs")
             real = None if np.iscomplexobj(a) else a.astype(np.float64, copy=False)
         except (TypeError, ValueError) as e:
             raise TypeError(f"series: give an array of numbers of shape (samples, measurements, 2): {e}") from None

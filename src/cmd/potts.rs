@@ -12,7 +12,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_host::output::NamedFile;
-use warpmc_potts::observables::{CSV_COLUMNS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, TRANSIENT_Z, spans_too_few_taus};
+use warpmc_potts::observables::{
+    CSV_COLUMNS, MIN_MEAN_CROSSINGS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, TRANSIENT_Z, spans_too_few_taus,
+};
 use warpmc_potts::protocol::{sci, temperature_text};
 use warpmc_potts::report::JsonLines;
 use warpmc_potts::{
@@ -114,7 +116,10 @@ enum PottsCommand {
     /// Precision: at least 10 significant digits where the specific heat
     /// exceeds about 1e-6. Below that (q = 2 under T ≈ 0.2|J|) Kaufman's
     /// four sums cancel, and only the absolute error stays small (under
-    /// 1e-15).
+    /// 1e-15). Near T_c, where Kaufman's four products compete, the
+    /// rounding of their 2L terms each costs the specific heat digits on
+    /// the largest tori: 2e-13 of it at 4096², 2e-11 at 65536² (against
+    /// 30-digit sums), growing about as L^1.5 beyond.
     ///
     /// Each value is printed as soon as it is computed (a side near 2^24
     /// takes seconds per temperature; a bar shows how far it is on a
@@ -525,7 +530,9 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
             let config = config.with_backend(study[0].backend());
             return resumed(args, path, checkpoint::Checkpoint { config, state });
         }
-        if team.is_first() {
+        // Another run that holds the file and has not saved it yet: its
+        // claim refuses this run below, in so many words.
+        if team.is_first() && warpmc_host::output::claimed_elsewhere(path).is_none() {
             noteln!("note: {} holds no checkpoint yet: starting the run", path.display());
         }
     }
@@ -991,6 +998,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 // What a resumed run had finished, with the backends that
                 // ran its sizes.
                 let o = out.insert(o);
+                o.study = study.clone();
                 for (l, b) in state.earlier_backends() {
                     o.backends.push((l, b.to_string()));
                 }
@@ -1162,9 +1170,10 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
     // holds its measurements).
     let finished_any = result.is_ok() || !out.earlier.is_empty() || !out.current.is_empty();
     let series = args.series.as_deref().filter(|p| finished_any || std::fs::symlink_metadata(p).is_err());
-    // A run resumed from a checkpoint older than its series file (a
-    // backup, a last save that failed) and stopped again leaves a file
-    // holding more of its measurements as it is, as it leaves the CSV.
+    // A run stopped before it has taken what its series file already holds
+    // of the same run (resumed from a checkpoint older than the file, or
+    // the same command run again) leaves the file as it is, as it leaves
+    // the CSV.
     let further = result.is_err()
         && team.is_first()
         && series.is_some_and(|path| snapshot::study_series_file_is_further(path, &study, &state));
@@ -1180,11 +1189,11 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         say_also(&[csv_error.as_ref(), snapshot_error.as_ref()], &result);
         return Err(e);
     }
-    let series_written = series.is_some();
+    let series_written = series.is_some() && !further;
     match (series, &args.series) {
         _ if !team.is_first() => {}
         (Some(path), _) if further => noteln!(
-            "series: {} is as it was: it holds more of this run's measurements than this resumed run has taken so far",
+            "series: {} is as it was: it holds more of this run's measurements than this run has taken so far",
             path.display()
         ),
         (Some(path), _) => noteln!("series: {}", path.display()),
@@ -1377,6 +1386,8 @@ struct Output {
     /// Rows flagged too_short so far, each warned of up to
     /// [`MAX_ROW_WARNINGS`].
     rows_flagged: u64,
+    /// The protocol of each size, for telling why a row was flagged.
+    study: Vec<ProtocolConfig>,
 }
 
 /// Rows whose too_short warning is printed; beyond them one line says the
@@ -1517,6 +1528,7 @@ impl Output {
             measure_every,
             replicas_warned: None,
             rows_flagged: 0,
+            study: Vec::new(),
         })
     }
 
@@ -1641,6 +1653,11 @@ impl Output {
             });
         }
         if r.too_short && self.rows_flagged <= MAX_ROW_WARNINGS {
+            let replicas_unrelaxed =
+                r.replica_tau_int.is_some_and(|tau| spans_too_few_taus(r.measurements, self.measure_every, tau));
+            // q = 2 Metropolis far above T_c, warned of before the run.
+            let alternating =
+                self.study.iter().find(|c| c.size() == r.size).is_some_and(|c| c.too_short_to_alternate(r.temperature));
             let tau_sweeps = r.tau_int_energy.max(r.tau_int_magnetization);
             let tau = if tau_sweeps.is_finite() {
                 format!("τ_int = {tau_sweeps:.1} sweeps")
@@ -1687,6 +1704,13 @@ impl Output {
                          ({tau}); its error bars are not to be trusted: run more --sweeps or --samples",
                         r.measurements,
                         self.measure_every,
+                    )
+                } else if !r.transient && !replicas_unrelaxed && !alternating {
+                    noteln!(
+                        "warning: {at}: e or m crossed its mean fewer than {MIN_MEAN_CROSSINGS} times in {} \
+                         measurements: the run saw only a few excursions (rare excitations), so its errors are a \
+                         count of a few events, not to be trusted: run more --sweeps or --samples",
+                        r.measurements,
                     )
                 }
                 // Otherwise the replicas' summed energy or the transient

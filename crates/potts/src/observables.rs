@@ -208,6 +208,7 @@ pub fn analyze(model: &PottsModel, temperature: f64, series: &[Vec<Measurement>]
             || transient
             || never_changed(&energy)
             || never_changed(&magnetization)
+            || too_few_excursions(series)
             || spans_too_few_taus(
                 g.measurements(),
                 measure_every,
@@ -276,6 +277,38 @@ fn unbiasing(error_of_mean: f64) -> f64 {
 /// them): its error comes out as exactly 0.
 fn never_changed(g: &crate::stats::GammaEstimate) -> bool {
     g.error == 0.0
+}
+
+/// The fewest times e and m must each cross their mean (counted within
+/// each sample, summed over samples) for a row's errors to be trusted.
+/// A series that sat at one value but for a burst or two (a rare
+/// excitation at low T: the error a count of few events, far from
+/// Gaussian) can pass the τ_int rule, its τ_int estimated from those
+/// bursts alone. A run that spans [`TOO_SHORT_TAUS`] τ_int crosses its
+/// mean about 45·√τ_int times (50 times for independent measurements), so
+/// this flags no run the τ_int rule passes on its merits.
+pub const MIN_MEAN_CROSSINGS: usize = 10;
+
+/// Whether e or m crosses its mean (pooled over samples) fewer than
+/// [`MIN_MEAN_CROSSINGS`] times.
+fn too_few_excursions(series: &[Vec<Measurement>]) -> bool {
+    let count: usize = series.iter().map(Vec::len).sum();
+    if count < 2 {
+        return false;
+    }
+    let quantities: [fn(&Measurement) -> f64; 2] = [|x| x.energy, |x| x.magnetization];
+    quantities.iter().any(|quantity| {
+        let mean = series.iter().flatten().map(quantity).sum::<f64>() / count as f64;
+        let crossings: usize = series
+            .iter()
+            .map(|s| {
+                let sides = s.iter().map(|x| quantity(x) - mean).filter(|d| *d != 0.0).map(|d| d > 0.0);
+                let sides: Vec<bool> = sides.collect();
+                sides.windows(2).filter(|w| w[0] != w[1]).count()
+            })
+            .sum();
+        crossings < MIN_MEAN_CROSSINGS
+    })
 }
 
 /// Measurements (all samples together) a temperature needs, in units of its
@@ -575,7 +608,27 @@ mod tests {
         let moving: Vec<Measurement> = (0..100_000)
             .map(|_| Measurement { energy: -2.0 + 0.01 * r.next_f64(), magnetization: 1.0 - 0.01 * r.next_f64() })
             .collect();
-        assert!(!analyze(&model, 0.3, &[moving], 10).too_short);
+        assert!(!analyze(&model, 0.3, std::slice::from_ref(&moving), 10).too_short);
+        // One that left its value in a few bursts only (a rare excitation):
+        // its error is a count of four events.
+        let mut bursts = vec![Measurement { energy: -2.0, magnetization: 1.0 }; 100_000];
+        for start in [10_000, 40_000, 70_000, 90_000] {
+            for (k, x) in bursts[start..start + 3].iter_mut().enumerate() {
+                *x = Measurement { energy: -2.0 + 0.25 * (k + 1) as f64, magnetization: 0.9 };
+            }
+        }
+        let a = analyze(&model, 0.3, &[bursts.clone()], 10);
+        assert!(a.energy[0].error > 0.0 && a.too_short && !a.slow_mode && !a.transient, "{a:?}");
+        // Split among samples, the count is the same; ten bursts are
+        // trusted (the τ_int rule then decides).
+        let halves = [bursts[..50_000].to_vec(), bursts[50_000..].to_vec()];
+        assert!(analyze(&model, 0.3, &halves, 10).too_short);
+        let many: Vec<Measurement> =
+            (0..10).flat_map(|_| bursts[..10_000].iter().chain(&bursts[10_000..20_000])).copied().collect();
+        assert!(!too_few_excursions(&[many]));
+        // Fifty independent measurements, the fewest the τ_int rule passes,
+        // cross their mean about 25 times.
+        assert!(!too_few_excursions(&[moving[..50].to_vec()]));
         // Frozen at m = 0 (an antiferromagnet's ground state): the Binder
         // cumulant is 0/0, and so is its error, not 0.
         let zero = vec![Measurement { energy: 2.0, magnetization: 0.0 }; 1000];

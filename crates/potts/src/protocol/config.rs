@@ -501,7 +501,7 @@ impl ProtocolConfig {
     /// Metropolis alternation ([`ProtocolConfig::metropolis_rejection`]):
     /// fewer than [`MIN_ALTERNATION_REJECTIONS`] rejections per site over
     /// all its sweeps.
-    pub(crate) fn too_short_to_alternate(&self, temperature: f64) -> bool {
+    pub fn too_short_to_alternate(&self, temperature: f64) -> bool {
         self.sweeps_per_chain() as f64 * self.metropolis_rejection(temperature) < MIN_ALTERNATION_REJECTIONS
     }
 
