@@ -52,3 +52,25 @@ pub(crate) fn cpu_threads() -> usize {
         .filter(|&n| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
+
+/// Starts warpmc's CPU threads, `threads` of them (`warpmc.set_threads`):
+/// refused once they have started, as rayon's pool is made only once.
+#[pyo3::pyfunction]
+pub(crate) fn set_threads(threads: usize) -> PyResult<()> {
+    if threads == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err("threads = 0: give at least 1"));
+    }
+    check_not_forked()?;
+    let started = || {
+        PyRuntimeError::new_err(format!(
+            "warpmc's CPU threads have started already ({} of them): call set_threads before anything that \
+             computes, or set RAYON_NUM_THREADS before Python starts",
+            rayon::current_num_threads()
+        ))
+    };
+    if THREADS_STARTED_IN.load(Ordering::SeqCst) == std::process::id() {
+        return Err(started());
+    }
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().map_err(|_| started())?;
+    check_threads()
+}

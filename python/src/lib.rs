@@ -22,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("commit", option_env!("WARPMC_COMMIT"))?;
     m.add("WarpmcError", m.py().get_type::<errors::WarpmcError>())?;
     m.add_function(wrap_pyfunction!(devices::devices_json, m)?)?;
+    m.add_function(wrap_pyfunction!(fork::set_threads, m)?)?;
     potts::register(m)?;
     flame::register(m)?;
     prims::register(m)?;

@@ -47,6 +47,22 @@ def devices() -> list[dict[str, Any]]:
     return json.loads(_native.devices_json())
 
 
+def set_threads(threads: int) -> None:
+    """Runs warpmc's CPU work on ``threads`` threads instead of one per
+    core (what ``--threads`` does on the command line, and
+    ``RAYON_NUM_THREADS`` in the environment). The threads are started
+    once per process: call it before anything that computes; afterwards it
+    is a RuntimeError.
+    """
+    import numbers
+
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
+        raise TypeError(f"threads must be a whole number, not {threads!r}")
+    if not 1 <= threads <= 4096:
+        raise ValueError(f"threads = {threads}: give 1 to 4096")
+    _native.set_threads(int(threads))
+
+
 from . import flame, potts, prims  # noqa: E402  (they use the names above)
 
-__all__ = ["__version__", "devices", "WarpmcError", "potts", "flame", "prims"]
+__all__ = ["__version__", "devices", "set_threads", "WarpmcError", "potts", "flame", "prims"]

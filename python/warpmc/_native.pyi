@@ -14,6 +14,7 @@ class WarpmcError(RuntimeError):
     compiler error."""
 
 def devices_json() -> str: ...
+def set_threads(threads: int) -> None: ...
 
 # warpmc.potts
 def potts_run(
