@@ -483,7 +483,10 @@ def _too_short_otherwise(row: dict[str, Any]) -> bool:
     transient row: as well): a slow mode, e or m never changing, too few
     τ_int, or tempered replicas that have not relaxed."""
     every = row.get("run", {}).get("config", {}).get("measure_every", row.get("measure_every"))
-    tau = max(row.get("tau_int_energy", math.nan), row.get("tau_int_magnetization", math.nan))
+    # None (JSON's null) where τ_int could not be estimated.
+    taus = [row.get(key) for key in ("tau_int_energy", "tau_int_magnetization")]
+    taus = [math.nan if t is None else t for t in taus]
+    tau = math.nan if any(math.isnan(t) for t in taus) else max(taus)
     too_few = every is not None and (not math.isfinite(tau) or row["measurements"] * every < 100 * tau)
     frozen = row.get("energy_err") == 0 or row.get("magnetization_err") == 0
     return bool(row.get("slow_mode")) or frozen or too_few or _replicas_too_short(row)
