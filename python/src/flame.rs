@@ -9,6 +9,7 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use warpmc_flame::genome::{ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::image::{Bits, quantize_rgba};
+use warpmc_flame::interpolate::Keyframes;
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::CudaRenderer;
 use warpmc_flame::render::{RenderSettings, RenderedFrame, frame_cost, render_with_progress};
@@ -85,21 +86,20 @@ fn refuse_fifo(path: &Path, what: &str) -> Result<(), FlameError> {
 /// that can be counted, memory for the render and for the returned array).
 fn render_on(
     device: &Device,
-    flame: &Flame,
+    (flames, time): (&[Flame], f64),
     settings: &RenderSettings,
     bits: Bits,
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<(RenderedFrame, Vec<u16>), FlameError> {
-    let flames = std::slice::from_ref(flame);
     let frame = match device {
         Device::Cuda(gpu) => {
             let r = CudaRenderer::new(gpu.clone());
-            r.frame_cost(flames, flame.time, settings)?.check_host_memory()?;
-            r.render_with_progress(flames, flame.time, settings, progress)?
+            r.frame_cost(flames, time, settings)?.check_host_memory()?;
+            r.render_with_progress(flames, time, settings, progress)?
         }
         Device::Cpu { .. } => {
-            frame_cost(flames, flame.time, settings)?.check_host_memory()?;
-            render_with_progress(flames, flame.time, settings, progress)?
+            frame_cost(flames, time, settings)?.check_host_memory()?;
+            render_with_progress(flames, time, settings, progress)?
         }
     };
     let bytes = frame.pixels.len() as u64 * 4 * if bits == Bits::Eight { 3 } else { 4 };
@@ -108,10 +108,12 @@ fn render_on(
     Ok((frame, samples))
 }
 
-/// Renders flame `index` (or the one named `name`) of the genome and
-/// returns (pixels as an (H, W, 4) array, warnings from reading it).
+/// Renders flame `index` (or the one named `name`) of the genome, or with
+/// `time` the frame of its animation at that time (as `flame animate`
+/// renders it), and returns (pixels as an (H, W, 4) array, warnings from
+/// reading it).
 #[pyfunction]
-#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, early_clip, pixel_aspect, palettes, strict))]
+#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, early_clip, pixel_aspect, palettes, strict, time=None))]
 #[allow(clippy::too_many_arguments)]
 fn flame_render<'py>(
     py: Python<'py>,
@@ -129,6 +131,7 @@ fn flame_render<'py>(
     pixel_aspect: f64,
     palettes: Option<PathBuf>,
     strict: bool,
+    time: Option<f64>,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
     let bits = match bits {
         8 => Bits::Eight,
@@ -137,9 +140,27 @@ fn flame_render<'py>(
     };
     let device = devices::select(backend.parse().map_err(errors::gpu)?).map_err(errors::gpu)?;
     let source = Source::new(source, is_xml)?;
-    let parsed = py.detach(|| read(&source, palettes, strict)).map_err(errors::flame)?;
+    let mut parsed = py.detach(|| read(&source, palettes, strict)).map_err(errors::flame)?;
     let n = parsed.flames.len();
     let at = source.label();
+    if let Some(t) = time {
+        if !t.is_finite() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("time = {t}: give a finite number")));
+        }
+        let keyframes = Keyframes::new(std::mem::take(&mut parsed.flames), &at, false).map_err(errors::flame)?;
+        let settings = RenderSettings {
+            quality_scale,
+            size_scale,
+            seed,
+            transparent,
+            early_clip,
+            pixel_aspect,
+            temporal_samples: Some(keyframes.temporal_samples_at(t)),
+            ..RenderSettings::default()
+        };
+        parsed.warnings.extend(keyframes.warnings);
+        return render_frame(py, &device, (&keyframes.flames, t), settings, bits, parsed.warnings);
+    }
     let i = match &name {
         Some(name) => {
             let named: Vec<usize> =
@@ -165,8 +186,6 @@ fn flame_render<'py>(
         }
         None => index,
     };
-    let signals = Signals::new();
-    let cancel = Arc::new(AtomicBool::new(false));
     let settings = RenderSettings {
         quality_scale,
         size_scale,
@@ -174,24 +193,39 @@ fn flame_render<'py>(
         transparent,
         early_clip,
         pixel_aspect,
-        cancel: Some(cancel.clone()),
         ..RenderSettings::default()
     };
+    let flame = std::slice::from_ref(&parsed.flames[i]);
+    render_frame(py, &device, (flame, parsed.flames[i].time), settings, bits, parsed.warnings)
+}
+
+/// Renders the frame of `flames` at `time` with the GIL released, Ctrl-C
+/// stopping it, and returns (its pixels as an (H, W, 4) array, `warnings`).
+fn render_frame<'py>(
+    py: Python<'py>,
+    device: &Device,
+    frame_of: (&[Flame], f64),
+    settings: RenderSettings,
+    bits: Bits,
+    warnings: Vec<String>,
+) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
+    let signals = Signals::new();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let settings = RenderSettings { cancel: Some(cancel.clone()), ..settings };
     let stop = |_: f64| {
         if signals.stop() {
             cancel.store(true, Ordering::Relaxed);
         }
     };
-    let flame = &parsed.flames[i];
     crate::fork::check_threads()?;
-    let rendered = py.detach(|| match &device {
+    let rendered = py.detach(|| match device {
         // The CPU's density estimation and spatial filter call no hook (they
         // read the cancel flag between rows, and can take a minute on a
         // large frame with a wide filter): the render runs on a thread of
         // its own while this one, Python's main thread, runs the signal
         // handlers.
-        Device::Cpu { .. } => signals.watch(&cancel, || render_on(&device, flame, &settings, bits, &|_| {})),
-        Device::Cuda(_) => render_on(&device, flame, &settings, bits, &stop),
+        Device::Cpu { .. } => signals.watch(&cancel, || render_on(device, frame_of, &settings, bits, &|_| {})),
+        Device::Cuda(_) => render_on(device, frame_of, &settings, bits, &stop),
     });
     let (frame, samples) = match rendered {
         Ok(r) => r,
@@ -206,7 +240,7 @@ fn flame_render<'py>(
         }
         Bits::Sixteen => PyArray1::from_vec(py, samples).reshape(shape)?.into_any(),
     };
-    Ok((array, parsed.warnings))
+    Ok((array, warnings))
 }
 
 /// What a genome file holds, as JSON: its flames (size, quality, xforms,

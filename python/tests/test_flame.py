@@ -286,6 +286,32 @@ def test_paths_may_be_bytes_path_objects_but_bytes_are_not_a_genome(tmp_path):
         flame.info(SIERPINSKI.encode())
 
 
+def test_a_frame_of_the_animation_is_flame_animates(cli, tmp_path):
+    # Two keyframes given out of time order, one with motion blur.
+    later = SIERPINSKI.replace('name="sierpinski"', 'name="b" time="10" temporal_samples="3"').replace(
+        'coefs="0.5 0 0 0.5 0.5 0"', 'coefs="0.4 0.2 -0.2 0.4 0.5 0.1"'
+    )
+    genome = "<flames>" + later + SIERPINSKI.replace('name="sierpinski"', 'name="a" time="0"') + "</flames>"
+    path = tmp_path / "anim.flam3"
+    path.write_text(genome)
+    out = cli("flame", "animate", str(path), "--begin", "4", "--end", "4", "--seed", "5", "--backend", "cpu",
+              "--prefix", str(tmp_path / "f"), "--quiet")
+    (png,) = tmp_path.glob("f*.png")
+    with pytest.warns(UserWarning, match="not in time order"):
+        frame = flame.render(genome, time=4, seed=5, backend="cpu")
+    assert np.array_equal(frame[..., :3], read_png(png)[..., :3]), out.stderr
+    # Between the keyframes the frame is neither of them.
+    with pytest.warns(UserWarning):
+        assert not np.array_equal(frame, flame.render(genome, time=0, seed=5, backend="cpu"))
+    with pytest.raises(TypeError, match="not both"):
+        flame.render(genome, time=4, flame=0)
+    with pytest.raises(ValueError, match="time"):
+        flame.render(genome, time=float("nan"))
+    twins = genome.replace('time="10"', 'time="0"')
+    with pytest.raises(ValueError, match="both have time 0"):
+        flame.render(twins, time=4)
+
+
 def test_render_on_the_gpu_is_the_same_picture(gpu):
     cpu = flame.render(SIERPINSKI, quality_scale=20, seed=2, backend="cpu").astype(np.float64)
     cuda = flame.render(SIERPINSKI, quality_scale=20, seed=2, backend="cuda").astype(np.float64)
@@ -297,9 +323,10 @@ def test_render_on_the_gpu_is_the_same_picture(gpu):
 
 def test_a_flame_is_chosen_by_an_integer_or_a_name_only():
     assert np.array_equal(flame.render(SIERPINSKI, flame=np.int64(0), seed=1), flame.render(SIERPINSKI, flame=0, seed=1))
-    for bad in (True, 1.5, None):
+    for bad in (True, 1.5, b"0"):
         with pytest.raises(TypeError, match="flame must be an index"):
             flame.render(SIERPINSKI, flame=bad)
+    assert np.array_equal(flame.render(SIERPINSKI, flame=None, seed=1), flame.render(SIERPINSKI, seed=1))
 
 
 def test_xml_text_with_a_byte_order_mark_is_a_genome_not_a_path():

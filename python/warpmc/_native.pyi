@@ -142,6 +142,7 @@ def flame_render(
     pixel_aspect: float,
     palettes: Optional[str],
     strict: bool,
+    time: Optional[float] = None,
 ) -> tuple[npt.NDArray[Any], list[str]]: ...
 def flame_info(source: str, is_xml: bool, palettes: Optional[str], strict: bool) -> str: ...
 

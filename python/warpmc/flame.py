@@ -101,7 +101,8 @@ def render(
     backend: str = "auto",
     bits: int = 8,
     *,
-    flame: Union[int, str] = 0,
+    flame: Union[int, str, None] = None,
+    time: Optional[float] = None,
     transparent: bool = False,
     early_clip: bool = False,
     pixel_aspect: float = 1.0,
@@ -116,7 +117,13 @@ def render(
     opaque unless ``transparent``.
 
     - ``genome``: a flam3 genome file (``.flam3``, ``.flame``) or its XML
-      text. ``flame``: which of its flames, by index or by name.
+      text. ``flame``: which of its flames, by index or by name (the
+      first by default).
+    - ``time``: instead of one flame, the frame at this time of the
+      animation the genome's flames are the keyframes of, as ``warpmc flame
+      animate`` (and flam3-animate) renders it: the flames interpolated at
+      ``time``, with their temporal samples (motion blur). The same seed
+      gives the animation's frame bit for bit.
     - ``quality_scale``, ``size_scale``: multiply the genome's quality
       (samples per pixel) and its size, as flam3-render's ``qs`` and ``ss``.
     - ``seed``: the same seed gives the same image (on one backend).
@@ -135,6 +142,12 @@ def render(
     Runs with the GIL released; Ctrl-C stops it with KeyboardInterrupt.
     """
     text, is_xml = _source(genome)
+    if time is not None:
+        if flame is not None:
+            raise TypeError("give flame (one flame) or time (a frame of the animation), not both")
+        time = _real("time", time)
+    if flame is None:
+        flame = 0
     if isinstance(flame, bool) or not isinstance(flame, (numbers.Integral, str)):
         raise TypeError(f"flame must be an index (int) or a name (str), not {type(flame).__name__}")
     index, name = (int(flame), None) if isinstance(flame, numbers.Integral) else (0, flame)
@@ -166,6 +179,7 @@ def render(
         _real("pixel_aspect", pixel_aspect),
         paths,
         bool(strict),
+        time,
     )
     for note in notes:
         warnings.warn(note, stacklevel=2)

@@ -16,7 +16,7 @@ use warpmc_flame::image::{
     Bits, ImageFormat, JPEG_DEFAULT_QUALITY, LoadedImage, MAX_PNG_TEXT_BYTES, PngCompression, encode_jpeg_with,
     encode_png_with, encode_ppm, encoding_bytes, psnr, read_png, write_png,
 };
-use warpmc_flame::interpolate::interpolate;
+use warpmc_flame::interpolate::{Keyframes, interpolate};
 use warpmc_flame::palette::PaletteLibrary;
 use warpmc_flame::render::cuda::{Accumulation, CudaRenderer, IterationOptions, Selection, Shuffle};
 use warpmc_flame::render::{
@@ -994,55 +994,12 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
         bail!("--jpeg-quality is for `flame render` to .jpg; an animation writes PNG frames or a video");
     }
     let parsed = load(&a.genome)?;
-    let mut flames = parsed.flames;
-    // flam3-animate refuses keyframes out of time order and two at one
-    // time. Out of order they are sorted here, with a warning; two at one
-    // time leave the animation undefined between them.
-    if flames.windows(2).any(|w| w[1].time < w[0].time) {
-        noteln!(
-            "warning: {}: the flames are not in time order; sorted by time (flam3-animate refuses such a file)",
-            a.genome.genome.display()
-        );
+    let keyframes =
+        Keyframes::new(parsed.flames, &a.genome.genome.display().to_string(), a.temporal_samples.is_some())?;
+    for w in &keyframes.warnings {
+        noteln!("warning: {w}");
     }
-    let mut order: Vec<usize> = (0..flames.len()).collect();
-    order.sort_by(|&i, &j| flames[i].time.total_cmp(&flames[j].time));
-    if let Some(w) = order.windows(2).find(|w| flames[w[0]].time == flames[w[1]].time) {
-        bail!(
-            "{}: flames {} and {} both have time {}; an animation needs one keyframe per time (flam3-animate \
-             refuses this too)",
-            a.genome.genome.display(),
-            flames[w[0]].label(w[0]),
-            flames[w[1]].label(w[1]),
-            flames[w[0]].time
-        );
-    }
-    flames.sort_by(|x, y| x.time.total_cmp(&y.time));
-    // Every frame has the first flame's size, as in flam3-animate.
-    let (w0, h0) = (flames[0].width, flames[0].height);
-    for (i, f) in flames.iter_mut().enumerate().skip(1) {
-        if (f.width, f.height) != (w0, h0) {
-            noteln!(
-                "warning: flame {} (time {}) is {}x{}; every frame has the first flame's size, {w0}x{h0}",
-                f.label(i),
-                f.time,
-                f.width,
-                f.height
-            );
-            (f.width, f.height) = (w0, h0);
-        }
-    }
-    // A keyframe of no temporal samples: flam3-animate's frames there come
-    // out white; here they take one sample (`at_time` below).
-    if a.temporal_samples.is_none()
-        && let Some((i, f)) = flames.iter().enumerate().find(|(_, f)| f.temporal_samples == 0)
-    {
-        noteln!(
-            "warning: flame {} (time {}) has temporal_samples=\"0\"; frames that interpolate to no samples take 1 \
-             (flam3-animate renders them white)",
-            f.label(i),
-            f.time
-        );
-    }
+    let flames = &keyframes.flames;
     // flam3-animate's default range: from the first flame's time up to the
     // frame before the last flame's (whose frame starts the next loop of a
     // looping sequence); times truncated to whole numbers.
@@ -1075,7 +1032,7 @@ fn run_animate(a: AnimateArgs) -> anyhow::Result<()> {
     // The size and quality scales applied once, here, as each frame would
     // apply them: the frames then borrow the keyframes instead of copying
     // every one of them (thousands in a flam3-genome sequence) per frame.
-    let flames = with_scales(&flames, &s)?.into_owned();
+    let flames = with_scales(flames, &s)?.into_owned();
     let s = RenderSettings { quality_scale: 1.0, size_scale: 1.0, ..s };
     // Each frame's temporal samples: --temporal-samples, or the genome's
     // value interpolated at the frame's time, as flam3-animate takes it.

@@ -60,8 +60,84 @@ mod palette;
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
+use crate::error::{FlameError, Result};
 use crate::genome::{Affine, AffineInterpolation, Flame, Interpolation, Motion, MotionFunction, XForm};
 use crate::variations::{VariationKind, VariationSpec};
+
+/// The flames of a file made the keyframes of an animation, as `flame
+/// animate` (like flam3-animate) takes them, and a warning for each thing
+/// changed to make them so.
+#[derive(Clone, Debug)]
+pub struct Keyframes {
+    /// Sorted by time, each of the first flame's size.
+    pub flames: Vec<Flame>,
+    /// One line each.
+    pub warnings: Vec<String>,
+}
+
+impl Keyframes {
+    /// `flames` (read from `source`, named in messages) as keyframes:
+    /// sorted by time (flam3-animate refuses flames out of order: here a
+    /// warning), every one of the first flame's size (a warning for each
+    /// that is not, as every frame of flam3-animate's has that size), and a
+    /// warning for a keyframe of no temporal samples, which frames near it
+    /// take as 1 (flam3-animate renders them white) unless
+    /// `temporal_samples_given`. Two flames at one time are an error: the
+    /// animation between them is undefined (flam3-animate refuses them too).
+    pub fn new(mut flames: Vec<Flame>, source: &str, temporal_samples_given: bool) -> Result<Keyframes> {
+        let mut warnings = Vec::new();
+        if flames.is_empty() {
+            return Err(FlameError::invalid(format!("{source}: no <flame> elements")));
+        }
+        if flames.windows(2).any(|w| w[1].time < w[0].time) {
+            warnings.push(format!(
+                "{source}: the flames are not in time order; sorted by time (flam3-animate refuses such a file)"
+            ));
+        }
+        let mut order: Vec<usize> = (0..flames.len()).collect();
+        order.sort_by(|&i, &j| flames[i].time.total_cmp(&flames[j].time));
+        if let Some(w) = order.windows(2).find(|w| flames[w[0]].time == flames[w[1]].time) {
+            return Err(FlameError::invalid(format!(
+                "{source}: flames {} and {} both have time {}; an animation needs one keyframe per time \
+                 (flam3-animate refuses this too)",
+                flames[w[0]].label(w[0]),
+                flames[w[1]].label(w[1]),
+                flames[w[0]].time
+            )));
+        }
+        flames.sort_by(|x, y| x.time.total_cmp(&y.time));
+        let (w0, h0) = (flames[0].width, flames[0].height);
+        for (i, f) in flames.iter_mut().enumerate().skip(1) {
+            if (f.width, f.height) != (w0, h0) {
+                warnings.push(format!(
+                    "flame {} (time {}) is {}x{}; every frame has the first flame's size, {w0}x{h0}",
+                    f.label(i),
+                    f.time,
+                    f.width,
+                    f.height
+                ));
+                (f.width, f.height) = (w0, h0);
+            }
+        }
+        if !temporal_samples_given
+            && let Some((i, f)) = flames.iter().enumerate().find(|(_, f)| f.temporal_samples == 0)
+        {
+            warnings.push(format!(
+                "flame {} (time {}) has temporal_samples=\"0\"; frames that interpolate to no samples take 1 \
+                 (flam3-animate renders them white)",
+                f.label(i),
+                f.time
+            ));
+        }
+        Ok(Keyframes { flames, warnings })
+    }
+
+    /// The temporal samples (motion blur) of the frame at `time`: the
+    /// keyframes' interpolated, at least 1.
+    pub fn temporal_samples_at(&self, time: f64) -> u32 {
+        interpolate(&self.flames, time).temporal_samples.max(1)
+    }
+}
 
 /// The flame at `time` in the sequence `flames` (sorted by `time`), as flam3
 /// 3.1.1 interpolates it (`flam3_interpolate` with no stagger). A single
