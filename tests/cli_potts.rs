@@ -2597,3 +2597,43 @@ fn a_resumed_run_checkpoints_to_the_file_checkpoint_names_even_a_hard_link() {
     assert_eq!(std::fs::read(&a).unwrap(), held, "the checkpoint read was written");
     assert_ne!(std::fs::read(&b).unwrap(), held, "the finished run's state is not in the file --checkpoint names");
 }
+
+/// A run that saw only a few excitations (q = 255 Metropolis on a 2 × 2
+/// torus at T = 0.25: one burst in 200,000 sweeps) is flagged too_short,
+/// with a warning that says why; the same model at a temperature where it
+/// moves all the time is not.
+#[test]
+fn a_run_of_a_few_rare_excitations_is_too_short() {
+    let run = |temp: &str| {
+        warpmc(&[
+            "potts",
+            "run",
+            "--backend",
+            "cpu",
+            "--q",
+            "255",
+            "--size",
+            "2",
+            "--temp",
+            temp,
+            "--therm",
+            "2000",
+            "--sweeps",
+            "200000",
+            "--measure-every",
+            "1",
+            "--seed",
+            "3",
+            "--json",
+        ])
+    };
+    let o = run("0.25");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = physics(&o.stdout);
+    assert_eq!(rows[0]["too_short"].as_bool(), Some(true), "{}", rows[0]);
+    assert!(rows[0]["energy_err"].as_f64().unwrap() > 0.0, "{}", rows[0]);
+    assert!(stderr(&o).contains("fewer than 10 excursions to one side of its mean"), "{}", stderr(&o));
+    let o = run("2.0");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(physics(&o.stdout)[0]["too_short"].as_bool(), Some(false), "{}", stderr(&o));
+}

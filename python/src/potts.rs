@@ -35,6 +35,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(potts_resume, m)?)?;
     m.add_function(wrap_pyfunction!(potts_exact, m)?)?;
     m.add_function(wrap_pyfunction!(potts_analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(potts_too_short_to_alternate, m)?)?;
     m.add_class::<PySimulation>()?;
     Ok(())
 }
@@ -604,6 +605,15 @@ fn potts_exact(
     }
 }
 
+/// Whether a row of the run `config` (a row's `run.config`, as JSON) at
+/// `temperature` was flagged because q = 2 Metropolis rejects too seldom
+/// there to leave its alternation of two states (warned of before the run,
+/// as on the command line); false where the configuration cannot be read.
+#[pyfunction]
+fn potts_too_short_to_alternate(config: &str, temperature: f64) -> bool {
+    serde_json::from_str::<warpmc_potts::ProtocolConfig>(config).is_ok_and(|c| c.too_short_to_alternate(temperature))
+}
+
 /// The error analysis of `run` (the Γ-method with its checks) applied to
 /// measurements given as an array of shape (samples, measurements, 2) of
 /// (energy per site, order parameter), as a JSON row without the fields a
@@ -655,8 +665,8 @@ fn potts_analyze(
                 }
                 (false, None) if e.is_finite() && m.is_finite() => {
                     return Err(PyValueError::new_err(format!(
-                        "series[{s}, {i}] = ({e}, {m}): beyond the range of the moments (the fourth power of a \
-                         measurement must be finite; a run's energies stay far below)"
+                        "series[{s}, {i}] = ({e:e}, {m:e}): beyond the range of the moments (the fourth power of \
+                         a measurement must be finite; a run's energies stay far below)"
                     )));
                 }
                 (false, None) => {

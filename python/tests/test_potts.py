@@ -1064,6 +1064,18 @@ def test_analyze_gives_a_runs_rows_from_its_series(tmp_path):
                           (dict(temperature="1", size=8), TypeError), (dict(temperature=1.0, size=8.0), TypeError)):
         with pytest.raises(error):
             potts.analyze(a[0, 0], **kwargs)
+    # A series that left its value in a few bursts only is flagged, with the
+    # warning that says so; samples of one measurement each are not.
+    bursts = np.tile([-2.0, 1.0], (100_000, 1))
+    for start in (10_000, 40_000, 70_000, 90_000):
+        bursts[start : start + 3] = (-1.5, 0.9)
+    with pytest.warns(RuntimeWarning, match="fewer than 10 excursions to one side of its mean"):
+        assert potts.analyze(bursts, temperature=0.3, size=8)["too_short"]
+    draws = np.random.default_rng(3).normal(size=(400, 1, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        one_each = potts.analyze(draws, temperature=1.0, size=8)
+    assert not one_each["too_short"] and one_each["samples"] == 400
     # No measurement at all: no values, and the warning that says so.
     with pytest.warns(RuntimeWarning, match="too few"):
         empty = potts.analyze(np.zeros((0, 2)), temperature=1.0, size=8)

@@ -441,21 +441,17 @@ def _warn_too_short(rows: list[dict[str, Any]]) -> None:
                 RuntimeWarning,
                 stacklevel=4,
             )
-        # The reasons left when no other holds: too few excursions, or
-        # (warned of before the run) q = 2 Metropolis far above T_c.
+        # The reason left when no other holds: too few excursions (q = 2
+        # Metropolis that rejects too seldom was warned of before the run).
         if r.get("too_short") and not r.get("transient") and not _too_short_otherwise(r):
-            config = r.get("run", {}).get("config", {})
-            ising_metropolis = config.get("q") == 2 and config.get("algorithm", "metropolis") == "metropolis"
-            warnings.warn(
-                f"L = {r['L']}, T = {r['temperature']}: e or m crossed its mean fewer than 10 times in "
-                f"{r['measurements']} measurements"
-                + (", or q = 2 Metropolis rejects too seldom here to leave its alternation of two states"
-                   if ising_metropolis else "")
-                + ": the run saw only a few excursions, so its errors are a count of a few events, not to be "
-                "trusted: run more sweeps or samples",
-                RuntimeWarning,
-                stacklevel=4,
-            )
+            if not _alternating(r):
+                warnings.warn(
+                    f"L = {r['L']}, T = {r['temperature']}: e or m made fewer than 10 excursions to one side of its "
+                    f"mean in {r['measurements']} measurements (rare excitations): its errors are a count of a few "
+                    "events, not to be trusted: run more sweeps or samples",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
         # Said beside it when another reason flagged the row too.
         elif r.get("too_short") and (not r.get("transient") or _too_short_otherwise(r)):
             warnings.warn(
@@ -490,6 +486,13 @@ def _too_short_otherwise(row: dict[str, Any]) -> bool:
     too_few = every is not None and (not math.isfinite(tau) or row["measurements"] * every < 100 * tau)
     frozen = row.get("energy_err") == 0 or row.get("magnetization_err") == 0
     return bool(row.get("slow_mode")) or frozen or too_few or _replicas_too_short(row)
+
+
+def _alternating(row: dict[str, Any]) -> bool:
+    """Whether a row was flagged because q = 2 Metropolis rejects too
+    seldom at its temperature to leave its alternation of two states."""
+    config = row.get("run", {}).get("config")
+    return config is not None and _native.potts_too_short_to_alternate(json.dumps(config), row["temperature"])
 
 
 def _replicas_too_short(row: dict[str, Any]) -> bool:
@@ -700,13 +703,13 @@ def analyze(
             raise TypeError("series: a masked array; give NaN for measurements not taken (at a sample's end)")
         try:
             a = np.asarray(value)
-            if a.dtype == np.bool_:
-                raise TypeError("series: booleans; give real (energy, order parameter) pairs")
-            real = None if np.iscomplexobj(a) else a.astype(np.float64, copy=False)
+            boolean = a.dtype == np.bool_
+            real = None if np.iscomplexobj(a) or boolean else a.astype(np.float64, copy=False)
         except (TypeError, ValueError) as e:
             raise TypeError(f"series: give an array of numbers of shape (samples, measurements, 2): {e}") from None
         if real is None:
-            raise TypeError("series: complex numbers; give real (energy, order parameter) pairs")
+            kind = "booleans" if boolean else "complex numbers"
+            raise TypeError(f"series: {kind}; give real (energy, order parameter) pairs")
         return real
 
     if isinstance(series, (list, tuple)) and series and all(np.ndim(s) == 2 for s in series):

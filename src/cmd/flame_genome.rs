@@ -265,7 +265,7 @@ enum MutateArg {
     /// translation only when there are at most two xforms).
     #[value(alias = "one_xform")]
     OneXform,
-    /// A random symmetry group is added.
+    /// A symmetry group is added: --symmetry's, or a random one.
     #[value(alias = "add_symmetry")]
     AddSymmetry,
     /// Pre maps are turned, scaled or moved and post maps undo part of it.

@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use warpmc_host::output::NamedFile;
 use warpmc_potts::observables::{
-    CSV_COLUMNS, MIN_MEAN_CROSSINGS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, TRANSIENT_Z, spans_too_few_taus,
+    CSV_COLUMNS, MIN_EXCURSIONS, TEMPERING_CSV_COLUMNS, TOO_SHORT_TAUS, TRANSIENT_Z, spans_too_few_taus,
 };
 use warpmc_potts::protocol::{sci, temperature_text};
 use warpmc_potts::report::JsonLines;
@@ -58,8 +58,9 @@ enum PottsCommand {
     /// transient flags of each row mean: docs/statistics.md.
     ///
     /// A row whose error bars cannot be trusted (too few measurements for
-    /// its autocorrelation, or measurements that still drift from the
-    /// start) gets a warning line and too_short = true. An
+    /// its autocorrelation, too few excursions from its mean, or
+    /// measurements that still drift from the start) gets a warning line
+    /// and too_short = true. An
     /// error printed as (?) could not be estimated: one measurement, or a
     /// series that never changed.
     ///
@@ -1707,9 +1708,9 @@ impl Output {
                     )
                 } else if !r.transient && !replicas_unrelaxed && !alternating {
                     noteln!(
-                        "warning: {at}: e or m crossed its mean fewer than {MIN_MEAN_CROSSINGS} times in {} \
-                         measurements: the run saw only a few excursions (rare excitations), so its errors are a \
-                         count of a few events, not to be trusted: run more --sweeps or --samples",
+                        "warning: {at}: e or m made fewer than {MIN_EXCURSIONS} excursions to one side of its mean in \
+                         {} measurements (rare excitations): its errors are a count of a few events, not to be \
+                         trusted: run more --sweeps or --samples",
                         r.measurements,
                     )
                 }

@@ -1754,6 +1754,28 @@ fn an_xform_without_variations_passes_through_in_an_early_fractorium_genome() {
     }
 }
 
+/// pre_blur alone: Fractorium counts it among the pre_ forms, which pass
+/// the point on (a linear of weight 1 does that); flam3 among the ordinary
+/// variations, which add nothing (the origin).
+#[test]
+fn pre_blur_alone_passes_the_point_on_in_a_fractorium_genome() {
+    let names = |version: &str| -> Vec<(&'static str, f64)> {
+        let xml = format!(
+            r#"<flame size="8 8" {version}><xform weight="1" pre_blur="0.3" coefs="0.5 0 0 0.5 0 0"/>
+               <xform weight="1" pre_blur="0.3" spherical="1" coefs="0.5 0 0 0.5 0 0"/></flame>"#
+        );
+        let f = ok(&xml).flames.remove(0);
+        f.xforms[0].variations.iter().chain(&f.xforms[1].variations).map(|v| (v.kind.name(), v.weight)).collect()
+    };
+    let blur_only = vec![("pre_blur", 0.3), ("spherical", 1.0), ("pre_blur", 0.3)];
+    assert_eq!(names(""), blur_only);
+    assert_eq!(names(r#"version="flam3-3.1.1""#), blur_only);
+    let passed_on = vec![("linear", 1.0), ("pre_blur", 0.3), ("spherical", 1.0), ("pre_blur", 0.3)];
+    for version in ["EMBER-WIN-1.0.0.6", "EMBER-LNX-23.23.8.101"] {
+        assert_eq!(names(&format!(r#"version="{version}""#)), passed_on, "{version}");
+    }
+}
+
 /// Apophysis's names for Fractorium's bwraps, smartshape and
 /// post_smartcrop are read as Fractorium reads them in files it did not
 /// write; in Fractorium's own files they stay unknown names.

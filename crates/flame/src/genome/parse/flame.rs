@@ -188,17 +188,27 @@ fn written_by_fractorium_before_1_0_0_7(node: Node<'_, '_>) -> bool {
     numbers.len() == 4 && numbers.as_slice() < [1, 0, 0, 7].as_slice()
 }
 
-/// An xform with no ordinary variation (none named, or all of weight 0)
-/// and none added by its `<motion>` elements, in a genome of a Fractorium
-/// before 1.0.0.7: that Fractorium passed its points through its affine
-/// maps, and then through its `post_` forms, where flam3 sends them to the
-/// origin. A `linear` of weight 1 does exactly that (after any `pre_`
-/// forms too, as Fractorium's rule for those does), and is what the
-/// genome's writer then gives, so that later versions read it the same
-/// way.
-fn pass_through_if_empty(xf: &mut XForm) {
-    let regular = |specs: &[VariationSpec]| specs.iter().any(|v| v.kind.stage() == Stage::Regular);
-    if !regular(&xf.variations) && !xf.motion.iter().any(|m| regular(&m.variations)) {
+/// Fractorium's pass-through, where flam3's rule differs, as a `linear` of
+/// weight 1 (which passes the point on exactly, and is what the genome's
+/// writer then gives, so that any version reads it the same way). An xform
+/// with no ordinary variation (none named, or all of weight 0, and none
+/// added by its `<motion>` elements) passes its point on:
+///
+/// - in a genome of a Fractorium before 1.0.0.7 (`before_1_0_0_7`), always:
+///   through its affine map, then its `post_` forms (flam3 sends the point
+///   to the origin);
+/// - in any Fractorium's, when it has `pre_blur`, which Fractorium counts
+///   among the `pre_` forms (flam3 among the ordinary variations, which
+///   add nothing: the origin). Other `pre_` forms pass the point on by
+///   `Arranged::passes_through`.
+fn pass_through_as_fractorium(xf: &mut XForm, before_1_0_0_7: bool) {
+    let regular = |specs: &[VariationSpec]| {
+        specs.iter().any(|v| v.kind.stage() == Stage::Regular && v.kind != VariationKind::PRE_BLUR)
+    };
+    let pre_blur = |specs: &[VariationSpec]| specs.iter().any(|v| v.kind == VariationKind::PRE_BLUR);
+    let no_regular = !regular(&xf.variations) && !xf.motion.iter().any(|m| regular(&m.variations));
+    let blurred = pre_blur(&xf.variations) || xf.motion.iter().any(|m| pre_blur(&m.variations));
+    if no_regular && (before_1_0_0_7 || blurred) {
         let linear = VariationKind::from_name("linear").expect("flam3's first variation");
         xf.variations.insert(0, VariationSpec::new(linear, 1.0));
     }
@@ -223,10 +233,9 @@ impl Reader<'_> {
 
         let mut children = self.read_flame_children(node, &at, f.palette_mode)?;
         if written_by_fractorium(node) {
-            if written_by_fractorium_before_1_0_0_7(node) {
-                for xf in children.xforms.iter_mut().chain(children.final_xform.as_mut()) {
-                    pass_through_if_empty(xf);
-                }
+            let early = written_by_fractorium_before_1_0_0_7(node);
+            for xf in children.xforms.iter_mut().chain(children.final_xform.as_mut()) {
+                pass_through_as_fractorium(xf, early);
             }
         } else {
             let used = children.xforms.iter().chain(children.final_xform.as_ref()).flat_map(|x| &x.variations);
