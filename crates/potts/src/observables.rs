@@ -637,12 +637,16 @@ mod tests {
         // trusted (the τ_int rule then decides).
         let halves = [bursts[..50_000].to_vec(), bursts[50_000..].to_vec()];
         assert!(analyze(&model, 0.3, &halves, 10).too_short);
-        let many: Vec<Measurement> =
-            (0..10).flat_map(|_| bursts[..10_000].iter().chain(&bursts[10_000..20_000])).copied().collect();
-        assert!(!too_few_excursions(&[many]));
-        // Fifty independent measurements, the fewest the τ_int rule passes,
-        // cross their mean about 25 times.
-        assert!(!too_few_excursions(&[moving[..50].to_vec()]));
+        let one_burst = &bursts[..20_000];
+        assert!(too_few_excursions(&vec![one_burst.to_vec(); 9]));
+        assert!(!too_few_excursions(&vec![one_burst.to_vec(); 10]));
+        // A hundred independent measurements make about 25 excursions to
+        // each side; as a hundred samples of one measurement, as many.
+        assert!(!too_few_excursions(&[moving[..100].to_vec()]));
+        let singles: Vec<Vec<Measurement>> = moving[..100].iter().map(|x| vec![*x]).collect();
+        assert!(!too_few_excursions(&singles));
+        // Nine samples of one measurement cannot make ten excursions.
+        assert!(too_few_excursions(&singles[..9]));
         // Frozen at m = 0 (an antiferromagnet's ground state): the Binder
         // cumulant is 0/0, and so is its error, not 0.
         let zero = vec![Measurement { energy: 2.0, magnetization: 0.0 }; 1000];
