@@ -143,21 +143,21 @@ fn flame_render<'py>(
     let mut parsed = py.detach(|| read(&source, palettes, strict)).map_err(errors::flame)?;
     let n = parsed.flames.len();
     let at = source.label();
+    let settings = RenderSettings {
+        quality_scale,
+        size_scale,
+        seed,
+        transparent,
+        early_clip,
+        pixel_aspect,
+        ..RenderSettings::default()
+    };
     if let Some(t) = time {
         if !t.is_finite() {
             return Err(pyo3::exceptions::PyValueError::new_err(format!("time = {t}: give a finite number")));
         }
         let keyframes = Keyframes::new(std::mem::take(&mut parsed.flames), &at, false).map_err(errors::flame)?;
-        let settings = RenderSettings {
-            quality_scale,
-            size_scale,
-            seed,
-            transparent,
-            early_clip,
-            pixel_aspect,
-            temporal_samples: Some(keyframes.temporal_samples_at(t)),
-            ..RenderSettings::default()
-        };
+        let settings = RenderSettings { temporal_samples: Some(keyframes.temporal_samples_at(t)), ..settings };
         parsed.warnings.extend(keyframes.warnings);
         return render_frame(py, &device, (&keyframes.flames, t), settings, bits, parsed.warnings);
     }
@@ -185,15 +185,6 @@ fn flame_render<'py>(
             ))));
         }
         None => index,
-    };
-    let settings = RenderSettings {
-        quality_scale,
-        size_scale,
-        seed,
-        transparent,
-        early_clip,
-        pixel_aspect,
-        ..RenderSettings::default()
     };
     let flame = std::slice::from_ref(&parsed.flames[i]);
     render_frame(py, &device, (flame, parsed.flames[i].time), settings, bits, parsed.warnings)
