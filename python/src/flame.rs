@@ -18,7 +18,7 @@ use warpmc_gpu::Device;
 
 use crate::devices;
 use crate::errors;
-use crate::signals::Signals;
+use crate::signals::{Done, Signals};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flame_render, m)?)?;
@@ -113,7 +113,7 @@ fn render_on(
 /// renders it), and returns (pixels as an (H, W, 4) array, warnings from
 /// reading it).
 #[pyfunction]
-#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, early_clip, pixel_aspect, palettes, strict, time=None))]
+#[pyo3(signature = (source, is_xml, index, name, quality_scale, size_scale, seed, backend, bits, transparent, early_clip, pixel_aspect, palettes, strict, time=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn flame_render<'py>(
     py: Python<'py>,
@@ -132,6 +132,7 @@ fn flame_render<'py>(
     palettes: Option<PathBuf>,
     strict: bool,
     time: Option<f64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
     let bits = match bits {
         8 => Bits::Eight,
@@ -159,7 +160,8 @@ fn flame_render<'py>(
         let keyframes = Keyframes::new(std::mem::take(&mut parsed.flames), &at, false).map_err(errors::flame)?;
         let settings = RenderSettings { temporal_samples: Some(keyframes.temporal_samples_at(t)), ..settings };
         parsed.warnings.extend(keyframes.warnings);
-        return render_frame(py, &device, (&keyframes.flames, t), settings, bits, parsed.warnings);
+        let signals = Signals::with_progress(progress);
+        return render_frame(py, &device, (&keyframes.flames, t), settings, bits, parsed.warnings, &signals);
     }
     let i = match &name {
         Some(name) => {
@@ -187,11 +189,13 @@ fn flame_render<'py>(
         None => index,
     };
     let flame = std::slice::from_ref(&parsed.flames[i]);
-    render_frame(py, &device, (flame, parsed.flames[i].time), settings, bits, parsed.warnings)
+    let signals = Signals::with_progress(progress);
+    render_frame(py, &device, (flame, parsed.flames[i].time), settings, bits, parsed.warnings, &signals)
 }
 
 /// Renders the frame of `flames` at `time` with the GIL released, Ctrl-C
-/// stopping it, and returns (its pixels as an (H, W, 4) array, `warnings`).
+/// (or an exception from the progress callback `signals` calls) stopping
+/// it, and returns (its pixels as an (H, W, 4) array, `warnings`).
 fn render_frame<'py>(
     py: Python<'py>,
     device: &Device,
@@ -199,11 +203,13 @@ fn render_frame<'py>(
     settings: RenderSettings,
     bits: Bits,
     warnings: Vec<String>,
+    signals: &Signals,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
-    let signals = Signals::new();
     let cancel = Arc::new(AtomicBool::new(false));
     let settings = RenderSettings { cancel: Some(cancel.clone()), ..settings };
-    let stop = |_: f64| {
+    let report = |f: f64| signals.set_progress(Done::Fraction(f));
+    let stop = |f: f64| {
+        report(f);
         if signals.stop() {
             cancel.store(true, Ordering::Relaxed);
         }
@@ -215,7 +221,7 @@ fn render_frame<'py>(
         // large frame with a wide filter): the render runs on a thread of
         // its own while this one, Python's main thread, runs the signal
         // handlers.
-        Device::Cpu { .. } => signals.watch(&cancel, || render_on(device, frame_of, &settings, bits, &|_| {})),
+        Device::Cpu { .. } => signals.watch(&cancel, || render_on(device, frame_of, &settings, bits, &report)),
         Device::Cuda(_) => render_on(device, frame_of, &settings, bits, &stop),
     });
     let (frame, samples) = match rendered {
@@ -223,6 +229,10 @@ fn render_frame<'py>(
         Err(FlameError::Interrupted) => return Err(signals.raised()),
         Err(e) => return Err(errors::flame(e)),
     };
+    signals.finish(py, Done::Fraction(1.0));
+    if signals.was_raised() {
+        return Err(signals.raised());
+    }
     let shape = [frame.height as usize, frame.width as usize, 4];
     let array = match bits {
         Bits::Eight => {

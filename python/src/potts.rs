@@ -28,7 +28,7 @@ use warpmc_potts::{
 
 use crate::devices;
 use crate::errors;
-use crate::signals::Signals;
+use crate::signals::{Done, Signals};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(potts_run, m)?)?;
@@ -190,6 +190,10 @@ fn saving(
 /// every so often.
 struct Watch<'a> {
     signals: &'a Signals,
+    /// Sweeps of the study's sizes before the one running, and of all of
+    /// them: the progress callback counts the whole study's sweeps.
+    sweeps_before: u64,
+    sweeps_in_all: u64,
     saving: Option<&'a Saving>,
     last_saved: Instant,
     /// Time from the last periodic checkpoint to the next
@@ -207,10 +211,12 @@ struct Watch<'a> {
 }
 
 impl<'a> Watch<'a> {
-    fn new(signals: &'a Signals, saving: Option<&'a Saving>) -> Self {
+    fn new(signals: &'a Signals, saving: Option<&'a Saving>, study: &[ProtocolConfig]) -> Self {
         let gap = saving.map_or(Duration::MAX, |s| s.every);
         Watch {
             signals,
+            sweeps_before: 0,
+            sweeps_in_all: study_sweeps(study),
             saving,
             last_saved: Instant::now(),
             gap,
@@ -222,7 +228,17 @@ impl<'a> Watch<'a> {
     }
 }
 
+/// The sweeps of every size of `study`, all temperatures and samples.
+fn study_sweeps(study: &[ProtocolConfig]) -> u64 {
+    study.iter().fold(0u64, |n, cfg| n.saturating_add(cfg.total_sweeps()))
+}
+
 impl Observer for Watch<'_> {
+    fn progress(&mut self, done: u64, _total: u64) {
+        let done = self.sweeps_before.saturating_add(done);
+        self.signals.set_progress(Done::Sweeps { done, total: self.sweeps_in_all });
+    }
+
     fn control(&mut self) -> Control {
         if self.signals.stop() {
             Control::CheckpointAndStop
@@ -293,6 +309,7 @@ fn run_study(
     let write_series = |state: &RunState, path: &Path| write_study_series(path, study, state);
     let mut lines = Vec::new();
     for (i, cfg) in study.iter().enumerate().skip(first) {
+        watch.sweeps_before = study_sweeps(&study[..i]);
         let failed = |e: PottsError, lines: &mut Vec<String>| (e, std::mem::take(lines));
         let mut runner = Runner::on(cfg.clone(), device).map_err(|e| failed(e, &mut lines))?;
         // Each size's rows carry its own lattice and backend.
@@ -358,6 +375,7 @@ fn run_and_report(
     mut state: RunState,
     saving: Option<Saving>,
     series: Option<Series>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Vec<String>> {
     if let Some(s) = &saving {
         state.set_checkpoint_every(s.given);
@@ -370,13 +388,17 @@ fn run_and_report(
         .map_err(PyMemoryError::new_err)?;
     check_study_memory(study, saving.is_some()).map_err(errors::potts)?;
     let device = devices::select(study[first].backend()).map_err(errors::gpu)?;
-    let signals = Signals::new();
+    let signals = Signals::with_progress(progress);
     crate::fork::check_threads()?;
     let (outcome, saved, failed_on_stop, series_failed) = py.detach(|| {
-        let mut watch = Watch::new(&signals, saving.as_ref());
+        let mut watch = Watch::new(&signals, saving.as_ref(), study);
         let outcome = run_study(study, first, state, &device, &mut watch, series.as_ref().map(|s| s.path.as_path()));
         (outcome, watch.saved, watch.failed_on_stop, watch.series_failed)
     });
+    if outcome.is_ok() {
+        let total = study_sweeps(study);
+        signals.finish(py, Done::Sweeps { done: total, total });
+    }
     // A Ctrl-C during the run's last steps (its analysis, its last save),
     // or a second one, is raised here with what the run finished, not by
     // Python at its next instruction with nothing.
@@ -427,7 +449,7 @@ fn run_and_report(
 /// `checkpoint`, saves its state there every `checkpoint_every` seconds,
 /// on Ctrl-C and at the end.
 #[pyfunction]
-#[pyo3(signature = (options, checkpoint=None, checkpoint_every=None, force=false, series=None))]
+#[pyo3(signature = (options, checkpoint=None, checkpoint_every=None, force=false, series=None, progress=None))]
 fn potts_run(
     py: Python<'_>,
     options: &str,
@@ -435,13 +457,14 @@ fn potts_run(
     checkpoint_every: Option<f64>,
     force: bool,
     series: Option<PathBuf>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Vec<String>> {
     let study = study(options)?;
     let series = series_file(series, &[checkpoint.as_deref()])?;
     let saving = saving(checkpoint, checkpoint_every, force, None)?;
     let state = RunState::new(&study[0]);
     warn_all(py, study[0].start_warnings(false))?;
-    run_and_report(py, &study, 0, state, saving, series)
+    run_and_report(py, &study, 0, state, saving, series, progress)
 }
 
 /// Raises each of `warnings` as a `RuntimeWarning` at the line of the
@@ -519,7 +542,7 @@ fn series_file(series: Option<PathBuf>, others: &[Option<&Path>]) -> PyResult<Op
 /// bit for bit those of a run never stopped; keeps saving its state to
 /// `path`, or to `checkpoint` if given.
 #[pyfunction]
-#[pyo3(signature = (path, checkpoint=None, checkpoint_every=None, backend=None, force=false, series=None))]
+#[pyo3(signature = (path, checkpoint=None, checkpoint_every=None, backend=None, force=false, series=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn potts_resume(
     py: Python<'_>,
@@ -529,6 +552,7 @@ fn potts_resume(
     backend: Option<&str>,
     force: bool,
     series: Option<PathBuf>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Vec<String>> {
     if path.as_os_str().is_empty() {
         return Err(PyValueError::new_err("path: an empty path names no file; give the checkpoint file"));
@@ -564,7 +588,7 @@ fn potts_resume(
     if !finished {
         warn_all(py, study[first].start_warnings(true))?;
     }
-    run_and_report(py, &study, first, state, saving, series)
+    run_and_report(py, &study, first, state, saving, series, progress)
 }
 
 /// The exact values of `warpmc potts exact` as its JSON lines (without the

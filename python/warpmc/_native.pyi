@@ -1,7 +1,7 @@
 # Types of warpmc's compiled module (python/src). Its functions are reached
 # through warpmc.potts, warpmc.flame and warpmc.prims, which document them.
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ def potts_run(
     checkpoint_every: Optional[float] = None,
     force: bool = False,
     series: Optional[str] = None,
+    progress: Optional[Callable[[int, int], object]] = None,
 ) -> list[str]: ...
 def potts_resume(
     path: str,
@@ -31,6 +32,7 @@ def potts_resume(
     backend: Optional[str] = None,
     force: bool = False,
     series: Optional[str] = None,
+    progress: Optional[Callable[[int, int], object]] = None,
 ) -> list[str]: ...
 def potts_exact(q: int, sizes: list[int], height: Optional[int], temps: str, coupling: float) -> list[str]: ...
 def potts_too_short_to_alternate(config: str, temperature: float) -> bool: ...
@@ -144,6 +146,7 @@ def flame_render(
     palettes: Optional[str],
     strict: bool,
     time: Optional[float] = None,
+    progress: Optional[Callable[[float], object]] = None,
 ) -> tuple[npt.NDArray[Any], list[str]]: ...
 def flame_info(source: str, is_xml: bool, palettes: Optional[str], strict: bool) -> str: ...
 

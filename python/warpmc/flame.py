@@ -22,7 +22,7 @@ import json
 import numbers
 import os
 import warnings
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -108,6 +108,7 @@ def render(
     pixel_aspect: float = 1.0,
     palettes: Optional[Union[str, os.PathLike]] = None,
     strict: bool = False,
+    progress: Optional[Callable[[float], Any]] = None,
 ) -> np.ndarray:
     """Renders a flame and returns its pixels: a numpy array of shape
     (height, width, 4), RGBA, ``uint8`` for ``bits=8`` or ``uint16`` for
@@ -163,6 +164,8 @@ def render(
             raise TypeError(f"{switch} must be True or False, not {type(value).__name__}")
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string, 'auto', 'cpu' or 'cuda', not {type(backend).__name__}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a function, not {type(progress).__name__}")
     paths = _palette_path(palettes)
     array, notes = _native.flame_render(
         text,
@@ -180,6 +183,7 @@ def render(
         paths,
         bool(strict),
         time,
+        progress,
     )
     for note in notes:
         warnings.warn(note, stacklevel=2)

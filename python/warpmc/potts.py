@@ -30,7 +30,7 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _native
 from ._numbers import as_float, shown
@@ -175,6 +175,7 @@ def run(
     checkpoint_every: Union[float, None] = None,
     force: bool = False,
     series: Union[str, "os.PathLike[str]", None] = None,
+    progress: Union[Callable[[int, int], Any], None] = None,
     **more: Any,
 ) -> list[dict[str, Any]]:
     """Runs a temperature sweep and returns one dict per temperature (and
@@ -251,6 +252,14 @@ def run(
       not taken are NaN; a file already there is left as it was when no
       temperature finished; a series that cannot be written then is said
       in a note on the exception).
+    - ``progress``: a function called as ``progress(done, total)`` with the
+      sweeps done and to do (all sizes, temperatures and samples) a few
+      times a second, and once with ``done == total`` at the end, on the
+      thread that called ``run``: for a progress bar (``bar.update(done -
+      bar.n)`` of ``tqdm(total=...)``). An exception it raises stops the run
+      as Ctrl-C does (the state saved, ``results`` attached) and is raised
+      by ``run``: the way to stop a run on a thread other than the main
+      one, where Ctrl-C does not reach.
     - ``**more``: the other keys of a ``--config`` TOML file, by their
       names: ``height``, ``coupling`` (J), ``field`` (h),
       ``exchange_every``, and ``continue`` (give it as
@@ -305,7 +314,8 @@ def run(
     text = json.dumps({key: _plain(key, value) for key, value in options.items()})
     saving = _saving(checkpoint, checkpoint_every, force)
     series_path = _path("series", series)
-    return _rows(lambda: _native.potts_run(text, *saving, series_path))
+    _check_progress(progress)
+    return _rows(lambda: _native.potts_run(text, *saving, series_path, progress))
 
 
 def resume(
@@ -316,6 +326,7 @@ def resume(
     backend: Union[str, None] = None,
     force: bool = False,
     series: Union[str, "os.PathLike[str]", None] = None,
+    progress: Union[Callable[[int, int], Any], None] = None,
 ) -> list[dict[str, Any]]:
     """Continues the run whose state :func:`run` (or ``warpmc potts run
     --checkpoint``) saved in the file ``path``, and returns the rows of the
@@ -333,6 +344,8 @@ def resume(
     - ``backend``: ``"auto"``, ``"cpu"`` or ``"cuda"`` instead of the run's
       own (the numbers do not depend on it; the rows' provenance and the
       checkpoint then name it).
+    - ``progress``: as in :func:`run`, counting the whole run's sweeps
+      (those done before it stopped included).
 
     The protocol comes whole from the checkpoint. Ctrl-C and errors behave
     as in :func:`run`.
@@ -350,10 +363,17 @@ def resume(
         raise TypeError(f"backend: {type(backend).__name__} is not a string (auto, cpu or cuda)")
     saving = _saving(checkpoint, checkpoint_every, force)
     series_path = _path("series", series)
+    _check_progress(progress)
     return _rows(
         lambda: _native.potts_resume(os.fsdecode(os.fspath(path)), saving[0], saving[1], backend, saving[2],
-                                     series_path)
+                                     series_path, progress)
     )
+
+
+def _check_progress(progress: Any) -> None:
+    """A progress argument is None or a function."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a function, not {type(progress).__name__}")
 
 
 def _path(name: str, value: Union[str, "os.PathLike[str]", None]) -> Union[str, None]:
