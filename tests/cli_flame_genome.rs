@@ -873,6 +873,22 @@ fn edits_record_what_each_tool_did_as_flam3_genome_does() {
         actions,
         ["rotate 0", "rotate 180", "interpolate 0", "interpolate 180", "rotate 0", "rotate 180", "rotate 0"]
     );
+    // A crossing by interpolation names its point, drawn or given, as
+    // flam3-genome's "%7.5g" writes it.
+    for (at, expect) in [(None, None), (Some("0.5"), Some("cross interpolate     0.5"))] {
+        let mut args = vec!["cross", k, k, "--method", "interpolate", "--edits"];
+        args.extend(at.iter().flat_map(|a| ["--at", *a]));
+        let crossed = with_epoch(&args);
+        let action = edit_marks(&crossed)[0].split('|').next().unwrap().to_string();
+        match expect {
+            Some(e) => assert_eq!(action, e),
+            None => {
+                let point = action.strip_prefix("cross interpolate ").unwrap_or_else(|| panic!("{action}"));
+                assert!(point.len() >= 7, "{action}");
+                assert!(point.trim().parse::<f64>().is_ok_and(|t| t > 0.0 && t < 1.0), "{action}");
+            }
+        }
+    }
     // What every result holds reads back, and renders.
     for text in [&random, &between, &seq] {
         parse_str(text, "edits", &lenient()).unwrap();

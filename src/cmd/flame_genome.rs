@@ -9,8 +9,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
     CrossMethod, DEFAULT_TRIES, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template,
-    Tested, animate_frames, cross, default_variations, frame_flame, inter, mutate, printf_g, random_tested,
-    record_edit, rotate, sequence_frames, strip, truncate_variations, until_it_passes,
+    Tested, animate_frames, cross, default_variations, frame_flame, inter, mutate, printf_g, printf_g_digits,
+    random_tested, record_edit, rotate, sequence_frames, strip, truncate_variations, until_it_passes,
 };
 use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
 use warpmc_flame::input::{MAX_GENOME_BYTES, read_bounded, read_file, too_large};
@@ -961,13 +961,14 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
         let tested = until_it_passes(a.tries.tries, &mut rng, |rng| {
             let p0 = pick(&first, rng);
             let p1 = pick(&second, rng);
-            let (mut f, used) = cross(p0, p1, method, a.at, rng)?;
+            let crossed = cross(p0, p1, method, a.at, rng)?;
+            let mut f = crossed.flame;
             // An interpolation at a chosen point is left as it is.
             let notes = if a.at.is_none() { reframe(&mut f, rng) } else { String::new() };
-            Ok((f, (p0, p1, used, notes)))
+            Ok((f, (p0, p1, crossed.method, crossed.at, notes)))
         })?;
         a.tries.report("child", rep, &tested);
-        let (mut f, (p0, p1, used, notes)) = (tested.flame, tested.made_with);
+        let (mut f, (p0, p1, used, at, notes)) = (tested.flame, tested.made_with);
         if p0.name.is_some() || p1.name.is_some() {
             let n = |p: &Flame| p.name.clone().unwrap_or_default();
             f.name = Some(format!("{rep} of {} x {}", n(p0), n(p1)));
@@ -975,10 +976,10 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
         if let Some(date) = &date {
             let action = match used {
                 CrossMethod::Union => "cross union".to_string(),
-                CrossMethod::Interpolate => match a.at {
-                    Some(at) => format!("cross interpolate {}", printf_g(at)),
-                    None => "cross interpolate".to_string(),
-                },
+                // flam3-genome's "%7.5g" of the point.
+                CrossMethod::Interpolate => {
+                    format!("cross interpolate {:>7}", printf_g_digits(at.unwrap_or_default(), 5))
+                }
                 CrossMethod::Alternate => "cross alternate".to_string(),
             };
             let action = action + &notes;

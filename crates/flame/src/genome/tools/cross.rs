@@ -27,8 +27,21 @@ impl CrossMethod {
     ];
 }
 
+/// A child of two flames, and how it was made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crossed {
+    /// The child.
+    pub flame: Flame,
+    /// The method used (flam3's random choice, where none was given).
+    pub method: CrossMethod,
+    /// Where an interpolation blended the parents (0 the first, 1 the
+    /// second): the point given, or the one drawn; `None` for the other
+    /// methods.
+    pub at: Option<f64>,
+}
+
 /// The child of `p0` and `p1` by `method` (flam3's choice when `None`:
-/// 10 % union, 10 % interpolate, 80 % alternate), and the method used.
+/// 10 % union, 10 % interpolate, 80 % alternate), and how it was made.
 /// `Interpolate` with a given `t` blends at `t` (0 gives `p0`, 1 gives
 /// `p1`); without, at a random point. Colour coordinates are reset to the
 /// xform parity (the final xform's by its place after the standard ones,
@@ -42,7 +55,7 @@ pub fn cross(
     method: Option<CrossMethod>,
     t: Option<f64>,
     rng: &mut GenomeRng,
-) -> Result<(Flame, CrossMethod)> {
+) -> Result<Crossed> {
     if p0.xforms.is_empty() || p1.xforms.is_empty() {
         return Err(FlameError::invalid("a parent has no xforms"));
     }
@@ -56,6 +69,7 @@ pub fn cross(
             CrossMethod::Alternate
         }
     });
+    let mut at = None;
     let mut out = match method {
         CrossMethod::Union => {
             // flam3 keeps one chaos matrix per flame: the first parent's,
@@ -66,15 +80,16 @@ pub fn cross(
         }
         CrossMethod::Interpolate => {
             let t = t.unwrap_or_else(|| rng.r01());
+            at = Some(t);
             let a = Flame { time: 0.0, ..p0.clone() };
             let b = Flame { time: 1.0, ..p1.clone() };
             // The ends are the parents themselves (interpolation would
             // normalise them on the way).
             if t == 0.0 {
-                return Ok((p0.clone(), method));
+                return Ok(Crossed { flame: p0.clone(), method, at });
             }
             if t == 1.0 {
-                return Ok((p1.clone(), method));
+                return Ok(Crossed { flame: p1.clone(), method, at });
             }
             let mut out = interpolate(&[a, b], t);
             out.time = p0.time;
@@ -99,7 +114,7 @@ pub fn cross(
             }
         }
     }
-    Ok((out, method))
+    Ok(Crossed { flame: out, method, at })
 }
 
 /// flam3's alternate crossing.
@@ -147,17 +162,30 @@ mod tests {
     fn interpolation_at_the_ends_gives_the_parents() {
         let (a, b) = parents();
         let mut rng = GenomeRng::new(1, Operation::Cross, 0);
-        assert_eq!(cross(&a, &b, Some(CrossMethod::Interpolate), Some(0.0), &mut rng).unwrap().0, a);
-        assert_eq!(cross(&a, &b, Some(CrossMethod::Interpolate), Some(1.0), &mut rng).unwrap().0, b);
-        let mid = cross(&a, &b, Some(CrossMethod::Interpolate), Some(0.5), &mut rng).unwrap().0;
+        assert_eq!(cross(&a, &b, Some(CrossMethod::Interpolate), Some(0.0), &mut rng).unwrap().flame, a);
+        assert_eq!(cross(&a, &b, Some(CrossMethod::Interpolate), Some(1.0), &mut rng).unwrap().flame, b);
+        let mid = cross(&a, &b, Some(CrossMethod::Interpolate), Some(0.5), &mut rng).unwrap().flame;
         assert!(mid != a && mid != b);
+    }
+
+    #[test]
+    fn an_interpolation_says_where_it_blended() {
+        let (a, b) = parents();
+        let drawn = cross(&a, &b, Some(CrossMethod::Interpolate), None, &mut GenomeRng::new(2, Operation::Cross, 0));
+        let at = drawn.unwrap().at.expect("an interpolation has a point");
+        assert!(at > 0.0 && at < 1.0);
+        let given =
+            cross(&a, &b, Some(CrossMethod::Interpolate), Some(0.25), &mut GenomeRng::new(2, Operation::Cross, 0));
+        assert_eq!(given.unwrap().at, Some(0.25));
+        let union = cross(&a, &b, Some(CrossMethod::Union), None, &mut GenomeRng::new(2, Operation::Cross, 0));
+        assert_eq!(union.unwrap().at, None);
     }
 
     #[test]
     fn union_has_both_parents_xforms() {
         let (a, b) = parents();
-        let (c, _) =
-            cross(&a, &b, Some(CrossMethod::Union), None, &mut GenomeRng::new(4, Operation::Cross, 0)).unwrap();
+        let c =
+            cross(&a, &b, Some(CrossMethod::Union), None, &mut GenomeRng::new(4, Operation::Cross, 0)).unwrap().flame;
         assert_eq!(c.xforms.len(), a.xforms.len() + b.xforms.len());
         assert_eq!(c.xforms[a.xforms.len()].coefs, b.xforms[0].coefs);
     }
@@ -178,7 +206,7 @@ mod tests {
         let mut seen = [false; 2];
         for seed in 0..40 {
             let mut rng = GenomeRng::new(seed, Operation::Cross, 0);
-            let (c, _) = cross(&a, &b, Some(CrossMethod::Alternate), None, &mut rng).unwrap();
+            let c = cross(&a, &b, Some(CrossMethod::Alternate), None, &mut rng).unwrap().flame;
             let base_is_a = c.xforms.len() == 4;
             seen[base_is_a as usize] = true;
             for (i, x) in c.xforms.iter().enumerate() {
@@ -189,8 +217,8 @@ mod tests {
         }
         assert_eq!(seen, [true, true], "both parents served as the base");
         // Union: the second parent's xforms come in with rows of ones.
-        let (c, _) =
-            cross(&b, &a, Some(CrossMethod::Union), None, &mut GenomeRng::new(4, Operation::Cross, 0)).unwrap();
+        let c =
+            cross(&b, &a, Some(CrossMethod::Union), None, &mut GenomeRng::new(4, Operation::Cross, 0)).unwrap().flame;
         assert!(c.xforms[3..].iter().all(|x| x.chaos.is_empty()) && c.xforms.len() == 7);
     }
 
@@ -199,7 +227,7 @@ mod tests {
         let (a, b) = parents();
         for seed in 0..10 {
             let mut rng = GenomeRng::new(seed, Operation::Cross, 0);
-            let (c, _) = cross(&a, &b, Some(CrossMethod::Alternate), None, &mut rng).unwrap();
+            let c = cross(&a, &b, Some(CrossMethod::Alternate), None, &mut rng).unwrap().flame;
             let from = |p: &Flame| c.xforms.iter().filter(|x| p.xforms.iter().any(|y| y.coefs == x.coefs)).count();
             assert!(from(&a) > 0 && from(&b) > 0, "seed {seed}");
         }
@@ -220,7 +248,7 @@ mod tests {
         b.final_xform = Some(fin);
         for (_, m) in CrossMethod::ALL {
             for seed in 0..10 {
-                let (c, _) = cross(&a, &b, Some(m), None, &mut GenomeRng::new(seed, Operation::Cross, 0)).unwrap();
+                let c = cross(&a, &b, Some(m), None, &mut GenomeRng::new(seed, Operation::Cross, 0)).unwrap().flame;
                 for (i, x) in c.xforms.iter().enumerate() {
                     assert_eq!(x.color, (i & 1) as f64, "{m:?} seed {seed} xform {i}");
                 }

@@ -54,17 +54,24 @@ fn parent_record(p: &Parent<'_>) -> String {
 /// `x` as C's `printf("%g")` writes it (six significant digits, trailing
 /// zeros dropped), for actions such as flam3-genome's `rotate 64.8`.
 pub fn printf_g(x: f64) -> String {
+    printf_g_digits(x, 6)
+}
+
+/// `x` as C's `printf("%.Pg")` writes it: `digits` significant digits
+/// (at least 1), trailing zeros dropped.
+pub fn printf_g_digits(x: f64, digits: usize) -> String {
     if x == 0.0 || !x.is_finite() {
         return if x == 0.0 { "0".into() } else { format!("{x}") };
     }
-    let sci = format!("{x:.5e}");
+    let p = digits.max(1) as i32;
+    let sci = format!("{x:.*e}", (p - 1) as usize);
     let (mantissa, exp) = sci.split_once('e').expect("{:e} writes an exponent");
     let exp: i32 = exp.parse().expect("{:e} writes an integer exponent");
     let trim = |s: &str| -> String {
         if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
     };
-    if (-4..6).contains(&exp) {
-        trim(&format!("{x:.*}", (5 - exp) as usize))
+    if (-4..p).contains(&exp) {
+        trim(&format!("{x:.*}", (p - 1 - exp) as usize))
     } else {
         format!("{}e{}{:02}", trim(mantissa), if exp < 0 { '-' } else { '+' }, exp.abs())
     }
@@ -91,6 +98,16 @@ mod tests {
             (7.2e-300, "7.2e-300"),
         ] {
             assert_eq!(printf_g(x), c, "{x}");
+        }
+    }
+
+    #[test]
+    fn printf_g_digits_writes_what_c_writes() {
+        // printf("%.5g") of each.
+        for (x, c) in
+            [(0.4231849, "0.42318"), (0.5, "0.5"), (0.999996, "1"), (1e-5, "1e-05"), (0.000123456, "0.00012346")]
+        {
+            assert_eq!(printf_g_digits(x, 5), c, "{x}");
         }
     }
 
