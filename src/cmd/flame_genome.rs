@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use warpmc_flame::genome::tools::{
-    CrossMethod, DEFAULT_TRIES, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions, Template,
-    Tested, animate_frames, cross, default_variations, frame_flame, inter, mutate, printf_g, printf_g_digits,
+    CrossMethod, DEFAULT_TRIES, Editor, GenomeRng, MAX_VARIATIONS, MutateMethod, Operation, Parent, RandomOptions,
+    Template, Tested, animate_frames, cross, default_variations, frame_flame, inter, mutate, printf_g, printf_g_digits,
     random_tested, record_edit, rotate, sequence_frames, strip, truncate_variations, until_it_passes,
 };
 use warpmc_flame::genome::{Document, Flame, ParseOptions, ParsedGenome, parse_file, parse_str};
@@ -133,13 +133,32 @@ struct History {
     /// clones keep theirs, and the same --seed gives the same bytes.
     #[arg(long)]
     edits: bool,
+    /// With --edits: the nickname each record names (flam3-genome's nick=).
+    #[arg(long, requires = "edits")]
+    nick: Option<String>,
+    /// With --edits: the web address each record names (flam3-genome's
+    /// url=).
+    #[arg(long, requires = "edits")]
+    url: Option<String>,
+    /// With --edits: the identifier each record names (flam3-genome's
+    /// id=).
+    #[arg(long, requires = "edits")]
+    id: Option<String>,
+    /// With --edits: XML content added to each record after its parents'
+    /// records (flam3-genome's comment=): plain text, with & and < written
+    /// as &amp; and &lt;, or elements, e.g. '<note>for the 2027 show</note>'.
+    #[arg(long, requires = "edits", value_name = "XML")]
+    comment: Option<String>,
 }
 
 impl History {
-    /// The date of the records, when they are asked for.
-    fn date(&self) -> anyhow::Result<Option<String>> {
+    /// Who signs the records, and when, where they are asked for.
+    fn editor(&self) -> anyhow::Result<Option<Editor>> {
         if !self.edits {
             return Ok(None);
+        }
+        if let Some(c) = &self.comment {
+            Editor::check_comment(c).map_err(|e| anyhow::anyhow!("--comment is not XML content ({e}): {c}"))?;
         }
         let (seconds, utc) = match std::env::var("SOURCE_DATE_EPOCH") {
             Ok(v) => (
@@ -154,7 +173,14 @@ impl History {
                 false,
             ),
         };
-        Ok(Some(flam3_date(seconds, utc).with_context(|| format!("the date of {seconds} seconds since 1970"))?))
+        let date = flam3_date(seconds, utc).with_context(|| format!("the date of {seconds} seconds since 1970"))?;
+        Ok(Some(Editor {
+            date,
+            nick: self.nick.clone(),
+            url: self.url.clone(),
+            id: self.id.clone(),
+            comment: self.comment.clone(),
+        }))
     }
 }
 
@@ -205,6 +231,38 @@ struct Variety {
     /// K < 0 with a mirror.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(-1000..=1000))]
     symmetry: i64,
+}
+
+/// flam3-genome's subpixel jitter of the flames written.
+#[derive(Debug, Args)]
+struct Offset {
+    /// Move the image of each flame written by X:Y pixels of its
+    /// supersampled grid (fractions allowed, e.g. 0.5:0.5), as
+    /// flam3-genome's offset= does: the center moves by X / (scale ×
+    /// supersample) in x and Y / (scale × supersample) in y, after the
+    /// template. For frames rendered several times with small offsets and
+    /// averaged.
+    #[arg(long, value_name = "X:Y", value_parser = parse_offset, allow_hyphen_values = true)]
+    offset: Option<[f64; 2]>,
+}
+
+impl Offset {
+    /// Moves `f`'s center by the offset, if one was given.
+    fn apply(&self, f: &mut Flame) {
+        if let Some([x, y]) = self.offset {
+            let per_pixel = f.scale * f64::from(f.supersample.max(1));
+            f.center[0] += x / per_pixel;
+            f.center[1] += y / per_pixel;
+        }
+    }
+}
+
+/// "X:Y", two finite numbers of pixels.
+fn parse_offset(s: &str) -> Result<[f64; 2], String> {
+    let bad = || format!("'{s}': give X:Y, two numbers of pixels such as 0.5:-0.25");
+    let (x, y) = s.split_once(':').ok_or_else(bad)?;
+    let number = |v: &str| v.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+    Ok([number(x).ok_or_else(bad)?, number(y).ok_or_else(bad)?])
 }
 
 #[derive(Debug, Args)]
@@ -349,6 +407,8 @@ struct SequenceArgs {
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
+    offset: Offset,
+    #[command(flatten)]
     history: History,
     /// Frames per loop and per transition.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
@@ -369,6 +429,8 @@ struct RotateArgs {
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
+    offset: Offset,
+    #[command(flatten)]
     history: History,
     /// The frame (its neighbours are written too, and all three times are
     /// flam3's C ints).
@@ -385,6 +447,8 @@ struct InterArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    offset: Offset,
     #[command(flatten)]
     history: History,
     /// The frame (0 is the first flame, NFRAMES the second; its neighbours
@@ -405,6 +469,8 @@ struct CloneArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    offset: Offset,
     #[command(flatten)]
     history: History,
     /// Only the flame with this index (default: all, as clone_all=).
@@ -445,6 +511,8 @@ struct StripArgs {
     input: PathBuf,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    offset: Offset,
     /// How many strips (flam3-genome's strip= takes them from nframes=).
     /// Each is height / N rows high (whole rows, as flam3-genome cuts them),
     /// and together they are centred on the image: a height N does not
@@ -834,7 +902,7 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[])?;
     let opts = random_options(&a.variety, a.xforms, a.tries.tries)?;
     let lib = library(&a.common)?;
-    let date = a.history.date()?;
+    let editor = a.history.editor()?;
     // Made and framed at flam3-genome's size and quality (100 × 100,
     // quality 1, what it writes without a template), then given the
     // template's settings, as flam3-genome does (its scale then follows the
@@ -850,8 +918,8 @@ fn run_random(a: RandomArgs) -> anyhow::Result<()> {
         let tested = random_tested(&base, &opts, lib.as_ref(), &mut rng)?;
         a.tries.report("flame", rep, &tested);
         let (mut f, notes) = (tested.flame, tested.made_with);
-        if let Some(date) = &date {
-            record_edit(&mut f, date, &format!("random{notes}"), &[]);
+        if let Some(editor) = &editor {
+            record_edit(&mut f, editor, &format!("random{notes}"), &[]);
         }
         if rep == 0 {
             check_flames_fit(&format!("writing {} random flames", a.repeat), f64::from(a.repeat), &f)?;
@@ -881,7 +949,7 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
     });
     let largest = flames.iter().max_by_key(|f| f.xforms.len()).expect("at least one flame");
     check_flames_fit(&format!("writing {} mutations", a.repeat), f64::from(a.repeat), largest)?;
-    let date = a.history.date()?;
+    let editor = a.history.editor()?;
     let file = record_name(&a.input);
     let stop = stop_between_flames()?;
     let mut out = Vec::new();
@@ -902,7 +970,7 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
         // flam3-genome's name (flam3-render's name_enable makes it a file
         // name); a parent without a name gives a child without one.
         f.name = parent.name.as_ref().map(|p| format!("mutation {rep} of {p}"));
-        if let Some(date) = &date {
+        if let Some(editor) = &editor {
             // flam3-genome's words (it adds the xform's number to some).
             let words = match used {
                 MutateMethod::AllVariations => "all variations",
@@ -914,7 +982,7 @@ fn run_mutate(a: MutateArgs) -> anyhow::Result<()> {
                 MutateMethod::AllCoefs => "all coefs",
             };
             let action = format!("mutate {words}{notes}");
-            record_edit(&mut f, date, &action, &[self::parent(&flames, &file, parent)]);
+            record_edit(&mut f, editor, &action, &[self::parent(&flames, &file, parent)]);
         } else {
             // The parent's record is not the child's history.
             f.edits = None;
@@ -948,7 +1016,7 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
     let mut both = largest(&first);
     both.xforms.extend(largest(&second).xforms);
     check_flames_fit(&format!("writing {} children", a.repeat), f64::from(a.repeat), &both)?;
-    let date = a.history.date()?;
+    let editor = a.history.editor()?;
     let (file0, file1) = (record_name(&a.first), record_name(&a.second));
     let stop = stop_between_flames()?;
     let mut out = Vec::new();
@@ -973,7 +1041,7 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
             let n = |p: &Flame| p.name.clone().unwrap_or_default();
             f.name = Some(format!("{rep} of {} x {}", n(p0), n(p1)));
         }
-        if let Some(date) = &date {
+        if let Some(editor) = &editor {
             let action = match used {
                 CrossMethod::Union => "cross union".to_string(),
                 // flam3-genome's "%7.5g" of the point.
@@ -983,7 +1051,7 @@ fn run_cross(a: CrossArgs) -> anyhow::Result<()> {
                 CrossMethod::Alternate => "cross alternate".to_string(),
             };
             let action = action + &notes;
-            record_edit(&mut f, date, &action, &[parent(&first, &file0, p0), parent(&second, &file1, p1)]);
+            record_edit(&mut f, editor, &action, &[parent(&first, &file0, p0), parent(&second, &file1, p1)]);
         } else {
             f.edits = None;
         }
@@ -1006,10 +1074,10 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     let largest = sequence_frames(std::slice::from_ref(largest), 1, 0, 0.0, t.as_ref())?.next();
     let frame_bytes = largest.map_or(0, |f| warpmc_flame::genome::write_flame(&f).len());
     let frames = sequence_frames(&flames, a.nframes, a.loops, a.stagger, t.as_ref())?;
-    let date = a.history.date()?;
+    let editor = a.history.editor()?;
     let file = record_name(&a.input);
     // A record holds its parents' records: a frame is larger by theirs.
-    let record_bytes = if date.is_some() {
+    let record_bytes = if editor.is_some() {
         2 * flames.iter().map(|f| f.edits.as_ref().map_or(0, String::len)).max().unwrap_or(0) + 256 + 2 * file.len()
     } else {
         0
@@ -1018,11 +1086,13 @@ fn run_sequence(a: SequenceArgs) -> anyhow::Result<()> {
     let (keys, nframes, loops) = (flames.len(), u64::from(a.nframes), u64::from(a.loops));
     let count = frames.len() as u64;
     let flames = &flames;
+    let offset = &a.offset;
     let frames = frames.enumerate().map(move |(k, mut f)| {
-        if let Some(date) = &date {
+        offset.apply(&mut f);
+        if let Some(editor) = &editor {
             let (action, from) = sequence_step(k as u64, count, keys, nframes, loops);
             let parents: Vec<Parent<'_>> = from.iter().map(|&i| parent(flames, &file, &flames[i])).collect();
-            record_edit(&mut f, date, &action, &parents);
+            record_edit(&mut f, editor, &action, &parents);
         } else {
             f.edits = None;
         }
@@ -1069,11 +1139,17 @@ fn run_rotate(a: RotateArgs) -> anyhow::Result<()> {
         bail!("{}: rotation needs one flame, the file has {}", a.input.display(), flames.len());
     }
     let mut frames = rotate(&flames[0], a.frame, a.nframes, t.as_ref())?;
-    if let Some(date) = a.history.date()? {
+    frames.iter_mut().for_each(|f| a.offset.apply(f));
+    if let Some(editor) = a.history.editor()? {
         let file = record_name(&a.input);
         for (d, f) in (-1..=1).zip(&mut frames) {
             let turn = (a.frame + d) as f64 / f64::from(a.nframes);
-            record_edit(f, &date, &format!("rotate {}", printf_g(turn * 360.0)), &[parent(&flames, &file, &flames[0])]);
+            record_edit(
+                f,
+                &editor,
+                &format!("rotate {}", printf_g(turn * 360.0)),
+                &[parent(&flames, &file, &flames[0])],
+            );
         }
     } else {
         frames.iter_mut().for_each(|f| f.edits = None);
@@ -1091,12 +1167,13 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
         bail!("{}: a transition needs two flames, the file has {}", a.input.display(), flames.len());
     }
     let mut frames = inter(&flames[0], &flames[1], a.frame, a.nframes, a.stagger, t.as_ref())?;
-    if let Some(date) = a.history.date()? {
+    frames.iter_mut().for_each(|f| a.offset.apply(f));
+    if let Some(editor) = a.history.editor()? {
         let file = record_name(&a.input);
         let parents = [parent(&flames, &file, &flames[0]), parent(&flames, &file, &flames[1])];
         for (d, f) in (-1..=1).zip(&mut frames) {
             let step = (a.frame + d) as f64 / f64::from(a.nframes);
-            record_edit(f, &date, &format!("interpolate {}", printf_g(step * 360.0)), &parents);
+            record_edit(f, &editor, &format!("interpolate {}", printf_g(step * 360.0)), &parents);
         }
     } else {
         frames.iter_mut().for_each(|f| f.edits = None);
@@ -1107,11 +1184,11 @@ fn run_inter(a: InterArgs) -> anyhow::Result<()> {
 fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
     let t = prepare(&a.common, &[("INPUT", &a.input)])?;
     let flames = load(&a.input, &a.common)?;
-    let date = a.history.date()?;
+    let editor = a.history.editor()?;
     let file = record_name(&a.input);
     let record = |c: &mut Flame, f: &Flame| {
-        if let Some(date) = &date {
-            record_edit(c, date, "clone", &[parent(&flames, &file, f)]);
+        if let Some(editor) = &editor {
+            record_edit(c, editor, "clone", &[parent(&flames, &file, f)]);
         }
     };
     if a.pick {
@@ -1122,10 +1199,12 @@ fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
             let f = pick(&flames, &mut GenomeRng::new(a.common.seed, Operation::Pick, u64::from(rep)));
             let mut c = f.clone();
             let notes = truncate_variations(&mut c, MAX_VARIATIONS);
-            if let Some(date) = &date {
-                record_edit(&mut c, date, &format!("clone{notes}"), &[parent(&flames, &file, f)]);
+            if let Some(editor) = &editor {
+                record_edit(&mut c, editor, &format!("clone{notes}"), &[parent(&flames, &file, f)]);
             }
-            out.push(finish(c, t.as_ref(), f64::from(rep)));
+            let mut c = finish(c, t.as_ref(), f64::from(rep));
+            a.offset.apply(&mut c);
+            out.push(c);
         }
         return emit(&a.common, &out, "pick");
     }
@@ -1144,6 +1223,7 @@ fn run_clone(a: CloneArgs) -> anyhow::Result<()> {
         .into_iter()
         .map(|f| {
             let mut c = finish(f.clone(), t.as_ref(), f.time);
+            a.offset.apply(&mut c);
             record(&mut c, f);
             c
         })
@@ -1191,7 +1271,11 @@ fn run_strip(a: StripArgs) -> anyhow::Result<()> {
             Some(k) => vec![strips[k as usize].clone()],
             None => strips,
         };
-        out.extend(chosen.into_iter().map(|s| finish(s, t.as_ref(), f.time)));
+        out.extend(chosen.into_iter().map(|s| {
+            let mut s = finish(s, t.as_ref(), f.time);
+            a.offset.apply(&mut s);
+            s
+        }));
     }
     // flam3-genome drops the rows the division leaves over; say so once,
     // after every flame is cut (a flame too short to cut is the one error).

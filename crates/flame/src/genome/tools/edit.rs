@@ -18,21 +18,61 @@ pub struct Parent<'a> {
     pub index: usize,
 }
 
-/// Gives `child` the record of `action` done at `date` (flam3-genome
-/// writes local time as `Mon Nov 30 20:43:42 +0000 2026`) from
-/// `parents`: an `<edit date=… action=…>` holding each parent's record with
-/// its `filename` and `index` added (an empty `<edit filename=… index=…/>`
-/// for a parent that has none), as flam3-genome's `create_new_editdoc`
-/// writes it.
-pub fn record_edit(child: &mut Flame, date: &str, action: &str, parents: &[Parent<'_>]) {
-    let mut xml = format!("<edit date=\"{}\" action=\"{}\"", escape(date), escape(action));
-    if parents.is_empty() {
+/// Who made a flame and when, as flam3-genome signs its edit records.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Editor {
+    /// When (flam3-genome writes local time as `Mon Nov 30 20:43:42 +0000
+    /// 2026`).
+    pub date: String,
+    /// flam3-genome's `nick`: a nickname, an attribute of each record.
+    pub nick: Option<String>,
+    /// flam3-genome's `url`: a web address, an attribute of each record.
+    pub url: Option<String>,
+    /// flam3-genome's `id`: an identifier, an attribute of each record.
+    pub id: Option<String>,
+    /// flam3-genome's `comment`: XML content (text, elements) added to each
+    /// record after its parents' records; check it with
+    /// [`Editor::check_comment`].
+    pub comment: Option<String>,
+}
+
+impl Editor {
+    /// A record made at `date`, unsigned.
+    pub fn at(date: &str) -> Self {
+        Editor { date: date.to_string(), ..Editor::default() }
+    }
+
+    /// Whether `comment` is XML content that a record can hold (text with
+    /// `&` and `<` escaped, elements closed), as flam3-genome requires; the
+    /// parser's complaint if not.
+    pub fn check_comment(comment: &str) -> Result<(), String> {
+        let wrapped = format!("<comment>{comment}</comment>");
+        roxmltree::Document::parse(&wrapped).map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+/// Gives `child` the record of `action` done by `editor` from `parents`:
+/// an `<edit date=… nick=… url=… id=… action=…>` holding each parent's
+/// record with its `filename` and `index` added (an empty `<edit
+/// filename=… index=…/>` for a parent that has none) and then the editor's
+/// comment, as flam3-genome's `create_new_editdoc` writes it.
+pub fn record_edit(child: &mut Flame, editor: &Editor, action: &str, parents: &[Parent<'_>]) {
+    let mut xml = format!("<edit date=\"{}\"", escape(&editor.date));
+    for (name, value) in [("nick", &editor.nick), ("url", &editor.url), ("id", &editor.id)] {
+        if let Some(v) = value {
+            xml.push_str(&format!(" {name}=\"{}\"", escape(v)));
+        }
+    }
+    xml.push_str(&format!(" action=\"{}\"", escape(action)));
+    let comment = editor.comment.as_deref().unwrap_or("");
+    if parents.is_empty() && comment.is_empty() {
         xml.push_str("/>");
     } else {
         xml.push('>');
         for p in parents {
             xml.push_str(&parent_record(p));
         }
+        xml.push_str(comment);
         xml.push_str("</edit>");
     }
     child.edits = Some(xml);
@@ -122,7 +162,7 @@ mod tests {
             Parent { flame: &flames[0], file: "a&b.flam3", index: 0 },
             Parent { flame: &flames[1], file: "a&b.flam3", index: 1 },
         ];
-        record_edit(&mut child, "now", "cross union", &parents);
+        record_edit(&mut child, &Editor::at("now"), "cross union", &parents);
         assert_eq!(
             child.edits.as_deref().unwrap(),
             "<edit date=\"now\" action=\"cross union\"><edit filename=\"a&amp;b.flam3\" index=\"0\" date=\"then\" \
@@ -134,13 +174,44 @@ mod tests {
         let back = parse_str(&written, "out", &ParseOptions::default()).unwrap().flames.remove(0);
         assert_eq!(back.edits, child.edits);
         let mut grandchild = back.clone();
-        record_edit(&mut grandchild, "later", "random", &[]);
+        record_edit(&mut grandchild, &Editor::at("later"), "random", &[]);
         assert_eq!(grandchild.edits.as_deref(), Some("<edit date=\"later\" action=\"random\"/>"));
-        record_edit(&mut grandchild, "later", "rotate 36", &[Parent { flame: &back, file: "c.flam3", index: 2 }]);
+        record_edit(
+            &mut grandchild,
+            &Editor::at("later"),
+            "rotate 36",
+            &[Parent { flame: &back, file: "c.flam3", index: 2 }],
+        );
         let e = grandchild.edits.unwrap();
         assert!(e.starts_with(
             "<edit date=\"later\" action=\"rotate 36\"><edit filename=\"c.flam3\" index=\"2\" date=\"now\""
         ));
         assert_eq!(e.matches("<edit").count(), 4);
+    }
+
+    #[test]
+    fn a_signed_record_has_its_editors_attributes_and_comment() {
+        let flame = Flame::default();
+        let mut child = flame.clone();
+        let editor = Editor {
+            date: "now".into(),
+            nick: Some("spot".into()),
+            url: Some("https://example.org/?a=1&b=2".into()),
+            id: Some("7".into()),
+            comment: Some("made <b>by hand</b> &amp; eye".into()),
+        };
+        assert!(Editor::check_comment(editor.comment.as_deref().unwrap()).is_ok());
+        record_edit(&mut child, &editor, "random", &[Parent { flame: &flame, file: "p.flam3", index: 0 }]);
+        assert_eq!(
+            child.edits.as_deref().unwrap(),
+            "<edit date=\"now\" nick=\"spot\" url=\"https://example.org/?a=1&amp;b=2\" id=\"7\" action=\"random\">\
+             <edit filename=\"p.flam3\" index=\"0\"/>made <b>by hand</b> &amp; eye</edit>"
+        );
+        let written = crate::genome::write_genome(std::slice::from_ref(&child), "pick", None);
+        let back = parse_str(&written, "out", &ParseOptions::default()).unwrap().flames.remove(0);
+        assert_eq!(back.edits, child.edits);
+        for bad in ["a & b", "<b>open", "x</edit><edit>", "<?xml version=\"1.0\"?>"] {
+            assert!(Editor::check_comment(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -25,7 +25,7 @@ mod test_render;
 
 pub use anim::{animate_frames, inter, rotate, sequence, sequence_frames};
 pub use cross::{CrossMethod, Crossed, cross};
-pub use edit::{Parent, printf_g, printf_g_digits, record_edit};
+pub use edit::{Editor, Parent, printf_g, printf_g_digits, record_edit};
 pub use mutate::{MutateMethod, mutate};
 pub use random::{
     MAX_RANDOM_XFORMS, MAX_SYMMETRY, RandomOptions, default_variations, frame_flame, random, random_tested,
