@@ -2637,3 +2637,40 @@ fn a_run_of_a_few_rare_excitations_is_too_short() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(physics(&o.stdout)[0]["too_short"].as_bool(), Some(false), "{}", stderr(&o));
 }
+
+/// A results file is the study it records: `--config results.csv` (or the
+/// `--json` lines) runs it again to the same rows, and flags change it.
+#[test]
+fn a_results_file_runs_its_study_again() {
+    let studies: [&[&str]; 2] = [
+        &["--q", "3", "--size", "8", "--height", "6", "--coupling", "0.8", "--field", "0.1", "--temps", "0.9,1.0"],
+        &["--q", "2", "--size", "8,12", "--temps", "2.0,2.2,2.4", "--tempering", "--exchange-every", "3"],
+    ];
+    for (k, study) in studies.into_iter().enumerate() {
+        let csv = tmp(&format!("rerun-{k}.csv"));
+        let common =
+            ["potts", "run", "--backend", "cpu", "--json", "--samples", "2", "--therm", "50", "--sweeps", "400"];
+        let mut first: Vec<&str> = common.to_vec();
+        first.extend_from_slice(study);
+        first.extend_from_slice(&["--init", "random", "--seed", "11", "--out", csv.to_str().unwrap()]);
+        let o = warpmc(&first);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = physics(&o.stdout);
+        let jsonl = tmp(&format!("rerun-{k}.jsonl"));
+        std::fs::write(&jsonl, &o.stdout).unwrap();
+        for results in [&csv, &jsonl] {
+            let again = warpmc(&["potts", "run", "--json", "--config", results.to_str().unwrap()]);
+            assert!(again.status.success(), "{}", stderr(&again));
+            assert_eq!(physics(&again.stdout), rows, "{study:?} from {}", results.display());
+        }
+        let other = warpmc(&["potts", "run", "--json", "--config", csv.to_str().unwrap(), "--seed", "12"]);
+        assert!(other.status.success(), "{}", stderr(&other));
+        let other = physics(&other.stdout);
+        assert_eq!(other.len(), rows.len());
+        assert_ne!(other[0]["energy"], rows[0]["energy"], "another seed, another chain");
+        assert_eq!(other[0]["run"]["seed"], 12);
+    }
+    let bad = tmp("rerun-bad.jsonl");
+    std::fs::write(&bad, "{\"L\": 8}\n").unwrap();
+    assert_one_line_error(&["potts", "run", "--config", bad.to_str().unwrap()], "holds no configuration");
+}

@@ -270,7 +270,10 @@ struct RunArgs {
     /// Read parameters from a TOML file (the model and protocol flags' names
     /// with _ for - (measure_every = 10), `temps` as a range string or list,
     /// `continue = true`; output files are flags only; `-` reads standard
-    /// input); flags override it.
+    /// input); flags override it. A results file of an earlier run (its
+    /// --out CSV file or its --json lines) gives the whole study it
+    /// records: the same rows again, or, with flags, the same study changed
+    /// (--seed 2 for another sample, --sweeps for a longer run).
     #[arg(long, value_name = "FILE", help_heading = "Protocol")]
     config: Option<PathBuf>,
 
@@ -279,7 +282,9 @@ struct RunArgs {
     /// run goes on to its end and its checkpoint). It opens
     /// with `#` lines recording how the results were made (warpmc version
     /// and commit, model, seed, start, algorithm, backend and the whole
-    /// configuration as JSON), and `# incomplete: N of M rows` while the
+    /// configuration as JSON, of the first size in a study of several,
+    /// with every size in `sizes`; --config FILE runs it again), and
+    /// `# incomplete: N of M rows` while the
     /// run has not finished them all; pandas reads it with
     /// `read_csv(FILE, comment="#")`. Columns as --json's keys (the moment
     /// arrays as energy_moment2 … 4 and magnetization_moment2 … 4): `sweeps`
@@ -311,8 +316,11 @@ struct RunArgs {
     /// NumPy float64 array of shape (sizes, temperatures, samples,
     /// measurements, 2): a[l, t, s, m] = [energy per site, order parameter]
     /// of measurement m of sample s at temperature t of the l-th --size, in
-    /// the order given. For histograms and reweighting. Written when the
-    /// run ends, also when it stops early (measurements not taken are NaN).
+    /// the order given. For histograms and reweighting in temperature (the
+    /// energy per site holds the bonds and the field together, so the series
+    /// does not reweight in J or h). Written when the run ends, after the
+    /// last row is printed (the file is complete when warpmc exits), also
+    /// when it stops early (measurements not taken are NaN).
     #[arg(long, value_name = "FILE.npy", help_heading = "Output")]
     series: Option<PathBuf>,
 
@@ -508,7 +516,7 @@ fn starting_point(args: &RunArgs, team: &Team) -> anyhow::Result<Start> {
                     )
                 })?;
             let named = if path.as_os_str() == "-" { Path::new("standard input") } else { path.as_path() };
-            ConfigFile::parse(&text, named)?
+            ConfigFile::parse_or_results(&text, named)?
         }
         None if !args.physics_given() => {
             if team.is_first() {
@@ -961,7 +969,7 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
         let updates = cfg.total_sweeps() as f64 * (cfg.size() * cfg.height()) as f64;
         if team.is_first() {
             noteln!(
-                "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} {} sweeps each ({} site updates), on {}",
+                "potts: q = {}, {} × {}, {} temperature(s), {} sample(s), {} + {} {} sweeps each ({} site updates), {}",
                 cfg.q(),
                 cfg.size(),
                 cfg.height(),
@@ -971,7 +979,11 @@ fn run_study(args: &RunArgs, team: &Team, prepared: Prepared) -> anyhow::Result<
                 cfg.sweeps(),
                 cfg.algorithm(),
                 sci(updates),
-                r.backend_description()
+                if state.finished(cfg) {
+                    "finished before: its results come from the checkpoint".to_string()
+                } else {
+                    format!("on {}", r.backend_description())
+                }
             );
         }
         // A finished size (a finished run's checkpoint read back) is

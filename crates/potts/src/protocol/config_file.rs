@@ -266,6 +266,35 @@ fn integer_too_large(text: &str, message: &str, at: usize) -> Option<String> {
     Some(format!("{key} = {value}: TOML integers run from -2^63 to 2^63 - 1 = 9223372036854775807{seed}"))
 }
 
+/// Every key of a resolved protocol: the configuration that resolves to it
+/// again (a study of several sizes as its list of sizes).
+impl From<&ProtocolConfig> for ConfigFile {
+    fn from(c: &ProtocolConfig) -> Self {
+        let study = c.sizes.len() > 1;
+        ConfigFile {
+            q: Some(c.q),
+            size: (!study).then_some(c.size),
+            sizes: study.then(|| c.sizes.clone()),
+            height: (!study).then_some(c.height),
+            coupling: Some(c.coupling),
+            field: Some(c.field),
+            temp: None,
+            temps: Some(Temperatures::List(c.temperatures.clone())),
+            init: Some(c.init),
+            therm: Some(c.therm),
+            sweeps: Some(c.sweeps),
+            measure_every: Some(c.measure_every),
+            samples: Some(c.samples),
+            seed: Some(c.seed),
+            continue_from_previous: Some(c.continue_from_previous),
+            backend: Some(c.backend),
+            algorithm: Some(c.algorithm),
+            tempering: Some(c.exchange_every.is_some()),
+            exchange_every: c.exchange_every,
+        }
+    }
+}
+
 impl ConfigFile {
     /// Parses TOML text (`path` only names the file in errors). A value of
     /// the wrong kind is reported with its key, in words
@@ -288,6 +317,48 @@ impl ConfigFile {
             }
         }
         toml::Value::Table(table).try_into().map_err(syntax)
+    }
+
+    /// [`ConfigFile::parse`], or, where `text` is a results file warpmc
+    /// wrote (a CSV file, whose `# provenance:` line records the study, or
+    /// the JSON lines of `--json`, whose `run` objects do), the study it
+    /// records: every key given, so that the same run is made again (keys
+    /// of another configuration, such as the command line's flags, laid
+    /// over it with [`ConfigFile::or`] change it: another seed, more
+    /// sweeps).
+    pub fn parse_or_results(text: &str, path: &Path) -> Result<Self> {
+        match Self::from_results(text, path) {
+            Some(recorded) => recorded,
+            None => Self::parse(text, path),
+        }
+    }
+
+    /// The study a results file records, or `None` for text that is not
+    /// one.
+    fn from_results(text: &str, path: &Path) -> Option<Result<Self>> {
+        let config_error = |what: &str, e: String| PottsError::Config {
+            path: path.to_path_buf(),
+            message: format!("{what} holds no configuration warpmc can read: {e}"),
+        };
+        let (what, config) = if let Some(line) = text.lines().find_map(|l| l.strip_prefix("# provenance: ")) {
+            let config = serde_json::from_str::<serde_json::Value>(line)
+                .map_err(|e| e.to_string())
+                .and_then(|v| v.get("config").cloned().ok_or_else(|| "no \"config\" in it".to_string()));
+            ("its \"# provenance:\" line", config)
+        } else if text.trim_start().starts_with('{') {
+            let first = text.trim_start().lines().next().unwrap_or_default();
+            let config = serde_json::from_str::<serde_json::Value>(first).map_err(|e| e.to_string()).and_then(|v| {
+                v.get("run")
+                    .and_then(|r| r.get("config"))
+                    .cloned()
+                    .ok_or_else(|| "no \"run\" with a \"config\"".to_string())
+            });
+            ("its first JSON line", config)
+        } else {
+            return None;
+        };
+        let config = config.and_then(|c| serde_json::from_value::<ProtocolConfig>(c).map_err(|e| e.to_string()));
+        Some(config.map(|c| ConfigFile::from(&c)).map_err(|e| config_error(what, e)))
     }
 
     /// Reads and parses a TOML file (of at most [`MAX_CONFIG_BYTES`]).
