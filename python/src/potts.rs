@@ -34,6 +34,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(potts_run, m)?)?;
     m.add_function(wrap_pyfunction!(potts_resume, m)?)?;
     m.add_function(wrap_pyfunction!(potts_exact, m)?)?;
+    m.add_function(wrap_pyfunction!(potts_recorded, m)?)?;
     m.add_function(wrap_pyfunction!(potts_analyze, m)?)?;
     m.add_function(wrap_pyfunction!(potts_too_short_to_alternate, m)?)?;
     m.add_class::<PySimulation>()?;
@@ -589,6 +590,52 @@ fn potts_resume(
         warn_all(py, study[first].start_warnings(true))?;
     }
     run_and_report(py, &study, first, state, saving, series, progress)
+}
+
+/// The study the results file `path` records (a CSV file `potts run
+/// --out` wrote, or the JSON lines of `--json`), as a JSON object of
+/// `potts.run`'s keyword arguments.
+#[pyfunction]
+fn potts_recorded(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    let bytes = py.detach(|| warpmc_potts::protocol::read_config_bytes(&path)).map_err(errors::potts)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        PyValueError::new_err(format!("{}: not a results file warpmc wrote (not text)", path.display()))
+    })?;
+    let recorded = ConfigFile::recorded_in(&text, &path).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{}: not a results file warpmc wrote (no '# provenance:' line, and no JSON lines)",
+            path.display()
+        ))
+    })?;
+    let c = recorded.map_err(errors::potts)?;
+    let name = |v: serde_json::Result<serde_json::Value>| v.unwrap_or(serde_json::Value::Null);
+    let mut args = serde_json::json!({
+        "q": c.q,
+        "size": match &c.sizes {
+            Some(list) => serde_json::json!(list),
+            None => serde_json::json!(c.size),
+        },
+        "coupling": c.coupling,
+        "field": c.field,
+        "temps": c.temps,
+        "init": name(serde_json::to_value(c.init)),
+        "therm": c.therm,
+        "sweeps": c.sweeps,
+        "measure_every": c.measure_every,
+        "samples": c.samples,
+        "seed": c.seed,
+        "continue": c.continue_from_previous,
+        "backend": name(serde_json::to_value(c.backend)),
+        "algorithm": name(serde_json::to_value(c.algorithm)),
+        "tempering": c.tempering,
+    });
+    if let Some(h) = c.height {
+        args["height"] = h.into();
+    }
+    if let Some(n) = c.exchange_every {
+        args["exchange_every"] = n.into();
+    }
+    Ok(args.to_string())
 }
 
 /// The exact values of `warpmc potts exact` as its JSON lines (without the

@@ -333,3 +333,26 @@ def test_the_checkpoint_keeps_the_interval_between_saves(tmp_path):
     plain = tmp_path / "plain.ckpt"
     potts.run(**small, checkpoint=plain)
     assert "checkpoint_every" not in header(plain)
+
+
+def test_rerun_runs_the_study_a_results_file_records(tmp_path, cli):
+    study = dict(q=3, size=[8, 12], temps=[1.0, 1.1], therm=50, sweeps=300, samples=2, backend="cpu",
+                 tempering=True, exchange_every=3, coupling=0.9, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rows = potts.run(**study)
+        lines = tmp_path / "rows.jsonl"
+        lines.write_text("\n".join(json.dumps(r) for r in rows))
+        assert without_speed(potts.rerun(lines)) == without_speed(rows)
+        # Changes laid over the recorded study.
+        other = potts.rerun(lines, seed=5, size=16)
+        assert [r["L"] for r in other] == [16, 16] and other[0]["run"]["seed"] == 5
+        assert other[0]["run"]["config"]["exchange_every"] == 3
+        # The command line's CSV file, read by Python, and the other way round.
+        csv = tmp_path / "rows.csv"
+        cli("potts", "run", "--config", str(lines), "--out", str(csv))
+        assert without_speed(potts.rerun(csv)) == without_speed(rows)
+    not_results = tmp_path / "study.toml"
+    not_results.write_text("q = 2\nsize = 8\ntemp = 1.0\n")
+    with pytest.raises(ValueError, match="not a results file"):
+        potts.rerun(not_results)

@@ -27,6 +27,7 @@ import json
 import math
 import numbers
 import os
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 Simulation = _native.Simulation
 
-__all__ = ["run", "resume", "dataframe", "Simulation", "exact", "analyze"]
+__all__ = ["run", "rerun", "resume", "dataframe", "Simulation", "exact", "analyze"]
 
 
 def _simulation_from_state(state: dict[str, Any]) -> Simulation:
@@ -318,6 +319,39 @@ def run(
     return _rows(lambda: _native.potts_run(text, *saving, series_path, progress))
 
 
+def rerun(results: Union[str, "os.PathLike[str]"], **changes: Any) -> list[dict[str, Any]]:
+    """Runs again the study that a results file records: a CSV file
+    ``warpmc potts run --out`` wrote, or the JSON lines of ``--json`` (the
+    configuration in its provenance, as ``warpmc potts run --config
+    FILE`` reads it). Without ``changes`` it gives the same rows (but
+    ``flips_per_ns``); ``changes`` are any of :func:`run`'s arguments, laid
+    over the recorded ones: ``seed=2`` for another sample of the same
+    study, ``sweeps=10**6`` for a longer one, ``size`` (which replaces the
+    recorded sizes and height), ``checkpoint``, ``series``, ``progress``.
+
+    >>> import os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "rows.jsonl")
+    >>> rows = run(q=2, size=8, temps=[2.0, 2.5], therm=50, sweeps=200, backend="cpu")
+    >>> with open(out, "w") as f:
+    ...     _ = f.write("\\n".join(json.dumps(r) for r in rows))
+    >>> [r["energy"] for r in rerun(out)] == [r["energy"] for r in rows]
+    True
+    """
+    recorded = json.loads(_native.potts_recorded(_path("results", results)))
+    # A size given replaces the recorded sizes and their height, as on the
+    # command line; a temperature replaces the list.
+    if "size" in changes:
+        recorded.pop("height", None)
+    if "temp" in changes:
+        recorded.pop("temps")
+    if "continue_" in changes:
+        recorded.pop("continue")
+    if not changes.get("tempering", recorded["tempering"]):
+        recorded.pop("exchange_every", None)
+    recorded.update(changes)
+    return run(**recorded)
+
+
 def resume(
     path: Union[str, "os.PathLike[str]"],
     *,
@@ -449,8 +483,22 @@ def _rows(call: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _outside_level() -> int:
+    """The ``stacklevel`` that makes a warning raised by the caller of this
+    function point at the first frame outside the package (the user's call
+    of run, rerun or resume, however deep inside the package it was
+    raised)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and (frame.f_globals.get("__name__") or "").split(".")[0] == "warpmc":
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def _warn_too_short(rows: list[dict[str, Any]]) -> None:
     """A RuntimeWarning for each row too short to trust."""
+    level = _outside_level()
     for r in rows:
         if r.get("transient"):
             warnings.warn(
@@ -459,7 +507,7 @@ def _warn_too_short(rows: list[dict[str, Any]]) -> None:
                 "measuring began, and its means, the specific heat, susceptibility and Binder cumulant most of all, "
                 "carry that start: run more therm sweeps (or start nearer equilibrium, init)",
                 RuntimeWarning,
-                stacklevel=4,
+                stacklevel=level,
             )
         # The reason left when no other holds: too few excursions (q = 2
         # Metropolis that rejects too seldom was warned of before the run).
@@ -470,7 +518,7 @@ def _warn_too_short(rows: list[dict[str, Any]]) -> None:
                     f"mean in {r['measurements']} measurements (rare excitations): its errors are a count of a few "
                     "events, not to be trusted: run more sweeps or samples",
                     RuntimeWarning,
-                    stacklevel=4,
+                    stacklevel=level,
                 )
         # Said beside it when another reason flagged the row too.
         elif r.get("too_short") and (not r.get("transient") or _too_short_otherwise(r)):
@@ -490,7 +538,7 @@ def _warn_too_short(rows: list[dict[str, Any]]) -> None:
                 )
                 + "; its error bars are not to be trusted: run more sweeps or samples",
                 RuntimeWarning,
-                stacklevel=4,
+                stacklevel=level,
             )
 
 

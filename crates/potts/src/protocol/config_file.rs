@@ -327,15 +327,16 @@ impl ConfigFile {
     /// over it with [`ConfigFile::or`] change it: another seed, more
     /// sweeps).
     pub fn parse_or_results(text: &str, path: &Path) -> Result<Self> {
-        match Self::from_results(text, path) {
+        match Self::recorded_in(text, path) {
             Some(recorded) => recorded,
             None => Self::parse(text, path),
         }
     }
 
-    /// The study a results file records, or `None` for text that is not
-    /// one.
-    fn from_results(text: &str, path: &Path) -> Option<Result<Self>> {
+    /// The study the results file `text` records (every key given), or
+    /// `None` for text that is not one (`path` only names the file in
+    /// errors).
+    pub fn recorded_in(text: &str, path: &Path) -> Option<Result<Self>> {
         let config_error = |what: &str, e: String| PottsError::Config {
             path: path.to_path_buf(),
             message: format!("{what} holds no configuration warpmc can read: {e}"),
